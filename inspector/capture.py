@@ -1,0 +1,234 @@
+"""Run one text through a loaded model with the inspector's attention function and keep what it measured.
+
+:func:`capture` tokenises, validates length and ids *before* any forward, runs the model inside an
+:func:`kernels.hf.attention_request`, and returns a :class:`Capture`: a frozen dataclass of NumPy arrays
+that is safe to cache, pickle and hand to any thread. The shared model is never modified; two threads may
+capture different texts on one model at once.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Iterable, Literal
+
+import numpy as np
+import torch
+
+from inspector.errors import BackendError, InspectorError, InvalidRequestError, InvalidTextError, UnsupportedModelError
+from inspector.loading import LoadedModel
+from kernels.hf import (AttentionContractError, AttentionRequest, BackendUnavailableError, attention_request,
+                        resolve_backend)
+
+WeightsChoice = Literal["all"] | Iterable[int] | None
+
+TOP_PREDICTIONS = 5
+
+
+@dataclass(frozen=True)
+class OutputSummary:
+    """What the model produced, in its own terms.
+
+    kind: ``"embedding"`` (no head), ``"masked-lm"``, ``"causal-lm"`` or ``"classifier"``.
+    embedding: (hidden,) float32 — the last hidden state mean-pooled over the tokens (every model has one).
+    predictions: up to five (token or label, probability) pairs — at ``position`` for language models
+    (the first [MASK], or the last token for next-token prediction), over the labels for classifiers.
+    """
+
+    kind: str
+    embedding: np.ndarray
+    predictions: tuple[tuple[str, float], ...] = ()
+    position: int | None = None
+
+
+@dataclass(frozen=True)
+class Capture:
+    """One forward's attention measurements for a single text.
+
+    tokens: the tokenizer's own token strings, special tokens included (q_len of them).
+    token_ids: (q_len,) int64. offsets: (q_len, 2) int32 character spans in ``text`` ((0, 0) for specials).
+    special: (q_len,) bool — True for special tokens ([CLS], [SEP], <s> …).
+    entropy: (layers, heads, q_len) float32, nats — entropy of each query's attention row.
+    lse: (layers, heads, q_len) float32 — log-sum-exp of each row's scaled scores.
+    sink_mass: (layers, heads, q_len) float32 — weight each query puts on the first token.
+    visible_keys: (layers, q_len) int32 — how many keys each query could attend to (causal rows see fewer).
+    windows: per layer, the sliding window or None.
+    weights: {layer: (heads, q_len, q_len) float32} — exact attention weights for the layers asked for.
+    timings: seconds per stage (tokenize, forward, collect).
+    """
+
+    model_name: str
+    text: str
+    tokens: tuple[str, ...]
+    token_ids: np.ndarray
+    offsets: np.ndarray
+    special: np.ndarray
+    entropy: np.ndarray
+    lse: np.ndarray
+    sink_mass: np.ndarray
+    visible_keys: np.ndarray
+    causal: bool
+    windows: tuple[int | None, ...]
+    weights: dict[int, np.ndarray]
+    output: OutputSummary
+    backend: str
+    truncated: bool = False
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        q_len = len(self.tokens)
+        layers, heads = self.entropy.shape[:2]
+        expected = {"token_ids": (self.token_ids, (q_len,)), "offsets": (self.offsets, (q_len, 2)),
+                    "special": (self.special, (q_len,)), "entropy": (self.entropy, (layers, heads, q_len)),
+                    "lse": (self.lse, (layers, heads, q_len)), "sink_mass": (self.sink_mass, (layers, heads, q_len)),
+                    "visible_keys": (self.visible_keys, (layers, q_len))}
+        for name, (array, shape) in expected.items():
+            if array.shape != shape:
+                raise ValueError(f"Capture.{name} has shape {array.shape}, expected {shape}")
+        if len(self.windows) != layers:
+            raise ValueError(f"Capture.windows has {len(self.windows)} entries for {layers} layers")
+        for layer, w in self.weights.items():
+            if not 0 <= layer < layers or w.shape != (heads, q_len, q_len):
+                raise ValueError(f"Capture.weights[{layer}] has shape {w.shape}, expected {(heads, q_len, q_len)}")
+
+    @property
+    def num_layers(self) -> int:
+        return self.entropy.shape[0]
+
+    @property
+    def num_heads(self) -> int:
+        return self.entropy.shape[1]
+
+
+def _weights_layers(choice: WeightsChoice, num_layers: int) -> frozenset[int] | Literal["all"] | None:
+    if choice is None:
+        return None
+    if isinstance(choice, str):
+        if choice != "all":
+            raise InvalidRequestError(f"weights must be 'all', a list of layer indices or None; got {choice!r}")
+        return "all"
+    layers = frozenset(int(x) for x in choice)
+    bad = sorted(x for x in layers if not 0 <= x < num_layers)
+    if bad:
+        raise InvalidRequestError(f"layer {bad[0]} does not exist: the model has {num_layers} layers "
+                                  f"(0–{num_layers - 1})")
+    return layers
+
+
+def tokenize(loaded: LoadedModel, text: str, *, truncate: bool = False) -> tuple[dict, bool]:
+    """Tokenise and validate before any forward: non-empty, within the model's length, ids in vocabulary.
+
+    Returns the tokenizer's encoding (batch of one, PyTorch tensors) and whether it was truncated.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidTextError("the text is empty; type or paste a sentence to inspect")
+    tokenizer, limit = loaded.tokenizer, loaded.info.max_positions
+    options = dict(return_tensors="pt", return_special_tokens_mask=True,
+                   return_offsets_mapping=bool(getattr(tokenizer, "is_fast", False)))
+    with loaded.tokenizer_lock:
+        full_length = len(tokenizer(text, add_special_tokens=True, truncation=False, verbose=False)["input_ids"])
+        if full_length > limit and not truncate:
+            raise InvalidTextError(f"the text has {full_length} tokens; {loaded.info.name} reads at most {limit} — "
+                                   "shorten it, turn on truncation (--truncate), or pick a long-context model")
+        encoding = dict(tokenizer(text, truncation=truncate, max_length=limit if truncate else None, **options))
+    ids = encoding["input_ids"]
+    if ids.shape[1] == 0:
+        raise InvalidTextError("the text produced no tokens for this model's tokenizer")
+    if int(ids.min()) < 0 or int(ids.max()) >= loaded.info.vocab_size:
+        raise InvalidTextError(f"the tokenizer produced id {int(ids.max())}, outside the model's vocabulary of "
+                               f"{loaded.info.vocab_size}; the tokenizer does not belong to this model")
+    return encoding, full_length > limit
+
+
+def _summarise_output(loaded: LoadedModel, outputs, input_ids: torch.Tensor) -> OutputSummary:
+    hidden = outputs.hidden_states[-1][0].float()  # (q_len, hidden)
+    embedding = hidden.mean(dim=0).cpu().numpy().astype(np.float32)
+    head, tokenizer = loaded.info.head, loaded.tokenizer
+    if head in ("masked-lm", "causal-lm"):
+        ids = input_ids[0].tolist()
+        mask_id = getattr(tokenizer, "mask_token_id", None)
+        if head == "causal-lm":
+            position = len(ids) - 1
+        elif mask_id is not None and mask_id in ids:
+            position = ids.index(mask_id)
+        else:
+            return OutputSummary(kind=head, embedding=embedding)
+        probs = torch.softmax(outputs.logits[0, position].float(), dim=-1)
+        top = torch.topk(probs, k=min(TOP_PREDICTIONS, probs.numel()))
+        tokens = tokenizer.convert_ids_to_tokens(top.indices.tolist())
+        return OutputSummary(kind=head, embedding=embedding, position=position,
+                             predictions=tuple((str(t), float(p)) for t, p in zip(tokens, top.values.tolist())))
+    if head == "classifier":
+        probs = torch.softmax(outputs.logits[0].float(), dim=-1).tolist()
+        ranked = sorted(zip(loaded.info.labels, probs), key=lambda pair: -pair[1])[:TOP_PREDICTIONS]
+        return OutputSummary(kind=head, embedding=embedding, predictions=tuple((l, float(p)) for l, p in ranked))
+    return OutputSummary(kind="embedding", embedding=embedding)
+
+
+def capture(
+    loaded: LoadedModel,
+    text: str,
+    *,
+    backend: str = "auto",
+    weights: WeightsChoice = "all",
+    truncate: bool = False,
+) -> Capture:
+    """Run ``text`` through ``loaded`` and return every layer's entropy, log-sum-exp and sink mass, plus exact
+    weights for the layers in ``weights`` (``"all"``, an iterable of layer indices, or None)."""
+    info = loaded.info
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    encoding, truncated = tokenize(loaded, text, truncate=truncate)
+    layers_wanted = _weights_layers(weights, info.num_layers)
+    device = next(loaded.model.parameters()).device
+    try:
+        chosen = resolve_backend(backend, device)
+    except BackendUnavailableError as err:
+        raise BackendError(str(err)) from err
+    timings["tokenize"] = time.perf_counter() - started
+
+    started = time.perf_counter()
+    request = AttentionRequest(backend=chosen, stats=("entropy", "lse", "sink"), weights_layers=layers_wanted)
+    input_ids = encoding["input_ids"].to(device)
+    try:
+        with torch.inference_mode(), attention_request(request):
+            outputs = loaded.model(input_ids=input_ids, attention_mask=encoding["attention_mask"].to(device),
+                                   output_hidden_states=True)
+    except AttentionContractError as err:
+        raise UnsupportedModelError(f"{info.name}: {err}") from err
+    except BackendUnavailableError as err:
+        raise BackendError(str(err)) from err
+    timings["forward"] = time.perf_counter() - started
+
+    started = time.perf_counter()
+    records = request.records
+    if len(records) != info.num_layers:
+        raise InspectorError(f"{info.name} ran {len(records)} attention layers but declares {info.num_layers}; "
+                             "its attention does not all go through the inspector's attention function")
+
+    def stack(name: str) -> np.ndarray:
+        return torch.stack([r.stats[name][0] for r in records]).float().cpu().numpy()
+
+    offsets = encoding.get("offset_mapping")
+    q_len = input_ids.shape[1]
+    result = Capture(
+        model_name=info.name,
+        text=text,
+        tokens=tuple(str(t) for t in loaded.tokenizer.convert_ids_to_tokens(input_ids[0].tolist())),
+        token_ids=input_ids[0].cpu().numpy().astype(np.int64),
+        offsets=(offsets[0].numpy().astype(np.int32) if offsets is not None else np.zeros((q_len, 2), np.int32)),
+        special=encoding["special_tokens_mask"][0].numpy().astype(bool),
+        entropy=stack("entropy"),
+        lse=stack("lse"),
+        sink_mass=stack("sink"),
+        visible_keys=torch.stack([r.visible_keys[0] for r in records]).cpu().numpy().astype(np.int32),
+        causal=any(r.causal for r in records),
+        windows=tuple(r.window for r in records),
+        weights={r.layer: r.weights[0].float().cpu().numpy() for r in records if r.weights is not None},
+        output=_summarise_output(loaded, outputs, input_ids),
+        backend=chosen,
+        truncated=truncated,
+        timings=timings,
+    )
+    timings["collect"] = time.perf_counter() - started
+    return result

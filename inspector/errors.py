@@ -1,0 +1,39 @@
+"""Typed errors. Every message says what went wrong, why, and what to do; the UI shows it with ``st.error``
+and the CLI prints it on one line and exits 2."""
+
+
+class InspectorError(Exception):
+    """Base class: a problem with the user's input or environment, explained in the message."""
+
+
+class ModelNotFoundError(InspectorError):
+    """The model spec names no local folder, and is not a valid hub id."""
+
+
+class NotAModelError(InspectorError):
+    """A folder exists but does not hold a loadable model (no config.json, no tokenizer …)."""
+
+
+class UnsafeModelError(InspectorError):
+    """Loading would execute code from the model: pickle weights, or a config that needs remote code."""
+
+
+class UnsupportedModelError(InspectorError):
+    """The architecture's attention does not go through transformers' attention interface, or uses a
+    feature the inspector's attention function refuses (soft-capping, custom masks …)."""
+
+
+class HubUnavailableError(InspectorError):
+    """A hub id was asked for, it is not in the local cache, and the hub cannot be reached."""
+
+
+class InvalidTextError(InspectorError):
+    """The text is empty, too long for the model, or tokenises to ids the model does not have."""
+
+
+class BackendError(InspectorError):
+    """The requested attention backend cannot run here."""
+
+
+class InvalidRequestError(InspectorError):
+    """An option names something that does not exist (a layer index past the last layer, …)."""

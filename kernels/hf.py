@@ -1,0 +1,279 @@
+"""The one attention function: every attention layer of every supported model calls :func:`inspector_attention`.
+
+It is registered with transformers' ``AttentionInterface`` and — without which a custom backend silently
+receives no mask, so padding and causality vanish — ``AttentionMaskInterface`` under the name
+``"inspector"``. Load a model with ``attn_implementation="inspector"`` once; after that, what a call does
+(backend, statistics, which layers' weights to keep) travels in a context variable set by
+:func:`attention_request`, never on the shared model. Outside a request the function is plain exact attention.
+
+Supported, and tested against eager attention on tiny random models: bidirectional encoders with padding
+(BERT, RoBERTa, DistilBERT), causal decoders (GPT-2), RoPE with grouped-query attention (Llama), sliding
+windows (Mistral). The mask is taken the way FlashAttention takes it — causal flag, sliding window, 2-D key
+padding — and checked once per forward against the mask pattern transformers describes, so a pattern this
+function cannot honour (packed sequences, chunked or custom overlays, prepared 4-D masks) is an error, not a
+silent difference. ``softcap``, ``s_aux`` (attention sinks) and attention dropout are refused the same way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Literal
+
+import torch
+from transformers import AttentionInterface
+from transformers.masking_utils import AttentionMaskInterface, causal_mask_function, prepare_padding_mask
+
+from kernels.reference import (StatName, blocked_attention, materialize_weights, visible_key_counts,
+                               visible_keys_mask)
+
+IMPLEMENTATION_NAME = "inspector"
+
+Backend = Literal["torch", "triton"]
+BACKENDS: tuple[Backend, ...] = ("torch", "triton")
+
+
+class AttentionContractError(ValueError):
+    """The model asked the attention function for something it cannot honour exactly."""
+
+
+class BackendUnavailableError(RuntimeError):
+    """The requested compute backend cannot run here (e.g. Triton without a GPU)."""
+
+
+# Keyword arguments transformers passes that change nothing about the attention maths.
+_IGNORED_KWARGS = frozenset({
+    "position_ids", "cache_position", "use_cache", "output_attentions", "output_hidden_states",
+    "return_dict", "encoder_hidden_states", "past_key_values", "cache", "token_type_ids",
+})
+# Features with a meaning we do not implement: refusing beats silently computing something else.
+_REFUSED_KWARGS = {
+    "softcap": "logit soft-capping (Gemma-2 style)",
+    "s_aux": "learned attention-sink logits (gpt-oss style)",
+    "sinks": "learned attention-sink logits",
+    "cu_seq_lens_q": "packed variable-length sequences",
+    "cu_seq_lens_k": "packed variable-length sequences",
+    "max_length_q": "packed variable-length sequences",
+    "max_length_k": "packed variable-length sequences",
+    "head_mask": "a head mask (use the inspector's interventions instead)",
+}
+
+
+@dataclass
+class MaskSpec:
+    """What :func:`inspector_mask` hands each layer instead of a dense mask.
+
+    ``key_padding_mask``: bool ``(batch, k_len)``, True = real token, or None when nothing is padded.
+    ``pattern`` is transformers' index-based mask function for this forward; ``verified`` remembers which
+    (causal, window) readings were already checked against it, so the check runs once per forward.
+    """
+
+    key_padding_mask: torch.Tensor | None
+    pattern: Callable
+    q_offset: int
+    kv_offset: int
+    q_length: int
+    kv_length: int
+    verified: set = field(default_factory=set)
+
+
+def inspector_mask(
+    batch_size: int,
+    q_length: int,
+    kv_length: int,
+    q_offset: int = 0,
+    kv_offset: int = 0,
+    mask_function: Callable = causal_mask_function,
+    attention_mask: torch.Tensor | None = None,
+    use_vmap: bool = False,
+    **kwargs,
+) -> MaskSpec:
+    """The ``AttentionMaskInterface`` entry: keep the 2-D padding mask and the pattern, build nothing n×n."""
+    if use_vmap:
+        raise AttentionContractError(
+            "this model overlays a custom attention-mask pattern (e.g. bidirectional image tokens) that the "
+            "inspector backend cannot express; load it with a supported architecture instead")
+    padding = prepare_padding_mask(attention_mask, kv_length, kv_offset)
+    if padding is not None:
+        padding = padding.to(torch.bool)
+        if padding.all():
+            padding = None
+    return MaskSpec(key_padding_mask=padding, pattern=mask_function, q_offset=int(q_offset),
+                    kv_offset=int(kv_offset), q_length=int(q_length), kv_length=int(kv_length))
+
+
+@dataclass
+class LayerRecord:
+    """What one attention layer reports during a request. Tensors are detached, on the compute device.
+
+    entropy, lse, sink: (batch, heads, q_len) float32; visible_keys: (batch, q_len) int64 — how many keys
+    each query could see; weights: (batch, heads, q_len, k_len) float32 or None.
+    """
+
+    layer: int
+    causal: bool
+    window: int | None
+    scale: float
+    stats: dict[str, torch.Tensor]
+    visible_keys: torch.Tensor
+    weights: torch.Tensor | None
+
+
+@dataclass
+class AttentionRequest:
+    """Per-call instructions for the attention function, and the records it fills in.
+
+    ``weights_layers``: the layer indices whose exact weights to keep, ``"all"``, or None.
+    ``block_size``: queries per block on the torch path (None = sized to a memory budget).
+    """
+
+    backend: Backend = "torch"
+    stats: tuple[StatName, ...] = ("entropy", "lse", "sink")
+    weights_layers: frozenset[int] | Literal["all"] | None = None
+    block_size: int | None = None
+    records: list[LayerRecord] = field(default_factory=list)
+
+    def wants_weights(self, layer: int) -> bool:
+        return self.weights_layers == "all" or (self.weights_layers is not None and layer in self.weights_layers)
+
+
+_REQUEST: contextvars.ContextVar[AttentionRequest | None] = contextvars.ContextVar("inspector_attention_request",
+                                                                                      default=None)
+
+
+@contextlib.contextmanager
+def attention_request(request: AttentionRequest) -> Iterator[AttentionRequest]:
+    """Make ``request`` govern every attention call in this thread/context until the block exits."""
+    if request.backend not in BACKENDS:
+        raise BackendUnavailableError(f"unknown attention backend {request.backend!r}; choose one of {BACKENDS}")
+    token = _REQUEST.set(request)
+    try:
+        yield request
+    finally:
+        _REQUEST.reset(token)
+
+
+def resolve_backend(name: str, device: torch.device | str) -> Backend:
+    """Map a user's backend choice (``auto``, ``torch``, ``triton``) to the backend that will actually run."""
+    if name == "auto":
+        return "torch"  # The Triton kernel is not part of this build yet; auto will pick it on CUDA when it is.
+    if name == "torch":
+        return "torch"
+    if name == "triton":
+        raise BackendUnavailableError(
+            "the Triton backend is not available in this build yet; use --backend torch (or auto)")
+    raise BackendUnavailableError(f"unknown backend {name!r}; choose auto, torch or triton")
+
+
+def _check_kwargs(kwargs: dict, dropout: float) -> None:
+    for name, what in _REFUSED_KWARGS.items():
+        if kwargs.get(name) is not None:
+            raise AttentionContractError(f"this model uses {what} ({name}), which the inspector backend does not "
+                                         "implement; it refuses rather than compute different attention")
+    unknown = sorted(k for k, v in kwargs.items()
+                     if v is not None and k not in _IGNORED_KWARGS and k not in ("is_causal", "sliding_window"))
+    if unknown:
+        raise AttentionContractError(f"the attention function received arguments it does not understand: "
+                                     f"{unknown}; refusing rather than ignoring them")
+    if dropout:
+        raise AttentionContractError(f"attention dropout p={dropout} is active; the inspector measures the model "
+                                     "in eval mode — call model.eval()")
+
+
+def _verify_mask(spec: MaskSpec, *, causal: bool, window: int | None, q_len: int, k_len: int,
+                 device: torch.device) -> None:
+    """Check once per forward that (causal, window, padding) reproduces transformers' own mask pattern."""
+    key = (causal, window, q_len, k_len)
+    if key in spec.verified:
+        return
+    if (spec.q_length, spec.kv_length) != (q_len, k_len):
+        raise AttentionContractError(f"mask sizes ({spec.q_length}, {spec.kv_length}) do not match attention "
+                                     f"inputs ({q_len}, {k_len}); static caches are not supported")
+    batch = spec.key_padding_mask.shape[0] if spec.key_padding_mask is not None else 1
+    block = max(1, 2**22 // max(1, batch * k_len))  # at most ~4M booleans at a time
+    batch_idx = torch.arange(batch, device=device)[:, None, None, None]
+    head_idx = torch.zeros(1, dtype=torch.long, device=device)[None, :, None, None]
+    kv_idx = (torch.arange(k_len, device=device) + spec.kv_offset)[None, None, None, :]
+    for start in range(0, q_len, block):
+        rows = slice(start, min(start + block, q_len))
+        q_idx = (torch.arange(rows.start, rows.stop, device=device) + spec.q_offset)[None, None, :, None]
+        theirs = spec.pattern(batch_idx, head_idx, q_idx, kv_idx)
+        if spec.key_padding_mask is not None:
+            theirs = theirs & spec.key_padding_mask[:, None, None, :]
+        ours = visible_keys_mask(q_len, k_len, causal=causal, window=window,
+                                 key_padding_mask=spec.key_padding_mask, rows=rows, device=device)
+        if not torch.equal(*torch.broadcast_tensors(theirs, ours)):
+            raise AttentionContractError(
+                "this model's attention mask (e.g. packed sequences, chunked attention or a custom pattern) is not "
+                f"causal={causal} + sliding window={window} + padding, which is all the inspector backend can express")
+    spec.verified.add(key)
+
+
+def inspector_attention(
+    module: torch.nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: MaskSpec | torch.Tensor | None,
+    *,
+    scaling: float | None = None,
+    dropout: float = 0.0,
+    **kwargs,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """transformers' attention contract: ``query (batch, heads, q_len, d)``, ``key/value (batch, kv_heads,
+    k_len, d)`` → ``(out (batch, q_len, heads, d), weights (batch, heads, q_len, k_len) | None)``."""
+    _check_kwargs(kwargs, dropout)
+    request = _REQUEST.get()
+    if isinstance(attention_mask, torch.Tensor):
+        raise AttentionContractError("a prepared 4-D attention mask was passed; the inspector backend takes the "
+                                     "usual 2-D attention_mask (1 = token, 0 = padding) instead")
+    is_causal = kwargs.get("is_causal")
+    causal = bool(is_causal if is_causal is not None else getattr(module, "is_causal", False))
+    window = kwargs.get("sliding_window")
+    scale = scaling if scaling is not None else query.shape[-1] ** -0.5
+    q_len, k_len = query.shape[2], key.shape[2]
+    padding = None
+    if isinstance(attention_mask, MaskSpec):
+        _verify_mask(attention_mask, causal=causal, window=window, q_len=q_len, k_len=k_len, device=query.device)
+        padding = attention_mask.key_padding_mask
+
+    backend = request.backend if request is not None else "torch"
+    if backend != "torch":
+        raise BackendUnavailableError(f"backend {backend!r} is not available in this build")
+    stats_wanted = request.stats if request is not None else ()
+    stats_to_compute = tuple(dict.fromkeys((*stats_wanted, "lse")))  # lse is needed to materialise weights
+    out, stats = blocked_attention(query, key, value, causal=causal, scale=scale, key_padding_mask=padding,
+                                   window=window, stats=stats_to_compute,
+                                   block_size=request.block_size if request is not None else None)
+
+    layer = len(request.records) if request is not None else None
+    want_weights = request is not None and request.wants_weights(layer)
+    return_weights = bool(kwargs.get("output_attentions"))
+    weights = None
+    if want_weights or return_weights:
+        weights = materialize_weights(query, key, lse=stats["lse"], causal=causal, scale=scale,
+                                      key_padding_mask=padding, window=window)
+    if request is not None:
+        declared = getattr(module, "layer_idx", None)
+        if isinstance(declared, int) and declared != layer:
+            raise AttentionContractError(f"attention layer {declared} ran as call {layer}: layers must run in order "
+                                         "once per forward inside one request")
+        visible = visible_key_counts(q_len, k_len, causal=causal, window=window, key_padding_mask=padding,
+                                     device=query.device)  # (batch or 1, q_len)
+        request.records.append(LayerRecord(
+            layer=layer, causal=causal, window=window, scale=float(scale),
+            stats={name: stats[name].detach() for name in stats_wanted},
+            visible_keys=visible.expand(query.shape[0], q_len),
+            weights=weights.detach() if want_weights else None,
+        ))
+    return out.transpose(1, 2).contiguous(), (weights if return_weights else None)
+
+
+def register() -> None:
+    """Register the function and its mask under ``"inspector"`` (idempotent; names only, no model state)."""
+    AttentionInterface.register(IMPLEMENTATION_NAME, inspector_attention)
+    AttentionMaskInterface.register(IMPLEMENTATION_NAME, inspector_mask)
+
+
+register()
