@@ -1,0 +1,114 @@
+"""Shared fixtures: tiny random models of every supported architecture (built from configs, never
+downloaded), saved as real model folders with a real tokenizer, and the bundled model."""
+
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never download; a hub id must fail fast
+
+import kernels.hf  # noqa: E402,F401  (registers the "inspector" attention implementation)
+from transformers import (AutoModel, AutoModelForCausalLM, BertConfig, DistilBertConfig,  # noqa: E402
+                          GPT2Config, LlamaConfig, MistralConfig, PreTrainedTokenizerFast, Qwen2Config,
+                          RobertaConfig)
+
+VOCAB_WORDS = ("the animal did n't cross street because it was too tired . a cat sat on mat and dog ran "
+               "fast slow big small red blue green one two three four five six seven eight nine ten").split()
+SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+VOCAB_SIZE = 64  # ≥ len(SPECIALS) + len(VOCAB_WORDS)
+
+
+def _common(**overrides):
+    return dict(vocab_size=VOCAB_SIZE, **overrides)
+
+
+# name -> (config factory, auto class for the model with a head, whether attention is causal)
+TINY_ARCHITECTURES = {
+    "bert": (lambda: BertConfig(**_common(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                          intermediate_size=64, max_position_embeddings=64, pad_token_id=0)),
+             False),
+    "roberta": (lambda: RobertaConfig(**_common(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                                intermediate_size=64, max_position_embeddings=70, pad_token_id=0)),
+                False),
+    "distilbert": (lambda: DistilBertConfig(**_common(dim=32, n_layers=2, n_heads=4, hidden_dim=64,
+                                                      max_position_embeddings=64, pad_token_id=0)),
+                   False),
+    "gpt2": (lambda: GPT2Config(**_common(n_embd=32, n_layer=2, n_head=4, n_positions=64, bos_token_id=2,
+                                          eos_token_id=3)),
+             True),
+    "llama": (lambda: LlamaConfig(**_common(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                            num_key_value_heads=2, intermediate_size=64,
+                                            max_position_embeddings=64, pad_token_id=0, bos_token_id=2,
+                                            eos_token_id=3)),
+              True),
+    "mistral": (lambda: MistralConfig(**_common(hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                                num_key_value_heads=2, intermediate_size=64, sliding_window=4,
+                                                max_position_embeddings=64, pad_token_id=0, bos_token_id=2,
+                                                eos_token_id=3)),
+                True),
+    "qwen2": (lambda: Qwen2Config(**_common(hidden_size=32, num_hidden_layers=3, num_attention_heads=4,
+                                            num_key_value_heads=1, intermediate_size=64, use_sliding_window=True,
+                                            sliding_window=4, max_window_layers=1, max_position_embeddings=64,
+                                            pad_token_id=0, bos_token_id=2, eos_token_id=3)),
+              True),
+}
+
+
+def tiny_config(arch: str):
+    return TINY_ARCHITECTURES[arch][0]()
+
+
+def model_pair(arch: str, auto_class=AutoModel, seed: int = 0):
+    """An eager model and an inspector model with identical random weights (configs copied: from_config
+    writes the attention implementation into the config object it is given)."""
+    config = tiny_config(arch)
+    torch.manual_seed(seed)
+    eager = auto_class.from_config(copy.deepcopy(config), attn_implementation="eager").eval()
+    ours = auto_class.from_config(copy.deepcopy(config), attn_implementation="inspector").eval()
+    ours.load_state_dict(eager.state_dict())
+    return eager, ours
+
+
+def make_tokenizer() -> PreTrainedTokenizerFast:
+    """A real fast tokenizer (word level, [CLS] … [SEP] template) built with the `tokenizers` library."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+
+    vocab = {tok: i for i, tok in enumerate(SPECIALS + VOCAB_WORDS)}
+    backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    backend.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
+        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])])
+    return PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]",
+                                   cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]", model_max_length=64)
+
+
+def save_tiny_model(folder: Path, arch: str, *, with_head: bool = False, seed: int = 0) -> Path:
+    """Write a loadable model folder: config.json, model.safetensors and tokenizer files."""
+    causal = TINY_ARCHITECTURES[arch][1]
+    auto_class = AutoModelForCausalLM if (with_head and causal) else AutoModel
+    torch.manual_seed(seed)
+    model = auto_class.from_config(tiny_config(arch), attn_implementation="eager")
+    model.save_pretrained(folder, safe_serialization=True)
+    make_tokenizer().save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dirs(tmp_path_factory) -> dict[str, Path]:
+    """One saved folder per architecture (base model), built once per session."""
+    root = tmp_path_factory.mktemp("tiny-models")
+    return {arch: save_tiny_model(root / arch, arch) for arch in TINY_ARCHITECTURES}
+
+
+@pytest.fixture(scope="session")
+def bundled():
+    """The bundled all-MiniLM-L6-v2, loaded once through the project's own loader."""
+    from inspector.loading import load_model
+
+    return load_model("default")
