@@ -1,0 +1,180 @@
+"""kernels/hf.py: every supported architecture through the one attention function equals eager attention."""
+
+import copy
+
+import pytest
+import torch
+from transformers import AutoModel, AutoModelForCausalLM, DynamicCache
+
+from kernels.hf import (AttentionContractError, AttentionRequest, BackendUnavailableError, attention_request,
+                        inspector_attention, resolve_backend)
+from kernels.reference import row_entropy
+from tests.conftest import TINY_ARCHITECTURES, model_pair, tiny_config
+from tests.tolerances import close
+
+
+def batch_inputs(causal: bool, seq: int = 11, seed: int = 0):
+    """Two sequences: one full, one padded (left padding for decoders, right for encoders, as in practice)."""
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(5, 40, (2, seq), generator=g)
+    mask = torch.ones(2, seq, dtype=torch.long)
+    if causal:
+        mask[1, :3] = 0
+    else:
+        mask[1, -3:] = 0
+    return ids, mask
+
+
+@pytest.mark.parametrize("arch", sorted(TINY_ARCHITECTURES))
+def test_single_input_equals_eager(arch):
+    eager, ours = model_pair(arch)
+    ids, _ = batch_inputs(TINY_ARCHITECTURES[arch][1])
+    with torch.no_grad():
+        expected = eager(input_ids=ids[:1], output_attentions=True)
+        request = AttentionRequest(weights_layers="all")
+        with attention_request(request):
+            actual = ours(input_ids=ids[:1])
+    close(actual.last_hidden_state, expected.last_hidden_state, "hidden")
+    assert len(request.records) == len(expected.attentions)
+    for record, eager_weights in zip(request.records, expected.attentions):
+        close(record.weights, eager_weights, "weights")
+        close(record.stats["entropy"], row_entropy(eager_weights), "entropy")
+
+
+@pytest.mark.parametrize("arch", sorted(TINY_ARCHITECTURES))
+def test_padded_batch_equals_eager_on_real_tokens(arch):
+    causal = TINY_ARCHITECTURES[arch][1]
+    eager, ours = model_pair(arch, seed=1)
+    ids, mask = batch_inputs(causal, seed=1)
+    real = mask.bool()
+    with torch.no_grad():
+        expected = eager(input_ids=ids, attention_mask=mask, output_attentions=True)
+        request = AttentionRequest(weights_layers="all")
+        with attention_request(request):
+            actual = ours(input_ids=ids, attention_mask=mask)
+    close(actual.last_hidden_state[real], expected.last_hidden_state[real], "hidden")
+    for record, eager_weights in zip(request.records, expected.attentions):
+        # Compare rows of real query tokens only: eager gives padded queries arbitrary rows.
+        rows = real[:, None, :, None].expand_as(eager_weights)
+        close(record.weights[rows], eager_weights[rows], "weights")
+        entropy_rows = real[:, None, :].expand_as(record.stats["entropy"])
+        close(record.stats["entropy"][entropy_rows], row_entropy(eager_weights)[entropy_rows], "entropy")
+        assert (record.weights[~real[:, None, None, :].expand_as(record.weights)] == 0).all()
+        assert record.causal == causal
+
+
+def test_sliding_window_and_gqa_are_honoured():
+    _, ours = model_pair("qwen2")  # layer 0 full attention, layers 1-2 a window of 4; 4 query heads share 1 kv head
+    ids, _ = batch_inputs(True, seq=10)
+    request = AttentionRequest(weights_layers="all")
+    with torch.no_grad(), attention_request(request):
+        ours(input_ids=ids[:1])
+    assert [r.window for r in request.records] == [None, 4, 4]
+    assert request.records[1].visible_keys[0].tolist() == [1, 2, 3, 4] + [4] * 6
+    assert request.records[0].visible_keys[0].tolist() == list(range(1, 11))
+    far = request.records[2].weights[0, :, 9, :6]  # query 9 must not see keys 0..5
+    assert (far == 0).all()
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "llama", "mistral"])
+def test_kv_cache_decoding_equals_eager(arch):
+    """Queries that are the last positions of a longer key sequence (a KV cache) match eager."""
+    eager, ours = model_pair(arch, auto_class=AutoModelForCausalLM, seed=2)
+    ids, _ = batch_inputs(True, seq=9, seed=2)
+    with torch.no_grad():
+        logits = []
+        for model in (eager, ours):
+            cache = DynamicCache(config=model.config)
+            model(input_ids=ids[:1, :6], cache=cache, use_cache=True)
+            logits.append(model(input_ids=ids[:1, 6:], cache=cache, use_cache=True).logits)
+    close(logits[1], logits[0], "hidden")
+
+
+def test_outside_a_request_it_is_plain_attention_and_records_nothing():
+    eager, ours = model_pair("bert")
+    ids, mask = batch_inputs(False)
+    with torch.no_grad():
+        close(ours(input_ids=ids, attention_mask=mask).last_hidden_state[mask.bool()],
+              eager(input_ids=ids, attention_mask=mask).last_hidden_state[mask.bool()], "hidden")
+
+
+def test_request_is_reset_even_when_the_forward_fails():
+    _, ours = model_pair("bert")
+    request = AttentionRequest(weights_layers="all")
+    with pytest.raises(IndexError):
+        with torch.no_grad(), attention_request(request):
+            ours(input_ids=torch.tensor([[1, 2, 9999]]))  # id outside the embedding table
+    with torch.no_grad():
+        ours(input_ids=torch.tensor([[1, 2, 3]]))
+    assert request.records == []  # the failed forward stopped before any layer; later calls record nothing
+
+
+def test_weights_only_for_requested_layers():
+    _, ours = model_pair("llama")
+    request = AttentionRequest(weights_layers=frozenset({1}))
+    with torch.no_grad(), attention_request(request):
+        ours(input_ids=torch.tensor([[5, 6, 7, 8]]))
+    assert request.records[0].weights is None and request.records[1].weights.shape == (1, 4, 4, 4)
+
+
+def test_packed_sequences_are_refused_not_silently_merged():
+    """position_ids that restart mark packed sequences; our parametric mask cannot express that."""
+    _, ours = model_pair("llama")
+    ids = torch.tensor([[5, 6, 7, 8, 9, 10]])
+    position_ids = torch.tensor([[0, 1, 2, 0, 1, 2]])
+    with pytest.raises(AttentionContractError, match="packed sequences"):
+        with torch.no_grad():
+            ours(input_ids=ids, position_ids=position_ids, use_cache=False)
+
+
+def test_prepared_4d_mask_is_refused():
+    _, ours = model_pair("bert")
+    with pytest.raises(AttentionContractError, match="4-D"):
+        with torch.no_grad():
+            ours(input_ids=torch.tensor([[5, 6, 7]]), attention_mask=torch.ones(1, 1, 3, 3))
+
+
+def test_dropout_is_refused():
+    config = tiny_config("bert")
+    model = AutoModel.from_config(copy.deepcopy(config), attn_implementation="inspector").train()
+    with pytest.raises(AttentionContractError, match="eval"):
+        model(input_ids=torch.tensor([[5, 6, 7]]))
+
+
+@pytest.mark.parametrize("feature", ["softcap", "s_aux", "sinks", "cu_seq_lens_q"])
+def test_unsupported_features_raise(feature):
+    q = torch.zeros(1, 2, 3, 4)
+    module = torch.nn.Module()
+    with pytest.raises(AttentionContractError, match=feature):
+        inspector_attention(module, q, q, q, None, scaling=0.5, **{feature: torch.ones(1)})
+
+
+def test_unknown_arguments_raise_instead_of_being_ignored():
+    q = torch.zeros(1, 2, 3, 4)
+    with pytest.raises(AttentionContractError, match="does not understand"):
+        inspector_attention(torch.nn.Module(), q, q, q, None, scaling=0.5, alibi_slopes=torch.ones(2))
+
+
+def test_scaling_is_the_modules_own():
+    """GPT-2 with scale_attn_by_inverse_layer_idx divides its scale by (layer + 1); we must use it."""
+    config = tiny_config("gpt2")
+    config.scale_attn_by_inverse_layer_idx = True
+    torch.manual_seed(0)
+    eager = AutoModel.from_config(copy.deepcopy(config), attn_implementation="eager").eval()
+    ours = AutoModel.from_config(copy.deepcopy(config), attn_implementation="inspector").eval()
+    ours.load_state_dict(eager.state_dict())
+    ids = torch.tensor([[5, 6, 7, 8, 9]])
+    request = AttentionRequest()
+    with torch.no_grad(), attention_request(request):
+        actual = ours(input_ids=ids).last_hidden_state
+    close(actual, eager(input_ids=ids).last_hidden_state, "hidden")
+    assert request.records[1].scale == pytest.approx(request.records[0].scale / 2)
+
+
+def test_backend_resolution():
+    assert resolve_backend("auto", "cpu") == "torch"
+    assert resolve_backend("torch", "cpu") == "torch"
+    with pytest.raises(BackendUnavailableError, match="Triton"):
+        resolve_backend("triton", "cpu")
+    with pytest.raises(BackendUnavailableError, match="unknown"):
+        resolve_backend("cuda-magic", "cpu")
