@@ -1,0 +1,160 @@
+"""inspector/loading.py: the bundled model offline, local folders, hub ids without a network, refusals."""
+
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from inspector.errors import (HubUnavailableError, ModelNotFoundError, NotAModelError, UnsafeModelError,
+                              UnsupportedModelError)
+from inspector.loading import bundled_model_path, load_model
+from tests.conftest import save_tiny_model
+
+TEXT = "The animal didn't cross the street because it was too tired."
+
+
+def test_bundled_model_loads_offline_with_the_right_facts(bundled):
+    info = bundled.info
+    assert (info.architecture, info.model_type, info.num_layers, info.num_heads) == ("BertModel", "bert", 6, 12)
+    assert (info.head_dim, info.hidden_size, info.causal, info.head) == (32, 384, False, "none")
+    assert info.max_positions == 512 and info.num_kv_heads == 12
+    assert bundled.model.config._attn_implementation == "inspector"
+    assert not bundled.model.training
+
+
+def test_bundled_load_needs_no_network():
+    """A fresh interpreter with HF_HUB_OFFLINE=1 and no route to the hub still loads the default model."""
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_ENDPOINT="http://127.0.0.1:9")
+    code = "from inspector.loading import load_model; print(load_model('default').info.num_layers)"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
+                          cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("6")
+
+
+def test_mean_pooled_embedding_equals_sentence_transformers(bundled):
+    from sentence_transformers import SentenceTransformer
+
+    from inspector.capture import capture
+
+    reference = SentenceTransformer(str(bundled_model_path()), device="cpu").encode(TEXT)
+    ours = capture(bundled, TEXT, weights=None).output.embedding
+    ours = ours / np.linalg.norm(ours)  # the model's sentence-transformers pipeline ends with Normalize
+    np.testing.assert_allclose(ours, reference, atol=1e-5)
+
+
+@pytest.mark.parametrize("arch,causal,kv_heads,window", [("bert", False, 4, None), ("gpt2", True, 4, None),
+                                                         ("llama", True, 2, None), ("mistral", True, 2, 4),
+                                                         ("distilbert", False, 4, None)])
+def test_local_folders_load_with_correct_info(tiny_model_dirs, arch, causal, kv_heads, window):
+    loaded = load_model(str(tiny_model_dirs[arch]))
+    info = loaded.info
+    assert (info.causal, info.num_kv_heads, info.sliding_window, info.head) == (causal, kv_heads, window, "none")
+    assert info.num_heads == 4 and info.head_dim == 8 and info.num_layers == 2
+    assert loaded.model.config._attn_implementation == "inspector"
+
+
+def test_causal_lm_head_is_detected(tmp_path):
+    loaded = load_model(str(save_tiny_model(tmp_path / "lm", "gpt2", with_head=True)))
+    assert loaded.info.head == "causal-lm" and loaded.info.architecture == "GPT2LMHeadModel"
+
+
+def test_folder_without_config_names_what_it_found(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(NotAModelError, match="no config.json.*notes.txt"):
+        load_model(str(tmp_path))
+
+
+def test_a_file_is_not_a_model(tmp_path):
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(b"")
+    with pytest.raises(NotAModelError, match="is a file"):
+        load_model(str(path))
+
+
+class _Canary:
+    """Unpickling this would create a file — proof that pickle code ran."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def test_pickle_only_weights_are_refused_and_never_unpickled(tmp_path, tiny_model_dirs):
+    folder = tmp_path / "pickled"
+    shutil.copytree(tiny_model_dirs["bert"], folder)
+    (folder / "model.safetensors").unlink()
+    canary = tmp_path / "canary-ran"
+    (folder / "pytorch_model.bin").write_bytes(pickle.dumps(_Canary(str(canary))))
+    with pytest.raises(UnsafeModelError, match="pickle weights"):
+        load_model(str(folder))
+    assert not canary.exists()
+
+
+def test_configs_that_need_remote_code_are_refused(tmp_path, tiny_model_dirs):
+    folder = tmp_path / "remote"
+    shutil.copytree(tiny_model_dirs["bert"], folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["auto_map"] = {"AutoModel": "modeling_evil.EvilModel"}
+    (folder / "config.json").write_text(json.dumps(config))
+    (folder / "modeling_evil.py").write_text("raise SystemExit('remote code ran')\n")
+    with pytest.raises(UnsafeModelError, match="trust_remote_code=False"):
+        load_model(str(folder))
+
+
+def test_architecture_without_attention_interface_is_named(tmp_path):
+    from transformers import BloomConfig, BloomModel
+
+    from tests.conftest import make_tokenizer
+
+    folder = tmp_path / "bloom"
+    BloomModel(BloomConfig(vocab_size=64, hidden_size=32, n_layer=1, n_head=4)).save_pretrained(folder)
+    make_tokenizer().save_pretrained(folder)
+    with pytest.raises(UnsupportedModelError, match="BloomModel.*attention interface"):
+        load_model(str(folder))
+
+
+def test_encoder_decoder_is_refused(tmp_path):
+    from transformers import T5Config
+
+    folder = tmp_path / "t5"
+    folder.mkdir()
+    T5Config(vocab_size=64, d_model=16, num_layers=1, num_heads=2).save_pretrained(folder)
+    (folder / "model.safetensors").write_bytes(b"")
+    with pytest.raises(UnsupportedModelError, match="encoder-decoder"):
+        load_model(str(folder))
+
+
+@pytest.mark.parametrize("spec", ["", "   ", "./no/such/folder", "not a valid id!", "a/b/c"])
+def test_bad_specs_are_explained(spec):
+    with pytest.raises(ModelNotFoundError):
+        load_model(spec)
+
+
+@pytest.mark.parametrize("offline", ["1", ""])
+def test_hub_id_without_network_fails_fast_and_says_so(monkeypatch, tmp_path, offline):
+    monkeypatch.setenv("HF_HUB_OFFLINE", offline)
+    monkeypatch.setenv("HF_HOME", str(tmp_path))  # an empty cache
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens on the discard port
+    started = time.perf_counter()
+    with pytest.raises(HubUnavailableError, match="not in the local Hugging Face cache") as err:
+        load_model("someone/some-model")
+    assert time.perf_counter() - started < 5
+    assert ("HF_HUB_OFFLINE" in str(err.value)) == bool(offline)
+
+
+def test_unknown_device_and_dtype(tiny_model_dirs):
+    with pytest.raises(UnsupportedModelError, match="dtype"):
+        load_model(str(tiny_model_dirs["bert"]), dtype="int3")
+    if not torch.cuda.is_available():
+        with pytest.raises(UnsupportedModelError, match="no CUDA GPU"):
+            load_model(str(tiny_model_dirs["bert"]), device="cuda")
