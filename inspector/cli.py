@@ -1,0 +1,174 @@
+"""Command line: ``python -m inspector analyze|info``. Every page of the app gets a twin here that computes the
+same numbers through the same library call and writes them as JSON.
+
+Bad input — empty text, too many tokens, an unknown model or folder, an unknown backend or layer — exits
+with status 2 and one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from inspector.errors import InspectorError, InvalidRequestError
+
+
+def parse_layers(spec: str) -> str | list[int] | None:
+    """``all`` | ``none`` | a comma list of indices and ranges (``0,2-4``) → the ``weights`` argument of capture."""
+    spec = spec.strip().lower()
+    if spec == "all":
+        return "all"
+    if spec in ("none", ""):
+        return None
+    layers: list[int] = []
+    for part in spec.split(","):
+        part = part.strip()
+        try:
+            if "-" in part:
+                first, last = (int(x) for x in part.split("-", 1))
+                if last < first:
+                    raise ValueError
+                layers.extend(range(first, last + 1))
+            else:
+                layers.append(int(part))
+        except ValueError:
+            raise InvalidRequestError(f"--weights {spec!r}: expected 'all', 'none' or layer indices like 0,2-4") from None
+    return sorted(set(layers))
+
+
+def _read_text(args: argparse.Namespace) -> str:
+    if args.text_file is None:
+        return args.text
+    try:
+        return Path(args.text_file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise InvalidRequestError(f"cannot read --text-file {args.text_file}: {err}") from err
+
+
+def _write_json(payload: dict, destination: str) -> None:
+    text = json.dumps(payload, ensure_ascii=False, allow_nan=False)
+    if destination == "-":
+        sys.stdout.write(text + "\n")
+        return
+    try:
+        Path(destination).write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise InvalidRequestError(f"cannot write {destination}: {err}") from err
+
+
+def _finite(values):
+    """Nested lists with NaN replaced by None (JSON has no NaN)."""
+    if isinstance(values, list):
+        return [_finite(v) for v in values]
+    return None if isinstance(values, float) and values != values else values
+
+
+def analysis_json(loaded, result) -> dict:
+    """The documented ``analyze`` JSON (see shared/DESIGN.md) for a capture."""
+    from inspector.metrics import head_entropy
+
+    entropy = head_entropy(result)
+    return {
+        "model": loaded.info.as_json(),
+        "text": result.text,
+        "tokens": list(result.tokens),
+        "offsets": result.offsets.tolist(),
+        "special": result.special.tolist(),
+        "backend": result.backend,
+        "truncated": result.truncated,
+        "entropy": result.entropy.tolist(),
+        "head_entropy": entropy.raw.tolist(),
+        "head_entropy_normalized": _finite(entropy.normalized.tolist()),
+        "visible_keys": result.visible_keys.tolist(),
+        "sink_mass": result.sink_mass.tolist(),
+        "attention": {str(layer): w.tolist() for layer, w in sorted(result.weights.items())},
+        "output": {"kind": result.output.kind, "position": result.output.position,
+                   "predictions": [list(p) for p in result.output.predictions]},
+        "timings": result.timings,
+    }
+
+
+def _analyze(args: argparse.Namespace) -> None:
+    from inspector.capture import capture
+    from inspector.loading import load_model
+
+    weights = parse_layers(args.weights)
+    text = _read_text(args)
+    loaded = load_model(args.model, device=args.device, dtype=args.dtype)
+    result = capture(loaded, text, backend=args.backend, weights=weights, truncate=args.truncate)
+    if args.json:
+        _write_json(analysis_json(loaded, result), args.json)
+        if args.json != "-":
+            print(f"wrote {args.json}: {len(result.tokens)} tokens, {result.num_layers} layers × "
+                  f"{result.num_heads} heads, backend {result.backend}", file=sys.stderr)
+        return
+    from inspector.metrics import head_entropy
+
+    entropy = head_entropy(result)
+    print(f"{loaded.info.name}: {len(result.tokens)} tokens, backend {result.backend}"
+          + (" (truncated)" if result.truncated else ""))
+    print("tokens:", " ".join(result.tokens))
+    for layer, mean in enumerate(entropy.layer_mean):
+        heads = " ".join(f"{x:4.2f}" for x in entropy.normalized[layer])
+        print(f"layer {layer:2d}  mean entropy {mean:5.3f} nats  normalised per head: {heads}")
+
+
+def _info(args: argparse.Namespace) -> None:
+    from inspector.loading import load_model
+
+    info = load_model(args.model, device=args.device, dtype=args.dtype).info.as_json()
+    if args.json:
+        _write_json(info, args.json)
+    else:
+        for key, value in info.items():
+            print(f"{key:15s} {value}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m inspector",
+                                     description="Measure how attention routes information in a transformer.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def model_options(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--model", default="default",
+                         help="'default' (bundled all-MiniLM-L6-v2), a local folder, or a Hugging Face hub id")
+        sub.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
+        sub.add_argument("--dtype", default="auto", help="auto, float32, float16 or bfloat16 (default: auto)")
+        sub.add_argument("--json", metavar="OUT", help="write the numbers as JSON to OUT ('-' for stdout)")
+
+    analyze = commands.add_parser("analyze", help="entropies and attention weights for one text")
+    model_options(analyze)
+    source = analyze.add_mutually_exclusive_group(required=True)
+    source.add_argument("--text", help="the text to inspect")
+    source.add_argument("--text-file", help="read the text from this UTF-8 file")
+    analyze.add_argument("--backend", default="auto", choices=["auto", "torch", "triton"],
+                         help="attention backend (default: auto — Triton on a GPU once available, else PyTorch)")
+    analyze.add_argument("--weights", default="all",
+                         help="layers whose exact weights to include: all, none, or indices like 0,2-4 (default: all)")
+    analyze.add_argument("--truncate", action="store_true",
+                         help="cut texts longer than the model's limit instead of refusing them")
+    analyze.set_defaults(run=_analyze)
+
+    info = commands.add_parser("info", help="architecture facts of a model")
+    model_options(info)
+    info.set_defaults(run=_info)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    try:
+        args.run(args)
+    except InspectorError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return 0
