@@ -1,0 +1,33 @@
+# The README's two commands: `make app` and `make test`. Each creates .venv (Python 3.11) on first use and
+# installs the pinned requirements; later runs reuse it until a requirements file changes.
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: app test cli-demo clean-venv
+
+app: $(VENV)/.app-deps
+	$(BIN)/python -m streamlit run app.py
+
+test: $(VENV)/.test-deps
+	$(BIN)/python -m pytest
+
+$(BIN)/python:
+	$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version.split()[0]'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.app-deps: requirements.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.test-deps: requirements.txt requirements-dev.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	touch $@ $(VENV)/.app-deps
+
+cli-demo: $(VENV)/.app-deps
+	$(BIN)/python -m inspector analyze --model default \
+	  --text "The animal didn't cross the street because it was too tired." --weights all --json out.json
+
+clean-venv:
+	rm -rf $(VENV)
