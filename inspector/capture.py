@@ -126,11 +126,14 @@ def tokenize(loaded: LoadedModel, text: str, *, truncate: bool = False) -> tuple
     options = dict(return_tensors="pt", return_special_tokens_mask=True,
                    return_offsets_mapping=bool(getattr(tokenizer, "is_fast", False)))
     with loaded.tokenizer_lock:
-        full_length = len(tokenizer(text, add_special_tokens=True, truncation=False, verbose=False)["input_ids"])
-        if full_length > limit and not truncate:
-            raise InvalidTextError(f"the text has {full_length} tokens; {loaded.info.name} reads at most {limit} — "
-                                   "shorten it, turn on truncation (--truncate), or pick a long-context model")
-        encoding = dict(tokenizer(text, truncation=truncate, max_length=limit if truncate else None, **options))
+        encoding = dict(tokenizer(text, truncation=False, verbose=False, **options))
+        full_length = encoding["input_ids"].shape[1]
+        if full_length > limit:
+            if not truncate:
+                raise InvalidTextError(f"the text has {full_length} tokens; {loaded.info.name} reads at most "
+                                       f"{limit} — shorten it, turn on truncation (--truncate), or pick a "
+                                       "long-context model")
+            encoding = dict(tokenizer(text, truncation=True, max_length=limit, **options))
     ids = encoding["input_ids"]
     if ids.shape[1] == 0:
         raise InvalidTextError("the text produced no tokens for this model's tokenizer")
