@@ -3,9 +3,6 @@ repeat, axes keep sentence order, and the specs are valid Vega-Lite (``to_dict``
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import altair as alt
 import numpy as np
 import pytest
@@ -92,8 +89,3 @@ def test_entropy_grid_has_one_row_per_head_and_outlines_the_selected_head():
 def test_entropy_grid_without_selection_has_no_outline():
     spec = entropy_grid_chart(_head_entropy()).to_dict()
     assert not any(layer.get("transform") for layer in spec["layer"])
-
-
-def test_charts_module_does_not_import_streamlit():
-    code = "import sys, inspector.charts; sys.exit('streamlit' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
