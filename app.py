@@ -28,7 +28,8 @@ def cached_model(spec: str) -> LoadedModel:
     return load_model(spec)
 
 
-@st.cache_data(max_entries=32, ttl=3600, show_spinner=False)
+# Few entries: a 512-token capture with every layer's weights is ~75 MB.
+@st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
 def cached_capture(spec: str, text: str, backend: str) -> Capture:
     """Every layer's weights are kept, so choosing another layer or head redraws without a new forward."""
     return capture(cached_model(spec), text, backend=backend, weights="all")

@@ -162,7 +162,7 @@ def resolve_backend(name: str, device: torch.device | str) -> Backend:
         return "torch"
     if name == "triton":
         raise BackendUnavailableError(
-            "the Triton backend is not available in this build yet; use --backend torch (or auto)")
+            "the Triton backend is not available in this build yet; choose the torch or auto backend")
     raise BackendUnavailableError(f"unknown backend {name!r}; choose auto, torch or triton")
 
 
