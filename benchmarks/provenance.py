@@ -1,0 +1,133 @@
+"""Where a benchmark figure came from, and the one place benchmark scripts write ``docs/BENCHMARKS.md``.
+
+``shared/DESIGN.md`` asks that every figure be recorded with its command, shapes, versions and device.
+:func:`provenance_lines` gathers those facts from the running machine (never typed in by hand), and
+:func:`write_section` replaces one ``## Title`` section of the benchmarks file, leaving every other
+section as it was, so each script can be re-run on its own.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+BENCHMARKS_DOC = REPO_ROOT / "docs" / "BENCHMARKS.md"
+
+_DOC_HEADER = """# Benchmarks
+
+Every figure in this file was measured by the command named in its section, on the machine and with the
+versions listed there; re-running that command with `--write-docs` replaces that section only. Nothing here
+is estimated or copied from elsewhere: a figure that has not been measured is marked as such.
+
+GPU figures: not yet measured (no GPU session).
+"""
+
+_VERSIONED_PACKAGES = ("torch", "transformers", "numpy")
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _ram_gib() -> str:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return f"{int(line.split()[1]) / 2**20:.1f} GiB"
+    except OSError:
+        pass
+    return "unknown"
+
+
+def _git_state() -> str:
+    """Short commit of the checkout and whether the measured code (kernels/, inspector/) differs from it."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True,
+                                text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "kernels", "inspector"], cwd=REPO_ROOT,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+    if not dirty:
+        return f"{commit} (kernels/ and inspector/ as committed)"
+    changed = [line[3:] for line in dirty.splitlines()]
+    return f"{commit} plus uncommitted changes in {', '.join(changed)}"
+
+
+def system_busy_seconds() -> float:
+    """CPU seconds all processes on this machine have spent busy since boot (``/proc/stat``, all CPUs summed)."""
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+class OtherLoad:
+    """How many CPUs *other* processes kept busy while a block ran: the machine's busy time minus this
+    process's own CPU time, divided by wall time. Timings taken while this is well above 0 are contended.
+
+    Usage: ``with OtherLoad() as load: ...``; then ``load.cores``.
+    """
+
+    def __enter__(self) -> "OtherLoad":
+        self._wall, self._busy, self._own = time.perf_counter(), system_busy_seconds(), time.process_time()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        wall = time.perf_counter() - self._wall
+        others = (system_busy_seconds() - self._busy) - (time.process_time() - self._own)
+        self.cores = max(0.0, others) / wall if wall > 0 else 0.0
+
+
+def provenance_lines(command: str, shapes: str) -> list[str]:
+    """Markdown bullet lines: command, shapes, code version, package versions, machine, date."""
+    versions = ", ".join(f"{name} {metadata.version(name)}" for name in _VERSIONED_PACKAGES)
+    threads = os.environ.get("OMP_NUM_THREADS", "unset")
+    return [
+        f"- Command: `{command}`",
+        f"- Shapes: {shapes}",
+        f"- Code: git {_git_state()}",
+        f"- Versions: python {platform.python_version()}, {versions}",
+        f"- Machine: {len(os.sched_getaffinity(0))} CPUs (`nproc`), {_cpu_model()}, {_ram_gib()} RAM, "
+        f"{platform.system()} {platform.machine()}, no GPU; OMP_NUM_THREADS={threads}",
+        f"- Date: {datetime.date.today().isoformat()}",
+    ]
+
+
+def command_line(module: str, argv: list[str]) -> str:
+    """The command a reader can paste to reproduce a run, from the repository root."""
+    interpreter = Path(sys.executable)
+    if interpreter.is_relative_to(REPO_ROOT):  # a virtualenv inside the checkout: show it as the user runs it
+        shown = str(interpreter.relative_to(REPO_ROOT))
+    else:
+        shown = "python"
+    return " ".join([shown, "-m", module, *argv])
+
+
+def write_section(title: str, body: str, path: Path = BENCHMARKS_DOC) -> None:
+    """Replace (or append) the ``## {title}`` section of ``path``, creating the file with its header if missing.
+
+    A section runs from its heading to the next ``## `` heading or the end of the file.
+    """
+    text = path.read_text() if path.exists() else _DOC_HEADER
+    section = f"## {title}\n\n{body.strip()}\n"
+    pattern = re.compile(rf"^## {re.escape(title)}[ \t]*\n.*?(?=^## |\Z)", re.MULTILINE | re.DOTALL)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: section + "\n", text, count=1)
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text.rstrip("\n") + "\n")
