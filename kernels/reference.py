@@ -30,7 +30,7 @@ StatName = Literal["entropy", "lse", "sink"]
 STAT_NAMES: tuple[StatName, ...] = ("entropy", "lse", "sink")
 
 # Queries per block in blocked_attention are chosen so one block's fp32 scores stay under this many bytes.
-_BLOCK_BUDGET_BYTES = 64 * 2**20
+_BLOCK_BUDGET_BYTES = 32 * 2**20
 
 
 def check_attention_inputs(
@@ -123,22 +123,39 @@ def _repeat_kv(x: torch.Tensor, heads: int) -> torch.Tensor:
     return x if group == 1 else x.repeat_interleave(group, dim=1)
 
 
-def _masked_scores(q: torch.Tensor, k: torch.Tensor, visible: torch.Tensor, scale: float) -> torch.Tensor:
-    """fp32 scores ``q·kᵀ·scale`` with invisible keys at −inf: (batch, heads, rows, k_len)."""
-    scores = torch.matmul(q.float(), k.float().transpose(-1, -2)) * scale
-    return scores.masked_fill(~visible, float("-inf"))
+def _scores(q: torch.Tensor, k: torch.Tensor, scale: float, visible: torch.Tensor | None) -> torch.Tensor:
+    """fp32 scores ``(q·scale)·kᵀ`` with invisible keys at −inf: (batch, heads, rows, k_len)."""
+    scores = torch.matmul(q.float() * scale, k.float().transpose(-1, -2))
+    if visible is not None:
+        scores.masked_fill_(~visible, float("-inf"))  # in place on a fresh tensor: autograd-safe
+    return scores
 
 
-def _softmax_with_lse(scores: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Row softmax and log-sum-exp that stay defined on rows with no visible key (weights 0, lse −inf)."""
+def _weights_from_scores(scores: torch.Tensor, lse: torch.Tensor, *, inplace: bool) -> torch.Tensor:
+    """``exp(scores − lse)`` row by row; a row that sees no key (lse = −inf) gets weights 0, not NaN."""
+    shift = lse.masked_fill(torch.isneginf(lse), 0.0).unsqueeze(-1)
+    return scores.sub_(shift).exp_() if inplace else torch.exp(scores - shift)
+
+
+def _softmax_and_lse(scores: torch.Tensor, *, inplace: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """Row softmax of ``scores`` and its log-sum-exp, overwriting ``scores`` when ``inplace`` (no block-sized
+    temporaries). A row with no visible key gets weights 0 and log-sum-exp −inf."""
     row_max = scores.amax(dim=-1, keepdim=True)
-    # A fully masked row has max −inf; shifting by 0 instead keeps exp() at exactly 0 rather than NaN.
-    row_max = torch.where(torch.isfinite(row_max), row_max, torch.zeros_like(row_max))
-    exps = torch.exp(scores - row_max)
+    row_max = row_max.masked_fill(torch.isneginf(row_max), 0.0)  # shift empty rows by 0: exp(−inf) = 0
+    exps = scores.sub_(row_max).exp_() if inplace else torch.exp(scores - row_max)
     total = exps.sum(dim=-1, keepdim=True)
-    weights = torch.where(total > 0, exps / total.clamp_min(torch.finfo(total.dtype).tiny), torch.zeros_like(exps))
-    lse = (row_max + torch.log(total)).squeeze(-1)  # log(0) = −inf on empty rows
-    return weights, lse
+    safe_total = total.clamp_min(torch.finfo(total.dtype).tiny)
+    weights = exps.div_(safe_total) if inplace else exps / safe_total
+    return weights, (row_max + torch.log(total)).squeeze(-1)
+
+
+def _mask_if_any(q_len: int, k_len: int, *, causal: bool, window: int | None,
+                 key_padding_mask: torch.Tensor | None, rows: slice, device: torch.device) -> torch.Tensor | None:
+    """The visibility mask for a block of rows, or None when every key is visible (nothing to mask)."""
+    if not causal and window is None and key_padding_mask is None:
+        return None
+    return visible_keys_mask(q_len, k_len, causal=causal, window=window, key_padding_mask=key_padding_mask,
+                             rows=rows, device=device)
 
 
 def row_entropy(weights: torch.Tensor) -> torch.Tensor:
@@ -165,7 +182,9 @@ def reference_attention(
     heads, q_len, k_len = q.shape[1], q.shape[2], k.shape[2]
     visible = visible_keys_mask(q_len, k_len, causal=causal, window=window,
                                 key_padding_mask=key_padding_mask, device=q.device)
-    weights, _ = _softmax_with_lse(_masked_scores(q, _repeat_kv(k, heads), visible, scale))
+    scores = torch.matmul(q.float(), _repeat_kv(k, heads).float().transpose(-1, -2)) * scale
+    scores = scores.masked_fill(~visible, float("-inf"))
+    weights = torch.softmax(scores, dim=-1).nan_to_num(nan=0.0)  # a row with no visible key: all 0
     out = torch.matmul(weights, _repeat_kv(v, heads).float())  # (batch, heads, q_len, head_dim)
     return out.to(q.dtype), weights
 
@@ -198,19 +217,23 @@ def blocked_attention(
     k_len = k.shape[2]
     keys, values = _repeat_kv(k, heads), _repeat_kv(v, heads).float()
     block = block_size or default_block_size(batch, heads, k_len)
+    # In-place softmax and entropy save block-sized copies, but would overwrite what autograd needs.
+    inplace = not (torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)))
     outs, collected = [], {name: [] for name in stats}
     for start in range(0, q_len, block):
         rows = slice(start, min(start + block, q_len))
-        visible = visible_keys_mask(q_len, k_len, causal=causal, window=window,
-                                    key_padding_mask=key_padding_mask, rows=rows, device=q.device)
-        weights, lse = _softmax_with_lse(_masked_scores(q[:, :, rows], keys, visible, scale))
+        visible = _mask_if_any(q_len, k_len, causal=causal, window=window, key_padding_mask=key_padding_mask,
+                               rows=rows, device=q.device)
+        scores = _scores(q[:, :, rows], keys, scale, visible)  # (batch, heads, rows, k_len)
+        weights, lse = _softmax_and_lse(scores, inplace=inplace)  # lse: (batch, heads, rows)
         outs.append(torch.matmul(weights, values))  # (batch, heads, rows, head_dim)
-        if "entropy" in collected:
-            collected["entropy"].append(row_entropy(weights))
         if "lse" in collected:
             collected["lse"].append(lse)
         if "sink" in collected:
-            collected["sink"].append(weights[..., 0])
+            collected["sink"].append(weights[..., 0].clone())
+        if "entropy" in collected:  # last: in place, it turns the weights into p·log p
+            plogp = weights.xlogy_(weights) if inplace else torch.special.xlogy(weights, weights)
+            collected["entropy"].append(-plogp.sum(dim=-1))
     out = torch.cat(outs, dim=2).to(q.dtype)
     return out, {name: torch.cat(parts, dim=2) for name, parts in collected.items()}
 
@@ -238,9 +261,7 @@ def materialize_weights(
     rows = rows or slice(0, q_len)
     group = num_heads // k.shape[1]
     kv_idx = [h // group for h in head_idx]
-    visible = visible_keys_mask(q_len, k_len, causal=causal, window=window,
-                                key_padding_mask=key_padding_mask, rows=rows, device=q.device)
-    scores = _masked_scores(q[:, head_idx, rows], k[:, kv_idx], visible, scale)
-    row_lse = lse[:, head_idx, rows].float().unsqueeze(-1)
-    # Empty rows have lse = −inf and all scores −inf: define their weights as 0, not exp(nan).
-    return torch.where(torch.isfinite(row_lse), torch.exp(scores - row_lse), torch.zeros_like(scores))
+    visible = _mask_if_any(q_len, k_len, causal=causal, window=window, key_padding_mask=key_padding_mask,
+                           rows=rows, device=q.device)
+    scores = _scores(q[:, head_idx, rows], k[:, kv_idx], scale, visible)
+    return _weights_from_scores(scores, lse[:, head_idx, rows].float(), inplace=not torch.is_grad_enabled())
