@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.provenance import OtherLoad, command_line, provenance_lines, write_section
+from benchmarks.provenance import OtherLoad, write_report
 
 SEED = 0
 VARIANTS = ("ours", "eager")
@@ -282,18 +282,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"{sizes['num_attention_heads']} heads (head_dim {head_dim}), "
                   f"intermediate {sizes['intermediate_size']}, vocab {sizes['vocab_size']}, max positions "
                   f"{max(4096, *lengths)}; input batch 1 × n random ids, float32, CPU")
-        body = "\n".join([
-            "Per-row attention entropy for every layer, computed by the inspector backend (`ours`, query blocks, "
-            "no n×n tensor kept) and from eager `output_attentions=True` (`eager`), in the same run.",
-            "",
-            *provenance_lines(command_line("benchmarks.entropy_memory", shown_argv), shapes),
-            "",
-            table,
-            "",
-            *notes,
-        ])
-        write_section(SECTION_TITLE, body)
-        print(f"wrote section '{SECTION_TITLE}' of docs/BENCHMARKS.md", file=sys.stderr)
+        write_report(SECTION_TITLE,
+                     "Per-row attention entropy for every layer, computed by the inspector backend (`ours`, query "
+                     "blocks, no n×n tensor kept) and from eager `output_attentions=True` (`eager`), in the same run.",
+                     module="benchmarks.entropy_memory", argv=shown_argv, shapes=shapes, table=table, notes=notes)
     if failed:
         print(f"entropy mismatch above {TOLERANCE_NATS:g} nats at n = {failed}", file=sys.stderr)
         return 1

@@ -19,7 +19,7 @@ import statistics
 import sys
 import time
 
-from benchmarks.provenance import OtherLoad, command_line, provenance_lines, write_section
+from benchmarks.provenance import OtherLoad, write_report
 
 SECTION_TITLE = "Inspect view latency (CPU)"
 DEFAULT_TOKENS = (32, 128, 512)
@@ -134,17 +134,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"{info.head_dim}, hidden {info.hidden_size}, {info.dtype} on {info.device}; batch 1 × "
                   f"{', '.join(str(t) for t in lengths)} tokens")
         shown_argv = list(argv if argv is not None else sys.argv[1:])
-        body = "\n".join([
-            "The inspect view's one library call on the bundled model, at several text lengths.",
-            "",
-            *provenance_lines(command_line("benchmarks.inspect_latency", shown_argv), shapes),
-            "",
-            table,
-            "",
-            *notes,
-        ])
-        write_section(SECTION_TITLE, body)
-        print(f"wrote section '{SECTION_TITLE}' of docs/BENCHMARKS.md", file=sys.stderr)
+        write_report(SECTION_TITLE, "The inspect view's one library call on the bundled model, at several text lengths.",
+                     module="benchmarks.inspect_latency", argv=shown_argv, shapes=shapes, table=table, notes=notes)
     return 0
 
 

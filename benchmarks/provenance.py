@@ -131,3 +131,11 @@ def write_section(title: str, body: str, path: Path = BENCHMARKS_DOC) -> None:
         text = text.rstrip("\n") + "\n\n" + section
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text.rstrip("\n") + "\n")
+
+
+def write_report(title: str, summary: str, *, module: str, argv: list[str], shapes: str, table: str,
+                 notes: list[str]) -> None:
+    """Write one benchmark's section: a summary line, its provenance, the measured table and its notes."""
+    body = "\n".join([summary, "", *provenance_lines(command_line(module, argv), shapes), "", table, "", *notes])
+    write_section(title, body)
+    print(f"wrote section '{title}' of {BENCHMARKS_DOC.relative_to(REPO_ROOT)}", file=sys.stderr)
