@@ -242,8 +242,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="sequence lengths to measure (default: %(default)s)")
     parser.add_argument("--repeats", type=int, default=3, help="timed forwards per variant (default: 3)")
     parser.add_argument("--block-size", type=int, default=None,
-                        help="queries per block on ours' torch path (default: the library's, sized to a 64 MiB "
-                             "score budget)")
+                        help="queries per block on ours' torch path (default: the library's "
+                             "kernels.reference.default_block_size)")
     parser.add_argument("--write-docs", action="store_true", help=f"replace the '{SECTION_TITLE}' section "
                         "of docs/BENCHMARKS.md with this run")
     # Internal: the parent re-invokes this script once per (variant, n) so each gets a fresh process.

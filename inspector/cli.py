@@ -94,6 +94,7 @@ def analysis_json(loaded, result) -> dict:
 def _analyze(args: argparse.Namespace) -> None:
     from inspector.capture import capture
     from inspector.loading import load_model
+    from inspector.metrics import head_entropy
 
     weights = parse_layers(args.weights)
     text = _read_text(args)
@@ -105,8 +106,6 @@ def _analyze(args: argparse.Namespace) -> None:
             print(f"wrote {args.json}: {len(result.tokens)} tokens, {result.num_layers} layers × "
                   f"{result.num_heads} heads, backend {result.backend}", file=sys.stderr)
         return
-    from inspector.metrics import head_entropy
-
     entropy = head_entropy(result)
     print(f"{loaded.info.name}: {len(result.tokens)} tokens, backend {result.backend}"
           + (" (truncated)" if result.truncated else ""))
