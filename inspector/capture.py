@@ -48,6 +48,9 @@ class Capture:
     tokens: the tokenizer's own token strings, special tokens included (q_len of them).
     token_ids: (q_len,) int64. offsets: (q_len, 2) int32 character spans in ``text`` ((0, 0) for specials).
     special: (q_len,) bool — True for special tokens ([CLS], [SEP], <s> …).
+    word_ids: (q_len,) int32 — the tokenizer's word index of each token (pieces of one word share it), −1 for
+    special tokens. Tokenizers that do not report words make each non-special token its own word. Left out
+    (None) at construction, it is filled in that way — captures built before the field existed still work.
     entropy: (layers, heads, q_len) float32, nats — entropy of each query's attention row.
     lse: (layers, heads, q_len) float32 — log-sum-exp of each row's scaled scores.
     sink_mass: (layers, heads, q_len) float32 — weight each query puts on the first token.
@@ -74,17 +77,24 @@ class Capture:
     backend: str
     truncated: bool = False
     timings: dict[str, float] = field(default_factory=dict)
+    # Last and optional so that code building a Capture by keyword without it keeps working.
+    word_ids: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         q_len = len(self.tokens)
+        if self.word_ids is None:
+            # frozen: __post_init__ is the one place a derived default may be set.
+            object.__setattr__(self, "word_ids", token_word_ids(None, self.special))
         layers, heads = self.entropy.shape[:2]
         expected = {"token_ids": (self.token_ids, (q_len,)), "offsets": (self.offsets, (q_len, 2)),
                     "special": (self.special, (q_len,)), "entropy": (self.entropy, (layers, heads, q_len)),
                     "lse": (self.lse, (layers, heads, q_len)), "sink_mass": (self.sink_mass, (layers, heads, q_len)),
-                    "visible_keys": (self.visible_keys, (layers, q_len))}
+                    "visible_keys": (self.visible_keys, (layers, q_len)), "word_ids": (self.word_ids, (q_len,))}
         for name, (array, shape) in expected.items():
             if array.shape != shape:
                 raise ValueError(f"Capture.{name} has shape {array.shape}, expected {shape}")
+        if q_len and (int(self.word_ids.min()) < -1 or (self.word_ids[self.special] != -1).any()):
+            raise ValueError("Capture.word_ids must be −1 for special tokens and ≥ −1 elsewhere")
         if len(self.windows) != layers:
             raise ValueError(f"Capture.windows has {len(self.windows)} entries for {layers} layers")
         for layer, w in self.weights.items():
@@ -115,24 +125,48 @@ def _weights_layers(choice: WeightsChoice, num_layers: int) -> frozenset[int] | 
     return layers
 
 
+def token_word_ids(encoding, special: np.ndarray) -> np.ndarray:
+    """(q_len,) int32 word index per token from a fast tokenizer's ``BatchEncoding`` (``word_ids()``), −1 for
+    special tokens. Without word information (slow tokenizers, ``encoding=None``) every non-special token is
+    its own word, numbered in order."""
+    special = np.asarray(special, dtype=bool)
+    words = None
+    if encoding is not None and getattr(encoding, "is_fast", False):
+        try:
+            words = encoding.word_ids(0)
+        except (ValueError, IndexError):  # no word information for this encoding
+            words = None
+    if words is None or len(words) != len(special):
+        result = np.cumsum(~special, dtype=np.int64) - 1
+    else:
+        result = np.array([-1 if w is None else w for w in words], dtype=np.int64)
+    return np.where(special, -1, result).astype(np.int32)
+
+
 def tokenize(loaded: LoadedModel, text: str, *, truncate: bool = False) -> tuple[dict, bool]:
     """Tokenise and validate before any forward: non-empty, within the model's length, ids in vocabulary.
 
     Returns the tokenizer's encoding (batch of one, PyTorch tensors) and whether it was truncated.
     """
+    encoding, truncated = _encode(loaded, text, truncate=truncate)
+    return dict(encoding), truncated
+
+
+def _encode(loaded: LoadedModel, text: str, *, truncate: bool):
+    """:func:`tokenize`, keeping the tokenizer's ``BatchEncoding`` (it knows which word each token is from)."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidTextError("the text is empty; type or paste a sentence to inspect")
     tokenizer, limit = loaded.tokenizer, loaded.info.max_positions
     options = dict(return_tensors="pt", return_special_tokens_mask=True,
                    return_offsets_mapping=bool(getattr(tokenizer, "is_fast", False)))
     with loaded.tokenizer_lock:
-        encoding = dict(tokenizer(text, truncation=False, verbose=False, **options))
+        encoding = tokenizer(text, truncation=False, verbose=False, **options)
         full_length = encoding["input_ids"].shape[1]
         if full_length > limit:
             if not truncate:
                 raise InvalidTextError(f"the text has {full_length} tokens; {loaded.info.name} reads at most "
                                        f"{limit} — shorten it, turn on truncation, or pick a long-context model")
-            encoding = dict(tokenizer(text, truncation=True, max_length=limit, **options))
+            encoding = tokenizer(text, truncation=True, max_length=limit, **options)
     ids = encoding["input_ids"]
     if ids.shape[1] == 0:
         raise InvalidTextError("the text produced no tokens for this model's tokenizer")
@@ -180,7 +214,7 @@ def capture(
     info = loaded.info
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    encoding, truncated = tokenize(loaded, text, truncate=truncate)
+    encoding, truncated = _encode(loaded, text, truncate=truncate)
     layers_wanted = _weights_layers(weights, info.num_layers)
     device = next(loaded.model.parameters()).device
     try:
@@ -213,13 +247,15 @@ def capture(
 
     offsets = encoding.get("offset_mapping")
     q_len = input_ids.shape[1]
+    special = encoding["special_tokens_mask"][0].numpy().astype(bool)
     result = Capture(
         model_name=info.name,
         text=text,
         tokens=tuple(str(t) for t in loaded.tokenizer.convert_ids_to_tokens(input_ids[0].tolist())),
         token_ids=input_ids[0].cpu().numpy().astype(np.int64),
         offsets=(offsets[0].numpy().astype(np.int32) if offsets is not None else np.zeros((q_len, 2), np.int32)),
-        special=encoding["special_tokens_mask"][0].numpy().astype(bool),
+        special=special,
+        word_ids=token_word_ids(encoding, special),
         entropy=stack("entropy"),
         lse=stack("lse"),
         sink_mass=stack("sink"),

@@ -131,3 +131,33 @@ def test_capture_checks_its_own_shapes(tiny_bert):
         Capture(**{**fields, "lse": good.lse[:, :, :-1], "entropy": good.entropy[:, :, :-1]})
     with pytest.raises(ValueError, match="weights"):
         Capture(**{**fields, "weights": {0: good.weights[0][:, :1]}})
+
+
+def test_word_ids_group_pieces_as_the_tokenizer_does(bundled):
+    text = "The animal didn't cross the street unbelievably."
+    result = capture(bundled, text, weights=None)
+    expected = bundled.tokenizer(text).word_ids()
+    assert result.word_ids.dtype == np.int32 and result.word_ids.shape == (len(result.tokens),)
+    assert result.word_ids.tolist() == [-1 if w is None else w for w in expected]
+    assert result.word_ids[0] == result.word_ids[-1] == -1 and result.special[[0, -1]].all()
+    words = {}
+    for token, word, (start, end) in zip(result.tokens, result.word_ids.tolist(), result.offsets.tolist()):
+        words.setdefault(word, []).append(text[start:end])
+    # BERT's pre-tokenizer splits at the apostrophe, so "didn't" is three words; "unbelievably" is one word
+    # of several word pieces.
+    assert [words[w] for w in sorted(words) if "".join(words[w]) in ("didn", "'", "t")] == [["didn"], ["'"], ["t"]]
+    assert any(len(pieces) > 1 and "".join(pieces) == "unbelievably" for pieces in words.values())
+
+
+def test_word_ids_fall_back_to_one_word_per_token(tiny_bert):
+    from inspector.capture import token_word_ids
+
+    special = np.array([True, False, False, True])
+    assert token_word_ids(None, special).tolist() == [-1, 0, 1, -1]
+    good = capture(tiny_bert, "a cat", weights=None)
+    fields = {f: getattr(good, f) for f in good.__dataclass_fields__}
+    assert Capture(**{**fields, "word_ids": None}).word_ids.tolist() == [-1, 0, 1, -1]
+    with pytest.raises(ValueError, match="word_ids"):
+        Capture(**{**fields, "word_ids": np.zeros(3, np.int32)})
+    with pytest.raises(ValueError, match="special"):
+        Capture(**{**fields, "word_ids": np.zeros(4, np.int32)})
