@@ -1,34 +1,82 @@
 """Altair (Vega-Lite) charts over results the library has already computed.
 
-Every builder takes finished numbers (a :class:`~inspector.metrics.HeadEntropy`, one head's weights) and
-returns an ``altair.Chart`` — nothing here computes an analysis, and nothing imports Streamlit, so the same
-charts serve the UI, figure export and notebooks. Vega renders token strings as text marks and escapes them
-in tooltips, so user text never reaches the page as HTML.
+Every builder takes finished numbers (a :class:`~inspector.metrics.HeadEntropy`, a
+:class:`~inspector.heatmap.HeatmapView`) and returns an Altair chart — nothing here computes an analysis,
+and nothing imports Streamlit, so the same charts serve the UI, figure export and notebooks. Token strings
+reach Vega only as data: Vega draws them as text marks and escapes them in tooltips, so user text never
+reaches the page as HTML.
 
 Tokens are labelled ``"<position>: <token>"`` (:func:`token_labels`): Vega-Lite merges equal values on an
 ordinal axis, so two occurrences of "the" would otherwise collapse into one row. Axes list the labels in
 sentence order explicitly, because the default ordinal sort is alphabetical ("10: …" before "2: …").
+
+**Slide mode.** Every builder takes ``slide=False``; ``slide=True`` is for projectors and printed handouts:
+large type (titles 24 px, labels 16 px), bigger cells, palettes that stay readable for colour-blind viewers
+and in greyscale, and a black-on-white selection outline instead of a red one. Sizes and palettes are chosen
+inside each builder; fonts are applied last by :func:`style_chart` with ``configure_*``, which Vega-Lite
+only allows on a top-level chart — so compose first (layer, concat) and style last. A slide-mode chart is
+finished: to place it in a larger composition, build it with ``slide=False``, compose, then call
+:func:`style_chart` on the result.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Sequence, TypeVar
 
 import altair as alt
 import numpy as np
 import pandas as pd
 
+from inspector.heatmap import HeatmapView
 from inspector.metrics import HeadEntropy
 
 # Perceptually uniform palettes that survive greyscale printing: viridis runs dark (focused heads) to
 # yellow (diffuse heads); blues runs light (no weight) to dark (all of the budget).
 ENTROPY_SCHEME = "viridis"
 WEIGHT_SCHEME = "blues"
+# Slides: projectors wash out the light end of "blues", so weights use cividis (designed to read the same
+# for the common colour-vision deficiencies) whose zero end is a visible dark blue.
+SLIDE_ENTROPY_SCHEME = "viridis"
+SLIDE_WEIGHT_SCHEME = "cividis"
+SELECTION_COLOR = "#ff4b4b"  # Streamlit's accent: the outlined head matches the app's widgets
+
+# The entropy grid's click selection; the app reads ``event.selection[HEAD_SELECTION]`` →
+# ``[{"layer": …, "head": …}]`` (empty after a click on the background).
+HEAD_SELECTION = "head_pick"
+
+# Recommended longest text (in rows of one view) for :func:`layer_heads_chart`: 12 heads × 64² cells is
+# ~49k data rows, about the most a browser draws without stalling; the app checks this before calling.
+SMALL_MULTIPLES_MAX_TOKENS = 64
 
 # Heatmap cells shrink with the text so a 512-token input still fits on a screen; clamp to stay clickable.
 _MAX_CELL_PX = 28
 _MIN_CELL_PX = 4
 _HEATMAP_TARGET_PX = 560
+_SLIDE_MAX_CELL_PX = 44
+_SLIDE_HEATMAP_TARGET_PX = 820
+_GRID_CELL_PX = 26
+_SLIDE_GRID_CELL_PX = 40
+# Each small multiple is about this wide, whatever the length; cells stay at least 1 px.
+_MULTIPLE_PX = 150
+_SLIDE_MULTIPLE_PX = 220
+_MULTIPLES_PER_ROW = 4
+
+ChartT = TypeVar("ChartT", bound=alt.TopLevelMixin)
+
+
+def style_chart(chart: ChartT, slide: bool = False) -> ChartT:
+    """Apply slide-mode type sizes to a finished, top-level chart (no-op when ``slide`` is False).
+
+    ``configure_*`` belongs to the top level in Vega-Lite, so this is the last step of a builder; a chart
+    styled here can no longer be layered or concatenated (Altair refuses charts that carry a config).
+    """
+    if not slide:
+        return chart
+    return (chart
+            .configure_title(fontSize=24, subtitleFontSize=16, anchor="start", offset=12)
+            .configure_axis(labelFontSize=16, titleFontSize=18, titlePadding=10)
+            .configure_legend(labelFontSize=16, titleFontSize=16, gradientLength=260, gradientThickness=18)
+            .configure_header(labelFontSize=16, titleFontSize=18))
 
 
 def token_labels(tokens: Sequence[str]) -> list[str]:
@@ -36,12 +84,28 @@ def token_labels(tokens: Sequence[str]) -> list[str]:
     return [f"{position}: {token}" for position, token in enumerate(tokens)]
 
 
-def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None = None) -> alt.LayerChart:
+def _title(text: str, subtitle: Sequence[str] = ()) -> alt.TitleParams:
+    return alt.TitleParams(text=text, subtitle=list(subtitle)) if subtitle else alt.TitleParams(text=text)
+
+
+def _outline(base: alt.Chart, layer: int, head: int, slide: bool) -> list[alt.Chart]:
+    """The selected cell's outline: one red stroke, or (slides) a white halo under a black stroke, which
+    stands out on every colour of the palette without relying on hue."""
+    only = (alt.datum.layer == int(layer)) & (alt.datum.head == int(head))
+    if not slide:
+        return [base.mark_rect(fill=None, stroke=SELECTION_COLOR, strokeWidth=3).transform_filter(only)]
+    return [base.mark_rect(fill=None, stroke="white", strokeWidth=7).transform_filter(only),
+            base.mark_rect(fill=None, stroke="black", strokeWidth=3).transform_filter(only)]
+
+
+def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None = None, selectable: bool = False,
+                       slide: bool = False) -> alt.LayerChart:
     """Layer × head grid coloured by normalised entropy (0 = all weight on one key, 1 = uniform).
 
     One row of data per (layer, head): ``layer``, ``head``, ``normalized`` and ``raw`` (nats). Heads whose
     every row sees a single key have a NaN normalised entropy and are drawn grey. ``selected`` =
-    (layer, head) outlines that cell.
+    (layer, head) outlines that cell. ``selectable`` adds a click selection named :data:`HEAD_SELECTION`
+    over the fields ``layer`` and ``head`` to the coloured cells (for ``st.altair_chart(on_select=…)``).
     """
     layers, heads = entropy.raw.shape
     layer_index, head_index = np.meshgrid(np.arange(layers), np.arange(heads), indexing="ij")  # (layers, heads)
@@ -58,56 +122,166 @@ def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None
                  alt.Tooltip("normalized:Q", title="entropy / log(keys)", format=".3f"),
                  alt.Tooltip("raw:Q", title="entropy (nats)", format=".3f")],
     )
-    cells = base.mark_rect().encode(
+    cells = base.mark_rect(cursor="pointer" if selectable else "default").encode(
         color=alt.Color("normalized:Q", title="entropy (normalised)",
-                        scale=alt.Scale(scheme=ENTROPY_SCHEME, domain=[0, 1]),
+                        scale=alt.Scale(scheme=SLIDE_ENTROPY_SCHEME if slide else ENTROPY_SCHEME, domain=[0, 1]),
                         # Below the grid, so a 12-head grid plus legend fits a narrow column.
                         legend=alt.Legend(orient="bottom", direction="horizontal")),
     )
+    if selectable:
+        cells = cells.add_params(alt.selection_point(name=HEAD_SELECTION, fields=["layer", "head"], on="click",
+                                                     clear="dblclick"))
     # Vega-Lite drops rows with a NaN colour value; a grey layer underneath keeps those cells visible.
     undefined = base.mark_rect(color="#d0d0d0")
     layers_drawn = [undefined, cells]
     if selected is not None:
-        layer, head = selected
-        outline = base.mark_rect(fill=None, stroke="#ff4b4b", strokeWidth=3).transform_filter(
-            (alt.datum.layer == int(layer)) & (alt.datum.head == int(head)))
-        layers_drawn.append(outline)
-    return alt.layer(*layers_drawn).properties(
-        title="Head entropy: how spread out each head's attention is",
-        width=alt.Step(26), height=alt.Step(26),
+        layers_drawn.extend(_outline(base, *selected, slide=slide))
+    step = _SLIDE_GRID_CELL_PX if slide else _GRID_CELL_PX
+    chart = alt.layer(*layers_drawn).properties(
+        title=_title("Head entropy: how spread out each head's attention is",
+                     ["Click a cell to show that head."] if selectable else ()),
+        width=alt.Step(step), height=alt.Step(step),
     )
+    return style_chart(chart, slide)
 
 
-def attention_heatmap_chart(weights: np.ndarray, tokens: Sequence[str], *, title: str | None = None) -> alt.Chart:
-    """Heatmap of one head's attention: row = query token, column = key token, colour = weight.
-
-    weights: (q_len, k_len) — each row sums to 1 over the keys that query could see. tokens: the q_len
-    token strings (keys are the same tokens: self-attention). One row of data per (query, key) with
-    ``query`` / ``key`` labels, their positions and raw tokens, and ``weight``.
-    """
-    weights = np.asarray(weights)
-    if weights.ndim != 2 or weights.shape[0] != len(tokens) or weights.shape[1] != len(tokens):
-        raise ValueError(f"weights has shape {weights.shape}; expected ({len(tokens)}, {len(tokens)}) for "
-                         f"{len(tokens)} tokens")
-    q_len, k_len = weights.shape
-    labels = token_labels(tokens)
-    query_index, key_index = np.meshgrid(np.arange(q_len), np.arange(k_len), indexing="ij")  # (q_len, k_len)
-    token_array = np.asarray(tokens, dtype=object)
-    label_array = np.asarray(labels, dtype=object)
-    data = pd.DataFrame({
-        "query": label_array[query_index.ravel()],
-        "key": label_array[key_index.ravel()],
-        "query_token": token_array[query_index.ravel()],
-        "key_token": token_array[key_index.ravel()],
-        "query_position": query_index.ravel(),
-        "key_position": key_index.ravel(),
-        "weight": weights.ravel().astype(float),
+def heatmap_data(view: HeatmapView) -> pd.DataFrame:
+    """One row per (query, key) cell of ``view``: labels, raw token texts, row/column index and ``weight``."""
+    rows, cols = view.weights.shape
+    query_index, key_index = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")  # (rows, cols)
+    query_labels = np.asarray(view.query_labels, dtype=object)
+    key_labels = np.asarray(view.key_labels, dtype=object)
+    query_tokens = np.asarray(view.query_tokens, dtype=object)
+    key_tokens = np.asarray(view.key_tokens, dtype=object)
+    return pd.DataFrame({
+        "query": query_labels[query_index.ravel()],
+        "key": key_labels[key_index.ravel()],
+        "query_token": query_tokens[query_index.ravel()],
+        "key_token": key_tokens[key_index.ravel()],
+        "query_index": query_index.ravel(),
+        "key_index": key_index.ravel(),
+        "weight": view.weights.ravel().astype(float),
     })
-    cell = int(np.clip(_HEATMAP_TARGET_PX // max(k_len, 1), _MIN_CELL_PX, _MAX_CELL_PX))
-    return alt.Chart(data).mark_rect().encode(
-        x=alt.X("key:O", title="key (attended to)", sort=labels, axis=alt.Axis(labelAngle=-60, labelLimit=120)),
-        y=alt.Y("query:O", title="query (attending)", sort=labels, axis=alt.Axis(labelLimit=120)),
-        color=alt.Color("weight:Q", title="weight", scale=alt.Scale(scheme=WEIGHT_SCHEME, domain=[0, 1])),
-        tooltip=[alt.Tooltip("query:N", title="query"), alt.Tooltip("key:N", title="key"),
+
+
+def _cell_px(count: int, slide: bool) -> int:
+    target, largest = (_SLIDE_HEATMAP_TARGET_PX, _SLIDE_MAX_CELL_PX) if slide else (_HEATMAP_TARGET_PX, _MAX_CELL_PX)
+    return int(np.clip(target // max(count, 1), _MIN_CELL_PX, largest))
+
+
+def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False) -> alt.Chart:
+    """Heatmap of one head's attention: row = query (attending), column = key (attended to), colour = weight.
+
+    Labels, title ("Layer L, head H: attention weights") and subtitle (the view's notes) come from
+    ``view``; rows and columns may differ in number. Data: one row per cell (see :func:`heatmap_data`).
+    """
+    data = heatmap_data(view)
+    cell = _cell_px(max(view.weights.shape), slide)
+    label_limit = 200 if slide else 120
+    chart = alt.Chart(data).mark_rect().encode(
+        x=alt.X("key:O", title="key (attended to)", sort=list(view.key_labels),
+                axis=alt.Axis(labelAngle=-60, labelLimit=label_limit)),
+        y=alt.Y("query:O", title="query (attending)", sort=list(view.query_labels),
+                axis=alt.Axis(labelLimit=label_limit)),
+        color=alt.Color("weight:Q", title="weight",
+                        scale=alt.Scale(scheme=SLIDE_WEIGHT_SCHEME if slide else WEIGHT_SCHEME, domain=[0, 1])),
+        tooltip=[alt.Tooltip("query:N", title="query token"), alt.Tooltip("key:N", title="key token"),
                  alt.Tooltip("weight:Q", format=".3f")],
-    ).properties(title=title or "Attention weights", width=alt.Step(cell), height=alt.Step(cell))
+    ).properties(title=_title(f"Layer {view.layer}, head {view.head}: attention weights", view.notes),
+                 width=alt.Step(cell), height=alt.Step(cell))
+    return style_chart(chart, slide)
+
+
+def layer_heads_chart(views: Sequence[HeatmapView], *, slide: bool = False) -> alt.FacetChart:
+    """Small multiples: every head of one layer side by side (:data:`_MULTIPLES_PER_ROW` per row), same
+    colour scale, no token labels (hover a cell for them). ``views``: one per head, all of one layer and
+    with the same rows and columns (as :func:`inspector.heatmap.layer_views` returns). Keep the text at or
+    under :data:`SMALL_MULTIPLES_MAX_TOKENS` rows: the data has heads × rows × cols entries."""
+    if not views:
+        raise ValueError("layer_heads_chart needs at least one view")
+    first = views[0]
+    for view in views[1:]:
+        if view.layer != first.layer or view.query_labels != first.query_labels or view.key_labels != first.key_labels:
+            raise ValueError("layer_heads_chart: every view must come from one layer with the same options "
+                             "(use inspector.heatmap.layer_views)")
+    frames = []
+    for view in views:
+        frame = heatmap_data(view)
+        frame.insert(0, "head", view.head)
+        frames.append(frame)
+    data = pd.concat(frames, ignore_index=True)
+    rows, cols = first.weights.shape
+    size = _SLIDE_MULTIPLE_PX if slide else _MULTIPLE_PX
+    cell_w, cell_h = max(1, size // max(cols, 1)), max(1, size // max(rows, 1))
+    panel = alt.Chart().mark_rect().encode(
+        x=alt.X("key_index:O", axis=None),
+        y=alt.Y("query_index:O", axis=None),
+        color=alt.Color("weight:Q", title="weight",
+                        scale=alt.Scale(scheme=SLIDE_WEIGHT_SCHEME if slide else WEIGHT_SCHEME, domain=[0, 1])),
+        tooltip=[alt.Tooltip("head:O"), alt.Tooltip("query:N", title="query token"),
+                 alt.Tooltip("key:N", title="key token"), alt.Tooltip("weight:Q", format=".3f")],
+    ).properties(width=alt.Step(cell_w), height=alt.Step(cell_h))
+    chart = panel.facet(
+        data=data,
+        facet=alt.Facet("head:O", title=None, header=alt.Header(labelExpr="'head ' + datum.value", labelOrient="top")),
+        columns=_MULTIPLES_PER_ROW,
+    ).properties(title=_title(f"Layer {first.layer}: every head", first.notes))
+    return style_chart(chart, slide)
+
+
+def entropy_by_layer_chart(entropy: HeadEntropy, *, slide: bool = False) -> alt.LayerChart:
+    """Normalised entropy of every head (dots) and the layer mean (line), layer by layer — the "broad in
+    shallow layers, sharp in deep ones" check (Clark et al. 2019 report broad early layers on BERT).
+
+    Data: one row per (layer, head) with ``normalized`` and ``raw`` (nats); the line is the mean of
+    ``normalized`` over the layer's heads (Vega's mean skips the NaN heads).
+    """
+    layers, heads = entropy.raw.shape
+    layer_index, head_index = np.meshgrid(np.arange(layers), np.arange(heads), indexing="ij")  # (layers, heads)
+    data = pd.DataFrame({
+        "layer": layer_index.ravel(),
+        "head": head_index.ravel(),
+        "normalized": entropy.normalized.ravel().astype(float),
+        "raw": entropy.raw.ravel().astype(float),
+    })
+    x = alt.X("layer:O", title="layer (input → output)", axis=alt.Axis(labelAngle=0))
+    y_scale = alt.Scale(domain=[0, 1])
+    dots = alt.Chart(data).mark_circle(size=110 if slide else 50, opacity=0.7).encode(
+        x=x, y=alt.Y("normalized:Q", title="entropy / log(keys)", scale=y_scale),
+        color=alt.value("#3b528b"),
+        tooltip=[alt.Tooltip("layer:O"), alt.Tooltip("head:O"),
+                 alt.Tooltip("normalized:Q", title="entropy / log(keys)", format=".3f"),
+                 alt.Tooltip("raw:Q", title="entropy (nats)", format=".3f")],
+    )
+    # Blue dots and an orange line: a pair every common colour-vision deficiency tells apart.
+    mean_line = alt.Chart(data).mark_line(point=True, strokeWidth=4 if slide else 2, color="#e66101").encode(
+        x=x, y=alt.Y("mean(normalized):Q", scale=y_scale),
+        tooltip=[alt.Tooltip("layer:O"), alt.Tooltip("mean(normalized):Q", title="layer mean", format=".3f")],
+    )
+    step = 70 if slide else 48
+    chart = alt.layer(dots, mean_line).properties(
+        title=_title("Entropy by layer: does attention sharpen with depth?",
+                     ["Dots: each head (0 = one key, 1 = uniform). Line: the layer's mean."]),
+        width=alt.Step(step), height=420 if slide else 260,
+    )
+    return style_chart(chart, slide)
+
+
+def selected_head(selection) -> tuple[int, int] | None:
+    """The (layer, head) picked in the entropy grid, from Streamlit's ``event.selection`` (a mapping), or None.
+
+    Streamlit reports a point selection as a list of the selected points' fields
+    (``{"head_pick": [{"layer": 2, "head": 7}]}``) and an empty one as ``{}`` or ``[]``; anything else —
+    a missing key, non-integer values — is treated as no pick rather than an error.
+    """
+    try:
+        points = selection.get(HEAD_SELECTION) if hasattr(selection, "get") else None
+        if not isinstance(points, (list, tuple)) or not points:
+            return None
+        point = points[0]
+        layer, head = point["layer"], point["head"]
+        if isinstance(layer, bool) or isinstance(head, bool) or int(layer) != layer or int(head) != head:
+            return None
+        return int(layer), int(head)
+    except (KeyError, TypeError, ValueError, OverflowError):
+        return None

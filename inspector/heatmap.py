@@ -163,9 +163,12 @@ def _views(capture: Capture, layer, heads: list[int], options: HeatmapOptions) -
         texts = [_group_text(capture, g) for g in groups]
         positions = [int(g[0]) for g in groups]
         special = np.array([bool(capture.special[g].all()) for g in groups])
-        notes.append(f"Word view: {q_len} tokens merged into {len(groups)} words — attention to a word is the "
-                     "sum over its pieces, attention from a word is the mean over its pieces, so rows still sum "
-                     "to 1.")
+        if len(groups) < q_len:
+            notes.append(f"Word view: {q_len} tokens merged into {len(groups)} words — attention to a word is the "
+                         "sum over its pieces, attention from a word is the mean over its pieces, so rows still "
+                         "sum to 1.")
+        else:
+            notes.append("Word view: every word of this text is a single token, so nothing was merged.")
     else:
         texts = list(tokens)
         positions = list(range(len(tokens)))

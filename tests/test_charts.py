@@ -1,5 +1,6 @@
 """Chart builders: the data behind each chart has one row per cell, token labels stay unique when tokens
-repeat, axes keep sentence order, and the specs are valid Vega-Lite (``to_dict`` validates the schema)."""
+repeat, axes keep sentence order, the specs are valid Vega-Lite (``to_dict`` validates the schema), slide
+mode changes type sizes and palettes, and Streamlit accepts the entropy grid's click selection."""
 
 from __future__ import annotations
 
@@ -7,17 +8,27 @@ import altair as alt
 import numpy as np
 import pytest
 
-from inspector.charts import attention_heatmap_chart, entropy_grid_chart, token_labels
+from inspector.charts import (HEAD_SELECTION, SMALL_MULTIPLES_MAX_TOKENS, attention_heatmap_chart,
+                              entropy_by_layer_chart, entropy_grid_chart, layer_heads_chart, selected_head,
+                              style_chart, token_labels)
+from inspector.heatmap import HeatmapOptions, HeatmapView
 from inspector.metrics import HeadEntropy
 
 # "the" repeats and there are more than ten positions, so label order would go wrong if sorted as text.
 TOKENS = ("[CLS]", "the", "cat", "sat", "on", "the", "mat", "and", "the", "dog", "sat", "too", "[SEP]")
 
 
-def _row_stochastic(q_len: int, seed: int = 0) -> np.ndarray:
-    scores = np.random.default_rng(seed).normal(size=(q_len, q_len))
+def _row_stochastic(rows: int, cols: int | None = None, seed: int = 0) -> np.ndarray:
+    scores = np.random.default_rng(seed).normal(size=(rows, cols or rows))
     weights = np.exp(scores)
-    return (weights / weights.sum(axis=-1, keepdims=True)).astype(np.float32)  # (q_len, k_len)
+    return (weights / weights.sum(axis=-1, keepdims=True)).astype(np.float32)  # (rows, cols)
+
+
+def _view(tokens=TOKENS, *, head: int = 7, weights=None, notes=()) -> HeatmapView:
+    labels = tuple(token_labels(tokens))
+    return HeatmapView(weights=_row_stochastic(len(tokens)) if weights is None else weights, query_labels=labels,
+                       key_labels=labels, query_tokens=tuple(tokens), key_tokens=tuple(tokens), layer=2, head=head,
+                       options=HeatmapOptions(), notes=tuple(notes))
 
 
 def _head_entropy(layers: int = 3, heads: int = 5) -> HeadEntropy:
@@ -39,34 +50,38 @@ def test_token_labels_are_unique_and_keep_the_token():
 
 
 def test_attention_heatmap_has_one_row_per_query_key_pair():
-    weights = _row_stochastic(len(TOKENS))
-    chart = attention_heatmap_chart(weights, TOKENS, title="Layer 2, head 7")
+    view = _view(notes=("Rows renormalised after removing key 0 ([CLS]), the attention sink.",))
+    chart = attention_heatmap_chart(view)
     data = chart.data
     n = len(TOKENS)
     assert len(data) == n * n
     assert data["query"].nunique() == data["key"].nunique() == n
-    np.testing.assert_allclose(data["weight"].to_numpy(), weights.ravel(), rtol=1e-6)
-    row = data[(data.query_position == 5) & (data.key_position == 8)].iloc[0]
+    np.testing.assert_allclose(data["weight"].to_numpy(), view.weights.ravel(), rtol=1e-6)
+    row = data[(data.query_index == 5) & (data.key_index == 8)].iloc[0]
     assert (row["query"], row["key"], row["query_token"], row["key_token"]) == ("5: the", "8: the", "the", "the")
-    assert row["weight"] == pytest.approx(weights[5, 8])
+    assert row["weight"] == pytest.approx(view.weights[5, 8])
 
     spec = chart.to_dict()
     labels = token_labels(TOKENS)
     assert spec["encoding"]["x"]["sort"] == labels and spec["encoding"]["y"]["sort"] == labels
-    assert {t["field"] for t in spec["encoding"]["tooltip"]} == {"query", "key", "weight"}
-    assert spec["title"] == "Layer 2, head 7"
+    tooltips = {t["field"]: t for t in spec["encoding"]["tooltip"]}
+    assert set(tooltips) == {"query", "key", "weight"} and tooltips["weight"]["format"] == ".3f"
+    assert spec["title"] == {"text": "Layer 2, head 7: attention weights", "subtitle": list(view.notes)}
 
 
-@pytest.mark.parametrize("shape", [(4, 4), (13, 12), (13,)])
-def test_attention_heatmap_rejects_weights_that_do_not_match_the_tokens(shape):
-    with pytest.raises(ValueError, match="expected"):
-        attention_heatmap_chart(np.zeros(shape), TOKENS)
+def test_attention_heatmap_rows_and_columns_may_differ():
+    keys = ("1: the", "2: cat", "3: sat")
+    view = HeatmapView(weights=_row_stochastic(2, 3), query_labels=("1: the", "2: cat"), key_labels=keys,
+                       query_tokens=("the", "cat"), key_tokens=("the", "cat", "sat"), layer=0, head=0,
+                       options=HeatmapOptions(hide_special=True))
+    spec = attention_heatmap_chart(view).to_dict()
+    assert spec["encoding"]["x"]["sort"] == list(keys) and spec["encoding"]["y"]["sort"] == ["1: the", "2: cat"]
+    assert spec["title"] == {"text": "Layer 0, head 0: attention weights"}
 
 
 def test_attention_heatmap_cells_shrink_for_long_texts_but_stay_visible():
-    short = attention_heatmap_chart(_row_stochastic(3), ("a", "b", "c")).to_dict()
-    tokens = tuple(f"t{i}" for i in range(200))
-    long = attention_heatmap_chart(_row_stochastic(200), tokens)
+    short = attention_heatmap_chart(_view(("a", "b", "c"))).to_dict()
+    long = attention_heatmap_chart(_view(tuple(f"t{i}" for i in range(200))))
     assert short["width"]["step"] > long.width.step >= 4
 
 
@@ -84,8 +99,132 @@ def test_entropy_grid_has_one_row_per_head_and_outlines_the_selected_head():
     spec = chart.to_dict()
     filters = [t["filter"] for layer in spec["layer"] for t in layer.get("transform", [])]
     assert filters and "2" in str(filters[0]) and "4" in str(filters[0])
+    assert "params" not in spec  # not selectable unless asked
 
 
 def test_entropy_grid_without_selection_has_no_outline():
     spec = entropy_grid_chart(_head_entropy()).to_dict()
     assert not any(layer.get("transform") for layer in spec["layer"])
+
+
+def test_selectable_grid_has_the_click_selection_on_the_coloured_cells():
+    spec = entropy_grid_chart(_head_entropy(), selected=(0, 1), selectable=True).to_dict()
+    (param,) = spec["params"]
+    assert param["name"] == HEAD_SELECTION == "head_pick"
+    assert param["select"]["type"] == "point" and param["select"]["fields"] == ["layer", "head"]
+    assert param["select"]["on"] == "click"
+    (view_name,) = param["views"]
+    (cells,) = [layer for layer in spec["layer"] if layer.get("name") == view_name]
+    assert cells["encoding"]["color"]["field"] == "normalized"
+    tooltips = {t["field"] for layer in spec["layer"] for t in layer.get("encoding", {}).get("tooltip", [])}
+    tooltips |= {t["field"] for t in spec.get("encoding", {}).get("tooltip", [])}
+    assert {"layer", "head", "normalized", "raw"} <= tooltips
+
+
+def test_streamlit_accepts_the_selection_and_reports_it_by_name():
+    """Streamlit looks for selection params through layers; an unknown name would raise here."""
+    from streamlit.testing.v1 import AppTest
+
+    def page():
+        import numpy as np
+        import streamlit as st
+
+        from inspector.charts import HEAD_SELECTION, entropy_grid_chart
+        from inspector.metrics import HeadEntropy
+
+        raw = np.linspace(0.1, 1, 12, dtype=np.float32).reshape(3, 4)
+        entropy = HeadEntropy(raw=raw, normalized=raw, layer_mean=raw.mean(axis=-1))
+        for slide in (False, True):
+            event = st.altair_chart(entropy_grid_chart(entropy, selected=(1, 2), selectable=True, slide=slide),
+                                    on_select="rerun", selection_mode=HEAD_SELECTION, key=f"grid-{slide}")
+            st.text(",".join(sorted(event.selection)))
+
+    app = AppTest.from_function(page, default_timeout=60).run()
+    assert not app.exception
+    assert [t.value for t in app.text] == ["head_pick", "head_pick"]
+
+
+@pytest.mark.parametrize("selection,expected", [
+    ({"head_pick": [{"layer": 2, "head": 7}]}, (2, 7)),
+    ({"head_pick": [{"layer": 2.0, "head": 7}]}, (2, 7)),
+    ({"head_pick": {}}, None), ({"head_pick": []}, None), ({}, None), (None, None),
+    ({"head_pick": [{"layer": "x", "head": 1}]}, None), ({"head_pick": [{"layer": 1}]}, None),
+    ({"head_pick": [{"layer": 1.5, "head": 1}]}, None), ({"head_pick": [{"layer": True, "head": 1}]}, None),
+    ({"head_pick": "garbage"}, None), ({"head_pick": [None]}, None),
+])
+def test_selected_head_reads_streamlits_event(selection, expected):
+    assert selected_head(selection) == expected
+
+
+def test_layer_heads_chart_is_small_multiples_of_every_head():
+    tokens = TOKENS[:6]
+    views = [_view(tokens, head=h, weights=_row_stochastic(6, seed=h)) for h in range(12)]
+    chart = layer_heads_chart(views)
+    assert len(chart.data) == 12 * 6 * 6
+    assert sorted(chart.data["head"].unique()) == list(range(12))
+    spec = chart.to_dict()
+    assert spec["columns"] == 4 and spec["facet"]["field"] == "head"
+    assert spec["title"] == {"text": "Layer 2: every head"}
+    assert spec["spec"]["encoding"]["x"]["axis"] is None
+    assert SMALL_MULTIPLES_MAX_TOKENS == 64
+    with pytest.raises(ValueError, match="one layer"):
+        layer_heads_chart([views[0], _view(TOKENS)])
+    with pytest.raises(ValueError, match="at least one"):
+        layer_heads_chart([])
+
+
+def test_entropy_by_layer_has_dots_per_head_and_a_mean_line():
+    entropy = _head_entropy(layers=4, heads=3)
+    chart = entropy_by_layer_chart(entropy)
+    assert len(_layer_data(chart)) == 12
+    spec = chart.to_dict()
+    marks = [layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"] for layer in spec["layer"]]
+    assert marks == ["circle", "line"]
+    assert spec["layer"][1]["encoding"]["y"]["aggregate"] == "mean"
+
+
+def _builders():
+    entropy = _head_entropy()
+    view = _view()
+    return {
+        "grid": lambda slide: entropy_grid_chart(entropy, selected=(1, 1), selectable=True, slide=slide),
+        "heatmap": lambda slide: attention_heatmap_chart(view, slide=slide),
+        "heads": lambda slide: layer_heads_chart([_view(head=h) for h in range(3)], slide=slide),
+        "by_layer": lambda slide: entropy_by_layer_chart(entropy, slide=slide),
+    }
+
+
+@pytest.mark.parametrize("name", ["grid", "heatmap", "heads", "by_layer"])
+def test_slide_mode_has_large_type_and_stays_valid(name):
+    build = _builders()[name]
+    plain, slide = build(False).to_dict(), build(True).to_dict()
+    assert "title" not in plain.get("config", {})
+    assert slide["config"]["title"]["fontSize"] == 24
+    assert slide["config"]["axis"]["labelFontSize"] == 16 and slide["config"]["legend"]["labelFontSize"] == 16
+
+
+def test_slide_mode_uses_colour_blind_safe_palettes_and_a_hue_free_outline():
+    heat = attention_heatmap_chart(_view(), slide=True).to_dict()
+    assert heat["encoding"]["color"]["scale"]["scheme"] == "cividis"
+    assert heat["width"]["step"] > attention_heatmap_chart(_view()).to_dict()["width"]["step"]
+    grid = entropy_grid_chart(_head_entropy(), selected=(1, 1), slide=True).to_dict()
+    strokes = [layer["mark"].get("stroke") for layer in grid["layer"] if isinstance(layer["mark"], dict)]
+    assert "black" in strokes and "white" in strokes
+    assert grid["layer"][1]["encoding"]["color"]["scale"]["scheme"] in ("viridis", "cividis")
+
+
+def test_style_chart_is_last_and_composition_still_works():
+    entropy = _head_entropy()
+    composed = alt.hconcat(entropy_grid_chart(entropy), entropy_by_layer_chart(entropy))
+    assert style_chart(composed, slide=True).to_dict()["config"]["title"]["fontSize"] == 24
+    assert style_chart(composed, slide=False) is composed
+
+
+def test_hostile_tokens_stay_data():
+    tokens = ("[CLS]", "<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "[SEP]")
+    chart = attention_heatmap_chart(_view(tokens))
+    spec = chart.to_dict()
+    assert "1: <script>alert(1)</script>" in spec["encoding"]["y"]["sort"]
+    assert set(chart.data["key_token"]) == set(tokens)
+    # Tokens appear in the data and sort order only — never in a format string or expression.
+    assert "script" not in str(spec["encoding"]["tooltip"]) and "script" not in str(spec.get("title"))
