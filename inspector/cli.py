@@ -59,40 +59,9 @@ def _write_json(payload: dict, destination: str) -> None:
         raise InvalidRequestError(f"cannot write {destination}: {err}") from err
 
 
-def _finite(values):
-    """Nested lists with NaN replaced by None (JSON has no NaN)."""
-    if isinstance(values, list):
-        return [_finite(v) for v in values]
-    return None if isinstance(values, float) and values != values else values
-
-
-def analysis_json(loaded, result) -> dict:
-    """The documented ``analyze`` JSON (see shared/DESIGN.md) for a capture."""
-    from inspector.metrics import head_entropy
-
-    entropy = head_entropy(result)
-    return {
-        "model": loaded.info.as_json(),
-        "text": result.text,
-        "tokens": list(result.tokens),
-        "offsets": result.offsets.tolist(),
-        "special": result.special.tolist(),
-        "backend": result.backend,
-        "truncated": result.truncated,
-        "entropy": result.entropy.tolist(),
-        "head_entropy": entropy.raw.tolist(),
-        "head_entropy_normalized": _finite(entropy.normalized.tolist()),
-        "visible_keys": result.visible_keys.tolist(),
-        "sink_mass": result.sink_mass.tolist(),
-        "attention": {str(layer): w.tolist() for layer, w in sorted(result.weights.items())},
-        "output": {"kind": result.output.kind, "position": result.output.position,
-                   "predictions": [list(p) for p in result.output.predictions]},
-        "timings": result.timings,
-    }
-
-
 def _analyze(args: argparse.Namespace) -> None:
     from inspector.capture import capture
+    from inspector.export import capture_json
     from inspector.loading import load_model
     from inspector.metrics import head_entropy
 
@@ -101,7 +70,7 @@ def _analyze(args: argparse.Namespace) -> None:
     loaded = load_model(args.model, device=args.device, dtype=args.dtype)
     result = capture(loaded, text, backend=args.backend, weights=weights, truncate=args.truncate)
     if args.json:
-        _write_json(analysis_json(loaded, result), args.json)
+        _write_json(capture_json(loaded.info, result), args.json)
         if args.json != "-":
             print(f"wrote {args.json}: {len(result.tokens)} tokens, {result.num_layers} layers × "
                   f"{result.num_heads} heads, backend {result.backend}", file=sys.stderr)

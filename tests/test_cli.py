@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from transformers import AutoModel, AutoTokenizer
@@ -94,3 +95,24 @@ def test_parse_layers():
     assert parse_layers("3,0-2,2") == [0, 1, 2, 3]
     with pytest.raises(InvalidRequestError):
         parse_layers("4-1")
+
+
+def test_cli_json_is_the_export_json(tmp_path, bundled):
+    """One function writes the numbers for the CLI and for the app's export pack."""
+    from inspector.capture import capture
+    from inspector.export import capture_json
+
+    out = tmp_path / "out.json"
+    assert main(["analyze", "--text", TEXT, "--weights", "0,5", "--json", str(out)]) == 0
+    payload = json.loads(out.read_text())
+    expected = json.loads(json.dumps(capture_json(bundled.info, capture(bundled, TEXT, weights=[0, 5]))))
+    payload.pop("timings"), expected.pop("timings")
+    assert payload.keys() == expected.keys()
+    for key in payload:
+        if key in ("attention", "entropy", "sink_mass", "head_entropy", "head_entropy_normalized"):
+            np.testing.assert_allclose(np.array(payload[key] if key != "attention" else list(payload[key].values()),
+                                                dtype=float),
+                                       np.array(expected[key] if key != "attention" else list(expected[key].values()),
+                                                dtype=float), atol=1e-6)
+        else:
+            assert payload[key] == expected[key], key

@@ -1,0 +1,270 @@
+"""Figures and numbers out of the inspector: PNG/SVG images of any chart, a zip "export pack" for slides and
+reports, and the JSON the command line writes — one function per kind of numbers, so the CLI's JSON and the
+pack's ``numbers.json`` can never disagree.
+
+Images are rendered by vl-convert (Vega-Lite compiled and drawn in-process, no browser, no network:
+external data URLs are refused). Every exported figure can carry its :class:`Provenance` — model, text,
+layer/head, backend and date — drawn on the image itself (:func:`with_provenance`), so a figure pasted into
+a slide still says where it came from. Token strings are data to Vega: in SVG they are XML-escaped text.
+"""
+
+from __future__ import annotations
+
+import datetime
+import io
+import json
+import math
+import re
+import zipfile
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any, Mapping
+
+import altair as alt
+import numpy as np
+
+from inspector.capture import Capture
+from inspector.errors import InspectorError, InvalidRequestError
+from inspector.heatmap import HeatmapView
+from inspector.loading import ModelInfo
+from inspector.metrics import head_entropy
+
+# Caption excerpt: enough of the text to recognise it, short enough to fit under a figure.
+CAPTION_WORDS = 8
+CAPTION_CHARS = 60
+# PNG scale bounds: below 0.25 text is unreadable; above 8 a large heatmap becomes a >100-megapixel image.
+MIN_SCALE, MAX_SCALE = 0.25, 8.0
+_SOFTWARE = ("transformers", "torch", "altair", "vl-convert-python")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+
+
+def _text_excerpt(text: str) -> str:
+    """The first :data:`CAPTION_WORDS` words of ``text`` (at most :data:`CAPTION_CHARS` characters), control
+    and direction-changing characters removed so a caption cannot reorder or break the line it sits on."""
+    words = _CONTROL.sub(" ", text).split()
+    excerpt = " ".join(words[:CAPTION_WORDS])
+    cut = len(words) > CAPTION_WORDS or len(excerpt) > CAPTION_CHARS
+    excerpt = excerpt[:CAPTION_CHARS].rstrip()
+    return excerpt + ("…" if cut else "")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a figure came from. model: the model's display name; text: the full input text; backend: the
+    attention backend that ran; layer / head: the one shown, if any; date: when it was made."""
+
+    model: str
+    text: str
+    backend: str
+    layer: int | None = None
+    head: int | None = None
+    date: datetime.date = field(default_factory=datetime.date.today)
+
+    def __post_init__(self) -> None:
+        for name in ("model", "text", "backend"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"Provenance.{name} must be a string")
+        for name in ("layer", "head"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise ValueError(f"Provenance.{name} must be a non-negative int or None; got {value!r}")
+        if not isinstance(self.date, datetime.date):
+            raise ValueError(f"Provenance.date must be a datetime.date; got {self.date!r}")
+
+    def caption(self) -> str:
+        """One line: ``model · “first words…” · layer L, head H · backend B · YYYY-MM-DD``."""
+        parts = [_CONTROL.sub(" ", self.model).strip() or "unknown model", f"“{_text_excerpt(self.text)}”"]
+        if self.layer is not None and self.head is not None:
+            parts.append(f"layer {self.layer}, head {self.head}")
+        elif self.layer is not None:
+            parts.append(f"layer {self.layer}")
+        elif self.head is not None:
+            parts.append(f"head {self.head}")
+        parts += [f"backend {_CONTROL.sub(' ', self.backend).strip()}", self.date.isoformat()]
+        return " · ".join(parts)
+
+    def as_json(self) -> dict:
+        """Everything needed to reproduce the figure, plus the versions of the software that made it."""
+        software = {}
+        for name in _SOFTWARE:
+            try:
+                software[name] = metadata.version(name)
+            except metadata.PackageNotFoundError:
+                software[name] = None
+        return {"model": self.model, "text": self.text, "backend": self.backend, "layer": self.layer,
+                "head": self.head, "date": self.date.isoformat(), "caption": self.caption(), "software": software}
+
+
+def _title_dict(chart) -> dict:
+    title = getattr(chart, "title", alt.Undefined)
+    if title is alt.Undefined or title is None:
+        return {}
+    if isinstance(title, str):
+        return {"text": title}
+    if isinstance(title, (list, tuple)):
+        return {"text": list(title)}
+    return dict(title.to_dict() if hasattr(title, "to_dict") else title)
+
+
+def with_provenance(chart, provenance: Provenance):
+    """``chart`` with ``provenance.caption()`` as the last line of its title's subtitle (or as a small title
+    when it has none). Works on any top-level chart, styled or not; adding the same caption twice is a no-op."""
+    caption = provenance.caption()
+    title = _title_dict(chart)
+    if not title.get("text"):
+        return chart.properties(title=alt.TitleParams(text=caption, fontSize=11, fontWeight="normal",
+                                                      anchor="start"))
+    subtitle = title.get("subtitle", [])
+    subtitle = [subtitle] if isinstance(subtitle, str) else list(subtitle)
+    if caption in subtitle:
+        return chart
+    return chart.properties(title=alt.TitleParams(**{**title, "subtitle": subtitle + [caption]}))
+
+
+def _spec(chart) -> dict:
+    return chart.to_dict() if hasattr(chart, "to_dict") else dict(chart)
+
+
+def _vl_version() -> str | None:
+    """The Vega-Lite version Altair writes, if vl-convert bundles it (else vl-convert's newest)."""
+    import vl_convert as vlc
+
+    wanted = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+    return wanted if wanted in vlc.get_vegalite_versions() else None
+
+
+def _render(kind: str, chart, **options):
+    import vl_convert as vlc
+
+    convert = {"png": vlc.vegalite_to_png, "svg": vlc.vegalite_to_svg}[kind]
+    try:
+        # allowed_base_urls=[]: our specs carry their data inline; a spec must never make the server fetch.
+        return convert(_spec(chart), vl_version=_vl_version(), allowed_base_urls=[], **options)
+    except ValueError as err:
+        raise InspectorError(f"could not draw the figure as {kind.upper()}: {str(err).splitlines()[0]} — the "
+                             "numbers are still available as JSON; please report this chart") from err
+
+
+def chart_png(chart, *, scale: float = 2.0) -> bytes:
+    """PNG bytes of ``chart`` at ``scale`` × its size in CSS pixels (2.0 = sharp on slides and retina)."""
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not MIN_SCALE <= scale <= MAX_SCALE:
+        raise InvalidRequestError(f"PNG scale {scale!r} is out of range — use a number from {MIN_SCALE} to "
+                                  f"{MAX_SCALE} (2 is sharp on slides)")
+    return _render("png", chart, scale=float(scale))
+
+
+def chart_svg(chart) -> str:
+    """SVG text of ``chart``; text marks (token strings, titles) are XML-escaped by the renderer."""
+    return _render("svg", chart)
+
+
+_WINDOWS_RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(10)), *(f"LPT{i}" for i in range(10))}
+
+
+def safe_file_stem(name: str, taken: set[str] = frozenset()) -> str:
+    """``name`` as a portable file name stem (letters, digits, ``.``, ``_``, ``-``; no leading dot; ≤ 64
+    characters), made unique against ``taken`` by a ``-2``, ``-3`` … suffix."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", str(name)).strip(".-_")[:64].rstrip(".-_") or "chart"
+    if stem.split(".")[0].upper() in _WINDOWS_RESERVED:  # unzipping "CON.png" fails on Windows
+        stem += "-file"
+    candidate, n = stem, 1
+    while candidate.lower() in {t.lower() for t in taken}:
+        n += 1
+        candidate = f"{stem}-{n}"
+    return candidate
+
+
+def to_jsonable(value: Any) -> Any:
+    """Mappings, lists, tuples, NumPy arrays and scalars, and dates, nested any way → plain JSON values;
+    NaN and ±inf become None (JSON has neither)."""
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, np.ndarray):
+        return to_jsonable(value.tolist())
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return to_jsonable(value.item())
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
+    return value
+
+
+def _dumps(payload: Any) -> str:
+    return json.dumps(to_jsonable(payload), ensure_ascii=False, allow_nan=False, indent=1)
+
+
+# Names the pack itself uses; a chart called "numbers" gets "numbers-2".
+_RESERVED = {"numbers", "provenance"}
+
+
+def export_pack(charts: Mapping[str, Any], numbers: Mapping, provenance: Provenance) -> bytes:
+    """A zip (bytes) for slides and reports: ``<name>.png`` (scale 2) and ``<name>.svg`` for every chart,
+    each with the provenance caption drawn on it; ``numbers.json`` (the numbers behind the charts, NaN as
+    null); ``provenance.json`` (:meth:`Provenance.as_json`). Chart names become safe file names."""
+    taken = set(_RESERVED)
+    buffer = io.BytesIO()
+    stamp = (provenance.date.year, provenance.date.month, provenance.date.day, 0, 0, 0)
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as pack:
+        def write(name: str, data: bytes | str) -> None:
+            # A fixed timestamp (the provenance date) keeps the pack identical for identical inputs.
+            pack.writestr(zipfile.ZipInfo(name, date_time=max(stamp, (1980, 1, 1, 0, 0, 0))), data,
+                          compress_type=zipfile.ZIP_DEFLATED)
+
+        for name, chart in charts.items():
+            stem = safe_file_stem(name, taken)
+            taken.add(stem)
+            captioned = with_provenance(chart, provenance)
+            write(f"{stem}.png", chart_png(captioned))
+            write(f"{stem}.svg", chart_svg(captioned))
+        write("numbers.json", _dumps(numbers))
+        write("provenance.json", _dumps(provenance.as_json()))
+    return buffer.getvalue()
+
+
+def capture_json(info: ModelInfo, capture: Capture, *, layers=None) -> dict:
+    """The documented ``analyze`` JSON (shared/DESIGN.md) for a capture: model facts, tokens, offsets,
+    per-row entropy, head entropy, sink mass, outputs, timings, and ``attention`` {"layer": [head][q][k]}
+    for the captured layers — or only those in ``layers`` (an iterable of indices) when given."""
+    entropy = head_entropy(capture)
+    chosen = sorted(capture.weights) if layers is None else sorted(set(int(x) for x in layers) & set(capture.weights))
+    return {
+        "model": info.as_json(),
+        "text": capture.text,
+        "tokens": list(capture.tokens),
+        "offsets": capture.offsets.tolist(),
+        "special": capture.special.tolist(),
+        "backend": capture.backend,
+        "truncated": capture.truncated,
+        "entropy": capture.entropy.tolist(),
+        "head_entropy": entropy.raw.tolist(),
+        "head_entropy_normalized": to_jsonable(entropy.normalized.tolist()),
+        "visible_keys": capture.visible_keys.tolist(),
+        "sink_mass": capture.sink_mass.tolist(),
+        "attention": {str(layer): capture.weights[layer].tolist() for layer in chosen},
+        "output": {"kind": capture.output.kind, "position": capture.output.position,
+                   "predictions": [list(p) for p in capture.output.predictions]},
+        "timings": capture.timings,
+    }
+
+
+def view_numbers(view: HeatmapView) -> dict:
+    """The numbers behind one heatmap: what was done (options, notes), the row/column labels, tokens and
+    first-token positions, the weights [row][col] and each row's sum."""
+    return {
+        "layer": view.layer,
+        "head": view.head,
+        "options": {"hide_special": view.options.hide_special, "drop_sink": view.options.drop_sink,
+                    "words": view.options.words},
+        "notes": list(view.notes),
+        "query_labels": list(view.query_labels),
+        "key_labels": list(view.key_labels),
+        "query_tokens": list(view.query_tokens),
+        "key_tokens": list(view.key_tokens),
+        "query_positions": list(view.query_positions),
+        "key_positions": list(view.key_positions),
+        "weights": view.weights.tolist(),
+        "row_sums": view.row_sums.tolist(),
+    }

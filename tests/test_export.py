@@ -1,0 +1,156 @@
+"""inspector/export.py: provenance captions, PNG/SVG rendering (scale, escaping), the zip pack, and the JSON
+numbers the CLI shares. Rendering is slowish, so few, small charts are drawn."""
+
+from __future__ import annotations
+
+import datetime
+import io
+import json
+import struct
+import zipfile
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import pytest
+
+from inspector.capture import capture
+from inspector.charts import attention_heatmap_chart, entropy_grid_chart, token_labels
+from inspector.errors import InvalidRequestError
+from inspector.export import (Provenance, capture_json, chart_png, chart_svg, export_pack, safe_file_stem,
+                              to_jsonable, view_numbers, with_provenance)
+from inspector.heatmap import HeatmapOptions, HeatmapView, heatmap_view
+from inspector.metrics import HeadEntropy
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+DAY = datetime.date(2026, 11, 29)
+HOSTILE = "<script>alert('x')</script>"
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    """(width, height) from the IHDR chunk, which always comes first after the signature."""
+    assert data[:8] == PNG_SIGNATURE and data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
+
+
+def tiny_chart(title="Tiny") -> alt.Chart:
+    return alt.Chart(pd.DataFrame({"x": ["a", "b"], "y": [1, 2]})).mark_bar().encode(x="x:N", y="y:Q").properties(
+        title=title, width=60, height=40)
+
+
+def test_caption_names_model_text_head_backend_and_date():
+    provenance = Provenance(model="all-MiniLM-L6-v2 (bundled)",
+                            text="The animal didn't cross the street because it was too tired.",
+                            backend="torch", layer=3, head=11, date=DAY)
+    assert provenance.caption() == ("all-MiniLM-L6-v2 (bundled) · “The animal didn't cross the street because "
+                                    "it…” · layer 3, head 11 · backend torch · 2026-11-29")
+    assert Provenance("m", "short text", "triton", date=DAY).caption() == "m · “short text” · backend triton · 2026-11-29"
+    assert "layer 2 ·" in Provenance("m", "t", "torch", layer=2, date=DAY).caption()
+    long_word = Provenance("m", "x" * 5000, "torch", date=DAY).caption()
+    assert len(long_word) < 120 and "…" in long_word
+    # Control and bidi-override characters cannot break or reorder the caption line.
+    assert "\u202e" not in Provenance("m", "abc\u202edef\nghi", "torch", date=DAY).caption()
+    assert Provenance("m", "t", "torch").date == datetime.date.today()
+
+
+@pytest.mark.parametrize("bad", [dict(layer=-1), dict(head=True), dict(layer="3"), dict(date="2026-11-29")])
+def test_provenance_checks_its_fields(bad):
+    with pytest.raises(ValueError):
+        Provenance("m", "t", "torch", **bad)
+
+
+def test_with_provenance_adds_the_caption_once_to_any_title():
+    provenance = Provenance("m", "some text", "torch", date=DAY)
+    caption = provenance.caption()
+    plain = with_provenance(tiny_chart(), provenance).to_dict()["title"]
+    assert plain["text"] == "Tiny" and plain["subtitle"] == [caption]
+    with_notes = with_provenance(alt.Chart().mark_point().properties(
+        title=alt.TitleParams("T", subtitle=["a note"])), provenance)
+    assert with_notes.to_dict()["title"]["subtitle"] == ["a note", caption]
+    assert with_provenance(with_notes, provenance).to_dict()["title"]["subtitle"] == ["a note", caption]
+    untitled = with_provenance(alt.Chart(pd.DataFrame({"x": [1]})).mark_point(), provenance).to_dict()
+    assert untitled["title"]["text"] == caption
+    # Slide-styled (configured) and layered charts keep their config and take the caption too.
+    raw = np.full((2, 3), 0.5, np.float32)
+    grid = entropy_grid_chart(HeadEntropy(raw=raw, normalized=raw, layer_mean=raw.mean(-1)), slide=True)
+    spec = with_provenance(grid, provenance).to_dict()
+    assert spec["title"]["subtitle"][-1] == caption and spec["config"]["title"]["fontSize"] == 24
+
+
+def test_png_signature_and_scale_doubles_the_pixels():
+    one, two = chart_png(tiny_chart(), scale=1), chart_png(tiny_chart(), scale=2)
+    assert one.startswith(PNG_SIGNATURE) and two.startswith(PNG_SIGNATURE)
+    (w1, h1), (w2, h2) = png_size(one), png_size(two)
+    assert (w2, h2) == (2 * w1, 2 * h1) and w1 >= 60
+
+
+@pytest.mark.parametrize("scale", [0, -1, 100, float("nan"), "2", True])
+def test_png_scale_out_of_range_is_refused_before_rendering(scale):
+    with pytest.raises(InvalidRequestError, match="scale"):
+        chart_png(tiny_chart(), scale=scale)
+
+
+def test_svg_escapes_hostile_tokens_and_caption():
+    tokens = ("[CLS]", HOSTILE, "&amp;", "[SEP]")
+    labels = tuple(token_labels(tokens))
+    view = HeatmapView(weights=np.full((4, 4), 0.25, np.float32), query_labels=labels, key_labels=labels,
+                       query_tokens=tokens, key_tokens=tokens, layer=0, head=1, options=HeatmapOptions())
+    provenance = Provenance("m", f"{HOSTILE} is the text", "torch", layer=0, head=1, date=DAY)
+    svg = chart_svg(with_provenance(attention_heatmap_chart(view), provenance))
+    assert svg.lstrip().startswith("<svg") or svg.lstrip().startswith("<?xml")
+    assert "<script" not in svg.lower()
+    assert "&lt;script&gt;" in svg  # the token and the caption, as text
+    assert "2026-11-29" in svg and "backend torch" in svg
+    assert "&amp;amp;" in svg  # a token that looks like an entity is escaped, not interpreted
+
+
+def test_export_pack_holds_images_numbers_and_provenance():
+    provenance = Provenance("m", "the text", "torch", layer=0, head=0, date=DAY)
+    charts = {"Head entropy / grid": tiny_chart("One"), "numbers": tiny_chart("Two")}
+    numbers = {"entropy": np.array([[0.5, np.nan]], np.float32), "tokens": ("a", HOSTILE)}
+    data = export_pack(charts, numbers, provenance)
+    with zipfile.ZipFile(io.BytesIO(data)) as pack:
+        names = sorted(pack.namelist())
+        assert names == ["Head-entropy-grid.png", "Head-entropy-grid.svg", "numbers-2.png", "numbers-2.svg",
+                         "numbers.json", "provenance.json"]
+        assert pack.read("Head-entropy-grid.png").startswith(PNG_SIGNATURE)
+        svg = pack.read("numbers-2.svg").decode()
+        assert "“the text”" in svg and "layer 0, head 0 · backend torch · 2026-11-29" in svg
+        assert json.loads(pack.read("numbers.json")) == {"entropy": [[0.5, None]], "tokens": ["a", HOSTILE]}
+        saved = json.loads(pack.read("provenance.json"))
+        assert saved["text"] == "the text" and saved["caption"] == provenance.caption()
+        assert saved["date"] == "2026-11-29" and saved["software"]["altair"] == alt.__version__
+        assert all(info.date_time[:3] == (2026, 11, 29) for info in pack.infolist())
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("Layer 3, head 11", "Layer-3-head-11"), ("../../etc/passwd", "etc-passwd"), (".hidden", "hidden"),
+    ("", "chart"), ("日本語", "chart"), ("a" * 200, "a" * 64), ("CON:*?", "CON-file"), ("nul", "nul-file"),
+])
+def test_safe_file_stem(name, expected):
+    assert safe_file_stem(name) == expected
+    assert safe_file_stem("Chart", {"chart", "chart-2"}) == "Chart-3"
+
+
+def test_to_jsonable():
+    value = {1: np.float32(0.5), "a": (np.int64(3), float("inf")), "d": DAY, "arr": np.array([np.nan, 1.0])}
+    assert to_jsonable(value) == {"1": 0.5, "a": [3, None], "d": "2026-11-29", "arr": [None, 1.0]}
+
+
+def test_capture_json_is_the_cli_json_and_can_pick_layers(bundled):
+    result = capture(bundled, "The animal didn't cross the street.", weights=[0, 3])
+    full = capture_json(bundled.info, result)
+    assert sorted(full["attention"]) == ["0", "3"] and full["tokens"] == list(result.tokens)
+    assert full["model"] == bundled.info.as_json() and len(full["head_entropy"]) == bundled.info.num_layers
+    assert list(capture_json(bundled.info, result, layers=[3, 5])["attention"]) == ["3"]
+    json.dumps(full, allow_nan=False)
+
+
+def test_view_numbers_match_the_view(bundled):
+    result = capture(bundled, "The animal didn't cross the street.", weights=[2])
+    view = heatmap_view(result, 2, 5, HeatmapOptions(hide_special=True, words=True))
+    numbers = view_numbers(view)
+    assert numbers["options"] == {"hide_special": True, "drop_sink": False, "words": True}
+    assert numbers["weights"] == view.weights.tolist() and numbers["notes"] == list(view.notes)
+    assert numbers["query_labels"] == list(view.query_labels) and (numbers["layer"], numbers["head"]) == (2, 5)
+    json.dumps(numbers, allow_nan=False)
