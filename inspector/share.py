@@ -1,0 +1,278 @@
+"""Shareable view state: everything needed to reproduce a view, as URL query parameters.
+
+A link is a promise to the person who opens it and a door into the server for anyone who crafts one, so
+:func:`decode_view` reads every parameter defensively: it **never raises**; a missing, malformed or hostile
+value is replaced by the default and reported as a plain-English warning that names the parameter, the
+bad value (shortened, ``repr``'d) and what was used instead. In particular:
+
+- numbers must be short decimal integers within sane bounds (``fit`` then clamps them to the loaded model);
+- booleans are ``0``/``1``/``true``/``false``; backends and pages come from fixed lists;
+- the model is ``default`` or a hub id of the form ``org/name`` — never a local path: a share link must not
+  point the server at its own filesystem (``..``, leading ``/`` ``.`` ``~``, backslashes, control characters
+  and names that exist as folders on the server are all refused);
+- text longer than :data:`MAX_TEXT_CHARS` is refused, and compressed text (``tz``) is inflated with a hard
+  output cap, so a zip bomb costs at most a few hundred kilobytes of work.
+
+Format (version :data:`SHARE_VERSION`): ``v=1``, then only the fields that differ from the defaults:
+``model``, ``text`` (plain, up to :data:`PLAIN_TEXT_MAX_CHARS` characters) or ``tz`` (zlib-compressed,
+URL-safe base64, for longer texts), ``page``, ``layer``, ``head``, ``backend``, and the flags
+``hide_special``, ``drop_sink``, ``words``, ``slide`` as ``1``. Unknown parameters are ignored (Streamlit
+and later versions add their own).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import zlib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Mapping, Sequence
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+from inspector.examples import DEFAULT_TEXT
+from inspector.loading import DEFAULT_MODEL
+
+SHARE_VERSION = 1
+PAGES: tuple[str, ...] = ("inspect",)
+BACKENDS: tuple[str, ...] = ("auto", "torch", "triton")
+# The app's text limit: tokenising is linear, but a pasted book would stall a session before the length check.
+MAX_TEXT_CHARS = 20_000
+# Up to this many characters a text travels as readable ``text=``; longer ones are compressed into ``tz=``.
+PLAIN_TEXT_MAX_CHARS = 1_500
+# No real model has this many layers or heads; ViewState.fit clamps to the loaded model afterwards.
+MAX_INDEX = 1_023
+# UTF-8 needs at most 4 bytes a character; the inflater stops there. Base64 of deflated text of that size
+# is far shorter than this, so a longer ``tz`` is refused before decoding.
+_MAX_TEXT_BYTES = 4 * MAX_TEXT_CHARS
+_MAX_TZ_CHARS = 2 * _MAX_TEXT_BYTES
+_SHOWN_VALUE_CHARS = 40
+_TRUE, _FALSE = ("1", "true"), ("0", "false")
+_FLAGS = ("hide_special", "drop_sink", "words", "slide")
+# org/name, each starting with a letter or digit; ".." and a trailing "." are refused separately.
+_HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
+_INDEX = re.compile(r"[0-9]{1,4}")
+
+
+@dataclass(frozen=True)
+class ViewState:
+    """What a share link reproduces. layer/head: indices into the loaded model (see :meth:`fit`)."""
+
+    model: str = DEFAULT_MODEL
+    text: str = DEFAULT_TEXT
+    page: str = "inspect"
+    layer: int = 0
+    head: int = 0
+    backend: str = "auto"
+    hide_special: bool = False
+    drop_sink: bool = False
+    words: bool = False
+    slide: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("model", "text", "page", "backend"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"ViewState.{name} must be a string; got {getattr(self, name)!r}")
+        for name in ("layer", "head"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"ViewState.{name} must be a non-negative int; got {value!r}")
+        for name in _FLAGS:
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"ViewState.{name} must be a bool; got {getattr(self, name)!r}")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"ViewState.backend must be one of {BACKENDS}; got {self.backend!r}")
+
+    def fit(self, num_layers: int, num_heads: int) -> tuple[ViewState, tuple[str, ...]]:
+        """This state with layer/head clamped to a model of ``num_layers`` × ``num_heads``, and a warning for
+        each one that had to change (a link made on a bigger model)."""
+        warnings = []
+        layer, head = self.layer, self.head
+        if layer >= num_layers:
+            layer = num_layers - 1
+            warnings.append(f"The link asks for layer {self.layer}, but this model has {num_layers} layers "
+                            f"(0–{num_layers - 1}); showing layer {layer} instead.")
+        if head >= num_heads:
+            head = num_heads - 1
+            warnings.append(f"The link asks for head {self.head}, but this model has {num_heads} heads per layer "
+                            f"(0–{num_heads - 1}); showing head {head} instead.")
+        return replace(self, layer=max(layer, 0), head=max(head, 0)), tuple(warnings)
+
+
+_DEFAULTS = ViewState()
+
+
+def _shown(value: object) -> str:
+    """A bad value as a warning shows it: repr'd (control characters visible), at most ~40 characters."""
+    if not isinstance(value, str):
+        return repr(value)[:_SHOWN_VALUE_CHARS]
+    if len(value) > _SHOWN_VALUE_CHARS:
+        return repr(value[:_SHOWN_VALUE_CHARS]) + f"… ({len(value):,} characters)"
+    return repr(value)
+
+
+def compress_text(text: str) -> str:
+    """``text`` as zlib-compressed, URL-safe base64 without padding (the ``tz`` parameter)."""
+    return base64.urlsafe_b64encode(zlib.compress(text.encode("utf-8"), 9)).decode("ascii").rstrip("=")
+
+
+def decompress_text(value: str) -> str | None:
+    """The text inside a ``tz`` value, or None if it is not valid, inflates past the cap, or is not UTF-8."""
+    if len(value) > _MAX_TZ_CHARS or not re.fullmatch(r"[A-Za-z0-9_-]*", value):
+        return None
+    try:
+        packed = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+        inflater = zlib.decompressobj()
+        # max_length caps the output: a bomb stops here instead of filling memory.
+        data = inflater.decompress(packed, _MAX_TEXT_BYTES + 1)
+        if len(data) > _MAX_TEXT_BYTES or inflater.unconsumed_tail or not inflater.eof or inflater.unused_data:
+            return None
+        return data.decode("utf-8")
+    except (binascii.Error, zlib.error, UnicodeDecodeError, ValueError):
+        return None
+
+
+def _last(value: object) -> object:
+    """Query parameters may repeat (``?layer=1&layer=2``); like most servers, the last one wins."""
+    if isinstance(value, (list, tuple)):
+        return value[-1] if value else None
+    return value
+
+
+def _model_problem(model: str) -> str | None:
+    """Why ``model`` cannot come from a link, or None if it can."""
+    if model == DEFAULT_MODEL:
+        return None
+    if not _HUB_ID.fullmatch(model) or ".." in model or model.endswith("."):
+        return "is not a Hugging Face hub id of the form org/name (links cannot name local folders)"
+    try:
+        # Same text, different meaning: the loader prefers an existing folder to a hub id of that name.
+        exists = Path(model).exists()
+    except OSError:
+        exists = True
+    if exists:
+        return "names a file or folder on this server, and links cannot load local files"
+    return None
+
+
+def decode_view(params: Mapping[str, str | Sequence[str]], *,
+                pages: Sequence[str] = PAGES) -> tuple[ViewState, tuple[str, ...]]:
+    """Read a :class:`ViewState` from query parameters (e.g. ``dict(st.query_params)``) and say what was
+    wrong with them. Never raises: every bad value falls back to its default with a warning."""
+    warnings: list[str] = []
+    if not isinstance(params, Mapping):
+        return _DEFAULTS, (f"The link's parameters could not be read ({_shown(params)}); showing the default view.",)
+    values: dict[str, object] = {}
+
+    def get(key: str) -> str | None:
+        value = _last(params.get(key))
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            warnings.append(f"{key}={_shown(value)} is not text; using the default.")
+            return None
+        return value
+
+    version = get("v")
+    if version is not None and version != str(SHARE_VERSION):
+        newer = _INDEX.fullmatch(version) and int(version) > SHARE_VERSION
+        warnings.append(f"v={_shown(version)}: " + ("this link was made by a newer version of the app"
+                        if newer else "unknown link version") + f"; reading it as version {SHARE_VERSION}, "
+                        "so parts of the view may differ.")
+
+    model = get("model")
+    if model is not None:
+        problem = _model_problem(model)
+        if problem:
+            warnings.append(f"model={_shown(model)} {problem}; using the bundled model instead.")
+        else:
+            values["model"] = model
+
+    text, packed = get("text"), get("tz")
+    if packed is not None:
+        unpacked = decompress_text(packed)
+        if unpacked is None:
+            warnings.append(f"tz={_shown(packed)} is not a valid compressed text (or unpacks to more than "
+                            f"{MAX_TEXT_CHARS:,} characters); using the example text instead.")
+        elif text is not None:
+            warnings.append("The link has both text and tz; using tz.")
+        text = unpacked
+    if text is not None:
+        if len(text) > MAX_TEXT_CHARS:
+            warnings.append(f"The link's text has {len(text):,} characters, more than the {MAX_TEXT_CHARS:,} this "
+                            "app reads; using the example text instead.")
+        elif not text.strip():
+            warnings.append("The link's text is empty; using the example text instead.")
+        else:
+            values["text"] = text
+
+    page = get("page")
+    if page is not None:
+        if page in pages:
+            values["page"] = page
+        else:
+            fallback = pages[0] if pages else _DEFAULTS.page
+            values["page"] = fallback
+            warnings.append(f"page={_shown(page)} is not a page of this app; showing {fallback!r} instead.")
+
+    for key in ("layer", "head"):
+        value = get(key)
+        if value is None:
+            continue
+        if _INDEX.fullmatch(value) and int(value) <= MAX_INDEX:
+            values[key] = int(value)
+        else:
+            warnings.append(f"{key}={_shown(value)} is not a {key} number (0 to {MAX_INDEX}); using {key} "
+                            f"{getattr(_DEFAULTS, key)} instead.")
+
+    backend = get("backend")
+    if backend is not None:
+        if backend in BACKENDS:
+            values["backend"] = backend
+        else:
+            warnings.append(f"backend={_shown(backend)} is not one of {', '.join(BACKENDS)}; using "
+                            f"{_DEFAULTS.backend!r} instead.")
+
+    for key in _FLAGS:
+        value = get(key)
+        if value is None:
+            continue
+        if value.lower() in _TRUE + _FALSE:
+            values[key] = value.lower() in _TRUE
+        else:
+            warnings.append(f"{key}={_shown(value)} is not 0, 1, true or false; using "
+                            f"{'on' if getattr(_DEFAULTS, key) else 'off'} instead.")
+
+    return replace(_DEFAULTS, **values), tuple(warnings)
+
+
+def encode_view(state: ViewState) -> dict[str, str]:
+    """Query parameters for ``state``: ``v`` always, other fields only where they differ from the default."""
+    params = {"v": str(SHARE_VERSION)}
+    for f in fields(ViewState):
+        value = getattr(state, f.name)
+        if value == getattr(_DEFAULTS, f.name):
+            continue
+        if f.name == "text":
+            if len(value) <= PLAIN_TEXT_MAX_CHARS:
+                params["text"] = value
+            else:
+                params["tz"] = compress_text(value)
+        elif isinstance(value, bool):
+            params[f.name] = "1" if value else "0"
+        else:
+            params[f.name] = str(value)
+    return params
+
+
+def share_url(base_url: str, state: ViewState) -> str:
+    """``base_url`` (any query or fragment it has is dropped) with ``state`` encoded as its query."""
+    scheme, netloc, path, _, _ = urlsplit(base_url)
+    return urlunsplit((scheme, netloc, path, urlencode(encode_view(state)), ""))
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` with every ASCII punctuation character backslash-escaped, so a warning that quotes a link's
+    value can be shown with ``st.warning`` (Markdown, with links, LaTeX and colour directives) as plain text."""
+    return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", text)

@@ -1,0 +1,188 @@
+"""inspector/share.py: links round-trip every view, and every malformed or hostile parameter falls back to
+the default with a warning — never an exception."""
+
+from __future__ import annotations
+
+import base64
+import re
+import zlib
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from inspector.examples import DEFAULT_TEXT
+from inspector.loading import DEFAULT_MODEL
+from inspector.share import (BACKENDS, MAX_TEXT_CHARS, PAGES, PLAIN_TEXT_MAX_CHARS, SHARE_VERSION, ViewState,
+                             compress_text, decode_view, decompress_text, encode_view, escape_markdown, share_url)
+
+TRICKY_TEXTS = [
+    "The animal didn't cross the street because it was too tired.",
+    "<script>alert('x')</script> & \"quotes\" + plus = equals ? question # hash % percent",
+    "مرحبا بالعالم — שלום עולם",  # right to left
+    "zero\u200bwidth\u200djoiner\ufeffbom \u202eoverride",
+    "emoji 👩‍👩‍👧 🏳️‍🌈 and 𝔘𝔫𝔦𝔠𝔬𝔡𝔢",
+    "line one\nline two\r\n\ttabbed",
+    "猫が座った。" * 400,  # 2,400 characters: compressed
+    "x" * MAX_TEXT_CHARS,
+]
+
+
+def roundtrip(state: ViewState, pages=PAGES) -> ViewState:
+    url = share_url("https://inspector.example/app?old=1#frag", state)
+    params = {k: v[-1] for k, v in parse_qs(urlsplit(url).query, keep_blank_values=True).items()}
+    decoded, warnings = decode_view(params, pages=pages)
+    assert warnings == ()
+    return decoded
+
+
+@pytest.mark.parametrize("text", TRICKY_TEXTS)
+def test_texts_round_trip(text):
+    state = ViewState(text=text)
+    assert roundtrip(state) == state
+    params = encode_view(state)
+    if text == DEFAULT_TEXT:
+        assert "text" not in params and "tz" not in params
+    elif len(text) <= PLAIN_TEXT_MAX_CHARS:
+        assert params["text"] == text and "tz" not in params
+    else:
+        assert "text" not in params and decompress_text(params["tz"]) == text
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(min_size=1, max_size=3000).filter(str.strip), layer=st.integers(0, 1023),
+       head=st.integers(0, 1023), backend=st.sampled_from(BACKENDS), flags=st.lists(st.booleans(), min_size=4,
+                                                                                    max_size=4),
+       model=st.sampled_from([DEFAULT_MODEL, "openai-community/gpt2", "sentence-transformers/all-MiniLM-L6-v2"]))
+def test_every_state_round_trips(text, layer, head, backend, flags, model):
+    state = ViewState(model=model, text=text, layer=layer, head=head, backend=backend, hide_special=flags[0],
+                      drop_sink=flags[1], words=flags[2], slide=flags[3])
+    assert roundtrip(state) == state
+
+
+def test_defaults_make_a_short_link():
+    assert encode_view(ViewState()) == {"v": str(SHARE_VERSION)}
+    assert share_url("http://localhost:8501/?layer=3", ViewState()) == "http://localhost:8501/?v=1"
+    assert encode_view(ViewState(layer=3, words=True)) == {"v": "1", "layer": "3", "words": "1"}
+    assert decode_view({}) == (ViewState(), ())
+    assert ViewState().text == DEFAULT_TEXT
+
+
+def test_other_pages_and_versions():
+    assert roundtrip(ViewState(page="heads"), pages=("inspect", "heads")).page == "heads"
+    state, warnings = decode_view({"page": "heads"})
+    assert state.page == "inspect" and "page='heads'" in warnings[0]
+    state, warnings = decode_view({"v": "2", "layer": "3"})
+    assert state.layer == 3 and "newer version" in warnings[0]
+    state, warnings = decode_view({"v": "banana"})
+    assert state == ViewState() and "unknown link version" in warnings[0]
+
+
+MALFORMED = [
+    ({"layer": "abc"}, "layer='abc'"), ({"layer": "-1"}, "layer='-1'"), ({"layer": "1.5"}, "layer='1.5'"),
+    ({"layer": "9" * 5000}, "(5,000 characters)"), ({"head": "1024"}, "head='1024'"), ({"head": ""}, "head=''"),
+    ({"layer": "٣"}, "layer="), ({"head": " 1"}, "head=' 1'"), ({"layer": "0x10"}, "layer='0x10'"),
+    ({"words": "yes"}, "words='yes'"), ({"slide": "2"}, "slide='2'"), ({"drop_sink": ""}, "drop_sink=''"),
+    ({"backend": "cuda-magic"}, "backend='cuda-magic'"), ({"backend": "TORCH"}, "backend='TORCH'"),
+    ({"page": "../admin"}, "page='../admin'"),
+    ({"text": "x" * (MAX_TEXT_CHARS + 1)}, "20,001 characters"), ({"text": "   \n "}, "text is empty"),
+    ({"model": "../../etc"}, "model='../../etc'"), ({"model": "/etc/passwd"}, "model='/etc/passwd'"),
+    ({"model": "~/models/x"}, "model='~/models/x'"), ({"model": "org/../../x"}, "model="),
+    ({"model": "C:\\models\\x"}, "model="), ({"model": "org/name\x00"}, "model='org/name\\x00'"),
+    ({"model": "org/name\n"}, "model="), ({"model": "gpt2"}, "model='gpt2'"), ({"model": "a/b/c"}, "model="),
+    ({"model": "org/name."}, "model="), ({"model": ".hidden/x"}, "model="), ({"model": ""}, "model=''"),
+    ({"model": "x" * 300 + "/y"}, "characters)"), ({"model": "org/naïve"}, "model="),
+    ({"tz": "not base64!"}, "tz="), ({"tz": "AAAA"}, "tz="), ({"tz": compress_text("ok")[:-3]}, "tz="),
+    ({"tz": base64.urlsafe_b64encode(b"\xff\xfe").decode()}, "tz="),
+    ({"tz": base64.urlsafe_b64encode(zlib.compress(b"\xff\xfe invalid utf-8")).decode()}, "tz="),
+    ({"tz": compress_text("ok") + "AAAA"}, "tz="),
+    ({"layer": ["1", 2]}, "layer=2"), ({"layer": 3}, "layer=3 is not text"),
+]
+
+
+@pytest.mark.parametrize("params,shown", MALFORMED)
+def test_every_malformed_value_warns_and_falls_back(params, shown):
+    state, warnings = decode_view(params)
+    key = next(iter(params))
+    field = {"tz": "text"}.get(key, key)
+    assert getattr(state, field) == getattr(ViewState(), field)
+    assert len(warnings) == 1 and shown in warnings[0], warnings
+    assert "instead" in warnings[0] or "default" in warnings[0]
+    assert "\x00" not in warnings[0] and "\n" not in warnings[0] and len(warnings[0]) < 400
+
+
+def test_a_hub_id_that_is_also_a_local_folder_is_refused(tmp_path, monkeypatch):
+    """The loader prefers an existing folder to a hub id of the same name, so such ids cannot come by link."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "org" / "name").mkdir(parents=True)
+    (tmp_path / "org" / "file.txt").write_text("x")
+    for model in ("org/name", "org/file.txt"):
+        state, warnings = decode_view({"model": model})
+        assert state.model == DEFAULT_MODEL and "on this server" in warnings[0]
+    assert decode_view({"model": "org/other"}) == (ViewState(model="org/other"), ())
+
+
+def test_good_values_pass():
+    state, warnings = decode_view({"v": "1", "model": "openai-community/gpt2", "layer": "11", "head": "0007",
+                                   "backend": "triton", "words": "true", "slide": "1", "drop_sink": "FALSE",
+                                   "hide_special": "0", "embed": "true", "unknown": "x"})
+    assert warnings == ()
+    assert state == ViewState(model="openai-community/gpt2", layer=11, head=7, backend="triton", words=True,
+                              slide=True)
+
+
+def test_repeated_parameters_take_the_last_and_text_beats_nothing():
+    assert decode_view({"layer": ["1", "2"], "head": []}) == (ViewState(layer=2), ())
+    both, warnings = decode_view({"text": "plain", "tz": compress_text("packed")})
+    assert both.text == "packed" and "both text and tz" in warnings[0]
+
+
+def test_a_zip_bomb_is_capped():
+    bomb = compress_text("a" * 50_000_000)  # 50 MB of "a" in ~70 kB … of base64
+    assert len(bomb) < 100_000
+    state, warnings = decode_view({"tz": bomb})
+    assert state.text == DEFAULT_TEXT and "tz=" in warnings[0]
+    just_over = compress_text("b" * (MAX_TEXT_CHARS + 1))
+    state, warnings = decode_view({"tz": just_over})
+    assert state.text == DEFAULT_TEXT and "20,001 characters" in warnings[0]
+
+
+def test_not_a_mapping():
+    state, warnings = decode_view(None)  # type: ignore[arg-type]
+    assert state == ViewState() and "could not be read" in warnings[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["v", "model", "text", "tz", "page", "layer", "head", "backend",
+                                        "hide_special", "drop_sink", "words", "slide"]) | st.text(max_size=8),
+                       st.text(max_size=60) | st.lists(st.text(max_size=20), max_size=3)
+                       | st.sampled_from(["0", "1", "true", "6", "org/name", compress_text("hé")])))
+def test_decode_never_raises(params):
+    state, warnings = decode_view(params)
+    assert isinstance(state, ViewState) and all(isinstance(w, str) for w in warnings)
+    assert 0 <= state.layer <= 1023 and 0 <= state.head <= 1023 and state.backend in BACKENDS
+    assert encode_view(state)["v"] == "1"
+
+
+def test_fit_clamps_to_the_model():
+    state, warnings = ViewState(layer=11, head=3).fit(num_layers=6, num_heads=12)
+    assert (state.layer, state.head) == (5, 3) and len(warnings) == 1 and "layer 11" in warnings[0]
+    state, warnings = ViewState(layer=2, head=40).fit(6, 12)
+    assert (state.layer, state.head) == (2, 11) and "head 40" in warnings[0]
+    assert ViewState(layer=5, head=11).fit(6, 12) == (ViewState(layer=5, head=11), ())
+
+
+@pytest.mark.parametrize("bad", [dict(layer=-1), dict(head=True), dict(backend="cuda"), dict(words=1),
+                                 dict(text=None)])
+def test_view_state_checks_its_fields(bad):
+    with pytest.raises(ValueError):
+        ViewState(**bad)
+
+
+def test_escape_markdown_makes_warnings_plain_text():
+    warning = decode_view({"layer": "[click](https://evil.example) $x^2$ :red[boo] **b**"})[1][0]
+    escaped = escape_markdown(warning)
+    # Every ASCII punctuation character is escaped: none is left once the escaped pairs are removed.
+    assert not re.search(r"[!-/:-@\[-`{-~]", re.sub(r"\\.", "", escaped))
+    assert escaped.replace("\\", "") == warning
