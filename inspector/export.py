@@ -22,6 +22,8 @@ from typing import Any, Mapping
 
 import altair as alt
 import numpy as np
+import pandas as pd
+from altair.utils.data import to_values
 
 from inspector.capture import Capture
 from inspector.errors import InspectorError, InvalidRequestError
@@ -121,8 +123,30 @@ def with_provenance(chart, provenance: Provenance):
     return chart.properties(title=alt.TitleParams(**{**title, "subtitle": subtitle + [caption]}))
 
 
+def _inline_data(node):
+    """A shallow copy of a chart tree with every DataFrame replaced by its values inline.
+
+    ``to_dict`` would pass DataFrames through Altair's *global* data transformer, which refuses more than
+    5,000 rows (a 71-token heatmap) and which Streamlit switches, under its own lock, while it draws charts
+    in other threads; raising the limit globally here would race with it. Inline values need neither.
+    """
+    if not hasattr(node, "copy"):
+        return node
+    node = node.copy(deep=False)
+    if isinstance(getattr(node, "data", None), pd.DataFrame):
+        node.data = alt.InlineData(values=to_values(node.data)["values"])
+    for key in ("layer", "hconcat", "vconcat", "concat"):
+        children = getattr(node, key, alt.Undefined)
+        if isinstance(children, list):
+            setattr(node, key, [_inline_data(child) for child in children])
+    spec = getattr(node, "spec", alt.Undefined)
+    if spec is not alt.Undefined:
+        node.spec = _inline_data(spec)
+    return node
+
+
 def _spec(chart) -> dict:
-    return chart.to_dict() if hasattr(chart, "to_dict") else dict(chart)
+    return _inline_data(chart).to_dict() if hasattr(chart, "to_dict") else dict(chart)
 
 
 def _vl_version() -> str | None:
@@ -156,6 +180,17 @@ def chart_png(chart, *, scale: float = 2.0) -> bytes:
 def chart_svg(chart) -> str:
     """SVG text of ``chart``; text marks (token strings, titles) are XML-escaped by the renderer."""
     return _render("svg", chart)
+
+
+def _svg_png(svg: str, *, scale: float) -> bytes:
+    """Rasterise an SVG already drawn: half the work of laying the chart out again for the PNG."""
+    import vl_convert as vlc
+
+    try:
+        return vlc.svg_to_png(svg, scale=scale)
+    except ValueError as err:
+        raise InspectorError(f"could not convert the figure to PNG: {str(err).splitlines()[0]} — the SVG and "
+                             "the numbers are still in the pack; please report this chart") from err
 
 
 _WINDOWS_RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(10)), *(f"LPT{i}" for i in range(10))}
@@ -216,9 +251,9 @@ def export_pack(charts: Mapping[str, Any], numbers: Mapping, provenance: Provena
         for name, chart in charts.items():
             stem = safe_file_stem(name, taken)
             taken.add(stem)
-            captioned = with_provenance(chart, provenance)
-            write(f"{stem}.png", chart_png(captioned))
-            write(f"{stem}.svg", chart_svg(captioned))
+            svg = chart_svg(with_provenance(chart, provenance))
+            write(f"{stem}.svg", svg)
+            write(f"{stem}.png", _svg_png(svg, scale=2.0))
         write("numbers.json", _dumps(numbers))
         write("provenance.json", _dumps(provenance.as_json()))
     return buffer.getvalue()

@@ -153,13 +153,14 @@ def _views(capture: Capture, layer, heads: list[int], options: HeatmapOptions) -
     if options.words:
         groups = _word_groups(capture)
         q_len = len(tokens)
-        # mean over a word's rows, sum over its columns — rows still sum to 1.
-        mean_rows = np.zeros((len(groups), q_len))  # (words, q_len)
-        sum_cols = np.zeros((q_len, len(groups)))  # (k_len, words)
-        for g, group in enumerate(groups):
-            mean_rows[g, group] = 1.0 / len(group)
-            sum_cols[group, g] = 1.0
-        weights = np.einsum("wq,hqk,kv->hwv", mean_rows, weights, sum_cols)  # (h, words, words)
+        # Put each word's pieces next to each other (they already are for one sequence), then one segmented
+        # sum per axis: O(heads · q_len · k_len), where matrix products with group indicators would be cubic.
+        order = np.concatenate(groups)
+        sizes = np.array([len(g) for g in groups])
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        weights = weights[:, order][:, :, order]
+        weights = np.add.reduceat(weights, starts, axis=2)  # (h, q_len, words): attention TO a word = sum
+        weights = np.add.reduceat(weights, starts, axis=1) / sizes[None, :, None]  # FROM a word = mean
         texts = [_group_text(capture, g) for g in groups]
         positions = [int(g[0]) for g in groups]
         special = np.array([bool(capture.special[g].all()) for g in groups])

@@ -104,6 +104,23 @@ def test_svg_escapes_hostile_tokens_and_caption():
     assert "&amp;amp;" in svg  # a token that looks like an entity is escaped, not interpreted
 
 
+def test_charts_over_altairs_row_limit_export_without_touching_global_state():
+    """Altair refuses > 5,000 rows through its global data transformer (which Streamlit also switches);
+    export inlines the data instead. 72 tokens = 5,184 cells."""
+    tokens = tuple(f"t{i}" for i in range(72))
+    labels = tuple(token_labels(tokens))
+    view = HeatmapView(weights=np.full((72, 72), 1 / 72, np.float32), query_labels=labels, key_labels=labels,
+                       query_tokens=tokens, key_tokens=tokens, layer=0, head=0, options=HeatmapOptions())
+    chart = attention_heatmap_chart(view)
+    with pytest.raises(alt.MaxRowsError):
+        chart.to_dict()
+    before = (alt.data_transformers.active, dict(alt.data_transformers.options))
+    svg = chart_svg(chart)
+    assert svg.count("71: t71") >= 2  # both axes drawn
+    assert (alt.data_transformers.active, dict(alt.data_transformers.options)) == before
+    assert isinstance(chart.data, pd.DataFrame)  # the caller's chart is left as it was
+
+
 def test_export_pack_holds_images_numbers_and_provenance():
     provenance = Provenance("m", "the text", "torch", layer=0, head=0, date=DAY)
     charts = {"Head entropy / grid": tiny_chart("One"), "numbers": tiny_chart("Two")}
