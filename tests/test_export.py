@@ -17,7 +17,7 @@ import pytest
 from inspector.capture import capture
 from inspector.charts import attention_heatmap_chart, entropy_grid_chart, token_labels
 from inspector.errors import InvalidRequestError
-from inspector.export import (Provenance, capture_json, chart_png, chart_svg, export_pack, safe_file_stem,
+from inspector.export import (EXPORT_MAX_CELLS, Provenance, capture_json, chart_png, chart_svg, export_pack, safe_file_stem,
                               to_jsonable, view_numbers, with_provenance)
 from inspector.heatmap import HeatmapOptions, HeatmapView, heatmap_view
 from inspector.metrics import HeadEntropy
@@ -114,6 +114,7 @@ def test_charts_over_altairs_row_limit_export_without_touching_global_state():
     chart = attention_heatmap_chart(view)
     with pytest.raises(alt.MaxRowsError):
         chart.to_dict()
+    assert len(chart.data) < EXPORT_MAX_CELLS
     before = (alt.data_transformers.active, dict(alt.data_transformers.options))
     svg = chart_svg(chart)
     assert svg.count("71: t71") >= 2  # both axes drawn
