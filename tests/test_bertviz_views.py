@@ -188,24 +188,23 @@ def test_texts_too_long_for_a_view_are_refused_with_the_numbers():
     with pytest.raises(InvalidRequestError, match=r"65 tokens; the model view shows at most 64"):
         views.model_view_html(uniform_capture(65, layers=1, heads=1))
     # Drawing: the bundled model's shape (6 layers × 12 heads) at 64 tokens is 294,912 lines at once.
-    bundled_shape = uniform_capture(64, layers=6, heads=12)
     with pytest.raises(InvalidRequestError, match=r"6 layers × 12 heads × 64² tokens = 294,912 lines .* "
-                                                  r"200,000 — choose at most 4 layers"):
-        views.model_view_html(bundled_shape)
+                                                  r"120,000 — choose at most 2 layers"):
+        views.model_view_html(uniform_capture(64, layers=6, heads=12))
     # A 32-head model draws too much even for one layer of the head view.
-    with pytest.raises(InvalidRequestError, match=r"32 heads × 96² tokens = 294,912 lines per layer.*to 79 tokens"):
+    with pytest.raises(InvalidRequestError, match=r"32 heads × 96² tokens = 294,912 lines per layer.*to 61 tokens"):
         views.head_view_html(uniform_capture(96, layers=1, heads=32))
-    # Page size: six layers of 12 heads at 128 tokens would embed 1,179,648 weights; four fit.
-    long_text = uniform_capture(128, layers=6, heads=12)
-    assert views.head_view_max_layers(long_text) == 4
-    with pytest.raises(InvalidRequestError, match=r"1,179,648 weights.*900,000.*at most 4 layers"):
+    # Page size: eight layers of 12 heads at 100 tokens would embed 960,000 weights; seven fit.
+    long_text = uniform_capture(100, layers=8, heads=12)
+    assert views.head_view_max_layers(long_text) == 7
+    with pytest.raises(InvalidRequestError, match=r"960,000 weights.*900,000.*at most 7 layers"):
         views.head_view_html(long_text)
 
 
 def test_the_largest_allowed_pages_stay_near_5_mb():
-    # Uniform weights are the worst case: every one prints as "0.008" (real attention has many "0.0").
-    head = views.head_view_html(uniform_capture(128, layers=6, heads=12), layers=[0, 1, 2, 3])
-    model = views.model_view_html(uniform_capture(52, layers=6, heads=12))
+    # Uniform weights are near the worst case: every one prints as "0.01" (real attention has many "0.0").
+    head = views.head_view_html(uniform_capture(100, layers=7, heads=12))
+    model = views.model_view_html(uniform_capture(40, layers=6, heads=12))
     assert len(head.encode()) < 5.5e6 and len(model.encode()) < 2e6
 
 
