@@ -84,8 +84,14 @@ def token_labels(tokens: Sequence[str]) -> list[str]:
     return [f"{position}: {token}" for position, token in enumerate(tokens)]
 
 
+# Vega clips a title to the chart's width by default; the grid and profile are narrower than their titles.
+_TITLE_LIMIT_PX = 900
+
+
 def _title(text: str, subtitle: Sequence[str] = ()) -> alt.TitleParams:
-    return alt.TitleParams(text=text, subtitle=list(subtitle)) if subtitle else alt.TitleParams(text=text)
+    if subtitle:
+        return alt.TitleParams(text=text, subtitle=list(subtitle), anchor="start", limit=_TITLE_LIMIT_PX)
+    return alt.TitleParams(text=text, anchor="start", limit=_TITLE_LIMIT_PX)
 
 
 def _outline(base: alt.Chart, layer: int, head: int, slide: bool) -> list[alt.Chart]:
@@ -180,9 +186,10 @@ def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False) -> alt.Ch
     label_limit = 200 if slide else 120
     chart = alt.Chart(data).mark_rect().encode(
         x=alt.X("key:O", title="key (attended to)", sort=list(view.key_labels),
-                axis=alt.Axis(labelAngle=-60, labelLimit=label_limit)),
+                # Every token labelled: Vega's overlap check would hide every other rotated label.
+                axis=alt.Axis(labelAngle=-60, labelLimit=label_limit, labelOverlap=False)),
         y=alt.Y("query:O", title="query (attending)", sort=list(view.query_labels),
-                axis=alt.Axis(labelLimit=label_limit)),
+                axis=alt.Axis(labelLimit=label_limit, labelOverlap=False)),
         color=alt.Color("weight:Q", title="weight",
                         scale=alt.Scale(scheme=SLIDE_WEIGHT_SCHEME if slide else WEIGHT_SCHEME, domain=[0, 1])),
         tooltip=[alt.Tooltip("query:N", title="query token"), alt.Tooltip("key:N", title="key token"),

@@ -7,7 +7,7 @@ bad value (shortened, ``repr``'d) and what was used instead. In particular:
 
 - numbers must be short decimal integers within sane bounds (``fit`` then clamps them to the loaded model);
 - booleans are ``0``/``1``/``true``/``false``; backends and pages come from fixed lists;
-- the model is ``default`` or a hub id of the form ``org/name`` — never a local path: a share link must not
+- the model is ``default`` or a hub id of the form ``name`` or ``org/name`` — never a local path: a share link must not
   point the server at its own filesystem (``..``, leading ``/`` ``.`` ``~``, backslashes, control characters
   and names that exist as folders on the server are all refused);
 - text longer than :data:`MAX_TEXT_CHARS` is refused, and compressed text (``tz``) is inflated with a hard
@@ -50,8 +50,9 @@ _MAX_TZ_CHARS = 2 * _MAX_TEXT_BYTES
 _SHOWN_VALUE_CHARS = 40
 _TRUE, _FALSE = ("1", "true"), ("0", "false")
 _FLAGS = ("hide_special", "drop_sink", "words", "slide")
-# org/name, each starting with a letter or digit; ".." and a trailing "." are refused separately.
-_HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
+# name or org/name (canonical hub models such as "gpt2" have no org), each part starting with a letter or
+# digit; ".." and a trailing "." are refused separately, and so is any value naming a path on this server.
+_HUB_ID = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.-]{0,95}/)?[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
 _INDEX = re.compile(r"[0-9]{1,4}")
 
 
@@ -145,7 +146,7 @@ def _model_problem(model: str) -> str | None:
     if model == DEFAULT_MODEL:
         return None
     if not _HUB_ID.fullmatch(model) or ".." in model or model.endswith("."):
-        return "is not a Hugging Face hub id of the form org/name (links cannot name local folders)"
+        return "is not a Hugging Face hub id of the form name or org/name (links cannot name local folders)"
     try:
         # Same text, different meaning: the loader prefers an existing folder to a hub id of that name.
         exists = Path(model).exists()

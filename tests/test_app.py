@@ -1,5 +1,6 @@
-"""The Streamlit page, driven headlessly with ``AppTest`` on the bundled model: it renders, reruns on new
-text, turns bad input into ``st.error`` (never a traceback), and redraws when the layer or head changes.
+"""The Streamlit app, driven headlessly with ``AppTest`` on the bundled model: it renders, reruns on new text,
+turns bad input into ``st.error`` (never a traceback), redraws without a model call when the layer or head
+changes, restores a view from share-link query parameters and warns about malformed ones.
 
 The model and captures live in Streamlit's process-wide caches, so only the first test pays for loading.
 """
@@ -12,24 +13,42 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from inspector.examples import EXAMPLES
+from inspector.share import ViewState, encode_view
+
 # AppTest resolves relative paths against the calling file, not the working directory.
 APP = Path(__file__).resolve().parents[1] / "app.py"
 APP_TIMEOUT_S = 60
 DEFAULT_TEXT = "The animal didn't cross the street because it was too tired."
 
 
-def _run_app() -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=APP_TIMEOUT_S).run()
+def _run_app(query: dict[str, str] | None = None) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=APP_TIMEOUT_S)
+    for name, value in (query or {}).items():
+        at.query_params[name] = value
+    at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
 
-def _chart_titles(at: AppTest) -> list[str]:
+def _chart_titles(at: AppTest) -> list:
     return [json.loads(chart.proto.spec).get("title") for chart in at.get("vega_lite_chart")]
+
+
+def _title_texts(at: AppTest) -> list[str]:
+    return [title.get("text") if isinstance(title, dict) else title for title in _chart_titles(at)]
 
 
 def _metrics(at: AppTest) -> dict[str, str]:
     return {metric.label: metric.value for metric in at.metric}
+
+
+def _status_label(at: AppTest) -> str:
+    return at.status[0].proto.label
+
+
+def _server_time_caption(at: AppTest) -> str:
+    return next(c.value for c in at.caption if c.value.startswith("Server time for this view"))
 
 
 def test_page_renders_the_default_text_on_the_bundled_model():
@@ -38,8 +57,10 @@ def test_page_renders_the_default_text_on_the_bundled_model():
     assert at.text_area(key="text").value == DEFAULT_TEXT
     strip = at.code[0].value
     assert "0: [CLS]" in strip and "2: animal" in strip and "7: the" in strip
-    assert _chart_titles(at) == ["Head entropy: how spread out each head's attention is",
-                                 "Layer 0, head 0: attention weights"]
+    titles = _title_texts(at)
+    assert titles[0] == "Head entropy: how spread out each head's attention is"
+    assert "Layer 0, head 0: attention weights" in titles
+    assert any(str(t).startswith("Layer 0") and "every head" in str(t) for t in titles)
     metrics = _metrics(at)
     assert metrics["Backend that ran"] == "torch"
     assert metrics["Tokens"] == "16 / 512"
@@ -56,6 +77,15 @@ def test_changing_the_text_reruns_and_shows_the_new_tokens():
     assert _metrics(at)["Tokens"].startswith(f"{strip.count(': ')} / ")
 
 
+def test_an_example_fills_the_text_box():
+    at = _run_app()
+    chinese = next(example for example in EXAMPLES if "小猫" in example.text)
+    at.selectbox(key="example").set_value(chinese.title).run()
+    assert not at.exception and not at.error
+    assert at.text_area(key="text").value == chinese.text
+    assert "小" in at.code[0].value
+
+
 @pytest.mark.parametrize("text", ["", "   \n "])
 def test_empty_text_shows_an_error_not_a_traceback(text):
     at = _run_app()
@@ -65,15 +95,31 @@ def test_empty_text_shows_an_error_not_a_traceback(text):
     assert not at.get("vega_lite_chart")
 
 
-def test_changing_layer_and_head_redraws_both_charts():
+def test_changing_layer_and_head_redraws_without_calling_the_model():
     at = _run_app()
     at.selectbox(key="layer").set_value(3).run()
     at.selectbox(key="head").set_value(11).run()
     assert not at.exception and not at.error
-    assert _chart_titles(at)[1] == "Layer 3, head 11: attention weights"
+    assert "Layer 3, head 11: attention weights" in _title_texts(at)
     grid = json.loads(at.get("vega_lite_chart")[0].proto.spec)
     outline_filter = str([t for layer in grid["layer"] for t in layer.get("transform", [])])
     assert "=== 3" in outline_filter and "=== 11" in outline_filter
+    assert "no model call" in _status_label(at)
+    assert _server_time_caption(at).endswith("(model not called)")
+
+
+def test_heatmap_options_change_the_view():
+    at = _run_app()
+    at.text_area(key="text").set_value("Queries search keys like addresses.").run()
+    at.checkbox(key="words").check().run()
+    at.checkbox(key="hide_special").check().run()
+    assert not at.exception and not at.error
+    heatmap = next(json.loads(c.proto.spec) for c in at.get("vega_lite_chart")
+                   if "attention weights" in str(json.loads(c.proto.spec).get("title")))
+    queries = heatmap["encoding"]["y"]["sort"]
+    assert not any("[CLS]" in q or "[SEP]" in q for q in queries)
+    assert queries[0].endswith("Queries") and len(queries) == 6  # "que" + "##ries" merged into one word
+    assert len(heatmap["title"]["subtitle"]) == 2  # both options are stated on the chart
 
 
 def test_a_backend_that_cannot_run_here_is_an_error_not_a_traceback():
@@ -82,3 +128,40 @@ def test_a_backend_that_cannot_run_here_is_an_error_not_a_traceback():
     assert not at.exception
     # On a machine where Triton runs, the page must say so; everywhere else it explains why it cannot.
     assert at.error or _metrics(at)["Backend that ran"] == "triton"
+
+
+def test_an_unloadable_model_is_an_error_not_a_traceback(tmp_path):
+    at = _run_app()
+    at.selectbox(key="model").set_value("__other__").run()
+    at.text_input(key="model_other").set_value(str(tmp_path / "missing")).run()
+    assert not at.exception
+    assert at.error and "missing" in at.error[0].value
+
+
+def test_query_params_restore_the_view():
+    state = ViewState(text="Queries search keys like addresses.", layer=4, head=7, words=True, slide=True)
+    at = _run_app(encode_view(state))
+    assert not at.error and not at.warning
+    assert at.text_area(key="text").value == state.text
+    assert at.selectbox(key="layer").value == 4 and at.selectbox(key="head").value == 7
+    assert at.checkbox(key="words").value and at.toggle(key="slide").value
+    assert "Layer 4, head 7: attention weights" in _title_texts(at)
+    # The address bar keeps describing the view, so copying it reproduces the same state.
+    assert dict(at.query_params)["layer"] in ("4", ["4"])
+
+
+@pytest.mark.parametrize("query, mentioned", [
+    ({"layer": "banana"}, "layer"),
+    ({"head": "-3"}, "head"),
+    ({"layer": "99"}, "layer"),
+    ({"backend": "<script>alert(1)</script>"}, "backend"),
+    ({"model": "../../etc/passwd"}, "model"),
+    ({"tz": "not-base64!!"}, "text"),
+    ({"v": "99"}, "version"),
+])
+def test_malformed_query_params_warn_and_fall_back(query, mentioned):
+    at = _run_app(query)
+    assert not at.exception
+    warnings = [w.value for w in at.warning] + [w.value for w in at.sidebar.warning]
+    assert any(mentioned in w.lower() for w in warnings), warnings
+    assert at.get("vega_lite_chart"), "the page still draws with the defaults"

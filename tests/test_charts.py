@@ -66,7 +66,7 @@ def test_attention_heatmap_has_one_row_per_query_key_pair():
     assert spec["encoding"]["x"]["sort"] == labels and spec["encoding"]["y"]["sort"] == labels
     tooltips = {t["field"]: t for t in spec["encoding"]["tooltip"]}
     assert set(tooltips) == {"query", "key", "weight"} and tooltips["weight"]["format"] == ".3f"
-    assert spec["title"] == {"text": "Layer 2, head 7: attention weights", "subtitle": list(view.notes)}
+    assert (spec["title"]["text"], spec["title"]["subtitle"]) == ("Layer 2, head 7: attention weights", list(view.notes))
 
 
 def test_attention_heatmap_rows_and_columns_may_differ():
@@ -76,7 +76,7 @@ def test_attention_heatmap_rows_and_columns_may_differ():
                        options=HeatmapOptions(hide_special=True))
     spec = attention_heatmap_chart(view).to_dict()
     assert spec["encoding"]["x"]["sort"] == list(keys) and spec["encoding"]["y"]["sort"] == ["1: the", "2: cat"]
-    assert spec["title"] == {"text": "Layer 0, head 0: attention weights"}
+    assert spec["title"]["text"] == "Layer 0, head 0: attention weights" and "subtitle" not in spec["title"]
 
 
 def test_attention_heatmap_cells_shrink_for_long_texts_but_stay_visible():
@@ -164,7 +164,7 @@ def test_layer_heads_chart_is_small_multiples_of_every_head():
     assert sorted(chart.data["head"].unique()) == list(range(12))
     spec = chart.to_dict()
     assert spec["columns"] == 4 and spec["facet"]["field"] == "head"
-    assert spec["title"] == {"text": "Layer 2: every head"}
+    assert spec["title"]["text"] == "Layer 2: every head"
     assert spec["spec"]["encoding"]["x"]["axis"] is None
     assert SMALL_MULTIPLES_MAX_TOKENS == 64
     with pytest.raises(ValueError, match="one layer"):

@@ -90,7 +90,7 @@ MALFORMED = [
     ({"model": "../../etc"}, "model='../../etc'"), ({"model": "/etc/passwd"}, "model='/etc/passwd'"),
     ({"model": "~/models/x"}, "model='~/models/x'"), ({"model": "org/../../x"}, "model="),
     ({"model": "C:\\models\\x"}, "model="), ({"model": "org/name\x00"}, "model='org/name\\x00'"),
-    ({"model": "org/name\n"}, "model="), ({"model": "gpt2"}, "model='gpt2'"), ({"model": "a/b/c"}, "model="),
+    ({"model": "org/name\n"}, "model="), ({"model": "a/b/c"}, "model="),
     ({"model": "org/name."}, "model="), ({"model": ".hidden/x"}, "model="), ({"model": ""}, "model=''"),
     ({"model": "x" * 300 + "/y"}, "characters)"), ({"model": "org/naïve"}, "model="),
     ({"tz": "not base64!"}, "tz="), ({"tz": "AAAA"}, "tz="), ({"tz": compress_text("ok")[:-3]}, "tz="),
@@ -117,10 +117,12 @@ def test_a_hub_id_that_is_also_a_local_folder_is_refused(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "org" / "name").mkdir(parents=True)
     (tmp_path / "org" / "file.txt").write_text("x")
-    for model in ("org/name", "org/file.txt"):
+    (tmp_path / "localmodel").mkdir()
+    for model in ("org/name", "org/file.txt", "localmodel"):
         state, warnings = decode_view({"model": model})
         assert state.model == DEFAULT_MODEL and "on this server" in warnings[0]
     assert decode_view({"model": "org/other"}) == (ViewState(model="org/other"), ())
+    assert decode_view({"model": "gpt2"}) == (ViewState(model="gpt2"), ())  # canonical hub ids have no org
 
 
 def test_good_values_pass():
