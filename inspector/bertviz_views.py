@@ -24,9 +24,9 @@ page they return:
   refused: the page embeds layers · heads · n² numbers and draws one SVG line per number, so its size and
   drawing time grow with the square of the text.
 
-The result is a complete document meant for ``streamlit.components.v1.html(html, height=…, scrolling=True)``
-(an ``<iframe srcdoc>``); :func:`head_view_height` and :func:`model_view_height` give the heights that show
-a whole view without clipping.
+The result is a complete document for an ``<iframe srcdoc>``: Streamlit's ``st.iframe(html, height=…)`` or
+the older ``components.v1.html(html, height=…, scrolling=True)``. :func:`head_view_height` and
+:func:`model_view_height` give the heights that show a whole view without clipping.
 
 Measured for the limits (bundled all-MiniLM-L6-v2, 6 layers × 12 heads; headless Chromium 156 on 2 CPU
 cores that other jobs kept at a load of 4–6, so an idle machine is faster; "draw" is set_content to the
@@ -284,6 +284,7 @@ def _bertviz_attention(capture: Capture, layers: Sequence[int]) -> list[torch.Te
     placeholder = torch.zeros(1, capture.num_heads, 1, 1, dtype=torch.float64)
     attention = [placeholder] * capture.num_layers
     for layer in layers:
+        # A non-finite weight has no opacity to draw (and JSON has no NaN): it is drawn as no line.
         weights = np.nan_to_num(capture.weights[layer].astype(np.float64), nan=0.0, posinf=0.0, neginf=0.0)
         attention[layer] = torch.from_numpy(np.round(weights, WEIGHT_DECIMALS))[None]  # (1, heads, q_len, q_len)
     return attention
@@ -304,9 +305,11 @@ def _vendored_scripts() -> tuple[str, ...]:
             raise InspectorError(f"{path} is missing, so the bertviz views cannot be drawn offline — restore it "
                                  "from git or run assets/static/vendor/fetch.sh")
         source = path.read_text(encoding="utf-8")
-        # A literal "</script" would end the inline element early; none of the vendored files contains one.
-        if "</script" in source.lower():
-            raise InspectorError(f"{name} contains '</script' and cannot be inlined — vendor a build without it")
+        # "</script" would end the inline element early and "<!--" can change how it is parsed; none of the
+        # vendored files contains either.
+        if "</script" in source.lower() or "<!--" in source:
+            raise InspectorError(f"{name} contains '</script' or '<!--' and cannot be inlined inside a <script> — "
+                                 "vendor a build without them")
         scripts.append(source)
     return tuple(scripts)
 
