@@ -12,6 +12,11 @@ windows (Mistral). The mask is taken the way FlashAttention takes it — causal 
 padding — and checked once per forward against the mask pattern transformers describes, so a pattern this
 function cannot honour (packed sequences, chunked or custom overlays, prepared 4-D masks) is an error, not a
 silent difference. ``softcap``, ``s_aux`` (attention sinks) and attention dropout are refused the same way.
+
+Two compute backends answer to the same contract: ``torch`` (:func:`kernels.reference.blocked_attention`, query
+blocks, any device) and ``triton`` (:mod:`kernels.flash`: the fused FlashAttention kernel for the output and the
+statistics, its materialise kernel for requested weights, its Triton backward when autograd records).
+``auto`` picks Triton for CUDA tensors and torch otherwise; Triton on the CPU needs ``TRITON_INTERPRET=1``.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import torch
 from transformers import AttentionInterface
 from transformers.masking_utils import AttentionMaskInterface, causal_mask_function, prepare_padding_mask
 
+from kernels import flash
 from kernels.reference import (StatName, blocked_attention, materialize_weights, visible_key_counts,
                                visible_keys_mask)
 
@@ -155,14 +161,21 @@ def attention_request(request: AttentionRequest) -> Iterator[AttentionRequest]:
 
 
 def resolve_backend(name: str, device: torch.device | str) -> Backend:
-    """Map a user's backend choice (``auto``, ``torch``, ``triton``) to the backend that will actually run."""
+    """Map a user's backend choice (``auto``, ``torch``, ``triton``) to the backend that will actually run.
+
+    ``auto``: Triton for a model on a CUDA device (when Triton can run there), torch otherwise — including on
+    the CPU with ``TRITON_INTERPRET=1``, since the interpreter is for tests and teaching, not speed.
+    ``triton`` where it cannot run raises :class:`BackendUnavailableError` saying why and what to choose.
+    """
     if name == "auto":
-        return "torch"  # The Triton kernel is not part of this build yet; auto will pick it on CUDA when it is.
+        return "triton" if torch.device(device).type == "cuda" and flash.triton_usable(device) else "torch"
     if name == "torch":
         return "torch"
     if name == "triton":
-        raise BackendUnavailableError(
-            "the Triton backend is not available in this build yet; choose the torch or auto backend")
+        reason = flash.triton_unavailable_reason(device)
+        if reason is not None:
+            raise BackendUnavailableError(reason)
+        return "triton"
     raise BackendUnavailableError(f"unknown backend {name!r}; choose auto, torch or triton")
 
 
@@ -239,21 +252,27 @@ def inspector_attention(
         padding = attention_mask.key_padding_mask
 
     backend = request.backend if request is not None else "torch"
-    if backend != "torch":
-        raise BackendUnavailableError(f"backend {backend!r} is not available in this build")
     stats_wanted = request.stats if request is not None else ()
     stats_to_compute = tuple(dict.fromkeys((*stats_wanted, "lse")))  # lse is needed to materialise weights
-    out, stats = blocked_attention(query, key, value, causal=causal, scale=scale, key_padding_mask=padding,
-                                   window=window, stats=stats_to_compute,
-                                   block_size=request.block_size if request is not None else None)
+    if backend == "triton":
+        reason = flash.triton_unavailable_reason(query.device)
+        if reason is not None:
+            raise BackendUnavailableError(reason)
+        # Differentiable through the Triton backward when autograd records; the plain forward otherwise.
+        out, stats = flash.flash_attention(query, key, value, causal=causal, scale=scale, key_padding_mask=padding,
+                                           window=window, stats=stats_to_compute)
+    else:
+        out, stats = blocked_attention(query, key, value, causal=causal, scale=scale, key_padding_mask=padding,
+                                       window=window, stats=stats_to_compute,
+                                       block_size=request.block_size if request is not None else None)
 
     layer = len(request.records) if request is not None else None
     want_weights = request is not None and request.wants_weights(layer)
     return_weights = bool(kwargs.get("output_attentions"))
     weights = None
     if want_weights or return_weights:
-        weights = materialize_weights(query, key, lse=stats["lse"], causal=causal, scale=scale,
-                                      key_padding_mask=padding, window=window)
+        weights = _exact_weights(backend, query, key, stats["lse"], causal=causal, scale=scale, padding=padding,
+                                 window=window)
     if request is not None:
         declared = getattr(module, "layer_idx", None)
         if isinstance(declared, int) and declared != layer:
@@ -268,6 +287,23 @@ def inspector_attention(
             weights=weights.detach() if want_weights else None,
         ))
     return out.transpose(1, 2).contiguous(), (weights if return_weights else None)
+
+
+def _exact_weights(backend: Backend, query: torch.Tensor, key: torch.Tensor, lse: torch.Tensor, *, causal: bool,
+                   scale: float, padding: torch.Tensor | None, window: int | None) -> torch.Tensor:
+    """All heads' exact weights ``(batch, heads, q_len, k_len)`` float32 from the forward's log-sum-exp."""
+    needs_grad = torch.is_grad_enabled() and (query.requires_grad or key.requires_grad)
+    if backend == "triton" and not needs_grad:
+        return flash.materialize_weights(query, key, lse=lse, causal=causal, scale=scale, key_padding_mask=padding,
+                                         window=window)
+    weights = materialize_weights(query, key, lse=lse, causal=causal, scale=scale, key_padding_mask=padding,
+                                  window=window)
+    if backend == "triton":
+        # The Triton LSE carries no gradient, so exp(S − LSE) alone would miss the softmax's normalising term.
+        # Dividing by the row sum (1 up to rounding; 0 for a row that sees nothing) leaves the values as they
+        # are and restores exactly the softmax gradient.
+        weights = weights / weights.sum(dim=-1, keepdim=True).clamp_min(torch.finfo(weights.dtype).tiny)
+    return weights
 
 
 def register() -> None:

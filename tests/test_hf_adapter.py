@@ -1,5 +1,6 @@
 """kernels/hf.py: every supported architecture through the one attention function equals eager attention."""
 
+import contextlib
 import copy
 
 import pytest
@@ -171,10 +172,119 @@ def test_scaling_is_the_modules_own():
     assert request.records[1].scale == pytest.approx(request.records[0].scale / 2)
 
 
-def test_backend_resolution():
+def test_backend_resolution(monkeypatch):
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     assert resolve_backend("auto", "cpu") == "torch"
     assert resolve_backend("torch", "cpu") == "torch"
-    with pytest.raises(BackendUnavailableError, match="Triton"):
-        resolve_backend("triton", "cpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(BackendUnavailableError, match="NVIDIA GPU.*torch or auto backend.*TRITON_INTERPRET=1"):
+            resolve_backend("triton", "cpu")
+        with pytest.raises(BackendUnavailableError, match="NVIDIA GPU"):  # a request made without resolving
+            with attention_request(AttentionRequest(backend="triton")):
+                inspector_attention(torch.nn.Module(), *(torch.zeros(1, 2, 3, 4),) * 3, None, scaling=0.5)
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert resolve_backend("triton", "cpu") == "triton"
+    assert resolve_backend("auto", "cpu") == "torch"  # the interpreter is for tests and teaching: never auto
     with pytest.raises(BackendUnavailableError, match="unknown"):
         resolve_backend("cuda-magic", "cpu")
+
+
+# --------------------------------------------------------------------- the Triton backend (CPU interpreter)
+
+
+@pytest.fixture
+def triton_interpreter(monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+
+
+@pytest.mark.parametrize("arch", ["bert", "gpt2", "llama", "mistral", "qwen2"])
+def test_triton_backend_equals_eager_and_the_torch_backend(arch, triton_interpreter):
+    causal = TINY_ARCHITECTURES[arch][1]
+    eager, ours = model_pair(arch, seed=3)
+    ids, mask = batch_inputs(causal, seed=3)
+    real = mask.bool()
+    requests = {backend: AttentionRequest(backend=backend, weights_layers="all") for backend in ("torch", "triton")}
+    hidden = {}
+    with torch.no_grad():
+        expected = eager(input_ids=ids, attention_mask=mask).last_hidden_state
+        for backend, request in requests.items():
+            with attention_request(request):
+                hidden[backend] = ours(input_ids=ids, attention_mask=mask).last_hidden_state
+    close(hidden["triton"][real], expected[real], "hidden")
+    for triton_record, torch_record in zip(requests["triton"].records, requests["torch"].records):
+        # Every row, padded queries included: both backends define them the same way.
+        close(triton_record.weights, torch_record.weights, "weights")
+        for name in ("entropy", "sink"):
+            close(triton_record.stats[name], torch_record.stats[name], "entropy" if name == "entropy" else "weights")
+        close(triton_record.stats["lse"], torch_record.stats["lse"], "lse")
+        assert torch.equal(triton_record.visible_keys, torch_record.visible_keys)
+        assert (triton_record.window, triton_record.causal) == (torch_record.window, torch_record.causal)
+
+
+def test_triton_backend_kv_cache_decoding_equals_eager(triton_interpreter):
+    eager, ours = model_pair("mistral", auto_class=AutoModelForCausalLM, seed=4)
+    ids, _ = batch_inputs(True, seq=9, seed=4)
+    def one_request(model):  # one request per forward: layers report in order once per forward
+        if model is eager:
+            return contextlib.nullcontext()
+        return attention_request(AttentionRequest(backend="triton"))
+
+    with torch.no_grad():
+        logits = []
+        for model in (eager, ours):
+            cache = DynamicCache(config=model.config)
+            with one_request(model):
+                model(input_ids=ids[:1, :6], cache=cache, use_cache=True)
+            with one_request(model):
+                logits.append(model(input_ids=ids[:1, 6:], cache=cache, use_cache=True).logits)
+    close(logits[1], logits[0], "hidden")
+
+
+def test_gradients_flow_through_the_triton_backend(triton_interpreter):
+    """Gradient attribution through the flash path: d(output, weights)/d(embeddings) as the torch backend gives."""
+    _, ours = model_pair("llama", seed=5)
+    ids, mask = batch_inputs(True, seq=8, seed=5)
+    embeds = ours.get_input_embeddings()(ids).detach()
+    probe = torch.randn(2, 8, ours.config.hidden_size, generator=torch.Generator().manual_seed(0))
+    grads = {}
+    for backend in ("torch", "triton"):
+        inputs = embeds.clone().requires_grad_()
+        request = AttentionRequest(backend=backend, weights_layers=frozenset({1}))
+        with attention_request(request):
+            hidden = ours(inputs_embeds=inputs, attention_mask=mask).last_hidden_state
+        weights = request.records[1].weights
+        assert weights is not None and not weights.requires_grad  # records are detached
+        grads[backend] = torch.autograd.grad((hidden * probe).sum(), inputs)[0]
+    close(grads["triton"], grads["torch"], "grad")
+
+
+def test_output_attentions_weights_are_differentiable_on_the_triton_backend(triton_interpreter):
+    """With autograd on, returned weights carry the full softmax gradient (the Triton LSE itself carries none)."""
+    q, k, v = (torch.randn(1, 2, 6, 8, generator=torch.Generator().manual_seed(i)).requires_grad_() for i in range(3))
+    probe = torch.randn(1, 2, 6, 6, generator=torch.Generator().manual_seed(9))
+    module = torch.nn.Module()
+    module.is_causal = True
+    grads = {}
+    for backend in ("torch", "triton"):
+        with attention_request(AttentionRequest(backend=backend)):
+            _, weights = inspector_attention(module, q, k, v, None, scaling=0.4, output_attentions=True)
+        grads[backend] = torch.autograd.grad((weights * probe).sum(), (q, k))
+    for ours, expected in zip(grads["triton"], grads["torch"]):
+        close(ours, expected, "grad")
+
+
+@pytest.mark.parametrize("arch", ["bert", "llama"])
+def test_capture_through_triton_equals_capture_through_torch(arch, tiny_model_dirs, triton_interpreter):
+    from inspector.capture import capture
+    from inspector.loading import load_model
+
+    loaded = load_model(str(tiny_model_dirs[arch]))
+    text = "the cat sat on the mat because it was tired"
+    ours, reference = capture(loaded, text, backend="triton"), capture(loaded, text, backend="torch")
+    assert ours.backend == "triton" and reference.backend == "torch"
+    close(ours.entropy, reference.entropy, "entropy")
+    close(ours.lse, reference.lse, "lse")
+    close(ours.sink_mass, reference.sink_mass, "weights")
+    assert set(ours.weights) == set(reference.weights)
+    for layer in ours.weights:
+        close(ours.weights[layer], reference.weights[layer], "weights")
