@@ -210,6 +210,22 @@ def head_view_max_layers(capture: Capture) -> int:
     return min(capture.num_layers, HEAD_VIEW_MAX_EMBEDDED_WEIGHTS // lines)
 
 
+def model_view_max_layers(capture: Capture) -> int:
+    """How many layers (with every head) the model view can show for this capture's text (0: not even one)."""
+    n_tokens = len(capture.tokens)
+    if n_tokens > MODEL_VIEW_MAX_TOKENS:
+        return 0
+    return min(capture.num_layers, MAX_LINES_DRAWN_AT_ONCE // (capture.num_heads * n_tokens ** 2))
+
+
+def layers_around(capture: Capture, layer: int, count: int) -> list[int]:
+    """``count`` consecutive layers that include ``layer`` (clamped to the model), for a view that cannot
+    show every layer of a long text: the layer on screen and its neighbours."""
+    count = max(0, min(count, capture.num_layers))
+    first = min(max(0, layer - count // 2), capture.num_layers - count)
+    return list(range(first, first + count))
+
+
 def head_view_height(capture: Capture) -> int:
     """Pixels the head view's page needs to show every token without scrolling (any layer choice)."""
     return math.ceil(len(capture.tokens) * _HEAD_BOX_HEIGHT + _HEAD_TEXT_TOP + _HEAD_VIEW_CHROME_PX)

@@ -14,6 +14,8 @@ from dataclasses import dataclass, replace
 import streamlit as st
 
 from inspector import Capture, InspectorError, LoadedModel, capture, load_model
+from inspector.bertviz_views import (head_view_height, head_view_html, head_view_max_layers, layers_around,
+                                     model_view_height, model_view_html, model_view_max_layers)
 from inspector.budget import count_tokens, weights_layers_within_budget
 from inspector.examples import EXAMPLES
 from inspector.loading import DEFAULT_MODEL, DEFAULT_MODEL_LABEL
@@ -151,6 +153,23 @@ def run(inputs: Inputs, loaded: LoadedModel, layer: int, status) -> tuple[Captur
         st.error(str(err))
         return None, False
     return result, _model_calls.ran
+
+
+@st.cache_data(max_entries=8, ttl=3600, show_spinner="Building the bertviz view…")
+def cached_bertviz(kind: str, spec: str, text: str, backend: str, layer: int) -> tuple[str, int, list[int]]:
+    """bertviz's head or model view as offline HTML, its height, and the layers it shows: every layer when
+    they fit the view's drawing limit, else the ones around ``layer``."""
+    loaded = cached_model(spec)
+    n_tokens = count_tokens(loaded, text)
+    result = cached_capture(spec, text, backend, weights_layers_within_budget(loaded.info, n_tokens, layer))
+    fits = head_view_max_layers(result) if kind == "head" else model_view_max_layers(result)
+    # Past the memory budget the capture holds the layer on screen only.
+    fits = min(fits, len(result.weights))
+    layers = layers_around(result, layer, fits)
+    if kind == "head":
+        return head_view_html(result, layers=layers or None), head_view_height(result), layers
+    return (model_view_html(result, layers=layers or None), model_view_height(result, layers=layers or None),
+            layers)
 
 
 def clamp_layer_and_head(num_layers: int, num_heads: int) -> None:

@@ -10,11 +10,9 @@ from __future__ import annotations
 import time
 
 import streamlit as st
-import streamlit.components.v1 as components
 
 from inspector import InspectorError
-from inspector.bertviz_views import (HEAD_VIEW_MAX_TOKENS, MODEL_VIEW_MAX_TOKENS, head_view_height, head_view_html,
-                                     model_view_height, model_view_html)
+from inspector.bertviz_views import IFRAME_MAX_HEIGHT
 from inspector.charts import (HEAD_SELECTION, SMALL_MULTIPLES_MAX_TOKENS, selected_head, attention_heatmap_chart,
                               entropy_by_layer_chart, entropy_grid_chart, layer_heads_chart, token_labels)
 from inspector.export import EXPORT_MAX_CELLS, Provenance, capture_json, chart_png, chart_svg, export_pack, view_numbers, with_provenance
@@ -70,12 +68,12 @@ def download_buttons(name: str, chart, prov: Provenance, key: str, cells: int = 
     if cells > EXPORT_MAX_CELLS:
         st.caption(f"Image export is offered for charts of up to {EXPORT_MAX_CELLS:,} cells; this one has {cells:,}.")
         return
-    captioned = with_provenance(chart, prov)
+    # Deferred: the caption is drawn and the image rendered only when a button is clicked.
     with st.container(horizontal=True):
-        st.download_button("PNG", lambda: chart_png(captioned, scale=2), file_name=f"{name}.png", mime="image/png",
-                           key=f"{key}_png", icon=":material/download:", on_click="ignore")
-        st.download_button("SVG", lambda: chart_svg(captioned), file_name=f"{name}.svg", mime="image/svg+xml",
-                           key=f"{key}_svg", icon=":material/download:", on_click="ignore")
+        st.download_button("PNG", lambda: chart_png(with_provenance(chart, prov), scale=2), file_name=f"{name}.png",
+                           mime="image/png", key=f"{key}_png", icon=":material/download:", on_click="ignore")
+        st.download_button("SVG", lambda: chart_svg(with_provenance(chart, prov)), file_name=f"{name}.svg",
+                           mime="image/svg+xml", key=f"{key}_svg", icon=":material/download:", on_click="ignore")
 
 
 def select_head_from_grid() -> None:
@@ -97,8 +95,7 @@ with entropy_column:
     st.altair_chart(grid, on_select=select_head_from_grid, selection_mode=HEAD_SELECTION, key="entropy_grid")
     st.caption("Click a cell to show that head. Colour: mean over queries of each row's entropy divided by "
                "log(number of visible keys) — 0 = all weight on one key, 1 = spread evenly.")
-    download_buttons("entropy-grid", entropy_grid_chart(entropy, selected=(layer, head), slide=slide),
-                     provenance(), "grid")
+    download_buttons("entropy-grid", grid, provenance(), "grid")
     by_layer = entropy_by_layer_chart(entropy, slide=slide)
     st.altair_chart(by_layer)
     download_buttons("entropy-by-layer", by_layer, provenance(), "by_layer")
@@ -143,27 +140,25 @@ else:
 
 st.subheader("bertviz views")
 if st.toggle("Show bertviz's head view and model view (served from this app, no CDN)", key="bertviz"):
-    if len(result.weights) < info.num_layers:
-        st.info("bertviz needs every layer's weights; this text is past the memory budget for that.")
-    else:
-        head_tab, model_tab = st.tabs(["Head view", "Model view"])
-        with head_tab:
-            if n_tokens > HEAD_VIEW_MAX_TOKENS:
-                st.info(f"The head view is drawn for up to {HEAD_VIEW_MAX_TOKENS} tokens; this text has {n_tokens}.")
-            else:
-                components.html(head_view_html(result), height=head_view_height(result), scrolling=True)
-        with model_tab:
-            if n_tokens > MODEL_VIEW_MAX_TOKENS:
-                st.info(f"The model view is drawn for up to {MODEL_VIEW_MAX_TOKENS} tokens; this text has {n_tokens}.")
-            else:
-                components.html(model_view_html(result), height=model_view_height(result), scrolling=True)
+    head_tab, model_tab = st.tabs(["Head view", "Model view"])
+    for tab, kind in ((head_tab, "head"), (model_tab, "model")):
+        with tab:
+            try:
+                html, height, shown = inputs.cached_bertviz(kind, chosen.spec, chosen.state.text, chosen.state.backend,
+                                                            layer)
+            except InspectorError as err:
+                st.info(str(err))
+                continue
+            if len(shown) < info.num_layers:
+                st.caption(f"Layers {shown[0]}–{shown[-1]} only: every layer of a text this long would draw too "
+                           "many lines to stay responsive.")
+            st.iframe(html, height=min(height, IFRAME_MAX_HEIGHT))
 
 st.subheader("Export")
-pack_charts = {"entropy-grid": entropy_grid_chart(entropy, selected=(layer, head), slide=slide),
-               "entropy-by-layer": by_layer}
 st.download_button(
     "Export pack (PNG + SVG + JSON of the numbers, zip)",
-    lambda: export_pack({**pack_charts, f"attention-L{layer}-H{head}": attention_heatmap_chart(view, slide=slide)},
+    lambda: export_pack({"entropy-grid": grid, "entropy-by-layer": by_layer,
+                         f"attention-L{layer}-H{head}": attention_heatmap_chart(view, slide=slide)},
                         {"capture": capture_json(info, result, layers=[layer]), "heatmap": view_numbers(view)},
                         provenance(layer, head)),
     file_name="attention-inspector-export.zip", mime="application/zip", key="export_pack",

@@ -112,3 +112,37 @@ def bundled():
     from inspector.loading import load_model
 
     return load_model("default")
+
+
+# ---------------------------------------------------------------------------------------- real browser (Chromium)
+
+CHROMIUM = Path("/usr/bin/chromium")
+# As root in a sandboxed container: no sandbox, no GPU; the background-networking flags stop Chromium's own
+# connections to Google's hosts, which this machine's closed network refuses many at a time.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+
+def browser_unavailable(reason: str) -> None:
+    """Skip a browser test — or fail it where ``INSPECTOR_REQUIRE_BROWSER=1`` (CI) demands the browser."""
+    if os.environ.get("INSPECTOR_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"{reason}, and INSPECTOR_REQUIRE_BROWSER=1 requires the browser tests to run")
+    pytest.skip(f"{reason}; install it with `apt-get install chromium` (set INSPECTOR_REQUIRE_BROWSER=1 "
+                "to make this a failure)")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Debian Chromium driven by Playwright, one per test module."""
+    if not CHROMIUM.exists():
+        browser_unavailable(f"{CHROMIUM} is missing")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        browser_unavailable("the Python package playwright is not installed")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()

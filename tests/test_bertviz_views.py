@@ -26,7 +26,6 @@ import pytest
 import inspector.bertviz_views as views
 from inspector.capture import Capture, OutputSummary, capture
 from inspector.errors import InvalidRequestError
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, _browser_unavailable
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 HOSTILE_TOKENS = ("[CLS]", "<img src=x onerror=alert(1)>", "</script><script>alert(1)</script>", "a&amp;b",
@@ -210,23 +209,6 @@ def test_the_largest_allowed_pages_stay_near_5_mb():
 
 # ---------------------------------------------------------------------------------------------- in Chromium
 
-@pytest.fixture(scope="module")
-def browser():
-    # One browser for the module; tests/test_browser.py owns the conventions (path, flags, skip-or-fail).
-    if not CHROMIUM.exists():
-        _browser_unavailable(f"{CHROMIUM} is missing")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _browser_unavailable("the Python package playwright is not installed")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
 class OfflinePage:
     """A fresh page with the network cut off, recording what the page tried and what went wrong.
 
@@ -360,3 +342,15 @@ def test_the_view_draws_inside_a_streamlit_like_srcdoc_iframe(offline, sentence_
     # The predicted height shows the whole view: nothing scrolls inside the frame.
     assert frame.evaluate("document.documentElement.scrollHeight") <= height
     offline.assert_clean()
+
+
+def test_layers_around_keeps_the_chosen_layer_inside_the_model():
+    capture = make_capture(["a", "b", "c"], layers=6)
+    assert views.layers_around(capture, 0, 3) == [0, 1, 2]
+    assert views.layers_around(capture, 3, 3) == [2, 3, 4]
+    assert views.layers_around(capture, 5, 3) == [3, 4, 5]
+    assert views.layers_around(capture, 2, 99) == list(range(6))
+    assert views.model_view_max_layers(capture) == 6  # 3 tokens: every layer fits
+    long = uniform_capture(60, layers=6, heads=12)  # 12 · 60² = 43,200 lines a layer
+    assert views.model_view_max_layers(long) == views.MAX_LINES_DRAWN_AT_ONCE // 43_200
+    assert views.model_view_max_layers(uniform_capture(views.MODEL_VIEW_MAX_TOKENS + 1, layers=1, heads=1)) == 0
