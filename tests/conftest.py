@@ -116,11 +116,7 @@ def bundled():
 
 # ---------------------------------------------------------------------------------------- real browser (Chromium)
 
-CHROMIUM = Path("/usr/bin/chromium")
-# As root in a sandboxed container: no sandbox, no GPU; the background-networking flags stop Chromium's own
-# connections to Google's hosts, which this machine's closed network refuses many at a time.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+from benchmarks.live_app import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 
 def browser_unavailable(reason: str) -> None:

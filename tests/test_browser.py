@@ -10,30 +10,20 @@ Needs ``/usr/bin/chromium`` (``apt-get install chromium``). Without it these tes
 
 from __future__ import annotations
 
-import socket
 import struct
-import subprocess
-import sys
-import tempfile
-import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from benchmarks.live_app import CHART, CHART_DRAWN, AppServerError, click_grid_cell, heatmap_drawn, running_app
+
 pytestmark = pytest.mark.browser
 
-REPO = Path(__file__).resolve().parents[1]
-SERVER_START_TIMEOUT_S = 30
 # The first session imports torch and loads the model inside the server, so the first chart takes a while.
 FIRST_RENDER_TIMEOUT_MS = 90_000
 RERUN_TIMEOUT_MS = 30_000
 
-# Streamlit wraps every Altair chart in this element; Vega draws into an <svg class="marks"> or a <canvas>.
-CHART = '[data-testid="stVegaLiteChart"]'
-CHART_DRAWN = f"{CHART} svg.marks, {CHART} canvas"
 CHARTS_ON_THE_PAGE = 4  # entropy grid, entropy by layer, heatmap, every head of the layer
 TOKEN_STRIP = '[data-testid="stMain"] [data-testid="stCode"]'
 TEXT_AREA = '[data-testid="stTextArea"] textarea'
@@ -50,48 +40,13 @@ XSS_STRINGS = (
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _wait_until_healthy(url: str, server: subprocess.Popen, log_path: Path) -> None:
-    deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            pytest.fail(f"streamlit exited with code {server.returncode}:\n{log_path.read_text()}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        time.sleep(0.25)
-    pytest.fail(f"streamlit did not answer /_stcore/health within {SERVER_START_TIMEOUT_S} s:\n"
-                f"{log_path.read_text()}")
-
-
 @pytest.fixture(scope="module")
 def app_url(browser):
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    command = [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.headless", "true",
-               "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
-    with tempfile.TemporaryDirectory() as scratch:
-        log_path = Path(scratch) / "streamlit.log"
-        with log_path.open("w") as log:
-            server = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
-            try:
-                _wait_until_healthy(url, server, log_path)
-                yield url
-            finally:
-                server.terminate()
-                try:
-                    server.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    server.kill()
-                    server.wait()
+    try:
+        with running_app() as url:
+            yield url
+    except AppServerError as err:
+        pytest.fail(str(err))
 
 
 class Session:
@@ -125,10 +80,7 @@ class Session:
                                     timeout=RERUN_TIMEOUT_MS)
 
     def wait_for_heatmap_of(self, layer: int, head: int) -> None:
-        title = f"Layer {layer}, head {head}: attention weights"
-        self.page.wait_for_function(
-            f"[...document.querySelectorAll('{CHART} svg')].some(svg => svg.textContent.includes({title!r}))",
-            timeout=RERUN_TIMEOUT_MS)
+        self.page.wait_for_function(heatmap_drawn(layer, head), timeout=RERUN_TIMEOUT_MS)
 
     def run_text(self, text: str) -> None:
         text_area = self.page.locator(TEXT_AREA)
@@ -154,14 +106,6 @@ def session(browser, app_url):
         opened.context.close()
 
 
-def _click_grid_cell(page, layer: int, head: int) -> None:
-    # Vega labels each mark for screen readers with its tooltip fields, which names the cell to click.
-    cell = page.locator(CHART).first.locator(f'path[aria-label^="head: {head}; layer: {layer}; entropy (normalised)"]')
-    cell.scroll_into_view_if_needed()
-    box = cell.bounding_box()
-    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-
-
 def test_page_loads_and_the_charts_draw(session):
     session.open()
     assert "2: animal" in session.page.locator(TOKEN_STRIP).first.inner_text()
@@ -171,7 +115,7 @@ def test_page_loads_and_the_charts_draw(session):
 
 def test_clicking_an_entropy_cell_shows_that_head_and_the_share_link_reopens_it(session, browser, app_url):
     session.open()
-    _click_grid_cell(session.page, layer=3, head=5)
+    click_grid_cell(session.page, layer=3, head=5)
     session.wait_for_heatmap_of(3, 5)
     # The address bar follows the view; the share box holds the same link.
     session.page.wait_for_function("location.search.includes('layer=3') && location.search.includes('head=5')",
