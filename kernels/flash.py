@@ -171,16 +171,17 @@ COMPILED_CONFIGS: dict[str, dict[str, tuple[KernelConfig, ...]]] = {
 _TUNE_WARMUP_MS = 5
 _TUNE_REP_MS = 20
 
-_FORCED_CONFIG: contextvars.ContextVar[KernelConfig | None] = contextvars.ContextVar("flash_forced_config",
-                                                                                     default=None)
+_FORCED_CONFIG: contextvars.ContextVar[tuple[KernelConfig, frozenset[str] | None] | None] = contextvars.ContextVar(
+    "flash_forced_config", default=None)
 # Set by kernels.flash_aot.compile_only: launches compile for a named GPU instead of running (no GPU needed).
 _COMPILE_ONLY: contextvars.ContextVar[Callable | None] = contextvars.ContextVar("flash_compile_only", default=None)
 
 
 @contextlib.contextmanager
-def forced_config(config: KernelConfig) -> Iterator[KernelConfig]:
-    """Run every kernel launched in this context with ``config`` (no tuning): for tests of each tile shape."""
-    token = _FORCED_CONFIG.set(config)
+def forced_config(config: KernelConfig, kernels: Sequence[str] | None = None) -> Iterator[KernelConfig]:
+    """Launch the kernels named in ``kernels`` (default: all; names as in :data:`COMPILED_CONFIGS`) with ``config``
+    in this context, without tuning: for tests of each tile shape."""
+    token = _FORCED_CONFIG.set((config, None if kernels is None else frozenset(kernels)))
     try:
         yield config
     finally:
@@ -276,7 +277,8 @@ class _Launcher:
         compile_only = _COMPILE_ONLY.get()
         interpret = interpreter_enabled() and compile_only is None
         kernel = self._kernel(name, interpret)
-        forced = _FORCED_CONFIG.get()
+        forcing = _FORCED_CONFIG.get()
+        forced = forcing[0] if forcing is not None and (forcing[1] is None or name in forcing[1]) else None
         if compile_only is not None:
             head_class = "d256" if constexprs["BLOCK_D"] > 128 else "d128"
             for config in [forced] if forced else self._candidates(name, head_class, fits):
