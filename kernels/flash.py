@@ -171,19 +171,23 @@ COMPILED_CONFIGS: dict[str, dict[str, tuple[KernelConfig, ...]]] = {
 _TUNE_WARMUP_MS = 5
 _TUNE_REP_MS = 20
 
-_FORCED_CONFIG: contextvars.ContextVar[tuple[KernelConfig, frozenset[str] | None] | None] = contextvars.ContextVar(
-    "flash_forced_config", default=None)
+# Forced tile configurations by kernel name (the key None: every other kernel); a missing entry means "tune".
+_FORCED_CONFIG: contextvars.ContextVar[dict[str | None, KernelConfig | None]] = contextvars.ContextVar(
+    "flash_forced_config", default={})
 # Set by kernels.flash_aot.compile_only: launches compile for a named GPU instead of running (no GPU needed).
 _COMPILE_ONLY: contextvars.ContextVar[Callable | None] = contextvars.ContextVar("flash_compile_only", default=None)
 
 
 @contextlib.contextmanager
-def forced_config(config: KernelConfig, kernels: Sequence[str] | None = None) -> Iterator[KernelConfig]:
+def forced_config(config: KernelConfig | None, kernels: Sequence[str] | None = None) -> Iterator[None]:
     """Launch the kernels named in ``kernels`` (default: all; names as in :data:`COMPILED_CONFIGS`) with ``config``
-    in this context, without tuning: for tests of each tile shape."""
-    token = _FORCED_CONFIG.set((config, None if kernels is None else frozenset(kernels)))
+    in this context, without tuning — for tests of each tile shape. Nested contexts refine the outer one (a
+    per-kernel choice inside an all-kernel one); ``config=None`` restores tuning for those kernels."""
+    outer = _FORCED_CONFIG.get()
+    forced = {None: config} if kernels is None else {**outer, **{name: config for name in kernels}}
+    token = _FORCED_CONFIG.set(forced)
     try:
-        yield config
+        yield
     finally:
         _FORCED_CONFIG.reset(token)
 
@@ -278,7 +282,7 @@ class _Launcher:
         interpret = interpreter_enabled() and compile_only is None
         kernel = self._kernel(name, interpret)
         forcing = _FORCED_CONFIG.get()
-        forced = forcing[0] if forcing is not None and (forcing[1] is None or name in forcing[1]) else None
+        forced = forcing[name] if name in forcing else forcing.get(None)
         if compile_only is not None:
             head_class = "d256" if constexprs["BLOCK_D"] > 128 else "d128"
             for config in [forced] if forced else self._candidates(name, head_class, fits):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from kernels.flash import _COMPILE_ONLY, KernelConfig, launch_kwargs
 
@@ -35,9 +35,16 @@ class CompiledVariant:
 
 
 @contextlib.contextmanager
-def compile_only(arch: int = 90, warp_size: int = 32) -> Iterator[list[CompiledVariant]]:
-    """Within the block, kernel launches compile for CUDA ``sm_{arch}`` and are recorded; nothing runs."""
+def compile_only(arch: int = 90, warp_size: int = 32,
+                 kernels: Sequence[str] | None = None) -> Iterator[list[CompiledVariant]]:
+    """Within the block, kernel launches compile for CUDA ``sm_{arch}`` and are recorded; nothing runs.
+
+    ``kernels``: compile only these kernels (names as in ``kernels.flash.COMPILED_CONFIGS``); others are skipped.
+    Compiled kernels land in Triton's on-disk cache under the key a real launch computes (same source, target,
+    options and specialisation), so a later launch on that GPU loads instead of compiling.
+    """
     import triton
+    from triton import knobs
     from triton.backends.compiler import GPUTarget
     from triton.compiler import make_backend
     from triton.runtime.jit import create_function_from_signature
@@ -47,7 +54,11 @@ def compile_only(arch: int = 90, warp_size: int = 32) -> Iterator[list[CompiledV
     compiled: list[CompiledVariant] = []
 
     def compile_launch(name, kernel, config: KernelConfig, args, constexprs) -> None:
-        kwargs = launch_kwargs(kernel, config, constexprs)
+        if kernels is not None and name not in kernels:
+            return
+        # The two options JITFunction.run adds before binding (triton 3.7), so the cache key matches a launch's.
+        kwargs = dict(launch_kwargs(kernel, config, constexprs), debug=bool(knobs.runtime.debug),
+                      instrumentation_mode=knobs.compilation.instrumentation_mode)
         binder = create_function_from_signature(kernel.signature, kernel.params, backend)
         bound_args, specialization, options = binder(*args, **kwargs)
         options, signature, constants, attrs = kernel._pack_args(backend, kwargs, bound_args, specialization,

@@ -372,3 +372,39 @@ def test_every_kernel_variant_compiles_for_hopper(monkeypatch):
     assert len(compiled) >= every_d128
     too_big = [v for v in compiled if v.shared > SM90_SHARED_MEMORY_BYTES]
     assert not too_big, f"variants over the shared-memory limit: {too_big}"
+
+
+# ------------------------------------------------------------------------------- the GPU benchmark's code path
+
+
+@pytest.mark.slow
+def test_benchmark_smoke_mode_runs_its_checks_and_writes_well_formed_tables(tmp_path):
+    """``benchmarks/attention_kernels.py --smoke`` (CPU interpreter, tiny shapes): every in-run correctness check
+    passes and every table has the shape of its header. Its timings mean nothing and are not looked at."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-m", "benchmarks.attention_kernels", "--smoke", "--out", str(tmp_path)],
+                          cwd=root, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    section = (tmp_path / "attention_kernels.md").read_text()
+    assert section.startswith("## Attention kernels (GPU)\n") and "NOT performance numbers" in section
+    tables, current = [], []
+    for line in section.splitlines() + [""]:
+        if line.startswith("|"):
+            current.append([cell.strip() for cell in line.strip("|").split("|")])
+        elif current:
+            tables.append(current)
+            current = []
+    assert len(tables) == 5  # calibration, forward, backward, materialise, peak memory
+    for table in tables:
+        assert len({len(row) for row in table}) == 1, table[0]
+        assert set("".join(table[1])) <= set("-:")  # the alignment row
+    raw = json.loads((tmp_path / "attention_kernels.json").read_text())
+    assert raw["complete"] and raw["smoke"] and not raw["not_measured"]
+    forward, backward = tables[1][2:], tables[2][2:]
+    assert len(forward) == len(backward) == len(raw["rows"]) == 10
+    assert all(row[-1].startswith("ok") for row in forward + backward)
