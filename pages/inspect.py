@@ -13,10 +13,10 @@ import streamlit as st
 
 from inspector import InspectorError
 from inspector.bertviz_views import IFRAME_MAX_HEIGHT
-from inspector.charts import (HEAD_SELECTION, SMALL_MULTIPLES_MAX_TOKENS, selected_head, attention_heatmap_chart,
-                              entropy_by_layer_chart, entropy_grid_chart, layer_heads_chart, token_labels)
+from inspector.charts import (HEAD_SELECTION, SMALL_MULTIPLES_MAX_TOKENS, attention_heatmap_chart, entropy_grid_chart,
+                              selected_head, token_labels)
 from inspector.export import EXPORT_MAX_CELLS, Provenance, capture_json, chart_png, chart_svg, export_pack, view_numbers, with_provenance
-from inspector.heatmap import HeatmapOptions, heatmap_view, layer_views
+from inspector.heatmap import HeatmapOptions, heatmap_view
 from inspector.metrics import head_entropy
 from pages import inputs
 
@@ -44,6 +44,8 @@ status.update(label="Computing metrics…")
 options = HeatmapOptions(hide_special=chosen.state.hide_special, drop_sink=chosen.state.drop_sink,
                          words=chosen.state.words)
 slide = chosen.state.slide
+# What names this capture in the chart caches: the inputs it was computed from and the layers it holds.
+capture_key = (chosen.spec, chosen.state.text, chosen.state.backend, tuple(sorted(result.weights)))
 entropy = head_entropy(result)
 n_tokens = len(result.tokens)
 forward_ms = 1000 * result.timings.get("forward", 0.0)
@@ -96,7 +98,7 @@ with entropy_column:
     st.caption("Click a cell to show that head. Colour: mean over queries of each row's entropy divided by "
                "log(number of visible keys) — 0 = all weight on one key, 1 = spread evenly.")
     download_buttons("entropy-grid", grid, provenance(), "grid")
-    by_layer = entropy_by_layer_chart(entropy, slide=slide)
+    by_layer = inputs.cached_entropy_by_layer_chart(*capture_key, slide, result)
     st.altair_chart(by_layer)
     download_buttons("entropy-by-layer", by_layer, provenance(), "by_layer")
 
@@ -133,7 +135,7 @@ if n_tokens > SMALL_MULTIPLES_MAX_TOKENS:
     st.info(f"Small multiples are drawn for texts of up to {SMALL_MULTIPLES_MAX_TOKENS} tokens; this one has "
             f"{n_tokens}.")
 else:
-    heads_chart = layer_heads_chart(layer_views(result, layer, options), slide=slide)
+    heads_chart = inputs.cached_layer_heads_chart(*capture_key, layer, options, slide, result)
     st.altair_chart(heads_chart)
     download_buttons(f"layer-{layer}-heads", heads_chart, provenance(layer), "heads",
                      cells=info.num_heads * n_tokens * n_tokens)
