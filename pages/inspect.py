@@ -91,7 +91,8 @@ st.code("   ".join(token_labels(result.tokens)), language=None, wrap_lines=True)
 if result.truncated:
     st.warning(f"The text was cut to the model's {info.max_positions} tokens.")
 
-entropy_column, attention_column = st.columns([2, 3], gap="large")
+# Slide-mode charts are too large to share a row: stack them.
+entropy_column, attention_column = (st.container(), st.container()) if slide else st.columns([2, 3], gap="large")
 with entropy_column:
     grid = entropy_grid_chart(entropy, selected=(layer, head), selectable=True, slide=slide)
     st.altair_chart(grid, on_select=select_head_from_grid, selection_mode=HEAD_SELECTION, key="entropy_grid")
