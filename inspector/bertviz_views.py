@@ -258,26 +258,24 @@ def _indices(values: Sequence[int], what: str) -> list[int]:
         raise InvalidRequestError(f"{what} must be whole numbers (indices from 0); got {list(values)!r}") from None
 
 
-def _validate_layers(capture: Capture, layers: Sequence[int]) -> list[int]:
-    chosen = _indices(layers, "layers")
+def _validate_indices(values: Sequence[int], what: str, count: int, capture: Capture, per: str = "") -> list[int]:
+    """``values`` as sorted unique indices, each in ``range(count)``; ``what`` is "layer" or "head"."""
+    chosen = _indices(values, f"{what}s")
     if not chosen:
-        raise InvalidRequestError("no layers were chosen; pick at least one layer to show")
-    bad = [layer for layer in chosen if not 0 <= layer < capture.num_layers]
+        raise InvalidRequestError(f"no {what}s were chosen; pick at least one {what} to show")
+    bad = [index for index in chosen if not 0 <= index < count]
     if bad:
-        raise InvalidRequestError(f"layer {bad[0]} does not exist: {capture.model_name} has {capture.num_layers} "
-                                  f"layers (0–{capture.num_layers - 1})")
+        raise InvalidRequestError(f"{what} {bad[0]} does not exist: {capture.model_name} has {count} "
+                                  f"{what}s{per} (0–{count - 1})")
     return chosen
+
+
+def _validate_layers(capture: Capture, layers: Sequence[int]) -> list[int]:
+    return _validate_indices(layers, "layer", capture.num_layers, capture)
 
 
 def _validate_heads(capture: Capture, heads: Sequence[int]) -> list[int]:
-    chosen = _indices(heads, "heads")
-    if not chosen:
-        raise InvalidRequestError("no heads were chosen; pick at least one head to show")
-    bad = [head for head in chosen if not 0 <= head < capture.num_heads]
-    if bad:
-        raise InvalidRequestError(f"head {bad[0]} does not exist: {capture.model_name} has {capture.num_heads} "
-                                  f"heads per layer (0–{capture.num_heads - 1})")
-    return chosen
+    return _validate_indices(heads, "head", capture.num_heads, capture, per=" per layer")
 
 
 def _check_weights(capture: Capture, layers: Sequence[int], *, view: str) -> None:
