@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
-import contextlib
 import json
 import math
 import multiprocessing
@@ -195,10 +194,23 @@ def eager_attention(q, k, v, *, causal: bool, scale: float, causal_mask=None):
 
 
 def eager_bytes(shape: Shape, element_bytes: int, backward: bool) -> int:
-    """What eager keeps alive at its peak: scores (input dtype), fp32 softmax, weights — more with autograd."""
+    """What eager holds at its peak: two copies of the scores (the matmul and its scaled/masked copy), the fp32
+    softmax and the weights — about twice that with autograd."""
     per = shape.batch * shape.heads * shape.n * shape.n
-    total = per * (element_bytes + 4 + element_bytes)
+    total = per * (3 * element_bytes + 4)
     return total * 2 if backward else total
+
+
+def time_or_note(bench: "Bench", fn, device: str) -> tuple[float | None, str]:
+    """Time ``fn``; an out-of-memory becomes a note instead of losing the shape's other measurements."""
+    import torch
+
+    try:
+        return bench.time_ms(fn), ""
+    except (getattr(torch, "OutOfMemoryError", MemoryError), MemoryError):
+        if device == "cuda":
+            torch.cuda.empty_cache()
+        return None, "out of memory"
 
 
 # ------------------------------------------------------------------------------------------------ correctness
@@ -298,7 +310,9 @@ def measure_shape(shape: Shape, bench: Bench, *, dtype, device: str, smoke: bool
         eager = lambda: eager_attention(q, k, v, causal=shape.causal, scale=scale,  # noqa: E731
                                         causal_mask=causal_mask)
         if need < 0.6 * free:
-            row.forward_ms["eager"] = bench.time_ms(eager)
+            row.forward_ms["eager"], note = time_or_note(bench, eager, device)
+            if note:
+                row.notes["eager"] = note
         else:
             row.forward_ms["eager"] = None
             row.notes["eager"] = f"skipped: needs ≈{need / GIB:.0f} GiB"
@@ -358,11 +372,14 @@ def measure_shape(shape: Shape, bench: Bench, *, dtype, device: str, smoke: bool
                 row.backward_ms[name] = None
                 row.notes[f"{name} backward"] = str(err).splitlines()[0][:120]
         need = eager_bytes(shape, element, backward=True)
+        row.backward_ms["eager"] = None
         if need < 0.6 * free:
-            row.backward_ms["eager"] = bench.time_ms(backward_of(
-                lambda a, b, c: eager_attention(a, b, c, causal=shape.causal, scale=scale, causal_mask=causal_mask)))
-        else:
-            row.backward_ms["eager"] = None
+            try:
+                row.backward_ms["eager"], _ = time_or_note(bench, backward_of(
+                    lambda a, b, c: eager_attention(a, b, c, causal=shape.causal, scale=scale,
+                                                    causal_mask=causal_mask)), device)
+            except (getattr(torch, "OutOfMemoryError", MemoryError), MemoryError):  # its forward, building the graph
+                torch.cuda.empty_cache()
         row.checks.update(check_backward(shape, dtype, device, scale))
         del qg, kg, vg, grad_out
     else:
@@ -679,6 +696,8 @@ def main(argv: list[str] | None = None) -> int:
             from kernels.flash import LAUNCHER
 
             raw["tuned_configs"] = {repr(key): asdict(config) for key, config in LAUNCHER.chosen_configs().items()}
+            raw["tuning_timings_ms"] = {repr(key): {repr(config): timing for config, timing in timings.items()}
+                                        for key, timings in dict(LAUNCHER.tuning_log).items()}
         (args.out / "attention_kernels.json").write_text(json.dumps(raw, indent=1, default=str))
         return body
 

@@ -61,7 +61,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import math
 import threading
 from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
@@ -136,10 +135,12 @@ class KernelConfig:
 INTERPRETER_CONFIG = KernelConfig(block_m=32, block_n=32, num_warps=1, num_stages=1)
 
 # Candidates tuned on the GPU, per kernel and per head-dim class (padded head_dim ≤ 128, or 256). Each was
-# compiled for sm_90 with kernels.flash_aot and the bundled ptxas: at head_dim 64/128 (and 256 in its own
-# class) none spills registers, bfloat16, with every statistic on; shapes that spilled were dropped (a loop
-# over the GQA group inside the dK/dV kernel did; it now runs per query head). The small first tile serves
-# short inputs, the app's usual case; pruning (_fits) drops tiles that do not suit the input's size.
+# compiled for sm_90 with kernels.flash_aot and the bundled ptxas (bfloat16, causal; the forward plain and with
+# every statistic) at head_dim 64 and 128, or 256 for its class: of those 50 builds only two spill registers, a
+# little — the forward at head_dim 128 plain with 32×32 tiles (4 bytes) and with statistics at 128×128 (64
+# bytes). Shapes that spilled more were dropped, and a loop over the GQA group inside the dK/dV kernel, which
+# spilled kilobytes, became one program per query head. The small first tile serves short inputs, the app's
+# usual case; pruning (_fits) drops tiles that do not suit the input's size.
 COMPILED_CONFIGS: dict[str, dict[str, tuple[KernelConfig, ...]]] = {
     "forward": {
         "d128": (KernelConfig(32, 32, 4, 2), KernelConfig(64, 64, 4, 3), KernelConfig(128, 64, 8, 3),

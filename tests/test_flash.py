@@ -13,7 +13,6 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kernels import flash
 from kernels.flash import (COMPILED_CONFIGS, KernelConfig, TritonUnavailableError, flash_attention, forced_config,
                            materialize_weights)
 from kernels.reference import reference_attention, row_entropy, visible_keys_mask

@@ -273,6 +273,15 @@ def test_output_attentions_weights_are_differentiable_on_the_triton_backend(trit
         close(ours, expected, "grad")
 
 
+def test_what_the_triton_backend_cannot_compute_is_a_backend_error(triton_interpreter):
+    module = torch.nn.Module()
+    with attention_request(AttentionRequest(backend="triton")):
+        with pytest.raises(BackendUnavailableError, match="float64; choose the torch backend"):
+            inspector_attention(module, *(torch.zeros(1, 2, 3, 4, dtype=torch.float64),) * 3, None, scaling=0.5)
+        with pytest.raises(BackendUnavailableError, match="head_dim up to 256"):
+            inspector_attention(module, *(torch.zeros(1, 1, 2, 320),) * 3, None, scaling=0.5)
+
+
 @pytest.mark.parametrize("arch", ["bert", "llama"])
 def test_capture_through_triton_equals_capture_through_torch(arch, tiny_model_dirs, triton_interpreter):
     from inspector.capture import capture
