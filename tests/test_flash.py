@@ -81,6 +81,8 @@ FORWARD_CASES = [
     (97, 200, 16, True, 50, True, 4, 2),
     (129, 200, 80, False, 70, False, 2, 2),
     (1, 17, 32, False, 5, True, 2, 1),
+    (33, 33, 96, True, None, True, 2, 1),  # 96 and 256 beyond the CPU list: the lane padding and the
+    (17, 40, 256, False, 9, False, 2, 2),  # largest head_dim, cheaply at these lengths
 ]
 
 
