@@ -18,8 +18,9 @@ What is supported
 * :func:`materialize_weights` — exact ``P = exp(S·scale − LSE)`` from the forward's LSE for the heads and
   the query rows asked for, written tile by tile in float32, bfloat16 or float16; it allocates exactly
   ``batch × len(heads) × rows × k_len`` elements.
-* Backward (FlashAttention-2 style: dK/dV per key block summing over the query heads of its group, dQ per
-  query block, weights recomputed from the LSE) behind :class:`FlashAttentionFunction`. :func:`flash_attention`
+* Backward (FlashAttention-2 style: dK/dV per key block and query head — summed over each GQA group
+  afterwards in float32 — and dQ per query block, weights recomputed from the LSE) behind
+  :class:`FlashAttentionFunction`. :func:`flash_attention`
   uses it whenever autograd is recording and an input requires grad, and the plain forward otherwise.
   Gradients flow through the output only; the statistics are returned detached.
 * A row that sees no key at all (left padding under a causal mask) is defined as in the reference: output
@@ -38,22 +39,31 @@ whose language patching is process-global, runs one kernel at a time.
 How it was tested
 -----------------
 ``tests/test_flash.py`` (CPU, interpreter, float32 and float16): against :func:`kernels.reference.reference_attention`
-for q_len/k_len ∈ {1, 17, 97, 129, 200}, head_dim ∈ {16, 32, 64, 80, 128}, causal and not, padding, GQA,
-windows, q_len ≠ k_len, several block shapes; float16 by flash-attention's rule (error against the float32
-reference ≤ 2 × that of plain PyTorch float16 attention); LSE, entropy, sink mass; materialised weights
-against the reference weights; gradients against autograd through the reference; tiny models end to end
-against eager attention; every kernel variant compiled ahead of time for sm_90 (Hopper) on the CPU.
+for q_len/k_len ∈ {1, 17, 97, 129, 200}, head_dim ∈ {16, 32, 64, 80, 96, 128, 256}, causal and not, padding,
+GQA, windows, q_len ≠ k_len, several block shapes, property tests (hypothesis); float16 by flash-attention's
+rule (error against the float32 reference ≤ 2 × that of plain PyTorch float16 attention); LSE, entropy, sink
+mass; materialised weights against the reference weights; gradients against autograd through the reference;
+every kernel variant compiled ahead of time for sm_90 (Hopper) on the CPU (:mod:`kernels.flash_aot`).
+``tests/test_hf_adapter.py``: tiny models (BERT, GPT-2, Llama, Mistral, Qwen2) through the Triton backend equal
+eager attention and the torch backend, KV-cache decoding, gradients.
 ``tests/test_flash_gpu.py`` (marker ``gpu``, run by ``benchmarks/gpu_check.sh``): bfloat16/float16 on CUDA,
 head_dim 256, long sequences, backward, and every tuning configuration.
 
 Known caveats
 -------------
+* As of this writing the compiled kernels have not run on a GPU: no GPU was lent to the session that wrote
+  them. They are checked by the interpreter and by ahead-of-time compilation for sm_90; the GPU tests and
+  ``benchmarks/gpu_check.sh`` are ready to run.
+* Triton builds its own language helpers (``tl.sum``, ``tl.max`` …) for one mode when *triton* is imported.
+  Interpreted launches swap in interpreter builds for their duration, so a process that imported triton
+  normally can still interpret; the reverse is not done: with ``TRITON_INTERPRET=1`` set when triton is
+  imported, that process can only interpret.
 * The interpreter's bfloat16 arithmetic is not faithful; bfloat16 is tested on the GPU only.
 * float32 uses IEEE fp32 dot products (not TF32) so it matches the reference to ~1e-6; it is correspondingly
   slower than the 16-bit paths.
 * head_dim is padded to a power of two inside the kernel (80 → 128), which costs compute at those sizes.
-* Weights from :func:`materialize_weights` are not differentiable (use the torch backend for gradients with
-  respect to attention weights).
+* Weights from :func:`materialize_weights` are not differentiable; with autograd recording, the attention
+  function (``kernels.hf``) materialises weights through the torch path instead.
 * GPU performance figures: see ``docs/BENCHMARKS.md`` — they are recorded only when measured.
 """
 
