@@ -59,11 +59,12 @@ def _git_state() -> str:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True,
                                 text=True, check=True).stdout.strip()
         dirty = subprocess.run(["git", "status", "--porcelain", "--", "kernels", "inspector"], cwd=REPO_ROOT,
-                               capture_output=True, text=True, check=True).stdout.strip()
+                               capture_output=True, text=True, check=True).stdout.rstrip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown (not a git checkout)"
     if not dirty:
         return f"{commit} (kernels/ and inspector/ as committed)"
+    # Porcelain lines are "XY path"; X is a space for unstaged changes, so only the end may be stripped.
     changed = [line[3:] for line in dirty.splitlines()]
     return f"{commit} plus uncommitted changes in {', '.join(changed)}"
 
