@@ -30,7 +30,7 @@ st.caption("Each query token spends a fixed attention budget (its weights sum to
            "Low entropy: the head looks at a few tokens; high entropy: it spreads its attention out.")
 
 chosen = inputs.sidebar()
-status = st.status("Preparing…", expanded=False)
+status = inputs.Progress()
 loaded = inputs.load(chosen, status)
 if loaded is None:
     st.stop()

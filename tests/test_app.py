@@ -44,7 +44,7 @@ def _metrics(at: AppTest) -> dict[str, str]:
 
 
 def _status_label(at: AppTest) -> str:
-    return at.status[0].proto.label
+    return at.caption[1].value  # the progress line, under the page's one-line introduction
 
 
 def _server_time_caption(at: AppTest) -> str:
