@@ -77,7 +77,7 @@ from typing import Callable, Iterator, Sequence
 
 import torch
 
-from kernels.reference import STAT_NAMES, StatName, check_attention_inputs
+from kernels.reference import STAT_NAMES, StatName, check_attention_inputs, select_heads_and_rows
 
 LOG2E = 1.4426950408889634
 MAX_HEAD_DIM = 256
@@ -591,14 +591,8 @@ def materialize_weights(
         raise ValueError(f"lse must have shape {(batch, num_heads, q_len)}; got {tuple(lse.shape)}")
     if dtype not in SUPPORTED_DTYPES:
         raise ValueError(f"weights dtype must be one of {SUPPORTED_DTYPES}; got {dtype}")
-    head_idx = list(range(num_heads)) if heads is None else [int(h) for h in heads]
-    if any(not 0 <= h < num_heads for h in head_idx):
-        raise ValueError(f"heads {head_idx} must lie in 0–{num_heads - 1}")
-    rows = rows or slice(0, q_len)
-    start, stop, step = rows.indices(q_len)
-    if step != 1:
-        raise ValueError(f"rows must be a contiguous slice (step 1); got step {step}")
-    num_rows = max(0, stop - start)
+    head_idx, rows = select_heads_and_rows(num_heads, q_len, heads, rows)
+    start, num_rows = rows.start, rows.stop - rows.start
     _check_runnable(q)
     device = q.device
     weights = torch.empty((batch, len(head_idx), num_rows, geo.k_len), dtype=dtype, device=device)

@@ -238,6 +238,23 @@ def blocked_attention(
     return out, {name: torch.cat(parts, dim=2) for name, parts in collected.items()}
 
 
+def select_heads_and_rows(num_heads: int, q_len: int, heads: Sequence[int] | None,
+                          rows: slice | None) -> tuple[list[int], slice]:
+    """The heads and query rows a ``materialize_weights`` call asks for, checked and normalised.
+
+    ``heads`` defaults to every head and ``rows`` to every query row. Returns the head indices and
+    ``slice(start, stop)`` with ``0 ≤ start ≤ stop ≤ q_len``. Both implementations share it, so they accept
+    and refuse the same arguments.
+    """
+    head_idx = list(range(num_heads)) if heads is None else [int(h) for h in heads]
+    if any(not 0 <= h < num_heads for h in head_idx):
+        raise ValueError(f"heads {head_idx} must lie in 0–{num_heads - 1}")
+    start, stop, step = (slice(0, q_len) if rows is None else rows).indices(q_len)
+    if step != 1:
+        raise ValueError(f"rows must be a contiguous slice (step 1); got step {step}")
+    return head_idx, slice(start, max(start, stop))
+
+
 def materialize_weights(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -257,8 +274,7 @@ def materialize_weights(
     """
     check_attention_inputs(q, k, k, key_padding_mask, window)
     num_heads, q_len, k_len = q.shape[1], q.shape[2], k.shape[2]
-    head_idx = list(range(num_heads)) if heads is None else list(heads)
-    rows = rows or slice(0, q_len)
+    head_idx, rows = select_heads_and_rows(num_heads, q_len, heads, rows)
     group = num_heads // k.shape[1]
     kv_idx = [h // group for h in head_idx]
     visible = _mask_if_any(q_len, k_len, causal=causal, window=window, key_padding_mask=key_padding_mask,
