@@ -53,6 +53,14 @@ def precision(dtype):
     return {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}[dtype]
 
 
+# The forward and backward oracle tests take the same case tuples, named by these fields and these ids.
+CASE_FIELDS = "dtype,q_len,k_len,dim,causal,window,padded,kv_heads"
+
+
+def case_id(value):
+    return precision(value) if isinstance(value, torch.dtype) else str(value)
+
+
 def check_forward(q, k, v, mask, *, causal, scale, window):
     kwargs = dict(causal=causal, scale=scale, key_padding_mask=mask, window=window)
     out, stats = flash_attention(q, k, v, stats=("entropy", "lse", "sink"), **kwargs)
@@ -69,7 +77,7 @@ def check_forward(q, k, v, mask, *, causal, scale, window):
     return out, stats
 
 
-@pytest.mark.parametrize("dtype,q_len,k_len,dim,causal,window,padded,kv_heads", [
+@pytest.mark.parametrize(CASE_FIELDS, [
     (torch.bfloat16, 1, 1, 64, False, None, False, 4),
     (torch.bfloat16, 97, 97, 80, True, None, True, 2),
     (torch.bfloat16, 200, 200, 128, False, 64, True, 1),
@@ -80,7 +88,7 @@ def check_forward(q, k, v, mask, *, causal, scale, window):
     (torch.float16, 97, 97, 80, True, None, True, 2),
     (torch.float16, 4097, 4097, 128, True, None, True, 2),
     (torch.float16, 513, 513, 256, False, 100, False, 1),
-], ids=lambda value: {torch.bfloat16: "bf16", torch.float16: "fp16"}.get(value, str(value)))
+], ids=case_id)
 def test_low_precision_forward_against_the_oracle(dtype, q_len, k_len, dim, causal, window, padded, kv_heads):
     q, k, v, mask = make_inputs(q_len=q_len, k_len=k_len, dim=dim, dtype=dtype, kv_heads=kv_heads, padded=padded,
                                 seed=q_len)
@@ -137,14 +145,14 @@ def check_backward(q, k, v, mask, *, causal, scale, window):
         within_twice_plain_error(g, r, b, slack=1e-3)
 
 
-@pytest.mark.parametrize("dtype,q_len,k_len,dim,causal,window,padded,kv_heads", [
+@pytest.mark.parametrize(CASE_FIELDS, [
     (torch.bfloat16, 97, 97, 64, True, None, True, 2),
     (torch.bfloat16, 200, 200, 128, False, 50, False, 4),
     (torch.bfloat16, 1024, 1024, 128, True, None, False, 1),
     (torch.bfloat16, 257, 257, 256, True, None, False, 2),
     (torch.bfloat16, 100, 700, 80, True, 300, True, 2),
     (torch.float16, 1024, 1024, 128, True, None, False, 1),
-], ids=lambda value: {torch.bfloat16: "bf16", torch.float16: "fp16"}.get(value, str(value)))
+], ids=case_id)
 def test_low_precision_backward_against_the_oracle(dtype, q_len, k_len, dim, causal, window, padded, kv_heads):
     q, k, v, mask = make_inputs(q_len=q_len, k_len=k_len, dim=dim, dtype=dtype, kv_heads=kv_heads, padded=padded,
                                 seed=k_len)
