@@ -1,11 +1,12 @@
 """Triton device code for :mod:`kernels.flash`: the forward, the materialise kernel and the backward.
 
-Every kernel here is a *plain* Python function, not a ``@triton.jit`` object: Triton decides between the
-compiler and the CPU interpreter when ``triton.jit`` runs, which for a decorator is import time. Leaving
-the functions undecorated lets :func:`build` wrap each one for the mode in force when it is first
-*launched* (``TRITON_INTERPRET=1`` → interpreter, otherwise compiler), so importing this module never
-touches a device and one process can use both modes. The price is that a kernel cannot call a helper
-``@triton.jit`` function (its mode would be fixed at import), so each kernel is self-contained.
+Every kernel and device helper here is a *plain* Python function, not a ``@triton.jit`` object: Triton
+decides between the compiler and the CPU interpreter when ``triton.jit`` runs, which for a decorator is
+import time. Leaving the functions undecorated lets :func:`build` wrap each one for the mode in force when
+it is first *launched* (``TRITON_INTERPRET=1`` → interpreter, otherwise compiler), so importing this module
+never touches a device and one process can use both modes. A kernel calls the helpers (``_head_dim_mask``,
+``_key_tile_bounds``, ``_phase_range``, ``_load_tile``, ``_visible``) by name; :func:`build` gives each kernel
+its own globals in which those names are the helpers built for the same mode (compiled ones are inlined).
 
 Conventions (all kernels):
 
@@ -19,12 +20,88 @@ Conventions (all kernels):
 * Masks are applied with ``tl.where`` before anything is multiplied by a score (0·(−inf) is NaN).
 """
 
+import types
+
 import triton
 import triton.language as tl
 
 # Integer launch arguments that vary per call: without this Triton would compile a new variant whenever one
 # of them happens to be 1 or a multiple of 16.
 _DO_NOT_SPECIALIZE = ("num_heads", "num_sel", "row_start", "num_rows", "q_len", "k_len", "group", "window")
+
+
+def _head_dim_mask(offs_d, HEAD_DIM: tl.constexpr, BLOCK_D: tl.constexpr):
+    """Which of the ``BLOCK_D`` lanes are real head dimensions."""
+    # A constant all-true mask when no lane is padding: a computed one on the contiguous axis would stop
+    # the compiler from vectorising (and pipelining) the loads.
+    if BLOCK_D == HEAD_DIM:
+        d_ok = tl.full([BLOCK_D], 1, tl.int1)
+    else:
+        d_ok = offs_d < HEAD_DIM
+    return d_ok
+
+
+def _key_tile_bounds(start_m, q_len, k_len, window, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                     CAUSAL: tl.constexpr, HAS_WINDOW: tl.constexpr):
+    """For query block ``start_m``: the key range [lo, hi) some row of the block may see, and the tile-aligned
+    part [full_lo, full_hi) that every row sees in full. Returns ``lo, full_lo, full_hi, hi``."""
+    offset = k_len - q_len
+    pos_lo = offset + start_m * BLOCK_M
+    pos_hi = offset + tl.minimum(start_m * BLOCK_M + BLOCK_M, q_len) - 1
+    # All values stay ≥ 0 before any division (integer division rounds differently for negatives on the
+    # compiler and the interpreter).
+    if CAUSAL:
+        hi = tl.minimum(k_len, pos_hi + 1)
+        full_hi = tl.minimum((k_len // BLOCK_N) * BLOCK_N, ((pos_lo + 1) // BLOCK_N) * BLOCK_N)
+    else:
+        hi = k_len + 0 * pos_hi
+        full_hi = (k_len // BLOCK_N) * BLOCK_N + 0 * pos_hi
+    if HAS_WINDOW:
+        lo = (tl.maximum(pos_lo - window + 1, 0) // BLOCK_N) * BLOCK_N
+        full_lo = ((tl.maximum(pos_hi - window + 1, 0) + BLOCK_N - 1) // BLOCK_N) * BLOCK_N
+    else:
+        lo = 0 * pos_hi
+        full_lo = 0 * pos_hi
+    full_lo = tl.minimum(tl.maximum(full_lo, lo), hi)
+    full_hi = tl.maximum(tl.minimum(full_hi, hi), full_lo)
+    return lo, full_lo, full_hi, hi
+
+
+def _phase_range(lo, full_lo, full_hi, hi, PHASE: tl.constexpr):
+    """``start, end`` of phase ``PHASE``: 0 the masked prefix, 1 the unmasked middle, 2 the masked suffix."""
+    if PHASE == 0:
+        start = lo
+        end = full_lo
+    elif PHASE == 1:
+        start = full_lo
+        end = full_hi
+    else:
+        start = full_hi
+        end = hi
+    return start, end
+
+
+def _load_tile(base, idx, stride_n, offs_d, stride_d, d_ok, limit, MASKED: tl.constexpr):
+    """Rows ``idx`` of a ``(·, BLOCK_D)`` tile at ``base``; with ``MASKED``, rows ≥ ``limit`` load as 0 (without
+    it the caller knows every row is in range and the load carries no row mask)."""
+    if MASKED:
+        tile = tl.load(base + idx[:, None] * stride_n + offs_d[None, :] * stride_d,
+                       mask=(idx < limit)[:, None] & d_ok[None, :], other=0.0)
+    else:
+        tile = tl.load(base + idx[:, None] * stride_n + offs_d[None, :] * stride_d,
+                       mask=d_ok[None, :], other=0.0)
+    return tile
+
+
+def _visible(key_pos, query_pos, key_ok, query_ok, window, CAUSAL: tl.constexpr, HAS_WINDOW: tl.constexpr):
+    """Which (query, key) pairs see each other under the causal and window masks. The arguments come already
+    broadcast (``[:, None]`` / ``[None, :]``), so one helper serves both tile orientations."""
+    visible = key_ok & query_ok
+    if CAUSAL:
+        visible = visible & (key_pos <= query_pos)
+    if HAS_WINDOW:
+        visible = visible & (key_pos > query_pos - window)
+    return visible
 
 
 def _attn_fwd(
@@ -55,12 +132,7 @@ def _attn_fwd(
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, BLOCK_D)
     row_ok = offs_m < q_len
-    # A constant all-true mask when no lane is padding: a computed one on the contiguous axis would stop
-    # the compiler from vectorising (and pipelining) the loads.
-    if BLOCK_D == HEAD_DIM:
-        d_ok = tl.full([BLOCK_D], 1, tl.int1)
-    else:
-        d_ok = offs_d < HEAD_DIM
+    d_ok = _head_dim_mask(offs_d, HEAD_DIM, BLOCK_D)
 
     q_base = Q + off_b.to(tl.int64) * stride_qb + off_h.to(tl.int64) * stride_qh
     k_base = K + off_b.to(tl.int64) * stride_kb + off_kvh.to(tl.int64) * stride_kh
@@ -68,28 +140,8 @@ def _attn_fwd(
     q = tl.load(q_base + offs_m[:, None] * stride_qm + offs_d[None, :] * stride_qd,
                 mask=row_ok[:, None] & d_ok[None, :], other=0.0)
 
-    offset = k_len - q_len
-    pos = offset + offs_m  # absolute position of each query row
-    pos_lo = offset + start_m * BLOCK_M
-    pos_hi = offset + tl.minimum(start_m * BLOCK_M + BLOCK_M, q_len) - 1
-
-    # Key range [lo, hi) some row of this block may see, and the tile-aligned part [full_lo, full_hi) that
-    # every row sees in full. All values stay ≥ 0 before any division (integer division rounds differently
-    # for negatives on the compiler and the interpreter).
-    if CAUSAL:
-        hi = tl.minimum(k_len, pos_hi + 1)
-        full_hi = tl.minimum((k_len // BLOCK_N) * BLOCK_N, ((pos_lo + 1) // BLOCK_N) * BLOCK_N)
-    else:
-        hi = k_len + 0 * pos_hi
-        full_hi = (k_len // BLOCK_N) * BLOCK_N + 0 * pos_hi
-    if HAS_WINDOW:
-        lo = (tl.maximum(pos_lo - window + 1, 0) // BLOCK_N) * BLOCK_N
-        full_lo = ((tl.maximum(pos_hi - window + 1, 0) + BLOCK_N - 1) // BLOCK_N) * BLOCK_N
-    else:
-        lo = 0 * pos_hi
-        full_lo = 0 * pos_hi
-    full_lo = tl.minimum(tl.maximum(full_lo, lo), hi)
-    full_hi = tl.maximum(tl.minimum(full_hi, hi), full_lo)
+    pos = k_len - q_len + offs_m  # absolute position of each query row
+    lo, full_lo, full_hi, hi = _key_tile_bounds(start_m, q_len, k_len, window, BLOCK_M, BLOCK_N, CAUSAL, HAS_WINDOW)
 
     if HAS_PADDING:
         pad_base = Pad + off_b.to(tl.int64) * stride_pb
@@ -100,35 +152,16 @@ def _attn_fwd(
     acc = tl.zeros([BLOCK_M, BLOCK_D], tl.float32)
 
     for phase in tl.static_range(3):
-        if phase == 0:
-            start = lo
-            end = full_lo
-        elif phase == 1:
-            start = full_lo
-            end = full_hi
-        else:
-            start = full_hi
-            end = hi
+        start, end = _phase_range(lo, full_lo, full_hi, hi, phase)
         for start_n in range(start, end, BLOCK_N):
             cols = start_n + offs_n
-            if phase == 1:
-                k = tl.load(k_base + cols[:, None] * stride_kn + offs_d[None, :] * stride_kd,
-                            mask=d_ok[None, :], other=0.0)
-                v = tl.load(v_base + cols[:, None] * stride_vn + offs_d[None, :] * stride_vd,
-                            mask=d_ok[None, :], other=0.0)
-            else:
-                col_ok = cols < k_len
-                k = tl.load(k_base + cols[:, None] * stride_kn + offs_d[None, :] * stride_kd,
-                            mask=col_ok[:, None] & d_ok[None, :], other=0.0)
-                v = tl.load(v_base + cols[:, None] * stride_vn + offs_d[None, :] * stride_vd,
-                            mask=col_ok[:, None] & d_ok[None, :], other=0.0)
+            col_ok = cols < k_len
+            k = _load_tile(k_base, cols, stride_kn, offs_d, stride_kd, d_ok, k_len, phase != 1)
+            v = _load_tile(v_base, cols, stride_vn, offs_d, stride_vd, d_ok, k_len, phase != 1)
             s = tl.dot(q, tl.trans(k), input_precision=DOT_PRECISION) * qk_scale  # (BLOCK_M, BLOCK_N), log2 units
             if phase != 1:
-                visible = col_ok[None, :] & (offs_m[:, None] >= 0)
-                if CAUSAL:
-                    visible = visible & (cols[None, :] <= pos[:, None])
-                if HAS_WINDOW:
-                    visible = visible & (cols[None, :] > pos[:, None] - window)
+                visible = _visible(cols[None, :], pos[:, None], col_ok[None, :], (offs_m >= 0)[:, None], window,
+                                   CAUSAL, HAS_WINDOW)
                 s = tl.where(visible, s, float("-inf"))
             if HAS_PADDING:
                 real = tl.load(pad_base + cols, mask=cols < k_len, other=0) != 0
@@ -216,12 +249,7 @@ def _materialize(
     offs_d = tl.arange(0, BLOCK_D)
     row_ok = local_m < num_rows
     col_ok = cols < k_len
-    # A constant all-true mask when no lane is padding: a computed one on the contiguous axis would stop
-    # the compiler from vectorising (and pipelining) the loads.
-    if BLOCK_D == HEAD_DIM:
-        d_ok = tl.full([BLOCK_D], 1, tl.int1)
-    else:
-        d_ok = offs_d < HEAD_DIM
+    d_ok = _head_dim_mask(offs_d, HEAD_DIM, BLOCK_D)
 
     q = tl.load(Q + off_b.to(tl.int64) * stride_qb + off_h.to(tl.int64) * stride_qh
                 + offs_m[:, None] * stride_qm + offs_d[None, :] * stride_qd,
@@ -236,11 +264,7 @@ def _materialize(
 
     s = tl.dot(q, tl.trans(k), input_precision=DOT_PRECISION) * qk_scale
     pos = k_len - q_len + offs_m
-    visible = col_ok[None, :] & row_ok[:, None]
-    if CAUSAL:
-        visible = visible & (cols[None, :] <= pos[:, None])
-    if HAS_WINDOW:
-        visible = visible & (cols[None, :] > pos[:, None] - window)
+    visible = _visible(cols[None, :], pos[:, None], col_ok[None, :], row_ok[:, None], window, CAUSAL, HAS_WINDOW)
     if HAS_PADDING:
         real = tl.load(Pad + off_b.to(tl.int64) * stride_pb + cols, mask=col_ok, other=0) != 0
         visible = visible & real[None, :]
@@ -302,12 +326,7 @@ def _attn_bwd_dkdv(
     offs_m = tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, BLOCK_D)
     col_ok = cols < k_len
-    # A constant all-true mask when no lane is padding: a computed one on the contiguous axis would stop
-    # the compiler from vectorising (and pipelining) the loads.
-    if BLOCK_D == HEAD_DIM:
-        d_ok = tl.full([BLOCK_D], 1, tl.int1)
-    else:
-        d_ok = offs_d < HEAD_DIM
+    d_ok = _head_dim_mask(offs_d, HEAD_DIM, BLOCK_D)
 
     k = tl.load(K + off_b.to(tl.int64) * stride_kb + off_kvh.to(tl.int64) * stride_kh
                 + cols[:, None] * stride_kn + offs_d[None, :] * stride_kd,
@@ -343,30 +362,16 @@ def _attn_bwd_dkdv(
     do_base = DOut + off_b.to(tl.int64) * stride_db + off_h.to(tl.int64) * stride_dh
     stat_base = off_bh.to(tl.int64) * q_len
     for phase in tl.static_range(3):
-        if phase == 0:
-            start = lo
-            end = full_lo
-        elif phase == 1:
-            start = full_lo
-            end = full_hi
-        else:
-            start = full_hi
-            end = hi
+        start, end = _phase_range(lo, full_lo, full_hi, hi, phase)
         for start_m in range(start, end, BLOCK_M):
             rows = start_m + offs_m
+            q = _load_tile(q_base, rows, stride_qm, offs_d, stride_qd, d_ok, q_len, phase != 1)
+            do = _load_tile(do_base, rows, stride_dm, offs_d, stride_dd, d_ok, q_len, phase != 1)
             if phase == 1:
-                q = tl.load(q_base + rows[:, None] * stride_qm + offs_d[None, :] * stride_qd,
-                            mask=d_ok[None, :], other=0.0)
-                do = tl.load(do_base + rows[:, None] * stride_dm + offs_d[None, :] * stride_dd,
-                             mask=d_ok[None, :], other=0.0)
                 lse = tl.load(Lse + stat_base + rows)
                 delta = tl.load(Delta + stat_base + rows)
             else:
                 row_ok = rows < q_len
-                q = tl.load(q_base + rows[:, None] * stride_qm + offs_d[None, :] * stride_qd,
-                            mask=row_ok[:, None] & d_ok[None, :], other=0.0)
-                do = tl.load(do_base + rows[:, None] * stride_dm + offs_d[None, :] * stride_dd,
-                             mask=row_ok[:, None] & d_ok[None, :], other=0.0)
                 lse = tl.load(Lse + stat_base + rows, mask=row_ok, other=float("-inf"))
                 delta = tl.load(Delta + stat_base + rows, mask=row_ok, other=0.0)
             lse2 = tl.where(lse == float("-inf"), float("inf"), lse * 1.4426950408889634)
@@ -375,11 +380,8 @@ def _attn_bwd_dkdv(
             p_t = tl.exp2(s_t - lse2[None, :])
             if phase != 1:
                 pos = offset + rows
-                visible = row_ok[None, :] & col_ok[:, None]
-                if CAUSAL:
-                    visible = visible & (cols[:, None] <= pos[None, :])
-                if HAS_WINDOW:
-                    visible = visible & (cols[:, None] > pos[None, :] - window)
+                visible = _visible(cols[:, None], pos[None, :], col_ok[:, None], row_ok[None, :], window,
+                                   CAUSAL, HAS_WINDOW)
                 p_t = tl.where(visible, p_t, 0.0)
             dv += tl.dot(p_t.to(do.dtype), do, input_precision=DOT_PRECISION)
             dp_t = tl.dot(v, tl.trans(do), input_precision=DOT_PRECISION)  # (BLOCK_N, BLOCK_M)
@@ -426,12 +428,7 @@ def _attn_bwd_dq(
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, BLOCK_D)
     row_ok = offs_m < q_len
-    # A constant all-true mask when no lane is padding: a computed one on the contiguous axis would stop
-    # the compiler from vectorising (and pipelining) the loads.
-    if BLOCK_D == HEAD_DIM:
-        d_ok = tl.full([BLOCK_D], 1, tl.int1)
-    else:
-        d_ok = offs_d < HEAD_DIM
+    d_ok = _head_dim_mask(offs_d, HEAD_DIM, BLOCK_D)
 
     q_off = off_b.to(tl.int64) * stride_qb + off_h.to(tl.int64) * stride_qh
     q = tl.load(Q + q_off + offs_m[:, None] * stride_qm + offs_d[None, :] * stride_qd,
@@ -446,59 +443,24 @@ def _attn_bwd_dq(
     k_base = K + off_b.to(tl.int64) * stride_kb + off_kvh.to(tl.int64) * stride_kh
     v_base = V + off_b.to(tl.int64) * stride_vb + off_kvh.to(tl.int64) * stride_vh
 
-    offset = k_len - q_len
-    pos = offset + offs_m
-    pos_lo = offset + start_m * BLOCK_M
-    pos_hi = offset + tl.minimum(start_m * BLOCK_M + BLOCK_M, q_len) - 1
-    if CAUSAL:
-        hi = tl.minimum(k_len, pos_hi + 1)
-        full_hi = tl.minimum((k_len // BLOCK_N) * BLOCK_N, ((pos_lo + 1) // BLOCK_N) * BLOCK_N)
-    else:
-        hi = k_len + 0 * pos_hi
-        full_hi = (k_len // BLOCK_N) * BLOCK_N + 0 * pos_hi
-    if HAS_WINDOW:
-        lo = (tl.maximum(pos_lo - window + 1, 0) // BLOCK_N) * BLOCK_N
-        full_lo = ((tl.maximum(pos_hi - window + 1, 0) + BLOCK_N - 1) // BLOCK_N) * BLOCK_N
-    else:
-        lo = 0 * pos_hi
-        full_lo = 0 * pos_hi
-    full_lo = tl.minimum(tl.maximum(full_lo, lo), hi)
-    full_hi = tl.maximum(tl.minimum(full_hi, hi), full_lo)
+    pos = k_len - q_len + offs_m
+    lo, full_lo, full_hi, hi = _key_tile_bounds(start_m, q_len, k_len, window, BLOCK_M, BLOCK_N, CAUSAL, HAS_WINDOW)
     if HAS_PADDING:
         pad_base = Pad + off_b.to(tl.int64) * stride_pb
 
     dq = tl.zeros([BLOCK_M, BLOCK_D], tl.float32)
     for phase in tl.static_range(3):
-        if phase == 0:
-            start = lo
-            end = full_lo
-        elif phase == 1:
-            start = full_lo
-            end = full_hi
-        else:
-            start = full_hi
-            end = hi
+        start, end = _phase_range(lo, full_lo, full_hi, hi, phase)
         for start_n in range(start, end, BLOCK_N):
             cols = start_n + offs_n
-            if phase == 1:
-                k = tl.load(k_base + cols[:, None] * stride_kn + offs_d[None, :] * stride_kd,
-                            mask=d_ok[None, :], other=0.0)
-                v = tl.load(v_base + cols[:, None] * stride_vn + offs_d[None, :] * stride_vd,
-                            mask=d_ok[None, :], other=0.0)
-            else:
-                col_ok = cols < k_len
-                k = tl.load(k_base + cols[:, None] * stride_kn + offs_d[None, :] * stride_kd,
-                            mask=col_ok[:, None] & d_ok[None, :], other=0.0)
-                v = tl.load(v_base + cols[:, None] * stride_vn + offs_d[None, :] * stride_vd,
-                            mask=col_ok[:, None] & d_ok[None, :], other=0.0)
+            col_ok = cols < k_len
+            k = _load_tile(k_base, cols, stride_kn, offs_d, stride_kd, d_ok, k_len, phase != 1)
+            v = _load_tile(v_base, cols, stride_vn, offs_d, stride_vd, d_ok, k_len, phase != 1)
             s = tl.dot(q, tl.trans(k), input_precision=DOT_PRECISION) * qk_scale
             p = tl.exp2(s - lse2[:, None])
             if phase != 1:
-                visible = col_ok[None, :] & row_ok[:, None]
-                if CAUSAL:
-                    visible = visible & (cols[None, :] <= pos[:, None])
-                if HAS_WINDOW:
-                    visible = visible & (cols[None, :] > pos[:, None] - window)
+                visible = _visible(cols[None, :], pos[:, None], col_ok[None, :], row_ok[:, None], window,
+                                   CAUSAL, HAS_WINDOW)
                 p = tl.where(visible, p, 0.0)
             if HAS_PADDING:
                 real = tl.load(pad_base + cols, mask=cols < k_len, other=0) != 0
@@ -521,9 +483,38 @@ KERNEL_SOURCES = {
 }
 
 
+HELPER_SOURCES = (_head_dim_mask, _key_tile_bounds, _phase_range, _load_tile, _visible)
+_HELPER_BUILDS: dict[bool, dict[str, object]] = {}
+
+
+def _helpers_for(interpret: bool) -> dict[str, object]:
+    """The device helpers built once for one mode: interpreter-rewritten functions, or ``JITFunction``s that the
+    compiler inlines. (Not ``InterpretedFunction`` objects: calling one patches ``triton.language`` for good.)"""
+    builds = _HELPER_BUILDS.get(interpret)
+    if builds is None:
+        if interpret:
+            from triton.runtime.interpreter import InterpretedFunction
+
+            builds = {fn.__name__: InterpretedFunction(fn).rewrite() for fn in HELPER_SOURCES}
+        else:
+            builds = {fn.__name__: triton.runtime.jit.JITFunction(fn) for fn in HELPER_SOURCES}
+        _HELPER_BUILDS[interpret] = builds
+    return builds
+
+
+def _with_helpers(fn, helpers: dict[str, object]):
+    """A copy of kernel ``fn`` whose global names of the helpers resolve to ``helpers`` (same code and source)."""
+    namespace = {**fn.__globals__, **helpers}
+    bound = types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__)
+    bound.__annotations__ = dict(fn.__annotations__)
+    bound.__qualname__ = fn.__qualname__
+    bound.__doc__ = fn.__doc__
+    return bound
+
+
 def build(name: str, interpret: bool):
     """The launchable kernel ``name`` for one mode: Triton's CPU interpreter or its compiler."""
-    fn = KERNEL_SOURCES[name]
+    fn = _with_helpers(KERNEL_SOURCES[name], _helpers_for(interpret))
     if interpret:
         from triton.runtime.interpreter import InterpretedFunction
 
