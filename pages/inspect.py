@@ -17,6 +17,7 @@ from inspector.charts import (HEAD_SELECTION, SMALL_MULTIPLES_MAX_TOKENS, attent
                               selected_head, token_labels)
 from inspector.export import EXPORT_MAX_CELLS, Provenance, capture_json, chart_png, chart_svg, export_pack, view_numbers, with_provenance
 from inspector.heatmap import HeatmapOptions, heatmap_view
+from inspector.share import escape_markdown
 from inspector.metrics import head_entropy
 from pages import inputs
 
@@ -55,8 +56,9 @@ status.update(state="complete",
                      f"Reused the run of {info.name} on {n_tokens} tokens (no model call)"))
 
 with st.sidebar:
-    st.caption(f"{info.architecture} · {info.num_layers} layers × {info.num_heads} heads · head size "
-               f"{info.head_dim} · up to {info.max_positions} tokens")
+    # The architecture name comes from the model folder's config.json: shown as text, not markdown.
+    st.caption(escape_markdown(f"{info.architecture} · {info.num_layers} layers × {info.num_heads} heads · head "
+                               f"size {info.head_dim} · up to {info.max_positions} tokens"))
     st.metric("Backend that ran", result.backend)
     st.metric("Tokens", f"{n_tokens} / {info.max_positions}", help="Tokens in the text / the most this model reads.")
 
