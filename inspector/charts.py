@@ -104,6 +104,23 @@ def _outline(base: alt.Chart, layer: int, head: int, slide: bool) -> list[alt.Ch
             base.mark_rect(fill=None, stroke="black", strokeWidth=3).transform_filter(only)]
 
 
+def head_entropy_data(entropy: HeadEntropy) -> pd.DataFrame:
+    """One row per (layer, head): ``layer``, ``head``, ``normalized`` and ``raw`` (nats)."""
+    layers, heads = entropy.raw.shape
+    layer_index, head_index = np.meshgrid(np.arange(layers), np.arange(heads), indexing="ij")  # (layers, heads)
+    return pd.DataFrame({
+        "layer": layer_index.ravel(),
+        "head": head_index.ravel(),
+        "normalized": entropy.normalized.ravel().astype(float),
+        "raw": entropy.raw.ravel().astype(float),
+    })
+
+
+_HEAD_ENTROPY_TOOLTIP = [alt.Tooltip("layer:O"), alt.Tooltip("head:O"),
+                         alt.Tooltip("normalized:Q", title="entropy / log(keys)", format=".3f"),
+                         alt.Tooltip("raw:Q", title="entropy (nats)", format=".3f")]
+
+
 def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None = None, selectable: bool = False,
                        slide: bool = False) -> alt.LayerChart:
     """Layer × head grid coloured by normalised entropy (0 = all weight on one key, 1 = uniform).
@@ -113,20 +130,11 @@ def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None
     (layer, head) outlines that cell. ``selectable`` adds a click selection named :data:`HEAD_SELECTION`
     over the fields ``layer`` and ``head`` to the coloured cells (for ``st.altair_chart(on_select=…)``).
     """
-    layers, heads = entropy.raw.shape
-    layer_index, head_index = np.meshgrid(np.arange(layers), np.arange(heads), indexing="ij")  # (layers, heads)
-    data = pd.DataFrame({
-        "layer": layer_index.ravel(),
-        "head": head_index.ravel(),
-        "normalized": entropy.normalized.ravel().astype(float),
-        "raw": entropy.raw.ravel().astype(float),
-    })
+    data = head_entropy_data(entropy)
     base = alt.Chart(data).encode(
         x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0)),
         y=alt.Y("layer:O", title="layer"),
-        tooltip=[alt.Tooltip("layer:O"), alt.Tooltip("head:O"),
-                 alt.Tooltip("normalized:Q", title="entropy / log(keys)", format=".3f"),
-                 alt.Tooltip("raw:Q", title="entropy (nats)", format=".3f")],
+        tooltip=_HEAD_ENTROPY_TOOLTIP,
     )
     cells = base.mark_rect(cursor="pointer" if selectable else "default").encode(
         color=alt.Color("normalized:Q", title="entropy (normalised)",
@@ -243,22 +251,13 @@ def entropy_by_layer_chart(entropy: HeadEntropy, *, slide: bool = False) -> alt.
     Data: one row per (layer, head) with ``normalized`` and ``raw`` (nats); the line is the mean of
     ``normalized`` over the layer's heads (Vega's mean skips the NaN heads).
     """
-    layers, heads = entropy.raw.shape
-    layer_index, head_index = np.meshgrid(np.arange(layers), np.arange(heads), indexing="ij")  # (layers, heads)
-    data = pd.DataFrame({
-        "layer": layer_index.ravel(),
-        "head": head_index.ravel(),
-        "normalized": entropy.normalized.ravel().astype(float),
-        "raw": entropy.raw.ravel().astype(float),
-    })
+    data = head_entropy_data(entropy)
     x = alt.X("layer:O", title="layer (input → output)", axis=alt.Axis(labelAngle=0))
     y_scale = alt.Scale(domain=[0, 1])
     dots = alt.Chart(data).mark_circle(size=110 if slide else 50, opacity=0.7).encode(
         x=x, y=alt.Y("normalized:Q", title="entropy / log(keys)", scale=y_scale),
         color=alt.value("#3b528b"),
-        tooltip=[alt.Tooltip("layer:O"), alt.Tooltip("head:O"),
-                 alt.Tooltip("normalized:Q", title="entropy / log(keys)", format=".3f"),
-                 alt.Tooltip("raw:Q", title="entropy (nats)", format=".3f")],
+        tooltip=_HEAD_ENTROPY_TOOLTIP,
     )
     # Blue dots and an orange line: a pair every common colour-vision deficiency tells apart.
     mean_line = alt.Chart(data).mark_line(point=True, strokeWidth=4 if slide else 2, color="#e66101").encode(
