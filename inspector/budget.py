@@ -17,10 +17,9 @@ ALL_LAYERS_WEIGHTS_BUDGET_BYTES = 256 * 2**20
 _FLOAT32_BYTES = 4
 
 
-def weights_bytes(info: ModelInfo, n_tokens: int, layers: int | None = None) -> int:
-    """Bytes of float32 weights for ``layers`` layers (default: all) of ``info`` at ``n_tokens``."""
-    layers = info.num_layers if layers is None else layers
-    return layers * info.num_heads * n_tokens * n_tokens * _FLOAT32_BYTES
+def weights_bytes(info: ModelInfo, n_tokens: int) -> int:
+    """Bytes of float32 weights for every layer of ``info`` at ``n_tokens``."""
+    return info.num_layers * info.num_heads * n_tokens * n_tokens * _FLOAT32_BYTES
 
 
 def weights_layers_within_budget(info: ModelInfo, n_tokens: int, layer: int,

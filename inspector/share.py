@@ -49,7 +49,8 @@ _MAX_TEXT_BYTES = 4 * MAX_TEXT_CHARS
 _MAX_TZ_CHARS = 2 * _MAX_TEXT_BYTES
 _SHOWN_VALUE_CHARS = 40
 _TRUE, _FALSE = ("1", "true"), ("0", "false")
-_FLAGS = ("hide_special", "drop_sink", "words", "slide")
+# The view options carried by a link, by ViewState field (the app's option widgets use the same keys).
+FLAGS = ("hide_special", "drop_sink", "words", "slide")
 # name or org/name (canonical hub models such as "gpt2" have no org), each part starting with a letter or
 # digit; ".." and a trailing "." are refused separately, and so is any value naming a path on this server.
 _HUB_ID = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.-]{0,95}/)?[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
@@ -79,7 +80,7 @@ class ViewState:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"ViewState.{name} must be a non-negative int; got {value!r}")
-        for name in _FLAGS:
+        for name in FLAGS:
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"ViewState.{name} must be a bool; got {getattr(self, name)!r}")
         if self.backend not in BACKENDS:
@@ -235,7 +236,7 @@ def decode_view(params: Mapping[str, str | Sequence[str]], *,
             warnings.append(f"backend={_shown(backend)} is not one of {', '.join(BACKENDS)}; using "
                             f"{_DEFAULTS.backend!r} instead.")
 
-    for key in _FLAGS:
+    for key in FLAGS:
         value = get(key)
         if value is None:
             continue

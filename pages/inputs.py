@@ -22,9 +22,8 @@ from inspector.metrics import head_entropy
 from inspector.budget import count_tokens, weights_layers_within_budget
 from inspector.examples import EXAMPLES
 from inspector.loading import DEFAULT_MODEL, DEFAULT_MODEL_LABEL
-from inspector.share import MAX_TEXT_CHARS, ViewState, decode_view, encode_view, escape_markdown, share_url
+from inspector.share import BACKENDS, FLAGS, MAX_TEXT_CHARS, ViewState, decode_view, encode_view, escape_markdown, share_url
 
-BACKENDS = ("auto", "torch", "triton")
 OTHER_MODEL = "__other__"
 # Suggested hub models: one per architecture family the attention function supports. They load from the
 # Hugging Face cache or the network; offline, choosing one explains why it cannot load.
@@ -36,8 +35,6 @@ SUGGESTED_MODELS = {
     "HuggingFaceTB/SmolLM2-135M": "SmolLM2-135M, Llama-style with RoPE and GQA (hub)",
     OTHER_MODEL: "Other: a hub id or a local folder…",
 }
-# Option widgets whose values travel in share links, by ViewState field.
-OPTION_KEYS = ("hide_special", "drop_sink", "words", "slide")
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -85,7 +82,7 @@ def _restore_once() -> None:
     st.session_state["backend"] = state.backend
     st.session_state["layer"] = state.layer
     st.session_state["head"] = state.head
-    for key in OPTION_KEYS:
+    for key in FLAGS:
         st.session_state[key] = getattr(state, key)
 
 
@@ -118,7 +115,7 @@ def sidebar() -> Inputs:
                           "triton: the project's Triton FlashAttention kernel (needs a GPU).")
         st.toggle("Slide mode", key="slide", help="Large fonts and colour-blind-safe palettes, for slides.")
     state = ViewState(model=spec or DEFAULT_MODEL, text=st.session_state["text"], backend=st.session_state["backend"],
-                      **{key: bool(st.session_state.get(key, False)) for key in OPTION_KEYS})
+                      **{key: bool(st.session_state.get(key, False)) for key in FLAGS})
     return Inputs(spec=spec, state=state)
 
 
@@ -205,14 +202,13 @@ def cached_layer_heads_chart(spec: str, text: str, backend: str, held: tuple[int
     return layer_heads_chart(layer_views(_result, layer, options), slide=slide)
 
 
-def clamp_layer_and_head(num_layers: int, num_heads: int) -> None:
+def clamp_layer_and_head(state: ViewState, num_layers: int, num_heads: int) -> None:
     """Keep the layer and head widgets inside the loaded model, warning if a link asked for more."""
-    for key, count in (("layer", num_layers), ("head", num_heads)):
-        value = st.session_state.setdefault(key, 0)
-        if not 0 <= value < count:
-            st.warning(f"Share link: {key} {value} does not exist in this model ({count} {key}s); showing "
-                       f"{key} {count - 1} instead.", icon="⚠️")
-            st.session_state[key] = count - 1
+    asked = replace(state, layer=st.session_state.setdefault("layer", 0), head=st.session_state.setdefault("head", 0))
+    fitted, warnings = asked.fit(num_layers, num_heads)
+    for warning in warnings:
+        st.warning(f"Share link: {escape_markdown(warning)}", icon="⚠️")
+    st.session_state["layer"], st.session_state["head"] = fitted.layer, fitted.head
 
 
 def publish_view(state: ViewState, *, layer: int, head: int) -> None:

@@ -36,7 +36,7 @@ loaded = inputs.load(chosen, status)
 if loaded is None:
     st.stop()
 info = loaded.info
-inputs.clamp_layer_and_head(info.num_layers, info.num_heads)
+inputs.clamp_layer_and_head(chosen.state, info.num_layers, info.num_heads)
 layer, head = st.session_state["layer"], st.session_state["head"]
 result, model_ran = inputs.run(chosen, loaded, layer, status)
 if result is None:
