@@ -13,8 +13,8 @@ import streamlit as st
 st.set_page_config(page_title="Attention Inspector", page_icon="🔎", layout="wide")
 
 # Altair validates every chart object against the Vega-Lite schema as it is built, and again when Streamlit
-# serialises it; the first pass costs ~50 ms of a head-click rerun. The chart builders are validated in
-# tests/test_charts.py, and the second pass (to_dict) still runs here.
+# serialises it; the first pass is a large share of a head-click rerun (benchmarks.app_latency measures the
+# rerun). The chart builders are validated in tests/test_charts.py, and the second pass (to_dict) still runs.
 alt.utils.schemapi.disable_debug_mode()
 
 # Later pages (Heads, Attribution, Lessons, Ground truth) join this list; share links name them by url_path.

@@ -28,22 +28,9 @@ The result is a complete document for an ``<iframe srcdoc>``: Streamlit's ``st.i
 the older ``components.v1.html(html, height=…, scrolling=True)``. :func:`head_view_height` and
 :func:`model_view_height` give the heights that show a whole view without clipping.
 
-Measured for the limits (bundled all-MiniLM-L6-v2, 6 layers × 12 heads; headless Chromium 156 on 2 CPU
-cores that other jobs kept at a load of 4–6, so an idle machine is faster; "draw" is set_content to the
-first paint of the finished view):
-
-======  ======  =============  =======  ========  ==========  ================================
-view    tokens  layers shown   lines    HTML      draw        note
-======  ======  =============  =======  ========  ==========  ================================
-head    17      6              3.5k     0.55 MB   0.6 s
-head    64      6              49k      2.1 MB    2.3–3.2 s   hover 0.2 s, head toggle 2.1 s
-head    100     6              120k     4.3 MB    5.2 s       hover ≈ 0.5 s (96 tokens)
-head    128     4              197k     4.6 MB    7.6–10.6 s  hover 1–2 s — refused
-model   17      6              21k      0.55 MB   0.8–1.6 s
-model   40      6              115k     1.1 MB    2.8 s
-model   48      6              166k     1.4 MB    5.3–7.0 s   refused
-model   64      2              98k      1.0 MB    2.8 s
-======  ======  =============  =======  ========  ==========  ================================
+The limits keep a view drawing in a few seconds and its page under ~5 MB on a 2-CPU machine; sizes and
+Chromium draw times at the limits are measured by ``python -m benchmarks.bertviz_views`` and recorded in
+docs/BENCHMARKS.md ("bertviz views offline").
 """
 
 from __future__ import annotations
@@ -76,12 +63,11 @@ BERTVIZ_VERSION = "1.4.1"
 # fourfold (float32 values print with ~18 digits).
 WEIGHT_DECIMALS = 3
 
-# Limits, from the measurements in the module docstring. Drawing dominates: bertviz adds one SVG <line> per
-# weight it shows — heads · n² for the head view's layer, layers · heads · n² at once for the model view —
-# and every hover or head toggle touches all of them. Around 110–120k lines a view draws in ~3–5 s and
-# answers a hover in ~0.5 s; at ~200k it takes 7–10 s and 1–2 s. So at most 120k lines: 100 tokens of a
-# 12-head model in the head view; 40 tokens of all 6 × 12 heads in the model view (fewer layers or heads
-# allow up to 64). The head view also embeds every offered layer (≈ 5–6 bytes per weight): 900k weights
+# Limits. Drawing dominates: bertviz adds one SVG <line> per weight it shows — heads · n² for the head view's
+# layer, layers · heads · n² at once for the model view — and every hover or head toggle touches all of them,
+# so the cost grows with the line count; benchmarks.bertviz_views measures the draw time at these limits
+# (about 3 s for 120k lines on 2 CPUs, docs/BENCHMARKS.md). At most 120k lines: 100 tokens of a 12-head model
+# in the head view; 40 tokens of all 6 × 12 heads in the model view (fewer layers or heads allow up to 64). The head view also embeds every offered layer (≈ 5–6 bytes per weight): 900k weights
 # keep its page near 5 MB. Token caps keep a page's height sensible (about 3,000 px) for models with few heads.
 MAX_LINES_DRAWN_AT_ONCE = 120_000
 HEAD_VIEW_MAX_TOKENS = 128

@@ -36,9 +36,9 @@ CAPTION_WORDS = 8
 CAPTION_CHARS = 60
 # PNG scale bounds: below 0.25 text is unreadable; above 8 a large heatmap becomes a >100-megapixel image.
 MIN_SCALE, MAX_SCALE = 0.25, 8.0
-# Recommended largest chart, in data rows (heatmap cells), to render on request in the app: vl-convert took
-# ~4 s for a 128 × 128 heatmap on 2 busy CPU cores and ~15 s (16 MB of SVG) for 256 × 256 — cost grows with
-# the cell count. The app checks this before offering an image download; the library does not refuse.
+# Recommended largest chart, in data rows (heatmap cells), to render on request in the app: vl-convert's time
+# and the SVG's size grow with the cell count, and past 128 × 128 a download takes seconds on a 2-CPU
+# machine. The app checks this before offering an image download; the library does not refuse.
 EXPORT_MAX_CELLS = 128 * 128
 _SOFTWARE = ("transformers", "torch", "altair", "vl-convert-python")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
