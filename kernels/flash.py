@@ -104,8 +104,16 @@ def interpreter_enabled() -> bool:
     return bool(triton.knobs.runtime.interpret)
 
 
-def triton_unavailable_reason(device: torch.device | str) -> str | None:
-    """None when the kernels can run on tensors on ``device``; otherwise a message saying what, why and the fix."""
+def triton_unavailable_reason(device: torch.device | str, *, dtype: torch.dtype | None = None,
+                              head_dim: int | None = None) -> str | None:
+    """None when the kernels can run on tensors on ``device`` (and, when given, of ``dtype`` and ``head_dim``);
+    otherwise a message saying what, why and the fix."""
+    if dtype is not None and dtype not in SUPPORTED_DTYPES:
+        return (f"the Triton backend computes in float32, float16 or bfloat16, and this model runs in "
+                f"{str(dtype).removeprefix('torch.')}; choose the torch backend")
+    if head_dim is not None and head_dim > MAX_HEAD_DIM:
+        return (f"the Triton backend supports head_dim up to {MAX_HEAD_DIM}, and this model's is {head_dim}; "
+                "choose the torch backend")
     try:
         import triton  # noqa: F401
     except ImportError as err:

@@ -255,13 +255,7 @@ def inspector_attention(
     stats_wanted = request.stats if request is not None else ()
     stats_to_compute = tuple(dict.fromkeys((*stats_wanted, "lse")))  # lse is needed to materialise weights
     if backend == "triton":
-        reason = flash.triton_unavailable_reason(query.device)
-        if query.dtype not in flash.SUPPORTED_DTYPES:
-            reason = (f"the Triton backend computes in float32, float16 or bfloat16, and this model runs in "
-                      f"{str(query.dtype).removeprefix('torch.')}; choose the torch backend")
-        elif query.shape[-1] > flash.MAX_HEAD_DIM:
-            reason = (f"the Triton backend supports head_dim up to {flash.MAX_HEAD_DIM}, and this model's is "
-                      f"{query.shape[-1]}; choose the torch backend")
+        reason = flash.triton_unavailable_reason(query.device, dtype=query.dtype, head_dim=query.shape[-1])
         if reason is not None:
             raise BackendUnavailableError(reason)
         # Differentiable through the Triton backward when autograd records; the plain forward otherwise.
