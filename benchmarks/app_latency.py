@@ -15,7 +15,6 @@ Run from the repository root (needs /usr/bin/chromium)::
 
 from __future__ import annotations
 
-import argparse
 import re
 import statistics
 import sys
@@ -23,7 +22,7 @@ import time
 
 from benchmarks.live_app import (CHART_DRAWN, CHROMIUM, CHROMIUM_ARGS, click_grid_cell, heatmap_drawn,
                                  running_app)
-from benchmarks.provenance import OtherLoad, write_report
+from benchmarks.provenance import OtherLoad, benchmark_parser, write_report
 
 SECTION_TITLE = "App latency in the browser (CPU)"
 TARGET_RERUN_MS = 300
@@ -95,12 +94,9 @@ def _spread(values: list[float], unit: str, scale: float = 1.0, digits: int = 0)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__doc__, SECTION_TITLE)
     parser.add_argument("--cold-starts", type=int, default=3, help="fresh server processes to time (default: 3)")
     parser.add_argument("--clicks", type=int, default=12, help="grid cells to click in one tab (default: 12)")
-    parser.add_argument("--write-docs", action="store_true", help=f"replace the '{SECTION_TITLE}' section "
-                        "of docs/BENCHMARKS.md with this run")
     args = parser.parse_args(argv)
     if args.cold_starts < 1 or not 1 <= args.clicks <= 71:
         parser.error("--cold-starts must be ≥ 1 and --clicks between 1 and 71 (the bundled model's other heads)")

@@ -13,14 +13,13 @@ Run from the repository root (needs /usr/bin/chromium)::
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
 
 from benchmarks.inspect_latency import text_of_length
 from benchmarks.live_app import CHROMIUM, CHROMIUM_ARGS
-from benchmarks.provenance import OtherLoad, write_report
+from benchmarks.provenance import OtherLoad, benchmark_parser, write_report
 
 SECTION_TITLE = "bertviz views offline (CPU, Chromium)"
 DEFAULT_TOKENS = (16, 40, 64, 100)
@@ -87,13 +86,10 @@ def _table(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__doc__, SECTION_TITLE)
     parser.add_argument("--tokens", type=int, nargs="+", default=list(DEFAULT_TOKENS),
                         help="text lengths in tokens, special tokens included (default: %(default)s)")
     parser.add_argument("--repeats", type=int, default=3, help="draws per view (default: 3)")
-    parser.add_argument("--write-docs", action="store_true", help=f"replace the '{SECTION_TITLE}' section "
-                        "of docs/BENCHMARKS.md with this run")
     args = parser.parse_args(argv)
     if args.repeats < 1 or min(args.tokens) < 3:
         parser.error("--repeats must be ≥ 1 and every --tokens value ≥ 3")

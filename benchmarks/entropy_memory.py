@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.provenance import OtherLoad, write_report
+from benchmarks.provenance import OtherLoad, benchmark_parser, write_report
 
 SEED = 0
 VARIANTS = ("ours", "eager")
@@ -236,16 +236,13 @@ def run_sweep(lengths: list[int], repeats: int, block_size: int | None) -> list[
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__doc__, SECTION_TITLE)
     parser.add_argument("--lengths", type=int, nargs="+", default=list(DEFAULT_LENGTHS),
                         help="sequence lengths to measure (default: %(default)s)")
     parser.add_argument("--repeats", type=int, default=3, help="timed forwards per variant (default: 3)")
     parser.add_argument("--block-size", type=int, default=None,
                         help="queries per block on ours' torch path (default: the library's "
                              "kernels.reference.default_block_size)")
-    parser.add_argument("--write-docs", action="store_true", help=f"replace the '{SECTION_TITLE}' section "
-                        "of docs/BENCHMARKS.md with this run")
     # Internal: the parent re-invokes this script once per (variant, n) so each gets a fresh process.
     parser.add_argument("--variant", choices=VARIANTS, help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, help=argparse.SUPPRESS)

@@ -14,12 +14,11 @@ Run from the repository root::
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
 
-from benchmarks.provenance import OtherLoad, write_report
+from benchmarks.provenance import OtherLoad, benchmark_parser, write_report
 
 SECTION_TITLE = "Inspect view latency (CPU)"
 DEFAULT_TOKENS = (32, 128, 512)
@@ -77,13 +76,10 @@ def _table(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = benchmark_parser(__doc__, SECTION_TITLE)
     parser.add_argument("--tokens", type=int, nargs="+", default=list(DEFAULT_TOKENS),
                         help="text lengths in tokens, special tokens included (default: %(default)s)")
     parser.add_argument("--repeats", type=int, default=5, help="timed captures per length (default: 5)")
-    parser.add_argument("--write-docs", action="store_true", help=f"replace the '{SECTION_TITLE}' section "
-                        "of docs/BENCHMARKS.md with this run")
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")

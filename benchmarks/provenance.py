@@ -8,6 +8,7 @@ section as it was, so each script can be re-run on its own.
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import os
 import platform
@@ -140,3 +141,13 @@ def write_report(title: str, summary: str, *, module: str, argv: list[str], shap
     body = "\n".join([summary, "", *provenance_lines(command_line(module, argv), shapes), "", table, "", *notes])
     write_section(title, body)
     print(f"wrote section '{title}' of {BENCHMARKS_DOC.relative_to(REPO_ROOT)}", file=sys.stderr)
+
+
+def benchmark_parser(doc: str, section_title: str) -> argparse.ArgumentParser:
+    """A benchmark script's argument parser: its docstring's first paragraph as the description, its usage
+    examples kept as written, and ``--write-docs`` for its own section of docs/BENCHMARKS.md."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--write-docs", action="store_true",
+                        help=f"replace the '{section_title}' section of docs/BENCHMARKS.md with this run")
+    return parser
