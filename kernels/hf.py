@@ -17,6 +17,17 @@ Two compute backends answer to the same contract: ``torch`` (:func:`kernels.refe
 blocks, any device) and ``triton`` (:mod:`kernels.flash`: the fused FlashAttention kernel for the output and the
 statistics, its materialise kernel for requested weights, its Triton backward when autograd records).
 ``auto`` picks Triton for CUDA tensors and torch otherwise; Triton on the CPU needs ``TRITON_INTERPRET=1``.
+
+Interventions (DESIGN's one-function principle) travel in the same request, one frozen dataclass each, and apply
+to one layer: :class:`ScoreScale` (another softmax temperature for some heads), :class:`TieKeysToQueries` (use
+a head's queries as its keys: W_K := W_Q), :class:`WeightEdit` (replace some heads' weights — uniform,
+permuted, adversarial — and recompute their output as weights · V), :class:`HeadAblation` (zero a head's
+output, or replace it by its mean over the text's tokens) and :class:`HeadGate` (multiply head outputs by a
+gate that may require grad: Michel et al.'s importance is |∂L/∂gate| at gate = 1). They run in that order:
+the first two change the scores before the backend runs, so the statistics describe the attention the model
+actually used. The head output they act on is attention's ``(batch, heads, q_len, head_dim)`` result before
+the output projection, so zeroing it removes exactly that head's term from the residual stream (the output
+projection's bias stays).
 """
 
 from __future__ import annotations
@@ -24,14 +35,14 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Literal
+from typing import Callable, Iterator, Literal, Sequence, Union
 
 import torch
 from transformers import AttentionInterface
 from transformers.masking_utils import AttentionMaskInterface, causal_mask_function, prepare_padding_mask
 
 from kernels import flash
-from kernels.reference import (StatName, blocked_attention, materialize_weights, visible_key_counts,
+from kernels.reference import (StatName, blocked_attention, materialize_weights, row_entropy, visible_key_counts,
                                visible_keys_mask)
 
 IMPLEMENTATION_NAME = "inspector"
@@ -46,6 +57,10 @@ class AttentionContractError(ValueError):
 
 class BackendUnavailableError(RuntimeError):
     """The requested compute backend cannot run here (e.g. Triton without a GPU)."""
+
+
+class InterventionError(ValueError):
+    """An intervention names a head that does not exist, or asks for something the layer cannot do."""
 
 
 # Keyword arguments transformers passes that change nothing about the attention maths.
@@ -114,7 +129,11 @@ class LayerRecord:
     """What one attention layer reports during a request. Tensors are detached, on the compute device.
 
     entropy, lse, sink: (batch, heads, q_len) float32; visible_keys: (batch, q_len) int64 — how many keys
-    each query could see; weights: (batch, heads, q_len, k_len) float32 or None.
+    each query could see; weights: (batch, heads, q_len, k_len) float32 or None — the weights the layer used,
+    after any :class:`WeightEdit`. tensors: what :attr:`AttentionRequest.keep` asked for — ``query``
+    (batch, heads, q_len, d) and ``key`` / ``value`` (batch, kv_heads, k_len, d) as the layer received them
+    (after the projections and any rotary embedding), ``output`` (batch, heads, q_len, d): each head's
+    attention output after interventions, before the output projection.
     """
 
     layer: int
@@ -124,6 +143,63 @@ class LayerRecord:
     stats: dict[str, torch.Tensor]
     visible_keys: torch.Tensor
     weights: torch.Tensor | None
+    tensors: dict[str, torch.Tensor] = field(default_factory=dict)
+
+
+TensorName = Literal["query", "key", "value", "output"]
+TENSOR_NAMES: tuple[TensorName, ...] = ("query", "key", "value", "output")
+
+
+@dataclass(frozen=True)
+class ScoreScale:
+    """Scale the chosen heads' scores by ``scale`` instead of the model's own (1/√d_k for most models)."""
+
+    layer: int
+    heads: tuple[int, ...]
+    scale: float
+
+
+@dataclass(frozen=True)
+class TieKeysToQueries:
+    """Use each chosen head's queries as its keys (W_K := W_Q, biases included): scores become q_i·q_j,
+    symmetric. Only for self-attention without a cache (q_len = k_len)."""
+
+    layer: int
+    heads: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class WeightEdit:
+    """Replace the chosen heads' weights by ``edit(weights, visible)`` and recompute their output as
+    weights · V. ``weights``: (batch, len(heads), q_len, k_len) float32 — the exact weights (with autograd
+    when the forward records it); ``visible``: bool broadcastable to it, True where a key may be attended.
+    ``edit`` returns a tensor of the same shape (rows need not sum to 1, but usually should)."""
+
+    layer: int
+    heads: tuple[int, ...]
+    edit: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+@dataclass(frozen=True)
+class HeadAblation:
+    """Remove the chosen heads' contribution: ``zero`` their output, or replace it by its ``mean`` over the
+    text's (non-padding) query positions — the mean keeps the head's constant offset and removes only what
+    depends on the token."""
+
+    layer: int
+    heads: tuple[int, ...]
+    mode: Literal["zero", "mean"] = "zero"
+
+
+@dataclass(frozen=True)
+class HeadGate:
+    """Multiply every head's output by ``gate`` ((heads,) tensor, may require grad)."""
+
+    layer: int
+    gate: torch.Tensor
+
+
+Intervention = Union[ScoreScale, TieKeysToQueries, WeightEdit, HeadAblation, HeadGate]
 
 
 @dataclass
@@ -132,16 +208,29 @@ class AttentionRequest:
 
     ``weights_layers``: the layer indices whose exact weights to keep, ``"all"``, or None.
     ``block_size``: queries per block on the torch path (None = sized to a memory budget).
+    ``interventions``: applied at their layers (see the module docstring for the order).
+    ``keep`` / ``keep_layers``: which tensors (:data:`TENSOR_NAMES`) to keep, detached, for which layers
+    (``"all"``, a set of indices, or None).
     """
 
     backend: Backend = "torch"
     stats: tuple[StatName, ...] = ("entropy", "lse", "sink")
     weights_layers: frozenset[int] | Literal["all"] | None = None
     block_size: int | None = None
+    interventions: tuple[Intervention, ...] = ()
+    keep: tuple[TensorName, ...] = ()
+    keep_layers: frozenset[int] | Literal["all"] | None = None
     records: list[LayerRecord] = field(default_factory=list)
 
     def wants_weights(self, layer: int) -> bool:
         return self.weights_layers == "all" or (self.weights_layers is not None and layer in self.weights_layers)
+
+    def wants_tensors(self, layer: int) -> bool:
+        return bool(self.keep) and (self.keep_layers == "all" or
+                                    (self.keep_layers is not None and layer in self.keep_layers))
+
+    def interventions_at(self, layer: int) -> list[Intervention]:
+        return [item for item in self.interventions if item.layer == layer]
 
 
 _REQUEST: contextvars.ContextVar[AttentionRequest | None] = contextvars.ContextVar("inspector_attention_request",
@@ -153,6 +242,9 @@ def attention_request(request: AttentionRequest) -> Iterator[AttentionRequest]:
     """Make ``request`` govern every attention call in this thread/context until the block exits."""
     if request.backend not in BACKENDS:
         raise BackendUnavailableError(f"unknown attention backend {request.backend!r}; choose one of {BACKENDS}")
+    unknown = sorted(set(request.keep) - set(TENSOR_NAMES))
+    if unknown:
+        raise InterventionError(f"cannot keep {unknown}; choose from {TENSOR_NAMES}")
     token = _REQUEST.set(request)
     try:
         yield request
@@ -252,6 +344,11 @@ def inspector_attention(
         padding = attention_mask.key_padding_mask
 
     backend = request.backend if request is not None else "torch"
+    layer = len(request.records) if request is not None else None
+    edits = request.interventions_at(layer) if request is not None else []
+    kept = {"query": query, "key": key, "value": value}
+    query, key, value = _before_scores(edits, query, key, value, scale=scale)
+
     stats_wanted = request.stats if request is not None else ()
     stats_to_compute = tuple(dict.fromkeys((*stats_wanted, "lse")))  # lse is needed to materialise weights
     if backend == "triton":
@@ -266,13 +363,17 @@ def inspector_attention(
                                        window=window, stats=stats_to_compute,
                                        block_size=request.block_size if request is not None else None)
 
-    layer = len(request.records) if request is not None else None
     want_weights = request is not None and request.wants_weights(layer)
     return_weights = bool(kwargs.get("output_attentions"))
+    weight_edits = [item for item in edits if isinstance(item, WeightEdit)]
     weights = None
-    if want_weights or return_weights:
+    if want_weights or return_weights or weight_edits:
         weights = _exact_weights(backend, query, key, stats["lse"], causal=causal, scale=scale, padding=padding,
                                  window=window)
+    if weight_edits:
+        out, weights, stats = _edit_weights(weight_edits, out, weights, stats, value, causal=causal, window=window,
+                                            padding=padding)
+    out = _after_attention(edits, out, padding)
     if request is not None:
         declared = getattr(module, "layer_idx", None)
         if isinstance(declared, int) and declared != layer:
@@ -280,13 +381,109 @@ def inspector_attention(
                                          "once per forward inside one request")
         visible = visible_key_counts(q_len, k_len, causal=causal, window=window, key_padding_mask=padding,
                                      device=query.device)  # (batch or 1, q_len)
+        kept["output"] = out
         request.records.append(LayerRecord(
             layer=layer, causal=causal, window=window, scale=float(scale),
             stats={name: stats[name].detach() for name in stats_wanted},
             visible_keys=visible.expand(query.shape[0], q_len),
             weights=weights.detach() if want_weights else None,
+            tensors=({name: kept[name].detach() for name in request.keep} if request.wants_tensors(layer) else {}),
         ))
     return out.transpose(1, 2).contiguous(), (weights if return_weights else None)
+
+
+def _head_indices(item: Intervention, num_heads: int) -> list[int]:
+    heads = [int(h) for h in item.heads]
+    bad = [h for h in heads if not 0 <= h < num_heads]
+    if bad or not heads:
+        raise InterventionError(f"{type(item).__name__} at layer {item.layer} names heads {heads}; this layer has "
+                                f"heads 0–{num_heads - 1}")
+    return heads
+
+
+def _head_factor(num_heads: int, heads: Sequence[int], value: float, like: torch.Tensor) -> torch.Tensor:
+    """(1, heads, 1, 1) tensor: ``value`` at ``heads``, 1 elsewhere — multiplying by it is autograd-safe."""
+    factor = torch.ones(num_heads, dtype=like.dtype, device=like.device)
+    factor[list(heads)] = value
+    return factor[None, :, None, None]
+
+
+def _before_scores(edits: list[Intervention], query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, *,
+                   scale: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Apply :class:`ScoreScale` (by rescaling the heads' queries, so every backend honours it) and
+    :class:`TieKeysToQueries` (keys and values expanded to one per query head first, so tying one query head
+    does not change the others that share its key/value head under GQA)."""
+    num_heads = query.shape[1]
+    for item in edits:
+        if isinstance(item, ScoreScale):
+            if not item.scale >= 0:
+                raise InterventionError(f"ScoreScale at layer {item.layer}: scale must be ≥ 0, got {item.scale}")
+            query = query * _head_factor(num_heads, _head_indices(item, num_heads), item.scale / scale, query)
+        elif isinstance(item, TieKeysToQueries):
+            heads = _head_indices(item, num_heads)
+            if query.shape[2] != key.shape[2]:
+                raise InterventionError("TieKeysToQueries needs self-attention over the whole text (no KV cache): "
+                                        f"q_len {query.shape[2]} ≠ k_len {key.shape[2]}")
+            group = num_heads // key.shape[1]
+            if group > 1:
+                key, value = key.repeat_interleave(group, dim=1), value.repeat_interleave(group, dim=1)
+            tied = torch.zeros(num_heads, dtype=torch.bool, device=query.device)
+            tied[heads] = True
+            key = torch.where(tied[None, :, None, None], query.to(key.dtype), key)
+    return query, key, value
+
+
+def _edit_weights(edits: list[WeightEdit], out: torch.Tensor, weights: torch.Tensor, stats: dict[str, torch.Tensor],
+                  value: torch.Tensor, *, causal: bool, window: int | None,
+                  padding: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
+    """Apply :class:`WeightEdit` s in order; the edited heads' output becomes weights · V and their entropy and
+    sink mass are recomputed from the new weights (their log-sum-exp stays the original scores')."""
+    num_heads, q_len, k_len = out.shape[1], out.shape[2], value.shape[2]
+    visible = visible_keys_mask(q_len, k_len, causal=causal, window=window, key_padding_mask=padding,
+                                device=out.device)  # (batch or 1, 1, q_len, k_len)
+    values = value.repeat_interleave(num_heads // value.shape[1], dim=1).float()  # (batch, heads, k_len, d)
+    out, weights, stats = out.clone(), weights.clone(), dict(stats)
+    for item in edits:
+        heads = _head_indices(item, num_heads)
+        original = weights[:, heads]
+        edited = item.edit(original, visible)
+        if not isinstance(edited, torch.Tensor) or edited.shape != original.shape:
+            raise InterventionError(f"WeightEdit at layer {item.layer} returned "
+                                    f"{getattr(edited, 'shape', type(edited))}, expected {tuple(original.shape)}")
+        edited = edited.float()
+        weights[:, heads] = edited
+        out[:, heads] = torch.matmul(edited, values[:, heads]).to(out.dtype)
+    for name in ("entropy", "sink"):
+        if name in stats:
+            stats[name] = row_entropy(weights) if name == "entropy" else weights[..., 0]
+    return out, weights, stats
+
+
+def _after_attention(edits: list[Intervention], out: torch.Tensor, padding: torch.Tensor | None) -> torch.Tensor:
+    """Apply :class:`HeadAblation` and :class:`HeadGate` to the heads' outputs ``(batch, heads, q_len, d)``."""
+    num_heads, q_len = out.shape[1], out.shape[2]
+    for item in edits:
+        if isinstance(item, HeadAblation):
+            heads = _head_indices(item, num_heads)
+            if item.mode == "zero":
+                out = out * _head_factor(num_heads, heads, 0.0, out)
+            elif item.mode == "mean":
+                real = (padding[:, -q_len:] if padding is not None
+                        else torch.ones(out.shape[0], q_len, dtype=torch.bool, device=out.device))
+                weights = (real.to(out.dtype) / real.sum(dim=-1, keepdim=True).clamp_min(1))[:, None, :, None]
+                mean = (out * weights).sum(dim=2, keepdim=True).expand_as(out)  # (batch, heads, q_len, d)
+                selected = torch.zeros(num_heads, dtype=torch.bool, device=out.device)
+                selected[heads] = True
+                out = torch.where(selected[None, :, None, None], mean, out)
+            else:
+                raise InterventionError(f"HeadAblation mode must be 'zero' or 'mean', got {item.mode!r}")
+        elif isinstance(item, HeadGate):
+            gate = item.gate
+            if gate.shape != (num_heads,):
+                raise InterventionError(f"HeadGate at layer {item.layer} has shape {tuple(gate.shape)}, expected "
+                                        f"({num_heads},)")
+            out = out * gate.to(dtype=out.dtype, device=out.device)[None, :, None, None]
+    return out
 
 
 def _exact_weights(backend: Backend, query: torch.Tensor, key: torch.Tensor, lse: torch.Tensor, *, causal: bool,

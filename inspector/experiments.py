@@ -1,0 +1,189 @@
+"""Interventions on a loaded model, compared with the unmodified run — the shared core of the Heads,
+Attribution and Lessons pages.
+
+Every intervention goes through the one attention function (:mod:`kernels.hf`): :func:`forward` runs the
+shared model inside an :class:`kernels.hf.AttentionRequest` that carries the interventions, so nothing is
+attached to the model and two sessions can intervene on it at once. :func:`model_output` reads what the model
+produced in its own terms and :func:`output_change` compares two of those:
+
+- encoder without a head (the bundled MiniLM): the mean-pooled, L2-normalised embedding (what
+  sentence-transformers returns); change = cosine distance 1 − cos(e, e′);
+- masked LM with a [MASK] in the text, causal LM: the log-distribution over the vocabulary at the first
+  [MASK] / the last real token; change = KL(p ‖ p′) in nats;
+- classifier: the class logits; change = the largest absolute logit change.
+
+:func:`output_projection` returns each head's slice of the attention output projection W_O, so a head's
+contribution to the residual stream (its output × its W_O slice, Kobayashi et al. 2020; Elhage et al. 2021)
+can be computed from the ``output`` tensors a request keeps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Sequence
+
+import torch
+
+from inspector.capture import tokenize
+from inspector.errors import BackendError, InvalidRequestError, UnsupportedModelError
+from inspector.loading import LoadedModel
+from kernels.hf import (AttentionContractError, AttentionRequest, BackendUnavailableError, Intervention,
+                        InterventionError, LayerRecord, TensorName, attention_request, resolve_backend)
+
+OutputKind = Literal["embedding", "distribution", "logits"]
+
+# Attention output projections by module-name suffix, per architecture family: (suffix, weight layout).
+# "linear": nn.Linear, weight (hidden, heads·head_dim); "conv1d": GPT-2's Conv1D, weight (heads·head_dim, hidden).
+_OUTPUT_PROJECTIONS = (
+    ("attention.output.dense", "linear"),  # BERT, RoBERTa, MiniLM
+    ("attention.out_lin", "linear"),  # DistilBERT
+    ("attn.c_proj", "conv1d"),  # GPT-2
+    ("self_attn.o_proj", "linear"),  # Llama, Mistral, Qwen2 and most decoders
+)
+
+
+@dataclass
+class ForwardResult:
+    """One forward's model outputs (transformers' ``ModelOutput``) and the attention layers' records."""
+
+    outputs: object
+    records: list[LayerRecord]
+
+
+@dataclass(frozen=True)
+class ModelOutput:
+    """What the model produced, as compared by :func:`output_change`.
+
+    kind: ``embedding`` (vector (hidden,), unit norm), ``distribution`` (vector (vocab,) log-probabilities at
+    ``position``) or ``logits`` (vector (labels,)). Tensors are detached float32 on the CPU."""
+
+    kind: OutputKind
+    vector: torch.Tensor
+    position: int | None = None
+
+
+def encode(loaded: LoadedModel, text: str) -> dict[str, torch.Tensor]:
+    """Tokenise and validate ``text`` (length and ids before any forward), on the model's device."""
+    encoding, _ = tokenize(loaded, text)
+    device = next(loaded.model.parameters()).device
+    return {"input_ids": encoding["input_ids"].to(device), "attention_mask": encoding["attention_mask"].to(device)}
+
+
+def forward(
+    loaded: LoadedModel,
+    inputs: dict[str, torch.Tensor],
+    *,
+    interventions: Sequence[Intervention] = (),
+    backend: str = "torch",
+    weights_layers: frozenset[int] | Literal["all"] | None = None,
+    keep: tuple[TensorName, ...] = (),
+    keep_layers: frozenset[int] | Literal["all"] | None = None,
+    grad: bool = False,
+) -> ForwardResult:
+    """Run the shared model on ``inputs`` (``input_ids`` or ``inputs_embeds``, plus ``attention_mask``) with
+    ``interventions`` applied inside the attention function. Autograd records only when ``grad`` is True
+    (the model's parameters never require grad; gradients flow to inputs and to intervention tensors).
+
+    Raises :class:`InvalidRequestError` for an intervention that names a layer or head the model lacks.
+    """
+    info = loaded.info
+    for item in interventions:
+        if not 0 <= item.layer < info.num_layers:
+            raise InvalidRequestError(f"an intervention names layer {item.layer}; {info.name} has layers "
+                                      f"0–{info.num_layers - 1}")
+    device = next(loaded.model.parameters()).device
+    try:
+        chosen = resolve_backend(backend, device)
+    except BackendUnavailableError as err:
+        raise BackendError(str(err)) from err
+    request = AttentionRequest(backend=chosen, weights_layers=weights_layers, interventions=tuple(interventions),
+                               keep=keep, keep_layers=keep_layers)
+    context = torch.enable_grad() if grad else torch.inference_mode()
+    try:
+        with context, attention_request(request):
+            outputs = loaded.model(**inputs, output_hidden_states=True)
+    except InterventionError as err:
+        raise InvalidRequestError(str(err)) from err
+    except AttentionContractError as err:
+        raise UnsupportedModelError(f"{info.name}: {err}") from err
+    except BackendUnavailableError as err:
+        raise BackendError(str(err)) from err
+    return ForwardResult(outputs=outputs, records=request.records)
+
+
+def _output_position(loaded: LoadedModel, inputs: dict[str, torch.Tensor]) -> int | None:
+    """The row whose prediction a language model is judged by, or None for embedding/classifier outputs."""
+    head = loaded.info.head
+    mask = inputs["attention_mask"][0]
+    if head == "causal-lm":
+        return int(mask.nonzero().max())  # the last real token (left or right padding alike)
+    if head == "masked-lm" and "input_ids" in inputs:
+        mask_id = getattr(loaded.tokenizer, "mask_token_id", None)
+        hits = (inputs["input_ids"][0] == mask_id).nonzero() if mask_id is not None else torch.empty(0)
+        if len(hits):
+            return int(hits[0])
+    return None
+
+
+def model_output(loaded: LoadedModel, result: ForwardResult, inputs: dict[str, torch.Tensor],
+                 *, keep_graph: bool = False) -> ModelOutput:
+    """The first sequence's output in the model's own terms (see the module docstring).
+
+    ``keep_graph`` keeps the autograd graph (for gradients of the output); otherwise the vector is detached
+    and on the CPU."""
+    outputs = result.outputs
+    position = _output_position(loaded, inputs)
+    finish = (lambda t: t) if keep_graph else (lambda t: t.detach().float().cpu())
+    if loaded.info.head == "classifier":
+        return ModelOutput(kind="logits", vector=finish(outputs.logits[0].float()))
+    if position is not None:
+        return ModelOutput(kind="distribution", position=position,
+                           vector=finish(torch.log_softmax(outputs.logits[0, position].float(), dim=-1)))
+    hidden = outputs.hidden_states[-1][0].float()  # (q_len, hidden)
+    real = inputs["attention_mask"][0].to(hidden.dtype)[:, None]
+    pooled = (hidden * real).sum(dim=0) / real.sum().clamp_min(1)
+    return ModelOutput(kind="embedding", vector=finish(torch.nn.functional.normalize(pooled, dim=0)))
+
+
+def output_change(base: ModelOutput, new: ModelOutput) -> float:
+    """How far ``new`` is from ``base``: cosine distance (embeddings), KL(base ‖ new) in nats (distributions),
+    largest absolute logit change (classifiers). 0 when nothing changed."""
+    if base.kind != new.kind or base.vector.shape != new.vector.shape:
+        raise InvalidRequestError(f"cannot compare a {base.kind} output with a {new.kind} output")
+    if base.kind == "embedding":
+        return float(1.0 - torch.nn.functional.cosine_similarity(base.vector, new.vector, dim=0).clamp(-1, 1))
+    if base.kind == "distribution":
+        p = base.vector.exp()
+        return float(torch.sum(p * (base.vector - new.vector)).clamp_min(0.0))
+    return float((new.vector - base.vector).abs().max())
+
+
+def output_change_name(kind: OutputKind) -> str:
+    """The change measure :func:`output_change` uses for ``kind``, in words (for labels and reports)."""
+    return {"embedding": "cosine distance of the sentence embedding",
+            "distribution": "KL divergence of the predicted-token distribution (nats)",
+            "logits": "largest change of a class logit"}[kind]
+
+
+def output_projection(loaded: LoadedModel, layer: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Layer ``layer``'s attention output projection, split by head.
+
+    Returns ``weight (heads, head_dim, hidden)`` float32 — head h writes ``out_h @ weight[h]`` into the residual
+    stream — and the projection's bias ``(hidden,)`` (shared by all heads) or None. Detached, on the model's
+    device. Raises :class:`UnsupportedModelError` for an architecture whose projection it does not know."""
+    info = loaded.info
+    if not 0 <= layer < info.num_layers:
+        raise InvalidRequestError(f"layer {layer} does not exist: {info.name} has layers 0–{info.num_layers - 1}")
+    for suffix, layout in _OUTPUT_PROJECTIONS:
+        found = [m for name, m in loaded.model.named_modules() if name.endswith(suffix)]
+        if len(found) == info.num_layers:
+            module = found[layer]
+            weight = module.weight.detach().float()
+            per_input = weight.T if layout == "linear" else weight  # (heads·head_dim, hidden)
+            if per_input.shape[0] != info.num_heads * info.head_dim:
+                break
+            bias = module.bias.detach().float() if getattr(module, "bias", None) is not None else None
+            return per_input.reshape(info.num_heads, info.head_dim, -1), bias
+    raise UnsupportedModelError(f"{info.name} ({info.architecture}): the inspector does not know where this "
+                                "architecture keeps its attention output projection, so per-head contributions "
+                                "cannot be computed; BERT-, GPT-2- and Llama-style models are supported")
