@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Literal
 
@@ -46,6 +47,10 @@ class AttentionContractError(ValueError):
 
 class BackendUnavailableError(RuntimeError):
     """The requested compute backend cannot run here (e.g. Triton without a GPU)."""
+
+
+class DeadlinePassed(RuntimeError):
+    """The request's deadline passed before an attention layer started; the forward stops there."""
 
 
 # Keyword arguments transformers passes that change nothing about the attention maths.
@@ -132,6 +137,7 @@ class AttentionRequest:
 
     ``weights_layers``: the layer indices whose exact weights to keep, ``"all"``, or None.
     ``block_size``: queries per block on the torch path (None = sized to a memory budget).
+    ``deadline``: a ``time.monotonic()`` instant; a layer that starts after it raises :class:`DeadlinePassed`.
     """
 
     backend: Backend = "torch"
@@ -139,6 +145,7 @@ class AttentionRequest:
     weights_layers: frozenset[int] | Literal["all"] | None = None
     block_size: int | None = None
     records: list[LayerRecord] = field(default_factory=list)
+    deadline: float | None = None
 
     def wants_weights(self, layer: int) -> bool:
         return self.weights_layers == "all" or (self.weights_layers is not None and layer in self.weights_layers)
@@ -238,6 +245,8 @@ def inspector_attention(
     k_len, d)`` → ``(out (batch, q_len, heads, d), weights (batch, heads, q_len, k_len) | None)``."""
     _check_kwargs(kwargs, dropout)
     request = _REQUEST.get()
+    if request is not None and request.deadline is not None and time.monotonic() > request.deadline:
+        raise DeadlinePassed(f"the deadline passed before attention layer {len(request.records)} started")
     if isinstance(attention_mask, torch.Tensor):
         raise AttentionContractError("a prepared 4-D attention mask was passed; the inspector backend takes the "
                                      "usual 2-D attention_mask (1 = token, 0 = padding) instead")
