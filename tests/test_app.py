@@ -222,3 +222,16 @@ def test_hosted_mode_warns_about_a_link_to_another_model_and_shows_the_bundled_o
     warnings = [w.value for w in at.sidebar.warning]
     assert len(warnings) == 1 and "using the bundled model instead" in warnings[0].replace("\\", "")
     assert at.selectbox(key="model").value == "default" and at.get("vega_lite_chart")
+
+
+def test_a_run_past_the_deadline_is_an_error_and_the_next_run_works(monkeypatch):
+    from pages import inputs
+    from inspector.hosting import HostingPolicy
+
+    text = "A deadline of a nanosecond stops the first layer."  # not cached by another test
+    monkeypatch.setattr(inputs, "hosting_policy", lambda: HostingPolicy(deadline_s=1e-9))
+    at = _run_app({"text": text})
+    assert len(at.error) == 1 and "did not finish" in at.error[0].value and "try again" in at.error[0].value
+    monkeypatch.undo()
+    at = _run_app({"text": text})
+    assert not at.error and at.get("vega_lite_chart")

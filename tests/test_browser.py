@@ -1,8 +1,9 @@
 """The real app in a real browser: a ``streamlit run`` server driven by headless Debian Chromium through
 Playwright (the ``browser`` fixture in conftest.py). Checks what ``AppTest`` cannot see: the Vega charts
 draw; clicking an entropy cell shows that head; the address bar's share link reopens the same view; the PNG
-download is a PNG; bertviz's views draw with every request off this machine refused; and hostile text —
-in the text box or in a share link — is shown as text, opens no dialog and makes no request.
+download is a PNG; bertviz's views draw with every request off this machine refused; hostile text —
+in the text box or in a share link — is shown as text, opens no dialog and makes no request; and two sessions
+running different texts at once each see only their own tokens (issue 9: no cross-talk).
 
 Needs ``/usr/bin/chromium`` (``apt-get install chromium``). Without it these tests skip, unless
 ``INSPECTOR_REQUIRE_BROWSER=1`` — set in CI — makes a missing browser a failure.
@@ -37,6 +38,7 @@ XSS_STRINGS = (
     "</script><script>alert(4)</script>",
     "<iframe src=javascript:alert(5)></iframe>",
     "[click](javascript:alert(6)) $\\alpha$ :red[red]",
+    "![x](http://127.0.0.2/x.png) javascript:alert(8)",
 )
 
 
@@ -181,3 +183,39 @@ def test_a_hostile_share_link_warns_and_runs_nothing(session):
     assert any("backend" in w for w in warnings) and any("layer" in w for w in warnings)
     assert session.page.locator('[data-testid="stAlertContentWarning"] a').count() == 0  # no link was made
     session.assert_clean()
+
+
+def _strip_of(loaded, text: str) -> str:
+    """The token strip a single session shows for ``text`` (as pages/inspect.py writes it)."""
+    from inspector.charts import token_labels
+
+    with loaded.tokenizer_lock:
+        ids = loaded.tokenizer(text)["input_ids"]
+    return "   ".join(token_labels(tuple(loaded.tokenizer.convert_ids_to_tokens(ids))))
+
+
+def _tokens_metric(session) -> str:
+    metric = session.page.locator('[data-testid="stMetric"]').filter(has_text="Tokens")
+    return metric.locator('[data-testid="stMetricValue"]').inner_text()
+
+
+def test_two_sessions_running_at_once_each_see_only_their_own_tokens(browser, app_url, bundled):
+    texts = ("The cat sat on the mat because it was tired.", "Queries search keys like addresses in a table.")
+    sessions = [Session(browser, app_url) for _ in texts]
+    try:
+        for session in sessions:
+            session.open()
+        for round_texts in (texts, texts[::-1]):  # then swapped, so each session's cache hit is the other's text
+            for session, text in zip(sessions, round_texts):
+                session.run_text(text)  # both reruns in flight on one server
+            for session, text in zip(sessions, round_texts):
+                expected = _strip_of(bundled, text)
+                session.page.wait_for_function("([selector, strip]) => document.querySelector(selector)?.innerText"
+                                               ".trim() === strip", arg=[TOKEN_STRIP, expected],
+                                               timeout=RERUN_TIMEOUT_MS)
+                session.wait_for_heatmap_of(0, 0)
+                assert _tokens_metric(session) == f"{expected.count(': ')} / 512"
+                session.assert_clean()
+    finally:
+        for session in sessions:
+            session.context.close()
