@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import struct
 import urllib.parse
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 from benchmarks.live_app import CHART, CHART_DRAWN, AppServerError, click_grid_cell, heatmap_drawn, running_app
+from inspector.hosting import DEFAULT_ALLOW_LIST
 
 pytestmark = pytest.mark.browser
 
@@ -219,3 +221,29 @@ def test_two_sessions_running_at_once_each_see_only_their_own_tokens(browser, ap
     finally:
         for session in sessions:
             session.context.close()
+
+
+def test_a_hosted_server_offers_only_its_allow_list_and_refuses_a_linked_model(browser):
+    """The deployment path end to end: INSPECTOR_HOSTED=1 and the hosted flags of `make hosted` / the Dockerfile."""
+    assert DEFAULT_ALLOW_LIST.is_file()
+    try:
+        with running_app(env={"INSPECTOR_HOSTED": "1"},
+                         options=["--client.showErrorDetails", "none", "--client.toolbarMode", "viewer"]) as url:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as health:
+                assert health.status == 200 and health.read() == b"ok"
+            session = Session(browser, url)
+            try:
+                session.open("?" + urllib.parse.urlencode({"model": "someone/seven-billion", "layer": "2"}))
+                session.wait_for_heatmap_of(2, 0)
+                warnings = " ".join(session.page.locator('[data-testid="stAlertContentWarning"]').all_inner_texts())
+                assert "not one of the models this instance offers" in warnings and "bundled model" in warnings
+                session.page.locator('[data-testid="stSelectbox"]').first.click()
+                options = session.page.locator('[role="option"]').all_inner_texts()
+                assert options == ["all-MiniLM-L6-v2 (bundled)"]
+                session.page.keyboard.press("Escape")
+                assert session.page.locator('[data-testid="stTextInput"]').count() == 0  # no free-text model box
+                session.assert_clean()
+            finally:
+                session.context.close()
+    except AppServerError as err:
+        pytest.fail(str(err))
