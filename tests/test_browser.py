@@ -32,6 +32,8 @@ TOKEN_STRIP = '[data-testid="stMain"] [data-testid="stCode"]'
 TEXT_AREA = '[data-testid="stTextArea"] textarea'
 EXCEPTION = '[data-testid="stException"]'
 IFRAME = '[data-testid="stIFrame"]'
+# Markdown that would fetch an image from another host, or make a javascript: link, if any text reached Markdown.
+MARKDOWN_INJECTION = "![x](http://127.0.0.2/x.png) [click](javascript:alert(8)) javascript:alert(9)"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 XSS_STRINGS = (
     "<img src=x onerror=alert(1)>",
@@ -40,7 +42,6 @@ XSS_STRINGS = (
     "</script><script>alert(4)</script>",
     "<iframe src=javascript:alert(5)></iframe>",
     "[click](javascript:alert(6)) $\\alpha$ :red[red]",
-    "![x](http://127.0.0.2/x.png) javascript:alert(8)",
 )
 
 
@@ -179,8 +180,11 @@ def test_xss_strings_in_the_text_are_shown_as_text_and_run_nothing(session):
 
 def test_a_hostile_share_link_warns_and_runs_nothing(session):
     hostile = urllib.parse.urlencode({"v": "1", "backend": XSS_STRINGS[0], "model": XSS_STRINGS[2],
-                                      "layer": "[x](javascript:alert(7))"})
+                                      "layer": "[x](javascript:alert(7))", "text": MARKDOWN_INJECTION})
     session.open(f"?{hostile}")
+    session.page.wait_for_function(f"document.querySelector('{TOKEN_STRIP}')?.innerText.includes('127')",
+                                   timeout=RERUN_TIMEOUT_MS)
+    assert session.page.locator('img[src*="127.0.0.2"], a[href^="javascript"]').count() == 0
     warnings = session.page.locator('[data-testid="stAlertContentWarning"]').all_inner_texts()
     assert any("backend" in w for w in warnings) and any("layer" in w for w in warnings)
     assert session.page.locator('[data-testid="stAlertContentWarning"] a').count() == 0  # no link was made
