@@ -186,11 +186,6 @@ def cached_capture(spec: str, text: str, backend: str, weights_layers: tuple[int
                                  cpu_model=None if on_cpu else lambda: cached_model(spec, "cpu"))
 
 
-def plan(inputs: Inputs, loaded: LoadedModel, layer: int) -> RequestPlan:
-    """The request plan for the inputs under this instance's budget (raises InvalidTextError before any forward)."""
-    return plan_request(loaded, inputs.state.text, layer, budget_bytes=hosting_policy().weights_budget_bytes)
-
-
 def planned_capture(spec: str, text: str, backend: str, planned: RequestPlan, layer: int) -> Capture:
     """The cached capture for a plan, holding ``layer``'s weights (an out-of-memory retry may have kept another
     layer's: then that layer is asked for on its own)."""
@@ -208,7 +203,7 @@ def run(inputs: Inputs, loaded: LoadedModel, layer: int, status: Progress) -> tu
     status.update(label="Running attention…")
     _model_calls.ran = False
     try:
-        planned = plan(inputs, loaded, layer)
+        planned = plan_request(loaded, inputs.state.text, layer, budget_bytes=hosting_policy().weights_budget_bytes)
         result = planned_capture(inputs.spec, inputs.state.text, inputs.state.backend, planned, layer)
     except InspectorError as err:
         status.update(label="The text could not be run", state="error")
