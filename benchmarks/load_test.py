@@ -38,6 +38,7 @@ FIRST_RENDER_TIMEOUT_S = 180.0
 ROUND_TIMEOUT_S = 120.0
 POLL_S = 0.05
 RSS_PERIOD_S = 0.25
+RSS_SERIES_STEP_S = 5.0  # the report lists one sample per this many seconds
 ENTROPY_TOLERANCE = 0.0015  # the grid's labels round to 3 decimals
 _SENTENCES = (
     "The animal didn't cross the street because it was too tired",
@@ -247,6 +248,10 @@ def report(phases: list[Phase]) -> tuple[str, list[str]]:
         f"{RSS_PERIOD_S} s (/proc) from the first simultaneous request to the last answer of the phase; "
         "one server serves every N in turn, so a later phase starts with the earlier phases' caches.",
     ]
+    for phase in phases:
+        series = [f"{mib:.0f}" for t, mib in phase.memory if t % RSS_SERIES_STEP_S < RSS_PERIOD_S]
+        notes.append(f"- Server RSS over time, N = {phase.sessions} (MiB, every {RSS_SERIES_STEP_S:g} s): "
+                     + ", ".join(series))
     problems = [p for phase in phases for p in phase.problems]
     if problems:
         notes.append("- Problems: " + "; ".join(problems[:10]) + (" …" if len(problems) > 10 else ""))
