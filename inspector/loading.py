@@ -2,7 +2,9 @@
 
 Safety by construction: ``trust_remote_code=False`` always; a config that asks for remote code
 (``auto_map``) is refused before anything is imported; only safetensors weights are read (a folder with
-pickle weights only is refused, so a crafted pickle never runs). Every model is loaded with
+pickle weights only is refused, so a crafted pickle never runs). A hub id may be pinned to a ``revision``, and
+``max_parameters`` refuses a model above a cap, counted from its safetensors headers before any weight is
+fetched or loaded (hosted mode, :mod:`inspector.hosting`). Every model is loaded with
 ``attn_implementation="inspector"`` so all its attention layers call :mod:`kernels.hf`; the loaded model is
 shared read-only — per-call behaviour travels in :func:`kernels.hf.attention_request`.
 """
