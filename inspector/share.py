@@ -9,7 +9,8 @@ bad value (shortened, ``repr``'d) and what was used instead. In particular:
 - booleans are ``0``/``1``/``true``/``false``; backends and pages come from fixed lists;
 - the model is ``default`` or a hub id of the form ``name`` or ``org/name`` — never a local path: a share link must not
   point the server at its own filesystem (``..``, leading ``/`` ``.`` ``~``, backslashes, control characters
-  and names that exist as folders on the server are all refused);
+  and names that exist as folders on the server are all refused); a hosted instance also passes the models it
+  offers (:mod:`inspector.hosting`), and any other model falls back to the bundled one;
 - text longer than :data:`MAX_TEXT_CHARS` is refused, and compressed text (``tz``) is inflated with a hard
   output cap, so a zip bomb costs at most a few hundred kilobytes of work.
 
@@ -28,7 +29,7 @@ import re
 import zlib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Collection, Mapping, Sequence
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from inspector.examples import DEFAULT_TEXT
@@ -158,10 +159,12 @@ def _model_problem(model: str) -> str | None:
     return None
 
 
-def decode_view(params: Mapping[str, str | Sequence[str]], *,
-                pages: Sequence[str] = PAGES) -> tuple[ViewState, tuple[str, ...]]:
+def decode_view(params: Mapping[str, str | Sequence[str]], *, pages: Sequence[str] = PAGES,
+                models: Collection[str] | None = None) -> tuple[ViewState, tuple[str, ...]]:
     """Read a :class:`ViewState` from query parameters (e.g. ``dict(st.query_params)``) and say what was
-    wrong with them. Never raises: every bad value falls back to its default with a warning."""
+    wrong with them. Never raises: every bad value falls back to its default with a warning.
+
+    ``models``: the model specs this instance offers (a hosted instance's allow-list); None = any hub id."""
     warnings: list[str] = []
     if not isinstance(params, Mapping):
         return _DEFAULTS, (f"The link's parameters could not be read ({_shown(params)}); showing the default view.",)
@@ -186,6 +189,9 @@ def decode_view(params: Mapping[str, str | Sequence[str]], *,
     model = get("model")
     if model is not None:
         problem = _model_problem(model)
+        if problem is None and models is not None and model not in models:
+            problem = (f"is not one of the models this instance offers ({', '.join(sorted(models))}); a hosted "
+                       "instance loads only its own list")
         if problem:
             warnings.append(f"model={_shown(model)} {problem}; using the bundled model instead.")
         else:

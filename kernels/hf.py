@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Literal, Sequence, Union
 
@@ -61,6 +62,10 @@ class BackendUnavailableError(RuntimeError):
 
 class InterventionError(ValueError):
     """An intervention names a head that does not exist, or asks for something the layer cannot do."""
+
+
+class DeadlinePassed(RuntimeError):
+    """The request's deadline passed before an attention layer started; the forward stops there."""
 
 
 # Keyword arguments transformers passes that change nothing about the attention maths.
@@ -211,6 +216,7 @@ class AttentionRequest:
     ``interventions``: applied at their layers (see the module docstring for the order).
     ``keep`` / ``keep_layers``: which tensors (:data:`TENSOR_NAMES`) to keep, detached, for which layers
     (``"all"``, a set of indices, or None).
+    ``deadline``: a ``time.monotonic()`` instant; a layer that starts after it raises :class:`DeadlinePassed`.
     """
 
     backend: Backend = "torch"
@@ -221,6 +227,7 @@ class AttentionRequest:
     keep: tuple[TensorName, ...] = ()
     keep_layers: frozenset[int] | Literal["all"] | None = None
     records: list[LayerRecord] = field(default_factory=list)
+    deadline: float | None = None
 
     def wants_weights(self, layer: int) -> bool:
         return self.weights_layers == "all" or (self.weights_layers is not None and layer in self.weights_layers)
@@ -330,6 +337,8 @@ def inspector_attention(
     k_len, d)`` → ``(out (batch, q_len, heads, d), weights (batch, heads, q_len, k_len) | None)``."""
     _check_kwargs(kwargs, dropout)
     request = _REQUEST.get()
+    if request is not None and request.deadline is not None and time.monotonic() > request.deadline:
+        raise DeadlinePassed(f"the deadline passed before attention layer {len(request.records)} started")
     if isinstance(attention_mask, torch.Tensor):
         raise AttentionContractError("a prepared 4-D attention mask was passed; the inspector backend takes the "
                                      "usual 2-D attention_mask (1 = token, 0 = padding) instead")

@@ -4,6 +4,10 @@ session from a share link, and resolved through Streamlit's caches.
 This module is UI only: it reads widgets, calls the library, and keeps the two caches (STYLE.md: caching
 lives in the UI layer, as thin wrappers). A page calls :func:`sidebar` for the inputs and
 :func:`publish_view` at the end so the address bar always holds a link to exactly what is on screen.
+
+On a hosted instance (``INSPECTOR_HOSTED=1``, :mod:`inspector.hosting`) the model list is the instance's
+allow-list, the free-text "hub id or local folder" box is gone, share links naming other models fall back to the
+bundled one with a warning, and every run is planned within the instance's memory budget and deadline.
 """
 
 from __future__ import annotations
@@ -13,13 +17,15 @@ from dataclasses import dataclass, replace
 
 import streamlit as st
 
-from inspector import Capture, InspectorError, LoadedModel, capture, load_model
+from inspector import Capture, InspectorError, LoadedModel
+from inspector.capture import capture_within_memory
+from inspector.hosting import HostingPolicy, load_allowed_model
 from inspector.bertviz_views import (head_view_height, head_view_html, head_view_max_layers, layers_around,
                                      model_view_height, model_view_html, model_view_max_layers)
 from inspector.charts import entropy_by_layer_chart, layer_heads_chart
 from inspector.heatmap import HeatmapOptions, layer_views
 from inspector.metrics import head_entropy
-from inspector.budget import count_tokens, weights_layers_within_budget
+from inspector.budget import RequestPlan, plan_request
 from inspector.examples import EXAMPLES
 from inspector.loading import DEFAULT_MODEL, DEFAULT_MODEL_LABEL
 from inspector.share import BACKENDS, FLAGS, MAX_TEXT_CHARS, ViewState, decode_view, encode_view, escape_markdown, share_url
@@ -37,10 +43,21 @@ SUGGESTED_MODELS = {
 }
 
 
+@st.cache_resource(show_spinner=False)
+def hosting_policy() -> HostingPolicy:
+    """This instance's policy, read from the environment once per server process."""
+    return HostingPolicy.from_env()
+
+
+def model_options(policy: HostingPolicy) -> dict[str, str]:
+    """Spec → label of the models the sidebar offers: the allow-list when hosted, else the suggestions."""
+    return policy.model_choices() if policy.hosted else SUGGESTED_MODELS
+
+
 @st.cache_resource(show_spinner=False, max_entries=4)
-def cached_model(spec: str) -> LoadedModel:
-    """One loaded model per spec, shared read-only by every session (the library never mutates it)."""
-    return load_model(spec)
+def cached_model(spec: str, device: str = "auto") -> LoadedModel:
+    """One loaded model per spec (and device), shared read-only by every session (the library never mutates it)."""
+    return load_allowed_model(spec, hosting_policy(), device=device)
 
 
 class Progress:
@@ -66,14 +83,15 @@ class Inputs:
     state: ViewState
 
 
-def _restore_once() -> None:
+def _restore_once(policy: HostingPolicy) -> None:
     """Seed the widgets from the URL the session was opened with; later reruns leave them to the user."""
     if st.session_state.get("_restored"):
         return
     st.session_state["_restored"] = True
-    state, warnings = decode_view(st.query_params.to_dict())
+    options = model_options(policy)
+    state, warnings = decode_view(st.query_params.to_dict(), models=list(options) if policy.hosted else None)
     st.session_state["_share_warnings"] = warnings
-    if state.model in SUGGESTED_MODELS:
+    if state.model in options:
         st.session_state["model"] = state.model
     else:
         st.session_state["model"] = OTHER_MODEL
@@ -95,12 +113,18 @@ def _load_example() -> None:
 
 def sidebar() -> Inputs:
     """Draw the sidebar and return the chosen inputs (layer and head are filled in by the page)."""
-    _restore_once()
+    try:
+        policy = hosting_policy()
+    except InspectorError as err:  # the operator's settings, not the visitor's input
+        st.error(f"This instance is misconfigured: {err}")
+        st.stop()
+    _restore_once(policy)
+    options = model_options(policy)
     with st.sidebar:
         for warning in st.session_state.get("_share_warnings", ()):
             st.warning(f"Share link: {escape_markdown(warning)}", icon="⚠️")
         st.header("Input")
-        choice = st.selectbox("Model", list(SUGGESTED_MODELS), format_func=SUGGESTED_MODELS.__getitem__, key="model")
+        choice = st.selectbox("Model", list(options), format_func=options.__getitem__, key="model")
         spec = choice
         if choice == OTHER_MODEL:
             spec = st.text_input("Hub id or local folder", key="model_other", placeholder="org/name or /path/to/model",
@@ -110,6 +134,10 @@ def sidebar() -> Inputs:
                      placeholder="Pick an example text…", on_change=_load_example)
         st.text_area("Text", key="text", height=140, max_chars=MAX_TEXT_CHARS,
                      help="Press Ctrl+Enter or click outside the box to run.")
+        if len(st.session_state["text"]) >= MAX_TEXT_CHARS:
+            # The browser cuts a longer paste at max_chars without a word; say so.
+            st.warning(f"The text box holds at most {MAX_TEXT_CHARS:,} characters: a longer paste was cut there.",
+                       icon="✂️")
         st.selectbox("Attention backend", BACKENDS, key="backend",
                      help="auto: Triton on a GPU, blocked PyTorch on a CPU. torch: the blocked PyTorch path. "
                           "triton: the project's Triton FlashAttention kernel (needs a GPU).")
@@ -144,29 +172,47 @@ _model_calls = _ModelCalls()
 
 # Few entries: a 512-token capture of the bundled model with every layer's weights is ~75 MB.
 @st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
-def cached_capture(spec: str, text: str, backend: str, weights_layers: tuple[int, ...] | None) -> Capture:
+def cached_capture(spec: str, text: str, backend: str, weights_layers: tuple[int, ...] | None,
+                   _keep_layer: int = 0) -> Capture:
     """Entropy and statistics for every layer, exact weights for ``weights_layers`` (None = every layer),
-    so choosing another head — or, within the memory budget, another layer — redraws without a forward."""
+    so choosing another head — or, within the memory budget, another layer — redraws without a forward.
+    Out of memory, the run is retried keeping ``_keep_layer``'s weights only, then on the CPU (not part of the
+    cache key: the layer on screen must not force a new forward when every layer's weights are kept)."""
     _model_calls.ran = True  # runs only on a cache miss, in the session's own script thread
-    return capture(cached_model(spec), text, backend=backend,
-                   weights="all" if weights_layers is None else weights_layers)
+    loaded = cached_model(spec)
+    on_cpu = next(loaded.model.parameters()).device.type == "cpu"
+    return capture_within_memory(loaded, text, backend=backend, weights="all" if weights_layers is None
+                                 else weights_layers, keep_layer=_keep_layer, deadline_s=hosting_policy().deadline_s,
+                                 cpu_model=None if on_cpu else lambda: cached_model(spec, "cpu"))
+
+
+def planned_capture(spec: str, text: str, backend: str, planned: RequestPlan, layer: int) -> Capture:
+    """The cached capture for a plan, holding ``layer``'s weights (an out-of-memory retry may have kept another
+    layer's: then that layer is asked for on its own)."""
+    result = cached_capture(spec, text, backend, planned.weights_layers, _keep_layer=layer)
+    if layer not in result.weights:
+        result = cached_capture(spec, text, backend, (int(layer),), _keep_layer=layer)
+    return result
 
 
 def run(inputs: Inputs, loaded: LoadedModel, layer: int, status: Progress) -> tuple[Capture | None, bool]:
     """The cached capture for the inputs (None after showing why it cannot run) and whether the model ran.
 
-    Every layer's weights are kept while they fit the memory budget; past it, only ``layer``'s, so a
-    long text costs one layer's n×n and another layer needs one more forward."""
+    Every layer's weights are kept while they fit the memory budget; past it, only ``layer``'s (with a notice),
+    so a long text costs one layer's n×n and another layer needs one more forward."""
     status.update(label="Running attention…")
     _model_calls.ran = False
     try:
-        n_tokens = count_tokens(loaded, inputs.state.text)
-        layers = weights_layers_within_budget(loaded.info, n_tokens, layer)
-        result = cached_capture(inputs.spec, inputs.state.text, inputs.state.backend, layers)
+        planned = plan_request(loaded, inputs.state.text, layer, budget_bytes=hosting_policy().weights_budget_bytes)
+        result = planned_capture(inputs.spec, inputs.state.text, inputs.state.backend, planned, layer)
     except InspectorError as err:
         status.update(label="The text could not be run", state="error")
         st.error(str(err))
         return None, False
+    if planned.notice:
+        st.info(planned.notice, icon=":material/memory:")
+    for notice in result.notices:
+        st.warning(notice, icon=":material/memory:")
     return result, _model_calls.ran
 
 
@@ -175,8 +221,8 @@ def cached_bertviz(kind: str, spec: str, text: str, backend: str, layer: int) ->
     """bertviz's head or model view as offline HTML, its height, and the layers it shows: every layer when
     they fit the view's drawing limit, else the ones around ``layer``."""
     loaded = cached_model(spec)
-    n_tokens = count_tokens(loaded, text)
-    result = cached_capture(spec, text, backend, weights_layers_within_budget(loaded.info, n_tokens, layer))
+    planned = plan_request(loaded, text, layer, budget_bytes=hosting_policy().weights_budget_bytes)
+    result = planned_capture(spec, text, backend, planned, layer)
     fits = head_view_max_layers(result) if kind == "head" else model_view_max_layers(result)
     # Past the memory budget the capture holds the layer on screen only.
     fits = min(fits, len(result.weights))

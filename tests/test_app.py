@@ -8,13 +8,14 @@ The model and captures live in Streamlit's process-wide caches, so only the firs
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from inspector.examples import EXAMPLES
-from inspector.share import ViewState, encode_view
+from inspector.share import MAX_TEXT_CHARS, ViewState, encode_view
 
 # AppTest resolves relative paths against the calling file, not the working directory.
 APP = Path(__file__).resolve().parents[1] / "app.py"
@@ -165,3 +166,72 @@ def test_malformed_query_params_warn_and_fall_back(query, mentioned):
     warnings = [w.value for w in at.warning] + [w.value for w in at.sidebar.warning]
     assert any(mentioned in w.lower() for w in warnings), warnings
     assert at.get("vega_lite_chart"), "the page still draws with the defaults"
+
+
+def test_a_one_megabyte_paste_is_cut_to_the_box_and_refused_with_both_reasons():
+    at = _run_app()
+    paste = ("The animal didn't cross the street because it was too tired. " * 20_000)[:2**20]
+    started = time.perf_counter()
+    at.text_area(key="text").set_value(paste).run()  # the widget keeps MAX_TEXT_CHARS, as the browser does
+    assert time.perf_counter() - started < 20
+    assert not at.exception
+    assert any(f"at most {MAX_TEXT_CHARS:,} characters" in w.value for w in at.sidebar.warning)
+    assert len(at.error) == 1 and "reads at most 512" in at.error[0].value and "shorten" in at.error[0].value
+
+
+def test_a_text_past_the_memory_budget_is_refused_and_a_long_one_keeps_one_layer(monkeypatch):
+    from pages import inputs
+    from inspector.hosting import HostingPolicy
+
+    text = "Queries search keys like addresses. " * 8  # 58 tokens
+    # Every layer at 58 tokens: 6 × 12 × 58² × 4 bytes = 0.92 MiB; one layer 0.15 MiB.
+    monkeypatch.setattr(inputs, "hosting_policy", lambda: HostingPolicy(weights_budget_bytes=2**19))
+    at = _run_app({"text": text, "layer": "2"})
+    assert not at.error and len(at.info) >= 1
+    assert any("exact weights only layer 2" in info.value for info in at.info)
+    assert "Layer 2, head 0: attention weights" in _title_texts(at)
+    monkeypatch.setattr(inputs, "hosting_policy", lambda: HostingPolicy(weights_budget_bytes=2**16))
+    at = _run_app({"text": text})
+    assert len(at.error) == 1 and "58 tokens" in at.error[0].value and "allows 36 tokens" in at.error[0].value
+
+
+@pytest.fixture
+def hosted_app(monkeypatch, tmp_path):
+    """The app as a hosted instance with the shipped (bundled-only) allow-list."""
+    from pages import inputs
+
+    monkeypatch.setenv("INSPECTOR_HOSTED", "1")
+    inputs.hosting_policy.clear()
+    yield
+    monkeypatch.delenv("INSPECTOR_HOSTED")
+    inputs.hosting_policy.clear()
+
+
+def test_hosted_mode_offers_only_the_allow_list_and_no_free_text_model(hosted_app):
+    at = _run_app()
+    assert not at.error
+    assert at.selectbox(key="model").options == ["all-MiniLM-L6-v2 (bundled)"]
+    assert not at.text_input  # no "hub id or local folder" box
+    assert _metrics(at)["Tokens"] == "16 / 512"
+
+
+@pytest.mark.parametrize("model", ["openai-community/gpt2", str(APP.parent / "assets")])
+def test_hosted_mode_warns_about_a_link_to_another_model_and_shows_the_bundled_one(hosted_app, model):
+    at = _run_app({"model": model})
+    assert not at.exception and not at.error
+    warnings = [w.value for w in at.sidebar.warning]
+    assert len(warnings) == 1 and "using the bundled model instead" in warnings[0].replace("\\", "")
+    assert at.selectbox(key="model").value == "default" and at.get("vega_lite_chart")
+
+
+def test_a_run_past_the_deadline_is_an_error_and_the_next_run_works(monkeypatch):
+    from pages import inputs
+    from inspector.hosting import HostingPolicy
+
+    text = "A deadline of a nanosecond stops the first layer."  # not cached by another test
+    monkeypatch.setattr(inputs, "hosting_policy", lambda: HostingPolicy(deadline_s=1e-9))
+    at = _run_app({"text": text})
+    assert len(at.error) == 1 and "did not finish" in at.error[0].value and "try again" in at.error[0].value
+    monkeypatch.undo()
+    at = _run_app({"text": text})
+    assert not at.error and at.get("vega_lite_chart")

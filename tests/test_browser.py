@@ -1,8 +1,9 @@
 """The real app in a real browser: a ``streamlit run`` server driven by headless Debian Chromium through
 Playwright (the ``browser`` fixture in conftest.py). Checks what ``AppTest`` cannot see: the Vega charts
 draw; clicking an entropy cell shows that head; the address bar's share link reopens the same view; the PNG
-download is a PNG; bertviz's views draw with every request off this machine refused; and hostile text —
-in the text box or in a share link — is shown as text, opens no dialog and makes no request.
+download is a PNG; bertviz's views draw with every request off this machine refused; hostile text —
+in the text box or in a share link — is shown as text, opens no dialog and makes no request; and two sessions
+running different texts at once each see only their own tokens (issue 9: no cross-talk).
 
 Needs ``/usr/bin/chromium`` (``apt-get install chromium``). Without it these tests skip, unless
 ``INSPECTOR_REQUIRE_BROWSER=1`` — set in CI — makes a missing browser a failure.
@@ -12,11 +13,13 @@ from __future__ import annotations
 
 import struct
 import urllib.parse
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 from benchmarks.live_app import CHART, CHART_DRAWN, AppServerError, click_grid_cell, heatmap_drawn, running_app
+from inspector.hosting import DEFAULT_ALLOW_LIST
 
 pytestmark = pytest.mark.browser
 
@@ -29,6 +32,8 @@ TOKEN_STRIP = '[data-testid="stMain"] [data-testid="stCode"]'
 TEXT_AREA = '[data-testid="stTextArea"] textarea'
 EXCEPTION = '[data-testid="stException"]'
 IFRAME = '[data-testid="stIFrame"]'
+# Markdown that would fetch an image from another host, or make a javascript: link, if any text reached Markdown.
+MARKDOWN_INJECTION = "![x](http://127.0.0.2/x.png) [click](javascript:alert(8)) javascript:alert(9)"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 XSS_STRINGS = (
     "<img src=x onerror=alert(1)>",
@@ -175,9 +180,74 @@ def test_xss_strings_in_the_text_are_shown_as_text_and_run_nothing(session):
 
 def test_a_hostile_share_link_warns_and_runs_nothing(session):
     hostile = urllib.parse.urlencode({"v": "1", "backend": XSS_STRINGS[0], "model": XSS_STRINGS[2],
-                                      "layer": "[x](javascript:alert(7))"})
+                                      "layer": "[x](javascript:alert(7))", "text": MARKDOWN_INJECTION})
     session.open(f"?{hostile}")
+    session.page.wait_for_function(f"document.querySelector('{TOKEN_STRIP}')?.innerText.includes('127')",
+                                   timeout=RERUN_TIMEOUT_MS)
+    assert session.page.locator('img[src*="127.0.0.2"], a[href^="javascript"]').count() == 0
     warnings = session.page.locator('[data-testid="stAlertContentWarning"]').all_inner_texts()
     assert any("backend" in w for w in warnings) and any("layer" in w for w in warnings)
     assert session.page.locator('[data-testid="stAlertContentWarning"] a').count() == 0  # no link was made
     session.assert_clean()
+
+
+def _strip_of(loaded, text: str) -> str:
+    """The token strip a single session shows for ``text`` (as pages/inspect.py writes it)."""
+    from inspector.charts import token_labels
+
+    with loaded.tokenizer_lock:
+        ids = loaded.tokenizer(text)["input_ids"]
+    return "   ".join(token_labels(tuple(loaded.tokenizer.convert_ids_to_tokens(ids))))
+
+
+def _tokens_metric(session) -> str:
+    metric = session.page.locator('[data-testid="stMetric"]').filter(has_text="Tokens")
+    return metric.locator('[data-testid="stMetricValue"]').inner_text()
+
+
+def test_two_sessions_running_at_once_each_see_only_their_own_tokens(browser, app_url, bundled):
+    texts = ("The cat sat on the mat because it was tired.", "Queries search keys like addresses in a table.")
+    sessions = [Session(browser, app_url) for _ in texts]
+    try:
+        for session in sessions:
+            session.open()
+        for round_texts in (texts, texts[::-1]):  # then swapped, so each session's cache hit is the other's text
+            for session, text in zip(sessions, round_texts):
+                session.run_text(text)  # both reruns in flight on one server
+            for session, text in zip(sessions, round_texts):
+                expected = _strip_of(bundled, text)
+                session.page.wait_for_function("([selector, strip]) => document.querySelector(selector)?.innerText"
+                                               ".trim() === strip", arg=[TOKEN_STRIP, expected],
+                                               timeout=RERUN_TIMEOUT_MS)
+                session.wait_for_heatmap_of(0, 0)
+                assert _tokens_metric(session) == f"{expected.count(': ')} / 512"
+                session.assert_clean()
+    finally:
+        for session in sessions:
+            session.context.close()
+
+
+def test_a_hosted_server_offers_only_its_allow_list_and_refuses_a_linked_model(browser):
+    """The deployment path end to end: INSPECTOR_HOSTED=1 and the hosted flags of `make hosted` / the Dockerfile."""
+    assert DEFAULT_ALLOW_LIST.is_file()
+    try:
+        with running_app(env={"INSPECTOR_HOSTED": "1"},
+                         options=["--client.showErrorDetails", "none", "--client.toolbarMode", "viewer"]) as url:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as health:
+                assert health.status == 200 and health.read() == b"ok"
+            session = Session(browser, url)
+            try:
+                session.open("?" + urllib.parse.urlencode({"model": "someone/seven-billion", "layer": "2"}))
+                session.wait_for_heatmap_of(2, 0)
+                warnings = " ".join(session.page.locator('[data-testid="stAlertContentWarning"]').all_inner_texts())
+                assert "not one of the models this instance offers" in warnings and "bundled model" in warnings
+                session.page.locator('[data-testid="stSelectbox"]').first.click()
+                options = session.page.locator('[role="option"]').all_inner_texts()
+                assert options == ["all-MiniLM-L6-v2 (bundled)"]
+                session.page.keyboard.press("Escape")
+                assert session.page.locator('[data-testid="stTextInput"]').count() == 0  # no free-text model box
+                session.assert_clean()
+            finally:
+                session.context.close()
+    except AppServerError as err:
+        pytest.fail(str(err))

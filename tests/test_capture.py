@@ -2,15 +2,17 @@
 
 import copy
 import threading
+import time
 
 import numpy as np
 import pytest
 import torch
 from transformers import AutoModel
 
-from inspector.capture import Capture, capture
-from inspector.errors import BackendError, InvalidRequestError, InvalidTextError
-from inspector.loading import load_model
+from inspector.capture import Capture, capture, capture_within_memory
+from inspector.errors import (BackendError, DeadlineExceededError, DeviceOutOfMemoryError, InvalidRequestError,
+                              InvalidTextError)
+from inspector.loading import LoadedModel, load_model
 from kernels.reference import row_entropy
 from tests.tolerances import close
 
@@ -161,3 +163,98 @@ def test_word_ids_fall_back_to_one_word_per_token(tiny_bert):
         Capture(**{**fields, "word_ids": np.zeros(3, np.int32)})
     with pytest.raises(ValueError, match="special"):
         Capture(**{**fields, "word_ids": np.zeros(4, np.int32)})
+
+
+# ------------------------------------------------------------------------------- guards: deadline, out of memory
+
+def test_a_forward_past_its_deadline_stops_between_layers_and_the_next_run_works(tiny_bert, monkeypatch):
+    import types
+
+    import kernels.hf
+
+    text = "the cat sat on the mat"
+    started = time.monotonic()
+    ticks = iter([started, started + 10.0])  # layer 0 starts in time, layer 1 ten seconds later
+    monkeypatch.setattr(kernels.hf, "time", types.SimpleNamespace(monotonic=lambda: next(ticks)))
+    with pytest.raises(DeadlineExceededError, match=r"within the 5 s .*before attention layer 1 started.*try again"):
+        capture(tiny_bert, text, deadline_s=5.0)
+    monkeypatch.undo()
+    assert capture(tiny_bert, text, deadline_s=60.0).entropy.shape[0] == 2
+
+
+class RunsOutOfMemory(torch.nn.Module):
+    """A model whose first ``failures`` forwards raise the allocator's error, as a full GPU does."""
+
+    def __init__(self, inner: torch.nn.Module, failures: int, error=torch.OutOfMemoryError):
+        super().__init__()
+        self.inner, self.failures, self.error = inner, failures, error
+
+    def forward(self, **kwargs):
+        if self.failures:
+            self.failures -= 1
+            raise self.error("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return self.inner(**kwargs)
+
+
+def _flaky(loaded, failures: int, error=torch.OutOfMemoryError):
+    return LoadedModel(model=RunsOutOfMemory(loaded.model, failures, error), tokenizer=loaded.tokenizer,
+                       info=loaded.info)
+
+
+TEXT_FOR_OOM = "the dog ran fast because it was big"
+
+
+def test_out_of_memory_retries_with_the_layer_on_screen_only(tiny_bert):
+    result = capture_within_memory(_flaky(tiny_bert, failures=1), TEXT_FOR_OOM, weights="all", keep_layer=1)
+    assert set(result.weights) == {1} and len(result.notices) == 1
+    assert "ran out of memory" in result.notices[0] and "layer 1's only" in result.notices[0]
+    expected = capture(tiny_bert, TEXT_FOR_OOM, weights=[1])  # the next request works, and agrees
+    np.testing.assert_array_equal(result.weights[1], expected.weights[1])
+    assert capture_within_memory(tiny_bert, TEXT_FOR_OOM, keep_layer=1).notices == ()
+
+
+def test_out_of_memory_twice_runs_on_the_cpu_model(tiny_bert):
+    cpu_loads = []
+    result = capture_within_memory(_flaky(tiny_bert, failures=2), TEXT_FOR_OOM, weights="all", keep_layer=0,
+                                   cpu_model=lambda: cpu_loads.append(1) or tiny_bert)
+    assert cpu_loads == [1] and set(result.weights) == {0}
+    assert "computed on the CPU" in result.notices[-1]
+
+
+def test_out_of_memory_everywhere_is_a_clear_error(tiny_bert):
+    with pytest.raises(DeviceOutOfMemoryError, match=r"ran out of memory 3 times.*and on the CPU.*shorter text"):
+        capture_within_memory(_flaky(tiny_bert, failures=3), TEXT_FOR_OOM, weights="all",
+                              cpu_model=lambda: _flaky(tiny_bert, failures=1))
+
+
+def test_the_cpu_allocator_error_is_out_of_memory_too_but_other_errors_are_not_retried(tiny_bert):
+    cpu_error = lambda message: RuntimeError(f"[enforce fail] DefaultCPUAllocator: can't allocate memory: {message}")  # noqa: E731
+    result = capture_within_memory(_flaky(tiny_bert, 1, cpu_error), TEXT_FOR_OOM, weights=[0], keep_layer=0,
+                                   cpu_model=lambda: tiny_bert)
+    assert "computed on the CPU" in result.notices[0]  # weights were already one layer: straight to the CPU
+    flaky = _flaky(tiny_bert, 1, RuntimeError)
+    with pytest.raises(RuntimeError, match="CUDA out of memory"):
+        capture_within_memory(flaky, TEXT_FOR_OOM, cpu_model=lambda: tiny_bert)
+    assert flaky.model.failures == 0  # it ran once and was not retried
+
+
+# ------------------------------------------------------------------------------------------------ hostile text
+
+@pytest.mark.parametrize("text", [
+    "zero\u200bwidth\u200cnon\u200djoiner\ufeffbom",
+    "مرحبا بالعالم — שלום עולם \u202eevil\u202c",
+    "emoji 👩‍👩‍👧 🏳️‍🌈 and 𝔘𝔫𝔦𝔠𝔬𝔡𝔢",
+    "小猫坐在垫子上，因为它累了。",
+    "<img src=x onerror=alert(1)> & \"quotes\"",
+])
+def test_awkward_unicode_is_captured(bundled, text):
+    result = capture(bundled, text, weights=None)
+    assert all(isinstance(token, str) for token in result.tokens) and len(result.tokens) >= 3
+    assert ((result.offsets >= 0) & (result.offsets <= len(text))).all()
+    assert np.isfinite(result.entropy).all()
+
+
+@pytest.mark.parametrize("text", ["\u200b\u200b\u200b", "\u200e\u200f\u2066\u2069"])
+def test_text_the_tokenizer_reads_as_nothing_is_refused(bundled, text):
+    with pytest.raises(InvalidTextError, match="only invisible characters"):
+        capture(bundled, text, weights=None)

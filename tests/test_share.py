@@ -188,3 +188,16 @@ def test_escape_markdown_makes_warnings_plain_text():
     # Every ASCII punctuation character is escaped: none is left once the escaped pairs are removed.
     assert not re.search(r"[!-/:-@\[-`{-~]", re.sub(r"\\.", "", escaped))
     assert escaped.replace("\\", "") == warning
+
+
+def test_a_hosted_instance_accepts_only_its_own_models_from_a_link():
+    offered = ["default", "openai-community/gpt2"]
+    state, warnings = decode_view({"model": "openai-community/gpt2"}, models=offered)
+    assert state.model == "openai-community/gpt2" and warnings == ()
+    state, warnings = decode_view({"model": "someone/seven-billion"}, models=offered)
+    assert state.model == DEFAULT_MODEL
+    assert len(warnings) == 1 and "not one of the models this instance offers" in warnings[0]
+    assert "bundled model instead" in warnings[0]
+    # Local paths are refused for their own reason, hosted or not.
+    _, warnings = decode_view({"model": "/etc"}, models=offered)
+    assert "local" in warnings[0]

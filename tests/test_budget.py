@@ -1,0 +1,80 @@
+"""inspector/budget.py: the token limit (positions or memory, whichever is smaller), which layers' weights a
+request keeps, and refusals — all before any forward."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import pytest
+
+from inspector.budget import RequestPlan, max_tokens, plan_request, weights_bytes
+from inspector.errors import InvalidTextError
+from inspector.loading import LoadedModel, load_model
+from inspector.share import MAX_TEXT_CHARS
+
+WORDS = "the cat sat on the mat and the dog ran fast"
+
+
+@pytest.fixture(scope="module")
+def tiny_bert(tiny_model_dirs):
+    return load_model(str(tiny_model_dirs["bert"]))  # 2 layers × 4 heads, 64 positions
+
+
+def test_the_token_limit_is_the_smaller_of_positions_and_memory(bundled):
+    info = bundled.info  # 12 heads, 512 positions
+    assert max_tokens(info) == 512
+    one_layer_at = lambda n: info.num_heads * n * n * 4  # noqa: E731
+    assert max_tokens(info, one_layer_at(100)) == 100
+    assert max_tokens(info, one_layer_at(100) - 1) == 99
+
+
+def test_all_layers_are_kept_while_they_fit_and_only_the_layer_on_screen_past_that(tiny_bert):
+    n = len(tiny_bert.tokenizer(WORDS)["input_ids"])
+    fits = plan_request(tiny_bert, WORDS, 1)
+    assert fits == RequestPlan(n_tokens=n, max_tokens=64, weights_layers=None)
+    tight = plan_request(tiny_bert, WORDS, 1, budget_bytes=weights_bytes(tiny_bert.info, n) - 1)
+    assert tight.weights_layers == (1,) and tight.n_tokens == n
+    assert "only layer 1" in tight.notice and "MiB" in tight.notice
+
+
+def test_a_text_past_the_memory_limit_is_refused_before_any_forward(tiny_bert, monkeypatch):
+    def no_forward(*args, **kwargs):
+        raise AssertionError("the model ran")
+
+    monkeypatch.setattr(tiny_bert.model, "forward", no_forward)
+    n = len(tiny_bert.tokenizer(WORDS)["input_ids"])
+    one_layer = tiny_bert.info.num_heads * (n - 1) ** 2 * 4
+    with pytest.raises(InvalidTextError, match=f"has {n} tokens.*allows {n - 1} tokens.*shorten"):
+        plan_request(tiny_bert, WORDS, 0, budget_bytes=one_layer)
+
+
+def test_a_text_past_the_model_positions_names_both_numbers(tiny_bert):
+    with pytest.raises(InvalidTextError, match="reads at most 64"):
+        plan_request(tiny_bert, " ".join([WORDS] * 10), 0)
+
+
+def test_a_one_megabyte_paste_is_refused_at_once_without_tokenising(tiny_bert):
+    class NoTokenizer:
+        def __call__(self, *args, **kwargs):
+            raise AssertionError("the text was tokenised")
+
+    untokenizable = LoadedModel(model=tiny_bert.model, tokenizer=NoTokenizer(), info=tiny_bert.info)
+    started = time.perf_counter()
+    with pytest.raises(InvalidTextError, match=f"1,048,576 characters; this app reads at most {MAX_TEXT_CHARS:,}"):
+        plan_request(untokenizable, "x" * 2**20, 0)
+    assert time.perf_counter() - started < 0.5
+
+
+@pytest.mark.parametrize("text", ["", " \n\t"])
+def test_empty_text_is_refused(tiny_bert, text):
+    with pytest.raises(InvalidTextError, match="empty"):
+        plan_request(tiny_bert, text, 0)
+
+
+def test_a_plan_checks_its_own_invariants():
+    plan = RequestPlan(n_tokens=10, max_tokens=64, weights_layers=None)
+    with pytest.raises(ValueError, match="n_tokens"):
+        replace(plan, n_tokens=65)
+    with pytest.raises(ValueError, match="notice"):
+        replace(plan, weights_layers=(0,))
