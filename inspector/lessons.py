@@ -35,7 +35,7 @@ import math
 import statistics
 import time
 from dataclasses import dataclass, field, fields
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -234,13 +234,14 @@ def softmax_jacobian(p: torch.Tensor) -> torch.Tensor:
 @dataclass(frozen=True)
 class DefinitionLesson:
     """Lesson 1 for one head. tokens: q_len strings. x: (q_len, d_model) — what the attention reads (LN(x) for
-    pre-LN models, see ``pre_norm``). query, key, value, output: (q_len, d_k) float64 — as the layer received them
+    pre-LN models, see ``pre_norm``). special: (q_len,) bool — special tokens ([CLS], [SEP] …). query, key, value, output: (q_len, d_k) float64 — as the layer received them
     (after RoPE for rotary models). scores: (q_len, q_len) — S = QKᵀ·scale before masking; visible: (q_len, q_len)
     bool; weights: (q_len, q_len) — A = softmax(S) over the visible keys; row_sums: (q_len,)."""
 
     layer: int
     head: int
     tokens: tuple[str, ...]
+    special: np.ndarray
     d_model: int
     d_k: int
     num_heads: int
@@ -261,7 +262,7 @@ class DefinitionLesson:
 
     def __post_init__(self) -> None:
         n, d = len(self.tokens), self.d_k
-        _check_shapes(self, {"x": (n, self.d_model), "query": (n, d), "key": (n, d), "value": (n, d),
+        _check_shapes(self, {"special": (n,), "x": (n, self.d_model), "query": (n, d), "key": (n, d), "value": (n, d),
                              "output": (n, d), "scores": (n, n), "visible": (n, n), "weights": (n, n),
                              "row_sums": (n,)})
 
@@ -283,7 +284,7 @@ def definition_lesson(run: _Run) -> DefinitionLesson:
               "head": str(run.head), "row_error": f"{float(np.abs(row_sums - 1).max()):.1e}",
               "query": run.tokens[best], "key": run.tokens[top], "weight": _f(weights[best, top])}
     return DefinitionLesson(
-        layer=run.layer, head=run.head, tokens=run.tokens, d_model=info.hidden_size, d_k=info.head_dim,
+        layer=run.layer, head=run.head, tokens=run.tokens, special=run.special, d_model=info.hidden_size, d_k=info.head_dim,
         num_heads=info.num_heads, num_kv_heads=info.num_kv_heads, scale=float(record.scale),
         position=position_kind(run.loaded), pre_norm=pre_norm, x=x.double().cpu().numpy(), query=tensors["query"],
         key=tensors["key"], value=tensors["value"], scores=scores, visible=_visible(run), weights=weights,
@@ -700,9 +701,10 @@ def _timed(fn, device: torch.device, repeats: int) -> tuple[float, float]:
 
 
 def complexity_lesson(lengths: Sequence[int] = DEFAULT_LENGTHS, *, heads: int = 12, d_k: int = 64,
-                      device: str | torch.device | None = None, repeats: int = TIMING_REPEATS,
-                      seed: int = 0) -> ComplexityLesson:
-    """Time ``softmax(QKᵀ/√d)V`` for one sequence of each length with ``heads`` heads of size ``d_k``."""
+                      device: str | torch.device | None = None, repeats: int = TIMING_REPEATS, seed: int = 0,
+                      on_length: Callable[[int, int], None] | None = None) -> ComplexityLesson:
+    """Time ``softmax(QKᵀ/√d)V`` for one sequence of each length with ``heads`` heads of size ``d_k``.
+    ``on_length(index, n)`` is called before each length (for a progress bar)."""
     from kernels import flash
 
     if not lengths or min(lengths) < 1 or repeats < 1:
@@ -713,7 +715,9 @@ def complexity_lesson(lengths: Sequence[int] = DEFAULT_LENGTHS, *, heads: int = 
     generator = torch.Generator(device=device).manual_seed(seed)
     scale = d_k ** -0.5
     rows = {name: [] for name in ("mat_ms", "flash_ms", "mat_bytes", "flash_bytes", "mat_peak", "flash_peak")}
-    for n in lengths:
+    for index, n in enumerate(lengths):
+        if on_length is not None:
+            on_length(index, n)
         q, k, v = (torch.randn(1, heads, n, d_k, generator=generator, device=device, dtype=dtype) for _ in range(3))
         with torch.inference_mode():
             ms, peak = _timed(lambda: reference_attention(q, k, v, causal=False, scale=scale), device, repeats)
