@@ -218,3 +218,19 @@ def test_lessons_json_is_plain_json_in_both_languages(lessons):
         assert payload["why_qk"]["answer"] == lessons["bert"].why_qk.answer.text(lang)
         assert len(payload["definition"]["weights"]) == len(lessons["bert"].definition.tokens)
         assert "importance" in text
+
+
+def test_cli_writes_every_lessons_numbers(tiny_model_dirs, tmp_path, capsys):
+    from inspector.cli import main
+
+    out = tmp_path / "lessons.json"
+    assert main(["lessons", "--model", str(tiny_model_dirs["llama"]), "--text", TEXT, "--layer", "1", "--head", "3",
+                 "--lang", "zh", "--lengths", "16,32", "--json", str(out)]) == 0
+    payload = json.loads(out.read_text(encoding="utf-8"))
+    for name in ("definition", "why_qk", "position", "sweep", "scaling", "multi_head", "entropy", "complexity",
+                 "importance"):
+        assert payload[name] is not None, name
+    assert payload["lang"] == "zh" and "旋转位置编码" in payload["position"]["answer"]
+    assert payload["complexity"]["lengths"] == [16, 32] and payload["model"]["num_heads"] == 4
+    assert main(["lessons", "--model", str(tiny_model_dirs["llama"]), "--text", TEXT, "--layer", "7"]) == 2
+    assert "layers 0–1" in capsys.readouterr().err
