@@ -14,7 +14,8 @@ from inspector.errors import InvalidRequestError
 from inspector.i18n import LANGUAGES
 from inspector.lessons import (COLLAPSED_BELOW, DIFFUSE_ABOVE, Answer, all_lessons, asymmetry_index, attention_target,
                                complexity_lesson, diagonal_share, effective_rank, leave_one_out, lessons_json,
-                               mean_weight_by_offset, position_kind, scaling_sweep, softmax_jacobian)
+                               mean_weight_by_offset, position_kind, scaling_sweep, softmax_jacobian,
+                               softmax_jacobian_norm)
 from inspector.loading import load_model
 from kernels.reference import visible_keys_mask
 from tests.tolerances import close
@@ -76,6 +77,9 @@ def test_softmax_jacobian_formula_equals_autograd():
     scores = torch.randn(7, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
     by_autograd = torch.autograd.functional.jacobian(lambda s: torch.softmax(s, dim=-1), scores)
     close(softmax_jacobian(torch.softmax(scores, dim=-1)), by_autograd, "weights")
+    # The sweep's closed form of its norm equals the norm of the matrix.
+    p = torch.softmax(torch.randn(5, 7, dtype=torch.float64, generator=torch.Generator().manual_seed(4)), dim=-1)
+    close(softmax_jacobian_norm(p), torch.linalg.matrix_norm(softmax_jacobian(p)), "weights")
     one_hot = torch.tensor([0.0, 1.0, 0.0])
     assert float(torch.linalg.matrix_norm(softmax_jacobian(one_hot))) == 0.0
 
