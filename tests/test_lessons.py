@@ -238,3 +238,27 @@ def test_cli_writes_every_lessons_numbers(tiny_model_dirs, tmp_path, capsys):
     assert payload["complexity"]["lengths"] == [16, 32] and payload["model"]["num_heads"] == 4
     assert main(["lessons", "--model", str(tiny_model_dirs["llama"]), "--text", TEXT, "--layer", "7"]) == 2
     assert "layers 0–1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("slide", [False, True])
+def test_lesson_charts_are_valid_vega_lite(lessons, slide):
+    import altair as alt
+
+    from inspector import lesson_charts as charts
+
+    result = lessons["llama"]
+    tokens = result.definition.tokens
+    built = [charts.weights_chart(result.definition.weights, tokens, title="A", slide=slide),
+             charts.tied_weights_chart(result.why_qk, tokens, title="tied", slide=slide),
+             charts.asymmetry_chart(result.why_qk, title="asym", slide=slide),
+             charts.offset_chart(result.position, title="offsets", slide=slide),
+             charts.sweep_chart(result.sweep, title="sweep", slide=slide),
+             charts.variance_chart(result.sweep, title="variance", slide=slide),
+             charts.contribution_chart(result.multi_head, {"offset": "o", "special": "s", "content": "c"},
+                                       title="heads", slide=slide),
+             charts.complexity_chart(complexity_lesson((16, 32), heads=2, d_k=8, device="cpu", repeats=1),
+                                     title="time", slide=slide)]
+    with alt.data_transformers.disable_max_rows():
+        for chart in built:
+            spec = chart.to_dict(validate=True)
+            assert ("axis" in spec.get("config", {})) == slide  # slide mode sets the axis font sizes
