@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import functools
 import math
-import statistics
 import time
 from dataclasses import dataclass, field, fields
 from typing import Callable, Mapping, Sequence
@@ -67,7 +66,9 @@ SWEEP_SEED = 0
 SCALE_NAMES: tuple[str, ...] = ("1", "1/√d", "1/d")
 # Lesson 7: small lengths by default so the measurement takes seconds on a laptop CPU.
 DEFAULT_LENGTHS: tuple[int, ...] = (128, 256, 512, 1024)
-TIMING_REPEATS = 3
+# Each length is timed this many times after a warm-up and the fastest run is kept: on a shared machine the
+# minimum is the least noisy estimate of what the code costs (the advice of Python's timeit).
+TIMING_REPEATS = 5
 
 
 @dataclass(frozen=True)
@@ -205,7 +206,7 @@ def diagonal_share(scores: np.ndarray, visible: np.ndarray) -> float:
 
 def asymmetry_index(query: np.ndarray, key: np.ndarray) -> float:
     """‖S − Sᵀ‖_F / ‖S‖_F for S = Q Kᵀ (``query``, ``key``: (n, d)): 0 for tied projections (K = Q, S
-    symmetric), up to √2 for an antisymmetric S."""
+    symmetric), up to 2 for an antisymmetric S (S − Sᵀ = 2S)."""
     scores = np.asarray(query, np.float64) @ np.asarray(key, np.float64).T
     norm = np.linalg.norm(scores)
     return float(np.linalg.norm(scores - scores.T) / norm) if norm > 0 else 0.0
@@ -668,7 +669,7 @@ def entropy_lesson(run: _Run) -> EntropyLesson:
 
 @dataclass(frozen=True)
 class ComplexityLesson:
-    """Lesson 7, measured live. lengths: (L,). materialised_ms, flash_ms: (L,) median wall time of
+    """Lesson 7, measured live. lengths: (L,). materialised_ms, flash_ms: (L,) fastest wall time of
     :func:`kernels.reference.reference_attention` (all n×n weights in fp32) and of the flash path (Triton
     FlashAttention on CUDA, :func:`kernels.reference.blocked_attention` query blocks elsewhere).
     materialised_bytes, flash_bytes: (L,) what each holds beyond Q, K, V and O in theory. measured_*_bytes: (L,)
@@ -696,7 +697,7 @@ class ComplexityLesson:
 
 
 def _timed(fn, device: torch.device, repeats: int) -> tuple[float, float]:
-    """(median milliseconds, peak extra bytes or NaN) of ``fn()`` after one warm-up call."""
+    """(fastest of ``repeats`` runs in milliseconds, peak extra bytes or NaN) of ``fn()`` after one warm-up call."""
     cuda = device.type == "cuda"
     fn()
     if cuda:
@@ -711,7 +712,7 @@ def _timed(fn, device: torch.device, repeats: int) -> tuple[float, float]:
             torch.cuda.synchronize(device)
         times.append(1000 * (time.perf_counter() - started))
     peak = float(torch.cuda.max_memory_allocated(device) - before) if cuda else math.nan
-    return statistics.median(times), peak
+    return min(times), peak
 
 
 def complexity_lesson(lengths: Sequence[int] = DEFAULT_LENGTHS, *, heads: int = 12, d_k: int = 64,

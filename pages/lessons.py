@@ -83,7 +83,8 @@ with st.expander(t("lesson1.title", lang), expanded=True):
         st.caption(t("lesson1.rope_note", lang))
     st.altair_chart(charts.weights_chart(definition.weights, tokens, title=f"A · layer {layer}, head {head}",
                                          slide=slide))
-    st.dataframe(pd.DataFrame({"query": tokens, "Σ_j A_ij": definition.row_sums}), hide_index=True, height=180)
+    st.dataframe(pd.DataFrame({"query": tokens, "Σ_j A_ij": definition.row_sums}), hide_index=True, height=180,
+                 column_config={"Σ_j A_ij": st.column_config.NumberColumn(format="%.7f")})
     answer(definition.answer.text(lang))
 
 with st.expander(t("lesson2.title", lang)):

@@ -39,7 +39,7 @@ def test_asymmetry_index_is_zero_for_tied_projections_and_positive_otherwise():
     q, k = torch.randn(2, 11, 8, generator=generator, dtype=torch.float64).numpy()
     assert asymmetry_index(q, q) == pytest.approx(0.0, abs=1e-12)
     assert asymmetry_index(q, k) > 0.5
-    # An antisymmetric S reaches the maximum √2·‖S‖/‖S‖ … here S = qkᵀ − kqᵀ written as [q, k]·[k, −q]ᵀ.
+    # An antisymmetric S reaches the maximum, ‖2S‖/‖S‖ = 2: S = qkᵀ − kqᵀ written as [q, k]·[k, −q]ᵀ.
     assert asymmetry_index(np.hstack([q, k]), np.hstack([k, -q])) == pytest.approx(2.0, rel=1e-9)
 
 
