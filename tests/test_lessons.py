@@ -99,6 +99,7 @@ def test_tying_through_the_backend_equals_recomputing_by_hand(lessons, arch):
     close(definition.weights, torch.softmax((q @ k.T * definition.scale).masked_fill(~visible, float("-inf")), -1),
           "weights")
     close(definition.row_sums, np.ones(n), "weights")
+    assert definition.pre_norm == (arch != "bert")  # GPT-2 and Llama normalise before attention: X = LN(x)
 
 
 @pytest.mark.parametrize("arch", ["bert", "llama", "gpt2"])
