@@ -170,6 +170,11 @@ CATALOGUE: dict[str, dict[str, str]] = {
               "的 Q、K、V。S = QKᵀ × {scale} 是 {n} × {n} 的矩阵，A = softmax(S) 的每一行之和都是 1（最大偏差 "
               "{row_error}）：每个查询有固定的路由预算。在第 {head} 个头中最集中的一行是“{query}”，它把 "
               "{weight} 的预算给了“{key}”。O = AV 每个头仍是 {n} × {d_k}；各头拼接后回到 {n} × {d_model}。"},
+    "lesson1.col_tensor": {"en": "tensor", "zh": "张量"},
+    "lesson1.col_shape": {"en": "shape", "zh": "形状"},
+    "lesson1.col_values": {"en": "row 0, first values", "zh": "第 0 行的前几个数值"},
+    "lesson1.col_query": {"en": "query", "zh": "查询"},
+    "lesson1.chart": {"en": "A = softmax(S) · layer {layer}, head {head}", "zh": "A = softmax(S) · 第 {layer} 层第 {head} 个头"},
     "lesson2.title": {"en": "2 · Why not softmax(XXᵀ)X?", "zh": "2 · 为什么不直接用 softmax(XXᵀ)X？"},
     "lesson2.question": {"en": "Why do queries and keys need separate projections W_Q and W_K?",
                          "zh": "为什么查询和键需要各自的投影 W_Q 和 W_K？"},
@@ -274,8 +279,13 @@ CATALOGUE: dict[str, dict[str, str]] = {
               "（最大权重 {m2}）；用 1/d_k 时升到 {h3}（最大权重 {m3}），接近均匀，输出变化 {c3}。"},
     "lesson4.table_scale": {"en": "scale", "zh": "缩放"},
     "lesson4.table_entropy": {"en": "normalised entropy", "zh": "归一化熵"},
+    "lesson4.table_entropy_nats": {"en": "entropy (nats)", "zh": "熵（奈特）"},
     "lesson4.table_max": {"en": "mean max weight", "zh": "平均最大权重"},
     "lesson4.table_change": {"en": "output change", "zh": "输出变化"},
+    "lesson5.col_step": {"en": "step", "zh": "步骤"},
+    "lesson5.col_shape": {"en": "shape", "zh": "形状"},
+    "lesson4.table_variance": {"en": "Var(q·k)", "zh": "Var(q·k)"},
+    "lesson4.table_jacobian": {"en": "‖J‖_F (softmax Jacobian)", "zh": "‖J‖_F（softmax 雅可比）"},
     "lesson5.title": {"en": "5 · What multi-head splits", "zh": "5 · 多头到底拆分了什么"},
     "lesson5.question": {"en": "What does “multi-head” split, and what does each head end up doing?",
                          "zh": "“多头”拆分的是什么？每个头最后在做什么？"},
@@ -341,6 +351,12 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "lesson7.run": {"en": "Measure on this device", "zh": "在本设备上测量"},
     "lesson7.lengths": {"en": "Lengths n", "zh": "长度 n"},
     "lesson7.measuring": {"en": "Timing attention at n = {n}…", "zh": "正在测量 n = {n} 时的注意力耗时…"},
+    "lesson7.col_mat_ms": {"en": "materialised, ms", "zh": "物化，毫秒"},
+    "lesson7.col_flash_ms": {"en": "flash, ms", "zh": "flash，毫秒"},
+    "lesson7.col_mat_theory": {"en": "materialised, MiB (theory)", "zh": "物化，MiB（理论）"},
+    "lesson7.col_flash_theory": {"en": "flash, MiB (theory)", "zh": "flash，MiB（理论）"},
+    "lesson7.col_mat_measured": {"en": "materialised, MiB (measured)", "zh": "物化，MiB（实测）"},
+    "lesson7.col_flash_measured": {"en": "flash, MiB (measured)", "zh": "flash，MiB（实测）"},
     "lesson7.chart": {"en": "Time vs n on {device} (log–log)", "zh": "{device} 上耗时随 n 的变化（双对数）"},
     "lesson7.memory_note": {
         "en": "Bytes: theoretical extra memory of each path. Measured peaks come from CUDA's allocator; on a CPU "

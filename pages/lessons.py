@@ -75,15 +75,16 @@ with st.expander(t("lesson1.title", lang), expanded=True):
               ("A = softmax(S)", definition.weights.shape), ("O = AV", definition.output.shape)]
     firsts = [definition.x, definition.query, definition.key, definition.value, definition.scores, definition.weights,
               definition.output]
-    st.dataframe(pd.DataFrame({"tensor": [name for name, _ in shapes],
-                               "shape": [" × ".join(map(str, shape)) for _, shape in shapes],
-                               "row 0, first values": [", ".join(f"{v:.3f}" for v in m[0, :5]) for m in firsts]}),
+    st.dataframe(pd.DataFrame({t("lesson1.col_tensor", lang): [name for name, _ in shapes],
+                               t("lesson1.col_shape", lang): [" × ".join(map(str, shape)) for _, shape in shapes],
+                               t("lesson1.col_values", lang): [", ".join(f"{v:.3f}" for v in m[0, :5]) for m in firsts]}),
                  hide_index=True)
     if definition.position == "rope":
         st.caption(t("lesson1.rope_note", lang))
-    st.altair_chart(charts.weights_chart(definition.weights, tokens, title=f"A · layer {layer}, head {head}",
+    st.altair_chart(charts.weights_chart(definition.weights, tokens, title=t("lesson1.chart", lang, layer=layer, head=head),
                                          slide=slide))
-    st.dataframe(pd.DataFrame({"query": tokens, "Σ_j A_ij": definition.row_sums}), hide_index=True, height=180,
+    st.dataframe(pd.DataFrame({t("lesson1.col_query", lang): tokens, "Σ_j A_ij": definition.row_sums}), hide_index=True,
+                 height=180,
                  column_config={"Σ_j A_ij": st.column_config.NumberColumn(format="%.7f")})
     answer(definition.answer.text(lang))
 
@@ -106,9 +107,11 @@ with st.expander(t("lesson4.title", lang)):
     left, right = st.columns(2)
     left.altair_chart(charts.variance_chart(sweep, title=t("lesson4.variance_chart", lang), slide=slide))
     right.altair_chart(charts.sweep_chart(sweep, title=t("lesson4.sweep_chart", lang), slide=slide))
-    table = pd.DataFrame([{"d": int(d), t("lesson4.table_scale", lang): name, "Var(q·k)": sweep.score_variance[j],
-                           "entropy": sweep.entropy[i, j], "max weight": sweep.max_weight[i, j],
-                           "‖J‖_F": sweep.jacobian_norm[i, j]}
+    table = pd.DataFrame([{"d": int(d), t("lesson4.table_scale", lang): name,
+                           t("lesson4.table_variance", lang): sweep.score_variance[j],
+                           t("lesson4.table_entropy_nats", lang): sweep.entropy[i, j],
+                           t("lesson4.table_max", lang): sweep.max_weight[i, j],
+                           t("lesson4.table_jacobian", lang): sweep.jacobian_norm[i, j]}
                           for j, d in enumerate(sweep.dims) for i, name in enumerate(SCALE_NAMES)])
     st.dataframe(table, hide_index=True, height=240)
     st.dataframe(pd.DataFrame({t("lesson4.table_scale", lang): [f"{n} = {s:.4g}" for n, s in zip(SCALE_NAMES, scaling.scales)],
@@ -120,8 +123,9 @@ with st.expander(t("lesson4.title", lang)):
 with st.expander(t("lesson5.title", lang)):
     header("lesson5")
     multi = lessons.multi_head
-    st.dataframe(pd.DataFrame({"step": [step for step, _ in multi.reshape],
-                               "shape": [" × ".join(map(str, shape)) for _, shape in multi.reshape]}), hide_index=True)
+    st.dataframe(pd.DataFrame({t("lesson5.col_step", lang): [step for step, _ in multi.reshape],
+                               t("lesson5.col_shape", lang): [" × ".join(map(str, shape)) for _, shape in multi.reshape]}),
+                 hide_index=True)
     roles = {role: t(f"lesson5.role.{role}", lang) for role in ("offset", "special", "content")}
     st.altair_chart(charts.contribution_chart(multi, roles, title=t("lesson5.chart", lang, layer=layer), slide=slide))
     answer(multi.answer.text(lang))
@@ -149,12 +153,14 @@ with st.expander(t("lesson7.title", lang)):
     if timing is not None:
         st.altair_chart(charts.complexity_chart(timing, title=t("lesson7.chart", lang, device=timing.device),
                                                 slide=slide))
-        st.dataframe(pd.DataFrame({"n": timing.lengths, "materialised ms": timing.materialised_ms,
-                                   "flash ms": timing.flash_ms,
-                                   "materialised MiB (theory)": timing.materialised_bytes / 2**20,
-                                   "flash MiB (theory)": timing.flash_bytes / 2**20,
-                                   "materialised MiB (measured)": timing.measured_materialised_bytes / 2**20,
-                                   "flash MiB (measured)": timing.measured_flash_bytes / 2**20}), hide_index=True)
+        mib = 2**20
+        st.dataframe(pd.DataFrame({"n": timing.lengths, t("lesson7.col_mat_ms", lang): timing.materialised_ms,
+                                   t("lesson7.col_flash_ms", lang): timing.flash_ms,
+                                   t("lesson7.col_mat_theory", lang): timing.materialised_bytes / mib,
+                                   t("lesson7.col_flash_theory", lang): timing.flash_bytes / mib,
+                                   t("lesson7.col_mat_measured", lang): timing.measured_materialised_bytes / mib,
+                                   t("lesson7.col_flash_measured", lang): timing.measured_flash_bytes / mib}),
+                     hide_index=True)
         st.caption(t("lesson7.memory_note", lang))
         answer(timing.answer.text(lang))
 

@@ -36,7 +36,7 @@ def test_every_lesson_renders_with_a_chart_and_a_measured_answer():
         "4 · Why √d_k, and why not d_k", "5 · What multi-head splits", "6 · Entropy as a diagnostic",
         "7 · Why O(n²) matters, and what FlashAttention changes", "8 · Quiz"]
     titles = _titles(at)
-    assert "A · layer 2, head 3" in titles and "Layer 2: mean weight by offset i − j" in titles
+    assert "A = softmax(S) · layer 2, head 3" in titles and "Layer 2: mean weight by offset i − j" in titles
     assert "Entropy by layer: does attention sharpen with depth?" in titles
     answers = [info.value for info in at.info]
     assert any("16 tokens × d\\_model \\= 384" in a for a in answers), answers
