@@ -214,7 +214,9 @@ def asymmetry_index(query: np.ndarray, key: np.ndarray) -> float:
 
 def effective_rank(matrix: np.ndarray) -> float:
     """Roy & Vetterli (2007): exp(H(σ / Σσ)) over the singular values σ — between 1 and the rank, and so never
-    above it; it counts how many directions carry the matrix, weighting each by its singular value."""
+    above it; it counts how many directions carry the matrix, weighting each by its singular value. Prefer it to
+    the numerical rank (count of singular values above rounding) to compare heads: the numerical rank counts a
+    direction that carries 0.1% of the matrix as fully as the largest one."""
     sigma = np.linalg.svd(np.asarray(matrix, np.float64), compute_uv=False)
     total = sigma.sum()
     if total <= 0:
