@@ -1,4 +1,4 @@
-"""Command line: ``python -m inspector analyze|info``. Every page of the app gets a twin here that computes the
+"""Command line: ``python -m inspector analyze|lessons|info``. Every page of the app gets a twin here that computes the
 same numbers through the same library call and writes them as JSON.
 
 Bad input — empty text, too many tokens, an unknown model or folder, an unknown backend or layer — exits
@@ -84,6 +84,32 @@ def _analyze(args: argparse.Namespace) -> None:
         print(f"layer {layer:2d}  mean entropy {mean:5.3f} nats  normalised per head: {heads}")
 
 
+def _lessons(args: argparse.Namespace) -> None:
+    from inspector.lessons import all_lessons, lessons_json
+    from inspector.loading import load_model
+
+    try:
+        lengths = [int(x) for x in args.lengths.split(",") if x.strip()] if args.lengths.strip().lower() != "none" \
+            else []
+    except ValueError:
+        raise InvalidRequestError(f"--lengths {args.lengths!r}: expected lengths like 128,256,512 or 'none'") from None
+    text = _read_text(args)
+    loaded = load_model(args.model, device=args.device, dtype=args.dtype)
+    result = all_lessons(loaded, text, args.layer, args.head, backend=args.backend, timing_lengths=lengths or None,
+                         importance=True)
+    payload = {**lessons_json(result, args.lang), "model": loaded.info.as_json(), "lang": args.lang}
+    if args.json:
+        _write_json(payload, args.json)
+        if args.json != "-":
+            print(f"wrote {args.json}: lessons for layer {args.layer}, head {args.head} of {loaded.info.name}",
+                  file=sys.stderr)
+        return
+    for name in ("definition", "why_qk", "position", "sweep", "scaling", "multi_head", "entropy", "complexity"):
+        lesson = getattr(result, name)
+        if lesson is not None:
+            print(f"[{name}] {lesson.answer.text(args.lang)}\n")
+
+
 def _info(args: argparse.Namespace) -> None:
     from inspector.loading import load_model
 
@@ -119,6 +145,20 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.add_argument("--truncate", action="store_true",
                          help="cut texts longer than the model's limit instead of refusing them")
     analyze.set_defaults(run=_analyze)
+
+    lessons = commands.add_parser("lessons", help="every lesson's numbers and answers (the Lessons page's twin)")
+    model_options(lessons)
+    lesson_source = lessons.add_mutually_exclusive_group(required=True)
+    lesson_source.add_argument("--text", help="the text to run the lessons on")
+    lesson_source.add_argument("--text-file", help="read the text from this UTF-8 file")
+    lessons.add_argument("--layer", type=int, default=0, help="the layer the lessons look at (default: 0)")
+    lessons.add_argument("--head", type=int, default=0, help="the head the lessons look at (default: 0)")
+    lessons.add_argument("--backend", default="auto", choices=["auto", "torch", "triton"],
+                         help="attention backend (default: auto)")
+    lessons.add_argument("--lang", default="en", choices=["en", "zh"], help="language of the answers (default: en)")
+    lessons.add_argument("--lengths", default="128,256,512",
+                         help="lengths n timed by the O(n²) lesson, or 'none' to skip it (default: 128,256,512)")
+    lessons.set_defaults(run=_lessons)
 
     info = commands.add_parser("info", help="architecture facts of a model")
     model_options(info)

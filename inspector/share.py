@@ -17,7 +17,8 @@ bad value (shortened, ``repr``'d) and what was used instead. In particular:
 Format (version :data:`SHARE_VERSION`): ``v=1``, then only the fields that differ from the defaults:
 ``model``, ``text`` (plain, up to :data:`PLAIN_TEXT_MAX_CHARS` characters) or ``tz`` (zlib-compressed,
 URL-safe base64, for longer texts), ``page``, ``layer``, ``head``, ``backend``, and the flags
-``hide_special``, ``drop_sink``, ``words``, ``slide`` as ``1``. Unknown parameters are ignored (Streamlit
+``hide_special``, ``drop_sink``, ``words``, ``slide`` as ``1``, and ``lang`` (the interface language, one of
+:data:`inspector.i18n.LANGUAGES`, only when it is not English). Unknown parameters are ignored (Streamlit
 and later versions add their own).
 """
 
@@ -33,10 +34,11 @@ from typing import Collection, Mapping, Sequence
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from inspector.examples import DEFAULT_TEXT
+from inspector.i18n import DEFAULT_LANGUAGE, LANGUAGES
 from inspector.loading import DEFAULT_MODEL
 
 SHARE_VERSION = 1
-PAGES: tuple[str, ...] = ("inspect",)
+PAGES: tuple[str, ...] = ("inspect", "lessons")
 BACKENDS: tuple[str, ...] = ("auto", "torch", "triton")
 # The app's text limit: tokenising is linear, but a pasted book would stall a session before the length check.
 MAX_TEXT_CHARS = 20_000
@@ -72,9 +74,10 @@ class ViewState:
     drop_sink: bool = False
     words: bool = False
     slide: bool = False
+    lang: str = DEFAULT_LANGUAGE
 
     def __post_init__(self) -> None:
-        for name in ("model", "text", "page", "backend"):
+        for name in ("model", "text", "page", "backend", "lang"):
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"ViewState.{name} must be a string; got {getattr(self, name)!r}")
         for name in ("layer", "head"):
@@ -86,6 +89,8 @@ class ViewState:
                 raise ValueError(f"ViewState.{name} must be a bool; got {getattr(self, name)!r}")
         if self.backend not in BACKENDS:
             raise ValueError(f"ViewState.backend must be one of {BACKENDS}; got {self.backend!r}")
+        if self.lang not in LANGUAGES:
+            raise ValueError(f"ViewState.lang must be one of {LANGUAGES}; got {self.lang!r}")
 
     def fit(self, num_layers: int, num_heads: int) -> tuple[ViewState, tuple[str, ...]]:
         """This state with layer/head clamped to a model of ``num_layers`` × ``num_heads``, and a warning for
@@ -241,6 +246,14 @@ def decode_view(params: Mapping[str, str | Sequence[str]], *, pages: Sequence[st
         else:
             warnings.append(f"backend={_shown(backend)} is not one of {', '.join(BACKENDS)}; using "
                             f"{_DEFAULTS.backend!r} instead.")
+
+    lang = get("lang")
+    if lang is not None:
+        if lang in LANGUAGES:
+            values["lang"] = lang
+        else:
+            warnings.append(f"lang={_shown(lang)} is not one of {', '.join(LANGUAGES)}; using "
+                            f"{_DEFAULTS.lang!r} instead.")
 
     for key in FLAGS:
         value = get(key)

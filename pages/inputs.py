@@ -27,6 +27,7 @@ from inspector.heatmap import HeatmapOptions, layer_views
 from inspector.metrics import head_entropy
 from inspector.budget import RequestPlan, plan_request
 from inspector.examples import EXAMPLES
+from inspector.i18n import LANGUAGE_NAMES, LANGUAGES, t
 from inspector.loading import DEFAULT_MODEL, DEFAULT_MODEL_LABEL
 from inspector.share import BACKENDS, FLAGS, MAX_TEXT_CHARS, ViewState, decode_view, encode_view, escape_markdown, share_url
 
@@ -100,6 +101,7 @@ def _restore_once(policy: HostingPolicy) -> None:
     st.session_state["backend"] = state.backend
     st.session_state["layer"] = state.layer
     st.session_state["head"] = state.head
+    st.session_state["lang"] = state.lang
     for key in FLAGS:
         st.session_state[key] = getattr(state, key)
 
@@ -111,6 +113,17 @@ def _load_example() -> None:
             st.session_state["text"] = example.text
 
 
+# Streamlit ties a widget's value to the page that drew it, so a page switch would reset the shared inputs;
+# re-assigning them as plain session state before they are drawn carries them to the next page.
+_SHARED_KEYS = ("model", "model_other", "text", "backend", "lang", "layer", "head", *FLAGS)
+
+
+def _keep_across_pages() -> None:
+    for key in _SHARED_KEYS:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
 def sidebar() -> Inputs:
     """Draw the sidebar and return the chosen inputs (layer and head are filled in by the page)."""
     try:
@@ -119,44 +132,46 @@ def sidebar() -> Inputs:
         st.error(f"This instance is misconfigured: {err}")
         st.stop()
     _restore_once(policy)
+    _keep_across_pages()
     options = model_options(policy)
     with st.sidebar:
+        # Both languages in the label: whoever cannot read the current one still finds the switch.
+        st.selectbox("Language · 语言", LANGUAGES, format_func=LANGUAGE_NAMES.__getitem__, key="lang")
+        lang = st.session_state["lang"]
         for warning in st.session_state.get("_share_warnings", ()):
-            st.warning(f"Share link: {escape_markdown(warning)}", icon="⚠️")
-        st.header("Input")
-        choice = st.selectbox("Model", list(options), format_func=options.__getitem__, key="model")
+            st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(warning)), icon="⚠️")
+        st.header(t("sidebar.input", lang))
+        choice = st.selectbox(t("sidebar.model", lang), list(options), format_func=options.__getitem__, key="model")
         spec = choice
         if choice == OTHER_MODEL:
-            spec = st.text_input("Hub id or local folder", key="model_other", placeholder="org/name or /path/to/model",
-                                 help="Safetensors weights only; models that need their own code are refused.").strip()
+            spec = st.text_input(t("sidebar.model_other", lang), key="model_other",
+                                 placeholder="org/name or /path/to/model",
+                                 help=t("sidebar.model_other_help", lang)).strip()
         st.session_state.setdefault("example", None)
-        st.selectbox("Examples", [example.title for example in EXAMPLES], index=None, key="example",
-                     placeholder="Pick an example text…", on_change=_load_example)
-        st.text_area("Text", key="text", height=140, max_chars=MAX_TEXT_CHARS,
-                     help="Press Ctrl+Enter or click outside the box to run.")
+        st.selectbox(t("sidebar.examples", lang), [example.title for example in EXAMPLES], index=None, key="example",
+                     placeholder=t("sidebar.examples_placeholder", lang), on_change=_load_example)
+        st.text_area(t("sidebar.text", lang), key="text", height=140, max_chars=MAX_TEXT_CHARS,
+                     help=t("sidebar.text_help", lang))
         if len(st.session_state["text"]) >= MAX_TEXT_CHARS:
             # The browser cuts a longer paste at max_chars without a word; say so.
-            st.warning(f"The text box holds at most {MAX_TEXT_CHARS:,} characters: a longer paste was cut there.",
-                       icon="✂️")
-        st.selectbox("Attention backend", BACKENDS, key="backend",
-                     help="auto: Triton on a GPU, blocked PyTorch on a CPU. torch: the blocked PyTorch path. "
-                          "triton: the project's Triton FlashAttention kernel (needs a GPU).")
-        st.toggle("Slide mode", key="slide", help="Large fonts and colour-blind-safe palettes, for slides.")
+            st.warning(t("sidebar.text_cut", lang, limit=f"{MAX_TEXT_CHARS:,}"), icon="✂️")
+        st.selectbox(t("sidebar.backend", lang), BACKENDS, key="backend", help=t("sidebar.backend_help", lang))
+        st.toggle(t("sidebar.slide", lang), key="slide", help=t("sidebar.slide_help", lang))
     state = ViewState(model=spec or DEFAULT_MODEL, text=st.session_state["text"], backend=st.session_state["backend"],
-                      **{key: bool(st.session_state.get(key, False)) for key in FLAGS})
+                      lang=lang, **{key: bool(st.session_state.get(key, False)) for key in FLAGS})
     return Inputs(spec=spec, state=state)
 
 
 def load(inputs: Inputs, status: Progress) -> LoadedModel | None:
     """The cached model for ``inputs``, or None after showing why it cannot load."""
     if not inputs.spec:
-        st.info("Type a hub id (org/name) or the path of a local model folder in the sidebar.")
+        st.info(t("inputs.type_model", inputs.state.lang))
         return None
-    status.update(label="Loading the model…")
+    status.update(label=t("inputs.loading", inputs.state.lang))
     try:
         return cached_model(inputs.spec)
     except InspectorError as err:
-        status.update(label="The model could not be loaded", state="error")
+        status.update(label=t("inputs.load_failed", inputs.state.lang), state="error")
         st.error(str(err))
         return None
 
@@ -200,13 +215,13 @@ def run(inputs: Inputs, loaded: LoadedModel, layer: int, status: Progress) -> tu
 
     Every layer's weights are kept while they fit the memory budget; past it, only ``layer``'s (with a notice),
     so a long text costs one layer's n×n and another layer needs one more forward."""
-    status.update(label="Running attention…")
+    status.update(label=t("inputs.running", inputs.state.lang))
     _model_calls.ran = False
     try:
         planned = plan_request(loaded, inputs.state.text, layer, budget_bytes=hosting_policy().weights_budget_bytes)
         result = planned_capture(inputs.spec, inputs.state.text, inputs.state.backend, planned, layer)
     except InspectorError as err:
-        status.update(label="The text could not be run", state="error")
+        status.update(label=t("inputs.run_failed", inputs.state.lang), state="error")
         st.error(str(err))
         return None, False
     if planned.notice:
@@ -252,7 +267,7 @@ def clamp_layer_and_head(state: ViewState, num_layers: int, num_heads: int) -> N
     asked = replace(state, layer=st.session_state.setdefault("layer", 0), head=st.session_state.setdefault("head", 0))
     fitted, warnings = asked.fit(num_layers, num_heads)
     for warning in warnings:
-        st.warning(f"Share link: {escape_markdown(warning)}", icon="⚠️")
+        st.warning(t("sidebar.share_warning", state.lang, warning=escape_markdown(warning)), icon="⚠️")
     st.session_state["layer"], st.session_state["head"] = fitted.layer, fitted.head
 
 
@@ -263,6 +278,6 @@ def publish_view(state: ViewState, *, layer: int, head: int) -> None:
     if st.query_params.to_dict() != encoded:
         st.query_params.from_dict(encoded)
     with st.sidebar:
-        st.subheader("Share")
+        st.subheader(t("sidebar.share", state.lang))
         st.code(share_url(st.context.url or "", state), language=None, wrap_lines=True)
-        st.caption("Copy this link (icon at the top right of the box): it reopens this model, text, head and options.")
+        st.caption(t("sidebar.share_caption", state.lang))

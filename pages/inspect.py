@@ -17,6 +17,7 @@ from inspector.charts import (HEAD_SELECTION, SMALL_MULTIPLES_MAX_TOKENS, attent
                               selected_head, token_labels)
 from inspector.export import EXPORT_MAX_CELLS, Provenance, capture_json, chart_png, chart_svg, export_pack, view_numbers, with_provenance
 from inspector.heatmap import HeatmapOptions, heatmap_view
+from inspector.i18n import t
 from inspector.share import escape_markdown
 from inspector.metrics import head_entropy
 from pages import inputs
@@ -27,10 +28,11 @@ HEATMAP_MAX_TOKENS = 160
 
 started = time.perf_counter()
 st.title("Attention Inspector")
-st.caption("Each query token spends a fixed attention budget (its weights sum to 1) on the keys. "
-           "Low entropy: the head looks at a few tokens; high entropy: it spreads its attention out.")
+caption = st.empty()  # filled once the sidebar has said which language to use
 
 chosen = inputs.sidebar()
+lang = chosen.state.lang
+caption.caption(t("inspect.caption", lang))
 status = inputs.Progress()
 loaded = inputs.load(chosen, status)
 if loaded is None:
@@ -41,7 +43,7 @@ layer, head = st.session_state["layer"], st.session_state["head"]
 result, model_ran = inputs.run(chosen, loaded, layer, status)
 if result is None:
     st.stop()
-status.update(label="Computing metrics…")
+status.update(label=t("inspect.computing", lang))
 options = HeatmapOptions(hide_special=chosen.state.hide_special, drop_sink=chosen.state.drop_sink,
                          words=chosen.state.words)
 slide = chosen.state.slide
@@ -51,16 +53,15 @@ entropy = head_entropy(result)
 n_tokens = len(result.tokens)
 forward_ms = 1000 * result.timings.get("forward", 0.0)
 status.update(state="complete",
-              label=(f"Ran {info.name} on {n_tokens} tokens with the {result.backend} backend "
-                     f"({forward_ms:.0f} ms forward)" if model_ran else
-                     f"Reused the run of {info.name} on {n_tokens} tokens (no model call)"))
+              label=(t("inspect.ran", lang, model=info.name, n=n_tokens, backend=result.backend, ms=f"{forward_ms:.0f}")
+                     if model_ran else t("inspect.reused", lang, model=info.name, n=n_tokens)))
 
 with st.sidebar:
     # The architecture name comes from the model folder's config.json: shown as text, not markdown.
     st.caption(escape_markdown(f"{info.architecture} · {info.num_layers} layers × {info.num_heads} heads · head "
                                f"size {info.head_dim} · up to {info.max_positions} tokens"))
-    st.metric("Backend that ran", result.backend)
-    st.metric("Tokens", f"{n_tokens} / {info.max_positions}", help="Tokens in the text / the most this model reads.")
+    st.metric(t("inspect.backend_metric", lang), result.backend)
+    st.metric(t("inspect.tokens_metric", lang), f"{n_tokens} / {info.max_positions}", help=t("inspect.tokens_help", lang))
 
 
 def provenance(layer: int | None = None, head: int | None = None) -> Provenance:
@@ -70,7 +71,7 @@ def provenance(layer: int | None = None, head: int | None = None) -> Provenance:
 def download_buttons(name: str, chart, prov: Provenance, key: str, cells: int = 0) -> None:
     """PNG (2×) and SVG of ``chart`` with its provenance caption, rendered only when clicked."""
     if cells > EXPORT_MAX_CELLS:
-        st.caption(f"Image export is offered for charts of up to {EXPORT_MAX_CELLS:,} cells; this one has {cells:,}.")
+        st.caption(t("inspect.export_limit", lang, limit=f"{EXPORT_MAX_CELLS:,}", cells=f"{cells:,}"))
         return
     # Deferred: the caption is drawn and the image rendered only when a button is clicked.
     with st.container(horizontal=True):
@@ -87,19 +88,18 @@ def select_head_from_grid() -> None:
         st.session_state["layer"], st.session_state["head"] = picked
 
 
-st.subheader("Tokens")
+st.subheader(t("inspect.tokens", lang))
 # st.code shows the tokenizer's strings verbatim and escaped; positions match the chart labels.
 st.code("   ".join(token_labels(result.tokens)), language=None, wrap_lines=True)
 if result.truncated:
-    st.warning(f"The text was cut to the model's {info.max_positions} tokens.")
+    st.warning(t("inspect.truncated", lang, limit=info.max_positions))
 
 # Slide-mode charts are too large to share a row: stack them.
 entropy_column, attention_column = (st.container(), st.container()) if slide else st.columns([2, 3], gap="large")
 with entropy_column:
     grid = entropy_grid_chart(entropy, selected=(layer, head), selectable=True, slide=slide)
     st.altair_chart(grid, on_select=select_head_from_grid, selection_mode=HEAD_SELECTION, key="entropy_grid")
-    st.caption("Click a cell to show that head. Colour: mean over queries of each row's entropy divided by "
-               "log(number of visible keys) — 0 = all weight on one key, 1 = spread evenly.")
+    st.caption(t("inspect.grid_caption", lang))
     download_buttons("entropy-grid", grid, provenance(), "grid")
     by_layer = inputs.cached_entropy_by_layer_chart(*capture_key, slide, result)
     st.altair_chart(by_layer)
@@ -107,45 +107,39 @@ with entropy_column:
 
 with attention_column:
     layer_column, head_column = st.columns(2)
-    layer_column.selectbox("Layer", range(info.num_layers), key="layer")
-    head_column.selectbox("Head", range(info.num_heads), key="head")
+    layer_column.selectbox(t("inspect.layer", lang), range(info.num_layers), key="layer")
+    head_column.selectbox(t("inspect.head", lang), range(info.num_heads), key="head")
     hide_column, sink_column, words_column = st.columns(3)
-    hide_column.checkbox("Hide special tokens", key="hide_special")
-    sink_column.checkbox("Drop the sink", key="drop_sink",
-                         help="Remove the first token's column (the attention sink) and renormalise each row to sum to 1.")
-    words_column.checkbox("Words, not pieces", key="words",
-                          help="Attention to a word = sum over its pieces; from a word = mean over its pieces.")
+    hide_column.checkbox(t("inspect.hide_special", lang), key="hide_special")
+    sink_column.checkbox(t("inspect.drop_sink", lang), key="drop_sink", help=t("inspect.drop_sink_help", lang))
+    words_column.checkbox(t("inspect.words", lang), key="words", help=t("inspect.words_help", lang))
     try:
         view = heatmap_view(result, layer, head, options)
     except InspectorError as err:
         st.error(str(err))
         st.stop()
     if len(view.query_tokens) > HEATMAP_MAX_TOKENS and not st.toggle(
-            f"Draw the full {len(view.query_tokens)}×{len(view.key_tokens)} heatmap (slow in the browser)",
-            key="draw_large"):
-        st.info(f"The heatmap has more than {HEATMAP_MAX_TOKENS} rows; turn on the toggle above to draw it, "
-                "or use words instead of pieces.")
+            t("inspect.draw_large", lang, rows=len(view.query_tokens), cols=len(view.key_tokens)), key="draw_large"):
+        st.info(t("inspect.large_info", lang, limit=HEATMAP_MAX_TOKENS))
     else:
         heatmap = attention_heatmap_chart(view, slide=slide)
         st.altair_chart(heatmap)
-        st.caption("Row = the query token doing the attending; its weights over the key columns sum to 1 "
-                   "(unless special tokens are hidden).")
+        st.caption(t("inspect.heatmap_caption", lang))
         download_buttons(f"attention-L{layer}-H{head}", heatmap, provenance(layer, head), "heatmap",
                          cells=view.weights.size)
 
-st.subheader(f"Every head of layer {layer}")
+st.subheader(t("inspect.every_head", lang, layer=layer))
 if n_tokens > SMALL_MULTIPLES_MAX_TOKENS:
-    st.info(f"Small multiples are drawn for texts of up to {SMALL_MULTIPLES_MAX_TOKENS} tokens; this one has "
-            f"{n_tokens}.")
+    st.info(t("inspect.multiples_info", lang, limit=SMALL_MULTIPLES_MAX_TOKENS, n=n_tokens))
 else:
     heads_chart = inputs.cached_layer_heads_chart(*capture_key, layer, options, slide, result)
     st.altair_chart(heads_chart)
     download_buttons(f"layer-{layer}-heads", heads_chart, provenance(layer), "heads",
                      cells=info.num_heads * n_tokens * n_tokens)
 
-st.subheader("bertviz views")
-if st.toggle("Show bertviz's head view and model view (served from this app, no CDN)", key="bertviz"):
-    head_tab, model_tab = st.tabs(["Head view", "Model view"])
+st.subheader(t("inspect.bertviz", lang))
+if st.toggle(t("inspect.bertviz_toggle", lang), key="bertviz"):
+    head_tab, model_tab = st.tabs([t("inspect.head_view", lang), t("inspect.model_view", lang)])
     for tab, kind in ((head_tab, "head"), (model_tab, "model")):
         with tab:
             try:
@@ -155,13 +149,12 @@ if st.toggle("Show bertviz's head view and model view (served from this app, no 
                 st.info(str(err))
                 continue
             if len(shown) < info.num_layers:
-                st.caption(f"Layers {shown[0]}–{shown[-1]} only: every layer of a text this long would draw too "
-                           "many lines to stay responsive.")
+                st.caption(t("inspect.bertviz_layers", lang, first=shown[0], last=shown[-1]))
             st.iframe(html, height=min(height, IFRAME_MAX_HEIGHT))
 
-st.subheader("Export")
+st.subheader(t("inspect.export", lang))
 st.download_button(
-    "Export pack (PNG + SVG + JSON of the numbers, zip)",
+    t("inspect.export_pack", lang),
     lambda: export_pack({"entropy-grid": grid, "entropy-by-layer": by_layer,
                          f"attention-L{layer}-H{head}": attention_heatmap_chart(view, slide=slide)},
                         {"capture": capture_json(info, result, layers=[layer]), "heatmap": view_numbers(view)},
@@ -170,5 +163,5 @@ st.download_button(
     icon=":material/folder_zip:", on_click="ignore")
 
 inputs.publish_view(chosen.state, layer=layer, head=head)
-st.caption(f"Server time for this view: {1000 * (time.perf_counter() - started):.0f} ms"
-           + ("" if model_ran else " (model not called)"))
+st.caption(t("inspect.server_time", lang, ms=f"{1000 * (time.perf_counter() - started):.0f}")
+           + ("" if model_ran else t("inspect.not_called", lang)))

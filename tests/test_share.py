@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inspector.examples import DEFAULT_TEXT
+from inspector.i18n import LANGUAGES
 from inspector.loading import DEFAULT_MODEL
 from inspector.share import (BACKENDS, MAX_TEXT_CHARS, PAGES, PLAIN_TEXT_MAX_CHARS, SHARE_VERSION, ViewState,
                              compress_text, decode_view, decompress_text, encode_view, escape_markdown, share_url)
@@ -54,10 +55,11 @@ def test_texts_round_trip(text):
 @given(text=st.text(min_size=1, max_size=3000).filter(str.strip), layer=st.integers(0, 1023),
        head=st.integers(0, 1023), backend=st.sampled_from(BACKENDS), flags=st.lists(st.booleans(), min_size=4,
                                                                                     max_size=4),
-       model=st.sampled_from([DEFAULT_MODEL, "openai-community/gpt2", "sentence-transformers/all-MiniLM-L6-v2"]))
-def test_every_state_round_trips(text, layer, head, backend, flags, model):
+       model=st.sampled_from([DEFAULT_MODEL, "openai-community/gpt2", "sentence-transformers/all-MiniLM-L6-v2"]),
+       lang=st.sampled_from(LANGUAGES))
+def test_every_state_round_trips(text, layer, head, backend, flags, model, lang):
     state = ViewState(model=model, text=text, layer=layer, head=head, backend=backend, hide_special=flags[0],
-                      drop_sink=flags[1], words=flags[2], slide=flags[3])
+                      drop_sink=flags[1], words=flags[2], slide=flags[3], lang=lang)
     assert roundtrip(state) == state
 
 
@@ -67,6 +69,12 @@ def test_defaults_make_a_short_link():
     assert encode_view(ViewState(layer=3, words=True)) == {"v": "1", "layer": "3", "words": "1"}
     assert decode_view({}) == (ViewState(), ())
     assert ViewState().text == DEFAULT_TEXT
+
+
+def test_language_travels_only_when_not_english():
+    assert "lang" not in encode_view(ViewState(lang="en"))
+    assert encode_view(ViewState(lang="zh")) == {"v": "1", "lang": "zh"}
+    assert roundtrip(ViewState(lang="zh", page="lessons")) == ViewState(lang="zh", page="lessons")
 
 
 def test_other_pages_and_versions():
@@ -86,6 +94,7 @@ MALFORMED = [
     ({"words": "yes"}, "words='yes'"), ({"slide": "2"}, "slide='2'"), ({"drop_sink": ""}, "drop_sink=''"),
     ({"backend": "cuda-magic"}, "backend='cuda-magic'"), ({"backend": "TORCH"}, "backend='TORCH'"),
     ({"page": "../admin"}, "page='../admin'"),
+    ({"lang": "fr"}, "lang='fr'"), ({"lang": "ZH"}, "lang='ZH'"), ({"lang": "<b>en</b>"}, "lang='<b>en</b>'"),
     ({"text": "x" * (MAX_TEXT_CHARS + 1)}, "20,001 characters"), ({"text": "   \n "}, "text is empty"),
     ({"model": "../../etc"}, "model='../../etc'"), ({"model": "/etc/passwd"}, "model='/etc/passwd'"),
     ({"model": "~/models/x"}, "model='~/models/x'"), ({"model": "org/../../x"}, "model="),
@@ -157,13 +166,14 @@ def test_not_a_mapping():
 
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(st.sampled_from(["v", "model", "text", "tz", "page", "layer", "head", "backend",
-                                        "hide_special", "drop_sink", "words", "slide"]) | st.text(max_size=8),
+                                        "hide_special", "drop_sink", "words", "slide", "lang"]) | st.text(max_size=8),
                        st.text(max_size=60) | st.lists(st.text(max_size=20), max_size=3)
                        | st.sampled_from(["0", "1", "true", "6", "org/name", compress_text("hé")])))
 def test_decode_never_raises(params):
     state, warnings = decode_view(params)
     assert isinstance(state, ViewState) and all(isinstance(w, str) for w in warnings)
     assert 0 <= state.layer <= 1023 and 0 <= state.head <= 1023 and state.backend in BACKENDS
+    assert state.lang in LANGUAGES
     assert encode_view(state)["v"] == "1"
 
 
@@ -176,7 +186,7 @@ def test_fit_clamps_to_the_model():
 
 
 @pytest.mark.parametrize("bad", [dict(layer=-1), dict(head=True), dict(backend="cuda"), dict(words=1),
-                                 dict(text=None)])
+                                 dict(text=None), dict(lang="fr"), dict(lang=None)])
 def test_view_state_checks_its_fields(bad):
     with pytest.raises(ValueError):
         ViewState(**bad)

@@ -1,0 +1,170 @@
+"""Lessons: the questions people fumble about attention, each as question · short explanation · live experiment on
+the chosen model and text · chart · answer written from the measured numbers (:mod:`inspector.lessons`).
+
+Widgets → one cached library call (:func:`inspector.lessons.all_lessons`) → charts and tables. The timing lesson
+and the quiz run on request; the quiz lives in :mod:`pages.lesson_quiz`.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from inspector import InspectorError
+from inspector import lesson_charts as charts
+from inspector.charts import entropy_by_layer_chart
+from inspector.i18n import t
+from inspector.lessons import DEFAULT_LENGTHS, SCALE_NAMES, Lessons, all_lessons, complexity_lesson
+from inspector.share import escape_markdown
+from pages import inputs, lesson_quiz
+
+TIMING_CHOICES = (128, 256, 512, 1024, 2048, 4096)
+
+
+@st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
+def cached_lessons(spec: str, text: str, backend: str, layer: int, head: int) -> Lessons:
+    """Lessons 1–6 for one model, text, layer and head: NumPy arrays only, safe to share between sessions."""
+    return all_lessons(inputs.cached_model(spec), text, layer, head, backend=backend)
+
+
+chosen = inputs.sidebar()
+lang = chosen.state.lang
+slide = chosen.state.slide
+st.title(t("lessons.title", lang))
+st.caption(t("lessons.caption", lang))
+status = inputs.Progress()
+loaded = inputs.load(chosen, status)
+if loaded is None:
+    st.stop()
+info = loaded.info
+inputs.clamp_layer_and_head(chosen.state, info.num_layers, info.num_heads)
+layer_column, head_column = st.columns(2)
+layer = layer_column.selectbox(t("lessons.layer", lang), range(info.num_layers), key="layer")
+head = head_column.selectbox(t("lessons.head", lang), range(info.num_heads), key="head")
+status.update(label=t("lessons.running", lang))
+try:
+    lessons = cached_lessons(chosen.spec, chosen.state.text, chosen.state.backend, layer, head)
+except InspectorError as err:
+    status.update(label=t("inputs.run_failed", lang), state="error")
+    st.error(str(err))
+    st.stop()
+definition = lessons.definition
+tokens = definition.tokens
+status.update(state="complete", label=t("lessons.done", lang, model=info.name, n=len(tokens), layer=layer, head=head,
+                                        backend=chosen.state.backend))
+
+
+def header(number: str) -> None:
+    """The lesson's question and short explanation."""
+    st.markdown(f"**{escape_markdown(t('lessons.question', lang))}:** {escape_markdown(t(number + '.question', lang))}")
+    st.caption(t(number + ".explain", lang))
+
+
+def answer(*texts: str) -> None:
+    """The answer paragraph(s), composed by the library from the measured numbers; shown as plain text."""
+    st.markdown(f"**{escape_markdown(t('lessons.answer', lang))}**")
+    for text in texts:
+        st.info(escape_markdown(text))
+
+
+with st.expander(t("lesson1.title", lang), expanded=True):
+    header("lesson1")
+    st.markdown(f"**{escape_markdown(t('lesson1.shapes', lang))}**")
+    shapes = [("X", definition.x.shape), ("Q", definition.query.shape), ("K", definition.key.shape),
+              ("V", definition.value.shape), ("S = QKᵀ·scale", definition.scores.shape),
+              ("A = softmax(S)", definition.weights.shape), ("O = AV", definition.output.shape)]
+    firsts = [definition.x, definition.query, definition.key, definition.value, definition.scores, definition.weights,
+              definition.output]
+    st.dataframe(pd.DataFrame({t("lesson1.col_tensor", lang): [name for name, _ in shapes],
+                               t("lesson1.col_shape", lang): [" × ".join(map(str, shape)) for _, shape in shapes],
+                               t("lesson1.col_values", lang): [", ".join(f"{v:.3f}" for v in m[0, :5]) for m in firsts]}),
+                 hide_index=True)
+    if definition.position == "rope":
+        st.caption(t("lesson1.rope_note", lang))
+    st.altair_chart(charts.weights_chart(definition.weights, tokens, title=t("lesson1.chart", lang, layer=layer, head=head),
+                                         slide=slide))
+    st.dataframe(pd.DataFrame({t("lesson1.col_query", lang): tokens, "Σ_j A_ij": definition.row_sums}), hide_index=True,
+                 height=180,
+                 column_config={"Σ_j A_ij": st.column_config.NumberColumn(format="%.7f")})
+    answer(definition.answer.text(lang))
+
+with st.expander(t("lesson2.title", lang)):
+    header("lesson2")
+    st.altair_chart(charts.asymmetry_chart(lessons.why_qk, title=t("lesson2.chart_asym", lang), slide=slide))
+    st.altair_chart(charts.tied_weights_chart(lessons.why_qk, tokens, title=t("lesson2.chart_tied", lang, head=head),
+                                              slide=slide))
+    answer(lessons.why_qk.answer.text(lang))
+
+with st.expander(t("lesson3.title", lang)):
+    header("lesson3")
+    st.altair_chart(charts.offset_chart(lessons.position, title=t("lesson3.chart", lang, layer=layer), slide=slide))
+    answer(lessons.position.answer.text(lang))
+
+with st.expander(t("lesson4.title", lang)):
+    header("lesson4")
+    sweep, scaling = lessons.sweep, lessons.scaling
+    st.caption(t("lessons.simulation", lang, queries=sweep.queries, keys=sweep.keys, seed=sweep.seed))
+    left, right = st.columns(2)
+    left.altair_chart(charts.variance_chart(sweep, title=t("lesson4.variance_chart", lang), slide=slide))
+    right.altair_chart(charts.sweep_chart(sweep, title=t("lesson4.sweep_chart", lang), slide=slide))
+    table = pd.DataFrame([{"d": int(d), t("lesson4.table_scale", lang): name,
+                           t("lesson4.table_variance", lang): sweep.score_variance[j],
+                           t("lesson4.table_entropy_nats", lang): sweep.entropy[i, j],
+                           t("lesson4.table_max", lang): sweep.max_weight[i, j],
+                           t("lesson4.table_jacobian", lang): sweep.jacobian_norm[i, j]}
+                          for j, d in enumerate(sweep.dims) for i, name in enumerate(SCALE_NAMES)])
+    st.dataframe(table, hide_index=True, height=240)
+    st.dataframe(pd.DataFrame({t("lesson4.table_scale", lang): [f"{n} = {s:.4g}" for n, s in zip(SCALE_NAMES, scaling.scales)],
+                               t("lesson4.table_entropy", lang): scaling.normalized_entropy,
+                               t("lesson4.table_max", lang): scaling.max_weight,
+                               t("lesson4.table_change", lang): scaling.output_change}), hide_index=True)
+    answer(sweep.answer.text(lang), scaling.answer.text(lang))
+
+with st.expander(t("lesson5.title", lang)):
+    header("lesson5")
+    multi = lessons.multi_head
+    st.dataframe(pd.DataFrame({t("lesson5.col_step", lang): [step for step, _ in multi.reshape],
+                               t("lesson5.col_shape", lang): [" × ".join(map(str, shape)) for _, shape in multi.reshape]}),
+                 hide_index=True)
+    roles = {role: t(f"lesson5.role.{role}", lang) for role in ("offset", "special", "content")}
+    st.altair_chart(charts.contribution_chart(multi, roles, title=t("lesson5.chart", lang, layer=layer), slide=slide))
+    answer(multi.answer.text(lang))
+
+with st.expander(t("lesson6.title", lang)):
+    header("lesson6")
+    st.altair_chart(entropy_by_layer_chart(lessons.entropy.entropy, slide=slide))
+    answer(lessons.entropy.answer.text(lang))
+
+with st.expander(t("lesson7.title", lang)):
+    header("lesson7")
+    lengths = st.multiselect(t("lesson7.lengths", lang), TIMING_CHOICES, default=list(DEFAULT_LENGTHS),
+                             key="timing_lengths")
+    if st.button(t("lesson7.run", lang), key="timing_run", disabled=not lengths):
+        bar = st.progress(0.0)
+        ordered = sorted(lengths)
+        try:
+            st.session_state["timing"] = complexity_lesson(
+                ordered, heads=info.num_heads, d_k=info.head_dim, device=next(loaded.model.parameters()).device,
+                on_length=lambda i, n: bar.progress(i / len(ordered), text=t("lesson7.measuring", lang, n=n)))
+        except (InspectorError, RuntimeError) as err:  # RuntimeError: out of memory at a large n
+            st.error(str(err))
+        bar.empty()
+    timing = st.session_state.get("timing")
+    if timing is not None:
+        st.altair_chart(charts.complexity_chart(timing, title=t("lesson7.chart", lang, device=timing.device),
+                                                slide=slide))
+        mib = 2**20
+        st.dataframe(pd.DataFrame({"n": timing.lengths, t("lesson7.col_mat_ms", lang): timing.materialised_ms,
+                                   t("lesson7.col_flash_ms", lang): timing.flash_ms,
+                                   t("lesson7.col_mat_theory", lang): timing.materialised_bytes / mib,
+                                   t("lesson7.col_flash_theory", lang): timing.flash_bytes / mib,
+                                   t("lesson7.col_mat_measured", lang): timing.measured_materialised_bytes / mib,
+                                   t("lesson7.col_flash_measured", lang): timing.measured_flash_bytes / mib}),
+                     hide_index=True)
+        st.caption(t("lesson7.memory_note", lang))
+        answer(timing.answer.text(lang))
+
+with st.expander(t("lesson8.title", lang), expanded=True):
+    lesson_quiz.render(lessons, chosen, lang)
+
+inputs.publish_view(chosen.state, layer=layer, head=head)

@@ -1,0 +1,265 @@
+"""inspector/lessons.py: each lesson's computation on hand-made tensors or tiny random models, and answers that
+cite the numbers they measured (in every language of the catalogue)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from inspector.errors import InvalidRequestError
+from inspector.i18n import LANGUAGES
+from inspector.lessons import (COLLAPSED_BELOW, DIFFUSE_ABOVE, Answer, all_lessons, asymmetry_index, attention_target,
+                               complexity_lesson, diagonal_share, effective_rank, leave_one_out, lessons_json,
+                               mean_weight_by_offset, position_kind, scaling_sweep, softmax_jacobian,
+                               softmax_jacobian_norm)
+from inspector.loading import load_model
+from kernels.reference import visible_keys_mask
+from tests.tolerances import close
+
+# 14 tokens with [CLS]/[SEP]: more than the tiny models' d_k = 8, so rank(S) ≤ d_k is a real bound.
+TEXT = "the animal did n't cross the street because it was too tired ."
+
+
+@pytest.fixture(scope="module")
+def models(tiny_model_dirs):
+    return {arch: load_model(str(tiny_model_dirs[arch])) for arch in ("bert", "llama", "gpt2")}
+
+
+@pytest.fixture(scope="module")
+def lessons(models):
+    return {arch: all_lessons(loaded, TEXT, 1, 2, importance=arch == "bert") for arch, loaded in models.items()}
+
+
+def test_asymmetry_index_is_zero_for_tied_projections_and_positive_otherwise():
+    generator = torch.Generator().manual_seed(0)
+    q, k = torch.randn(2, 11, 8, generator=generator, dtype=torch.float64).numpy()
+    assert asymmetry_index(q, q) == pytest.approx(0.0, abs=1e-12)
+    assert asymmetry_index(q, k) > 0.5
+    # An antisymmetric S reaches the maximum, ‖2S‖/‖S‖ = 2: S = qkᵀ − kqᵀ written as [q, k]·[k, −q]ᵀ.
+    assert asymmetry_index(np.hstack([q, k]), np.hstack([k, -q])) == pytest.approx(2.0, rel=1e-9)
+
+
+def test_asymmetry_is_zero_when_the_model_has_w_q_equal_w_k(tiny_model_dirs):
+    loaded = load_model(str(tiny_model_dirs["bert"]))  # this test's own copy: it may change its weights
+    attention = loaded.model.encoder.layer[1].attention.self
+    with torch.no_grad():
+        attention.key.weight.copy_(attention.query.weight)
+        attention.key.bias.copy_(attention.query.bias)
+    result = all_lessons(loaded, TEXT, 1, 0)
+    np.testing.assert_allclose(result.why_qk.asymmetry, 0.0, atol=1e-6)
+    assert (all_lessons(loaded, TEXT, 0, 0).why_qk.asymmetry > 0.1).all()
+
+
+def test_diagonal_share_counts_rows_that_look_at_themselves():
+    scores = np.array([[5.0, 1, 0], [0, 1, 3], [0, 0, 9]])
+    visible = np.ones((3, 3), bool)
+    assert diagonal_share(scores, visible) == pytest.approx(2 / 3)
+    causal = np.tril(visible)
+    assert diagonal_share(scores, causal) == pytest.approx(1.0)  # row 0 sees one key and is not counted
+
+
+def test_variance_sweep_grows_like_d_with_slope_one():
+    sweep = scaling_sweep()
+    assert sweep.slope == pytest.approx(1.0, abs=0.1)
+    assert sweep.entropy.shape == (3, len(sweep.dims))
+    # 1/d tends to uniform, no scaling to one-hot; 1/√d stays in between at every d.
+    assert sweep.entropy[2, -1] == pytest.approx(math.log(sweep.keys), abs=0.05)
+    assert sweep.max_weight[0, -1] > 0.8 and sweep.jacobian_norm[0, -1] < sweep.jacobian_norm[1, -1]
+    assert np.ptp(sweep.entropy[1]) < 0.3
+    assert scaling_sweep(seed=0).slope == sweep.slope  # seeded
+
+
+def test_softmax_jacobian_formula_equals_autograd():
+    scores = torch.randn(7, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    by_autograd = torch.autograd.functional.jacobian(lambda s: torch.softmax(s, dim=-1), scores)
+    close(softmax_jacobian(torch.softmax(scores, dim=-1)), by_autograd, "weights")
+    # The sweep's closed form of its norm equals the norm of the matrix.
+    p = torch.softmax(torch.randn(5, 7, dtype=torch.float64, generator=torch.Generator().manual_seed(4)), dim=-1)
+    close(softmax_jacobian_norm(p), torch.linalg.matrix_norm(softmax_jacobian(p)), "weights")
+    one_hot = torch.tensor([0.0, 1.0, 0.0])
+    assert float(torch.linalg.matrix_norm(softmax_jacobian(one_hot))) == 0.0
+
+
+@pytest.mark.parametrize("arch", ["bert", "llama", "gpt2"])
+def test_tying_through_the_backend_equals_recomputing_by_hand(lessons, arch):
+    definition, why = lessons[arch].definition, lessons[arch].why_qk
+    q = torch.from_numpy(definition.query)
+    n = len(definition.tokens)
+    causal = arch != "bert"
+    visible = visible_keys_mask(n, n, causal=causal)[0, 0]
+    scores = (q @ q.T * definition.scale).masked_fill(~visible, float("-inf"))
+    close(why.tied_weights, torch.softmax(scores, dim=-1), "weights")
+    assert why.weight_change > 0
+    # And the untied weights are softmax(QKᵀ·scale) of the kept tensors.
+    k = torch.from_numpy(definition.key)
+    close(definition.weights, torch.softmax((q @ k.T * definition.scale).masked_fill(~visible, float("-inf")), -1),
+          "weights")
+    close(definition.row_sums, np.ones(n), "weights")
+    assert definition.pre_norm == (arch != "bert")  # GPT-2 and Llama normalise before attention: X = LN(x)
+
+
+@pytest.mark.parametrize("arch", ["bert", "llama", "gpt2"])
+def test_effective_rank_of_scores_is_at_most_d_k(lessons, arch):
+    multi = lessons[arch].multi_head
+    n = len(lessons[arch].definition.tokens)
+    assert n > multi.d_k, "the test needs more tokens than d_k for the bound to bite"
+    assert (multi.scores_rank <= multi.d_k).all()
+    assert (multi.scores_effective_rank <= multi.scores_rank + 1e-9).all()
+    assert multi.contribution_share.sum() == pytest.approx(1.0)
+    assert set(multi.role) <= {"offset", "special", "content"}
+
+
+def test_effective_rank_on_hand_made_matrices():
+    assert effective_rank(np.eye(5)) == pytest.approx(5.0)
+    rank_two = np.outer([1.0, 2, 3], [1.0, 0, 1]) + np.outer([0.0, 1, 0], [2.0, 1, 0])
+    assert 1.0 <= effective_rank(rank_two) <= 2.0 + 1e-9
+
+
+def test_position_offsets_pick_out_a_previous_token_head():
+    n = 6
+    previous = np.eye(n, k=-1)
+    previous[0, 0] = 1.0
+    uniform = np.full((n, n), 1 / n)
+    offsets, by_offset = mean_weight_by_offset(np.stack([previous, uniform]))
+    assert offsets[by_offset[0].argmax()] == 1 and by_offset[0].max() == pytest.approx(1.0)
+    np.testing.assert_allclose(by_offset[1], 1 / n)
+
+
+def test_position_kind_and_positional_lesson(models, lessons):
+    assert position_kind(models["bert"]) == "absolute" and position_kind(models["gpt2"]) == "absolute"
+    assert position_kind(models["llama"]) == "rope"
+    position = lessons["llama"].position
+    assert position.answer.key == "lesson3.answer.rope"
+    assert all(position.best_weight[h] > 0.5 for h in position.positional_heads)
+
+
+def test_real_scaling_uses_the_models_scale_in_the_middle(lessons):
+    scaling = lessons["bert"].scaling
+    assert scaling.scales[1] == pytest.approx(scaling.d_k ** -0.5) and scaling.output_change[1] == 0.0
+    # Dividing by d_k instead of √d_k flattens the weights; not dividing sharpens them.
+    assert scaling.normalized_entropy[2] > scaling.normalized_entropy[1]
+    assert scaling.max_weight[0] > scaling.max_weight[2]
+
+
+def test_entropy_lesson_alarms_use_the_thresholds(lessons):
+    lesson = lessons["bert"].entropy
+    normalized = lesson.entropy.normalized
+    assert {(l, h) for l, h in zip(*np.nonzero(normalized < COLLAPSED_BELOW))} == set(lesson.collapsed)
+    assert {(l, h) for l, h in zip(*np.nonzero(normalized > DIFFUSE_ABOVE))} == set(lesson.diffuse)
+    assert lesson.answer.key.endswith("holds" if lesson.shallow_mean > lesson.deep_mean else "fails")
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_answers_contain_the_numbers_they_cite(lessons, lang):
+    result = lessons["bert"]
+    for name in ("definition", "why_qk", "position", "sweep", "scaling", "multi_head", "entropy"):
+        answer = getattr(result, name).answer
+        text = answer.text(lang)
+        for key, value in answer.values.items():
+            assert value in text, (name, key, value, lang)
+    # … and those numbers are the measured ones, not decoration.
+    why, sweep, scaling = result.why_qk, result.sweep, result.scaling
+    assert f"{100 * why.xx_diagonal_share:.0f}%" in why.answer.text(lang)
+    assert f"{why.asymmetry[2]:.2f}" in why.answer.text(lang)
+    assert f"{sweep.slope:.2f}" in sweep.answer.text(lang)
+    assert f"{scaling.normalized_entropy[0]:.2f}" in scaling.answer.text(lang)
+    assert f"{result.definition.weights.max(axis=-1).max():.2f}" in result.definition.answer.text(lang)
+
+
+def test_answer_terms_are_translated():
+    answer = Answer("lesson2.answer", {k: "1" for k in ("xx_share", "qk_share", "qk_mean", "asym", "asym_min",
+                                                        "asym_max", "head", "layer", "tied_share", "tv", "entropy",
+                                                        "tied_entropy", "change")},
+                    {"measure": "measure.embedding"})
+    assert "cosine distance" in answer.text("en") and "余弦距离" in answer.text("zh")
+
+
+def test_quiz_reveals_come_from_the_measurements(lessons):
+    definition = lessons["bert"].definition
+    key, weight = attention_target(definition, 3)
+    assert weight == definition.weights[3].max() and key == definition.weights[3].argmax()
+    with pytest.raises(InvalidRequestError, match="outside"):
+        attention_target(definition, 99)
+    importance = lessons["bert"].importance
+    assert np.isnan(importance.change[0]) and np.isnan(importance.change[-1])  # [CLS], [SEP] are not deleted
+    assert importance.best == int(np.nanargmax(importance.change)) and np.nanmax(importance.change) > 0
+
+
+def test_leave_one_out_keeps_the_predicted_position_of_a_causal_lm(tiny_model_dirs, tmp_path):
+    from tests.conftest import save_tiny_model
+
+    loaded = load_model(str(save_tiny_model(tmp_path / "gpt2-lm", "gpt2", with_head=True)))
+    importance = leave_one_out(loaded, "the cat sat on the mat")
+    assert np.isnan(importance.change[-1]) and np.isfinite(importance.change[1:-2]).all()
+    assert importance.measure == "distribution"
+
+
+def test_complexity_lesson_measures_both_paths_with_tiny_sizes():
+    lesson = complexity_lesson((16, 48), heads=2, d_k=8, device="cpu", repeats=1)
+    assert (lesson.materialised_ms > 0).all() and (lesson.flash_ms > 0).all()
+    assert lesson.materialised_bytes[1] == 2 * 2 * 48 * 48 * 4
+    assert np.isnan(lesson.measured_materialised_bytes).all()  # no allocator peak on the CPU
+    assert "blocked" in lesson.flash_backend
+    with pytest.raises(InvalidRequestError):
+        complexity_lesson((), device="cpu")
+
+
+def test_bad_layer_or_head_is_a_clear_error(models):
+    with pytest.raises(InvalidRequestError, match="layers 0–1"):
+        all_lessons(models["bert"], TEXT, 5, 0)
+    with pytest.raises(InvalidRequestError, match="heads 0–3"):
+        all_lessons(models["bert"], TEXT, 0, 9)
+
+
+def test_lessons_json_is_plain_json_in_both_languages(lessons):
+    for lang in LANGUAGES:
+        payload = lessons_json(lessons["bert"], lang)
+        text = json.dumps(payload, ensure_ascii=False, allow_nan=False)
+        assert payload["sweep"]["slope"] == lessons["bert"].sweep.slope
+        assert payload["why_qk"]["answer"] == lessons["bert"].why_qk.answer.text(lang)
+        assert len(payload["definition"]["weights"]) == len(lessons["bert"].definition.tokens)
+        assert "importance" in text
+
+
+def test_cli_writes_every_lessons_numbers(tiny_model_dirs, tmp_path, capsys):
+    from inspector.cli import main
+
+    out = tmp_path / "lessons.json"
+    assert main(["lessons", "--model", str(tiny_model_dirs["llama"]), "--text", TEXT, "--layer", "1", "--head", "3",
+                 "--lang", "zh", "--lengths", "16,32", "--json", str(out)]) == 0
+    payload = json.loads(out.read_text(encoding="utf-8"))
+    for name in ("definition", "why_qk", "position", "sweep", "scaling", "multi_head", "entropy", "complexity",
+                 "importance"):
+        assert payload[name] is not None, name
+    assert payload["lang"] == "zh" and "旋转位置编码" in payload["position"]["answer"]
+    assert payload["complexity"]["lengths"] == [16, 32] and payload["model"]["num_heads"] == 4
+    assert main(["lessons", "--model", str(tiny_model_dirs["llama"]), "--text", TEXT, "--layer", "7"]) == 2
+    assert "layers 0–1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("slide", [False, True])
+def test_lesson_charts_are_valid_vega_lite(lessons, slide):
+    import altair as alt
+
+    from inspector import lesson_charts as charts
+
+    result = lessons["llama"]
+    tokens = result.definition.tokens
+    built = [charts.weights_chart(result.definition.weights, tokens, title="A", slide=slide),
+             charts.tied_weights_chart(result.why_qk, tokens, title="tied", slide=slide),
+             charts.asymmetry_chart(result.why_qk, title="asym", slide=slide),
+             charts.offset_chart(result.position, title="offsets", slide=slide),
+             charts.sweep_chart(result.sweep, title="sweep", slide=slide),
+             charts.variance_chart(result.sweep, title="variance", slide=slide),
+             charts.contribution_chart(result.multi_head, {"offset": "o", "special": "s", "content": "c"},
+                                       title="heads", slide=slide),
+             charts.complexity_chart(complexity_lesson((16, 32), heads=2, d_k=8, device="cpu", repeats=1),
+                                     title="time", slide=slide)]
+    with alt.data_transformers.disable_max_rows():
+        for chart in built:
+            spec = chart.to_dict(validate=True)
+            assert ("axis" in spec.get("config", {})) == slide  # slide mode sets the axis font sizes

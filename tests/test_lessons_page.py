@@ -1,0 +1,89 @@
+"""The Lessons page (pages/lessons.py) driven headlessly with AppTest on the bundled model: every lesson renders
+with its chart and an answer built from the measured numbers, in English and Chinese; the quiz keeps a score;
+the timing lesson measures on request; the language and the text survive switching pages."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+APP = Path(__file__).resolve().parents[1] / "app.py"
+TIMEOUT_S = 120
+
+
+def _lessons_page(query: dict[str, str] | None = None) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT_S)
+    for name, value in (query or {}).items():
+        at.query_params[name] = value
+    at.run()
+    at.switch_page("pages/lessons.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def _titles(at: AppTest) -> list[str]:
+    titles = [json.loads(chart.proto.spec).get("title") for chart in at.get("vega_lite_chart")]
+    return [title.get("text") if isinstance(title, dict) else str(title) for title in titles]
+
+
+def test_every_lesson_renders_with_a_chart_and_a_measured_answer():
+    at = _lessons_page({"layer": "2", "head": "3"})
+    assert [e.label for e in at.expander][:8] == [
+        "1 · The definition, with real shapes", "2 · Why not softmax(XXᵀ)X?", "3 · Where position enters",
+        "4 · Why √d_k, and why not d_k", "5 · What multi-head splits", "6 · Entropy as a diagnostic",
+        "7 · Why O(n²) matters, and what FlashAttention changes", "8 · Quiz"]
+    titles = _titles(at)
+    assert "A = softmax(S) · layer 2, head 3" in titles and "Layer 2: mean weight by offset i − j" in titles
+    assert "Entropy by layer: does attention sharpen with depth?" in titles
+    answers = [info.value for info in at.info]
+    assert any("16 tokens × d\\_model \\= 384" in a for a in answers), answers
+    assert any(a.startswith("Simulation\\: the variance of q·k") for a in answers)
+    assert "Measured" in at.caption[1].value and "layer 2, head 3" in at.caption[1].value.replace("\\", "")
+
+
+def test_the_page_speaks_chinese_when_the_link_says_so():
+    at = _lessons_page({"lang": "zh"})
+    assert at.selectbox(key="lang").value == "zh"
+    assert at.expander[0].label == "1 · 定义，用真实的形状"
+    assert any("词元" in info.value for info in at.info)
+    assert at.sidebar.text_area(key="text").label == "文本"
+    assert dict(at.query_params).get("lang") in ("zh", ["zh"])
+
+
+def test_quiz_reveals_and_keeps_score():
+    at = _lessons_page()
+    at.selectbox(key="quiz_query").set_value(2).run()
+    at.selectbox(key="quiz_guess").set_value(0).run()
+    at.button(key="quiz_reveal").click().run()
+    assert not at.exception
+    revealed = [m.value for m in at.success] + [m.value for m in at.warning]
+    assert any("budget" in m or "the head sends" in m for m in revealed), revealed
+    assert at.metric[-1].value == ("1/1" if at.success else "0/1")
+    at.selectbox(key="quiz_importance_guess").set_value(2).run()
+    at.button(key="quiz_importance_reveal").click().run()
+    assert not at.exception and not at.error
+    assert at.metric[-1].value.endswith("/2")
+
+
+def test_timing_lesson_measures_on_request():
+    at = _lessons_page()
+    at.multiselect(key="timing_lengths").set_value([128, 256]).run()
+    at.button(key="timing_run").click().run()
+    assert not at.exception and not at.error
+    assert any(title.startswith("Time vs n on cpu") or title.startswith("Time vs n on cuda") for title in _titles(at))
+    assert any("Measured just now on" in info.value for info in at.info)
+
+
+def test_language_and_text_survive_switching_pages():
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT_S)
+    at.run()
+    at.selectbox(key="lang").set_value("zh").run()
+    at.text_area(key="text").set_value("Queries search keys like addresses.").run()
+    assert at.metric[0].label == "实际运行的后端"
+    at.switch_page("pages/lessons.py").run()
+    assert not at.exception and not at.error
+    assert at.text_area(key="text").value == "Queries search keys like addresses."
+    assert at.selectbox(key="lang").value == "zh" and at.expander[0].label == "1 · 定义，用真实的形状"
