@@ -86,6 +86,18 @@ def _restore_once() -> None:
         st.session_state[key] = getattr(state, key)
 
 
+# Widget keys every page shares. Streamlit drops a widget's value when a run on another page does not draw that
+# same widget (the widget id includes the page); assigning each value to itself at the top of a run makes it a
+# plain session value again, so the model, text and options survive a page switch.
+_SHARED_KEYS = ("model", "model_other", "text", "backend", "example", "layer", "head", *FLAGS)
+
+
+def _keep_across_pages() -> None:
+    for key in _SHARED_KEYS:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
 def _load_example() -> None:
     chosen = st.session_state.get("example")
     for example in EXAMPLES:
@@ -96,6 +108,7 @@ def _load_example() -> None:
 def sidebar() -> Inputs:
     """Draw the sidebar and return the chosen inputs (layer and head are filled in by the page)."""
     _restore_once()
+    _keep_across_pages()
     with st.sidebar:
         for warning in st.session_state.get("_share_warnings", ()):
             st.warning(f"Share link: {escape_markdown(warning)}", icon="⚠️")
