@@ -542,11 +542,14 @@ def health_report(report: HeadReport) -> list[str]:
     top_gradient = np.unravel_index(int(report.importance_gradient.argmax()), ablation.shape)
     from scipy.stats import spearmanr
 
-    rho = spearmanr(ablation.ravel(), report.importance_gradient.ravel()).statistic
+    if np.ptp(ablation) > 0 and np.ptp(report.importance_gradient) > 0:
+        rho = spearmanr(ablation.ravel(), report.importance_gradient.ravel()).statistic
+        agreement = f"Spearman correlation of the two rankings over all heads: {rho:.2f}."
+    else:
+        agreement = "One of the two scores is the same for every head, so the rankings cannot be compared."
     lines.append(f"Most important head by ablation: {name(*top_ablation)} ({report.change_name} "
                  f"{ablation[top_ablation]:.4f}); by Michel et al.'s gradient score: {name(*top_gradient)} "
-                 f"(score {report.importance_gradient[top_gradient]:.2f}, layer-normalised). Spearman correlation "
-                 f"of the two rankings over all heads: {rho:.2f}.")
+                 f"(score {report.importance_gradient[top_gradient]:.2f}, layer-normalised). {agreement}")
     pairs = report.pairs
     for p in range(min(2, len(pairs.heads))):
         a, b = (report.head_name(x) for x in pairs.heads[p])
