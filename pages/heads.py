@@ -27,10 +27,16 @@ GRID_LABELS = {"entropy": "Entropy", "sink": "Sink score", "ablation": "Importan
 
 
 # Reports are small (NumPy arrays of heads × heads at most, plus per-text sink scores). The thresholds are not
-# part of the key: they only relabel heads (with_thresholds), so moving a slider never reruns the model.
+# part of the key: they only relabel heads (with_thresholds), so moving a threshold never reruns the model.
 @st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
-def cached_report(spec: str, texts: tuple[str, ...], backend: str, ablation: str, _progress=None) -> HeadReport:
-    return head_report(inputs.cached_model(spec), texts, backend=backend, ablation=ablation, progress=_progress)
+def cached_report(spec: str, texts: tuple[str, ...], backend: str, ablation: str) -> HeadReport:
+    # The bar is made here, not passed in: Streamlit replays a cached function's elements on a hit, and can only
+    # replay those whose container the function itself created.
+    bar = st.progress(0.0, text=f"Measuring {len(texts)} text(s)…")
+    report = head_report(inputs.cached_model(spec), texts, backend=backend, ablation=ablation,
+                         progress=lambda done, total, label: bar.progress(done / total, text=label))
+    bar.empty()
+    return report
 
 
 def open_in_inspect() -> None:
@@ -41,6 +47,7 @@ def open_in_inspect() -> None:
 
 
 if "_heads_open" in st.session_state:
+    inputs.keep_across_pages()
     st.session_state["layer"], st.session_state["head"] = st.session_state.pop("_heads_open")
     st.switch_page("pages/inspect.py")
 
@@ -77,23 +84,20 @@ with st.expander("Health thresholds"):
     sink = columns[2].number_input("Sink above", 0.01, 1.0, 0.3, 0.01, key="heads_sink",
                                    help="Gu et al. 2024: a key whose mean received weight exceeds this is a sink.")
 
-texts = (chosen.state.text,) if mode == "This text" else corpus
+if mode == "This text":
+    texts = (chosen.state.text,)
+else:
+    size = st.number_input("Sentences from the corpus", 2, len(corpus), len(corpus), key="heads_corpus_size",
+                           help="Fewer sentences run faster; the verdict rests on fewer examples.")
+    texts = corpus[:size]
 status.update(label=f"Measuring {info.num_layers * info.num_heads} heads on {len(texts)} text(s)…")
-bar = st.empty()
-
-
-def progress(done: int, total: int, label: str) -> None:
-    bar.progress(done / total, text=label)
-
-
 try:
     thresholds = HealthThresholds(collapsed=collapsed, diffuse=diffuse, sink=sink)
-    report = with_thresholds(cached_report(chosen.spec, texts, chosen.state.backend, ablation, progress), thresholds)
+    report = with_thresholds(cached_report(chosen.spec, texts, chosen.state.backend, ablation), thresholds)
 except InspectorError as err:
     status.update(label="The head report could not be computed", state="error")
     st.error(str(err))
     st.stop()
-bar.empty()
 status.update(state="complete", label=(f"{info.name}: {len(texts)} text(s), {report.backend} backend, "
                                        f"{sum(report.timings.values()):.1f} s of measurement"))
 slide = chosen.state.slide

@@ -92,7 +92,8 @@ def _restore_once() -> None:
 _SHARED_KEYS = ("model", "model_other", "text", "backend", "example", "layer", "head", *FLAGS)
 
 
-def _keep_across_pages() -> None:
+def keep_across_pages() -> None:
+    """Keep the shared widgets' values through the next page switch (call before ``st.switch_page`` too)."""
     for key in _SHARED_KEYS:
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]
@@ -108,7 +109,7 @@ def _load_example() -> None:
 def sidebar() -> Inputs:
     """Draw the sidebar and return the chosen inputs (layer and head are filled in by the page)."""
     _restore_once()
-    _keep_across_pages()
+    keep_across_pages()
     with st.sidebar:
         for warning in st.session_state.get("_share_warnings", ()):
             st.warning(f"Share link: {escape_markdown(warning)}", icon="⚠️")
