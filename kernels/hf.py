@@ -22,8 +22,9 @@ Interventions (DESIGN's one-function principle) travel in the same request, one 
 to one layer: :class:`ScoreScale` (another softmax temperature for some heads), :class:`TieKeysToQueries` (use
 a head's queries as its keys: W_K := W_Q), :class:`WeightEdit` (replace some heads' weights — uniform,
 permuted, adversarial — and recompute their output as weights · V), :class:`HeadAblation` (zero a head's
-output, or replace it by its mean over the text's tokens) and :class:`HeadGate` (multiply head outputs by a
-gate that may require grad: Michel et al.'s importance is |∂L/∂gate| at gate = 1). They run in that order:
+output, or replace it by its mean over the text's tokens), :class:`SequenceHeadAblation` (the same, with a
+different set of heads per sequence of the batch) and :class:`HeadGate` (multiply head outputs by a gate — shared
+or per sequence — that may require grad: Michel et al.'s importance is |∂L/∂gate| at gate = 1). They run in that order:
 the first two change the scores before the backend runs, so the statistics describe the attention the model
 actually used. The head output they act on is attention's ``(batch, heads, q_len, head_dim)`` result before
 the output projection, so zeroing it removes exactly that head's term from the residual stream (the output
