@@ -299,7 +299,9 @@ def gradient_importance(loaded: LoadedModel, inputs: dict[str, torch.Tensor], ba
                    for b in range(copies))
     else:
         target = int(base.vector.argmax())
-        loss = -model_output(loaded, result, batch, keep_graph=True).vector[target]
+        vector = model_output(loaded, result, batch, keep_graph=True).vector
+        log_probs = vector if base.kind == "distribution" else torch.log_softmax(vector, dim=-1)  # logits → log p
+        loss = -log_probs[target]
     grads = torch.autograd.grad(loss, gates)
     per_gate = torch.stack([g.detach().float().cpu() for g in grads])  # (L, copies, H)
     return per_gate.pow(2).sum(dim=1).sqrt().numpy().astype(np.float32)

@@ -11,7 +11,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from transformers import AutoModel
+from transformers import AutoModel, AutoModelForSequenceClassification
 
 from inspector.cli import main
 from inspector.errors import InvalidRequestError
@@ -23,7 +23,7 @@ from inspector.metrics import (TOKEN_CATEGORIES, HealthThresholds, head_entropy_
                                mean_attention_distance, sink_scores, token_category_mass)
 from inspector.redundancy import LN2, classical_mds, cluster_order, contribution_similarity, js_divergence_matrix
 from kernels.hf import HeadAblation, HeadGate, SequenceHeadAblation, WeightEdit
-from tests.conftest import make_tokenizer, tiny_config
+from tests.conftest import make_tokenizer, save_tiny_model, tiny_config
 from tests.tolerances import close
 
 TEXT = "the animal did n't cross the street because it was too tired ."
@@ -253,6 +253,19 @@ def test_report_numbers_words_and_thresholds(tiny_bert):
     assert strict.flags.collapsed.all() and not strict.flags.diffuse.any()
     assert any("< 0.99999 (collapsed)" in line for line in health_report(strict))
     json.dumps(report_json(report), allow_nan=False)
+
+
+def test_language_models_and_classifiers_are_judged_in_their_own_terms(tmp_path):
+    lm = load_model(str(save_tiny_model(tmp_path / "gpt2-lm", "gpt2", with_head=True)))
+    torch.manual_seed(0)
+    classifier = AutoModelForSequenceClassification.from_config(tiny_config("bert"), attn_implementation="eager")
+    classifier.save_pretrained(tmp_path / "bert-cls", safe_serialization=True)
+    make_tokenizer().save_pretrained(tmp_path / "bert-cls")
+    for loaded, kind in ((lm, "distribution"), (load_model(str(tmp_path / "bert-cls")), "logits")):
+        report = head_report(loaded, [TEXT, OTHER])
+        assert report.output_kind == kind
+        assert (report.statistics.importance_ablation > 0).any() and (report.statistics.gradient_raw > 0).any()
+        assert np.all(np.isfinite(report.pruning.change)) and report.pruning.change[-1] > 0
 
 
 def test_bundled_corpus_is_varied_and_readable():
