@@ -341,8 +341,7 @@ def _text_statistics(loaded: LoadedModel, text: str, mode: AblationMode,
     cosine, cka = contribution_similarity(contribution)
     key_scores = sink_scores(weights, visible)
 
-    single = torch.zeros(layers * heads, layers, heads, dtype=torch.bool)
-    single.view(layers * heads, -1)[torch.arange(layers * heads), torch.arange(layers * heads)] = True
+    single = torch.eye(layers * heads, dtype=torch.bool).view(layers * heads, layers, heads)  # copy b ablates head b
     stats = HeadStatistics(
         entropy=entropy.raw, entropy_normalized=entropy.normalized, layer_entropy=entropy.layer_mean,
         token_mass=token_category_mass(weights, tokens, special),
@@ -555,9 +554,14 @@ def health_report(report: HeadReport) -> list[str]:
     pairs = report.pairs
     for p in range(min(2, len(pairs.heads))):
         a, b = (report.head_name(x) for x in pairs.heads[p])
-        verdict = ("redundant: removing both costs little more than the larger of the two"
-                   if pairs.change_both[p] <= 1.25 * max(pairs.change_first[p], pairs.change_second[p])
-                   else "not redundant in effect: removing both costs clearly more than either alone")
+        first, second = pairs.change_first[p], pairs.change_second[p]
+        larger, total = max(first, second), first + second
+        if pairs.change_both[p] <= 1.25 * larger:
+            verdict = "redundant: removing both costs little more than the larger of the two"
+        elif pairs.change_both[p] < 0.9 * total:
+            verdict = "partly redundant: removing both costs more than either alone but less than the two added"
+        else:
+            verdict = "not redundant in effect: removing both costs as much as the two added, or more"
         lines.append(f"Attention-alike pair {a} & {b} (JS divergence {pairs.js_divergence[p]:.3f} nats, of at most "
                      f"ln 2 = 0.693): ablating {a} changes the output by {pairs.change_first[p]:.4f}, {b} by "
                      f"{pairs.change_second[p]:.4f}, both by {pairs.change_both[p]:.4f} — {verdict}.")

@@ -88,9 +88,10 @@ _PIECE_MARKERS = ("##", "Ġ", "▁", "Ċ")
 
 @dataclass(frozen=True)
 class HealthThresholds:
-    """Where a head counts as unhealthy (user-set, so a bad value is an :class:`InvalidRequestError`). collapsed: normalised entropy below this (rows nearly one-hot);
-    diffuse: above this (rows nearly uniform — the head routes nothing in particular); sink: a key whose sink
-    score (Gu et al. 2024) exceeds this is an attention sink."""
+    """Where a head counts as unhealthy (user-set, so a bad value is an :class:`InvalidRequestError`).
+
+    collapsed: normalised entropy below this (rows nearly one-hot); diffuse: above this (rows nearly uniform — the
+    head routes nothing in particular); sink: a key whose sink score (Gu et al. 2024) exceeds this is a sink."""
 
     collapsed: float = 0.1
     diffuse: float = 0.9

@@ -90,8 +90,8 @@ def contribution_similarity(contributions: np.ndarray) -> tuple[np.ndarray, np.n
     contributions: (heads_total, q_len, hidden) — head output × its W_O slice, for one text.
     Returns (cosine, cka), each (heads_total, heads_total) float32, symmetric with 1 on the diagonal (0 for a
     head that writes nothing). Cosine is of the flattened (q_len · hidden) contributions, in [−1, 1]. Linear
-    CKA is ⟨K̃_a, K̃_b⟩ / (‖K̃_a‖ ‖K̃_b‖) with K̃ the token-by-token Gram matrix of the token-centred contribution
-    (Kornblith et al. 2019), in [0, 1]."""
+    CKA is ⟨K̃_a, K̃_b⟩ / (‖K̃_a‖ ‖K̃_b‖) with K̃ the token-by-token Gram matrix of the token-centred
+    contribution (Kornblith et al. 2019), in [0, 1]."""
     x = np.asarray(contributions, dtype=np.float64)
     heads = x.shape[0]
 
