@@ -302,3 +302,19 @@ def test_cli_heads_bad_input_exits_2(tmp_path, tiny_model_dirs, capsys):
     assert main(["heads", "--model", model, "--text", TEXT, "--sink", "2"]) == 2
     assert main(["heads", "--model", model, "--corpus", str(tmp_path / "missing.txt")]) == 2
     assert capsys.readouterr().err.count("error:") == 3
+
+
+def test_head_charts_are_valid_vega_lite_in_both_modes(tiny_bert):
+    from inspector.heads_charts import GRID_METRICS, head_grid_chart, head_matrix_chart, mds_chart, pruning_chart
+
+    report = head_report(tiny_bert, TEXT)
+    for slide in (False, True):
+        for metric in GRID_METRICS:
+            spec = head_grid_chart(report, metric, selected=(1, 2), slide=slide).to_dict(validate=True)
+            assert any(p.get("name") == "head_pick" for layer in spec["layer"] for p in layer.get("params", []))
+        head_matrix_chart(report, report.statistics.js_divergence, title="JS", legend="nats", domain=(0.0, LN2),
+                          slide=slide).to_dict(validate=True)
+        mds_chart(report, slide=slide).to_dict(validate=True)
+        pruning_chart(report, slide=slide).to_dict(validate=True)
+    with pytest.raises(ValueError, match="metric"):
+        head_grid_chart(report, "colour")
