@@ -20,6 +20,7 @@ alt.utils.schemapi.disable_debug_mode()
 # Later pages (Heads, Attribution, Lessons, Ground truth) join this list; share links name them by url_path.
 PAGES = [
     st.Page("pages/inspect.py", title="Inspect", icon=":material/grid_on:", url_path="inspect", default=True),
+    st.Page("pages/heads.py", title="Heads", icon=":material/view_module:", url_path="heads"),
     st.Page("pages/lessons.py", title="Lessons", icon=":material/school:", url_path="lessons"),
 ]
 

@@ -1,4 +1,4 @@
-"""Command line: ``python -m inspector analyze|lessons|info``. Every page of the app gets a twin here that computes the
+"""Command line: ``python -m inspector analyze|heads|lessons|info``. Every page of the app gets a twin here that computes the
 same numbers through the same library call and writes them as JSON.
 
 Bad input — empty text, too many tokens, an unknown model or folder, an unknown backend or layer — exits
@@ -84,6 +84,26 @@ def _analyze(args: argparse.Namespace) -> None:
         print(f"layer {layer:2d}  mean entropy {mean:5.3f} nats  normalised per head: {heads}")
 
 
+def _heads(args: argparse.Namespace) -> None:
+    from inspector.heads import CORPUS_PATH, head_report, health_report, read_corpus, report_json
+    from inspector.loading import load_model
+    from inspector.metrics import HealthThresholds
+
+    thresholds = HealthThresholds(collapsed=args.collapsed, diffuse=args.diffuse, sink=args.sink)
+    texts = [args.text] if args.text is not None else read_corpus(CORPUS_PATH if args.corpus == "bundled"
+                                                                  else args.corpus)
+    loaded = load_model(args.model, device=args.device, dtype=args.dtype)
+
+    def progress(done: int, total: int, label: str) -> None:
+        print(f"[{done}/{total}] {label}", file=sys.stderr, flush=True)
+
+    report = head_report(loaded, texts, thresholds=thresholds, ablation=args.ablation, backend=args.backend,
+                         progress=progress if args.corpus is not None else None)
+    if args.json:
+        _write_json(report_json(report), args.json)
+    if args.json != "-":
+        print("\n".join(health_report(report)))
+
 def _lessons(args: argparse.Namespace) -> None:
     from inspector.lessons import all_lessons, lessons_json
     from inspector.loading import load_model
@@ -146,6 +166,19 @@ def build_parser() -> argparse.ArgumentParser:
                          help="cut texts longer than the model's limit instead of refusing them")
     analyze.set_defaults(run=_analyze)
 
+    heads = commands.add_parser("heads", help="head report: entropy health, sinks, redundancy, importance, pruning")
+    model_options(heads)
+    texts = heads.add_mutually_exclusive_group(required=True)
+    texts.add_argument("--text", help="one text to analyse")
+    texts.add_argument("--corpus", metavar="FILE",
+                       help="a UTF-8 file with one text per line ('bundled' = assets/corpus/sentences.txt)")
+    heads.add_argument("--backend", default="auto", choices=["auto", "torch", "triton"], help="attention backend")
+    heads.add_argument("--ablation", default="zero", choices=["zero", "mean"],
+                       help="remove a head by zeroing its output or by its mean over the text (default: zero)")
+    heads.add_argument("--collapsed", type=float, default=0.1, help="normalised entropy below this = collapsed")
+    heads.add_argument("--diffuse", type=float, default=0.9, help="normalised entropy above this = diffuse")
+    heads.add_argument("--sink", type=float, default=0.3, help="sink score above this = a sink (Gu et al.)")
+    heads.set_defaults(run=_heads)
     lessons = commands.add_parser("lessons", help="every lesson's numbers and answers (the Lessons page's twin)")
     model_options(lessons)
     lesson_source = lessons.add_mutually_exclusive_group(required=True)

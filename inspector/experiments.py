@@ -111,36 +111,37 @@ def forward(
     return ForwardResult(outputs=outputs, records=request.records)
 
 
-def _output_position(loaded: LoadedModel, inputs: dict[str, torch.Tensor]) -> int | None:
+def _output_position(loaded: LoadedModel, inputs: dict[str, torch.Tensor], sequence: int = 0) -> int | None:
     """The row whose prediction a language model is judged by, or None for embedding/classifier outputs."""
     head = loaded.info.head
-    mask = inputs["attention_mask"][0]
+    mask = inputs["attention_mask"][sequence]
     if head == "causal-lm":
         return int(mask.nonzero().max())  # the last real token (left or right padding alike)
     if head == "masked-lm" and "input_ids" in inputs:
         mask_id = getattr(loaded.tokenizer, "mask_token_id", None)
-        hits = (inputs["input_ids"][0] == mask_id).nonzero() if mask_id is not None else torch.empty(0)
+        hits = (inputs["input_ids"][sequence] == mask_id).nonzero() if mask_id is not None else torch.empty(0)
         if len(hits):
             return int(hits[0])
     return None
 
 
 def model_output(loaded: LoadedModel, result: ForwardResult, inputs: dict[str, torch.Tensor],
-                 *, keep_graph: bool = False) -> ModelOutput:
-    """The first sequence's output in the model's own terms (see the module docstring).
+                 *, keep_graph: bool = False, sequence: int = 0) -> ModelOutput:
+    """The output of sequence ``sequence`` (default the first) in the model's own terms (see the module
+    docstring).
 
     ``keep_graph`` keeps the autograd graph (for gradients of the output); otherwise the vector is detached
     and on the CPU."""
     outputs = result.outputs
-    position = _output_position(loaded, inputs)
+    position = _output_position(loaded, inputs, sequence)
     finish = (lambda t: t) if keep_graph else (lambda t: t.detach().float().cpu())
     if loaded.info.head == "classifier":
-        return ModelOutput(kind="logits", vector=finish(outputs.logits[0].float()))
+        return ModelOutput(kind="logits", vector=finish(outputs.logits[sequence].float()))
     if position is not None:
         return ModelOutput(kind="distribution", position=position,
-                           vector=finish(torch.log_softmax(outputs.logits[0, position].float(), dim=-1)))
-    hidden = outputs.hidden_states[-1][0].float()  # (q_len, hidden)
-    real = inputs["attention_mask"][0].to(hidden.dtype)[:, None]
+                           vector=finish(torch.log_softmax(outputs.logits[sequence, position].float(), dim=-1)))
+    hidden = outputs.hidden_states[-1][sequence].float()  # (q_len, hidden)
+    real = inputs["attention_mask"][sequence].to(hidden.dtype)[:, None]
     pooled = (hidden * real).sum(dim=0) / real.sum().clamp_min(1)
     return ModelOutput(kind="embedding", vector=finish(torch.nn.functional.normalize(pooled, dim=0)))
 

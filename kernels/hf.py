@@ -22,8 +22,9 @@ Interventions (DESIGN's one-function principle) travel in the same request, one 
 to one layer: :class:`ScoreScale` (another softmax temperature for some heads), :class:`TieKeysToQueries` (use
 a head's queries as its keys: W_K := W_Q), :class:`WeightEdit` (replace some heads' weights — uniform,
 permuted, adversarial — and recompute their output as weights · V), :class:`HeadAblation` (zero a head's
-output, or replace it by its mean over the text's tokens) and :class:`HeadGate` (multiply head outputs by a
-gate that may require grad: Michel et al.'s importance is |∂L/∂gate| at gate = 1). They run in that order:
+output, or replace it by its mean over the text's tokens), :class:`SequenceHeadAblation` (the same, with a
+different set of heads per sequence of the batch) and :class:`HeadGate` (multiply head outputs by a gate — shared
+or per sequence — that may require grad: Michel et al.'s importance is |∂L/∂gate| at gate = 1). They run in that order:
 the first two change the scores before the backend runs, so the statistics describe the attention the model
 actually used. The head output they act on is attention's ``(batch, heads, q_len, head_dim)`` result before
 the output projection, so zeroing it removes exactly that head's term from the residual stream (the output
@@ -198,13 +199,25 @@ class HeadAblation:
 
 @dataclass(frozen=True)
 class HeadGate:
-    """Multiply every head's output by ``gate`` ((heads,) tensor, may require grad)."""
+    """Multiply every head's output by ``gate``: a (heads,) tensor shared by the batch, or (batch, heads) — one
+    gate per sequence, so one batched forward can gate each copy of a text differently. May require grad."""
 
     layer: int
     gate: torch.Tensor
 
 
-Intervention = Union[ScoreScale, TieKeysToQueries, WeightEdit, HeadAblation, HeadGate]
+@dataclass(frozen=True)
+class SequenceHeadAblation:
+    """:class:`HeadAblation` chosen per sequence: sequence b has the heads where ``mask[b]`` is True removed
+    (``mask``: (batch, heads) bool). One batched forward over copies of a text then ablates a different set
+    of heads in each copy — how :mod:`inspector.heads` measures every head's importance in one call."""
+
+    layer: int
+    mask: torch.Tensor
+    mode: Literal["zero", "mean"] = "zero"
+
+
+Intervention = Union[ScoreScale, TieKeysToQueries, WeightEdit, HeadAblation, HeadGate, SequenceHeadAblation]
 
 
 @dataclass
@@ -468,30 +481,43 @@ def _edit_weights(edits: list[WeightEdit], out: torch.Tensor, weights: torch.Ten
     return out, weights, stats
 
 
+def _ablate(out: torch.Tensor, selected: torch.Tensor, mode: str, padding: torch.Tensor | None,
+            what: str) -> torch.Tensor:
+    """``out`` (batch, heads, q_len, d) with the heads where ``selected`` ((heads,) or (batch, heads) bool) is True
+    zeroed or replaced by their mean over the sequence's real (non-padding) query positions."""
+    q_len = out.shape[2]
+    selected = selected.to(out.device).reshape(-1 if selected.dim() == 2 else 1, out.shape[1])[:, :, None, None]
+    if mode == "zero":
+        return torch.where(selected, torch.zeros((), dtype=out.dtype, device=out.device), out)
+    if mode == "mean":
+        real = (padding[:, -q_len:] if padding is not None
+                else torch.ones(out.shape[0], q_len, dtype=torch.bool, device=out.device))
+        weights = (real.to(out.dtype) / real.sum(dim=-1, keepdim=True).clamp_min(1))[:, None, :, None]
+        mean = (out * weights).sum(dim=2, keepdim=True).expand_as(out)  # (batch, heads, q_len, d)
+        return torch.where(selected, mean, out)
+    raise InterventionError(f"{what} mode must be 'zero' or 'mean', got {mode!r}")
+
+
 def _after_attention(edits: list[Intervention], out: torch.Tensor, padding: torch.Tensor | None) -> torch.Tensor:
-    """Apply :class:`HeadAblation` and :class:`HeadGate` to the heads' outputs ``(batch, heads, q_len, d)``."""
-    num_heads, q_len = out.shape[1], out.shape[2]
+    """Apply :class:`HeadAblation`, :class:`SequenceHeadAblation` and :class:`HeadGate` to the heads' outputs
+    ``(batch, heads, q_len, d)``."""
+    batch, num_heads = out.shape[0], out.shape[1]
     for item in edits:
         if isinstance(item, HeadAblation):
-            heads = _head_indices(item, num_heads)
-            if item.mode == "zero":
-                out = out * _head_factor(num_heads, heads, 0.0, out)
-            elif item.mode == "mean":
-                real = (padding[:, -q_len:] if padding is not None
-                        else torch.ones(out.shape[0], q_len, dtype=torch.bool, device=out.device))
-                weights = (real.to(out.dtype) / real.sum(dim=-1, keepdim=True).clamp_min(1))[:, None, :, None]
-                mean = (out * weights).sum(dim=2, keepdim=True).expand_as(out)  # (batch, heads, q_len, d)
-                selected = torch.zeros(num_heads, dtype=torch.bool, device=out.device)
-                selected[heads] = True
-                out = torch.where(selected[None, :, None, None], mean, out)
-            else:
-                raise InterventionError(f"HeadAblation mode must be 'zero' or 'mean', got {item.mode!r}")
+            selected = torch.zeros(num_heads, dtype=torch.bool, device=out.device)
+            selected[_head_indices(item, num_heads)] = True
+            out = _ablate(out, selected, item.mode, padding, "HeadAblation")
+        elif isinstance(item, SequenceHeadAblation):
+            if tuple(item.mask.shape) != (batch, num_heads) or item.mask.dtype != torch.bool:
+                raise InterventionError(f"SequenceHeadAblation at layer {item.layer} has a {item.mask.dtype} mask of "
+                                        f"shape {tuple(item.mask.shape)}, expected bool ({batch}, {num_heads})")
+            out = _ablate(out, item.mask, item.mode, padding, "SequenceHeadAblation")
         elif isinstance(item, HeadGate):
             gate = item.gate
-            if gate.shape != (num_heads,):
+            if tuple(gate.shape) not in ((num_heads,), (batch, num_heads)):
                 raise InterventionError(f"HeadGate at layer {item.layer} has shape {tuple(gate.shape)}, expected "
-                                        f"({num_heads},)")
-            out = out * gate.to(dtype=out.dtype, device=out.device)[None, :, None, None]
+                                        f"({num_heads},) or ({batch}, {num_heads})")
+            out = out * gate.to(dtype=out.dtype, device=out.device).reshape(-1, num_heads)[:, :, None, None]
     return out
 
 

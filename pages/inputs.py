@@ -106,22 +106,24 @@ def _restore_once(policy: HostingPolicy) -> None:
         st.session_state[key] = getattr(state, key)
 
 
+# Widget keys every page shares. Streamlit drops a widget's value when a run on another page does not draw that
+# same widget (the widget id includes the page); assigning each value to itself at the top of a run makes it a
+# plain session value again, so the model, text and options survive a page switch.
+_SHARED_KEYS = ("model", "model_other", "text", "backend", "example", "lang", "layer", "head", *FLAGS)
+
+
+def keep_across_pages() -> None:
+    """Keep the shared widgets' values through the next page switch (call before ``st.switch_page`` too)."""
+    for key in _SHARED_KEYS:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
 def _load_example() -> None:
     chosen = st.session_state.get("example")
     for example in EXAMPLES:
         if example.title == chosen:
             st.session_state["text"] = example.text
-
-
-# Streamlit ties a widget's value to the page that drew it, so a page switch would reset the shared inputs;
-# re-assigning them as plain session state before they are drawn carries them to the next page.
-_SHARED_KEYS = ("model", "model_other", "text", "backend", "lang", "layer", "head", *FLAGS)
-
-
-def _keep_across_pages() -> None:
-    for key in _SHARED_KEYS:
-        if key in st.session_state:
-            st.session_state[key] = st.session_state[key]
 
 
 def sidebar() -> Inputs:
@@ -132,7 +134,7 @@ def sidebar() -> Inputs:
         st.error(f"This instance is misconfigured: {err}")
         st.stop()
     _restore_once(policy)
-    _keep_across_pages()
+    keep_across_pages()
     options = model_options(policy)
     with st.sidebar:
         # Both languages in the label: whoever cannot read the current one still finds the switch.

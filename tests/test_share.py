@@ -79,8 +79,9 @@ def test_language_travels_only_when_not_english():
 
 def test_other_pages_and_versions():
     assert roundtrip(ViewState(page="heads"), pages=("inspect", "heads")).page == "heads"
-    state, warnings = decode_view({"page": "heads"})
-    assert state.page == "inspect" and "page='heads'" in warnings[0]
+    assert decode_view({"page": "heads"}) == (ViewState(page="heads"), ())  # the Heads page is a page of the app
+    state, warnings = decode_view({"page": "no-such-page"})
+    assert state.page == "inspect" and "page='no-such-page'" in warnings[0]
     state, warnings = decode_view({"v": "2", "layer": "3"})
     assert state.layer == 3 and "newer version" in warnings[0]
     state, warnings = decode_view({"v": "banana"})

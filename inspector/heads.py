@@ -1,0 +1,628 @@
+"""The head report (issue #5): per-head statistics, redundancy and importance — every statistic paired with what
+happens to the model's output when the heads are removed.
+
+One call, :func:`head_report`, serves the Heads page and ``python -m inspector heads``, so both show the same
+numbers. For each text it runs, through the one attention function (:mod:`kernels.hf`, nothing attached to
+the shared model):
+
+1. one plain forward that keeps every layer's exact weights and each head's value and output →
+   entropy (raw, normalised), Clark et al.'s token-category masses, Gu et al.'s sink scores, mean attention
+   distance, Kobayashi et al.'s norm-weighted category masses, Clark's JS divergence between heads and the
+   cosine / linear CKA between what heads write (:mod:`inspector.metrics`, :mod:`inspector.redundancy`);
+2. one batched forward over copies of the text, copy b ablating head b alone (:class:`SequenceHeadAblation`):
+   the **ablation importance** of each head = the output change it causes, in the model's own terms
+   (:func:`inspector.experiments.output_change`: embedding cosine distance, next-token KL, logit change);
+3. one forward and backward with a gate of 1 on every head (:class:`HeadGate`): Michel et al. 2019's **gradient
+   importance** I_h = |∂L/∂g_h| at g = 1, normalised by the ℓ2 norm of its layer (Michel's per-layer
+   normalisation) — see :func:`gradient_importance` for what L is for each kind of model.
+
+Then, once the per-text numbers are averaged, a second pass over the texts measures what the averages
+suggest: the most redundant pairs (smallest JS divergence) ablated one at a time and together, and the
+**pruning curve**: heads removed in order of increasing gradient importance, 10 % of them at a time.
+
+**Corpus mode** is the same report over many texts: every per-text statistic in :class:`HeadStatistics`
+is the plain mean of the single-text values (exactly, by construction — :meth:`HeadStatistics.mean`), so a
+verdict is never drawn from one sentence. The pair and pruning measurements are means over the texts too,
+of ablations chosen from the corpus averages.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Callable, Literal, Sequence
+
+import numpy as np
+import torch
+
+from inspector.errors import BackendError, InvalidRequestError, InvalidTextError
+from inspector.experiments import (ModelOutput, OutputKind, encode, forward, model_output, output_change,
+                                   output_change_name, output_projection)
+from inspector.loading import LoadedModel, ModelInfo
+from inspector.metrics import (TOKEN_CATEGORIES, HealthFlags, HealthThresholds, head_entropy_from_rows,
+                               health_flags, mean_attention_distance, norm_weighted_attention, sink_scores,
+                               token_category_mass)
+from inspector.redundancy import classical_mds, cluster_order, contribution_similarity, js_divergence_matrix
+from kernels.hf import BackendUnavailableError, HeadGate, SequenceHeadAblation, resolve_backend
+from kernels.reference import visible_keys_mask
+
+AblationMode = Literal["zero", "mean"]
+Progress = Callable[[int, int, str], None]
+
+CORPUS_PATH = Path(__file__).resolve().parents[1] / "assets" / "corpus" / "sentences.txt"
+# Texts in a report: enough for a corpus verdict, few enough that a page request stays bounded.
+MAX_TEXTS = 500
+PRUNING_STEP = 0.1
+REDUNDANT_PAIRS = 5
+# Embeddings have no label to take a loss against: L is their projection on this many fixed random directions
+# orthogonal to the unablated embedding (see gradient_importance).
+EMBEDDING_DIRECTIONS = 8
+# Copies of a text per batched forward: copies × tokens stays under this, so long texts do not blow up memory.
+_BATCH_TOKENS = 4096
+
+
+@dataclass(frozen=True)
+class HeadStatistics:
+    """Per-head numbers for one text, or their mean over a corpus. L = layers, H = heads, N = L·H (heads in
+    layer-major order: flat index = layer · H + head).
+
+    entropy: (L, H) nats, mean row entropy. entropy_normalized: (L, H) in [0, 1]. layer_entropy: (L,) nats.
+    token_mass: (L, H, 6) — share of attention on each of :data:`inspector.metrics.TOKEN_CATEGORIES`.
+    norm_token_mass: (L, H, 6) — the same shares of the norm-weighted attention ‖α_ij f(x_j)‖ (Kobayashi).
+    first_token_sink: (L, H) — the first key's sink score (= mean weight on it). max_sink_score: (L, H) — the
+    largest sink score over the keys (Gu et al.). mean_distance: (L, H) tokens.
+    js_divergence: (N, N) nats in [0, ln 2]. contribution_cosine, contribution_cka: (N, N).
+    importance_ablation: (L, H) — output change when the head alone is ablated (the model's own measure).
+    gradient_raw: (L, H) — |∂L/∂g_h| before Michel's per-layer normalisation (normalise the mean, not the texts).
+    """
+
+    entropy: np.ndarray
+    entropy_normalized: np.ndarray
+    layer_entropy: np.ndarray
+    token_mass: np.ndarray
+    norm_token_mass: np.ndarray
+    first_token_sink: np.ndarray
+    max_sink_score: np.ndarray
+    mean_distance: np.ndarray
+    js_divergence: np.ndarray
+    contribution_cosine: np.ndarray
+    contribution_cka: np.ndarray
+    importance_ablation: np.ndarray
+    gradient_raw: np.ndarray
+
+    def __post_init__(self) -> None:
+        layers, heads = self.entropy.shape
+        n = layers * heads
+        expected = {"entropy_normalized": (layers, heads), "layer_entropy": (layers,),
+                    "token_mass": (layers, heads, len(TOKEN_CATEGORIES)),
+                    "norm_token_mass": (layers, heads, len(TOKEN_CATEGORIES)), "first_token_sink": (layers, heads),
+                    "max_sink_score": (layers, heads), "mean_distance": (layers, heads), "js_divergence": (n, n),
+                    "contribution_cosine": (n, n), "contribution_cka": (n, n),
+                    "importance_ablation": (layers, heads), "gradient_raw": (layers, heads)}
+        for name, shape in expected.items():
+            if getattr(self, name).shape != shape:
+                raise ValueError(f"HeadStatistics.{name} has shape {getattr(self, name).shape}, expected {shape}")
+        if not np.allclose(self.js_divergence, self.js_divergence.T) or (self.js_divergence < 0).any():
+            raise ValueError("HeadStatistics.js_divergence must be symmetric and non-negative")
+
+    @staticmethod
+    def mean(items: Sequence[HeadStatistics]) -> HeadStatistics:
+        """Field-by-field mean over texts (NaN entropies — one-token texts — are skipped)."""
+        if not items:
+            raise ValueError("HeadStatistics.mean needs at least one item")
+
+        def average(name: str) -> np.ndarray:
+            stacked = np.stack([getattr(item, name) for item in items]).astype(np.float64)
+            if name == "entropy_normalized":
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)  # "mean of empty slice" for all-NaN heads
+                    return np.nanmean(stacked, axis=0).astype(np.float32)
+            return stacked.mean(axis=0).astype(np.float32)
+
+        return HeadStatistics(**{f.name: average(f.name) for f in fields(HeadStatistics)})
+
+
+@dataclass(frozen=True)
+class RedundantPairs:
+    """The most redundant head pairs (smallest corpus-mean JS divergence) and what ablating them does.
+
+    heads: (P, 2) int flat head indices (layer · H + head). js_divergence: (P,) nats. change_first,
+    change_second, change_both: (P,) — mean output change with the first head, the second, and both ablated.
+    Redundant heads show change_both ≈ max(first, second); heads that each carry something show
+    change_both ≈ first + second or more."""
+
+    heads: np.ndarray
+    js_divergence: np.ndarray
+    change_first: np.ndarray
+    change_second: np.ndarray
+    change_both: np.ndarray
+
+    def __post_init__(self) -> None:
+        p = self.heads.shape[0]
+        if self.heads.shape != (p, 2) or any(getattr(self, n).shape != (p,) for n in
+                                             ("js_divergence", "change_first", "change_second", "change_both")):
+            raise ValueError("RedundantPairs arrays must be (P, 2) and (P,)")
+
+
+@dataclass(frozen=True)
+class PruningCurve:
+    """Heads removed in order of increasing gradient importance (Michel et al. 2019, figure 3).
+
+    fraction: (S,) share of all heads removed (0, 0.1, …, 1). heads_removed: (S,) int. change: (S,) mean output
+    change against the unpruned model, in the model's own measure (0 = identical). order: (N,) int flat head
+    indices, least important first — the first ``heads_removed[s]`` of them are ablated at step s."""
+
+    fraction: np.ndarray
+    heads_removed: np.ndarray
+    change: np.ndarray
+    order: np.ndarray
+
+    def __post_init__(self) -> None:
+        s = self.fraction.shape[0]
+        if self.heads_removed.shape != (s,) or self.change.shape != (s,):
+            raise ValueError("PruningCurve: fraction, heads_removed and change must have one length")
+        if np.any(np.diff(self.heads_removed) < 0) or sorted(self.order.tolist()) != list(range(len(self.order))):
+            raise ValueError("PruningCurve: heads_removed must grow and order must be a permutation of the heads")
+
+
+@dataclass(frozen=True)
+class HeadReport:
+    """Everything the Heads page and ``python -m inspector heads`` show, for one text or a corpus.
+
+    info: the model. texts: the texts (one in single-text mode). tokens: per text, the tokenizer's strings.
+    statistics: the mean over texts (:class:`HeadStatistics`); per_text: one per text. key_sink_scores: per
+    text, (L, H, q_len_t) Gu et al. sink score of every key. output_kind / change_name: the output measure.
+    ablation_mode: "zero" or "mean". importance_gradient: (L, H) Michel's score of the corpus mean, each
+    layer divided by its ℓ2 norm. flags: heads crossing ``thresholds``. order: (N,) clustered order of the
+    heads by JS divergence. mds: (N, 2) classical-MDS map of the JS divergence. pairs, pruning: see their
+    classes. timings: seconds per stage."""
+
+    info: ModelInfo
+    texts: tuple[str, ...]
+    tokens: tuple[tuple[str, ...], ...]
+    thresholds: HealthThresholds
+    ablation_mode: AblationMode
+    output_kind: OutputKind
+    change_name: str
+    statistics: HeadStatistics
+    per_text: tuple[HeadStatistics, ...]
+    key_sink_scores: tuple[np.ndarray, ...]
+    importance_gradient: np.ndarray
+    flags: HealthFlags
+    order: np.ndarray
+    mds: np.ndarray
+    pairs: RedundantPairs
+    pruning: PruningCurve
+    backend: str
+    timings: dict
+
+    def __post_init__(self) -> None:
+        layers, heads = self.statistics.entropy.shape
+        n = layers * heads
+        if len(self.texts) != len(self.per_text) or len(self.texts) != len(self.tokens) \
+                or len(self.texts) != len(self.key_sink_scores):
+            raise ValueError("HeadReport: one entry per text in texts, tokens, per_text and key_sink_scores")
+        if self.importance_gradient.shape != (layers, heads) or self.order.shape != (n,) or self.mds.shape != (n, 2):
+            raise ValueError("HeadReport: importance_gradient (L, H), order (N,) and mds (N, 2) expected")
+        for tokens, scores in zip(self.tokens, self.key_sink_scores):
+            if scores.shape != (layers, heads, len(tokens)):
+                raise ValueError(f"HeadReport.key_sink_scores entry {scores.shape} does not match its tokens")
+
+    @property
+    def num_heads(self) -> int:
+        return self.statistics.entropy.shape[1]
+
+    def head_name(self, flat: int) -> str:
+        layer, head = divmod(int(flat), self.num_heads)
+        return f"L{layer}H{head}"
+
+
+def with_thresholds(report: HeadReport, thresholds: HealthThresholds) -> HeadReport:
+    """``report`` judged by other thresholds: only the flags change, so no model call is needed."""
+    return replace(report, thresholds=thresholds, flags=health_flags(report.statistics.entropy_normalized,
+                                                                     report.statistics.max_sink_score, thresholds))
+
+
+def read_corpus(path: str | Path = CORPUS_PATH) -> list[str]:
+    """Non-empty lines of a UTF-8 text file (lines starting with ``#`` are comments), one text each."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as err:
+        raise InvalidRequestError(f"cannot read the corpus {path}: {err} — give a UTF-8 text file with one "
+                                  "text per line") from err
+    texts = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    if not texts:
+        raise InvalidTextError(f"the corpus {path} has no texts; put one sentence per line")
+    return texts
+
+
+def layer_normalized(raw: np.ndarray) -> np.ndarray:
+    """Michel et al.'s per-layer normalisation: each layer's scores divided by their ℓ2 norm (0 stays 0)."""
+    norms = np.linalg.norm(raw, axis=-1, keepdims=True)
+    return np.divide(raw, norms, out=np.zeros_like(raw, dtype=np.float64), where=norms > 0).astype(np.float32)
+
+
+def _copies(inputs: dict[str, torch.Tensor], count: int) -> dict[str, torch.Tensor]:
+    return {name: value.expand(count, -1) for name, value in inputs.items()}
+
+
+def _ablated_changes(loaded: LoadedModel, inputs: dict[str, torch.Tensor], base: ModelOutput, masks: torch.Tensor,
+                     mode: AblationMode, backend: str) -> np.ndarray:
+    """Output change for each ablation set: masks (S, L, H) bool — set s removes the heads where it is True.
+    Runs batched forwards of copies of the text (chunked to :data:`_BATCH_TOKENS` tokens)."""
+    layers = masks.shape[1]
+    chunk = max(1, _BATCH_TOKENS // inputs["input_ids"].shape[1])
+    changes = []
+    for start in range(0, masks.shape[0], chunk):
+        part = masks[start:start + chunk]
+        interventions = [SequenceHeadAblation(layer, part[:, layer], mode) for layer in range(layers)
+                         if part[:, layer].any()]
+        copies = _copies(inputs, part.shape[0])
+        result = forward(loaded, copies, interventions=interventions, backend=backend)
+        changes.extend(output_change(base, model_output(loaded, result, copies, sequence=b))
+                       for b in range(part.shape[0]))
+    return np.asarray(changes, dtype=np.float32)
+
+
+def gradient_importance(loaded: LoadedModel, inputs: dict[str, torch.Tensor], base: ModelOutput,
+                        backend: str) -> np.ndarray:
+    """Michel et al. (2019)'s head importance for one text before per-layer normalisation: |∂L/∂g_h| at
+    gates g = 1 (:class:`HeadGate` on every layer; the model's parameters get no gradient). (L, H) float32.
+
+    L is a loss whose first-order change says how much the output moves — the output-change measures
+    themselves are useless here, since a distance is at its minimum (gradient 0) at g = 1:
+
+    - next-token distribution / class logits: Michel's own setting with the model's prediction as the label,
+      L = −log p(ŷ) with ŷ the unablated model's top token or class;
+    - sentence embedding (no label exists): L_b = ⟨r_b, e(g_b)⟩ for :data:`EMBEDDING_DIRECTIONS` fixed random
+      unit directions r_b orthogonal to the unablated embedding e (one copy of the text per direction, each
+      with its own gates), and I_h = √Σ_b (∂L_b/∂g_{b,h})² — an estimate, proportional in expectation, of
+      ‖∂e/∂g_h‖, the first-order distance the unit embedding moves when the head's gate moves. Directions
+      come from a fixed seed, so the numbers are reproducible; the per-layer normalisation removes the scale.
+    """
+    info = loaded.info
+    device = next(loaded.model.parameters()).device
+    embedding = base.kind == "embedding"
+    copies = EMBEDDING_DIRECTIONS if embedding else 1
+    gates = [torch.ones(copies, info.num_heads, device=device, requires_grad=True) for _ in range(info.num_layers)]
+    batch = _copies(inputs, copies)
+    result = forward(loaded, batch, interventions=[HeadGate(layer, gate) for layer, gate in enumerate(gates)],
+                     backend=backend, grad=True)
+    if embedding:
+        generator = torch.Generator().manual_seed(0)
+        directions = torch.randn(copies, base.vector.shape[0], generator=generator)
+        directions = directions - (directions @ base.vector)[:, None] * base.vector[None, :]  # ⊥ e
+        directions = torch.nn.functional.normalize(directions, dim=1).to(device)
+        loss = sum(directions[b] @ model_output(loaded, result, batch, keep_graph=True, sequence=b).vector
+                   for b in range(copies))
+    else:
+        target = int(base.vector.argmax())
+        vector = model_output(loaded, result, batch, keep_graph=True).vector
+        log_probs = vector if base.kind == "distribution" else torch.log_softmax(vector, dim=-1)  # logits → log p
+        loss = -log_probs[target]
+    grads = torch.autograd.grad(loss, gates)
+    per_gate = torch.stack([g.detach().float().cpu() for g in grads])  # (L, copies, H)
+    return per_gate.pow(2).sum(dim=1).sqrt().numpy().astype(np.float32)
+
+
+def _text_statistics(loaded: LoadedModel, text: str, mode: AblationMode,
+                     backend: str) -> tuple[HeadStatistics, tuple[str, ...], np.ndarray, dict]:
+    """Statistics of one text, its tokens, its per-key sink scores (L, H, T) and the tensors the second pass
+    reuses (the encoded inputs and the unablated output)."""
+    info = loaded.info
+    layers, heads = info.num_layers, info.num_heads
+    inputs = encode(loaded, text)
+    base_run = forward(loaded, inputs, backend=backend, weights_layers="all", keep=("value", "output"),
+                       keep_layers="all")
+    base = model_output(loaded, base_run, inputs)
+    records = base_run.records
+    weights = torch.stack([r.weights[0] for r in records]).float().cpu().numpy()  # (L, H, T, T)
+    n = weights.shape[-1]
+    visible = torch.stack([visible_keys_mask(n, n, causal=r.causal, window=r.window, device="cpu")[0, 0]
+                           for r in records]).numpy()  # (L, T, T)
+    entropy = head_entropy_from_rows(torch.stack([r.stats["entropy"][0] for r in records]).float().cpu().numpy(),
+                                     visible.sum(axis=-1))
+    ids = inputs["input_ids"][0].tolist()
+    tokens = tuple(str(t) for t in loaded.tokenizer.convert_ids_to_tokens(ids))
+    special_ids = set(getattr(loaded.tokenizer, "all_special_ids", []))
+    special = np.array([i in special_ids for i in ids], dtype=bool)
+
+    value_norms, contributions = [], []
+    for layer, record in enumerate(records):
+        w_o, _ = output_projection(loaded, layer)  # (H, d, hidden)
+        value = record.tensors["value"][0].float()  # (kv_heads, T, d)
+        value = value.repeat_interleave(heads // value.shape[0], dim=0)  # (H, T, d)
+        value_norms.append(torch.einsum("htd,hdo->hto", value, w_o).norm(dim=-1))
+        contributions.append(torch.einsum("htd,hdo->hto", record.tensors["output"][0].float(), w_o))
+    value_norms_np = torch.stack(value_norms).cpu().numpy()  # (L, H, T)
+    contribution = torch.cat(contributions).cpu().numpy()  # (N, T, hidden)
+    cosine, cka = contribution_similarity(contribution)
+    key_scores = sink_scores(weights, visible)
+
+    single = torch.eye(layers * heads, dtype=torch.bool).view(layers * heads, layers, heads)  # copy b ablates head b
+    stats = HeadStatistics(
+        entropy=entropy.raw, entropy_normalized=entropy.normalized, layer_entropy=entropy.layer_mean,
+        token_mass=token_category_mass(weights, tokens, special),
+        norm_token_mass=token_category_mass(norm_weighted_attention(weights, value_norms_np), tokens, special),
+        first_token_sink=key_scores[..., 0], max_sink_score=key_scores.max(axis=-1),
+        mean_distance=mean_attention_distance(weights),
+        js_divergence=js_divergence_matrix(weights.reshape(layers * heads, n, n)),
+        contribution_cosine=cosine, contribution_cka=cka,
+        importance_ablation=_ablated_changes(loaded, inputs, base, single, mode, backend).reshape(layers, heads),
+        gradient_raw=gradient_importance(loaded, inputs, base, backend),
+    )
+    return stats, tokens, key_scores, {"inputs": inputs, "base": base}
+
+
+def most_redundant_pairs(js: np.ndarray, count: int) -> np.ndarray:
+    """(count, 2) flat head indices of the pairs with the smallest JS divergence (distinct heads, i < j)."""
+    upper = np.triu_indices(js.shape[0], k=1)
+    best = np.argsort(js[upper], kind="stable")[:count]
+    return np.stack([upper[0][best], upper[1][best]], axis=1).astype(np.int64)
+
+
+def pruning_order(importance: np.ndarray) -> np.ndarray:
+    """(N,) flat head indices, least important first (ties by index, so the order is reproducible)."""
+    return np.argsort(importance.ravel(), kind="stable").astype(np.int64)
+
+
+def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
+                thresholds: HealthThresholds = HealthThresholds(), ablation: AblationMode = "zero",
+                backend: str = "torch", pairs: int = REDUNDANT_PAIRS, pruning_step: float = PRUNING_STEP,
+                progress: Progress | None = None) -> HeadReport:
+    """The full head report of ``loaded`` over ``texts`` (one text, or a corpus — see the module docstring).
+
+    ``ablation``: remove heads by zeroing their output or replacing it by its mean over the text. ``progress``
+    is called as ``progress(done, total, label)`` after each text of each pass (2 × len(texts) steps).
+    Raises :class:`InvalidTextError` / :class:`InvalidRequestError` for bad texts or options before the slow part
+    where it can."""
+    texts = (texts,) if isinstance(texts, str) else tuple(texts)
+    if not texts:
+        raise InvalidTextError("no texts to analyse; give a text or a corpus with at least one line")
+    if len(texts) > MAX_TEXTS:
+        raise InvalidRequestError(f"{len(texts)} texts: the head report takes at most {MAX_TEXTS} — use a smaller "
+                                  "corpus")
+    if ablation not in ("zero", "mean"):
+        raise InvalidRequestError(f"ablation must be 'zero' or 'mean', got {ablation!r}")
+    if not 0 < pruning_step <= 1:
+        raise InvalidRequestError(f"pruning_step must be in (0, 1], got {pruning_step}")
+    try:
+        backend = resolve_backend(backend, next(loaded.model.parameters()).device)
+    except BackendUnavailableError as err:
+        raise BackendError(str(err)) from err
+    for text in texts:
+        encode(loaded, text)  # every text's length and ids are checked before any slow work
+    info = loaded.info
+    layers, heads = info.num_layers, info.num_heads
+    n = layers * heads
+    total = 2 * len(texts)
+    report_progress = progress or (lambda done, total, label: None)
+    timings: dict[str, float] = {}
+
+    started = time.perf_counter()
+    per_text, tokens, key_scores, kept = [], [], [], []
+    for index, text in enumerate(texts):
+        stats, text_tokens, scores, reuse = _text_statistics(loaded, text, ablation, backend)
+        per_text.append(stats)
+        tokens.append(text_tokens)
+        key_scores.append(scores)
+        kept.append(reuse)
+        report_progress(index + 1, total, f"Statistics, single-head ablations and gradients: text {index + 1} of "
+                                          f"{len(texts)}")
+    statistics = HeadStatistics.mean(per_text)
+    timings["statistics"] = time.perf_counter() - started
+
+    started = time.perf_counter()
+    importance_gradient = layer_normalized(statistics.gradient_raw.astype(np.float64))
+    chosen = most_redundant_pairs(statistics.js_divergence, min(pairs, n * (n - 1) // 2))
+    order = pruning_order(importance_gradient)
+    steps = np.unique(np.round(np.arange(0.0, 1.0 + 1e-9, pruning_step) * n).astype(np.int64))
+    if steps[-1] != n:
+        steps = np.append(steps, n)
+    masks = torch.zeros(3 * len(chosen) + len(steps), n, dtype=torch.bool)
+    for p, (first, second) in enumerate(chosen):
+        masks[3 * p, first] = masks[3 * p + 1, second] = True
+        masks[3 * p + 2, [first, second]] = True
+    for s, removed in enumerate(steps):
+        masks[3 * len(chosen) + s, order[:removed]] = True
+    changes = np.zeros((len(texts), masks.shape[0]), dtype=np.float64)
+    for index, reuse in enumerate(kept):
+        changes[index] = _ablated_changes(loaded, reuse["inputs"], reuse["base"], masks.view(-1, layers, heads),
+                                          ablation, backend)
+        report_progress(len(texts) + index + 1, total, f"Redundant pairs and pruning: text {index + 1} of "
+                                                       f"{len(texts)}")
+    mean_changes = changes.mean(axis=0)
+    pair_changes = mean_changes[:3 * len(chosen)].reshape(-1, 3)
+    timings["pairs_and_pruning"] = time.perf_counter() - started
+
+    base = kept[0]["base"]
+    return HeadReport(
+        info=info, texts=texts, tokens=tuple(tokens), thresholds=thresholds, ablation_mode=ablation,
+        output_kind=base.kind, change_name=output_change_name(base.kind), statistics=statistics,
+        per_text=tuple(per_text), key_sink_scores=tuple(key_scores), importance_gradient=importance_gradient,
+        flags=health_flags(statistics.entropy_normalized, statistics.max_sink_score, thresholds),
+        order=cluster_order(statistics.js_divergence), mds=classical_mds(statistics.js_divergence),
+        pairs=RedundantPairs(heads=chosen, js_divergence=statistics.js_divergence[chosen[:, 0], chosen[:, 1]],
+                             change_first=pair_changes[:, 0].astype(np.float32),
+                             change_second=pair_changes[:, 1].astype(np.float32),
+                             change_both=pair_changes[:, 2].astype(np.float32)),
+        pruning=PruningCurve(fraction=(steps / n).astype(np.float32), heads_removed=steps,
+                             change=mean_changes[3 * len(chosen):].astype(np.float32), order=order),
+        backend=backend, timings=timings,
+    )
+
+
+# ------------------------------------------------------------------------------------------- words and numbers
+
+# How many heads of each kind the plain-words report names before summarising the rest.
+REPORT_HEADS_PER_KIND = 6
+# A head "moves little value" through its sinks when its norm-weighted share on [CLS]/[SEP] is below this
+# fraction of its attention share there (Kobayashi et al. 2020 show sink attention with small ‖f(x)‖).
+_SINK_VALUE_RATIO = 0.5
+_SINK_ATTENTION_SHARE = 0.3
+
+
+def _percent(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+_CATEGORY_WORDS = {"self": "the token itself", "previous": "the previous token", "next": "the next token"}
+
+
+def _where_it_looks(report: HeadReport, layer: int, head: int) -> str:
+    mass = report.statistics.token_mass[layer, head]
+    top = int(np.argmax(mass))
+    category = TOKEN_CATEGORIES[top]
+    return f"{_percent(mass[top])} of its attention goes to {_CATEGORY_WORDS.get(category, category)}"
+
+
+def _ablation_words(report: HeadReport, layer: int, head: int) -> str:
+    change = float(report.statistics.importance_ablation[layer, head])
+    ranks = np.argsort(-report.statistics.importance_ablation.ravel(), kind="stable")
+    rank = int(np.nonzero(ranks == layer * report.num_heads + head)[0][0]) + 1
+    return (f"ablating it ({report.ablation_mode}) changes the output by {change:.4f} "
+            f"({report.change_name}; rank {rank} of {ranks.size})")
+
+
+def health_report(report: HeadReport) -> list[str]:
+    """The health report in plain words: one line per finding, each citing its threshold and numbers."""
+    stats, thresholds, flags = report.statistics, report.thresholds, report.flags
+    n_texts = len(report.texts)
+    lines = [f"Measured on {n_texts} text{'s' if n_texts != 1 else ''} "
+             f"({sum(len(t) for t in report.tokens)} tokens) of {report.info.name}; numbers are means over the texts. "
+             f"Thresholds: collapsed = normalised entropy < {thresholds.collapsed:g}, diffuse = normalised entropy > "
+             f"{thresholds.diffuse:g}, sink = a key's sink score > {thresholds.sink:g} (Gu et al. 2024)."]
+
+    def name(layer: int, head: int) -> str:
+        return f"Layer {layer} head {head}"
+
+    def listed(mask: np.ndarray, key: np.ndarray, describe: Callable[[int, int], str], none: str) -> None:
+        found = list(zip(*np.nonzero(mask)))
+        if not found:
+            lines.append(none)
+            return
+        found.sort(key=lambda lh: key[lh])
+        for layer, head in found[:REPORT_HEADS_PER_KIND]:
+            lines.append(describe(int(layer), int(head)))
+        if len(found) > REPORT_HEADS_PER_KIND:
+            lines.append(f"… and {len(found) - REPORT_HEADS_PER_KIND} more.")
+
+    listed(flags.collapsed, stats.entropy_normalized,
+           lambda l, h: (f"{name(l, h)}: normalised entropy {stats.entropy_normalized[l, h]:.2f} < "
+                         f"{thresholds.collapsed:g} (collapsed) — {_where_it_looks(report, l, h)}; "
+                         f"{_ablation_words(report, l, h)}."),
+           f"No collapsed head: every normalised entropy is ≥ {thresholds.collapsed:g} "
+           f"(lowest {np.nanmin(stats.entropy_normalized):.2f}).")
+    listed(flags.diffuse, -stats.entropy_normalized,
+           lambda l, h: (f"{name(l, h)}: normalised entropy {stats.entropy_normalized[l, h]:.2f} > "
+                         f"{thresholds.diffuse:g} (diffuse) — its attention is spread nearly evenly; "
+                         f"{_ablation_words(report, l, h)}."),
+           f"No diffuse head: every normalised entropy is ≤ {thresholds.diffuse:g} "
+           f"(highest {np.nanmax(stats.entropy_normalized):.2f}).")
+
+    sinks = int(flags.sink.sum())
+    first = stats.first_token_sink
+    lines.append(f"{sinks} of {flags.sink.size} heads have a sink key (largest sink score > {thresholds.sink:g}); "
+                 f"{int((first > thresholds.sink).sum())} of them on the first token (highest first-token score "
+                 f"{first.max():.2f}, {name(*np.unravel_index(int(first.argmax()), first.shape))}).")
+    special_attention = stats.token_mass[..., :2].sum(axis=-1)
+    special_value = stats.norm_token_mass[..., :2].sum(axis=-1)
+    idle = (special_attention > _SINK_ATTENTION_SHARE) & (special_value < _SINK_VALUE_RATIO * special_attention)
+    listed(idle, special_value - special_attention,
+           lambda l, h: (f"{name(l, h)}: {_percent(special_attention[l, h])} of its attention goes to [CLS]/[SEP] "
+                         f"but only {_percent(special_value[l, h])} of its norm-weighted attention ‖α f(x)‖ "
+                         "(Kobayashi et al. 2020) — heavy sink attention that moves little value; "
+                         f"{_ablation_words(report, l, h)}."),
+           f"No head sends more than {_percent(_SINK_ATTENTION_SHARE)} of its attention to [CLS]/[SEP] while moving "
+           f"less than half as much of its value there.")
+
+    ablation = stats.importance_ablation
+    top_ablation = np.unravel_index(int(ablation.argmax()), ablation.shape)
+    top_gradient = np.unravel_index(int(report.importance_gradient.argmax()), ablation.shape)
+    from scipy.stats import spearmanr
+
+    if np.ptp(ablation) > 0 and np.ptp(report.importance_gradient) > 0:
+        rho = spearmanr(ablation.ravel(), report.importance_gradient.ravel()).statistic
+        agreement = f"Spearman correlation of the two rankings over all heads: {rho:.2f}."
+    else:
+        agreement = "One of the two scores is the same for every head, so the rankings cannot be compared."
+    lines.append(f"Most important head by ablation: {name(*top_ablation)} ({report.change_name} "
+                 f"{ablation[top_ablation]:.4f}); by Michel et al.'s gradient score: {name(*top_gradient)} "
+                 f"(score {report.importance_gradient[top_gradient]:.2f}, layer-normalised). {agreement}")
+    pairs = report.pairs
+    for p in range(min(2, len(pairs.heads))):
+        a, b = (report.head_name(x) for x in pairs.heads[p])
+        first, second = pairs.change_first[p], pairs.change_second[p]
+        larger, total = max(first, second), first + second
+        if pairs.change_both[p] <= 1.25 * larger:
+            verdict = "redundant: removing both costs little more than the larger of the two"
+        elif pairs.change_both[p] < 0.9 * total:
+            verdict = "partly redundant: removing both costs more than either alone but less than the two added"
+        else:
+            verdict = "not redundant in effect: removing both costs as much as the two added, or more"
+        lines.append(f"Attention-alike pair {a} & {b} (JS divergence {pairs.js_divergence[p]:.3f} nats, of at most "
+                     f"ln 2 = 0.693): ablating {a} changes the output by {pairs.change_first[p]:.4f}, {b} by "
+                     f"{pairs.change_second[p]:.4f}, both by {pairs.change_both[p]:.4f} — {verdict}.")
+    curve = report.pruning
+    half = int(np.argmin(np.abs(curve.fraction - 0.5)))
+    lines.append(f"Pruning by gradient importance: removing {curve.heads_removed[half]} of {curve.order.size} heads "
+                 f"({_percent(curve.fraction[half])}) changes the output by {curve.change[half]:.4f}; removing "
+                 f"all of them by {curve.change[-1]:.4f} ({report.change_name}).")
+    return lines
+
+
+def _json_array(array: np.ndarray) -> list | float | None:
+    """Nested lists of floats with NaN as None (JSON has no NaN)."""
+    values = np.asarray(array, dtype=np.float64)
+    if values.ndim:
+        return [_json_array(row) for row in values]
+    return float(round(float(values), 7)) if np.isfinite(values) else None
+
+
+def report_json(report: HeadReport) -> dict:
+    """The numbers of ``report`` as JSON-ready data (the CLI's ``--json`` and the page's download)."""
+    stats = report.statistics
+    by_category = lambda mass: {c: _json_array(mass[..., i]) for i, c in enumerate(TOKEN_CATEGORIES)}  # noqa: E731
+    heads = [report.head_name(i) for i in range(report.order.size)]
+    return {
+        "model": report.info.as_json(),
+        "texts": list(report.texts),
+        "tokens": [list(t) for t in report.tokens],
+        "backend": report.backend,
+        "thresholds": {"collapsed": report.thresholds.collapsed, "diffuse": report.thresholds.diffuse,
+                       "sink": report.thresholds.sink},
+        "ablation_mode": report.ablation_mode,
+        "output_measure": {"kind": report.output_kind, "change": report.change_name},
+        "entropy": _json_array(stats.entropy),
+        "entropy_normalized": _json_array(stats.entropy_normalized),
+        "layer_entropy": _json_array(stats.layer_entropy),
+        "special_token_mass": by_category(stats.token_mass),
+        "norm_weighted_special_token_mass": by_category(stats.norm_token_mass),
+        "sink_scores": {"first_token": _json_array(stats.first_token_sink), "max": _json_array(stats.max_sink_score),
+                        "per_text": [_json_array(s) for s in report.key_sink_scores]},
+        "mean_attention_distance": _json_array(stats.mean_distance),
+        "flags": {"collapsed": report.flags.collapsed.tolist(), "diffuse": report.flags.diffuse.tolist(),
+                  "sink": report.flags.sink.tolist()},
+        "heads": heads,
+        "js_distance": _json_array(stats.js_divergence),
+        "cluster_order": report.order.tolist(),
+        "mds": _json_array(report.mds),
+        "contribution_similarity": {"cosine": _json_array(stats.contribution_cosine),
+                                    "cka": _json_array(stats.contribution_cka)},
+        "importance": {"ablation": _json_array(stats.importance_ablation),
+                       "gradient": _json_array(report.importance_gradient),
+                       "gradient_raw": _json_array(stats.gradient_raw)},
+        "redundant_pairs": [{"heads": [heads[a], heads[b]], "js_divergence": float(report.pairs.js_divergence[p]),
+                             "change_first": float(report.pairs.change_first[p]),
+                             "change_second": float(report.pairs.change_second[p]),
+                             "change_both": float(report.pairs.change_both[p])}
+                            for p, (a, b) in enumerate(report.pairs.heads)],
+        "pruning_curve": {"fraction": _json_array(report.pruning.fraction),
+                          "heads_removed": report.pruning.heads_removed.tolist(),
+                          "change": _json_array(report.pruning.change),
+                          "order": [heads[i] for i in report.pruning.order]},
+        "health_report": health_report(report),
+        "timings": {k: round(v, 3) for k, v in report.timings.items()},
+    }

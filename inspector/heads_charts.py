@@ -1,0 +1,146 @@
+"""Altair charts of a :class:`~inspector.heads.HeadReport`: the clickable head grid (coloured by entropy, sink
+score or importance), the redundancy heatmaps in clustered order, the MDS map of the heads and the pruning
+curve. Like :mod:`inspector.charts`, builders take finished numbers and compute no analysis; slide mode and
+fonts come from :func:`inspector.charts.style_chart`.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from inspector.charts import ENTROPY_SCHEME, HEAD_SELECTION, SELECTION_COLOR, style_chart
+from inspector.heads import HeadReport
+
+# What the head grid can be coloured by: key → (legend title, colour scheme, fixed domain or None).
+GRID_METRICS = {
+    "entropy": ("normalised entropy", ENTROPY_SCHEME, (0.0, 1.0)),
+    "sink": ("largest sink score", "orangered", (0.0, 1.0)),
+    "ablation": ("importance: output change when ablated", "purples", None),
+    "gradient": ("importance: gradient score (Michel)", "greens", None),
+}
+_CELL_PX, _SLIDE_CELL_PX = 26, 40
+_MATRIX_PX, _SLIDE_MATRIX_PX = 440, 620
+
+
+def _title(text: str, subtitle: list[str] | None = None) -> alt.TitleParams:
+    return alt.TitleParams(text=text, subtitle=subtitle or [], anchor="start", limit=900)
+
+
+def head_table(report: HeadReport) -> pd.DataFrame:
+    """One row per head: layer, head, name and every per-head number the grid can show or tooltip."""
+    stats = report.statistics
+    layers, heads = stats.entropy.shape
+    layer_index, head_index = np.meshgrid(np.arange(layers), np.arange(heads), indexing="ij")  # (layers, heads)
+    return pd.DataFrame({
+        "layer": layer_index.ravel(), "head": head_index.ravel(),
+        "name": [report.head_name(i) for i in range(layers * heads)],
+        "entropy": stats.entropy_normalized.ravel().astype(float),
+        "entropy_nats": stats.entropy.ravel().astype(float),
+        "sink": stats.max_sink_score.ravel().astype(float),
+        "first_token": stats.first_token_sink.ravel().astype(float),
+        "ablation": stats.importance_ablation.ravel().astype(float),
+        "gradient": report.importance_gradient.ravel().astype(float),
+        "distance": stats.mean_distance.ravel().astype(float),
+        "flag": np.select([report.flags.collapsed.ravel(), report.flags.diffuse.ravel()], ["collapsed", "diffuse"],
+                          ""),
+    })
+
+
+def head_grid_chart(report: HeadReport, metric: str, *, selected: tuple[int, int] | None = None,
+                    slide: bool = False) -> alt.LayerChart:
+    """Layer × head grid coloured by ``metric`` (a key of :data:`GRID_METRICS`), clickable: a point selection
+    named :data:`inspector.charts.HEAD_SELECTION` over ``layer`` and ``head``. Collapsed and diffuse heads
+    carry a "C" / "D" mark; ``selected`` outlines one cell."""
+    if metric not in GRID_METRICS:
+        raise ValueError(f"metric must be one of {sorted(GRID_METRICS)}, got {metric!r}")
+    legend, scheme, domain = GRID_METRICS[metric]
+    data = head_table(report)
+    data["mark"] = data["flag"].str[:1].str.upper()
+    tooltip = [alt.Tooltip("name:N", title="head"),
+               alt.Tooltip("entropy:Q", title="entropy / log(keys)", format=".3f"),
+               alt.Tooltip("entropy_nats:Q", title="entropy (nats)", format=".3f"),
+               alt.Tooltip("sink:Q", title="largest sink score", format=".3f"),
+               alt.Tooltip("first_token:Q", title="first-token sink score", format=".3f"),
+               alt.Tooltip("ablation:Q", title=f"ablation change ({report.change_name})", format=".4f"),
+               alt.Tooltip("gradient:Q", title="gradient importance (layer-normalised)", format=".3f"),
+               alt.Tooltip("distance:Q", title="mean attention distance (tokens)", format=".2f"),
+               alt.Tooltip("flag:N", title="health flag")]
+    base = alt.Chart(data).encode(x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0)),
+                                  y=alt.Y("layer:O", title="layer"), tooltip=tooltip)
+    scale = alt.Scale(scheme=scheme, domain=list(domain)) if domain else alt.Scale(scheme=scheme)
+    cells = base.mark_rect(cursor="pointer").encode(
+        color=alt.Color(f"{metric}:Q", title=legend, scale=scale,
+                        legend=alt.Legend(orient="bottom", direction="horizontal", titleLimit=400)),
+    ).add_params(alt.selection_point(name=HEAD_SELECTION, fields=["layer", "head"], on="click", clear="dblclick"))
+    marks = base.mark_text(fontSize=16 if slide else 11, fontWeight="bold", color="white").encode(text="mark:N")
+    drawn = [base.mark_rect(color="#d0d0d0"), cells, marks]
+    if selected is not None:
+        only = (alt.datum.layer == int(selected[0])) & (alt.datum.head == int(selected[1]))
+        drawn.append(base.mark_rect(fill=None, stroke="black" if slide else SELECTION_COLOR,
+                                    strokeWidth=3).transform_filter(only))
+    step = _SLIDE_CELL_PX if slide else _CELL_PX
+    chart = alt.layer(*drawn).properties(
+        title=_title(f"Heads coloured by {legend}",
+                     ["C = collapsed, D = diffuse. Click a head to open it on the Inspect page."]),
+        width=alt.Step(step), height=alt.Step(step))
+    return style_chart(chart, slide)
+
+
+def head_matrix_chart(report: HeadReport, matrix: np.ndarray, *, title: str, legend: str,
+                      domain: tuple[float, float], scheme: str = "viridis", slide: bool = False) -> alt.Chart:
+    """Head × head heatmap of ``matrix`` (N, N) with both axes in the report's clustered order (similar heads
+    next to each other)."""
+    names = [report.head_name(i) for i in range(matrix.shape[0])]
+    ordered = [names[i] for i in report.order]
+    rows, cols = np.meshgrid(np.arange(len(names)), np.arange(len(names)), indexing="ij")
+    data = pd.DataFrame({"a": np.asarray(names, dtype=object)[rows.ravel()],
+                         "b": np.asarray(names, dtype=object)[cols.ravel()],
+                         "value": np.asarray(matrix, dtype=float).ravel()})
+    size = _SLIDE_MATRIX_PX if slide else _MATRIX_PX
+    cell = max(2, size // max(len(names), 1))
+    label_axis = alt.Axis(labels=len(names) <= 48, ticks=False, labelFontSize=8)
+    chart = alt.Chart(data).mark_rect().encode(
+        x=alt.X("b:O", sort=ordered, title=None, axis=label_axis),
+        y=alt.Y("a:O", sort=ordered, title=None, axis=label_axis),
+        color=alt.Color("value:Q", title=legend, scale=alt.Scale(scheme=scheme, domain=list(domain))),
+        tooltip=[alt.Tooltip("a:N", title="head"), alt.Tooltip("b:N", title="other head"),
+                 alt.Tooltip("value:Q", title=legend, format=".4f")],
+    ).properties(title=_title(title, ["Heads in clustered order (average linkage): similar heads sit together."]),
+                 width=alt.Step(cell), height=alt.Step(cell))
+    return style_chart(chart, slide)
+
+
+def mds_chart(report: HeadReport, *, slide: bool = False) -> alt.Chart:
+    """The heads on a 2-D classical-MDS map of their JS divergence: near = attend alike; colour = layer."""
+    data = head_table(report)
+    data["x"], data["y"] = report.mds[:, 0].astype(float), report.mds[:, 1].astype(float)
+    chart = alt.Chart(data).mark_circle(size=160 if slide else 70, opacity=0.85).encode(
+        x=alt.X("x:Q", title="MDS axis 1"), y=alt.Y("y:Q", title="MDS axis 2"),
+        color=alt.Color("layer:O", title="layer", scale=alt.Scale(scheme="viridis")),
+        tooltip=[alt.Tooltip("name:N", title="head"), alt.Tooltip("entropy:Q", title="entropy / log(keys)",
+                                                                  format=".3f")],
+    ).properties(title=_title("Map of the heads (classical MDS of the JS divergence)",
+                              ["Close points attend alike (Clark et al. 2019, figure 6)."]),
+                 width=460 if slide else 320, height=420 if slide else 300)
+    return style_chart(chart, slide)
+
+
+def pruning_chart(report: HeadReport, *, slide: bool = False) -> alt.LayerChart:
+    """Output change (the model's own measure) against the share of heads removed, least important first."""
+    curve = report.pruning
+    data = pd.DataFrame({"fraction": curve.fraction.astype(float), "removed": curve.heads_removed,
+                         "change": curve.change.astype(float)})
+    base = alt.Chart(data).encode(
+        x=alt.X("fraction:Q", title="share of heads removed (least important first)", axis=alt.Axis(format="%")),
+        y=alt.Y("change:Q", title=report.change_name),
+        tooltip=[alt.Tooltip("removed:Q", title="heads removed"), alt.Tooltip("fraction:Q", format=".0%"),
+                 alt.Tooltip("change:Q", title=report.change_name, format=".4f")])
+    chart = alt.layer(base.mark_line(strokeWidth=4 if slide else 2, color="#e66101"),
+                      base.mark_circle(size=120 if slide else 50, color="#e66101")).properties(
+        title=_title("Pruning curve: how far the output moves as heads are removed",
+                     [f"Order: Michel et al.'s gradient importance; removal: {report.ablation_mode} ablation. "
+                      "0 = the unpruned output."]),
+        width=480 if slide else 380, height=360 if slide else 260)
+    return style_chart(chart, slide)

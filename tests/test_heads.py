@@ -1,0 +1,320 @@
+"""The head report (inspector/heads.py), its statistics (inspector/metrics.py), redundancy measures
+(inspector/redundancy.py), per-sequence ablation in the attention function, and ``python -m inspector heads``."""
+
+import json
+import math
+from dataclasses import fields
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from transformers import AutoModel, AutoModelForSequenceClassification
+
+from inspector.cli import main
+from inspector.errors import InvalidRequestError
+from inspector.experiments import encode, forward
+from inspector.heads import (CORPUS_PATH, HeadStatistics, head_report, health_report, layer_normalized, read_corpus,
+                             report_json, with_thresholds)
+from inspector.loading import load_model
+from inspector.metrics import (TOKEN_CATEGORIES, HealthThresholds, head_entropy_from_rows, is_punctuation,
+                               mean_attention_distance, sink_scores, token_category_mass)
+from inspector.redundancy import LN2, classical_mds, cluster_order, contribution_similarity, js_divergence_matrix
+from kernels.hf import HeadAblation, HeadGate, SequenceHeadAblation, WeightEdit
+from tests.conftest import make_tokenizer, save_tiny_model, tiny_config
+from tests.tolerances import close
+
+TEXT = "the animal did n't cross the street because it was too tired ."
+OTHER = "a cat sat on the mat , and the dog ran fast"
+SIGNAL = (1, 2)  # the one head of the hand-built model whose output reaches the residual stream
+
+
+@pytest.fixture(scope="module")
+def tiny_bert(tiny_model_dirs):
+    return load_model(str(tiny_model_dirs["bert"]))
+
+
+@pytest.fixture(scope="module")
+def signal_model(tmp_path_factory):
+    """A tiny BERT in which only head SIGNAL writes into the residual stream: every other head's slice of the
+    attention output projection W_O is zero, so removing any other head cannot change anything."""
+    folder = tmp_path_factory.mktemp("signal-bert")
+    config = tiny_config("bert")
+    torch.manual_seed(3)
+    model = AutoModel.from_config(config, attn_implementation="eager").eval()
+    d = config.hidden_size // config.num_attention_heads
+    with torch.no_grad():
+        for layer, block in enumerate(model.encoder.layer):
+            weight = block.attention.output.dense.weight  # (hidden, heads·d): input columns per head
+            for head in range(config.num_attention_heads):
+                if (layer, head) != SIGNAL:
+                    weight[:, head * d:(head + 1) * d] = 0
+            weight[:, SIGNAL[1] * d:(SIGNAL[1] + 1) * d] *= 4  # a clear signal above LayerNorm's rescaling
+    model.save_pretrained(folder, safe_serialization=True)
+    make_tokenizer().save_pretrained(folder)
+    return load_model(str(folder))
+
+
+# ------------------------------------------------------------------------------------------------- statistics
+
+def _edited_entropy(loaded, edit):
+    """Head entropy of layer 0 after replacing every head's weights by ``edit`` through the attention function."""
+    inputs = encode(loaded, TEXT)
+    heads = tuple(range(loaded.info.num_heads))
+    result = forward(loaded, inputs, interventions=[WeightEdit(0, heads, edit)], weights_layers="all")
+    record = result.records[0]
+    rows = record.stats["entropy"][0].numpy()[None]  # (1, heads, n)
+    return head_entropy_from_rows(rows, record.visible_keys[:1].numpy()), record.weights[0].numpy()
+
+
+def test_uniform_rows_give_log_n_and_one_hot_rows_give_zero(tiny_bert):
+    n = encode(tiny_bert, TEXT)["input_ids"].shape[1]
+    uniform, _ = _edited_entropy(tiny_bert, lambda w, visible: torch.full_like(w, 1.0 / w.shape[-1]))
+    np.testing.assert_allclose(uniform.raw, math.log(n), rtol=1e-5)
+    np.testing.assert_allclose(uniform.normalized, 1.0, rtol=1e-5)
+    eye = lambda w, visible: torch.eye(w.shape[-1]).expand_as(w).clone()  # noqa: E731
+    one_hot, weights = _edited_entropy(tiny_bert, eye)
+    np.testing.assert_allclose(one_hot.raw, 0.0, atol=1e-6)
+    np.testing.assert_allclose(one_hot.normalized, 0.0, atol=1e-6)
+    # Every row on itself: Clark's "self" share is 1 and the head looks 0 tokens away.
+    mass = token_category_mass(weights[None], ["[CLS]"] + ["x"] * (n - 2) + ["[SEP]"],
+                               np.array([True] + [False] * (n - 2) + [True]))
+    np.testing.assert_allclose(mass[0, :, TOKEN_CATEGORIES.index("self")], 1.0, rtol=1e-6)
+    np.testing.assert_allclose(mean_attention_distance(weights[None]), 0.0, atol=1e-6)
+
+
+def test_token_categories_previous_next_and_punctuation():
+    n = 5
+    previous = np.zeros((1, 1, n, n))
+    previous[0, 0, 0, 0] = 1.0
+    previous[0, 0, np.arange(1, n), np.arange(n - 1)] = 1.0
+    tokens = ["[CLS]", "hi", ",", "Ġ!", "[SEP]"]
+    special = np.array([True, False, False, False, True])
+    mass = token_category_mass(previous, tokens, special)[0, 0]
+    assert mass[TOKEN_CATEGORIES.index("previous")] == pytest.approx(1.0)
+    assert mass[TOKEN_CATEGORIES.index("next")] == pytest.approx(0.0)
+    assert mass[TOKEN_CATEGORIES.index("[CLS]")] == pytest.approx(2 / n)  # rows 0 and 1 land on [CLS]
+    assert mass[TOKEN_CATEGORIES.index("punctuation")] == pytest.approx(2 / n)  # rows 3 and 4 land on , and !
+    assert is_punctuation("##.") and is_punctuation("Ġ?") and not is_punctuation("Ġa") and not is_punctuation("")
+
+
+def test_sink_scores_follow_gu_et_al():
+    n = 4
+    causal = np.tril(np.ones((n, n), dtype=bool))[None]
+    all_on_first = np.zeros((1, 1, n, n))
+    all_on_first[..., 0] = 1.0
+    np.testing.assert_allclose(sink_scores(all_on_first, causal)[0, 0], [1, 0, 0, 0])
+    uniform_causal = causal[None] / causal.sum(axis=-1, keepdims=True)[None]
+    # Key k is seen by the n − k queries i ≥ k, each giving it 1/(i + 1).
+    expected = [sum(1 / (i + 1) for i in range(k, n)) / (n - k) for k in range(n)]
+    np.testing.assert_allclose(sink_scores(uniform_causal, causal)[0, 0], expected, rtol=1e-6)
+    everything = np.ones((1, n, n), dtype=bool)
+    np.testing.assert_allclose(sink_scores(np.full((1, 1, n, n), 1 / n), everything), 1 / n, rtol=1e-6)
+
+
+def test_thresholds_are_validated_with_a_clear_error():
+    with pytest.raises(InvalidRequestError, match="collapsed"):
+        HealthThresholds(collapsed=0.9, diffuse=0.1)
+    with pytest.raises(InvalidRequestError, match="sink"):
+        HealthThresholds(sink=0.0)
+
+
+# ------------------------------------------------------------------------------------------------- redundancy
+
+@st.composite
+def attention_rows(draw):
+    heads, n = draw(st.integers(1, 6)), draw(st.integers(1, 7))
+    raw = draw(st.lists(st.floats(0.0, 10.0), min_size=heads * n * n, max_size=heads * n * n))
+    weights = np.asarray(raw).reshape(heads, n, n) + 1e-9
+    return weights / weights.sum(axis=-1, keepdims=True)
+
+
+@settings(max_examples=40, deadline=None)
+@given(attention_rows())
+def test_js_matrix_is_symmetric_zero_on_the_diagonal_and_within_ln2(weights):
+    js = js_divergence_matrix(weights)
+    assert js.shape == (weights.shape[0],) * 2
+    np.testing.assert_array_equal(js, js.T)
+    np.testing.assert_array_equal(np.diag(js), 0.0)
+    assert (js >= 0).all() and (js <= LN2).all()
+
+
+def test_js_of_identical_and_disjoint_heads():
+    n = 6
+    first = np.zeros((n, n))
+    first[:, 0] = 1
+    last = np.zeros((n, n))
+    last[:, -1] = 1
+    js = js_divergence_matrix(np.stack([first, first, last]))
+    assert js[0, 1] == 0.0
+    assert LN2 - 0.01 < js[0, 2] <= LN2  # one-hot on different keys: ln 2 up to Clark's 0.001/n smoothing
+
+
+def test_cluster_order_and_mds_recover_points_on_a_line():
+    points = np.array([0.0, 5.0, 1.0, 6.0, 0.5])
+    distance = np.abs(points[:, None] - points[None, :])
+    order = cluster_order(distance)
+    assert sorted(order.tolist()) == list(range(5))
+    assert {frozenset(order[:3].tolist()), frozenset(order[2:].tolist())} & {frozenset({0, 2, 4})}
+    coords = classical_mds(distance)
+    recovered = np.linalg.norm(coords[:, None] - coords[None, :], axis=-1)
+    np.testing.assert_allclose(recovered, distance, atol=1e-5)
+
+
+def test_contribution_similarity_cosine_and_cka():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(5, 8))
+    rotation, _ = np.linalg.qr(rng.normal(size=(8, 8)))
+    heads = np.stack([x, -x, 3 * x @ rotation, rng.normal(size=(5, 8)), np.zeros((5, 8))])
+    cosine, cka = contribution_similarity(heads)
+    assert cosine[0, 1] == pytest.approx(-1.0) and cka[0, 1] == pytest.approx(1.0)
+    assert cka[0, 2] == pytest.approx(1.0, abs=1e-6)  # CKA ignores rotation and scale; cosine does not
+    assert abs(cosine[0, 2]) < 0.99
+    assert cka[0, 3] < 0.99 and cka[4, 4] == 0.0 and cosine[0, 0] == 1.0
+    np.testing.assert_array_equal(cka, cka.T)
+
+
+# ----------------------------------------------------------------------------------- per-sequence interventions
+
+@pytest.mark.parametrize("mode", ["zero", "mean"])
+def test_sequence_ablation_equals_one_ablation_per_sequence(tiny_bert, mode):
+    inputs = encode(tiny_bert, TEXT)
+    sets = [(0,), (1, 3), ()]
+    mask = torch.zeros(len(sets), tiny_bert.info.num_heads, dtype=torch.bool)
+    for b, heads in enumerate(sets):
+        mask[b, list(heads)] = True
+    copies = {name: value.expand(len(sets), -1) for name, value in inputs.items()}
+    batched = forward(tiny_bert, copies, interventions=[SequenceHeadAblation(1, mask, mode)]).outputs.last_hidden_state
+    for b, heads in enumerate(sets):
+        one = forward(tiny_bert, inputs, interventions=[HeadAblation(1, heads, mode)] if heads else [])
+        close(batched[b:b + 1], one.outputs.last_hidden_state, "hidden")
+
+
+def test_per_sequence_gates_equal_shared_gates(tiny_bert):
+    inputs = encode(tiny_bert, TEXT)
+    gates = torch.tensor([[1.0, 0.5, 1.0, 0.0], [0.2, 1.0, 1.0, 1.0]])
+    copies = {name: value.expand(2, -1) for name, value in inputs.items()}
+    batched = forward(tiny_bert, copies, interventions=[HeadGate(0, gates)]).outputs.last_hidden_state
+    for b in range(2):
+        close(batched[b:b + 1], forward(tiny_bert, inputs, interventions=[HeadGate(0, gates[b])])
+              .outputs.last_hidden_state, "hidden")
+    with pytest.raises(InvalidRequestError, match="SequenceHeadAblation"):
+        forward(tiny_bert, inputs, interventions=[SequenceHeadAblation(0, torch.ones(3, 4, dtype=torch.bool))])
+
+
+# ------------------------------------------------------------------------------------------------- the report
+
+def test_importance_ranks_the_hand_built_signal_head_first(signal_model):
+    report = head_report(signal_model, TEXT)
+    heads = signal_model.info.num_heads
+    flat = SIGNAL[0] * heads + SIGNAL[1]
+    ablation = report.statistics.importance_ablation.ravel()
+    assert int(ablation.argmax()) == flat and ablation[flat] > 1e-4
+    np.testing.assert_allclose(np.delete(ablation, flat), 0.0, atol=1e-6)
+    gradient = report.importance_gradient.ravel()
+    assert int(gradient.argmax()) == flat and gradient[flat] == pytest.approx(1.0)  # alone in its layer: ℓ2 = itself
+    np.testing.assert_allclose(np.delete(gradient, flat), 0.0, atol=1e-6)
+    assert report.pruning.order[-1] == flat  # pruned last
+    assert report.pruning.change[0] == pytest.approx(0.0, abs=1e-6) and report.pruning.change[-1] > 1e-4
+
+
+def test_corpus_mode_is_the_mean_of_single_text_runs(tiny_bert):
+    texts = [TEXT, OTHER, "one two three"]
+    corpus = head_report(tiny_bert, texts)
+    singles = [head_report(tiny_bert, text) for text in texts]
+    for index, single in enumerate(singles):
+        for f in fields(HeadStatistics):
+            np.testing.assert_array_equal(getattr(corpus.per_text[index], f.name), getattr(single.statistics, f.name))
+        np.testing.assert_array_equal(corpus.key_sink_scores[index], single.key_sink_scores[0])
+    for f in fields(HeadStatistics):
+        expected = np.mean([getattr(s.statistics, f.name).astype(np.float64) for s in singles], axis=0)
+        np.testing.assert_allclose(getattr(corpus.statistics, f.name), expected, rtol=1e-6, atol=1e-7,
+                                   err_msg=f.name)
+    np.testing.assert_allclose(corpus.importance_gradient,
+                               layer_normalized(np.mean([s.statistics.gradient_raw for s in singles], axis=0)),
+                               rtol=1e-6)
+
+
+def test_report_numbers_words_and_thresholds(tiny_bert):
+    report = head_report(tiny_bert, TEXT, ablation="mean")
+    n = tiny_bert.info.num_layers * tiny_bert.info.num_heads
+    assert report.pruning.heads_removed[0] == 0 and report.pruning.heads_removed[-1] == n
+    assert np.all(np.diff(report.pruning.fraction) > 0)
+    assert report.pairs.heads.shape == (5, 2) and np.all(np.diff(report.pairs.js_divergence) >= 0)
+    assert np.all(report.pairs.heads[:, 0] < report.pairs.heads[:, 1])
+    lines = health_report(report)
+    assert "collapsed = normalised entropy < 0.1" in lines[0] and "sink score > 0.3" in lines[0]
+    # A random tiny model attends almost uniformly (normalised entropy ≈ 0.99998): every head is diffuse, and
+    # collapsed only under a threshold above that.
+    assert report.flags.diffuse.all() and not report.flags.collapsed.any()
+    strict = with_thresholds(report, HealthThresholds(collapsed=0.99999, diffuse=1.0))
+    assert strict.flags.collapsed.all() and not strict.flags.diffuse.any()
+    assert any("< 0.99999 (collapsed)" in line for line in health_report(strict))
+    json.dumps(report_json(report), allow_nan=False)
+
+
+def test_language_models_and_classifiers_are_judged_in_their_own_terms(tmp_path):
+    lm = load_model(str(save_tiny_model(tmp_path / "gpt2-lm", "gpt2", with_head=True)))
+    torch.manual_seed(0)
+    classifier = AutoModelForSequenceClassification.from_config(tiny_config("bert"), attn_implementation="eager")
+    classifier.save_pretrained(tmp_path / "bert-cls", safe_serialization=True)
+    make_tokenizer().save_pretrained(tmp_path / "bert-cls")
+    for loaded, kind in ((lm, "distribution"), (load_model(str(tmp_path / "bert-cls")), "logits")):
+        report = head_report(loaded, [TEXT, OTHER])
+        assert report.output_kind == kind
+        assert (report.statistics.importance_ablation > 0).any() and (report.statistics.gradient_raw > 0).any()
+        assert np.all(np.isfinite(report.pruning.change)) and report.pruning.change[-1] > 0
+
+
+def test_bundled_corpus_is_varied_and_readable():
+    texts = read_corpus(CORPUS_PATH)
+    assert 100 <= len(texts) <= 200 and len(set(texts)) == len(texts)
+    with pytest.raises(InvalidRequestError, match="cannot read"):
+        read_corpus(Path("/nonexistent/corpus.txt"))
+
+
+# ------------------------------------------------------------------------------------------------------ CLI
+
+def test_cli_heads_writes_the_documented_json(tmp_path, tiny_model_dirs):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(f"# two texts\n{TEXT}\n\n{OTHER}\n", encoding="utf-8")
+    out = tmp_path / "heads.json"
+    assert main(["heads", "--model", str(tiny_model_dirs["gpt2"]), "--corpus", str(corpus), "--json", str(out),
+                 "--collapsed", "0.2"]) == 0
+    payload = json.loads(out.read_text())
+    for key in ("entropy", "entropy_normalized", "special_token_mass", "sink_scores", "js_distance", "importance",
+                "pruning_curve", "thresholds", "model"):
+        assert key in payload
+    assert payload["thresholds"]["collapsed"] == 0.2 and payload["model"]["causal"] is True
+    assert len(payload["texts"]) == 2 and len(payload["sink_scores"]["per_text"]) == 2
+    assert payload["output_measure"]["kind"] == "embedding"
+    js = np.array(payload["js_distance"])
+    assert js.shape == (8, 8) and np.allclose(js, js.T)
+    assert set(payload["importance"]) >= {"ablation", "gradient"}
+    assert set(payload["special_token_mass"]) == set(TOKEN_CATEGORIES)
+
+
+def test_cli_heads_bad_input_exits_2(tmp_path, tiny_model_dirs, capsys):
+    model = str(tiny_model_dirs["bert"])
+    assert main(["heads", "--model", model, "--text", "  ", "--json", str(tmp_path / "o.json")]) == 2
+    assert main(["heads", "--model", model, "--text", TEXT, "--sink", "2"]) == 2
+    assert main(["heads", "--model", model, "--corpus", str(tmp_path / "missing.txt")]) == 2
+    assert capsys.readouterr().err.count("error:") == 3
+
+
+def test_head_charts_are_valid_vega_lite_in_both_modes(tiny_bert):
+    from inspector.heads_charts import GRID_METRICS, head_grid_chart, head_matrix_chart, mds_chart, pruning_chart
+
+    report = head_report(tiny_bert, TEXT)
+    for slide in (False, True):
+        for metric in GRID_METRICS:
+            spec = head_grid_chart(report, metric, selected=(1, 2), slide=slide).to_dict(validate=True)
+            assert [p["name"] for p in spec["params"]] == ["head_pick"]  # Altair lifts the click selection to the top
+        head_matrix_chart(report, report.statistics.js_divergence, title="JS", legend="nats", domain=(0.0, LN2),
+                          slide=slide).to_dict(validate=True)
+        mds_chart(report, slide=slide).to_dict(validate=True)
+        pruning_chart(report, slide=slide).to_dict(validate=True)
+    with pytest.raises(ValueError, match="metric"):
+        head_grid_chart(report, "colour")

@@ -1,0 +1,81 @@
+"""The Heads page, driven headlessly with ``AppTest``: it renders on the bundled model, reports health in words
+with its thresholds, relabels heads without a model call when a threshold moves, shows bad input as
+``st.error``, runs corpus mode, and a grid click opens the head on the Inspect page."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from inspector.heads import read_corpus
+
+APP = Path(__file__).resolve().parents[1] / "app.py"
+APP_TIMEOUT_S = 240
+
+
+def _heads_page() -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=APP_TIMEOUT_S)
+    at.run()
+    at.switch_page("pages/heads.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _titles(at: AppTest) -> list[str]:
+    return [json.loads(chart.proto.spec).get("title", {}).get("text") for chart in at.get("vega_lite_chart")]
+
+
+def _report_text(at: AppTest) -> str:
+    return next(m.value for m in at.markdown if "Thresholds" in m.value).replace("\\", "")
+
+
+def test_heads_page_renders_on_the_bundled_model():
+    at = _heads_page()
+    assert not at.error
+    titles = _titles(at)
+    assert titles[0] == "Heads coloured by normalised entropy"
+    assert {"Jensen–Shannon divergence between heads", "What heads write: linear CKA",
+            "Pruning curve: how far the output moves as heads are removed"} <= set(titles)
+    report = _report_text(at)
+    assert "collapsed = normalised entropy < 0.1" in report and "sink score > 0.3" in report
+    # The bundled model's layer 0 head 2 attends to the previous token (a well-known positional head).
+    assert "Layer 0 head 2: normalised entropy 0.00 < 0.1 (collapsed)" in report and "previous token" in report
+    assert at.query_params["page"] in ("heads", ["heads"])
+    at.segmented_control(key="heads_metric").set_value("gradient").run()
+    assert not at.exception and _titles(at)[0].startswith("Heads coloured by importance: gradient")
+
+    at.number_input(key="heads_collapsed").set_value(0.5).run()
+    assert not at.exception and not at.error
+    assert "< 0.5 (collapsed)" in _report_text(at).replace("0.50", "0.5")
+
+
+def test_clicking_a_head_opens_it_on_the_inspect_page():
+    at = _heads_page()
+    at.session_state["_heads_open"] = (3, 5)  # what the grid's click callback stores
+    at.run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="layer").value == 3 and at.selectbox(key="head").value == 5
+    assert any(str(t).startswith("Layer 3, head 5") for t in _titles(at))
+    assert at.text_area(key="text").value.startswith("The animal")  # the text survived both page switches
+
+
+def test_empty_text_is_an_error_not_a_traceback():
+    at = _heads_page()
+    at.text_area(key="text").set_value("  ").run()
+    assert not at.exception
+    assert at.error and "empty" in at.error[0].value
+
+
+def test_corpus_mode_on_a_tiny_model(tiny_model_dirs):
+    at = _heads_page()
+    at.selectbox(key="model").set_value("__other__").run()
+    at.text_input(key="model_other").set_value(str(tiny_model_dirs["bert"])).run()
+    at.session_state["heads_corpus_size"] = 6  # the first 6 sentences, not all of them: keeps the test fast
+    at.radio(key="heads_mode").set_value(at.radio(key="heads_mode").options[1]).run()
+    assert at.number_input(key="heads_corpus_size").max == len(read_corpus())
+    assert not at.exception and not at.error
+    status = next(c.value.replace("\\", "") for c in at.caption if "text\\(s\\)" in c.value)
+    assert "6 text(s)" in status
+    assert "Measured on 6 texts" in _report_text(at)
