@@ -1,8 +1,13 @@
 """Attention Inspector — type a text and see how every head of a real model spreads its attention.
 
-The shell: page configuration and navigation. Each page under ``pages/`` is a thin driver over
+The shell: page configuration and navigation. Each page under ``views/`` is a thin driver over
 :mod:`inspector` (widgets → one cached library call → charts); the sidebar, caches and share links they all
-use live in :mod:`pages.inputs`. Run with ``streamlit run app.py``.
+use live in :mod:`views.inputs`. Run with ``streamlit run app.py``.
+
+The folder is ``views/``, not ``pages/``: Streamlit treats a ``pages/`` folder beside the main script as an
+old-style multipage app until ``st.navigation`` has run once in the server process, so the first share link a
+fresh server received (``/lessons?…``) ran that page without this shell — no page config, no navigation, and
+every helper module listed as a page (tests/test_browser.py opens a deep link on a fresh server).
 """
 
 from __future__ import annotations
@@ -19,9 +24,9 @@ alt.utils.schemapi.disable_debug_mode()
 
 # Later pages (Heads, Attribution, Lessons, Ground truth) join this list; share links name them by url_path.
 PAGES = [
-    st.Page("pages/inspect.py", title="Inspect", icon=":material/grid_on:", url_path="inspect", default=True),
-    st.Page("pages/heads.py", title="Heads", icon=":material/view_module:", url_path="heads"),
-    st.Page("pages/lessons.py", title="Lessons", icon=":material/school:", url_path="lessons"),
+    st.Page("views/inspect.py", title="Inspect", icon=":material/grid_on:", url_path="inspect", default=True),
+    st.Page("views/heads.py", title="Heads", icon=":material/view_module:", url_path="heads"),
+    st.Page("views/lessons.py", title="Lessons", icon=":material/school:", url_path="lessons"),
 ]
 
 st.navigation(PAGES).run()

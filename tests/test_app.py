@@ -180,7 +180,7 @@ def test_a_one_megabyte_paste_is_cut_to_the_box_and_refused_with_both_reasons():
 
 
 def test_a_text_past_the_memory_budget_is_refused_and_a_long_one_keeps_one_layer(monkeypatch):
-    from pages import inputs
+    from views import inputs
     from inspector.hosting import HostingPolicy
 
     text = "Queries search keys like addresses. " * 8  # 58 tokens
@@ -198,7 +198,7 @@ def test_a_text_past_the_memory_budget_is_refused_and_a_long_one_keeps_one_layer
 @pytest.fixture
 def hosted_app(monkeypatch, tmp_path):
     """The app as a hosted instance with the shipped (bundled-only) allow-list."""
-    from pages import inputs
+    from views import inputs
 
     monkeypatch.setenv("INSPECTOR_HOSTED", "1")
     inputs.hosting_policy.clear()
@@ -225,7 +225,7 @@ def test_hosted_mode_warns_about_a_link_to_another_model_and_shows_the_bundled_o
 
 
 def test_a_run_past_the_deadline_is_an_error_and_the_next_run_works(monkeypatch):
-    from pages import inputs
+    from views import inputs
     from inspector.hosting import HostingPolicy
 
     text = "A deadline of a nanosecond stops the first layer."  # not cached by another test

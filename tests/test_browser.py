@@ -192,7 +192,7 @@ def test_a_hostile_share_link_warns_and_runs_nothing(session):
 
 
 def _strip_of(loaded, text: str) -> str:
-    """The token strip a single session shows for ``text`` (as pages/inspect.py writes it)."""
+    """The token strip a single session shows for ``text`` (as views/inspect.py writes it)."""
     from inspector.charts import token_labels
 
     with loaded.tokenizer_lock:
@@ -246,6 +246,26 @@ def test_a_hosted_server_offers_only_its_allow_list_and_refuses_a_linked_model(b
                 assert options == ["all-MiniLM-L6-v2 (bundled)"]
                 session.page.keyboard.press("Escape")
                 assert session.page.locator('[data-testid="stTextInput"]').count() == 0  # no free-text model box
+                session.assert_clean()
+            finally:
+                session.context.close()
+    except AppServerError as err:
+        pytest.fail(str(err))
+
+
+def test_a_share_link_to_a_page_is_the_first_request_a_fresh_server_gets(browser):
+    """A share link names its page by path (``/inspect?…``). Opened as the very first request of a new server
+    process it must still run through app.py: the app's navigation (page titles), not Streamlit's old
+    folder-based pages (helper modules listed as pages, no page config)."""
+    try:
+        with running_app() as url:
+            session = Session(browser, url)
+            try:
+                session.open("inspect?" + urllib.parse.urlencode({"v": "1", "layer": "2", "head": "3"}))
+                session.wait_for_heatmap_of(2, 3)
+                nav = session.page.locator('[data-testid="stSidebarNav"]').inner_text()
+                assert "Inspect" in nav and "Lessons" in nav and "inputs" not in nav.lower()
+                assert session.page.title() == "Attention Inspector"
                 session.assert_clean()
             finally:
                 session.context.close()

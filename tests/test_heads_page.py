@@ -18,7 +18,7 @@ APP_TIMEOUT_S = 240
 def _heads_page() -> AppTest:
     at = AppTest.from_file(str(APP), default_timeout=APP_TIMEOUT_S)
     at.run()
-    at.switch_page("pages/heads.py").run()
+    at.switch_page("views/heads.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 

@@ -1,4 +1,4 @@
-"""The Lessons page (pages/lessons.py) driven headlessly with AppTest on the bundled model: every lesson renders
+"""The Lessons page (views/lessons.py) driven headlessly with AppTest on the bundled model: every lesson renders
 with its chart and an answer built from the measured numbers, in English and Chinese; the quiz keeps a score;
 the timing lesson measures on request; the language and the text survive switching pages."""
 
@@ -18,7 +18,7 @@ def _lessons_page(query: dict[str, str] | None = None) -> AppTest:
     for name, value in (query or {}).items():
         at.query_params[name] = value
     at.run()
-    at.switch_page("pages/lessons.py").run()
+    at.switch_page("views/lessons.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     return at
@@ -83,7 +83,7 @@ def test_language_and_text_survive_switching_pages():
     at.selectbox(key="lang").set_value("zh").run()
     at.text_area(key="text").set_value("Queries search keys like addresses.").run()
     assert at.metric[0].label == "实际运行的后端"
-    at.switch_page("pages/lessons.py").run()
+    at.switch_page("views/lessons.py").run()
     assert not at.exception and not at.error
     assert at.text_area(key="text").value == "Queries search keys like addresses."
     assert at.selectbox(key="lang").value == "zh" and at.expander[0].label == "1 · 定义，用真实的形状"

@@ -20,7 +20,7 @@ from inspector.heads_charts import head_grid_chart, head_matrix_chart, mds_chart
 from inspector.metrics import TOKEN_CATEGORIES, HealthThresholds
 from inspector.redundancy import LN2
 from inspector.share import escape_markdown
-from pages import inputs
+from views import inputs
 
 GRID_LABELS = {"entropy": "Entropy", "sink": "Sink score", "ablation": "Importance (ablation)",
                "gradient": "Importance (gradient)"}
@@ -49,7 +49,7 @@ def open_in_inspect() -> None:
 if "_heads_open" in st.session_state:
     inputs.keep_across_pages()
     st.session_state["layer"], st.session_state["head"] = st.session_state.pop("_heads_open")
-    st.switch_page("pages/inspect.py")
+    st.switch_page("views/inspect.py")
 
 st.title("Heads")
 st.caption("Which heads are healthy, which attend to sinks, which are redundant, and which matter — every "

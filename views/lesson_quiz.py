@@ -11,7 +11,7 @@ from inspector.charts import token_labels
 from inspector.i18n import t
 from inspector.lessons import Lessons, TokenImportance, attention_target, leave_one_out
 from inspector.share import escape_markdown
-from pages import inputs
+from views import inputs
 
 
 @st.cache_data(max_entries=8, ttl=3600, show_spinner=False)

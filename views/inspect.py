@@ -20,7 +20,7 @@ from inspector.heatmap import HeatmapOptions, heatmap_view
 from inspector.i18n import t
 from inspector.share import escape_markdown
 from inspector.metrics import head_entropy
-from pages import inputs
+from views import inputs
 
 # Drawing an n×n heatmap is O(n²) marks in the browser: ~160 tokens draws in about a second in Chromium,
 # 500 takes many. Above this, the full heatmap is drawn only on request.

@@ -2,7 +2,7 @@
 the chosen model and text · chart · answer written from the measured numbers (:mod:`inspector.lessons`).
 
 Widgets → one cached library call (:func:`inspector.lessons.all_lessons`) → charts and tables. The timing lesson
-and the quiz run on request; the quiz lives in :mod:`pages.lesson_quiz`.
+and the quiz run on request; the quiz lives in :mod:`views.lesson_quiz`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from inspector.charts import entropy_by_layer_chart
 from inspector.i18n import t
 from inspector.lessons import DEFAULT_LENGTHS, SCALE_NAMES, Lessons, all_lessons, complexity_lesson
 from inspector.share import escape_markdown
-from pages import inputs, lesson_quiz
+from views import inputs, lesson_quiz
 
 TIMING_CHOICES = (128, 256, 512, 1024, 2048, 4096)
 
