@@ -46,7 +46,7 @@ from inspector.errors import InvalidRequestError
 from inspector.experiments import ForwardResult, forward, model_output, output_change, output_projection
 from inspector.i18n import t
 from inspector.loading import LoadedModel
-from inspector.metrics import HeadEntropy, normalized_row_entropy
+from inspector.metrics import HeadEntropy, HealthThresholds, normalized_row_entropy
 from kernels.hf import TENSOR_NAMES, ScoreScale, TieKeysToQueries
 from kernels.reference import blocked_attention, default_block_size, reference_attention, visible_keys_mask
 
@@ -55,9 +55,10 @@ from kernels.reference import blocked_attention, default_block_size, reference_a
 POSITIONAL_HEAD_MIN_WEIGHT = 0.5
 SPECIAL_HEAD_MIN_WEIGHT = 0.5
 # Entropy alarms on the normalised mean entropy (entropy / log visible keys, 0 … 1) of a head: below
-# COLLAPSED_BELOW it sends almost all weight to one key; above DIFFUSE_ABOVE it is nearly uniform.
-COLLAPSED_BELOW = 0.1
-DIFFUSE_ABOVE = 0.9
+# COLLAPSED_BELOW it sends almost all weight to one key; above DIFFUSE_ABOVE it is nearly uniform. The same
+# defaults as the Heads page's health report (one definition: metrics.HealthThresholds).
+COLLAPSED_BELOW = HealthThresholds().collapsed
+DIFFUSE_ABOVE = HealthThresholds().diffuse
 # The synthetic sweep of lesson 4a.
 SWEEP_DIMS: tuple[int, ...] = (8, 16, 32, 64, 128, 256, 512, 1024)
 SWEEP_KEYS = 64
