@@ -328,15 +328,6 @@ def _replacement_id(loaded: LoadedModel) -> tuple[int, str]:
                                 "with; choose removal by deletion")
 
 
-def _removed(problem: _Problem, drop: np.ndarray, mode: RemovalMode) -> list[int]:
-    """The text's ids with the tokens where ``drop`` (n,) is True replaced by the mask token or deleted."""
-    ids = problem.input_ids[0].tolist()
-    if mode == "delete":
-        return [t for t, d in zip(ids, drop) if not d]
-    replacement, _ = _replacement_id(problem.loaded)
-    return [replacement if d else t for t, d in zip(ids, drop)]
-
-
 def _embed_forward(problem: _Problem) -> Callable[[torch.Tensor], torch.Tensor]:
     """f as a function of input embeddings (batch, n, hidden) → (batch,), for Captum."""
 
@@ -425,32 +416,45 @@ def _value_zeroing(problem: _Problem, base, layer: int, query: int) -> np.ndarra
     return scores
 
 
+def occlusion_on_embeddings(f: Callable[[torch.Tensor], torch.Tensor], embeds: torch.Tensor,
+                            replacement: torch.Tensor, positions: Sequence[int], per_eval: int = 32) -> np.ndarray:
+    """Occlusion with Captum's ``FeatureAblation``: f(x) − f(x with the embedding at each of ``positions``
+    replaced by ``replacement`` (hidden,)). embeds: (1, n, hidden); f maps (batch, n, hidden) → (batch,).
+    Returns (len(positions),) float64."""
+    from captum.attr import FeatureAblation
+
+    positions = torch.as_tensor(list(positions), dtype=torch.long)
+    baseline = embeds.clone()
+    baseline[0, positions] = replacement.to(embeds.dtype)
+    # One feature per token; tokens outside ``positions`` keep their own embedding as the baseline (no effect).
+    feature_mask = torch.arange(embeds.shape[1], device=embeds.device)[None, :, None].expand_as(embeds)
+    with torch.no_grad():
+        attributions = FeatureAblation(f).attribute(embeds, baselines=baseline, feature_mask=feature_mask,
+                                                    perturbations_per_eval=per_eval)
+    return attributions[0, positions, 0].detach().double().cpu().numpy()
+
+
+def leave_one_out(evaluate: Callable[[list[list[int]]], np.ndarray], ids: Sequence[int], positions: Sequence[int],
+                  f0: float) -> np.ndarray:
+    """Deletion occlusion: f0 − f(ids without token j) for each j in ``positions`` ((len(positions),) float64);
+    ``evaluate`` maps token-id rows of any lengths to f values."""
+    rows = [[t for i, t in enumerate(ids) if i != j] for j in positions]
+    return f0 - np.asarray(evaluate(rows), dtype=float)
+
+
 def _occlusion(problem: _Problem, mode: RemovalMode, embeds: torch.Tensor) -> np.ndarray:
     """Leave-one-out f(x) − f(x without j) for content tokens (NaN for protected ones)."""
     content = np.flatnonzero(~problem.protected)
     scores = np.full(problem.n, np.nan)
     if mode == "mask":
-        from captum.attr import FeatureAblation
-
         replacement, _ = _replacement_id(problem.loaded)
         with torch.no_grad():
             stand_in = problem.loaded.model.get_input_embeddings()(torch.tensor([replacement], device=problem.device))
-        baseline = embeds.clone()
-        baseline[0, content] = stand_in.float()
-        feature_mask = torch.arange(problem.n, device=problem.device)[None, :, None].expand_as(embeds)
         chunk = batch_size_for(problem.loaded, problem.n, backward=False, budget_bytes=problem.budget_bytes)
-        with torch.no_grad():
-            attributions = FeatureAblation(_embed_forward(problem)).attribute(
-                embeds, baselines=baseline, feature_mask=feature_mask, perturbations_per_eval=chunk)
-        scores[content] = attributions[0, content, 0].detach().double().cpu().numpy()
-        return scores
-    rows = []
-    for j in content:
-        drop = np.zeros(problem.n, dtype=bool)
-        drop[j] = True
-        rows.append(_removed(problem, drop, "delete"))
-    values, _ = _evaluate_rows(problem, rows)
-    scores[content] = problem.target.value - values
+        scores[content] = occlusion_on_embeddings(_embed_forward(problem), embeds, stand_in[0].float(), content, chunk)
+    else:
+        scores[content] = leave_one_out(lambda rows: _evaluate_rows(problem, rows)[0],
+                                        problem.input_ids[0].tolist(), content, problem.target.value)
     return scores
 
 
@@ -621,53 +625,78 @@ def _ranked_content(scores: np.ndarray, content: np.ndarray) -> np.ndarray:
     return positions[np.argsort(-values, kind="stable")]
 
 
-def faithfulness(problem: _Problem, scores: dict[str, np.ndarray], mode: RemovalMode,
-                 bins: Sequence[float] = FAITHFULNESS_BINS,
-                 fractions: Sequence[float] = CURVE_FRACTIONS) -> Faithfulness:
-    """Comprehensiveness, sufficiency (AOPC over ``bins``) and decay curves for each method's ranking."""
-    content = ~problem.protected
+def eraser_faithfulness(evaluate: Callable[[list[list[int]]], tuple[np.ndarray, np.ndarray]], ids: Sequence[int],
+                        protected: np.ndarray, f0: float, scores: dict[str, np.ndarray], *, mode: RemovalMode,
+                        replacement: tuple[int, str] | None = None, flip_class: int | None = None,
+                        bins: Sequence[float] = FAITHFULNESS_BINS,
+                        fractions: Sequence[float] = CURVE_FRACTIONS) -> Faithfulness:
+    """Comprehensiveness, sufficiency (AOPC over ``bins``) and decay curves for each method's ranking.
+
+    evaluate: token-id rows of any lengths → (f values, decisions); ids: the text's (n,) ids; protected: (n,)
+    bool, never removed; f0 = f(ids); mode: replace removed tokens by ``replacement`` (id, name) or delete
+    them; flip_class: a classifier's predicted class (the flip is a change of decision), else None (the flip
+    is f falling halfway to f with every content token removed)."""
+    ids = list(ids)
+    n = len(ids)
+    content = ~np.asarray(protected, dtype=bool)
     n_content = int(content.sum())
     methods = tuple(scores)
-    rows: list[list[int]] = []
+    if mode == "mask" and replacement is None:
+        raise InvalidRequestError("removal by [MASK] needs a replacement token")
+
+    def removed(drop: np.ndarray) -> list[int]:
+        if mode == "delete":
+            return [t for t, d in zip(ids, drop) if not d]
+        return [replacement[0] if d else t for t, d in zip(ids, drop)]
 
     def drop_top(order: np.ndarray, count: int, keep_only: bool) -> list[int]:
-        drop = np.zeros(problem.n, dtype=bool)
+        drop = np.zeros(n, dtype=bool)
         if keep_only:
             drop[order[count:]] = True
         else:
             drop[order[:count]] = True
-        return _removed(problem, drop, mode)
+        return removed(drop)
 
     count = lambda p: int(math.ceil(p * n_content))  # noqa: E731
+    rows: list[list[int]] = []
     for name in methods:
         order = _ranked_content(scores[name], content)
         rows += [drop_top(order, count(p), False) for p in bins]
         rows += [drop_top(order, count(p), True) for p in bins]
         rows += [drop_top(order, count(p), False) for p in fractions]
-    values, decisions = _evaluate_rows(problem, rows)
+    values, decisions = evaluate(rows)
     b, c = len(bins), len(fractions)
     per = 2 * b + c
-    values, decisions = values.reshape(len(methods), per), decisions.reshape(len(methods), per)
-    f = problem.target.value
-    comprehensiveness = f - values[:, :b]
-    sufficiency = f - values[:, b:2 * b]
+    values = np.asarray(values, dtype=float).reshape(len(methods), per)
+    decisions = np.asarray(decisions).reshape(len(methods), per)
+    comprehensiveness = f0 - values[:, :b]
+    sufficiency = f0 - values[:, b:2 * b]
     curve, curve_decisions = values[:, 2 * b:], decisions[:, 2 * b:]
-    if problem.target.kind == "class":
-        flipped = curve_decisions != problem.target.class_index
+    if flip_class is not None:
+        flipped = curve_decisions != flip_class
         rule = "the predicted class changes"
     else:
-        everything_removed = values[0, 2 * b + c - 1] if fractions[-1] == 1.0 else np.nan
-        threshold = 0.5 * (f + everything_removed)
-        flipped = curve < threshold if everything_removed < f else np.zeros_like(curve, dtype=bool)
-        rule = (f"f falls below {threshold:.4g}, halfway from f(x) = {f:.4g} to f with every content token removed "
+        everything_removed = (float(curve[0, -1]) if fractions[-1] == 1.0
+                              else float(evaluate([removed(content.copy())])[0][0]))
+        threshold = 0.5 * (f0 + everything_removed)
+        flipped = curve < threshold if everything_removed < f0 else np.zeros_like(curve, dtype=bool)
+        rule = (f"f falls below {threshold:.4g}, halfway from f(x) = {f0:.4g} to f with every content token removed "
                 f"({everything_removed:.4g}) — this target has no decision to flip")
     fraction_array = np.asarray(fractions, dtype=float)
     flip = np.array([fraction_array[row.argmax()] if row.any() else np.nan for row in flipped])
-    replacement = _replacement_id(problem.loaded)[1] if mode == "mask" else None
     return Faithfulness(methods=methods, bins=np.asarray(bins, dtype=float), comprehensiveness=comprehensiveness,
                         sufficiency=sufficiency, aopc_comprehensiveness=comprehensiveness.mean(axis=1),
-                        aopc_sufficiency=sufficiency.mean(axis=1), removal=mode, replacement=replacement,
+                        aopc_sufficiency=sufficiency.mean(axis=1), removal=mode,
+                        replacement=replacement[1] if mode == "mask" else None,
                         curve_fractions=fraction_array, curve=curve, flip_fraction=flip, flip_rule=rule)
+
+
+def faithfulness(problem: _Problem, scores: dict[str, np.ndarray], mode: RemovalMode) -> Faithfulness:
+    """:func:`eraser_faithfulness` on the model: rows run through the attention function in batches."""
+    return eraser_faithfulness(lambda rows: _evaluate_rows(problem, rows), problem.input_ids[0].tolist(),
+                               problem.protected, problem.target.value, scores, mode=mode,
+                               replacement=_replacement_id(problem.loaded) if mode == "mask" else None,
+                               flip_class=problem.target.class_index if problem.target.kind == "class" else None)
 
 
 # ----------------------------------------------------------------------------------- counterfactual attention
