@@ -93,6 +93,8 @@ RANDOM_TAU_SAMPLES = 2000
 _HIDDEN_TENSORS_PER_TOKEN, _SCORE_TENSORS_PER_HEAD = 12, 3
 MEMORY_BUDGET_BYTES = 512 * 2**20
 JSD_MAX = math.log(2.0)
+# The adversarial search stops once its best JSD (with |Δf| ≤ ε) has not grown by MIN_GAIN nats in PATIENCE steps.
+MIN_GAIN, PATIENCE = 1e-3, 50
 
 Progress = Callable[[str, float], None]
 
@@ -785,10 +787,16 @@ def _verdict(result: dict, epsilon: float, where: str) -> str:
     share = jsd / JSD_MAX
     strength = ("almost entirely different" if share > 0.8 else "substantially different" if share > 0.4
                 else "only mildly different")
+    if share > 0.4:
+        conclusion = "So this attention map is not a unique explanation of the output."
+    elif result["converged"]:
+        conclusion = "Here the output does constrain the attention."
+    else:
+        conclusion = (f"The search was still improving when it stopped after {result['steps']} steps; allow more "
+                      "steps before concluding that the output constrains this attention.")
     return (f"At {where}, an attention row {strength} from the model's own (JSD {jsd:.2f} of at most "
             f"{JSD_MAX:.2f} nats) changes f by only {result['adversarial_change']:.3g} (≤ ε = {epsilon:g}); "
-            f"{uniform}. " + ("So this attention map is not a unique explanation of the output."
-                              if share > 0.4 else "Here the output does constrain the attention."))
+            f"{uniform}. {conclusion}")
 
 
 def counterfactual_attention(loaded: LoadedModel, text: str, *, spec: TargetSpec = TargetSpec(), layer: int | None = None,
@@ -798,7 +806,8 @@ def counterfactual_attention(loaded: LoadedModel, text: str, *, spec: TargetSpec
                              progress: Progress | None = None, _problem=None) -> CounterfactualAttention:
     """Replace one attention row at (``layer``, ``head``, ``query``) through the attention function and
     measure f (see the module docstring). ``layer`` None = the last layer; ``head`` None = every head.
-    The adversarial search stops early once its best valid JSD has not grown by 1e-4 in 50 steps."""
+    The adversarial search stops early once its best valid JSD has not grown by :data:`MIN_GAIN` in
+    :data:`PATIENCE` steps."""
     if _problem is None:
         problem, base, _ = _setup(loaded, text, spec, backend, MEMORY_BUDGET_BYTES)
     else:
@@ -834,10 +843,14 @@ def counterfactual_attention(loaded: LoadedModel, text: str, *, spec: TargetSpec
     extra: dict = {}
     if adversarial:
         started = time.perf_counter()
-        noise = torch.randn(candidates, len(positions), generator=generator)
-        logits = (torch.log(original[positions].clamp_min(1e-6))[None] + noise).requires_grad_(True)
+        # Diverse starts: candidate 0 at the model's own row, the others ever further from it (noise of standard
+        # deviation 1.5·k on the logits), so the search does not depend on small steps from one start.
+        spread = 1.5 * torch.arange(candidates, dtype=torch.float32)[:, None]
+        noise = torch.randn(candidates, len(positions), generator=generator) * spread
+        logits = (torch.log(original[positions].clamp_min(1e-6)).cpu()[None] + noise).to(original.device)
+        logits.requires_grad_(True)
         optimizer = torch.optim.Adam([logits], lr=lr)
-        best_jsd, best_row, best_change, last_gain, done = -1.0, None, None, 0, 0
+        best_jsd, best_row, best_change, last_gain, done, converged = -1.0, None, None, 0, 0, False
         for step in range(steps):
             probs = torch.softmax(logits, dim=-1)  # (K, visible)
             candidate = torch.zeros(candidates, len(original), device=original.device).index_copy(1, positions, probs)
@@ -849,7 +862,7 @@ def counterfactual_attention(loaded: LoadedModel, text: str, *, spec: TargetSpec
                 valid = change <= epsilon
                 if valid.any():
                     pick = int(torch.where(valid, jsd, torch.full_like(jsd, -1.0)).argmax())
-                    if float(jsd[pick]) > best_jsd + 1e-4:
+                    if float(jsd[pick]) > best_jsd + MIN_GAIN:
                         last_gain = step
                     if float(jsd[pick]) > best_jsd:
                         best_jsd, best_change = float(jsd[pick]), float(change[pick])
@@ -860,12 +873,14 @@ def counterfactual_attention(loaded: LoadedModel, text: str, *, spec: TargetSpec
             done = step + 1
             if progress is not None:
                 progress(f"adversarial search: step {done}/{steps}, best JSD {max(best_jsd, 0):.3f} nats", done / steps)
-            if step - last_gain >= 50 and best_row is not None:
+            if step - last_gain >= PATIENCE and best_row is not None:
+                converged = True
                 break
         extra = dict(adversarial=best_row, adversarial_jsd=best_jsd if best_row is not None else None,
                      adversarial_change=best_change, adversarial_steps=done,
                      adversarial_seconds=time.perf_counter() - started)
-        result.update(adversarial=best_row, adversarial_jsd=best_jsd, adversarial_change=best_change)
+        result.update(adversarial=best_row, adversarial_jsd=best_jsd, adversarial_change=best_change, steps=done,
+                      converged=converged)
     verdict = _verdict(result, epsilon, where)
     if extra.get("adversarial") is not None:
         extra["adversarial"] = extra["adversarial"].double().numpy()

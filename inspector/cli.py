@@ -1,4 +1,4 @@
-"""Command line: ``python -m inspector analyze|info``. Every page of the app gets a twin here that computes the
+"""Command line: ``python -m inspector analyze|attribute|info``. Every page of the app gets a twin here that computes the
 same numbers through the same library call and writes them as JSON.
 
 Bad input — empty text, too many tokens, an unknown model or folder, an unknown backend or layer — exits
@@ -119,6 +119,14 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.add_argument("--truncate", action="store_true",
                          help="cut texts longer than the model's limit instead of refusing them")
     analyze.set_defaults(run=_analyze)
+
+    from inspector import attribution_cli
+
+    attribute = commands.add_parser("attribute", help="attention vs gradients, IG, occlusion …: agreement, "
+                                    "faithfulness and counterfactual attention for one text")
+    model_options(attribute)
+    attribution_cli.add_arguments(attribute)
+    attribute.set_defaults(run=attribution_cli.run)
 
     info = commands.add_parser("info", help="architecture facts of a model")
     model_options(info)

@@ -298,3 +298,33 @@ def test_corpus_agreement_gives_intervals_per_pair(headed_models):
                               resamples=200)
     assert result.per_text.shape == (3, 3, 3)
     assert np.all(result.low <= result.mean + 1e-12) and np.all(result.mean <= result.high + 1e-12)
+
+
+def test_cli_attribute_writes_the_report_json(tmp_path, headed_models):
+    from inspector.cli import main
+
+    out = tmp_path / "attribution.json"
+    folder = headed_models["sharp"].info.source
+    assert main(["attribute", "--model", folder, "--text", TEXT, "--reference", REFERENCE, "--ig-steps", "4",
+                 "--permutations", "5", "--adversarial-steps", "5", "--layer", "1", "--head", "0", "--json",
+                 str(out)]) == 0
+    import json
+
+    payload = json.loads(out.read_text())
+    assert payload["target"]["kind"] == "similarity" and payload["layer"] == 1 and payload["head"] == 0
+    assert payload["agreement"]["methods"] == list(METHODS)
+    assert len(payload["agreement"]["kendall"]) == len(METHODS)
+    assert set(payload["scores"]) == set(METHODS) and len(payload["scores"]["attention"]) == len(payload["tokens"])
+    assert payload["faithfulness"]["bins"] == [0.01, 0.05, 0.1, 0.2, 0.5]
+    counterfactual = payload["counterfactual"]
+    assert counterfactual["adversarial_steps"] == 5 and len(counterfactual["permutation_changes"]) == 5
+    assert counterfactual["verdict"]
+
+
+def test_cli_attribute_bad_input_exits_2(capsys, headed_models):
+    from inspector.cli import main
+
+    assert main(["attribute", "--model", headed_models["masked-lm"].info.source, "--text", TEXT,
+                 "--adversarial-steps", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("error: ") and "MASK" in err[-1]
