@@ -20,6 +20,7 @@ alt.utils.schemapi.disable_debug_mode()
 # Later pages (Heads, Attribution, Lessons, Ground truth) join this list; share links name them by url_path.
 PAGES = [
     st.Page("pages/inspect.py", title="Inspect", icon=":material/grid_on:", url_path="inspect", default=True),
+    st.Page("pages/attribution.py", title="Attribution", icon=":material/balance:", url_path="attribution"),
 ]
 
 st.navigation(PAGES).run()

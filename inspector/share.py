@@ -35,7 +35,7 @@ from inspector.examples import DEFAULT_TEXT
 from inspector.loading import DEFAULT_MODEL
 
 SHARE_VERSION = 1
-PAGES: tuple[str, ...] = ("inspect",)
+PAGES: tuple[str, ...] = ("inspect", "attribution")
 BACKENDS: tuple[str, ...] = ("auto", "torch", "triton")
 # The app's text limit: tokenising is linear, but a pasted book would stall a session before the length check.
 MAX_TEXT_CHARS = 20_000

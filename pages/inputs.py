@@ -93,9 +93,18 @@ def _load_example() -> None:
             st.session_state["text"] = example.text
 
 
+def _keep_across_pages() -> None:
+    """Streamlit drops a widget's value when another page draws a widget with the same key; writing each
+    sidebar value back as session state first makes every page's sidebar start from the same inputs."""
+    for key in ("model", "model_other", "text", "backend", "example", "layer", "head", *FLAGS):
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
 def sidebar() -> Inputs:
     """Draw the sidebar and return the chosen inputs (layer and head are filled in by the page)."""
     _restore_once()
+    _keep_across_pages()
     with st.sidebar:
         for warning in st.session_state.get("_share_warnings", ()):
             st.warning(f"Share link: {escape_markdown(warning)}", icon="⚠️")
