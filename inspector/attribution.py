@@ -181,10 +181,14 @@ def _positions(problem: _Problem, mask: torch.Tensor, ids: torch.Tensor | None) 
     if target.kind == "next-token":
         order = torch.arange(mask.shape[1], device=mask.device)
         return (mask.long() * order).argmax(dim=1)  # the last real token (right padding)
-    if ids is not None:
-        mask_id = problem.loaded.tokenizer.mask_token_id
-        return (ids == mask_id).long().argmax(dim=1)  # the first [MASK]; protected, so always present
-    return torch.full((mask.shape[0],), int(target.position), device=mask.device)
+    fixed = torch.full((mask.shape[0],), int(target.position), device=mask.device)
+    if ids is None:
+        return fixed
+    # A row as long as the text keeps every position (nothing deleted; removal by [MASK] may have added other
+    # [MASK]s, so the target's own position is used). A shorter row had tokens deleted: its target is its first
+    # [MASK] (protected, never deleted, and deletion adds none).
+    first_mask = (ids == problem.loaded.tokenizer.mask_token_id).long().argmax(dim=1)
+    return torch.where(mask.sum(dim=1) == problem.n, fixed, first_mask)
 
 
 def _target_values(problem: _Problem, outputs, mask: torch.Tensor,
@@ -905,7 +909,8 @@ class AttributionSettings:
     (None = the target's token for language models, else the last token of a causal model or the first);
     methods: which of :data:`METHODS`; ig_steps: integrated-gradients points; removal: occlusion and ERASER
     by [MASK] replacement or deletion; top_k: for top-k overlap; head_grid: compute the layer × head τ grid;
-    permutations: for the counterfactual row (0 = skip the counterfactual)."""
+    permutations: for the counterfactual row (0 = skip the counterfactual); faithfulness: run ERASER (False:
+    scores and agreement only — the fast path for scoring methods against a known answer)."""
 
     layer: int | None = None
     head: int | None = None
@@ -916,6 +921,7 @@ class AttributionSettings:
     top_k: int = 5
     head_grid: bool = True
     permutations: int = 100
+    faithfulness: bool = True
     seed: int = 0
     budget_bytes: int = MEMORY_BUDGET_BYTES
 
@@ -954,7 +960,7 @@ class AttributionReport:
     scores: dict[str, np.ndarray]
     word_scores: dict[str, np.ndarray]
     agreement: Agreement
-    faithfulness: Faithfulness
+    faithfulness: Faithfulness | None
     ig: IntegratedGradientsRun | None
     counterfactual: CounterfactualAttention | None
     skipped: dict[str, str] = field(default_factory=dict)
@@ -1064,10 +1070,12 @@ def attribute(loaded: LoadedModel, text: str, *, spec: TargetSpec = TargetSpec()
             scores.pop("occlusion")
     agreed = agreement(scores, content, k=settings.top_k, seed=settings.seed)
     agreed = Agreement(**{**agreed.__dict__, "head_tau": head_tau})
-    say("faithfulness (ERASER)", 0.6)
-    started = time.perf_counter()
-    faithful = faithfulness(problem, scores, settings.removal)
-    timings["faithfulness"] = time.perf_counter() - started
+    faithful = None
+    if settings.faithfulness:
+        say("faithfulness (ERASER)", 0.6)
+        started = time.perf_counter()
+        faithful = faithfulness(problem, scores, settings.removal)
+        timings["faithfulness"] = time.perf_counter() - started
     counterfactual = None
     if settings.permutations > 0:
         say("counterfactual attention", 0.85)
@@ -1127,7 +1135,7 @@ def corpus_agreement(loaded: LoadedModel, texts: Sequence[str], *, spec: TargetS
     mean Kendall τ of every pair of methods."""
     if len(texts) < 2:
         raise InvalidRequestError("a corpus needs at least two texts for a bootstrap interval")
-    light = AttributionSettings(**{**settings.__dict__, "head_grid": False, "permutations": 0})
+    light = AttributionSettings(**{**settings.__dict__, "head_grid": False, "permutations": 0, "faithfulness": False})
     per_text, methods = [], None
     for i, text in enumerate(texts):
         if progress is not None:
@@ -1159,12 +1167,12 @@ def report_json(report: AttributionReport) -> dict:
                       "spearman": report.agreement.spearman, "top_k_overlap": report.agreement.top_k,
                       "k": report.agreement.k, "random_tau_95": list(report.agreement.random_tau),
                       "head_tau_vs_occlusion": report.agreement.head_tau},
-        "faithfulness": {"methods": list(faithful.methods), "bins": faithful.bins, "removal": faithful.removal,
-                         "replacement": faithful.replacement, "comprehensiveness": faithful.comprehensiveness,
-                         "sufficiency": faithful.sufficiency, "aopc_comprehensiveness": faithful.aopc_comprehensiveness,
-                         "aopc_sufficiency": faithful.aopc_sufficiency, "curve_fractions": faithful.curve_fractions,
-                         "curve": faithful.curve, "flip_fraction": faithful.flip_fraction,
-                         "flip_rule": faithful.flip_rule},
+        "faithfulness": None if faithful is None else {
+            "methods": list(faithful.methods), "bins": faithful.bins, "removal": faithful.removal,
+            "replacement": faithful.replacement, "comprehensiveness": faithful.comprehensiveness,
+            "sufficiency": faithful.sufficiency, "aopc_comprehensiveness": faithful.aopc_comprehensiveness,
+            "aopc_sufficiency": faithful.aopc_sufficiency, "curve_fractions": faithful.curve_fractions,
+            "curve": faithful.curve, "flip_fraction": faithful.flip_fraction, "flip_rule": faithful.flip_rule},
         "counterfactual": counterfactual_json(cf) if cf is not None else None,
         "timings": report.timings,
     }

@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> None:
     for method, values in report.scores.items():
         top = sorted(((v, report.tokens[i]) for i, v in enumerate(values) if content[i]), reverse=True)[:5]
         print(f"{METHOD_LABELS[method]:28s} top: " + ", ".join(f"{t} ({v:.3g})" for v, t in top))
-    faithful = report.faithfulness
+    faithful = report.faithfulness  # always computed by this command's settings
     bins = ", ".join(f"{b:.0%}" for b in faithful.bins)
     print(f"ERASER AOPC over {{{bins}}} of the content tokens (removal: {faithful.removal}): method, comprehensiveness, sufficiency")
     for i, method in enumerate(faithful.methods):

@@ -328,3 +328,51 @@ def test_cli_attribute_bad_input_exits_2(capsys, headed_models):
                  "--adversarial-steps", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("error: ") and "MASK" in err[-1]
+
+
+def test_masked_lm_rows_are_read_at_the_targets_mask_even_with_other_masks(headed_models):
+    from inspector.attribution import _evaluate_rows, _setup
+
+    loaded = headed_models["masked-lm"]
+    text = TEXT.replace("street", "[MASK]")
+    problem, _, _ = _setup(loaded, text, TargetSpec(), "torch", 2**26)
+    ids = problem.input_ids[0].tolist()
+    masked_first = list(ids)
+    masked_first[1] = loaded.tokenizer.mask_token_id  # a removal by [MASK] before the target's own [MASK]
+    deleted = ids[:1] + ids[2:]  # a deletion before it shifts the target one position left
+    values, _ = _evaluate_rows(problem, [masked_first, deleted])
+    for row, value, position in ((masked_first, values[0], problem.target.position),
+                                 (deleted, values[1], problem.target.position - 1)):
+        logits = forward(loaded, {"input_ids": torch.tensor([row]),
+                                  "attention_mask": torch.ones(1, len(row), dtype=torch.long)}).outputs.logits
+        expected = torch.log_softmax(logits[0, position].float(), dim=-1)[problem.target.token_id]
+        assert value == pytest.approx(float(expected), abs=1e-5)
+
+
+def test_scores_only_path_skips_faithfulness(headed_models):
+    report = attribute(headed_models["classifier"], TEXT, spec=TargetSpec(class_index=1),
+                       settings=AttributionSettings(ig_steps=4, faithfulness=False, permutations=0, head_grid=False))
+    assert report.faithfulness is None and report.counterfactual is None and report.agreement.head_tau is None
+    assert report.target.class_index == 1 and set(report.scores) == set(METHODS)
+    assert report_json(report)["faithfulness"] is None
+
+
+@pytest.mark.parametrize("slide", (False, True))
+def test_attribution_charts_are_valid_vega_lite_with_tokens_as_data(headed_models, slide):
+    from inspector.attribution_charts import (agreement_chart, counterfactual_chart, decay_chart, faithfulness_frame,
+                                              head_tau_chart, scores_chart)
+
+    text = "the <b>cat</b> sat on the mat ."
+    report = attribute(headed_models["none"], text, spec=TargetSpec(reference=REFERENCE), settings=FAST)
+    agreed = report.agreement
+    charts = [scores_chart(report, slide=slide), scores_chart(report, words=True, slide=slide),
+              agreement_chart(agreed.methods, agreed.kendall, name="Kendall τ", slide=slide),
+              head_tau_chart(agreed.head_tau, slide=slide), decay_chart(report.faithfulness, slide=slide),
+              counterfactual_chart(report.tokens, report.counterfactual, slide=slide)]
+    for chart in charts:
+        spec = chart.to_dict()  # validates against the Vega-Lite schema
+        assert ("axis" in spec.get("config", {})) == slide  # slide mode: large type
+    assert len(faithfulness_frame(report.faithfulness)) == len(METHODS)
+    heat = charts[0].to_dict()
+    values = [row for data in heat["datasets"].values() for row in data]
+    assert {row["text"] for row in values} >= set(report.tokens)  # raw strings travel as data, drawn as text
