@@ -350,9 +350,9 @@ def _embed_forward(problem: _Problem) -> Callable[[torch.Tensor], torch.Tensor]:
 
 
 def _embeddings(problem: _Problem) -> torch.Tensor:
-    """(1, n, hidden) float32 input (word) embeddings; the model adds positions itself."""
+    """(1, n, hidden) input (word) embeddings in the model's dtype; the model adds positions itself."""
     with torch.no_grad():
-        return problem.loaded.model.get_input_embeddings()(problem.input_ids).detach().float()
+        return problem.loaded.model.get_input_embeddings()(problem.input_ids).detach()
 
 
 # ------------------------------------------------------------------------------------------------- methods
@@ -458,7 +458,7 @@ def _occlusion(problem: _Problem, mode: RemovalMode, embeds: torch.Tensor) -> np
         with torch.no_grad():
             stand_in = problem.loaded.model.get_input_embeddings()(torch.tensor([replacement], device=problem.device))
         chunk = batch_size_for(problem.loaded, problem.n, backward=False, budget_bytes=problem.budget_bytes)
-        scores[content] = occlusion_on_embeddings(_embed_forward(problem), embeds, stand_in[0].float(), content, chunk)
+        scores[content] = occlusion_on_embeddings(_embed_forward(problem), embeds, stand_in[0], content, chunk)
     else:
         scores[content] = leave_one_out(lambda rows: _evaluate_rows(problem, rows)[0],
                                         problem.input_ids[0].tolist(), content, problem.target.value)
@@ -487,12 +487,12 @@ def _gradient_methods(problem: _Problem, embeds: torch.Tensor, wanted: set[str],
     if "gradient" in wanted:
         started = time.perf_counter()
         grads = Saliency(f).attribute(embeds.clone().requires_grad_(True), abs=False)
-        scores["gradient"] = grads[0].norm(dim=-1).detach().double().cpu().numpy()
+        scores["gradient"] = grads[0].float().norm(dim=-1).detach().double().cpu().numpy()
         timings["gradient"] = time.perf_counter() - started
     if "grad_x_input" in wanted:
         started = time.perf_counter()
         product = InputXGradient(f).attribute(embeds.clone().requires_grad_(True))
-        scores["grad_x_input"] = product[0].sum(dim=-1).detach().double().cpu().numpy()
+        scores["grad_x_input"] = product[0].float().sum(dim=-1).detach().double().cpu().numpy()
         timings["grad_x_input"] = time.perf_counter() - started
     run = None
     if "integrated_gradients" in wanted:
@@ -501,10 +501,10 @@ def _gradient_methods(problem: _Problem, embeds: torch.Tensor, wanted: set[str],
         content = torch.as_tensor(~problem.protected, device=problem.device)
         if pad_id is not None:
             with torch.no_grad():
-                pad = problem.loaded.model.get_input_embeddings()(torch.tensor([pad_id], device=problem.device)).float()
+                pad = problem.loaded.model.get_input_embeddings()(torch.tensor([pad_id], device=problem.device))
             described = "every non-special token's embedding replaced by the [PAD] embedding; special tokens kept"
         else:
-            pad = torch.zeros(1, embeds.shape[-1], device=problem.device)
+            pad = torch.zeros(1, embeds.shape[-1], device=problem.device, dtype=embeds.dtype)
             described = "every non-special token's embedding replaced by zeros (no pad token); special tokens kept"
         baseline = torch.where(content[None, :, None], pad[None], embeds)
         batch = batch_size_for(problem.loaded, problem.n, backward=True, budget_bytes=problem.budget_bytes,
@@ -514,7 +514,7 @@ def _gradient_methods(problem: _Problem, embeds: torch.Tensor, wanted: set[str],
             return_convergence_delta=True)
         with torch.no_grad():
             baseline_value = float(f(baseline)[0])
-        scores["integrated_gradients"] = attributions[0].sum(dim=-1).detach().double().cpu().numpy()
+        scores["integrated_gradients"] = attributions[0].float().sum(dim=-1).detach().double().cpu().numpy()
         run = IntegratedGradientsRun(steps=steps, internal_batch_size=batch, delta=float(delta[0]),
                                      baseline_value=baseline_value, baseline=described)
         timings["integrated_gradients"] = time.perf_counter() - started
