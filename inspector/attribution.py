@@ -815,15 +815,23 @@ def counterfactual_attention(loaded: LoadedModel, text: str, *, spec: TargetSpec
                              head: int | None = None, query: QueryChoice = None, permutations: int = 100,
                              adversarial: bool = True, candidates: int = 5, steps: int = 500, lr: float = 0.01,
                              epsilon: float = 0.01, penalty: float = 500.0, seed: int = 0, backend: str = "torch",
-                             progress: Progress | None = None, _problem=None) -> CounterfactualAttention:
+                             progress: Progress | None = None) -> CounterfactualAttention:
     """Replace one attention row at (``layer``, ``head``, ``query``) through the attention function and
     measure f (see the module docstring). ``layer`` None = the last layer; ``head`` None = every head.
     The adversarial search stops early once its best valid JSD has not grown by :data:`MIN_GAIN` in
     :data:`PATIENCE` steps."""
-    if _problem is None:
-        problem, base, _ = _setup(loaded, text, spec, backend, MEMORY_BUDGET_BYTES)
-    else:
-        problem, base = _problem
+    problem, base, _ = _setup(loaded, text, spec, backend, MEMORY_BUDGET_BYTES)
+    return _counterfactual(problem, base, layer=layer, head=head, query=query, permutations=permutations,
+                           adversarial=adversarial, candidates=candidates, steps=steps, lr=lr, epsilon=epsilon,
+                           penalty=penalty, seed=seed, progress=progress)
+
+
+def _counterfactual(problem: _Problem, base, *, layer: int | None, head: int | None, query: QueryChoice,
+                    permutations: int, adversarial: bool, candidates: int = 5, steps: int = 500, lr: float = 0.01,
+                    epsilon: float = 0.01, penalty: float = 500.0, seed: int = 0,
+                    progress: Progress | None = None) -> CounterfactualAttention:
+    """:func:`counterfactual_attention` on an already set-up problem and its baseline forward."""
+    loaded = problem.loaded
     info = loaded.info
     layer = info.num_layers - 1 if layer is None else int(layer)
     if not 0 <= layer < info.num_layers:
@@ -1082,9 +1090,8 @@ def attribute(loaded: LoadedModel, text: str, *, spec: TargetSpec = TargetSpec()
     if settings.permutations > 0:
         say("counterfactual attention", 0.85)
         started = time.perf_counter()
-        counterfactual = counterfactual_attention(loaded, text, layer=layer, head=settings.head, query=query,
-                                                  permutations=settings.permutations, adversarial=False,
-                                                  seed=settings.seed, backend=backend, _problem=(problem, base))
+        counterfactual = _counterfactual(problem, base, layer=layer, head=settings.head, query=query,
+                                         permutations=settings.permutations, adversarial=False, seed=settings.seed)
         timings["counterfactual"] = time.perf_counter() - started
     words = _words(text, facts["tokens"], facts["word_ids"], facts["offsets"])
     say("done", 1.0)
