@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from inspector.errors import InvalidRequestError
 
@@ -17,6 +18,18 @@ def _query(value: str) -> int | str:
         return int(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"--query {value!r}: expected first, last, auto or a token index") from None
+
+
+def _corpus_texts(source: str) -> list[str]:
+    if source == "examples":
+        from inspector.examples import EXAMPLES
+
+        return [example.text for example in EXAMPLES]
+    try:
+        lines = Path(source).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as err:
+        raise InvalidRequestError(f"cannot read --corpus {source}: {err}") from err
+    return [line for line in lines if line.strip()]
 
 
 def add_arguments(sub: argparse.ArgumentParser) -> None:
@@ -42,13 +55,17 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--permutations", type=int, default=100, help="random permutations of the row (default: 100)")
     sub.add_argument("--adversarial-steps", type=int, default=500,
                      help="adversarial search steps, 0 to skip it (default: 500)")
+    sub.add_argument("--corpus", metavar="FILE",
+                     help="also compute Kendall τ between methods over these texts (UTF-8, one per line) with "
+                          "bootstrap 95%% intervals of the mean; 'examples' uses the app's example texts")
     sub.add_argument("--backend", default="auto", choices=["auto", "torch", "triton"], help="attention backend")
 
 
 def run(args: argparse.Namespace) -> None:
     from inspector.attribution import (METHODS, METHOD_LABELS, AttributionSettings, TargetSpec, attribute,
-                                       counterfactual_attention, counterfactual_json, report_json)
+                                       corpus_agreement, counterfactual_attention, counterfactual_json, report_json)
     from inspector.cli import _read_text, _write_json
+    from inspector.export import to_jsonable
     from inspector.loading import load_model
 
     methods = METHODS if args.methods.strip() == "all" else tuple(m.strip() for m in args.methods.split(",") if m.strip())
@@ -72,6 +89,12 @@ def run(args: argparse.Namespace) -> None:
                                                   steps=args.adversarial_steps, backend=args.backend, progress=say)
         print(file=sys.stderr)
         payload["counterfactual"] = counterfactual_json(counterfactual)
+    if args.corpus:
+        texts = _corpus_texts(args.corpus)
+        corpus = corpus_agreement(loaded, texts, spec=spec, settings=settings, backend=args.backend)
+        payload["corpus_agreement"] = to_jsonable({"methods": list(corpus.methods), "texts": len(texts),
+                                                   "kendall_mean": corpus.mean, "kendall_low_95": corpus.low,
+                                                   "kendall_high_95": corpus.high, "resamples": corpus.resamples})
     if args.json:
         _write_json(payload, args.json)
         if args.json != "-":

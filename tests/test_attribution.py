@@ -304,10 +304,12 @@ def test_cli_attribute_writes_the_report_json(tmp_path, headed_models):
     from inspector.cli import main
 
     out = tmp_path / "attribution.json"
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the cat sat on the mat .\n\na dog ran fast .\n", encoding="utf-8")
     folder = headed_models["sharp"].info.source
     assert main(["attribute", "--model", folder, "--text", TEXT, "--reference", REFERENCE, "--ig-steps", "4",
                  "--permutations", "5", "--adversarial-steps", "5", "--layer", "1", "--head", "0", "--json",
-                 str(out)]) == 0
+                 str(out), "--corpus", str(corpus)]) == 0
     import json
 
     payload = json.loads(out.read_text())
@@ -319,6 +321,7 @@ def test_cli_attribute_writes_the_report_json(tmp_path, headed_models):
     counterfactual = payload["counterfactual"]
     assert counterfactual["adversarial_steps"] == 5 and len(counterfactual["permutation_changes"]) == 5
     assert counterfactual["verdict"]
+    assert payload["corpus_agreement"]["texts"] == 2 and len(payload["corpus_agreement"]["kendall_low_95"]) == len(METHODS)
 
 
 def test_cli_attribute_bad_input_exits_2(capsys, headed_models):
