@@ -90,6 +90,11 @@ FAITHFULNESS_BINS: tuple[float, ...] = (0.01, 0.05, 0.10, 0.20, 0.50)
 CURVE_FRACTIONS: tuple[float, ...] = (0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
 DEFAULT_REFERENCE = "The tired animal stayed on its side of the road."
 RANDOM_TAU_SAMPLES = 2000
+NORMAL_TAU_FROM = 100
+# Every removal-based method costs about one forward per content token (occlusion, value zeroing) or per curve
+# point and method (ERASER): past this length the page asks before running them (benchmarks.attribution_methods
+# times 64 tokens).
+LONG_TEXT_TOKENS = 128
 # Activations kept for one sequence's backward, per layer and token: ~12 hidden-sized tensors (projections,
 # feed-forward, norms) plus 3 heads × n score-sized ones; used to size batches to a memory budget.
 _HIDDEN_TENSORS_PER_TOKEN, _SCORE_TENSORS_PER_HEAD = 12, 3
@@ -545,10 +550,17 @@ def random_tau_interval(n: int, samples: int = RANDOM_TAU_SAMPLES, seed: int = 0
     τ = 1 − 4·(discordant pairs)/(n(n − 1)) (no ties), counted for all samples at once."""
     if n < 2:
         return float("nan"), float("nan")
+    if n > NORMAL_TAU_FROM:
+        # Long rankings: τ under independence is normal with variance 2(2n + 5) / (9n(n − 1)) to within the
+        # Monte Carlo error, and the simulation would cost O(samples · n²).
+        half = 1.959964 * math.sqrt(2 * (2 * n + 5) / (9 * n * (n - 1)))
+        return -half, half
     rng = np.random.default_rng(seed)
     perms = rng.permuted(np.tile(np.arange(n), (samples, 1)), axis=1)  # (samples, n)
     upper = np.triu(np.ones((n, n), dtype=bool), k=1)  # pairs i < j
-    discordant = ((perms[:, :, None] > perms[:, None, :]) & upper).sum(axis=(1, 2))
+    chunk = max(1, 2**24 // (n * n))  # at most ~16M pair comparisons in memory at once
+    discordant = np.concatenate([((block[:, :, None] > block[:, None, :]) & upper).sum(axis=(1, 2))
+                                 for block in np.array_split(perms, range(chunk, samples, chunk))])
     taus = 1.0 - 4.0 * discordant / (n * (n - 1))
     low, high = np.percentile(taus, [2.5, 97.5])
     return float(low), float(high)

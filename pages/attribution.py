@@ -12,11 +12,12 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector import InspectorError
-from inspector.attribution import (DEFAULT_REFERENCE, AttributionReport, AttributionSettings, CorpusAgreement,
+from inspector.attribution import (DEFAULT_REFERENCE, LONG_TEXT_TOKENS, AttributionReport, AttributionSettings, CorpusAgreement,
                                    CounterfactualAttention, TargetSpec, attribute, corpus_agreement,
                                    counterfactual_attention)
 from inspector.attribution_charts import (agreement_chart, counterfactual_chart, decay_chart, faithfulness_frame,
                                           head_tau_chart, scores_chart)
+from inspector.budget import count_tokens
 from inspector.examples import EXAMPLES
 from inspector.share import escape_markdown
 from pages import inputs
@@ -79,6 +80,17 @@ with st.expander("What f is, and what the layer-local methods read", expanded=Tr
     ig_steps = steps_column.select_slider("Integrated-gradients steps", [8, 16, 32, 64], value=16, key="attr_ig_steps")
     words = level_column.toggle("Words, not pieces", key="attr_words", help="A word's score = sum over its pieces.")
 
+try:
+    n_tokens = count_tokens(loaded, chosen.state.text)
+except InspectorError as err:
+    status.update(label="The text could not be run", state="error")
+    st.error(str(err))
+    st.stop()
+if n_tokens > LONG_TEXT_TOKENS and not st.toggle(f"Run every method on all {n_tokens} tokens (slow)", key="attr_long"):
+    st.info(f"The text has {n_tokens} tokens. Occlusion, value zeroing and ERASER run about one forward per token and "
+            f"per removal, so past {LONG_TEXT_TOKENS} tokens the page asks first; turn on the toggle above, or shorten "
+            "the text.")
+    st.stop()
 status.update(label="Computing every method, agreement and faithfulness (gradients, integrated gradients, occlusion, "
                     "ERASER removals)…")
 try:

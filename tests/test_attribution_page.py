@@ -72,3 +72,11 @@ def test_the_adversarial_search_button_shows_two_rows_and_a_verdict():
     chart = next(json.loads(c.proto.spec) for c in at.get("vega_lite_chart")
                  if json.loads(c.proto.spec)["title"]["text"].startswith("The attention row"))
     assert '"adversarial (JSD' in json.dumps(chart, ensure_ascii=False)  # the third row of bars is drawn
+
+
+def test_a_long_text_asks_before_running():
+    at = _open_page()
+    at.text_area(key="text").set_value("the cat sat on the mat " * 30).run()
+    assert not at.exception and not at.error
+    assert at.info and "asks first" in at.info[0].value
+    assert not at.get("vega_lite_chart")
