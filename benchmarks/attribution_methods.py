@@ -103,8 +103,10 @@ def direct_route(folder: str, text: str, reference: str, *, layer: int, ig_steps
 
     embeds = embed(ids).detach()
     started = time.perf_counter()
-    scores["gradient"] = Saliency(f_embeds).attribute(embeds.clone().requires_grad_(True), abs=False)[0].norm(dim=-1).double().numpy()
-    scores["grad_x_input"] = InputXGradient(f_embeds).attribute(embeds.clone().requires_grad_(True))[0].sum(-1).detach().double().numpy()
+    gradient = Saliency(f_embeds).attribute(embeds.clone().requires_grad_(True), abs=False)[0]  # (n, hidden)
+    scores["gradient"] = gradient.norm(dim=-1).double().numpy()
+    product = InputXGradient(f_embeds).attribute(embeds.clone().requires_grad_(True))[0]  # (n, hidden)
+    scores["grad_x_input"] = product.sum(-1).detach().double().numpy()
     timings["gradient, gradient × input"] = time.perf_counter() - started
     started = time.perf_counter()
     content = torch.as_tensor(~special)

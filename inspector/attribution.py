@@ -1055,7 +1055,8 @@ def attribute(loaded: LoadedModel, text: str, *, spec: TargetSpec = TargetSpec()
 
     if "attention" in wanted:
         row = weights[layer][:, query, :]
-        scores["attention"] = (row.mean(dim=0) if settings.head is None else row[settings.head]).detach().double().cpu().numpy()
+        chosen = row.mean(dim=0) if settings.head is None else row[settings.head]  # (n,)
+        scores["attention"] = chosen.detach().double().cpu().numpy()
     if "rollout" in wanted:
         rollout = attention_rollout([weights[i].cpu().numpy().astype(np.float64) for i in range(info.num_layers)])
         scores["rollout"] = rollout[query]

@@ -43,7 +43,8 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
                      help="encoders without a head: f = cosine similarity with this sentence (default: %(default)r)")
     sub.add_argument("--token", help="language models: f = log-probability of this token (default: the top prediction)")
     sub.add_argument("--class-index", type=int, help="classifiers: f = probability of this class (default: predicted)")
-    sub.add_argument("--layer", type=int, help="layer of raw attention, norm, value zeroing, counterfactual (default: last)")
+    sub.add_argument("--layer", type=int,
+                     help="layer of raw attention, norm, value zeroing and the counterfactual (default: last)")
     sub.add_argument("--head", type=int, help="head (default: mean over heads; every head for the counterfactual)")
     sub.add_argument("--query", type=_query, default="auto",
                      help="query row: first, last, auto (the target's token, else last for decoders, first for "
@@ -107,8 +108,10 @@ def run(args: argparse.Namespace) -> None:
         print(f"{METHOD_LABELS[method]:28s} top: " + ", ".join(f"{t} ({v:.3g})" for v, t in top))
     faithful = report.faithfulness  # always computed by this command's settings
     bins = ", ".join(f"{b:.0%}" for b in faithful.bins)
-    print(f"ERASER AOPC over {{{bins}}} of the content tokens (removal: {faithful.removal}): method, comprehensiveness, sufficiency")
+    print(f"ERASER AOPC over {{{bins}}} of the content tokens (removal: {faithful.removal}): method, "
+          "comprehensiveness, sufficiency")
     for i, method in enumerate(faithful.methods):
-        print(f"  {METHOD_LABELS[method]:28s} {faithful.aopc_comprehensiveness[i]:8.4f} {faithful.aopc_sufficiency[i]:8.4f}")
+        comprehensiveness, sufficiency = faithful.aopc_comprehensiveness[i], faithful.aopc_sufficiency[i]
+        print(f"  {METHOD_LABELS[method]:28s} {comprehensiveness:8.4f} {sufficiency:8.4f}")
     if counterfactual is not None:
         print(counterfactual.verdict)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector import InspectorError
-from inspector.attribution import (DEFAULT_REFERENCE, LONG_TEXT_TOKENS, AttributionReport, AttributionSettings, CorpusAgreement,
-                                   CounterfactualAttention, TargetSpec, attribute, corpus_agreement,
+from inspector.attribution import (DEFAULT_REFERENCE, LONG_TEXT_TOKENS, AttributionReport, AttributionSettings,
+                                   CorpusAgreement, CounterfactualAttention, TargetSpec, attribute, corpus_agreement,
                                    counterfactual_attention)
 from inspector.attribution_charts import (agreement_chart, counterfactual_chart, decay_chart, faithfulness_frame,
                                           head_tau_chart, scores_chart)
@@ -60,7 +60,8 @@ with st.expander("What f is, and what the layer-local methods read", expanded=Tr
         reference = target_column.text_input("Reference sentence", DEFAULT_REFERENCE, key="attr_reference",
                                              max_chars=1000, help="f = cosine similarity with this sentence's embedding")
     elif info.head in ("masked-lm", "causal-lm"):
-        token = target_column.text_input("Target token (empty: the model's top prediction)", key="attr_token").strip() or None
+        token = target_column.text_input("Target token (empty: the model's top prediction)",
+                                         key="attr_token").strip() or None
     else:
         picked = target_column.selectbox("Class", ["predicted class", *info.labels], key="attr_class")
         class_index = None if picked == "predicted class" else list(info.labels).index(picked)
@@ -119,7 +120,8 @@ st.subheader("Per-token scores")
 st.altair_chart(scores_chart(report, words=words, slide=slide))
 st.caption(f"Layer-local methods read layer {report.layer}, "
            f"{'the mean over heads' if report.head is None else f'head {report.head}'}, query row {report.query} "
-           f"(“{escape_markdown(report.tokens[report.query])}”). Signed methods: blue supports f, red works against it.")
+           f"(“{escape_markdown(report.tokens[report.query])}”). Signed methods: blue supports f, red works "
+           "against it.")
 
 st.subheader("Agreement")
 agreed = report.agreement
