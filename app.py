@@ -27,6 +27,7 @@ PAGES = [
     st.Page("views/inspect.py", title="Inspect", icon=":material/grid_on:", url_path="inspect", default=True),
     st.Page("views/heads.py", title="Heads", icon=":material/view_module:", url_path="heads"),
     st.Page("views/lessons.py", title="Lessons", icon=":material/school:", url_path="lessons"),
+    st.Page("views/attribution.py", title="Attribution", icon=":material/balance:", url_path="attribution"),
 ]
 
 st.navigation(PAGES).run()

@@ -1,4 +1,4 @@
-"""Command line: ``python -m inspector analyze|heads|lessons|info``. Every page of the app gets a twin here that computes the
+"""Command line: ``python -m inspector analyze|heads|attribute|lessons|info``. Every page of the app gets a twin here that computes the
 same numbers through the same library call and writes them as JSON.
 
 Bad input — empty text, too many tokens, an unknown model or folder, an unknown backend or layer — exits
@@ -192,6 +192,13 @@ def build_parser() -> argparse.ArgumentParser:
     lessons.add_argument("--lengths", default="128,256,512",
                          help="lengths n timed by the O(n²) lesson, or 'none' to skip it (default: 128,256,512)")
     lessons.set_defaults(run=_lessons)
+    from inspector import attribution_cli
+
+    attribute = commands.add_parser("attribute", help="attention vs gradients, IG, occlusion …: agreement, "
+                                    "faithfulness and counterfactual attention for one text")
+    model_options(attribute)
+    attribution_cli.add_arguments(attribute)
+    attribute.set_defaults(run=attribution_cli.run)
 
     info = commands.add_parser("info", help="architecture facts of a model")
     model_options(info)

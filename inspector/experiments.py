@@ -29,6 +29,7 @@ from inspector.errors import BackendError, InvalidRequestError, UnsupportedModel
 from inspector.loading import LoadedModel
 from kernels.hf import (AttentionContractError, AttentionRequest, BackendUnavailableError, Intervention,
                         InterventionError, LayerRecord, TensorName, attention_request, resolve_backend)
+from kernels.reference import StatName
 
 OutputKind = Literal["embedding", "distribution", "logits"]
 
@@ -79,10 +80,13 @@ def forward(
     keep: tuple[TensorName, ...] = (),
     keep_layers: frozenset[int] | Literal["all"] | None = None,
     grad: bool = False,
+    stats: tuple[StatName, ...] = ("entropy", "lse", "sink"),
 ) -> ForwardResult:
     """Run the shared model on ``inputs`` (``input_ids`` or ``inputs_embeds``, plus ``attention_mask``) with
     ``interventions`` applied inside the attention function. Autograd records only when ``grad`` is True
     (the model's parameters never require grad; gradients flow to inputs and to intervention tensors).
+    ``stats``: the per-row statistics the records carry (``()`` when only the outputs matter: batched
+    evaluations skip the entropy pass).
 
     Raises :class:`InvalidRequestError` for an intervention that names a layer or head the model lacks.
     """
@@ -96,8 +100,8 @@ def forward(
         chosen = resolve_backend(backend, device)
     except BackendUnavailableError as err:
         raise BackendError(str(err)) from err
-    request = AttentionRequest(backend=chosen, weights_layers=weights_layers, interventions=tuple(interventions),
-                               keep=keep, keep_layers=keep_layers)
+    request = AttentionRequest(backend=chosen, stats=stats, weights_layers=weights_layers,
+                               interventions=tuple(interventions), keep=keep, keep_layers=keep_layers)
     context = torch.enable_grad() if grad else torch.inference_mode()
     try:
         with context, attention_request(request):

@@ -38,7 +38,7 @@ from inspector.i18n import DEFAULT_LANGUAGE, LANGUAGES
 from inspector.loading import DEFAULT_MODEL
 
 SHARE_VERSION = 1
-PAGES: tuple[str, ...] = ("inspect", "heads", "lessons")
+PAGES: tuple[str, ...] = ("inspect", "heads", "attribution", "lessons")
 BACKENDS: tuple[str, ...] = ("auto", "torch", "triton")
 # The app's text limit: tokenising is linear, but a pasted book would stall a session before the length check.
 MAX_TEXT_CHARS = 20_000

@@ -1,0 +1,160 @@
+"""Altair charts of an :class:`~inspector.attribution.AttributionReport` and a
+:class:`~inspector.attribution.CounterfactualAttention` (conventions of :mod:`inspector.charts`: finished
+numbers in, a chart out; token strings reach Vega only as data, so they are drawn as text, never as HTML;
+``slide=True`` for projectors, applied last by :func:`~inspector.charts.style_chart`).
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from inspector.attribution import METHOD_LABELS, AttributionReport, CounterfactualAttention, Faithfulness
+from inspector.charts import style_chart, token_labels
+
+AGREEMENT_SCHEME = "redblue"  # diverging: −1 red, 0 white, +1 blue — readable for the common colour deficiencies
+SCORE_SCHEME = "blues"
+_LABEL_LIMIT = 160
+
+
+def _title(text: str, subtitle: list[str] | None = None) -> alt.TitleParams:
+    return alt.TitleParams(text=text, subtitle=subtitle or [], anchor="start", limit=900)
+
+
+def scores_frame(report: AttributionReport, *, words: bool = False) -> pd.DataFrame:
+    """One row per (method, token or word): ``method`` (label), ``unit`` (position label), ``text``, ``score``
+    (the method's own value) and ``relative`` (score / the method's largest |score| over content units, so
+    every method spans [−1, 1]). Tokens that a method cannot score (protected ones) have NaN."""
+    if words:
+        units = [f"{i}: {w}" for i, w in enumerate(report.words)]
+        texts = list(report.words)
+        table, content = report.word_scores, np.ones(len(units), dtype=bool)
+    else:
+        units, texts = token_labels(report.tokens), list(report.tokens)
+        table, content = report.scores, ~report.protected
+    frames = []
+    for method, values in table.items():
+        values = np.asarray(values, dtype=float)
+        scale = np.nanmax(np.abs(values[content])) if np.isfinite(values[content]).any() else 0.0
+        relative = values / scale if scale > 0 else np.zeros_like(values)
+        frames.append(pd.DataFrame({"method": METHOD_LABELS[method], "unit": units, "text": texts,
+                                    "score": values, "relative": np.where(content, relative, np.nan)}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def scores_chart(report: AttributionReport, *, words: bool = False, slide: bool = False) -> alt.LayerChart:
+    """Heat-text: one row per method, one column per token (or word), the token written in its cell, colour
+    = the method's score relative to its own largest |score| (blue = supports f, red = works against it)."""
+    data = scores_frame(report, words=words)
+    units = list(dict.fromkeys(data["unit"]))
+    methods = list(dict.fromkeys(data["method"]))
+    cell = max(34, min(70, 1100 // max(len(units), 1)))
+    base = alt.Chart(data).encode(
+        x=alt.X("unit:O", sort=units, title="word" if words else "token",
+                axis=alt.Axis(labelAngle=-60, labelLimit=_LABEL_LIMIT, labelOverlap=False)),
+        y=alt.Y("method:N", sort=methods, title=None, axis=alt.Axis(labelLimit=_LABEL_LIMIT)),
+        tooltip=[alt.Tooltip("method:N"), alt.Tooltip("unit:N", title="word" if words else "token"),
+                 alt.Tooltip("score:Q", format=".4g"), alt.Tooltip("relative:Q", title="relative", format=".2f")],
+    )
+    cells = base.mark_rect().encode(color=alt.Color("relative:Q", title="score / max |score|",
+                                                    scale=alt.Scale(scheme=AGREEMENT_SCHEME, domain=[-1, 1])))
+    labels = base.mark_text(fontSize=14 if slide else 10, limit=cell - 2).encode(text="text:N")
+    chart = alt.layer(alt.Chart(data).mark_rect(color="#eeeeee").encode(x=alt.X("unit:O", sort=units),
+                                                                       y=alt.Y("method:N", sort=methods)),
+                      cells, labels).properties(
+        title=_title("Which tokens each method says f depends on",
+                     ["Each row scaled to its own largest |score|; grey: cannot be scored (special tokens)."]),
+        width=alt.Step(cell), height=alt.Step(30 if slide else 24))
+    return style_chart(chart, slide)
+
+
+def agreement_chart(methods: tuple[str, ...], matrix: np.ndarray, *, name: str, low: float = -1.0,
+                    slide: bool = False, subtitle: list[str] | None = None) -> alt.LayerChart:
+    """Method × method matrix (Kendall τ, Spearman ρ or top-k overlap) with the value written in each cell."""
+    labels = [METHOD_LABELS[m] for m in methods]
+    rows, cols = np.meshgrid(np.arange(len(methods)), np.arange(len(methods)), indexing="ij")
+    data = pd.DataFrame({"a": np.array(labels, dtype=object)[rows.ravel()],
+                         "b": np.array(labels, dtype=object)[cols.ravel()],
+                         "value": matrix.ravel().astype(float)})
+    base = alt.Chart(data).encode(x=alt.X("b:N", sort=labels, title=None, axis=alt.Axis(labelAngle=-40)),
+                                  y=alt.Y("a:N", sort=labels, title=None),
+                                  tooltip=[alt.Tooltip("a:N", title="method"), alt.Tooltip("b:N", title="vs"),
+                                           alt.Tooltip("value:Q", title=name, format=".3f")])
+    cells = base.mark_rect().encode(color=alt.Color("value:Q", title=name,
+                                                    scale=alt.Scale(scheme=AGREEMENT_SCHEME, domain=[low, 1])))
+    text = base.mark_text(fontSize=15 if slide else 11).encode(text=alt.Text("value:Q", format=".2f"))
+    step = 64 if slide else 46
+    chart = alt.layer(cells, text).properties(title=_title(f"Agreement between methods: {name}", subtitle),
+                                              width=alt.Step(step), height=alt.Step(step))
+    return style_chart(chart, slide)
+
+
+def head_tau_chart(head_tau: np.ndarray, *, slide: bool = False) -> alt.Chart:
+    """Layer × head grid of Kendall τ between that head's attention (from the report's query) and occlusion."""
+    layers, heads = head_tau.shape
+    layer_index, head_index = np.meshgrid(np.arange(layers), np.arange(heads), indexing="ij")
+    data = pd.DataFrame({"layer": layer_index.ravel(), "head": head_index.ravel(), "tau": head_tau.ravel()})
+    step = 40 if slide else 26
+    chart = alt.Chart(data).mark_rect().encode(
+        x=alt.X("head:O", axis=alt.Axis(labelAngle=0)), y=alt.Y("layer:O"),
+        color=alt.Color("tau:Q", title="Kendall τ", scale=alt.Scale(scheme=AGREEMENT_SCHEME, domain=[-1, 1])),
+        tooltip=[alt.Tooltip("layer:O"), alt.Tooltip("head:O"), alt.Tooltip("tau:Q", format=".3f")],
+    ).properties(title=_title("Does any head's attention rank tokens like leave-one-out does?",
+                              ["Kendall τ between each head's weights from the query and occlusion scores."]),
+                 width=alt.Step(step), height=alt.Step(step))
+    return style_chart(chart, slide)
+
+
+def faithfulness_frame(faithful: Faithfulness) -> pd.DataFrame:
+    """The ERASER table: one row per method, comprehensiveness and sufficiency per bin, AOPCs and the flip."""
+    table = {"method": [METHOD_LABELS[m] for m in faithful.methods],
+             "AOPC comprehensiveness ↑": faithful.aopc_comprehensiveness,
+             "AOPC sufficiency ↓": faithful.aopc_sufficiency,
+             "flip at (fraction removed)": faithful.flip_fraction}
+    for i, b in enumerate(faithful.bins):
+        table[f"comp. {b:.0%}"] = faithful.comprehensiveness[:, i]
+    for i, b in enumerate(faithful.bins):
+        table[f"suff. {b:.0%}"] = faithful.sufficiency[:, i]
+    return pd.DataFrame(table)
+
+
+def decay_chart(faithful: Faithfulness, *, slide: bool = False) -> alt.Chart:
+    """f as each method's top-ranked tokens are removed (Serrano & Smith 2019): steeper = more faithful."""
+    frames = [pd.DataFrame({"method": METHOD_LABELS[m], "removed": faithful.curve_fractions, "f": faithful.curve[i]})
+              for i, m in enumerate(faithful.methods)]
+    data = pd.concat(frames, ignore_index=True)
+    removal = "replaced by " + faithful.replacement if faithful.removal == "mask" else "deleted"
+    chart = alt.Chart(data).mark_line(point=True, strokeWidth=3 if slide else 2).encode(
+        x=alt.X("removed:Q", title="fraction of content tokens removed (top-ranked first)", axis=alt.Axis(format="%")),
+        y=alt.Y("f:Q", title="f after removal"),
+        color=alt.Color("method:N", title="method", scale=alt.Scale(scheme="tableau10")),
+        tooltip=[alt.Tooltip("method:N"), alt.Tooltip("removed:Q", format=".0%"), alt.Tooltip("f:Q", format=".4g")],
+    ).properties(title=_title("Decay curves: f as each method's top tokens are removed",
+                              [f"Removed tokens are {removal}. Faster fall = the ranking found what f needs."]),
+                 width=520 if not slide else 760, height=300 if not slide else 440)
+    return style_chart(chart, slide)
+
+
+def counterfactual_chart(tokens: tuple[str, ...], result: CounterfactualAttention, *, slide: bool = False) -> alt.Chart:
+    """The model's attention row beside its uniform and adversarial replacements, one bar per key token."""
+    labels = token_labels(tokens)
+    rows = [("model's own", result.original), ("uniform", result.uniform)]
+    if result.adversarial is not None:
+        rows.append((f"adversarial (JSD {result.adversarial_jsd:.2f}, |Δf| {result.adversarial_change:.3g})",
+                     result.adversarial))
+    data = pd.concat([pd.DataFrame({"row": name, "key": labels, "weight": values}) for name, values in rows],
+                     ignore_index=True)
+    order = [name for name, _ in rows]
+    chart = alt.Chart(data).mark_bar().encode(
+        x=alt.X("key:O", sort=labels, title="key token", axis=alt.Axis(labelAngle=-60, labelOverlap=False)),
+        y=alt.Y("weight:Q", title="attention weight"),
+        color=alt.Color("row:N", sort=order, legend=None, scale=alt.Scale(scheme="dark2")),
+        tooltip=[alt.Tooltip("row:N"), alt.Tooltip("key:N"), alt.Tooltip("weight:Q", format=".3f")],
+    ).properties(width=alt.Step(16 if not slide else 22), height=160 if not slide else 220).facet(
+        row=alt.Row("row:N", sort=order, title=None, header=alt.Header(labelAngle=0, labelAlign="left",
+                                                                      labelOrient="top")),
+    ).properties(title=_title("The attention row, and rows that replace it",
+                              [f"Layer {result.layer}, {'every head' if result.head is None else f'head {result.head}'}, "
+                               f"query {labels[result.query]}."]))
+    return style_chart(chart, slide)
