@@ -239,21 +239,15 @@ def decode_view(params: Mapping[str, str | Sequence[str]], *, pages: Sequence[st
             warnings.append(f"{key}={_shown(value)} is not a {key} number (0 to {MAX_INDEX}); using {key} "
                             f"{getattr(_DEFAULTS, key)} instead.")
 
-    backend = get("backend")
-    if backend is not None:
-        if backend in BACKENDS:
-            values["backend"] = backend
+    for key, allowed in (("backend", BACKENDS), ("lang", LANGUAGES)):
+        value = get(key)
+        if value is None:
+            continue
+        if value in allowed:
+            values[key] = value
         else:
-            warnings.append(f"backend={_shown(backend)} is not one of {', '.join(BACKENDS)}; using "
-                            f"{_DEFAULTS.backend!r} instead.")
-
-    lang = get("lang")
-    if lang is not None:
-        if lang in LANGUAGES:
-            values["lang"] = lang
-        else:
-            warnings.append(f"lang={_shown(lang)} is not one of {', '.join(LANGUAGES)}; using "
-                            f"{_DEFAULTS.lang!r} instead.")
+            warnings.append(f"{key}={_shown(value)} is not one of {', '.join(allowed)}; using "
+                            f"{getattr(_DEFAULTS, key)!r} instead.")
 
     for key in FLAGS:
         value = get(key)

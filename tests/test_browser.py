@@ -241,7 +241,7 @@ def test_a_hosted_server_offers_only_its_allow_list_and_refuses_a_linked_model(b
                 session.wait_for_heatmap_of(2, 0)
                 warnings = " ".join(session.page.locator('[data-testid="stAlertContentWarning"]').all_inner_texts())
                 assert "not one of the models this instance offers" in warnings and "bundled model" in warnings
-                session.page.locator('[data-testid="stSelectbox"]').first.click()
+                session.page.locator('[data-testid="stSelectbox"]').filter(has_text="Model").first.click()
                 options = session.page.locator('[role="option"]').all_inner_texts()
                 assert options == ["all-MiniLM-L6-v2 (bundled)"]
                 session.page.keyboard.press("Escape")

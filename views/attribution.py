@@ -45,11 +45,7 @@ st.caption("Attention weights say where a head read from. Whether the output nee
            "question; here every method answers it for one number f computed from your text, and the page measures "
            "how much they agree, how faithful each is, and how much the attention can change with f unchanged.")
 
-chosen = inputs.sidebar()
-status = inputs.Progress()
-loaded = inputs.load(chosen, status)
-if loaded is None:
-    st.stop()
+chosen, status, loaded = inputs.open_page(clamp=False)
 info = loaded.info
 slide = chosen.state.slide
 

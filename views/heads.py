@@ -54,13 +54,8 @@ if "_heads_open" in st.session_state:
 st.title("Heads")
 st.caption("Which heads are healthy, which attend to sinks, which are redundant, and which matter — every "
            "statistic is paired with what happens to the model's output when the head is removed.")
-chosen = inputs.sidebar()
-status = inputs.Progress()
-loaded = inputs.load(chosen, status)
-if loaded is None:
-    st.stop()
+chosen, status, loaded = inputs.open_page()
 info = loaded.info
-inputs.clamp_layer_and_head(chosen.state, info.num_layers, info.num_heads)
 
 mode_column, ablation_column = st.columns(2)
 try:

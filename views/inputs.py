@@ -178,6 +178,20 @@ def load(inputs: Inputs, status: Progress) -> LoadedModel | None:
         return None
 
 
+def open_page(*, clamp: bool = True) -> tuple[Inputs, Progress, LoadedModel]:
+    """Every page's first steps: the sidebar, the progress line, the cached model — the run stops here, with the
+    reason shown, when there is none — and (``clamp``) the layer and head fitted to that model. A page whose
+    title depends on the sidebar's language reserves a container for it before calling this."""
+    chosen = sidebar()
+    status = Progress()
+    loaded = load(chosen, status)
+    if loaded is None:
+        st.stop()
+    if clamp:
+        clamp_layer_and_head(chosen.state, loaded.info.num_layers, loaded.info.num_heads)
+    return chosen, status, loaded
+
+
 class _ModelCalls(threading.local):
     """Per script thread: whether the last :func:`run` had to call the model (a cache miss)."""
 

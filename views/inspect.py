@@ -30,15 +30,10 @@ started = time.perf_counter()
 st.title("Attention Inspector")
 caption = st.empty()  # filled once the sidebar has said which language to use
 
-chosen = inputs.sidebar()
+chosen, status, loaded = inputs.open_page()
 lang = chosen.state.lang
 caption.caption(t("inspect.caption", lang))
-status = inputs.Progress()
-loaded = inputs.load(chosen, status)
-if loaded is None:
-    st.stop()
 info = loaded.info
-inputs.clamp_layer_and_head(chosen.state, info.num_layers, info.num_heads)
 layer, head = st.session_state["layer"], st.session_state["head"]
 result, model_ran = inputs.run(chosen, loaded, layer, status)
 if result is None:

@@ -27,17 +27,13 @@ def cached_lessons(spec: str, text: str, backend: str, layer: int, head: int) ->
     return all_lessons(inputs.cached_model(spec), text, layer, head, backend=backend)
 
 
-chosen = inputs.sidebar()
+heading = st.container()  # the title is in the sidebar's language, known only once the sidebar is drawn
+chosen, status, loaded = inputs.open_page()
 lang = chosen.state.lang
 slide = chosen.state.slide
-st.title(t("lessons.title", lang))
-st.caption(t("lessons.caption", lang))
-status = inputs.Progress()
-loaded = inputs.load(chosen, status)
-if loaded is None:
-    st.stop()
+heading.title(t("lessons.title", lang))
+heading.caption(t("lessons.caption", lang))
 info = loaded.info
-inputs.clamp_layer_and_head(chosen.state, info.num_layers, info.num_heads)
 layer_column, head_column = st.columns(2)
 layer = layer_column.selectbox(t("lessons.layer", lang), range(info.num_layers), key="layer")
 head = head_column.selectbox(t("lessons.head", lang), range(info.num_heads), key="head")
