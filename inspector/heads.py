@@ -260,7 +260,7 @@ def _ablated_changes(loaded: LoadedModel, inputs: dict[str, torch.Tensor], base:
         interventions = [SequenceHeadAblation(layer, part[:, layer], mode) for layer in range(layers)
                          if part[:, layer].any()]
         copies = _copies(inputs, part.shape[0])
-        result = forward(loaded, copies, interventions=interventions, backend=backend)
+        result = forward(loaded, copies, interventions=interventions, backend=backend, stats=())
         changes.extend(output_change(base, model_output(loaded, result, copies, sequence=b))
                        for b in range(part.shape[0]))
     return np.asarray(changes, dtype=np.float32)
@@ -289,7 +289,7 @@ def gradient_importance(loaded: LoadedModel, inputs: dict[str, torch.Tensor], ba
     gates = [torch.ones(copies, info.num_heads, device=device, requires_grad=True) for _ in range(info.num_layers)]
     batch = _copies(inputs, copies)
     result = forward(loaded, batch, interventions=[HeadGate(layer, gate) for layer, gate in enumerate(gates)],
-                     backend=backend, grad=True)
+                     backend=backend, grad=True, stats=())
     if embedding:
         generator = torch.Generator().manual_seed(0)
         directions = torch.randn(copies, base.vector.shape[0], generator=generator)
