@@ -247,6 +247,9 @@ def report(phases: list[Phase]) -> tuple[str, list[str]]:
         "- Server RSS: the `streamlit run` process and its children, sampled every "
         f"{RSS_PERIOD_S} s (/proc) from the first simultaneous request to the last answer of the phase; "
         "one server serves every N in turn, so a later phase starts with the earlier phases' caches.",
+        "- Other processes' load: CPUs kept busy by everything but the server (`/proc/stat`) — here mostly the N "
+        "Chromium tabs and the Playwright driver, which share the same 2 CPUs, so the server had well under 2 cores "
+        "to itself; a deployed server does not share its CPUs with its visitors' browsers.",
     ]
     for phase in phases:
         series = [f"{mib:.0f}" for t, mib in phase.memory if t % RSS_SERIES_STEP_S < RSS_PERIOD_S]
