@@ -22,12 +22,12 @@ st.set_page_config(page_title="Attention Inspector", page_icon="🔎", layout="w
 # rerun). The chart builders are validated in tests/test_charts.py, and the second pass (to_dict) still runs.
 alt.utils.schemapi.disable_debug_mode()
 
-# Later pages (Heads, Attribution, Lessons, Ground truth) join this list; share links name them by url_path.
+# The pages in menu order (the Ground truth lab joins later); share links name them by url_path.
 PAGES = [
     st.Page("views/inspect.py", title="Inspect", icon=":material/grid_on:", url_path="inspect", default=True),
     st.Page("views/heads.py", title="Heads", icon=":material/view_module:", url_path="heads"),
-    st.Page("views/lessons.py", title="Lessons", icon=":material/school:", url_path="lessons"),
     st.Page("views/attribution.py", title="Attribution", icon=":material/balance:", url_path="attribution"),
+    st.Page("views/lessons.py", title="Lessons", icon=":material/school:", url_path="lessons"),
 ]
 
 st.navigation(PAGES).run()
