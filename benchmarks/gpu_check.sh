@@ -4,7 +4,7 @@
 # Run on the GPU machine from the repository root:      bash benchmarks/gpu_check.sh
 # Everything lands in "$OUT" (default ./gpu-out):
 #   environment.txt                 nvidia-smi, versions, commit (if the checkout has git metadata)
-#   pytest.log, pytest.xml          tests/test_flash_gpu.py (pytest -m gpu)
+#   pytest.log, pytest.xml          tests/test_flash_gpu.py, tests/test_interventions.py (pytest -m gpu)
 #   benchmark.log                   the benchmark's progress and stderr
 #   attention_kernels.md / .json    the "Attention kernels (GPU)" section and the raw numbers; merge the section
 #                                   into docs/BENCHMARKS.md on the development machine with
@@ -60,7 +60,7 @@ if "$PYTHON" -c "import pytest" 2>/dev/null; then
     parallel=(-n "$(( $(nproc) < 8 ? $(nproc) : 8 ))")
   fi
   echo "running GPU tests (budget ${TEST_BUDGET_S}s, ${parallel[*]:-serial})…"
-  with_timeout "$TEST_BUDGET_S" "$PYTHON" -m pytest tests/test_flash_gpu.py -m gpu -v -rs -p no:cacheprovider \
+  with_timeout "$TEST_BUDGET_S" "$PYTHON" -m pytest tests/test_flash_gpu.py tests/test_interventions.py -m gpu -v -rs -p no:cacheprovider \
     "${parallel[@]}" --junitxml="$OUT/pytest.xml" > "$OUT/pytest.log" 2>&1
   test_rc=$?
   tail -n 3 "$OUT/pytest.log"

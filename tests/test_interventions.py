@@ -153,11 +153,9 @@ def test_output_change_is_zero_for_no_change_and_positive_after_ablation(models,
     assert output_change(base, model_output(loaded, ablated, inputs)) > 1e-4
 
 
-def test_interventions_give_the_same_result_on_the_triton_backend(models, monkeypatch):
-    """Every intervention kind through the Triton kernel (CPU interpreter) equals the torch backend, gradients
-    included: the interventions live in the attention function, not in a backend."""
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
-    loaded = models["llama"]
+def _every_intervention_on_both_backends(loaded) -> None:
+    """Every intervention kind through the Triton kernel equals the torch backend, gradients included: the
+    interventions live in the attention function, not in a backend."""
     inputs = encode(loaded, TEXT)
 
     def uniform(weights, visible):
@@ -166,7 +164,7 @@ def test_interventions_give_the_same_result_on_the_triton_backend(models, monkey
 
     results = {}
     for backend in ("torch", "triton"):
-        gate = torch.ones(loaded.info.num_heads, requires_grad=True)
+        gate = torch.ones(loaded.info.num_heads, requires_grad=True, device=inputs["input_ids"].device)
         interventions = [ScoreScale(0, (0,), 0.5), TieKeysToQueries(0, (3,)), WeightEdit(1, (1,), uniform),
                          HeadAblation(1, (2,), mode="mean"), HeadGate(1, gate)]
         result = forward(loaded, inputs, interventions=interventions, backend=backend, weights_layers="all",
@@ -178,3 +176,19 @@ def test_interventions_give_the_same_result_on_the_triton_backend(models, monkey
     for ours, reference in zip(results["triton"][1], results["torch"][1]):
         close(ours, reference, "weights")
     close(results["triton"][2], results["torch"][2], "grad")
+
+
+def test_interventions_give_the_same_result_on_the_triton_backend(models, monkeypatch):
+    """On the CPU through the Triton interpreter."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    if next(models["llama"].model.parameters()).is_cuda:
+        pytest.skip("the tiny models loaded on the GPU; the gpu-marked test below covers this there")
+    _every_intervention_on_both_backends(models["llama"])
+
+
+@pytest.mark.gpu
+def test_interventions_give_the_same_result_on_the_gpu_triton_kernel(tiny_model_dirs):
+    """The compiled kernels on a CUDA GPU (run by benchmarks/gpu_check.sh)."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU (benchmarks/gpu_check.sh runs these on one)")
+    _every_intervention_on_both_backends(load_model(str(tiny_model_dirs["llama"]), device="cuda"))
