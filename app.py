@@ -15,6 +15,8 @@ from __future__ import annotations
 import altair as alt
 import streamlit as st
 
+from inspector.i18n import DEFAULT_LANGUAGE, LANGUAGES, t
+
 st.set_page_config(page_title="Attention Inspector", page_icon="🔎", layout="wide")
 
 # Altair validates every chart object against the Vega-Lite schema as it is built, and again when Streamlit
@@ -22,12 +24,19 @@ st.set_page_config(page_title="Attention Inspector", page_icon="🔎", layout="w
 # rerun). The chart builders are validated in tests/test_charts.py, and the second pass (to_dict) still runs.
 alt.utils.schemapi.disable_debug_mode()
 
+# The menu speaks the sidebar's language: the language widget's value once the sidebar has been drawn, the
+# share link's ``lang`` on a session's first run (the page restores the widget from it), English otherwise.
+lang = st.session_state.get("lang") or st.query_params.get("lang")
+lang = lang if lang in LANGUAGES else DEFAULT_LANGUAGE
+
 # The pages in menu order (the Ground truth lab joins later); share links name them by url_path.
 PAGES = [
-    st.Page("views/inspect.py", title="Inspect", icon=":material/grid_on:", url_path="inspect", default=True),
-    st.Page("views/heads.py", title="Heads", icon=":material/view_module:", url_path="heads"),
-    st.Page("views/attribution.py", title="Attribution", icon=":material/balance:", url_path="attribution"),
-    st.Page("views/lessons.py", title="Lessons", icon=":material/school:", url_path="lessons"),
+    st.Page("views/inspect.py", title=t("nav.inspect", lang), icon=":material/grid_on:", url_path="inspect",
+            default=True),
+    st.Page("views/heads.py", title=t("nav.heads", lang), icon=":material/view_module:", url_path="heads"),
+    st.Page("views/attribution.py", title=t("nav.attribution", lang), icon=":material/balance:",
+            url_path="attribution"),
+    st.Page("views/lessons.py", title=t("nav.lessons", lang), icon=":material/school:", url_path="lessons"),
 ]
 
 st.navigation(PAGES).run()

@@ -19,6 +19,11 @@ DEFAULT_LANGUAGE = "en"
 LANGUAGE_NAMES: Mapping[str, str] = {"en": "English", "zh": "简体中文"}
 
 CATALOGUE: dict[str, dict[str, str]] = {
+    # ----------------------------------------------------------------------------------------- navigation (app.py)
+    "nav.inspect": {"en": "Inspect", "zh": "查看"},
+    "nav.heads": {"en": "Heads", "zh": "注意力头"},
+    "nav.attribution": {"en": "Attribution", "zh": "归因"},
+    "nav.lessons": {"en": "Lessons", "zh": "课程"},
     # ------------------------------------------------------------------------------------------ sidebar (inputs.py)
     "sidebar.language": {"en": "Language", "zh": "语言"},
     "sidebar.input": {"en": "Input", "zh": "输入"},

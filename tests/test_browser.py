@@ -271,3 +271,11 @@ def test_a_share_link_to_a_page_is_the_first_request_a_fresh_server_gets(browser
                 session.context.close()
     except AppServerError as err:
         pytest.fail(str(err))
+
+
+def test_the_menu_speaks_the_language_of_the_link(session):
+    """``lang=zh`` in a link translates the navigation too (app.py builds the menu before any page runs)."""
+    session.open("?" + urllib.parse.urlencode({"v": "1", "lang": "zh"}))
+    nav = session.page.locator('[data-testid="stSidebarNav"]').inner_text()
+    assert "查看" in nav and "课程" in nav and "Inspect" not in nav
+    session.assert_clean()
