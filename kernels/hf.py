@@ -465,8 +465,10 @@ def _edit_weights(edits: list[WeightEdit], out: torch.Tensor, weights: torch.Ten
                                 device=out.device)  # (batch or 1, 1, q_len, k_len)
     values = value.repeat_interleave(num_heads // value.shape[1], dim=1).float()  # (batch, heads, k_len, d)
     out, weights, stats = out.clone(), weights.clone(), dict(stats)
+    edited_heads: set[int] = set()
     for item in edits:
         heads = _head_indices(item, num_heads)
+        edited_heads.update(heads)
         original = weights[:, heads]
         edited = item.edit(original, visible)
         if not isinstance(edited, torch.Tensor) or edited.shape != original.shape:
@@ -475,9 +477,12 @@ def _edit_weights(edits: list[WeightEdit], out: torch.Tensor, weights: torch.Ten
         edited = edited.float()
         weights[:, heads] = edited
         out[:, heads] = torch.matmul(edited, values[:, heads]).to(out.dtype)
+    changed = sorted(edited_heads)  # the other heads' statistics are the backend's, unchanged
     for name in ("entropy", "sink"):
         if name in stats:
-            stats[name] = row_entropy(weights) if name == "entropy" else weights[..., 0]
+            stats[name] = stats[name].clone()
+            stats[name][:, changed] = (row_entropy(weights[:, changed]) if name == "entropy"
+                                       else weights[:, changed, :, 0]).to(stats[name].dtype)
     return out, weights, stats
 
 
