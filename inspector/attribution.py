@@ -66,7 +66,7 @@ from scipy import stats
 
 from inspector.capture import _encode, token_word_ids
 from inspector.errors import InvalidRequestError, InvalidTextError, UnsupportedModelError
-from inspector.experiments import encode, forward, output_projection
+from inspector.experiments import encode, forward, head_writes, pooled_embedding
 from inspector.loading import LoadedModel
 from kernels.hf import WeightEdit
 
@@ -175,13 +175,6 @@ def batch_size_for(loaded: LoadedModel, n_tokens: int, *, backward: bool, budget
     return int(max(1, min(most, budget_bytes // _sequence_bytes(loaded, n_tokens, backward=backward))))
 
 
-def _pooled_embedding(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """(batch, n, hidden), (batch, n) → (batch, hidden) unit vectors: mean over real tokens, L2-normalised."""
-    real = mask.to(hidden.dtype)[..., None]
-    pooled = (hidden * real).sum(dim=1) / real.sum(dim=1).clamp_min(1)
-    return torch.nn.functional.normalize(pooled.float(), dim=-1)
-
-
 def _positions(problem: _Problem, mask: torch.Tensor, ids: torch.Tensor | None) -> torch.Tensor:
     """(batch,) row each sequence's language-model target is read at."""
     target = problem.target
@@ -204,7 +197,7 @@ def _target_values(problem: _Problem, outputs, mask: torch.Tensor,
     the argmax class or token, −1 for a similarity)."""
     target = problem.target
     if target.kind == "similarity":
-        pooled = _pooled_embedding(outputs.hidden_states[-1], mask)
+        pooled = pooled_embedding(outputs.hidden_states[-1], mask)
         values = pooled @ problem.reference
         return values, torch.full_like(values, -1, dtype=torch.long)
     if target.kind == "class":
@@ -277,8 +270,8 @@ def _setup(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str,
             raise InvalidTextError("the target compares the text with a reference sentence; type one")
         ref_inputs = encode(loaded, spec.reference)
         ref_out = forward(loaded, ref_inputs, backend=backend).outputs
-        reference = _pooled_embedding(ref_out.hidden_states[-1], ref_inputs["attention_mask"])[0]
-        value = float(_pooled_embedding(outputs.hidden_states[-1], inputs["attention_mask"])[0] @ reference)
+        reference = pooled_embedding(ref_out.hidden_states[-1], ref_inputs["attention_mask"])[0]
+        value = float(pooled_embedding(outputs.hidden_states[-1], inputs["attention_mask"])[0] @ reference)
         target = Target(kind="similarity", value=value, reference=spec.reference,
                         description=f"the cosine similarity between the text's sentence embedding (mean of the last "
                                     f"layer over its tokens) and that of the reference “{spec.reference}”")
@@ -395,10 +388,7 @@ def attention_rollout(weights: Sequence[np.ndarray]) -> np.ndarray:
 def _norm_weighted(problem: _Problem, record, weights: torch.Tensor, layer: int, head: int | None,
                    query: int) -> np.ndarray:
     """Kobayashi et al. (2020): ‖Σ_h α^h_qj f^h(x_j)‖ (one head: α^h_qj ‖f^h(x_j)‖), f^h(x) = v^h W_O^h."""
-    w_o, _ = output_projection(problem.loaded, layer)  # (heads, head_dim, hidden)
-    value = record.tensors["value"][0].float()  # (kv_heads, n, head_dim), b_V included
-    value = value.repeat_interleave(w_o.shape[0] // value.shape[0], dim=0)  # (heads, n, head_dim)
-    transformed = torch.einsum("hkd,hdo->hko", value, w_o)  # (heads, n, hidden)
+    transformed = head_writes(problem.loaded, layer, record.tensors["value"][0])  # (heads, n, hidden), b_V included
     alpha = weights[:, query, :]  # (heads, n)
     if head is not None:
         return (alpha[head] * transformed[head].norm(dim=-1)).cpu().numpy()

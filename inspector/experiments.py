@@ -129,6 +129,14 @@ def _output_position(loaded: LoadedModel, inputs: dict[str, torch.Tensor], seque
     return None
 
 
+def pooled_embedding(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The sentence embedding sentence-transformers computes: (batch, n, hidden) hidden states and (batch, n)
+    attention mask → (batch, hidden) float32 unit vectors, the mean over real tokens, L2-normalised."""
+    real = mask.to(hidden.dtype)[..., None]
+    pooled = (hidden * real).sum(dim=1) / real.sum(dim=1).clamp_min(1)
+    return torch.nn.functional.normalize(pooled.float(), dim=-1)
+
+
 def model_output(loaded: LoadedModel, result: ForwardResult, inputs: dict[str, torch.Tensor],
                  *, keep_graph: bool = False, sequence: int = 0) -> ModelOutput:
     """The output of sequence ``sequence`` (default the first) in the model's own terms (see the module
@@ -144,10 +152,9 @@ def model_output(loaded: LoadedModel, result: ForwardResult, inputs: dict[str, t
     if position is not None:
         return ModelOutput(kind="distribution", position=position,
                            vector=finish(torch.log_softmax(outputs.logits[sequence, position].float(), dim=-1)))
-    hidden = outputs.hidden_states[-1][sequence].float()  # (q_len, hidden)
-    real = inputs["attention_mask"][sequence].to(hidden.dtype)[:, None]
-    pooled = (hidden * real).sum(dim=0) / real.sum().clamp_min(1)
-    return ModelOutput(kind="embedding", vector=finish(torch.nn.functional.normalize(pooled, dim=0)))
+    pooled = pooled_embedding(outputs.hidden_states[-1][sequence:sequence + 1],
+                              inputs["attention_mask"][sequence:sequence + 1])[0]
+    return ModelOutput(kind="embedding", vector=finish(pooled))
 
 
 def output_change(base: ModelOutput, new: ModelOutput) -> float:
@@ -192,3 +199,14 @@ def output_projection(loaded: LoadedModel, layer: int) -> tuple[torch.Tensor, to
     raise UnsupportedModelError(f"{info.name} ({info.architecture}): the inspector does not know where this "
                                 "architecture keeps its attention output projection, so per-head contributions "
                                 "cannot be computed; BERT-, GPT-2- and Llama-style models are supported")
+
+
+def head_writes(loaded: LoadedModel, layer: int, vectors: torch.Tensor) -> torch.Tensor:
+    """What each head of ``layer`` writes into the residual stream for vectors in its value space:
+    ``vectors`` (heads or kv_heads, n, head_dim) → (heads, n, hidden) float32, vectors_h @ W_O^h (key/value heads
+    serve their whole query group). A record's kept ``value`` gives Kobayashi et al.'s f_h(x_j) = (x_j W_V + b_V)
+    W_O^h; its kept ``output`` gives each head's contribution (Elhage et al. 2021)."""
+    weight, _ = output_projection(loaded, layer)  # (heads, head_dim, hidden)
+    vectors = vectors.float().to(weight.device)
+    vectors = vectors.repeat_interleave(weight.shape[0] // vectors.shape[0], dim=0)  # (heads, n, head_dim)
+    return torch.einsum("hnd,hdo->hno", vectors, weight)

@@ -39,7 +39,7 @@ import torch
 
 from inspector.errors import BackendError, InvalidRequestError, InvalidTextError
 from inspector.experiments import (ModelOutput, OutputKind, encode, forward, model_output, output_change,
-                                   output_change_name, output_projection)
+                                   head_writes, output_change_name)
 from inspector.loading import LoadedModel, ModelInfo
 from inspector.metrics import (TOKEN_CATEGORIES, HealthFlags, HealthThresholds, head_entropy_from_rows,
                                health_flags, mean_attention_distance, norm_weighted_attention, sink_scores,
@@ -331,11 +331,8 @@ def _text_statistics(loaded: LoadedModel, text: str, mode: AblationMode,
 
     value_norms, contributions = [], []
     for layer, record in enumerate(records):
-        w_o, _ = output_projection(loaded, layer)  # (H, d, hidden)
-        value = record.tensors["value"][0].float()  # (kv_heads, T, d)
-        value = value.repeat_interleave(heads // value.shape[0], dim=0)  # (H, T, d)
-        value_norms.append(torch.einsum("htd,hdo->hto", value, w_o).norm(dim=-1))
-        contributions.append(torch.einsum("htd,hdo->hto", record.tensors["output"][0].float(), w_o))
+        value_norms.append(head_writes(loaded, layer, record.tensors["value"][0]).norm(dim=-1))  # (H, T)
+        contributions.append(head_writes(loaded, layer, record.tensors["output"][0]))  # (H, T, hidden)
     value_norms_np = torch.stack(value_norms).cpu().numpy()  # (L, H, T)
     contribution = torch.cat(contributions).cpu().numpy()  # (N, T, hidden)
     cosine, cka = contribution_similarity(contribution)

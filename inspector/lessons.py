@@ -40,10 +40,11 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import torch
 from scipy import stats as scipy_stats
+from scipy.special import entr
 
 from inspector.capture import tokenize
 from inspector.errors import InvalidRequestError
-from inspector.experiments import ForwardResult, forward, model_output, output_change, output_projection
+from inspector.experiments import ForwardResult, forward, head_writes, model_output, output_change
 from inspector.i18n import t
 from inspector.loading import LoadedModel
 from inspector.metrics import HeadEntropy, HealthThresholds, normalized_row_entropy
@@ -190,9 +191,8 @@ def position_kind(loaded: LoadedModel) -> str:
 
 
 def _row_entropy(weights: np.ndarray) -> np.ndarray:
-    """Entropy in nats of each row of ``weights`` (..., k_len), 0·log 0 = 0."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return -np.where(weights > 0, weights * np.log(np.where(weights > 0, weights, 1.0)), 0.0).sum(axis=-1)
+    """Entropy in nats of each row of ``weights`` (..., k_len), 0·log 0 = 0 (scipy's ``entr``)."""
+    return entr(weights).sum(axis=-1)
 
 
 def diagonal_share(scores: np.ndarray, visible: np.ndarray) -> float:
@@ -591,9 +591,7 @@ def multi_head_lesson(run: _Run, position: PositionLesson) -> MultiHeadLesson:
     erank_s = np.array([effective_rank(s) for s in scores_np])
     rank_s = np.array([int(torch.linalg.matrix_rank(s)) for s in scores])
     erank_a = np.array([effective_rank(a) for a in weights])
-    projection, _ = output_projection(run.loaded, run.layer)  # (heads, d_k, hidden)
-    out = record.tensors["output"][0].float().to(projection.device)  # (heads, q_len, d_k)
-    per_head = torch.einsum("hqd,hdo->hqo", out, projection)  # (heads, q_len, hidden)
+    per_head = head_writes(run.loaded, run.layer, record.tensors["output"][0])  # (heads, q_len, hidden)
     norms = per_head.norm(dim=-1).mean(dim=-1).double().cpu().numpy()
     share = norms / norms.sum() if norms.sum() > 0 else np.zeros_like(norms)
     special_mass = weights[:, :, run.special].sum(axis=-1).mean(axis=-1) if run.special.any() else np.zeros(len(weights))
