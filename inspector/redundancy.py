@@ -26,14 +26,11 @@ import numpy as np
 import scipy.cluster.hierarchy
 import scipy.linalg
 import scipy.spatial.distance
+from scipy.special import entr
 
 LN2 = float(np.log(2.0))
 # Clark et al.'s smoothing: 0.001/n added to every weight of a row of n keys, then the row renormalised.
 JS_SMOOTHING = 0.001
-
-
-def _row_entropy(p: np.ndarray) -> np.ndarray:
-    return -(p * np.log(p)).sum(axis=-1)
 
 
 def js_divergence_matrix(weights: np.ndarray) -> np.ndarray:
@@ -46,10 +43,10 @@ def js_divergence_matrix(weights: np.ndarray) -> np.ndarray:
     p = np.asarray(weights, dtype=np.float64)
     n = p.shape[-1]
     p = (p + JS_SMOOTHING / n) / (1.0 + JS_SMOOTHING)  # rows still sum to 1
-    own = _row_entropy(p)  # (heads_total, q_len)
+    own = entr(p).sum(axis=-1)  # (heads_total, q_len)
     result = np.zeros((p.shape[0], p.shape[0]), dtype=np.float64)
     for h in range(p.shape[0]):
-        mixed = _row_entropy((p[h][None] + p[h:]) / 2.0)  # (heads_total − h, q_len)
+        mixed = entr((p[h][None] + p[h:]) / 2.0).sum(axis=-1)  # (heads_total − h, q_len)
         result[h, h:] = (mixed - (own[h][None] + own[h:]) / 2.0).mean(axis=-1)
     result = np.triu(result, 1)
     result = result + result.T  # exactly symmetric, exactly 0 on the diagonal
