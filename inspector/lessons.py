@@ -42,6 +42,7 @@ import torch
 from scipy import stats as scipy_stats
 from scipy.special import entr
 
+from inspector.attribution import batch_size_for
 from inspector.capture import tokenize
 from inspector.errors import InvalidRequestError
 from inspector.experiments import ForwardResult, forward, head_writes, model_output, output_change
@@ -805,12 +806,16 @@ def leave_one_out(loaded: LoadedModel, text: str, *, backend: str = "torch") -> 
     tokens = tuple(str(x) for x in loaded.tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist()))
     special = encoding["special_tokens_mask"][0].numpy().astype(bool)
     change = np.full(len(tokens), np.nan)
-    for position in range(len(tokens)):
-        if special[position] or position == base.position:
-            continue
-        keep = [i for i in range(len(tokens)) if i != position]
-        reduced = {name: tensor[:, keep] for name, tensor in inputs.items()}
-        change[position] = output_change(base, model_output(loaded, forward(loaded, reduced, backend=backend), reduced))
+    left_out = [p for p in range(len(tokens)) if not special[p] and p != base.position]
+    # Every deletion leaves n − 1 tokens, so the texts batch without padding, as many per forward as fit.
+    chunk = batch_size_for(loaded, len(tokens) - 1, backward=False)
+    for start in range(0, len(left_out), chunk):
+        positions = left_out[start:start + chunk]
+        keep = torch.tensor([[i for i in range(len(tokens)) if i != p] for p in positions], device=device)
+        reduced = {name: tensor[0][keep] for name, tensor in inputs.items()}  # (len(positions), n − 1)
+        result = forward(loaded, reduced, backend=backend, stats=())
+        for b, position in enumerate(positions):
+            change[position] = output_change(base, model_output(loaded, result, reduced, sequence=b))
     if not np.isfinite(change).any():
         raise InvalidRequestError("the text has no token that can be left out (only special tokens); type a longer "
                                   "text")
