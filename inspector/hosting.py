@@ -43,8 +43,9 @@ DEFAULT_ALLOW_LIST = REPO_ROOT / "assets" / "hosting" / "allowed_models.toml"
 HOSTED_MAX_PARAMETERS = 200_000_000
 # Half the local budget: several visitors' captures share the server's memory and st.cache_data.
 HOSTED_WEIGHTS_BUDGET_BYTES = 128 * 2**20
-# The bundled model's 512-token forward takes well under a second on 2 CPU cores; a minute means something is
-# wrong (a huge model, a machine under load), and the visitor should hear so rather than wait.
+# The bundled model's 512-token capture took 177 ms on 2 CPU cores (benchmarks.inspect_latency, docs/BENCHMARKS.md);
+# a minute means something is wrong (a huge model, a machine under load), and the visitor should hear so rather
+# than wait.
 HOSTED_DEADLINE_S = 60.0
 _TRUE = ("1", "true", "yes", "on")
 # A pin must be a commit: branches and tags move, so "main" would let the hub change what the instance runs.
