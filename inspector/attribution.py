@@ -66,7 +66,7 @@ from scipy import stats
 
 from inspector.capture import _encode, token_word_ids
 from inspector.errors import InvalidRequestError, InvalidTextError, UnsupportedModelError
-from inspector.experiments import encode, forward, head_writes, pooled_embedding
+from inspector.experiments import encode, forward, head_writes, output_position, pooled_embedding
 from inspector.loading import LoadedModel
 from kernels.hf import WeightEdit
 
@@ -247,16 +247,12 @@ def _setup(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str,
                         description=f"the probability the classifier gives class “{label}”"
                                     + (" (its prediction)" if index == int(probs.argmax()) else ""))
     elif head in ("masked-lm", "causal-lm"):
+        position = output_position(loaded, inputs)  # the first [MASK], or the last real token
+        if position is None:
+            raise InvalidTextError(f"a masked language model predicts the word at {tokenizer.mask_token or '[MASK]'}; "
+                                   "the text has none — put it where the model should fill in a word")
         if head == "masked-lm":
-            mask_id = getattr(tokenizer, "mask_token_id", None)
-            hits = (ids[0] == mask_id).nonzero() if mask_id is not None else torch.empty(0)
-            if not len(hits):
-                raise InvalidTextError(f"a masked language model predicts the word at {tokenizer.mask_token or '[MASK]'}; "
-                                       "the text has none — put it where the model should fill in a word")
-            position = int(hits[0])
             protected[position] = True
-        else:
-            position = int(inputs["attention_mask"][0].nonzero().max())
         log_probs = torch.log_softmax(outputs.logits[0, position].float(), dim=-1)
         token_id = int(log_probs.argmax()) if not spec.token else _single_token_id(loaded, spec.token)
         token = str(tokenizer.convert_ids_to_tokens(token_id))

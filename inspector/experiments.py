@@ -115,7 +115,7 @@ def forward(
     return ForwardResult(outputs=outputs, records=request.records)
 
 
-def _output_position(loaded: LoadedModel, inputs: dict[str, torch.Tensor], sequence: int = 0) -> int | None:
+def output_position(loaded: LoadedModel, inputs: dict[str, torch.Tensor], sequence: int = 0) -> int | None:
     """The row whose prediction a language model is judged by, or None for embedding/classifier outputs."""
     head = loaded.info.head
     mask = inputs["attention_mask"][sequence]
@@ -145,7 +145,7 @@ def model_output(loaded: LoadedModel, result: ForwardResult, inputs: dict[str, t
     ``keep_graph`` keeps the autograd graph (for gradients of the output); otherwise the vector is detached
     and on the CPU."""
     outputs = result.outputs
-    position = _output_position(loaded, inputs, sequence)
+    position = output_position(loaded, inputs, sequence)
     finish = (lambda t: t) if keep_graph else (lambda t: t.detach().float().cpu())
     if loaded.info.head == "classifier":
         return ModelOutput(kind="logits", vector=finish(outputs.logits[sequence].float()))
