@@ -7,8 +7,9 @@ the shared model):
 
 1. one plain forward that keeps every layer's exact weights and each head's value and output →
    entropy (raw, normalised), Clark et al.'s token-category masses, Gu et al.'s sink scores, mean attention
-   distance, Kobayashi et al.'s norm-weighted category masses, Clark's JS divergence between heads and the
-   cosine / linear CKA between what heads write (:mod:`inspector.metrics`, :mod:`inspector.redundancy`);
+   distance, Olsson et al.'s induction score, Kobayashi et al.'s norm-weighted category masses, Clark's JS
+   divergence between heads and the cosine / linear CKA between what heads write (:mod:`inspector.metrics`,
+   :mod:`inspector.redundancy`);
 2. one batched forward over copies of the text, copy b ablating head b alone (:class:`SequenceHeadAblation`):
    the **ablation importance** of each head = the output change it causes, in the model's own terms
    (:func:`inspector.experiments.output_change`: embedding cosine distance, next-token KL, logit change);
@@ -42,8 +43,8 @@ from inspector.experiments import (ModelOutput, OutputKind, encode, forward, mod
                                    head_writes, output_change_name)
 from inspector.loading import LoadedModel, ModelInfo
 from inspector.metrics import (TOKEN_CATEGORIES, HealthFlags, HealthThresholds, head_entropy_from_rows,
-                               health_flags, mean_attention_distance, norm_weighted_attention, sink_scores,
-                               token_category_mass)
+                               health_flags, induction_score, mean_attention_distance, norm_weighted_attention,
+                               sink_scores, token_category_mass)
 from inspector.redundancy import classical_mds, cluster_order, contribution_similarity, js_divergence_matrix
 from kernels.hf import BackendUnavailableError, HeadGate, SequenceHeadAblation, resolve_backend
 from kernels.reference import visible_keys_mask
@@ -63,6 +64,10 @@ EMBEDDING_DIRECTIONS = 8
 _BATCH_TOKENS = 4096
 
 
+# HeadStatistics fields that are NaN where a text cannot measure them; their corpus mean skips those texts.
+_NAN_SKIPPING_FIELDS = ("entropy_normalized", "induction")
+
+
 @dataclass(frozen=True)
 class HeadStatistics:
     """Per-head numbers for one text, or their mean over a corpus. L = layers, H = heads, N = L·H (heads in
@@ -73,6 +78,8 @@ class HeadStatistics:
     norm_token_mass: (L, H, 6) — the same shares of the norm-weighted attention ‖α_ij f(x_j)‖ (Kobayashi).
     first_token_sink: (L, H) — the first key's sink score (= mean weight on it). max_sink_score: (L, H) — the
     largest sink score over the keys (Gu et al.). mean_distance: (L, H) tokens.
+    induction: (L, H) in [0, 1] — Olsson et al.'s induction score (:func:`inspector.metrics.induction_score`);
+    NaN when the text repeats no token (a corpus mean skips those texts).
     js_divergence: (N, N) nats in [0, ln 2]. contribution_cosine, contribution_cka: (N, N).
     importance_ablation: (L, H) — output change when the head alone is ablated (the model's own measure).
     gradient_raw: (L, H) — |∂L/∂g_h| before Michel's per-layer normalisation (normalise the mean, not the texts).
@@ -86,6 +93,7 @@ class HeadStatistics:
     first_token_sink: np.ndarray
     max_sink_score: np.ndarray
     mean_distance: np.ndarray
+    induction: np.ndarray
     js_divergence: np.ndarray
     contribution_cosine: np.ndarray
     contribution_cka: np.ndarray
@@ -98,8 +106,8 @@ class HeadStatistics:
         expected = {"entropy_normalized": (layers, heads), "layer_entropy": (layers,),
                     "token_mass": (layers, heads, len(TOKEN_CATEGORIES)),
                     "norm_token_mass": (layers, heads, len(TOKEN_CATEGORIES)), "first_token_sink": (layers, heads),
-                    "max_sink_score": (layers, heads), "mean_distance": (layers, heads), "js_divergence": (n, n),
-                    "contribution_cosine": (n, n), "contribution_cka": (n, n),
+                    "max_sink_score": (layers, heads), "mean_distance": (layers, heads), "induction": (layers, heads),
+                    "js_divergence": (n, n), "contribution_cosine": (n, n), "contribution_cka": (n, n),
                     "importance_ablation": (layers, heads), "gradient_raw": (layers, heads)}
         for name, shape in expected.items():
             if getattr(self, name).shape != shape:
@@ -109,13 +117,14 @@ class HeadStatistics:
 
     @staticmethod
     def mean(items: Sequence[HeadStatistics]) -> HeadStatistics:
-        """Field-by-field mean over texts (NaN entropies — one-token texts — are skipped)."""
+        """Field-by-field mean over texts (NaN entropies — one-token texts — and NaN induction scores — texts that
+        repeat no token — are skipped; a head stays NaN only when every text is NaN for it)."""
         if not items:
             raise ValueError("HeadStatistics.mean needs at least one item")
 
         def average(name: str) -> np.ndarray:
             stacked = np.stack([getattr(item, name) for item in items]).astype(np.float64)
-            if name == "entropy_normalized":
+            if name in _NAN_SKIPPING_FIELDS:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)  # "mean of empty slice" for all-NaN heads
                     return np.nanmean(stacked, axis=0).astype(np.float32)
@@ -345,6 +354,7 @@ def _text_statistics(loaded: LoadedModel, text: str, mode: AblationMode,
         norm_token_mass=token_category_mass(norm_weighted_attention(weights, value_norms_np), tokens, special),
         first_token_sink=key_scores[..., 0], max_sink_score=key_scores.max(axis=-1),
         mean_distance=mean_attention_distance(weights),
+        induction=induction_score(weights, inputs["input_ids"][0].cpu().numpy(), special),
         js_divergence=js_divergence_matrix(weights.reshape(layers * heads, n, n)),
         contribution_cosine=cosine, contribution_cka=cka,
         importance_ablation=_ablated_changes(loaded, inputs, base, single, mode, backend).reshape(layers, heads),
@@ -455,6 +465,12 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
 
 # How many heads of each kind the plain-words report names before summarising the rest.
 REPORT_HEADS_PER_KIND = 6
+# A head counts as an induction head when, on average, a repeated token puts more than this share of its attention
+# on the token that followed its earlier occurrence: two-fifths of the budget on a key chosen by content, where an
+# even spread gives it 1/(keys the row sees). Olsson et al. (2022) measure the same "prefix matching" score on
+# repeated random tokens, where clear induction heads score far higher; 0.4 is this project's cut-off, not theirs,
+# and the report states it wherever it is used.
+INDUCTION_HEAD_SCORE = 0.4
 # A head "moves little value" through its sinks when its norm-weighted share on [CLS]/[SEP] is below this
 # fraction of its attention share there (Kobayashi et al. 2020 show sink attention with small ‖f(x)‖).
 _SINK_VALUE_RATIO = 0.5
@@ -481,6 +497,27 @@ def _ablation_words(report: HeadReport, layer: int, head: int) -> str:
     rank = int(np.nonzero(ranks == layer * report.num_heads + head)[0][0]) + 1
     return (f"ablating it ({report.ablation_mode}) changes the output by {change:.4f} "
             f"({report.change_name}; rank {rank} of {ranks.size})")
+
+
+def _induction_words(induction: np.ndarray) -> str:
+    """One line on induction heads (Olsson et al. 2022) from the (L, H) induction scores (NaN: nothing repeats)."""
+    if np.isnan(induction).all():
+        return ("No token repeats in the text(s), so induction heads cannot show here: give a text that repeats a "
+                "phrase (… A B … A) to find them.")
+    scores = np.where(np.isnan(induction), -np.inf, induction)
+    order = np.argsort(-scores.ravel(), kind="stable")
+    found = [int(flat) for flat in order if scores.flat[flat] > INDUCTION_HEAD_SCORE]
+    if not found:
+        top = np.unravel_index(int(order[0]), induction.shape)
+        return (f"No induction head: no head puts more than {_percent(INDUCTION_HEAD_SCORE)} of a repeated token's "
+                f"attention on the token after its earlier occurrence (highest {induction[top]:.2f}, "
+                f"Layer {top[0]} head {top[1]}).")
+    heads = induction.shape[1]
+    named = ", ".join(f"Layer {flat // heads} head {flat % heads} ({induction.flat[flat]:.2f})"
+                      for flat in found[:REPORT_HEADS_PER_KIND])
+    more = f", and {len(found) - REPORT_HEADS_PER_KIND} more" if len(found) > REPORT_HEADS_PER_KIND else ""
+    return (f"Induction heads (a repeated token attends to the token that followed its earlier occurrence — Olsson "
+            f"et al. 2022; score > {INDUCTION_HEAD_SCORE:g}): {named}{more}.")
 
 
 def health_report(report: HeadReport) -> list[str]:
@@ -534,6 +571,7 @@ def health_report(report: HeadReport) -> list[str]:
                          f"{_ablation_words(report, l, h)}."),
            f"No head sends more than {_percent(_SINK_ATTENTION_SHARE)} of its attention to [CLS]/[SEP] while moving "
            f"less than half as much of its value there.")
+    lines.append(_induction_words(stats.induction))
 
     ablation = stats.importance_ablation
     top_ablation = np.unravel_index(int(ablation.argmax()), ablation.shape)
@@ -600,6 +638,7 @@ def report_json(report: HeadReport) -> dict:
         "sink_scores": {"first_token": _json_array(stats.first_token_sink), "max": _json_array(stats.max_sink_score),
                         "per_text": [_json_array(s) for s in report.key_sink_scores]},
         "mean_attention_distance": _json_array(stats.mean_distance),
+        "induction": {"score": _json_array(stats.induction), "threshold": INDUCTION_HEAD_SCORE},
         "flags": {"collapsed": report.flags.collapsed.tolist(), "diffuse": report.flags.diffuse.tolist(),
                   "sink": report.flags.sink.tolist()},
         "heads": heads,

@@ -1,6 +1,6 @@
 """Altair charts of a :class:`~inspector.heads.HeadReport`: the clickable head grid (coloured by entropy, sink
-score or importance), the redundancy heatmaps in clustered order, the MDS map of the heads and the pruning
-curve. Like :mod:`inspector.charts`, builders take finished numbers and compute no analysis; slide mode and
+score, induction score or importance), the redundancy heatmaps in clustered order, the MDS map of the heads and the
+pruning curve. Like :mod:`inspector.charts`, builders take finished numbers and compute no analysis; slide mode and
 fonts come from :func:`inspector.charts.style_chart`.
 """
 
@@ -17,6 +17,7 @@ from inspector.heads import HeadReport
 GRID_METRICS = {
     "entropy": ("normalised entropy", ENTROPY_SCHEME, (0.0, 1.0)),
     "sink": ("largest sink score", "orangered", (0.0, 1.0)),
+    "induction": ("induction score (Olsson et al.)", "blues", (0.0, 1.0)),
     "ablation": ("importance: output change when ablated", "purples", None),
     "gradient": ("importance: gradient score (Michel)", "greens", None),
 }
@@ -29,7 +30,8 @@ def _title(text: str, subtitle: list[str] | None = None) -> alt.TitleParams:
 
 
 def head_table(report: HeadReport) -> pd.DataFrame:
-    """One row per head: layer, head, name and every per-head number the grid can show or tooltip."""
+    """One row per head: layer, head, name and every per-head number the grid can show or tooltip (NaN where a
+    head has no value, e.g. the induction score of a text that repeats no token)."""
     stats = report.statistics
     layers, heads = stats.entropy.shape
     layer_index, head_index = np.meshgrid(np.arange(layers), np.arange(heads), indexing="ij")  # (layers, heads)
@@ -43,6 +45,10 @@ def head_table(report: HeadReport) -> pd.DataFrame:
         "ablation": stats.importance_ablation.ravel().astype(float),
         "gradient": report.importance_gradient.ravel().astype(float),
         "distance": stats.mean_distance.ravel().astype(float),
+        "induction": stats.induction.ravel().astype(float),
+        # Vega's format() reads a null as 0, so the tooltip shows this text instead of a number that is not there.
+        "induction_text": [f"{x:.3f}" if np.isfinite(x) else "none (no token repeats)"
+                           for x in stats.induction.ravel()],
         "flag": np.select([report.flags.collapsed.ravel(), report.flags.diffuse.ravel()], ["collapsed", "diffuse"],
                           ""),
     })
@@ -52,7 +58,8 @@ def head_grid_chart(report: HeadReport, metric: str, *, selected: tuple[int, int
                     slide: bool = False) -> alt.LayerChart:
     """Layer × head grid coloured by ``metric`` (a key of :data:`GRID_METRICS`), clickable: a point selection
     named :data:`inspector.charts.HEAD_SELECTION` over ``layer`` and ``head``. Collapsed and diffuse heads
-    carry a "C" / "D" mark; ``selected`` outlines one cell."""
+    carry a "C" / "D" mark; ``selected`` outlines one cell. A head with no value for the metric (NaN: Vega-Lite
+    filters it from the coloured layer) stays grey."""
     if metric not in GRID_METRICS:
         raise ValueError(f"metric must be one of {sorted(GRID_METRICS)}, got {metric!r}")
     legend, scheme, domain = GRID_METRICS[metric]
@@ -66,6 +73,7 @@ def head_grid_chart(report: HeadReport, metric: str, *, selected: tuple[int, int
                alt.Tooltip("ablation:Q", title=f"ablation change ({report.change_name})", format=".4f"),
                alt.Tooltip("gradient:Q", title="gradient importance (layer-normalised)", format=".3f"),
                alt.Tooltip("distance:Q", title="mean attention distance (tokens)", format=".2f"),
+               alt.Tooltip("induction_text:N", title="induction score (Olsson et al.)"),
                alt.Tooltip("flag:N", title="health flag")]
     base = alt.Chart(data).encode(x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0)),
                                   y=alt.Y("layer:O", title="layer"), tooltip=tooltip)
@@ -83,7 +91,7 @@ def head_grid_chart(report: HeadReport, metric: str, *, selected: tuple[int, int
     step = _SLIDE_CELL_PX if slide else _CELL_PX
     chart = alt.layer(*drawn).properties(
         title=_title(f"Heads coloured by {legend}",
-                     ["C = collapsed, D = diffuse. Click a head to open it on the Inspect page."]),
+                     ["C = collapsed, D = diffuse. Grey = no value. Click a head to open it on the Inspect page."]),
         width=alt.Step(step), height=alt.Step(step))
     return style_chart(chart, slide)
 

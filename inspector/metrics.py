@@ -20,6 +20,9 @@ k_len)`` (no padding) and each answer a different question:
 - :func:`norm_weighted_attention` — Kobayashi et al. 2020, "Attention is Not Only a Weight": ‖α_ij f(x_j)‖ with
   f(x) = (x W_V + b_V) W_O, the size of what key j actually sends. Prefer it to raw weights when a head attends
   heavily to a sink: a sink with a small ‖f(x_j)‖ moves little, and its norm-weighted share is small.
+- :func:`induction_score` — induction heads (Olsson et al. 2022, "In-context learning and induction heads"): a
+  repeated token's attention on the token that followed its earlier occurrence (… A B … A → B). Prefer it to the
+  category masses when asking whether a head copies from context; it says nothing on a text that repeats no token.
 - :class:`HealthThresholds` and :func:`health_flags` — "collapsed" (normalised entropy below 0.1: nearly
   one-hot rows) and "diffuse" (above 0.9: nearly uniform rows), thresholds shown wherever they are used.
 """
@@ -196,3 +199,40 @@ def norm_weighted_attention(weights: np.ndarray, value_norms: np.ndarray) -> np.
     what head h would write if it attended only to key j. Returns (layers, heads, q_len, k_len) float32 (rows do
     not sum to 1; :func:`token_category_mass` normalises them)."""
     return (np.asarray(weights, dtype=np.float32) * np.asarray(value_norms, dtype=np.float32)[:, :, None, :])
+
+
+def induction_score(weights: np.ndarray, ids: np.ndarray, special: np.ndarray) -> np.ndarray:
+    """Induction score of every head: how much of a repeated token's attention lands on the token that followed
+    its earlier occurrence (Olsson et al. 2022, "In-context learning and induction heads": in … A B … A, the
+    second A attends to B — their "prefix matching" score, which they measure on repeated random tokens).
+
+    weights: (layers, heads, n, n) — rows that sum to 1. ids: (n,) token ids. special: (n,) bool — special tokens
+    ([CLS], [SEP], BOS …) never count as a repeat. A query row i qualifies when its token occurred earlier at some
+    j with j + 1 < i (ids[j] == ids[i], neither special); its mass is the row's total weight on the set
+    {j + 1 : such j}. Adjacent duplicates ("A A") do not count: their j + 1 is the query itself, which a head
+    attending to itself would also hit. Returns (layers, heads) float32 in [0, 1], the mean of that mass over
+    the qualifying rows — NaN for every head when no row qualifies (the text repeats no token).
+
+    Prefer it to :func:`token_category_mass` ("previous", "self") when asking whether a head copies from
+    context: a previous-token head scores near 0 here unless the repeat is adjacent. Works in an encoder too, but
+    there a head may see the answer directly; the score is most meaningful for causal models, where it is the
+    mechanism behind in-context copying. A text without repeats can say nothing about induction — give one that
+    repeats a phrase."""
+    weights = np.asarray(weights, dtype=np.float64)
+    ids = np.asarray(ids).reshape(-1)
+    special = np.asarray(special, dtype=bool).reshape(-1)
+    n = ids.shape[0]
+    if weights.ndim != 4 or weights.shape[-2:] != (n, n) or special.shape != (n,):
+        raise ValueError(f"induction_score needs weights (layers, heads, n, n), ids (n,) and special (n,); got "
+                         f"{weights.shape}, {ids.shape} and {special.shape}")
+    position = np.arange(n)
+    # earlier[i, j]: query i repeats the token at j, and the token after j lies strictly before i.
+    earlier = ((ids[:, None] == ids[None, :]) & (position[None, :] + 1 < position[:, None])
+               & ~special[:, None] & ~special[None, :])  # (n, n) over (query, earlier occurrence)
+    targets = np.zeros((n, n), dtype=bool)  # (query, key): key = j + 1 for some earlier occurrence j
+    targets[:, 1:] = earlier[:, :-1]
+    rows = earlier.any(axis=1)  # (n,) the queries that repeat a token
+    if not rows.any():
+        return np.full(weights.shape[:2], np.nan, dtype=np.float32)
+    mass = np.einsum("lhqk,qk->lhq", weights[:, :, rows], targets[rows].astype(np.float64))  # (layers, heads, R)
+    return np.clip(mass.mean(axis=-1), 0.0, 1.0).astype(np.float32)

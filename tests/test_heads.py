@@ -3,7 +3,8 @@
 
 import json
 import math
-from dataclasses import fields
+import warnings
+from dataclasses import fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -16,8 +17,8 @@ from transformers import AutoModel, AutoModelForSequenceClassification
 from inspector.cli import main
 from inspector.errors import InvalidRequestError
 from inspector.experiments import encode, forward
-from inspector.heads import (CORPUS_PATH, HeadStatistics, head_report, health_report, layer_normalized, read_corpus,
-                             report_json, with_thresholds)
+from inspector.heads import (CORPUS_PATH, INDUCTION_HEAD_SCORE, HeadStatistics, head_report, health_report,
+                             layer_normalized, read_corpus, report_json, with_thresholds)
 from inspector.loading import load_model
 from inspector.metrics import (TOKEN_CATEGORIES, HealthThresholds, head_entropy_from_rows, is_punctuation,
                                mean_attention_distance, sink_scores, token_category_mass)
@@ -228,8 +229,10 @@ def test_corpus_mode_is_the_mean_of_single_text_runs(tiny_bert):
         for f in fields(HeadStatistics):
             np.testing.assert_array_equal(getattr(corpus.per_text[index], f.name), getattr(single.statistics, f.name))
         np.testing.assert_array_equal(corpus.key_sink_scores[index], single.key_sink_scores[0])
+    assert np.isnan(singles[2].statistics.induction).all()  # "one two three" repeats no token: skipped, not 0
     for f in fields(HeadStatistics):
-        expected = np.mean([getattr(s.statistics, f.name).astype(np.float64) for s in singles], axis=0)
+        mean = np.nanmean if f.name in ("entropy_normalized", "induction") else np.mean
+        expected = mean([getattr(s.statistics, f.name).astype(np.float64) for s in singles], axis=0)
         np.testing.assert_allclose(getattr(corpus.statistics, f.name), expected, rtol=1e-6, atol=1e-7,
                                    err_msg=f.name)
     np.testing.assert_allclose(corpus.importance_gradient,
@@ -253,6 +256,56 @@ def test_report_numbers_words_and_thresholds(tiny_bert):
     assert strict.flags.collapsed.all() and not strict.flags.diffuse.any()
     assert any("< 0.99999 (collapsed)" in line for line in health_report(strict))
     json.dumps(report_json(report), allow_nan=False)
+
+
+def _statistics(layers=1, heads=2, **values):
+    """A HeadStatistics of zeros with the given fields replaced (no model needed)."""
+    n = layers * heads
+    shapes = {"layer_entropy": (layers,), "token_mass": (layers, heads, len(TOKEN_CATEGORIES)),
+              "norm_token_mass": (layers, heads, len(TOKEN_CATEGORIES)), "js_divergence": (n, n),
+              "contribution_cosine": (n, n), "contribution_cka": (n, n)}
+    return HeadStatistics(**{f.name: np.asarray(values.get(f.name, np.zeros(shapes.get(f.name, (layers, heads)))),
+                                                dtype=np.float32) for f in fields(HeadStatistics)})
+
+
+def test_corpus_mean_of_induction_skips_texts_without_repeats():
+    nan = np.full((1, 2), np.nan)
+    items = [_statistics(induction=[[0.2, 0.9]]), _statistics(induction=nan), _statistics(induction=[[0.4, 0.1]])]
+    np.testing.assert_allclose(HeadStatistics.mean(items).induction, [[0.3, 0.5]], rtol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "mean of empty slice" warning when no text repeats anything
+        assert np.isnan(HeadStatistics.mean([_statistics(induction=nan)] * 2).induction).all()
+    with pytest.raises(ValueError, match="induction"):
+        _statistics(induction=np.zeros((2, 2)))
+
+
+def test_induction_in_the_report_words_json_and_grid(tiny_bert):
+    from inspector.heads_charts import head_grid_chart, head_table
+
+    # No word repeats (the tokenizer knows every one of them), so no row can measure induction.
+    report = head_report(tiny_bert, "a cat sat on the mat")
+    assert np.isnan(report.statistics.induction).all()
+    assert ("No token repeats in the text(s), so induction heads cannot show here: give a text that repeats a phrase "
+            "(… A B … A) to find them.") in health_report(report)
+    payload = report_json(report)
+    json.dumps(payload, allow_nan=False)
+    assert payload["induction"]["threshold"] == INDUCTION_HEAD_SCORE
+    assert all(value is None for row in payload["induction"]["score"] for value in row)
+    spec = head_grid_chart(report, "induction").to_dict(validate=True)  # every cell grey, a valid chart
+    assert spec["title"]["text"] == "Heads coloured by induction score (Olsson et al.)"
+    assert set(head_table(report)["induction_text"]) == {"none (no token repeats)"}
+
+    scores = np.zeros_like(report.statistics.induction)
+    scores[1, 2], scores[0, 3], scores[1, 0] = 0.93, 0.55, INDUCTION_HEAD_SCORE  # exactly at the threshold: not one
+    found = replace(report, statistics=replace(report.statistics, induction=scores))
+    assert ("Induction heads (a repeated token attends to the token that followed its earlier occurrence — Olsson et "
+            "al. 2022; score > 0.4): Layer 1 head 2 (0.93), Layer 0 head 3 (0.55).") in health_report(found)
+    weak = np.full_like(scores, 0.05)
+    weak[0, 1] = 0.12
+    none_found = replace(report, statistics=replace(report.statistics, induction=weak))
+    assert ("No induction head: no head puts more than 40% of a repeated token's attention on the token after its "
+            "earlier occurrence (highest 0.12, Layer 0 head 1).") in health_report(none_found)
+    assert list(head_table(none_found)["induction_text"])[:2] == ["0.050", "0.120"]
 
 
 def test_language_models_and_classifiers_are_judged_in_their_own_terms(tmp_path):

@@ -45,6 +45,10 @@ def test_heads_page_renders_on_the_bundled_model():
     assert at.query_params["page"] in ("heads", ["heads"])
     at.segmented_control(key="heads_metric").set_value("gradient").run()
     assert not at.exception and _titles(at)[0].startswith("Heads coloured by importance: gradient")
+    at.segmented_control(key="heads_metric").set_value("induction").run()
+    assert not at.exception and _titles(at)[0] == "Heads coloured by induction score (Olsson et al.)"
+    # The default text repeats "the" (uncased), so the report judges induction instead of saying it cannot.
+    assert "nduction head" in _report_text(at) and "No token repeats" not in _report_text(at)
 
     at.number_input(key="heads_collapsed").set_value(0.5).run()
     assert not at.exception and not at.error

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from inspector.metrics import head_entropy, normalized_row_entropy
+from inspector.metrics import head_entropy, induction_score, normalized_row_entropy
 
 
 class FakeCapture:
@@ -48,3 +48,46 @@ def test_bundled_model_entropies_are_in_range(bundled):
     assert he.raw.shape == (6, 12) and he.normalized.shape == (6, 12)
     assert np.all((he.normalized >= 0) & (he.normalized <= 1 + 1e-6))
     assert np.all(result.entropy <= np.log(len(result.tokens)) + 1e-5)
+
+
+# ------------------------------------------------------------------------------------- induction (Olsson et al.)
+
+def _rows(n, picks):
+    """(1, heads, n, n) causal weights: row i puts ``picks[h].get(i, {})`` on its keys and the rest on itself."""
+    weights = np.zeros((1, len(picks), n, n))
+    for h, pick in enumerate(picks):
+        for i in range(n):
+            for key, mass in pick.get(i, {}).items():
+                weights[0, h, i, key] = mass
+            weights[0, h, i, i] += 1.0 - weights[0, h, i].sum()
+    return weights
+
+
+def test_induction_score_is_the_mass_on_the_token_after_the_earlier_occurrence():
+    ids = np.array([5, 6, 7, 5])  # row 3 repeats token 5 (position 0), which was followed by key 1
+    special = np.zeros(4, dtype=bool)
+    weights = _rows(4, [{3: {1: 0.7, 0: 0.3}}, {}, {3: {1: 1.0}}])  # head 1 keeps row 3 on itself (key 3)
+    np.testing.assert_allclose(induction_score(weights, ids, special)[0], [0.7, 0.0, 1.0], rtol=1e-6)
+    assert induction_score(weights, ids, special).dtype == np.float32
+
+
+def test_induction_score_averages_rows_and_counts_every_earlier_occurrence_once():
+    ids = np.array([1, 2, 1, 3, 1])  # row 2 → key 1; row 4 → keys 1 and 3 (after both earlier 1s)
+    weights = _rows(5, [{2: {1: 0.5}, 4: {1: 0.25, 3: 0.5}}])
+    score = induction_score(weights, ids, np.zeros(5, dtype=bool))
+    assert score[0, 0] == pytest.approx((0.5 + 0.75) / 2)
+
+
+def test_adjacent_duplicates_special_tokens_and_texts_without_repeats():
+    weights = _rows(4, [{}])
+    # "A A": the token after the earlier A is the query itself, so the row does not qualify.
+    assert np.isnan(induction_score(weights, np.array([9, 5, 5, 8]), np.zeros(4, dtype=bool))).all()
+    # Nothing repeats: NaN for every head, not 0.
+    assert np.isnan(induction_score(_rows(4, [{}, {}]), np.arange(4), np.zeros(4, dtype=bool))).all()
+    # A repeated special token (id 0 at 0 and 2) never counts; the real repeat at 4 still does.
+    ids = np.array([0, 7, 0, 8, 7])
+    special = np.array([True, False, True, False, False])
+    score = induction_score(_rows(5, [{2: {1: 1.0}, 4: {2: 0.6}}]), ids, special)
+    assert score[0, 0] == pytest.approx(0.6)  # only row 4 (token 7, earlier at 1 → key 2) is averaged
+    with pytest.raises(ValueError, match="induction_score"):
+        induction_score(weights, np.arange(3), np.zeros(3, dtype=bool))
