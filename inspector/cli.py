@@ -1,4 +1,4 @@
-"""Command line: ``python -m inspector analyze|heads|attribute|lessons|info``. Every page of the app gets a twin here that computes the
+"""Command line: ``python -m inspector analyze|heads|attribute|lessons|groundtruth|info``. Every page of the app gets a twin here that computes the
 same numbers through the same library call and writes them as JSON.
 
 Bad input — empty text, too many tokens, an unknown model or folder, an unknown backend or layer — exits
@@ -130,6 +130,23 @@ def _lessons(args: argparse.Namespace) -> None:
             print(f"[{name}] {lesson.answer.text(args.lang)}\n")
 
 
+def _groundtruth(args: argparse.Namespace) -> None:
+    from inspector.groundtruth import hit_rate_words, scoreboard, scoreboard_json
+    from inspector.loading import load_model
+
+    loaded = load_model(args.model, device=args.device, dtype=args.dtype)
+
+    def progress(label: str, fraction: float) -> None:
+        print(f"\r{label}", end="", file=sys.stderr, flush=True)
+
+    board = scoreboard(loaded, args.examples, seed=args.seed, k=args.top_k, backend=args.backend, progress=progress)
+    print(file=sys.stderr)
+    if args.json:
+        _write_json(scoreboard_json(board), args.json)
+    if args.json != "-":
+        print("\n".join(hit_rate_words(board)))
+
+
 def _info(args: argparse.Namespace) -> None:
     from inspector.loading import load_model
 
@@ -148,7 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     def model_options(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("--model", default="default",
-                         help="'default' (bundled all-MiniLM-L6-v2), a local folder, or a Hugging Face hub id")
+                         help="'default' (bundled all-MiniLM-L6-v2), 'shipped:NAME' (a model under assets/models), "
+                              "a local folder, or a Hugging Face hub id")
         sub.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
         sub.add_argument("--dtype", default="auto", help="auto, float32, float16 or bfloat16 (default: auto)")
         sub.add_argument("--json", metavar="OUT", help="write the numbers as JSON to OUT ('-' for stdout)")
@@ -199,6 +217,20 @@ def build_parser() -> argparse.ArgumentParser:
     model_options(attribute)
     attribution_cli.add_arguments(attribute)
     attribute.set_defaults(run=attribution_cli.run)
+
+    from inspector.groundtruth import DEFAULT_EXAMPLES, DEFAULT_TOP_K
+    from inspector.tasks import FRESH_SEED
+
+    groundtruth = commands.add_parser("groundtruth", help="score every attribution method on a shipped model whose "
+                                      "causal token is known (the Ground truth page's twin)")
+    model_options(groundtruth)
+    groundtruth.add_argument("--examples", type=int, default=DEFAULT_EXAMPLES,
+                             help="fresh examples to score (default: %(default)s)")
+    groundtruth.add_argument("--seed", type=int, default=FRESH_SEED,
+                             help="seed of the examples (default: %(default)s, never used in training)")
+    groundtruth.add_argument("--top-k", type=int, default=DEFAULT_TOP_K, help="k of the top-k hit rate (default: %(default)s)")
+    groundtruth.add_argument("--backend", default="auto", choices=["auto", "torch", "triton"], help="attention backend")
+    groundtruth.set_defaults(run=_groundtruth)
 
     info = commands.add_parser("info", help="architecture facts of a model")
     model_options(info)

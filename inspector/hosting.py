@@ -35,7 +35,7 @@ from typing import Mapping
 
 from inspector.budget import ALL_LAYERS_WEIGHTS_BUDGET_BYTES
 from inspector.errors import HostingConfigError, ModelNotAllowedError
-from inspector.loading import _HUB_ID, DEFAULT_MODEL, DEFAULT_MODEL_LABEL, LoadedModel, load_model
+from inspector.loading import _HUB_ID, DEFAULT_MODEL, DEFAULT_MODEL_LABEL, LoadedModel, load_model, shipped_choices
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_ALLOW_LIST = REPO_ROOT / "assets" / "hosting" / "allowed_models.toml"
@@ -116,8 +116,10 @@ class HostingPolicy:
         )
 
     def model_choices(self) -> dict[str, str]:
-        """Spec → label of every model this instance offers: the bundled one first, then shipped, then hub."""
-        return {DEFAULT_MODEL: DEFAULT_MODEL_LABEL, **{m.name: m.label for m in self.shipped},
+        """Spec → label of every model this instance offers: the bundled one first, then the project's own trained
+        models (``shipped:NAME``, as safe as the bundled one: they are in the repository), then the operator's
+        shipped folders, then hub models."""
+        return {DEFAULT_MODEL: DEFAULT_MODEL_LABEL, **shipped_choices(), **{m.name: m.label for m in self.shipped},
                 **{m.hub_id: m.label for m in self.hub_models}}
 
     def allows(self, spec: str) -> bool:

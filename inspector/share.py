@@ -7,7 +7,7 @@ bad value (shortened, ``repr``'d) and what was used instead. In particular:
 
 - numbers must be short decimal integers within sane bounds (``fit`` then clamps them to the loaded model);
 - booleans are ``0``/``1``/``true``/``false``; backends and pages come from fixed lists;
-- the model is ``default`` or a hub id of the form ``name`` or ``org/name`` — never a local path: a share link must not
+- the model is ``default``, a shipped model (``shipped:NAME``, a folder under ``assets/models``) or a hub id of the form ``name`` or ``org/name`` — never a local path: a share link must not
   point the server at its own filesystem (``..``, leading ``/`` ``.`` ``~``, backslashes, control characters
   and names that exist as folders on the server are all refused); a hosted instance also passes the models it
   offers (:mod:`inspector.hosting`), and any other model falls back to the bundled one;
@@ -35,10 +35,11 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from inspector.examples import DEFAULT_TEXT
 from inspector.i18n import DEFAULT_LANGUAGE, LANGUAGES
-from inspector.loading import DEFAULT_MODEL
+from inspector.errors import InspectorError
+from inspector.loading import DEFAULT_MODEL, SHIPPED_PREFIX, shipped_model_path
 
 SHARE_VERSION = 1
-PAGES: tuple[str, ...] = ("inspect", "heads", "attribution", "lessons")
+PAGES: tuple[str, ...] = ("inspect", "heads", "attribution", "lessons", "groundtruth")
 BACKENDS: tuple[str, ...] = ("auto", "torch", "triton")
 # The app's text limit: tokenising is linear, but a pasted book would stall a session before the length check.
 MAX_TEXT_CHARS = 20_000
@@ -151,6 +152,12 @@ def _last(value: object) -> object:
 def _model_problem(model: str) -> str | None:
     """Why ``model`` cannot come from a link, or None if it can."""
     if model == DEFAULT_MODEL:
+        return None
+    if model.startswith(SHIPPED_PREFIX):
+        try:
+            shipped_model_path(model.removeprefix(SHIPPED_PREFIX))
+        except InspectorError as err:
+            return f"is not a model this project ships ({err})"
         return None
     if not _HUB_ID.fullmatch(model) or ".." in model or model.endswith("."):
         return "is not a Hugging Face hub id of the form name or org/name (links cannot name local folders)"

@@ -28,14 +28,16 @@ from inspector.metrics import head_entropy
 from inspector.budget import RequestPlan, plan_request
 from inspector.examples import EXAMPLES
 from inspector.i18n import LANGUAGE_NAMES, LANGUAGES, t
-from inspector.loading import DEFAULT_MODEL, DEFAULT_MODEL_LABEL
+from inspector.loading import DEFAULT_MODEL, DEFAULT_MODEL_LABEL, shipped_choices
 from inspector.share import BACKENDS, FLAGS, MAX_TEXT_CHARS, ViewState, decode_view, encode_view, escape_markdown, share_url
 
 OTHER_MODEL = "__other__"
-# Suggested hub models: one per architecture family the attention function supports. They load from the
-# Hugging Face cache or the network; offline, choosing one explains why it cannot load.
+# The bundled model, the project's own trained models, then suggested hub models: one per architecture family
+# the attention function supports. Hub models load from the Hugging Face cache or the network; offline, choosing
+# one explains why it cannot load.
 SUGGESTED_MODELS = {
     DEFAULT_MODEL: DEFAULT_MODEL_LABEL,
+    **shipped_choices(),  # the models this project trained (assets/models): the Ground truth page's
     "bert-base-uncased": "bert-base-uncased (hub)",
     "distilbert-base-uncased": "distilbert-base-uncased (hub)",
     "gpt2": "gpt2 (hub)",
