@@ -17,7 +17,7 @@ from inspector.errors import (HostingConfigError, ModelNotAllowedError, ModelToo
 from inspector.hosting import (DEFAULT_ALLOW_LIST, HOSTED_DEADLINE_S, HOSTED_MAX_PARAMETERS,
                                HOSTED_WEIGHTS_BUDGET_BYTES, AllowedHubModel, HostingPolicy, load_allowed_model,
                                read_allow_list)
-from inspector.loading import DEFAULT_MODEL, safetensors_parameter_count
+from inspector.loading import DEFAULT_MODEL, safetensors_parameter_count, shipped_choices
 from tests.test_loading import _Canary
 
 PINNED = "0123456789abcdef0123456789abcdef01234567"
@@ -41,7 +41,9 @@ def test_off_by_default_and_the_shipped_allow_list_offers_the_bundled_model():
     assert not local.hosted and local.max_parameters is None and local.deadline_s is None
     assert local.allows("/any/folder") and local.allows("someone/model")
     policy = HostingPolicy.from_env({"INSPECTOR_HOSTED": "1"})
-    assert policy.hosted and policy.model_choices() == {DEFAULT_MODEL: "all-MiniLM-L6-v2 (bundled)"}
+    # The bundled model first, then the ground-truth models this project trains and ships (assets/models).
+    assert policy.hosted and policy.model_choices() == {DEFAULT_MODEL: "all-MiniLM-L6-v2 (bundled)", **shipped_choices()}
+    assert set(shipped_choices()) == {"shipped:planted-token", "shipped:induction", "shipped:deceptive-attention"}
     assert (policy.max_parameters, policy.weights_budget_bytes, policy.deadline_s) == (
         HOSTED_MAX_PARAMETERS, HOSTED_WEIGHTS_BUDGET_BYTES, HOSTED_DEADLINE_S)
     assert read_allow_list(DEFAULT_ALLOW_LIST) == ((), ())
@@ -103,6 +105,14 @@ def test_an_allow_listed_hub_id_shadowed_by_a_local_folder_is_refused(tmp_path, 
     (tmp_path / "gpt2").mkdir()
     with pytest.raises(ModelNotAllowedError, match="folder of that name exists"):
         load_allowed_model("gpt2", hosted(hub={"gpt2": PINNED}))
+
+
+def test_the_projects_own_models_load_in_hosted_mode_but_other_folders_do_not():
+    policy = hosted()
+    assert policy.allows("shipped:induction") and not policy.allows("assets/models/induction")
+    assert load_allowed_model("shipped:induction", policy, device="cpu").info.head == "causal-lm"
+    with pytest.raises(ModelNotAllowedError):
+        load_allowed_model("assets/models/induction", policy)
 
 
 def test_shipped_models_load_and_the_cap_is_read_from_safetensors_headers(tiny_model_dirs):

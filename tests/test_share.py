@@ -135,6 +135,14 @@ def test_a_hub_id_that_is_also_a_local_folder_is_refused(tmp_path, monkeypatch):
     assert decode_view({"model": "gpt2"}) == (ViewState(model="gpt2"), ())  # canonical hub ids have no org
 
 
+def test_links_name_shipped_models_but_never_a_path_through_them():
+    state, warnings = decode_view({"model": "shipped:induction", "page": "groundtruth"})
+    assert warnings == () and state.model == "shipped:induction" and state.page == "groundtruth"
+    for model in ("shipped:../../etc", "shipped:/tmp/x", "shipped:nothing-here", "shipped:"):
+        state, warnings = decode_view({"model": model})
+        assert state.model == DEFAULT_MODEL and "not a model this project ships" in warnings[0], (model, warnings)
+
+
 def test_good_values_pass():
     state, warnings = decode_view({"v": "1", "model": "openai-community/gpt2", "layer": "11", "head": "0007",
                                    "backend": "triton", "words": "true", "slide": "1", "drop_sink": "FALSE",
