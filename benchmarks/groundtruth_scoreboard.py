@@ -26,15 +26,18 @@ def _model_table(board) -> str:
     from inspector.attribution import METHOD_LABELS
 
     k = board.k
-    lines = [f"| method | top-1 hit rate [95 % CI] | top-{k} hit rate [95 % CI] | mean rank [95 % CI] |",
-             "|---|---:|---:|---:|"]
+    mechanism = bool(board.card.task.name == "induction")
+    lines = [f"| method | top-1 hit rate [95 % CI] | top-{k} hit rate [95 % CI] | mean rank [95 % CI] | top-1 by magnitude "
+             + ("| top-1 in the mechanism (B or either A) |" if mechanism else "|"),
+             "|---|---:|---:|---:|---:|" + ("---:|" if mechanism else "")]
     for i in sorted(range(len(board.methods)), key=lambda i: (-board.top1[i], board.mean_rank[i])):
         lines.append(f"| {METHOD_LABELS[board.methods[i]]} | {board.top1[i]:.1%} [{board.top1_low[i]:.1%}–"
                      f"{board.top1_high[i]:.1%}] | {board.topk[i]:.1%} [{board.topk_low[i]:.1%}–"
                      f"{board.topk_high[i]:.1%}] | {board.mean_rank[i]:.2f} [{board.mean_rank_low[i]:.2f}–"
-                     f"{board.mean_rank_high[i]:.2f}] |")
+                     f"{board.mean_rank_high[i]:.2f}] | {board.magnitude_top1[i]:.1%} |"
+                     + (f" {board.mechanism_top1[i]:.1%} |" if mechanism else ""))
     lines.append(f"| *chance (a random ranking)* | {board.chance_top1:.1%} | {board.chance_topk:.1%} | "
-                 f"{board.chance_rank:.2f} |")
+                 f"{board.chance_rank:.2f} | {board.chance_top1:.1%} |" + (" |" if mechanism else ""))
     return "\n".join(lines)
 
 

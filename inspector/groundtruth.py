@@ -23,7 +23,9 @@ that head's attention row — the row the attention method reads — peaks on th
 
 Methods are ranked by their signed score (higher = more support for the target), as the Attribution page shows
 them: in these tasks the causal token supports the correct answer, so a method that gives it a large negative
-score has it backwards.
+score has it backwards. Two more views: the top-1 hit rate by |score| (a method that singles the token out with
+the wrong sign), and — for induction, where the two A's take part in the copy — whether the top token is any of
+the mechanism's tokens.
 """
 
 from __future__ import annotations
@@ -234,7 +236,9 @@ class ExampleScores:
     indices of the tokens the mechanism also reads (induction: the two A's); content: (n,) bool — the tokens
     ranked (not special); query: the row the layer-local methods read; scores: {method: (n,) float64}; ranks:
     {method: 1-based rank of the causal token}; mechanism_ranks: {method: the best rank of the causal and
-    supporting tokens} — for induction, whether a method found the circuit's tokens at all; answer: the correct output; model: :func:`evaluate` on this one
+    supporting tokens} — for induction, whether a method found the circuit's tokens at all; magnitude_ranks:
+    {method: the causal token's rank by |score|} — a signed method can single the token out with the wrong sign
+    (gradient × input under LayerNorm does); answer: the correct output; model: :func:`evaluate` on this one
     example; target: f in words."""
 
     example: Example
@@ -246,6 +250,7 @@ class ExampleScores:
     scores: dict[str, np.ndarray]
     ranks: dict[str, int]
     mechanism_ranks: dict[str, int]
+    magnitude_ranks: dict[str, int]
     model: Evaluation
     target: str
 
@@ -282,6 +287,8 @@ def score_example(loaded: LoadedModel, example: Example, card: ModelCard, *,
                          ranks={method: rank_of(values, content, position) for method, values in report.scores.items()},
                          mechanism_ranks={method: min(rank_of(values, content, p) for p in (position, *supporting))
                                           for method, values in report.scores.items()},
+                         magnitude_ranks={method: rank_of(np.abs(values), content, position)
+                                          for method, values in report.scores.items()},
                          model=evaluate(loaded, (example,), card, backend=backend), target=report.target.description)
 
 
@@ -298,15 +305,20 @@ def chance_hit_rate(content_counts: np.ndarray, k: int) -> float:
     return float(np.mean(np.minimum(k, content_counts) / content_counts))
 
 
+def hit_rates(ranks: np.ndarray, k: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(m,) share of examples with rank ≤ k in ``ranks`` (N, m), and its (m,) Wilson 95 % interval."""
+    hits = (ranks <= k).sum(axis=0)
+    interval = np.array([wilson_interval(h, len(ranks)) for h in hits]).reshape(-1, 2)
+    return hits / len(ranks), interval[:, 0], interval[:, 1]
+
+
 def aggregate_ranks(ranks: np.ndarray, content: np.ndarray, k: int) -> dict[str, np.ndarray]:
     """Hit rates and mean ranks from ``ranks`` (N, m) — the causal token's rank per example and method — and
     ``content`` (N,), how many tokens each example ranked: top1 / topk (m,) with Wilson ``*_low`` / ``*_high``,
     mean_rank (m,) with its bootstrap interval."""
-    count = len(ranks)
     out: dict[str, np.ndarray] = {}
-    for name, hits in (("top1", (ranks == 1).sum(axis=0)), ("topk", (ranks <= k).sum(axis=0))):
-        interval = np.array([wilson_interval(h, count) for h in hits]).reshape(-1, 2)
-        out[name], out[f"{name}_low"], out[f"{name}_high"] = hits / count, interval[:, 0], interval[:, 1]
+    out["top1"], out["top1_low"], out["top1_high"] = hit_rates(ranks, 1)
+    out["topk"], out["topk_low"], out["topk_high"] = hit_rates(ranks, k)
     out["mean_rank"], out["mean_rank_low"], out["mean_rank_high"] = bootstrap_mean_interval(ranks.astype(np.float64))
     return out
 
@@ -322,7 +334,8 @@ class Scoreboard:
     examples. attention_mass: (N,) mean attention on the causal token per example. head_top1: (layers, heads)
     share of examples in which that head's attention row peaks on the causal token; head_weight: (layers, heads)
     that row's mean weight on it. mechanism_top1 (m,), with its Wilson interval: the share of examples whose
-    top-ranked token is the causal token or a supporting one (equal to top1 for tasks without supporting tokens)."""
+    top-ranked token is the causal token or a supporting one (equal to top1 for tasks without supporting tokens).
+    magnitude_top1 (m,), with its interval: top-1 when ranking by |score|."""
 
     model_name: str
     card: ModelCard
@@ -352,6 +365,9 @@ class Scoreboard:
     mechanism_top1: np.ndarray
     mechanism_top1_low: np.ndarray
     mechanism_top1_high: np.ndarray
+    magnitude_top1: np.ndarray
+    magnitude_top1_low: np.ndarray
+    magnitude_top1_high: np.ndarray
     seconds: float
 
     def __post_init__(self) -> None:
@@ -359,7 +375,8 @@ class Scoreboard:
         if self.ranks.shape != (count, m) or self.attention_mass.shape != (count,):
             raise ValueError("Scoreboard: ranks must be (N, m) and attention_mass (N,)")
         for name in ("top1", "top1_low", "top1_high", "topk", "topk_low", "topk_high", "mean_rank", "mean_rank_low",
-                     "mean_rank_high", "mechanism_top1", "mechanism_top1_low", "mechanism_top1_high"):
+                     "mean_rank_high", "mechanism_top1", "mechanism_top1_low", "mechanism_top1_high", "magnitude_top1",
+                     "magnitude_top1_low", "magnitude_top1_high"):
             if getattr(self, name).shape != (m,):
                 raise ValueError(f"Scoreboard.{name} must have one value per method")
         if np.any(self.ranks < 1) or np.any(self.ranks > self.content[:, None]):
@@ -394,9 +411,8 @@ def scoreboard(loaded: LoadedModel, examples: int = DEFAULT_EXAMPLES, *, seed: i
     names = tuple(scored[0].ranks)
     ranks = np.array([[s.ranks[m] for m in names] for s in scored], dtype=np.int64)  # (N, m)
     content = np.array([int(s.content.sum()) for s in scored], dtype=np.int64)
-    mechanism = np.array([[s.mechanism_ranks[m] for m in names] for s in scored], dtype=np.int64)
-    mechanism_hits = (mechanism == 1).sum(axis=0)
-    mechanism_ci = np.array([wilson_interval(h, examples) for h in mechanism_hits]).reshape(-1, 2)
+    mechanism = hit_rates(np.array([[s.mechanism_ranks[m] for m in names] for s in scored], dtype=np.int64))
+    magnitude = hit_rates(np.array([[s.magnitude_ranks[m] for m in names] for s in scored], dtype=np.int64))
     correct = int(sum(s.model.correct[0] for s in scored))
     accuracy_low, accuracy_high = wilson_interval(correct, examples)
     return Scoreboard(
@@ -407,8 +423,9 @@ def scoreboard(loaded: LoadedModel, examples: int = DEFAULT_EXAMPLES, *, seed: i
         attention_mass=np.array([s.model.attention_mass[0] for s in scored]),
         head_top1=np.mean([s.model.head_peaks[0] for s in scored], axis=0),
         head_weight=np.mean([s.model.head_weight[0] for s in scored], axis=0),
-        mechanism_top1=mechanism_hits / examples, mechanism_top1_low=mechanism_ci[:, 0],
-        mechanism_top1_high=mechanism_ci[:, 1], seconds=time.perf_counter() - started)
+        mechanism_top1=mechanism[0], mechanism_top1_low=mechanism[1], mechanism_top1_high=mechanism[2],
+        magnitude_top1=magnitude[0], magnitude_top1_low=magnitude[1], magnitude_top1_high=magnitude[2],
+        seconds=time.perf_counter() - started)
 
 
 def scoreboard_json(board: Scoreboard) -> dict:
@@ -431,7 +448,9 @@ def scoreboard_json(board: Scoreboard) -> dict:
                         "mean_rank": board.mean_rank[i],
                         "mean_rank_95": [board.mean_rank_low[i], board.mean_rank_high[i]],
                         "mechanism_top1": board.mechanism_top1[i],
-                        "mechanism_top1_95": [board.mechanism_top1_low[i], board.mechanism_top1_high[i]]}
+                        "mechanism_top1_95": [board.mechanism_top1_low[i], board.mechanism_top1_high[i]],
+                        "magnitude_top1": board.magnitude_top1[i],
+                        "magnitude_top1_95": [board.magnitude_top1_low[i], board.magnitude_top1_high[i]]}
                     for i, m in enumerate(board.methods)},
         "head_top1": board.head_top1, "head_weight_on_causal": board.head_weight, "seconds": board.seconds,
     })
@@ -445,7 +464,8 @@ def example_json(scored: ExampleScores) -> dict:
                         "supporting_positions": list(scored.supporting), "answer": scored.answer,
                         "predicted": scored.predicted, "probability": scored.model.probability[0],
                         "target": scored.target, "attention_mass": scored.model.attention_mass[0],
-                        "ranks": scored.ranks, "mechanism_ranks": scored.mechanism_ranks, "scores": scored.scores})
+                        "ranks": scored.ranks, "mechanism_ranks": scored.mechanism_ranks,
+                        "magnitude_ranks": scored.magnitude_ranks, "scores": scored.scores})
 
 
 def hit_rate_words(board: Scoreboard) -> list[str]:

@@ -158,6 +158,9 @@ def test_scoreboard_on_the_deceptive_model_shows_attention_failing_where_occlusi
     assert board.accuracy == 1.0 and board.ranks.shape == (20, len(board.methods))
     assert top1["occlusion"] >= 0.9 and top1["integrated_gradients"] >= 0.9
     assert top1["attention"] <= 0.1 and top1["norm"] <= 0.1
+    # Gradient × input singles the planted word out, with the wrong sign (LayerNorm makes e·∂f/∂e near zero).
+    magnitude = dict(zip(board.methods, board.magnitude_top1))
+    assert top1["grad_x_input"] <= 0.1 and magnitude["grad_x_input"] >= 0.9
     # No last-layer head's attention finds it. Layer-0 heads still rank it first among the content tokens — with a
     # weight far too small to see on a heatmap: the penalty bought small weights, not a different ranking.
     assert board.head_top1[-1].max() <= 0.1 and board.head_weight.max() < 10 * board.card.attention_bound
