@@ -196,3 +196,16 @@ def test_each_training_script_runs_end_to_end_in_smoke_mode(script, tmp_path):
 def test_task_descriptions_name_their_truth():
     for spec in TASKS.values():
         assert spec.truth and spec.description
+
+
+def test_the_heads_page_finds_the_induction_circuit(shipped):
+    from inspector.heads import head_report, health_report
+    from inspector.metrics import TOKEN_CATEGORIES
+
+    example = generate("induction", 1, seed=FRESH_SEED)[0]
+    report = head_report(shipped["induction"], example.text)
+    induction = report.statistics.induction
+    previous = report.statistics.token_mass[..., TOKEN_CATEGORIES.index("previous")]
+    assert induction[1].max() > 0.9 and induction[0].max() < 0.4  # the copy happens in the second layer
+    assert previous[0].max() > 0.8  # fed by a previous-token head in the first (Olsson et al.'s circuit)
+    assert any(line.startswith("Induction heads") and "Layer 1 head" in line for line in health_report(report))
