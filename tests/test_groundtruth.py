@@ -209,3 +209,18 @@ def test_the_heads_page_finds_the_induction_circuit(shipped):
     assert induction[1].max() > 0.9 and induction[0].max() < 0.4  # the copy happens in the second layer
     assert previous[0].max() > 0.8  # fed by a previous-token head in the first (Olsson et al.'s circuit)
     assert any(line.startswith("Induction heads") and "Layer 1 head" in line for line in health_report(report))
+
+
+def test_training_is_reproducible(tmp_path):
+    from safetensors.torch import load_file
+
+    from training import common, deceptive_attention
+
+    for name in ("first", "second"):
+        assert common.main(deceptive_attention.RECIPE, deceptive_attention.__doc__,
+                           ["--smoke", "--out", str(tmp_path / name)]) == 0
+    first, second = (load_file(tmp_path / name / "model.safetensors") for name in ("first", "second"))
+    assert first.keys() == second.keys() and all(bool((first[k] == second[k]).all()) for k in first)
+    import torch
+
+    assert not torch.are_deterministic_algorithms_enabled()  # the scripts' settings do not leak into the caller

@@ -15,9 +15,10 @@ import math
 import platform
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 import torch
@@ -280,15 +281,16 @@ def main(recipe: Recipe, doc: str, argv: list[str] | None = None) -> int:
     args = options.parse_args(argv)
     steps, check = (5, 50) if args.smoke else (args.steps, args.check_examples)
     out = Path(tempfile.mkdtemp(prefix=f"{recipe.name}-")) if args.smoke and args.out == default_out else args.out
-    started = start()
     spec = recipe.task
-    model = make_model(spec, seed=args.seed)
-    history = train(spec, model, steps=steps, batch_size=recipe.batch, lr=recipe.lr, penalty=recipe.penalty,
-                    seed=args.seed)
-    seconds = time.perf_counter() - started
-    fresh = fresh_examples(spec, check)
-    measured = accuracy(spec, model, fresh)
-    mass = mean_causal_mass(spec, model, fresh)
+    with deterministic():
+        started = time.perf_counter()
+        model = make_model(spec, seed=args.seed)
+        history = train(spec, model, steps=steps, batch_size=recipe.batch, lr=recipe.lr, penalty=recipe.penalty,
+                        seed=args.seed)
+        seconds = time.perf_counter() - started
+        fresh = fresh_examples(spec, check)
+        measured = accuracy(spec, model, fresh)
+        mass = mean_causal_mass(spec, model, fresh)
     bound = f" (bound {recipe.attention_bound})" if recipe.attention_bound is not None else ""
     print(f"{seconds:.0f} s; accuracy on {check} fresh examples: {measured:.4f} (stated: ≥ {recipe.stated_accuracy}); "
           f"mean attention on the causal token: {mass:.5f}{bound}")
@@ -298,7 +300,7 @@ def main(recipe: Recipe, doc: str, argv: list[str] | None = None) -> int:
             "causal_attention_mass": mass, "attention_bound": recipe.attention_bound,
             "training": {"command": f"python -m {recipe.module}", "steps": steps, "batch": recipe.batch,
                          "lr": recipe.lr, **dict(recipe.hyper), "seed": args.seed, "seconds": round(seconds, 1),
-                         "threads": torch.get_num_threads(), "final": history[-1], "smoke": args.smoke}}
+                         "threads": 1, "final": history[-1], "smoke": args.smoke}}
     save(spec, model, out, card=card)
     print(f"wrote {out}")
     return 0
@@ -322,9 +324,15 @@ def fresh_examples(spec: Task, count: int) -> tuple[Example, ...]:
     return generate(spec.name, count, seed=FRESH_SEED)
 
 
-def start() -> float:
-    """Seeded, single-threaded, deterministic: the same command writes the same weights."""
+@contextmanager
+def deterministic() -> Iterator[None]:
+    """Single-threaded, deterministic kernels inside the block (the same command writes the same weights); the
+    caller's settings come back afterwards (the tests run the scripts in-process)."""
+    threads, strict = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
-    np.random.seed(0)
-    return time.perf_counter()
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+        torch.use_deterministic_algorithms(strict)
