@@ -29,7 +29,7 @@ alt.utils.schemapi.disable_debug_mode()
 lang = st.session_state.get("lang") or st.query_params.get("lang")
 lang = lang if lang in LANGUAGES else DEFAULT_LANGUAGE
 
-# The pages in menu order (the Ground truth lab joins later); share links name them by url_path.
+# The pages in menu order; share links name them by url_path (inspector.share.PAGES).
 PAGES = [
     st.Page("views/inspect.py", title=t("nav.inspect", lang), icon=":material/grid_on:", url_path="inspect",
             default=True),
@@ -37,6 +37,8 @@ PAGES = [
     st.Page("views/attribution.py", title=t("nav.attribution", lang), icon=":material/balance:",
             url_path="attribution"),
     st.Page("views/lessons.py", title=t("nav.lessons", lang), icon=":material/school:", url_path="lessons"),
+    st.Page("views/groundtruth.py", title=t("nav.groundtruth", lang), icon=":material/verified:",
+            url_path="groundtruth"),
 ]
 
 st.navigation(PAGES).run()

@@ -485,3 +485,102 @@ def hit_rate_words(board: Scoreboard) -> list[str]:
     bound = f" (bound {board.card.attention_bound})" if board.card.attention_bound is not None else ""
     lines.append(f"  mean attention on the causal token: {mass:.4f} [{low:.4f}–{high:.4f}]{bound}")
     return lines
+
+
+def top_ranked_tokens(scored: ExampleScores) -> dict[str, int]:
+    """Per method, the position of the content token it ranks first (the first of equal scores; NaN last)."""
+    top = {}
+    for method, values in scored.scores.items():
+        top[method] = int(np.argmax(np.where(scored.content & np.isfinite(values), values, -np.inf)))
+    return top
+
+
+# Methods that read the attention weights, and methods that test what the output needs: the contrast the
+# deceptive model (Pruthi et al. 2020) is built to expose.
+ATTENTION_METHODS = ("attention", "rollout", "norm")
+OUTPUT_METHODS = ("occlusion", "integrated_gradients")
+# A head whose row peaks on the causal token with less mean weight than this is reported as a peak among
+# near-zero weights, invisible on a heatmap.
+FAINT_WEIGHT = 0.05
+
+
+def _span(board: Scoreboard, methods: Sequence[str]) -> str:
+    """'x %' or 'x–y %' over ``methods``' top-1 hit rates."""
+    rates = [board.top1[board.methods.index(m)] for m in methods]
+    low, high = min(rates), max(rates)
+    return f"{low:.0%}" if round(low * 100) == round(high * 100) else f"{low:.0%}–{high:.0%}"
+
+
+def reading(board: Scoreboard) -> list[str]:
+    """The scoreboard read in plain sentences for a newcomer (the page's "Reading"): which methods rank the causal
+    token first more often than a random ranking (95 % interval above chance), which cannot be told apart from
+    chance and which do worse than chance; attention-based against output-based methods (the point of the
+    deceptive model); for induction, methods that find the mechanism's tokens but not the copied one; and the
+    head whose attention row peaks on the causal token most often, with the weight it gives it."""
+    from inspector.attribution import METHOD_LABELS
+
+    def names(indices: Sequence[int]) -> str:
+        return ", ".join(f"{METHOD_LABELS.get(board.methods[i], board.methods[i])} ({board.top1[i]:.0%})"
+                         for i in indices)
+
+    chance = board.chance_top1
+    ranked = [i for i in np.argsort(-board.top1, kind="stable") if board.methods[i] != "random"]
+    above = [i for i in ranked if board.top1_low[i] > chance]
+    # Worse than chance: first less often than a random ranking, or ranked lower on average (the mean rank's
+    # interval above a random ranking's) — a method that always ranks the token last is wrong, not random.
+    below = [i for i in ranked if i not in above
+             and (board.top1_high[i] < chance or board.mean_rank_low[i] > board.chance_rank)]
+    level = [i for i in ranked if i not in above and i not in below]
+    lines = []
+    if above:
+        lines.append(f"Better than chance — the 95 % interval of the top-1 hit rate lies above the {chance:.0%} a "
+                     f"random ranking gets: {names(above)}.")
+    if level:
+        lines.append(f"Not distinguishable from chance on {board.examples} examples: {names(level)}.")
+    if below:
+        lines.append("Worse than chance — they rank the causal token lower than a random ranking would (mean "
+                     f"rank {board.chance_rank:.1f}), so they point away from it: "
+                     + ", ".join(f"{METHOD_LABELS.get(board.methods[i], board.methods[i])} (top-1 {board.top1[i]:.0%}, "
+                                 f"mean rank {board.mean_rank[i]:.1f})" for i in below) + ".")
+    if "random" in board.methods:
+        i = board.methods.index("random")
+        lines.append(f"The random baseline ranks it first in {board.top1[i]:.0%} [{board.top1_low[i]:.0%}–"
+                     f"{board.top1_high[i]:.0%}], as a random ranking should (chance {chance:.0%}).")
+    attention = [m for m in ATTENTION_METHODS if m in board.methods]
+    output = [m for m in OUTPUT_METHODS if m in board.methods]
+    mass, _, _ = board.mass_interval()
+    if attention and output:
+        contrast = (f"Attention-based methods ({', '.join(METHOD_LABELS.get(m, m) for m in attention)}) find the "
+                    f"causal token in {_span(board, attention)} of examples; methods that test what the output "
+                    f"needs ({', '.join(METHOD_LABELS.get(m, m) for m in output)}) in {_span(board, output)}.")
+        if board.card.variant == "deceptive":
+            bound = board.card.attention_bound
+            contrast += (f" This model was trained to keep its attention off the causal token (Pruthi et al. 2020): "
+                         f"the mean attention on it is {mass:.2%}"
+                         + (f", under the bound of {bound:.1%}" if bound is not None and mass < bound else "")
+                         + f", yet it answers {board.accuracy:.0%} correctly — the attention weights show where the "
+                         "model did not look, not what it used.")
+        lines.append(contrast)
+    if board.card.task.name == "induction":
+        found = [i for i in ranked if board.mechanism_top1_low[i] > board.top1_high[i]
+                 or board.mechanism_top1[i] - board.top1[i] >= 0.1]
+        if found:
+            lines.append("Found the mechanism but not the copied word: "
+                         + ", ".join(f"{METHOD_LABELS.get(board.methods[i], board.methods[i])} ranks B first in "
+                                     f"{board.top1[i]:.0%} but B or one of the A's in {board.mechanism_top1[i]:.0%}"
+                                     for i in found)
+                         + " — removing an A also breaks the copy, so the A's earn credit too.")
+    layer, head = np.unravel_index(int(np.argmax(board.head_top1)), board.head_top1.shape)
+    peaks, weight = float(board.head_top1[layer, head]), float(board.head_weight[layer, head])
+    if peaks > 0:
+        line = (f"Layer {layer} head {head}'s attention row peaks on the causal token in {peaks:.0%} of examples, "
+                f"with a mean weight of {weight:.1%} on it")
+        line += (" — a peak among near-zero weights that no heatmap would show: ranking first is not attending."
+                 if weight < FAINT_WEIGHT else ".")
+        lines.append(line)
+    else:
+        lines.append("No head's attention row peaks on the causal token in any example.")
+    if board.accuracy_high < board.card.stated_accuracy:
+        lines.append(f"Caution: the model's accuracy here, {board.accuracy:.0%} [{board.accuracy_low:.0%}–"
+                     f"{board.accuracy_high:.0%}], is below the {board.card.stated_accuracy:.0%} its card states.")
+    return lines

@@ -1,7 +1,8 @@
 """The real app in a real browser: a ``streamlit run`` server driven by headless Debian Chromium through
 Playwright (the ``browser`` fixture in conftest.py). Checks what ``AppTest`` cannot see: the Vega charts
 draw; clicking an entropy cell shows that head; the address bar's share link reopens the same view; the PNG
-download is a PNG; bertviz's views draw with every request off this machine refused; hostile text —
+download is a PNG; bertviz's views draw with every request off this machine refused; the Ground truth page scores
+a shipped model from a share link; hostile text —
 in the text box or in a share link — is shown as text, opens no dialog and makes no request; and two sessions
 running different texts at once each see only their own tokens (issue 9: no cross-talk).
 
@@ -278,4 +279,29 @@ def test_the_menu_speaks_the_language_of_the_link(session):
     session.open("?" + urllib.parse.urlencode({"v": "1", "lang": "zh"}))
     nav = session.page.locator('[data-testid="stSidebarNav"]').inner_text()
     assert "查看" in nav and "课程" in nav and "Inspect" not in nav
+    session.assert_clean()
+
+
+def _chart_titled(title: str) -> str:
+    """A JavaScript predicate: a drawn chart's SVG holds ``title``."""
+    return f"[...document.querySelectorAll('{CHART} svg')].some(svg => svg.textContent.includes({title!r}))"
+
+
+def test_the_ground_truth_page_scores_the_deceptive_model_from_a_link(session):
+    """/groundtruth?model=… opens the page on that model; with nothing else set it scores the default 100 examples
+    (about 15 s on two cores) and draws the example, the scoreboard and the head grids."""
+    link = urllib.parse.urlencode({"v": "1", "model": "shipped:deceptive-attention"})
+    session.page.goto(f"{session.app_url}/groundtruth?{link}")
+    session.page.wait_for_function(_chart_titled("Where each method puts the credit on this example"),
+                                   timeout=FIRST_RENDER_TIMEOUT_MS)
+    session.page.wait_for_function(_chart_titled("shipped:deceptive-attention: which method finds the causal token?"),
+                                   timeout=FIRST_RENDER_TIMEOUT_MS)
+    session.page.wait_for_function(_chart_titled("Which heads' attention peaks on the causal token"),
+                                   timeout=RERUN_TIMEOUT_MS)
+    assert session.page.locator('[data-testid="stDataFrame"]').count() == 2  # the example's table, the scoreboard
+    metrics = " ".join(session.page.locator('[data-testid="stMetric"]').all_inner_texts())
+    assert "Attention bound it was trained under" in metrics
+    session.page.get_by_text("Better than chance", exact=False).wait_for(timeout=RERUN_TIMEOUT_MS)  # the reading
+    session.page.wait_for_function("location.search.includes('page=groundtruth')", timeout=RERUN_TIMEOUT_MS)
+    assert "deceptive-attention" in session.page.url
     session.assert_clean()

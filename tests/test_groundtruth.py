@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,8 +11,8 @@ import pytest
 from inspector.cli import main
 from inspector.errors import InvalidRequestError, ModelNotFoundError
 from inspector.groundtruth import (aggregate_ranks, card_for, causal_attention_mass, chance_hit_rate, evaluate,
-                                   example_json, rank_of, read_card, score_example, scoreboard, scoreboard_json,
-                                   wilson_interval)
+                                   example_json, rank_of, read_card, reading, score_example, scoreboard,
+                                   scoreboard_json, top_ranked_tokens, wilson_interval)
 from inspector.loading import load_model, shipped_choices
 from inspector.tasks import FRESH_SEED, NEUTRAL_WORDS, TASKS, generate
 
@@ -167,6 +168,49 @@ def test_scoreboard_on_the_deceptive_model_shows_attention_failing_where_occlusi
     payload = scoreboard_json(board)
     json.dumps(payload, allow_nan=False)
     assert payload["causal_attention_mass"]["bound"] == card_for(shipped["deceptive-attention"]).attention_bound
+
+
+def test_reading_contrasts_attention_with_occlusion_on_the_deceptive_model(shipped):
+    board = scoreboard(shipped["deceptive-attention"], 12, methods=("attention", "rollout", "norm", "occlusion",
+                                                                       "integrated_gradients", "random"))
+    lines = reading(board)
+    better = next(line for line in lines if line.startswith("Better than chance"))
+    assert "occlusion" in better and "integrated gradients" in better and "raw attention" not in better
+    assert any(line.startswith("The random baseline") for line in lines)
+    contrast = next(line for line in lines if line.startswith("Attention-based methods"))
+    assert "Pruthi et al. 2020" in contrast and f"bound of {board.card.attention_bound:.1%}" in contrast
+    # The layer-0 heads rank the cue first with a weight no heatmap would show; the reading says so.
+    assert any("peaks on the causal token" in line and "near-zero weights" in line for line in lines)
+    # Always last: a method that ranks the token last on average is worse than chance, not "random".
+    m, last_rank = len(board.methods), float(board.content.max())
+    last = replace(board, mean_rank=np.full(m, last_rank), mean_rank_low=np.full(m, last_rank), top1=np.zeros(m),
+                   top1_low=np.zeros(m), top1_high=np.full(m, 0.2))
+    assert any(line.startswith("Worse than chance") and "raw attention" in line for line in reading(last))
+    assert not any(line.startswith("Better than chance") for line in reading(last))
+
+
+def test_reading_names_methods_that_find_the_induction_mechanism_but_not_b(shipped):
+    board = scoreboard(shipped["induction"], 12, methods=("attention", "occlusion"))
+    lines = reading(board)
+    assert not any("Pruthi" in line for line in lines)  # an honest model
+    if board.mechanism_top1[1] - board.top1[1] >= 0.1:
+        assert any(line.startswith("Found the mechanism") and "occlusion" in line for line in lines)
+    # A hand-made gap: occlusion ranks B first in 20 % of examples and B or an A in all of them.
+    gap = replace(board, top1=np.array([1.0, 0.2]), top1_high=np.array([1.0, 0.4]),
+                  mechanism_top1=np.array([1.0, 1.0]), mechanism_top1_low=np.array([0.8, 0.8]))
+    found = next(line for line in reading(gap) if line.startswith("Found the mechanism"))
+    assert "occlusion (leave-one-out) ranks B first in 20% but B or one of the A's in 100%" in found
+    assert "raw attention" not in found
+
+
+def test_top_ranked_tokens_skip_special_tokens_and_nan(shipped):
+    loaded = shipped["deceptive-attention"]
+    example = generate("planted-token", 1, seed=FRESH_SEED)[0]
+    scored = score_example(loaded, example, card_for(loaded), methods=("occlusion", "rollout"))
+    top = top_ranked_tokens(scored)
+    assert top["occlusion"] == scored.position  # its special tokens are NaN
+    # Rollout gives [CLS] its largest score on this model; [CLS] is not a content token, so it is not ranked.
+    assert int(np.argmax(scored.scores["rollout"])) == 0 and scored.content[top["rollout"]]
 
 
 def test_cli_twin_writes_the_scoreboard(tmp_path, capsys):

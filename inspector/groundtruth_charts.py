@@ -1,0 +1,247 @@
+"""Altair charts and display tables of the ground-truth lab (:mod:`inspector.groundtruth`, issue #8): the
+scoreboard's hit rates with their intervals against chance, one example's scores with the causal token marked,
+and the heads whose attention row peaks on the causal token next to the weight it puts there.
+
+Conventions of :mod:`inspector.charts`: finished numbers in, a chart out, no analysis; token strings reach
+Vega only as data (drawn as text, escaped in tooltips), never as HTML; ``slide=True`` for projectors, applied
+last by :func:`~inspector.charts.style_chart`.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from inspector.attribution import METHOD_LABELS
+from inspector.charts import style_chart, token_labels
+from inspector.groundtruth import ExampleScores, Scoreboard, rank_of
+
+HIT_COLOR = "#4c78a8"
+INTERVAL_COLOR = "#222222"
+CHANCE_COLOR = "#d62728"
+SCALED_SCHEME = "blues"
+CAUSAL_MARK, SUPPORTING_MARK = "◆ causal", "◇ supporting"
+_LABEL_LIMIT = 200
+
+
+def _title(text: str, subtitle: list[str] | None = None) -> alt.TitleParams:
+    return alt.TitleParams(text=text, subtitle=subtitle or [], anchor="start", limit=1000)
+
+
+def _label(method: str) -> str:
+    return METHOD_LABELS.get(method, method)
+
+
+def has_mechanism(board: Scoreboard) -> bool:
+    """Whether the task has supporting tokens (induction), so "found the mechanism" differs from "found B"."""
+    return board.card.task.name == "induction"
+
+
+def method_order(board: Scoreboard) -> list[int]:
+    """Method indices best first: top-1 hit rate, then top-k, then mean rank (lower first)."""
+    return sorted(range(len(board.methods)), key=lambda i: (-board.top1[i], -board.topk[i], board.mean_rank[i]))
+
+
+def _rate_panel(data: pd.DataFrame, order: list[str], *, field: str, title: str, chance: float | None,
+                slide: bool, labels: bool = True) -> alt.LayerChart:
+    """One panel: a bar per method at ``field``, its 95 % interval as a rule, chance as a dashed line;
+    ``labels=False`` leaves the method names to the panel on its left."""
+    base = alt.Chart(data).encode(
+        y=alt.Y("method:N", sort=order, title=None, axis=alt.Axis(labelLimit=_LABEL_LIMIT, labels=labels)),
+        tooltip=[alt.Tooltip("method:N"), alt.Tooltip(f"{field}:Q", title=title, format=".1%"),
+                 alt.Tooltip(f"{field}_low:Q", title="95 % low", format=".1%"),
+                 alt.Tooltip(f"{field}_high:Q", title="95 % high", format=".1%")])
+    bars = base.mark_bar(color=HIT_COLOR, opacity=0.8).encode(
+        x=alt.X(f"{field}:Q", title=title, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")))
+    interval = base.mark_rule(color=INTERVAL_COLOR, strokeWidth=3 if slide else 2).encode(
+        x=alt.X(f"{field}_low:Q"), x2=alt.X2(f"{field}_high:Q"))
+    layers = [bars, interval]
+    if chance is not None:
+        line = pd.DataFrame({"chance": [float(chance)], "label": [f"chance {chance:.0%}"]})
+        rule = alt.Chart(line).mark_rule(color=CHANCE_COLOR, strokeDash=[6, 4], strokeWidth=3 if slide else 2)
+        layers.append(rule.encode(x="chance:Q", tooltip=[alt.Tooltip("label:N", title="a random ranking")]))
+        layers.append(alt.Chart(line).mark_text(color=CHANCE_COLOR, align="left", dx=4, dy=-6, baseline="bottom",
+                                                fontSize=15 if slide else 11)
+                      .encode(x="chance:Q", y=alt.value(0), text="label:N"))
+    width = 300 if slide else 220
+    return alt.layer(*layers).properties(width=width, height=alt.Step(34 if slide else 24))
+
+
+def scoreboard_chart(board: Scoreboard, *, slide: bool = False) -> alt.HConcatChart:
+    """Per method, the share of examples that rank the causal token first (and among the top k) with its
+    95 % Wilson interval, best method first, against a random ranking's rate (dashed). For tasks with
+    supporting tokens (induction) a third panel: the share whose top-ranked token is the causal token or a
+    supporting one — whether the method found the mechanism at all."""
+    order_index = method_order(board)
+    data = pd.DataFrame({
+        "method": [_label(board.methods[i]) for i in order_index],
+        **{name: [float(getattr(board, name)[i]) for i in order_index]
+           for name in ("top1", "top1_low", "top1_high", "topk", "topk_low", "topk_high", "mechanism_top1",
+                        "mechanism_top1_low", "mechanism_top1_high")},
+    })
+    order = list(data["method"])
+    panels = [_rate_panel(data, order, field="top1", title="ranked first (top-1)", chance=board.chance_top1,
+                          slide=slide),
+              _rate_panel(data, order, field="topk", title=f"among the top {board.k}", chance=board.chance_topk,
+                          slide=slide, labels=False)]
+    if has_mechanism(board):
+        panels.append(_rate_panel(data, order, field="mechanism_top1", title="top token is B or either A",
+                                  chance=None, slide=slide, labels=False))
+    card = board.card
+    subtitle = [f"{board.examples} fresh examples of the {card.task.name} task; the causal token is known by "
+                f"construction: {card.task.truth}.",
+                "Bars: share of examples; black lines: 95 % Wilson interval; dashed red: a random ranking."]
+    chart = alt.hconcat(*panels, spacing=24).resolve_scale(y="shared").properties(
+        title=_title(f"{board.model_name}: which method finds the causal token?", subtitle))
+    return style_chart(chart, slide)
+
+
+def example_frame(scored: ExampleScores) -> pd.DataFrame:
+    """One row per (method, token): ``method`` (label), ``unit`` (position label, the causal column suffixed
+    with :data:`CAUSAL_MARK`, supporting ones with :data:`SUPPORTING_MARK`), ``token``, ``role``
+    (causal / supporting / other / special), ``score`` (the method's own value), ``scaled`` (min–max over the
+    content tokens, in [0, 1]; NaN for special tokens and scores that are not finite) and ``rank`` (1-based
+    among the content tokens, ties against the token; None for special tokens)."""
+    units = token_labels(scored.tokens)
+    roles = ["special" if not scored.content[i] else "other" for i in range(len(units))]
+    for i in scored.supporting:
+        units[i], roles[i] = f"{units[i]} {SUPPORTING_MARK}", "supporting"
+    units[scored.position], roles[scored.position] = f"{units[scored.position]} {CAUSAL_MARK}", "causal"
+    frames = []
+    for method, values in scored.scores.items():
+        values = np.asarray(values, dtype=float)
+        usable = scored.content & np.isfinite(values)
+        scaled = np.full(len(values), np.nan)
+        if usable.any():
+            low, high = values[usable].min(), values[usable].max()
+            scaled[usable] = (values[usable] - low) / (high - low) if high > low else 0.0
+        ranks = [rank_of(values, scored.content, i) if scored.content[i] else None for i in range(len(values))]
+        frames.append(pd.DataFrame({"method": _label(method), "unit": units, "token": list(scored.tokens),
+                                    "role": roles, "score": values, "scaled": scaled,
+                                    "rank": pd.array(ranks, dtype="Int64")}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def example_chart(scored: ExampleScores, *, slide: bool = False) -> alt.LayerChart:
+    """Token × method heatmap: each method's scores rescaled to [0, 1] over the content tokens (min–max per
+    method; grey = special token or no score), the causal token's column outlined in black and marked
+    :data:`CAUSAL_MARK`, supporting tokens outlined dashed and marked :data:`SUPPORTING_MARK`."""
+    data = example_frame(scored)
+    units = list(dict.fromkeys(data["unit"]))
+    methods = list(dict.fromkeys(data["method"]))
+    base = alt.Chart(data).encode(
+        x=alt.X("unit:O", sort=units, title="token",
+                axis=alt.Axis(labelAngle=-60, labelLimit=_LABEL_LIMIT, labelOverlap=False)),
+        y=alt.Y("method:N", sort=methods, title=None, axis=alt.Axis(labelLimit=_LABEL_LIMIT)),
+        tooltip=[alt.Tooltip("token:N"), alt.Tooltip("method:N"), alt.Tooltip("score:Q", title="raw score",
+                                                                               format=".4g"),
+                 alt.Tooltip("rank:Q", title="rank among content tokens"), alt.Tooltip("role:N")])
+    grey = base.mark_rect(color="#d9d9d9")
+    cells = base.mark_rect().encode(color=alt.Color("scaled:Q", title="score, min–max per method",
+                                                    scale=alt.Scale(scheme=SCALED_SCHEME, domain=[0, 1])))
+    width = 4 if slide else 3
+    causal = base.mark_rect(fill=None, stroke="black", strokeWidth=width).transform_filter(
+        alt.datum.role == "causal")
+    supporting = base.mark_rect(fill=None, stroke="#e66101", strokeWidth=width - 1, strokeDash=[4, 3]).transform_filter(
+        alt.datum.role == "supporting")
+    step = 48 if slide else 34
+    chart = alt.layer(grey, cells, supporting, causal).properties(
+        title=_title("Where each method puts the credit on this example",
+                     ["Each row rescaled to [0, 1] over the content tokens (min–max); grey: special token or no "
+                      "score.", f"{CAUSAL_MARK} (black outline): the token the answer depends on"
+                      + (f"; {SUPPORTING_MARK} (dashed): the tokens the mechanism also reads." if scored.supporting
+                         else ".")]),
+        width=alt.Step(step), height=alt.Step(30 if slide else 24))
+    return style_chart(chart, slide)
+
+
+def head_hits_frame(board: Scoreboard) -> pd.DataFrame:
+    """One row per (layer, head): ``peaks`` (share of examples whose attention row in this head peaks on the
+    causal token) and ``weight`` (that row's mean weight on it)."""
+    layers, heads = board.head_top1.shape
+    layer_index, head_index = np.meshgrid(np.arange(layers), np.arange(heads), indexing="ij")  # (layers, heads)
+    return pd.DataFrame({"layer": layer_index.ravel(), "head": head_index.ravel(),
+                         "peaks": board.head_top1.ravel().astype(float),
+                         "weight": board.head_weight.ravel().astype(float)})
+
+
+def head_hits_chart(board: Scoreboard, *, slide: bool = False) -> alt.HConcatChart:
+    """Two layer × head grids side by side, both on [0, 1]: the share of examples whose attention row (the one
+    the attention method reads) in this head peaks on the causal token among the content tokens, and the mean
+    weight that row puts on it. Shown together because a head can rank the token first with almost none of its
+    weight (the deceptive model's layer 0), which the first grid alone would make look like "finding" it."""
+    data = head_hits_frame(board)
+    heads = int(data["head"].max()) + 1
+    step = (56 if slide else 44) if heads <= 16 else (40 if slide else 26)
+    tooltip = [alt.Tooltip("layer:O"), alt.Tooltip("head:O"),
+               alt.Tooltip("peaks:Q", title="share of examples peaking on the causal token", format=".1%"),
+               alt.Tooltip("weight:Q", title="mean weight on the causal token", format=".2%")]
+    base = alt.Chart(data).encode(x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0)),
+                                  y=alt.Y("layer:O", title="layer"), tooltip=tooltip)
+
+    def grid(field: str, legend: str, scheme: str, number: str) -> alt.LayerChart:
+        cells = base.mark_rect().encode(color=alt.Color(f"{field}:Q", title=legend,
+                                                        scale=alt.Scale(scheme=scheme, domain=[0, 1]),
+                                                        legend=alt.Legend(orient="bottom", titleLimit=400)))
+        layers = [cells]
+        if heads <= 16:  # numbers fit in the cells
+            layers.append(base.mark_text(fontSize=14 if slide else 10).encode(
+                text=alt.Text(f"{field}:Q", format=number),
+                color=alt.condition(f"datum.{field} > 0.6", alt.value("white"), alt.value("black"))))
+        return alt.layer(*layers).properties(width=alt.Step(step), height=alt.Step(step))
+
+    row = "the last token" if board.card.task.kind == "causal-lm" else "[CLS]"
+    chart = alt.hconcat(
+        grid("peaks", "share of examples whose row peaks on the causal token", "purples", ".0%"),
+        grid("weight", "mean weight of that row on the causal token", "greens", ".1%"),
+        spacing=32).resolve_scale(color="independent").properties(
+        title=_title("Which heads' attention peaks on the causal token — and with how much weight",
+                     [f"The row the attention method reads ({row}), "
+                      f"over {board.examples} examples. Left: how often it ranks the causal token first among the "
+                      "content tokens; right: the weight it gives it.",
+                      "A head can rank a token first with almost none of its weight: a peak is not attention."]))
+    return style_chart(chart, slide)
+
+
+def _interval(value: float, low: float, high: float, fmt: str) -> str:
+    return f"{value:{fmt}} [{low:{fmt}}–{high:{fmt}}]"
+
+
+def scoreboard_table(board: Scoreboard) -> pd.DataFrame:
+    """The scoreboard as display text, best method first, then a chance row: method, top-1 [95 %], top-k [95 %],
+    mean rank [95 %] and — for tasks with supporting tokens — found the mechanism [95 %]."""
+    mechanism = has_mechanism(board)
+    rows = []
+    for i in method_order(board):
+        row = {"method": _label(board.methods[i]),
+               "top-1 [95 %]": _interval(board.top1[i], board.top1_low[i], board.top1_high[i], ".0%"),
+               f"top-{board.k} [95 %]": _interval(board.topk[i], board.topk_low[i], board.topk_high[i], ".0%"),
+               "mean rank [95 %]": _interval(board.mean_rank[i], board.mean_rank_low[i], board.mean_rank_high[i],
+                                             ".2f")}
+        if mechanism:
+            row["found the mechanism [95 %]"] = _interval(board.mechanism_top1[i], board.mechanism_top1_low[i],
+                                                          board.mechanism_top1_high[i], ".0%")
+        rows.append(row)
+    chance = {"method": "chance (a random ranking)", "top-1 [95 %]": f"{board.chance_top1:.0%}",
+              f"top-{board.k} [95 %]": f"{board.chance_topk:.0%}", "mean rank [95 %]": f"{board.chance_rank:.2f}"}
+    if mechanism:
+        chance["found the mechanism [95 %]"] = ""
+    rows.append(chance)
+    return pd.DataFrame(rows)
+
+
+def example_table(scored: ExampleScores, top: dict[str, int], *, mechanism: bool) -> pd.DataFrame:
+    """One example as display text: method, the causal token's rank (of the n content tokens), the top-ranked
+    token (``top``: method → its position), hit ✓/✗ and — with ``mechanism`` — whether the top token is the
+    causal or a supporting one."""
+    n = int(scored.content.sum())
+    rank_title = "rank of B" if mechanism else "rank of the causal token"
+    rows = []
+    for method, rank in scored.ranks.items():
+        row = {"method": _label(method), rank_title: f"{rank} of {n}",
+               "top-ranked token": f"{top[method]}: {scored.tokens[top[method]]}", "hit": "✓" if rank == 1 else "✗"}
+        if mechanism:
+            row["found the mechanism"] = "✓" if scored.mechanism_ranks[method] == 1 else "✗"
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,114 @@
+"""Charts and display tables of the ground-truth lab (:mod:`inspector.groundtruth_charts`) on real scores of the
+shipped models: every builder gives a valid Vega-Lite spec, in both modes, with the causal token marked."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from inspector.attribution import METHOD_LABELS
+from inspector.groundtruth import card_for, score_example, scoreboard, top_ranked_tokens
+from inspector.groundtruth_charts import (CAUSAL_MARK, SUPPORTING_MARK, example_chart, example_frame, example_table,
+                                          head_hits_chart, head_hits_frame, method_order, scoreboard_chart,
+                                          scoreboard_table)
+from inspector.loading import load_model
+from inspector.tasks import FRESH_SEED, generate
+
+
+@pytest.fixture(scope="module")
+def planted():
+    return load_model("shipped:planted-token", device="cpu")
+
+
+@pytest.fixture(scope="module")
+def board(planted):
+    return scoreboard(planted, 4)
+
+
+@pytest.fixture(scope="module")
+def induction_example():
+    loaded = load_model("shipped:induction", device="cpu")
+    card = card_for(loaded)
+    return score_example(loaded, generate("induction", 1, seed=FRESH_SEED)[0], card, methods=("attention", "occlusion"))
+
+
+def _data(spec: dict) -> list[dict]:
+    """Every inline data row of a Vega-Lite spec (Altair gathers them under ``datasets``)."""
+    return [row for rows in spec.get("datasets", {}).values() for row in rows]
+
+
+@pytest.mark.parametrize("slide", [False, True])
+def test_scoreboard_chart_is_valid_with_chance_and_intervals(board, slide):
+    spec = scoreboard_chart(board, slide=slide).to_dict()
+    assert spec["title"]["text"] == "shipped:planted-token: which method finds the causal token?"
+    subtitle = spec["title"]["subtitle"][0]
+    assert "4 fresh examples" in subtitle and "known by construction" in subtitle
+    assert len(spec["hconcat"]) == 2  # top-1 and top-k; no mechanism panel without supporting tokens
+    rows = _data(spec)
+    assert {"label": f"chance {board.chance_top1:.0%}", "chance": board.chance_top1} in [
+        {k: r[k] for k in ("label", "chance")} for r in rows if "chance" in r]
+    methods = [r["method"] for r in rows if "top1" in r]
+    assert methods == [METHOD_LABELS[board.methods[i]] for i in method_order(board)]
+    tops = [r["top1"] for r in rows if "top1" in r]
+    assert tops == sorted(tops, reverse=True)  # best first
+    assert all(r["top1_low"] <= r["top1"] <= r["top1_high"] for r in rows if "top1" in r)
+    if slide:
+        assert spec["config"]["title"]["fontSize"] == 24
+
+
+def test_scoreboard_table_has_a_chance_row(board):
+    table = scoreboard_table(board)
+    assert list(table.columns) == ["method", "top-1 [95 %]", "top-3 [95 %]", "mean rank [95 %]"]
+    assert len(table) == len(board.methods) + 1 and table["method"].iloc[-1] == "chance (a random ranking)"
+    assert table["top-1 [95 %]"].iloc[0].endswith("]") and "–" in table["top-1 [95 %]"].iloc[0]
+
+
+@pytest.mark.parametrize("slide", [False, True])
+def test_example_chart_marks_the_causal_token_and_keeps_tokens_as_data(planted, slide):
+    card = card_for(planted)
+    scored = score_example(planted, generate("planted-token", 1, seed=FRESH_SEED)[0], card)
+    spec = example_chart(scored, slide=slide).to_dict()
+    assert spec["title"]["text"] == "Where each method puts the credit on this example"
+    units = {r["unit"] for r in _data(spec)}
+    assert f"{scored.position}: {scored.tokens[scored.position]} {CAUSAL_MARK}" in units
+    frame = example_frame(scored)
+    content = frame[frame["role"] != "special"]
+    assert content["scaled"].between(0, 1).all()  # min–max per method over the content tokens
+    assert frame[frame["role"] == "special"]["scaled"].isna().all()
+    assert (frame.groupby("method")["scaled"].max() == 1).any()
+    causal = frame[(frame["role"] == "causal") & (frame["method"] == "occlusion (leave-one-out)")]
+    assert int(causal["rank"].iloc[0]) == scored.ranks["occlusion"]
+    json.dumps(spec, allow_nan=False)  # NaN scores became nulls
+
+    table = example_table(scored, top_ranked_tokens(scored), mechanism=False)
+    assert list(table.columns) == ["method", "rank of the causal token", "top-ranked token", "hit"]
+    occlusion = table[table["method"] == "occlusion (leave-one-out)"].iloc[0]
+    assert occlusion["hit"] == "✓"
+    assert occlusion["top-ranked token"] == f"{scored.position}: {scored.tokens[scored.position]}"
+
+
+def test_example_chart_marks_supporting_tokens_differently(induction_example):
+    frame = example_frame(induction_example)
+    assert set(frame[frame["role"] == "supporting"]["unit"].str.endswith(SUPPORTING_MARK)) == {True}
+    assert frame[frame["role"] == "supporting"]["unit"].nunique() == 2
+    spec = example_chart(induction_example).to_dict()
+    strokes = [layer["mark"].get("strokeDash") for layer in spec["layer"] if isinstance(layer["mark"], dict)]
+    assert [4, 3] in strokes
+    table = example_table(induction_example, top_ranked_tokens(induction_example), mechanism=True)
+    assert list(table.columns) == ["method", "rank of B", "top-ranked token", "hit", "found the mechanism"]
+
+
+@pytest.mark.parametrize("slide", [False, True])
+def test_head_hits_chart_shows_peaks_next_to_weights(board, slide):
+    spec = head_hits_chart(board, slide=slide).to_dict()
+    assert spec["title"]["text"].startswith("Which heads' attention peaks on the causal token")
+    assert len(spec["hconcat"]) == 2
+    domains = [panel["layer"][0]["encoding"]["color"]["scale"]["domain"] for panel in spec["hconcat"]]
+    assert domains == [[0, 1], [0, 1]]
+    frame = head_hits_frame(board)
+    layers, heads = board.head_top1.shape
+    assert len(frame) == layers * heads
+    np.testing.assert_allclose(frame["peaks"], board.head_top1.ravel())
+    np.testing.assert_allclose(frame["weight"], board.head_weight.ravel())

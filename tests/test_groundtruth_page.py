@@ -1,0 +1,96 @@
+"""The Ground truth page, driven headlessly with ``AppTest``: on the bundled model it explains what it needs and
+offers the shipped models; a shipped model shows one scored example and the scoreboard; the deceptive model shows
+its attention bound; the induction example opens on the Heads page."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from inspector.groundtruth import card_for
+from inspector.loading import load_model, shipped_choices
+from inspector.tasks import FRESH_SEED, generate
+
+APP = Path(__file__).resolve().parents[1] / "app.py"
+APP_TIMEOUT_S = 240
+FEW_EXAMPLES = 10  # the page's smallest scoreboard: keeps each test to a few seconds
+
+
+def _open_page() -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=APP_TIMEOUT_S)
+    at.run()
+    at.switch_page("views/groundtruth.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _pick(at: AppTest, spec: str) -> AppTest:
+    """Click the page's button for ``spec`` with the scoreboard set to a few examples."""
+    at.session_state["gt_examples"] = FEW_EXAMPLES
+    at.button(key=f"gt_pick_{spec}").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="model").value == spec
+    return at
+
+
+def _titles(at: AppTest) -> list[str]:
+    return [json.loads(chart.proto.spec).get("title", {}).get("text") for chart in at.get("vega_lite_chart")]
+
+
+def test_the_bundled_model_gets_an_explanation_and_a_button_per_shipped_model():
+    at = _open_page()
+    assert not at.error
+    assert at.info and "causal token is known" in at.info[0].value
+    labels = {button.label for button in at.button}
+    assert set(shipped_choices().values()) <= labels
+    assert not at.get("vega_lite_chart")  # the page stops before scoring anything
+
+
+def test_the_planted_token_model_shows_an_example_and_the_scoreboard():
+    at = _pick(_open_page(), "shipped:planted-token")
+    titles = _titles(at)
+    assert "Where each method puts the credit on this example" in titles
+    assert "shipped:planted-token: which method finds the causal token?" in titles
+    assert "Which heads' attention peaks on the causal token — and with how much weight" in titles
+    example, board = at.dataframe[0].value, at.dataframe[1].value
+    assert list(example.columns) == ["method", "rank of the causal token", "top-ranked token", "hit"]
+    assert example["hit"].isin(["✓", "✗"]).all() and (example["hit"] == "✓").any()
+    assert board["method"].iloc[-1] == "chance (a random ranking)" and "top-3 [95 %]" in board.columns
+    assert {metric.label for metric in at.metric} == {"Model accuracy [95 %]",
+                                                      "Mean attention on the causal token [95 %]"}
+    assert any("Better than chance" in md.value for md in at.markdown)
+    status = next(c.value.replace("\\", "") for c in at.caption if "examples scored" in c.value)
+    assert f"{FEW_EXAMPLES} examples scored" in status
+    assert at.query_params["page"] in ("groundtruth", ["groundtruth"])
+
+    # A new example is the next seed; the answer line names the correct answer.
+    at.button(key="gt_next").click().run()
+    assert not at.exception and at.number_input(key="gt_seed").value == 1
+    answer = generate("planted-token", 1, seed=FRESH_SEED + 1)[0].answer
+    assert any(f"correct answer is “{answer}”" in md.value.replace("\\", "") for md in at.markdown)
+
+
+def test_the_deceptive_model_shows_its_attention_bound():
+    at = _pick(_open_page(), "shipped:deceptive-attention")
+    bound = card_for(load_model("shipped:deceptive-attention")).attention_bound
+    metric = next(m for m in at.metric if m.label == "Attention bound it was trained under")
+    assert metric.value == f"{bound:.1%}"
+    assert any("Pruthi et al. 2020" in md.value.replace("\\", "") for md in at.markdown)
+    reading = next(md.value for md in at.markdown if "Attention\\-based methods" in md.value).replace("\\", "")
+    assert "trained to keep its attention off the causal token" in reading
+
+
+def test_the_induction_example_opens_on_the_heads_page_with_its_text():
+    at = _pick(_open_page(), "shipped:induction")
+    example = at.dataframe[0].value
+    assert list(example.columns) == ["method", "rank of B", "top-ranked token", "hit", "found the mechanism"]
+    assert "found the mechanism [95 %]" in at.dataframe[1].value.columns
+    at.button(key="gt_heads").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    text = generate("induction", 1, seed=FRESH_SEED)[0].text
+    assert at.text_area(key="text").value == text
+    assert at.selectbox(key="model").value == "shipped:induction"
+    assert any(title and title.startswith("Heads coloured by") for title in _titles(at))
