@@ -89,7 +89,8 @@ def read_card(folder: str | Path) -> ModelCard:
                                   f"({', '.join(shipped_choices()) or 'none found'}) or train one with training/*.py")
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
-        return ModelCard(task=task(raw["task"]), variant=raw["variant"], label=str(raw.get("label") or Path(folder).name),
+        return ModelCard(task=task(raw["task"]), variant=raw["variant"],
+                         label=str(raw.get("label") or Path(folder).name),
                          stated_accuracy=float(raw["stated_accuracy"]), accuracy=float(raw["accuracy"]["value"]),
                          accuracy_examples=int(raw["accuracy"]["examples"]),
                          causal_attention_mass=float(raw["causal_attention_mass"]),
@@ -478,7 +479,8 @@ def hit_rate_words(board: Scoreboard) -> list[str]:
     for i in order:
         lines.append(f"  {METHOD_LABELS.get(board.methods[i], board.methods[i]):28s} top-1 {board.top1[i]:6.1%} "
                      f"[{board.top1_low[i]:.0%}–{board.top1_high[i]:.0%}]  top-{board.k} {board.topk[i]:6.1%}  "
-                     f"mean rank {board.mean_rank[i]:5.2f} [{board.mean_rank_low[i]:.2f}–{board.mean_rank_high[i]:.2f}]")
+                     f"mean rank {board.mean_rank[i]:5.2f} "
+                     f"[{board.mean_rank_low[i]:.2f}–{board.mean_rank_high[i]:.2f}]")
     lines.append(f"  {'chance':28s} top-1 {board.chance_top1:6.1%}            top-{board.k} {board.chance_topk:6.1%}  "
                  f"mean rank {board.chance_rank:5.2f}")
     mass, low, high = board.mass_interval()
@@ -515,7 +517,8 @@ def reading(board: Scoreboard) -> list[str]:
     """The scoreboard read in plain sentences for a newcomer (the page's "Reading"): which methods rank the causal
     token first more often than a random ranking (95 % interval above chance), which cannot be told apart from
     chance and which do worse than chance; attention-based against output-based methods (the point of the
-    deceptive model); for induction, methods that find the mechanism's tokens but not the copied one; and the
+    deceptive model); methods that find the token only by magnitude (the wrong sign); for induction, methods that
+    find the mechanism's tokens but not the copied one; and the
     head whose attention row peaks on the causal token most often, with the weight it gives it."""
     from inspector.attribution import METHOD_LABELS
 
@@ -570,6 +573,13 @@ def reading(board: Scoreboard) -> list[str]:
                                      f"{board.top1[i]:.0%} but B or one of the A's in {board.mechanism_top1[i]:.0%}"
                                      for i in found)
                          + " — removing an A also breaks the copy, so the A's earn credit too.")
+    flipped = [i for i in ranked if board.magnitude_top1_low[i] > board.top1_high[i]]
+    if flipped:
+        lines.append("Right token, wrong sign: "
+                     + ", ".join(f"{METHOD_LABELS.get(board.methods[i], board.methods[i])} ranks it first in "
+                                 f"{board.top1[i]:.0%} by its signed score but {board.magnitude_top1[i]:.0%} by "
+                                 "magnitude" for i in flipped)
+                     + " — it singles the token out while saying it works against the answer.")
     layer, head = np.unravel_index(int(np.argmax(board.head_top1)), board.head_top1.shape)
     peaks, weight = float(board.head_top1[layer, head]), float(board.head_weight[layer, head])
     if peaks > 0:

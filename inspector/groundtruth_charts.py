@@ -210,7 +210,8 @@ def _interval(value: float, low: float, high: float, fmt: str) -> str:
 
 def scoreboard_table(board: Scoreboard) -> pd.DataFrame:
     """The scoreboard as display text, best method first, then a chance row: method, top-1 [95 %], top-k [95 %],
-    mean rank [95 %] and — for tasks with supporting tokens — found the mechanism [95 %]."""
+    mean rank [95 %], top-1 by magnitude [95 %] and — for tasks with supporting tokens — found the mechanism
+    [95 %]."""
     mechanism = has_mechanism(board)
     rows = []
     for i in method_order(board):
@@ -218,13 +219,16 @@ def scoreboard_table(board: Scoreboard) -> pd.DataFrame:
                "top-1 [95 %]": _interval(board.top1[i], board.top1_low[i], board.top1_high[i], ".0%"),
                f"top-{board.k} [95 %]": _interval(board.topk[i], board.topk_low[i], board.topk_high[i], ".0%"),
                "mean rank [95 %]": _interval(board.mean_rank[i], board.mean_rank_low[i], board.mean_rank_high[i],
-                                             ".2f")}
+                                             ".2f"),
+               "top-1 by magnitude [95 %]": _interval(board.magnitude_top1[i], board.magnitude_top1_low[i],
+                                                      board.magnitude_top1_high[i], ".0%")}
         if mechanism:
             row["found the mechanism [95 %]"] = _interval(board.mechanism_top1[i], board.mechanism_top1_low[i],
                                                           board.mechanism_top1_high[i], ".0%")
         rows.append(row)
     chance = {"method": "chance (a random ranking)", "top-1 [95 %]": f"{board.chance_top1:.0%}",
-              f"top-{board.k} [95 %]": f"{board.chance_topk:.0%}", "mean rank [95 %]": f"{board.chance_rank:.2f}"}
+              f"top-{board.k} [95 %]": f"{board.chance_topk:.0%}", "mean rank [95 %]": f"{board.chance_rank:.2f}",
+              "top-1 by magnitude [95 %]": f"{board.chance_top1:.0%}"}
     if mechanism:
         chance["found the mechanism [95 %]"] = ""
     rows.append(chance)

@@ -113,7 +113,8 @@ def test_aggregating_a_hand_built_case():
     np.testing.assert_allclose(board["top1"], [3 / 4, 1 / 4])
     np.testing.assert_allclose(board["topk"], [1.0, 2 / 4])
     np.testing.assert_allclose(board["mean_rank"], [5 / 4, 11 / 4])
-    assert np.all(board["mean_rank_low"] <= board["mean_rank"]) and np.all(board["mean_rank"] <= board["mean_rank_high"])
+    assert np.all(board["mean_rank_low"] <= board["mean_rank"])
+    assert np.all(board["mean_rank"] <= board["mean_rank_high"])
     assert board["top1_low"][0] == pytest.approx(wilson_interval(3, 4)[0])
     assert chance_hit_rate(content, 1) == pytest.approx(np.mean([1 / 4, 1 / 5, 1 / 5, 1 / 10]))
     assert chance_hit_rate(content, 5) == pytest.approx(np.mean([1, 1, 1, 1 / 2]))
@@ -187,6 +188,12 @@ def test_reading_contrasts_attention_with_occlusion_on_the_deceptive_model(shipp
                    top1_low=np.zeros(m), top1_high=np.full(m, 0.2))
     assert any(line.startswith("Worse than chance") and "raw attention" in line for line in reading(last))
     assert not any(line.startswith("Better than chance") for line in reading(last))
+
+
+def test_reading_names_a_method_that_finds_the_token_with_the_wrong_sign(shipped):
+    board = scoreboard(shipped["planted-token"], 12, methods=("grad_x_input", "occlusion"))
+    flipped = next(line for line in reading(board) if line.startswith("Right token, wrong sign"))
+    assert "gradient × input" in flipped and "occlusion" not in flipped
 
 
 def test_reading_names_methods_that_find_the_induction_mechanism_but_not_b(shipped):

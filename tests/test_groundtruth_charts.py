@@ -60,7 +60,8 @@ def test_scoreboard_chart_is_valid_with_chance_and_intervals(board, slide):
 
 def test_scoreboard_table_has_a_chance_row(board):
     table = scoreboard_table(board)
-    assert list(table.columns) == ["method", "top-1 [95 %]", "top-3 [95 %]", "mean rank [95 %]"]
+    assert list(table.columns) == ["method", "top-1 [95 %]", "top-3 [95 %]", "mean rank [95 %]",
+                                   "top-1 by magnitude [95 %]"]
     assert len(table) == len(board.methods) + 1 and table["method"].iloc[-1] == "chance (a random ranking)"
     assert table["top-1 [95 %]"].iloc[0].endswith("]") and "–" in table["top-1 [95 %]"].iloc[0]
 

@@ -209,9 +209,9 @@ def soft_targets(spec: Task, batch: Batch, generator: torch.Generator) -> tuple[
 
 def train(spec: Task, model: torch.nn.Module, *, steps: int, batch_size: int, lr: float,
           penalty: Penalty | None = None, log_every: int = 100, seed: int = 0) -> list[dict]:
-    """AdamW on the cross-entropy of the answer (+ ``penalty(output, batch, share of training done)``), batch b drawn from seed
-    TRAINING_SEEDS + b, with a linear warm-up over the first 5 % of steps and cosine decay after it. Classifiers
-    train on :func:`soft_targets`, language models on :func:`induction_training_batch`."""
+    """AdamW on the cross-entropy of the answer (+ ``penalty(output, batch, share of training done)``), batch b
+    drawn from seed TRAINING_SEEDS + b, with a linear warm-up over the first 5 % of steps and cosine decay after
+    it. Classifiers train on :func:`soft_targets`, language models on :func:`induction_training_batch`."""
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     warmup = max(1, steps // 20)
     schedule = torch.optim.lr_scheduler.LambdaLR(
@@ -271,7 +271,8 @@ def main(recipe: Recipe, doc: str, argv: list[str] | None = None) -> int:
     with its card. ``--smoke`` runs a few steps into a temporary folder (CI: the script runs end to end)."""
     default_out = MODELS_DIR / recipe.name
     options = argparse.ArgumentParser(description=doc.strip().splitlines()[0])
-    options.add_argument("--out", type=Path, default=default_out, help="folder to write the model to (default: %(default)s)")
+    options.add_argument("--out", type=Path, default=default_out,
+                         help="folder to write the model to (default: %(default)s)")
     options.add_argument("--steps", type=int, default=recipe.steps, help="training steps (default: %(default)s)")
     options.add_argument("--seed", type=int, default=0, help="initialisation seed (default: %(default)s)")
     options.add_argument("--check-examples", type=int, default=2000,
@@ -292,7 +293,8 @@ def main(recipe: Recipe, doc: str, argv: list[str] | None = None) -> int:
         measured = accuracy(spec, model, fresh)
         mass = mean_causal_mass(spec, model, fresh)
     bound = f" (bound {recipe.attention_bound})" if recipe.attention_bound is not None else ""
-    print(f"{seconds:.0f} s; accuracy on {check} fresh examples: {measured:.4f} (stated: ≥ {recipe.stated_accuracy}); "
+    print(f"{seconds:.0f} s; accuracy on {check} fresh examples: {measured:.4f} "
+          f"(stated: ≥ {recipe.stated_accuracy}); "
           f"mean attention on the causal token: {mass:.5f}{bound}")
     card = {"task": spec.name, "variant": recipe.variant, "label": recipe.label,
             "stated_accuracy": recipe.stated_accuracy,
