@@ -1,6 +1,6 @@
-"""Train the induction language model (issue #8): a 2-layer Llama-style model (rotary positions) that reads distinct words … A B … and then A
-again, and predicts B — the copy an induction head makes (Olsson et al. 2022), so the causal token of every
-example (the earlier B) is known, and the Heads page can find the head that does it.
+"""Train the induction language model (issue #8): a 2-layer Llama-style model (rotary positions) that reads
+distinct words … A B … and then A again, and predicts B — the copy an induction head makes (Olsson et al. 2022),
+so the causal token of every example (the earlier B) is known, and the Heads page can find the head that does it.
 
     python -m training.induction          # writes assets/models/induction
     python -m training.induction --smoke  # 5 steps into a temporary folder: the script runs end to end
