@@ -15,6 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from inspector.examples import EXAMPLES
+from inspector.loading import shipped_choices
 from inspector.share import MAX_TEXT_CHARS, ViewState, encode_view
 
 # AppTest resolves relative paths against the calling file, not the working directory.
@@ -197,7 +198,7 @@ def test_a_text_past_the_memory_budget_is_refused_and_a_long_one_keeps_one_layer
 
 @pytest.fixture
 def hosted_app(monkeypatch, tmp_path):
-    """The app as a hosted instance with the shipped (bundled-only) allow-list."""
+    """The app as a hosted instance with the shipped allow-list (no entries: the bundled and ground-truth models)."""
     from views import inputs
 
     monkeypatch.setenv("INSPECTOR_HOSTED", "1")
@@ -210,7 +211,8 @@ def hosted_app(monkeypatch, tmp_path):
 def test_hosted_mode_offers_only_the_allow_list_and_no_free_text_model(hosted_app):
     at = _run_app()
     assert not at.error
-    assert at.selectbox(key="model").options == ["all-MiniLM-L6-v2 (bundled)"]
+    # The bundled model, then the project's own ground-truth models (always offered; nothing else on this list).
+    assert at.selectbox(key="model").options == ["all-MiniLM-L6-v2 (bundled)", *shipped_choices().values()]
     assert not at.text_input  # no "hub id or local folder" box
     assert _metrics(at)["Tokens"] == "16 / 512"
 
