@@ -60,7 +60,7 @@ def test_the_planted_token_model_shows_an_example_and_the_scoreboard():
     assert example["hit"].isin(["✓", "✗"]).all() and (example["hit"] == "✓").any()
     assert board["method"].iloc[-1] == "chance (a random ranking)" and "top-3 [95 %]" in board.columns
     assert {metric.label for metric in at.metric} == {"Model accuracy [95 %]",
-                                                      "Mean attention on the causal token [95 %]"}
+                                                      "Mean attention on the causal token"}
     assert any("Better than chance" in md.value for md in at.markdown)
     status = next(c.value.replace("\\", "") for c in at.caption if "examples scored" in c.value)
     assert f"{FEW_EXAMPLES} examples scored" in status

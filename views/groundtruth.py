@@ -153,8 +153,9 @@ columns = st.columns(3 if card.attention_bound is not None else 2)
 columns[0].metric("Model accuracy [95 %]",
                   f"{board.accuracy:.0%} [{board.accuracy_low:.0%}–{board.accuracy_high:.0%}]",
                   help="Share of these examples the model answers correctly, with a 95 % Wilson interval.")
-columns[1].metric("Mean attention on the causal token [95 %]", f"{mass:.2%} [{mass_low:.2%}–{mass_high:.2%}]",
-                  help="Every layer, head and query row that can see the token (bootstrap interval over examples).")
+columns[1].metric("Mean attention on the causal token", f"{mass:.2%}",
+                  help="Every layer, head and query row that can see the token, averaged over the examples.")
+columns[1].caption(f"95 % bootstrap interval: {mass_low:.2%}–{mass_high:.2%}")
 if card.attention_bound is not None:
     under = mass_high < card.attention_bound
     columns[2].metric("Attention bound it was trained under", f"{card.attention_bound:.1%}",
