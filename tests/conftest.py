@@ -114,6 +114,25 @@ def bundled():
     return load_model("default")
 
 
+# ---------------------------------------------------------------------------------------- the app in AppTest
+
+APP_PATH = Path(__file__).resolve().parents[1] / "app.py"
+
+
+def open_app_page(view: str, *, timeout: float = 240, query: dict[str, str] | None = None):
+    """The app in Streamlit's ``AppTest`` (opened with ``query`` as its URL parameters), switched to
+    ``views/{view}.py``, with no exception on the way."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP_PATH), default_timeout=timeout)
+    for name, value in (query or {}).items():
+        at.query_params[name] = value
+    at.run()
+    at.switch_page(f"views/{view}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 # ---------------------------------------------------------------------------------------- real browser (Chromium)
 
 from benchmarks.live_app import CHROMIUM, CHROMIUM_ARGS  # noqa: E402

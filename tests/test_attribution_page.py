@@ -4,22 +4,15 @@ turns bad input into ``st.error``, and runs the adversarial search behind its bu
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-APP = Path(__file__).resolve().parents[1] / "app.py"
-APP_TIMEOUT_S = 240
+from tests.conftest import open_app_page
 
 
 def _open_page() -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=APP_TIMEOUT_S)
-    at.run()
-    at.switch_page("views/attribution.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_app_page("attribution")
 
 
 def _titles(at: AppTest) -> list[str]:

@@ -5,25 +5,19 @@ its attention bound; the induction example opens on the Heads page."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
 from inspector.groundtruth import card_for
 from inspector.loading import load_model, shipped_choices
 from inspector.tasks import FRESH_SEED, generate
+from tests.conftest import open_app_page
 
-APP = Path(__file__).resolve().parents[1] / "app.py"
-APP_TIMEOUT_S = 240
 FEW_EXAMPLES = 10  # the page's smallest scoreboard: keeps each test to a few seconds
 
 
 def _open_page() -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=APP_TIMEOUT_S)
-    at.run()
-    at.switch_page("views/groundtruth.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_app_page("groundtruth")
 
 
 def _pick(at: AppTest, spec: str) -> AppTest:

@@ -5,22 +5,15 @@ with its thresholds, relabels heads without a model call when a threshold moves,
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
 from inspector.heads import read_corpus
-
-APP = Path(__file__).resolve().parents[1] / "app.py"
-APP_TIMEOUT_S = 240
+from tests.conftest import open_app_page
 
 
 def _heads_page() -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=APP_TIMEOUT_S)
-    at.run()
-    at.switch_page("views/heads.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_app_page("heads")
 
 
 def _titles(at: AppTest) -> list[str]:

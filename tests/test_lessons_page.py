@@ -5,21 +5,16 @@ the timing lesson measures on request; the language and the text survive switchi
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-APP = Path(__file__).resolve().parents[1] / "app.py"
+from tests.conftest import APP_PATH, open_app_page
+
 TIMEOUT_S = 120
 
 
 def _lessons_page(query: dict[str, str] | None = None) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT_S)
-    for name, value in (query or {}).items():
-        at.query_params[name] = value
-    at.run()
-    at.switch_page("views/lessons.py").run()
-    assert not at.exception, [e.value for e in at.exception]
+    at = open_app_page("lessons", timeout=TIMEOUT_S, query=query)
     assert not at.error, [e.value for e in at.error]
     return at
 
@@ -78,7 +73,7 @@ def test_timing_lesson_measures_on_request():
 
 
 def test_language_and_text_survive_switching_pages():
-    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT_S)
+    at = AppTest.from_file(str(APP_PATH), default_timeout=TIMEOUT_S)
     at.run()
     at.selectbox(key="lang").set_value("zh").run()
     at.text_area(key="text").set_value("Queries search keys like addresses.").run()
