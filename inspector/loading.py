@@ -12,6 +12,7 @@ shared read-only — per-call behaviour travels in :func:`kernels.hf.attention_r
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -129,15 +130,22 @@ def shipped_model_path(name: str) -> Path:
 
 def shipped_choices() -> dict[str, str]:
     """Spec → label of every shipped model (``shipped:NAME``), the label from its card."""
-    choices = {}
+    return dict(_shipped_choices())
+
+
+@functools.cache
+def _shipped_choices() -> tuple[tuple[str, str], ...]:
+    # Read once per process: the folders ship with the code, and the app asks on every rerun (hosting's
+    # allow-list, the model picker, share links).
+    choices = []
     for config in sorted(SHIPPED_MODELS_DIR.glob("*/config.json")):
         name = config.parent.name
         try:
             label = json.loads((config.parent / CARD_NAME).read_text(encoding="utf-8")).get("label")
         except (OSError, ValueError, AttributeError):
             label = None
-        choices[SHIPPED_PREFIX + name] = str(label or f"{name} (shipped)")
-    return choices
+        choices.append((SHIPPED_PREFIX + name, str(label or f"{name} (shipped)")))
+    return tuple(choices)
 
 
 def resolve_model_folder(spec: str, *, revision: str | None = None,
@@ -324,9 +332,9 @@ def _pick_dtype(dtype: str, device: torch.device) -> torch.dtype:
 
 def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision: str | None = None,
                max_parameters: int | None = None) -> LoadedModel:
-    """Load ``spec`` (``"default"``, ``"shipped:NAME"``, a folder, or a hub id at ``revision``) for inspection; see the module
-    docstring. With ``max_parameters``, a model above the cap is refused before its weights are fetched (hub)
-    or loaded (folders): the count comes from the safetensors headers."""
+    """Load ``spec`` (``"default"``, ``"shipped:NAME"``, a folder, or a hub id at ``revision``) for inspection;
+    see the module docstring. With ``max_parameters``, a model above the cap is refused before its weights are
+    fetched (hub) or loaded (folders): the count comes from the safetensors headers."""
     from transformers import AutoConfig, AutoTokenizer
 
     folder, name = resolve_model_folder(spec, revision=revision, max_parameters=max_parameters)
