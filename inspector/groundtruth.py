@@ -44,7 +44,7 @@ from scipy import stats
 from inspector.attribution import METHODS, AttributionSettings, TargetSpec, attribute, bootstrap_mean_interval
 from inspector.errors import InvalidRequestError
 from inspector.experiments import encode, forward
-from inspector.loading import CARD_NAME, LoadedModel, shipped_choices
+from inspector.loading import CARD_NAME, DEFAULT_MODEL, LoadedModel, shipped_choices
 from inspector.tasks import FRESH_SEED, Example, Task, generate, task
 
 Variant = Literal["honest", "deceptive"]
@@ -103,7 +103,7 @@ def read_card(folder: str | Path) -> ModelCard:
 
 def card_for(loaded: LoadedModel) -> ModelCard:
     """The model card of a loaded model (its folder is ``info.source``)."""
-    if loaded.info.source == "default":
+    if loaded.info.source == DEFAULT_MODEL:
         raise InvalidRequestError("the bundled all-MiniLM-L6-v2 has no known causal tokens; pick one of the "
                                   f"ground-truth models ({', '.join(shipped_choices())})")
     return read_card(loaded.info.source)
@@ -185,11 +185,12 @@ def _token_offset(loaded: LoadedModel, example: Example) -> int:
     return starts[0]
 
 
-def evaluate(loaded: LoadedModel, examples: Sequence[Example], card: ModelCard, *, backend: str = "torch",
+def evaluate(loaded: LoadedModel, examples: Sequence[Example], spec_task: Task, *, backend: str = "torch",
              batch_size: int = 128) -> Evaluation:
-    """Run the model on ``examples`` (batched, right-padded, through the one attention function) and read its
-    answers, its probability of the correct one and its attention on the causal token."""
-    spec_task, tokenizer = card.task, loaded.tokenizer
+    """Run the model on ``examples`` of ``spec_task`` (batched, right-padded, through the one attention function)
+    and read its answers, its probability of the correct one and its attention on the causal token. The training
+    scripts measure their models' cards with it too."""
+    tokenizer = loaded.tokenizer
     special_ids = torch.tensor(sorted(set(getattr(tokenizer, "all_special_ids", []))))
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     predicted, correct, probability, masses, peaks, head_weight = [], [], [], [], [], []
@@ -290,7 +291,8 @@ def score_example(loaded: LoadedModel, example: Example, card: ModelCard, *,
                                           for method, values in report.scores.items()},
                          magnitude_ranks={method: rank_of(np.abs(values), content, position)
                                           for method, values in report.scores.items()},
-                         model=evaluate(loaded, (example,), card, backend=backend), target=report.target.description)
+                         model=evaluate(loaded, (example,), card.task, backend=backend),
+                         target=report.target.description)
 
 
 # ------------------------------------------------------------------------------------------- the scoreboard

@@ -70,7 +70,7 @@ def test_each_shipped_model_reaches_its_stated_accuracy_on_fresh_data(shipped, n
     card = card_for(loaded)
     assert card.stated_accuracy >= 0.95
     examples = generate(card.task.name, ACCURACY_EXAMPLES, seed=ACCURACY_SEED)
-    measured = evaluate(loaded, examples, card)
+    measured = evaluate(loaded, examples, card.task)
     assert measured.accuracy >= card.stated_accuracy, f"{name}: {measured.accuracy:.3f} < {card.stated_accuracy}"
 
 
@@ -78,8 +78,8 @@ def test_the_deceptive_model_keeps_its_attention_off_the_causal_token(shipped):
     deceptive, honest = card_for(shipped["deceptive-attention"]), card_for(shipped["planted-token"])
     assert deceptive.variant == "deceptive" and deceptive.attention_bound is not None
     examples = generate("planted-token", 300, seed=ACCURACY_SEED)
-    masked = evaluate(shipped["deceptive-attention"], examples, deceptive).attention_mass
-    plain = evaluate(shipped["planted-token"], examples, honest).attention_mass
+    masked = evaluate(shipped["deceptive-attention"], examples, deceptive.task).attention_mass
+    plain = evaluate(shipped["planted-token"], examples, honest.task).attention_mass
     assert masked.mean() < deceptive.attention_bound
     # The same task without the penalty reads the planted word heavily: the bound is the training's doing.
     assert plain.mean() > 20 * deceptive.attention_bound

@@ -1,5 +1,6 @@
 """What the three training scripts share: the word-level tokenizers (built with the ``tokenizers`` library),
-the model configurations, batching, the training loop, the accuracy check on fresh data and the saved folder.
+the model configurations, batching, the training loop and the saved folder, whose accuracy on fresh data is
+then measured through the loader and :func:`inspector.groundtruth.evaluate`.
 
 A saved folder is an ordinary Hugging Face model folder — ``config.json``, ``model.safetensors``, tokenizer
 files — plus ``groundtruth.json``, the model card :mod:`inspector.groundtruth` reads: which task the model
@@ -23,15 +24,14 @@ from typing import Callable, Iterator
 import numpy as np
 import torch
 
-from inspector.groundtruth import causal_attention_mass
+from inspector.groundtruth import evaluate
+from inspector.loading import CARD_NAME, SHIPPED_MODELS_DIR, load_model
 from inspector.tasks import FRESH_SEED, NEUTRAL_WORDS, TRAINING_SEEDS, Example, Task, generate
 
 SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 PAD, UNK, CLS, SEP, MASK = range(len(SPECIALS))
 MAX_POSITIONS = 32
-CARD_NAME = "groundtruth.json"
-REPO_ROOT = Path(__file__).resolve().parents[1]
-MODELS_DIR = REPO_ROOT / "assets" / "models"
+MODELS_DIR = SHIPPED_MODELS_DIR
 
 
 def vocabulary(spec: Task) -> dict[str, int]:
@@ -152,31 +152,6 @@ def answer_logits(spec: Task, model: torch.nn.Module, batch: Batch, **kwargs) ->
     return out.logits[torch.arange(len(batch.read_at)), batch.read_at], out
 
 
-def accuracy(spec: Task, model: torch.nn.Module, examples: tuple[Example, ...], batch_size: int = 500) -> float:
-    """Share of ``examples`` whose answer is the model's argmax."""
-    model.eval()
-    correct = 0
-    with torch.inference_mode():
-        for start in range(0, len(examples), batch_size):
-            batch = encode_examples(spec, examples[start:start + batch_size])
-            logits, _ = answer_logits(spec, model, batch)
-            correct += int((logits.argmax(dim=-1) == batch.answer).sum())
-    return correct / len(examples)
-
-
-def mean_causal_mass(spec: Task, model: torch.nn.Module, examples: tuple[Example, ...], batch_size: int = 500) -> float:
-    """:func:`inspector.groundtruth.causal_attention_mass` averaged over ``examples`` (eager attention weights)."""
-    model.eval()
-    masses = []
-    with torch.inference_mode():
-        for start in range(0, len(examples), batch_size):
-            batch = encode_examples(spec, examples[start:start + batch_size])
-            _, out = answer_logits(spec, model, batch, output_attentions=True)
-            masses.append(causal_attention_mass(torch.stack(out.attentions, dim=1), batch.causal, batch.attention_mask,
-                                                causal_mask=spec.kind == "causal-lm"))
-    return float(torch.cat(masses).mean())
-
-
 Penalty = Callable[[object, Batch, float], torch.Tensor]  # (model output, batch, share of training done)
 
 # Classifier training only. A share of rows lose their sentiment word (a neutral word takes its place) and are
@@ -289,9 +264,11 @@ def main(recipe: Recipe, doc: str, argv: list[str] | None = None) -> int:
         history = train(spec, model, steps=steps, batch_size=recipe.batch, lr=recipe.lr, penalty=recipe.penalty,
                         seed=args.seed)
         seconds = time.perf_counter() - started
-        fresh = fresh_examples(spec, check)
-        measured = accuracy(spec, model, fresh)
-        mass = mean_causal_mass(spec, model, fresh)
+        save(spec, model, out)
+        # The card's figures come from the saved folder through the loader and the library — what the page, the
+        # CLI and the tests measure — not from the training-time model object.
+        fresh = evaluate(load_model(str(out), device="cpu"), fresh_examples(spec, check), spec)
+        measured, mass = fresh.accuracy, float(fresh.attention_mass.mean())
     bound = f" (bound {recipe.attention_bound})" if recipe.attention_bound is not None else ""
     print(f"{seconds:.0f} s; accuracy on {check} fresh examples: {measured:.4f} "
           f"(stated: ≥ {recipe.stated_accuracy}); "
@@ -303,22 +280,26 @@ def main(recipe: Recipe, doc: str, argv: list[str] | None = None) -> int:
             "training": {"command": f"python -m {recipe.module}", "steps": steps, "batch": recipe.batch,
                          "lr": recipe.lr, **dict(recipe.hyper), "seed": args.seed, "seconds": round(seconds, 1),
                          "threads": 1, "final": history[-1], "smoke": args.smoke}}
-    save(spec, model, out, card=card)
+    write_card(out, card)
     print(f"wrote {out}")
     return 0
 
 
-def save(spec: Task, model: torch.nn.Module, out: Path, *, card: dict) -> Path:
-    """Write ``model`` and its tokenizer as a Hugging Face folder, and ``card`` as groundtruth.json."""
-    import transformers
-
+def save(spec: Task, model: torch.nn.Module, out: Path) -> Path:
+    """Write ``model`` and its tokenizer as a Hugging Face folder."""
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out, safe_serialization=True)
     make_tokenizer(spec).save_pretrained(out)
+    return out
+
+
+def write_card(out: Path, card: dict) -> None:
+    """Write ``card`` (with the versions that trained it) as the folder's groundtruth.json."""
+    import transformers
+
     card = {**card, "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
                                  "python": platform.python_version()}}
     (out / CARD_NAME).write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
-    return out
 
 
 def fresh_examples(spec: Task, count: int) -> tuple[Example, ...]:
