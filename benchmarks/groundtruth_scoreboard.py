@@ -27,7 +27,8 @@ def _model_table(board) -> str:
 
     k = board.k
     mechanism = bool(board.card.task.name == "induction")
-    lines = [f"| method | top-1 hit rate [95 % CI] | top-{k} hit rate [95 % CI] | mean rank [95 % CI] | top-1 by magnitude "
+    lines = [f"| method | top-1 hit rate [95 % CI] | top-{k} hit rate [95 % CI] | mean rank [95 % CI] "
+             "| top-1 by magnitude "
              + ("| top-1 in the mechanism (B or either A) |" if mechanism else "|"),
              "|---|---:|---:|---:|---:|" + ("---:|" if mechanism else "")]
     for i in sorted(range(len(board.methods)), key=lambda i: (-board.top1[i], board.mean_rank[i])):
@@ -65,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
             f"| `{spec}` | {card.task.name}, {card.variant} | {card.stated_accuracy:.0%} | {card.accuracy:.2%} on "
             f"{card.accuracy_examples} | `{training.get('command')}`: {training.get('steps')} steps, "
             f"{training.get('seconds')} s, {training.get('threads')} thread | {board.accuracy:.1%} "
-            f"[{board.accuracy_low:.1%}–{board.accuracy_high:.1%}] | {mass:.4f} [{mass_low:.4f}–{mass_high:.4f}]{bound} "
+            f"[{board.accuracy_low:.1%}–{board.accuracy_high:.1%}] | "
+            f"{mass:.4f} [{mass_low:.4f}–{mass_high:.4f}]{bound} "
             f"| {board.seconds:.1f} s ({other_load.cores:.2f}) |")
         sections.append(f"**`{spec}`** — causal token: {card.task.truth}; {board.examples} fresh examples, "
                         f"{int(board.content.mean())} ranked tokens on average.\n\n{_model_table(board)}")

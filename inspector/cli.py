@@ -1,5 +1,5 @@
-"""Command line: ``python -m inspector analyze|heads|attribute|lessons|groundtruth|info``. Every page of the app gets a twin here that computes the
-same numbers through the same library call and writes them as JSON.
+"""Command line: ``python -m inspector analyze|heads|attribute|lessons|groundtruth|info``. Every page of the app
+gets a twin here that computes the same numbers through the same library call and writes them as JSON.
 
 Bad input — empty text, too many tokens, an unknown model or folder, an unknown backend or layer — exits
 with status 2 and one line on stderr, never a traceback.
@@ -228,7 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
                              help="fresh examples to score (default: %(default)s)")
     groundtruth.add_argument("--seed", type=int, default=FRESH_SEED,
                              help="seed of the examples (default: %(default)s, never used in training)")
-    groundtruth.add_argument("--top-k", type=int, default=DEFAULT_TOP_K, help="k of the top-k hit rate (default: %(default)s)")
+    groundtruth.add_argument("--top-k", type=int, default=DEFAULT_TOP_K,
+                             help="k of the top-k hit rate (default: %(default)s)")
     groundtruth.add_argument("--backend", default="auto", choices=["auto", "torch", "triton"], help="attention backend")
     groundtruth.set_defaults(run=_groundtruth)
 

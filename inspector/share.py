@@ -7,9 +7,10 @@ bad value (shortened, ``repr``'d) and what was used instead. In particular:
 
 - numbers must be short decimal integers within sane bounds (``fit`` then clamps them to the loaded model);
 - booleans are ``0``/``1``/``true``/``false``; backends and pages come from fixed lists;
-- the model is ``default``, a shipped model (``shipped:NAME``, a folder under ``assets/models``) or a hub id of the form ``name`` or ``org/name`` — never a local path: a share link must not
-  point the server at its own filesystem (``..``, leading ``/`` ``.`` ``~``, backslashes, control characters
-  and names that exist as folders on the server are all refused); a hosted instance also passes the models it
+- the model is ``default``, a shipped model (``shipped:NAME``, a folder under ``assets/models``) or a hub id of
+  the form ``name`` or ``org/name`` — never a local path: a share link must not point the server at its own
+  filesystem (``..``, leading ``/`` ``.`` ``~``, backslashes, control characters and names that exist as folders
+  on the server are all refused); a hosted instance also passes the models it
   offers (:mod:`inspector.hosting`), and any other model falls back to the bundled one;
 - text longer than :data:`MAX_TEXT_CHARS` is refused, and compressed text (``tz``) is inflated with a hard
   output cap, so a zip bomb costs at most a few hundred kilobytes of work.

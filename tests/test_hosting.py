@@ -42,7 +42,8 @@ def test_off_by_default_and_the_shipped_allow_list_offers_the_bundled_model():
     assert local.allows("/any/folder") and local.allows("someone/model")
     policy = HostingPolicy.from_env({"INSPECTOR_HOSTED": "1"})
     # The bundled model first, then the ground-truth models this project trains and ships (assets/models).
-    assert policy.hosted and policy.model_choices() == {DEFAULT_MODEL: "all-MiniLM-L6-v2 (bundled)", **shipped_choices()}
+    assert policy.hosted
+    assert policy.model_choices() == {DEFAULT_MODEL: "all-MiniLM-L6-v2 (bundled)", **shipped_choices()}
     assert set(shipped_choices()) == {"shipped:planted-token", "shipped:induction", "shipped:deceptive-attention"}
     assert (policy.max_parameters, policy.weights_budget_bytes, policy.deadline_s) == (
         HOSTED_MAX_PARAMETERS, HOSTED_WEIGHTS_BUDGET_BYTES, HOSTED_DEADLINE_S)

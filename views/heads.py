@@ -104,9 +104,9 @@ metric = st.segmented_control("Colour by", list(GRID_LABELS), format_func=GRID_L
 grid = head_grid_chart(report, metric, selected=(layer, head), slide=slide)
 st.altair_chart(grid, on_select=open_in_inspect, selection_mode=HEAD_SELECTION, key="heads_grid")
 st.caption(f"Importance by ablation = {report.change_name} when the head alone is removed ({report.ablation_mode}); "
-           "by gradient = Michel et al.'s |∂L/∂gate| at gate 1, divided by its layer's ℓ2 norm. Induction = Olsson "
-           "et al.'s score: a repeated token's attention on the token that followed its earlier occurrence (grey "
-           "when the text repeats no token).")
+           "by gradient = Michel et al.'s |∂L/∂gate| at gate 1, divided by its layer's ℓ2 norm. "
+           "Induction = Olsson et al.'s score: a repeated token's attention on the token that followed its earlier "
+           "occurrence (grey when the text repeats no token).")
 
 st.subheader("Health report")
 st.markdown("\n".join(f"- {escape_markdown(line)}" for line in health_report(report)))

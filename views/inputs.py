@@ -29,7 +29,8 @@ from inspector.budget import RequestPlan, plan_request
 from inspector.examples import EXAMPLES
 from inspector.i18n import LANGUAGE_NAMES, LANGUAGES, t
 from inspector.loading import DEFAULT_MODEL, DEFAULT_MODEL_LABEL, shipped_choices
-from inspector.share import BACKENDS, FLAGS, MAX_TEXT_CHARS, ViewState, decode_view, encode_view, escape_markdown, share_url
+from inspector.share import (BACKENDS, FLAGS, MAX_TEXT_CHARS, ViewState, decode_view, encode_view, escape_markdown,
+                             share_url)
 
 OTHER_MODEL = "__other__"
 # The bundled model, the project's own trained models, then suggested hub models: one per architecture family
