@@ -299,9 +299,11 @@ def test_the_ground_truth_page_scores_the_deceptive_model_from_a_link(session):
                                    timeout=FIRST_RENDER_TIMEOUT_MS)
     session.page.wait_for_function(_chart_titled("Which heads' attention peaks on the causal token"),
                                    timeout=RERUN_TIMEOUT_MS)
-    assert session.page.locator('[data-testid="stDataFrame"]').count() == 2  # the example's table, the scoreboard
-    metrics = " ".join(session.page.locator('[data-testid="stMetric"]').all_inner_texts())
-    assert "Attention bound it was trained under" in metrics
+    # Waited for, not read once: the frontend may still be mounting the elements that came before the last chart.
+    session.page.wait_for_function(  # the example's table, the scoreboard
+        "document.querySelectorAll('[data-testid=\"stDataFrame\"]').length === 2", timeout=RERUN_TIMEOUT_MS)
+    session.page.locator('[data-testid="stMetric"]', has_text="Attention bound it was trained under").wait_for(
+        timeout=RERUN_TIMEOUT_MS)
     session.page.get_by_text("Better than chance", exact=False).wait_for(timeout=RERUN_TIMEOUT_MS)  # the reading
     session.page.wait_for_function("location.search.includes('page=groundtruth')", timeout=RERUN_TIMEOUT_MS)
     assert "deceptive-attention" in session.page.url
