@@ -1,5 +1,5 @@
 """Size and drawing time of bertviz's offline views, the figures behind the limits in
-:mod:`inspector.bertviz_views` (``HEAD_VIEW_MAX_TOKENS``, ``MODEL_VIEW_MAX_TOKENS``, ``MAX_LINES_DRAWN_AT_ONCE``).
+:mod:`inspector.charts.bertviz` (``HEAD_VIEW_MAX_TOKENS``, ``MODEL_VIEW_MAX_TOKENS``, ``MAX_LINES_DRAWN_AT_ONCE``).
 
 For each (view, tokens) the bundled model captures a text of exactly that many tokens with every layer's
 weights; the view is built for as many layers as its limits allow (all, when they fit), and headless
@@ -45,7 +45,7 @@ def _draw_seconds(browser, html: str, lines: int) -> float:
 
 def measure(browser, loaded, tokens: int, repeats: int) -> list[dict]:
     from inspector import capture
-    from inspector import bertviz_views as views
+    from inspector.charts import bertviz as views
 
     result = capture(loaded, text_of_length(loaded.tokenizer, tokens), weights="all")
     n, heads = len(result.tokens), result.num_heads
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from playwright.sync_api import sync_playwright
 
-    from inspector import bertviz_views as views
+    from inspector.charts import bertviz as views
     from inspector import load_model
 
     loaded = load_model("default")

@@ -79,7 +79,7 @@ class Expected:
 
 def expected_for(loaded, text: str) -> Expected:
     from inspector.capture import capture
-    from inspector.charts import token_labels
+    from inspector.charts.base import token_labels
     from inspector.metrics import head_entropy
 
     result = capture(loaded, text, weights=None)

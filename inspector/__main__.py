@@ -1,4 +1,4 @@
-"""``python -m inspector …`` — see inspector/cli.py."""
+"""``python -m inspector …`` — see inspector/cli/."""
 
 import sys
 

@@ -362,7 +362,7 @@ def test_scores_only_path_skips_faithfulness(headed_models):
 
 @pytest.mark.parametrize("slide", (False, True))
 def test_attribution_charts_are_valid_vega_lite_with_tokens_as_data(headed_models, slide):
-    from inspector.attribution_charts import (agreement_chart, counterfactual_chart, decay_chart, faithfulness_frame,
+    from inspector.charts.attribution import (agreement_chart, counterfactual_chart, decay_chart, faithfulness_frame,
                                               head_tau_chart, scores_chart)
 
     text = "the <b>cat</b> sat on the mat ."

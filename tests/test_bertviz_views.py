@@ -1,4 +1,4 @@
-"""bertviz's head and model views built offline (inspector/bertviz_views.py, issue 4).
+"""bertviz's head and model views built offline (inspector/charts/bertviz.py, issue 4).
 
 The unit tests read the HTML: nothing in it points at the network, the vendored files are the checked ones,
 hostile token strings cannot close the data's <script>, and bad requests get an InvalidRequestError that
@@ -23,7 +23,7 @@ from html.parser import HTMLParser
 import numpy as np
 import pytest
 
-import inspector.bertviz_views as views
+import inspector.charts.bertviz as views
 from inspector.capture import Capture, OutputSummary, capture
 from inspector.errors import InvalidRequestError
 

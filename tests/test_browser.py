@@ -195,7 +195,7 @@ def test_a_hostile_share_link_warns_and_runs_nothing(session):
 
 def _strip_of(loaded, text: str) -> str:
     """The token strip a single session shows for ``text`` (as views/inspect.py writes it)."""
-    from inspector.charts import token_labels
+    from inspector.charts.base import token_labels
 
     with loaded.tokenizer_lock:
         ids = loaded.tokenizer(text)["input_ids"]

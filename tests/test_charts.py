@@ -8,9 +8,8 @@ import altair as alt
 import numpy as np
 import pytest
 
-from inspector.charts import (HEAD_SELECTION, SMALL_MULTIPLES_MAX_TOKENS, attention_heatmap_chart,
-                              entropy_by_layer_chart, entropy_grid_chart, layer_heads_chart, selected_head,
-                              style_chart, token_labels)
+from inspector.charts.base import HEAD_SELECTION, selected_head, style_chart, token_labels
+from inspector.charts.inspect import SMALL_MULTIPLES_MAX_TOKENS, attention_heatmap_chart, entropy_by_layer_chart, entropy_grid_chart, layer_heads_chart
 from inspector.heatmap import HeatmapOptions, HeatmapView
 from inspector.metrics import HeadEntropy
 
@@ -129,7 +128,8 @@ def test_streamlit_accepts_the_selection_and_reports_it_by_name():
         import numpy as np
         import streamlit as st
 
-        from inspector.charts import HEAD_SELECTION, entropy_grid_chart
+        from inspector.charts.base import HEAD_SELECTION
+        from inspector.charts.inspect import entropy_grid_chart
         from inspector.metrics import HeadEntropy
 
         raw = np.linspace(0.1, 1, 12, dtype=np.float32).reshape(3, 4)

@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 from inspector.capture import capture
-from inspector.charts import attention_heatmap_chart, entropy_grid_chart, token_labels
+from inspector.charts.base import token_labels
+from inspector.charts.inspect import attention_heatmap_chart, entropy_grid_chart
 from inspector.errors import InvalidRequestError
 from inspector.export import (EXPORT_MAX_CELLS, Provenance, capture_json, chart_png, chart_svg, export_pack, safe_file_stem,
                               to_jsonable, view_numbers, with_provenance)

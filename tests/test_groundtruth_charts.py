@@ -1,4 +1,4 @@
-"""Charts and display tables of the ground-truth lab (:mod:`inspector.groundtruth_charts`) on real scores of the
+"""Charts and display tables of the ground-truth lab (:mod:`inspector.charts.groundtruth`) on real scores of the
 shipped models: every builder gives a valid Vega-Lite spec, in both modes, with the causal token marked."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from inspector.attribution import METHOD_LABELS
 from inspector.groundtruth import card_for, score_example, scoreboard, top_ranked_tokens
-from inspector.groundtruth_charts import (CAUSAL_MARK, SUPPORTING_MARK, example_chart, example_frame, example_table,
+from inspector.charts.groundtruth import (CAUSAL_MARK, SUPPORTING_MARK, example_chart, example_frame, example_table,
                                           head_hits_chart, head_hits_frame, method_order, scoreboard_chart,
                                           scoreboard_table)
 from inspector.loading import load_model

@@ -280,7 +280,7 @@ def test_corpus_mean_of_induction_skips_texts_without_repeats():
 
 
 def test_induction_in_the_report_words_json_and_grid(tiny_bert):
-    from inspector.heads_charts import head_grid_chart, head_table
+    from inspector.charts.heads import head_grid_chart, head_table
 
     # No word repeats (the tokenizer knows every one of them), so no row can measure induction.
     report = head_report(tiny_bert, "a cat sat on the mat")
@@ -358,7 +358,7 @@ def test_cli_heads_bad_input_exits_2(tmp_path, tiny_model_dirs, capsys):
 
 
 def test_head_charts_are_valid_vega_lite_in_both_modes(tiny_bert):
-    from inspector.heads_charts import GRID_METRICS, head_grid_chart, head_matrix_chart, mds_chart, pruning_chart
+    from inspector.charts.heads import GRID_METRICS, head_grid_chart, head_matrix_chart, mds_chart, pruning_chart
 
     report = head_report(tiny_bert, TEXT)
     for slide in (False, True):

@@ -245,7 +245,7 @@ def test_cli_writes_every_lessons_numbers(tiny_model_dirs, tmp_path, capsys):
 def test_lesson_charts_are_valid_vega_lite(lessons, slide):
     import altair as alt
 
-    from inspector import lesson_charts as charts
+    from inspector.charts import lessons as charts
 
     result = lessons["llama"]
     tokens = result.definition.tokens

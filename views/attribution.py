@@ -15,7 +15,7 @@ from inspector import InspectorError
 from inspector.attribution import (DEFAULT_REFERENCE, LONG_TEXT_TOKENS, AttributionReport, AttributionSettings,
                                    CorpusAgreement, CounterfactualAttention, TargetSpec, attribute, corpus_agreement,
                                    counterfactual_attention)
-from inspector.attribution_charts import (agreement_chart, counterfactual_chart, decay_chart, faithfulness_frame,
+from inspector.charts.attribution import (agreement_chart, counterfactual_chart, decay_chart, faithfulness_frame,
                                           head_tau_chart, scores_chart)
 from inspector.budget import count_tokens
 from inspector.examples import EXAMPLES

@@ -17,7 +17,7 @@ from inspector import InspectorError
 from inspector.export import Provenance, chart_png, with_provenance
 from inspector.groundtruth import (DEFAULT_EXAMPLES, DEFAULT_TOP_K, ExampleScores, Scoreboard, card_for, reading,
                                    score_example, scoreboard, scoreboard_json, top_ranked_tokens)
-from inspector.groundtruth_charts import (example_chart, example_table, head_hits_chart, scoreboard_chart,
+from inspector.charts.groundtruth import (example_chart, example_table, head_hits_chart, scoreboard_chart,
                                            scoreboard_table)
 from inspector.loading import shipped_choices
 from inspector.share import escape_markdown

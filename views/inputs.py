@@ -20,9 +20,9 @@ import streamlit as st
 from inspector import Capture, InspectorError, LoadedModel
 from inspector.capture import capture_within_memory
 from inspector.hosting import HostingPolicy, load_allowed_model
-from inspector.bertviz_views import (head_view_height, head_view_html, head_view_max_layers, layers_around,
+from inspector.charts.bertviz import (head_view_height, head_view_html, head_view_max_layers, layers_around,
                                      model_view_height, model_view_html, model_view_max_layers)
-from inspector.charts import entropy_by_layer_chart, layer_heads_chart
+from inspector.charts.inspect import entropy_by_layer_chart, layer_heads_chart
 from inspector.heatmap import HeatmapOptions, layer_views
 from inspector.metrics import head_entropy
 from inspector.budget import RequestPlan, plan_request

@@ -12,9 +12,9 @@ import time
 import streamlit as st
 
 from inspector import InspectorError
-from inspector.bertviz_views import IFRAME_MAX_HEIGHT
-from inspector.charts import (HEAD_SELECTION, SMALL_MULTIPLES_MAX_TOKENS, attention_heatmap_chart, entropy_grid_chart,
-                              selected_head, token_labels)
+from inspector.charts.bertviz import IFRAME_MAX_HEIGHT
+from inspector.charts.base import HEAD_SELECTION, selected_head, token_labels
+from inspector.charts.inspect import SMALL_MULTIPLES_MAX_TOKENS, attention_heatmap_chart, entropy_grid_chart
 from inspector.export import EXPORT_MAX_CELLS, Provenance, capture_json, chart_png, chart_svg, export_pack, view_numbers, with_provenance
 from inspector.heatmap import HeatmapOptions, heatmap_view
 from inspector.i18n import t

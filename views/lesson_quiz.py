@@ -7,7 +7,7 @@ import numpy as np
 import streamlit as st
 
 from inspector import InspectorError
-from inspector.charts import token_labels
+from inspector.charts.base import token_labels
 from inspector.i18n import t
 from inspector.lessons import Lessons, TokenImportance, attention_target, leave_one_out
 from inspector.share import escape_markdown

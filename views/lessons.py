@@ -11,8 +11,8 @@ import pandas as pd
 import streamlit as st
 
 from inspector import InspectorError
-from inspector import lesson_charts as charts
-from inspector.charts import entropy_by_layer_chart
+from inspector.charts import lessons as charts
+from inspector.charts.inspect import entropy_by_layer_chart
 from inspector.i18n import t
 from inspector.lessons import DEFAULT_LENGTHS, SCALE_NAMES, Lessons, all_lessons, complexity_lesson
 from inspector.share import escape_markdown

@@ -1,48 +1,18 @@
-"""Altair (Vega-Lite) charts over results the library has already computed.
-
-Every builder takes finished numbers (a :class:`~inspector.metrics.HeadEntropy`, a
-:class:`~inspector.heatmap.HeatmapView`) and returns an Altair chart — nothing here computes an analysis,
-and nothing imports Streamlit, so the same charts serve the UI, figure export and notebooks. Token strings
-reach Vega only as data: Vega draws them as text marks and escapes them in tooltips, so user text never
-reaches the page as HTML.
-
-Tokens are labelled ``"<position>: <token>"`` (:func:`token_labels`): Vega-Lite merges equal values on an
-ordinal axis, so two occurrences of "the" would otherwise collapse into one row. Axes list the labels in
-sentence order explicitly, because the default ordinal sort is alphabetical ("10: …" before "2: …").
-
-**Slide mode.** Every builder takes ``slide=False``; ``slide=True`` is for projectors and printed handouts:
-large type (titles 24 px, labels 16 px), bigger cells, palettes that stay readable for colour-blind viewers
-and in greyscale, and a black-on-white selection outline instead of a red one. Sizes and palettes are chosen
-inside each builder; fonts are applied last by :func:`style_chart` with ``configure_*``, which Vega-Lite
-only allows on a top-level chart — so compose first (layer, concat) and style last. A slide-mode chart is
-finished: to place it in a larger composition, build it with ``slide=False``, compose, then call
-:func:`style_chart` on the result.
-"""
+"""The Inspect page's charts: the layer × head entropy grid, one head's heatmap, a layer's heads as small
+multiples and entropy by layer. The shared look (palettes, slide mode, token labels) is :mod:`inspector.charts.base`."""
 
 from __future__ import annotations
 
-from typing import Sequence, TypeVar
+from typing import Sequence
 
 import altair as alt
 import numpy as np
 import pandas as pd
 
+from inspector.charts.base import (ENTROPY_SCHEME, HEAD_SELECTION, SELECTION_COLOR, SLIDE_ENTROPY_SCHEME,
+                                   SLIDE_WEIGHT_SCHEME, WEIGHT_SCHEME, chart_title, style_chart, token_labels)
 from inspector.heatmap import HeatmapView
 from inspector.metrics import HeadEntropy
-
-# Perceptually uniform palettes that survive greyscale printing: viridis runs dark (focused heads) to
-# yellow (diffuse heads); blues runs light (no weight) to dark (all of the budget).
-ENTROPY_SCHEME = "viridis"
-WEIGHT_SCHEME = "blues"
-# Slides: projectors wash out the light end of "blues", so weights use cividis (designed to read the same
-# for the common colour-vision deficiencies) whose zero end is a visible dark blue.
-SLIDE_ENTROPY_SCHEME = "viridis"
-SLIDE_WEIGHT_SCHEME = "cividis"
-SELECTION_COLOR = "#ff4b4b"  # Streamlit's accent: the outlined head matches the app's widgets
-
-# The entropy grid's click selection; the app reads ``event.selection[HEAD_SELECTION]`` →
-# ``[{"layer": …, "head": …}]`` (empty after a click on the background).
-HEAD_SELECTION = "head_pick"
 
 # Recommended longest text (in rows of one view) for :func:`layer_heads_chart`: 12 heads × 64² cells is
 # ~49k data rows, about the most a browser draws without stalling; the app checks this before calling.
@@ -60,39 +30,6 @@ _SLIDE_GRID_CELL_PX = 40
 _MULTIPLE_PX = 150
 _SLIDE_MULTIPLE_PX = 220
 _MULTIPLES_PER_ROW = 4
-
-ChartT = TypeVar("ChartT", bound=alt.TopLevelMixin)
-
-
-def style_chart(chart: ChartT, slide: bool = False) -> ChartT:
-    """Apply slide-mode type sizes to a finished, top-level chart (no-op when ``slide`` is False).
-
-    ``configure_*`` belongs to the top level in Vega-Lite, so this is the last step of a builder; a chart
-    styled here can no longer be layered or concatenated (Altair refuses charts that carry a config).
-    """
-    if not slide:
-        return chart
-    return (chart
-            .configure_title(fontSize=24, subtitleFontSize=16, anchor="start", offset=12)
-            .configure_axis(labelFontSize=16, titleFontSize=18, titlePadding=10)
-            .configure_legend(labelFontSize=16, titleFontSize=16, gradientLength=260, gradientThickness=18)
-            .configure_header(labelFontSize=16, titleFontSize=18))
-
-
-def token_labels(tokens: Sequence[str]) -> list[str]:
-    """One label per position, unique even when a token repeats: ``["0: [CLS]", "1: the", …]``."""
-    return [f"{position}: {token}" for position, token in enumerate(tokens)]
-
-
-# Vega clips a title to the chart's width by default; the grid and profile are narrower than their titles.
-_TITLE_LIMIT_PX = 900
-
-
-def _title(text: str, subtitle: Sequence[str] = ()) -> alt.TitleParams:
-    if subtitle:
-        return alt.TitleParams(text=text, subtitle=list(subtitle), anchor="start", limit=_TITLE_LIMIT_PX)
-    return alt.TitleParams(text=text, anchor="start", limit=_TITLE_LIMIT_PX)
-
 
 def _outline(base: alt.Chart, layer: int, head: int, slide: bool) -> list[alt.Chart]:
     """The selected cell's outline: one red stroke, or (slides) a white halo under a black stroke, which
@@ -152,7 +89,7 @@ def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None
         layers_drawn.extend(_outline(base, *selected, slide=slide))
     step = _SLIDE_GRID_CELL_PX if slide else _GRID_CELL_PX
     chart = alt.layer(*layers_drawn).properties(
-        title=_title("Head entropy: how spread out each head's attention is",
+        title=chart_title("Head entropy: how spread out each head's attention is",
                      ["Click a cell to show that head."] if selectable else ()),
         width=alt.Step(step), height=alt.Step(step),
     )
@@ -202,7 +139,7 @@ def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False) -> alt.Ch
                         scale=alt.Scale(scheme=SLIDE_WEIGHT_SCHEME if slide else WEIGHT_SCHEME, domain=[0, 1])),
         tooltip=[alt.Tooltip("query:N", title="query token"), alt.Tooltip("key:N", title="key token"),
                  alt.Tooltip("weight:Q", format=".3f")],
-    ).properties(title=_title(f"Layer {view.layer}, head {view.head}: attention weights", view.notes),
+    ).properties(title=chart_title(f"Layer {view.layer}, head {view.head}: attention weights", view.notes),
                  width=alt.Step(cell), height=alt.Step(cell))
     return style_chart(chart, slide)
 
@@ -240,7 +177,7 @@ def layer_heads_chart(views: Sequence[HeatmapView], *, slide: bool = False) -> a
         data=data,
         facet=alt.Facet("head:O", title=None, header=alt.Header(labelExpr="'head ' + datum.value", labelOrient="top")),
         columns=_MULTIPLES_PER_ROW,
-    ).properties(title=_title(f"Layer {first.layer}: every head", first.notes))
+    ).properties(title=chart_title(f"Layer {first.layer}: every head", first.notes))
     return style_chart(chart, slide)
 
 
@@ -266,28 +203,8 @@ def entropy_by_layer_chart(entropy: HeadEntropy, *, slide: bool = False) -> alt.
     )
     step = 70 if slide else 48
     chart = alt.layer(dots, mean_line).properties(
-        title=_title("Entropy by layer: does attention sharpen with depth?",
+        title=chart_title("Entropy by layer: does attention sharpen with depth?",
                      ["Dots: each head (0 = one key, 1 = uniform). Line: the layer's mean."]),
         width=alt.Step(step), height=420 if slide else 260,
     )
     return style_chart(chart, slide)
-
-
-def selected_head(selection) -> tuple[int, int] | None:
-    """The (layer, head) picked in the entropy grid, from Streamlit's ``event.selection`` (a mapping), or None.
-
-    Streamlit reports a point selection as a list of the selected points' fields
-    (``{"head_pick": [{"layer": 2, "head": 7}]}``) and an empty one as ``{}`` or ``[]``; anything else —
-    a missing key, non-integer values — is treated as no pick rather than an error.
-    """
-    try:
-        points = selection.get(HEAD_SELECTION) if hasattr(selection, "get") else None
-        if not isinstance(points, (list, tuple)) or not points:
-            return None
-        point = points[0]
-        layer, head = point["layer"], point["head"]
-        if isinstance(layer, bool) or isinstance(head, bool) or int(layer) != layer or int(head) != head:
-            return None
-        return int(layer), int(head)
-    except (KeyError, TypeError, ValueError, OverflowError):
-        return None

@@ -10,7 +10,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from inspector.charts import ENTROPY_SCHEME, HEAD_SELECTION, SELECTION_COLOR, style_chart
+from inspector.charts.base import ENTROPY_SCHEME, HEAD_SELECTION, SELECTION_COLOR, chart_title, style_chart
 from inspector.heads import HeadReport
 
 # What the head grid can be coloured by: key → (legend title, colour scheme, fixed domain or None).
@@ -23,10 +23,6 @@ GRID_METRICS = {
 }
 _CELL_PX, _SLIDE_CELL_PX = 26, 40
 _MATRIX_PX, _SLIDE_MATRIX_PX = 440, 620
-
-
-def _title(text: str, subtitle: list[str] | None = None) -> alt.TitleParams:
-    return alt.TitleParams(text=text, subtitle=subtitle or [], anchor="start", limit=900)
 
 
 def head_table(report: HeadReport) -> pd.DataFrame:
@@ -90,7 +86,7 @@ def head_grid_chart(report: HeadReport, metric: str, *, selected: tuple[int, int
                                     strokeWidth=3).transform_filter(only))
     step = _SLIDE_CELL_PX if slide else _CELL_PX
     chart = alt.layer(*drawn).properties(
-        title=_title(f"Heads coloured by {legend}",
+        title=chart_title(f"Heads coloured by {legend}",
                      ["C = collapsed, D = diffuse. Grey = no value. Click a head to open it on the Inspect page."]),
         width=alt.Step(step), height=alt.Step(step))
     return style_chart(chart, slide)
@@ -115,7 +111,7 @@ def head_matrix_chart(report: HeadReport, matrix: np.ndarray, *, title: str, leg
         color=alt.Color("value:Q", title=legend, scale=alt.Scale(scheme=scheme, domain=list(domain))),
         tooltip=[alt.Tooltip("a:N", title="head"), alt.Tooltip("b:N", title="other head"),
                  alt.Tooltip("value:Q", title=legend, format=".4f")],
-    ).properties(title=_title(title, ["Heads in clustered order (average linkage): similar heads sit together."]),
+    ).properties(title=chart_title(title, ["Heads in clustered order (average linkage): similar heads sit together."]),
                  width=alt.Step(cell), height=alt.Step(cell))
     return style_chart(chart, slide)
 
@@ -129,7 +125,7 @@ def mds_chart(report: HeadReport, *, slide: bool = False) -> alt.Chart:
         color=alt.Color("layer:O", title="layer", scale=alt.Scale(scheme="viridis")),
         tooltip=[alt.Tooltip("name:N", title="head"), alt.Tooltip("entropy:Q", title="entropy / log(keys)",
                                                                   format=".3f")],
-    ).properties(title=_title("Map of the heads (classical MDS of the JS divergence)",
+    ).properties(title=chart_title("Map of the heads (classical MDS of the JS divergence)",
                               ["Close points attend alike (Clark et al. 2019, figure 6)."]),
                  width=460 if slide else 320, height=420 if slide else 300)
     return style_chart(chart, slide)
@@ -147,7 +143,7 @@ def pruning_chart(report: HeadReport, *, slide: bool = False) -> alt.LayerChart:
                  alt.Tooltip("change:Q", title=report.change_name, format=".4f")])
     chart = alt.layer(base.mark_line(strokeWidth=4 if slide else 2, color="#e66101"),
                       base.mark_circle(size=120 if slide else 50, color="#e66101")).properties(
-        title=_title("Pruning curve: how far the output moves as heads are removed",
+        title=chart_title("Pruning curve: how far the output moves as heads are removed",
                      [f"Order: Michel et al.'s gradient importance; removal: {report.ablation_mode} ablation. "
                       "0 = the unpruned output."]),
         width=480 if slide else 380, height=360 if slide else 260)

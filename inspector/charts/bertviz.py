@@ -53,7 +53,7 @@ import torch
 from inspector.capture import Capture
 from inspector.errors import InspectorError, InvalidRequestError
 
-VENDOR_DIR = Path(__file__).resolve().parents[1] / "assets" / "static" / "vendor"
+VENDOR_DIR = Path(__file__).resolve().parents[2] / "assets" / "static" / "vendor"
 # Inlined in this order: d3 and jQuery must run before require.js defines `define` (see the module docstring).
 VENDORED_SCRIPTS = ("d3-5.7.0.min.js", "jquery-3.7.1.min.js", "require-2.3.7.js")
 BERTVIZ_VERSION = "1.4.1"

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from inspector.attribution import METHOD_LABELS
-from inspector.charts import style_chart, token_labels
+from inspector.charts.base import chart_title, style_chart, token_labels
 from inspector.groundtruth import ExampleScores, Scoreboard, rank_of
 
 HIT_COLOR = "#4c78a8"
@@ -23,10 +23,6 @@ CHANCE_COLOR = "#d62728"
 SCALED_SCHEME = "blues"
 CAUSAL_MARK, SUPPORTING_MARK = "◆ causal", "◇ supporting"
 _LABEL_LIMIT = 200
-
-
-def _title(text: str, subtitle: list[str] | None = None) -> alt.TitleParams:
-    return alt.TitleParams(text=text, subtitle=subtitle or [], anchor="start", limit=1000)
 
 
 def _label(method: str) -> str:
@@ -93,7 +89,7 @@ def scoreboard_chart(board: Scoreboard, *, slide: bool = False) -> alt.HConcatCh
                 f"construction: {card.task.truth}.",
                 "Bars: share of examples; black lines: 95 % Wilson interval; dashed red: a random ranking."]
     chart = alt.hconcat(*panels, spacing=24).resolve_scale(y="shared").properties(
-        title=_title(f"{board.model_name}: which method finds the causal token?", subtitle))
+        title=chart_title(f"{board.model_name}: which method finds the causal token?", subtitle))
     return style_chart(chart, slide)
 
 
@@ -147,7 +143,7 @@ def example_chart(scored: ExampleScores, *, slide: bool = False) -> alt.LayerCha
         alt.datum.role == "supporting")
     step = 48 if slide else 34
     chart = alt.layer(grey, cells, supporting, causal).properties(
-        title=_title("Where each method puts the credit on this example",
+        title=chart_title("Where each method puts the credit on this example",
                      ["Each row rescaled to [0, 1] over the content tokens (min–max); grey: special token or no "
                       "score.", f"{CAUSAL_MARK} (black outline): the token the answer depends on"
                       + (f"; {SUPPORTING_MARK} (dashed): the tokens the mechanism also reads." if scored.supporting
@@ -196,7 +192,7 @@ def head_hits_chart(board: Scoreboard, *, slide: bool = False) -> alt.HConcatCha
         grid("peaks", "share of examples whose row peaks on the causal token", "purples", ".0%"),
         grid("weight", "mean weight of that row on the causal token", "greens", ".1%"),
         spacing=32).resolve_scale(color="independent").properties(
-        title=_title("Which heads' attention peaks on the causal token — and with how much weight",
+        title=chart_title("Which heads' attention peaks on the causal token — and with how much weight",
                      [f"The row the attention method reads ({row}), "
                       f"over {board.examples} examples. Left: how often it ranks the causal token first among the "
                       "content tokens; right: the weight it gives it.",

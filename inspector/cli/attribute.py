@@ -8,7 +8,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from inspector.cli.common import BACKENDS, add_text_options, read_text, write_json
 from inspector.errors import InvalidRequestError
+
+HELP = ("attention vs gradients, IG, occlusion …: agreement, faithfulness and counterfactual attention for one "
+        "text (the Attribution page's twin)")
 
 
 def _query(value: str) -> int | str:
@@ -33,12 +37,9 @@ def _corpus_texts(source: str) -> list[str]:
 
 
 def add_arguments(sub: argparse.ArgumentParser) -> None:
-    """The subcommand's own options (the model options are added by :func:`inspector.cli.build_parser`)."""
     from inspector.attribution import DEFAULT_REFERENCE, METHODS
 
-    source = sub.add_mutually_exclusive_group(required=True)
-    source.add_argument("--text", help="the text to attribute")
-    source.add_argument("--text-file", help="read the text from this UTF-8 file")
+    add_text_options(sub, "the text to attribute")
     sub.add_argument("--reference", default=DEFAULT_REFERENCE,
                      help="encoders without a head: f = cosine similarity with this sentence (default: %(default)r)")
     sub.add_argument("--token", help="language models: f = log-probability of this token (default: the top prediction)")
@@ -59,20 +60,19 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--corpus", metavar="FILE",
                      help="also compute Kendall τ between methods over these texts (UTF-8, one per line) with "
                           "bootstrap 95%% intervals of the mean; 'examples' uses the app's example texts")
-    sub.add_argument("--backend", default="auto", choices=["auto", "torch", "triton"], help="attention backend")
+    sub.add_argument("--backend", default="auto", choices=BACKENDS, help="attention backend")
 
 
 def run(args: argparse.Namespace) -> None:
     from inspector.attribution import (METHODS, METHOD_LABELS, AttributionSettings, TargetSpec, attribute,
                                        corpus_agreement, counterfactual_attention, counterfactual_json, report_json)
-    from inspector.cli import _read_text, _write_json
     from inspector.export import to_jsonable
     from inspector.loading import load_model
 
     methods = METHODS if args.methods.strip() == "all" else tuple(m.strip() for m in args.methods.split(",") if m.strip())
     if not methods:
         raise InvalidRequestError("--methods is empty; give a comma list of methods or 'all'")
-    text = _read_text(args)
+    text = read_text(args)
     query = None if args.query == "auto" else args.query
     spec = TargetSpec(reference=args.reference, token=args.token, class_index=args.class_index)
     settings = AttributionSettings(layer=args.layer, head=args.head, query=query, methods=methods,
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> None:
                                                    "kendall_mean": corpus.mean, "kendall_low_95": corpus.low,
                                                    "kendall_high_95": corpus.high, "resamples": corpus.resamples})
     if args.json:
-        _write_json(payload, args.json)
+        write_json(payload, args.json)
         if args.json != "-":
             print(f"wrote {args.json}: {len(report.tokens)} tokens, {len(report.scores)} methods", file=sys.stderr)
         return

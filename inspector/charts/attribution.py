@@ -11,15 +11,11 @@ import numpy as np
 import pandas as pd
 
 from inspector.attribution import METHOD_LABELS, AttributionReport, CounterfactualAttention, Faithfulness
-from inspector.charts import style_chart, token_labels
+from inspector.charts.base import chart_title, style_chart, token_labels
 
 AGREEMENT_SCHEME = "redblue"  # diverging: −1 red, 0 white, +1 blue — readable for the common colour deficiencies
 SCORE_SCHEME = "blues"
 _LABEL_LIMIT = 160
-
-
-def _title(text: str, subtitle: list[str] | None = None) -> alt.TitleParams:
-    return alt.TitleParams(text=text, subtitle=subtitle or [], anchor="start", limit=900)
 
 
 def scores_frame(report: AttributionReport, *, words: bool = False) -> pd.DataFrame:
@@ -63,7 +59,7 @@ def scores_chart(report: AttributionReport, *, words: bool = False, slide: bool 
     chart = alt.layer(alt.Chart(data).mark_rect(color="#eeeeee").encode(x=alt.X("unit:O", sort=units),
                                                                        y=alt.Y("method:N", sort=methods)),
                       cells, labels).properties(
-        title=_title("Which tokens each method says f depends on",
+        title=chart_title("Which tokens each method says f depends on",
                      ["Each row scaled to its own largest |score|; grey: cannot be scored (special tokens)."]),
         width=alt.Step(cell), height=alt.Step(30 if slide else 24))
     return style_chart(chart, slide)
@@ -85,7 +81,7 @@ def agreement_chart(methods: tuple[str, ...], matrix: np.ndarray, *, name: str, 
                                                     scale=alt.Scale(scheme=AGREEMENT_SCHEME, domain=[low, 1])))
     text = base.mark_text(fontSize=15 if slide else 11).encode(text=alt.Text("value:Q", format=".2f"))
     step = 64 if slide else 46
-    chart = alt.layer(cells, text).properties(title=_title(f"Agreement between methods: {name}", subtitle),
+    chart = alt.layer(cells, text).properties(title=chart_title(f"Agreement between methods: {name}", subtitle),
                                               width=alt.Step(step), height=alt.Step(step))
     return style_chart(chart, slide)
 
@@ -100,7 +96,7 @@ def head_tau_chart(head_tau: np.ndarray, *, slide: bool = False) -> alt.Chart:
         x=alt.X("head:O", axis=alt.Axis(labelAngle=0)), y=alt.Y("layer:O"),
         color=alt.Color("tau:Q", title="Kendall τ", scale=alt.Scale(scheme=AGREEMENT_SCHEME, domain=[-1, 1])),
         tooltip=[alt.Tooltip("layer:O"), alt.Tooltip("head:O"), alt.Tooltip("tau:Q", format=".3f")],
-    ).properties(title=_title("Does any head's attention rank tokens like leave-one-out does?",
+    ).properties(title=chart_title("Does any head's attention rank tokens like leave-one-out does?",
                               ["Kendall τ between each head's weights from the query and occlusion scores."]),
                  width=alt.Step(step), height=alt.Step(step))
     return style_chart(chart, slide)
@@ -130,7 +126,7 @@ def decay_chart(faithful: Faithfulness, *, slide: bool = False) -> alt.Chart:
         y=alt.Y("f:Q", title="f after removal"),
         color=alt.Color("method:N", title="method", scale=alt.Scale(scheme="tableau10")),
         tooltip=[alt.Tooltip("method:N"), alt.Tooltip("removed:Q", format=".0%"), alt.Tooltip("f:Q", format=".4g")],
-    ).properties(title=_title("Decay curves: f as each method's top tokens are removed",
+    ).properties(title=chart_title("Decay curves: f as each method's top tokens are removed",
                               [f"Removed tokens are {removal}. Faster fall = the ranking found what f needs."]),
                  width=520 if not slide else 760, height=300 if not slide else 440)
     return style_chart(chart, slide)
@@ -154,7 +150,7 @@ def counterfactual_chart(tokens: tuple[str, ...], result: CounterfactualAttentio
     ).properties(width=alt.Step(16 if not slide else 22), height=160 if not slide else 220).facet(
         row=alt.Row("row:N", sort=order, title=None, header=alt.Header(labelAngle=0, labelAlign="left",
                                                                       labelOrient="top")),
-    ).properties(title=_title("The attention row, and rows that replace it",
+    ).properties(title=chart_title("The attention row, and rows that replace it",
                               [f"Layer {result.layer}, {'every head' if result.head is None else f'head {result.head}'}, "
                                f"query {labels[result.query]}."]))
     return style_chart(chart, slide)

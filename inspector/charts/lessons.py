@@ -10,15 +10,11 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from inspector.charts import SLIDE_WEIGHT_SCHEME, WEIGHT_SCHEME, style_chart, token_labels
+from inspector.charts.base import SLIDE_WEIGHT_SCHEME, WEIGHT_SCHEME, chart_title, style_chart, token_labels
 from inspector.lessons import SCALE_NAMES, ComplexityLesson, MultiHeadLesson, PositionLesson, ScalingSweep, WhyQKLesson
 
 # Offsets drawn in the position chart: |i − j| up to this (longer offsets have few pairs and say little).
 OFFSET_SPAN = 8
-
-
-def _title(text: str) -> alt.TitleParams:
-    return alt.TitleParams(text=text, anchor="start", limit=900)
 
 
 def weights_chart(weights: np.ndarray, tokens: tuple[str, ...], *, title: str, slide: bool = False) -> alt.Chart:
@@ -35,7 +31,7 @@ def weights_chart(weights: np.ndarray, tokens: tuple[str, ...], *, title: str, s
         color=alt.Color("weight:Q", scale=alt.Scale(scheme=SLIDE_WEIGHT_SCHEME if slide else WEIGHT_SCHEME,
                                                     domain=[0, 1])),
         tooltip=["query:N", "key:N", alt.Tooltip("weight:Q", format=".3f")],
-    ).properties(width=alt.Step(cell), height=alt.Step(cell), title=_title(title))
+    ).properties(width=alt.Step(cell), height=alt.Step(cell), title=chart_title(title))
     return style_chart(chart, slide)
 
 
@@ -59,7 +55,7 @@ def tied_weights_chart(lesson: WhyQKLesson, tokens: tuple[str, ...], *, title: s
     ).properties(width=alt.Step(cell), height=alt.Step(cell))
     chart = panel.facet(data=pd.concat(frames, ignore_index=True), column=alt.Column("keys:N", title=None,
                                                                                      sort=["W_K", "W_K := W_Q"]))
-    return style_chart(chart.properties(title=_title(title)), slide)
+    return style_chart(chart.properties(title=chart_title(title)), slide)
 
 
 def asymmetry_chart(lesson: WhyQKLesson, *, title: str, slide: bool = False) -> alt.Chart:
@@ -70,7 +66,7 @@ def asymmetry_chart(lesson: WhyQKLesson, *, title: str, slide: bool = False) -> 
         x=alt.X("head:O", axis=alt.Axis(labelAngle=0)), y=alt.Y("asymmetry:Q", title="‖S − Sᵀ‖ / ‖S‖"),
         color=alt.condition(alt.datum.chosen, alt.value("#08519c"), alt.value("#9ecae1")),
         tooltip=["head:O", alt.Tooltip("asymmetry:Q", format=".3f")],
-    ).properties(title=_title(title), width=alt.Step(36 if slide else 24), height=220)
+    ).properties(title=chart_title(title), width=alt.Step(36 if slide else 24), height=220)
     return style_chart(chart, slide)
 
 
@@ -86,7 +82,7 @@ def offset_chart(lesson: PositionLesson, *, title: str, slide: bool = False) -> 
         color=alt.Color("weight:Q", title="mean weight", scale=alt.Scale(
             scheme=SLIDE_WEIGHT_SCHEME if slide else WEIGHT_SCHEME, domain=[0, 1])),
         tooltip=["head:O", "offset:O", alt.Tooltip("weight:Q", format=".3f")],
-    ).properties(title=_title(title), width=alt.Step(step), height=alt.Step(step))
+    ).properties(title=chart_title(title), width=alt.Step(step), height=alt.Step(step))
     return style_chart(chart, slide)
 
 
@@ -102,7 +98,7 @@ def sweep_chart(sweep: ScalingSweep, *, title: str, slide: bool = False) -> alt.
         tooltip=["d:Q", "scale:N", alt.Tooltip("entropy:Q", format=".3f"), alt.Tooltip("max weight:Q", format=".3f")])
     uniform = alt.Chart(pd.DataFrame({"uniform": [float(np.log(sweep.keys))]})).mark_rule(strokeDash=[4, 4]).encode(
         y="uniform:Q")
-    chart = alt.layer(lines, uniform).properties(title=_title(title), width=420, height=260)
+    chart = alt.layer(lines, uniform).properties(title=chart_title(title), width=420, height=260)
     return style_chart(chart, slide)
 
 
@@ -113,7 +109,7 @@ def variance_chart(sweep: ScalingSweep, *, title: str, slide: bool = False) -> a
         x=alt.X("d:Q", scale=alt.Scale(type="log", base=2)),
         y=alt.Y("variance:Q", title="Var(q·k)", scale=alt.Scale(type="log", base=2)),
         tooltip=["d:Q", alt.Tooltip("variance:Q", format=".1f")],
-    ).properties(title=_title(title), width=320, height=260)
+    ).properties(title=chart_title(title), width=320, height=260)
     return style_chart(chart, slide)
 
 
@@ -130,7 +126,7 @@ def contribution_chart(lesson: MultiHeadLesson, role_names: dict[str, str], *, t
         color=alt.Color("role:N", scale=alt.Scale(scheme="set2")),
         tooltip=["head:O", "role:N", alt.Tooltip("norm:Q", format=".3f"), alt.Tooltip("share:Q", format=".1%"),
                  "rank(S):Q", alt.Tooltip("erank(S):Q", format=".2f")],
-    ).properties(title=_title(title), width=alt.Step(36 if slide else 24), height=220)
+    ).properties(title=chart_title(title), width=alt.Step(36 if slide else 24), height=220)
     return style_chart(chart, slide)
 
 
@@ -143,7 +139,7 @@ def complexity_chart(lesson: ComplexityLesson, *, title: str, slide: bool = Fals
         x=alt.X("n:Q", scale=alt.Scale(type="log", base=2)), y=alt.Y("ms:Q", scale=alt.Scale(type="log")),
         color=alt.Color("path:N", scale=alt.Scale(scheme="dark2")),
         tooltip=["n:Q", "path:N", alt.Tooltip("ms:Q", format=".2f")],
-    ).properties(title=_title(title), width=420, height=260)
+    ).properties(title=chart_title(title), width=420, height=260)
     return style_chart(chart, slide)
 
 

@@ -1,0 +1,46 @@
+"""``python -m inspector analyze``: the Inspect page's twin — entropies and attention weights for one text."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from inspector.cli.common import BACKENDS, add_text_options, parse_layers, read_text, write_json
+
+
+HELP = "entropies and attention weights for one text"
+
+
+def add_arguments(sub: argparse.ArgumentParser) -> None:
+    add_text_options(sub, "the text to inspect")
+    sub.add_argument("--backend", default="auto", choices=BACKENDS,
+                     help="attention backend (default: auto — Triton on a GPU once available, else PyTorch)")
+    sub.add_argument("--weights", default="all",
+                     help="layers whose exact weights to include: all, none, or indices like 0,2-4 (default: all)")
+    sub.add_argument("--truncate", action="store_true",
+                     help="cut texts longer than the model's limit instead of refusing them")
+
+
+def run(args: argparse.Namespace) -> None:
+    from inspector.capture import capture
+    from inspector.export import capture_json
+    from inspector.loading import load_model
+    from inspector.metrics import head_entropy
+
+    weights = parse_layers(args.weights)
+    text = read_text(args)
+    loaded = load_model(args.model, device=args.device, dtype=args.dtype)
+    result = capture(loaded, text, backend=args.backend, weights=weights, truncate=args.truncate)
+    if args.json:
+        write_json(capture_json(loaded.info, result), args.json)
+        if args.json != "-":
+            print(f"wrote {args.json}: {len(result.tokens)} tokens, {result.num_layers} layers × "
+                  f"{result.num_heads} heads, backend {result.backend}", file=sys.stderr)
+        return
+    entropy = head_entropy(result)
+    print(f"{loaded.info.name}: {len(result.tokens)} tokens, backend {result.backend}"
+          + (" (truncated)" if result.truncated else ""))
+    print("tokens:", " ".join(result.tokens))
+    for layer, mean in enumerate(entropy.layer_mean):
+        heads = " ".join(f"{x:4.2f}" for x in entropy.normalized[layer])
+        print(f"layer {layer:2d}  mean entropy {mean:5.3f} nats  normalised per head: {heads}")

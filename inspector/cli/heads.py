@@ -1,0 +1,45 @@
+"""``python -m inspector heads``: the Heads page's twin — entropy health, sinks, redundancy, importance, pruning."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from inspector.cli.common import BACKENDS, write_json
+
+
+HELP = "head report: entropy health, sinks, redundancy, importance, pruning"
+
+
+def add_arguments(sub: argparse.ArgumentParser) -> None:
+    texts = sub.add_mutually_exclusive_group(required=True)
+    texts.add_argument("--text", help="one text to analyse")
+    texts.add_argument("--corpus", metavar="FILE",
+                       help="a UTF-8 file with one text per line ('bundled' = assets/corpus/sentences.txt)")
+    sub.add_argument("--backend", default="auto", choices=BACKENDS, help="attention backend")
+    sub.add_argument("--ablation", default="zero", choices=["zero", "mean"],
+                     help="remove a head by zeroing its output or by its mean over the text (default: zero)")
+    sub.add_argument("--collapsed", type=float, default=0.1, help="normalised entropy below this = collapsed")
+    sub.add_argument("--diffuse", type=float, default=0.9, help="normalised entropy above this = diffuse")
+    sub.add_argument("--sink", type=float, default=0.3, help="sink score above this = a sink (Gu et al.)")
+
+
+def run(args: argparse.Namespace) -> None:
+    from inspector.heads import CORPUS_PATH, head_report, health_report, read_corpus, report_json
+    from inspector.loading import load_model
+    from inspector.metrics import HealthThresholds
+
+    thresholds = HealthThresholds(collapsed=args.collapsed, diffuse=args.diffuse, sink=args.sink)
+    texts = [args.text] if args.text is not None else read_corpus(CORPUS_PATH if args.corpus == "bundled"
+                                                                  else args.corpus)
+    loaded = load_model(args.model, device=args.device, dtype=args.dtype)
+
+    def progress(done: int, total: int, label: str) -> None:
+        print(f"[{done}/{total}] {label}", file=sys.stderr, flush=True)
+
+    report = head_report(loaded, texts, thresholds=thresholds, ablation=args.ablation, backend=args.backend,
+                         progress=progress if args.corpus is not None else None)
+    if args.json:
+        write_json(report_json(report), args.json)
+    if args.json != "-":
+        print("\n".join(health_report(report)))
