@@ -25,11 +25,12 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlparse
 
+import numpy as np
 import torch
 
 import kernels.hf  # noqa: F401  (registers the "inspector" attention implementation)
-from inspector.errors import (HubUnavailableError, ModelNotFoundError, ModelTooLargeError, NotAModelError,
-                              UnsafeModelError, UnsupportedModelError)
+from inspector.errors import (HubUnavailableError, InvalidRequestError, ModelNotFoundError, ModelTooLargeError,
+                              NotAModelError, UnsafeModelError, UnsupportedModelError)
 
 DEFAULT_MODEL = "default"
 DEFAULT_MODEL_LABEL = "all-MiniLM-L6-v2 (bundled)"
@@ -85,6 +86,15 @@ class ModelInfo:
         if self.num_heads % self.num_kv_heads != 0:
             raise ValueError(f"num_heads {self.num_heads} is not a multiple of num_kv_heads {self.num_kv_heads}")
 
+    def check_layer(self, layer: int, what: str = "layer") -> int:
+        """``layer`` as an int if this model has it, else :class:`InvalidRequestError` naming the valid range.
+        ``what`` names the option in the message (``"--layer"``, ``"an intervention's layer"`` …)."""
+        return _checked_index(layer, self.num_layers, what, f"{self.name} has layers 0–{self.num_layers - 1}")
+
+    def check_head(self, head: int, what: str = "head") -> int:
+        """``head`` as an int if each layer of this model has it, else :class:`InvalidRequestError`."""
+        return _checked_index(head, self.num_heads, what, f"{self.name} has heads 0–{self.num_heads - 1} per layer")
+
     def as_json(self) -> dict:
         return {"name": self.name, "source": self.source, "architecture": self.architecture,
                 "model_type": self.model_type, "num_layers": self.num_layers, "num_heads": self.num_heads,
@@ -106,6 +116,17 @@ class LoadedModel:
     tokenizer: object
     info: ModelInfo
     tokenizer_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def device(self) -> torch.device:
+        """Where the model's parameters live (every input of a forward goes there)."""
+        return next(self.model.parameters()).device
+
+
+def _checked_index(value, count: int, what: str, valid: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= int(value) < count:
+        raise InvalidRequestError(f"{what} {value} does not exist: {valid}")
+    return int(value)
 
 
 def bundled_model_path() -> Path:
