@@ -407,6 +407,13 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "backend.blocked": {"en": "blocked PyTorch, query blocks", "zh": "分块 PyTorch，按查询分块"},
     "backend.triton": {"en": "Triton FlashAttention", "zh": "Triton FlashAttention"},
     "lesson8.computing": {"en": "Deleting each token in turn…", "zh": "正在依次删除每个词元…"},
+    # ---------------------------------------------------------------- heads report and notices (issue 15)
+    # ---------------------------------------------------------------- attribution verdicts (issue 15)
+    # ---------------------------------------------------------------- ground-truth reading (issue 15)
+    # ---------------------------------------------------------------- hardening (issue 18)
+    # ---------------------------------------------------------------- compare page (issue 20)
+    # ---------------------------------------------------------------- census (issue 16)
+    # ---------------------------------------------------------------- teacher walkthrough (issue 17)
 }
 
 
