@@ -1,9 +1,9 @@
 """Run one text through a loaded model with the inspector's attention function and keep what it measured.
 
-:func:`capture` tokenises, validates length and ids *before* any forward, runs the model inside an
-:func:`kernels.hf.attention_request`, and returns a :class:`Capture`: a frozen dataclass of NumPy arrays
-that is safe to cache, pickle and hand to any thread. The shared model is never modified; two threads may
-capture different texts on one model at once.
+:func:`capture` tokenises, validates length and ids *before* any forward, runs the model through the one
+forward path (:func:`inspector.forward.run`, inside an :class:`kernels.hf.AttentionRequest`), and returns a
+:class:`Capture`: a frozen dataclass of NumPy arrays that is safe to cache, pickle and hand to any thread. The
+shared model is never modified; two threads may capture different texts on one model at once.
 """
 
 from __future__ import annotations
@@ -16,11 +16,14 @@ from typing import Callable, Iterable, Literal
 import numpy as np
 import torch
 
-from inspector.errors import (BackendError, DeadlineExceededError, DeviceOutOfMemoryError, InspectorError,
-                              InvalidRequestError, InvalidTextError, UnsupportedModelError)
-from inspector.loading import LoadedModel
-from kernels.hf import (AttentionContractError, AttentionRequest, BackendUnavailableError, DeadlinePassed,
-                        attention_request, resolve_backend)
+from inspector.errors import DeviceOutOfMemoryError, InspectorError, InvalidRequestError
+# tokenize and token_word_ids live in inspector.forward (the one forward path); importing them from here, as
+# older code and the tests do, keeps working.
+from inspector.forward import encode_text, run, token_word_ids, tokenize, validated_encoding  # noqa: F401
+from inspector.loading import LoadedModel, ModelInfo
+
+# The old private name of validated_encoding, still imported by inspector.attribution.
+_encode = validated_encoding
 
 WeightsChoice = Literal["all"] | Iterable[int] | None
 
@@ -117,74 +120,14 @@ class Capture:
         return self.entropy.shape[1]
 
 
-def _weights_layers(choice: WeightsChoice, num_layers: int) -> frozenset[int] | Literal["all"] | None:
+def _weights_layers(choice: WeightsChoice, info: ModelInfo) -> frozenset[int] | Literal["all"] | None:
     if choice is None:
         return None
     if isinstance(choice, str):
         if choice != "all":
             raise InvalidRequestError(f"weights must be 'all', a list of layer indices or None; got {choice!r}")
         return "all"
-    layers = frozenset(int(x) for x in choice)
-    bad = sorted(x for x in layers if not 0 <= x < num_layers)
-    if bad:
-        raise InvalidRequestError(f"layer {bad[0]} does not exist: the model has {num_layers} layers "
-                                  f"(0–{num_layers - 1})")
-    return layers
-
-
-def token_word_ids(encoding, special: np.ndarray) -> np.ndarray:
-    """(q_len,) int32 word index per token from a fast tokenizer's ``BatchEncoding`` (``word_ids()``), −1 for
-    special tokens. Without word information (slow tokenizers, ``encoding=None``) every non-special token is
-    its own word, numbered in order."""
-    special = np.asarray(special, dtype=bool)
-    words = None
-    if encoding is not None and getattr(encoding, "is_fast", False):
-        try:
-            words = encoding.word_ids(0)
-        except (ValueError, IndexError):  # no word information for this encoding
-            words = None
-    if words is None or len(words) != len(special):
-        result = np.cumsum(~special, dtype=np.int64) - 1
-    else:
-        result = np.array([-1 if w is None else w for w in words], dtype=np.int64)
-    return np.where(special, -1, result).astype(np.int32)
-
-
-def tokenize(loaded: LoadedModel, text: str, *, truncate: bool = False) -> tuple[dict, bool]:
-    """Tokenise and validate before any forward: non-empty, within the model's length, ids in vocabulary.
-
-    Returns the tokenizer's encoding (batch of one, PyTorch tensors) and whether it was truncated.
-    """
-    encoding, truncated = _encode(loaded, text, truncate=truncate)
-    return dict(encoding), truncated
-
-
-def _encode(loaded: LoadedModel, text: str, *, truncate: bool):
-    """:func:`tokenize`, keeping the tokenizer's ``BatchEncoding`` (it knows which word each token is from)."""
-    if not isinstance(text, str) or not text.strip():
-        raise InvalidTextError("the text is empty; type or paste a sentence to inspect")
-    tokenizer, limit = loaded.tokenizer, loaded.info.max_positions
-    options = dict(return_tensors="pt", return_special_tokens_mask=True,
-                   return_offsets_mapping=bool(getattr(tokenizer, "is_fast", False)))
-    with loaded.tokenizer_lock:
-        encoding = tokenizer(text, truncation=False, verbose=False, **options)
-        full_length = encoding["input_ids"].shape[1]
-        if full_length > limit:
-            if not truncate:
-                raise InvalidTextError(f"the text has {full_length} tokens; {loaded.info.name} reads at most "
-                                       f"{limit} — shorten it, turn on truncation, or pick a long-context model")
-            encoding = tokenizer(text, truncation=True, max_length=limit, **options)
-    ids = encoding["input_ids"]
-    if ids.shape[1] == 0:
-        raise InvalidTextError("the text produced no tokens for this model's tokenizer")
-    if bool(encoding["special_tokens_mask"].all()):
-        # e.g. only zero-width or control characters: the model would see [CLS] [SEP] and nothing of the text.
-        raise InvalidTextError("the text has nothing this model's tokenizer reads — only invisible characters (zero-"
-                               "width spaces, direction marks, …) or special tokens; type or paste visible text")
-    if int(ids.min()) < 0 or int(ids.max()) >= loaded.info.vocab_size:
-        raise InvalidTextError(f"the tokenizer produced id {int(ids.max())}, outside the model's vocabulary of "
-                               f"{loaded.info.vocab_size}; the tokenizer does not belong to this model")
-    return encoding, full_length > limit
+    return frozenset(info.check_layer(layer) for layer in sorted(int(x) for x in choice))
 
 
 def _summarise_output(loaded: LoadedModel, outputs, input_ids: torch.Tensor) -> OutputSummary:
@@ -229,36 +172,17 @@ def capture(
     info = loaded.info
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    encoding, truncated = _encode(loaded, text, truncate=truncate)
-    layers_wanted = _weights_layers(weights, info.num_layers)
-    device = next(loaded.model.parameters()).device
-    try:
-        chosen = resolve_backend(backend, device)
-    except BackendUnavailableError as err:
-        raise BackendError(str(err)) from err
+    encoded = encode_text(loaded, text, truncate=truncate)
+    layers_wanted = _weights_layers(weights, info)
     timings["tokenize"] = time.perf_counter() - started
 
     started = time.perf_counter()
-    deadline = None if deadline_s is None else time.monotonic() + deadline_s
-    request = AttentionRequest(backend=chosen, stats=("entropy", "lse", "sink"), weights_layers=layers_wanted,
-                               deadline=deadline)
-    input_ids = encoding["input_ids"].to(device)
-    try:
-        with torch.inference_mode(), attention_request(request):
-            outputs = loaded.model(input_ids=input_ids, attention_mask=encoding["attention_mask"].to(device),
-                                   output_hidden_states=True)
-    except DeadlinePassed as err:
-        raise DeadlineExceededError(f"{info.name} did not finish {input_ids.shape[1]} tokens within the "
-                                    f"{deadline_s:g} s this server allows one run ({err}); the server may be busy "
-                                    "or the text long — try again, shorten the text, or pick a smaller model") from err
-    except AttentionContractError as err:
-        raise UnsupportedModelError(f"{info.name}: {err}") from err
-    except BackendUnavailableError as err:
-        raise BackendError(str(err)) from err
+    result = run(loaded, encoded.inputs, backend=backend, stats=("entropy", "lse", "sink"),
+                 weights_layers=layers_wanted, deadline_s=deadline_s)
     timings["forward"] = time.perf_counter() - started
 
     started = time.perf_counter()
-    records = request.records
+    records = result.records
     if len(records) != info.num_layers:
         raise InspectorError(f"{info.name} ran {len(records)} attention layers but declares {info.num_layers}; "
                              "its attention does not all go through the inspector's attention function")
@@ -266,17 +190,17 @@ def capture(
     def stack(name: str) -> np.ndarray:
         return torch.stack([r.stats[name][0] for r in records]).float().cpu().numpy()
 
-    offsets = encoding.get("offset_mapping")
+    input_ids = encoded.inputs["input_ids"]
+    offsets = encoded.encoding.get("offset_mapping")
     q_len = input_ids.shape[1]
-    special = encoding["special_tokens_mask"][0].numpy().astype(bool)
-    result = Capture(
+    summary = Capture(
         model_name=info.name,
         text=text,
-        tokens=tuple(str(t) for t in loaded.tokenizer.convert_ids_to_tokens(input_ids[0].tolist())),
+        tokens=encoded.tokens,
         token_ids=input_ids[0].cpu().numpy().astype(np.int64),
         offsets=(offsets[0].numpy().astype(np.int32) if offsets is not None else np.zeros((q_len, 2), np.int32)),
-        special=special,
-        word_ids=token_word_ids(encoding, special),
+        special=encoded.special,
+        word_ids=token_word_ids(encoded.encoding, encoded.special),
         entropy=stack("entropy"),
         lse=stack("lse"),
         sink_mass=stack("sink"),
@@ -284,13 +208,13 @@ def capture(
         causal=any(r.causal for r in records),
         windows=tuple(r.window for r in records),
         weights={r.layer: r.weights[0].float().cpu().numpy() for r in records if r.weights is not None},
-        output=_summarise_output(loaded, outputs, input_ids),
-        backend=chosen,
-        truncated=truncated,
+        output=_summarise_output(loaded, result.outputs, input_ids),
+        backend=result.backend,
+        truncated=encoded.truncated,
         timings=timings,
     )
     timings["collect"] = time.perf_counter() - started
-    return result
+    return summary
 
 
 def is_out_of_memory(err: BaseException) -> bool:
@@ -321,11 +245,11 @@ def capture_within_memory(
     (when more were asked for), then — if ``cpu_model`` is given (a loader of the same model on the CPU, called
     only if needed) — on the CPU. The capture's ``notices`` say which retry produced it. Memory is released after
     each failure, so the next request starts clean; when every try fails, :class:`DeviceOutOfMemoryError`."""
-    device = next(loaded.model.parameters()).device
+    device = loaded.device
     where = "GPU" if device.type == "cuda" else device.type.upper()
     attempts: list[tuple[Callable[[], LoadedModel], str, WeightsChoice, str | None]] = [
         (lambda: loaded, backend, weights, None)]
-    if weights is not None and _weights_layers(weights, loaded.info.num_layers) != frozenset({int(keep_layer)}):
+    if weights is not None and _weights_layers(weights, loaded.info) != frozenset({int(keep_layer)}):
         attempts.append((lambda: loaded, backend, (int(keep_layer),),
                          f"The {where} ran out of memory keeping several layers' attention weights; "
                          f"this run kept layer {keep_layer}'s only, so another layer needs a new run."))

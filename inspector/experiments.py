@@ -1,10 +1,11 @@
 """Interventions on a loaded model, compared with the unmodified run — the shared core of the Heads,
 Attribution and Lessons pages.
 
-Every intervention goes through the one attention function (:mod:`kernels.hf`): :func:`forward` runs the
-shared model inside an :class:`kernels.hf.AttentionRequest` that carries the interventions, so nothing is
-attached to the model and two sessions can intervene on it at once. :func:`model_output` reads what the model
-produced in its own terms and :func:`output_change` compares two of those:
+Every intervention goes through the one attention function (:mod:`kernels.hf`): :func:`forward` (the one
+forward path, :func:`inspector.forward.run`, which a capture uses too) runs the shared model inside an
+:class:`kernels.hf.AttentionRequest` that carries the interventions, so nothing is attached to the model and
+two sessions can intervene on it at once. :func:`model_output` reads what the model produced in its own terms
+and :func:`output_change` compares two of those:
 
 - encoder without a head (the bundled MiniLM): the mean-pooled, L2-normalised embedding (what
   sentence-transformers returns); change = cosine distance 1 − cos(e, e′);
@@ -20,16 +21,15 @@ can be computed from the ``output`` tensors a request keeps.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Literal
 
 import torch
 
-from inspector.capture import tokenize
-from inspector.errors import BackendError, InvalidRequestError, UnsupportedModelError
+from inspector.errors import InvalidRequestError, UnsupportedModelError
+# The forward path lives in inspector.forward (one place for the request and the error mapping); forward, encode
+# and ForwardResult are re-exported here under the names the analyses import them by.
+from inspector.forward import ForwardResult, encode, run as forward  # noqa: F401
 from inspector.loading import LoadedModel
-from kernels.hf import (AttentionContractError, AttentionRequest, BackendUnavailableError, Intervention,
-                        InterventionError, LayerRecord, TensorName, attention_request, resolve_backend)
-from kernels.reference import StatName
 
 OutputKind = Literal["embedding", "distribution", "logits"]
 
@@ -43,14 +43,6 @@ _OUTPUT_PROJECTIONS = (
 )
 
 
-@dataclass
-class ForwardResult:
-    """One forward's model outputs (transformers' ``ModelOutput``) and the attention layers' records."""
-
-    outputs: object
-    records: list[LayerRecord]
-
-
 @dataclass(frozen=True)
 class ModelOutput:
     """What the model produced, as compared by :func:`output_change`.
@@ -61,58 +53,6 @@ class ModelOutput:
     kind: OutputKind
     vector: torch.Tensor
     position: int | None = None
-
-
-def encode(loaded: LoadedModel, text: str) -> dict[str, torch.Tensor]:
-    """Tokenise and validate ``text`` (length and ids before any forward), on the model's device."""
-    encoding, _ = tokenize(loaded, text)
-    device = next(loaded.model.parameters()).device
-    return {"input_ids": encoding["input_ids"].to(device), "attention_mask": encoding["attention_mask"].to(device)}
-
-
-def forward(
-    loaded: LoadedModel,
-    inputs: dict[str, torch.Tensor],
-    *,
-    interventions: Sequence[Intervention] = (),
-    backend: str = "torch",
-    weights_layers: frozenset[int] | Literal["all"] | None = None,
-    keep: tuple[TensorName, ...] = (),
-    keep_layers: frozenset[int] | Literal["all"] | None = None,
-    grad: bool = False,
-    stats: tuple[StatName, ...] = ("entropy", "lse", "sink"),
-) -> ForwardResult:
-    """Run the shared model on ``inputs`` (``input_ids`` or ``inputs_embeds``, plus ``attention_mask``) with
-    ``interventions`` applied inside the attention function. Autograd records only when ``grad`` is True
-    (the model's parameters never require grad; gradients flow to inputs and to intervention tensors).
-    ``stats``: the per-row statistics the records carry (``()`` when only the outputs matter: batched
-    evaluations skip the entropy pass).
-
-    Raises :class:`InvalidRequestError` for an intervention that names a layer or head the model lacks.
-    """
-    info = loaded.info
-    for item in interventions:
-        if not 0 <= item.layer < info.num_layers:
-            raise InvalidRequestError(f"an intervention names layer {item.layer}; {info.name} has layers "
-                                      f"0–{info.num_layers - 1}")
-    device = next(loaded.model.parameters()).device
-    try:
-        chosen = resolve_backend(backend, device)
-    except BackendUnavailableError as err:
-        raise BackendError(str(err)) from err
-    request = AttentionRequest(backend=chosen, stats=stats, weights_layers=weights_layers,
-                               interventions=tuple(interventions), keep=keep, keep_layers=keep_layers)
-    context = torch.enable_grad() if grad else torch.inference_mode()
-    try:
-        with context, attention_request(request):
-            outputs = loaded.model(**inputs, output_hidden_states=True)
-    except InterventionError as err:
-        raise InvalidRequestError(str(err)) from err
-    except AttentionContractError as err:
-        raise UnsupportedModelError(f"{info.name}: {err}") from err
-    except BackendUnavailableError as err:
-        raise BackendError(str(err)) from err
-    return ForwardResult(outputs=outputs, records=request.records)
 
 
 def output_position(loaded: LoadedModel, inputs: dict[str, torch.Tensor], sequence: int = 0) -> int | None:
@@ -184,8 +124,7 @@ def output_projection(loaded: LoadedModel, layer: int) -> tuple[torch.Tensor, to
     stream — and the projection's bias ``(hidden,)`` (shared by all heads) or None. Detached, on the model's
     device. Raises :class:`UnsupportedModelError` for an architecture whose projection it does not know."""
     info = loaded.info
-    if not 0 <= layer < info.num_layers:
-        raise InvalidRequestError(f"layer {layer} does not exist: {info.name} has layers 0–{info.num_layers - 1}")
+    info.check_layer(layer)
     for suffix, layout in _OUTPUT_PROJECTIONS:
         found = [m for name, m in loaded.model.named_modules() if name.endswith(suffix)]
         if len(found) == info.num_layers:

@@ -203,7 +203,7 @@ def evaluate(loaded: LoadedModel, examples: Sequence[Example], spec_task: Task, 
         for i, row in enumerate(rows):
             ids[i, :len(row)], mask[i, :len(row)] = row, 1
         causal = torch.tensor([example.causal + _token_offset(loaded, example) for example in chunk])
-        device = next(loaded.model.parameters()).device
+        device = loaded.device
         result = forward(loaded, {"input_ids": ids.to(device), "attention_mask": mask.to(device)}, backend=backend,
                          weights_layers="all", stats=())
         weights = torch.stack([r.weights.float().cpu() for r in result.records], dim=1)  # (batch, L, H, n, n)

@@ -38,15 +38,16 @@ from typing import Callable, Literal, Sequence
 import numpy as np
 import torch
 
-from inspector.errors import BackendError, InvalidRequestError, InvalidTextError
+from inspector.errors import InvalidRequestError, InvalidTextError
 from inspector.experiments import (ModelOutput, OutputKind, encode, forward, model_output, output_change,
                                    head_writes, output_change_name)
+from inspector.forward import backend_for
 from inspector.loading import LoadedModel, ModelInfo
 from inspector.metrics import (TOKEN_CATEGORIES, HealthFlags, HealthThresholds, head_entropy_from_rows,
                                health_flags, induction_score, mean_attention_distance, norm_weighted_attention,
                                sink_scores, token_category_mass)
 from inspector.redundancy import classical_mds, cluster_order, contribution_similarity, js_divergence_matrix
-from kernels.hf import BackendUnavailableError, HeadGate, SequenceHeadAblation, resolve_backend
+from kernels.hf import HeadGate, SequenceHeadAblation
 from kernels.reference import visible_keys_mask
 
 AblationMode = Literal["zero", "mean"]
@@ -292,7 +293,7 @@ def gradient_importance(loaded: LoadedModel, inputs: dict[str, torch.Tensor], ba
       come from a fixed seed, so the numbers are reproducible; the per-layer normalisation removes the scale.
     """
     info = loaded.info
-    device = next(loaded.model.parameters()).device
+    device = loaded.device
     embedding = base.kind == "embedding"
     copies = EMBEDDING_DIRECTIONS if embedding else 1
     gates = [torch.ones(copies, info.num_heads, device=device, requires_grad=True) for _ in range(info.num_layers)]
@@ -395,10 +396,7 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
         raise InvalidRequestError(f"ablation must be 'zero' or 'mean', got {ablation!r}")
     if not 0 < pruning_step <= 1:
         raise InvalidRequestError(f"pruning_step must be in (0, 1], got {pruning_step}")
-    try:
-        backend = resolve_backend(backend, next(loaded.model.parameters()).device)
-    except BackendUnavailableError as err:
-        raise BackendError(str(err)) from err
+    backend = backend_for(loaded, backend)
     for text in texts:
         encode(loaded, text)  # every text's length and ids are checked before any slow work
     info = loaded.info

@@ -43,12 +43,12 @@ from scipy import stats as scipy_stats
 from scipy.special import entr
 
 from inspector.attribution import batch_size_for
-from inspector.capture import tokenize
 from inspector.errors import InvalidRequestError
 from inspector.experiments import ForwardResult, forward, head_writes, model_output, output_change
+from inspector.forward import encode_text
 from inspector.i18n import t
 from inspector.loading import LoadedModel
-from inspector.metrics import HeadEntropy, HealthThresholds, normalized_row_entropy
+from inspector.metrics import HeadEntropy, HealthThresholds, head_entropy_from_rows
 from kernels.hf import TENSOR_NAMES, ScoreScale, TieKeysToQueries
 from kernels.reference import blocked_attention, default_block_size, reference_attention, visible_keys_mask
 
@@ -119,26 +119,12 @@ class _Run:
     backend: str
 
 
-def _check_layer_head(loaded: LoadedModel, layer: int, head: int) -> None:
-    info = loaded.info
-    if not 0 <= layer < info.num_layers:
-        raise InvalidRequestError(f"layer {layer} does not exist: {info.name} has layers 0–{info.num_layers - 1}; "
-                                  "pick one of those")
-    if not 0 <= head < info.num_heads:
-        raise InvalidRequestError(f"head {head} does not exist: {info.name} has heads 0–{info.num_heads - 1} per "
-                                  "layer; pick one of those")
-
-
 def _run(loaded: LoadedModel, text: str, layer: int, head: int, backend: str) -> _Run:
-    _check_layer_head(loaded, layer, head)
-    encoding, _ = tokenize(loaded, text)
-    device = next(loaded.model.parameters()).device
-    inputs = {"input_ids": encoding["input_ids"].to(device), "attention_mask": encoding["attention_mask"].to(device)}
-    result = forward(loaded, inputs, backend=backend, weights_layers=frozenset({layer}), keep=TENSOR_NAMES,
+    layer, head = loaded.info.check_layer(layer), loaded.info.check_head(head)
+    encoded = encode_text(loaded, text)
+    result = forward(loaded, encoded.inputs, backend=backend, weights_layers=frozenset({layer}), keep=TENSOR_NAMES,
                      keep_layers=frozenset({layer}))
-    tokens = tuple(str(x) for x in loaded.tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist()))
-    special = encoding["special_tokens_mask"][0].numpy().astype(bool)
-    return _Run(loaded, inputs, tokens, special, result, layer, head, backend)
+    return _Run(loaded, encoded.inputs, encoded.tokens, encoded.special, result, layer, head, backend)
 
 
 def _record(run: _Run, layer: int | None = None):
@@ -642,11 +628,8 @@ def entropy_lesson(run: _Run) -> EntropyLesson:
     records = run.result.records
     entropy = torch.stack([r.stats["entropy"][0] for r in records]).float().cpu().numpy()  # (layers, heads, q_len)
     visible = torch.stack([r.visible_keys[0] for r in records]).cpu().numpy()  # (layers, q_len)
-    rows = normalized_row_entropy(entropy, visible)
-    with np.errstate(invalid="ignore"):
-        normalized = np.nanmean(np.where(np.isfinite(rows), rows, np.nan), axis=-1).astype(np.float32)
-    raw = entropy.mean(axis=-1).astype(np.float32)
-    head_entropy = HeadEntropy(raw=raw, normalized=normalized, layer_mean=raw.mean(axis=-1).astype(np.float32))
+    head_entropy = head_entropy_from_rows(entropy, visible)
+    normalized = head_entropy.normalized
     layer_normalized = np.nanmean(normalized, axis=-1)
     layers = len(layer_normalized)
     rho = float(scipy_stats.spearmanr(np.arange(layers), layer_normalized).statistic) if layers > 2 else \
@@ -798,13 +781,10 @@ class TokenImportance:
 
 
 def leave_one_out(loaded: LoadedModel, text: str, *, backend: str = "torch") -> TokenImportance:
-    encoding, _ = tokenize(loaded, text)
-    device = next(loaded.model.parameters()).device
-    inputs = {"input_ids": encoding["input_ids"].to(device), "attention_mask": encoding["attention_mask"].to(device)}
+    encoded = encode_text(loaded, text)
+    inputs, tokens, special, device = encoded.inputs, encoded.tokens, encoded.special, loaded.device
     base_result = forward(loaded, inputs, backend=backend)
     base = model_output(loaded, base_result, inputs)
-    tokens = tuple(str(x) for x in loaded.tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist()))
-    special = encoding["special_tokens_mask"][0].numpy().astype(bool)
     change = np.full(len(tokens), np.nan)
     left_out = [p for p in range(len(tokens)) if not special[p] and p != base.position]
     # Every deletion leaves n − 1 tokens, so the texts batch without padding, as many per forward as fit.
@@ -857,7 +837,7 @@ def all_lessons(loaded: LoadedModel, text: str, layer: int, head: int, *, backen
         position=position, sweep=_default_sweep(), scaling=real_scaling_lesson(run, definition),
         multi_head=multi_head_lesson(run, position), entropy=entropy_lesson(run),
         complexity=(complexity_lesson(timing_lengths, heads=info.num_heads, d_k=info.head_dim,
-                                      device=next(loaded.model.parameters()).device)
+                                      device=loaded.device)
                     if timing_lengths else None),
         importance=leave_one_out(loaded, text, backend=backend) if importance else None)
 

@@ -214,7 +214,7 @@ def cached_capture(spec: str, text: str, backend: str, weights_layers: tuple[int
     cache key: the layer on screen must not force a new forward when every layer's weights are kept)."""
     _model_calls.ran = True  # runs only on a cache miss, in the session's own script thread
     loaded = cached_model(spec)
-    on_cpu = next(loaded.model.parameters()).device.type == "cpu"
+    on_cpu = loaded.device.type == "cpu"
     return capture_within_memory(loaded, text, backend=backend, weights="all" if weights_layers is None
                                  else weights_layers, keep_layer=_keep_layer, deadline_s=hosting_policy().deadline_s,
                                  cpu_model=None if on_cpu else lambda: cached_model(spec, "cpu"))

@@ -140,7 +140,7 @@ with st.expander(t("lesson7.title", lang)):
         ordered = sorted(lengths)
         try:
             st.session_state["timing"] = complexity_lesson(
-                ordered, heads=info.num_heads, d_k=info.head_dim, device=next(loaded.model.parameters()).device,
+                ordered, heads=info.num_heads, d_k=info.head_dim, device=loaded.device,
                 on_length=lambda i, n: bar.progress(i / len(ordered), text=t("lesson7.measuring", lang, n=n)))
         except (InspectorError, RuntimeError) as err:  # RuntimeError: out of memory at a large n
             st.error(str(err))
