@@ -1,0 +1,110 @@
+"""inspector/forward.py: the one forward path — every kernel error becomes the same typed error whichever
+caller (capture or the experiments core) ran the model, and the old import paths still lead to it."""
+
+import copy
+import importlib
+
+import numpy as np
+import pytest
+import torch
+
+import inspector.experiments
+import inspector.forward
+from inspector.capture import capture
+from inspector.errors import (BackendError, DeadlineExceededError, InvalidRequestError, InvalidTextError,
+                              UnsupportedModelError)
+from inspector.forward import backend_for, encode_text, run
+from inspector.loading import LoadedModel, load_model
+from kernels.hf import (AttentionContractError, BackendUnavailableError, DeadlinePassed, HeadAblation,
+                        InterventionError)
+
+TEXT = "the cat sat on the mat because it was tired"
+
+
+@pytest.fixture(scope="module")
+def tiny_bert(tiny_model_dirs):
+    return load_model(str(tiny_model_dirs["bert"]))
+
+
+def _both_callers(loaded: LoadedModel, **options):
+    """The two ways the library runs the model: a capture, and the experiments core on encoded inputs."""
+    forward_options = {k: v for k, v in options.items() if k != "weights"}
+    return (lambda: capture(loaded, TEXT, **options),
+            lambda: inspector.experiments.forward(loaded, inspector.experiments.encode(loaded, TEXT),
+                                                  **forward_options))
+
+
+def test_a_feature_the_attention_function_refuses_is_an_unsupported_model_from_every_caller(tiny_bert):
+    # A model left in training mode hands the attention function an active dropout, which it refuses.
+    training = LoadedModel(model=copy.deepcopy(tiny_bert.model).train(), tokenizer=tiny_bert.tokenizer,
+                           info=tiny_bert.info)
+    assert training.model.config.attention_probs_dropout_prob > 0  # the case exists in this fixture
+    for call in _both_callers(training, backend="torch"):
+        with pytest.raises(UnsupportedModelError, match=r"dropout p=0\.1 is active") as caught:
+            call()
+        assert isinstance(caught.value.__cause__, AttentionContractError)
+        assert tiny_bert.info.name in str(caught.value)
+
+
+def test_a_deadline_of_zero_stops_the_forward_from_every_caller(tiny_bert):
+    for call in _both_callers(tiny_bert, backend="torch", deadline_s=0.0):
+        with pytest.raises(DeadlineExceededError, match=r"within the 0 s .*before attention layer 0 started") \
+                as caught:
+            call()
+        assert isinstance(caught.value.__cause__, DeadlinePassed)
+    assert capture(tiny_bert, TEXT, deadline_s=60.0, weights=None).entropy.shape[0] == 2  # next run works
+
+
+def test_an_intervention_naming_a_missing_head_or_layer_is_an_invalid_request(tiny_bert):
+    inputs = inspector.experiments.encode(tiny_bert, TEXT)
+    with pytest.raises(InvalidRequestError, match=r"names heads \[99\]; this layer has heads 0–3") as caught:
+        run(tiny_bert, inputs, interventions=[HeadAblation(0, (99,))])
+    assert isinstance(caught.value.__cause__, InterventionError)
+    with pytest.raises(InvalidRequestError, match=r"an intervention's layer 99 does not exist: .* has layers 0–1"):
+        run(tiny_bert, inputs, interventions=[HeadAblation(99, (0,))])
+
+
+def test_a_backend_that_cannot_run_is_a_backend_error_from_every_caller(tiny_bert, monkeypatch):
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    for name, message in (("no-such-backend", "unknown"), ("triton", "Triton")):
+        for call in _both_callers(tiny_bert, backend=name):
+            with pytest.raises(BackendError, match=message) as caught:
+                call()
+            assert isinstance(caught.value.__cause__, BackendUnavailableError)
+    assert backend_for(tiny_bert, "auto") == "torch"  # a CPU model
+
+
+def test_the_forward_records_every_layer_and_says_which_backend_ran(tiny_bert):
+    encoded = encode_text(tiny_bert, TEXT)
+    result = run(tiny_bert, encoded.inputs, backend="auto", weights_layers="all")
+    assert result.backend == "torch" and len(result.records) == tiny_bert.info.num_layers
+    assert all(r.weights is not None and "entropy" in r.stats for r in result.records)
+    assert not result.outputs.last_hidden_state.requires_grad  # inference mode unless grad is asked for
+    embeds = tiny_bert.model.get_input_embeddings()(encoded.inputs["input_ids"]).detach().requires_grad_()
+    graded = run(tiny_bert, {"inputs_embeds": embeds, "attention_mask": encoded.inputs["attention_mask"]},
+                 grad=True, stats=())
+    (gradient,) = torch.autograd.grad(graded.outputs.last_hidden_state.sum(), embeds)
+    assert gradient.shape == embeds.shape and bool(gradient.abs().sum() > 0)
+
+
+def test_encode_text_agrees_with_the_capture_and_validates_first(tiny_bert):
+    encoded = encode_text(tiny_bert, TEXT)
+    result = capture(tiny_bert, TEXT, weights=None)
+    assert encoded.tokens == result.tokens and encoded.tokens[0] == "[CLS]"
+    np.testing.assert_array_equal(encoded.special, result.special)
+    np.testing.assert_array_equal(encoded.inputs["input_ids"][0].cpu().numpy(), result.token_ids)
+    assert encoded.inputs["input_ids"].device == tiny_bert.device and not encoded.truncated
+    with pytest.raises(InvalidTextError, match="empty"):
+        encode_text(tiny_bert, "   ")
+    with pytest.raises(InvalidTextError, match=r"82 tokens.*at most 64"):
+        encode_text(tiny_bert, "cat " * 80)
+    assert encode_text(tiny_bert, "cat " * 80, truncate=True).truncated
+
+
+def test_the_old_import_paths_lead_to_the_one_implementation():
+    capture_module = importlib.import_module("inspector.capture")  # the package's `capture` is the function
+    assert capture_module.tokenize is inspector.forward.tokenize
+    assert capture_module.token_word_ids is inspector.forward.token_word_ids
+    assert inspector.experiments.forward is inspector.forward.run
+    assert inspector.experiments.encode is inspector.forward.encode
+    assert inspector.experiments.ForwardResult is inspector.forward.ForwardResult
