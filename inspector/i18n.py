@@ -414,6 +414,53 @@ CATALOGUE: dict[str, dict[str, str]] = {
     # ---------------------------------------------------------------- compare page (issue 20)
     # ---------------------------------------------------------------- census (issue 16)
     # ---------------------------------------------------------------- teacher walkthrough (issue 17)
+    "unknown.warning": {
+        "en": "{model} cannot read this text: {unknown} of its {total} tokens ({share}) are unknown to it ([UNK]), "
+              "more than {limit}. Every unknown token looks the same to the model, so its attention here says little "
+              "about the text. Models that read {script}: {models}.",
+        "zh": "{model} 读不懂这段文本：{total} 个词元中有 {unknown} 个（{share}）是它不认识的 [UNK]，超过了 {limit}。"
+              "每个未知词元在模型看来都一样，所以这里的注意力几乎说明不了这段文本。能读{script}的模型：{models}。"},
+    "unknown.script.han": {"en": "Chinese", "zh": "中文"},
+    "unknown.script.kana": {"en": "Japanese", "zh": "日文"},
+    "unknown.script.hangul": {"en": "Korean", "zh": "韩文"},
+    "unknown.script.other": {"en": "this script", "zh": "这种文字"},
+    "unknown.sidebar_hint": {"en": "Choose one under “Model” in the sidebar, or type its hub id under “Other”.",
+                             "zh": "在侧栏的“模型”中选择一个，或在“其他”中输入它的 hub id。"},
+    "lesson3.answer.absolute.none": {
+        "en": "This model adds learned absolute position embeddings to X, so every projection sees position. In "
+              "layer {layer}, no head puts more than {threshold} of its weight on one offset. The most positional "
+              "head is {top_head}, with {top_weight} at i − j = {top_offset}.",
+        "zh": "这个模型把学到的绝对位置编码加到 X 上，因此每个投影都能看到位置。在第 {layer} 层，没有哪个头把超过 "
+              "{threshold} 的权重放在同一个偏移上。位置性最强的是第 {top_head} 个头，在 i − j = {top_offset} 处权重为 "
+              "{top_weight}。"},
+    "lesson3.answer.rope.none": {
+        "en": "This model uses rotary embeddings (RoPE): position rotates Q and K only, so the scores depend on the "
+              "offset i − j and V carries none. In layer {layer}, no head puts more than {threshold} of its weight "
+              "on one offset. The most positional head is {top_head}, with {top_weight} at i − j = {top_offset}.",
+        "zh": "这个模型使用旋转位置编码（RoPE）：位置只旋转 Q 和 K，因此得分取决于偏移 i − j，V 不带位置。"
+              "在第 {layer} 层，没有哪个头把超过 {threshold} 的权重放在同一个偏移上。"
+              "位置性最强的是第 {top_head} 个头，在 i − j = {top_offset} 处权重为 {top_weight}。"},
+    "lesson3.answer.relative.none": {
+        "en": "This model uses relative position scores inside attention. In layer {layer}, no head puts more than "
+              "{threshold} of its weight on one offset. The most positional head is {top_head}, with {top_weight} "
+              "at i − j = {top_offset}.",
+        "zh": "这个模型在注意力内部使用相对位置得分。在第 {layer} 层，没有哪个头把超过 {threshold} 的权重放在同一个"
+              "偏移上。位置性最强的是第 {top_head} 个头，在 i − j = {top_offset} 处权重为 {top_weight}。"},
+    "lesson3.answer.unknown.none": {
+        "en": "The inspector cannot tell how this model encodes position. In layer {layer}, no head puts more than "
+              "{threshold} of its weight on one offset. The most positional head is {top_head}, with {top_weight} "
+              "at i − j = {top_offset}.",
+        "zh": "检查器无法判断这个模型如何编码位置。在第 {layer} 层，没有哪个头把超过 {threshold} 的权重放在同一个"
+              "偏移上。位置性最强的是第 {top_head} 个头，在 i − j = {top_offset} 处权重为 {top_weight}。"},
+    "lesson7.not_measured": {"en": "not measured on {device}", "zh": "{device} 上未测量"},
+    "lesson8.locked": {"en": "Answered: the guess is locked and counted once. Pick another query token for a new "
+                             "question.",
+                       "zh": "已作答：猜测已锁定，只计一次分。换一个查询词元即可开始新的一题。"},
+    "lesson8.importance_locked": {"en": "Answered for this text: the guess is locked and counted once.",
+                                  "zh": "这段文本已作答：猜测已锁定，只计一次分。"},
+    "attribution.computing": {"en": "Computing every attribution method — the first run on a text takes a while…",
+                              "zh": "正在计算每种归因方法——一段文本第一次运行需要一些时间…"},
+    "heads.more_lines": {"en": "The other {count} heads", "zh": "其余 {count} 个头"},
 }
 
 

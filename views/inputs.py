@@ -29,6 +29,7 @@ from inspector.budget import RequestPlan, plan_request
 from inspector.examples import EXAMPLES
 from inspector.i18n import LANGUAGE_NAMES, LANGUAGES, t
 from inspector.loading import DEFAULT_MODEL, DEFAULT_MODEL_LABEL, shipped_choices
+from inspector.unknown_tokens import unreadable_text_warning
 from inspector.share import (BACKENDS, FLAGS, MAX_TEXT_CHARS, ViewState, decode_view, encode_view, escape_markdown,
                              share_url)
 
@@ -43,6 +44,9 @@ SUGGESTED_MODELS = {
     "distilbert-base-uncased": "distilbert-base-uncased (hub)",
     "gpt2": "gpt2 (hub)",
     "HuggingFaceTB/SmolLM2-135M": "SmolLM2-135M, Llama-style with RoPE and GQA (hub)",
+    # Models that read Chinese (the bundled model's English vocabulary turns most characters into [UNK]).
+    "google-bert/bert-base-chinese": "bert-base-chinese, reads Chinese (hub)",
+    "Qwen/Qwen2.5-0.5B": "Qwen2.5-0.5B, Llama-style, reads Chinese and other languages (hub)",
     OTHER_MODEL: "Other: a hub id or a local folder…",
 }
 
@@ -190,9 +194,24 @@ def open_page(*, clamp: bool = True) -> tuple[Inputs, Progress, LoadedModel]:
     loaded = load(chosen, status)
     if loaded is None:
         st.stop()
+    warn_if_unreadable(chosen)
     if clamp:
         clamp_layer_and_head(chosen.state, loaded.info.num_layers, loaded.info.num_heads)
     return chosen, status, loaded
+
+
+@st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
+def cached_unreadable_warning(spec: str, text: str, lang: str) -> str | None:
+    """The unknown-token warning for this model and text (tokenising only), or None when the model reads it."""
+    return unreadable_text_warning(cached_model(spec), text, lang)
+
+
+def warn_if_unreadable(chosen: Inputs) -> None:
+    """Every page: warn when the model maps too much of the text to its unknown token (issue 17)."""
+    warning = cached_unreadable_warning(chosen.spec, chosen.state.text, chosen.state.lang)
+    if warning is not None:
+        hint = "" if hosting_policy().hosted else " " + t("unknown.sidebar_hint", chosen.state.lang)
+        st.warning(escape_markdown(warning) + hint, icon=":material/translate:")
 
 
 class _ModelCalls(threading.local):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from inspector.cli.common import BACKENDS, add_text_options, parse_layers, read_text, write_json
+from inspector.cli.common import BACKENDS, add_text_options, parse_layers, read_text, warn_if_unreadable, write_json
 
 
 HELP = "entropies and attention weights for one text"
@@ -30,6 +30,7 @@ def run(args: argparse.Namespace) -> None:
     weights = parse_layers(args.weights)
     text = read_text(args)
     loaded = load_model(args.model, device=args.device, dtype=args.dtype)
+    warn_if_unreadable(loaded, text)
     result = capture(loaded, text, backend=args.backend, weights=weights, truncate=args.truncate)
     if args.json:
         write_json(capture_json(loaded.info, result), args.json)

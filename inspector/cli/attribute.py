@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from inspector.cli.common import BACKENDS, add_text_options, read_text, write_json
+from inspector.cli.common import BACKENDS, add_text_options, read_text, warn_if_unreadable, write_json
 from inspector.errors import InvalidRequestError
 
 HELP = ("attention vs gradients, IG, occlusion …: agreement, faithfulness and counterfactual attention for one "
@@ -78,6 +78,7 @@ def run(args: argparse.Namespace) -> None:
     settings = AttributionSettings(layer=args.layer, head=args.head, query=query, methods=methods,
                                    ig_steps=args.ig_steps, removal=args.removal, permutations=args.permutations)
     loaded = load_model(args.model, device=args.device, dtype=args.dtype)
+    warn_if_unreadable(loaded, text)
     report = attribute(loaded, text, spec=spec, settings=settings, backend=args.backend)
     payload = report_json(report)
     counterfactual = report.counterfactual

@@ -69,3 +69,12 @@ def write_json(payload: dict, destination: str) -> None:
         Path(destination).write_text(text, encoding="utf-8")
     except OSError as err:
         raise InvalidRequestError(f"cannot write {destination}: {err}") from err
+
+
+def warn_if_unreadable(loaded, text: str, lang: str = "en") -> None:
+    """One line on stderr when the model maps too much of ``text`` to its unknown token (issue 17); the run goes on."""
+    from inspector.unknown_tokens import unreadable_text_warning
+
+    warning = unreadable_text_warning(loaded, text, lang)
+    if warning is not None:
+        print(f"warning: {warning}", file=sys.stderr)

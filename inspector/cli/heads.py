@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from inspector.cli.common import BACKENDS, write_json
+from inspector.cli.common import BACKENDS, warn_if_unreadable, write_json
 
 
 HELP = "head report: entropy health, sinks, redundancy, importance, pruning"
@@ -33,6 +33,8 @@ def run(args: argparse.Namespace) -> None:
     texts = [args.text] if args.text is not None else read_corpus(CORPUS_PATH if args.corpus == "bundled"
                                                                   else args.corpus)
     loaded = load_model(args.model, device=args.device, dtype=args.dtype)
+    if args.text is not None:
+        warn_if_unreadable(loaded, args.text)
 
     def progress(done: int, total: int, label: str) -> None:
         print(f"[{done}/{total}] {label}", file=sys.stderr, flush=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from inspector.cli.common import BACKENDS, add_text_options, read_text, write_json
+from inspector.cli.common import BACKENDS, add_text_options, read_text, warn_if_unreadable, write_json
 from inspector.errors import InvalidRequestError
 
 
@@ -33,6 +33,7 @@ def run(args: argparse.Namespace) -> None:
         raise InvalidRequestError(f"--lengths {args.lengths!r}: expected lengths like 128,256,512 or 'none'") from None
     text = read_text(args)
     loaded = load_model(args.model, device=args.device, dtype=args.dtype)
+    warn_if_unreadable(loaded, text, args.lang)
     result = all_lessons(loaded, text, args.layer, args.head, backend=args.backend, timing_lengths=lengths or None,
                          importance=True)
     payload = {**lessons_json(result, args.lang), "model": loaded.info.as_json(), "lang": args.lang}
