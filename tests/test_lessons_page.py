@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.errors import AppTestError
 
 from tests.conftest import APP_PATH, open_app_page
 
@@ -61,6 +63,70 @@ def test_quiz_reveals_and_keeps_score():
     at.button(key="quiz_importance_reveal").click().run()
     assert not at.exception and not at.error
     assert at.metric[-1].value.endswith("/2")
+
+
+def _feedback(at: AppTest) -> list[str]:
+    return [m.value for m in at.success] + [m.value for m in at.warning]
+
+
+def test_quiz_default_query_is_a_content_token():
+    at = _lessons_page()
+    query = at.selectbox(key="quiz_query")
+    assert query.value == 1 and query.options[0] == "1: the", query.options[:3]
+    # Only content tokens are offered: from [CLS] the answer would be [CLS], a trivial question.
+    assert not any(label.endswith(("[CLS]", "[SEP]")) for label in query.options)
+
+
+def _force(widget, value) -> None:
+    """Set a widget's value even when it is disabled: what a second click that reaches the server before the
+    rerun that disabled the widget (a double click, a slow connection) would send. AppTest itself refuses."""
+    widget._value = value
+
+
+def test_quiz_counts_each_question_once_and_locks_the_guess():
+    at = _lessons_page()
+    at.selectbox(key="quiz_guess").set_value(0).run()
+    at.button(key="quiz_reveal").click().run()
+    assert at.metric[-1].value in ("1/1", "0/1"), at.metric[-1].value
+    first_feedback = _feedback(at)
+    assert len(first_feedback) == 1
+    # After the reveal the guess and the button are disabled: a browser cannot press or change them.
+    assert at.selectbox(key="quiz_guess").disabled and at.button(key="quiz_reveal").disabled
+    with pytest.raises(AppTestError, match="disabled"):
+        at.button(key="quiz_reveal").click()
+    with pytest.raises(AppTestError, match="disabled"):
+        at.selectbox(key="quiz_guess").set_value(3)
+    # Reveal pressed twice more anyway (clicks in flight): the question still counts once.
+    for _ in range(2):
+        _force(at.button(key="quiz_reveal"), True)
+        at.run()
+        assert not at.exception
+    assert at.metric[-1].value in ("1/1", "0/1") and _feedback(at) == first_feedback
+    # A changed guess after the reveal is ignored: the widget goes back to the locked guess, the score stays.
+    _force(at.selectbox(key="quiz_guess"), 3)
+    _force(at.button(key="quiz_reveal"), True)
+    at.run()
+    assert at.selectbox(key="quiz_guess").value == 0
+    assert _feedback(at) == first_feedback and at.metric[-1].value.endswith("/1")
+
+
+def test_quiz_keeps_earlier_answers_on_screen():
+    at = _lessons_page()
+    at.selectbox(key="quiz_guess").set_value(0).run()
+    at.button(key="quiz_reveal").click().run()
+    first = _feedback(at)
+    at.selectbox(key="quiz_importance_guess").set_value(2).run()
+    at.button(key="quiz_importance_reveal").click().run()
+    assert not at.exception and not at.error
+    shown = _feedback(at)
+    assert len(shown) == 2 and first[0] in shown, shown
+    assert at.metric[-1].value.endswith("/2")
+    # Another query token is a new question with a fresh guess; the answered one comes back locked.
+    at.selectbox(key="quiz_query").set_value(3).run()
+    assert at.selectbox(key="quiz_guess").value is None and not at.selectbox(key="quiz_guess").disabled
+    at.selectbox(key="quiz_query").set_value(1).run()
+    assert at.selectbox(key="quiz_guess").value == 0 and at.selectbox(key="quiz_guess").disabled
+    assert first[0] in _feedback(at) and at.metric[-1].value.endswith("/2")
 
 
 def test_timing_lesson_measures_on_request():

@@ -1,7 +1,16 @@
-"""The Lessons page's quiz: the user commits to a guess, then the measurement is revealed; a running score per
-session in ``st.session_state["quiz_score"]``. UI only: the reveals are numbers from :mod:`inspector.lessons`."""
+"""The Lessons page's quiz: the user commits to a guess, then the measurement is revealed. UI only: the reveals
+are numbers from :mod:`inspector.lessons`.
+
+An honest score (issue 17): every answer is kept per session in ``st.session_state["quiz_answers"]``, keyed by
+the question — the model, text, backend, layer, head and query token it asks about — so a question counts once
+however often Reveal is pressed, its guess is locked once revealed (the widget is disabled and held at the
+answered guess), and every earlier answer's feedback stays on screen. The score is counted from those answers.
+The query is always a content token: from [CLS] the answer would be [CLS] itself, a trivial question.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import numpy as np
 import streamlit as st
@@ -13,6 +22,9 @@ from inspector.lessons import Lessons, TokenImportance, attention_target, leave_
 from inspector.share import escape_markdown
 from views import inputs
 
+ANSWERS_KEY = "quiz_answers"
+PENDING_KEY = "quiz_pending"  # (question, guess) a Reveal click asked to answer
+
 
 @st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
 def cached_importance(spec: str, text: str, backend: str) -> TokenImportance:
@@ -20,53 +32,118 @@ def cached_importance(spec: str, text: str, backend: str) -> TokenImportance:
     return leave_one_out(inputs.cached_model(spec), text, backend=backend)
 
 
-def _score(right: bool) -> None:
-    score = st.session_state.setdefault("quiz_score", {"asked": 0, "right": 0})
-    score["asked"] += 1
-    score["right"] += int(right)
+@dataclass(frozen=True)
+class Answered:
+    """One revealed question: the locked guess (a token index), whether it was right, and the feedback as a
+    catalogue key and its values (drawn again on every rerun, in the language of that run). ``measure``: the
+    output-change measure's catalogue suffix, appended to ``values["change"]`` when set."""
+
+    guess: int
+    right: bool
+    key: str
+    values: dict[str, str] = field(default_factory=dict)
+    measure: str | None = None
+
+    def show(self, lang: str) -> None:
+        values = dict(self.values)
+        if self.measure is not None:
+            values["change"] = f"{values['change']} ({t(f'measure.{self.measure}', lang)})"
+        (st.success if self.right else st.warning)(t(self.key, lang, **values))
+
+
+def _answers() -> dict[tuple, Answered]:
+    return st.session_state.setdefault(ANSWERS_KEY, {})
+
+
+def _request_reveal(question: tuple, guess_key: str) -> None:
+    """Reveal's click, before the rerun: note the question and its guess, to be answered before the guess widget
+    is drawn (so the widget is already locked in the run that shows the answer). A repeated click is ignored."""
+    guess = st.session_state.get(guess_key)
+    if guess is not None and question not in _answers():
+        st.session_state[PENDING_KEY] = (question, guess)
+
+
+def _pending_guess(question: tuple) -> int | None:
+    """The guess a Reveal click asked to answer for ``question`` (consumed), else None."""
+    pending = st.session_state.get(PENDING_KEY)
+    if pending is None or pending[0] != question:
+        return None
+    del st.session_state[PENDING_KEY]
+    return None if question in _answers() else pending[1]
+
+
+def _hold(guess_key: str, answered: Answered | None) -> None:
+    """Before the guess widget is drawn: an answered question shows its locked guess, whatever was picked since."""
+    if answered is not None:
+        st.session_state[guess_key] = answered.guess
+
+
+def _new_question() -> None:
+    # Another query token is another question: start it without a guess (an answered one gets its own back).
+    st.session_state.pop("quiz_guess", None)
 
 
 def render(lessons: Lessons, chosen: inputs.Inputs, lang: str) -> None:
     definition = lessons.definition
     labels = token_labels(definition.tokens)
     shown = [escape_markdown(label) for label in labels]
+    content = [i for i in range(len(labels)) if not definition.special[i]] or list(range(len(labels)))
+    answers = _answers()
+    asked_about = (chosen.spec, chosen.state.text, chosen.state.backend)
     st.caption(t("lesson8.explain", lang))
 
-    query = st.selectbox(t("lesson8.query", lang), range(len(labels)), format_func=labels.__getitem__,
-                         key="quiz_query")
+    if st.session_state.get("quiz_query") not in content:
+        st.session_state.pop("quiz_query", None)  # another text: its first content token is the default again
+    query = st.selectbox(t("lesson8.query", lang), content, format_func=labels.__getitem__, key="quiz_query",
+                         on_change=_new_question)
     st.markdown(t("lesson8.attention_q", lang, query=shown[query], head=definition.head, layer=definition.layer))
-    guess = st.selectbox(t("lesson8.guess", lang), range(len(labels)), format_func=labels.__getitem__, index=None,
-                         key="quiz_guess")
-    if st.button(t("lesson8.reveal", lang), key="quiz_reveal", disabled=guess is None):
+    question = ("attention", *asked_about, definition.layer, definition.head, query)
+    guess = _pending_guess(question)
+    if guess is not None:
         key, weight = attention_target(definition, query)
-        _score(key == guess)
-        if key == guess:
-            st.success(t("lesson8.right", lang, key=shown[key], weight=f"{weight:.2f}"))
-        else:
-            st.warning(t("lesson8.wrong", lang, key=shown[key], weight=f"{weight:.2f}", guess=shown[guess],
-                         guessed=f"{definition.weights[query, guess]:.2f}"))
+        values = {"key": shown[key], "weight": f"{weight:.2f}"}
+        if key != guess:
+            values.update(guess=shown[guess], guessed=f"{definition.weights[query, guess]:.2f}")
+        answers[question] = Answered(guess=guess, right=key == guess,
+                                     key="lesson8.right" if key == guess else "lesson8.wrong", values=values)
+    _hold("quiz_guess", answers.get(question))
+    guess = st.selectbox(t("lesson8.guess", lang), range(len(labels)), format_func=labels.__getitem__, index=None,
+                         key="quiz_guess", disabled=question in answers)
+    st.button(t("lesson8.reveal", lang), key="quiz_reveal", disabled=guess is None or question in answers,
+              on_click=_request_reveal, args=(question, "quiz_guess"))
+    if question in answers:
+        answers[question].show(lang)
+        st.caption(t("lesson8.locked", lang))
 
     st.markdown(t("lesson8.importance_q", lang))
-    candidates = [i for i in range(len(labels)) if not definition.special[i]] or list(range(len(labels)))
-    pick = st.selectbox(t("lesson8.guess", lang), candidates, format_func=labels.__getitem__, index=None,
-                        key="quiz_importance_guess")
-    if st.button(t("lesson8.reveal", lang), key="quiz_importance_reveal", disabled=pick is None):
+    question = ("importance", *asked_about)
+    pick = _pending_guess(question)
+    if pick is not None:
         bar = st.progress(0.0, text=t("lesson8.computing", lang))
         try:
             importance = cached_importance(chosen.spec, chosen.state.text, chosen.state.backend)
         except InspectorError as err:
             st.error(str(err))
-            return
+            importance = None
         finally:
             bar.empty()
-        best, change = importance.best, importance.change
-        guessed = change[pick]
-        _score(pick == best)
-        measure = t(f"measure.{importance.measure}", lang)
-        if pick == best:
-            st.success(t("lesson8.importance_right", lang, token=shown[best], change=f"{change[best]:.2e} ({measure})"))
-        else:
-            st.warning(t("lesson8.importance_wrong", lang, token=shown[best], change=f"{change[best]:.2e} ({measure})",
-                         guess=shown[pick], guessed="—" if np.isnan(guessed) else f"{guessed:.2e}"))
-    score = st.session_state.get("quiz_score", {"asked": 0, "right": 0})
-    st.metric(t("lesson8.score", lang, right=score["right"], asked=score["asked"]), f"{score['right']}/{score['asked']}")
+        if importance is not None:
+            best, change = importance.best, importance.change
+            values = {"token": shown[best], "change": f"{change[best]:.2e}"}
+            if pick != best:
+                values.update(guess=shown[pick], guessed="—" if np.isnan(change[pick]) else f"{change[pick]:.2e}")
+            answers[question] = Answered(guess=pick, right=pick == best, values=values, measure=importance.measure,
+                                         key="lesson8.importance_right" if pick == best else "lesson8.importance_wrong")
+    _hold("quiz_importance_guess", answers.get(question))
+    if st.session_state.get("quiz_importance_guess") not in (None, *content):
+        st.session_state.pop("quiz_importance_guess")  # a guess from another text
+    pick = st.selectbox(t("lesson8.guess", lang), content, format_func=labels.__getitem__, index=None,
+                        key="quiz_importance_guess", disabled=question in answers)
+    st.button(t("lesson8.reveal", lang), key="quiz_importance_reveal", disabled=pick is None or question in answers,
+              on_click=_request_reveal, args=(question, "quiz_importance_guess"))
+    if question in answers:
+        answers[question].show(lang)
+        st.caption(t("lesson8.importance_locked", lang))
+
+    right, asked = sum(answer.right for answer in answers.values()), len(answers)
+    st.metric(t("lesson8.score", lang, right=right, asked=asked), f"{right}/{asked}")
