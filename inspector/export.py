@@ -28,7 +28,7 @@ from altair.utils.data import to_values
 from inspector.capture import Capture
 from inspector.errors import InspectorError, InvalidRequestError
 from inspector.heatmap import HeatmapView
-from inspector.loading import ModelInfo
+from inspector.loading import ModelInfo, model_label
 from inspector.metrics import head_entropy
 
 # Caption excerpt: enough of the text to recognise it, short enough to fit under a figure.
@@ -56,8 +56,10 @@ def _text_excerpt(text: str) -> str:
 
 @dataclass(frozen=True)
 class Provenance:
-    """Where a figure came from. model: the model's display name; text: the full input text; backend: the
-    attention backend that ran; layer / head: the one shown, if any; date: when it was made."""
+    """Where a figure came from. model: the model's name (a shipped model's spec is captioned by its label,
+    :func:`inspector.loading.model_label`); text: the full input text; backend: the attention backend that ran
+    (``torch`` or ``triton`` — a capture's ``backend``, or :func:`inspector.forward.backend_for` of the choice —
+    never the sidebar's ``auto``); layer / head: the one shown, if any; date: when it was made."""
 
     model: str
     text: str
@@ -79,7 +81,8 @@ class Provenance:
 
     def caption(self) -> str:
         """One line: ``model · “first words…” · layer L, head H · backend B · YYYY-MM-DD``."""
-        parts = [_CONTROL.sub(" ", self.model).strip() or "unknown model", f"“{_text_excerpt(self.text)}”"]
+        # A shipped model is captioned by its label, not its internal "shipped:NAME" spec.
+        parts = [_CONTROL.sub(" ", model_label(self.model)).strip() or "unknown model", f"“{_text_excerpt(self.text)}”"]
         if self.layer is not None and self.head is not None:
             parts.append(f"layer {self.layer}, head {self.head}")
         elif self.layer is not None:

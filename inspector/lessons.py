@@ -407,9 +407,13 @@ def position_lesson(run: _Run) -> PositionLesson:
     values = {"layer": str(run.layer), "count": str(len(positional)), "heads": listed,
               "threshold": _f(POSITIONAL_HEAD_MIN_WEIGHT), "top_head": str(strongest),
               "top_offset": f"{int(offsets[best[strongest]]):+d}", "top_weight": _f(best_weight[strongest])}
+    key = f"lesson3.answer.{kind}"
+    if not positional:  # a sentence that says "no head", not "0 head(s) … on one offset: —"
+        key += ".none"
+        values = {name: value for name, value in values.items() if name not in ("count", "heads")}
     return PositionLesson(layer=run.layer, kind=kind, offsets=offsets, by_offset=by_offset,
                           best_offset=offsets[best], best_weight=best_weight, positional_heads=positional,
-                          answer=Answer(f"lesson3.answer.{kind}", values))
+                          answer=Answer(key, values))
 
 
 # -------------------------------------------------------------------------------------------------- lesson 4

@@ -154,6 +154,12 @@ def shipped_choices() -> dict[str, str]:
     return dict(_shipped_choices())
 
 
+def model_label(name: str) -> str:
+    """The name a person reads for a model (chart titles, export captions): a shipped model's label from its card
+    (``"shipped:induction"`` → its card's ``label``), any other name unchanged."""
+    return shipped_choices().get(name, name)
+
+
 @functools.cache
 def _shipped_choices() -> tuple[tuple[str, str], ...]:
     # Read once per process: the folders ship with the code, and the app asks on every rerun (hosting's

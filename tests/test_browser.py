@@ -295,8 +295,8 @@ def test_the_ground_truth_page_scores_the_deceptive_model_from_a_link(session):
     session.page.goto(f"{session.app_url}/groundtruth?{link}")
     session.page.wait_for_function(_chart_titled("Where each method puts the credit on this example"),
                                    timeout=FIRST_RENDER_TIMEOUT_MS)
-    session.page.wait_for_function(_chart_titled("shipped:deceptive-attention: which method finds the causal token?"),
-                                   timeout=FIRST_RENDER_TIMEOUT_MS)
+    session.page.wait_for_function(_chart_titled("Ground truth: deceptive-attention classifier (shipped) — which "
+                                                 "method finds the causal token?"), timeout=FIRST_RENDER_TIMEOUT_MS)
     session.page.wait_for_function(_chart_titled("Which heads' attention peaks on the causal token"),
                                    timeout=RERUN_TIMEOUT_MS)
     # Waited for, not read once: the frontend may still be mounting the elements that came before the last chart.

@@ -42,7 +42,8 @@ def _data(spec: dict) -> list[dict]:
 @pytest.mark.parametrize("slide", [False, True])
 def test_scoreboard_chart_is_valid_with_chance_and_intervals(board, slide):
     spec = scoreboard_chart(board, slide=slide).to_dict()
-    assert spec["title"]["text"] == "shipped:planted-token: which method finds the causal token?"
+    assert spec["title"]["text"] == ("Ground truth: planted-token classifier (shipped) — which method finds the causal "
+                                     "token?")
     subtitle = spec["title"]["subtitle"][0]
     assert "4 fresh examples" in subtitle and "known by construction" in subtitle
     assert len(spec["hconcat"]) == 2  # top-1 and top-k; no mechanism panel without supporting tokens

@@ -47,7 +47,7 @@ def test_the_planted_token_model_shows_an_example_and_the_scoreboard():
     at = _pick(_open_page(), "shipped:planted-token")
     titles = _titles(at)
     assert "Where each method puts the credit on this example" in titles
-    assert "shipped:planted-token: which method finds the causal token?" in titles
+    assert "Ground truth: planted-token classifier (shipped) — which method finds the causal token?" in titles
     assert "Which heads' attention peaks on the causal token — and with how much weight" in titles
     example, board = at.dataframe[0].value, at.dataframe[1].value
     assert list(example.columns) == ["method", "rank of the causal token", "top-ranked token", "hit"]

@@ -133,7 +133,7 @@ def test_position_kind_and_positional_lesson(models, lessons):
     assert position_kind(models["bert"]) == "absolute" and position_kind(models["gpt2"]) == "absolute"
     assert position_kind(models["llama"]) == "rope"
     position = lessons["llama"].position
-    assert position.answer.key == "lesson3.answer.rope"
+    assert position.answer.key == "lesson3.answer.rope" + ("" if position.positional_heads else ".none")
     assert all(position.best_weight[h] > 0.5 for h in position.positional_heads)
 
 
@@ -263,3 +263,15 @@ def test_lesson_charts_are_valid_vega_lite(lessons, slide):
         for chart in built:
             spec = chart.to_dict(validate=True)
             assert ("axis" in spec.get("config", {})) == slide  # slide mode sets the axis font sizes
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_position_answer_without_a_positional_head_says_so(models, lang):
+    # Layer 0 of the tiny random BERT spreads its weight: no head reaches the positional threshold (asserted).
+    position = all_lessons(models["bert"], TEXT, 0, 0).position
+    assert not position.positional_heads
+    assert position.answer.key == "lesson3.answer.absolute.none"
+    text = position.answer.text(lang)
+    assert "—" not in text and "0 head" not in text and "{" not in text
+    assert ("no head puts more than" if lang == "en" else "没有哪个头") in text
+    assert all(value in text for value in position.answer.values.values())

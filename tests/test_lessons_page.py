@@ -136,6 +136,11 @@ def test_timing_lesson_measures_on_request():
     assert not at.exception and not at.error
     assert any(title.startswith("Time vs n on cpu") or title.startswith("Time vs n on cuda") for title in _titles(at))
     assert any("Measured just now on" in info.value for info in at.info)
+    table = next(frame.value for frame in at.dataframe if "materialised, MiB (measured)" in frame.value.columns)
+    measured = list(table["materialised, MiB (measured)"]) + list(table["flash, MiB (measured)"])
+    assert None not in measured and "None" not in map(str, measured)
+    if any(title.startswith("Time vs n on cpu") for title in _titles(at)):
+        assert set(measured) == {"not measured on cpu"}  # the CPU reports no peak allocation
 
 
 def test_language_and_text_survive_switching_pages():

@@ -15,6 +15,7 @@ import streamlit as st
 
 from inspector import InspectorError
 from inspector.export import Provenance, chart_png, with_provenance
+from inspector.forward import backend_for
 from inspector.groundtruth import (DEFAULT_EXAMPLES, DEFAULT_TOP_K, ExampleScores, Scoreboard, card_for, reading,
                                    score_example, scoreboard, scoreboard_json, top_ranked_tokens)
 from inspector.charts.groundtruth import (example_chart, example_table, head_hits_chart, scoreboard_chart,
@@ -171,9 +172,10 @@ st.markdown("\n".join(f"- {escape_markdown(line)}" for line in reading(board)))
 st.download_button("Scoreboard (JSON)", lambda: json.dumps(scoreboard_json(board), allow_nan=False),
                    file_name=f"groundtruth-{task.name}-{card.variant}.json", mime="application/json", key="gt_json",
                    icon=":material/download:", on_click="ignore")
+ran_backend = backend_for(loaded, backend)  # the caption names the backend that ran, not the sidebar's "auto"
 st.download_button("Scoreboard chart (PNG)", lambda: chart_png(with_provenance(chart, Provenance(
     model=info.name, text=f"{board.examples} fresh examples of {task.name} (seed {board.seed}), top-{board.k}",
-    backend=backend)), scale=2), file_name=f"groundtruth-{task.name}-{card.variant}.png", mime="image/png",
+    backend=ran_backend)), scale=2), file_name=f"groundtruth-{task.name}-{card.variant}.png", mime="image/png",
                    key="gt_png", icon=":material/download:", on_click="ignore")
 inputs.publish_view(replace(chosen.state, page="groundtruth"), layer=st.session_state["layer"],
                     head=st.session_state["head"])

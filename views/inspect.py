@@ -95,7 +95,9 @@ with entropy_column:
     grid = entropy_grid_chart(entropy, selected=(layer, head), selectable=True, slide=slide)
     st.altair_chart(grid, on_select=select_head_from_grid, selection_mode=HEAD_SELECTION, key="entropy_grid")
     st.caption(t("inspect.grid_caption", lang))
-    download_buttons("entropy-grid", grid, provenance(), "grid")
+    # Exports get the grid without its click selection and "Click a cell…" subtitle: a slide cannot be clicked.
+    exported_grid = entropy_grid_chart(entropy, selected=(layer, head), slide=slide)
+    download_buttons("entropy-grid", exported_grid, provenance(), "grid")
     by_layer = inputs.cached_entropy_by_layer_chart(*capture_key, slide, result)
     st.altair_chart(by_layer)
     download_buttons("entropy-by-layer", by_layer, provenance(), "by_layer")
@@ -150,7 +152,7 @@ if st.toggle(t("inspect.bertviz_toggle", lang), key="bertviz"):
 st.subheader(t("inspect.export", lang))
 st.download_button(
     t("inspect.export_pack", lang),
-    lambda: export_pack({"entropy-grid": grid, "entropy-by-layer": by_layer,
+    lambda: export_pack({"entropy-grid": exported_grid, "entropy-by-layer": by_layer,
                          f"attention-L{layer}-H{head}": attention_heatmap_chart(view, slide=slide)},
                         {"capture": capture_json(info, result, layers=[layer]), "heatmap": view_numbers(view)},
                         provenance(layer, head)),

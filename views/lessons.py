@@ -7,6 +7,7 @@ and the quiz run on request; the quiz lives in :mod:`views.lesson_quiz`.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -131,6 +132,14 @@ with st.expander(t("lesson6.title", lang)):
     st.altair_chart(entropy_by_layer_chart(lessons.entropy.entropy, slide=slide))
     answer(lessons.entropy.answer.text(lang))
 
+
+def measured_mib(peak_bytes, device: str) -> list[str]:
+    """Measured peaks as MiB text; where nothing was measured (NaN: the CPU reports no peak) the table says so
+    instead of showing "None"."""
+    return [t("lesson7.not_measured", lang, device=device) if not np.isfinite(value) else f"{value / 2**20:.2f}"
+            for value in np.asarray(peak_bytes, dtype=np.float64)]
+
+
 with st.expander(t("lesson7.title", lang)):
     header("lesson7")
     lengths = st.multiselect(t("lesson7.lengths", lang), TIMING_CHOICES, default=list(DEFAULT_LENGTHS),
@@ -150,12 +159,14 @@ with st.expander(t("lesson7.title", lang)):
         st.altair_chart(charts.complexity_chart(timing, title=t("lesson7.chart", lang, device=timing.device),
                                                 slide=slide))
         mib = 2**20
+        mat_peak = measured_mib(timing.measured_materialised_bytes, timing.device)
+        flash_peak = measured_mib(timing.measured_flash_bytes, timing.device)
         st.dataframe(pd.DataFrame({"n": timing.lengths, t("lesson7.col_mat_ms", lang): timing.materialised_ms,
                                    t("lesson7.col_flash_ms", lang): timing.flash_ms,
                                    t("lesson7.col_mat_theory", lang): timing.materialised_bytes / mib,
                                    t("lesson7.col_flash_theory", lang): timing.flash_bytes / mib,
-                                   t("lesson7.col_mat_measured", lang): timing.measured_materialised_bytes / mib,
-                                   t("lesson7.col_flash_measured", lang): timing.measured_flash_bytes / mib}),
+                                   t("lesson7.col_mat_measured", lang): mat_peak,
+                                   t("lesson7.col_flash_measured", lang): flash_peak}),
                      hide_index=True)
         st.caption(t("lesson7.memory_note", lang))
         answer(timing.answer.text(lang))

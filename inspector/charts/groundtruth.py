@@ -89,7 +89,7 @@ def scoreboard_chart(board: Scoreboard, *, slide: bool = False) -> alt.HConcatCh
                 f"construction: {card.task.truth}.",
                 "Bars: share of examples; black lines: 95 % Wilson interval; dashed red: a random ranking."]
     chart = alt.hconcat(*panels, spacing=24).resolve_scale(y="shared").properties(
-        title=chart_title(f"{board.model_name}: which method finds the causal token?", subtitle))
+        title=chart_title(f"{card.label} — which method finds the causal token?", subtitle))
     return style_chart(chart, slide)
 
 
