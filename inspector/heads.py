@@ -518,8 +518,9 @@ def _induction_words(induction: np.ndarray) -> str:
             f"et al. 2022; score > {INDUCTION_HEAD_SCORE:g}): {named}{more}.")
 
 
-def health_report(report: HeadReport) -> list[str]:
-    """The health report in plain words: one line per finding, each citing its threshold and numbers."""
+def health_report(report: HeadReport, *, per_kind: int | None = REPORT_HEADS_PER_KIND) -> list[str]:
+    """The health report in plain words: one line per finding, each citing its threshold and numbers; at most
+    ``per_kind`` collapsed and diffuse heads each, then "… and N more." (``per_kind=None``: every head)."""
     stats, thresholds, flags = report.statistics, report.thresholds, report.flags
     n_texts = len(report.texts)
     lines = [f"Measured on {n_texts} text{'s' if n_texts != 1 else ''} "
@@ -536,10 +537,11 @@ def health_report(report: HeadReport) -> list[str]:
             lines.append(none)
             return
         found.sort(key=lambda lh: key[lh])
-        for layer, head in found[:REPORT_HEADS_PER_KIND]:
+        shown = len(found) if per_kind is None else per_kind
+        for layer, head in found[:shown]:
             lines.append(describe(int(layer), int(head)))
-        if len(found) > REPORT_HEADS_PER_KIND:
-            lines.append(f"… and {len(found) - REPORT_HEADS_PER_KIND} more.")
+        if len(found) > shown:
+            lines.append(f"… and {len(found) - shown} more.")
 
     listed(flags.collapsed, stats.entropy_normalized,
            lambda l, h: (f"{name(l, h)}: normalised entropy {stats.entropy_normalized[l, h]:.2f} < "

@@ -237,3 +237,85 @@ def test_a_run_past_the_deadline_is_an_error_and_the_next_run_works(monkeypatch)
     monkeypatch.undo()
     at = _run_app({"text": text})
     assert not at.error and at.get("vega_lite_chart")
+
+
+# ---------------------------------------------------------------------------------------- teacher walkthrough (issue 17)
+
+CHINESE = "动物没有过马路，因为它太累了。"  # the bundled model reads 11 of its 15 characters as [UNK]
+
+
+def _stopping(*args, **kwargs):
+    """Stands in for a page's analysis: the unknown-token warning is drawn before it, so the test need not wait."""
+    from inspector.errors import InspectorError
+
+    raise type("StoppedForTest", (InspectorError,), {})("stopped by the test after the warning")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("page", ["inspect", "heads", "attribution", "lessons", "groundtruth"])
+def test_every_page_warns_when_the_model_cannot_read_the_text(page, lang, monkeypatch):
+    import inspector.attribution
+    import inspector.heads
+    import inspector.lessons
+
+    # The pages' slow analyses stop at once with an error (shown by the page): the warning comes before them.
+    monkeypatch.setattr(inspector.heads, "head_report", _stopping)
+    monkeypatch.setattr(inspector.attribution, "attribute", _stopping)
+    monkeypatch.setattr(inspector.lessons, "all_lessons", _stopping)
+    at = AppTest.from_file(str(APP), default_timeout=APP_TIMEOUT_S)
+    at.query_params["text"], at.query_params["lang"] = CHINESE, lang
+    at.run()
+    if page != "inspect":
+        at.switch_page(f"views/{page}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    warnings = [w.value.replace("\\", "") for w in at.warning if "[UNK]" in w.value.replace("\\", "")]
+    assert len(warnings) == 1, [w.value for w in at.warning]
+    expected = ("11 of its 15 tokens (73%)", "Models that read Chinese") if lang == "en" else \
+        ("15 个词元中有 11 个", "能读中文的模型")
+    assert all(part in warnings[0] for part in expected), warnings[0]
+    assert "google-bert/bert-base-chinese" in warnings[0] and "Qwen/Qwen2.5-0.5B" in warnings[0]
+
+
+def test_no_unknown_token_warning_for_a_text_the_model_reads():
+    at = _run_app()
+    assert not [w for w in at.warning if "[UNK]" in w.value.replace("\\", "")]
+
+
+def test_the_model_picker_offers_models_that_read_chinese():
+    at = _run_app()
+    options = at.selectbox(key="model").options
+    assert any("bert-base-chinese" in option for option in options)
+    assert any("Qwen2.5-0.5B" in option for option in options)
+
+
+def test_the_exported_grid_has_no_click_hint_and_names_the_backend_that_ran(monkeypatch):
+    from streamlit.runtime.media_file_manager import MediaFileManager
+
+    deferred = {}
+    original = MediaFileManager.add_deferred
+
+    def remember(self, data_callable, mimetype, coordinates, file_name=None, *, element_id=""):
+        deferred[element_id] = data_callable
+        return original(self, data_callable, mimetype, coordinates, file_name, element_id=element_id)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", remember)
+    at = _run_app()
+    on_screen = next(title for title in _chart_titles(at) if isinstance(title, dict)
+                     and title.get("text", "").startswith("Head entropy"))
+    assert on_screen["subtitle"] == ["Click a cell to show that head."]  # the page's grid still says so
+    svg = next(make() for element_id, make in deferred.items() if element_id.endswith("grid_svg"))
+    assert "Head entropy" in svg and "Click a cell" not in svg
+    assert "all-MiniLM-L6-v2 (bundled)" in svg and "backend torch" in svg and "backend auto" not in svg
+
+
+def test_the_health_report_lets_every_cut_head_be_read():
+    at = _run_app()
+    at.switch_page("views/heads.py").run()
+    assert not at.exception and not at.error
+    shown = [md.value.replace("\\", "") for md in at.markdown]  # markdown-escaped report lines
+    report = next(text for text in shown if "… and" in text and "more." in text)
+    cut = int(report.split("… and ")[1].split(" more.")[0])  # the bundled model's default text: 54
+    expander = next(e for e in at.expander if e.label == f"The other {cut} heads")
+    listed = expander.markdown[0].value.replace("\\", "").splitlines()
+    assert len(listed) == cut and all(line.startswith("- Layer ") for line in listed)
+    assert not set(listed) & set(report.splitlines())  # only the heads the report cut

@@ -21,6 +21,7 @@ from inspector.errors import InvalidRequestError
 from inspector.export import (EXPORT_MAX_CELLS, Provenance, capture_json, chart_png, chart_svg, export_pack, safe_file_stem,
                               to_jsonable, view_numbers, with_provenance)
 from inspector.heatmap import HeatmapOptions, HeatmapView, heatmap_view
+from inspector.loading import shipped_choices
 from inspector.metrics import HeadEntropy
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -173,3 +174,10 @@ def test_view_numbers_match_the_view(bundled):
     assert numbers["weights"] == view.weights.tolist() and numbers["notes"] == list(view.notes)
     assert numbers["query_labels"] == list(view.query_labels) and (numbers["layer"], numbers["head"]) == (2, 5)
     json.dumps(numbers, allow_nan=False)
+
+
+def test_caption_names_a_shipped_model_by_its_label():
+    # Issue 17: "shipped:induction" is an internal spec; a slide shows the model's label from its card.
+    caption = Provenance(model="shipped:induction", text="a b c", backend="torch").caption()
+    assert caption.startswith(shipped_choices()["shipped:induction"] + " · ") and "shipped:induction" not in caption
+    assert Provenance(model="gpt2", text="a b c", backend="torch").caption().startswith("gpt2 · ")

@@ -19,6 +19,8 @@ from inspector.charts.attribution import (agreement_chart, counterfactual_chart,
                                           head_tau_chart, scores_chart)
 from inspector.budget import count_tokens
 from inspector.examples import EXAMPLES
+from inspector.attribution import METHOD_LABELS  # the corpus table names methods as the charts do
+from inspector.i18n import t
 from inspector.share import escape_markdown
 from views import inputs
 
@@ -91,8 +93,9 @@ if n_tokens > LONG_TEXT_TOKENS and not st.toggle(f"Run every method on all {n_to
 status.update(label="Computing every method, agreement and faithfulness (gradients, integrated gradients, occlusion, "
                     "ERASER removals)…")
 try:
-    report = cached_attribution(chosen.spec, chosen.state.text, chosen.state.backend, reference, token, class_index,
-                                layer, head, query, removal, ig_steps)
+    with st.spinner(t("attribution.computing", chosen.state.lang), show_time=True):  # ~16 s when first run on CPU
+        report = cached_attribution(chosen.spec, chosen.state.text, chosen.state.backend, reference, token,
+                                    class_index, layer, head, query, removal, ig_steps)
 except InspectorError as err:
     status.update(label="The attribution could not be computed", state="error")
     st.error(str(err))
@@ -139,8 +142,8 @@ if st.button("Agreement over the example texts, with bootstrap intervals", key="
     if corpus is not None:
         st.altair_chart(agreement_chart(corpus.methods, corpus.mean, name="mean Kendall τ", slide=slide,
                                         subtitle=[f"Mean over {len(corpus.per_text)} example texts."]))
-        pairs = [{"method": a, "vs": b, "mean τ": corpus.mean[i, j], "95% low": corpus.low[i, j],
-                  "95% high": corpus.high[i, j]} for i, a in enumerate(corpus.methods)
+        pairs = [{"method": METHOD_LABELS[a], "vs": METHOD_LABELS[b], "mean τ": corpus.mean[i, j],
+                  "95% low": corpus.low[i, j], "95% high": corpus.high[i, j]} for i, a in enumerate(corpus.methods)
                  for j, b in enumerate(corpus.methods) if j > i]
         st.dataframe(pairs, hide_index=True)
 

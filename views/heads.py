@@ -16,6 +16,7 @@ from inspector import InspectorError
 from inspector.charts.base import HEAD_SELECTION, selected_head
 from inspector.export import Provenance, chart_png, with_provenance
 from inspector.heads import HeadReport, head_report, health_report, read_corpus, report_json, with_thresholds
+from inspector.i18n import t
 from inspector.charts.heads import head_grid_chart, head_matrix_chart, mds_chart, pruning_chart
 from inspector.metrics import TOKEN_CATEGORIES, HealthThresholds
 from inspector.redundancy import LN2
@@ -108,8 +109,18 @@ st.caption(f"Importance by ablation = {report.change_name} when the head alone i
            "Induction = Olsson et al.'s score: a repeated token's attention on the token that followed its earlier "
            "occurrence (grey when the text repeats no token).")
 
+def show_every_listed_head(report: HeadReport, lang: str) -> None:
+    """The heads the health report cut short ("… and 54 more."), in an expander under it."""
+    shown = set(health_report(report))
+    rest = [line for line in health_report(report, per_kind=None) if line not in shown]
+    if rest:
+        with st.expander(t("heads.more_lines", lang, count=len(rest))):
+            st.markdown("\n".join(f"- {escape_markdown(line)}" for line in rest))
+
+
 st.subheader("Health report")
 st.markdown("\n".join(f"- {escape_markdown(line)}" for line in health_report(report)))
+show_every_listed_head(report, chosen.state.lang)
 
 st.subheader("Where the attention goes (Clark et al. 2019) and what it moves (Kobayashi et al. 2020)")
 stats = report.statistics
