@@ -239,7 +239,7 @@ def test_a_run_past_the_deadline_is_an_error_and_the_next_run_works(monkeypatch)
     assert not at.error and at.get("vega_lite_chart")
 
 
-# ---------------------------------------------------------------------------------------- teacher walkthrough (issue 17)
+# --------------------------------------------------------------------------------------- teacher walkthrough (issue 17)
 
 CHINESE = "动物没有过马路，因为它太累了。"  # the bundled model reads 11 of its 15 characters as [UNK]
 
