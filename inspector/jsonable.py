@@ -23,8 +23,9 @@ import dataclasses
 import datetime
 import enum
 import math
+from collections.abc import Callable, Mapping
 from pathlib import PurePath
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
