@@ -177,7 +177,8 @@ def save_previous_token_bert(folder: Path) -> Path:
     Position i is embedded as (cos iθ, sin iθ, −cos iθ, −sin iθ, 0, …): mean 0 and the same variance at every
     position, so LayerNorm only scales it (by 4 at hidden size 32). Head 0's key reads (cos jθ, sin jθ) and its
     query the same pair rotated back by θ, so the score q_i·k_j ∝ cos((i − 1 − j)θ) peaks at j = i − 1; the
-    factor ``sharp`` makes the peak beat its neighbours (cos θ ≈ 0.92): (8 · 4)² / √8 · (1 − cos θ) ≈ 29 logits."""
+    factor ``sharp`` makes the peak beat its neighbours (cos θ ≈ 0.92) by (8 · 4)² / √8 · (1 − cos θ) ≈ 29
+    logits."""
     torch.manual_seed(0)
     config = tiny_config("bert")
     model = AutoModel.from_config(config, attn_implementation="eager").eval()

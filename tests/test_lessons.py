@@ -12,10 +12,10 @@ import torch
 
 from inspector.errors import InvalidRequestError
 from inspector.i18n import LANGUAGES
-from inspector.lessons import (COLLAPSED_BELOW, DIFFUSE_ABOVE, POSITIONAL_HEAD_MIN_WEIGHT, Answer, all_lessons, asymmetry_index, attention_target,
-                               complexity_lesson, diagonal_share, effective_rank, leave_one_out, lessons_json,
-                               mean_weight_by_offset, position_kind, scaling_sweep, softmax_jacobian,
-                               softmax_jacobian_norm)
+from inspector.lessons import (COLLAPSED_BELOW, DIFFUSE_ABOVE, POSITIONAL_HEAD_MIN_WEIGHT, Answer, all_lessons,
+                               asymmetry_index, attention_target, complexity_lesson, diagonal_share, effective_rank,
+                               leave_one_out, lessons_json, mean_weight_by_offset, position_kind, scaling_sweep,
+                               softmax_jacobian, softmax_jacobian_norm)
 from inspector.loading import load_model
 from kernels.reference import visible_keys_mask
 from tests.tolerances import close
@@ -183,7 +183,8 @@ def test_a_collapsed_head_raises_the_alarm(previous_token_lessons, lang):
     assert lesson.collapsed == ((0, 0),)  # the constructed head, and no random one
     assert lesson.answer.values["collapsed"] == "1" and lesson.answer.values["collapsed_list"] == "L0H0"
     assert "L0H0" in lesson.answer.text(lang)
-    assert {(l, h) for l, h in zip(*np.nonzero(lesson.entropy.normalized > DIFFUSE_ABOVE))} == set(lesson.diffuse)
+    diffuse = zip(*np.nonzero(lesson.entropy.normalized > DIFFUSE_ABOVE))
+    assert {(int(layer), int(head)) for layer, head in diffuse} == set(lesson.diffuse)
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
