@@ -16,9 +16,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# The analyses (DESIGN.md): pure computations over captures and models — they never render. ``None`` after a name
-# means the module is optional (an open issue adds it); the others must exist, so a rename cannot silently
-# empty the rule.
+# The analyses (DESIGN.md): pure computations over captures and models — they never render. Each name maps to
+# whether it must exist: False for a module an open issue adds; the others must, so a rename cannot silently
+# empty the rule. inspector/attribution is a module today and a package once issue 15's split lands.
 ANALYSES = {"inspector/metrics.py": True, "inspector/redundancy.py": True, "inspector/heads.py": True,
             "inspector/attribution": True, "inspector/experiments.py": True, "inspector/lessons.py": True,
             "inspector/tasks.py": True, "inspector/groundtruth.py": True, "inspector/census.py": False,
@@ -103,7 +103,10 @@ def reaches(path: Path, packages: tuple[str, ...]) -> list[str]:
         for package in packages:
             if imports_package(current, package):
                 return [*chain, package]
-        for module in sorted(imported_modules(current)):
+        # Importing a.b.c runs a/__init__.py and a/b/__init__.py first: follow those too.
+        names = {".".join(module.split(".")[:end]) for module in imported_modules(current)
+                 for end in range(1, module.count(".") + 2)}
+        for module in sorted(names):
             target = _repo_file(module)
             if target is not None and target not in seen:
                 found = walk(target, [*chain, relative(target)])
@@ -118,8 +121,9 @@ def analysis_files() -> list[Path]:
     files = []
     for name, required in ANALYSES.items():
         path = ROOT / name
-        if name == "inspector/attribution":  # a module today, a package once issue 15's split lands
-            files += [path.with_suffix(".py")] if path.with_suffix(".py").is_file() else python_files(name)
+        if name == "inspector/attribution":
+            module = path.with_suffix(".py")
+            files += [module] if module.is_file() else python_files(name)
             continue
         if path.is_file():
             files.append(path)
