@@ -44,6 +44,7 @@ from scipy import stats
 from inspector.attribution import METHODS, AttributionSettings, TargetSpec, attribute, bootstrap_mean_interval
 from inspector.errors import InvalidRequestError
 from inspector.experiments import encode, forward
+from inspector.jsonable import to_jsonable
 from inspector.loading import CARD_NAME, DEFAULT_MODEL, LoadedModel, shipped_choices
 from inspector.tasks import FRESH_SEED, Example, Task, generate, task
 
@@ -433,8 +434,6 @@ def scoreboard(loaded: LoadedModel, examples: int = DEFAULT_EXAMPLES, *, seed: i
 
 def scoreboard_json(board: Scoreboard) -> dict:
     """The scoreboard as plain JSON-ready values (the CLI's output)."""
-    from inspector.export import to_jsonable
-
     mass, mass_low, mass_high = board.mass_interval()
     card = board.card
     return to_jsonable({
@@ -461,8 +460,6 @@ def scoreboard_json(board: Scoreboard) -> dict:
 
 def example_json(scored: ExampleScores) -> dict:
     """One scored example as plain JSON-ready values."""
-    from inspector.export import to_jsonable
-
     return to_jsonable({"text": scored.example.text, "tokens": list(scored.tokens), "causal_position": scored.position,
                         "supporting_positions": list(scored.supporting), "answer": scored.answer,
                         "predicted": scored.predicted, "probability": scored.model.probability[0],

@@ -42,6 +42,7 @@ from inspector.errors import InvalidRequestError, InvalidTextError
 from inspector.experiments import (ModelOutput, OutputKind, encode, forward, model_output, output_change,
                                    head_writes, output_change_name)
 from inspector.forward import backend_for
+from inspector.jsonable import to_jsonable
 from inspector.loading import LoadedModel, ModelInfo
 from inspector.metrics import (TOKEN_CATEGORIES, HealthFlags, HealthThresholds, head_entropy_from_rows,
                                health_flags, induction_score, mean_attention_distance, norm_weighted_attention,
@@ -606,20 +607,13 @@ def health_report(report: HeadReport) -> list[str]:
     return lines
 
 
-def _json_array(array: np.ndarray) -> list | float | None:
-    """Nested lists of floats with NaN as None (JSON has no NaN)."""
-    values = np.asarray(array, dtype=np.float64)
-    if values.ndim:
-        return [_json_array(row) for row in values]
-    return float(round(float(values), 7)) if np.isfinite(values) else None
-
-
 def report_json(report: HeadReport) -> dict:
     """The numbers of ``report`` as JSON-ready data (the CLI's ``--json`` and the page's download)."""
     stats = report.statistics
-    by_category = lambda mass: {c: _json_array(mass[..., i]) for i, c in enumerate(TOKEN_CATEGORIES)}  # noqa: E731
+    by_category = lambda mass: {c: mass[..., i] for i, c in enumerate(TOKEN_CATEGORIES)}  # noqa: E731
     heads = [report.head_name(i) for i in range(report.order.size)]
-    return {
+    # Every float to 7 significant digits: a float32 carries no more, and the file stays small.
+    return to_jsonable({
         "model": report.info.as_json(),
         "texts": list(report.texts),
         "tokens": [list(t) for t in report.tokens],
@@ -628,35 +622,35 @@ def report_json(report: HeadReport) -> dict:
                        "sink": report.thresholds.sink},
         "ablation_mode": report.ablation_mode,
         "output_measure": {"kind": report.output_kind, "change": report.change_name},
-        "entropy": _json_array(stats.entropy),
-        "entropy_normalized": _json_array(stats.entropy_normalized),
-        "layer_entropy": _json_array(stats.layer_entropy),
+        "entropy": stats.entropy,
+        "entropy_normalized": stats.entropy_normalized,
+        "layer_entropy": stats.layer_entropy,
         "special_token_mass": by_category(stats.token_mass),
         "norm_weighted_special_token_mass": by_category(stats.norm_token_mass),
-        "sink_scores": {"first_token": _json_array(stats.first_token_sink), "max": _json_array(stats.max_sink_score),
-                        "per_text": [_json_array(s) for s in report.key_sink_scores]},
-        "mean_attention_distance": _json_array(stats.mean_distance),
-        "induction": {"score": _json_array(stats.induction), "threshold": INDUCTION_HEAD_SCORE},
+        "sink_scores": {"first_token": stats.first_token_sink, "max": stats.max_sink_score,
+                        "per_text": list(report.key_sink_scores)},
+        "mean_attention_distance": stats.mean_distance,
+        "induction": {"score": stats.induction, "threshold": INDUCTION_HEAD_SCORE},
         "flags": {"collapsed": report.flags.collapsed.tolist(), "diffuse": report.flags.diffuse.tolist(),
                   "sink": report.flags.sink.tolist()},
         "heads": heads,
-        "js_distance": _json_array(stats.js_divergence),
+        "js_distance": stats.js_divergence,
         "cluster_order": report.order.tolist(),
-        "mds": _json_array(report.mds),
-        "contribution_similarity": {"cosine": _json_array(stats.contribution_cosine),
-                                    "cka": _json_array(stats.contribution_cka)},
-        "importance": {"ablation": _json_array(stats.importance_ablation),
-                       "gradient": _json_array(report.importance_gradient),
-                       "gradient_raw": _json_array(stats.gradient_raw)},
+        "mds": report.mds,
+        "contribution_similarity": {"cosine": stats.contribution_cosine,
+                                    "cka": stats.contribution_cka},
+        "importance": {"ablation": stats.importance_ablation,
+                       "gradient": report.importance_gradient,
+                       "gradient_raw": stats.gradient_raw},
         "redundant_pairs": [{"heads": [heads[a], heads[b]], "js_divergence": float(report.pairs.js_divergence[p]),
                              "change_first": float(report.pairs.change_first[p]),
                              "change_second": float(report.pairs.change_second[p]),
                              "change_both": float(report.pairs.change_both[p])}
                             for p, (a, b) in enumerate(report.pairs.heads)],
-        "pruning_curve": {"fraction": _json_array(report.pruning.fraction),
+        "pruning_curve": {"fraction": report.pruning.fraction,
                           "heads_removed": report.pruning.heads_removed.tolist(),
-                          "change": _json_array(report.pruning.change),
+                          "change": report.pruning.change,
                           "order": [heads[i] for i in report.pruning.order]},
         "health_report": health_report(report),
         "timings": {k: round(v, 3) for k, v in report.timings.items()},
-    }
+    }, significant_digits=7)
