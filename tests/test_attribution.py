@@ -1,4 +1,4 @@
-"""The attribution lab (inspector/attribution.py): each method checked against what it must satisfy —
+"""The attribution lab (inspector/attribution/): each method checked against what it must satisfy —
 IG completeness, occlusion on linear toys, rank-correlation limits, uniform weights through the attention
 function equal to uniform weights by hand, the adversarial search's constraint, ERASER on a known ranking —
 and the report on every kind of target, on tiny random models."""
@@ -271,7 +271,8 @@ def test_occlusion_by_mask_equals_the_masked_text_through_input_ids(headed_model
     inputs = encode(loaded, TEXT)
     masked = copy.deepcopy(inputs)
     masked["input_ids"][0, 2] = loaded.tokenizer.mask_token_id
-    from inspector.attribution import _setup, _evaluate_rows  # the ids route, independent of Captum's embeddings
+    # the ids route, independent of Captum's embeddings
+    from inspector.attribution.targets import evaluate_rows as _evaluate_rows, setup_problem as _setup
 
     problem, _, _ = _setup(loaded, TEXT, TargetSpec(reference=REFERENCE), "torch", 2**26)
     value = _evaluate_rows(problem, [masked["input_ids"][0].tolist()])[0][0]
@@ -334,7 +335,7 @@ def test_cli_attribute_bad_input_exits_2(capsys, headed_models):
 
 
 def test_masked_lm_rows_are_read_at_the_targets_mask_even_with_other_masks(headed_models):
-    from inspector.attribution import _evaluate_rows, _setup
+    from inspector.attribution.targets import evaluate_rows as _evaluate_rows, setup_problem as _setup
 
     loaded = headed_models["masked-lm"]
     text = TEXT.replace("street", "[MASK]")
