@@ -247,8 +247,9 @@ def counterfactual_rows(problem: Problem, base: ForwardResult, *, layer: int | N
 
 def counterfactual_attention(loaded: LoadedModel, text: str, *, spec: TargetSpec = TargetSpec(),
                              layer: int | None = None, head: int | None = None, query: QueryChoice = None,
-                             permutations: int = 100, adversarial: bool = True, candidates: int = 5, steps: int = 500, lr: float = 0.01,
-                             epsilon: float = 0.01, penalty: float = 500.0, seed: int = 0, backend: str = "torch",
+                             permutations: int = 100, adversarial: bool = True, candidates: int = 5,
+                             steps: int = 500, lr: float = 0.01, epsilon: float = 0.01, penalty: float = 500.0,
+                             seed: int = 0, backend: str = "torch",
                              progress: Progress | None = None) -> CounterfactualAttention:
     """Replace one attention row at (``layer``, ``head``, ``query``) through the attention function and
     measure f (see the module docstring). ``layer`` None = the last layer; ``head`` None = every head.
