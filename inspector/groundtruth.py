@@ -41,7 +41,8 @@ import numpy as np
 import torch
 from scipy import stats
 
-from inspector.attribution import METHODS, AttributionSettings, TargetSpec, attribute, bootstrap_mean_interval
+from inspector.attribution import (METHODS, REGISTRY, AttributionSettings, TargetSpec, attribute,
+                                   bootstrap_mean_interval)
 from inspector.errors import InvalidRequestError
 from inspector.experiments import encode, forward
 from inspector.jsonable import to_jsonable
@@ -496,9 +497,9 @@ def top_ranked_tokens(scored: ExampleScores) -> dict[str, int]:
     return top
 
 
-# Methods that read the attention weights, and methods that test what the output needs: the contrast the
-# deceptive model (Pruthi et al. 2020) is built to expose.
-ATTENTION_METHODS = ("attention", "rollout", "norm")
+# Methods that read the attention weights (the registry says which), and methods that test what the output needs:
+# the contrast the deceptive model (Pruthi et al. 2020) is built to expose.
+ATTENTION_METHODS = tuple(name for name in METHODS if REGISTRY[name].reads_attention)
 OUTPUT_METHODS = ("occlusion", "integrated_gradients")
 # A head whose row peaks on the causal token with less mean weight than this is reported as a peak among
 # near-zero weights, invisible on a heatmap.

@@ -409,6 +409,45 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "lesson8.computing": {"en": "Deleting each token in turn…", "zh": "正在依次删除每个词元…"},
     # ---------------------------------------------------------------- heads report and notices (issue 15)
     # ---------------------------------------------------------------- attribution verdicts (issue 15)
+    "attribution.where_every_head": {"en": "layer {layer}, every head, query {query} (“{token}”)",
+                                     "zh": "第 {layer} 层、所有头、查询 {query}（“{token}”）"},
+    "attribution.where_head": {"en": "layer {layer}, head {head}, query {query} (“{token}”)",
+                               "zh": "第 {layer} 层第 {head} 个头、查询 {query}（“{token}”）"},
+    "attribution.uniform": {
+        "en": "uniform weights changed f by {change:.3g} (JSD {jsd:.2f} nats), and {permutations} random permutations "
+              "by a median of {median:.3g} (largest weight {max_weight:.2f})",
+        "zh": "均匀权重使 f 改变了 {change:.3g}（JSD {jsd:.2f} 奈特），{permutations} 次随机置换使其改变的中位数为 "
+              "{median:.3g}（最大权重 {max_weight:.2f}）"},
+    "attribution.verdict_not_run": {
+        "en": "At {where}, {uniform}. Run the adversarial search to see how different a row can be for the same "
+              "output.",
+        "zh": "在{where}处，{uniform}。运行对抗搜索，看看在输出相同的情况下一行注意力能有多不同。"},
+    "attribution.verdict_none_found": {
+        "en": "At {where}, {uniform}; the adversarial search found no row within |Δf| ≤ {epsilon:g}, so this attention "
+              "is constrained by the output here.",
+        "zh": "在{where}处，{uniform}；对抗搜索没有找到满足 |Δf| ≤ {epsilon:g} 的行，因此这里的注意力受到输出的约束。"},
+    "attribution.verdict_found": {
+        "en": "At {where}, an attention row {strength} from the model's own (JSD {jsd:.2f} of at most {jsd_max:.2f} "
+              "nats) changes f by only {change:.3g} (≤ ε = {epsilon:g}); {uniform}. {conclusion}",
+        "zh": "在{where}处，一行与模型自身注意力{strength}的注意力（JSD {jsd:.2f}，最大为 {jsd_max:.2f} 奈特）只使 f "
+              "改变了 {change:.3g}（≤ ε = {epsilon:g}）；{uniform}。{conclusion}"},
+    "attribution.strength_entirely": {"en": "almost entirely different", "zh": "几乎完全不同"},
+    "attribution.strength_substantially": {"en": "substantially different", "zh": "明显不同"},
+    "attribution.strength_mildly": {"en": "only mildly different", "zh": "仅略有不同"},
+    "attribution.conclusion_not_unique": {"en": "So this attention map is not a unique explanation of the output.",
+                                          "zh": "所以这张注意力图并不是输出的唯一解释。"},
+    "attribution.conclusion_constrained": {"en": "Here the output does constrain the attention.",
+                                           "zh": "在这里，输出确实约束了注意力。"},
+    "attribution.conclusion_still_improving": {
+        "en": "The search was still improving when it stopped after {steps} steps; allow more steps before concluding "
+              "that the output constrains this attention.",
+        "zh": "搜索在 {steps} 步后停止时仍在改进；在断定输出约束了这里的注意力之前，请允许更多步数。"},
+    "attribution.flip_class": {"en": "the predicted class changes", "zh": "预测的类别发生变化"},
+    "attribution.flip_halfway": {
+        "en": "f falls below {threshold:.4g}, halfway from f(x) = {start:.4g} to f with every content token removed "
+              "({floor:.4g}) — this target has no decision to flip",
+        "zh": "f 降到 {threshold:.4g} 以下，即从 f(x) = {start:.4g} 到移除所有内容词元后的 f（{floor:.4g}）的中点——"
+              "这个目标没有可翻转的决策"},
     # ---------------------------------------------------------------- ground-truth reading (issue 15)
     # ---------------------------------------------------------------- hardening (issue 18)
     # ---------------------------------------------------------------- compare page (issue 20)
