@@ -22,8 +22,6 @@ from inspector.errors import DeviceOutOfMemoryError, InspectorError, InvalidRequ
 from inspector.forward import encode_text, run, token_word_ids, tokenize, validated_encoding  # noqa: F401
 from inspector.loading import LoadedModel, ModelInfo
 
-# The old private name of validated_encoding, still imported by inspector.attribution.
-_encode = validated_encoding
 
 WeightsChoice = Literal["all"] | Iterable[int] | None
 

@@ -21,6 +21,7 @@ from inspector.attribution.targets import (MEMORY_BUDGET_BYTES, Progress, QueryC
                                            TargetSpec, query_index, setup_problem)
 from inspector.errors import InvalidRequestError, UnsupportedModelError
 from inspector.loading import LoadedModel
+from inspector.jsonable import to_jsonable
 
 # Every removal-based method costs about one forward per content token (occlusion, value zeroing) or per curve
 # point and method (ERASER): past this length the page asks before running them (benchmarks.attribution_methods
@@ -231,7 +232,6 @@ def corpus_agreement(loaded: LoadedModel, texts: Sequence[str], *, spec: TargetS
 
 def report_json(report: AttributionReport) -> dict:
     """The numbers of a report as plain JSON-ready values (the CLI's output)."""
-    from inspector.export import to_jsonable
 
     cf = report.counterfactual
     faithful = report.faithfulness
@@ -267,6 +267,5 @@ _COUNTERFACTUAL_FIELDS = ("layer", "head", "query", "original", "uniform", "unif
 
 def counterfactual_json(cf: CounterfactualAttention) -> dict:
     """A counterfactual's numbers and its English verdict as JSON-ready values."""
-    from inspector.export import to_jsonable
 
     return to_jsonable({name: getattr(cf, name) for name in _COUNTERFACTUAL_FIELDS})

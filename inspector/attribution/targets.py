@@ -22,7 +22,7 @@ from typing import Callable, Literal, Sequence
 import numpy as np
 import torch
 
-from inspector.capture import _encode, token_word_ids
+from inspector.forward import token_word_ids, validated_encoding
 from inspector.errors import InvalidRequestError, InvalidTextError, UnsupportedModelError
 from inspector.experiments import ForwardResult, encode, forward, output_position, pooled_embedding
 from inspector.loading import LoadedModel
@@ -174,7 +174,7 @@ def setup_problem(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str
     """Tokenise, run the baseline forward (every layer's weights and values kept) and resolve the target.
 
     Returns the problem, the baseline forward and the tokenizer's facts about the text."""
-    encoding, _ = _encode(loaded, text, truncate=False)
+    encoding, _ = validated_encoding(loaded, text, truncate=False)
     inputs = encode(loaded, text)
     special = encoding["special_tokens_mask"][0].numpy().astype(bool)
     head = loaded.info.head
