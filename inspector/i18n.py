@@ -408,6 +408,179 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "backend.triton": {"en": "Triton FlashAttention", "zh": "Triton FlashAttention"},
     "lesson8.computing": {"en": "Deleting each token in turn…", "zh": "正在依次删除每个词元…"},
     # ---------------------------------------------------------------- heads report and notices (issue 15)
+    "heads.report.texts_one": {"en": "{n} text", "zh": "{n} 段文本"},
+    "heads.report.texts_many": {"en": "{n} texts", "zh": "{n} 段文本"},
+    "heads.report.measured": {
+        "en": "Measured on {texts} ({tokens} tokens) of {model}; numbers are means over the texts. Thresholds: "
+              "collapsed = normalised entropy < {collapsed}, diffuse = normalised entropy > {diffuse}, sink = a "
+              "key's sink score > {sink} (Gu et al. 2024).",
+        "zh": "在 {model} 的 {texts}（共 {tokens} 个词元）上测量；数字是各文本的平均值。阈值：坍缩 = 归一化熵 < "
+              "{collapsed}，弥散 = 归一化熵 > {diffuse}，汇点 = 某个键的汇点得分 > {sink}（Gu 等，2024）。"},
+    "heads.report.head": {"en": "Layer {layer} head {head}", "zh": "第 {layer} 层第 {head} 个头"},
+    "heads.category.self": {"en": "the token itself", "zh": "词元自身"},
+    "heads.category.previous": {"en": "the previous token", "zh": "前一个词元"},
+    "heads.category.next": {"en": "the next token", "zh": "后一个词元"},
+    "heads.category.punctuation": {"en": "punctuation", "zh": "标点"},
+    "heads.category.token": {"en": "{token}", "zh": "词元 {token}"},
+    "heads.report.looks": {"en": "{share} of its attention goes to {target}", "zh": "它 {share} 的注意力流向{target}"},
+    "heads.mode.zero": {"en": "zero", "zh": "置零"},
+    "heads.mode.mean": {"en": "mean", "zh": "换成均值"},
+    "heads.report.ablation": {
+        "en": "ablating it ({mode}) changes the output by {change} ({measure}; rank {rank} of {total})",
+        "zh": "消融它（{mode}）使输出变化 {change}（{measure}；在 {total} 个头中排第 {rank}）"},
+    "heads.report.no_repeats": {
+        "en": "No token repeats in the text(s), so induction heads cannot show here: give a text that repeats a "
+              "phrase (… A B … A) to find them.",
+        "zh": "文本中没有重复出现的词元，所以这里看不出归纳头：给一段重复某个短语（… A B … A）的文本才能找到它们。"},
+    "heads.report.no_induction": {
+        "en": "No induction head: no head puts more than {threshold} of a repeated token's attention on the token "
+              "after its earlier occurrence (highest {highest}, {head}).",
+        "zh": "没有归纳头：没有哪个头把重复词元超过 {threshold} 的注意力放在它上次出现之后的那个词元上"
+              "（最高 {highest}，{head}）。"},
+    "heads.report.scored_head": {"en": "{head} ({score})", "zh": "{head}（{score}）"},
+    "heads.report.list_separator": {"en": ", ", "zh": "、"},
+    "heads.report.and_more_inline": {"en": ", and {n} more", "zh": "，另有 {n} 个"},
+    "heads.report.induction": {
+        "en": "Induction heads (a repeated token attends to the token that followed its earlier occurrence — Olsson "
+              "et al. 2022; score > {threshold}): {named}{more}.",
+        "zh": "归纳头（重复出现的词元关注它上次出现时紧随其后的词元——Olsson 等，2022；得分 > {threshold}）："
+              "{named}{more}。"},
+    "heads.report.and_more": {"en": "… and {n} more.", "zh": "……另有 {n} 个。"},
+    "heads.report.collapsed": {
+        "en": "{head}: normalised entropy {entropy} < {threshold} (collapsed) — {looks}; {ablation}.",
+        "zh": "{head}：归一化熵 {entropy} < {threshold}（坍缩）——{looks}；{ablation}。"},
+    "heads.report.no_collapsed": {
+        "en": "No collapsed head: every normalised entropy is ≥ {threshold} (lowest {lowest}).",
+        "zh": "没有坍缩的头：所有归一化熵都 ≥ {threshold}（最低 {lowest}）。"},
+    "heads.report.diffuse": {
+        "en": "{head}: normalised entropy {entropy} > {threshold} (diffuse) — its attention is spread nearly evenly; "
+              "{ablation}.",
+        "zh": "{head}：归一化熵 {entropy} > {threshold}（弥散）——它的注意力几乎均匀分布；{ablation}。"},
+    "heads.report.no_diffuse": {"en": "No diffuse head: every normalised entropy is ≤ {threshold} (highest {highest}).",
+                                "zh": "没有弥散的头：所有归一化熵都 ≤ {threshold}（最高 {highest}）。"},
+    "heads.report.sinks": {
+        "en": "{sinks} of {heads} heads have a sink key (largest sink score > {threshold}); {first} of them on the "
+              "first token (highest first-token score {highest}, {head}).",
+        "zh": "{heads} 个头中有 {sinks} 个有汇点键（最大汇点得分 > {threshold}）；其中 {first} 个落在第一个词元上"
+              "（第一个词元的最高得分 {highest}，{head}）。"},
+    "heads.report.idle_sink": {
+        "en": "{head}: {attention} of its attention goes to [CLS]/[SEP] but only {value} of its norm-weighted "
+              "attention ‖α f(x)‖ (Kobayashi et al. 2020) — heavy sink attention that moves little value; {ablation}.",
+        "zh": "{head}：它 {attention} 的注意力流向 [CLS]/[SEP]，但按范数加权的注意力 ‖α f(x)‖ 只有 {value} 流向那里"
+              "（Kobayashi 等，2020）——大量汇点注意力却几乎不搬运值；{ablation}。"},
+    "heads.report.no_idle_sink": {
+        "en": "No head sends more than {share} of its attention to [CLS]/[SEP] while moving less than half as much "
+              "of its value there.",
+        "zh": "没有哪个头在把超过 {share} 的注意力送往 [CLS]/[SEP] 的同时，搬运到那里的值还不到注意力的一半。"},
+    "heads.report.rankings_agree": {"en": "Spearman correlation of the two rankings over all heads: {rho}.",
+                                    "zh": "两种排名在所有头上的 Spearman 相关系数：{rho}。"},
+    "heads.report.rankings_incomparable": {
+        "en": "One of the two scores is the same for every head, so the rankings cannot be compared.",
+        "zh": "两个得分之一在每个头上都相同，所以无法比较两种排名。"},
+    "heads.report.most_important": {
+        "en": "Most important head by ablation: {ablation_head} ({measure} {ablation}); by Michel et al.'s gradient "
+              "score: {gradient_head} (score {gradient}, layer-normalised). {agreement}",
+        "zh": "按消融最重要的头：{ablation_head}（{measure} {ablation}）；按 Michel 等人的梯度得分：{gradient_head}"
+              "（得分 {gradient}，按层归一化）。{agreement}"},
+    "heads.report.pair_redundant": {"en": "redundant: removing both costs little more than the larger of the two",
+                                    "zh": "冗余：同时移除两者的代价只比两者中较大的那个多一点"},
+    "heads.report.pair_partly_redundant": {
+        "en": "partly redundant: removing both costs more than either alone but less than the two added",
+        "zh": "部分冗余：同时移除两者的代价大于单独移除任何一个，但小于两者之和"},
+    "heads.report.pair_not_redundant": {
+        "en": "not redundant in effect: removing both costs as much as the two added, or more",
+        "zh": "实际效果上不冗余：同时移除两者的代价等于或超过两者之和"},
+    "heads.report.pair": {
+        "en": "Attention-alike pair {a} & {b} (JS divergence {js} nats, of at most ln 2 = 0.693): ablating {a} "
+              "changes the output by {first}, {b} by {second}, both by {both} — {verdict}.",
+        "zh": "注意力相似的一对 {a} 和 {b}（JS 散度 {js} 奈特，最大为 ln 2 = 0.693）：消融 {a} 使输出变化 {first}，"
+              "消融 {b} 变化 {second}，两者都消融变化 {both}——{verdict}。"},
+    "heads.report.pruning": {
+        "en": "Pruning by gradient importance: removing {removed} of {heads} heads ({share}) changes the output by "
+              "{half}; removing all of them by {everything} ({measure}).",
+        "zh": "按梯度重要性剪枝：移除 {heads} 个头中的 {removed} 个（{share}）使输出变化 {half}；全部移除时变化 "
+              "{everything}（{measure}）。"},
+    "heads.title": {"en": "Heads", "zh": "注意力头"},
+    "heads.caption": {
+        "en": "Which heads are healthy, which attend to sinks, which are redundant, and which matter — every "
+              "statistic is paired with what happens to the model's output when the head is removed.",
+        "zh": "哪些头健康、哪些关注汇点、哪些冗余、哪些重要——每个统计量都配上移除该头时模型输出的变化。"},
+    "heads.progress_start": {"en": "Measuring {n} text(s)…", "zh": "正在测量 {n} 段文本…"},
+    "heads.progress": {"en": "Measuring {n} text(s): step {done} of {total}…",
+                       "zh": "正在测量 {n} 段文本：第 {done} 步，共 {total} 步…"},
+    "heads.texts": {"en": "Texts", "zh": "文本"},
+    "heads.mode_text": {"en": "This text", "zh": "当前文本"},
+    "heads.mode_corpus": {"en": "Corpus ({n} sentences)", "zh": "语料库（{n} 个句子）"},
+    "heads.texts_help": {
+        "en": "The sidebar's text, or the bundled corpus (assets/corpus) so a verdict is not drawn from one "
+              "sentence. Corpus numbers are means over its texts.",
+        "zh": "侧边栏中的文本，或自带的语料库（assets/corpus），这样结论不会只来自一个句子。语料库的数字是其中各文本的平均值。"},
+    "heads.ablation": {"en": "Remove a head by", "zh": "移除一个头的方式"},
+    "heads.ablation_help": {
+        "en": "zero: its output is set to 0. mean: replaced by its mean over the text, keeping its constant offset "
+              "and removing only what depends on the token.",
+        "zh": "置零：把它的输出设为 0。换成均值：用它在整段文本上的均值代替，保留恒定偏移，只去掉随词元变化的部分。"},
+    "heads.thresholds": {"en": "Health thresholds", "zh": "健康阈值"},
+    "heads.collapsed_below": {"en": "Collapsed below", "zh": "低于此值为坍缩"},
+    "heads.collapsed_help": {"en": "Normalised entropy under this: nearly one-hot rows.",
+                             "zh": "归一化熵低于此值：各行几乎是独热的。"},
+    "heads.diffuse_above": {"en": "Diffuse above", "zh": "高于此值为弥散"},
+    "heads.diffuse_help": {"en": "Normalised entropy over this: nearly uniform rows.",
+                           "zh": "归一化熵高于此值：各行几乎是均匀的。"},
+    "heads.sink_above": {"en": "Sink above", "zh": "高于此值为汇点"},
+    "heads.sink_help": {"en": "Gu et al. 2024: a key whose mean received weight exceeds this is a sink.",
+                        "zh": "Gu 等（2024）：平均收到的权重超过此值的键就是汇点。"},
+    "heads.corpus_size": {"en": "Sentences from the corpus", "zh": "取自语料库的句子数"},
+    "heads.corpus_size_help": {"en": "Fewer sentences run faster; the verdict rests on fewer examples.",
+                               "zh": "句子越少运行越快；但结论依据的例子也越少。"},
+    "heads.measuring": {"en": "Measuring {heads} heads on {n} text(s)…", "zh": "正在 {n} 段文本上测量 {heads} 个头…"},
+    "heads.failed": {"en": "The head report could not be computed", "zh": "无法计算注意力头报告"},
+    "heads.done": {"en": "{model}: {n} text(s), {backend} backend, {seconds} s of measurement",
+                   "zh": "{model}：{n} 段文本，{backend} 后端，测量耗时 {seconds} 秒"},
+    "heads.glance": {"en": "Every head at a glance", "zh": "所有头一览"},
+    "heads.colour_by": {"en": "Colour by", "zh": "着色依据"},
+    "heads.grid.entropy": {"en": "Entropy", "zh": "熵"},
+    "heads.grid.sink": {"en": "Sink score", "zh": "汇点得分"},
+    "heads.grid.induction": {"en": "Induction", "zh": "归纳"},
+    "heads.grid.ablation": {"en": "Importance (ablation)", "zh": "重要性（消融）"},
+    "heads.grid.gradient": {"en": "Importance (gradient)", "zh": "重要性（梯度）"},
+    "heads.grid_caption": {
+        "en": "Importance by ablation = {measure} when the head alone is removed ({mode}); by gradient = Michel et "
+              "al.'s |∂L/∂gate| at gate 1, divided by its layer's ℓ2 norm. Induction = Olsson et al.'s score: a "
+              "repeated token's attention on the token that followed its earlier occurrence (grey when the text "
+              "repeats no token).",
+        "zh": "按消融的重要性 = 只移除该头时的{measure}（{mode}）；按梯度的重要性 = Michel 等人的 |∂L/∂gate|"
+              "（gate = 1 处），再除以所在层的 ℓ2 范数。归纳 = Olsson 等人的得分：重复出现的词元对它上次出现时"
+              "紧随其后的词元的注意力（文本中没有重复词元时为灰色）。"},
+    "heads.health": {"en": "Health report", "zh": "健康报告"},
+    "heads.where": {"en": "Where the attention goes (Clark et al. 2019) and what it moves (Kobayashi et al. 2020)",
+                    "zh": "注意力流向哪里（Clark 等，2019）以及它搬运了什么（Kobayashi 等，2020）"},
+    "heads.column.head": {"en": "head", "zh": "头"},
+    "heads.column.punctuation": {"en": "punctuation", "zh": "标点"},
+    "heads.column.self": {"en": "self", "zh": "自身"},
+    "heads.column.previous": {"en": "previous", "zh": "前一个"},
+    "heads.column.next": {"en": "next", "zh": "后一个"},
+    "heads.column.first_sink": {"en": "first-token sink score", "zh": "第一个词元的汇点得分"},
+    "heads.column.distance": {"en": "mean distance (tokens)", "zh": "平均距离（词元）"},
+    "heads.where_caption": {
+        "en": "Shares of each head's attention budget, mean over queries; ‖αf(x)‖ columns: the same share of the "
+              "norm-weighted attention, which is small when a sink receives weight but sends little value.",
+        "zh": "每个头的注意力预算分配到各处的比例，对所有查询取平均；‖αf(x)‖ 列：按范数加权的注意力的同一比例——"
+              "汇点收到权重却几乎不送出值时，这一比例很小。"},
+    "heads.redundancy": {"en": "Redundancy", "zh": "冗余"},
+    "heads.tab_js": {"en": "Attend alike (JS divergence)", "zh": "关注相似（JS 散度）"},
+    "heads.tab_cka": {"en": "Write alike (CKA)", "zh": "写入相似（CKA）"},
+    "heads.tab_mds": {"en": "Map (MDS)", "zh": "分布图（MDS）"},
+    "heads.pairs.pair": {"en": "pair", "zh": "头对"},
+    "heads.pairs.js": {"en": "JS divergence", "zh": "JS 散度"},
+    "heads.pairs.first": {"en": "ablate first", "zh": "消融第一个"},
+    "heads.pairs.second": {"en": "ablate second", "zh": "消融第二个"},
+    "heads.pairs.both": {"en": "ablate both", "zh": "两个都消融"},
+    "heads.pairs_caption": {"en": "The most attention-alike pairs, each ablated alone and together ({measure}).",
+                            "zh": "注意力最相似的几对头，分别单独消融和一起消融（{measure}）。"},
+    "heads.pruning": {"en": "Pruning", "zh": "剪枝"},
+    "heads.download_json": {"en": "Numbers (JSON)", "zh": "数值（JSON）"},
+    "heads.download_png": {"en": "Pruning curve (PNG)", "zh": "剪枝曲线（PNG）"},
     # ---------------------------------------------------------------- attribution verdicts (issue 15)
     # ---------------------------------------------------------------- ground-truth reading (issue 15)
     # ---------------------------------------------------------------- hardening (issue 18)
