@@ -583,6 +583,176 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "heads.download_png": {"en": "Pruning curve (PNG)", "zh": "剪枝曲线（PNG）"},
     # ---------------------------------------------------------------- attribution verdicts (issue 15)
     # ---------------------------------------------------------------- ground-truth reading (issue 15)
+    "gt.task.planted-token.description": {
+        "en": "A row of neutral words with one sentiment word (excellent, wonderful, delightful; terrible, awful, "
+              "dreadful) planted at a random position; the label is that word's sentiment.",
+        "zh": "一串中性词中在随机位置植入一个情感词（excellent、wonderful、delightful；terrible、awful、dreadful）；"
+              "标签就是这个词的情感。"},
+    "gt.task.planted-token.truth": {"en": "the planted sentiment word", "zh": "植入的情感词"},
+    "gt.task.induction.description": {
+        "en": "Distinct words … A B … followed by A again; the model must predict B, the word that came after A the "
+              "first time (an induction head's job).",
+        "zh": "一串互不相同的词 … A B …，随后 A 再次出现；模型必须预测 B，即 A 第一次出现后紧跟的那个词（归纳头的工作）。"},
+    "gt.task.induction.truth": {"en": "the earlier B — the word the prediction copies", "zh": "前面的 B——预测要复制的那个词"},
+    "gt.variant.honest": {"en": "honest", "zh": "诚实"},
+    "gt.variant.deceptive": {"en": "deceptive", "zh": "欺骗性"},
+    "gt.words.summary": {
+        "en": "{model} ({task}, {variant}): accuracy {accuracy} on {examples} fresh examples; causal token = {truth}.",
+        "zh": "{model}（{task}，{variant}）：在 {examples} 个新样例上准确率 {accuracy}；因果词元 = {truth}。"},
+    "gt.words.row": {
+        "en": "  {method} top-1 {top1} [{low}–{high}]  top-{k} {topk}  mean rank {rank} [{rank_low}–{rank_high}]",
+        "zh": "  {method} top-1 {top1} [{low}–{high}]  top-{k} {topk}  平均排名 {rank} [{rank_low}–{rank_high}]"},
+    "gt.words.chance": {"en": "chance", "zh": "随机水平"},
+    "gt.words.chance_row": {"en": "  {method} top-1 {top1}            top-{k} {topk}  mean rank {rank}",
+                            "zh": "  {method} top-1 {top1}            top-{k} {topk}  平均排名 {rank}"},
+    "gt.words.bound": {"en": " (bound {bound})", "zh": "（上限 {bound}）"},
+    "gt.words.mass": {"en": "  mean attention on the causal token: {mass} [{low}–{high}]{bound}",
+                      "zh": "  因果词元上的平均注意力：{mass} [{low}–{high}]{bound}"},
+    "gt.reading.separator": {"en": ", ", "zh": "、"},
+    "gt.reading.clause_separator": {"en": ", ", "zh": "；"},
+    "gt.reading.method_rate": {"en": "{method} ({rate})", "zh": "{method}（{rate}）"},
+    "gt.reading.above": {
+        "en": "Better than chance — the 95 % interval of the top-1 hit rate lies above the {chance} a random ranking "
+              "gets: {methods}.",
+        "zh": "优于随机——top-1 命中率的 95% 区间高于随机排序得到的 {chance}：{methods}。"},
+    "gt.reading.level": {"en": "Not distinguishable from chance on {examples} examples: {methods}.",
+                         "zh": "在 {examples} 个样例上与随机水平无法区分：{methods}。"},
+    "gt.reading.below": {
+        "en": "Worse than chance — they rank the causal token lower than a random ranking would (mean rank {rank}), "
+              "so they point away from it: {methods}.",
+        "zh": "比随机还差——它们把因果词元排得比随机排序（平均排名 {rank}）还低，因此指向了别处：{methods}。"},
+    "gt.reading.below_method": {"en": "{method} (top-1 {top1}, mean rank {rank})",
+                                "zh": "{method}（top-1 {top1}，平均排名 {rank}）"},
+    "gt.reading.random": {
+        "en": "The random baseline ranks it first in {rate} [{low}–{high}], as a random ranking should (chance "
+              "{chance}).",
+        "zh": "随机基线把它排在第一位的比例为 {rate} [{low}–{high}]，与随机排序应有的一致（随机水平 {chance}）。"},
+    "gt.reading.contrast": {
+        "en": "Attention-based methods ({attention}) find the causal token in {attention_span} of examples; methods "
+              "that test what the output needs ({output}) in {output_span}.",
+        "zh": "基于注意力的方法（{attention}）在 {attention_span} 的样例中找到因果词元；检验输出真正需要什么的方法"
+              "（{output}）为 {output_span}。"},
+    "gt.reading.deceptive": {
+        "en": " This model was trained to keep its attention off the causal token (Pruthi et al. 2020): the mean "
+              "attention on it is {mass}{under}, yet it answers {accuracy} correctly — the attention weights show "
+              "where the model did not look, not what it used.",
+        "zh": "这个模型被训练成不把注意力放在因果词元上（Pruthi 等，2020）：它得到的平均注意力为 {mass}{under}，"
+              "模型却答对了 {accuracy}——注意力权重显示的是模型没看哪里，而不是它用了什么。"},
+    "gt.reading.under_bound": {"en": ", under the bound of {bound}", "zh": "，低于上限 {bound}"},
+    "gt.reading.mechanism": {
+        "en": "Found the mechanism but not the copied word: {methods} — removing an A also breaks the copy, so the "
+              "A's earn credit too.",
+        "zh": "找到了机制却没找到被复制的词：{methods}——移除一个 A 同样会破坏复制，所以 A 也应得到功劳。"},
+    "gt.reading.mechanism_method": {"en": "{method} ranks B first in {top1} but B or one of the A's in {mechanism}",
+                                    "zh": "{method} 把 B 排第一的比例为 {top1}，把 B 或某个 A 排第一的比例为 {mechanism}"},
+    "gt.reading.flipped": {
+        "en": "Right token, wrong sign: {methods} — it singles the token out while saying it works against the "
+              "answer.",
+        "zh": "词元对了，符号反了：{methods}——它把这个词元挑了出来，却说它在反对这个答案。"},
+    "gt.reading.flipped_method": {
+        "en": "{method} ranks it first in {signed} by its signed score but {magnitude} by magnitude",
+        "zh": "{method} 按带符号的得分把它排第一的比例为 {signed}，按绝对值则为 {magnitude}"},
+    "gt.reading.head_peak": {
+        "en": "Layer {layer} head {head}'s attention row peaks on the causal token in {peaks} of examples, with a "
+              "mean weight of {weight} on it{ending}",
+        "zh": "第 {layer} 层第 {head} 个头的注意力行在 {peaks} 的样例中峰值落在因果词元上，平均权重为 {weight}{ending}"},
+    "gt.reading.faint_peak": {
+        "en": " — a peak among near-zero weights that no heatmap would show: ranking first is not attending.",
+        "zh": "——这是一堆近乎为零的权重中的峰值，任何热力图都显示不出来：排第一并不等于关注。"},
+    "gt.reading.end": {"en": ".", "zh": "。"},
+    "gt.reading.no_peak": {"en": "No head's attention row peaks on the causal token in any example.",
+                           "zh": "在任何样例中，都没有哪个头的注意力行峰值落在因果词元上。"},
+    "gt.reading.caution": {
+        "en": "Caution: the model's accuracy here, {accuracy} [{low}–{high}], is below the {stated} its card states.",
+        "zh": "注意：模型在这里的准确率 {accuracy} [{low}–{high}] 低于其模型卡声明的 {stated}。"},
+    "gt.title": {"en": "Ground truth: which method finds the token that mattered?",
+                 "zh": "已知答案：哪种方法能找到真正起作用的词元？"},
+    "gt.progress_start": {"en": "Scoring {n} fresh examples…", "zh": "正在为 {n} 个新样例打分…"},
+    "gt.progress": {"en": "Scoring example {done} of {n}…", "zh": "正在为第 {done} 个样例打分（共 {n} 个）…"},
+    "gt.no_card": {"en": "{model} has no known causal token", "zh": "{model} 没有已知的因果词元"},
+    "gt.needs_card": {
+        "en": "This page scores attribution methods against the token that truly decided the answer, so it needs a "
+              "model trained on a task whose causal token is known; {model} is not one. ",
+        "zh": "本页用真正决定答案的词元来给归因方法打分，所以需要一个在因果词元已知的任务上训练的模型；{model} 不是。"},
+    "gt.pick_model": {"en": "Pick one of the models this project trained for it:", "zh": "请选择本项目为此训练的模型之一："},
+    "gt.none_offered": {"en": "This instance offers none of them.", "zh": "这个实例没有提供其中任何一个。"},
+    "gt.intro": {
+        "en": "On a real model nobody knows which token the answer truly depended on, so nobody can say which "
+              "explanation method is right. Here we built the model so that we do: each example below says which "
+              "token decides the answer, and every method is scored on whether it ranks that token first.",
+        "zh": "在真实模型上，没人知道答案真正取决于哪个词元，所以没人能说哪种解释方法是对的。这里的模型是我们"
+              "专门构造的，因此我们知道：下面每个样例都写明了哪个词元决定答案，每种方法按是否把它排在第一位来打分。"},
+    "gt.fact_task": {"en": "Task: {description}", "zh": "任务：{description}"},
+    "gt.fact_truth": {"en": "Causal token: {truth}.", "zh": "因果词元：{truth}。"},
+    "gt.fact_bound": {"en": " (mean attention on it below {bound})", "zh": "（它得到的平均注意力低于 {bound}）"},
+    "gt.fact_deceptive": {
+        "en": "Variant: deceptive — trained to keep its attention off the causal token{bound} while still using it, "
+              "as in Pruthi et al. 2020, “Learning to Deceive with Attention-Based Explanations”.",
+        "zh": "变体：欺骗性——训练时让注意力避开因果词元{bound}，同时仍然使用它，做法同 Pruthi 等（2020）"
+              "“Learning to Deceive with Attention-Based Explanations”。"},
+    "gt.fact_honest": {"en": "Variant: honest — trained on the task alone.", "zh": "变体：诚实——只在任务本身上训练。"},
+    "gt.fact_accuracy": {
+        "en": "Accuracy at training time: {accuracy} on {examples} fresh examples (stated: at least {stated}). "
+              "Trained with ",
+        "zh": "训练时的准确率：在 {examples} 个新样例上为 {accuracy}（声明：至少 {stated}）。训练命令为 "},
+    "gt.fact_seconds": {"en": " in {seconds} s.", "zh": "，耗时 {seconds} 秒。"},
+    "gt.one_example": {"en": "One example", "zh": "单个样例"},
+    "gt.seed": {"en": "Example seed", "zh": "样例种子"},
+    "gt.seed_help": {"en": "Example number (generated from seed {seed} + this, fresh data the training never saw).",
+                     "zh": "样例编号（由种子 {seed} + 该编号生成，是训练从未见过的新数据）。"},
+    "gt.new_example": {"en": "New example", "zh": "换一个样例"},
+    "gt.scoring_example": {"en": "Scoring one example with every method…", "zh": "正在用每种方法为一个样例打分…"},
+    "gt.example_failed": {"en": "The example could not be scored", "zh": "无法为该样例打分"},
+    "gt.correct": {"en": "✓ correct", "zh": "✓ 正确"},
+    "gt.wrong": {"en": "✗ wrong", "zh": "✗ 错误"},
+    "gt.answer": {
+        "en": "The model answers “{predicted}” — the correct answer is “{answer}” ({verdict}; probability of the "
+              "correct answer {probability}). The methods explain f = {target}.",
+        "zh": "模型的回答是“{predicted}”——正确答案是“{answer}”（{verdict}；正确答案的概率 {probability}）。"
+              "各方法解释的是 f = {target}。"},
+    "gt.mechanism_caption": {
+        "en": "B is the word the prediction copies; the two A's tell the induction head where to copy from, so a "
+              "method that ranks an A first has found the mechanism without finding the copied word.",
+        "zh": "B 是预测所复制的词；两个 A 告诉归纳头从哪里复制，所以把某个 A 排第一的方法找到了机制，但没找到被复制的词。"},
+    "gt.open_heads": {"en": "Find the induction head on the Heads page", "zh": "在注意力头页面上找出归纳头"},
+    "gt.scoreboard": {"en": "Scoreboard", "zh": "计分板"},
+    "gt.examples": {"en": "Fresh examples", "zh": "新样例数"},
+    "gt.examples_help": {"en": "More examples give narrower intervals and take longer.",
+                         "zh": "样例越多，区间越窄，耗时也越长。"},
+    "gt.k": {"en": "k of top-k", "zh": "top-k 中的 k"},
+    "gt.scoring_board": {"en": "Scoring every method on {n} fresh examples…", "zh": "正在 {n} 个新样例上为每种方法打分…"},
+    "gt.board_failed": {"en": "The scoreboard could not be computed", "zh": "无法计算计分板"},
+    "gt.board_done": {
+        "en": "{model}: {n} examples scored with {methods} methods ({seconds} s of compute when first run)",
+        "zh": "{model}：已用 {methods} 种方法为 {n} 个样例打分（首次运行计算耗时 {seconds} 秒）"},
+    "gt.metric_accuracy": {"en": "Model accuracy [95 %]", "zh": "模型准确率 [95%]"},
+    "gt.metric_accuracy_help": {
+        "en": "Share of these examples the model answers correctly, with a 95 % Wilson interval.",
+        "zh": "模型答对的样例比例，附 95% Wilson 区间。"},
+    "gt.metric_mass": {"en": "Mean attention on the causal token", "zh": "因果词元上的平均注意力"},
+    "gt.metric_mass_help": {
+        "en": "Every layer, head and query row that can see the token, averaged over the examples.",
+        "zh": "所有能看到该词元的层、头和查询行，对各样例取平均。"},
+    "gt.mass_interval": {"en": "95 % bootstrap interval: {low}–{high}", "zh": "95% 自助法区间：{low}–{high}"},
+    "gt.metric_bound": {"en": "Attention bound it was trained under", "zh": "训练时的注意力上限"},
+    "gt.bound_kept": {"en": "the mean stays under it", "zh": "平均值保持在上限以下"},
+    "gt.bound_not_kept": {"en": "the mean is not clearly under it", "zh": "平均值没有明确低于上限"},
+    "gt.reading": {"en": "Reading", "zh": "解读"},
+    "gt.download_json": {"en": "Scoreboard (JSON)", "zh": "计分板（JSON）"},
+    "gt.download_png": {"en": "Scoreboard chart (PNG)", "zh": "计分板图（PNG）"},
+    "gt.column.method": {"en": "method", "zh": "方法"},
+    "gt.column.rank_b": {"en": "rank of B", "zh": "B 的排名"},
+    "gt.column.rank": {"en": "rank of the causal token", "zh": "因果词元的排名"},
+    "gt.column.rank_of": {"en": "{rank} of {n}", "zh": "{n} 个中第 {rank}"},
+    "gt.column.top_token": {"en": "top-ranked token", "zh": "排第一的词元"},
+    "gt.column.hit": {"en": "hit", "zh": "命中"},
+    "gt.column.mechanism": {"en": "found the mechanism", "zh": "找到机制"},
+    "gt.column.top1": {"en": "top-1 [95 %]", "zh": "top-1 [95%]"},
+    "gt.column.topk": {"en": "top-{k} [95 %]", "zh": "top-{k} [95%]"},
+    "gt.column.mean_rank": {"en": "mean rank [95 %]", "zh": "平均排名 [95%]"},
+    "gt.column.magnitude": {"en": "top-1 by magnitude [95 %]", "zh": "按绝对值的 top-1 [95%]"},
+    "gt.column.mechanism_rate": {"en": "found the mechanism [95 %]", "zh": "找到机制 [95%]"},
+    "gt.column.chance": {"en": "chance (a random ranking)", "zh": "随机水平（随机排序）"},
     # ---------------------------------------------------------------- hardening (issue 18)
     # ---------------------------------------------------------------- compare page (issue 20)
     # ---------------------------------------------------------------- census (issue 16)

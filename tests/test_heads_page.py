@@ -70,7 +70,7 @@ def test_corpus_mode_on_a_tiny_model(tiny_model_dirs):
     at.selectbox(key="model").set_value("__other__").run()
     at.text_input(key="model_other").set_value(str(tiny_model_dirs["bert"])).run()
     at.session_state["heads_corpus_size"] = 6  # the first 6 sentences, not all of them: keeps the test fast
-    at.radio(key="heads_mode").set_value(at.radio(key="heads_mode").options[1]).run()
+    at.radio(key="heads_mode").set_value("corpus").run()
     assert at.number_input(key="heads_corpus_size").max == len(read_corpus())
     assert not at.exception and not at.error
     status = next(c.value.replace("\\", "") for c in at.caption if "text\\(s\\)" in c.value)
