@@ -631,8 +631,9 @@ def _json_array(array: np.ndarray) -> list | float | None:
     return float(round(float(values), 7)) if np.isfinite(values) else None
 
 
-def report_json(report: HeadReport) -> dict:
-    """The numbers of ``report`` as JSON-ready data (the CLI's ``--json`` and the page's download)."""
+def report_json(report: HeadReport, lang: str = DEFAULT_LANGUAGE) -> dict:
+    """The numbers of ``report`` as JSON-ready data (the CLI's ``--json`` and the page's download), its health
+    report in ``lang``."""
     stats = report.statistics
     by_category = lambda mass: {c: _json_array(mass[..., i]) for i, c in enumerate(TOKEN_CATEGORIES)}  # noqa: E731
     heads = [report.head_name(i) for i in range(report.order.size)]
@@ -674,6 +675,6 @@ def report_json(report: HeadReport) -> dict:
                           "heads_removed": report.pruning.heads_removed.tolist(),
                           "change": _json_array(report.pruning.change),
                           "order": [heads[i] for i in report.pruning.order]},
-        "health_report": health_report(report),
+        "health_report": health_report(report, lang),
         "timings": {k: round(v, 3) for k, v in report.timings.items()},
     }

@@ -156,7 +156,7 @@ st.subheader(t("heads.pruning", lang))
 pruning = pruning_chart(report, slide=slide)
 st.altair_chart(pruning)
 
-st.download_button(t("heads.download_json", lang), lambda: json.dumps(report_json(report), allow_nan=False),
+st.download_button(t("heads.download_json", lang), lambda: json.dumps(report_json(report, lang), allow_nan=False),
                    file_name="head-report.json", mime="application/json", key="heads_json",
                    icon=":material/download:", on_click="ignore")
 st.download_button(t("heads.download_png", lang), lambda: chart_png(with_provenance(pruning, Provenance(

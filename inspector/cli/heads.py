@@ -22,6 +22,7 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--collapsed", type=float, default=0.1, help="normalised entropy below this = collapsed")
     sub.add_argument("--diffuse", type=float, default=0.9, help="normalised entropy above this = diffuse")
     sub.add_argument("--sink", type=float, default=0.3, help="sink score above this = a sink (Gu et al.)")
+    sub.add_argument("--lang", default="en", choices=["en", "zh"], help="language of the health report (default: en)")
 
 
 def run(args: argparse.Namespace) -> None:
@@ -40,6 +41,6 @@ def run(args: argparse.Namespace) -> None:
     report = head_report(loaded, texts, thresholds=thresholds, ablation=args.ablation, backend=args.backend,
                          progress=progress if args.corpus is not None else None)
     if args.json:
-        write_json(report_json(report), args.json)
+        write_json(report_json(report, args.lang), args.json)
     if args.json != "-":
-        print("\n".join(health_report(report)))
+        print("\n".join(health_report(report, args.lang)))
