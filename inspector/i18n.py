@@ -408,6 +408,20 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "backend.triton": {"en": "Triton FlashAttention", "zh": "Triton FlashAttention"},
     "lesson8.computing": {"en": "Deleting each token in turn…", "zh": "正在依次删除每个词元…"},
     # ---------------------------------------------------------------- heads report and notices (issue 15)
+    "notice.oom_fewer_weights": {
+        "en": "The {where} ran out of memory keeping several layers' attention weights; this run kept layer "
+              "{layer}'s only, so another layer needs a new run.",
+        "zh": "{where} 在保留多层注意力权重时内存不足；本次运行只保留了第 {layer} 层的权重，查看其他层需要重新运行。"},
+    "notice.oom_cpu": {
+        "en": "The {where} ran out of memory; this view was computed on the CPU instead (slower). The next run tries "
+              "the {where} again.",
+        "zh": "{where} 内存不足；本视图改在 CPU 上计算（较慢）。下次运行会再次尝试 {where}。"},
+    "notice.weights_budget": {
+        "en": "Every layer's attention weights at {n} tokens would take {needed} MiB, more than the {budget} MiB "
+              "budget of one request: statistics (entropy, sink mass) cover every layer, exact weights only layer "
+              "{layer}. Choosing another layer runs the model again.",
+        "zh": "在 {n} 个词元上保存每一层的注意力权重需要 {needed} MiB，超过单次请求 {budget} MiB 的预算：统计量"
+              "（熵、汇点质量）覆盖所有层，精确权重只保留第 {layer} 层。选择其他层会重新运行模型。"},
     "heads.report.texts_one": {"en": "{n} text", "zh": "{n} 段文本"},
     "heads.report.texts_many": {"en": "{n} texts", "zh": "{n} 段文本"},
     "heads.report.measured": {
