@@ -480,6 +480,20 @@ def task_words(spec_task: Task, field: Literal["description", "truth"], lang: st
     return t(key, lang) if key in CATALOGUE else getattr(spec_task, field)
 
 
+def target_words(scored: ExampleScores, kind: str, lang: str = DEFAULT_LANGUAGE) -> str:
+    """What the methods explain on ``scored`` (f, the correct answer's probability) in ``lang``; ``kind`` is the
+    task's (classifier or causal-lm). English is the attribution report's own description; the catalogue's
+    English says the same (a test keeps them equal), its other languages translate it."""
+    if lang == DEFAULT_LANGUAGE:
+        return scored.target
+    top = scored.predicted == scored.answer
+    if kind == "classifier":
+        return t("gt.target.class", lang, label=scored.answer,
+                 prediction=t("gt.target.class_prediction", lang) if top else "")
+    return t("gt.target.next_token", lang, token=scored.answer,
+             prediction=t("gt.target.next_token_prediction", lang) if top else "")
+
+
 def _padded(text: str, width: int) -> str:
     """``text`` padded with spaces to ``width`` terminal columns (CJK characters take two), for aligned tables."""
     columns = sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)

@@ -202,3 +202,75 @@ def test_the_english_phrases_the_page_tests_look_for_exist():
     phrases = english_phrases()
     assert {"Better than chance", "Every head at a glance", "ran out of memory"} <= phrases
     assert not any("Learning to Deceive" in phrase for phrase in phrases)  # a title both languages keep
+
+
+# Elements whose words the page tests read; charts keep English titles for now (a later issue translates them).
+_CHART_TYPES = {"arrow_vega_lite_chart", "vega_lite_chart"}
+_TEXT_FIELDS = {"body", "label", "help", "options", "content", "placeholder", "text"}
+
+
+def page_texts(at) -> list[str]:
+    """Every string the main area of an ``AppTest`` page shows (bodies, labels, help, options, table columns and
+    cells, expander and tab labels) — charts left out."""
+    from google.protobuf.json_format import MessageToDict
+
+    texts: list[str] = []
+
+    def strings(value, field: str | None = None) -> None:
+        if isinstance(value, dict):
+            for name, inner in value.items():
+                strings(inner, name)
+        elif isinstance(value, list):
+            for inner in value:
+                strings(inner, field)
+        elif isinstance(value, str) and field in _TEXT_FIELDS:
+            texts.append(value.replace("\\", ""))
+
+    def walk(node) -> None:
+        kind = getattr(node, "type", None)
+        if kind in _CHART_TYPES:
+            return
+        if kind in ("dataframe", "arrow_data_frame"):
+            frame = node.value
+            texts.extend(str(column) for column in frame.columns)
+            texts.extend(str(cell) for cell in frame.to_numpy().ravel() if isinstance(cell, str))
+            return
+        proto = getattr(node, "proto", None)
+        if proto is not None:
+            strings(MessageToDict(proto))
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(at.main)
+    return texts
+
+
+def untranslated(texts: list[str], prefixes: Iterable[str] = ISSUE_15_PREFIXES) -> list[str]:
+    """What a Chinese page must not show: a catalogue key itself, a whole English entry of ``prefixes`` (headings,
+    labels) or an English phrase of one (sentences)."""
+    whole = {entry["en"] for key, entry in CATALOGUE.items()
+             if key.startswith(tuple(prefixes)) and not placeholders(key, "en") and entry["en"] != entry["zh"]}
+    phrases = english_phrases(prefixes)
+    found = [f"key {key!r}" for key in CATALOGUE for text in texts if re.search(rf"(?<![\w.]){re.escape(key)}\b", text)]
+    found += [f"entry {text!r}" for text in texts if text.strip() in whole]
+    found += [f"phrase {phrase!r} in {text[:80]!r}" for text in texts for phrase in phrases if phrase in text]
+    return found
+
+
+@pytest.mark.parametrize("spec", ["shipped:planted-token", "shipped:induction"])
+def test_the_target_in_chinese_says_what_the_attribution_report_says(spec):
+    from inspector.groundtruth import card_for, score_example, target_words
+    from inspector.loading import load_model
+    from inspector.tasks import FRESH_SEED, generate
+
+    loaded = load_model(spec)
+    card = card_for(loaded)
+    example = generate(card.task.name, 1, seed=FRESH_SEED)[0]
+    scored = score_example(loaded, example, card, methods=("attention",))
+    assert scored.predicted == scored.answer  # the shipped models answer this one right: "(… prediction)" applies
+    key = "gt.target.class" if card.task.kind == "classifier" else "gt.target.next_token"
+    values = {"label" if card.task.kind == "classifier" else "token": scored.answer,
+              "prediction": t(f"{key}_prediction", "en")}
+    assert t(key, "en", **values) == scored.target == target_words(scored, card.task.kind)
+    chinese = target_words(scored, card.task.kind, "zh")
+    assert CJK.search(chinese) and english_runs(chinese) == [] and scored.answer in chinese

@@ -16,7 +16,8 @@ import streamlit as st
 from inspector import InspectorError
 from inspector.export import Provenance, chart_png, with_provenance
 from inspector.groundtruth import (DEFAULT_EXAMPLES, DEFAULT_TOP_K, ExampleScores, Scoreboard, card_for, reading,
-                                   score_example, scoreboard, scoreboard_json, task_words, top_ranked_tokens)
+                                   score_example, scoreboard, scoreboard_json, target_words, task_words,
+                                   top_ranked_tokens)
 from inspector.i18n import t
 from inspector.charts.groundtruth import (example_chart, example_table, head_hits_chart, scoreboard_chart,
                                            scoreboard_table)
@@ -124,7 +125,7 @@ mechanism = task.name == "induction"
 probability = float(scored.model.probability[0])
 verdict = t("gt.correct" if scored.predicted == scored.answer else "gt.wrong", lang)
 st.markdown(escape_markdown(t("gt.answer", lang, predicted=scored.predicted, answer=scored.answer, verdict=verdict,
-                              probability=f"{probability:.1%}", target=scored.target)))
+                              probability=f"{probability:.1%}", target=target_words(scored, task.kind, lang))))
 st.altair_chart(example_chart(scored, slide=slide))
 st.dataframe(example_table(scored, top_ranked_tokens(scored), mechanism=mechanism, lang=lang), hide_index=True)
 if mechanism:
