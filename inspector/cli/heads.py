@@ -17,12 +17,12 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
     texts.add_argument("--corpus", metavar="FILE",
                        help="a UTF-8 file with one text per line ('bundled' = assets/corpus/sentences.txt)")
     sub.add_argument("--backend", default="auto", choices=BACKENDS, help="attention backend")
+    sub.add_argument("--lang", default="en", choices=["en", "zh"], help="language of the health report (default: en)")
     sub.add_argument("--ablation", default="zero", choices=["zero", "mean"],
                      help="remove a head by zeroing its output or by its mean over the text (default: zero)")
     sub.add_argument("--collapsed", type=float, default=0.1, help="normalised entropy below this = collapsed")
     sub.add_argument("--diffuse", type=float, default=0.9, help="normalised entropy above this = diffuse")
     sub.add_argument("--sink", type=float, default=0.3, help="sink score above this = a sink (Gu et al.)")
-    sub.add_argument("--lang", default="en", choices=["en", "zh"], help="language of the health report (default: en)")
 
 
 def run(args: argparse.Namespace) -> None:
