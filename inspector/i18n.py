@@ -416,6 +416,22 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "The {where} ran out of memory; this view was computed on the CPU instead (slower). The next run tries "
               "the {where} again.",
         "zh": "{where} 内存不足；本视图改在 CPU 上计算（较慢）。下次运行会再次尝试 {where}。"},
+    "notice.sink_dropped": {"en": "Rows renormalised after removing key 0 ({token}), the attention sink.",
+                            "zh": "去掉第 0 个键（{token}，即注意力汇点）后，各行已重新归一化。"},
+    "notice.sink_dropped_emptied": {
+        "en": "Rows renormalised after removing key 0 ({token}), the attention sink; rows that saw only that key are "
+              "left at 0.",
+        "zh": "去掉第 0 个键（{token}，即注意力汇点）后，各行已重新归一化；只看到这个键的行保持为 0。"},
+    "notice.words_merged": {
+        "en": "Word view: {tokens} tokens merged into {words} words — attention to a word is the sum over its pieces, "
+              "attention from a word is the mean over its pieces, so rows still sum to 1.",
+        "zh": "按词显示：{tokens} 个词元合并成 {words} 个词——指向一个词的注意力是其各子词之和，来自一个词的注意力是"
+              "其各子词的平均，所以每行之和仍为 1。"},
+    "notice.words_unchanged": {"en": "Word view: every word of this text is a single token, so nothing was merged.",
+                               "zh": "按词显示：这段文本的每个词都只有一个词元，所以没有合并任何内容。"},
+    "notice.special_hidden": {
+        "en": "Special tokens hidden ({hidden}): rows no longer sum to 1 — what is missing went to the hidden tokens.",
+        "zh": "已隐藏特殊词元（{hidden}）：各行之和不再为 1——缺少的部分分给了被隐藏的词元。"},
     "notice.weights_budget": {
         "en": "Every layer's attention weights at {n} tokens would take {needed} MiB, more than the {budget} MiB "
               "budget of one request: statistics (entropy, sink mass) cover every layer, exact weights only layer "

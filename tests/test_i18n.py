@@ -274,3 +274,16 @@ def test_the_target_in_chinese_says_what_the_attribution_report_says(spec):
     assert t(key, "en", **values) == scored.target == target_words(scored, card.task.kind)
     chinese = target_words(scored, card.task.kind, "zh")
     assert CJK.search(chinese) and english_runs(chinese) == [] and scored.answer in chinese
+
+
+def test_heatmap_notes_translate():
+    from inspector.capture import Notice, capture, notice_text
+    from inspector.heatmap import HeatmapOptions, layer_views
+    from inspector.loading import load_model
+
+    result = capture(load_model("default"), "Unbelievably, the tokenizer splits words.", weights=(0,))
+    notes = layer_views(result, 0, HeatmapOptions(drop_sink=True, words=True, hide_special=True))[0].notes
+    assert len(notes) == 3 and all(isinstance(note, Notice) for note in notes)
+    assert notes[1].startswith("Word view:") and "tokens merged into" in notes[1]  # a word of several pieces
+    for note in notes:
+        assert CJK.search(notice_text(note, "zh")) and english_runs(notice_text(note, "zh")) == [], note
