@@ -22,7 +22,7 @@ import time
 
 from benchmarks.live_app import (CHART_DRAWN, CHROMIUM, CHROMIUM_ARGS, click_grid_cell, heatmap_drawn,
                                  running_app)
-from benchmarks.provenance import OtherLoad, benchmark_parser, write_report
+from benchmarks.report import OtherLoad, benchmark_parser, finish
 
 SECTION_TITLE = "App latency in the browser (CPU)"
 TARGET_RERUN_MS = 300
@@ -144,13 +144,10 @@ def main(argv: list[str] | None = None) -> int:
         "other processes here) kept busy, over wall time — on this 2-CPU machine the server and the browser "
         "themselves account for most of it.",
     ]
-    print(table)
-    print("\n".join(notes))
-    if args.write_docs:
-        write_report(SECTION_TITLE, "The Streamlit app in headless Chromium on the bundled model.",
-                     module="benchmarks.app_latency", argv=list(argv if argv is not None else sys.argv[1:]),
-                     shapes="bundled all-MiniLM-L6-v2 (6 layers × 12 heads), default text of 16 tokens, "
-                            "viewport 1400×1000, Chromium headless", table=table, notes=notes)
+    finish(args.write_docs, SECTION_TITLE, "The Streamlit app in headless Chromium on the bundled model.",
+           module="benchmarks.app_latency", argv=argv,
+           shapes="bundled all-MiniLM-L6-v2 (6 layers × 12 heads), default text of 16 tokens, "
+                  "viewport 1400×1000, Chromium headless", table=table, notes=notes)
     return 0
 
 

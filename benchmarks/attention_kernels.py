@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
-import json
 import math
 import multiprocessing
 import os
@@ -43,6 +42,8 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from benchmarks.report import command_line, gpu_lines, provenance_lines, shown_argv, write_raw_json, write_section
 
 SECTION_TITLE = "Attention kernels (GPU)"
 GIB = 2**30
@@ -584,27 +585,9 @@ def targets(rows: list[Row], calibration: dict) -> list[str]:
     return lines
 
 
-def machine_lines(device: str) -> list[str]:
-    import torch
-
-    if device != "cuda":
-        return ["- Device: CPU through Triton's interpreter (`TRITON_INTERPRET=1`) — a smoke run, not performance"]
-    import triton
-
-    props = torch.cuda.get_device_properties(0)
-    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else "n/a"
-    return [f"- GPU: {props.name}, {props.total_memory / GIB:.0f} GiB, {props.multi_processor_count} SMs, compute "
-            f"capability {props.major}.{props.minor}; CUDA {torch.version.cuda}, cuDNN {cudnn}, triton "
-            f"{triton.__version__}"]
-
-
 def report(rows: list[Row], calibration: dict, *, smoke: bool, device: str, argv: list[str], shapes_text: str,
            bench: Bench, precompile_s: float | None, elapsed_s: float, budget_s: float, skipped: list[Shape]) -> str:
-    from benchmarks.provenance import command_line, provenance_lines
-
-    prov = provenance_lines(command_line("benchmarks.attention_kernels", argv), shapes_text)
-    if device == "cuda":  # provenance_lines describes the CPU host; say which GPU ran the numbers
-        prov = [line.replace(", no GPU;", ", GPU below;") for line in prov]
+    prov = provenance_lines(command_line("benchmarks.attention_kernels", argv), shapes_text, gpu=device == "cuda")
     summary = ("**SMOKE RUN on the CPU interpreter: these are NOT performance numbers.** It only shows that the "
                "benchmark's code paths, checks and tables work." if smoke else
                "Our Triton FlashAttention (plain, with fused entropy + LSE, and materialising one head) against "
@@ -628,7 +611,7 @@ def report(rows: list[Row], calibration: dict, *, smoke: bool, device: str, argv
     if skipped:
         notes.append("- Not measured (time budget spent, or the run was still going when this was written): "
                      + "; ".join(s.label for s in skipped) + ".")
-    parts = [summary, "", *prov, *machine_lines(device), ""]
+    parts = [summary, "", *prov, *gpu_lines(device), ""]
     if not smoke:
         parts += ["**Targets** (issue 3; judged from this run only)", "", *targets(rows, calibration), ""]
     parts += [tables(rows, calibration, list(sdpa_backends(smoke))), "", *notes]
@@ -652,7 +635,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="processes compiling kernel variants before timing (0: none)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    shown_argv = list(argv if argv is not None else sys.argv[1:])
+    shown = shown_argv(argv)
 
     if args.smoke:
         os.environ["TRITON_INTERPRET"] = "1"  # read when kernels launch, so setting it here is enough
@@ -684,7 +667,7 @@ def main(argv: list[str] | None = None) -> int:
     def write_outputs(final: bool) -> str:
         """The section and raw numbers so far: rewritten after every shape, so a run cut short keeps its rows."""
         pending = [] if final else shapes[len(rows) + len(skipped):]
-        body = report(rows, calibration, smoke=args.smoke, device=device, argv=shown_argv, shapes_text=shapes_text,
+        body = report(rows, calibration, smoke=args.smoke, device=device, argv=shown, shapes_text=shapes_text,
                       bench=bench, precompile_s=precompile_s, elapsed_s=time.perf_counter() - started,
                       budget_s=args.budget_s, skipped=skipped + pending)
         args.out.mkdir(parents=True, exist_ok=True)
@@ -698,7 +681,7 @@ def main(argv: list[str] | None = None) -> int:
             raw["tuned_configs"] = {repr(key): asdict(config) for key, config in LAUNCHER.chosen_configs().items()}
             raw["tuning_timings_ms"] = {repr(key): {repr(config): timing for config, timing in timings.items()}
                                         for key, timings in dict(LAUNCHER.tuning_log).items()}
-        (args.out / "attention_kernels.json").write_text(json.dumps(raw, indent=1, default=str))
+        write_raw_json(args.out / "attention_kernels.json", raw)
         return body
 
     memory_at = {8192, 32768} if not args.smoke else {32, 64}
@@ -729,8 +712,6 @@ def main(argv: list[str] | None = None) -> int:
         if args.smoke:
             print("not writing docs/BENCHMARKS.md from a smoke run (it measures nothing)", file=sys.stderr)
         else:
-            from benchmarks.provenance import write_section
-
             write_section(SECTION_TITLE, body)
     failed = [row.shape.label for row in rows
               if not all(row.checks.get(key, True) for key in ("out_ok", "stats_ok", "weights_ok", "grad_ok"))]

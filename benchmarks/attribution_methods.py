@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 from benchmarks.inspect_latency import text_of_length
-from benchmarks.provenance import OtherLoad, benchmark_parser, write_report
+from benchmarks.report import OtherLoad, benchmark_parser, finish
 
 SECTION_TITLE = "Attribution page (CPU)"
 TARGET_SECONDS = 5.0
@@ -271,16 +271,13 @@ def main(argv: list[str] | None = None) -> int:
         f"{'meets' if median_ours < TARGET_SECONDS else 'misses'} the {TARGET_SECONDS:g} s bound; "
         f"{'no slower than' if median_ours <= median_direct else 'slower than'} direct ({median_direct:.2f} s).",
     ]
-    print(table)
-    print("\n".join(notes))
-    if args.write_docs:
-        info = loaded.info
-        shapes = (f"{info.name}: {info.architecture}, {info.num_layers} layers × {info.num_heads} heads, hidden "
-                  f"{info.hidden_size}, {info.dtype} on {info.device}; batch 1 × {args.tokens} tokens")
-        write_report(SECTION_TITLE, "Every attribution method, agreement, ERASER and the counterfactual rows at "
-                     f"{args.tokens} tokens: ours vs transformers + Captum directly.",
-                     module="benchmarks.attribution_methods", argv=list(argv if argv is not None else sys.argv[1:]),
-                     shapes=shapes, table=table, notes=notes)
+    info = loaded.info
+    shapes = (f"{info.name}: {info.architecture}, {info.num_layers} layers × {info.num_heads} heads, hidden "
+              f"{info.hidden_size}, {info.dtype} on {info.device}; batch 1 × {args.tokens} tokens")
+    finish(args.write_docs, SECTION_TITLE, "Every attribution method, agreement, ERASER and the counterfactual rows at "
+           f"{args.tokens} tokens: ours vs transformers + Captum directly.",
+           module="benchmarks.attribution_methods", argv=argv,
+           shapes=shapes, table=table, notes=notes)
     return 0
 
 

@@ -19,7 +19,7 @@ import time
 
 from benchmarks.inspect_latency import text_of_length
 from benchmarks.live_app import CHROMIUM, CHROMIUM_ARGS
-from benchmarks.provenance import OtherLoad, benchmark_parser, write_report
+from benchmarks.report import OtherLoad, benchmark_parser, finish
 
 SECTION_TITLE = "bertviz views offline (CPU, Chromium)"
 DEFAULT_TOKENS = (16, 40, 64, 100)
@@ -121,14 +121,12 @@ def main(argv: list[str] | None = None) -> int:
         "refused (offline), a fresh browser context per draw, median of the repeats.",
         "- Other processes' load: CPUs other processes (Chromium among them) kept busy during the draws.",
     ]
-    print(table)
-    print("\n".join(notes))
-    if args.write_docs:
-        write_report(SECTION_TITLE, "bertviz's head and model views as the app embeds them, drawn with the network cut.",
-                     module="benchmarks.bertviz_views", argv=list(argv if argv is not None else sys.argv[1:]),
-                     shapes=f"bundled all-MiniLM-L6-v2 (6 layers × 12 heads), texts of "
-                            f"{', '.join(str(t) for t in sorted(set(args.tokens)))} tokens, every layer's weights "
-                            "captured; Chromium headless, viewport 1200×800", table=table, notes=notes)
+    finish(args.write_docs, SECTION_TITLE,
+           "bertviz's head and model views as the app embeds them, drawn with the network cut.",
+           module="benchmarks.bertviz_views", argv=argv,
+           shapes=f"bundled all-MiniLM-L6-v2 (6 layers × 12 heads), texts of "
+                  f"{', '.join(str(t) for t in sorted(set(args.tokens)))} tokens, every layer's weights "
+                  "captured; Chromium headless, viewport 1200×800", table=table, notes=notes)
     return 0
 
 

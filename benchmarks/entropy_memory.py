@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.provenance import OtherLoad, benchmark_parser, write_report
+from benchmarks.report import OtherLoad, benchmark_parser, finish
 
 SEED = 0
 VARIANTS = ("ours", "eager")
@@ -267,22 +267,17 @@ def main(argv: list[str] | None = None) -> int:
     rows = run_sweep(lengths, args.repeats, args.block_size)
     table = _table(rows)
     notes = _notes(rows, args.repeats)
-    print(table)
-    print("\n".join(notes))
     failed = [row["n"] for row in rows if not row["max_abs_diff"] <= TOLERANCE_NATS]
-
-    if args.write_docs:
-        shown_argv = list(argv if argv is not None else sys.argv[1:])
-        sizes = MODEL_SIZES
-        head_dim = sizes["hidden_size"] // sizes["num_attention_heads"]
-        shapes = (f"random BERT (seed {SEED}): {sizes['num_hidden_layers']} layers, hidden {sizes['hidden_size']}, "
-                  f"{sizes['num_attention_heads']} heads (head_dim {head_dim}), "
-                  f"intermediate {sizes['intermediate_size']}, vocab {sizes['vocab_size']}, max positions "
-                  f"{max(4096, *lengths)}; input batch 1 × n random ids, float32, CPU")
-        write_report(SECTION_TITLE,
-                     "Per-row attention entropy for every layer, computed by the inspector backend (`ours`, query "
-                     "blocks, no n×n tensor kept) and from eager `output_attentions=True` (`eager`), in the same run.",
-                     module="benchmarks.entropy_memory", argv=shown_argv, shapes=shapes, table=table, notes=notes)
+    sizes = MODEL_SIZES
+    head_dim = sizes["hidden_size"] // sizes["num_attention_heads"]
+    shapes = (f"random BERT (seed {SEED}): {sizes['num_hidden_layers']} layers, hidden {sizes['hidden_size']}, "
+              f"{sizes['num_attention_heads']} heads (head_dim {head_dim}), "
+              f"intermediate {sizes['intermediate_size']}, vocab {sizes['vocab_size']}, max positions "
+              f"{max(4096, *lengths)}; input batch 1 × n random ids, float32, CPU")
+    finish(args.write_docs, SECTION_TITLE,
+           "Per-row attention entropy for every layer, computed by the inspector backend (`ours`, query "
+           "blocks, no n×n tensor kept) and from eager `output_attentions=True` (`eager`), in the same run.",
+           module="benchmarks.entropy_memory", argv=argv, shapes=shapes, table=table, notes=notes)
     if failed:
         print(f"entropy mismatch above {TOLERANCE_NATS:g} nats at n = {failed}", file=sys.stderr)
         return 1

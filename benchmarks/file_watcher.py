@@ -21,7 +21,7 @@ import time
 import urllib.parse
 
 from benchmarks.live_app import CHROMIUM, CHROMIUM_ARGS, running_app
-from benchmarks.provenance import OtherLoad, benchmark_parser, write_report
+from benchmarks.report import OtherLoad, benchmark_parser, finish
 
 SECTION_TITLE = "Streamlit file watcher and a long page (CPU)"
 MODES = ("auto", "none")
@@ -92,13 +92,11 @@ def main(argv: list[str] | None = None) -> int:
         "- torch runs with its default 2 intra-op threads in the server. Other processes' load: CPUs kept busy by "
         "processes other than this one (the server and Chromium are other processes here).",
     ]
-    print(table)
-    print("\n".join(notes))
-    if args.write_docs:
-        write_report(SECTION_TITLE, "What Streamlit's file watcher costs a long page, measured with it on and off.",
-                     module="benchmarks.file_watcher", argv=list(argv if argv is not None else sys.argv[1:]),
-                     shapes="shipped:deceptive-attention (BERT, 2 layers × 4 heads, hidden 64), 100 examples of "
-                            "about 15 tokens, viewport 1400×1000, Chromium headless", table=table, notes=notes)
+    finish(args.write_docs, SECTION_TITLE,
+           "What Streamlit's file watcher costs a long page, measured with it on and off.",
+           module="benchmarks.file_watcher", argv=argv,
+           shapes="shipped:deceptive-attention (BERT, 2 layers × 4 heads, hidden 64), 100 examples of "
+                  "about 15 tokens, viewport 1400×1000, Chromium headless", table=table, notes=notes)
     return 0
 
 

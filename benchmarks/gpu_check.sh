@@ -8,7 +8,7 @@
 #   benchmark.log                   the benchmark's progress and stderr
 #   attention_kernels.md / .json    the "Attention kernels (GPU)" section and the raw numbers; merge the section
 #                                   into docs/BENCHMARKS.md on the development machine with
-#                                   benchmarks.provenance.write_section (or run the benchmark with --write-docs)
+#                                   benchmarks.report.write_section (or run the benchmark with --write-docs)
 #   summary.txt                     what ran, how long, exit codes
 #
 # pytest may be missing from the GPU image. This script then puts ./.gpu-deps on PYTHONPATH; prepare that folder

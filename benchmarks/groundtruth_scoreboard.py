@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 
-from benchmarks.provenance import OtherLoad, benchmark_parser, write_report
+from benchmarks.report import OtherLoad, benchmark_parser, finish
 
 SECTION_TITLE = "Ground-truth scoreboard (CPU)"
 
@@ -89,12 +89,11 @@ def main(argv: list[str] | None = None) -> int:
         "model, the rows after it); the quantity the deceptive model's training penalised.",
         f"- torch threads: {torch.get_num_threads()}; scoring time is wall-clock for all N examples.",
     ]
-    print(table)
-    if args.write_docs:
-        write_report(SECTION_TITLE, "Which explanation finds the token that decides the output, on models where it "
-                     "is known by construction.", module="benchmarks.groundtruth_scoreboard",
-                     argv=list(argv if argv is not None else sys.argv[1:]), shapes="; ".join(shapes), table=table,
-                     notes=notes)
+    finish(args.write_docs, SECTION_TITLE,
+           "Which explanation finds the token that decides the output, on models where it "
+           "is known by construction.", module="benchmarks.groundtruth_scoreboard",
+           argv=argv, shapes="; ".join(shapes), table=table,
+           notes=notes)
     return 0
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 import time
 
-from benchmarks.provenance import OtherLoad, benchmark_parser, write_report
+from benchmarks.report import OtherLoad, benchmark_parser, finish
 
 SECTION_TITLE = "Head report over a corpus (CPU)"
 TARGET_TEXTS, TARGET_SECONDS = 100, 30.0
@@ -80,15 +80,12 @@ def main(argv: list[str] | None = None) -> int:
         verdict = "meets" if seconds < TARGET_SECONDS else "misses"
         notes.append(f"- Issue #5 target (100 texts in under {TARGET_SECONDS:g} s on 2 CPUs): {seconds:.1f} s — "
                      f"{verdict} it in this run.")
-    print(table)
-    print("\n".join(notes))
-    if args.write_docs:
-        shapes = (f"{info.name}: {info.architecture}, {info.num_layers} layers × {info.num_heads} heads, hidden "
-                  f"{info.hidden_size}, {info.dtype} on {info.device}; {len(texts)} corpus sentences, {tokens} tokens "
-                  "in all (special tokens included), one text at a time")
-        write_report(SECTION_TITLE, "The Heads page's one library call over the bundled corpus.",
-                     module="benchmarks.heads_report", argv=list(argv if argv is not None else sys.argv[1:]),
-                     shapes=shapes, table=table, notes=notes)
+    shapes = (f"{info.name}: {info.architecture}, {info.num_layers} layers × {info.num_heads} heads, hidden "
+              f"{info.hidden_size}, {info.dtype} on {info.device}; {len(texts)} corpus sentences, {tokens} tokens "
+              "in all (special tokens included), one text at a time")
+    finish(args.write_docs, SECTION_TITLE, "The Heads page's one library call over the bundled corpus.",
+           module="benchmarks.heads_report", argv=argv,
+           shapes=shapes, table=table, notes=notes)
     return 0
 
 

@@ -18,7 +18,7 @@ import statistics
 import sys
 import time
 
-from benchmarks.provenance import OtherLoad, benchmark_parser, write_report
+from benchmarks.report import OtherLoad, benchmark_parser, finish
 
 SECTION_TITLE = "Inspect view latency (CPU)"
 DEFAULT_TOKENS = (32, 128, 512)
@@ -122,16 +122,12 @@ def main(argv: list[str] | None = None) -> int:
         verdict = "meets" if median < TARGET_SECONDS else "misses"
         notes.append(f"- DESIGN target (inspect view at {TARGET_TOKENS} tokens well under {TARGET_SECONDS:g} s on "
                      f"2 CPUs): median {median * 1000:.0f} ms — {verdict} the 1 s bound in this run.")
-    print(table)
-    print("\n".join(notes))
-
-    if args.write_docs:
-        shapes = (f"{info.name}: {info.architecture}, {info.num_layers} layers × {info.num_heads} heads, head_dim "
-                  f"{info.head_dim}, hidden {info.hidden_size}, {info.dtype} on {info.device}; batch 1 × "
-                  f"{', '.join(str(t) for t in lengths)} tokens")
-        shown_argv = list(argv if argv is not None else sys.argv[1:])
-        write_report(SECTION_TITLE, "The inspect view's one library call on the bundled model, at several text lengths.",
-                     module="benchmarks.inspect_latency", argv=shown_argv, shapes=shapes, table=table, notes=notes)
+    shapes = (f"{info.name}: {info.architecture}, {info.num_layers} layers × {info.num_heads} heads, head_dim "
+              f"{info.head_dim}, hidden {info.hidden_size}, {info.dtype} on {info.device}; batch 1 × "
+              f"{', '.join(str(t) for t in lengths)} tokens")
+    finish(args.write_docs, SECTION_TITLE,
+           "The inspect view's one library call on the bundled model, at several text lengths.",
+           module="benchmarks.inspect_latency", argv=argv, shapes=shapes, table=table, notes=notes)
     return 0
 
 

@@ -19,7 +19,7 @@ import sys
 import time
 
 from benchmarks.inspect_latency import text_of_length
-from benchmarks.provenance import OtherLoad, benchmark_parser, write_report
+from benchmarks.report import OtherLoad, benchmark_parser, finish
 
 SECTION_TITLE = "Lessons page latency (CPU)"
 DEFAULT_TOKENS = (16, 64, 128)
@@ -88,15 +88,13 @@ def main(argv: list[str] | None = None) -> int:
         f"- torch threads: {torch.get_num_threads()}. Other processes' load: CPUs other processes kept busy during "
         "the timed runs; times taken while it is well above 0 are contended.",
     ]
-    print(table)
-    print("\n".join(notes))
-    if args.write_docs:
-        shapes = (f"{info.name}: {info.architecture}, {info.num_layers} layers × {info.num_heads} heads, head_dim "
-                  f"{info.head_dim}, {info.dtype} on {info.device}; batch 1 × {', '.join(map(str, lengths))} tokens; "
-                  f"layer {LAYER}, head {HEAD}")
-        write_report(SECTION_TITLE, "The Lessons page's one library call, and the quiz's leave-one-out, on the bundled "
-                     "model.", module="benchmarks.lessons_latency",
-                     argv=list(argv if argv is not None else sys.argv[1:]), shapes=shapes, table=table, notes=notes)
+    shapes = (f"{info.name}: {info.architecture}, {info.num_layers} layers × {info.num_heads} heads, head_dim "
+              f"{info.head_dim}, {info.dtype} on {info.device}; batch 1 × {', '.join(map(str, lengths))} tokens; "
+              f"layer {LAYER}, head {HEAD}")
+    finish(args.write_docs, SECTION_TITLE,
+           "The Lessons page's one library call, and the quiz's leave-one-out, on the bundled "
+           "model.", module="benchmarks.lessons_latency",
+           argv=argv, shapes=shapes, table=table, notes=notes)
     return 0
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.live_app import CHART, CHART_DRAWN, CHROMIUM, CHROMIUM_ARGS, running_app
-from benchmarks.provenance import OtherLoad, benchmark_parser, write_report
+from benchmarks.report import OtherLoad, benchmark_parser, finish
 
 SECTION_TITLE = "Concurrent sessions (load test, CPU)"
 TOKEN_STRIP = '[data-testid="stMain"] [data-testid="stCode"]'
@@ -286,14 +286,12 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             browser.close()
     table, notes = report(phases)
-    print(table)
-    print("\n".join(notes))
-    if args.write_docs:
-        write_report(SECTION_TITLE, "N headless Chromium sessions typing different texts into one `streamlit run` "
-                     "server on the bundled model at the same moment.", module="benchmarks.load_test",
-                     argv=list(argv if argv is not None else sys.argv[1:]),
-                     shapes=f"bundled all-MiniLM-L6-v2 (6 layers × 12 heads), texts of ~20 tokens, {args.rounds} "
-                            f"rounds per session, N in {args.sessions}", table=table, notes=notes)
+    finish(args.write_docs, SECTION_TITLE,
+           "N headless Chromium sessions typing different texts into one `streamlit run` "
+           "server on the bundled model at the same moment.", module="benchmarks.load_test",
+           argv=argv,
+           shapes=f"bundled all-MiniLM-L6-v2 (6 layers × 12 heads), texts of ~20 tokens, {args.rounds} "
+                  f"rounds per session, N in {args.sessions}", table=table, notes=notes)
     return 0 if all(not phase.problems for phase in phases) else 1
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from inspector.capture import tokenize
+from inspector.capture import Notice, tokenize
 from inspector.errors import InvalidTextError
 from inspector.loading import LoadedModel, ModelInfo
 from inspector.share import MAX_TEXT_CHARS
@@ -61,7 +61,7 @@ class RequestPlan:
 
     n_tokens: tokens the model reads (special tokens included), ≤ ``max_tokens``. weights_layers: layers whose
     exact weights to keep — None = every layer — for :func:`inspector.capture.capture`'s ``weights``.
-    notice: why fewer than every layer's weights are kept, or None.
+    notice: why fewer than every layer's weights are kept (a :class:`~inspector.capture.Notice`), or None.
     """
 
     n_tokens: int
@@ -97,8 +97,6 @@ def plan_request(loaded: LoadedModel, text: str, layer: int, *,
     layers = weights_layers_within_budget(info, n_tokens, layer, budget_bytes)
     notice = None
     if layers is not None:
-        notice = (f"Every layer's attention weights at {n_tokens:,} tokens would take "
-                  f"{weights_bytes(info, n_tokens) / 2**20:,.0f} MiB, more than the {budget_bytes / 2**20:,.0f} MiB "
-                  f"budget of one request: statistics (entropy, sink mass) cover every layer, exact weights only "
-                  f"layer {layers[0]}. Choosing another layer runs the model again.")
+        notice = Notice("notice.weights_budget", n=f"{n_tokens:,}", budget=f"{budget_bytes / 2**20:,.0f}",
+                        needed=f"{weights_bytes(info, n_tokens) / 2**20:,.0f}", layer=layers[0])
     return RequestPlan(n_tokens=n_tokens, max_tokens=limit, weights_layers=layers, notice=notice)

@@ -20,14 +20,43 @@ from inspector.errors import DeviceOutOfMemoryError, InspectorError, InvalidRequ
 # tokenize and token_word_ids live in inspector.forward (the one forward path); importing them from here, as
 # older code and the tests do, keeps working.
 from inspector.forward import encode_text, run, token_word_ids, tokenize, validated_encoding  # noqa: F401
+from inspector.i18n import DEFAULT_LANGUAGE, t
 from inspector.loading import LoadedModel, ModelInfo
 
-# The old private name of validated_encoding, still imported by inspector.attribution.
-_encode = validated_encoding
 
 WeightsChoice = Literal["all"] | Iterable[int] | None
 
 TOP_PREDICTIONS = 5
+
+
+class Notice(str):
+    """A sentence for the person about how a result was made (a retry after running out of memory, a memory budget
+    that kept fewer layers' weights). It *is* its English text — code that reads notices as strings (logs, JSON,
+    tests) keeps working — and remembers its catalogue key and values, so a page shows it in the session's
+    language with :meth:`text` (:func:`notice_text`). Pickles by key and values (cached captures carry it)."""
+
+    key: str
+    values: dict[str, object]
+
+    def __new__(cls, key: str, **values: object) -> Notice:
+        notice = super().__new__(cls, t(key, DEFAULT_LANGUAGE, **values))
+        notice.key, notice.values = key, dict(values)
+        return notice
+
+    def __reduce__(self) -> tuple:
+        return _rebuild_notice, (self.key, self.values)
+
+    def text(self, lang: str = DEFAULT_LANGUAGE) -> str:
+        return t(self.key, lang, **self.values)
+
+
+def _rebuild_notice(key: str, values: dict[str, object]) -> Notice:
+    return Notice(key, **values)
+
+
+def notice_text(notice: str, lang: str = DEFAULT_LANGUAGE) -> str:
+    """``notice`` in ``lang``: a :class:`Notice` translated, any other string as it is."""
+    return notice.text(lang) if isinstance(notice, Notice) else notice
 
 
 @dataclass(frozen=True)
@@ -65,6 +94,7 @@ class Capture:
     timings: seconds per stage (tokenize, forward, collect).
     notices: what the person should know about how this capture was made (e.g. retried with fewer weights or
     on the CPU after the device ran out of memory — :func:`capture_within_memory`); empty when nothing happened.
+    Strings — :class:`Notice` where the library wrote them, so a page can show them in its language.
     """
 
     model_name: str
@@ -251,12 +281,10 @@ def capture_within_memory(
         (lambda: loaded, backend, weights, None)]
     if weights is not None and _weights_layers(weights, loaded.info) != frozenset({int(keep_layer)}):
         attempts.append((lambda: loaded, backend, (int(keep_layer),),
-                         f"The {where} ran out of memory keeping several layers' attention weights; "
-                         f"this run kept layer {keep_layer}'s only, so another layer needs a new run."))
+                         Notice("notice.oom_fewer_weights", where=where, layer=int(keep_layer))))
     if cpu_model is not None:
         attempts.append((cpu_model, "auto", None if weights is None else (int(keep_layer),),
-                         f"The {where} ran out of memory; this view was computed on the CPU "
-                         f"instead (slower). The next run tries the {where} again."))
+                         Notice("notice.oom_cpu", where=where)))
     failures: list[str] = []
     for model_for, attempt_backend, attempt_weights, notice in attempts:
         try:

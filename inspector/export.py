@@ -13,7 +13,6 @@ from __future__ import annotations
 import datetime
 import io
 import json
-import math
 import re
 import zipfile
 from dataclasses import dataclass, field
@@ -21,13 +20,13 @@ from importlib import metadata
 from typing import Any, Mapping
 
 import altair as alt
-import numpy as np
 import pandas as pd
 from altair.utils.data import to_values
 
 from inspector.capture import Capture
 from inspector.errors import InspectorError, InvalidRequestError
 from inspector.heatmap import HeatmapView
+from inspector.jsonable import to_jsonable  # re-exported: callers import it from here too
 from inspector.loading import ModelInfo, model_label
 from inspector.metrics import head_entropy
 
@@ -214,24 +213,6 @@ def safe_file_stem(name: str, taken: set[str] = frozenset()) -> str:
         n += 1
         candidate = f"{stem}-{n}"
     return candidate
-
-
-def to_jsonable(value: Any) -> Any:
-    """Mappings, lists, tuples, NumPy arrays and scalars, and dates, nested any way → plain JSON values;
-    NaN and ±inf become None (JSON has neither)."""
-    if isinstance(value, Mapping):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, np.ndarray):
-        return to_jsonable(value.tolist())
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, np.generic):
-        return to_jsonable(value.item())
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, (datetime.date, datetime.datetime)):
-        return value.isoformat()
-    return value
 
 
 def _dumps(payload: Any) -> str:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import math
 import time
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Literal, Sequence
@@ -41,9 +42,12 @@ import numpy as np
 import torch
 from scipy import stats
 
-from inspector.attribution import METHODS, AttributionSettings, TargetSpec, attribute, bootstrap_mean_interval
+from inspector.attribution import (METHODS, REGISTRY, AttributionSettings, TargetSpec, attribute,
+                                   bootstrap_mean_interval)
 from inspector.errors import InvalidRequestError
 from inspector.experiments import encode, forward
+from inspector.i18n import CATALOGUE, DEFAULT_LANGUAGE, t
+from inspector.jsonable import to_jsonable
 from inspector.loading import CARD_NAME, DEFAULT_MODEL, LoadedModel, shipped_choices
 from inspector.tasks import FRESH_SEED, Example, Task, generate, task
 
@@ -433,8 +437,6 @@ def scoreboard(loaded: LoadedModel, examples: int = DEFAULT_EXAMPLES, *, seed: i
 
 def scoreboard_json(board: Scoreboard) -> dict:
     """The scoreboard as plain JSON-ready values (the CLI's output)."""
-    from inspector.export import to_jsonable
-
     mass, mass_low, mass_high = board.mass_interval()
     card = board.card
     return to_jsonable({
@@ -461,8 +463,6 @@ def scoreboard_json(board: Scoreboard) -> dict:
 
 def example_json(scored: ExampleScores) -> dict:
     """One scored example as plain JSON-ready values."""
-    from inspector.export import to_jsonable
-
     return to_jsonable({"text": scored.example.text, "tokens": list(scored.tokens), "causal_position": scored.position,
                         "supporting_positions": list(scored.supporting), "answer": scored.answer,
                         "predicted": scored.predicted, "probability": scored.model.probability[0],
@@ -471,23 +471,53 @@ def example_json(scored: ExampleScores) -> dict:
                         "magnitude_ranks": scored.magnitude_ranks, "scores": scored.scores})
 
 
-def hit_rate_words(board: Scoreboard) -> list[str]:
-    """The scoreboard in plain sentences, best method first (the CLI's summary and the page's caption)."""
+def task_words(spec_task: Task, field: Literal["description", "truth"], lang: str = DEFAULT_LANGUAGE) -> str:
+    """A task's description or causal token in ``lang``: the catalogue's ``gt.task.NAME.FIELD`` where it has one
+    (its English is the task's own text, a test keeps them equal), else the task's English."""
+    key = f"gt.task.{spec_task.name}.{field}"
+    return t(key, lang) if key in CATALOGUE else getattr(spec_task, field)
+
+
+def target_words(scored: ExampleScores, kind: str, lang: str = DEFAULT_LANGUAGE) -> str:
+    """What the methods explain on ``scored`` (f, the correct answer's probability) in ``lang``; ``kind`` is the
+    task's (classifier or causal-lm). English is the attribution report's own description; the catalogue's
+    English says the same (a test keeps them equal), its other languages translate it."""
+    if lang == DEFAULT_LANGUAGE:
+        return scored.target
+    top = scored.predicted == scored.answer
+    if kind == "classifier":
+        return t("gt.target.class", lang, label=scored.answer,
+                 prediction=t("gt.target.class_prediction", lang) if top else "")
+    return t("gt.target.next_token", lang, token=scored.answer,
+             prediction=t("gt.target.next_token_prediction", lang) if top else "")
+
+
+def _padded(text: str, width: int) -> str:
+    """``text`` padded with spaces to ``width`` terminal columns (CJK characters take two), for aligned tables."""
+    columns = sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+    return text + " " * max(0, width - columns)
+
+
+def hit_rate_words(board: Scoreboard, lang: str = DEFAULT_LANGUAGE) -> list[str]:
+    """The scoreboard in plain sentences in ``lang``, best method first (the CLI's summary)."""
     from inspector.attribution import METHOD_LABELS
 
     order = np.argsort(-board.top1, kind="stable")
-    lines = [f"{board.model_name} ({board.card.task.name}, {board.card.variant}): accuracy {board.accuracy:.1%} on "
-             f"{board.examples} fresh examples; causal token = {board.card.task.truth}."]
+    lines = [t("gt.words.summary", lang, model=board.model_name, task=board.card.task.name,
+               variant=t(f"gt.variant.{board.card.variant}", lang), accuracy=f"{board.accuracy:.1%}",
+               examples=board.examples, truth=task_words(board.card.task, "truth", lang))]
     for i in order:
-        lines.append(f"  {METHOD_LABELS.get(board.methods[i], board.methods[i]):28s} top-1 {board.top1[i]:6.1%} "
-                     f"[{board.top1_low[i]:.0%}–{board.top1_high[i]:.0%}]  top-{board.k} {board.topk[i]:6.1%}  "
-                     f"mean rank {board.mean_rank[i]:5.2f} "
-                     f"[{board.mean_rank_low[i]:.2f}–{board.mean_rank_high[i]:.2f}]")
-    lines.append(f"  {'chance':28s} top-1 {board.chance_top1:6.1%}            top-{board.k} {board.chance_topk:6.1%}  "
-                 f"mean rank {board.chance_rank:5.2f}")
+        lines.append(t("gt.words.row", lang, method=_padded(METHOD_LABELS.get(board.methods[i], board.methods[i]), 28),
+                       top1=f"{board.top1[i]:6.1%}", low=f"{board.top1_low[i]:.0%}", high=f"{board.top1_high[i]:.0%}",
+                       k=board.k, topk=f"{board.topk[i]:6.1%}", rank=f"{board.mean_rank[i]:5.2f}",
+                       rank_low=f"{board.mean_rank_low[i]:.2f}", rank_high=f"{board.mean_rank_high[i]:.2f}"))
+    lines.append(t("gt.words.chance_row", lang, method=_padded(t("gt.words.chance", lang), 28),
+                   top1=f"{board.chance_top1:6.1%}", k=board.k, topk=f"{board.chance_topk:6.1%}",
+                   rank=f"{board.chance_rank:5.2f}"))
     mass, low, high = board.mass_interval()
-    bound = f" (bound {board.card.attention_bound})" if board.card.attention_bound is not None else ""
-    lines.append(f"  mean attention on the causal token: {mass:.4f} [{low:.4f}–{high:.4f}]{bound}")
+    bound = (t("gt.words.bound", lang, bound=board.card.attention_bound)
+             if board.card.attention_bound is not None else "")
+    lines.append(t("gt.words.mass", lang, mass=f"{mass:.4f}", low=f"{low:.4f}", high=f"{high:.4f}", bound=bound))
     return lines
 
 
@@ -499,9 +529,9 @@ def top_ranked_tokens(scored: ExampleScores) -> dict[str, int]:
     return top
 
 
-# Methods that read the attention weights, and methods that test what the output needs: the contrast the
-# deceptive model (Pruthi et al. 2020) is built to expose.
-ATTENTION_METHODS = ("attention", "rollout", "norm")
+# Methods that read the attention weights (the registry says which), and methods that test what the output needs:
+# the contrast the deceptive model (Pruthi et al. 2020) is built to expose.
+ATTENTION_METHODS = tuple(name for name in METHODS if REGISTRY[name].reads_attention)
 OUTPUT_METHODS = ("occlusion", "integrated_gradients")
 # A head whose row peaks on the causal token with less mean weight than this is reported as a peak among
 # near-zero weights, invisible on a heatmap.
@@ -515,18 +545,24 @@ def _span(board: Scoreboard, methods: Sequence[str]) -> str:
     return f"{low:.0%}" if round(low * 100) == round(high * 100) else f"{low:.0%}–{high:.0%}"
 
 
-def reading(board: Scoreboard) -> list[str]:
-    """The scoreboard read in plain sentences for a newcomer (the page's "Reading"): which methods rank the causal
-    token first more often than a random ranking (95 % interval above chance), which cannot be told apart from
-    chance and which do worse than chance; attention-based against output-based methods (the point of the
-    deceptive model); methods that find the token only by magnitude (the wrong sign); for induction, methods that
-    find the mechanism's tokens but not the copied one; and the
-    head whose attention row peaks on the causal token most often, with the weight it gives it."""
+def reading(board: Scoreboard, lang: str = DEFAULT_LANGUAGE) -> list[str]:
+    """The scoreboard read in plain sentences for a newcomer (the page's "Reading"), in ``lang``: which methods rank
+    the causal token first more often than a random ranking (95 % interval above chance), which cannot be told
+    apart from chance and which do worse than chance; attention-based against output-based methods (the point of
+    the deceptive model); methods that find the token only by magnitude (the wrong sign); for induction, methods
+    that find the mechanism's tokens but not the copied one; and the head whose attention row peaks on the causal
+    token most often, with the weight it gives it. Every sentence is a catalogue entry filled with the numbers."""
     from inspector.attribution import METHOD_LABELS
 
+    def label(i: int) -> str:
+        return METHOD_LABELS.get(board.methods[i], board.methods[i])
+
+    def joined(items: Sequence[str], separator: str = "gt.reading.separator") -> str:
+        return t(separator, lang).join(items)
+
     def names(indices: Sequence[int]) -> str:
-        return ", ".join(f"{METHOD_LABELS.get(board.methods[i], board.methods[i])} ({board.top1[i]:.0%})"
-                         for i in indices)
+        return joined([t("gt.reading.method_rate", lang, method=label(i), rate=f"{board.top1[i]:.0%}")
+                       for i in indices])
 
     chance = board.chance_top1
     ranked = [i for i in np.argsort(-board.top1, kind="stable") if board.methods[i] != "random"]
@@ -538,61 +574,52 @@ def reading(board: Scoreboard) -> list[str]:
     level = [i for i in ranked if i not in above and i not in below]
     lines = []
     if above:
-        lines.append(f"Better than chance — the 95 % interval of the top-1 hit rate lies above the {chance:.0%} a "
-                     f"random ranking gets: {names(above)}.")
+        lines.append(t("gt.reading.above", lang, chance=f"{chance:.0%}", methods=names(above)))
     if level:
-        lines.append(f"Not distinguishable from chance on {board.examples} examples: {names(level)}.")
+        lines.append(t("gt.reading.level", lang, examples=board.examples, methods=names(level)))
     if below:
-        lines.append("Worse than chance — they rank the causal token lower than a random ranking would (mean "
-                     f"rank {board.chance_rank:.1f}), so they point away from it: "
-                     + ", ".join(f"{METHOD_LABELS.get(board.methods[i], board.methods[i])} (top-1 {board.top1[i]:.0%}, "
-                                 f"mean rank {board.mean_rank[i]:.1f})" for i in below) + ".")
+        lines.append(t("gt.reading.below", lang, rank=f"{board.chance_rank:.1f}", methods=joined(
+            [t("gt.reading.below_method", lang, method=label(i), top1=f"{board.top1[i]:.0%}",
+               rank=f"{board.mean_rank[i]:.1f}") for i in below])))
     if "random" in board.methods:
         i = board.methods.index("random")
-        lines.append(f"The random baseline ranks it first in {board.top1[i]:.0%} [{board.top1_low[i]:.0%}–"
-                     f"{board.top1_high[i]:.0%}], as a random ranking should (chance {chance:.0%}).")
+        lines.append(t("gt.reading.random", lang, rate=f"{board.top1[i]:.0%}", low=f"{board.top1_low[i]:.0%}",
+                       high=f"{board.top1_high[i]:.0%}", chance=f"{chance:.0%}"))
     attention = [m for m in ATTENTION_METHODS if m in board.methods]
     output = [m for m in OUTPUT_METHODS if m in board.methods]
     mass, _, _ = board.mass_interval()
     if attention and output:
-        contrast = (f"Attention-based methods ({', '.join(METHOD_LABELS.get(m, m) for m in attention)}) find the "
-                    f"causal token in {_span(board, attention)} of examples; methods that test what the output "
-                    f"needs ({', '.join(METHOD_LABELS.get(m, m) for m in output)}) in {_span(board, output)}.")
+        contrast = t("gt.reading.contrast", lang, attention=joined([METHOD_LABELS.get(m, m) for m in attention]),
+                     attention_span=_span(board, attention),
+                     output=joined([METHOD_LABELS.get(m, m) for m in output]), output_span=_span(board, output))
         if board.card.variant == "deceptive":
             bound = board.card.attention_bound
-            contrast += (f" This model was trained to keep its attention off the causal token (Pruthi et al. 2020): "
-                         f"the mean attention on it is {mass:.2%}"
-                         + (f", under the bound of {bound:.1%}" if bound is not None and mass < bound else "")
-                         + f", yet it answers {board.accuracy:.0%} correctly — the attention weights show where the "
-                         "model did not look, not what it used.")
+            under = (t("gt.reading.under_bound", lang, bound=f"{bound:.1%}")
+                     if bound is not None and mass < bound else "")
+            contrast += t("gt.reading.deceptive", lang, mass=f"{mass:.2%}", under=under,
+                          accuracy=f"{board.accuracy:.0%}")
         lines.append(contrast)
     if board.card.task.name == "induction":
         found = [i for i in ranked if board.mechanism_top1_low[i] > board.top1_high[i]
                  or board.mechanism_top1[i] - board.top1[i] >= 0.1]
         if found:
-            lines.append("Found the mechanism but not the copied word: "
-                         + ", ".join(f"{METHOD_LABELS.get(board.methods[i], board.methods[i])} ranks B first in "
-                                     f"{board.top1[i]:.0%} but B or one of the A's in {board.mechanism_top1[i]:.0%}"
-                                     for i in found)
-                         + " — removing an A also breaks the copy, so the A's earn credit too.")
+            lines.append(t("gt.reading.mechanism", lang, methods=joined(
+                [t("gt.reading.mechanism_method", lang, method=label(i), top1=f"{board.top1[i]:.0%}",
+                   mechanism=f"{board.mechanism_top1[i]:.0%}") for i in found], "gt.reading.clause_separator")))
     flipped = [i for i in ranked if board.magnitude_top1_low[i] > board.top1_high[i]]
     if flipped:
-        lines.append("Right token, wrong sign: "
-                     + ", ".join(f"{METHOD_LABELS.get(board.methods[i], board.methods[i])} ranks it first in "
-                                 f"{board.top1[i]:.0%} by its signed score but {board.magnitude_top1[i]:.0%} by "
-                                 "magnitude" for i in flipped)
-                     + " — it singles the token out while saying it works against the answer.")
+        lines.append(t("gt.reading.flipped", lang, methods=joined(
+            [t("gt.reading.flipped_method", lang, method=label(i), signed=f"{board.top1[i]:.0%}",
+               magnitude=f"{board.magnitude_top1[i]:.0%}") for i in flipped], "gt.reading.clause_separator")))
     layer, head = np.unravel_index(int(np.argmax(board.head_top1)), board.head_top1.shape)
     peaks, weight = float(board.head_top1[layer, head]), float(board.head_weight[layer, head])
     if peaks > 0:
-        line = (f"Layer {layer} head {head}'s attention row peaks on the causal token in {peaks:.0%} of examples, "
-                f"with a mean weight of {weight:.1%} on it")
-        line += (" — a peak among near-zero weights that no heatmap would show: ranking first is not attending."
-                 if weight < FAINT_WEIGHT else ".")
-        lines.append(line)
+        ending = t("gt.reading.faint_peak" if weight < FAINT_WEIGHT else "gt.reading.end", lang)
+        lines.append(t("gt.reading.head_peak", lang, layer=int(layer), head=int(head), peaks=f"{peaks:.0%}",
+                       weight=f"{weight:.1%}", ending=ending))
     else:
-        lines.append("No head's attention row peaks on the causal token in any example.")
+        lines.append(t("gt.reading.no_peak", lang))
     if board.accuracy_high < board.card.stated_accuracy:
-        lines.append(f"Caution: the model's accuracy here, {board.accuracy:.0%} [{board.accuracy_low:.0%}–"
-                     f"{board.accuracy_high:.0%}], is below the {board.card.stated_accuracy:.0%} its card states.")
+        lines.append(t("gt.reading.caution", lang, accuracy=f"{board.accuracy:.0%}", low=f"{board.accuracy_low:.0%}",
+                       high=f"{board.accuracy_high:.0%}", stated=f"{board.card.stated_accuracy:.0%}"))
     return lines

@@ -42,6 +42,8 @@ from inspector.errors import InvalidRequestError, InvalidTextError
 from inspector.experiments import (ModelOutput, OutputKind, encode, forward, model_output, output_change,
                                    head_writes, output_change_name)
 from inspector.forward import backend_for
+from inspector.jsonable import to_jsonable
+from inspector.i18n import DEFAULT_LANGUAGE, t
 from inspector.loading import LoadedModel, ModelInfo
 from inspector.metrics import (TOKEN_CATEGORIES, HealthFlags, HealthThresholds, head_entropy_from_rows,
                                health_flags, induction_score, mean_attention_distance, norm_weighted_attention,
@@ -479,57 +481,82 @@ def _percent(x: float) -> str:
     return f"{100 * x:.0f}%"
 
 
-_CATEGORY_WORDS = {"self": "the token itself", "previous": "the previous token", "next": "the next token"}
+# Token categories named in words; the others ([CLS], [SEP]) are token strings, shown as they are.
+_CATEGORY_KEYS = {"self": "heads.category.self", "previous": "heads.category.previous",
+                  "next": "heads.category.next", "punctuation": "heads.category.punctuation"}
 
 
-def _where_it_looks(report: HeadReport, layer: int, head: int) -> str:
+def _head_words(layer: int, head: int, lang: str) -> str:
+    return t("heads.report.head", lang, layer=layer, head=head)
+
+
+def measure_words(report: HeadReport, lang: str) -> str:
+    """The output measure in words. English keeps :func:`output_change_name`'s wording — the one the JSON and
+    the charts carry — so the English report reads as it always has; other languages take the catalogue's."""
+    return report.change_name if lang == DEFAULT_LANGUAGE else t(f"measure.{report.output_kind}", lang)
+
+
+def _where_it_looks(report: HeadReport, layer: int, head: int, lang: str) -> str:
     mass = report.statistics.token_mass[layer, head]
     top = int(np.argmax(mass))
     category = TOKEN_CATEGORIES[top]
-    return f"{_percent(mass[top])} of its attention goes to {_CATEGORY_WORDS.get(category, category)}"
+    target = (t(_CATEGORY_KEYS[category], lang) if category in _CATEGORY_KEYS
+              else t("heads.category.token", lang, token=category))
+    return t("heads.report.looks", lang, share=_percent(mass[top]), target=target)
 
 
-def _ablation_words(report: HeadReport, layer: int, head: int) -> str:
+def _ablation_words(report: HeadReport, layer: int, head: int, lang: str) -> str:
     change = float(report.statistics.importance_ablation[layer, head])
     ranks = np.argsort(-report.statistics.importance_ablation.ravel(), kind="stable")
     rank = int(np.nonzero(ranks == layer * report.num_heads + head)[0][0]) + 1
-    return (f"ablating it ({report.ablation_mode}) changes the output by {change:.4f} "
-            f"({report.change_name}; rank {rank} of {ranks.size})")
+    return t("heads.report.ablation", lang, mode=t(f"heads.mode.{report.ablation_mode}", lang),
+             change=f"{change:.4f}", measure=measure_words(report, lang), rank=rank, total=ranks.size)
 
 
-def _induction_words(induction: np.ndarray) -> str:
+def _induction_words(induction: np.ndarray, lang: str = DEFAULT_LANGUAGE) -> str:
     """One line on induction heads (Olsson et al. 2022) from the (L, H) induction scores (NaN: nothing repeats)."""
     if np.isnan(induction).all():
-        return ("No token repeats in the text(s), so induction heads cannot show here: give a text that repeats a "
-                "phrase (… A B … A) to find them.")
+        return t("heads.report.no_repeats", lang)
     scores = np.where(np.isnan(induction), -np.inf, induction)
     order = np.argsort(-scores.ravel(), kind="stable")
     found = [int(flat) for flat in order if scores.flat[flat] > INDUCTION_HEAD_SCORE]
     if not found:
         top = np.unravel_index(int(order[0]), induction.shape)
-        return (f"No induction head: no head puts more than {_percent(INDUCTION_HEAD_SCORE)} of a repeated token's "
-                f"attention on the token after its earlier occurrence (highest {induction[top]:.2f}, "
-                f"Layer {top[0]} head {top[1]}).")
+        return t("heads.report.no_induction", lang, threshold=_percent(INDUCTION_HEAD_SCORE),
+                 highest=f"{induction[top]:.2f}", head=_head_words(int(top[0]), int(top[1]), lang))
     heads = induction.shape[1]
-    named = ", ".join(f"Layer {flat // heads} head {flat % heads} ({induction.flat[flat]:.2f})"
-                      for flat in found[:REPORT_HEADS_PER_KIND])
-    more = f", and {len(found) - REPORT_HEADS_PER_KIND} more" if len(found) > REPORT_HEADS_PER_KIND else ""
-    return (f"Induction heads (a repeated token attends to the token that followed its earlier occurrence — Olsson "
-            f"et al. 2022; score > {INDUCTION_HEAD_SCORE:g}): {named}{more}.")
+    named = t("heads.report.list_separator", lang).join(
+        t("heads.report.scored_head", lang, head=_head_words(flat // heads, flat % heads, lang),
+          score=f"{induction.flat[flat]:.2f}") for flat in found[:REPORT_HEADS_PER_KIND])
+    more = (t("heads.report.and_more_inline", lang, n=len(found) - REPORT_HEADS_PER_KIND)
+            if len(found) > REPORT_HEADS_PER_KIND else "")
+    return t("heads.report.induction", lang, threshold=f"{INDUCTION_HEAD_SCORE:g}", named=named, more=more)
 
 
-def health_report(report: HeadReport, *, per_kind: int | None = REPORT_HEADS_PER_KIND) -> list[str]:
-    """The health report in plain words: one line per finding, each citing its threshold and numbers; at most
-    ``per_kind`` collapsed and diffuse heads each, then "… and N more." (``per_kind=None``: every head)."""
+def _pair_verdict(both: float, first: float, second: float) -> str:
+    """The catalogue key of what ablating a pair together says about its redundancy."""
+    if both <= 1.25 * max(first, second):
+        return "heads.report.pair_redundant"
+    if both < 0.9 * (first + second):
+        return "heads.report.pair_partly_redundant"
+    return "heads.report.pair_not_redundant"
+
+
+def health_report(report: HeadReport, lang: str = DEFAULT_LANGUAGE, *,
+                  per_kind: int | None = REPORT_HEADS_PER_KIND) -> list[str]:
+    """The health report in plain words, in ``lang`` (:data:`inspector.i18n.LANGUAGES`): one line per finding,
+    each citing its threshold and numbers, every line a catalogue sentence filled with the measured numbers. At
+    most ``per_kind`` collapsed and diffuse heads each, then "… and N more." (``per_kind=None``: every head)."""
     stats, thresholds, flags = report.statistics, report.thresholds, report.flags
     n_texts = len(report.texts)
-    lines = [f"Measured on {n_texts} text{'s' if n_texts != 1 else ''} "
-             f"({sum(len(t) for t in report.tokens)} tokens) of {report.info.name}; numbers are means over the texts. "
-             f"Thresholds: collapsed = normalised entropy < {thresholds.collapsed:g}, diffuse = normalised entropy > "
-             f"{thresholds.diffuse:g}, sink = a key's sink score > {thresholds.sink:g} (Gu et al. 2024)."]
+    measure = measure_words(report, lang)
+    lines = [t("heads.report.measured", lang,
+               texts=t("heads.report.texts_one" if n_texts == 1 else "heads.report.texts_many", lang, n=n_texts),
+               tokens=sum(len(tokens) for tokens in report.tokens), model=report.info.name,
+               collapsed=f"{thresholds.collapsed:g}", diffuse=f"{thresholds.diffuse:g}", sink=f"{thresholds.sink:g}")]
 
     def name(layer: int, head: int) -> str:
-        return f"Layer {layer} head {head}"
+        return _head_words(int(layer), int(head), lang)
 
     def listed(mask: np.ndarray, key: np.ndarray, describe: Callable[[int, int], str], none: str) -> None:
         found = list(zip(*np.nonzero(mask)))
@@ -541,37 +568,34 @@ def health_report(report: HeadReport, *, per_kind: int | None = REPORT_HEADS_PER
         for layer, head in found[:shown]:
             lines.append(describe(int(layer), int(head)))
         if len(found) > shown:
-            lines.append(f"… and {len(found) - shown} more.")
+            lines.append(t("heads.report.and_more", lang, n=len(found) - shown))
 
     listed(flags.collapsed, stats.entropy_normalized,
-           lambda l, h: (f"{name(l, h)}: normalised entropy {stats.entropy_normalized[l, h]:.2f} < "
-                         f"{thresholds.collapsed:g} (collapsed) — {_where_it_looks(report, l, h)}; "
-                         f"{_ablation_words(report, l, h)}."),
-           f"No collapsed head: every normalised entropy is ≥ {thresholds.collapsed:g} "
-           f"(lowest {np.nanmin(stats.entropy_normalized):.2f}).")
+           lambda l, h: t("heads.report.collapsed", lang, head=name(l, h),
+                          entropy=f"{stats.entropy_normalized[l, h]:.2f}", threshold=f"{thresholds.collapsed:g}",
+                          looks=_where_it_looks(report, l, h, lang), ablation=_ablation_words(report, l, h, lang)),
+           t("heads.report.no_collapsed", lang, threshold=f"{thresholds.collapsed:g}",
+             lowest=f"{np.nanmin(stats.entropy_normalized):.2f}"))
     listed(flags.diffuse, -stats.entropy_normalized,
-           lambda l, h: (f"{name(l, h)}: normalised entropy {stats.entropy_normalized[l, h]:.2f} > "
-                         f"{thresholds.diffuse:g} (diffuse) — its attention is spread nearly evenly; "
-                         f"{_ablation_words(report, l, h)}."),
-           f"No diffuse head: every normalised entropy is ≤ {thresholds.diffuse:g} "
-           f"(highest {np.nanmax(stats.entropy_normalized):.2f}).")
+           lambda l, h: t("heads.report.diffuse", lang, head=name(l, h),
+                          entropy=f"{stats.entropy_normalized[l, h]:.2f}", threshold=f"{thresholds.diffuse:g}",
+                          ablation=_ablation_words(report, l, h, lang)),
+           t("heads.report.no_diffuse", lang, threshold=f"{thresholds.diffuse:g}",
+             highest=f"{np.nanmax(stats.entropy_normalized):.2f}"))
 
-    sinks = int(flags.sink.sum())
     first = stats.first_token_sink
-    lines.append(f"{sinks} of {flags.sink.size} heads have a sink key (largest sink score > {thresholds.sink:g}); "
-                 f"{int((first > thresholds.sink).sum())} of them on the first token (highest first-token score "
-                 f"{first.max():.2f}, {name(*np.unravel_index(int(first.argmax()), first.shape))}).")
+    lines.append(t("heads.report.sinks", lang, sinks=int(flags.sink.sum()), heads=flags.sink.size,
+                   threshold=f"{thresholds.sink:g}", first=int((first > thresholds.sink).sum()),
+                   highest=f"{first.max():.2f}", head=name(*np.unravel_index(int(first.argmax()), first.shape))))
     special_attention = stats.token_mass[..., :2].sum(axis=-1)
     special_value = stats.norm_token_mass[..., :2].sum(axis=-1)
     idle = (special_attention > _SINK_ATTENTION_SHARE) & (special_value < _SINK_VALUE_RATIO * special_attention)
     listed(idle, special_value - special_attention,
-           lambda l, h: (f"{name(l, h)}: {_percent(special_attention[l, h])} of its attention goes to [CLS]/[SEP] "
-                         f"but only {_percent(special_value[l, h])} of its norm-weighted attention ‖α f(x)‖ "
-                         "(Kobayashi et al. 2020) — heavy sink attention that moves little value; "
-                         f"{_ablation_words(report, l, h)}."),
-           f"No head sends more than {_percent(_SINK_ATTENTION_SHARE)} of its attention to [CLS]/[SEP] while moving "
-           f"less than half as much of its value there.")
-    lines.append(_induction_words(stats.induction))
+           lambda l, h: t("heads.report.idle_sink", lang, head=name(l, h),
+                          attention=_percent(special_attention[l, h]), value=_percent(special_value[l, h]),
+                          ablation=_ablation_words(report, l, h, lang)),
+           t("heads.report.no_idle_sink", lang, share=_percent(_SINK_ATTENTION_SHARE)))
+    lines.append(_induction_words(stats.induction, lang))
 
     ablation = stats.importance_ablation
     top_ablation = np.unravel_index(int(ablation.argmax()), ablation.shape)
@@ -580,48 +604,35 @@ def health_report(report: HeadReport, *, per_kind: int | None = REPORT_HEADS_PER
 
     if np.ptp(ablation) > 0 and np.ptp(report.importance_gradient) > 0:
         rho = spearmanr(ablation.ravel(), report.importance_gradient.ravel()).statistic
-        agreement = f"Spearman correlation of the two rankings over all heads: {rho:.2f}."
+        agreement = t("heads.report.rankings_agree", lang, rho=f"{rho:.2f}")
     else:
-        agreement = "One of the two scores is the same for every head, so the rankings cannot be compared."
-    lines.append(f"Most important head by ablation: {name(*top_ablation)} ({report.change_name} "
-                 f"{ablation[top_ablation]:.4f}); by Michel et al.'s gradient score: {name(*top_gradient)} "
-                 f"(score {report.importance_gradient[top_gradient]:.2f}, layer-normalised). {agreement}")
+        agreement = t("heads.report.rankings_incomparable", lang)
+    lines.append(t("heads.report.most_important", lang, ablation_head=name(*top_ablation), measure=measure,
+                   ablation=f"{ablation[top_ablation]:.4f}", gradient_head=name(*top_gradient),
+                   gradient=f"{report.importance_gradient[top_gradient]:.2f}", agreement=agreement))
     pairs = report.pairs
     for p in range(min(2, len(pairs.heads))):
         a, b = (report.head_name(x) for x in pairs.heads[p])
-        first, second = pairs.change_first[p], pairs.change_second[p]
-        larger, total = max(first, second), first + second
-        if pairs.change_both[p] <= 1.25 * larger:
-            verdict = "redundant: removing both costs little more than the larger of the two"
-        elif pairs.change_both[p] < 0.9 * total:
-            verdict = "partly redundant: removing both costs more than either alone but less than the two added"
-        else:
-            verdict = "not redundant in effect: removing both costs as much as the two added, or more"
-        lines.append(f"Attention-alike pair {a} & {b} (JS divergence {pairs.js_divergence[p]:.3f} nats, of at most "
-                     f"ln 2 = 0.693): ablating {a} changes the output by {pairs.change_first[p]:.4f}, {b} by "
-                     f"{pairs.change_second[p]:.4f}, both by {pairs.change_both[p]:.4f} — {verdict}.")
+        verdict = _pair_verdict(pairs.change_both[p], pairs.change_first[p], pairs.change_second[p])
+        lines.append(t("heads.report.pair", lang, a=a, b=b, js=f"{pairs.js_divergence[p]:.3f}",
+                       first=f"{pairs.change_first[p]:.4f}", second=f"{pairs.change_second[p]:.4f}",
+                       both=f"{pairs.change_both[p]:.4f}", verdict=t(verdict, lang)))
     curve = report.pruning
     half = int(np.argmin(np.abs(curve.fraction - 0.5)))
-    lines.append(f"Pruning by gradient importance: removing {curve.heads_removed[half]} of {curve.order.size} heads "
-                 f"({_percent(curve.fraction[half])}) changes the output by {curve.change[half]:.4f}; removing "
-                 f"all of them by {curve.change[-1]:.4f} ({report.change_name}).")
+    lines.append(t("heads.report.pruning", lang, removed=curve.heads_removed[half], heads=curve.order.size,
+                   share=_percent(curve.fraction[half]), half=f"{curve.change[half]:.4f}",
+                   everything=f"{curve.change[-1]:.4f}", measure=measure))
     return lines
 
 
-def _json_array(array: np.ndarray) -> list | float | None:
-    """Nested lists of floats with NaN as None (JSON has no NaN)."""
-    values = np.asarray(array, dtype=np.float64)
-    if values.ndim:
-        return [_json_array(row) for row in values]
-    return float(round(float(values), 7)) if np.isfinite(values) else None
-
-
-def report_json(report: HeadReport) -> dict:
-    """The numbers of ``report`` as JSON-ready data (the CLI's ``--json`` and the page's download)."""
+def report_json(report: HeadReport, lang: str = DEFAULT_LANGUAGE) -> dict:
+    """The numbers of ``report`` as JSON-ready data (the CLI's ``--json`` and the page's download), its health
+    report in ``lang``."""
     stats = report.statistics
-    by_category = lambda mass: {c: _json_array(mass[..., i]) for i, c in enumerate(TOKEN_CATEGORIES)}  # noqa: E731
+    by_category = lambda mass: {c: mass[..., i] for i, c in enumerate(TOKEN_CATEGORIES)}  # noqa: E731
     heads = [report.head_name(i) for i in range(report.order.size)]
-    return {
+    # Every float to 7 significant digits: a float32 carries no more, and the file stays small.
+    return to_jsonable({
         "model": report.info.as_json(),
         "texts": list(report.texts),
         "tokens": [list(t) for t in report.tokens],
@@ -630,35 +641,35 @@ def report_json(report: HeadReport) -> dict:
                        "sink": report.thresholds.sink},
         "ablation_mode": report.ablation_mode,
         "output_measure": {"kind": report.output_kind, "change": report.change_name},
-        "entropy": _json_array(stats.entropy),
-        "entropy_normalized": _json_array(stats.entropy_normalized),
-        "layer_entropy": _json_array(stats.layer_entropy),
+        "entropy": stats.entropy,
+        "entropy_normalized": stats.entropy_normalized,
+        "layer_entropy": stats.layer_entropy,
         "special_token_mass": by_category(stats.token_mass),
         "norm_weighted_special_token_mass": by_category(stats.norm_token_mass),
-        "sink_scores": {"first_token": _json_array(stats.first_token_sink), "max": _json_array(stats.max_sink_score),
-                        "per_text": [_json_array(s) for s in report.key_sink_scores]},
-        "mean_attention_distance": _json_array(stats.mean_distance),
-        "induction": {"score": _json_array(stats.induction), "threshold": INDUCTION_HEAD_SCORE},
+        "sink_scores": {"first_token": stats.first_token_sink, "max": stats.max_sink_score,
+                        "per_text": list(report.key_sink_scores)},
+        "mean_attention_distance": stats.mean_distance,
+        "induction": {"score": stats.induction, "threshold": INDUCTION_HEAD_SCORE},
         "flags": {"collapsed": report.flags.collapsed.tolist(), "diffuse": report.flags.diffuse.tolist(),
                   "sink": report.flags.sink.tolist()},
         "heads": heads,
-        "js_distance": _json_array(stats.js_divergence),
+        "js_distance": stats.js_divergence,
         "cluster_order": report.order.tolist(),
-        "mds": _json_array(report.mds),
-        "contribution_similarity": {"cosine": _json_array(stats.contribution_cosine),
-                                    "cka": _json_array(stats.contribution_cka)},
-        "importance": {"ablation": _json_array(stats.importance_ablation),
-                       "gradient": _json_array(report.importance_gradient),
-                       "gradient_raw": _json_array(stats.gradient_raw)},
+        "mds": report.mds,
+        "contribution_similarity": {"cosine": stats.contribution_cosine,
+                                    "cka": stats.contribution_cka},
+        "importance": {"ablation": stats.importance_ablation,
+                       "gradient": report.importance_gradient,
+                       "gradient_raw": stats.gradient_raw},
         "redundant_pairs": [{"heads": [heads[a], heads[b]], "js_divergence": float(report.pairs.js_divergence[p]),
                              "change_first": float(report.pairs.change_first[p]),
                              "change_second": float(report.pairs.change_second[p]),
                              "change_both": float(report.pairs.change_both[p])}
                             for p, (a, b) in enumerate(report.pairs.heads)],
-        "pruning_curve": {"fraction": _json_array(report.pruning.fraction),
+        "pruning_curve": {"fraction": report.pruning.fraction,
                           "heads_removed": report.pruning.heads_removed.tolist(),
-                          "change": _json_array(report.pruning.change),
+                          "change": report.pruning.change,
                           "order": [heads[i] for i in report.pruning.order]},
-        "health_report": health_report(report),
+        "health_report": health_report(report, lang),
         "timings": {k: round(v, 3) for k, v in report.timings.items()},
-    }
+    }, significant_digits=7)

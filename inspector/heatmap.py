@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from inspector.capture import Capture
+from inspector.capture import Capture, Notice
 from inspector.errors import InvalidRequestError
 
 
@@ -49,7 +49,8 @@ class HeatmapView:
     of the row in the capture, so labels match the token strip even when rows are hidden or merged.
     query_tokens / key_tokens: the token (or word) text alone, for tooltips.
     query_positions / key_positions: (rows,) / (cols,) — first-token position of each row / column.
-    notes: plain-English sentences saying what was done to the raw weights (empty: nothing).
+    notes: sentences saying what was done to the raw weights (empty: nothing) — :class:`~inspector.capture.Notice`
+    strings, English as they are and translatable with :func:`~inspector.capture.notice_text`.
     """
 
     weights: np.ndarray
@@ -145,10 +146,8 @@ def _views(capture: Capture, layer, heads: list[int], options: HeatmapOptions) -
         weights[:, :, 0] = 0.0
         remaining = weights.sum(axis=-1, keepdims=True)  # (h, q_len, 1)
         weights = np.divide(weights, remaining, out=np.zeros_like(weights), where=remaining > 0)
-        note = f"Rows renormalised after removing key 0 ({tokens[0]}), the attention sink"
-        if (remaining[..., 0] <= 0).any():
-            note += "; rows that saw only that key are left at 0"
-        notes.append(note + ".")
+        emptied = (remaining[..., 0] <= 0).any()  # rows that saw only the sink
+        notes.append(Notice("notice.sink_dropped_emptied" if emptied else "notice.sink_dropped", token=tokens[0]))
 
     if options.words:
         groups = _word_groups(capture)
@@ -165,11 +164,9 @@ def _views(capture: Capture, layer, heads: list[int], options: HeatmapOptions) -
         positions = [int(g[0]) for g in groups]
         special = np.array([bool(capture.special[g].all()) for g in groups])
         if len(groups) < q_len:
-            notes.append(f"Word view: {q_len} tokens merged into {len(groups)} words — attention to a word is the "
-                         "sum over its pieces, attention from a word is the mean over its pieces, so rows still "
-                         "sum to 1.")
+            notes.append(Notice("notice.words_merged", tokens=q_len, words=len(groups)))
         else:
-            notes.append("Word view: every word of this text is a single token, so nothing was merged.")
+            notes.append(Notice("notice.words_unchanged"))
     else:
         texts = list(tokens)
         positions = list(range(len(tokens)))
@@ -184,8 +181,7 @@ def _views(capture: Capture, layer, heads: list[int], options: HeatmapOptions) -
         weights = weights[:, keep][:, :, keep]
         texts = [t for t, k in zip(texts, keep) if k]
         positions = [p for p, k in zip(positions, keep) if k]
-        notes.append(f"Special tokens hidden ({hidden}): rows no longer sum to 1 — what is missing went to the "
-                     "hidden tokens.")
+        notes.append(Notice("notice.special_hidden", hidden=hidden))
 
     labels = tuple(f"{p}: {t}" for p, t in zip(positions, texts))
     return tuple(HeatmapView(weights=weights[i].astype(np.float32), query_labels=labels, key_labels=labels,

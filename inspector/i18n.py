@@ -408,8 +408,426 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "backend.triton": {"en": "Triton FlashAttention", "zh": "Triton FlashAttention"},
     "lesson8.computing": {"en": "Deleting each token in turn…", "zh": "正在依次删除每个词元…"},
     # ---------------------------------------------------------------- heads report and notices (issue 15)
+    "notice.oom_fewer_weights": {
+        "en": "The {where} ran out of memory keeping several layers' attention weights; this run kept layer "
+              "{layer}'s only, so another layer needs a new run.",
+        "zh": "{where} 在保留多层注意力权重时内存不足；本次运行只保留了第 {layer} 层的权重，查看其他层需要重新运行。"},
+    "notice.oom_cpu": {
+        "en": "The {where} ran out of memory; this view was computed on the CPU instead (slower). The next run tries "
+              "the {where} again.",
+        "zh": "{where} 内存不足；本视图改在 CPU 上计算（较慢）。下次运行会再次尝试 {where}。"},
+    "notice.sink_dropped": {"en": "Rows renormalised after removing key 0 ({token}), the attention sink.",
+                            "zh": "去掉第 0 个键（{token}，即注意力汇点）后，各行已重新归一化。"},
+    "notice.sink_dropped_emptied": {
+        "en": "Rows renormalised after removing key 0 ({token}), the attention sink; rows that saw only that key are "
+              "left at 0.",
+        "zh": "去掉第 0 个键（{token}，即注意力汇点）后，各行已重新归一化；只看到这个键的行保持为 0。"},
+    "notice.words_merged": {
+        "en": "Word view: {tokens} tokens merged into {words} words — attention to a word is the sum over its pieces, "
+              "attention from a word is the mean over its pieces, so rows still sum to 1.",
+        "zh": "按词显示：{tokens} 个词元合并成 {words} 个词——指向一个词的注意力是其各子词之和，来自一个词的注意力是"
+              "其各子词的平均，所以每行之和仍为 1。"},
+    "notice.words_unchanged": {"en": "Word view: every word of this text is a single token, so nothing was merged.",
+                               "zh": "按词显示：这段文本的每个词都只有一个词元，所以没有合并任何内容。"},
+    "notice.special_hidden": {
+        "en": "Special tokens hidden ({hidden}): rows no longer sum to 1 — what is missing went to the hidden tokens.",
+        "zh": "已隐藏特殊词元（{hidden}）：各行之和不再为 1——缺少的部分分给了被隐藏的词元。"},
+    "notice.weights_budget": {
+        "en": "Every layer's attention weights at {n} tokens would take {needed} MiB, more than the {budget} MiB "
+              "budget of one request: statistics (entropy, sink mass) cover every layer, exact weights only layer "
+              "{layer}. Choosing another layer runs the model again.",
+        "zh": "在 {n} 个词元上保存每一层的注意力权重需要 {needed} MiB，超过单次请求 {budget} MiB 的预算：统计量"
+              "（熵、汇点质量）覆盖所有层，精确权重只保留第 {layer} 层。选择其他层会重新运行模型。"},
+    "heads.report.texts_one": {"en": "{n} text", "zh": "{n} 段文本"},
+    "heads.report.texts_many": {"en": "{n} texts", "zh": "{n} 段文本"},
+    "heads.report.measured": {
+        "en": "Measured on {texts} ({tokens} tokens) of {model}; numbers are means over the texts. Thresholds: "
+              "collapsed = normalised entropy < {collapsed}, diffuse = normalised entropy > {diffuse}, sink = a "
+              "key's sink score > {sink} (Gu et al. 2024).",
+        "zh": "在 {model} 的 {texts}（共 {tokens} 个词元）上测量；数字是各文本的平均值。阈值：坍缩 = 归一化熵 < "
+              "{collapsed}，弥散 = 归一化熵 > {diffuse}，汇点 = 某个键的汇点得分 > {sink}（Gu 等，2024）。"},
+    "heads.report.head": {"en": "Layer {layer} head {head}", "zh": "第 {layer} 层第 {head} 个头"},
+    "heads.category.self": {"en": "the token itself", "zh": "词元自身"},
+    "heads.category.previous": {"en": "the previous token", "zh": "前一个词元"},
+    "heads.category.next": {"en": "the next token", "zh": "后一个词元"},
+    "heads.category.punctuation": {"en": "punctuation", "zh": "标点"},
+    "heads.category.token": {"en": "{token}", "zh": "词元 {token}"},
+    "heads.report.looks": {"en": "{share} of its attention goes to {target}", "zh": "它 {share} 的注意力流向{target}"},
+    "heads.mode.zero": {"en": "zero", "zh": "置零"},
+    "heads.mode.mean": {"en": "mean", "zh": "换成均值"},
+    "heads.report.ablation": {
+        "en": "ablating it ({mode}) changes the output by {change} ({measure}; rank {rank} of {total})",
+        "zh": "消融它（{mode}）使输出变化 {change}（{measure}；在 {total} 个头中排第 {rank}）"},
+    "heads.report.no_repeats": {
+        "en": "No token repeats in the text(s), so induction heads cannot show here: give a text that repeats a "
+              "phrase (… A B … A) to find them.",
+        "zh": "文本中没有重复出现的词元，所以这里看不出归纳头：给一段重复某个短语（… A B … A）的文本才能找到它们。"},
+    "heads.report.no_induction": {
+        "en": "No induction head: no head puts more than {threshold} of a repeated token's attention on the token "
+              "after its earlier occurrence (highest {highest}, {head}).",
+        "zh": "没有归纳头：没有哪个头把重复词元超过 {threshold} 的注意力放在它上次出现之后的那个词元上"
+              "（最高 {highest}，{head}）。"},
+    "heads.report.scored_head": {"en": "{head} ({score})", "zh": "{head}（{score}）"},
+    "heads.report.list_separator": {"en": ", ", "zh": "、"},
+    "heads.report.and_more_inline": {"en": ", and {n} more", "zh": "，另有 {n} 个"},
+    "heads.report.induction": {
+        "en": "Induction heads (a repeated token attends to the token that followed its earlier occurrence — Olsson "
+              "et al. 2022; score > {threshold}): {named}{more}.",
+        "zh": "归纳头（重复出现的词元关注它上次出现时紧随其后的词元——Olsson 等，2022；得分 > {threshold}）："
+              "{named}{more}。"},
+    "heads.report.and_more": {"en": "… and {n} more.", "zh": "……另有 {n} 个。"},
+    "heads.report.collapsed": {
+        "en": "{head}: normalised entropy {entropy} < {threshold} (collapsed) — {looks}; {ablation}.",
+        "zh": "{head}：归一化熵 {entropy} < {threshold}（坍缩）——{looks}；{ablation}。"},
+    "heads.report.no_collapsed": {
+        "en": "No collapsed head: every normalised entropy is ≥ {threshold} (lowest {lowest}).",
+        "zh": "没有坍缩的头：所有归一化熵都 ≥ {threshold}（最低 {lowest}）。"},
+    "heads.report.diffuse": {
+        "en": "{head}: normalised entropy {entropy} > {threshold} (diffuse) — its attention is spread nearly evenly; "
+              "{ablation}.",
+        "zh": "{head}：归一化熵 {entropy} > {threshold}（弥散）——它的注意力几乎均匀分布；{ablation}。"},
+    "heads.report.no_diffuse": {"en": "No diffuse head: every normalised entropy is ≤ {threshold} (highest {highest}).",
+                                "zh": "没有弥散的头：所有归一化熵都 ≤ {threshold}（最高 {highest}）。"},
+    "heads.report.sinks": {
+        "en": "{sinks} of {heads} heads have a sink key (largest sink score > {threshold}); {first} of them on the "
+              "first token (highest first-token score {highest}, {head}).",
+        "zh": "{heads} 个头中有 {sinks} 个有汇点键（最大汇点得分 > {threshold}）；其中 {first} 个落在第一个词元上"
+              "（第一个词元的最高得分 {highest}，{head}）。"},
+    "heads.report.idle_sink": {
+        "en": "{head}: {attention} of its attention goes to [CLS]/[SEP] but only {value} of its norm-weighted "
+              "attention ‖α f(x)‖ (Kobayashi et al. 2020) — heavy sink attention that moves little value; {ablation}.",
+        "zh": "{head}：它 {attention} 的注意力流向 [CLS]/[SEP]，但按范数加权的注意力 ‖α f(x)‖ 只有 {value} 流向那里"
+              "（Kobayashi 等，2020）——大量汇点注意力却几乎不搬运值；{ablation}。"},
+    "heads.report.no_idle_sink": {
+        "en": "No head sends more than {share} of its attention to [CLS]/[SEP] while moving less than half as much "
+              "of its value there.",
+        "zh": "没有哪个头在把超过 {share} 的注意力送往 [CLS]/[SEP] 的同时，搬运到那里的值还不到注意力的一半。"},
+    "heads.report.rankings_agree": {"en": "Spearman correlation of the two rankings over all heads: {rho}.",
+                                    "zh": "两种排名在所有头上的 Spearman 相关系数：{rho}。"},
+    "heads.report.rankings_incomparable": {
+        "en": "One of the two scores is the same for every head, so the rankings cannot be compared.",
+        "zh": "两个得分之一在每个头上都相同，所以无法比较两种排名。"},
+    "heads.report.most_important": {
+        "en": "Most important head by ablation: {ablation_head} ({measure} {ablation}); by Michel et al.'s gradient "
+              "score: {gradient_head} (score {gradient}, layer-normalised). {agreement}",
+        "zh": "按消融最重要的头：{ablation_head}（{measure} {ablation}）；按 Michel 等人的梯度得分：{gradient_head}"
+              "（得分 {gradient}，按层归一化）。{agreement}"},
+    "heads.report.pair_redundant": {"en": "redundant: removing both costs little more than the larger of the two",
+                                    "zh": "冗余：同时移除两者的代价只比两者中较大的那个多一点"},
+    "heads.report.pair_partly_redundant": {
+        "en": "partly redundant: removing both costs more than either alone but less than the two added",
+        "zh": "部分冗余：同时移除两者的代价大于单独移除任何一个，但小于两者之和"},
+    "heads.report.pair_not_redundant": {
+        "en": "not redundant in effect: removing both costs as much as the two added, or more",
+        "zh": "实际效果上不冗余：同时移除两者的代价等于或超过两者之和"},
+    "heads.report.pair": {
+        "en": "Attention-alike pair {a} & {b} (JS divergence {js} nats, of at most ln 2 = 0.693): ablating {a} "
+              "changes the output by {first}, {b} by {second}, both by {both} — {verdict}.",
+        "zh": "注意力相似的一对 {a} 和 {b}（JS 散度 {js} 奈特，最大为 ln 2 = 0.693）：消融 {a} 使输出变化 {first}，"
+              "消融 {b} 变化 {second}，两者都消融变化 {both}——{verdict}。"},
+    "heads.report.pruning": {
+        "en": "Pruning by gradient importance: removing {removed} of {heads} heads ({share}) changes the output by "
+              "{half}; removing all of them by {everything} ({measure}).",
+        "zh": "按梯度重要性剪枝：移除 {heads} 个头中的 {removed} 个（{share}）使输出变化 {half}；全部移除时变化 "
+              "{everything}（{measure}）。"},
+    "heads.title": {"en": "Heads", "zh": "注意力头"},
+    "heads.caption": {
+        "en": "Which heads are healthy, which attend to sinks, which are redundant, and which matter — every "
+              "statistic is paired with what happens to the model's output when the head is removed.",
+        "zh": "哪些头健康、哪些关注汇点、哪些冗余、哪些重要——每个统计量都配上移除该头时模型输出的变化。"},
+    "heads.progress_start": {"en": "Measuring {n} text(s)…", "zh": "正在测量 {n} 段文本…"},
+    "heads.progress": {"en": "Measuring {n} text(s): step {done} of {total}…",
+                       "zh": "正在测量 {n} 段文本：第 {done} 步，共 {total} 步…"},
+    "heads.texts": {"en": "Texts", "zh": "文本"},
+    "heads.mode_text": {"en": "This text", "zh": "当前文本"},
+    "heads.mode_corpus": {"en": "Corpus ({n} sentences)", "zh": "语料库（{n} 个句子）"},
+    "heads.texts_help": {
+        "en": "The sidebar's text, or the bundled corpus (assets/corpus) so a verdict is not drawn from one "
+              "sentence. Corpus numbers are means over its texts.",
+        "zh": "侧边栏中的文本，或自带的语料库（assets/corpus），这样结论不会只来自一个句子。语料库的数字是其中各文本的平均值。"},
+    "heads.ablation": {"en": "Remove a head by", "zh": "移除一个头的方式"},
+    "heads.ablation_help": {
+        "en": "zero: its output is set to 0. mean: replaced by its mean over the text, keeping its constant offset "
+              "and removing only what depends on the token.",
+        "zh": "置零：把它的输出设为 0。换成均值：用它在整段文本上的均值代替，保留恒定偏移，只去掉随词元变化的部分。"},
+    "heads.thresholds": {"en": "Health thresholds", "zh": "健康阈值"},
+    "heads.collapsed_below": {"en": "Collapsed below", "zh": "低于此值为坍缩"},
+    "heads.collapsed_help": {"en": "Normalised entropy under this: nearly one-hot rows.",
+                             "zh": "归一化熵低于此值：各行几乎是独热的。"},
+    "heads.diffuse_above": {"en": "Diffuse above", "zh": "高于此值为弥散"},
+    "heads.diffuse_help": {"en": "Normalised entropy over this: nearly uniform rows.",
+                           "zh": "归一化熵高于此值：各行几乎是均匀的。"},
+    "heads.sink_above": {"en": "Sink above", "zh": "高于此值为汇点"},
+    "heads.sink_help": {"en": "Gu et al. 2024: a key whose mean received weight exceeds this is a sink.",
+                        "zh": "Gu 等（2024）：平均收到的权重超过此值的键就是汇点。"},
+    "heads.corpus_size": {"en": "Sentences from the corpus", "zh": "取自语料库的句子数"},
+    "heads.corpus_size_help": {"en": "Fewer sentences run faster; the verdict rests on fewer examples.",
+                               "zh": "句子越少运行越快；但结论依据的例子也越少。"},
+    "heads.measuring": {"en": "Measuring {heads} heads on {n} text(s)…", "zh": "正在 {n} 段文本上测量 {heads} 个头…"},
+    "heads.failed": {"en": "The head report could not be computed", "zh": "无法计算注意力头报告"},
+    "heads.done": {"en": "{model}: {n} text(s), {backend} backend, {seconds} s of measurement",
+                   "zh": "{model}：{n} 段文本，{backend} 后端，测量耗时 {seconds} 秒"},
+    "heads.glance": {"en": "Every head at a glance", "zh": "所有头一览"},
+    "heads.colour_by": {"en": "Colour by", "zh": "着色依据"},
+    "heads.grid.entropy": {"en": "Entropy", "zh": "熵"},
+    "heads.grid.sink": {"en": "Sink score", "zh": "汇点得分"},
+    "heads.grid.induction": {"en": "Induction", "zh": "归纳"},
+    "heads.grid.ablation": {"en": "Importance (ablation)", "zh": "重要性（消融）"},
+    "heads.grid.gradient": {"en": "Importance (gradient)", "zh": "重要性（梯度）"},
+    "heads.grid_caption": {
+        "en": "Importance by ablation = {measure} when the head alone is removed ({mode}); by gradient = Michel et "
+              "al.'s |∂L/∂gate| at gate 1, divided by its layer's ℓ2 norm. Induction = Olsson et al.'s score: a "
+              "repeated token's attention on the token that followed its earlier occurrence (grey when the text "
+              "repeats no token).",
+        "zh": "按消融的重要性 = 只移除该头时的{measure}（{mode}）；按梯度的重要性 = Michel 等人的 |∂L/∂gate|"
+              "（gate = 1 处），再除以所在层的 ℓ2 范数。归纳 = Olsson 等人的得分：重复出现的词元对它上次出现时"
+              "紧随其后的词元的注意力（文本中没有重复词元时为灰色）。"},
+    "heads.health": {"en": "Health report", "zh": "健康报告"},
+    "heads.where": {"en": "Where the attention goes (Clark et al. 2019) and what it moves (Kobayashi et al. 2020)",
+                    "zh": "注意力流向哪里（Clark 等，2019）以及它搬运了什么（Kobayashi 等，2020）"},
+    "heads.column.head": {"en": "head", "zh": "头"},
+    "heads.column.punctuation": {"en": "punctuation", "zh": "标点"},
+    "heads.column.self": {"en": "self", "zh": "自身"},
+    "heads.column.previous": {"en": "previous", "zh": "前一个"},
+    "heads.column.next": {"en": "next", "zh": "后一个"},
+    "heads.column.first_sink": {"en": "first-token sink score", "zh": "第一个词元的汇点得分"},
+    "heads.column.distance": {"en": "mean distance (tokens)", "zh": "平均距离（词元）"},
+    "heads.where_caption": {
+        "en": "Shares of each head's attention budget, mean over queries; ‖αf(x)‖ columns: the same share of the "
+              "norm-weighted attention, which is small when a sink receives weight but sends little value.",
+        "zh": "每个头的注意力预算分配到各处的比例，对所有查询取平均；‖αf(x)‖ 列：按范数加权的注意力的同一比例——"
+              "汇点收到权重却几乎不送出值时，这一比例很小。"},
+    "heads.redundancy": {"en": "Redundancy", "zh": "冗余"},
+    "heads.tab_js": {"en": "Attend alike (JS divergence)", "zh": "关注相似（JS 散度）"},
+    "heads.tab_cka": {"en": "Write alike (CKA)", "zh": "写入相似（CKA）"},
+    "heads.tab_mds": {"en": "Map (MDS)", "zh": "分布图（MDS）"},
+    "heads.pairs.pair": {"en": "pair", "zh": "头对"},
+    "heads.pairs.js": {"en": "JS divergence", "zh": "JS 散度"},
+    "heads.pairs.first": {"en": "ablate first", "zh": "消融第一个"},
+    "heads.pairs.second": {"en": "ablate second", "zh": "消融第二个"},
+    "heads.pairs.both": {"en": "ablate both", "zh": "两个都消融"},
+    "heads.pairs_caption": {"en": "The most attention-alike pairs, each ablated alone and together ({measure}).",
+                            "zh": "注意力最相似的几对头，分别单独消融和一起消融（{measure}）。"},
+    "heads.pruning": {"en": "Pruning", "zh": "剪枝"},
+    "heads.download_json": {"en": "Numbers (JSON)", "zh": "数值（JSON）"},
+    "heads.download_png": {"en": "Pruning curve (PNG)", "zh": "剪枝曲线（PNG）"},
     # ---------------------------------------------------------------- attribution verdicts (issue 15)
+    "attribution.where_every_head": {"en": "layer {layer}, every head, query {query} (“{token}”)",
+                                     "zh": "第 {layer} 层、所有头、查询 {query}（“{token}”）"},
+    "attribution.where_head": {"en": "layer {layer}, head {head}, query {query} (“{token}”)",
+                               "zh": "第 {layer} 层第 {head} 个头、查询 {query}（“{token}”）"},
+    "attribution.uniform": {
+        "en": "uniform weights changed f by {change:.3g} (JSD {jsd:.2f} nats), and {permutations} random permutations "
+              "by a median of {median:.3g} (largest weight {max_weight:.2f})",
+        "zh": "均匀权重使 f 改变了 {change:.3g}（JSD {jsd:.2f} 奈特），{permutations} 次随机置换使其改变的中位数为 "
+              "{median:.3g}（最大权重 {max_weight:.2f}）"},
+    "attribution.verdict_not_run": {
+        "en": "At {where}, {uniform}. Run the adversarial search to see how different a row can be for the same "
+              "output.",
+        "zh": "在{where}处，{uniform}。运行对抗搜索，看看在输出相同的情况下一行注意力能有多不同。"},
+    "attribution.verdict_none_found": {
+        "en": "At {where}, {uniform}; the adversarial search found no row within |Δf| ≤ {epsilon:g}, so this attention "
+              "is constrained by the output here.",
+        "zh": "在{where}处，{uniform}；对抗搜索没有找到满足 |Δf| ≤ {epsilon:g} 的行，因此这里的注意力受到输出的约束。"},
+    "attribution.verdict_found": {
+        "en": "At {where}, an attention row {strength} from the model's own (JSD {jsd:.2f} of at most {jsd_max:.2f} "
+              "nats) changes f by only {change:.3g} (≤ ε = {epsilon:g}); {uniform}. {conclusion}",
+        "zh": "在{where}处，一行与模型自身注意力{strength}的注意力（JSD {jsd:.2f}，最大为 {jsd_max:.2f} 奈特）只使 f "
+              "改变了 {change:.3g}（≤ ε = {epsilon:g}）；{uniform}。{conclusion}"},
+    "attribution.strength_entirely": {"en": "almost entirely different", "zh": "几乎完全不同"},
+    "attribution.strength_substantially": {"en": "substantially different", "zh": "明显不同"},
+    "attribution.strength_mildly": {"en": "only mildly different", "zh": "仅略有不同"},
+    "attribution.conclusion_not_unique": {"en": "So this attention map is not a unique explanation of the output.",
+                                          "zh": "所以这张注意力图并不是输出的唯一解释。"},
+    "attribution.conclusion_constrained": {"en": "Here the output does constrain the attention.",
+                                           "zh": "在这里，输出确实约束了注意力。"},
+    "attribution.conclusion_still_improving": {
+        "en": "The search was still improving when it stopped after {steps} steps; allow more steps before concluding "
+              "that the output constrains this attention.",
+        "zh": "搜索在 {steps} 步后停止时仍在改进；在断定输出约束了这里的注意力之前，请允许更多步数。"},
+    "attribution.flip_class": {"en": "the predicted class changes", "zh": "预测的类别发生变化"},
+    "attribution.flip_halfway": {
+        "en": "f falls below {threshold:.4g}, halfway from f(x) = {start:.4g} to f with every content token removed "
+              "({floor:.4g}) — this target has no decision to flip",
+        "zh": "f 降到 {threshold:.4g} 以下，即从 f(x) = {start:.4g} 到移除所有内容词元后的 f（{floor:.4g}）的中点——"
+              "这个目标没有可翻转的决策"},
     # ---------------------------------------------------------------- ground-truth reading (issue 15)
+    "gt.task.planted-token.description": {
+        "en": "A row of neutral words with one sentiment word (excellent, wonderful, delightful; terrible, awful, "
+              "dreadful) planted at a random position; the label is that word's sentiment.",
+        "zh": "一串中性词中在随机位置植入一个情感词（excellent、wonderful、delightful；terrible、awful、dreadful）；"
+              "标签就是这个词的情感。"},
+    "gt.task.planted-token.truth": {"en": "the planted sentiment word", "zh": "植入的情感词"},
+    "gt.task.induction.description": {
+        "en": "Distinct words … A B … followed by A again; the model must predict B, the word that came after A the "
+              "first time (an induction head's job).",
+        "zh": "一串互不相同的词 … A B …，随后 A 再次出现；模型必须预测 B，即 A 第一次出现后紧跟的那个词（归纳头的工作）。"},
+    "gt.task.induction.truth": {"en": "the earlier B — the word the prediction copies", "zh": "前面的 B——预测要复制的那个词"},
+    "gt.variant.honest": {"en": "honest", "zh": "诚实"},
+    "gt.variant.deceptive": {"en": "deceptive", "zh": "欺骗性"},
+    "gt.words.summary": {
+        "en": "{model} ({task}, {variant}): accuracy {accuracy} on {examples} fresh examples; causal token = {truth}.",
+        "zh": "{model}（{task}，{variant}）：在 {examples} 个新样例上准确率 {accuracy}；因果词元 = {truth}。"},
+    "gt.words.row": {
+        "en": "  {method} top-1 {top1} [{low}–{high}]  top-{k} {topk}  mean rank {rank} [{rank_low}–{rank_high}]",
+        "zh": "  {method} top-1 {top1} [{low}–{high}]  top-{k} {topk}  平均排名 {rank} [{rank_low}–{rank_high}]"},
+    "gt.words.chance": {"en": "chance", "zh": "随机水平"},
+    "gt.words.chance_row": {"en": "  {method} top-1 {top1}            top-{k} {topk}  mean rank {rank}",
+                            "zh": "  {method} top-1 {top1}            top-{k} {topk}  平均排名 {rank}"},
+    "gt.words.bound": {"en": " (bound {bound})", "zh": "（上限 {bound}）"},
+    "gt.words.mass": {"en": "  mean attention on the causal token: {mass} [{low}–{high}]{bound}",
+                      "zh": "  因果词元上的平均注意力：{mass} [{low}–{high}]{bound}"},
+    "gt.target.class": {"en": "the probability the classifier gives class “{label}”{prediction}",
+                        "zh": "分类器给类别“{label}”的概率{prediction}"},
+    "gt.target.class_prediction": {"en": " (its prediction)", "zh": "（它的预测）"},
+    "gt.target.next_token": {"en": "the log-probability of “{token}” as the next token after the text{prediction}",
+                             "zh": "“{token}”作为文本之后下一个词元的对数概率{prediction}"},
+    "gt.target.next_token_prediction": {"en": " (the model's top prediction)", "zh": "（模型的首选预测）"},
+    "gt.reading.separator": {"en": ", ", "zh": "、"},
+    "gt.reading.clause_separator": {"en": ", ", "zh": "；"},
+    "gt.reading.method_rate": {"en": "{method} ({rate})", "zh": "{method}（{rate}）"},
+    "gt.reading.above": {
+        "en": "Better than chance — the 95 % interval of the top-1 hit rate lies above the {chance} a random ranking "
+              "gets: {methods}.",
+        "zh": "优于随机——top-1 命中率的 95% 区间高于随机排序得到的 {chance}：{methods}。"},
+    "gt.reading.level": {"en": "Not distinguishable from chance on {examples} examples: {methods}.",
+                         "zh": "在 {examples} 个样例上与随机水平无法区分：{methods}。"},
+    "gt.reading.below": {
+        "en": "Worse than chance — they rank the causal token lower than a random ranking would (mean rank {rank}), "
+              "so they point away from it: {methods}.",
+        "zh": "比随机还差——它们把因果词元排得比随机排序（平均排名 {rank}）还低，因此指向了别处：{methods}。"},
+    "gt.reading.below_method": {"en": "{method} (top-1 {top1}, mean rank {rank})",
+                                "zh": "{method}（top-1 {top1}，平均排名 {rank}）"},
+    "gt.reading.random": {
+        "en": "The random baseline ranks it first in {rate} [{low}–{high}], as a random ranking should (chance "
+              "{chance}).",
+        "zh": "随机基线把它排在第一位的比例为 {rate} [{low}–{high}]，与随机排序应有的一致（随机水平 {chance}）。"},
+    "gt.reading.contrast": {
+        "en": "Attention-based methods ({attention}) find the causal token in {attention_span} of examples; methods "
+              "that test what the output needs ({output}) in {output_span}.",
+        "zh": "基于注意力的方法（{attention}）在 {attention_span} 的样例中找到因果词元；检验输出真正需要什么的方法"
+              "（{output}）为 {output_span}。"},
+    "gt.reading.deceptive": {
+        "en": " This model was trained to keep its attention off the causal token (Pruthi et al. 2020): the mean "
+              "attention on it is {mass}{under}, yet it answers {accuracy} correctly — the attention weights show "
+              "where the model did not look, not what it used.",
+        "zh": "这个模型被训练成不把注意力放在因果词元上（Pruthi 等，2020）：它得到的平均注意力为 {mass}{under}，"
+              "模型却答对了 {accuracy}——注意力权重显示的是模型没看哪里，而不是它用了什么。"},
+    "gt.reading.under_bound": {"en": ", under the bound of {bound}", "zh": "，低于上限 {bound}"},
+    "gt.reading.mechanism": {
+        "en": "Found the mechanism but not the copied word: {methods} — removing an A also breaks the copy, so the "
+              "A's earn credit too.",
+        "zh": "找到了机制却没找到被复制的词：{methods}——移除一个 A 同样会破坏复制，所以 A 也应得到功劳。"},
+    "gt.reading.mechanism_method": {"en": "{method} ranks B first in {top1} but B or one of the A's in {mechanism}",
+                                    "zh": "{method} 把 B 排第一的比例为 {top1}，把 B 或某个 A 排第一的比例为 {mechanism}"},
+    "gt.reading.flipped": {
+        "en": "Right token, wrong sign: {methods} — it singles the token out while saying it works against the "
+              "answer.",
+        "zh": "词元对了，符号反了：{methods}——它把这个词元挑了出来，却说它在反对这个答案。"},
+    "gt.reading.flipped_method": {
+        "en": "{method} ranks it first in {signed} by its signed score but {magnitude} by magnitude",
+        "zh": "{method} 按带符号的得分把它排第一的比例为 {signed}，按绝对值则为 {magnitude}"},
+    "gt.reading.head_peak": {
+        "en": "Layer {layer} head {head}'s attention row peaks on the causal token in {peaks} of examples, with a "
+              "mean weight of {weight} on it{ending}",
+        "zh": "第 {layer} 层第 {head} 个头的注意力行在 {peaks} 的样例中峰值落在因果词元上，平均权重为 {weight}{ending}"},
+    "gt.reading.faint_peak": {
+        "en": " — a peak among near-zero weights that no heatmap would show: ranking first is not attending.",
+        "zh": "——这是一堆近乎为零的权重中的峰值，任何热力图都显示不出来：排第一并不等于关注。"},
+    "gt.reading.end": {"en": ".", "zh": "。"},
+    "gt.reading.no_peak": {"en": "No head's attention row peaks on the causal token in any example.",
+                           "zh": "在任何样例中，都没有哪个头的注意力行峰值落在因果词元上。"},
+    "gt.reading.caution": {
+        "en": "Caution: the model's accuracy here, {accuracy} [{low}–{high}], is below the {stated} its card states.",
+        "zh": "注意：模型在这里的准确率 {accuracy} [{low}–{high}] 低于其模型卡声明的 {stated}。"},
+    "gt.title": {"en": "Ground truth: which method finds the token that mattered?",
+                 "zh": "已知答案：哪种方法能找到真正起作用的词元？"},
+    "gt.progress_start": {"en": "Scoring {n} fresh examples…", "zh": "正在为 {n} 个新样例打分…"},
+    "gt.progress": {"en": "Scoring example {done} of {n}…", "zh": "正在为第 {done} 个样例打分（共 {n} 个）…"},
+    "gt.no_card": {"en": "{model} has no known causal token", "zh": "{model} 没有已知的因果词元"},
+    "gt.needs_card": {
+        "en": "This page scores attribution methods against the token that truly decided the answer, so it needs a "
+              "model trained on a task whose causal token is known; {model} is not one. ",
+        "zh": "本页用真正决定答案的词元来给归因方法打分，所以需要一个在因果词元已知的任务上训练的模型；{model} 不是。"},
+    "gt.pick_model": {"en": "Pick one of the models this project trained for it:", "zh": "请选择本项目为此训练的模型之一："},
+    "gt.none_offered": {"en": "This instance offers none of them.", "zh": "这个实例没有提供其中任何一个。"},
+    "gt.intro": {
+        "en": "On a real model nobody knows which token the answer truly depended on, so nobody can say which "
+              "explanation method is right. Here we built the model so that we do: each example below says which "
+              "token decides the answer, and every method is scored on whether it ranks that token first.",
+        "zh": "在真实模型上，没人知道答案真正取决于哪个词元，所以没人能说哪种解释方法是对的。这里的模型是我们"
+              "专门构造的，因此我们知道：下面每个样例都写明了哪个词元决定答案，每种方法按是否把它排在第一位来打分。"},
+    "gt.fact_task": {"en": "Task: {description}", "zh": "任务：{description}"},
+    "gt.fact_truth": {"en": "Causal token: {truth}.", "zh": "因果词元：{truth}。"},
+    "gt.fact_bound": {"en": " (mean attention on it below {bound})", "zh": "（它得到的平均注意力低于 {bound}）"},
+    "gt.fact_deceptive": {
+        "en": "Variant: deceptive — trained to keep its attention off the causal token{bound} while still using it, "
+              "as in Pruthi et al. 2020, “Learning to Deceive with Attention-Based Explanations”.",
+        "zh": "变体：欺骗性——训练时让注意力避开因果词元{bound}，同时仍然使用它，做法同 Pruthi 等（2020）"
+              "“Learning to Deceive with Attention-Based Explanations”。"},
+    "gt.fact_honest": {"en": "Variant: honest — trained on the task alone.", "zh": "变体：诚实——只在任务本身上训练。"},
+    "gt.fact_accuracy": {
+        "en": "Accuracy at training time: {accuracy} on {examples} fresh examples (stated: at least {stated}). "
+              "Trained with ",
+        "zh": "训练时的准确率：在 {examples} 个新样例上为 {accuracy}（声明：至少 {stated}）。训练命令为 "},
+    "gt.fact_seconds": {"en": " in {seconds} s.", "zh": "，耗时 {seconds} 秒。"},
+    "gt.one_example": {"en": "One example", "zh": "单个样例"},
+    "gt.seed": {"en": "Example seed", "zh": "样例种子"},
+    "gt.seed_help": {"en": "Example number (generated from seed {seed} + this, fresh data the training never saw).",
+                     "zh": "样例编号（由种子 {seed} + 该编号生成，是训练从未见过的新数据）。"},
+    "gt.new_example": {"en": "New example", "zh": "换一个样例"},
+    "gt.scoring_example": {"en": "Scoring one example with every method…", "zh": "正在用每种方法为一个样例打分…"},
+    "gt.example_failed": {"en": "The example could not be scored", "zh": "无法为该样例打分"},
+    "gt.correct": {"en": "✓ correct", "zh": "✓ 正确"},
+    "gt.wrong": {"en": "✗ wrong", "zh": "✗ 错误"},
+    "gt.answer": {
+        "en": "The model answers “{predicted}” — the correct answer is “{answer}” ({verdict}; probability of the "
+              "correct answer {probability}). The methods explain f = {target}.",
+        "zh": "模型的回答是“{predicted}”——正确答案是“{answer}”（{verdict}；正确答案的概率 {probability}）。"
+              "各方法解释的是 f = {target}。"},
+    "gt.mechanism_caption": {
+        "en": "B is the word the prediction copies; the two A's tell the induction head where to copy from, so a "
+              "method that ranks an A first has found the mechanism without finding the copied word.",
+        "zh": "B 是预测所复制的词；两个 A 告诉归纳头从哪里复制，所以把某个 A 排第一的方法找到了机制，但没找到被复制的词。"},
+    "gt.open_heads": {"en": "Find the induction head on the Heads page", "zh": "在注意力头页面上找出归纳头"},
+    "gt.scoreboard": {"en": "Scoreboard", "zh": "计分板"},
+    "gt.examples": {"en": "Fresh examples", "zh": "新样例数"},
+    "gt.examples_help": {"en": "More examples give narrower intervals and take longer.",
+                         "zh": "样例越多，区间越窄，耗时也越长。"},
+    "gt.k": {"en": "k of top-k", "zh": "top-k 中的 k"},
+    "gt.scoring_board": {"en": "Scoring every method on {n} fresh examples…", "zh": "正在 {n} 个新样例上为每种方法打分…"},
+    "gt.board_failed": {"en": "The scoreboard could not be computed", "zh": "无法计算计分板"},
+    "gt.board_done": {
+        "en": "{model}: {n} examples scored with {methods} methods ({seconds} s of compute when first run)",
+        "zh": "{model}：已用 {methods} 种方法为 {n} 个样例打分（首次运行计算耗时 {seconds} 秒）"},
+    "gt.metric_accuracy": {"en": "Model accuracy [95 %]", "zh": "模型准确率 [95%]"},
+    "gt.metric_accuracy_help": {
+        "en": "Share of these examples the model answers correctly, with a 95 % Wilson interval.",
+        "zh": "模型答对的样例比例，附 95% Wilson 区间。"},
+    "gt.metric_mass": {"en": "Mean attention on the causal token", "zh": "因果词元上的平均注意力"},
+    "gt.metric_mass_help": {
+        "en": "Every layer, head and query row that can see the token, averaged over the examples.",
+        "zh": "所有能看到该词元的层、头和查询行，对各样例取平均。"},
+    "gt.mass_interval": {"en": "95 % bootstrap interval: {low}–{high}", "zh": "95% 自助法区间：{low}–{high}"},
+    "gt.metric_bound": {"en": "Attention bound it was trained under", "zh": "训练时的注意力上限"},
+    "gt.bound_kept": {"en": "the mean stays under it", "zh": "平均值保持在上限以下"},
+    "gt.bound_not_kept": {"en": "the mean is not clearly under it", "zh": "平均值没有明确低于上限"},
+    "gt.reading": {"en": "Reading", "zh": "解读"},
+    "gt.download_json": {"en": "Scoreboard (JSON)", "zh": "计分板（JSON）"},
+    "gt.download_png": {"en": "Scoreboard chart (PNG)", "zh": "计分板图（PNG）"},
+    "gt.column.method": {"en": "method", "zh": "方法"},
+    "gt.column.rank_b": {"en": "rank of B", "zh": "B 的排名"},
+    "gt.column.rank": {"en": "rank of the causal token", "zh": "因果词元的排名"},
+    "gt.column.rank_of": {"en": "{rank} of {n}", "zh": "{n} 个中第 {rank}"},
+    "gt.column.top_token": {"en": "top-ranked token", "zh": "排第一的词元"},
+    "gt.column.hit": {"en": "hit", "zh": "命中"},
+    "gt.column.mechanism": {"en": "found the mechanism", "zh": "找到机制"},
+    "gt.column.top1": {"en": "top-1 [95 %]", "zh": "top-1 [95%]"},
+    "gt.column.topk": {"en": "top-{k} [95 %]", "zh": "top-{k} [95%]"},
+    "gt.column.mean_rank": {"en": "mean rank [95 %]", "zh": "平均排名 [95%]"},
+    "gt.column.magnitude": {"en": "top-1 by magnitude [95 %]", "zh": "按绝对值的 top-1 [95%]"},
+    "gt.column.mechanism_rate": {"en": "found the mechanism [95 %]", "zh": "找到机制 [95%]"},
+    "gt.column.chance": {"en": "chance (a random ranking)", "zh": "随机水平（随机排序）"},
     # ---------------------------------------------------------------- hardening (issue 18)
     # ---------------------------------------------------------------- compare page (issue 20)
     # ---------------------------------------------------------------- census (issue 16)

@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
@@ -47,6 +47,7 @@ from inspector.errors import InvalidRequestError
 from inspector.experiments import ForwardResult, forward, head_writes, model_output, output_change
 from inspector.forward import encode_text
 from inspector.i18n import t
+from inspector.jsonable import to_jsonable
 from inspector.loading import LoadedModel
 from inspector.metrics import HeadEntropy, HealthThresholds, head_entropy_from_rows
 from kernels.hf import TENSOR_NAMES, ScoreScale, TieKeysToQueries
@@ -846,24 +847,7 @@ def all_lessons(loaded: LoadedModel, text: str, layer: int, head: int, *, backen
         importance=leave_one_out(loaded, text, backend=backend) if importance else None)
 
 
-def _jsonable(value: object, lang: str) -> object:
-    if isinstance(value, Answer):
-        return value.text(lang)
-    if isinstance(value, HeadEntropy):
-        return {"raw": _jsonable(value.raw, lang), "normalized": _jsonable(value.normalized, lang)}
-    if hasattr(value, "__dataclass_fields__"):
-        return {f.name: _jsonable(getattr(value, f.name), lang) for f in fields(value)}
-    if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist(), lang)
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v, lang) for v in value]
-    if isinstance(value, np.generic):
-        return _jsonable(value.item(), lang)
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    return value
-
-
 def lessons_json(lessons: Lessons, lang: str = "en") -> dict:
     """Every number of ``lessons`` as plain JSON (NaN → null), answers written in ``lang``."""
-    return _jsonable(lessons, lang)
+    return to_jsonable(lessons, overrides={Answer: lambda answer: answer.text(lang),
+                                           HeadEntropy: lambda h: {"raw": h.raw, "normalized": h.normalized}})

@@ -161,3 +161,54 @@ def browser():
             yield chromium
         finally:
             chromium.close()
+
+
+# ---------------------------------------------------------------------------------------- heads built to a purpose
+
+PREVIOUS_TOKEN_ANGLE = 0.4  # radians between neighbouring positions; 14 tokens × 0.4 < 2π, so no wrap-around
+
+
+def save_previous_token_bert(folder: Path) -> Path:
+    """A tiny BERT whose layer 0, head 0 attends to the previous token and nothing else — positional (all its
+    weight on offset i − j = +1) and collapsed (normalised entropy ≈ 0) by construction, so the lessons and
+    reports that look for such heads have one to find.
+
+    How: word and token-type embeddings are zero, so the embedding output is LayerNorm(position embedding).
+    Position i is embedded as (cos iθ, sin iθ, −cos iθ, −sin iθ, 0, …): mean 0 and the same variance at every
+    position, so LayerNorm only scales it (by 4 at hidden size 32). Head 0's key reads (cos jθ, sin jθ) and its
+    query the same pair rotated back by θ, so the score q_i·k_j ∝ cos((i − 1 − j)θ) peaks at j = i − 1; the
+    factor ``sharp`` makes the peak beat its neighbours (cos θ ≈ 0.92) by (8 · 4)² / √8 · (1 − cos θ) ≈ 29
+    logits."""
+    torch.manual_seed(0)
+    config = tiny_config("bert")
+    model = AutoModel.from_config(config, attn_implementation="eager").eval()
+    head_dim = config.hidden_size // config.num_attention_heads
+    angle = PREVIOUS_TOKEN_ANGLE
+    positions = torch.arange(config.max_position_embeddings, dtype=torch.float32)
+    circle = torch.stack([torch.cos(positions * angle), torch.sin(positions * angle)], dim=-1)  # (positions, 2)
+    sharp = 8.0
+    cos, sin = torch.cos(torch.tensor(angle)), torch.sin(torch.tensor(angle))
+    rotate_back = torch.stack([torch.stack([cos, sin]), torch.stack([-sin, cos])])  # R(−θ)
+    with torch.no_grad():
+        embeddings = model.embeddings
+        embeddings.word_embeddings.weight.zero_()
+        embeddings.token_type_embeddings.weight.zero_()
+        embeddings.position_embeddings.weight.zero_()
+        embeddings.position_embeddings.weight[:, :2] = circle
+        embeddings.position_embeddings.weight[:, 2:4] = -circle
+        attention = model.encoder.layer[0].attention.self
+        for projection in (attention.query, attention.key):
+            projection.weight[:head_dim].zero_()
+            projection.bias[:head_dim].zero_()
+        # q_i = sharp · R(−θ) x_i[:2], k_j = sharp · x_j[:2]  (rows 0–1 of head 0's slice of W_Q and W_K)
+        attention.query.weight[:2, :2] = sharp * rotate_back
+        attention.key.weight[:2, :2] = sharp * torch.eye(2)
+    model.save_pretrained(folder, safe_serialization=True)
+    make_tokenizer().save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def previous_token_bert_dir(tmp_path_factory) -> Path:
+    """The folder of :func:`save_previous_token_bert` (layer 0, head 0: a collapsed previous-token head)."""
+    return save_previous_token_bert(tmp_path_factory.mktemp("previous-token-bert") / "bert")

@@ -1,4 +1,4 @@
-"""The attribution lab (inspector/attribution.py): each method checked against what it must satisfy —
+"""The attribution lab (inspector/attribution/): each method checked against what it must satisfy —
 IG completeness, occlusion on linear toys, rank-correlation limits, uniform weights through the attention
 function equal to uniform weights by hand, the adversarial search's constraint, ERASER on a known ranking —
 and the report on every kind of target, on tiny random models."""
@@ -271,7 +271,8 @@ def test_occlusion_by_mask_equals_the_masked_text_through_input_ids(headed_model
     inputs = encode(loaded, TEXT)
     masked = copy.deepcopy(inputs)
     masked["input_ids"][0, 2] = loaded.tokenizer.mask_token_id
-    from inspector.attribution import _setup, _evaluate_rows  # the ids route, independent of Captum's embeddings
+    # the ids route, independent of Captum's embeddings
+    from inspector.attribution.targets import evaluate_rows as _evaluate_rows, setup_problem as _setup
 
     problem, _, _ = _setup(loaded, TEXT, TargetSpec(reference=REFERENCE), "torch", 2**26)
     value = _evaluate_rows(problem, [masked["input_ids"][0].tolist()])[0][0]
@@ -334,7 +335,7 @@ def test_cli_attribute_bad_input_exits_2(capsys, headed_models):
 
 
 def test_masked_lm_rows_are_read_at_the_targets_mask_even_with_other_masks(headed_models):
-    from inspector.attribution import _evaluate_rows, _setup
+    from inspector.attribution.targets import evaluate_rows as _evaluate_rows, setup_problem as _setup
 
     loaded = headed_models["masked-lm"]
     text = TEXT.replace("street", "[MASK]")
@@ -379,3 +380,91 @@ def test_attribution_charts_are_valid_vega_lite_with_tokens_as_data(headed_model
     heat = charts[0].to_dict()
     values = [row for data in heat["datasets"].values() for row in data]
     assert {row["text"] for row in values} >= set(report.tokens)  # raw strings travel as data, drawn as text
+
+
+# ------------------------------------------------------------------------------------ the method registry
+
+@pytest.fixture
+def position_method():
+    """A tenth method, registered for one test and removed after it: the score of a token is its position."""
+    from inspector.attribution import AttributionMethod, register, unregister
+
+    method = register(AttributionMethod(name="position", label="position (toy)",
+                                        score=lambda context: np.arange(context.n, dtype=float)))
+    try:
+        yield method
+    finally:
+        unregister("position")
+
+
+def test_a_registered_method_runs_through_attribute_like_the_built_ins(headed_models, position_method):
+    from inspector.attribution import METHOD_LABELS, REGISTRY
+
+    settings = AttributionSettings(methods=("attention", "position"), ig_steps=4, permutations=0, head_grid=False)
+    report = attribute(headed_models["none"], TEXT, spec=TargetSpec(reference=REFERENCE), settings=settings)
+    assert tuple(report.scores) == ("attention", "position") == report.agreement.methods
+    np.testing.assert_array_equal(report.scores["position"], np.arange(len(report.tokens)))
+    assert report.faithfulness.methods == ("attention", "position") and "position" in report.timings
+    assert METHOD_LABELS["position"] == "position (toy)" and REGISTRY["position"] is position_method
+    assert report_json(report)["scores"]["position"] == list(range(len(report.tokens)))
+
+
+def test_the_registry_keeps_the_built_in_order_and_enforces_the_contract(headed_models):
+    from inspector.attribution import METHOD_LABELS, REGISTRY, AttributionMethod, register, unregister
+
+    assert tuple(REGISTRY) == METHODS and tuple(METHOD_LABELS) == METHODS
+    assert METHOD_LABELS["grad_x_input"] == "gradient × input"
+    assert [m for m in METHODS if REGISTRY[m].completeness] == ["integrated_gradients"]
+    assert [m for m in METHODS if REGISTRY[m].reads_attention] == ["attention", "rollout", "norm"]
+    assert {m for m in METHODS if REGISTRY[m].needs_gradients} == {"gradient", "grad_x_input", "integrated_gradients"}
+    with pytest.raises(ValueError, match="already registered"):
+        register(REGISTRY["random"])
+    with pytest.raises(ValueError, match="built-in"):
+        unregister("random")
+    with pytest.raises(ValueError, match="convergence"):
+        AttributionMethod(name="complete", label="complete", score=lambda context: None, completeness=True)
+    register(AttributionMethod(name="too_short", label="too short", score=lambda context: np.zeros(2)))
+    try:
+        with pytest.raises(ValueError, match="too_short.*shape"):
+            attribute(headed_models["none"], TEXT, spec=TargetSpec(reference=REFERENCE),
+                      settings=AttributionSettings(methods=("too_short",), head_grid=False, permutations=0,
+                                                   faithfulness=False))
+    finally:
+        unregister("too_short")
+    assert "too_short" not in REGISTRY and "too_short" not in METHOD_LABELS
+
+
+def test_saliency_and_gradient_times_input_share_one_backward(headed_models, monkeypatch):
+    from captum.attr import InputXGradient, Saliency
+
+    calls = []
+    original = Saliency.attribute
+    monkeypatch.setattr(Saliency, "attribute", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
+    loaded = headed_models["none"]
+    settings = AttributionSettings(methods=("gradient", "grad_x_input"), head_grid=False, permutations=0,
+                                   faithfulness=False)
+    report = attribute(loaded, TEXT, spec=TargetSpec(reference=REFERENCE), settings=settings)
+    assert len(calls) == 1 and set(report.timings) >= {"gradient", "grad_x_input"}
+    from inspector.attribution.targets import embed_forward, setup_problem, token_embeddings
+
+    problem, _, _ = setup_problem(loaded, TEXT, TargetSpec(reference=REFERENCE), "torch", 2**26)
+    embeds = token_embeddings(problem, problem.input_ids)
+    by_captum = InputXGradient(embed_forward(problem)).attribute(embeds.clone().requires_grad_(True))
+    expected = by_captum[0].detach().float().sum(dim=-1).double().numpy()
+    np.testing.assert_allclose(report.scores["grad_x_input"], expected, rtol=1e-5, atol=1e-7)
+
+
+def test_verdict_and_flip_rule_speak_english_and_chinese(headed_models):
+    report = attribute(headed_models["sharp"], TEXT, spec=TargetSpec(reference=REFERENCE), settings=FAST)
+    cf = report.counterfactual
+    assert cf.verdict == cf.verdict_text("en") and cf.verdict.startswith(f"At layer {cf.layer}, every head, query")
+    assert f"{len(cf.permutation_changes)} random permutations" in cf.verdict
+    assert "Run the adversarial search" in cf.verdict
+    chinese = cf.verdict_text("zh")
+    assert "对抗搜索" in chinese and f"{cf.uniform_change:.3g}" in chinese
+    rule = report.faithfulness.flip_rule
+    assert rule.startswith("f falls below") and report_json(report)["faithfulness"]["flip_rule"] == rule
+    assert "中点" in report.faithfulness.flip_rule_text("zh")
+    classifier = attribute(headed_models["classifier"], TEXT, settings=AttributionSettings(ig_steps=4, permutations=0,
+                                                                                            head_grid=False))
+    assert classifier.faithfulness.flip_rule == "the predicted class changes"

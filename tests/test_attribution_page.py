@@ -73,3 +73,9 @@ def test_a_long_text_asks_before_running():
     assert not at.exception and not at.error
     assert at.info and "asks first" in at.info[0].value
     assert not at.get("vega_lite_chart")
+
+
+def test_the_verdict_follows_the_sessions_language():
+    at = open_app_page("attribution", query={"lang": "zh"})
+    assert not at.error
+    assert any("对抗搜索" in info.value for info in at.info), [info.value for info in at.info]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import io
 import json
+import re
 import struct
 import zipfile
 
@@ -111,17 +112,29 @@ def test_charts_over_altairs_row_limit_export_without_touching_global_state():
     export inlines the data instead. 72 tokens = 5,184 cells."""
     tokens = tuple(f"t{i}" for i in range(72))
     labels = tuple(token_labels(tokens))
-    view = HeatmapView(weights=np.full((72, 72), 1 / 72, np.float32), query_labels=labels, key_labels=labels,
+    weights = np.full((72, 72), 1 / 72, np.float32)
+    weights[3] = 0.0
+    weights[3, 5] = 1.0  # one cell that must come out with its own weight and place
+    view = HeatmapView(weights=weights, query_labels=labels, key_labels=labels,
                        query_tokens=tokens, key_tokens=tokens, layer=0, head=0, options=HeatmapOptions())
     chart = attention_heatmap_chart(view)
     with pytest.raises(alt.MaxRowsError):
         chart.to_dict()
     assert len(chart.data) < EXPORT_MAX_CELLS
+    data, data_before = chart.data, chart.data.copy()
     before = (alt.data_transformers.active, dict(alt.data_transformers.options))
     svg = chart_svg(chart)
     assert svg.count("71: t71") >= 2  # both axes drawn
+    # Every cell is drawn (none lost to the row limit), each labelled with its own key, query and weight.
+    cell = r'<path aria-label="key \(attended to\): ([^;]*); query \(attending\): ([^;]*); weight: ([^;]*);'
+    cells = re.findall(cell, svg)
+    assert len(cells) == 72 * 72
+    weight_at = {(query, key): float(weight) for key, query, weight in cells}
+    assert weight_at[("3: t3", "5: t5")] == 1.0 and weight_at[("3: t3", "4: t4")] == 0.0
+    assert weight_at[("71: t71", "0: t0")] == pytest.approx(1 / 72)
     assert (alt.data_transformers.active, dict(alt.data_transformers.options)) == before
-    assert isinstance(chart.data, pd.DataFrame)  # the caller's chart is left as it was
+    assert chart.data is data  # the caller's chart is left as it was: the same frame, the same numbers
+    pd.testing.assert_frame_equal(chart.data, data_before)
 
 
 def test_export_pack_holds_images_numbers_and_provenance():
@@ -152,7 +165,10 @@ def test_safe_file_stem(name, expected):
     assert safe_file_stem("Chart", {"chart", "chart-2"}) == "Chart-3"
 
 
-def test_to_jsonable():
+def test_to_jsonable_is_the_one_converter_reexported():
+    from inspector import jsonable
+
+    assert to_jsonable is jsonable.to_jsonable  # export's name stays for the code that imports it from here
     value = {1: np.float32(0.5), "a": (np.int64(3), float("inf")), "d": DAY, "arr": np.array([np.nan, 1.0])}
     assert to_jsonable(value) == {"1": 0.5, "a": [3, None], "d": "2026-11-29", "arr": [None, 1.0]}
 

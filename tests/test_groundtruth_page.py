@@ -88,3 +88,21 @@ def test_the_induction_example_opens_on_the_heads_page_with_its_text():
     assert at.text_area(key="text").value == text
     assert at.selectbox(key="model").value == "shipped:induction"
     assert any(title and title.startswith("Heads coloured by") for title in _titles(at))
+
+
+def test_the_pages_in_chinese_show_no_english_sentence():
+    from tests.test_i18n import CJK, page_texts, untranslated
+
+    at = open_app_page("groundtruth", query={"lang": "zh"})
+    assert not at.error and untranslated(page_texts(at)) == []
+    assert at.info and "因果词元已知" in at.info[0].value
+    for spec in ("shipped:deceptive-attention", "shipped:induction"):
+        at = _pick(open_app_page("groundtruth", query={"lang": "zh"}), spec)
+        texts = page_texts(at)
+        assert untranslated(texts) == [], spec
+        reading = next(md.value for md in at.markdown if "随机基线" in md.value).replace("\\", "")
+        assert all(CJK.search(line) for line in reading.splitlines())
+        assert "平均排名 [95%]" in at.dataframe[1].value.columns
+    assert any("找到机制" in column for column in at.dataframe[0].value.columns)  # the induction example
+    at.selectbox(key="lang").set_value("en").run()
+    assert not at.exception and untranslated(page_texts(at))  # the check finds English where there is English

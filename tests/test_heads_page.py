@@ -70,9 +70,25 @@ def test_corpus_mode_on_a_tiny_model(tiny_model_dirs):
     at.selectbox(key="model").set_value("__other__").run()
     at.text_input(key="model_other").set_value(str(tiny_model_dirs["bert"])).run()
     at.session_state["heads_corpus_size"] = 6  # the first 6 sentences, not all of them: keeps the test fast
-    at.radio(key="heads_mode").set_value(at.radio(key="heads_mode").options[1]).run()
+    at.radio(key="heads_mode").set_value("corpus").run()
     assert at.number_input(key="heads_corpus_size").max == len(read_corpus())
     assert not at.exception and not at.error
     status = next(c.value.replace("\\", "") for c in at.caption if "text\\(s\\)" in c.value)
     assert "6 text(s)" in status
     assert "Measured on 6 texts" in _report_text(at)
+
+
+def test_the_page_in_chinese_shows_no_english_sentence():
+    from tests.test_i18n import CJK, page_texts, untranslated
+
+    at = open_app_page("heads", query={"lang": "zh"})
+    assert not at.error and at.selectbox(key="lang").value == "zh"
+    texts = page_texts(at)
+    assert untranslated(texts) == []
+    assert at.title[0].value == "注意力头"
+    report = next(m.value for m in at.markdown if "阈值" in m.value).replace("\\", "")
+    assert "第 0 层第 2 个头：归一化熵 0.00 < 0.1（坍缩）" in report and "前一个词元" in report
+    assert all(CJK.search(line) for line in report.splitlines())
+    # The English page shows the phrases the check looks for, so the check is not looking for nothing.
+    at.selectbox(key="lang").set_value("en").run()
+    assert not at.exception and untranslated(page_texts(at))

@@ -54,6 +54,7 @@ def test_padded_batch_equals_eager_on_real_tokens(arch):
         with attention_request(request):
             actual = ours(input_ids=ids, attention_mask=mask)
     close(actual.last_hidden_state[real], expected.last_hidden_state[real], "hidden")
+    assert len(request.records) == len(expected.attentions)  # else the zip below compares nothing
     for record, eager_weights in zip(request.records, expected.attentions):
         # Compare rows of real query tokens only: eager gives padded queries arbitrary rows.
         rows = real[:, None, :, None].expand_as(eager_weights)

@@ -12,10 +12,10 @@ import torch
 
 from inspector.errors import InvalidRequestError
 from inspector.i18n import LANGUAGES
-from inspector.lessons import (COLLAPSED_BELOW, DIFFUSE_ABOVE, Answer, all_lessons, asymmetry_index, attention_target,
-                               complexity_lesson, diagonal_share, effective_rank, leave_one_out, lessons_json,
-                               mean_weight_by_offset, position_kind, scaling_sweep, softmax_jacobian,
-                               softmax_jacobian_norm)
+from inspector.lessons import (COLLAPSED_BELOW, DIFFUSE_ABOVE, POSITIONAL_HEAD_MIN_WEIGHT, Answer, all_lessons,
+                               asymmetry_index, attention_target, complexity_lesson, diagonal_share, effective_rank,
+                               leave_one_out, lessons_json, mean_weight_by_offset, position_kind, scaling_sweep,
+                               softmax_jacobian, softmax_jacobian_norm)
 from inspector.loading import load_model
 from kernels.reference import visible_keys_mask
 from tests.tolerances import close
@@ -32,6 +32,13 @@ def models(tiny_model_dirs):
 @pytest.fixture(scope="module")
 def lessons(models):
     return {arch: all_lessons(loaded, TEXT, 1, 2, importance=arch == "bert") for arch, loaded in models.items()}
+
+
+@pytest.fixture(scope="module")
+def previous_token_lessons(previous_token_bert_dir):
+    """Lessons for layer 0, head 0 of the tiny BERT whose head 0 attends to the previous token by construction
+    (tests/conftest.py: save_previous_token_bert) — positional and collapsed, the cases random weights lack."""
+    return all_lessons(load_model(str(previous_token_bert_dir)), TEXT, 0, 0)
 
 
 def test_asymmetry_index_is_zero_for_tied_projections_and_positive_otherwise():
@@ -133,8 +140,25 @@ def test_position_kind_and_positional_lesson(models, lessons):
     assert position_kind(models["bert"]) == "absolute" and position_kind(models["gpt2"]) == "absolute"
     assert position_kind(models["llama"]) == "rope"
     position = lessons["llama"].position
-    assert position.answer.key == "lesson3.answer.rope" + ("" if position.positional_heads else ".none")
-    assert all(position.best_weight[h] > 0.5 for h in position.positional_heads)
+    # Random weights attend almost uniformly: no head is positional, and the answer says so in a sentence of its
+    # own (issue 17), not "0 head(s) … on one offset: —".
+    assert position.positional_heads == () and (position.best_weight <= POSITIONAL_HEAD_MIN_WEIGHT).all()
+    assert position.answer.key == "lesson3.answer.rope.none"
+    assert "count" not in position.answer.values and "heads" not in position.answer.values
+    assert "no head puts more than" in position.answer.text("en")
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_previous_token_head_is_found_positional_and_named_in_the_answer(previous_token_lessons, lang):
+    position = previous_token_lessons.position
+    assert position.kind == "absolute" and position.positional_heads == (0,)
+    assert position.best_offset[0] == 1 and position.best_weight[0] > 0.99  # i − j = +1: the previous token
+    assert (position.best_weight[1:] < POSITIONAL_HEAD_MIN_WEIGHT).all()
+    assert position.answer.values["count"] == "1" and position.answer.values["top_head"] == "0"
+    answer = position.answer.text(lang)
+    assert "0 (i−j = +1: 1.00)" in answer and position.answer.values["heads"] in answer
+    # Lesson 5 gives the same head the "offset" role, and only that one.
+    assert previous_token_lessons.multi_head.role == ("offset", "content", "content", "content")
 
 
 def test_real_scaling_uses_the_models_scale_in_the_middle(lessons):
@@ -151,6 +175,18 @@ def test_entropy_lesson_alarms_use_the_thresholds(lessons):
     assert {(l, h) for l, h in zip(*np.nonzero(normalized < COLLAPSED_BELOW))} == set(lesson.collapsed)
     assert {(l, h) for l, h in zip(*np.nonzero(normalized > DIFFUSE_ABOVE))} == set(lesson.diffuse)
     assert lesson.answer.key.endswith("holds" if lesson.shallow_mean > lesson.deep_mean else "fails")
+    assert lesson.collapsed == () and len(lesson.diffuse) > 0  # random weights: nothing collapses
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_collapsed_head_raises_the_alarm(previous_token_lessons, lang):
+    lesson = previous_token_lessons.entropy
+    assert lesson.entropy.normalized[0, 0] < COLLAPSED_BELOW
+    assert lesson.collapsed == ((0, 0),)  # the constructed head, and no random one
+    assert lesson.answer.values["collapsed"] == "1" and lesson.answer.values["collapsed_list"] == "L0H0"
+    assert "L0H0" in lesson.answer.text(lang)
+    diffuse = zip(*np.nonzero(lesson.entropy.normalized > DIFFUSE_ABOVE))
+    assert {(int(layer), int(head)) for layer, head in diffuse} == set(lesson.diffuse)
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

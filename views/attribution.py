@@ -50,6 +50,7 @@ st.caption("Attention weights say where a head read from. Whether the output nee
 chosen, status, loaded = inputs.open_page(clamp=False)
 info = loaded.info
 slide = chosen.state.slide
+lang = chosen.state.lang
 
 with st.expander("What f is, and what the layer-local methods read", expanded=True):
     target_column, layer_column, head_column, query_column = st.columns([3, 1, 1, 1])
@@ -153,7 +154,7 @@ removed = f"replaced by {faithful.replacement}" if faithful.removal == "mask" el
 st.caption(escape_markdown(f"Comprehensiveness f(x) − f(x without the top tokens) — higher is better; sufficiency "
                            f"f(x) − f(only the top tokens) — lower is better; bins "
                            f"{', '.join(f'{b:.0%}' for b in faithful.bins)} of the content tokens, removed tokens "
-                           f"{removed}; AOPC = the mean over bins. Flip: {faithful.flip_rule}."))
+                           f"{removed}; AOPC = the mean over bins. Flip: {faithful.flip_rule_text(lang)}."))
 st.dataframe(faithfulness_frame(faithful), hide_index=True)
 st.altair_chart(decay_chart(faithful, slide=slide))
 
@@ -182,6 +183,6 @@ if shown is not None:
                                   help=f"|Δf| {shown.adversarial_change:.3g} ≤ ε = {shown.epsilon:g}, "
                                        f"{shown.adversarial_steps} steps, {shown.adversarial_seconds:.1f} s")
     st.altair_chart(counterfactual_chart(report.tokens, shown, slide=slide))
-    st.info(escape_markdown(shown.verdict))
+    st.info(escape_markdown(shown.verdict_text(lang)))
 
 inputs.publish_view(chosen.state, layer=layer, head=0 if head is None else head)

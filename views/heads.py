@@ -15,7 +15,8 @@ import streamlit as st
 from inspector import InspectorError
 from inspector.charts.base import HEAD_SELECTION, selected_head
 from inspector.export import Provenance, chart_png, with_provenance
-from inspector.heads import HeadReport, head_report, health_report, read_corpus, report_json, with_thresholds
+from inspector.heads import (HeadReport, head_report, health_report, measure_words, read_corpus, report_json,
+                             with_thresholds)
 from inspector.i18n import t
 from inspector.charts.heads import head_grid_chart, head_matrix_chart, mds_chart, pruning_chart
 from inspector.metrics import TOKEN_CATEGORIES, HealthThresholds
@@ -23,19 +24,20 @@ from inspector.redundancy import LN2
 from inspector.share import escape_markdown
 from views import inputs
 
-GRID_LABELS = {"entropy": "Entropy", "sink": "Sink score", "induction": "Induction",
-               "ablation": "Importance (ablation)", "gradient": "Importance (gradient)"}
+GRID_METRICS = ("entropy", "sink", "induction", "ablation", "gradient")  # labels: catalogue keys heads.grid.*
 
 
 # Reports are small (NumPy arrays of heads × heads at most, plus per-text sink scores). The thresholds are not
 # part of the key: they only relabel heads (with_thresholds), so moving a threshold never reruns the model.
 @st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
-def cached_report(spec: str, texts: tuple[str, ...], backend: str, ablation: str) -> HeadReport:
+def cached_report(spec: str, texts: tuple[str, ...], backend: str, ablation: str, _lang: str) -> HeadReport:
     # The bar is made here, not passed in: Streamlit replays a cached function's elements on a hit, and can only
-    # replay those whose container the function itself created.
-    bar = st.progress(0.0, text=f"Measuring {len(texts)} text(s)…")
+    # replay those whose container the function itself created. The language only words the bar (so it is not
+    # part of the key: switching language never reruns the model).
+    bar = st.progress(0.0, text=t("heads.progress_start", _lang, n=len(texts)))
     report = head_report(inputs.cached_model(spec), texts, backend=backend, ablation=ablation,
-                         progress=lambda done, total, label: bar.progress(done / total, text=label))
+                         progress=lambda done, total, label: bar.progress(done / total, text=t(
+                             "heads.progress", _lang, n=len(texts), done=done, total=total)))
     bar.empty()
     return report
 
@@ -52,10 +54,11 @@ if "_heads_open" in st.session_state:
     st.session_state["layer"], st.session_state["head"] = st.session_state.pop("_heads_open")
     st.switch_page("views/inspect.py")
 
-st.title("Heads")
-st.caption("Which heads are healthy, which attend to sinks, which are redundant, and which matter — every "
-           "statistic is paired with what happens to the model's output when the head is removed.")
+heading = st.container()  # the title is in the sidebar's language, known only once the sidebar is drawn
 chosen, status, loaded = inputs.open_page()
+lang = chosen.state.lang
+heading.title(t("heads.title", lang))
+heading.caption(t("heads.caption", lang))
 info = loaded.info
 
 mode_column, ablation_column = st.columns(2)
@@ -64,80 +67,85 @@ try:
 except InspectorError as err:
     corpus = ()
     st.warning(str(err))
-mode = mode_column.radio("Texts", ["This text", f"Corpus ({len(corpus)} sentences)"], key="heads_mode",
-                         horizontal=True, disabled=not corpus,
-                         help="The sidebar's text, or the bundled corpus (assets/corpus) so a verdict is not drawn "
-                              "from one sentence. Corpus numbers are means over its texts.")
-ablation = ablation_column.radio("Remove a head by", ["zero", "mean"], key="heads_ablation", horizontal=True,
-                                 help="zero: its output is set to 0. mean: replaced by its mean over the text, "
-                                      "keeping its constant offset and removing only what depends on the token.")
-with st.expander("Health thresholds"):
+mode_labels = {"text": t("heads.mode_text", lang), "corpus": t("heads.mode_corpus", lang, n=len(corpus))}
+mode = mode_column.radio(t("heads.texts", lang), list(mode_labels), format_func=mode_labels.__getitem__,
+                         key="heads_mode", horizontal=True, disabled=not corpus, help=t("heads.texts_help", lang))
+ablation = ablation_column.radio(t("heads.ablation", lang), ["zero", "mean"], key="heads_ablation",
+                                 format_func=lambda mode: t(f"heads.mode.{mode}", lang), horizontal=True,
+                                 help=t("heads.ablation_help", lang))
+with st.expander(t("heads.thresholds", lang)):
     columns = st.columns(3)
-    collapsed = columns[0].number_input("Collapsed below", 0.0, 1.0, 0.1, 0.01, key="heads_collapsed",
-                                        help="Normalised entropy under this: nearly one-hot rows.")
-    diffuse = columns[1].number_input("Diffuse above", 0.0, 1.0, 0.9, 0.01, key="heads_diffuse",
-                                      help="Normalised entropy over this: nearly uniform rows.")
-    sink = columns[2].number_input("Sink above", 0.01, 1.0, 0.3, 0.01, key="heads_sink",
-                                   help="Gu et al. 2024: a key whose mean received weight exceeds this is a sink.")
+    collapsed = columns[0].number_input(t("heads.collapsed_below", lang), 0.0, 1.0, 0.1, 0.01, key="heads_collapsed",
+                                        help=t("heads.collapsed_help", lang))
+    diffuse = columns[1].number_input(t("heads.diffuse_above", lang), 0.0, 1.0, 0.9, 0.01, key="heads_diffuse",
+                                      help=t("heads.diffuse_help", lang))
+    sink = columns[2].number_input(t("heads.sink_above", lang), 0.01, 1.0, 0.3, 0.01, key="heads_sink",
+                                   help=t("heads.sink_help", lang))
 
-if mode == "This text":
+if mode == "text":
     texts = (chosen.state.text,)
 else:
-    size = st.number_input("Sentences from the corpus", 2, len(corpus), len(corpus), key="heads_corpus_size",
-                           help="Fewer sentences run faster; the verdict rests on fewer examples.")
+    size = st.number_input(t("heads.corpus_size", lang), 2, len(corpus), len(corpus), key="heads_corpus_size",
+                           help=t("heads.corpus_size_help", lang))
     texts = corpus[:size]
-status.update(label=f"Measuring {info.num_layers * info.num_heads} heads on {len(texts)} text(s)…")
+status.update(label=t("heads.measuring", lang, heads=info.num_layers * info.num_heads, n=len(texts)))
 try:
     thresholds = HealthThresholds(collapsed=collapsed, diffuse=diffuse, sink=sink)
-    report = with_thresholds(cached_report(chosen.spec, texts, chosen.state.backend, ablation), thresholds)
+    report = with_thresholds(cached_report(chosen.spec, texts, chosen.state.backend, ablation, lang), thresholds)
 except InspectorError as err:
-    status.update(label="The head report could not be computed", state="error")
+    status.update(label=t("heads.failed", lang), state="error")
     st.error(str(err))
     st.stop()
-status.update(state="complete", label=(f"{info.name}: {len(texts)} text(s), {report.backend} backend, "
-                                       f"{sum(report.timings.values()):.1f} s of measurement"))
+status.update(state="complete", label=t("heads.done", lang, model=info.name, n=len(texts), backend=report.backend,
+                                        seconds=f"{sum(report.timings.values()):.1f}"))
 slide = chosen.state.slide
 layer, head = st.session_state["layer"], st.session_state["head"]
 
-st.subheader("Every head at a glance")
-metric = st.segmented_control("Colour by", list(GRID_LABELS), format_func=GRID_LABELS.__getitem__,
+st.subheader(t("heads.glance", lang))
+metric = st.segmented_control(t("heads.colour_by", lang), GRID_METRICS,
+                              format_func=lambda name: t(f"heads.grid.{name}", lang),
                               key="heads_metric", default="entropy") or "entropy"
 grid = head_grid_chart(report, metric, selected=(layer, head), slide=slide)
 st.altair_chart(grid, on_select=open_in_inspect, selection_mode=HEAD_SELECTION, key="heads_grid")
-st.caption(f"Importance by ablation = {report.change_name} when the head alone is removed ({report.ablation_mode}); "
-           "by gradient = Michel et al.'s |∂L/∂gate| at gate 1, divided by its layer's ℓ2 norm. "
-           "Induction = Olsson et al.'s score: a repeated token's attention on the token that followed its earlier "
-           "occurrence (grey when the text repeats no token).")
+measure = measure_words(report, lang)
+st.caption(t("heads.grid_caption", lang, measure=measure, mode=t(f"heads.mode.{report.ablation_mode}", lang)))
+
 
 def show_every_listed_head(report: HeadReport, lang: str) -> None:
     """The heads the health report cut short ("… and 54 more."), in an expander under it."""
-    shown = set(health_report(report))
-    rest = [line for line in health_report(report, per_kind=None) if line not in shown]
+    shown = set(health_report(report, lang))
+    rest = [line for line in health_report(report, lang, per_kind=None) if line not in shown]
     if rest:
         with st.expander(t("heads.more_lines", lang, count=len(rest))):
             st.markdown("\n".join(f"- {escape_markdown(line)}" for line in rest))
 
 
-st.subheader("Health report")
-st.markdown("\n".join(f"- {escape_markdown(line)}" for line in health_report(report)))
-show_every_listed_head(report, chosen.state.lang)
+st.subheader(t("heads.health", lang))
+st.markdown("\n".join(f"- {escape_markdown(line)}" for line in health_report(report, lang)))
+show_every_listed_head(report, lang)
 
-st.subheader("Where the attention goes (Clark et al. 2019) and what it moves (Kobayashi et al. 2020)")
+st.subheader(t("heads.where", lang))
 stats = report.statistics
-table = {"head": [report.head_name(i) for i in range(stats.entropy.size)]}
+
+
+def category_name(category: str) -> str:
+    """A token category as a column label: [CLS] and [SEP] are token strings, the others words."""
+    return t(f"heads.column.{category}", lang) if category.isalpha() else category
+
+
+table = {t("heads.column.head", lang): [report.head_name(i) for i in range(stats.entropy.size)]}
 for index, category in enumerate(TOKEN_CATEGORIES):
-    table[f"→ {category}"] = stats.token_mass[..., index].ravel()
+    table[f"→ {category_name(category)}"] = stats.token_mass[..., index].ravel()
 for index, category in enumerate(TOKEN_CATEGORIES[:2]):
     table[f"‖αf(x)‖ → {category}"] = stats.norm_token_mass[..., index].ravel()
-table["first-token sink score"] = stats.first_token_sink.ravel()
-table["mean distance (tokens)"] = stats.mean_distance.ravel()
+table[t("heads.column.first_sink", lang)] = stats.first_token_sink.ravel()
+table[t("heads.column.distance", lang)] = stats.mean_distance.ravel()
 st.dataframe(table, hide_index=True, height=260,
              column_config={name: st.column_config.NumberColumn(format="%.3f") for name in list(table)[1:]})
-st.caption("Shares of each head's attention budget, mean over queries; ‖αf(x)‖ columns: the same share of the "
-           "norm-weighted attention, which is small when a sink receives weight but sends little value.")
+st.caption(t("heads.where_caption", lang))
 
-st.subheader("Redundancy")
-js_tab, cka_tab, map_tab = st.tabs(["Attend alike (JS divergence)", "Write alike (CKA)", "Map (MDS)"])
+st.subheader(t("heads.redundancy", lang))
+js_tab, cka_tab, map_tab = st.tabs([t("heads.tab_js", lang), t("heads.tab_cka", lang), t("heads.tab_mds", lang)])
 with js_tab:
     st.altair_chart(head_matrix_chart(report, stats.js_divergence, title="Jensen–Shannon divergence between heads",
                                       legend="JS divergence (nats)", domain=(0.0, LN2), slide=slide))
@@ -148,21 +156,21 @@ with cka_tab:
 with map_tab:
     st.altair_chart(mds_chart(report, slide=slide))
 pairs = report.pairs
-st.dataframe({"pair": [" & ".join(report.head_name(h) for h in pair) for pair in pairs.heads],
-              "JS divergence": pairs.js_divergence, "ablate first": pairs.change_first,
-              "ablate second": pairs.change_second, "ablate both": pairs.change_both}, hide_index=True,
-             column_config={name: st.column_config.NumberColumn(format="%.4f")
-                            for name in ("JS divergence", "ablate first", "ablate second", "ablate both")})
-st.caption(f"The most attention-alike pairs, each ablated alone and together ({report.change_name}).")
+pair_columns = [t(f"heads.pairs.{name}", lang) for name in ("js", "first", "second", "both")]
+st.dataframe({t("heads.pairs.pair", lang): [" & ".join(report.head_name(h) for h in pair) for pair in pairs.heads],
+              **dict(zip(pair_columns, (pairs.js_divergence, pairs.change_first, pairs.change_second,
+                                        pairs.change_both)))}, hide_index=True,
+             column_config={name: st.column_config.NumberColumn(format="%.4f") for name in pair_columns})
+st.caption(t("heads.pairs_caption", lang, measure=measure))
 
-st.subheader("Pruning")
+st.subheader(t("heads.pruning", lang))
 pruning = pruning_chart(report, slide=slide)
 st.altair_chart(pruning)
 
-st.download_button("Numbers (JSON)", lambda: json.dumps(report_json(report), allow_nan=False),
+st.download_button(t("heads.download_json", lang), lambda: json.dumps(report_json(report, lang), allow_nan=False),
                    file_name="head-report.json", mime="application/json", key="heads_json",
                    icon=":material/download:", on_click="ignore")
-st.download_button("Pruning curve (PNG)", lambda: chart_png(with_provenance(pruning, Provenance(
+st.download_button(t("heads.download_png", lang), lambda: chart_png(with_provenance(pruning, Provenance(
     model=info.name, text=texts[0] if len(texts) == 1 else f"corpus of {len(texts)} texts",
     backend=report.backend)), scale=2), file_name="pruning-curve.png", mime="image/png", key="heads_png",
                    icon=":material/download:", on_click="ignore")

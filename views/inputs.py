@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 import streamlit as st
 
 from inspector import Capture, InspectorError, LoadedModel
-from inspector.capture import capture_within_memory
+from inspector.capture import capture_within_memory, notice_text
 from inspector.hosting import HostingPolicy, load_allowed_model
 from inspector.charts.bertviz import (head_view_height, head_view_html, head_view_max_layers, layers_around,
                                      model_view_height, model_view_html, model_view_max_layers)
@@ -263,9 +263,9 @@ def run(inputs: Inputs, loaded: LoadedModel, layer: int, status: Progress) -> tu
         st.error(str(err))
         return None, False
     if planned.notice:
-        st.info(planned.notice, icon=":material/memory:")
+        st.info(notice_text(planned.notice, inputs.state.lang), icon=":material/memory:")
     for notice in result.notices:
-        st.warning(notice, icon=":material/memory:")
+        st.warning(notice_text(notice, inputs.state.lang), icon=":material/memory:")
     return result, _model_calls.ran
 
 

@@ -16,6 +16,7 @@ import pandas as pd
 from inspector.attribution import METHOD_LABELS
 from inspector.charts.base import chart_title, style_chart, token_labels
 from inspector.groundtruth import ExampleScores, Scoreboard, rank_of
+from inspector.i18n import DEFAULT_LANGUAGE, t
 
 HIT_COLOR = "#4c78a8"
 INTERVAL_COLOR = "#222222"
@@ -204,44 +205,47 @@ def _interval(value: float, low: float, high: float, fmt: str) -> str:
     return f"{value:{fmt}} [{low:{fmt}}–{high:{fmt}}]"
 
 
-def scoreboard_table(board: Scoreboard) -> pd.DataFrame:
-    """The scoreboard as display text, best method first, then a chance row: method, top-1 [95 %], top-k [95 %],
-    mean rank [95 %], top-1 by magnitude [95 %] and — for tasks with supporting tokens — found the mechanism
-    [95 %]."""
+def scoreboard_table(board: Scoreboard, lang: str = DEFAULT_LANGUAGE) -> pd.DataFrame:
+    """The scoreboard as display text in ``lang``, best method first, then a chance row: method, top-1 [95 %],
+    top-k [95 %], mean rank [95 %], top-1 by magnitude [95 %] and — for tasks with supporting tokens — found the
+    mechanism [95 %]."""
     mechanism = has_mechanism(board)
+    method, top1, topk = t("gt.column.method", lang), t("gt.column.top1", lang), t("gt.column.topk", lang, k=board.k)
+    mean_rank, magnitude = t("gt.column.mean_rank", lang), t("gt.column.magnitude", lang)
+    found = t("gt.column.mechanism_rate", lang)
     rows = []
     for i in method_order(board):
-        row = {"method": _label(board.methods[i]),
-               "top-1 [95 %]": _interval(board.top1[i], board.top1_low[i], board.top1_high[i], ".0%"),
-               f"top-{board.k} [95 %]": _interval(board.topk[i], board.topk_low[i], board.topk_high[i], ".0%"),
-               "mean rank [95 %]": _interval(board.mean_rank[i], board.mean_rank_low[i], board.mean_rank_high[i],
-                                             ".2f"),
-               "top-1 by magnitude [95 %]": _interval(board.magnitude_top1[i], board.magnitude_top1_low[i],
-                                                      board.magnitude_top1_high[i], ".0%")}
+        row = {method: _label(board.methods[i]),
+               top1: _interval(board.top1[i], board.top1_low[i], board.top1_high[i], ".0%"),
+               topk: _interval(board.topk[i], board.topk_low[i], board.topk_high[i], ".0%"),
+               mean_rank: _interval(board.mean_rank[i], board.mean_rank_low[i], board.mean_rank_high[i], ".2f"),
+               magnitude: _interval(board.magnitude_top1[i], board.magnitude_top1_low[i],
+                                    board.magnitude_top1_high[i], ".0%")}
         if mechanism:
-            row["found the mechanism [95 %]"] = _interval(board.mechanism_top1[i], board.mechanism_top1_low[i],
-                                                          board.mechanism_top1_high[i], ".0%")
+            row[found] = _interval(board.mechanism_top1[i], board.mechanism_top1_low[i],
+                                   board.mechanism_top1_high[i], ".0%")
         rows.append(row)
-    chance = {"method": "chance (a random ranking)", "top-1 [95 %]": f"{board.chance_top1:.0%}",
-              f"top-{board.k} [95 %]": f"{board.chance_topk:.0%}", "mean rank [95 %]": f"{board.chance_rank:.2f}",
-              "top-1 by magnitude [95 %]": f"{board.chance_top1:.0%}"}
+    chance = {method: t("gt.column.chance", lang), top1: f"{board.chance_top1:.0%}", topk: f"{board.chance_topk:.0%}",
+              mean_rank: f"{board.chance_rank:.2f}", magnitude: f"{board.chance_top1:.0%}"}
     if mechanism:
-        chance["found the mechanism [95 %]"] = ""
+        chance[found] = ""
     rows.append(chance)
     return pd.DataFrame(rows)
 
 
-def example_table(scored: ExampleScores, top: dict[str, int], *, mechanism: bool) -> pd.DataFrame:
-    """One example as display text: method, the causal token's rank (of the n content tokens), the top-ranked
-    token (``top``: method → its position), hit ✓/✗ and — with ``mechanism`` — whether the top token is the
-    causal or a supporting one."""
+def example_table(scored: ExampleScores, top: dict[str, int], *, mechanism: bool,
+                  lang: str = DEFAULT_LANGUAGE) -> pd.DataFrame:
+    """One example as display text in ``lang``: method, the causal token's rank (of the n content tokens), the
+    top-ranked token (``top``: method → its position), hit ✓/✗ and — with ``mechanism`` — whether the top token
+    is the causal or a supporting one."""
     n = int(scored.content.sum())
-    rank_title = "rank of B" if mechanism else "rank of the causal token"
+    method, rank_title = t("gt.column.method", lang), t("gt.column.rank_b" if mechanism else "gt.column.rank", lang)
+    top_token, hit, found = t("gt.column.top_token", lang), t("gt.column.hit", lang), t("gt.column.mechanism", lang)
     rows = []
-    for method, rank in scored.ranks.items():
-        row = {"method": _label(method), rank_title: f"{rank} of {n}",
-               "top-ranked token": f"{top[method]}: {scored.tokens[top[method]]}", "hit": "✓" if rank == 1 else "✗"}
+    for name, rank in scored.ranks.items():
+        row = {method: _label(name), rank_title: t("gt.column.rank_of", lang, rank=rank, n=n),
+               top_token: f"{top[name]}: {scored.tokens[top[name]]}", hit: "✓" if rank == 1 else "✗"}
         if mechanism:
-            row["found the mechanism"] = "✓" if scored.mechanism_ranks[method] == 1 else "✗"
+            row[found] = "✓" if scored.mechanism_ranks[name] == 1 else "✗"
         rows.append(row)
     return pd.DataFrame(rows)

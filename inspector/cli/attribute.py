@@ -66,7 +66,7 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from inspector.attribution import (METHODS, METHOD_LABELS, AttributionSettings, TargetSpec, attribute,
                                        corpus_agreement, counterfactual_attention, counterfactual_json, report_json)
-    from inspector.export import to_jsonable
+    from inspector.jsonable import to_jsonable
     from inspector.loading import load_model
 
     methods = METHODS if args.methods.strip() == "all" else tuple(m.strip() for m in args.methods.split(",") if m.strip())

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from inspector.errors import InvalidRequestError
+from inspector.jsonable import to_jsonable
 
 BACKENDS = ["auto", "torch", "triton"]
 
@@ -60,8 +61,11 @@ def read_text(args: argparse.Namespace) -> str:
     except (OSError, UnicodeDecodeError) as err:
         raise InvalidRequestError(f"cannot read --text-file {args.text_file}: {err}") from err
 
+
 def write_json(payload: dict, destination: str) -> None:
-    text = json.dumps(payload, ensure_ascii=False, allow_nan=False)
+    """``payload`` through :func:`inspector.jsonable.to_jsonable` (arrays, dataclasses, NaN → null) to the file
+    ``destination`` or stdout (``-``); allow_nan=False stays as the check that nothing slipped past it."""
+    text = json.dumps(to_jsonable(payload), ensure_ascii=False, allow_nan=False)
     if destination == "-":
         sys.stdout.write(text + "\n")
         return

@@ -21,6 +21,7 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
                      help="seed of the examples (default: %(default)s, never used in training)")
     sub.add_argument("--top-k", type=int, default=DEFAULT_TOP_K, help="k of the top-k hit rate (default: %(default)s)")
     sub.add_argument("--backend", default="auto", choices=BACKENDS, help="attention backend")
+    sub.add_argument("--lang", default="en", choices=["en", "zh"], help="language of the summary (default: en)")
 
 
 def run(args: argparse.Namespace) -> None:
@@ -37,4 +38,4 @@ def run(args: argparse.Namespace) -> None:
     if args.json:
         write_json(scoreboard_json(board), args.json)
     if args.json != "-":
-        print("\n".join(hit_rate_words(board)))
+        print("\n".join(hit_rate_words(board, args.lang)))

@@ -17,6 +17,7 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
     texts.add_argument("--corpus", metavar="FILE",
                        help="a UTF-8 file with one text per line ('bundled' = assets/corpus/sentences.txt)")
     sub.add_argument("--backend", default="auto", choices=BACKENDS, help="attention backend")
+    sub.add_argument("--lang", default="en", choices=["en", "zh"], help="language of the health report (default: en)")
     sub.add_argument("--ablation", default="zero", choices=["zero", "mean"],
                      help="remove a head by zeroing its output or by its mean over the text (default: zero)")
     sub.add_argument("--collapsed", type=float, default=0.1, help="normalised entropy below this = collapsed")
@@ -42,6 +43,6 @@ def run(args: argparse.Namespace) -> None:
     report = head_report(loaded, texts, thresholds=thresholds, ablation=args.ablation, backend=args.backend,
                          progress=progress if args.corpus is not None else None)
     if args.json:
-        write_json(report_json(report), args.json)
+        write_json(report_json(report, args.lang), args.json)
     if args.json != "-":
-        print("\n".join(health_report(report)))
+        print("\n".join(health_report(report, args.lang)))

@@ -1,15 +1,18 @@
-"""Where a benchmark figure came from, and the one place benchmark scripts write ``docs/BENCHMARKS.md``.
+"""The report ending every benchmark script shares: where a figure came from, and the one place benchmark
+scripts write ``docs/BENCHMARKS.md`` (and their raw JSON).
 
 ``shared/DESIGN.md`` asks that every figure be recorded with its command, shapes, versions and device.
-:func:`provenance_lines` gathers those facts from the running machine (never typed in by hand), and
-:func:`write_section` replaces one ``## Title`` section of the benchmarks file, leaving every other
-section as it was, so each script can be re-run on its own.
+:func:`provenance_lines` gathers those facts from the running machine (never typed in by hand; :func:`gpu_lines`
+adds the GPU's), :func:`write_section` replaces one ``## Title`` section of the benchmarks file, leaving every
+other section as it was, so each script can be re-run on its own, and :func:`finish` is the ending of a script:
+print the table and its notes, and with ``--write-docs`` write them with their provenance.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import platform
 import re
@@ -94,8 +97,9 @@ class OtherLoad:
         self.cores = max(0.0, others) / wall if wall > 0 else 0.0
 
 
-def provenance_lines(command: str, shapes: str) -> list[str]:
-    """Markdown bullet lines: command, shapes, code version, package versions, machine, date."""
+def provenance_lines(command: str, shapes: str, *, gpu: bool = False) -> list[str]:
+    """Markdown bullet lines: command, shapes, code version, package versions, machine, date. gpu: the figures
+    come from a GPU (then :func:`gpu_lines` describes it; the machine line says so instead of "no GPU")."""
     versions = ", ".join(f"{name} {metadata.version(name)}" for name in _VERSIONED_PACKAGES)
     threads = os.environ.get("OMP_NUM_THREADS", "unset")
     return [
@@ -104,9 +108,30 @@ def provenance_lines(command: str, shapes: str) -> list[str]:
         f"- Code: git {_git_state()}",
         f"- Versions: python {platform.python_version()}, {versions}",
         f"- Machine: {len(os.sched_getaffinity(0))} CPUs (`nproc`), {_cpu_model()}, {_ram_gib()} RAM, "
-        f"{platform.system()} {platform.machine()}, no GPU; OMP_NUM_THREADS={threads}",
+        f"{platform.system()} {platform.machine()}, {'GPU below' if gpu else 'no GPU'}; OMP_NUM_THREADS={threads}",
         f"- Date: {datetime.date.today().isoformat()}",
     ]
+
+
+def gpu_lines(device: str) -> list[str]:
+    """A markdown bullet naming the device that ran the numbers: the CUDA GPU (name, memory, SMs, compute
+    capability, CUDA, cuDNN and Triton versions), or the CPU interpreter of a smoke run."""
+    import torch
+
+    if device != "cuda":
+        return ["- Device: CPU through Triton's interpreter (`TRITON_INTERPRET=1`) — a smoke run, not performance"]
+    import triton
+
+    props = torch.cuda.get_device_properties(0)
+    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else "n/a"
+    return [f"- GPU: {props.name}, {props.total_memory / 2**30:.0f} GiB, {props.multi_processor_count} SMs, compute "
+            f"capability {props.major}.{props.minor}; CUDA {torch.version.cuda}, cuDNN {cudnn}, triton "
+            f"{triton.__version__}"]
+
+
+def shown_argv(argv: list[str] | None) -> list[str]:
+    """The arguments a script was run with: those given to ``main(argv)``, else the command line's."""
+    return list(argv if argv is not None else sys.argv[1:])
 
 
 def command_line(module: str, argv: list[str]) -> str:
@@ -141,6 +166,22 @@ def write_report(title: str, summary: str, *, module: str, argv: list[str], shap
     body = "\n".join([summary, "", *provenance_lines(command_line(module, argv), shapes), "", table, "", *notes])
     write_section(title, body)
     print(f"wrote section '{title}' of {BENCHMARKS_DOC.relative_to(REPO_ROOT)}", file=sys.stderr)
+
+
+def finish(write_docs: bool, title: str, summary: str, *, module: str, argv: list[str] | None, shapes: str,
+           table: str, notes: list[str]) -> None:
+    """The ending of a benchmark script: print the table and its notes; when ``write_docs`` (its ``--write-docs``)
+    is set, also write them as the ``title`` section of docs/BENCHMARKS.md with their provenance
+    (:func:`write_report`). argv: what ``main`` was given (None: the command line)."""
+    print(table)
+    print("\n".join(notes))
+    if write_docs:
+        write_report(title, summary, module=module, argv=shown_argv(argv), shapes=shapes, table=table, notes=notes)
+
+
+def write_raw_json(path: Path, raw: dict) -> None:
+    """A benchmark's raw numbers next to its table: indented JSON, anything JSON lacks (a dtype, a Path) as text."""
+    path.write_text(json.dumps(raw, indent=1, default=str))
 
 
 def benchmark_parser(doc: str, section_title: str) -> argparse.ArgumentParser:
