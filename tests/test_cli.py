@@ -237,3 +237,30 @@ def test_cli_json_is_the_export_json(tmp_path, bundled):
                                                 dtype=float), atol=1e-6)
         else:
             assert payload[key] == expected[key], key
+
+
+@pytest.mark.slow
+def test_the_installed_console_script_works_from_any_folder(tmp_path):
+    """Case 9: the package installs (editable, as the README's set-up does) and ``attention-inspector`` runs from a
+    folder that is not the repository. A throwaway venv sees this interpreter's packages through a .pth file."""
+    import site
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    packages = next(venv.glob("lib/python3*/site-packages"))
+    (packages / "this-interpreter.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    python = venv / "bin" / "python"
+    installed = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                                "-e", str(ROOT)], capture_output=True, text=True, timeout=300)
+    assert installed.returncode == 0, installed.stderr
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run([str(venv / "bin" / "attention-inspector"), "analyze", "--model", "default", "--text", "hi",
+                           "--json", "-"], capture_output=True, text=True, cwd=elsewhere, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["tokens"] == ["[CLS]", "hi", "[SEP]"]
+    refused = subprocess.run([str(venv / "bin" / "attention-inspector"), "analyze", "--text", " "],
+                             capture_output=True, text=True, cwd=elsewhere, env=env, timeout=300)
+    assert refused.returncode == 2 and refused.stderr.startswith("error: the text is empty")
