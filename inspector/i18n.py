@@ -829,6 +829,16 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "gt.column.mechanism_rate": {"en": "found the mechanism [95 %]", "zh": "找到机制 [95%]"},
     "gt.column.chance": {"en": "chance (a random ranking)", "zh": "随机水平（随机排序）"},
     # ---------------------------------------------------------------- hardening (issue 18)
+    "share.too_long": {
+        "en": "This view's link would be {length} characters, longer than the {limit} a link can carry safely "
+              "(servers refuse longer ones), so none is offered. Shorten the text to share this view; the address "
+              "bar keeps every other setting, but not the text.",
+        "zh": "此视图的链接将长达 {length} 个字符，超过链接能安全携带的 {limit} 个字符（服务器会拒绝更长的链接），"
+              "因此不提供链接。请缩短文本后再分享此视图；地址栏保留其他所有设置，但不包含文本。"},
+    "sidebar.text_cut_from": {
+        "en": "The paste had {length} characters; the text box holds at most {limit}, so it was cut there and only "
+              "the first {limit} are analysed.",
+        "zh": "粘贴的内容有 {length} 个字符；文本框最多容纳 {limit} 个字符，因此已在此处截断，只分析前 {limit} 个字符。"},
     # ---------------------------------------------------------------- compare page (issue 20)
     # ---------------------------------------------------------------- census (issue 16)
     # ---------------------------------------------------------------- teacher walkthrough (issue 17)

@@ -16,11 +16,12 @@ bad value (shortened, ``repr``'d) and what was used instead. In particular:
   output cap, so a zip bomb costs at most a few hundred kilobytes of work.
 
 Format (version :data:`SHARE_VERSION`): ``v=1``, then only the fields that differ from the defaults:
-``model``, ``text`` (plain, up to :data:`PLAIN_TEXT_MAX_CHARS` characters) or ``tz`` (zlib-compressed,
-URL-safe base64, for longer texts), ``page``, ``layer``, ``head``, ``backend``, and the flags
-``hide_special``, ``drop_sink``, ``words``, ``slide`` as ``1``, and ``lang`` (the interface language, one of
-:data:`inspector.i18n.LANGUAGES`, only when it is not English). Unknown parameters are ignored (Streamlit
-and later versions add their own).
+``model``, ``text`` (plain, while URL-encoded it has at most :data:`PLAIN_TEXT_MAX_CHARS` characters) or ``tz``
+(zlib-compressed, URL-safe base64, for longer texts when that is shorter; links of either kind keep opening),
+``page``, ``layer``, ``head``, ``backend``, and the flags ``hide_special``, ``drop_sink``, ``words``, ``slide`` as
+``1``, and ``lang`` (the interface language, one of :data:`inspector.i18n.LANGUAGES`, only when it is not
+English). Unknown parameters are ignored (Streamlit
+and later versions add their own). A link longer than :data:`MAX_LINK_CHARS` is not offered (:func:`link_fits`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import zlib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Collection, Mapping, Sequence
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from urllib.parse import quote_plus, urlencode, urlsplit, urlunsplit
 
 from inspector.examples import DEFAULT_TEXT
 from inspector.i18n import DEFAULT_LANGUAGE, LANGUAGES
@@ -44,8 +45,14 @@ PAGES: tuple[str, ...] = ("inspect", "heads", "attribution", "lessons", "groundt
 BACKENDS: tuple[str, ...] = ("auto", "torch", "triton")
 # The app's text limit: tokenising is linear, but a pasted book would stall a session before the length check.
 MAX_TEXT_CHARS = 20_000
-# Up to this many characters a text travels as readable ``text=``; longer ones are compressed into ``tz=``.
+# A text whose URL-encoded form has up to this many characters travels as readable ``text=``; a longer one as
+# whichever is shorter, ``text=`` or the compressed ``tz=`` (non-Latin text, 9 characters a letter once encoded,
+# usually compresses to a fraction).
 PLAIN_TEXT_MAX_CHARS = 1_500
+# The longest link the app offers. Past ~8 KB some proxies and browsers refuse a URL, and Tornado (Streamlit's
+# server) answers a request line past its header limit with a bare HTTP 400 page instead of the app; a view
+# whose link would be longer gets the app's own message instead (issue 18).
+MAX_LINK_CHARS = 8_000
 # No real model has this many layers or heads; ViewState.fit clamps to the loaded model afterwards.
 MAX_INDEX = 1_023
 # UTF-8 needs at most 4 bytes a character; the inflater stops there. Base64 of deflated text of that size
@@ -278,10 +285,12 @@ def encode_view(state: ViewState) -> dict[str, str]:
         if value == getattr(_DEFAULTS, f.name):
             continue
         if f.name == "text":
-            if len(value) <= PLAIN_TEXT_MAX_CHARS:
+            plain = len(quote_plus(value))
+            packed = compress_text(value) if plain > PLAIN_TEXT_MAX_CHARS else None
+            if packed is None or plain <= len(packed):
                 params["text"] = value
             else:
-                params["tz"] = compress_text(value)
+                params["tz"] = packed
         elif isinstance(value, bool):
             params[f.name] = "1" if value else "0"
         else:
@@ -293,6 +302,16 @@ def share_url(base_url: str, state: ViewState) -> str:
     """``base_url`` (any query or fragment it has is dropped) with ``state`` encoded as its query."""
     scheme, netloc, path, _, _ = urlsplit(base_url)
     return urlunsplit((scheme, netloc, path, urlencode(encode_view(state)), ""))
+
+
+def link_fits(url: str) -> bool:
+    """Whether ``url`` is short enough to be opened everywhere (:data:`MAX_LINK_CHARS`)."""
+    return len(url) <= MAX_LINK_CHARS
+
+
+def without_text(params: Mapping[str, str]) -> dict[str, str]:
+    """``params`` without the text (``text`` or ``tz``): what the address bar can hold when the link is too long."""
+    return {key: value for key, value in params.items() if key not in ("text", "tz")}
 
 
 def escape_markdown(text: str) -> str:
