@@ -68,6 +68,28 @@ DEFAULT_KEYS = ("animal", "street")
 TOP_PREDICTIONS = 3
 
 
+@dataclass(frozen=True)
+class ComparePair:
+    """An example pair for the Compare page: ``title_key`` (an i18n catalogue key), the two texts, and the
+    query and keys to show (None = the defaults of :func:`compare`; ``()`` keys = none)."""
+
+    title_key: str
+    text_a: str
+    text_b: str
+    query: str | None = None
+    keys: tuple[str, ...] | None = None
+
+
+EXAMPLE_PAIRS: tuple[ComparePair, ...] = (
+    ComparePair("compare.example_coreference", "The animal didn't cross the street because it was too tired.",
+                "The animal didn't cross the street because it was too wide.", query="it", keys=DEFAULT_KEYS),
+    ComparePair("compare.example_agreement", "The keys to the old cabinet are on the table.",
+                "The key to the old cabinets is on the table.", query="are", keys=("cabinet", "keys")),
+    ComparePair("compare.example_negation", "The movie we saw last night was good.",
+                "The movie we saw last night was not good.", query="good", keys=()),
+)
+
+
 class IncomparableModelsError(InvalidRequestError):
     """Two models cannot be compared head by head: different layers × heads, or tokenizers that split the text
     into different tokens."""
