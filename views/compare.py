@@ -136,11 +136,14 @@ try:
     paired = [int(a) for a, _ in alignment.pairs]
     resolve = lambda choice: resolve_token(int(choice) if str(choice).isdigit() else choice, tokens_a, tokens_b,
                                            alignment)[0]
-    if link_query is not None:
-        st.session_state["compare_query"] = resolve(link_query)
-    if link_keys is not None:
-        st.session_state["compare_key1"], st.session_state["compare_key2"] = (
-            (resolve(link_keys[0]), resolve(link_keys[1])) if len(link_keys) == 2 else (None, None))
+    try:  # a link's (or an example's) picks: a token these texts lack falls back to the default, with a warning
+        if link_query is not None:
+            st.session_state["compare_query"] = resolve(link_query)
+        if link_keys is not None:
+            st.session_state["compare_key1"], st.session_state["compare_key2"] = (
+                (resolve(link_keys[0]), resolve(link_keys[1])) if len(link_keys) == 2 else (None, None))
+    except InspectorError as err:
+        st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(str(err))), icon="⚠️")
     auto = default_query(alignment, run_a.capture.special)
     for key in ("compare_query", "compare_key1", "compare_key2"):
         if st.session_state.get(key) not in (None, *paired):  # the texts changed under an old pick
