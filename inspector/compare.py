@@ -565,7 +565,8 @@ class HeadPair:
     weights_a: (len_a, len_a) float32, weights_b: (len_b, len_b). difference: (pairs, pairs) float32 —
     B − A at each aligned (query pair, key pair). labels_a, labels_b: ``"<position>: <token>"`` per token;
     pair_labels: one per aligned pair (``"14: tired/wide"``, A's position). query: (A, B) positions; query_row:
-    the row of ``difference`` that is the query."""
+    the row of ``difference`` that is the query. query_a, query_b: (pairs + 1,) float64 — the query's rows on the
+    aligned keys, the last entry the "other" bucket (as :func:`compare_rows` compares them)."""
 
     layer: int
     head: int
@@ -577,11 +578,14 @@ class HeadPair:
     pair_labels: tuple[str, ...]
     query: tuple[int, int]
     query_row: int
+    query_a: np.ndarray
+    query_b: np.ndarray
 
     def __post_init__(self) -> None:
         n = len(self.pair_labels)
         if self.difference.shape != (n, n) or self.weights_a.shape != (len(self.labels_a),) * 2 \
-                or self.weights_b.shape != (len(self.labels_b),) * 2 or not 0 <= self.query_row < n:
+                or self.weights_b.shape != (len(self.labels_b),) * 2 or not 0 <= self.query_row < n \
+                or self.query_a.shape != (n + 1,) or self.query_b.shape != (n + 1,):
             raise ValueError("HeadPair: weights, difference and labels do not match")
 
 
@@ -596,11 +600,13 @@ def head_pair(comparison: Comparison, layer: int, head: int) -> HeadPair:
     difference = weights_b[np.ix_(pairs[:, 1], pairs[:, 1])] - weights_a[np.ix_(pairs[:, 0], pairs[:, 0])]
     pair_labels = tuple(f"{a}: {comparison.token_label((a, b))}" for a, b in pairs)
     query_row = int(np.flatnonzero(pairs[:, 0] == comparison.query[0])[0])
+    rows = compare_rows(comparison.rows_a[layer, head], comparison.rows_b[layer, head], pairs)
     return HeadPair(layer=layer, head=head, weights_a=weights_a, weights_b=weights_b,
                     difference=difference.astype(np.float32),
                     labels_a=tuple(f"{i}: {x}" for i, x in enumerate(comparison.tokens_a)),
                     labels_b=tuple(f"{i}: {x}" for i, x in enumerate(comparison.tokens_b)),
-                    pair_labels=pair_labels, query=comparison.query, query_row=query_row)
+                    pair_labels=pair_labels, query=comparison.query, query_row=query_row, query_a=rows.aligned_a,
+                    query_b=rows.aligned_b)
 
 
 # ------------------------------------------------------------------------------------------------ words, JSON

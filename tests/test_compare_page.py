@@ -49,12 +49,12 @@ def test_the_default_pair_shows_the_ranked_heads_the_grid_and_both_heatmaps():
     at = open_app_page("compare")
     assert not at.error and not at.warning
     assert at.text_area(key="compare_text_a").value == TIRED
-    strip = at.code[0].value
+    strip = at.code[0].value.replace("\u00a0", " ")  # the strip keeps each label on one line
     assert "13: tired ~" in strip and "13: wide ~" in strip and "10: it   " in strip
     titles = _titles(at)
-    assert titles == ["How far “tired/wide” moved its attention, head by head",
-                      "The 12 heads whose attention from “tired/wide” moved most",
-                      "Text A: layer 0, head 0", "Text B: layer 0, head 0", "B − A: layer 0, head 0"]
+    assert titles == ["Top 12 heads: “tired/wide”", "How far “tired/wide” moved its attention, head by head",
+                      "Text A: layer 0, head 0", "Text B: layer 0, head 0", "B − A: layer 0, head 0",
+                      "Row of the query, layer 0, head 0"]
     assert "of 72 heads" in _sentence(at) and "animal" in _sentence(at)
     metrics = {metric.label: metric.value for metric in at.metric}
     assert metrics["Heads that moved"].endswith("/ 72") and float(metrics["Output change"]) > 0
@@ -70,7 +70,7 @@ def test_picking_the_query_head_and_an_example_redraws():
     assert not at.exception and "Text A: layer 3, head 1" in _titles(at)
     at.selectbox(key="compare_example").set_value("compare.example_negation").run()
     assert not at.exception and not at.error
-    assert "8: not +" in at.code[0].value  # inserted in B, no partner
+    assert "8:\u00a0not\u00a0+" in at.code[0].value  # inserted in B, no partner
     assert at.selectbox(key="compare_key1").value is None  # the negation pair has no default keys
     assert "Jensen" in _sentence(at)
 
@@ -147,7 +147,7 @@ def test_the_side_by_side_heatmaps_are_drawn_with_visible_cells_in_chromium(brow
                     box = cells.first.bounding_box()
                     assert box is not None and box["width"] >= 8 and box["height"] >= 8
                     assert chart.bounding_box()["x"] + chart.bounding_box()["width"] <= 1400  # not cut off
-                grid = page.locator(CHART).first
+                grid = page.locator(CHART).filter(has_text="moved its attention, head by head")
                 cell = grid.locator('path[aria-label^="head: 1; layer: 3;"]').first
                 cell.scroll_into_view_if_needed()
                 box = cell.bounding_box()

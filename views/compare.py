@@ -19,7 +19,7 @@ from inspector import InspectorError
 from inspector.attribution import AttributionReport, AttributionSettings, TargetSpec, attribute
 from inspector.charts.base import HEAD_SELECTION, selected_head
 from inspector.charts.compare import (head_difference_chart, head_heatmap_chart, movement_grid_chart,
-                                      ranked_heads_chart)
+                                      query_rows_chart, ranked_heads_chart)
 from inspector.compare import (EXAMPLE_PAIRS, SHIFT_THRESHOLD, JS_THRESHOLD, TextRun, align_tokens, compare_runs,
                                comparison_json, comparison_sentence, default_query, head_pair, resolve_token,
                                run_text)
@@ -82,7 +82,8 @@ def select_head_from_grid() -> None:
 
 def token_strip(tokens: tuple[str, ...], differs, partner) -> str:
     """``"3: animal   14: tired ~"``: ~ = replaced slot, + = no partner in the other text."""
-    return "   ".join(f"{i}: {tok}" + ("" if not differs[i] else " ~" if partner[i] >= 0 else " +")
+    # A no-break space inside each label: the strip wraps between tokens, never inside one.
+    return "   ".join(f"{i}:\u00a0{tok}" + ("" if not differs[i] else "\u00a0~" if partner[i] >= 0 else "\u00a0+")
                       for i, tok in enumerate(tokens))
 
 
@@ -202,19 +203,17 @@ if output.top_a and output.top_b:
 
 slide = chosen.state.slide
 layer, head = st.session_state["layer"], st.session_state["head"]
-grid_column, ranked_column = (st.container(), st.container()) if slide else st.columns([3, 2], gap="large")
-with grid_column:
-    st.subheader(t("compare.grid", lang))
-    metrics = ["js", "entropy"] + (["shift"] if comparison.key_shift is not None else [])
-    if st.session_state.get("compare_metric") not in metrics:
-        st.session_state["compare_metric"] = "js"
-    metric = st.segmented_control(t("compare.colour_by", lang), metrics, key="compare_metric",
-                                  format_func=lambda m: t(f"compare.colour_{m}", lang)) or "js"
-    st.altair_chart(movement_grid_chart(comparison, metric, selected=(layer, head), slide=slide),
-                    on_select=select_head_from_grid, selection_mode=HEAD_SELECTION, key="compare_grid")
-with ranked_column:
-    st.subheader(t("compare.ranked", lang))
-    st.altair_chart(ranked_heads_chart(comparison, slide=slide))
+# Stacked, not in columns: side by side, the grid and the bars need ~800 px and clip on a laptop-width window.
+st.subheader(t("compare.ranked", lang))
+st.altair_chart(ranked_heads_chart(comparison, slide=slide), width="content")
+st.subheader(t("compare.grid", lang))
+metrics = ["js", "entropy"] + (["shift"] if comparison.key_shift is not None else [])
+if st.session_state.get("compare_metric") not in metrics:
+    st.session_state["compare_metric"] = "js"
+metric = st.segmented_control(t("compare.colour_by", lang), metrics, key="compare_metric",
+                              format_func=lambda m: t(f"compare.colour_{m}", lang)) or "js"
+st.altair_chart(movement_grid_chart(comparison, metric, selected=(layer, head), slide=slide), width="content",
+                on_select=select_head_from_grid, selection_mode=HEAD_SELECTION, key="compare_grid")
 
 st.subheader(t("compare.pair", lang, layer=layer, head=head))
 layer_column, head_column = st.columns(2)
@@ -224,7 +223,9 @@ pair = head_pair(comparison, layer, head)
 side_a, side_b = (st.container(), st.container()) if slide else st.columns(2)
 side_a.altair_chart(head_heatmap_chart(pair, "A", slide=slide))
 side_b.altair_chart(head_heatmap_chart(pair, "B", slide=slide))
-st.altair_chart(head_difference_chart(pair, slide=slide))
+difference_column, row_column = (st.container(), st.container()) if slide else st.columns(2)
+difference_column.altair_chart(head_difference_chart(pair, slide=slide))
+row_column.altair_chart(query_rows_chart(pair, slide=slide))
 st.caption(t("compare.pair_caption", lang))
 
 loo_key = (spec_a, spec_b, text_a, text_b, backend)

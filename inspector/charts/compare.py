@@ -26,6 +26,8 @@ _GRID_CELL_PX, _SLIDE_GRID_CELL_PX = 26, 40
 _PAIR_TARGET_PX, _SLIDE_PAIR_TARGET_PX = 340, 480
 _MAX_CELL_PX, _MIN_CELL_PX = 22, 4
 RANKED_HEADS = 12
+# Short enough for half of a 1000 px window, where a longer gradient is cut at the chart's edge.
+_PAIR_LEGEND = alt.Legend(orient="bottom", direction="horizontal", gradientLength=120)
 
 
 def head_movement_data(comparison: Comparison) -> pd.DataFrame:
@@ -54,8 +56,8 @@ def _tooltip(comparison: Comparison) -> list[alt.Tooltip]:
 
 
 def _domain(metric: str, data: pd.DataFrame) -> list[float]:
-    if metric == "js":
-        return [0.0, JS_MAX]
+    if metric == "js":  # up to the largest divergence: most pairs move far less than ln 2, and would all look pale
+        return [0.0, min(max(float(data["js"].max()), 0.05), JS_MAX)]
     if metric == "shift":
         return [-1.0, 1.0]
     largest = float(np.nanmax(np.abs(data["entropy"]))) if len(data) else 0.0
@@ -96,19 +98,15 @@ def movement_grid_chart(comparison: Comparison, metric: str = "js", *, selected:
 
 def ranked_heads_chart(comparison: Comparison, *, top: int = RANKED_HEADS, slide: bool = False) -> alt.Chart:
     """The ``top`` heads by JS divergence of the query's rows, largest first, as horizontal bars (the key shift
-    in the tooltip and as the bar colour when there are keys)."""
+    and entropy change in the tooltip)."""
     data = head_movement_data(comparison).sort_values("rank").head(top)
     order = list(data["name"])
-    colour = (alt.Color("shift:Q", title="key shift", scale=alt.Scale(scheme="redblue", reverse=True,
-                                                                      domain=[-1.0, 1.0], domainMid=0),
-                        legend=alt.Legend(orient="bottom", direction="horizontal"))
-              if comparison.key_shift is not None else alt.value("#e66101"))
     chart = alt.Chart(data).mark_bar().encode(
-        x=alt.X("js:Q", title="JS divergence of the query's rows (nats)", scale=alt.Scale(domain=[0, JS_MAX])),
-        y=alt.Y("name:N", title=None, sort=order), color=colour, tooltip=_tooltip(comparison),
-    ).properties(title=chart_title(f"The {len(data)} heads whose attention from “"
-                                   f"{comparison.token_label(comparison.query)}” moved most",
-                                   ["Jensen–Shannon divergence between the aligned rows (0 = same, 0.693 = disjoint)."]),
+        x=alt.X("js:Q", title="JS divergence of the query's rows (nats)"),
+        y=alt.Y("name:N", title=None, sort=order, axis=alt.Axis(labelOverlap=False)), color=alt.value("#e66101"),
+        tooltip=_tooltip(comparison),
+    ).properties(title=chart_title(f"Top {len(data)} heads: “{comparison.token_label(comparison.query)}”",
+                                   ["JS divergence of the aligned rows (0 = same, 0.693 = disjoint)."]),
                  width=420 if slide else 300, height=alt.Step(30 if slide else 18))
     return style_chart(chart, slide)
 
@@ -130,8 +128,10 @@ def _matrix_chart(data: pd.DataFrame, labels: tuple[str, ...], *, title: str, su
                   cell: int, slide: bool, tooltip_title: str, tooltip_format: str) -> alt.LayerChart:
     label_limit = 200 if slide else 110
     base = alt.Chart(data).encode(
+        # Upright labels, and the overlapping ones dropped: the two heatmaps share a row, and on a narrow window
+        # their columns get narrower than a label (the tooltip still names every cell).
         x=alt.X("key:O", title="key (attended to)", sort=list(labels),
-                axis=alt.Axis(labelAngle=-60, labelLimit=label_limit, labelOverlap=False)),
+                axis=alt.Axis(labelAngle=-90, labelLimit=label_limit, labelOverlap="greedy")),
         y=alt.Y("query:O", title="query (attending)", sort=list(labels),
                 axis=alt.Axis(labelLimit=label_limit, labelOverlap=False)),
         tooltip=[alt.Tooltip("query:N", title="query token"), alt.Tooltip("key:N", title="key token"),
@@ -152,7 +152,7 @@ def head_heatmap_chart(pair: HeadPair, side: str, *, slide: bool = False) -> alt
                               else (pair.weights_b, pair.labels_b, pair.query[1]))
     color = alt.Color("weight:Q", title="weight",
                       scale=alt.Scale(scheme=SLIDE_WEIGHT_SCHEME if slide else WEIGHT_SCHEME, domain=[0, 1]),
-                      legend=alt.Legend(orient="bottom", direction="horizontal"))
+                      legend=_PAIR_LEGEND)
     chart = _matrix_chart(_matrix_data(weights, labels, query), labels,
                           title=f"Text {side}: layer {pair.layer}, head {pair.head}",
                           subtitle=[f"Query row {labels[query]} outlined."], color=color,
@@ -166,9 +166,29 @@ def head_difference_chart(pair: HeadPair, *, slide: bool = False) -> alt.LayerCh
     largest = max(float(np.abs(pair.difference).max()) if pair.difference.size else 0.0, 0.05)
     color = alt.Color("weight:Q", title="B − A",
                       scale=alt.Scale(scheme="redblue", reverse=True, domain=[-largest, largest], domainMid=0),
-                      legend=alt.Legend(orient="bottom", direction="horizontal"))
+                      legend=_PAIR_LEGEND)
     chart = _matrix_chart(_matrix_data(pair.difference, pair.pair_labels, pair.query_row), pair.pair_labels,
                           title=f"B − A: layer {pair.layer}, head {pair.head}",
                           subtitle=["On the aligned tokens; red = more attention in B."], color=color,
                           cell=_pair_cell_px(len(pair.pair_labels), slide), slide=slide, tooltip_title="B − A", tooltip_format="+.3f")
+    return style_chart(chart, slide)
+
+
+def query_rows_chart(pair: HeadPair, *, slide: bool = False) -> alt.Chart:
+    """The query's row in A and in B on the aligned keys (plus the "other" bucket: keys without a partner), as
+    paired horizontal bars — where this head's attention from the query went in each text."""
+    labels = [*pair.pair_labels, "other (no partner)"]
+    data = pd.DataFrame({"key": labels * 2, "side": ["A"] * len(labels) + ["B"] * len(labels),
+                         "weight": np.concatenate([pair.query_a, pair.query_b]).astype(float)})
+    chart = alt.Chart(data).mark_bar().encode(
+        y=alt.Y("key:N", title=None, sort=labels, axis=alt.Axis(labelOverlap=False, labelLimit=200 if slide else 110)),
+        yOffset=alt.YOffset("side:N", sort=["A", "B"]),
+        x=alt.X("weight:Q", title="attention weight", scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("side:N", title="text", scale=alt.Scale(domain=["A", "B"], range=["#3b528b", "#e66101"]),
+                        legend=alt.Legend(orient="bottom", direction="horizontal")),
+        tooltip=[alt.Tooltip("key:N", title="key"), alt.Tooltip("side:N", title="text"),
+                 alt.Tooltip("weight:Q", format=".3f")],
+    ).properties(title=chart_title(f"Row of the query, layer {pair.layer}, head {pair.head}",
+                                   ["A and B; “other” = keys without a partner."], limit=600),
+                 height=alt.Step(16 if slide else 9))
     return style_chart(chart, slide)
