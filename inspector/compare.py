@@ -303,7 +303,8 @@ class TextRun:
     top: tuple[tuple[str, float], ...] = ()
 
 
-def top_predictions(loaded: LoadedModel, output: ModelOutput, k: int = TOP_PREDICTIONS) -> tuple[tuple[str, float], ...]:
+def top_predictions(loaded: LoadedModel, output: ModelOutput,
+                    k: int = TOP_PREDICTIONS) -> tuple[tuple[str, float], ...]:
     """The ``k`` most probable tokens (language models) or classes (classifiers) of ``output``."""
     if output.kind == "embedding":
         return ()

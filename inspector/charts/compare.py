@@ -170,7 +170,8 @@ def head_difference_chart(pair: HeadPair, *, slide: bool = False) -> alt.LayerCh
     chart = _matrix_chart(_matrix_data(pair.difference, pair.pair_labels, pair.query_row), pair.pair_labels,
                           title=f"B − A: layer {pair.layer}, head {pair.head}",
                           subtitle=["On the aligned tokens; red = more attention in B."], color=color,
-                          cell=_pair_cell_px(len(pair.pair_labels), slide), slide=slide, tooltip_title="B − A", tooltip_format="+.3f")
+                          cell=_pair_cell_px(len(pair.pair_labels), slide), slide=slide, tooltip_title="B − A",
+                          tooltip_format="+.3f")
     return style_chart(chart, slide)
 
 
