@@ -289,3 +289,25 @@ def test_cli_bad_options_exit_2_with_a_message(capsys, extra, message):
     err = captured.err.strip().splitlines()
     assert err[-1].startswith("error: ") and message in err[-1] and captured.out == ""
     assert not any("Traceback" in line for line in err)
+
+
+# ------------------------------------------------------------------------------------------------ charts
+
+@pytest.mark.parametrize("slide", [False, True])
+def test_the_charts_are_valid_vega_lite(tired_wide, slide):
+    import altair as alt
+
+    from inspector.charts.base import HEAD_SELECTION
+    from inspector.charts.compare import (head_difference_chart, head_heatmap_chart, movement_grid_chart,
+                                          query_rows_chart, ranked_heads_chart)
+
+    pair = head_pair(tired_wide, 3, 1)
+    charts = [movement_grid_chart(tired_wide, metric, selected=(3, 1), slide=slide)
+              for metric in ("js", "shift", "entropy")]
+    charts += [ranked_heads_chart(tired_wide, slide=slide), head_heatmap_chart(pair, "A", slide=slide),
+               head_heatmap_chart(pair, "B", slide=slide), head_difference_chart(pair, slide=slide),
+               query_rows_chart(pair, slide=slide)]
+    with alt.utils.schemapi.debug_mode(True):  # the app turns validation off; check the specs here
+        specs = [chart.to_dict(validate=True) for chart in charts]
+    assert HEAD_SELECTION in json.dumps(specs[0])
+    assert len(specs[4]["datasets"][next(iter(specs[4]["datasets"]))]) == 16 * 16
