@@ -108,6 +108,17 @@ def test_two_models_of_different_shapes_get_the_clear_message():
     assert len(at.error) == 1 and "heads can only be compared one to one" in at.error[0].value
 
 
+def test_a_link_to_two_models_opens_the_model_picker_on_them():
+    at = _open_with_link({"v": "1", "model_b": "shipped:deceptive-attention"})
+    assert at.radio(key="compare_mode").value == "models"
+    assert at.selectbox(key="compare_model_b").value == "shipped:deceptive-attention"
+    assert len(at.error) == 1 and "6 layers × 12 heads" in at.error[0].value  # the bundled model is bigger
+    hub = _open_with_link({"v": "1", "model_b": "someone/unlisted-model"})
+    assert hub.selectbox(key="compare_model_b").value == "__other__"
+    assert hub.text_input(key="compare_model_b_other").value == "someone/unlisted-model"
+    assert not hub.exception and len(hub.error) == 1  # offline: the hub model cannot load, and the page says so
+
+
 def test_leave_one_out_runs_on_both_texts():
     at = open_app_page("compare")
     at.button(key="compare_loo").click().run()

@@ -51,11 +51,17 @@ def restore_page_state() -> None:
     drops a widget's value when another page's run does not draw it)."""
     if not st.session_state.get("_compare_restored"):
         st.session_state["_compare_restored"] = True
-        state, warnings = decode_compare(st.query_params.to_dict())
+        policy = inputs.hosting_policy()
+        options = inputs.model_options(policy)
+        state, warnings = decode_compare(st.query_params.to_dict(), models=list(options) if policy.hosted else None)
         st.session_state["_compare_warnings"] = warnings
         st.session_state["compare_text_b"] = state.text_b
-        if state.model_b is not None:
-            st.session_state["compare_mode"], st.session_state["compare_model_b"] = "models", state.model_b
+        if state.model_b is not None:  # a model the picker does not list goes in its "Other" box, as in the sidebar
+            st.session_state["compare_mode"] = "models"
+            in_list = state.model_b in options
+            st.session_state["compare_model_b"] = state.model_b if in_list else inputs.OTHER_MODEL
+            if not in_list:
+                st.session_state["compare_model_b_other"] = state.model_b
         st.session_state["_compare_link_picks"] = (state.query, state.keys)
     for key, value in st.session_state.get("_compare_saved", {}).items():
         st.session_state.setdefault(key, value)
