@@ -311,3 +311,24 @@ def test_the_charts_are_valid_vega_lite(tired_wide, slide):
         specs = [chart.to_dict(validate=True) for chart in charts]
     assert HEAD_SELECTION in json.dumps(specs[0])
     assert len(specs[4]["datasets"][next(iter(specs[4]["datasets"]))]) == 16 * 16
+
+
+# ------------------------------------------------------------------------------------------------ share links
+
+def test_compare_link_state_round_trips_and_malformed_values_fall_back():
+    from inspector.share import (PLAIN_TEXT_MAX_CHARS, CompareState, compare_share_url, decode_compare,
+                                 encode_compare, ViewState)
+
+    state = CompareState(text_b="The cat sat.", model_b="shipped:induction", query="10", keys=("2", "street"))
+    assert decode_compare(encode_compare(state)) == (state, ())
+    assert encode_compare(CompareState()) == {}  # the defaults travel as nothing
+    long = CompareState(text_b="word " * PLAIN_TEXT_MAX_CHARS)
+    assert "tzb" in encode_compare(long) and decode_compare(encode_compare(long))[0] == long
+    url = compare_share_url("http://host/compare?x=1#f", ViewState(page="compare"), state)
+    assert url.startswith("http://host/compare?v=1&page=compare&text_b=") and "#" not in url
+    fallback, warnings = decode_compare({"model_b": "../etc", "query": "x" * 500, "keys": "a,b,c", "tzb": "%%%"})
+    assert fallback == CompareState() and len(warnings) == 4
+    assert decode_compare({"text_b": " "})[0] == CompareState() and "text_b" in decode_compare({"text_b": " "})[1][0]
+    assert all(isinstance(w, str) for w in warnings)
+    assert decode_compare({"model_b": "org/model"}, models=["default"])[0].model_b is None  # hosted allow-list
+    assert decode_compare(["not", "a", "mapping"]) == (CompareState(), ())
