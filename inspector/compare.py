@@ -430,7 +430,7 @@ def _rows(result: Capture, query: int) -> np.ndarray:
 
 
 def compare_runs(run_a: TextRun, run_b: TextRun, *, query: TokenChoice | None = None,
-                 keys: Sequence[TokenChoice] | None = None, backend: str = "auto") -> Comparison:
+                 keys: Sequence[TokenChoice] | None = None) -> Comparison:
     """:func:`compare` on two finished runs (the page caches runs and calls this on every pick).
 
     ``keys``: two tokens (strings or A positions), key 1 then key 2; None = ("animal", "street") when both
@@ -552,7 +552,7 @@ def compare(loaded_a: LoadedModel, text_a: str, loaded_b: LoadedModel, text_b: s
                     f"tokens; first difference at {_first_difference(tokens, theirs)}), so attention rows cannot be "
                     "matched token by token — compare models that share a tokenizer")
     runs_s = time.perf_counter() - started
-    result = compare_runs(run_a, run_b, query=query, keys=keys, backend=backend)
+    result = compare_runs(run_a, run_b, query=query, keys=keys)
     result.timings["runs"] = runs_s
     return result
 

@@ -181,7 +181,7 @@ key1 = key1_column.selectbox(t("compare.key1", lang), [None, *paired], key="comp
 key2 = key2_column.selectbox(t("compare.key2", lang), [None, *paired], key="compare_key2", format_func=key_label)
 keys = (key1, key2) if key1 is not None and key2 is not None and key1 != key2 else ()
 try:
-    comparison = compare_runs(run_a, run_b, query=query, keys=keys, backend=backend)
+    comparison = compare_runs(run_a, run_b, query=query, keys=keys)
 except InspectorError as err:
     status.update(label=t("compare.failed", lang), state="error")
     st.error(str(err))
