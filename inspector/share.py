@@ -41,7 +41,7 @@ from inspector.errors import InspectorError
 from inspector.loading import DEFAULT_MODEL, SHIPPED_PREFIX, shipped_model_path
 
 SHARE_VERSION = 1
-PAGES: tuple[str, ...] = ("inspect", "heads", "attribution", "lessons", "groundtruth")
+PAGES: tuple[str, ...] = ("inspect", "heads", "attribution", "lessons", "groundtruth", "compare")
 BACKENDS: tuple[str, ...] = ("auto", "torch", "triton")
 # The app's text limit: tokenising is linear, but a pasted book would stall a session before the length check.
 MAX_TEXT_CHARS = 20_000
@@ -318,3 +318,106 @@ def escape_markdown(text: str) -> str:
     """``text`` with every ASCII punctuation character backslash-escaped, so a warning that quotes a link's
     value can be shown with ``st.warning`` (Markdown, with links, LaTeX and colour directives) as plain text."""
     return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", text)
+
+
+# ------------------------------------------------------------------------------ compare page state (issue 20)
+# The Compare page's own parameters, next to the ViewState ones (same ``v``; decode_view ignores these):
+# ``text_b`` (plain, up to PLAIN_TEXT_MAX_CHARS) or ``tzb`` (compressed like ``tz``), ``model_b`` (a model spec read
+# like ``model``; present = two models on one text), ``query`` (a token string or a position in text A) and
+# ``keys`` (two tokens or positions, comma-separated). Like decode_view, decode_compare never raises.
+COMPARE_DEFAULT_TEXT_B = "The animal didn't cross the street because it was too wide."
+_MAX_TOKEN_CHARS = 100
+
+
+@dataclass(frozen=True)
+class CompareState:
+    """What a Compare link reproduces beyond :class:`ViewState`. query/keys: None = the page's default."""
+
+    text_b: str = COMPARE_DEFAULT_TEXT_B
+    model_b: str | None = None
+    query: str | None = None
+    keys: tuple[str, str] | None = None
+
+
+def _token_problem(value: str) -> str | None:
+    """Why ``value`` cannot be a query or key token from a link (empty, long, control characters), or None."""
+    import unicodedata  # local: this block is kept apart from the module's imports
+
+    if not value.strip() or len(value) > _MAX_TOKEN_CHARS or any(unicodedata.category(c) == "Cc" for c in value):
+        return f"is not a token (1 to {_MAX_TOKEN_CHARS} visible characters)"
+    return None
+
+
+def decode_compare(params: Mapping[str, str | Sequence[str]], *,
+                   models: Collection[str] | None = None) -> tuple[CompareState, tuple[str, ...]]:
+    """Read a :class:`CompareState` from query parameters; every bad value falls back with a warning."""
+    if not isinstance(params, Mapping):
+        return CompareState(), ()
+    warnings: list[str] = []
+    values: dict[str, object] = {}
+
+    def get(key: str) -> str | None:
+        value = _last(params.get(key))
+        if value is not None and not isinstance(value, str):
+            warnings.append(f"{key}={_shown(value)} is not text; using the default.")
+            return None
+        return value
+
+    text, packed = get("text_b"), get("tzb")
+    if packed is not None:
+        text = decompress_text(packed)
+        if text is None:
+            warnings.append(f"tzb={_shown(packed)} is not a valid compressed text; using the example text B.")
+    if text is not None:
+        if len(text) > MAX_TEXT_CHARS or not text.strip():
+            warnings.append(f"text_b={_shown(text)} is empty or longer than {MAX_TEXT_CHARS:,} characters; using "
+                            "the example text B instead.")
+        else:
+            values["text_b"] = text
+    model = get("model_b")
+    if model is not None:
+        problem = _model_problem(model)
+        if problem is None and models is not None and model not in models:
+            problem = "is not one of the models this instance offers"
+        if problem:
+            warnings.append(f"model_b={_shown(model)} {problem}; comparing two texts instead.")
+        else:
+            values["model_b"] = model
+    query = get("query")
+    if query is not None:
+        problem = _token_problem(query)
+        if problem:
+            warnings.append(f"query={_shown(query)} {problem}; using the first differing token.")
+        else:
+            values["query"] = query
+    keys = get("keys")
+    if keys is not None:
+        parts = keys.split(",")
+        if len(parts) != 2 or any(_token_problem(part) for part in parts):
+            warnings.append(f"keys={_shown(keys)} is not two tokens separated by a comma; using the default keys.")
+        else:
+            values["keys"] = (parts[0], parts[1])
+    return replace(CompareState(), **values), tuple(warnings)
+
+
+def encode_compare(state: CompareState) -> dict[str, str]:
+    """Query parameters for ``state`` (only what differs from the defaults), to add to :func:`encode_view`'s."""
+    params: dict[str, str] = {}
+    if state.text_b != COMPARE_DEFAULT_TEXT_B:
+        if len(state.text_b) <= PLAIN_TEXT_MAX_CHARS:
+            params["text_b"] = state.text_b
+        else:
+            params["tzb"] = compress_text(state.text_b)
+    if state.model_b is not None:
+        params["model_b"] = state.model_b
+    if state.query is not None:
+        params["query"] = state.query
+    if state.keys is not None:
+        params["keys"] = ",".join(state.keys)
+    return params
+
+
+def compare_share_url(base_url: str, state: ViewState, compare_state: CompareState) -> str:
+    """:func:`share_url` with the Compare page's parameters added."""
+    scheme, netloc, path, _, _ = urlsplit(base_url)
+    return urlunsplit((scheme, netloc, path, urlencode({**encode_view(state), **encode_compare(compare_state)}), ""))
