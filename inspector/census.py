@@ -69,6 +69,8 @@ Engine = Literal["local", "ray"]
 ENGINES: tuple[Engine, ...] = ("local", "ray")
 FORMAT_VERSION = 1
 INPUT_SUFFIXES = (".txt", ".jsonl", ".parquet")
+# The shipped corpus (assets/corpus/README.md): 15,192 sentences from Python, NumPy and SciPy documentation.
+CENSUS_CORPUS_PATH = Path(__file__).resolve().parents[1] / "assets" / "corpus" / "census-sentences.txt"
 
 # Per text and head, in this order; each a (layers, heads) float32 array. The mass_* columns follow
 # inspector.metrics.TOKEN_CATEGORIES ([CLS], [SEP], punctuation, self, previous, next).
@@ -276,17 +278,22 @@ def _encode_rows(loaded: LoadedModel, rows: Iterable[InputRow], truncate: bool,
     return encoded, errors
 
 
-def length_buckets(lengths: Sequence[int], batch_tokens: int) -> list[list[int]]:
-    """Positions of ``lengths`` grouped into batches: sorted by length, packed while count × longest ≤
-    ``batch_tokens`` (a text longer than the budget goes alone). Every position appears exactly once."""
+def length_buckets(lengths: Sequence[int], batch_tokens: int, max_padding: float = 0.25) -> list[list[int]]:
+    """Positions of ``lengths`` grouped into batches: sorted by length and packed while count × longest ≤
+    ``batch_tokens`` and the padding stays under ``max_padding`` of the batch's real tokens (a text longer than
+    the budget goes alone). Every position appears exactly once."""
     order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
     buckets: list[list[int]] = []
     current: list[int] = []
+    real = 0
     for position in order:
-        if current and (len(current) + 1) * lengths[position] > batch_tokens:
+        length = lengths[position]
+        padded = (len(current) + 1) * length
+        if current and (padded > batch_tokens or padded > (1 + max_padding) * (real + length)):
             buckets.append(current)
-            current = []
+            current, real = [], 0
         current.append(position)
+        real += length
     if current:
         buckets.append(current)
     return buckets
@@ -313,14 +320,13 @@ def _layer_statistics(weights: torch.Tensor, lengths: torch.Tensor, categories: 
     weights: (B, H, n, n); lengths: (B,) int64 T per text; categories: (B, 3, n) float64 key masks (zero past T);
     visible: (n, n) bool — which keys a query may see with no padding (causal / window)."""
     batch, heads, n, _ = weights.shape
-    w = weights.double()
-    position = torch.arange(n, device=w.device)
+    position = torch.arange(n, device=weights.device)
     real = (position[None, :] < lengths[:, None]).double()  # (B, n) real queries = real keys
     counts = lengths.double().clamp_min(1)[:, None]  # (B, 1)
-    # Rows normalised as token_category_mass does (they sum to 1 already, up to rounding).
-    totals = w.sum(dim=-1, keepdim=True)
-    rows = torch.where(totals > 0, w / torch.where(totals > 0, totals, 1.0), 0.0) * real[:, None, :, None]
-    by_key = torch.einsum("bhqk,bck->bhc", rows, categories) / counts[:, :, None]  # (B, H, 3)
+    # Padded query rows (which do see the real keys) are zeroed; real rows sum to 1 and put exactly 0 on padding.
+    # token_category_mass also divides each row by its sum, a change below 1e-7 here, so it is left out.
+    rows = weights.double().mul_(real[:, None, :, None])  # (B, H, n, n)
+    by_key = torch.matmul(rows, categories.transpose(1, 2)[:, None]).sum(dim=2) / counts[:, :, None]  # (B, H, 3)
     diagonal = torch.diagonal(rows, dim1=2, dim2=3)  # (B, H, n): row i, key i
     previous = torch.diagonal(rows, offset=-1, dim1=2, dim2=3)  # (B, H, n − 1): row i + 1, key i
     following = torch.diagonal(rows, offset=1, dim1=2, dim2=3)  # (B, H, n − 1): row i, key i + 1
@@ -328,17 +334,18 @@ def _layer_statistics(weights: torch.Tensor, lengths: torch.Tensor, categories: 
     has_neighbour = neighbours > 0
     neighbour_mean = lambda d: torch.where(has_neighbour, d.sum(dim=-1) / neighbours.clamp_min(1), 0.0)  # noqa: E731
     self_mass = diagonal.sum(dim=-1) / counts
+    previous_mass, next_mass = neighbour_mean(previous), neighbour_mean(following)  # before rows is reused below
     # Sink scores: what each key receives from the real queries, over how many real queries may see it.
-    received = (w * real[:, None, :, None]).sum(dim=2)  # (B, H, n)
+    received = rows.sum(dim=2)  # (B, H, n)
     seen_by = torch.einsum("bq,qk->bk", real, visible.double()) * real  # (B, n); 0 past T
     scores = torch.where(seen_by[:, None, :] > 0, received / seen_by.clamp_min(1)[:, None, :], 0.0).clamp(0.0, 1.0)
     scores = torch.where(real[:, None, :] > 0, scores, -1.0)  # padded keys never the largest
     distance = (position[:, None] - position[None, :]).abs().double()  # (n, n) |i − j|
-    mean_distance = ((w * distance).sum(dim=-1) * real[:, None, :]).sum(dim=-1) / counts
+    mean_distance = rows.mul_(distance).sum(dim=(-1, -2)) / counts  # rows is not needed after this
     return {"first_token_sink": scores[..., 0], "max_sink_score": scores.max(dim=-1).values,
             "mass_cls": by_key[..., 0], "mass_sep": by_key[..., 1], "mass_punctuation": by_key[..., 2],
-            "mass_self": self_mass, "mass_previous": neighbour_mean(previous),
-            "mass_next": neighbour_mean(following), "mean_distance": mean_distance}
+            "mass_self": self_mass, "mass_previous": previous_mass,
+            "mass_next": next_mass, "mean_distance": mean_distance}
 
 
 def _measure_bucket(loaded: LoadedModel, items: list[_Encoded], backend: str) -> list[TextCensus]:

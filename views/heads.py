@@ -21,6 +21,7 @@ from inspector.metrics import TOKEN_CATEGORIES, HealthThresholds
 from inspector.redundancy import LN2
 from inspector.share import escape_markdown
 from views import inputs
+from views.census_folder import CENSUS_MODE, show_census
 
 GRID_LABELS = {"entropy": "Entropy", "sink": "Sink score", "induction": "Induction",
                "ablation": "Importance (ablation)", "gradient": "Importance (gradient)"}
@@ -63,10 +64,13 @@ try:
 except InspectorError as err:
     corpus = ()
     st.warning(str(err))
-mode = mode_column.radio("Texts", ["This text", f"Corpus ({len(corpus)} sentences)"], key="heads_mode",
+hosted = inputs.hosting_policy().hosted
+modes = ["This text", f"Corpus ({len(corpus)} sentences)"] + ([] if hosted else [CENSUS_MODE])
+mode = mode_column.radio("Texts", modes, key="heads_mode",
                          horizontal=True, disabled=not corpus,
                          help="The sidebar's text, or the bundled corpus (assets/corpus) so a verdict is not drawn "
-                              "from one sentence. Corpus numbers are means over its texts.")
+                              "from one sentence — corpus numbers are means over its texts —, or a census folder "
+                              "written by `python -m inspector census` (local instances only).")
 ablation = ablation_column.radio("Remove a head by", ["zero", "mean"], key="heads_ablation", horizontal=True,
                                  help="zero: its output is set to 0. mean: replaced by its mean over the text, "
                                       "keeping its constant offset and removing only what depends on the token.")
@@ -79,6 +83,8 @@ with st.expander("Health thresholds"):
     sink = columns[2].number_input("Sink above", 0.01, 1.0, 0.3, 0.01, key="heads_sink",
                                    help="Gu et al. 2024: a key whose mean received weight exceeds this is a sink.")
 
+if mode == CENSUS_MODE:
+    show_census(collapsed, diffuse, sink, hosted=hosted, lang=st.session_state.get("lang", "en"), slide=chosen.state.slide)
 if mode == "This text":
     texts = (chosen.state.text,)
 else:

@@ -16,7 +16,7 @@ from typing import Sequence
 from inspector.cli.common import add_model_options, parse_layers
 from inspector.errors import InspectorError
 
-COMMANDS = ("analyze", "heads", "attribute", "lessons", "groundtruth", "info")
+COMMANDS = ("analyze", "heads", "attribute", "lessons", "groundtruth", "info", "census")
 
 __all__ = ["COMMANDS", "build_parser", "main", "parse_layers"]
 
