@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -176,16 +174,19 @@ def test_a_different_model_or_input_is_refused(tiny_model_dirs, tmp_path):
     assert read_census(out).texts == 4
 
 
-def test_cli_writes_a_census_and_bad_input_is_one_line(tiny_model_dirs, tmp_path):
+def test_cli_writes_a_census_and_bad_input_is_one_line(tiny_model_dirs, tmp_path, capsys):
+    from inspector.cli import main
+
     data = _corpus(tmp_path)
-    command = [sys.executable, "-m", "inspector", "census", "--model", str(tiny_model_dirs["bert"]),
-               "--data", str(data), "--out", str(tmp_path / "out"), "--limit", "6"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert f"{tmp_path / 'out'}/summary.json" in done.stdout and "Census of 5 texts" in done.stdout
-    bad = subprocess.run(command[:-4] + ["--data", str(tmp_path / "missing.txt"), "--out", str(tmp_path / "x")],
-                         capture_output=True, text=True, timeout=300)
-    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "does not exist" in bad.stderr
+    arguments = ["census", "--model", str(tiny_model_dirs["bert"]), "--data", str(data), "--out",
+                 str(tmp_path / "out"), "--limit", "6"]
+    assert main(arguments) == 0
+    printed = capsys.readouterr()
+    assert f"{tmp_path / 'out'}/summary.json" in printed.out and "Census of 5 texts" in printed.out
+    assert "texts/s" in printed.err and "ETA" in printed.err
+    assert main(arguments[:3] + ["--data", str(tmp_path / "missing.txt"), "--out", str(tmp_path / "x")]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "does not exist" in error
 
 
 @pytest.fixture(scope="module")
