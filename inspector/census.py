@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import os
 import subprocess
@@ -930,16 +931,20 @@ def _run_ray(plan: CensusPlan, *, spec: str, shard_done: Callable[[int, list[Tex
     if started_here:
         try:
             if address:
-                ray.init(address=address, runtime_env=ray_runtime_env(address), log_to_driver=False)
+                ray.init(address=address, runtime_env=ray_runtime_env(address), log_to_driver=False,
+                         logging_level=logging.WARNING)
             else:
                 ray.init(num_cpus=num_cpus or os.cpu_count(), include_dashboard=False, log_to_driver=False,
-                         runtime_env=ray_runtime_env())
+                         runtime_env=ray_runtime_env(), logging_level=logging.WARNING)
         except ConnectionError as err:
             raise InvalidRequestError(f"cannot reach the Ray cluster at {address}: {err} — check --address / "
                                       "RAY_ADDRESS, or leave both unset to start Ray on this machine") from err
     try:
         import ray.data
 
+        context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = False  # the census reports its own progress, per shard
+        context.print_on_execution_start = False
         layers, heads = plan.manifest["shape"]
         texts: dict[int, str] = {}
         shard_of: dict[int, int] = {}
@@ -965,7 +970,8 @@ def _run_ray(plan: CensusPlan, *, spec: str, shard_done: Callable[[int, list[Tex
         cpus = float(ray.cluster_resources().get("CPU", 1))
         threads = max(1, int(cpus // actors)) if not address else 1
         dataset = ray.data.from_items(items).map_batches(
-            CensusWorker, batch_size=_RAY_BATCH_ROWS, batch_format="numpy", concurrency=actors,
+            CensusWorker, batch_size=_RAY_BATCH_ROWS, batch_format="numpy",
+            compute=ray.data.ActorPoolStrategy(size=actors),
             num_gpus=gpus_per_actor or None, num_cpus=1 if gpus_per_actor else min(1.0, cpus / actors),
             fn_constructor_kwargs=dict(spec=spec, device=device, dtype=dtype, backend=backend,
                                        batch_tokens=batch_tokens, truncate=truncate, threads=threads))
