@@ -48,22 +48,52 @@ def test_batched_statistics_equal_single_text_runs(tiny_models, arch):
     lengths = [m.tokens for m in measured]
     assert len(set(lengths)) > 3
     assert any(len(b) > 1 and len({lengths[i] for i in b}) > 1 for b in length_buckets(lengths, 60))
-    single = head_report(loaded, texts, backend="torch", pairs=1, pruning_step=1.0).per_text  # one text at a time
-    for item, reference in zip(measured, single):
-        expected = {"entropy": reference.entropy, "entropy_normalized": reference.entropy_normalized,
-                    "first_token_sink": reference.first_token_sink, "max_sink_score": reference.max_sink_score,
-                    "mean_distance": reference.mean_distance}
-        expected.update({name: reference.token_mass[..., TOKEN_CATEGORIES.index(category)]
-                         for name, category in zip(_MASSES, TOKEN_CATEGORIES)})
+    for item in measured:
+        expected = single_text_statistics(loaded, item.text)
         for name in STATISTICS:
             np.testing.assert_allclose(item.statistics[name], expected[name], atol=TOLERANCE, rtol=0,
                                        equal_nan=True, err_msg=f"{arch} text {item.index} {name}")
         entropy = head_entropy(capture(loaded, item.text, backend="torch", weights=None))
         np.testing.assert_allclose(item.statistics["entropy"], entropy.raw, atol=TOLERANCE, rtol=0)
+    # The reference is the Heads page's own: its single-text report gives the same numbers for the first text.
+    report = head_report(loaded, texts[0], backend="torch", pairs=1, pruning_step=1.0).statistics
+    np.testing.assert_allclose(measured[0].statistics["mass_punctuation"], report.token_mass[..., 2], atol=TOLERANCE)
+    np.testing.assert_allclose(measured[0].statistics["max_sink_score"], report.max_sink_score, atol=TOLERANCE)
+    np.testing.assert_allclose(measured[0].statistics["mean_distance"], report.mean_distance, atol=TOLERANCE)
     # The fixture must contain what the masses measure: punctuation tokens and, for BERT, [CLS]/[SEP].
     assert any("." in text for text in texts)
     stacked = np.stack([m.statistics["mass_cls"] for m in measured])
     assert (stacked > 0).any() and np.isfinite(stacked).all()
+
+
+def single_text_statistics(loaded, text: str) -> dict[str, np.ndarray]:
+    """One text alone, with every layer's weights kept, reduced by the Heads page's metric functions exactly as
+    inspector.heads._text_statistics does."""
+    import torch
+
+    from inspector.experiments import encode, forward
+    from inspector.metrics import (head_entropy_from_rows, mean_attention_distance, sink_scores,
+                                   token_category_mass)
+    from kernels.reference import visible_keys_mask
+
+    inputs = encode(loaded, text)
+    records = forward(loaded, inputs, weights_layers="all").records
+    weights = torch.stack([r.weights[0] for r in records]).float().numpy()  # (L, H, T, T)
+    n = weights.shape[-1]
+    visible = torch.stack([visible_keys_mask(n, n, causal=r.causal, window=r.window, device="cpu")[0, 0]
+                           for r in records]).numpy()
+    entropy = head_entropy_from_rows(torch.stack([r.stats["entropy"][0] for r in records]).float().numpy(),
+                                     visible.sum(axis=-1))
+    ids = inputs["input_ids"][0].tolist()
+    special = np.array([i in set(loaded.tokenizer.all_special_ids) for i in ids])
+    masses = token_category_mass(weights, loaded.tokenizer.convert_ids_to_tokens(ids), special)
+    scores = sink_scores(weights, visible)
+    expected = {"entropy": entropy.raw, "entropy_normalized": entropy.normalized,
+                "first_token_sink": scores[..., 0], "max_sink_score": scores.max(axis=-1),
+                "mean_distance": mean_attention_distance(weights)}
+    expected.update({name: masses[..., TOKEN_CATEGORIES.index(category)]
+                     for name, category in zip(_MASSES, TOKEN_CATEGORIES)})
+    return expected
 
 
 def _corpus(folder: Path) -> Path:
