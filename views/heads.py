@@ -84,7 +84,8 @@ with st.expander("Health thresholds"):
                                    help="Gu et al. 2024: a key whose mean received weight exceeds this is a sink.")
 
 if mode == CENSUS_MODE:
-    show_census(collapsed, diffuse, sink, hosted=hosted, lang=st.session_state.get("lang", "en"), slide=chosen.state.slide)
+    show_census(collapsed, diffuse, sink, hosted=hosted, lang=st.session_state.get("lang", "en"),
+                slide=chosen.state.slide)
 if mode == "This text":
     texts = (chosen.state.text,)
 else:
