@@ -216,8 +216,8 @@ def main(argv: list[str] | None = None) -> int:
         f"- Same {args.texts} sentences (the first of `assets/corpus/census-sentences.txt`) for every way, "
         f"batch budget {batch_tokens} padded tokens for (b)–(d), torch backend, float32, one torch thread per "
         "process (OMP_NUM_THREADS=1; (c) runs two actors of one thread each, so it has two cores where (a), (b) "
-        "and (d) have one), each way in its own subprocess after the model files were read once (the time includes the model load inside the census and "
-        "Ray's start for (c), not the interpreter's imports).",
+        "and (d) have one), each way in its own subprocess after the model files were read once (the time "
+        "includes the model load inside the census and Ray's start for (c), not the interpreter's imports).",
         f"- Other processes' load during the runs: {other_cores:.2f} CPUs of the 2 (busy time of the machine minus "
         "this benchmark's own processes'; Ray's actors, not children of the benchmark, count as others) — this "
         "machine was shared with other jobs, so every figure was taken under load and the ratios matter more "
