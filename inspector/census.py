@@ -975,7 +975,8 @@ def _run_ray(plan: CensusPlan, *, spec: str, shard_done: Callable[[int, list[Tex
             num_gpus=gpus_per_actor or None, num_cpus=1 if gpus_per_actor else min(1.0, cpus / actors),
             fn_constructor_kwargs=dict(spec=spec, device=device, dtype=dtype, backend=backend,
                                        batch_tokens=batch_tokens, truncate=truncate, threads=threads))
-        for batch in dataset.iter_batches(batch_size=None, batch_format="numpy"):
+
+        def take(batch: dict[str, np.ndarray]) -> None:
             for position, index in enumerate(batch["index"].tolist()):
                 shard = shard_of[index]
                 reason = str(batch["error"][position])
@@ -990,6 +991,17 @@ def _run_ray(plan: CensusPlan, *, spec: str, shard_done: Callable[[int, list[Tex
                 received[shard] += 1
                 if received[shard] == expected[shard]:
                     shard_done(shard, sorted(measured.pop(shard), key=lambda m: m.index), errors.pop(shard))
+
+        try:
+            for batch in dataset.iter_batches(batch_size=None, batch_format="numpy"):
+                take(batch)  # each shard is written as soon as its last row is back
+        except ray.exceptions.RayError as err:
+            cause = getattr(err, "cause", None)
+            if isinstance(cause, InspectorError):  # e.g. the model cannot be loaded on the workers
+                raise type(cause)(str(cause)) from err
+            first = (str(cause or err).strip().splitlines() or [type(err).__name__])[-1]
+            raise InspectorError(f"the Ray engine failed: {first[:300]} — the finished shards are kept; fix the "
+                                 "cause and rerun to resume, or use --engine local") from err
     finally:
         if started_here:
             ray.shutdown()
