@@ -541,6 +541,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "heads.texts": {"en": "Texts", "zh": "文本"},
     "heads.mode_text": {"en": "This text", "zh": "当前文本"},
     "heads.mode_corpus": {"en": "Corpus ({n} sentences)", "zh": "语料库（{n} 个句子）"},
+    "heads.mode_census": {"en": "Census folder", "zh": "普查文件夹"},
     "heads.texts_help": {
         "en": "The sidebar's text, or the bundled corpus (assets/corpus) so a verdict is not drawn from one "
               "sentence. Corpus numbers are means over its texts.",
@@ -942,6 +943,55 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "compare.sentence_output_none": {"en": "the two outputs cannot be compared (different vocabularies or labels).",
                                      "zh": "两个输出无法比较（词表或类别不同）。"},
     # ---------------------------------------------------------------- census (issue 16)
+    "census.report_measured": {
+        "en": "Census of {texts} texts ({tokens} tokens) of {model}; {errors} rows could not be measured (see "
+              "errors.jsonl). Numbers are means over the texts with 95% intervals. Thresholds: collapsed = normalised "
+              "entropy < {collapsed}, diffuse = normalised entropy > {diffuse}, sink = a key's sink score > {sink} "
+              "(Gu et al. 2024).",
+        "zh": "{model} 的普查：{texts} 条文本（{tokens} 个词元）；{errors} 行无法测量（见 errors.jsonl）。数值为各文本的"
+              "平均值，附 95% 置信区间。阈值：塌缩 = 归一化熵 < {collapsed}，弥散 = 归一化熵 > {diffuse}，"
+              "汇聚点 = 某个键的汇聚分数 > {sink}（Gu 等，2024）。"},
+    "census.report_collapsed": {
+        "en": "Layer {layer} head {head}: normalised entropy {value} (95% interval {interval}) < {threshold} "
+              "(collapsed).",
+        "zh": "第 {layer} 层第 {head} 个头：归一化熵 {value}（95% 区间 {interval}）< {threshold}（塌缩）。"},
+    "census.report_diffuse": {
+        "en": "Layer {layer} head {head}: normalised entropy {value} (95% interval {interval}) > {threshold} "
+              "(diffuse) — its attention is spread nearly evenly.",
+        "zh": "第 {layer} 层第 {head} 个头：归一化熵 {value}（95% 区间 {interval}）> {threshold}（弥散）——"
+              "注意力几乎均匀分布。"},
+    "census.report_no_collapsed": {
+        "en": "No collapsed head: every normalised entropy is ≥ {threshold} (lowest {value}).",
+        "zh": "没有塌缩的头：所有归一化熵都 ≥ {threshold}（最低 {value}）。"},
+    "census.report_no_diffuse": {
+        "en": "No diffuse head: every normalised entropy is ≤ {threshold} (highest {value}).",
+        "zh": "没有弥散的头：所有归一化熵都 ≤ {threshold}（最高 {value}）。"},
+    "census.report_more": {"en": "… and {count} more.", "zh": "……另有 {count} 个。"},
+    "census.report_sinks": {
+        "en": "{sinks} of {heads} heads have a sink key (mean largest sink score > {threshold}); {first} of them on "
+              "the first token (highest first-token score {highest}, 95% interval {interval}, Layer {layer} head "
+              "{head}).",
+        "zh": "{heads} 个头中有 {sinks} 个存在汇聚键（平均最大汇聚分数 > {threshold}）；其中 {first} 个在第一个词元上"
+              "（第一个词元的最高分数为 {highest}，95% 区间 {interval}，第 {layer} 层第 {head} 个头）。"},
+    "census.open": {"en": "Open a census folder", "zh": "打开普查文件夹"},
+    "census.path": {"en": "Census folder on this machine", "zh": "本机上的普查文件夹"},
+    "census.path_help": {
+        "en": "A folder written by `python -m inspector census --out FOLDER`; its numbers are shown without "
+              "recomputing.",
+        "zh": "由 `python -m inspector census --out FOLDER` 写出的文件夹；直接显示其中的数值，不重新计算。"},
+    "census.hosted": {
+        "en": "Census folders can only be opened on a local instance: this hosted instance does not read paths "
+              "on its server.",
+        "zh": "只能在本地实例中打开普查文件夹：此托管实例不读取服务器上的路径。"},
+    "census.caption": {
+        "en": "{texts} texts, {tokens} tokens, {errors} refused rows — model {model}, engine {engine}, code "
+              "{code}.",
+        "zh": "{texts} 条文本，{tokens} 个词元，{errors} 行被拒绝——模型 {model}，引擎 {engine}，代码 {code}。"},
+    "census.statistic": {"en": "Statistic", "zh": "统计量"},
+    "census.intervals": {"en": "Per-head means with 95% intervals", "zh": "各头的平均值及 95% 区间"},
+    "census.incomplete": {
+        "en": "This census is not finished: {texts} texts so far. Rerun the same command to resume it.",
+        "zh": "此普查尚未完成：目前 {texts} 条文本。重新运行同一命令即可继续。"},
     # ---------------------------------------------------------------- teacher walkthrough (issue 17)
 }
 

@@ -17,7 +17,7 @@ from typing import Sequence
 from inspector.cli.common import add_model_options, parse_layers
 from inspector.errors import InspectorError
 
-COMMANDS = ("analyze", "heads", "attribute", "lessons", "groundtruth", "compare", "info")
+COMMANDS = ("analyze", "heads", "attribute", "lessons", "groundtruth", "compare", "census", "info")
 
 __all__ = ["COMMANDS", "build_parser", "main", "parse_layers"]
 
