@@ -24,16 +24,19 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.app-deps: requirements.txt | $(BIN)/python
+# Then the project itself, editable (pyproject.toml): `import inspector` and `attention-inspector` from any folder.
+$(VENV)/.app-deps: requirements.txt pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
-$(VENV)/.test-deps: requirements.txt requirements-dev.txt | $(BIN)/python
+$(VENV)/.test-deps: requirements.txt requirements-dev.txt pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@ $(VENV)/.app-deps
 
 cli-demo: $(VENV)/.app-deps
-	$(BIN)/python -m inspector analyze --model default \
+	$(BIN)/attention-inspector analyze --model default \
 	  --text "The animal didn't cross the street because it was too tired." --weights all --json out.json
 
 clean-venv:

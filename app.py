@@ -39,6 +39,7 @@ PAGES = [
     st.Page("views/lessons.py", title=t("nav.lessons", lang), icon=":material/school:", url_path="lessons"),
     st.Page("views/groundtruth.py", title=t("nav.groundtruth", lang), icon=":material/verified:",
             url_path="groundtruth"),
+    st.Page("views/compare.py", title=t("nav.compare", lang), icon=":material/compare_arrows:", url_path="compare"),
 ]
 
 st.navigation(PAGES).run()

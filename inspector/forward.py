@@ -75,7 +75,7 @@ def validated_encoding(loaded: LoadedModel, text: str, *, truncate: bool = False
         if full_length > limit:
             if not truncate:
                 raise InvalidTextError(f"the text has {full_length} tokens; {loaded.info.name} reads at most "
-                                       f"{limit} — shorten it, turn on truncation, or pick a long-context model")
+                                       f"{limit} — shorten it or pick a long-context model")
             encoding = tokenizer(text, truncation=True, max_length=limit, **options)
     ids = encoding["input_ids"]
     if ids.shape[1] == 0:

@@ -541,6 +541,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "heads.texts": {"en": "Texts", "zh": "文本"},
     "heads.mode_text": {"en": "This text", "zh": "当前文本"},
     "heads.mode_corpus": {"en": "Corpus ({n} sentences)", "zh": "语料库（{n} 个句子）"},
+    "heads.mode_census": {"en": "Census folder", "zh": "普查文件夹"},
     "heads.texts_help": {
         "en": "The sidebar's text, or the bundled corpus (assets/corpus) so a verdict is not drawn from one "
               "sentence. Corpus numbers are means over its texts.",
@@ -829,8 +830,168 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "gt.column.mechanism_rate": {"en": "found the mechanism [95 %]", "zh": "找到机制 [95%]"},
     "gt.column.chance": {"en": "chance (a random ranking)", "zh": "随机水平（随机排序）"},
     # ---------------------------------------------------------------- hardening (issue 18)
+    "share.too_long": {
+        "en": "This view's link would be {length} characters, longer than the {limit} a link can carry safely "
+              "(servers refuse longer ones), so none is offered. Shorten the text to share this view; the address "
+              "bar keeps every other setting, but not the text.",
+        "zh": "此视图的链接将长达 {length} 个字符，超过链接能安全携带的 {limit} 个字符（服务器会拒绝更长的链接），"
+              "因此不提供链接。请缩短文本后再分享此视图；地址栏保留其他所有设置，但不包含文本。"},
+    "sidebar.text_cut_from": {
+        "en": "The paste had {length} characters; the text box holds at most {limit}, so it was cut there and only "
+              "the first {limit} are analysed.",
+        "zh": "粘贴的内容有 {length} 个字符；文本框最多容纳 {limit} 个字符，因此已在此处截断，只分析前 {limit} 个字符。"},
     # ---------------------------------------------------------------- compare page (issue 20)
+    "nav.compare": {"en": "Compare", "zh": "对比"},
+    "compare.title": {"en": "Compare: two texts or two models", "zh": "对比：两段文本或两个模型"},
+    "compare.caption": {
+        "en": "Which heads move a token's attention between two texts (or two models), by how much, and does the "
+              "model's output move with them? Tokens are aligned; the query's two attention rows are compared in "
+              "every head.",
+        "zh": "两段文本（或两个模型）之间，哪些头改变了一个词元的注意力、改变了多少，模型的输出是否随之改变？"
+              "先对齐词元，再在每个头中比较查询词元的两行注意力。"},
+    "compare.mode": {"en": "Compare", "zh": "对比方式"},
+    "compare.mode_texts": {"en": "Two texts, one model", "zh": "两段文本，一个模型"},
+    "compare.mode_models": {"en": "Two models, one text", "zh": "两个模型，一段文本"},
+    "compare.examples": {"en": "Example pairs", "zh": "示例对"},
+    "compare.examples_placeholder": {"en": "Pick a pair of texts…", "zh": "选择一对文本…"},
+    "compare.example_coreference": {"en": "Coreference: too tired / too wide", "zh": "指代：太累 / 太宽"},
+    "compare.example_agreement": {"en": "Agreement: the key … is / the keys … are", "zh": "一致：单数 / 复数"},
+    "compare.example_negation": {"en": "Negation: is / is not", "zh": "否定：是 / 不是"},
+    "compare.text_a": {"en": "Text A (the sidebar's text)", "zh": "文本 A（即侧边栏的文本）"},
+    "compare.text_b": {"en": "Text B", "zh": "文本 B"},
+    "compare.text_help": {"en": "Press Ctrl+Enter or click outside the box to run.",
+                          "zh": "按 Ctrl+Enter 或点击文本框外即可运行。"},
+    "compare.model_a": {"en": "Model A: {model} (the sidebar's model)", "zh": "模型 A：{model}（侧边栏中的模型）"},
+    "compare.model_b": {"en": "Model B", "zh": "模型 B"},
+    "compare.model_b_help": {
+        "en": "Heads are compared one to one, so model B needs the same layers × heads and the same tokenizer "
+              "(a base model and its fine-tune).",
+        "zh": "注意力头一一对应比较，所以模型 B 需要相同的层数 × 头数和相同的分词器（例如基础模型与其微调版本）。"},
+    "compare.query": {"en": "Query token (whose attention row is compared)", "zh": "查询词元（比较它的注意力行）"},
+    "compare.query_auto": {"en": "auto: the first differing token ({token})", "zh": "自动：第一个不同的词元（{token}）"},
+    "compare.key1": {"en": "Key 1 (attention moves from)", "zh": "键 1（注意力从这里移出）"},
+    "compare.key2": {"en": "Key 2 (attention moves to)", "zh": "键 2（注意力移到这里）"},
+    "compare.key_none": {"en": "none", "zh": "无"},
+    "compare.keys_help": {
+        "en": "Key shift = ½[(B − A) on key 2 − (B − A) on key 1]: exactly x when a mass x moves from key 1 to "
+              "key 2.",
+        "zh": "键转移 = ½[(B − A) 在键 2 上 − (B − A) 在键 1 上]：当 x 的注意力从键 1 移到键 2 时恰好等于 x。"},
+    "compare.computing": {"en": "Running both texts through every head…", "zh": "正在让两段文本经过每个头…"},
+    "compare.ran": {"en": "{model_a} / {model_b}: {n_a} and {n_b} tokens, {backend} backend, {ms} ms",
+                    "zh": "{model_a} / {model_b}：{n_a} 和 {n_b} 个词元，{backend} 后端，{ms} 毫秒"},
+    "compare.failed": {"en": "The comparison could not be computed", "zh": "无法完成对比"},
+    "compare.alignment": {"en": "Aligned tokens", "zh": "对齐后的词元"},
+    "compare.alignment_caption": {
+        "en": "= same token in both, ~ replaced (the slot is still compared), + only in this text (its attention "
+              "goes to the “other” bucket).",
+        "zh": "= 两边相同，~ 被替换（该位置仍参与比较），+ 只在这段文本中出现（它得到的注意力计入“其他”项）。"},
+    "compare.identical": {"en": "The two inputs are identical: every difference below is 0.",
+                          "zh": "两个输入完全相同：下面的每个差异都是 0。"},
+    "compare.summary": {"en": "In one sentence", "zh": "一句话总结"},
+    "compare.metric_moved": {"en": "Heads that moved", "zh": "发生变化的头"},
+    "compare.metric_moved_help": {
+        "en": "With two keys: key shift above {shift}. Without: JS divergence above {js} nats.",
+        "zh": "有两个键时：键转移大于 {shift}。没有键时：JS 散度大于 {js} 奈特。"},
+    "compare.metric_output": {"en": "Output change", "zh": "输出变化"},
+    "compare.metric_top": {"en": "Top prediction A → B", "zh": "首选预测 A → B"},
+    "compare.ranked": {"en": "Heads ranked by how far the query's attention moved",
+                       "zh": "按查询词元注意力变化大小排序的头"},
+    "compare.grid": {"en": "Every head: click a cell to show its two heatmaps",
+                     "zh": "所有头：点击一个格子查看它的两张热力图"},
+    "compare.colour_by": {"en": "Colour by", "zh": "着色依据"},
+    "compare.colour_js": {"en": "JS divergence", "zh": "JS 散度"},
+    "compare.colour_shift": {"en": "Key shift", "zh": "键转移"},
+    "compare.colour_entropy": {"en": "Entropy change", "zh": "熵变化"},
+    "compare.pair": {"en": "Layer {layer}, head {head}: text A, text B and B − A",
+                     "zh": "第 {layer} 层第 {head} 个头：文本 A、文本 B 和 B − A"},
+    "compare.pair_caption": {
+        "en": "The query's row is outlined. B − A is drawn on the aligned tokens only (a replaced slot counts as "
+              "one token); red = more attention in B, blue = more in A.",
+        "zh": "查询词元所在的行已用框标出。B − A 只画在对齐的词元上（被替换的位置算作一个词元）；"
+              "红色 = B 中注意力更多，蓝色 = A 中更多。"},
+    "compare.loo_button": {"en": "Leave-one-out on both texts (does the output need the tokens that moved?)",
+                           "zh": "对两段文本做逐一删除（输出是否需要注意力移动到的词元？）"},
+    "compare.loo_running": {"en": "Removing each token in turn, in both texts…", "zh": "正在两段文本中依次移除每个词元…"},
+    "compare.loo_caption": {
+        "en": "The Attribution page's occlusion: f(x) − f(x with the token replaced by [MASK]), f = {target}. "
+              "Attention says where a head read; this says what the output needed.",
+        "zh": "与归因页面相同的遮挡法：f(x) − f(把该词元换成 [MASK] 后的 x)，f = {target}。"
+              "注意力说明头读了哪里；这里说明输出需要什么。"},
+    "compare.download": {"en": "Numbers (JSON)", "zh": "数据（JSON）"},
+    "compare.server_time": {"en": "Server time for this view: {ms} ms", "zh": "本视图的服务器耗时：{ms} 毫秒"},
+    "compare.sentence": {"en": "{attention}; {output}", "zh": "{attention}；{output}"},
+    "compare.sentence_keys": {
+        "en": "In {moved} of {total} heads “{query}” moves more than half of its attention from “{key1}” to "
+              "“{key2}” (most: layer {layer}, head {head}, {shift})",
+        "zh": "在 {total} 个头中，有 {moved} 个头里“{query}”把一半以上的注意力从“{key1}”移到了“{key2}”"
+              "（最多的是第 {layer} 层第 {head} 个头，{shift}）"},
+    "compare.sentence_js": {
+        "en": "The attention of “{query}” moves most in layer {layer}, head {head} (Jensen–Shannon divergence {js} "
+              "nats, at most 0.693); {moved} of {total} heads move by more than {threshold} nats",
+        "zh": "“{query}”的注意力在第 {layer} 层第 {head} 个头变化最大（Jensen–Shannon 散度 {js} 奈特，最大 0.693）；"
+              "{total} 个头中有 {moved} 个变化超过 {threshold} 奈特"},
+    "compare.sentence_output_embedding": {"en": "the sentence embedding moves by {change} (cosine distance).",
+                                          "zh": "句向量移动了 {change}（余弦距离）。"},
+    "compare.sentence_output_distribution": {
+        "en": "the predicted-token distribution moves by {change} nats (KL); the top prediction goes from “{top_a}” "
+              "to “{top_b}”, and the probability of “{top_a}” changes by {delta}.",
+        "zh": "预测词元分布变化 {change} 奈特（KL）；首选预测从“{top_a}”变为“{top_b}”，“{top_a}”的概率变化 {delta}。"},
+    "compare.sentence_output_logits": {
+        "en": "the largest class logit moves by {change}; the top class goes from “{top_a}” to “{top_b}”, and the "
+              "probability of “{top_a}” changes by {delta}.",
+        "zh": "类别 logit 最大变化 {change}；首选类别从“{top_a}”变为“{top_b}”，“{top_a}”的概率变化 {delta}。"},
+    "compare.sentence_output_none": {"en": "the two outputs cannot be compared (different vocabularies or labels).",
+                                     "zh": "两个输出无法比较（词表或类别不同）。"},
     # ---------------------------------------------------------------- census (issue 16)
+    "census.report_measured": {
+        "en": "Census of {texts} texts ({tokens} tokens) of {model}; {errors} rows could not be measured (see "
+              "errors.jsonl). Numbers are means over the texts with 95% intervals. Thresholds: collapsed = normalised "
+              "entropy < {collapsed}, diffuse = normalised entropy > {diffuse}, sink = a key's sink score > {sink} "
+              "(Gu et al. 2024).",
+        "zh": "{model} 的普查：{texts} 条文本（{tokens} 个词元）；{errors} 行无法测量（见 errors.jsonl）。数值为各文本的"
+              "平均值，附 95% 置信区间。阈值：塌缩 = 归一化熵 < {collapsed}，弥散 = 归一化熵 > {diffuse}，"
+              "汇聚点 = 某个键的汇聚分数 > {sink}（Gu 等，2024）。"},
+    "census.report_collapsed": {
+        "en": "Layer {layer} head {head}: normalised entropy {value} (95% interval {interval}) < {threshold} "
+              "(collapsed).",
+        "zh": "第 {layer} 层第 {head} 个头：归一化熵 {value}（95% 区间 {interval}）< {threshold}（塌缩）。"},
+    "census.report_diffuse": {
+        "en": "Layer {layer} head {head}: normalised entropy {value} (95% interval {interval}) > {threshold} "
+              "(diffuse) — its attention is spread nearly evenly.",
+        "zh": "第 {layer} 层第 {head} 个头：归一化熵 {value}（95% 区间 {interval}）> {threshold}（弥散）——"
+              "注意力几乎均匀分布。"},
+    "census.report_no_collapsed": {
+        "en": "No collapsed head: every normalised entropy is ≥ {threshold} (lowest {value}).",
+        "zh": "没有塌缩的头：所有归一化熵都 ≥ {threshold}（最低 {value}）。"},
+    "census.report_no_diffuse": {
+        "en": "No diffuse head: every normalised entropy is ≤ {threshold} (highest {value}).",
+        "zh": "没有弥散的头：所有归一化熵都 ≤ {threshold}（最高 {value}）。"},
+    "census.report_more": {"en": "… and {count} more.", "zh": "……另有 {count} 个。"},
+    "census.report_sinks": {
+        "en": "{sinks} of {heads} heads have a sink key (mean largest sink score > {threshold}); {first} of them on "
+              "the first token (highest first-token score {highest}, 95% interval {interval}, Layer {layer} head "
+              "{head}).",
+        "zh": "{heads} 个头中有 {sinks} 个存在汇聚键（平均最大汇聚分数 > {threshold}）；其中 {first} 个在第一个词元上"
+              "（第一个词元的最高分数为 {highest}，95% 区间 {interval}，第 {layer} 层第 {head} 个头）。"},
+    "census.open": {"en": "Open a census folder", "zh": "打开普查文件夹"},
+    "census.path": {"en": "Census folder on this machine", "zh": "本机上的普查文件夹"},
+    "census.path_help": {
+        "en": "A folder written by `python -m inspector census --out FOLDER`; its numbers are shown without "
+              "recomputing.",
+        "zh": "由 `python -m inspector census --out FOLDER` 写出的文件夹；直接显示其中的数值，不重新计算。"},
+    "census.hosted": {
+        "en": "Census folders can only be opened on a local instance: this hosted instance does not read paths "
+              "on its server.",
+        "zh": "只能在本地实例中打开普查文件夹：此托管实例不读取服务器上的路径。"},
+    "census.caption": {
+        "en": "{texts} texts, {tokens} tokens, {errors} refused rows — model {model}, engine {engine}, code "
+              "{code}.",
+        "zh": "{texts} 条文本，{tokens} 个词元，{errors} 行被拒绝——模型 {model}，引擎 {engine}，代码 {code}。"},
+    "census.statistic": {"en": "Statistic", "zh": "统计量"},
+    "census.intervals": {"en": "Per-head means with 95% intervals", "zh": "各头的平均值及 95% 区间"},
+    "census.incomplete": {
+        "en": "This census is not finished: {texts} texts so far. Rerun the same command to resume it.",
+        "zh": "此普查尚未完成：目前 {texts} 条文本。重新运行同一命令即可继续。"},
     # ---------------------------------------------------------------- teacher walkthrough (issue 17)
     "unknown.warning": {
         "en": "{model} cannot read this text: {unknown} of its {total} tokens ({share}) are unknown to it ([UNK]), "

@@ -1,12 +1,15 @@
 """Resolve a model spec — ``"default"``, ``"shipped:NAME"`` (a model this project trained, under
 ``assets/models``), a local folder, or a Hugging Face hub id — and load it safely.
 
-Safety by construction: ``trust_remote_code=False`` always; a config that asks for remote code
-(``auto_map``) is refused before anything is imported; only safetensors weights are read (a folder with
-pickle weights only is refused, so a crafted pickle never runs). A hub id may be pinned to a ``revision``, and
-``max_parameters`` refuses a model above a cap, counted from its safetensors headers before any weight is
-fetched or loaded (hosted mode, :mod:`inspector.hosting`). Every model is loaded with
-``attn_implementation="inspector"`` so all its attention layers call :mod:`kernels.hf`; the loaded model is
+Safety by construction: ``trust_remote_code=False`` always; a folder any of whose configs (config.json,
+tokenizer_config.json, processor_config.json, …) asks for remote code (``auto_map``) is refused before anything
+is imported; only safetensors weights are read (a folder with pickle weights only is refused, so a crafted pickle
+never runs), and their headers are checked against the file sizes first. Any failure to read a config, the
+tokenizer or the weights becomes one of the typed errors of :mod:`inspector.errors`, never a library traceback
+(issue 18). A hub id may be pinned to a ``revision``, and ``max_parameters`` refuses a model above a cap,
+counted from its safetensors headers before any weight is fetched or loaded (hosted mode,
+:mod:`inspector.hosting`). Every model is loaded with ``attn_implementation="inspector"`` so all its attention
+layers call :mod:`kernels.hf`; the loaded model is
 shared read-only — per-call behaviour travels in :func:`kernels.hf.attention_request`.
 """
 
@@ -52,6 +55,9 @@ _HUB_PROBE_TIMEOUT_S = 3.0
 # tensor's dtype and shape (https://github.com/huggingface/safetensors#format). Real headers are kilobytes to a
 # few megabytes; anything past this is not a header we will parse.
 _SAFETENSORS_MAX_HEADER_BYTES = 100 * 2**20
+# Config keys that make transformers import a model's own Python files (trust_remote_code=True would run them).
+_REMOTE_CODE_KEYS = ("auto_map", "custom_pipelines")
+_MAX_CONFIG_BYTES = 16 * 2**20
 
 
 @dataclass(frozen=True)
@@ -187,8 +193,13 @@ def resolve_model_folder(spec: str, *, revision: str | None = None,
         return bundled_model_path(), DEFAULT_MODEL_LABEL
     if spec.startswith(SHIPPED_PREFIX):
         return shipped_model_path(spec.removeprefix(SHIPPED_PREFIX)), spec
-    path = Path(spec).expanduser()
-    if path.exists():
+    try:
+        path = Path(spec).expanduser()
+        exists = path.exists()
+    except (OSError, ValueError, RuntimeError) as err:  # a name too long, a NUL byte, an unknown ~user
+        raise ModelNotFoundError(f"{spec[:60]!r} is neither an existing folder nor a valid Hugging Face hub id "
+                                 f"({err})") from None
+    if exists:
         if not path.is_dir():
             raise NotAModelError(f"'{spec}' is a file; a model is a folder with config.json, tokenizer files and "
                                  "*.safetensors weights")
@@ -199,6 +210,45 @@ def resolve_model_folder(spec: str, *, revision: str | None = None,
     return _resolve_hub_id(spec, revision=revision, max_parameters=max_parameters), spec
 
 
+def _safetensors_header(path: Path) -> dict:
+    """The JSON header of one ``*.safetensors`` file, checked against the file's size: the declared header length
+    and every tensor's byte range must lie inside the file (a truncated download, or a hostile 2**60-byte header
+    length, fails here with a ValueError instead of deep inside the safetensors reader)."""
+    file_size = path.stat().st_size
+    with path.open("rb") as handle:
+        prefix = handle.read(8)
+        size = struct.unpack("<Q", prefix)[0] if len(prefix) == 8 else -1
+        if not 0 < size <= min(_SAFETENSORS_MAX_HEADER_BYTES, file_size - 8):
+            raise ValueError(f"it declares a {size:,}-byte header in a {file_size:,}-byte file" if size >= 0
+                             else f"it has only {file_size} bytes")
+        header = json.loads(handle.read(size))
+    if not isinstance(header, dict):
+        raise ValueError("its header is not a JSON object")
+    data_bytes = file_size - 8 - size
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        start, end = entry["data_offsets"]
+        if not 0 <= start <= end <= data_bytes:
+            raise ValueError(f"tensor {name[:60]!r} lies at bytes {start:,}–{end:,} of {data_bytes:,} (the file is "
+                             "truncated)")
+    return header
+
+
+def _unreadable_weights(path: Path, folder: Path, err: Exception) -> NotAModelError:
+    return NotAModelError(f"'{path.name}' in '{folder}' is not a readable safetensors file ({err}); download it "
+                          "again, or re-save the model with save_pretrained(safe_serialization=True)")
+
+
+def check_safetensors(folder: Path) -> None:
+    """Raise :class:`NotAModelError` unless every ``*.safetensors`` file of ``folder`` has a sound header."""
+    for path in sorted(Path(folder).glob("*.safetensors")):
+        try:
+            _safetensors_header(path)
+        except (OSError, ValueError, KeyError, TypeError, struct.error) as err:
+            raise _unreadable_weights(path, folder, err) from err
+
+
 def safetensors_parameter_count(folder: Path) -> int:
     """Parameters in a folder's ``*.safetensors`` files, read from their headers only (no tensor is loaded).
 
@@ -206,16 +256,10 @@ def safetensors_parameter_count(folder: Path) -> int:
     total = 0
     for path in sorted(Path(folder).glob("*.safetensors")):
         try:
-            with path.open("rb") as handle:
-                prefix = handle.read(8)
-                size = struct.unpack("<Q", prefix)[0] if len(prefix) == 8 else -1
-                if not 0 < size <= _SAFETENSORS_MAX_HEADER_BYTES:
-                    raise ValueError(f"header length {size} is not plausible")
-                header = json.loads(handle.read(size))
+            header = _safetensors_header(path)
             total += sum(math.prod(entry["shape"]) for name, entry in header.items() if name != "__metadata__")
         except (OSError, ValueError, KeyError, TypeError, struct.error) as err:
-            raise NotAModelError(f"'{path.name}' in '{folder}' is not a readable safetensors file ({err}); "
-                                 "re-save the model with save_pretrained(safe_serialization=True)") from err
+            raise _unreadable_weights(path, folder, err) from err
     return total
 
 
@@ -299,9 +343,7 @@ def _check_folder(folder: Path) -> dict:
         raise NotAModelError(f"'{config_path}' is not valid JSON: {err}") from err
     if not isinstance(config, dict) or "model_type" not in config:
         raise NotAModelError(f"'{config_path}' has no model_type, so no architecture can be chosen for it")
-    if "auto_map" in config:
-        raise UnsafeModelError(f"'{folder.name}' needs its own Python code (config.json has auto_map); the inspector "
-                               "never runs code that comes with a model (trust_remote_code=False)")
+    _refuse_remote_code(folder, {config_path.name: config})
     names = {p.name for p in folder.iterdir()}
     if not any(n.endswith(".safetensors") for n in names):
         pickles = sorted(n for n in names if n.endswith(_PICKLE_SUFFIXES))
@@ -310,6 +352,26 @@ def _check_folder(folder: Path) -> dict:
                                    "code when loaded; convert them to model.safetensors first")
         raise NotAModelError(f"'{folder}' has no *.safetensors weights")
     return config
+
+
+def _refuse_remote_code(folder: Path, already_read: dict[str, dict]) -> None:
+    """Refuse the folder if any of its configs asks for code that ships with the model: ``auto_map`` (the key
+    transformers follows to a ``*.py`` file, in config.json but also tokenizer_config.json, processor_config.json,
+    preprocessor_config.json, …) or ``custom_pipelines``. Every ``*config*.json`` of the folder is read."""
+    for path in sorted(folder.glob("*config*.json")):
+        config = already_read.get(path.name)
+        if config is None:
+            try:
+                if path.stat().st_size > _MAX_CONFIG_BYTES:
+                    raise ValueError(f"it has {path.stat().st_size:,} bytes; a config has a few kilobytes")
+                config = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as err:
+                raise NotAModelError(f"'{path.name}' in '{folder.name}' is not a readable JSON config ({err}); "
+                                     "download the model again") from err
+        asks = [key for key in _REMOTE_CODE_KEYS if isinstance(config, dict) and key in config]
+        if asks:
+            raise UnsafeModelError(f"'{folder.name}' needs its own Python code ({path.name} has {asks[0]}); the "
+                                   "inspector never runs code that comes with a model (trust_remote_code=False)")
 
 
 def _head_and_auto_class(architectures: list[str]) -> tuple[HeadKind, type]:
@@ -340,10 +402,16 @@ def _pick_device(device: str) -> torch.device:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
         chosen = torch.device(device)
-    except RuntimeError as err:
+    except (RuntimeError, TypeError, ValueError) as err:
         raise UnsupportedModelError(f"unknown device {device!r}; use auto, cpu or cuda") from err
     if chosen.type == "cuda" and not torch.cuda.is_available():
         raise UnsupportedModelError("device 'cuda' was asked for but no CUDA GPU is visible; use --device cpu")
+    if chosen.type not in ("cpu", "cuda"):
+        raise UnsupportedModelError(f"device {device!r} is not supported; use auto, cpu or cuda")
+    if chosen.type == "cuda" and chosen.index is not None and chosen.index >= torch.cuda.device_count():
+        raise UnsupportedModelError(f"device {device!r} does not exist: this machine has "
+                                    f"{torch.cuda.device_count()} CUDA GPU(s), cuda:0 to "
+                                    f"cuda:{torch.cuda.device_count() - 1}")
     return chosen
 
 
@@ -357,6 +425,24 @@ def _pick_dtype(dtype: str, device: torch.device) -> torch.dtype:
     return table[dtype]
 
 
+def _check_model_type(name: str, model_type: object) -> None:
+    """Refuse a ``model_type`` this transformers does not know with one line, before transformers answers with
+    paragraphs of upgrade advice."""
+    import transformers
+    from transformers import CONFIG_MAPPING
+
+    if not isinstance(model_type, str) or model_type not in CONFIG_MAPPING:
+        raise UnsupportedModelError(f"'{name}' has model_type {str(model_type)[:60]!r}, which transformers "
+                                    f"{transformers.__version__} does not know; pick a model such as BERT, RoBERTa, "
+                                    "GPT-2, Llama, Mistral or Qwen2 (or a newer transformers, if it is a new one)")
+
+
+def _first_line(err: Exception) -> str:
+    """An error's message up to its first blank line, on one line (library messages often add paragraphs)."""
+    text = str(err).strip().split("\n\n", 1)[0]
+    return " ".join(text.split())[:500] or type(err).__name__
+
+
 def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision: str | None = None,
                max_parameters: int | None = None) -> LoadedModel:
     """Load ``spec`` (``"default"``, ``"shipped:NAME"``, a folder, or a hub id at ``revision``) for inspection;
@@ -364,6 +450,8 @@ def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision
     fetched (hub) or loaded (folders): the count comes from the safetensors headers."""
     from transformers import AutoConfig, AutoTokenizer
 
+    torch_device = _pick_device(device)  # the cheap refusals first: nothing is read or fetched for a bad device
+    torch_dtype = _pick_dtype(dtype, torch_device)
     folder, name = resolve_model_folder(spec, revision=revision, max_parameters=max_parameters)
     raw_config = _check_folder(folder)
     if max_parameters is not None:
@@ -371,11 +459,13 @@ def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision
     if raw_config.get("is_encoder_decoder"):
         raise UnsupportedModelError(f"'{name}' is an encoder-decoder model ({raw_config['model_type']}); the "
                                     "inspector supports encoder-only and decoder-only models")
+    check_safetensors(folder)
+    _check_model_type(name, raw_config["model_type"])
     try:
         config = AutoConfig.from_pretrained(folder, trust_remote_code=False)
-    except (ValueError, KeyError, OSError) as err:
+    except Exception as err:  # noqa: BLE001 — a bad config fails in many types; each means "cannot read it"
         raise UnsupportedModelError(f"transformers cannot read the config of '{name}' "
-                                    f"(model_type={raw_config.get('model_type')!r}): {err}") from err
+                                    f"(model_type={raw_config.get('model_type')!r}): {_first_line(err)}") from err
     head, auto_class = _head_and_auto_class(list(getattr(config, "architectures", None) or []))
     try:
         model_class = auto_class._model_mapping[type(config)]
@@ -388,16 +478,16 @@ def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision
                                     "cannot see it; pick a model such as BERT, RoBERTa, GPT-2, Llama, Mistral or Qwen2")
     try:
         tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
-    except (ValueError, OSError, TypeError) as err:
-        raise NotAModelError(f"'{name}' has no usable tokenizer files: {err}") from err
+    except Exception as err:  # noqa: BLE001 — tokenizers' Rust errors are plain Exceptions
+        raise NotAModelError(f"'{name}' has no usable tokenizer files: {_first_line(err)}") from err
 
-    torch_device = _pick_device(device)
-    torch_dtype = _pick_dtype(dtype, torch_device)
     try:
         model = auto_class.from_pretrained(folder, config=config, attn_implementation=kernels.hf.IMPLEMENTATION_NAME,
                                            use_safetensors=True, trust_remote_code=False, dtype=torch_dtype)
-    except (ValueError, OSError, RuntimeError) as err:
-        raise UnsupportedModelError(f"could not load the weights of '{name}': {err}") from err
+    except Exception as err:  # noqa: BLE001 — safetensors' SafetensorError, torch's RuntimeError, shape errors …
+        raise UnsupportedModelError(f"could not load the weights of '{name}': {_first_line(err)} — download the "
+                                    "model again, or re-save it with save_pretrained(safe_serialization=True)") \
+            from err
     model = model.to(torch_device).eval()
     model.requires_grad_(False)
 

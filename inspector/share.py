@@ -16,11 +16,12 @@ bad value (shortened, ``repr``'d) and what was used instead. In particular:
   output cap, so a zip bomb costs at most a few hundred kilobytes of work.
 
 Format (version :data:`SHARE_VERSION`): ``v=1``, then only the fields that differ from the defaults:
-``model``, ``text`` (plain, up to :data:`PLAIN_TEXT_MAX_CHARS` characters) or ``tz`` (zlib-compressed,
-URL-safe base64, for longer texts), ``page``, ``layer``, ``head``, ``backend``, and the flags
-``hide_special``, ``drop_sink``, ``words``, ``slide`` as ``1``, and ``lang`` (the interface language, one of
-:data:`inspector.i18n.LANGUAGES`, only when it is not English). Unknown parameters are ignored (Streamlit
-and later versions add their own).
+``model``, ``text`` (plain, while URL-encoded it has at most :data:`PLAIN_TEXT_MAX_CHARS` characters) or ``tz``
+(zlib-compressed, URL-safe base64, for longer texts when that is shorter; links of either kind keep opening),
+``page``, ``layer``, ``head``, ``backend``, and the flags ``hide_special``, ``drop_sink``, ``words``, ``slide`` as
+``1``, and ``lang`` (the interface language, one of :data:`inspector.i18n.LANGUAGES`, only when it is not
+English). Unknown parameters are ignored (Streamlit
+and later versions add their own). A link longer than :data:`MAX_LINK_CHARS` is not offered (:func:`link_fits`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import zlib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Collection, Mapping, Sequence
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from urllib.parse import quote_plus, urlencode, urlsplit, urlunsplit
 
 from inspector.examples import DEFAULT_TEXT
 from inspector.i18n import DEFAULT_LANGUAGE, LANGUAGES
@@ -40,12 +41,18 @@ from inspector.errors import InspectorError
 from inspector.loading import DEFAULT_MODEL, SHIPPED_PREFIX, shipped_model_path
 
 SHARE_VERSION = 1
-PAGES: tuple[str, ...] = ("inspect", "heads", "attribution", "lessons", "groundtruth")
+PAGES: tuple[str, ...] = ("inspect", "heads", "attribution", "lessons", "groundtruth", "compare")
 BACKENDS: tuple[str, ...] = ("auto", "torch", "triton")
 # The app's text limit: tokenising is linear, but a pasted book would stall a session before the length check.
 MAX_TEXT_CHARS = 20_000
-# Up to this many characters a text travels as readable ``text=``; longer ones are compressed into ``tz=``.
+# A text whose URL-encoded form has up to this many characters travels as readable ``text=``; a longer one as
+# whichever is shorter, ``text=`` or the compressed ``tz=`` (non-Latin text, 9 characters a letter once encoded,
+# usually compresses to a fraction).
 PLAIN_TEXT_MAX_CHARS = 1_500
+# The longest link the app offers. Past ~8 KB some proxies and browsers refuse a URL, and Tornado (Streamlit's
+# server) answers a request line past its header limit with a bare HTTP 400 page instead of the app; a view
+# whose link would be longer gets the app's own message instead (issue 18).
+MAX_LINK_CHARS = 8_000
 # No real model has this many layers or heads; ViewState.fit clamps to the loaded model afterwards.
 MAX_INDEX = 1_023
 # UTF-8 needs at most 4 bytes a character; the inflater stops there. Base64 of deflated text of that size
@@ -278,10 +285,12 @@ def encode_view(state: ViewState) -> dict[str, str]:
         if value == getattr(_DEFAULTS, f.name):
             continue
         if f.name == "text":
-            if len(value) <= PLAIN_TEXT_MAX_CHARS:
+            plain = len(quote_plus(value))
+            packed = compress_text(value) if plain > PLAIN_TEXT_MAX_CHARS else None
+            if packed is None or plain <= len(packed):
                 params["text"] = value
             else:
-                params["tz"] = compress_text(value)
+                params["tz"] = packed
         elif isinstance(value, bool):
             params[f.name] = "1" if value else "0"
         else:
@@ -295,7 +304,120 @@ def share_url(base_url: str, state: ViewState) -> str:
     return urlunsplit((scheme, netloc, path, urlencode(encode_view(state)), ""))
 
 
+def link_fits(url: str) -> bool:
+    """Whether ``url`` is short enough to be opened everywhere (:data:`MAX_LINK_CHARS`)."""
+    return len(url) <= MAX_LINK_CHARS
+
+
+def without_text(params: Mapping[str, str]) -> dict[str, str]:
+    """``params`` without the text (``text`` or ``tz``): what the address bar can hold when the link is too long."""
+    return {key: value for key, value in params.items() if key not in ("text", "tz")}
+
+
 def escape_markdown(text: str) -> str:
     """``text`` with every ASCII punctuation character backslash-escaped, so a warning that quotes a link's
     value can be shown with ``st.warning`` (Markdown, with links, LaTeX and colour directives) as plain text."""
     return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", text)
+
+
+# ------------------------------------------------------------------------------ compare page state (issue 20)
+# The Compare page's own parameters, next to the ViewState ones (same ``v``; decode_view ignores these):
+# ``text_b`` (plain, up to PLAIN_TEXT_MAX_CHARS) or ``tzb`` (compressed like ``tz``), ``model_b`` (a model spec read
+# like ``model``; present = two models on one text), ``query`` (a token string or a position in text A) and
+# ``keys`` (two tokens or positions, comma-separated). Like decode_view, decode_compare never raises.
+COMPARE_DEFAULT_TEXT_B = "The animal didn't cross the street because it was too wide."
+_MAX_TOKEN_CHARS = 100
+
+
+@dataclass(frozen=True)
+class CompareState:
+    """What a Compare link reproduces beyond :class:`ViewState`. query/keys: None = the page's default."""
+
+    text_b: str = COMPARE_DEFAULT_TEXT_B
+    model_b: str | None = None
+    query: str | None = None
+    keys: tuple[str, str] | None = None
+
+
+def _token_problem(value: str) -> str | None:
+    """Why ``value`` cannot be a query or key token from a link (empty, long, control characters), or None."""
+    import unicodedata  # local: this block is kept apart from the module's imports
+
+    if not value.strip() or len(value) > _MAX_TOKEN_CHARS or any(unicodedata.category(c) == "Cc" for c in value):
+        return f"is not a token (1 to {_MAX_TOKEN_CHARS} visible characters)"
+    return None
+
+
+def decode_compare(params: Mapping[str, str | Sequence[str]], *,
+                   models: Collection[str] | None = None) -> tuple[CompareState, tuple[str, ...]]:
+    """Read a :class:`CompareState` from query parameters; every bad value falls back with a warning."""
+    if not isinstance(params, Mapping):
+        return CompareState(), ()
+    warnings: list[str] = []
+    values: dict[str, object] = {}
+
+    def get(key: str) -> str | None:
+        value = _last(params.get(key))
+        if value is not None and not isinstance(value, str):
+            warnings.append(f"{key}={_shown(value)} is not text; using the default.")
+            return None
+        return value
+
+    text, packed = get("text_b"), get("tzb")
+    if packed is not None:
+        text = decompress_text(packed)
+        if text is None:
+            warnings.append(f"tzb={_shown(packed)} is not a valid compressed text; using the example text B.")
+    if text is not None:
+        if len(text) > MAX_TEXT_CHARS or not text.strip():
+            warnings.append(f"text_b={_shown(text)} is empty or longer than {MAX_TEXT_CHARS:,} characters; using "
+                            "the example text B instead.")
+        else:
+            values["text_b"] = text
+    model = get("model_b")
+    if model is not None:
+        problem = _model_problem(model)
+        if problem is None and models is not None and model not in models:
+            problem = "is not one of the models this instance offers"
+        if problem:
+            warnings.append(f"model_b={_shown(model)} {problem}; comparing two texts instead.")
+        else:
+            values["model_b"] = model
+    query = get("query")
+    if query is not None:
+        problem = _token_problem(query)
+        if problem:
+            warnings.append(f"query={_shown(query)} {problem}; using the first differing token.")
+        else:
+            values["query"] = query
+    keys = get("keys")
+    if keys is not None:
+        parts = keys.split(",")
+        if len(parts) != 2 or any(_token_problem(part) for part in parts):
+            warnings.append(f"keys={_shown(keys)} is not two tokens separated by a comma; using the default keys.")
+        else:
+            values["keys"] = (parts[0], parts[1])
+    return replace(CompareState(), **values), tuple(warnings)
+
+
+def encode_compare(state: CompareState) -> dict[str, str]:
+    """Query parameters for ``state`` (only what differs from the defaults), to add to :func:`encode_view`'s."""
+    params: dict[str, str] = {}
+    if state.text_b != COMPARE_DEFAULT_TEXT_B:
+        if len(state.text_b) <= PLAIN_TEXT_MAX_CHARS:
+            params["text_b"] = state.text_b
+        else:
+            params["tzb"] = compress_text(state.text_b)
+    if state.model_b is not None:
+        params["model_b"] = state.model_b
+    if state.query is not None:
+        params["query"] = state.query
+    if state.keys is not None:
+        params["keys"] = ",".join(state.keys)
+    return params
+
+
+def compare_share_url(base_url: str, state: ViewState, compare_state: CompareState) -> str:
+    """:func:`share_url` with the Compare page's parameters added."""
+    scheme, netloc, path, _, _ = urlsplit(base_url)
+    return urlunsplit((scheme, netloc, path, urlencode({**encode_view(state), **encode_compare(compare_state)}), ""))

@@ -169,15 +169,74 @@ def test_malformed_query_params_warn_and_fall_back(query, mentioned):
     assert at.get("vega_lite_chart"), "the page still draws with the defaults"
 
 
+def _cut_notices(at: AppTest) -> list[str]:
+    return [w.value for w in at.sidebar.warning if f"at most {MAX_TEXT_CHARS:,}" in w.value]
+
+
 def test_a_one_megabyte_paste_is_cut_to_the_box_and_refused_with_both_reasons():
     at = _run_app()
     paste = ("The animal didn't cross the street because it was too tired. " * 20_000)[:2**20]
     started = time.perf_counter()
-    at.text_area(key="text").set_value(paste).run()  # the widget keeps MAX_TEXT_CHARS, as the browser does
+    at.text_area(key="text").set_value(paste).run()
     assert time.perf_counter() - started < 20
     assert not at.exception
-    assert any(f"at most {MAX_TEXT_CHARS:,} characters" in w.value for w in at.sidebar.warning)
+    assert at.text_area(key="text").value == paste[:MAX_TEXT_CHARS]
+    assert _cut_notices(at) == [f"The paste had {len(paste):,} characters; the text box holds at most "
+                                f"{MAX_TEXT_CHARS:,}, so it was cut there and only the first {MAX_TEXT_CHARS:,} "
+                                "are analysed."]
     assert len(at.error) == 1 and "reads at most 512" in at.error[0].value and "shorten" in at.error[0].value
+    # Case 8: the message offers what the app can do (there is no truncation option in the app).
+    assert "truncation" not in at.error[0].value and "long-context model" in at.error[0].value
+
+
+def test_a_paste_past_the_limit_is_cut_never_dropped_and_only_a_cut_is_announced():
+    """Issue 18, case 5: 20,001 characters were dropped (the previous text ran again); exactly 20,000 said 'cut'."""
+    at = _run_app()
+    exact = ("Queries search keys. " * 1_000)[:MAX_TEXT_CHARS]
+    at.text_area(key="text").set_value(exact).run()
+    assert at.text_area(key="text").value == exact and not _cut_notices(at)
+    longer = ("Keys answer queries. " * 1_000)[:MAX_TEXT_CHARS + 1]
+    at.text_area(key="text").set_value(longer).run()
+    assert at.text_area(key="text").value == longer[:MAX_TEXT_CHARS], "the paste is kept, cut to the limit"
+    assert len(_cut_notices(at)) == 1 and f"{MAX_TEXT_CHARS + 1:,} characters" in _cut_notices(at)[0]
+    at.text_area(key="text").set_value(DEFAULT_TEXT).run()
+    assert not _cut_notices(at), "the notice goes with the cut text"
+
+
+def test_a_view_whose_link_would_be_too_long_says_so_instead_of_offering_it():
+    """Case 8: a link past MAX_LINK_CHARS would meet the server's HTTP 400 page; the share box explains instead,
+    and the address bar keeps the view without the text."""
+    import random
+
+    from inspector.share import MAX_LINK_CHARS
+
+    # Random letters barely compress, and a word past 100 characters is one [UNK] token: a text the model reads
+    # (102 tokens) whose link is ~12 kB even compressed.
+    rng = random.Random(0)
+    text = " ".join("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(150)) for _ in range(100))
+    at = _run_app()
+    at.text_area(key="text").set_value(text).run()
+    assert not at.exception
+    notices = [i.value for i in at.sidebar.info if "link would be" in i.value]
+    assert len(notices) == 1 and f"longer than the {MAX_LINK_CHARS:,}" in notices[0]
+    assert not at.sidebar.code, "no link that would fail is offered"
+    assert "tz" not in dict(at.query_params) and "text" not in dict(at.query_params)
+    at.text_area(key="text").set_value(text[:500]).run()
+    assert at.sidebar.code and len(at.sidebar.code[0].value) <= MAX_LINK_CHARS
+
+
+def test_a_broken_model_folder_in_the_picker_is_an_error_not_a_traceback(tmp_path, tiny_model_dirs):
+    """Case 4 in the app: model → Other → a folder whose weights are truncated: st.error, no exception box."""
+    import shutil
+
+    folder = shutil.copytree(tiny_model_dirs["bert"], tmp_path / "truncated")
+    weights = folder / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])
+    at = _run_app()
+    at.selectbox(key="model").set_value("__other__").run()
+    at.text_input(key="model_other").set_value(str(folder)).run()
+    assert not at.exception
+    assert len(at.error) == 1 and "not a readable safetensors file" in at.error[0].value
 
 
 def test_a_text_past_the_memory_budget_is_refused_and_a_long_one_keeps_one_layer(monkeypatch):
@@ -237,6 +296,17 @@ def test_a_run_past_the_deadline_is_an_error_and_the_next_run_works(monkeypatch)
     monkeypatch.undo()
     at = _run_app({"text": text})
     assert not at.error and at.get("vega_lite_chart")
+
+
+def test_the_attribution_page_warns_about_a_link_past_the_model():
+    """Case 8: ``/attribution?layer=999&head=999`` was ignored without the warning every other page gives."""
+    at = AppTest.from_file(str(APP), default_timeout=240)
+    at.query_params["layer"], at.query_params["head"] = "999", "999"
+    at.switch_page("views/attribution.py").run()  # opened on the page itself, as the link does
+    assert not at.exception, [e.value for e in at.exception]
+    warnings = [w.value for w in at.warning] + [w.value for w in at.sidebar.warning]
+    assert any("layer 999" in w and "6 layers" in w for w in warnings), warnings
+    assert any("head 999" in w and "12 heads" in w for w in warnings), warnings
 
 
 # --------------------------------------------------------------------------------------- teacher walkthrough (issue 17)

@@ -158,3 +158,86 @@ def test_unknown_device_and_dtype(tiny_model_dirs):
     if not torch.cuda.is_available():
         with pytest.raises(UnsupportedModelError, match="no CUDA GPU"):
             load_model(str(tiny_model_dirs["bert"]), device="cuda")
+
+
+# ------------------------------------------------------------------------------ broken folders (issue 18)
+
+def _copy(tiny_model_dirs, tmp_path, name: str):
+    return shutil.copytree(tiny_model_dirs["bert"], tmp_path / name)
+
+
+@pytest.mark.parametrize("damage", ["truncated-100-bytes", "huge-header-length", "empty", "header-past-the-end",
+                                    "tensor-past-the-end", "header-not-json"])
+def test_damaged_safetensors_are_a_clear_error(tmp_path, tiny_model_dirs, damage):
+    """Case 4: a SafetensorError traceback before; now NotAModelError naming the file, before transformers runs."""
+    import struct
+
+    folder = _copy(tiny_model_dirs, tmp_path, damage)
+    weights = folder / "model.safetensors"
+    data = weights.read_bytes()
+    header_size = struct.unpack("<Q", data[:8])[0]
+    damaged = {
+        "truncated-100-bytes": data[:100],
+        "huge-header-length": struct.pack("<Q", 2**60) + b"{}",
+        "empty": b"",
+        "header-past-the-end": struct.pack("<Q", len(data)) + data[8:],
+        "tensor-past-the-end": data[:8 + header_size + 16],
+        "header-not-json": struct.pack("<Q", 4) + b"{{{{" + data[12:],
+    }[damage]
+    weights.write_bytes(damaged)
+    with pytest.raises(NotAModelError, match="model.safetensors.*not a readable safetensors file"):
+        load_model(str(folder))
+
+
+@pytest.mark.parametrize("config_name", ["tokenizer_config.json", "processor_config.json",
+                                         "preprocessor_config.json", "generation_config.json"])
+def test_remote_code_is_refused_in_every_config(tmp_path, tiny_model_dirs, config_name):
+    """Case 6: auto_map was checked in config.json only; a tokenizer_config.json asking for code got through."""
+    folder = _copy(tiny_model_dirs, tmp_path, "remote")
+    path = folder / config_name
+    config = json.loads(path.read_text()) if path.exists() else {}
+    config["auto_map"] = {"AutoTokenizer": ["tokenization_evil.EvilTokenizer", None]}
+    path.write_text(json.dumps(config))
+    (folder / "tokenization_evil.py").write_text("raise SystemExit('remote code ran')\n")
+    with pytest.raises(UnsafeModelError, match=f"{config_name} has auto_map.*trust_remote_code=False"):
+        load_model(str(folder))
+
+
+def test_unknown_model_type_is_one_line(tmp_path, tiny_model_dirs):
+    """Case 7: transformers' answer is paragraphs of pip advice; ours is one line naming the model_type."""
+    folder = _copy(tiny_model_dirs, tmp_path, "unknown")
+    config = json.loads((folder / "config.json").read_text())
+    config["model_type"] = "zzzmodel"
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(UnsupportedModelError, match="model_type 'zzzmodel', which transformers .* does not know") \
+            as err:
+        load_model(str(folder))
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("damage", ["tokenizer.json", "config.json-shape"])
+def test_broken_tokenizer_or_config_is_a_typed_error(tmp_path, tiny_model_dirs, damage):
+    """Whatever type the library raises (tokenizers' Rust errors are plain Exceptions), the loader's is typed."""
+    folder = _copy(tiny_model_dirs, tmp_path, "broken")
+    if damage == "tokenizer.json":
+        (folder / "tokenizer.json").write_text('{"version": "1.0", "model": {"type": "nothing-like-this"}}')
+        expected = NotAModelError
+    else:
+        config = json.loads((folder / "config.json").read_text())
+        config["num_attention_heads"] = "four"
+        (folder / "config.json").write_text(json.dumps(config))
+        expected = (UnsupportedModelError, NotAModelError)
+    with pytest.raises(expected):
+        load_model(str(folder))
+
+
+@pytest.mark.parametrize("device", ["meta", "xla", "cuda:99", "cpu:banana"])
+def test_unusable_devices_are_refused_before_loading(tiny_model_dirs, device):
+    with pytest.raises(UnsupportedModelError, match="device"):
+        load_model(str(tiny_model_dirs["bert"]), device=device)
+
+
+@pytest.mark.parametrize("spec", ["a" * 5000, "no\x00such"])
+def test_unusable_paths_are_model_not_found(spec):
+    with pytest.raises(ModelNotFoundError):
+        load_model(spec)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import re
 import zlib
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote_plus, urlsplit
 
 import pytest
 from hypothesis import given, settings
@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from inspector.examples import DEFAULT_TEXT
 from inspector.i18n import LANGUAGES
 from inspector.loading import DEFAULT_MODEL
-from inspector.share import (BACKENDS, MAX_TEXT_CHARS, PAGES, PLAIN_TEXT_MAX_CHARS, SHARE_VERSION, ViewState,
-                             compress_text, decode_view, decompress_text, encode_view, escape_markdown, share_url)
+from inspector.share import (BACKENDS, MAX_LINK_CHARS, MAX_TEXT_CHARS, PAGES, PLAIN_TEXT_MAX_CHARS, SHARE_VERSION,
+                             ViewState, compress_text, decode_view, decompress_text, encode_view, escape_markdown,
+                             link_fits, share_url, without_text)
 
 TRICKY_TEXTS = [
     "The animal didn't cross the street because it was too tired.",
@@ -45,10 +46,43 @@ def test_texts_round_trip(text):
     params = encode_view(state)
     if text == DEFAULT_TEXT:
         assert "text" not in params and "tz" not in params
-    elif len(text) <= PLAIN_TEXT_MAX_CHARS:
+    elif len(quote_plus(text)) <= PLAIN_TEXT_MAX_CHARS:
         assert params["text"] == text and "tz" not in params
-    else:
-        assert "text" not in params and decompress_text(params["tz"]) == text
+    else:  # whichever is shorter
+        packed = compress_text(text)
+        if len(packed) < len(quote_plus(text)):
+            assert "text" not in params and decompress_text(params["tz"]) == text
+        else:
+            assert params["text"] == text and "tz" not in params
+
+
+def test_non_latin_text_is_compressed_when_that_is_shorter():
+    """Issue 18: 1,000 Japanese characters were sent plain — 9,000 characters of %XX once URL-encoded."""
+    text = "猫が座った。注意は検索のようなものだ。" * 50
+    url = share_url("https://inspector.example/", ViewState(text=text))
+    assert "tz=" in url and len(url) < len(quote_plus(text)) / 4
+    assert "text=" in share_url("https://inspector.example/", ViewState(text="a short English text"))
+
+
+def test_links_made_before_issue_18_still_open():
+    """Old-format links (v=1, a plain text= of any length, or tz=) read exactly as they did. The tz link was made
+    by the encoder before issue 18 (commit d9cdc7b)."""
+    long_text = "The animal did not cross the street because it was too tired. " * 30
+    old_links = {
+        "?v=1&text=" + quote_plus("猫が座った。" * 200) + "&layer=2&head=3&words=1": "猫が座った。" * 200,
+        "?v=1&tz=eNrty9EJgDAMBcBV3gRO0wVi-8CANpCkuL7dw3wf1y5Cpj5yY-jAtER3i0BuiHQycbLLCkITr2wxQ6pzHGi1a9euXbv2b_cHQJyZoQ"
+        "&page=heads": long_text,
+    }
+    for link, text in old_links.items():
+        params = {k: v[-1] for k, v in parse_qs(urlsplit(link).query, keep_blank_values=True).items()}
+        state, warnings = decode_view(params)
+        assert warnings == () and state.text == text
+
+
+def test_link_fits_is_the_app_cap():
+    assert link_fits("x" * MAX_LINK_CHARS) and not link_fits("x" * (MAX_LINK_CHARS + 1))
+    params = encode_view(ViewState(text="some text", layer=2))
+    assert without_text(params) == {"v": "1", "layer": "2"}
 
 
 @settings(max_examples=150, deadline=None)

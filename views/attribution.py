@@ -47,7 +47,8 @@ st.caption("Attention weights say where a head read from. Whether the output nee
            "question; here every method answers it for one number f computed from your text, and the page measures "
            "how much they agree, how faithful each is, and how much the attention can change with f unchanged.")
 
-chosen, status, loaded = inputs.open_page(clamp=False)
+# clamp: a link's layer or head past this model gets the same warning as on every other page (issue 18).
+chosen, status, loaded = inputs.open_page()
 info = loaded.info
 slide = chosen.state.slide
 lang = chosen.state.lang

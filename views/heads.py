@@ -23,6 +23,7 @@ from inspector.metrics import TOKEN_CATEGORIES, HealthThresholds
 from inspector.redundancy import LN2
 from inspector.share import escape_markdown
 from views import inputs
+from views.census_folder import CENSUS_MODE, show_census
 
 GRID_METRICS = ("entropy", "sink", "induction", "ablation", "gradient")  # labels: catalogue keys heads.grid.*
 
@@ -67,7 +68,10 @@ try:
 except InspectorError as err:
     corpus = ()
     st.warning(str(err))
+hosted = inputs.hosting_policy().hosted
 mode_labels = {"text": t("heads.mode_text", lang), "corpus": t("heads.mode_corpus", lang, n=len(corpus))}
+if not hosted:  # a visitor must not make the server read its paths
+    mode_labels[CENSUS_MODE] = t("heads.mode_census", lang)
 mode = mode_column.radio(t("heads.texts", lang), list(mode_labels), format_func=mode_labels.__getitem__,
                          key="heads_mode", horizontal=True, disabled=not corpus, help=t("heads.texts_help", lang))
 ablation = ablation_column.radio(t("heads.ablation", lang), ["zero", "mean"], key="heads_ablation",
@@ -82,6 +86,8 @@ with st.expander(t("heads.thresholds", lang)):
     sink = columns[2].number_input(t("heads.sink_above", lang), 0.01, 1.0, 0.3, 0.01, key="heads_sink",
                                    help=t("heads.sink_help", lang))
 
+if mode == CENSUS_MODE:
+    show_census(collapsed, diffuse, sink, hosted=hosted, lang=lang, slide=chosen.state.slide)
 if mode == "text":
     texts = (chosen.state.text,)
 else:

@@ -30,8 +30,8 @@ from inspector.examples import EXAMPLES
 from inspector.i18n import LANGUAGE_NAMES, LANGUAGES, t
 from inspector.loading import DEFAULT_MODEL, DEFAULT_MODEL_LABEL, shipped_choices
 from inspector.unknown_tokens import unreadable_text_warning
-from inspector.share import (BACKENDS, FLAGS, MAX_TEXT_CHARS, ViewState, decode_view, encode_view, escape_markdown,
-                             share_url)
+from inspector.share import (BACKENDS, FLAGS, MAX_LINK_CHARS, MAX_TEXT_CHARS, ViewState, decode_view, encode_view,
+                             escape_markdown, link_fits, share_url, without_text)
 
 OTHER_MODEL = "__other__"
 # The bundled model, the project's own trained models, then suggested hub models: one per architecture family
@@ -133,6 +133,15 @@ def _load_example() -> None:
             st.session_state["text"] = example.text
 
 
+def _cut_long_text() -> None:
+    """Cut a text past :data:`MAX_TEXT_CHARS` to the limit before the text box is drawn (a widget's value can be
+    set only before it is), remembering the pasted length for the notice, shown while that cut text is in the box."""
+    text = st.session_state.get("text")
+    if isinstance(text, str) and len(text) > MAX_TEXT_CHARS:
+        st.session_state["text"] = text[:MAX_TEXT_CHARS]
+        st.session_state["_text_cut"] = (len(text), st.session_state["text"])
+
+
 def sidebar() -> Inputs:
     """Draw the sidebar and return the chosen inputs (layer and head are filled in by the page)."""
     try:
@@ -159,11 +168,14 @@ def sidebar() -> Inputs:
         st.session_state.setdefault("example", None)
         st.selectbox(t("sidebar.examples", lang), [example.title for example in EXAMPLES], index=None, key="example",
                      placeholder=t("sidebar.examples_placeholder", lang), on_change=_load_example)
-        st.text_area(t("sidebar.text", lang), key="text", height=140, max_chars=MAX_TEXT_CHARS,
-                     help=t("sidebar.text_help", lang))
-        if len(st.session_state["text"]) >= MAX_TEXT_CHARS:
-            # The browser cuts a longer paste at max_chars without a word; say so.
-            st.warning(t("sidebar.text_cut", lang, limit=f"{MAX_TEXT_CHARS:,}"), icon="✂️")
+        _cut_long_text()
+        # No max_chars: with one, the browser drops a longer paste whole, without a word, and the previous text
+        # runs again. The paste reaches the server and _cut_long_text cuts it to the limit, with the notice.
+        st.text_area(t("sidebar.text", lang), key="text", height=140, help=t("sidebar.text_help", lang))
+        cut = st.session_state.get("_text_cut")
+        if cut is not None and cut[1] == st.session_state["text"]:
+            st.warning(t("sidebar.text_cut_from", lang, length=f"{cut[0]:,}", limit=f"{MAX_TEXT_CHARS:,}"),
+                       icon="✂️")
         st.selectbox(t("sidebar.backend", lang), BACKENDS, key="backend", help=t("sidebar.backend_help", lang))
         st.toggle(t("sidebar.slide", lang), key="slide", help=t("sidebar.slide_help", lang))
     state = ViewState(model=spec or DEFAULT_MODEL, text=st.session_state["text"], backend=st.session_state["backend"],
@@ -313,9 +325,17 @@ def publish_view(state: ViewState, *, layer: int, head: int) -> None:
     """Write the view into the address bar and show it as a copyable link."""
     state = replace(state, layer=int(layer), head=int(head))
     encoded = encode_view(state)
+    url = share_url(st.context.url or "", state)
+    fits = link_fits(url)
+    if not fits:  # a reload of a longer address would meet the server's HTTP 400 page, not the app
+        encoded = without_text(encoded)
     if st.query_params.to_dict() != encoded:
         st.query_params.from_dict(encoded)
     with st.sidebar:
         st.subheader(t("sidebar.share", state.lang))
-        st.code(share_url(st.context.url or "", state), language=None, wrap_lines=True)
-        st.caption(t("sidebar.share_caption", state.lang))
+        if fits:
+            st.code(url, language=None, wrap_lines=True)
+            st.caption(t("sidebar.share_caption", state.lang))
+        else:
+            st.info(t("share.too_long", state.lang, length=f"{len(url):,}", limit=f"{MAX_LINK_CHARS:,}"),
+                    icon=":material/link_off:")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from inspector.cli.common import BACKENDS, add_text_options, parse_layers, read_text, warn_if_unreadable, write_json
+from inspector.cli.common import (BACKENDS, add_text_options, check_layers, check_model_options, parse_layers,
+                                  read_text, warn_if_unreadable, write_json)
+from inspector.errors import InvalidTextError
 
 
 HELP = "entropies and attention weights for one text"
@@ -27,11 +29,19 @@ def run(args: argparse.Namespace) -> None:
     from inspector.loading import load_model
     from inspector.metrics import head_entropy
 
+    check_model_options(args)
     weights = parse_layers(args.weights)
     text = read_text(args)
     loaded = load_model(args.model, device=args.device, dtype=args.dtype)
+    check_layers(weights, loaded.info)
     warn_if_unreadable(loaded, text)
-    result = capture(loaded, text, backend=args.backend, weights=weights, truncate=args.truncate)
+    try:
+        result = capture(loaded, text, backend=args.backend, weights=weights, truncate=args.truncate)
+    except InvalidTextError as err:
+        if args.truncate or not _too_long(loaded, text):
+            raise
+        raise InvalidTextError(f"{err} (or pass --truncate to read its first {loaded.info.max_positions} "
+                               "tokens)") from err
     if args.json:
         write_json(capture_json(loaded.info, result), args.json)
         if args.json != "-":
@@ -45,3 +55,10 @@ def run(args: argparse.Namespace) -> None:
     for layer, mean in enumerate(entropy.layer_mean):
         heads = " ".join(f"{x:4.2f}" for x in entropy.normalized[layer])
         print(f"layer {layer:2d}  mean entropy {mean:5.3f} nats  normalised per head: {heads}")
+
+
+def _too_long(loaded, text: str) -> bool:
+    """Whether ``text`` has more tokens than the model reads (the one refusal --truncate lifts)."""
+    from inspector.capture import tokenize
+
+    return tokenize(loaded, text, truncate=True)[1]

@@ -5,11 +5,17 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
-from pathlib import Path
 
-from inspector.cli.common import BACKENDS, add_text_options, read_text, warn_if_unreadable, write_json
+from inspector.cli.common import (BACKENDS, MAX_LAYER_INDEX, add_text_options, check_model_options, int_in,
+                                  read_lines, read_text, warn_if_unreadable, write_json)
 from inspector.errors import InvalidRequestError
+
+# Bounds of the search options: enough for any study, small enough that a typo cannot run for a day.
+MAX_PERMUTATIONS = 10_000
+MAX_ADVERSARIAL_STEPS = 10_000
+MAX_IG_STEPS = 1024  # AttributionSettings' own bound
 
 HELP = ("attention vs gradients, IG, occlusion …: agreement, faithfulness and counterfactual attention for one "
         "text (the Attribution page's twin)")
@@ -18,10 +24,9 @@ HELP = ("attention vs gradients, IG, occlusion …: agreement, faithfulness and 
 def _query(value: str) -> int | str:
     if value in ("first", "last", "auto"):
         return value
-    try:
+    if re.fullmatch(r"[0-9]{1,7}", value.strip()):
         return int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--query {value!r}: expected first, last, auto or a token index") from None
+    raise argparse.ArgumentTypeError(f"expected first, last, auto or a token index (0 or more), got {value[:40]!r}")
 
 
 def _corpus_texts(source: str) -> list[str]:
@@ -29,11 +34,7 @@ def _corpus_texts(source: str) -> list[str]:
         from inspector.examples import EXAMPLES
 
         return [example.text for example in EXAMPLES]
-    try:
-        lines = Path(source).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as err:
-        raise InvalidRequestError(f"cannot read --corpus {source}: {err}") from err
-    return [line for line in lines if line.strip()]
+    return read_lines(source, "--corpus")
 
 
 def add_arguments(sub: argparse.ArgumentParser) -> None:
@@ -43,24 +44,64 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--reference", default=DEFAULT_REFERENCE,
                      help="encoders without a head: f = cosine similarity with this sentence (default: %(default)r)")
     sub.add_argument("--token", help="language models: f = log-probability of this token (default: the top prediction)")
-    sub.add_argument("--class-index", type=int, help="classifiers: f = probability of this class (default: predicted)")
-    sub.add_argument("--layer", type=int,
+    sub.add_argument("--class-index", type=int_in(0, 1_000_000),
+                     help="classifiers: f = probability of this class (default: predicted)")
+    sub.add_argument("--layer", type=int_in(0, MAX_LAYER_INDEX),
                      help="layer of raw attention, norm, value zeroing and the counterfactual (default: last)")
-    sub.add_argument("--head", type=int, help="head (default: mean over heads; every head for the counterfactual)")
+    sub.add_argument("--head", type=int_in(0, MAX_LAYER_INDEX),
+                     help="head (default: mean over heads; every head for the counterfactual)")
     sub.add_argument("--query", type=_query, default="auto",
                      help="query row: first, last, auto (the target's token, else last for decoders, first for "
                           "encoders) or a token index")
     sub.add_argument("--methods", default="all", help=f"comma list from {', '.join(METHODS)} (default: all)")
-    sub.add_argument("--ig-steps", type=int, default=16, help="integrated-gradients steps (default: 16)")
+    sub.add_argument("--ig-steps", type=int_in(1, MAX_IG_STEPS), default=16,
+                     help=f"integrated-gradients steps, 1 to {MAX_IG_STEPS} (default: 16)")
     sub.add_argument("--removal", choices=["mask", "delete"], default="mask",
                      help="occlusion and ERASER: replace removed tokens by [MASK] or delete them (default: mask)")
-    sub.add_argument("--permutations", type=int, default=100, help="random permutations of the row (default: 100)")
-    sub.add_argument("--adversarial-steps", type=int, default=500,
-                     help="adversarial search steps, 0 to skip it (default: 500)")
+    sub.add_argument("--permutations", type=int_in(1, MAX_PERMUTATIONS), default=100,
+                     help=f"random permutations of the row, 1 to {MAX_PERMUTATIONS:,} (default: 100)")
+    sub.add_argument("--adversarial-steps", type=int_in(0, MAX_ADVERSARIAL_STEPS), default=500,
+                     help=f"adversarial search steps, 0 to skip it, at most {MAX_ADVERSARIAL_STEPS:,} (default: 500)")
     sub.add_argument("--corpus", metavar="FILE",
                      help="also compute Kendall τ between methods over these texts (UTF-8, one per line) with "
                           "bootstrap 95%% intervals of the mean; 'examples' uses the app's example texts")
     sub.add_argument("--backend", default="auto", choices=BACKENDS, help="attention backend")
+
+
+def _check_against_model(args: argparse.Namespace, loaded) -> None:
+    """The options whose bounds come from the model: layer, head, the target class and the target token."""
+    from inspector.attribution import DEFAULT_REFERENCE
+
+    info = loaded.info
+    if args.layer is not None:
+        info.check_layer(args.layer, "--layer")
+    if args.head is not None:
+        info.check_head(args.head, "--head")
+    if args.class_index is not None:
+        if info.head != "classifier":
+            raise InvalidRequestError(f"--class-index {args.class_index}: {info.name} is not a classifier (it has "
+                                      f"{_HEAD_WORDS[info.head]}), so it has no classes; leave --class-index out")
+        if args.class_index >= len(info.labels):
+            raise InvalidRequestError(f"--class-index {args.class_index} does not exist: {info.name} has classes "
+                                      f"0–{len(info.labels) - 1} ({', '.join(info.labels)})")
+    if args.token is not None:
+        if info.head not in ("masked-lm", "causal-lm"):
+            raise InvalidRequestError(f"--token {args.token[:40]!r}: {info.name} is not a language model (it has "
+                                      f"{_HEAD_WORDS[info.head]}), so f is no token's probability — leave it out")
+        tokenizer = loaded.tokenizer
+        with loaded.tokenizer_lock:
+            ids = tokenizer(args.token, add_special_tokens=False)["input_ids"]
+        unknown = tokenizer.unk_token_id
+        if unknown is not None and unknown in ids and args.token.strip() != tokenizer.unk_token:
+            raise InvalidRequestError(f"--token {args.token[:40]!r} is not in {info.name}'s vocabulary (it would be "
+                                      f"read as {tokenizer.unk_token}); choose a word the model knows")
+    if args.reference != DEFAULT_REFERENCE and info.head != "none":
+        raise InvalidRequestError(f"--reference applies to encoders without a head; {info.name} has "
+                                  f"{_HEAD_WORDS[info.head]} — use --token or --class-index instead")
+
+
+_HEAD_WORDS = {"none": "no output head", "masked-lm": "a masked-language-model head",
+               "causal-lm": "a next-token head", "classifier": "a classifier head"}
 
 
 def run(args: argparse.Namespace) -> None:
@@ -69,15 +110,26 @@ def run(args: argparse.Namespace) -> None:
     from inspector.jsonable import to_jsonable
     from inspector.loading import load_model
 
+    check_model_options(args)
     methods = METHODS if args.methods.strip() == "all" else tuple(m.strip() for m in args.methods.split(",") if m.strip())
     if not methods:
         raise InvalidRequestError("--methods is empty; give a comma list of methods or 'all'")
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise InvalidRequestError(f"--methods: unknown {', '.join(repr(m[:40]) for m in unknown[:3])}; choose from "
+                                  f"{', '.join(METHODS)} or 'all'")
+    if not args.reference.strip():
+        raise InvalidRequestError("--reference is empty; give a sentence to compare the text with")
+    if args.token is not None and not args.token.strip():
+        raise InvalidRequestError("--token is empty; give a word, or leave --token out for the top prediction")
     text = read_text(args)
+    texts = _corpus_texts(args.corpus) if args.corpus else None
     query = None if args.query == "auto" else args.query
     spec = TargetSpec(reference=args.reference, token=args.token, class_index=args.class_index)
     settings = AttributionSettings(layer=args.layer, head=args.head, query=query, methods=methods,
                                    ig_steps=args.ig_steps, removal=args.removal, permutations=args.permutations)
     loaded = load_model(args.model, device=args.device, dtype=args.dtype)
+    _check_against_model(args, loaded)
     warn_if_unreadable(loaded, text)
     report = attribute(loaded, text, spec=spec, settings=settings, backend=args.backend)
     payload = report_json(report)
@@ -91,8 +143,7 @@ def run(args: argparse.Namespace) -> None:
                                                   steps=args.adversarial_steps, backend=args.backend, progress=say)
         print(file=sys.stderr)
         payload["counterfactual"] = counterfactual_json(counterfactual)
-    if args.corpus:
-        texts = _corpus_texts(args.corpus)
+    if texts is not None:
         corpus = corpus_agreement(loaded, texts, spec=spec, settings=settings, backend=args.backend)
         payload["corpus_agreement"] = to_jsonable({"methods": list(corpus.methods), "texts": len(texts),
                                                    "kendall_mean": corpus.mean, "kendall_low_95": corpus.low,

@@ -6,28 +6,41 @@ from __future__ import annotations
 import argparse
 import sys
 
-from inspector.cli.common import BACKENDS, write_json
+from inspector.cli.common import BACKENDS, check_model_options, int_in, write_json
+from inspector.errors import InvalidRequestError
 
 
 HELP = "score every attribution method on a shipped model whose causal token is known (the Ground truth page's twin)"
 
 
+# The seeds numpy's generators take: 0 ≤ seed < 2**32 (a negative seed is a numpy ValueError).
+MAX_SEED = 2**32 - 1
+# The top-k hit rate over the task's short texts: past a few dozen every method "hits".
+MAX_TOP_K = 64
+
+
 def add_arguments(sub: argparse.ArgumentParser) -> None:
-    from inspector.groundtruth import DEFAULT_EXAMPLES, DEFAULT_TOP_K
+    from inspector.groundtruth import DEFAULT_EXAMPLES, DEFAULT_TOP_K, MAX_EXAMPLES
     from inspector.tasks import FRESH_SEED
 
-    sub.add_argument("--examples", type=int, default=DEFAULT_EXAMPLES, help="fresh examples to score (default: %(default)s)")
-    sub.add_argument("--seed", type=int, default=FRESH_SEED,
-                     help="seed of the examples (default: %(default)s, never used in training)")
-    sub.add_argument("--top-k", type=int, default=DEFAULT_TOP_K, help="k of the top-k hit rate (default: %(default)s)")
+    sub.add_argument("--examples", type=int_in(1, MAX_EXAMPLES), default=DEFAULT_EXAMPLES,
+                     help=f"fresh examples to score, 1 to {MAX_EXAMPLES} (default: %(default)s)")
+    sub.add_argument("--seed", type=int_in(0, MAX_SEED), default=FRESH_SEED,
+                     help="seed of the examples, 0 to 2**32 − 1 (default: %(default)s, never used in training)")
+    sub.add_argument("--top-k", type=int_in(1, MAX_TOP_K), default=DEFAULT_TOP_K,
+                     help=f"k of the top-k hit rate, 1 to {MAX_TOP_K} (default: %(default)s)")
     sub.add_argument("--backend", default="auto", choices=BACKENDS, help="attention backend")
     sub.add_argument("--lang", default="en", choices=["en", "zh"], help="language of the summary (default: en)")
 
 
 def run(args: argparse.Namespace) -> None:
     from inspector.groundtruth import hit_rate_words, scoreboard, scoreboard_json
-    from inspector.loading import load_model
+    from inspector.loading import DEFAULT_MODEL, load_model, shipped_choices
 
+    check_model_options(args)
+    if args.model.strip() == DEFAULT_MODEL:  # the one model known to have no card: say so before loading it
+        raise InvalidRequestError("the bundled all-MiniLM-L6-v2 has no known causal tokens; pick one of the "
+                                  f"ground-truth models with --model ({', '.join(shipped_choices())})")
     loaded = load_model(args.model, device=args.device, dtype=args.dtype)
 
     def progress(label: str, fraction: float) -> None:

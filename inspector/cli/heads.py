@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from inspector.cli.common import BACKENDS, warn_if_unreadable, write_json
+from inspector.cli.common import (BACKENDS, check_model_options, float_in, read_lines, warn_if_unreadable,
+                                  write_json)
+from inspector.errors import InvalidTextError
 
 
 HELP = "head report: entropy health, sinks, redundancy, importance, pruning"
@@ -20,9 +22,10 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--lang", default="en", choices=["en", "zh"], help="language of the health report (default: en)")
     sub.add_argument("--ablation", default="zero", choices=["zero", "mean"],
                      help="remove a head by zeroing its output or by its mean over the text (default: zero)")
-    sub.add_argument("--collapsed", type=float, default=0.1, help="normalised entropy below this = collapsed")
-    sub.add_argument("--diffuse", type=float, default=0.9, help="normalised entropy above this = diffuse")
-    sub.add_argument("--sink", type=float, default=0.3, help="sink score above this = a sink (Gu et al.)")
+    share = float_in(0.0, 1.0)
+    sub.add_argument("--collapsed", type=share, default=0.1, help="normalised entropy below this = collapsed")
+    sub.add_argument("--diffuse", type=share, default=0.9, help="normalised entropy above this = diffuse")
+    sub.add_argument("--sink", type=share, default=0.3, help="sink score above this = a sink (Gu et al.)")
 
 
 def run(args: argparse.Namespace) -> None:
@@ -30,9 +33,17 @@ def run(args: argparse.Namespace) -> None:
     from inspector.loading import load_model
     from inspector.metrics import HealthThresholds
 
+    check_model_options(args)
     thresholds = HealthThresholds(collapsed=args.collapsed, diffuse=args.diffuse, sink=args.sink)
-    texts = [args.text] if args.text is not None else read_corpus(CORPUS_PATH if args.corpus == "bundled"
-                                                                  else args.corpus)
+    if args.text is not None:
+        if not args.text.strip():
+            raise InvalidTextError("the text is empty; give --text with a sentence, or --corpus FILE")
+        texts = [args.text]
+    elif args.corpus == "bundled":
+        texts = read_corpus(CORPUS_PATH)
+    else:
+        read_lines(args.corpus, "--corpus")  # a readable, non-empty regular file; read_corpus drops comments
+        texts = read_corpus(args.corpus)
     loaded = load_model(args.model, device=args.device, dtype=args.dtype)
     if args.text is not None:
         warn_if_unreadable(loaded, args.text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from inspector.cli.common import write_json
+from inspector.cli.common import check_model_options, write_json
 
 
 HELP = "architecture facts of a model"
@@ -18,6 +18,7 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from inspector.loading import load_model
 
+    check_model_options(args)
     info = load_model(args.model, device=args.device, dtype=args.dtype).info.as_json()
     if args.json:
         write_json(info, args.json)

@@ -3,36 +3,59 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
-from inspector.cli.common import BACKENDS, add_text_options, read_text, warn_if_unreadable, write_json
+from inspector.cli.common import (BACKENDS, MAX_LAYER_INDEX, add_text_options, check_model_options, int_in,
+                                  read_text, warn_if_unreadable, write_json)
 from inspector.errors import InvalidRequestError
 
 
 HELP = "every lesson's numbers and answers (the Lessons page's twin)"
+# Lesson 7 materialises n×n scores per head: the longest length the Lessons page offers (4096: about 1.5 GB for
+# twelve heads) is the cap here too, and a handful of lengths is enough to read the O(n²) slope.
+MAX_TIMING_LENGTH = 4096
+MAX_TIMING_LENGTHS = 8
 
 
 def add_arguments(sub: argparse.ArgumentParser) -> None:
     add_text_options(sub, "the text to run the lessons on")
-    sub.add_argument("--layer", type=int, default=0, help="the layer the lessons look at (default: 0)")
-    sub.add_argument("--head", type=int, default=0, help="the head the lessons look at (default: 0)")
+    sub.add_argument("--layer", type=int_in(0, MAX_LAYER_INDEX), default=0,
+                     help="the layer the lessons look at (default: 0)")
+    sub.add_argument("--head", type=int_in(0, MAX_LAYER_INDEX), default=0,
+                     help="the head the lessons look at (default: 0)")
     sub.add_argument("--backend", default="auto", choices=BACKENDS, help="attention backend (default: auto)")
     sub.add_argument("--lang", default="en", choices=["en", "zh"], help="language of the answers (default: en)")
     sub.add_argument("--lengths", default="128,256,512",
-                     help="lengths n timed by the O(n²) lesson, or 'none' to skip it (default: 128,256,512)")
+                     help=f"lengths n timed by the O(n²) lesson (each 1 to {MAX_TIMING_LENGTH}, at most "
+                          f"{MAX_TIMING_LENGTHS}), or 'none' to skip it (default: 128,256,512)")
+
+
+def parse_lengths(spec: str) -> list[int]:
+    """``--lengths``: a comma list of lengths within the caps, or ``none`` (an empty list: skip lesson 7)."""
+    if spec.strip().lower() == "none":
+        return []
+    parts = [part.strip() for part in spec.split(",") if part.strip()]
+    if not parts or not all(re.fullmatch(r"[0-9]+", part) for part in parts):
+        raise InvalidRequestError(f"--lengths {spec[:40]!r}: expected lengths like 128,256,512 or 'none'")
+    # Compared as text first: int() of a 5,000-digit string is itself an error.
+    if not all(len(part) <= 5 and 1 <= int(part) <= MAX_TIMING_LENGTH for part in parts) \
+            or len(parts) > MAX_TIMING_LENGTHS:
+        raise InvalidRequestError(f"--lengths {spec[:40]!r}: each length must be 1 to {MAX_TIMING_LENGTH} (the "
+                                  f"O(n²) lesson holds n×n scores per head), at most {MAX_TIMING_LENGTHS} of them")
+    return [int(part) for part in parts]
 
 
 def run(args: argparse.Namespace) -> None:
     from inspector.lessons import all_lessons, lessons_json
     from inspector.loading import load_model
 
-    try:
-        lengths = [int(x) for x in args.lengths.split(",") if x.strip()] if args.lengths.strip().lower() != "none" \
-            else []
-    except ValueError:
-        raise InvalidRequestError(f"--lengths {args.lengths!r}: expected lengths like 128,256,512 or 'none'") from None
+    check_model_options(args)
+    lengths = parse_lengths(args.lengths)
     text = read_text(args)
     loaded = load_model(args.model, device=args.device, dtype=args.dtype)
+    loaded.info.check_layer(args.layer, "--layer")
+    loaded.info.check_head(args.head, "--head")
     warn_if_unreadable(loaded, text, args.lang)
     result = all_lessons(loaded, text, args.layer, args.head, backend=args.backend, timing_lengths=lengths or None,
                          importance=True)

@@ -1,0 +1,195 @@
+"""The Compare page's charts (issue 20): the layer × head grid of how far the query's attention moved (clickable,
+like the entropy grid), the heads ranked by that movement, and one head's two heatmaps with the query row
+outlined plus their difference on the aligned tokens. Builders take a finished
+:class:`~inspector.compare.Comparison` / :class:`~inspector.compare.HeadPair` and compute nothing; the shared
+look is :mod:`inspector.charts.base`.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from inspector.charts.base import (HEAD_SELECTION, SELECTION_COLOR, SLIDE_WEIGHT_SCHEME, WEIGHT_SCHEME, chart_title,
+                                   style_chart)
+from inspector.compare import JS_MAX, Comparison, HeadPair
+
+# What the grid can be coloured by: key → (legend title, scheme, diverging around 0).
+GRID_METRICS = {
+    "js": ("JS divergence of the query's rows (nats)", "oranges", False),
+    "shift": ("key shift: mass moved from key 1 to key 2", "redblue", True),
+    "entropy": ("entropy change of the query's row, B − A (nats)", "purpleorange", True),
+}
+_GRID_CELL_PX, _SLIDE_GRID_CELL_PX = 26, 40
+# The two heatmaps share a row: cells shrink with the text so both fit half of a laptop screen.
+_PAIR_TARGET_PX, _SLIDE_PAIR_TARGET_PX = 340, 480
+_MAX_CELL_PX, _MIN_CELL_PX = 22, 4
+RANKED_HEADS = 12
+# Short enough for half of a 1000 px window, where a longer gradient is cut at the chart's edge.
+_PAIR_LEGEND = alt.Legend(orient="bottom", direction="horizontal", gradientLength=120)
+
+
+def head_movement_data(comparison: Comparison) -> pd.DataFrame:
+    """One row per (layer, head): ``layer``, ``head``, ``name`` ("L3 H1"), ``js``, ``entropy`` (change) and
+    ``shift`` (NaN without keys), plus ``rank`` (1 = moved most)."""
+    layers, heads = comparison.js.shape
+    layer_index, head_index = np.meshgrid(np.arange(layers), np.arange(heads), indexing="ij")  # (layers, heads)
+    rank = np.empty(layers * heads, dtype=int)
+    rank[comparison.ranked[:, 0] * heads + comparison.ranked[:, 1]] = np.arange(1, layers * heads + 1)
+    shift = (np.full((layers, heads), np.nan) if comparison.key_shift is None else comparison.key_shift)
+    return pd.DataFrame({
+        "layer": layer_index.ravel(), "head": head_index.ravel(),
+        "name": [f"L{l} H{h}" for l, h in zip(layer_index.ravel(), head_index.ravel())],
+        "js": comparison.js.ravel().astype(float), "entropy": comparison.entropy_change.ravel().astype(float),
+        "shift": shift.ravel().astype(float), "rank": rank,
+    })
+
+
+def _tooltip(comparison: Comparison) -> list[alt.Tooltip]:
+    tips = [alt.Tooltip("name:N", title="head"), alt.Tooltip("rank:Q", title="rank (1 = moved most)"),
+            alt.Tooltip("js:Q", title="JS divergence (nats)", format=".4f"),
+            alt.Tooltip("entropy:Q", title="entropy change (nats)", format="+.3f")]
+    if comparison.key_shift is not None:
+        tips.append(alt.Tooltip("shift:Q", title="key shift", format="+.3f"))
+    return tips
+
+
+def _domain(metric: str, data: pd.DataFrame) -> list[float]:
+    if metric == "js":  # up to the largest divergence: most pairs move far less than ln 2, and would all look pale
+        return [0.0, min(max(float(data["js"].max()), 0.05), JS_MAX)]
+    if metric == "shift":
+        return [-1.0, 1.0]
+    largest = float(np.nanmax(np.abs(data["entropy"]))) if len(data) else 0.0
+    return [-max(largest, 0.1), max(largest, 0.1)]
+
+
+def movement_grid_chart(comparison: Comparison, metric: str = "js", *, selected: tuple[int, int] | None = None,
+                        slide: bool = False) -> alt.LayerChart:
+    """Layer × head grid coloured by ``metric`` (a key of :data:`GRID_METRICS`), clickable: a point selection
+    named :data:`HEAD_SELECTION` over ``layer`` and ``head``; ``selected`` outlines one cell."""
+    if metric not in GRID_METRICS:
+        raise ValueError(f"metric must be one of {sorted(GRID_METRICS)}, got {metric!r}")
+    if metric == "shift" and comparison.key_shift is None:
+        raise ValueError("the key-shift grid needs a comparison with two keys")
+    legend, scheme, diverging = GRID_METRICS[metric]
+    data = head_movement_data(comparison)
+    base = alt.Chart(data).encode(x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0)),
+                                  y=alt.Y("layer:O", title="layer"), tooltip=_tooltip(comparison))
+    scale = alt.Scale(scheme=scheme, domain=_domain(metric, data), **({"domainMid": 0, "reverse": scheme == "redblue"}
+                                                                      if diverging else {}))
+    cells = base.mark_rect(cursor="pointer", stroke="white", strokeWidth=0.5).encode(
+        color=alt.Color(f"{metric}:Q", title=legend, scale=scale,
+                        legend=alt.Legend(orient="bottom", direction="horizontal", titleLimit=400)),
+    ).add_params(alt.selection_point(name=HEAD_SELECTION, fields=["layer", "head"], on="click", clear="dblclick"))
+    drawn = [base.mark_rect(color="#d0d0d0"), cells]
+    if selected is not None:
+        only = (alt.datum.layer == int(selected[0])) & (alt.datum.head == int(selected[1]))
+        drawn.append(base.mark_rect(fill=None, stroke="black" if slide else SELECTION_COLOR,
+                                    strokeWidth=3).transform_filter(only))
+    step = _SLIDE_GRID_CELL_PX if slide else _GRID_CELL_PX
+    query = comparison.token_label(comparison.query)
+    chart = alt.layer(*drawn).properties(
+        title=chart_title(f"How far “{query}” moved its attention, head by head",
+                          ["Click a cell to show that head's two heatmaps."]),
+        width=alt.Step(step), height=alt.Step(step))
+    return style_chart(chart, slide)
+
+
+def ranked_heads_chart(comparison: Comparison, *, top: int = RANKED_HEADS, slide: bool = False) -> alt.Chart:
+    """The ``top`` heads by JS divergence of the query's rows, largest first, as horizontal bars (the key shift
+    and entropy change in the tooltip)."""
+    data = head_movement_data(comparison).sort_values("rank").head(top)
+    order = list(data["name"])
+    chart = alt.Chart(data).mark_bar().encode(
+        x=alt.X("js:Q", title="JS divergence of the query's rows (nats)"),
+        y=alt.Y("name:N", title=None, sort=order, axis=alt.Axis(labelOverlap=False)), color=alt.value("#e66101"),
+        tooltip=_tooltip(comparison),
+    ).properties(title=chart_title(f"Top {len(data)} heads: “{comparison.token_label(comparison.query)}”",
+                                   ["JS divergence of the aligned rows (0 = same, 0.693 = disjoint)."]),
+                 width=420 if slide else 300, height=alt.Step(30 if slide else 18))
+    return style_chart(chart, slide)
+
+
+def _pair_cell_px(count: int, slide: bool) -> int:
+    target = _SLIDE_PAIR_TARGET_PX if slide else _PAIR_TARGET_PX
+    return int(np.clip(target // max(count, 1), _MIN_CELL_PX, _MAX_CELL_PX * (2 if slide else 1)))
+
+
+def _matrix_data(weights: np.ndarray, labels: tuple[str, ...], query_row: int) -> pd.DataFrame:
+    rows, cols = weights.shape
+    query_index, key_index = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")  # (rows, cols)
+    names = np.asarray(labels, dtype=object)
+    return pd.DataFrame({"query": names[query_index.ravel()], "key": names[key_index.ravel()],
+                         "is_query": (query_index.ravel() == query_row), "weight": weights.ravel().astype(float)})
+
+
+def _matrix_chart(data: pd.DataFrame, labels: tuple[str, ...], *, title: str, subtitle: list[str], color: alt.Color,
+                  cell: int, slide: bool, tooltip_title: str, tooltip_format: str) -> alt.LayerChart:
+    label_limit = 200 if slide else 110
+    base = alt.Chart(data).encode(
+        # Upright labels, and the overlapping ones dropped: the two heatmaps share a row, and on a narrow window
+        # their columns get narrower than a label (the tooltip still names every cell).
+        x=alt.X("key:O", title="key (attended to)", sort=list(labels),
+                axis=alt.Axis(labelAngle=-90, labelLimit=label_limit, labelOverlap="greedy")),
+        y=alt.Y("query:O", title="query (attending)", sort=list(labels),
+                axis=alt.Axis(labelLimit=label_limit, labelOverlap=False)),
+        tooltip=[alt.Tooltip("query:N", title="query token"), alt.Tooltip("key:N", title="key token"),
+                 alt.Tooltip("weight:Q", title=tooltip_title, format=tooltip_format)])
+    cells = base.mark_rect().encode(color=color)
+    # The query's row outlined cell by cell: one stroke colour that stands out on every palette.
+    outline = base.mark_rect(fill=None, stroke="black" if slide else SELECTION_COLOR,
+                             strokeWidth=2).transform_filter(alt.datum.is_query)
+    return alt.layer(cells, outline).properties(title=chart_title(title, subtitle, limit=600),
+                                                width=alt.Step(cell), height=alt.Step(cell))
+
+
+def head_heatmap_chart(pair: HeadPair, side: str, *, slide: bool = False) -> alt.LayerChart:
+    """One side (``"A"`` or ``"B"``) of a head pair: the attention weights with the query's row outlined."""
+    if side not in ("A", "B"):
+        raise ValueError(f"side must be 'A' or 'B', got {side!r}")
+    weights, labels, query = ((pair.weights_a, pair.labels_a, pair.query[0]) if side == "A"
+                              else (pair.weights_b, pair.labels_b, pair.query[1]))
+    color = alt.Color("weight:Q", title="weight",
+                      scale=alt.Scale(scheme=SLIDE_WEIGHT_SCHEME if slide else WEIGHT_SCHEME, domain=[0, 1]),
+                      legend=_PAIR_LEGEND)
+    chart = _matrix_chart(_matrix_data(weights, labels, query), labels,
+                          title=f"Text {side}: layer {pair.layer}, head {pair.head}",
+                          subtitle=[f"Query row {labels[query]} outlined."], color=color,
+                          cell=_pair_cell_px(max(len(pair.labels_a), len(pair.labels_b)), slide), slide=slide,
+                          tooltip_title="weight", tooltip_format=".3f")
+    return style_chart(chart, slide)
+
+
+def head_difference_chart(pair: HeadPair, *, slide: bool = False) -> alt.LayerChart:
+    """B − A of one head on the aligned tokens (rows and columns: aligned pairs), red where B attends more."""
+    largest = max(float(np.abs(pair.difference).max()) if pair.difference.size else 0.0, 0.05)
+    color = alt.Color("weight:Q", title="B − A",
+                      scale=alt.Scale(scheme="redblue", reverse=True, domain=[-largest, largest], domainMid=0),
+                      legend=_PAIR_LEGEND)
+    chart = _matrix_chart(_matrix_data(pair.difference, pair.pair_labels, pair.query_row), pair.pair_labels,
+                          title=f"B − A: layer {pair.layer}, head {pair.head}",
+                          subtitle=["On the aligned tokens; red = more attention in B."], color=color,
+                          cell=_pair_cell_px(len(pair.pair_labels), slide), slide=slide, tooltip_title="B − A",
+                          tooltip_format="+.3f")
+    return style_chart(chart, slide)
+
+
+def query_rows_chart(pair: HeadPair, *, slide: bool = False) -> alt.Chart:
+    """The query's row in A and in B on the aligned keys (plus the "other" bucket: keys without a partner), as
+    paired horizontal bars — where this head's attention from the query went in each text."""
+    labels = [*pair.pair_labels, "other (no partner)"]
+    data = pd.DataFrame({"key": labels * 2, "side": ["A"] * len(labels) + ["B"] * len(labels),
+                         "weight": np.concatenate([pair.query_a, pair.query_b]).astype(float)})
+    chart = alt.Chart(data).mark_bar().encode(
+        y=alt.Y("key:N", title=None, sort=labels, axis=alt.Axis(labelOverlap=False, labelLimit=200 if slide else 110)),
+        yOffset=alt.YOffset("side:N", sort=["A", "B"]),
+        x=alt.X("weight:Q", title="attention weight", scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("side:N", title="text", scale=alt.Scale(domain=["A", "B"], range=["#3b528b", "#e66101"]),
+                        legend=alt.Legend(orient="bottom", direction="horizontal")),
+        tooltip=[alt.Tooltip("key:N", title="key"), alt.Tooltip("side:N", title="text"),
+                 alt.Tooltip("weight:Q", format=".3f")],
+    ).properties(title=chart_title(f"Row of the query, layer {pair.layer}, head {pair.head}",
+                                   ["A and B; “other” = keys without a partner."], limit=600),
+                 height=alt.Step(16 if slide else 9))
+    return style_chart(chart, slide)

@@ -1,0 +1,50 @@
+"""``python -m inspector census``: the Heads page's per-head statistics over a whole dataset, into a folder of
+Parquet shards with a manifest, an error list and a summary (:mod:`inspector.census`); resumable, on this machine
+or on a Ray cluster."""
+
+from __future__ import annotations
+
+import argparse
+
+from inspector.cli.common import BACKENDS, write_json
+
+HELP = "census: per-head statistics over a corpus (Parquet shards + summary; local or Ray)"
+REPORT_LINES_SHOWN = 6
+
+
+def add_arguments(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--data", required=True, metavar="PATH",
+                     help="a .txt file (one text per line), a .jsonl or .parquet file (see --column), or a folder "
+                          "of them; 'bundled' = assets/corpus/census-sentences.txt")
+    sub.add_argument("--column", default="text", help="the text column of .jsonl/.parquet input (default: text)")
+    sub.add_argument("--out", required=True, metavar="DIR", help="output folder (rerun into it to resume)")
+    sub.add_argument("--engine", default="local", choices=["local", "ray"], help="local (default) or ray")
+    sub.add_argument("--address", help="Ray cluster address (default: RAY_ADDRESS, else a local Ray)")
+    sub.add_argument("--actors", type=int, default=2, help="Ray actors, each loading the model once (default 2)")
+    sub.add_argument("--gpus-per-actor", type=float, default=0.0, help="GPUs per Ray actor (default 0)")
+    sub.add_argument("--num-cpus", type=int, help="CPUs of a Ray started here (default: all)")
+    sub.add_argument("--batch-tokens", type=int, default=None,
+                     help="padded tokens per batch (batch size × longest text; default 8192)")
+    sub.add_argument("--shard-size", type=int, default=None, help="input rows per Parquet shard (default 1000)")
+    sub.add_argument("--limit", type=int, help="measure only the first N rows")
+    sub.add_argument("--truncate", action="store_true",
+                     help="cut texts longer than the model's positions instead of listing them in errors.jsonl")
+    sub.add_argument("--backend", default="auto", choices=BACKENDS, help="attention backend")
+
+
+def run(args: argparse.Namespace) -> None:
+    from inspector.census import (CENSUS_CORPUS_PATH, DEFAULT_BATCH_TOKENS, DEFAULT_SHARD_SIZE, census,
+                                  summary_json)
+
+    data = CENSUS_CORPUS_PATH if args.data == "bundled" else args.data
+    summary = census(args.model, data, out=args.out, engine=args.engine, column=args.column, limit=args.limit,
+                     truncate=args.truncate, batch_tokens=args.batch_tokens or DEFAULT_BATCH_TOKENS,
+                     shard_size=args.shard_size or DEFAULT_SHARD_SIZE, backend=args.backend, device=args.device,
+                     dtype=args.dtype, address=args.address, actors=args.actors,
+                     gpus_per_actor=args.gpus_per_actor, num_cpus=args.num_cpus)
+    if args.json:
+        write_json(summary_json(summary), args.json)
+    if args.json != "-":
+        lines = summary_json(summary)["report"]
+        print(f"summary: {summary.folder}/summary.json ({summary.texts} texts, {summary.errors} in errors.jsonl)")
+        print("\n".join(lines[:REPORT_LINES_SHOWN]))

@@ -1,0 +1,68 @@
+"""``python -m inspector compare``: the Compare page's twin — two texts on one model, or one text on two models,
+head by head (:func:`inspector.compare.compare`, the page's library call), written as JSON."""
+
+from __future__ import annotations
+
+import argparse
+
+from inspector.cli.common import BACKENDS, write_json
+from inspector.errors import InvalidRequestError
+
+HELP = "compare two texts (or two models) head by head: which heads moved a token's attention, and the output"
+
+
+def add_arguments(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--model-b", metavar="M2", help="a second model (same layers × heads and tokenizer); "
+                                                     "default: --model")
+    sub.add_argument("--text", required=True, help="text A")
+    sub.add_argument("--text-b", help="text B (default: text A, to compare two models on one text)")
+    sub.add_argument("--query", help="the token whose attention row is compared: a token string or a position in "
+                                     "text A (default: the first token where the texts differ)")
+    sub.add_argument("--keys", metavar="TOKEN,TOKEN",
+                     help="two key tokens, attention moving from the first to the second (default: animal,street "
+                          "when both texts have them; 'none' for no keys)")
+    sub.add_argument("--backend", default="auto", choices=BACKENDS, help="attention backend")
+    sub.add_argument("--lang", default="en", choices=["en", "zh"], help="language of the sentence (default: en)")
+
+
+def _token(value: str) -> int | str:
+    """A position (digits) or a token string."""
+    value = value.strip()
+    return int(value) if value.isdigit() else value
+
+
+def parse_keys(spec: str | None) -> tuple[int | str, ...] | None:
+    """``"animal,street"`` → two tokens; ``"none"`` → no keys; None → the default pair."""
+    if spec is None:
+        return None
+    if spec.strip().lower() == "none":
+        return ()
+    parts = [part.strip() for part in spec.split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise InvalidRequestError(f"--keys {spec!r}: expected two tokens separated by a comma, like animal,street "
+                                  "(or positions in text A, like 2,7)")
+    return tuple(_token(part) for part in parts)
+
+
+def run(args: argparse.Namespace) -> None:
+    from transformers.utils import logging as hf_logging
+
+    from inspector.compare import compare, comparison_json
+    from inspector.loading import load_model
+
+    # The weight-loading progress bar would put lines on stderr before a one-line error.
+    hf_logging.disable_progress_bar()
+
+    if args.text_b is None and args.model_b is None:
+        raise InvalidRequestError("nothing to compare: give --text-b (two texts) or --model-b (two models)")
+    keys = parse_keys(args.keys)
+    query = None if args.query is None else _token(args.query)
+    loaded_a = load_model(args.model, device=args.device, dtype=args.dtype)
+    loaded_b = loaded_a if args.model_b is None else load_model(args.model_b, device=args.device, dtype=args.dtype)
+    text_b = args.text if args.text_b is None else args.text_b
+    result = compare(loaded_a, args.text, loaded_b, text_b, query=query, keys=keys, backend=args.backend)
+    payload = comparison_json(result, args.lang)
+    if args.json:
+        write_json(payload, args.json)
+    if args.json != "-":
+        print(payload["sentence"])

@@ -1,0 +1,272 @@
+"""inspector/census.py (issue 16): batched statistics equal single-text runs on BERT, GPT-2 and Llama-style models
+with ragged lengths; the local and Ray engines write the same folder; a stopped run resumes without writing a
+shard twice; bad rows land in errors.jsonl; a different model or input is refused; the CLI and the Heads page
+read a census folder (never in hosted mode)."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from inspector.capture import capture
+from inspector.census import (STATISTICS, CensusFolderError, InputRow, census, length_buckets, measure_rows,
+                              read_census)
+from inspector.heads import head_report
+from inspector.loading import load_model
+from inspector.metrics import TOKEN_CATEGORIES, head_entropy
+from tests.conftest import VOCAB_WORDS
+
+TOLERANCE = 1e-5
+_MASSES = ("mass_cls", "mass_sep", "mass_punctuation", "mass_self", "mass_previous", "mass_next")
+
+
+def ragged_texts(count: int, seed: int = 0) -> list[str]:
+    """Texts of 1 to 20 words from the tiny tokenizer's vocabulary (punctuation included), lengths all different
+    enough that every batch is padded."""
+    generator = random.Random(seed)
+    return [" ".join(generator.choice(VOCAB_WORDS) for _ in range(generator.randint(1, 20))) for _ in range(count)]
+
+
+@pytest.fixture(scope="module")
+def tiny_models(tiny_model_dirs):
+    return {arch: load_model(str(tiny_model_dirs[arch])) for arch in ("bert", "gpt2", "llama")}
+
+
+@pytest.mark.parametrize("arch", ["bert", "gpt2", "llama"])
+def test_batched_statistics_equal_single_text_runs(tiny_models, arch):
+    loaded = tiny_models[arch]
+    texts = ragged_texts(9, seed=len(arch))
+    rows = [InputRow(i, f"t:{i}", text) for i, text in enumerate(texts)]
+    # 60 padded tokens per batch: several batches, each mixing lengths, so padding is exercised everywhere.
+    measured, errors = measure_rows(loaded, rows, batch_tokens=60, backend="torch")
+    assert errors == [] and [m.index for m in measured] == list(range(len(texts)))
+    lengths = [m.tokens for m in measured]
+    assert len(set(lengths)) > 3
+    assert any(len(b) > 1 and len({lengths[i] for i in b}) > 1 for b in length_buckets(lengths, 60))
+    for item in measured:
+        expected = single_text_statistics(loaded, item.text)
+        for name in STATISTICS:
+            np.testing.assert_allclose(item.statistics[name], expected[name], atol=TOLERANCE, rtol=0,
+                                       equal_nan=True, err_msg=f"{arch} text {item.index} {name}")
+        entropy = head_entropy(capture(loaded, item.text, backend="torch", weights=None))
+        np.testing.assert_allclose(item.statistics["entropy"], entropy.raw, atol=TOLERANCE, rtol=0)
+    # The reference is the Heads page's own: its single-text report gives the same numbers for the first text.
+    report = head_report(loaded, texts[0], backend="torch", pairs=1, pruning_step=1.0).statistics
+    np.testing.assert_allclose(measured[0].statistics["mass_punctuation"], report.token_mass[..., 2], atol=TOLERANCE)
+    np.testing.assert_allclose(measured[0].statistics["max_sink_score"], report.max_sink_score, atol=TOLERANCE)
+    np.testing.assert_allclose(measured[0].statistics["mean_distance"], report.mean_distance, atol=TOLERANCE)
+    # The fixture must contain what the masses measure: punctuation tokens and, for BERT, [CLS]/[SEP].
+    assert any("." in text for text in texts)
+    stacked = np.stack([m.statistics["mass_cls"] for m in measured])
+    assert (stacked > 0).any() and np.isfinite(stacked).all()
+
+
+def single_text_statistics(loaded, text: str) -> dict[str, np.ndarray]:
+    """One text alone, with every layer's weights kept, reduced by the Heads page's metric functions exactly as
+    inspector.heads._text_statistics does."""
+    import torch
+
+    from inspector.experiments import encode, forward
+    from inspector.metrics import (head_entropy_from_rows, mean_attention_distance, sink_scores,
+                                   token_category_mass)
+    from kernels.reference import visible_keys_mask
+
+    inputs = encode(loaded, text)
+    records = forward(loaded, inputs, weights_layers="all").records
+    weights = torch.stack([r.weights[0] for r in records]).float().numpy()  # (L, H, T, T)
+    n = weights.shape[-1]
+    visible = torch.stack([visible_keys_mask(n, n, causal=r.causal, window=r.window, device="cpu")[0, 0]
+                           for r in records]).numpy()
+    entropy = head_entropy_from_rows(torch.stack([r.stats["entropy"][0] for r in records]).float().numpy(),
+                                     visible.sum(axis=-1))
+    ids = inputs["input_ids"][0].tolist()
+    special = np.array([i in set(loaded.tokenizer.all_special_ids) for i in ids])
+    masses = token_category_mass(weights, loaded.tokenizer.convert_ids_to_tokens(ids), special)
+    scores = sink_scores(weights, visible)
+    expected = {"entropy": entropy.raw, "entropy_normalized": entropy.normalized,
+                "first_token_sink": scores[..., 0], "max_sink_score": scores.max(axis=-1),
+                "mean_distance": mean_attention_distance(weights)}
+    expected.update({name: masses[..., TOKEN_CATEGORIES.index(category)]
+                     for name, category in zip(_MASSES, TOKEN_CATEGORIES)})
+    return expected
+
+
+def _corpus(folder: Path) -> Path:
+    """A small .txt corpus with bad rows: an empty line, a row past the tiny models' 64 positions."""
+    texts = ragged_texts(23, seed=3)
+    texts[4] = ""
+    texts[11] = " ".join(["cat"] * 80)
+    path = folder / "corpus.txt"
+    path.write_text("# a comment line, not a row\n" + "\n".join(texts) + "\n", encoding="utf-8")
+    return path
+
+
+def _rows(out: Path) -> dict[int, dict]:
+    rows: dict[int, dict] = {}
+    for path in sorted((out / "shards").glob("part-*.parquet")):
+        for row in pq.read_table(path).to_pylist():
+            assert row["index"] not in rows, f"text {row['index']} written twice"
+            rows[row["index"]] = row
+    return rows
+
+
+def _assert_same_census(first: Path, second: Path) -> None:
+    a, b = _rows(first), _rows(second)
+    assert sorted(a) == sorted(b)
+    for index in a:
+        assert a[index]["text"] == b[index]["text"] and a[index]["tokens"] == b[index]["tokens"]
+        for name in STATISTICS:
+            np.testing.assert_allclose(np.array(a[index][name], float), np.array(b[index][name], float),
+                                       atol=TOLERANCE, equal_nan=True)
+    assert (first / "errors.jsonl").read_text() == (second / "errors.jsonl").read_text()
+    summary_a, summary_b = (json.loads((f / "summary.json").read_text()) for f in (first, second))
+    assert summary_a["flags"] == summary_b["flags"] and summary_a["texts"] == summary_b["texts"]
+    for name in STATISTICS:
+        np.testing.assert_allclose(np.array(summary_a["statistics"][name]["mean"], float),
+                                   np.array(summary_b["statistics"][name]["mean"], float), atol=TOLERANCE)
+
+
+@pytest.mark.slow
+def test_ray_engine_writes_the_same_folder_as_local(tiny_model_dirs, tmp_path):
+    import ray  # no importorskip: this test must run (ray[data] is pinned in requirements.txt)
+
+    from inspector.census import ray_runtime_env
+
+    spec, data = str(tiny_model_dirs["bert"]), _corpus(tmp_path)
+    local = census(spec, data, out=tmp_path / "local", shard_size=8, batch_tokens=64, progress=None)
+    ray.init(num_cpus=2, include_dashboard=False, runtime_env=ray_runtime_env(), log_to_driver=False)
+    try:
+        distributed = census(spec, data, out=tmp_path / "ray", engine="ray", actors=2, shard_size=8,
+                             batch_tokens=64, progress=None)
+    finally:
+        ray.shutdown()
+    assert local.texts == distributed.texts == 21 and local.errors == distributed.errors == 2
+    _assert_same_census(tmp_path / "local", tmp_path / "ray")
+    manifest = json.loads((tmp_path / "ray" / "manifest.json").read_text())
+    assert manifest["engine"] == "ray" and manifest["finished"] is not None
+
+
+def test_a_stopped_run_resumes_without_writing_a_shard_twice(tiny_model_dirs, tmp_path):
+    spec, data = str(tiny_model_dirs["gpt2"]), _corpus(tmp_path)
+    full = tmp_path / "full"
+    census(spec, data, out=full, shard_size=8, batch_tokens=64, progress=None)
+
+    def stop_after_first_shard(done: int, total: int, seconds: float) -> None:
+        raise KeyboardInterrupt  # what Ctrl-C does between two shards
+
+    stopped = tmp_path / "stopped"
+    with pytest.raises(KeyboardInterrupt):
+        census(spec, data, out=stopped, shard_size=8, batch_tokens=64, progress=stop_after_first_shard)
+    kept = sorted((stopped / "shards").glob("part-*.parquet"))
+    assert [p.name for p in kept] == ["part-00000.parquet"]
+    first_written = kept[0].stat().st_mtime_ns
+    summary = census(spec, data, out=stopped, shard_size=8, batch_tokens=64, progress=None)
+    assert kept[0].stat().st_mtime_ns == first_written  # kept, not rewritten
+    assert summary.texts == 21 and len(list((stopped / "shards").glob("*.tmp"))) == 0
+    _assert_same_census(full, stopped)
+    runs = json.loads((stopped / "manifest.json").read_text())["runs"]
+    assert [(r["shards_kept"], r["shards_written"]) for r in runs] == [(0, 1), (1, 2)]
+
+
+def test_bad_rows_land_in_errors_jsonl_and_never_stop_the_run(tiny_model_dirs, tmp_path):
+    spec = str(tiny_model_dirs["bert"])
+    folder = tmp_path / "input"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text("\n".join([json.dumps({"text": "the cat sat ."}), json.dumps({"text": 42}),
+                                               "{not json", json.dumps({"body": "no text key"}),
+                                               json.dumps({"text": "   "})]) + "\n")
+    (folder / "b.txt").write_text("a dog ran fast\n" + " ".join(["dog"] * 90) + "\n")
+    (folder / "notes.md").write_text("ignored: not an input suffix\n")
+    summary = census(spec, folder, out=tmp_path / "out", progress=None)
+    errors = [json.loads(line) for line in (tmp_path / "out" / "errors.jsonl").read_text().splitlines()]
+    assert summary.texts == 2 and summary.errors == 5 == len(errors)
+    reasons = {e["origin"]: e["reason"] for e in errors}
+    assert "not text" in reasons["a.jsonl:2"] and "not JSON" in reasons["a.jsonl:3"]
+    assert "no key 'text'" in reasons["a.jsonl:4"] and reasons["a.jsonl:5"] == "empty text"
+    assert "92 tokens" in reasons["b.txt:2"] and "reads at most 64" in reasons["b.txt:2"]
+    truncated = census(spec, folder, out=tmp_path / "truncated", truncate=True, progress=None)
+    assert truncated.texts == 3 and truncated.errors == 4
+
+
+def test_a_different_model_or_input_is_refused(tiny_model_dirs, tmp_path):
+    data, out = _corpus(tmp_path), tmp_path / "out"
+    census(str(tiny_model_dirs["bert"]), data, out=out, limit=5, progress=None)
+    with pytest.raises(CensusFolderError, match="different model fingerprint and model"):
+        census(str(tiny_model_dirs["llama"]), data, out=out, limit=5, progress=None)
+    with pytest.raises(CensusFolderError, match="input fingerprint"):
+        census(str(tiny_model_dirs["bert"]), data, out=out, limit=6, progress=None)
+    census(str(tiny_model_dirs["bert"]), data, out=out, limit=5, progress=None)  # the same: resumes, nothing to do
+    assert read_census(out).texts == 4
+
+
+def test_cli_writes_a_census_and_bad_input_is_one_line(tiny_model_dirs, tmp_path, capsys):
+    from inspector.cli import main
+
+    data = _corpus(tmp_path)
+    arguments = ["census", "--model", str(tiny_model_dirs["bert"]), "--data", str(data), "--out",
+                 str(tmp_path / "out"), "--limit", "6"]
+    assert main(arguments) == 0
+    printed = capsys.readouterr()
+    assert f"{tmp_path / 'out'}/summary.json" in printed.out and "Census of 5 texts" in printed.out
+    assert "texts/s" in printed.err and "ETA" in printed.err
+    assert main(arguments[:3] + ["--data", str(tmp_path / "missing.txt"), "--out", str(tmp_path / "x")]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "does not exist" in error
+
+
+@pytest.fixture(scope="module")
+def bundled_census(tmp_path_factory) -> Path:
+    from inspector.heads import CORPUS_PATH
+
+    out = tmp_path_factory.mktemp("census") / "bundled"
+    census("default", CORPUS_PATH, out=out, limit=12, progress=None)
+    return out
+
+
+def test_the_heads_page_opens_a_census_folder(bundled_census):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import APP_PATH
+
+    at = AppTest.from_file(str(APP_PATH), default_timeout=240)
+    at.run()
+    at.session_state["heads_mode"] = "census"  # before the page runs: no head report is computed
+    at.switch_page("views/heads.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.text_input(key="heads_census_path").set_value(str(bundled_census)).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    report = "\n".join(m.value for m in at.markdown).replace("\\", "")
+    assert "Census of 12 texts" in report and "Layer 0 head 2: normalised entropy" in report
+    titles = [json.loads(chart.proto.spec).get("title", {}).get("text") for chart in at.get("vega_lite_chart")]
+    assert titles == ["Census: entropy normalized over 12 texts"]
+    assert len(at.dataframe) == 1 and len(at.dataframe[0].value) == 72
+    at.text_input(key="heads_census_path").set_value(str(bundled_census.parent / "nothing")).run()
+    assert at.error and "not a census folder" in at.error[0].value
+
+
+def test_the_heads_page_never_opens_a_census_in_hosted_mode(bundled_census, monkeypatch):
+    from views import census_folder, inputs
+
+    monkeypatch.setenv("INSPECTOR_HOSTED", "1")
+    inputs.hosting_policy.clear()
+    try:
+        from streamlit.testing.v1 import AppTest
+
+        from tests.conftest import APP_PATH
+
+        at = AppTest.from_file(str(APP_PATH), default_timeout=240)
+        at.query_params["heads_census_path"] = str(bundled_census)  # a link cannot carry the path either
+        at.run()
+        at.switch_page("views/heads.py").run()
+        assert not at.exception
+        assert "census" not in at.radio(key="heads_mode").options  # AppTest lists formatted labels too
+        assert "Census folder" not in at.radio(key="heads_mode").options
+        assert not [w for w in at.text_input if w.key == "heads_census_path"]
+    finally:
+        monkeypatch.delenv("INSPECTOR_HOSTED")
+        inputs.hosting_policy.clear()

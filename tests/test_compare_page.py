@@ -1,0 +1,173 @@
+"""The Compare page (issue 20) in AppTest on the bundled model — default pair, picks, examples, share links (good and
+malformed), the two-model path, leave-one-out, 简体中文 — and in Chromium: the side-by-side heatmaps are drawn with
+visible cells, and clicking a grid cell shows that head."""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+
+import pytest
+
+from benchmarks.live_app import CHART, AppServerError, running_app
+from tests.conftest import open_app_page
+
+TIRED = "The animal didn't cross the street because it was too tired."
+
+
+def _open_with_link(query: dict[str, str]):
+    """The Compare page as a share link opens it. AppTest starts on the default page, whose run rewrites the
+    address to its own view; the link's parameters are put back before the switch, as a browser opening
+    /compare?… would have them on the page's first run."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import APP_PATH
+
+    at = AppTest.from_file(str(APP_PATH), default_timeout=240)
+    for name, value in query.items():
+        at.query_params[name] = value
+    at.run()
+    for name in list(at.query_params):
+        del at.query_params[name]
+    for name, value in query.items():
+        at.query_params[name] = value
+    at.switch_page("views/compare.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _titles(at) -> list[str]:
+    titles = [json.loads(chart.proto.spec).get("title") for chart in at.get("vega_lite_chart")]
+    return [title.get("text") if isinstance(title, dict) else title for title in titles]
+
+
+def _sentence(at) -> str:
+    return next(info.value for info in at.info if "heads" in info.value or "个头" in info.value)
+
+
+def test_the_default_pair_shows_the_ranked_heads_the_grid_and_both_heatmaps():
+    at = open_app_page("compare")
+    assert not at.error and not at.warning
+    assert at.text_area(key="compare_text_a").value == TIRED
+    strip = at.code[0].value.replace("\u00a0", " ")  # the strip keeps each label on one line
+    assert "13: tired ~" in strip and "13: wide ~" in strip and "10: it   " in strip
+    titles = _titles(at)
+    assert titles == ["Top 12 heads: “tired/wide”", "How far “tired/wide” moved its attention, head by head",
+                      "Text A: layer 0, head 0", "Text B: layer 0, head 0", "B − A: layer 0, head 0",
+                      "Row of the query, layer 0, head 0"]
+    assert "of 72 heads" in _sentence(at) and "animal" in _sentence(at)
+    metrics = {metric.label: metric.value for metric in at.metric}
+    assert metrics["Heads that moved"].endswith("/ 72") and float(metrics["Output change"]) > 0
+    assert at.query_params["page"] == "compare" and at.query_params["keys"] == "2,8"
+
+
+def test_picking_the_query_head_and_an_example_redraws():
+    at = open_app_page("compare")
+    at.selectbox(key="compare_query").set_value(10).run()
+    assert "“it” moves" in _sentence(at).replace("\\", "")
+    at.selectbox(key="layer").set_value(3).run()
+    at.selectbox(key="head").set_value(1).run()
+    assert not at.exception and "Text A: layer 3, head 1" in _titles(at)
+    at.selectbox(key="compare_example").set_value("compare.example_negation").run()
+    assert not at.exception and not at.error
+    assert "8:\u00a0not\u00a0+" in at.code[0].value  # inserted in B, no partner
+    assert at.selectbox(key="compare_key1").value is None  # the negation pair has no default keys
+    assert "Jensen" in _sentence(at)
+
+
+def test_a_share_link_restores_the_view_and_a_malformed_one_warns():
+    at = _open_with_link({"v": "1", "text_b": "The animal didn't cross the street because it was "
+                                         "too wide.", "query": "it", "keys": "street,animal", "layer": "2",
+                                         "head": "5"})
+    assert not at.error and not at.warning
+    assert at.selectbox(key="compare_query").value == 10
+    assert (at.selectbox(key="compare_key1").value, at.selectbox(key="compare_key2").value) == (8, 2)
+    assert "Text A: layer 2, head 5" in _titles(at)
+    bad = _open_with_link({"v": "1", "keys": "animal", "query": "\x07", "tzb": "!!"})
+    assert not bad.exception and not bad.error
+    warnings = " ".join(w.value for w in bad.warning)
+    assert "keys" in warnings and "query" in warnings and "tzb" in warnings
+    assert bad.get("vega_lite_chart")  # the page still draws, with the defaults
+
+
+def test_a_query_no_longer_in_the_text_falls_back_to_auto():
+    at = _open_with_link({"v": "1", "query": "giraffe"})
+    assert not at.exception and not at.error
+    assert any("giraffe" in w.value for w in at.warning)
+    assert at.selectbox(key="compare_query").value is None and at.get("vega_lite_chart")
+
+
+def test_two_models_of_different_shapes_get_the_clear_message():
+    at = open_app_page("compare")
+    at.radio(key="compare_mode").set_value("models").run()
+    assert not at.exception and not at.error  # model B defaults to model A: identical inputs
+    assert any("identical" in info.value for info in at.info)
+    assert at.query_params["model_b"] == "default"
+    at.selectbox(key="compare_model_b").set_value("shipped:planted-token").run()
+    assert not at.exception
+    assert len(at.error) == 1 and "heads can only be compared one to one" in at.error[0].value
+
+
+def test_a_link_to_two_models_opens_the_model_picker_on_them():
+    at = _open_with_link({"v": "1", "model_b": "shipped:deceptive-attention"})
+    assert at.radio(key="compare_mode").value == "models"
+    assert at.selectbox(key="compare_model_b").value == "shipped:deceptive-attention"
+    assert len(at.error) == 1 and "6 layers × 12 heads" in at.error[0].value  # the bundled model is bigger
+    hub = _open_with_link({"v": "1", "model_b": "someone/unlisted-model"})
+    assert hub.selectbox(key="compare_model_b").value == "__other__"
+    assert hub.text_input(key="compare_model_b_other").value == "someone/unlisted-model"
+    assert not hub.exception and len(hub.error) == 1  # offline: the hub model cannot load, and the page says so
+
+
+def test_leave_one_out_runs_on_both_texts():
+    at = open_app_page("compare")
+    at.button(key="compare_loo").click().run()
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value
+    assert list(table.columns)[-2:] == ["A: leave-one-out", "B: leave-one-out"] and len(table) == 16
+
+
+def test_the_page_speaks_chinese():
+    at = open_app_page("compare", query={"v": "1", "lang": "zh"})
+    assert not at.error
+    assert at.title[0].value == "对比：两段文本或两个模型"
+    assert "个头" in _sentence(at)
+    assert at.radio(key="compare_mode").options == ["两段文本，一个模型", "两个模型，一段文本"]
+
+
+# ------------------------------------------------------------------------------------------------ Chromium
+
+def _chart_titled(title: str) -> str:
+    return f"[...document.querySelectorAll('{CHART} svg')].some(svg => svg.textContent.includes({title!r}))"
+
+
+@pytest.mark.browser
+def test_the_side_by_side_heatmaps_are_drawn_with_visible_cells_in_chromium(browser):
+    try:
+        with running_app() as url:
+            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            page = context.new_page()
+            try:
+                page.goto(f"{url}/compare?" + urllib.parse.urlencode({"v": "1", "query": "it"}))
+                for title in ("Text A: layer 0, head 0", "Text B: layer 0, head 0", "B − A: layer 0, head 0"):
+                    page.wait_for_function(_chart_titled(title), timeout=90_000)
+                for title in ("Text A", "Text B", "B − A"):
+                    chart = page.locator(CHART).filter(has_text=f"{title}: layer 0, head 0")
+                    cells = chart.locator("g.mark-rect path")
+                    assert cells.count() >= 15 * 15 + 15  # every cell plus the outlined query row
+                    box = cells.first.bounding_box()
+                    assert box is not None and box["width"] >= 8 and box["height"] >= 8
+                    assert chart.bounding_box()["x"] + chart.bounding_box()["width"] <= 1400  # not cut off
+                grid = page.locator(CHART).filter(has_text="moved its attention, head by head")
+                cell = grid.locator('path[aria-label^="head: 1; layer: 3;"]').first
+                cell.scroll_into_view_if_needed()
+                box = cell.bounding_box()
+                page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+                page.wait_for_function(_chart_titled("Text A: layer 3, head 1"), timeout=30_000)
+                page.wait_for_function("location.search.includes('layer=3') && location.search.includes('head=1')",
+                                       timeout=30_000)
+                assert page.locator('[data-testid="stException"]').count() == 0
+            finally:
+                context.close()
+    except AppServerError as err:
+        pytest.fail(str(err))

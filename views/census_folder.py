@@ -1,0 +1,52 @@
+"""The Heads page's census block: open a folder written by ``python -m inspector census`` (a path on the machine
+running the app) and show its grid, health report and per-head intervals without recomputing anything.
+
+Never offered in hosted mode (:mod:`inspector.hosting`: a visitor must not make the server read its paths), and
+the path is a session widget only — it is not part of the share state, so a link never opens a folder."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from inspector import InspectorError
+from inspector.census import STATISTICS, CensusSummary, census_report, read_census
+from inspector.charts.census import census_grid_chart, census_table
+from inspector.i18n import t
+from inspector.metrics import HealthThresholds
+from inspector.share import escape_markdown
+
+CENSUS_MODE = "census"  # the Heads page's mode value; its label is the catalogue's heads.mode_census
+
+
+@st.cache_data(max_entries=4, ttl=600, show_spinner=False)
+def cached_census(folder: str, collapsed: float, diffuse: float, sink: float) -> CensusSummary:
+    return read_census(folder, thresholds=HealthThresholds(collapsed=collapsed, diffuse=diffuse, sink=sink))
+
+
+def show_census(collapsed: float, diffuse: float, sink: float, *, hosted: bool, lang: str, slide: bool) -> None:
+    """Render the census folder block judged by the page's thresholds; stops the page's run (nothing else of the
+    page is computed)."""
+    if hosted:
+        st.error(t("census.hosted", lang))
+        st.stop()
+    folder = st.text_input(t("census.path", lang), key="heads_census_path", help=t("census.path_help", lang))
+    if not folder.strip():
+        st.stop()
+    try:
+        summary = cached_census(folder.strip(), collapsed, diffuse, sink)
+    except InspectorError as err:
+        st.error(str(err))
+        st.stop()
+    manifest = summary.manifest
+    st.caption(t("census.caption", lang, texts=summary.texts, tokens=summary.tokens, errors=summary.errors,
+                 model=escape_markdown(str(summary.model.get("name"))), engine=manifest.get("engine", "?"),
+                 code=manifest.get("code_version", "?")))
+    if manifest.get("finished") is None:
+        st.warning(t("census.incomplete", lang, texts=summary.texts))
+    statistic = st.selectbox(t("census.statistic", lang), STATISTICS, index=1, key="heads_census_statistic")
+    st.altair_chart(census_grid_chart(summary, statistic, slide=slide))
+    st.markdown("\n".join(f"- {escape_markdown(line)}" for line in census_report(summary, lang)))
+    st.subheader(t("census.intervals", lang))
+    st.dataframe(census_table(summary, statistic), hide_index=True, height=260,
+                 column_config={name: st.column_config.NumberColumn(format="%.3f") for name in ("mean", "low", "high")})
+    st.stop()

@@ -1,0 +1,274 @@
+"""Compare: two texts on one model, or one text on two models — the heads ranked by how far the query token's
+attention moved, a clickable layer × head grid of that movement, the chosen head's two heatmaps side by side with
+their difference, the output change, and one sentence composed from the numbers (issue 20).
+
+Widgets → cached runs of each text (:func:`inspector.compare.run_text`) → one library call
+(:func:`inspector.compare.compare_runs`, the same numbers as ``python -m inspector compare``) → charts. Picking
+another query, key or head only recomputes the comparison, never the forwards. Text A is the sidebar's text.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import replace
+
+import streamlit as st
+
+from inspector import InspectorError
+from inspector.attribution import AttributionReport, AttributionSettings, TargetSpec, attribute
+from inspector.charts.base import HEAD_SELECTION, selected_head
+from inspector.charts.compare import (head_difference_chart, head_heatmap_chart, movement_grid_chart,
+                                      query_rows_chart, ranked_heads_chart)
+from inspector.compare import (EXAMPLE_PAIRS, SHIFT_THRESHOLD, JS_THRESHOLD, TextRun, align_tokens, compare_runs,
+                               comparison_json, comparison_sentence, default_query, head_pair, resolve_token,
+                               run_text)
+from inspector.i18n import t
+from inspector.share import (COMPARE_DEFAULT_TEXT_B, MAX_TEXT_CHARS, CompareState, compare_share_url, decode_compare,
+                             encode_compare, encode_view, escape_markdown)
+from views import inputs
+
+started = time.perf_counter()
+PAGE_KEYS = ("compare_mode", "compare_text_b", "compare_model_b", "compare_model_b_other", "compare_query",
+             "compare_key1", "compare_key2", "compare_metric")
+
+
+@st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
+def cached_run(spec: str, text: str, backend: str, what: str) -> TextRun:
+    """One text through one model, every layer's weights kept (a few MB at sentence length)."""
+    return run_text(inputs.cached_model(spec), text, backend=backend, what=what)
+
+
+@st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
+def cached_leave_one_out(spec: str, text: str, backend: str) -> AttributionReport:
+    """The Attribution page's leave-one-out (occlusion) alone: one forward per token."""
+    settings = AttributionSettings(methods=("occlusion",), head_grid=False, permutations=0, faithfulness=False)
+    return attribute(inputs.cached_model(spec), text, spec=TargetSpec(), settings=settings, backend=backend)
+
+
+def restore_page_state() -> None:
+    """Once per session: the link's Compare parameters; afterwards: values kept through a page switch (Streamlit
+    drops a widget's value when another page's run does not draw it)."""
+    if not st.session_state.get("_compare_restored"):
+        st.session_state["_compare_restored"] = True
+        policy = inputs.hosting_policy()
+        options = inputs.model_options(policy)
+        state, warnings = decode_compare(st.query_params.to_dict(), models=list(options) if policy.hosted else None)
+        st.session_state["_compare_warnings"] = warnings
+        st.session_state["compare_text_b"] = state.text_b
+        if state.model_b is not None:  # a model the picker does not list goes in its "Other" box, as in the sidebar
+            st.session_state["compare_mode"] = "models"
+            in_list = state.model_b in options
+            st.session_state["compare_model_b"] = state.model_b if in_list else inputs.OTHER_MODEL
+            if not in_list:
+                st.session_state["compare_model_b_other"] = state.model_b
+        st.session_state["_compare_link_picks"] = (state.query, state.keys)
+    for key, value in st.session_state.get("_compare_saved", {}).items():
+        st.session_state.setdefault(key, value)
+
+
+def sync_text_a() -> None:
+    st.session_state["text"] = st.session_state["compare_text_a"]
+
+
+def load_example() -> None:
+    picked = st.session_state.get("compare_example")
+    for pair in EXAMPLE_PAIRS:
+        if pair.title_key == picked:
+            st.session_state["text"] = st.session_state["compare_text_a"] = pair.text_a
+            st.session_state["compare_text_b"], st.session_state["compare_mode"] = pair.text_b, "texts"
+            st.session_state["_compare_link_picks"] = (pair.query, pair.keys)
+
+
+def select_head_from_grid() -> None:
+    picked = selected_head(st.session_state["compare_grid"].selection)
+    if picked is not None:
+        st.session_state["layer"], st.session_state["head"] = picked
+
+
+def token_strip(tokens: tuple[str, ...], differs, partner) -> str:
+    """``"3: animal   14: tired ~"``: ~ = replaced slot, + = no partner in the other text."""
+    # A no-break space inside each label: the strip wraps between tokens, never inside one.
+    return "   ".join(f"{i}:\u00a0{tok}" + ("" if not differs[i] else "\u00a0~" if partner[i] >= 0 else "\u00a0+")
+                      for i, tok in enumerate(tokens))
+
+
+title = st.empty()
+chosen, status, loaded = inputs.open_page()
+lang = chosen.state.lang
+title.title(t("compare.title", lang))
+st.caption(t("compare.caption", lang))
+restore_page_state()
+for warning in st.session_state.get("_compare_warnings", ()):
+    st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(warning)), icon="⚠️")
+if st.session_state.get("compare_text_a") != st.session_state["text"]:
+    st.session_state["compare_text_a"] = st.session_state["text"]  # the sidebar's text changed (or first run)
+st.session_state.setdefault("compare_text_b", COMPARE_DEFAULT_TEXT_B)
+
+mode_column, example_column = st.columns([2, 3])
+mode = mode_column.radio(t("compare.mode", lang), ["texts", "models"], key="compare_mode", horizontal=True,
+                         format_func=lambda m: t(f"compare.mode_{m}", lang))
+st.session_state.setdefault("compare_example", None)
+example_column.selectbox(t("compare.examples", lang), [pair.title_key for pair in EXAMPLE_PAIRS], index=None,
+                         key="compare_example", format_func=lambda key: t(key, lang), on_change=load_example,
+                         placeholder=t("compare.examples_placeholder", lang), disabled=mode != "texts")
+a_column, b_column = st.columns(2)
+a_column.text_area(t("compare.text_a", lang), key="compare_text_a", height=90, max_chars=MAX_TEXT_CHARS,
+                   on_change=sync_text_a, help=t("compare.text_help", lang))
+spec_a, spec_b, text_a = chosen.spec, chosen.spec, st.session_state["compare_text_a"]
+if mode == "texts":
+    text_b = b_column.text_area(t("compare.text_b", lang), key="compare_text_b", height=90, max_chars=MAX_TEXT_CHARS,
+                                help=t("compare.text_help", lang))
+else:
+    text_b = text_a
+    b_column.caption(escape_markdown(t("compare.model_a", lang, model=loaded.info.name)))
+    options = inputs.model_options(inputs.hosting_policy())
+    st.session_state.setdefault("compare_model_b", chosen.spec if chosen.spec in options else next(iter(options)))
+    picked = b_column.selectbox(t("compare.model_b", lang), list(options), format_func=options.__getitem__,
+                                key="compare_model_b", help=t("compare.model_b_help", lang))
+    spec_b = picked
+    if picked == inputs.OTHER_MODEL:
+        spec_b = b_column.text_input(t("sidebar.model_other", lang), key="compare_model_b_other",
+                                     placeholder="org/name or /path/to/model").strip() or chosen.spec
+st.session_state["_compare_saved"] = {key: st.session_state[key] for key in PAGE_KEYS if key in st.session_state}
+
+status.update(label=t("compare.computing", lang))
+backend = chosen.state.backend
+try:
+    run_a = cached_run(spec_a, text_a, backend, "text A")
+    run_b = cached_run(spec_b, text_b, backend, "text B")
+    alignment = align_tokens(run_a.capture.tokens, run_b.capture.tokens)
+    tokens_a, tokens_b = run_a.capture.tokens, run_b.capture.tokens
+    link_query, link_keys = st.session_state.pop("_compare_link_picks", (None, None))
+    paired = [int(a) for a, _ in alignment.pairs]
+    resolve = lambda choice: resolve_token(int(choice) if str(choice).isdigit() else choice, tokens_a, tokens_b,
+                                           alignment)[0]
+    try:  # a link's (or an example's) picks: a token these texts lack falls back to the default, with a warning
+        if link_query is not None:
+            st.session_state["compare_query"] = resolve(link_query)
+        if link_keys is not None:
+            st.session_state["compare_key1"], st.session_state["compare_key2"] = (
+                (resolve(link_keys[0]), resolve(link_keys[1])) if len(link_keys) == 2 else (None, None))
+    except InspectorError as err:
+        st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(str(err))), icon="⚠️")
+    auto = default_query(alignment, run_a.capture.special)
+    for key in ("compare_query", "compare_key1", "compare_key2"):
+        if st.session_state.get(key) not in (None, *paired):  # the texts changed under an old pick
+            st.session_state[key] = None
+except InspectorError as err:
+    status.update(label=t("compare.failed", lang), state="error")
+    st.error(str(err))
+    st.stop()
+
+label = lambda a: "" if a is None else f"{a}: {tokens_a[a]}" + (
+    "" if tokens_a[a] == tokens_b[alignment.partner_a[a]] else f"/{tokens_b[alignment.partner_a[a]]}")
+query_column, key1_column, key2_column = st.columns([2, 1, 1])
+query = query_column.selectbox(t("compare.query", lang), [None, *paired], key="compare_query",
+                               format_func=lambda a: t("compare.query_auto", lang, token=label(auto)) if a is None
+                               else label(a))
+key_label = lambda a: t("compare.key_none", lang) if a is None else label(a)
+st.session_state.setdefault("compare_key1", None)
+st.session_state.setdefault("compare_key2", None)
+if "_compare_keys_defaulted" not in st.session_state:  # first run: the default pair when both texts have it
+    st.session_state["_compare_keys_defaulted"] = True
+    if st.session_state["compare_key1"] is None:
+        try:
+            st.session_state["compare_key1"], st.session_state["compare_key2"] = resolve("animal"), resolve("street")
+        except InspectorError:
+            pass
+key1 = key1_column.selectbox(t("compare.key1", lang), [None, *paired], key="compare_key1", format_func=key_label,
+                             help=t("compare.keys_help", lang))
+key2 = key2_column.selectbox(t("compare.key2", lang), [None, *paired], key="compare_key2", format_func=key_label)
+keys = (key1, key2) if key1 is not None and key2 is not None and key1 != key2 else ()
+try:
+    comparison = compare_runs(run_a, run_b, query=query, keys=keys)
+except InspectorError as err:
+    status.update(label=t("compare.failed", lang), state="error")
+    st.error(str(err))
+    st.stop()
+status.update(state="complete", label=t("compare.ran", lang, model_a=comparison.model_a, model_b=comparison.model_b,
+                                        n_a=len(tokens_a), n_b=len(tokens_b), backend=comparison.backend,
+                                        ms=f"{1000 * sum(run_a.capture.timings.values()):.0f}"))
+
+st.subheader(t("compare.alignment", lang))
+st.code(f"A   {token_strip(tokens_a, alignment.differs_a, alignment.partner_a)}\n"
+        f"B   {token_strip(tokens_b, alignment.differs_b, alignment.partner_b)}", language=None, wrap_lines=True)
+st.caption(t("compare.alignment_caption", lang))
+if alignment.identical and comparison.model_a == comparison.model_b:
+    st.info(t("compare.identical", lang))
+st.info(escape_markdown(comparison_sentence(comparison, lang)), icon=":material/compare_arrows:")
+output = comparison.output
+moved_column, output_column, top_column = st.columns(3)
+moved_column.metric(t("compare.metric_moved", lang), f"{comparison.moved_heads} / {comparison.js.size}",
+                    help=t("compare.metric_moved_help", lang, shift=SHIFT_THRESHOLD, js=JS_THRESHOLD))
+output_column.metric(t("compare.metric_output", lang), "—" if output.change is None else f"{output.change:.4f}",
+                     help=t(f"measure.{output.kind}", lang) if output.kind else output.note)
+if output.top_a and output.top_b:
+    top_column.metric(t("compare.metric_top", lang), f"{output.top_a[0][0]} → {output.top_b[0][0]}",
+                      help=f"{output.top_a[0][1]:.3f} → {output.top_b[0][1]:.3f}")
+
+slide = chosen.state.slide
+layer, head = st.session_state["layer"], st.session_state["head"]
+# Stacked, not in columns: side by side, the grid and the bars need ~800 px and clip on a laptop-width window.
+st.subheader(t("compare.ranked", lang))
+st.altair_chart(ranked_heads_chart(comparison, slide=slide), width="content")
+st.subheader(t("compare.grid", lang))
+metrics = ["js", "entropy"] + (["shift"] if comparison.key_shift is not None else [])
+if st.session_state.get("compare_metric") not in metrics:
+    st.session_state["compare_metric"] = "js"
+metric = st.segmented_control(t("compare.colour_by", lang), metrics, key="compare_metric",
+                              format_func=lambda m: t(f"compare.colour_{m}", lang)) or "js"
+st.altair_chart(movement_grid_chart(comparison, metric, selected=(layer, head), slide=slide), width="content",
+                on_select=select_head_from_grid, selection_mode=HEAD_SELECTION, key="compare_grid")
+
+st.subheader(t("compare.pair", lang, layer=layer, head=head))
+layer_column, head_column = st.columns(2)
+layer_column.selectbox(t("inspect.layer", lang), range(comparison.num_layers), key="layer")
+head_column.selectbox(t("inspect.head", lang), range(comparison.num_heads), key="head")
+pair = head_pair(comparison, layer, head)
+side_a, side_b = (st.container(), st.container()) if slide else st.columns(2)
+side_a.altair_chart(head_heatmap_chart(pair, "A", slide=slide))
+side_b.altair_chart(head_heatmap_chart(pair, "B", slide=slide))
+difference_column, row_column = (st.container(), st.container()) if slide else st.columns(2)
+difference_column.altair_chart(head_difference_chart(pair, slide=slide))
+row_column.altair_chart(query_rows_chart(pair, slide=slide))
+st.caption(t("compare.pair_caption", lang))
+
+loo_key = (spec_a, spec_b, text_a, text_b, backend)
+if st.button(t("compare.loo_button", lang), key="compare_loo", icon=":material/content_cut:"):
+    st.session_state["_compare_loo"] = loo_key
+if st.session_state.get("_compare_loo") == loo_key:
+    with st.spinner(t("compare.loo_running", lang)):
+        try:
+            loo_a, loo_b = cached_leave_one_out(spec_a, text_a, backend), cached_leave_one_out(spec_b, text_b, backend)
+        except InspectorError as err:
+            st.error(str(err))
+            loo_a = loo_b = None
+    if loo_a is not None:
+        rows = [{"token": label(int(a)), f"A: attention L{layer} H{head}": float(comparison.rows_a[layer, head, a]),
+                 f"B: attention L{layer} H{head}": float(comparison.rows_b[layer, head, b]),
+                 "A: leave-one-out": float(loo_a.scores["occlusion"][a]),
+                 "B: leave-one-out": float(loo_b.scores["occlusion"][b])} for a, b in alignment.pairs]
+        st.dataframe(rows, hide_index=True, column_config={name: st.column_config.NumberColumn(format="%.4f")
+                                                           for name in list(rows[0])[1:]})
+        st.caption(escape_markdown(t("compare.loo_caption", lang, target=loo_a.target.description)))
+
+st.download_button(t("compare.download", lang), lambda: json.dumps(comparison_json(comparison, lang),
+                                                                   ensure_ascii=False, allow_nan=False),
+                   file_name="compare.json", mime="application/json", key="compare_json",
+                   icon=":material/download:", on_click="ignore")
+
+# The address bar and the sidebar's share box: the shared view plus this page's own parameters.
+view = replace(chosen.state, page="compare", text=text_a, layer=int(layer), head=int(head))
+compare_state = CompareState(text_b=text_b if mode == "texts" else COMPARE_DEFAULT_TEXT_B,
+                             model_b=spec_b if mode == "models" else None,
+                             query=None if query is None else str(query),
+                             keys=None if not keys else (str(keys[0]), str(keys[1])))
+encoded = {**encode_view(view), **encode_compare(compare_state)}
+if st.query_params.to_dict() != encoded:
+    st.query_params.from_dict(encoded)
+with st.sidebar:
+    st.subheader(t("sidebar.share", lang))
+    st.code(compare_share_url(st.context.url or "", view, compare_state), language=None, wrap_lines=True)
+    st.caption(t("sidebar.share_caption", lang))
+st.caption(t("compare.server_time", lang, ms=f"{1000 * (time.perf_counter() - started):.0f}"))
