@@ -322,7 +322,7 @@ def _stopping(*args, **kwargs):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("page", ["inspect", "heads", "attribution", "lessons", "groundtruth"])
+@pytest.mark.parametrize("page", ["inspect", "heads", "attribution", "lessons", "groundtruth", "compare"])
 def test_every_page_warns_when_the_model_cannot_read_the_text(page, lang, monkeypatch):
     import inspector.attribution
     import inspector.heads
