@@ -20,8 +20,7 @@ import statistics
 import sys
 import time
 
-from benchmarks.live_app import (CHART_DRAWN, CHROMIUM, CHROMIUM_ARGS, click_grid_cell, heatmap_drawn,
-                                 running_app)
+from benchmarks.live_app import CHART_DRAWN, CHROMIUM, CHROMIUM_ARGS, click_grid_cell, heatmap_drawn, running_app
 from benchmarks.report import OtherLoad, benchmark_parser, finish
 
 SECTION_TITLE = "App latency in the browser (CPU)"

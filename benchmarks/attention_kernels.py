@@ -202,7 +202,7 @@ def eager_bytes(shape: Shape, element_bytes: int, backward: bool) -> int:
     return total * 2 if backward else total
 
 
-def time_or_note(bench: "Bench", fn, device: str) -> tuple[float | None, str]:
+def time_or_note(bench: Bench, fn, device: str) -> tuple[float | None, str]:
     """Time ``fn``; an out-of-memory becomes a note instead of losing the shape's other measurements."""
     import torch
 

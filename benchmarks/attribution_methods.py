@@ -203,8 +203,14 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from inspector import load_model
-    from inspector.attribution import (DEFAULT_REFERENCE, MEMORY_BUDGET_BYTES, AttributionSettings, attribute,
-                                       batch_size_for, counterfactual_attention)
+    from inspector.attribution import (
+        DEFAULT_REFERENCE,
+        MEMORY_BUDGET_BYTES,
+        AttributionSettings,
+        attribute,
+        batch_size_for,
+        counterfactual_attention,
+    )
     from inspector.loading import bundled_model_path
 
     loaded = load_model("default")
@@ -257,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     table = "\n".join(rows)
     median_ours, median_direct = statistics.median(ours_s), statistics.median(direct_s)
     notes = [
-        f"- Same scores: largest |ours − direct| over content tokens per method: "
+        "- Same scores: largest |ours − direct| over content tokens per method: "
         + ", ".join(f"{m} {d:.1e}" for m, d in differences.items()) + ".",
         f"- Time: `time.perf_counter`, median of {args.repeats} runs after one warm-up of each route, interleaved; the "
         "direct route's model load is excluded. Target f: cosine similarity with the default reference sentence; "

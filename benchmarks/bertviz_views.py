@@ -98,8 +98,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from playwright.sync_api import sync_playwright
 
-    from inspector.charts import bertviz as views
     from inspector import load_model
+    from inspector.charts import bertviz as views
 
     loaded = load_model("default")
     rows = []

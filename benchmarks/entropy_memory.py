@@ -84,6 +84,7 @@ def _build_model(variant: str, max_positions: int):
 def _entropy_ours(model, input_ids, attention_mask, block_size: int | None = None):
     """Every layer's per-row entropy from the inspector backend: (layers, heads, q_len) float32."""
     import torch
+
     from kernels.hf import AttentionRequest, attention_request
 
     request = AttentionRequest(stats=("entropy", "lse", "sink"), weights_layers=None, block_size=block_size)

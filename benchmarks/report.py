@@ -87,7 +87,7 @@ class OtherLoad:
     Usage: ``with OtherLoad() as load: ...``; then ``load.cores``.
     """
 
-    def __enter__(self) -> "OtherLoad":
+    def __enter__(self) -> OtherLoad:
         self._wall, self._busy, self._own = time.perf_counter(), system_busy_seconds(), time.process_time()
         return self
 

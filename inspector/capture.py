@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import gc
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable, Literal
+from typing import Literal
 
 import numpy as np
 import torch
 
 from inspector.errors import DeviceOutOfMemoryError, InspectorError, InvalidRequestError
+
 # tokenize and token_word_ids live in inspector.forward (the one forward path); importing them from here, as
 # older code and the tests do, keeps working.
 from inspector.forward import encode_text, run, token_word_ids, tokenize, validated_encoding  # noqa: F401
 from inspector.i18n import DEFAULT_LANGUAGE, t
 from inspector.loading import LoadedModel, ModelInfo
-
 
 WeightsChoice = Literal["all"] | Iterable[int] | None
 

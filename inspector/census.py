@@ -50,10 +50,11 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable, Iterable, Literal, Sequence
+from typing import Literal
 
 import numpy as np
 import torch
@@ -63,7 +64,7 @@ from inspector.errors import InspectorError, InvalidRequestError
 from inspector.experiments import forward
 from inspector.i18n import t
 from inspector.loading import LoadedModel, ModelInfo, resolve_model_folder
-from inspector.metrics import HealthFlags, HealthThresholds, head_entropy_from_rows, health_flags, is_punctuation
+from inspector.metrics import HealthFlags, HealthThresholds, head_entropy_from_rows, health_flags
 from kernels.reference import materialize_weights, visible_keys_mask
 
 Engine = Literal["local", "ray"]
@@ -461,7 +462,7 @@ def describe_model(spec: str, info: ModelInfo) -> dict:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

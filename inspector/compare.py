@@ -41,8 +41,9 @@ import difflib
 import math
 import time
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Sequence
+from typing import Literal
 
 import numpy as np
 from scipy.special import rel_entr

@@ -15,9 +15,10 @@ import io
 import json
 import re
 import zipfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any, Mapping
+from typing import Any
 
 import altair as alt
 import pandas as pd

@@ -21,17 +21,33 @@ attached to the shared model: every per-call choice travels in the request, a co
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Literal
 
 import numpy as np
 import torch
 
-from inspector.errors import (BackendError, DeadlineExceededError, InvalidRequestError, InvalidTextError,
-                              UnsupportedModelError)
+from inspector.errors import (
+    BackendError,
+    DeadlineExceededError,
+    InvalidRequestError,
+    InvalidTextError,
+    UnsupportedModelError,
+)
 from inspector.loading import LoadedModel
-from kernels.hf import (AttentionContractError, AttentionRequest, BackendUnavailableError, DeadlinePassed,
-                        Intervention, InterventionError, LayerRecord, TensorName, attention_request, resolve_backend)
+from kernels.hf import (
+    AttentionContractError,
+    AttentionRequest,
+    BackendUnavailableError,
+    DeadlinePassed,
+    Intervention,
+    InterventionError,
+    LayerRecord,
+    TensorName,
+    attention_request,
+    resolve_backend,
+)
 from kernels.reference import StatName
 
 LayerChoice = frozenset[int] | Literal["all"] | None

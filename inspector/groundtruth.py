@@ -31,19 +31,18 @@ the mechanism's tokens.
 from __future__ import annotations
 
 import json
-import math
 import time
 import unicodedata
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Literal, Sequence
+from typing import Literal
 
 import numpy as np
 import torch
 from scipy import stats
 
-from inspector.attribution import (METHODS, REGISTRY, AttributionSettings, TargetSpec, attribute,
-                                   bootstrap_mean_interval)
+from inspector.attribution import METHODS, REGISTRY, AttributionSettings, TargetSpec, attribute, bootstrap_mean_interval
 from inspector.errors import InvalidRequestError
 from inspector.experiments import encode, forward
 from inspector.i18n import CATALOGUE, DEFAULT_LANGUAGE, t

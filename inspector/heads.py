@@ -31,23 +31,41 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Callable, Literal, Sequence
+from typing import Literal
 
 import numpy as np
 import torch
 
 from inspector.errors import InvalidRequestError, InvalidTextError
-from inspector.experiments import (ModelOutput, OutputKind, encode, forward, model_output, output_change,
-                                   head_writes, output_change_name)
+from inspector.experiments import (
+    ModelOutput,
+    OutputKind,
+    encode,
+    forward,
+    head_writes,
+    model_output,
+    output_change,
+    output_change_name,
+)
 from inspector.forward import backend_for
-from inspector.jsonable import to_jsonable
 from inspector.i18n import DEFAULT_LANGUAGE, t
+from inspector.jsonable import to_jsonable
 from inspector.loading import LoadedModel, ModelInfo
-from inspector.metrics import (TOKEN_CATEGORIES, HealthFlags, HealthThresholds, head_entropy_from_rows,
-                               health_flags, induction_score, mean_attention_distance, norm_weighted_attention,
-                               sink_scores, token_category_mass)
+from inspector.metrics import (
+    TOKEN_CATEGORIES,
+    HealthFlags,
+    HealthThresholds,
+    head_entropy_from_rows,
+    health_flags,
+    induction_score,
+    mean_attention_distance,
+    norm_weighted_attention,
+    sink_scores,
+    token_category_mass,
+)
 from inspector.redundancy import classical_mds, cluster_order, contribution_similarity, js_divergence_matrix
 from kernels.hf import HeadGate, SequenceHeadAblation
 from kernels.reference import visible_keys_mask

@@ -29,9 +29,9 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 from inspector.budget import ALL_LAYERS_WEIGHTS_BUDGET_BYTES
 from inspector.errors import HostingConfigError, ModelNotAllowedError

@@ -11,8 +11,8 @@ language); labels on the pages, the sidebar and the lesson charts are translated
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from string import Formatter
-from typing import Mapping
 
 LANGUAGES: tuple[str, ...] = ("en", "zh")
 DEFAULT_LANGUAGE = "en"

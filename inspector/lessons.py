@@ -34,8 +34,8 @@ from __future__ import annotations
 import functools
 import math
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import torch

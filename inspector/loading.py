@@ -32,8 +32,15 @@ import numpy as np
 import torch
 
 import kernels.hf  # noqa: F401  (registers the "inspector" attention implementation)
-from inspector.errors import (HubUnavailableError, InvalidRequestError, ModelNotFoundError, ModelTooLargeError,
-                              NotAModelError, UnsafeModelError, UnsupportedModelError)
+from inspector.errors import (
+    HubUnavailableError,
+    InvalidRequestError,
+    ModelNotFoundError,
+    ModelTooLargeError,
+    NotAModelError,
+    UnsafeModelError,
+    UnsupportedModelError,
+)
 
 DEFAULT_MODEL = "default"
 DEFAULT_MODEL_LABEL = "all-MiniLM-L6-v2 (bundled)"
@@ -55,7 +62,7 @@ _HUB_PROBE_TIMEOUT_S = 3.0
 # tensor's dtype and shape (https://github.com/huggingface/safetensors#format). Real headers are kilobytes to a
 # few megabytes; anything past this is not a header we will parse.
 _SAFETENSORS_MAX_HEADER_BYTES = 100 * 2**20
-# Config keys that make transformers import a model's own Python files (trust_remote_code=True would run them).
+# Config keys that make transformers import a model's own Python files (with remote code allowed, transformers would run them).
 _REMOTE_CODE_KEYS = ("auto_map", "custom_pipelines")
 _MAX_CONFIG_BYTES = 16 * 2**20
 
@@ -375,8 +382,7 @@ def _refuse_remote_code(folder: Path, already_read: dict[str, dict]) -> None:
 
 
 def _head_and_auto_class(architectures: list[str]) -> tuple[HeadKind, type]:
-    from transformers import (AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM,
-                              AutoModelForSequenceClassification)
+    from transformers import AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM, AutoModelForSequenceClassification
 
     name = architectures[0] if architectures else ""
     if name.endswith("ForMaskedLM"):

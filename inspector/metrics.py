@@ -30,8 +30,8 @@ k_len)`` (no padding) and each answer a different question:
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 

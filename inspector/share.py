@@ -30,14 +30,14 @@ import base64
 import binascii
 import re
 import zlib
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Collection, Mapping, Sequence
 from urllib.parse import quote_plus, urlencode, urlsplit, urlunsplit
 
+from inspector.errors import InspectorError
 from inspector.examples import DEFAULT_TEXT
 from inspector.i18n import DEFAULT_LANGUAGE, LANGUAGES
-from inspector.errors import InspectorError
 from inspector.loading import DEFAULT_MODEL, SHIPPED_PREFIX, shipped_model_path
 
 SHARE_VERSION = 1

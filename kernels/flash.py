@@ -72,8 +72,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
 
 import torch
 

@@ -14,8 +14,8 @@ Triton's on-disk cache before a GPU run.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Sequence
 
 from kernels.flash import _COMPILE_ONLY, KernelConfig, launch_kwargs
 

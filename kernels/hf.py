@@ -36,16 +36,23 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Literal, Sequence, Union
+from typing import Literal, Union
 
 import torch
 from transformers import AttentionInterface
 from transformers.masking_utils import AttentionMaskInterface, causal_mask_function, prepare_padding_mask
 
 from kernels import flash
-from kernels.reference import (StatName, blocked_attention, materialize_weights, row_entropy, visible_key_counts,
-                               visible_keys_mask)
+from kernels.reference import (
+    StatName,
+    blocked_attention,
+    materialize_weights,
+    row_entropy,
+    visible_key_counts,
+    visible_keys_mask,
+)
 
 IMPLEMENTATION_NAME = "inspector"
 

@@ -22,7 +22,8 @@ entropy 0, sink mass 0, log-sum-exp −inf.
 
 from __future__ import annotations
 
-from typing import Iterable, Literal, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Literal
 
 import torch
 

@@ -12,10 +12,20 @@ import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never download; a hub id must fail fast
 
+from transformers import (  # noqa: E402
+    AutoModel,
+    AutoModelForCausalLM,
+    BertConfig,
+    DistilBertConfig,
+    GPT2Config,
+    LlamaConfig,
+    MistralConfig,
+    PreTrainedTokenizerFast,
+    Qwen2Config,
+    RobertaConfig,
+)
+
 import kernels.hf  # noqa: E402,F401  (registers the "inspector" attention implementation)
-from transformers import (AutoModel, AutoModelForCausalLM, BertConfig, DistilBertConfig,  # noqa: E402
-                          GPT2Config, LlamaConfig, MistralConfig, PreTrainedTokenizerFast, Qwen2Config,
-                          RobertaConfig)
 
 VOCAB_WORDS = ("the animal did n't cross street because it was too tired . a cat sat on mat and dog ran "
                "fast slow big small red blue green one two three four five six seven eight nine ten").split()

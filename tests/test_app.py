@@ -240,8 +240,8 @@ def test_a_broken_model_folder_in_the_picker_is_an_error_not_a_traceback(tmp_pat
 
 
 def test_a_text_past_the_memory_budget_is_refused_and_a_long_one_keeps_one_layer(monkeypatch):
-    from views import inputs
     from inspector.hosting import HostingPolicy
+    from views import inputs
 
     text = "Queries search keys like addresses. " * 8  # 58 tokens
     # Every layer at 58 tokens: 6 × 12 × 58² × 4 bytes = 0.92 MiB; one layer 0.15 MiB.
@@ -286,8 +286,8 @@ def test_hosted_mode_warns_about_a_link_to_another_model_and_shows_the_bundled_o
 
 
 def test_a_run_past_the_deadline_is_an_error_and_the_next_run_works(monkeypatch):
-    from views import inputs
     from inspector.hosting import HostingPolicy
+    from views import inputs
 
     text = "A deadline of a nanosecond stops the first layer."  # not cached by another test
     monkeypatch.setattr(inputs, "hosting_policy", lambda: HostingPolicy(deadline_s=1e-9))

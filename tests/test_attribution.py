@@ -10,12 +10,28 @@ import copy
 import numpy as np
 import pytest
 import torch
-from transformers import (AutoModel, AutoModelForCausalLM, BertForMaskedLM, BertForSequenceClassification)
+from transformers import AutoModel, AutoModelForCausalLM, BertForMaskedLM, BertForSequenceClassification
 
-from inspector.attribution import (METHODS, AttributionSettings, TargetSpec, agreement, attention_rollout, attribute,
-                                   bootstrap_mean_interval, corpus_agreement, counterfactual_attention,
-                                   eraser_faithfulness, jensen_shannon, leave_one_out, occlusion_on_embeddings,
-                                   random_tau_interval, ranking_agreement, report_json, top_k_overlap, word_level)
+from inspector.attribution import (
+    METHODS,
+    AttributionSettings,
+    TargetSpec,
+    agreement,
+    attention_rollout,
+    attribute,
+    bootstrap_mean_interval,
+    corpus_agreement,
+    counterfactual_attention,
+    eraser_faithfulness,
+    jensen_shannon,
+    leave_one_out,
+    occlusion_on_embeddings,
+    random_tau_interval,
+    ranking_agreement,
+    report_json,
+    top_k_overlap,
+    word_level,
+)
 from inspector.errors import InvalidRequestError, InvalidTextError
 from inspector.experiments import encode, forward
 from inspector.loading import load_model
@@ -272,7 +288,8 @@ def test_occlusion_by_mask_equals_the_masked_text_through_input_ids(headed_model
     masked = copy.deepcopy(inputs)
     masked["input_ids"][0, 2] = loaded.tokenizer.mask_token_id
     # the ids route, independent of Captum's embeddings
-    from inspector.attribution.targets import evaluate_rows as _evaluate_rows, setup_problem as _setup
+    from inspector.attribution.targets import evaluate_rows as _evaluate_rows
+    from inspector.attribution.targets import setup_problem as _setup
 
     problem, _, _ = _setup(loaded, TEXT, TargetSpec(reference=REFERENCE), "torch", 2**26)
     value = _evaluate_rows(problem, [masked["input_ids"][0].tolist()])[0][0]
@@ -335,7 +352,8 @@ def test_cli_attribute_bad_input_exits_2(capsys, headed_models):
 
 
 def test_masked_lm_rows_are_read_at_the_targets_mask_even_with_other_masks(headed_models):
-    from inspector.attribution.targets import evaluate_rows as _evaluate_rows, setup_problem as _setup
+    from inspector.attribution.targets import evaluate_rows as _evaluate_rows
+    from inspector.attribution.targets import setup_problem as _setup
 
     loaded = headed_models["masked-lm"]
     text = TEXT.replace("street", "[MASK]")
@@ -363,8 +381,14 @@ def test_scores_only_path_skips_faithfulness(headed_models):
 
 @pytest.mark.parametrize("slide", (False, True))
 def test_attribution_charts_are_valid_vega_lite_with_tokens_as_data(headed_models, slide):
-    from inspector.charts.attribution import (agreement_chart, counterfactual_chart, decay_chart, faithfulness_frame,
-                                              head_tau_chart, scores_chart)
+    from inspector.charts.attribution import (
+        agreement_chart,
+        counterfactual_chart,
+        decay_chart,
+        faithfulness_frame,
+        head_tau_chart,
+        scores_chart,
+    )
 
     text = "the <b>cat</b> sat on the mat ."
     report = attribute(headed_models["none"], text, spec=TargetSpec(reference=REFERENCE), settings=FAST)

@@ -10,8 +10,13 @@ import torch
 from transformers import AutoModel
 
 from inspector.capture import Capture, capture, capture_within_memory
-from inspector.errors import (BackendError, DeadlineExceededError, DeviceOutOfMemoryError, InvalidRequestError,
-                              InvalidTextError)
+from inspector.errors import (
+    BackendError,
+    DeadlineExceededError,
+    DeviceOutOfMemoryError,
+    InvalidRequestError,
+    InvalidTextError,
+)
 from inspector.loading import LoadedModel, load_model
 from kernels.reference import row_entropy
 from tests.tolerances import close

@@ -14,8 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from inspector.capture import capture
-from inspector.census import (STATISTICS, CensusFolderError, InputRow, census, length_buckets, measure_rows,
-                              read_census)
+from inspector.census import STATISTICS, CensusFolderError, InputRow, census, length_buckets, measure_rows, read_census
 from inspector.heads import head_report
 from inspector.loading import load_model
 from inspector.metrics import TOKEN_CATEGORIES, head_entropy
@@ -72,8 +71,7 @@ def single_text_statistics(loaded, text: str) -> dict[str, np.ndarray]:
     import torch
 
     from inspector.experiments import encode, forward
-    from inspector.metrics import (head_entropy_from_rows, mean_attention_distance, sink_scores,
-                                   token_category_mass)
+    from inspector.metrics import head_entropy_from_rows, mean_attention_distance, sink_scores, token_category_mass
     from kernels.reference import visible_keys_mask
 
     inputs = encode(loaded, text)
@@ -250,7 +248,7 @@ def test_the_heads_page_opens_a_census_folder(bundled_census):
 
 
 def test_the_heads_page_never_opens_a_census_in_hosted_mode(bundled_census, monkeypatch):
-    from views import census_folder, inputs
+    from views import inputs
 
     monkeypatch.setenv("INSPECTOR_HOSTED", "1")
     inputs.hosting_policy.clear()

@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 
 from inspector.charts.base import HEAD_SELECTION, selected_head, style_chart, token_labels
-from inspector.charts.inspect import SMALL_MULTIPLES_MAX_TOKENS, attention_heatmap_chart, entropy_by_layer_chart, entropy_grid_chart, layer_heads_chart
+from inspector.charts.inspect import (
+    SMALL_MULTIPLES_MAX_TOKENS,
+    attention_heatmap_chart,
+    entropy_by_layer_chart,
+    entropy_grid_chart,
+    layer_heads_chart,
+)
 from inspector.heatmap import HeatmapOptions, HeatmapView
 from inspector.metrics import HeadEntropy
 

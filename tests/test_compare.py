@@ -16,9 +16,20 @@ import torch
 
 from inspector.capture import Capture, OutputSummary
 from inspector.cli import main
-from inspector.compare import (JS_MAX, IncomparableModelsError, TextRun, align_tokens, compare, compare_rows,
-                               comparison_json, comparison_sentence, default_query, head_pair, jensen_shannon,
-                               resolve_token)
+from inspector.compare import (
+    JS_MAX,
+    IncomparableModelsError,
+    TextRun,
+    align_tokens,
+    compare,
+    compare_rows,
+    comparison_json,
+    comparison_sentence,
+    default_query,
+    head_pair,
+    jensen_shannon,
+    resolve_token,
+)
 from inspector.errors import InvalidRequestError, InvalidTextError
 from inspector.experiments import ModelOutput
 from inspector.i18n import LANGUAGES
@@ -241,9 +252,10 @@ def test_two_models_of_different_shapes_get_a_clear_message(tiny_model_dirs, bun
 
 
 def test_two_models_whose_tokenizers_split_the_text_differently_get_a_clear_message(tiny_model_dirs, tmp_path):
-    from tests.conftest import SPECIALS, VOCAB_WORDS, save_tiny_model
     from tokenizers import Tokenizer, models, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
+
+    from tests.conftest import SPECIALS, VOCAB_WORDS, save_tiny_model
 
     folder = save_tiny_model(tmp_path / "bert-other-tokenizer", "bert", seed=1)
     vocab = {tok: i for i, tok in enumerate(SPECIALS + [w for w in VOCAB_WORDS if w != "tired"])}
@@ -298,8 +310,13 @@ def test_the_charts_are_valid_vega_lite(tired_wide, slide):
     import altair as alt
 
     from inspector.charts.base import HEAD_SELECTION
-    from inspector.charts.compare import (head_difference_chart, head_heatmap_chart, movement_grid_chart,
-                                          query_rows_chart, ranked_heads_chart)
+    from inspector.charts.compare import (
+        head_difference_chart,
+        head_heatmap_chart,
+        movement_grid_chart,
+        query_rows_chart,
+        ranked_heads_chart,
+    )
 
     pair = head_pair(tired_wide, 3, 1)
     charts = [movement_grid_chart(tired_wide, metric, selected=(3, 1), slide=slide)
@@ -316,8 +333,14 @@ def test_the_charts_are_valid_vega_lite(tired_wide, slide):
 # ------------------------------------------------------------------------------------------------ share links
 
 def test_compare_link_state_round_trips_and_malformed_values_fall_back():
-    from inspector.share import (PLAIN_TEXT_MAX_CHARS, CompareState, compare_share_url, decode_compare,
-                                 encode_compare, ViewState)
+    from inspector.share import (
+        PLAIN_TEXT_MAX_CHARS,
+        CompareState,
+        ViewState,
+        compare_share_url,
+        decode_compare,
+        encode_compare,
+    )
 
     state = CompareState(text_b="The cat sat.", model_b="shipped:induction", query="10", keys=("2", "street"))
     assert decode_compare(encode_compare(state)) == (state, ())

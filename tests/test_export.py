@@ -19,8 +19,18 @@ from inspector.capture import capture
 from inspector.charts.base import token_labels
 from inspector.charts.inspect import attention_heatmap_chart, entropy_grid_chart
 from inspector.errors import InvalidRequestError
-from inspector.export import (EXPORT_MAX_CELLS, Provenance, capture_json, chart_png, chart_svg, export_pack, safe_file_stem,
-                              to_jsonable, view_numbers, with_provenance)
+from inspector.export import (
+    EXPORT_MAX_CELLS,
+    Provenance,
+    capture_json,
+    chart_png,
+    chart_svg,
+    export_pack,
+    safe_file_stem,
+    to_jsonable,
+    view_numbers,
+    with_provenance,
+)
 from inspector.heatmap import HeatmapOptions, HeatmapView, heatmap_view
 from inspector.loading import shipped_choices
 from inspector.metrics import HeadEntropy

@@ -13,8 +13,14 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kernels.flash import (COMPILED_CONFIGS, KernelConfig, TritonUnavailableError, flash_attention, forced_config,
-                           materialize_weights)
+from kernels.flash import (
+    COMPILED_CONFIGS,
+    KernelConfig,
+    TritonUnavailableError,
+    flash_attention,
+    forced_config,
+    materialize_weights,
+)
 from kernels.reference import reference_attention, row_entropy, visible_keys_mask
 from tests.tolerances import close, plain_attention_same_dtype, within_twice_plain_error
 

@@ -11,12 +11,16 @@ import torch
 import inspector.experiments
 import inspector.forward
 from inspector.capture import capture
-from inspector.errors import (BackendError, DeadlineExceededError, InvalidRequestError, InvalidTextError,
-                              UnsupportedModelError)
+from inspector.errors import (
+    BackendError,
+    DeadlineExceededError,
+    InvalidRequestError,
+    InvalidTextError,
+    UnsupportedModelError,
+)
 from inspector.forward import backend_for, encode_text, run
 from inspector.loading import LoadedModel, load_model
-from kernels.hf import (AttentionContractError, BackendUnavailableError, DeadlinePassed, HeadAblation,
-                        InterventionError)
+from kernels.hf import AttentionContractError, BackendUnavailableError, DeadlinePassed, HeadAblation, InterventionError
 
 TEXT = "the cat sat on the mat because it was tired"
 

@@ -10,9 +10,22 @@ import pytest
 
 from inspector.cli import main
 from inspector.errors import InvalidRequestError, ModelNotFoundError
-from inspector.groundtruth import (aggregate_ranks, card_for, causal_attention_mass, chance_hit_rate, evaluate,
-                                   example_json, rank_of, read_card, reading, score_example, scoreboard,
-                                   scoreboard_json, top_ranked_tokens, wilson_interval)
+from inspector.groundtruth import (
+    aggregate_ranks,
+    card_for,
+    causal_attention_mass,
+    chance_hit_rate,
+    evaluate,
+    example_json,
+    rank_of,
+    read_card,
+    reading,
+    score_example,
+    scoreboard,
+    scoreboard_json,
+    top_ranked_tokens,
+    wilson_interval,
+)
 from inspector.loading import load_model, shipped_choices
 from inspector.tasks import FRESH_SEED, NEUTRAL_WORDS, TASKS, generate
 

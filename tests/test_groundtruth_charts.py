@@ -9,10 +9,19 @@ import numpy as np
 import pytest
 
 from inspector.attribution import METHOD_LABELS
+from inspector.charts.groundtruth import (
+    CAUSAL_MARK,
+    SUPPORTING_MARK,
+    example_chart,
+    example_frame,
+    example_table,
+    head_hits_chart,
+    head_hits_frame,
+    method_order,
+    scoreboard_chart,
+    scoreboard_table,
+)
 from inspector.groundtruth import card_for, score_example, scoreboard, top_ranked_tokens
-from inspector.charts.groundtruth import (CAUSAL_MARK, SUPPORTING_MARK, example_chart, example_frame, example_table,
-                                          head_hits_chart, head_hits_frame, method_order, scoreboard_chart,
-                                          scoreboard_table)
 from inspector.loading import load_model
 from inspector.tasks import FRESH_SEED, generate
 

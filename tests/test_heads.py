@@ -17,11 +17,27 @@ from transformers import AutoModel, AutoModelForSequenceClassification
 from inspector.cli import main
 from inspector.errors import InvalidRequestError
 from inspector.experiments import encode, forward
-from inspector.heads import (CORPUS_PATH, INDUCTION_HEAD_SCORE, HeadStatistics, head_report, health_report,
-                             layer_normalized, read_corpus, report_json, with_thresholds)
+from inspector.heads import (
+    CORPUS_PATH,
+    INDUCTION_HEAD_SCORE,
+    HeadStatistics,
+    head_report,
+    health_report,
+    layer_normalized,
+    read_corpus,
+    report_json,
+    with_thresholds,
+)
 from inspector.loading import load_model
-from inspector.metrics import (TOKEN_CATEGORIES, HealthThresholds, head_entropy_from_rows, is_punctuation,
-                               mean_attention_distance, sink_scores, token_category_mass)
+from inspector.metrics import (
+    TOKEN_CATEGORIES,
+    HealthThresholds,
+    head_entropy_from_rows,
+    is_punctuation,
+    mean_attention_distance,
+    sink_scores,
+    token_category_mass,
+)
 from inspector.redundancy import LN2, classical_mds, cluster_order, contribution_similarity, js_divergence_matrix
 from kernels.hf import HeadAblation, HeadGate, SequenceHeadAblation, WeightEdit
 from tests.conftest import make_tokenizer, save_tiny_model, tiny_config

@@ -7,8 +7,14 @@ import pytest
 import torch
 from transformers import AutoModel, AutoModelForCausalLM, DynamicCache
 
-from kernels.hf import (AttentionContractError, AttentionRequest, BackendUnavailableError, attention_request,
-                        inspector_attention, resolve_backend)
+from kernels.hf import (
+    AttentionContractError,
+    AttentionRequest,
+    BackendUnavailableError,
+    attention_request,
+    inspector_attention,
+    resolve_backend,
+)
 from kernels.reference import row_entropy
 from tests.conftest import TINY_ARCHITECTURES, model_pair, tiny_config
 from tests.tolerances import close

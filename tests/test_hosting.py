@@ -12,11 +12,23 @@ import pytest
 
 import inspector.hosting
 import inspector.loading
-from inspector.errors import (HostingConfigError, ModelNotAllowedError, ModelTooLargeError, NotAModelError,
-                              UnsafeModelError)
-from inspector.hosting import (DEFAULT_ALLOW_LIST, HOSTED_DEADLINE_S, HOSTED_MAX_PARAMETERS,
-                               HOSTED_WEIGHTS_BUDGET_BYTES, AllowedHubModel, HostingPolicy, load_allowed_model,
-                               read_allow_list)
+from inspector.errors import (
+    HostingConfigError,
+    ModelNotAllowedError,
+    ModelTooLargeError,
+    NotAModelError,
+    UnsafeModelError,
+)
+from inspector.hosting import (
+    DEFAULT_ALLOW_LIST,
+    HOSTED_DEADLINE_S,
+    HOSTED_MAX_PARAMETERS,
+    HOSTED_WEIGHTS_BUDGET_BYTES,
+    AllowedHubModel,
+    HostingPolicy,
+    load_allowed_model,
+    read_allow_list,
+)
 from inspector.loading import DEFAULT_MODEL, safetensors_parameter_count, shipped_choices
 from tests.test_loading import _Canary
 

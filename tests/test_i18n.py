@@ -38,9 +38,9 @@ def test_t_fills_placeholders_and_falls_back_to_english():
 
 # ------------------------------------------------------------------ sentences built from numbers (issue 15)
 
+from collections.abc import Iterable  # noqa: E402
 from dataclasses import replace  # noqa: E402
 from string import Formatter  # noqa: E402
-from typing import Iterable  # noqa: E402
 
 import numpy as np  # noqa: E402
 

@@ -12,10 +12,25 @@ import torch
 
 from inspector.errors import InvalidRequestError
 from inspector.i18n import LANGUAGES
-from inspector.lessons import (COLLAPSED_BELOW, DIFFUSE_ABOVE, POSITIONAL_HEAD_MIN_WEIGHT, Answer, all_lessons,
-                               asymmetry_index, attention_target, complexity_lesson, diagonal_share, effective_rank,
-                               leave_one_out, lessons_json, mean_weight_by_offset, position_kind, scaling_sweep,
-                               softmax_jacobian, softmax_jacobian_norm)
+from inspector.lessons import (
+    COLLAPSED_BELOW,
+    DIFFUSE_ABOVE,
+    POSITIONAL_HEAD_MIN_WEIGHT,
+    Answer,
+    all_lessons,
+    asymmetry_index,
+    attention_target,
+    complexity_lesson,
+    diagonal_share,
+    effective_rank,
+    leave_one_out,
+    lessons_json,
+    mean_weight_by_offset,
+    position_kind,
+    scaling_sweep,
+    softmax_jacobian,
+    softmax_jacobian_norm,
+)
 from inspector.loading import load_model
 from kernels.reference import visible_keys_mask
 from tests.tolerances import close

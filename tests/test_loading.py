@@ -12,8 +12,13 @@ import numpy as np
 import pytest
 import torch
 
-from inspector.errors import (HubUnavailableError, ModelNotFoundError, NotAModelError, UnsafeModelError,
-                              UnsupportedModelError)
+from inspector.errors import (
+    HubUnavailableError,
+    ModelNotFoundError,
+    NotAModelError,
+    UnsafeModelError,
+    UnsupportedModelError,
+)
 from inspector.loading import bundled_model_path, load_model
 from tests.conftest import save_tiny_model
 

@@ -7,8 +7,15 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernels.reference import (blocked_attention, check_attention_inputs, materialize_weights,
-                               reference_attention, row_entropy, visible_key_counts, visible_keys_mask)
+from kernels.reference import (
+    blocked_attention,
+    check_attention_inputs,
+    materialize_weights,
+    reference_attention,
+    row_entropy,
+    visible_key_counts,
+    visible_keys_mask,
+)
 from tests.tolerances import close
 
 

@@ -15,9 +15,23 @@ from hypothesis import strategies as st
 from inspector.examples import DEFAULT_TEXT
 from inspector.i18n import LANGUAGES
 from inspector.loading import DEFAULT_MODEL
-from inspector.share import (BACKENDS, MAX_LINK_CHARS, MAX_TEXT_CHARS, PAGES, PLAIN_TEXT_MAX_CHARS, SHARE_VERSION,
-                             ViewState, compress_text, decode_view, decompress_text, encode_view, escape_markdown,
-                             link_fits, share_url, without_text)
+from inspector.share import (
+    BACKENDS,
+    MAX_LINK_CHARS,
+    MAX_TEXT_CHARS,
+    PAGES,
+    PLAIN_TEXT_MAX_CHARS,
+    SHARE_VERSION,
+    ViewState,
+    compress_text,
+    decode_view,
+    decompress_text,
+    encode_view,
+    escape_markdown,
+    link_fits,
+    share_url,
+    without_text,
+)
 
 TRICKY_TEXTS = [
     "The animal didn't cross the street because it was too tired.",

@@ -12,8 +12,15 @@ from inspector.cli import main
 from inspector.errors import InspectorError
 from inspector.examples import EXAMPLES
 from inspector.i18n import t
-from inspector.unknown_tokens import (MODELS_FOR_SCRIPT, UNKNOWN_SHARE_LIMIT, UnknownTokens, script_of,
-                                      unknown_token_share, unknown_tokens, unreadable_text_warning)
+from inspector.unknown_tokens import (
+    MODELS_FOR_SCRIPT,
+    UNKNOWN_SHARE_LIMIT,
+    UnknownTokens,
+    script_of,
+    unknown_token_share,
+    unknown_tokens,
+    unreadable_text_warning,
+)
 
 # The sentence of the issue: the bundled model reads 11 of its 15 characters as [UNK].
 CHINESE = "动物没有过马路，因为它太累了。"

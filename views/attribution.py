@@ -12,14 +12,29 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector import InspectorError
-from inspector.attribution import (DEFAULT_REFERENCE, LONG_TEXT_TOKENS, AttributionReport, AttributionSettings,
-                                   CorpusAgreement, CounterfactualAttention, TargetSpec, attribute, corpus_agreement,
-                                   counterfactual_attention)
-from inspector.charts.attribution import (agreement_chart, counterfactual_chart, decay_chart, faithfulness_frame,
-                                          head_tau_chart, scores_chart)
+from inspector.attribution import (
+    DEFAULT_REFERENCE,
+    LONG_TEXT_TOKENS,
+    METHOD_LABELS,  # the corpus table names methods as the charts do
+    AttributionReport,
+    AttributionSettings,
+    CorpusAgreement,
+    CounterfactualAttention,
+    TargetSpec,
+    attribute,
+    corpus_agreement,
+    counterfactual_attention,
+)
 from inspector.budget import count_tokens
+from inspector.charts.attribution import (
+    agreement_chart,
+    counterfactual_chart,
+    decay_chart,
+    faithfulness_frame,
+    head_tau_chart,
+    scores_chart,
+)
 from inspector.examples import EXAMPLES
-from inspector.attribution import METHOD_LABELS  # the corpus table names methods as the charts do
 from inspector.i18n import t
 from inspector.share import escape_markdown
 from views import inputs

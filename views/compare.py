@@ -18,14 +18,38 @@ import streamlit as st
 from inspector import InspectorError
 from inspector.attribution import AttributionReport, AttributionSettings, TargetSpec, attribute
 from inspector.charts.base import HEAD_SELECTION, selected_head
-from inspector.charts.compare import (head_difference_chart, head_heatmap_chart, movement_grid_chart,
-                                      query_rows_chart, ranked_heads_chart)
-from inspector.compare import (EXAMPLE_PAIRS, SHIFT_THRESHOLD, JS_THRESHOLD, TextRun, align_tokens, compare_runs,
-                               comparison_json, comparison_sentence, default_query, head_pair, resolve_token,
-                               run_text)
+from inspector.charts.compare import (
+    head_difference_chart,
+    head_heatmap_chart,
+    movement_grid_chart,
+    query_rows_chart,
+    ranked_heads_chart,
+)
+from inspector.compare import (
+    EXAMPLE_PAIRS,
+    JS_THRESHOLD,
+    SHIFT_THRESHOLD,
+    TextRun,
+    align_tokens,
+    compare_runs,
+    comparison_json,
+    comparison_sentence,
+    default_query,
+    head_pair,
+    resolve_token,
+    run_text,
+)
 from inspector.i18n import t
-from inspector.share import (COMPARE_DEFAULT_TEXT_B, MAX_TEXT_CHARS, CompareState, compare_share_url, decode_compare,
-                             encode_compare, encode_view, escape_markdown)
+from inspector.share import (
+    COMPARE_DEFAULT_TEXT_B,
+    MAX_TEXT_CHARS,
+    CompareState,
+    compare_share_url,
+    decode_compare,
+    encode_compare,
+    encode_view,
+    escape_markdown,
+)
 from views import inputs
 
 started = time.perf_counter()

@@ -14,14 +14,30 @@ from dataclasses import replace
 import streamlit as st
 
 from inspector import InspectorError
+from inspector.charts.groundtruth import (
+    example_chart,
+    example_table,
+    head_hits_chart,
+    scoreboard_chart,
+    scoreboard_table,
+)
 from inspector.export import Provenance, chart_png, with_provenance
 from inspector.forward import backend_for
-from inspector.groundtruth import (DEFAULT_EXAMPLES, DEFAULT_TOP_K, ExampleScores, Scoreboard, card_for, reading,
-                                   score_example, scoreboard, scoreboard_json, target_words, task_words,
-                                   top_ranked_tokens)
+from inspector.groundtruth import (
+    DEFAULT_EXAMPLES,
+    DEFAULT_TOP_K,
+    ExampleScores,
+    Scoreboard,
+    card_for,
+    reading,
+    score_example,
+    scoreboard,
+    scoreboard_json,
+    target_words,
+    task_words,
+    top_ranked_tokens,
+)
 from inspector.i18n import t
-from inspector.charts.groundtruth import (example_chart, example_table, head_hits_chart, scoreboard_chart,
-                                           scoreboard_table)
 from inspector.loading import shipped_choices
 from inspector.share import escape_markdown
 from inspector.tasks import FRESH_SEED, generate

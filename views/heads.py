@@ -14,11 +14,18 @@ import streamlit as st
 
 from inspector import InspectorError
 from inspector.charts.base import HEAD_SELECTION, selected_head
-from inspector.export import Provenance, chart_png, with_provenance
-from inspector.heads import (HeadReport, head_report, health_report, measure_words, read_corpus, report_json,
-                             with_thresholds)
-from inspector.i18n import t
 from inspector.charts.heads import head_grid_chart, head_matrix_chart, mds_chart, pruning_chart
+from inspector.export import Provenance, chart_png, with_provenance
+from inspector.heads import (
+    HeadReport,
+    head_report,
+    health_report,
+    measure_words,
+    read_corpus,
+    report_json,
+    with_thresholds,
+)
+from inspector.i18n import t
 from inspector.metrics import TOKEN_CATEGORIES, HealthThresholds
 from inspector.redundancy import LN2
 from inspector.share import escape_markdown

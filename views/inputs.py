@@ -18,20 +18,38 @@ from dataclasses import dataclass, replace
 import streamlit as st
 
 from inspector import Capture, InspectorError, LoadedModel
-from inspector.capture import capture_within_memory, notice_text
-from inspector.hosting import HostingPolicy, load_allowed_model
-from inspector.charts.bertviz import (head_view_height, head_view_html, head_view_max_layers, layers_around,
-                                     model_view_height, model_view_html, model_view_max_layers)
-from inspector.charts.inspect import entropy_by_layer_chart, layer_heads_chart
-from inspector.heatmap import HeatmapOptions, layer_views
-from inspector.metrics import head_entropy
 from inspector.budget import RequestPlan, plan_request
+from inspector.capture import capture_within_memory, notice_text
+from inspector.charts.bertviz import (
+    head_view_height,
+    head_view_html,
+    head_view_max_layers,
+    layers_around,
+    model_view_height,
+    model_view_html,
+    model_view_max_layers,
+)
+from inspector.charts.inspect import entropy_by_layer_chart, layer_heads_chart
 from inspector.examples import EXAMPLES
+from inspector.heatmap import HeatmapOptions, layer_views
+from inspector.hosting import HostingPolicy, load_allowed_model
 from inspector.i18n import LANGUAGE_NAMES, LANGUAGES, t
 from inspector.loading import DEFAULT_MODEL, DEFAULT_MODEL_LABEL, shipped_choices
+from inspector.metrics import head_entropy
+from inspector.share import (
+    BACKENDS,
+    FLAGS,
+    MAX_LINK_CHARS,
+    MAX_TEXT_CHARS,
+    ViewState,
+    decode_view,
+    encode_view,
+    escape_markdown,
+    link_fits,
+    share_url,
+    without_text,
+)
 from inspector.unknown_tokens import unreadable_text_warning
-from inspector.share import (BACKENDS, FLAGS, MAX_LINK_CHARS, MAX_TEXT_CHARS, ViewState, decode_view, encode_view,
-                             escape_markdown, link_fits, share_url, without_text)
 
 OTHER_MODEL = "__other__"
 # The bundled model, the project's own trained models, then suggested hub models: one per architecture family

@@ -12,14 +12,23 @@ import time
 import streamlit as st
 
 from inspector import InspectorError
-from inspector.charts.bertviz import IFRAME_MAX_HEIGHT
 from inspector.charts.base import HEAD_SELECTION, selected_head, token_labels
+from inspector.charts.bertviz import IFRAME_MAX_HEIGHT
 from inspector.charts.inspect import SMALL_MULTIPLES_MAX_TOKENS, attention_heatmap_chart, entropy_grid_chart
-from inspector.export import EXPORT_MAX_CELLS, Provenance, capture_json, chart_png, chart_svg, export_pack, view_numbers, with_provenance
+from inspector.export import (
+    EXPORT_MAX_CELLS,
+    Provenance,
+    capture_json,
+    chart_png,
+    chart_svg,
+    export_pack,
+    view_numbers,
+    with_provenance,
+)
 from inspector.heatmap import HeatmapOptions, heatmap_view
 from inspector.i18n import t
-from inspector.share import escape_markdown
 from inspector.metrics import head_entropy
+from inspector.share import escape_markdown
 from views import inputs
 
 # Drawing an n×n heatmap is O(n²) marks in the browser: ~160 tokens draws in about a second in Chromium,

@@ -20,20 +20,71 @@ The package, by concern:
 Each module's docstring cites the papers it implements and says when to prefer each measure.
 """
 
-from inspector.attribution.rank_agreement import (NORMAL_TAU_FROM, RANDOM_TAU_SAMPLES, Agreement, CorpusAgreement,
-                                             agreement, bootstrap_mean_interval, head_tau_grid, random_tau_interval,
-                                             ranking_agreement, top_k_overlap)
-from inspector.attribution.counterfactual import (JSD_MAX, MIN_GAIN, PATIENCE, AdversarialRow, CounterfactualAttention,
-                                                  adversarial_search, counterfactual_attention, jensen_shannon)
-from inspector.attribution.faithfulness import (CURVE_FRACTIONS, FAITHFULNESS_BINS, Faithfulness, eraser_faithfulness,
-                                                model_faithfulness)
-from inspector.attribution.methods import (METHOD_LABELS, METHODS, REGISTRY, AttributionMethod, IntegratedGradientsRun,
-                                           MethodContext, attention_rollout, attribution_method, leave_one_out,
-                                           occlusion_on_embeddings, register, unregister)
-from inspector.attribution.report import (LONG_TEXT_TOKENS, AttributionReport, AttributionSettings, attribute,
-                                          corpus_agreement, counterfactual_json, report_json, word_level)
-from inspector.attribution.targets import (DEFAULT_REFERENCE, MEMORY_BUDGET_BYTES, Progress, QueryChoice, RemovalMode,
-                                           Target, TargetKind, TargetSpec, batch_size_for, resolve_target)
+from inspector.attribution.counterfactual import (
+                                             JSD_MAX,
+                                             MIN_GAIN,
+                                             PATIENCE,
+                                             AdversarialRow,
+                                             CounterfactualAttention,
+                                             adversarial_search,
+                                             counterfactual_attention,
+                                             jensen_shannon,
+)
+from inspector.attribution.faithfulness import (
+                                             CURVE_FRACTIONS,
+                                             FAITHFULNESS_BINS,
+                                             Faithfulness,
+                                             eraser_faithfulness,
+                                             model_faithfulness,
+)
+from inspector.attribution.methods import (
+                                             METHOD_LABELS,
+                                             METHODS,
+                                             REGISTRY,
+                                             AttributionMethod,
+                                             IntegratedGradientsRun,
+                                             MethodContext,
+                                             attention_rollout,
+                                             attribution_method,
+                                             leave_one_out,
+                                             occlusion_on_embeddings,
+                                             register,
+                                             unregister,
+)
+from inspector.attribution.rank_agreement import (
+                                             NORMAL_TAU_FROM,
+                                             RANDOM_TAU_SAMPLES,
+                                             Agreement,
+                                             CorpusAgreement,
+                                             agreement,
+                                             bootstrap_mean_interval,
+                                             head_tau_grid,
+                                             random_tau_interval,
+                                             ranking_agreement,
+                                             top_k_overlap,
+)
+from inspector.attribution.report import (
+                                             LONG_TEXT_TOKENS,
+                                             AttributionReport,
+                                             AttributionSettings,
+                                             attribute,
+                                             corpus_agreement,
+                                             counterfactual_json,
+                                             report_json,
+                                             word_level,
+)
+from inspector.attribution.targets import (
+                                             DEFAULT_REFERENCE,
+                                             MEMORY_BUDGET_BYTES,
+                                             Progress,
+                                             QueryChoice,
+                                             RemovalMode,
+                                             Target,
+                                             TargetKind,
+                                             TargetSpec,
+                                             batch_size_for,
+                                             resolve_target,
+)
 
 __all__ = [
     "AdversarialRow", "Agreement", "AttributionMethod", "AttributionReport", "AttributionSettings",

@@ -18,8 +18,16 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from inspector.attribution.targets import (MEMORY_BUDGET_BYTES, Problem, Progress, QueryChoice, TargetSpec,
-                                           query_index, setup_problem, target_values)
+from inspector.attribution.targets import (
+    MEMORY_BUDGET_BYTES,
+    Problem,
+    Progress,
+    QueryChoice,
+    TargetSpec,
+    query_index,
+    setup_problem,
+    target_values,
+)
 from inspector.experiments import ForwardResult, forward
 from inspector.i18n import DEFAULT_LANGUAGE, t
 from inspector.loading import LoadedModel

@@ -13,8 +13,8 @@ which a method can reach by ranking tokens the model barely reads low.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 

@@ -41,17 +41,23 @@ The built-in methods, in :data:`METHODS` order:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 import torch
 
-from inspector.attribution.targets import (Problem, RemovalMode, batch_size_for, embed_forward, evaluate_rows,
-                                           replacement_id, token_embeddings)
+from inspector.attribution.targets import (
+    Problem,
+    RemovalMode,
+    batch_size_for,
+    embed_forward,
+    evaluate_rows,
+    replacement_id,
+    token_embeddings,
+)
 from inspector.experiments import ForwardResult, forward, head_writes
 from kernels.hf import WeightEdit
-
 
 # ------------------------------------------------------------------------------------------ the context
 

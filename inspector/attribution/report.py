@@ -8,20 +8,28 @@ JSON.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Sequence
 
 import numpy as np
 
-from inspector.attribution.rank_agreement import Agreement, CorpusAgreement, agreement, corpus_kendall, head_tau_grid
 from inspector.attribution.counterfactual import CounterfactualAttention, counterfactual_rows
 from inspector.attribution.faithfulness import Faithfulness, model_faithfulness
 from inspector.attribution.methods import METHODS, REGISTRY, IntegratedGradientsRun, MethodContext
-from inspector.attribution.targets import (MEMORY_BUDGET_BYTES, Progress, QueryChoice, RemovalMode, Target,
-                                           TargetSpec, query_index, setup_problem)
+from inspector.attribution.rank_agreement import Agreement, CorpusAgreement, agreement, corpus_kendall, head_tau_grid
+from inspector.attribution.targets import (
+    MEMORY_BUDGET_BYTES,
+    Progress,
+    QueryChoice,
+    RemovalMode,
+    Target,
+    TargetSpec,
+    query_index,
+    setup_problem,
+)
 from inspector.errors import InvalidRequestError, UnsupportedModelError
-from inspector.loading import LoadedModel
 from inspector.jsonable import to_jsonable
+from inspector.loading import LoadedModel
 
 # Every removal-based method costs about one forward per content token (occlusion, value zeroing) or per curve
 # point and method (ERASER): past this length the page asks before running them (benchmarks.attribution_methods

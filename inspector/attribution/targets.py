@@ -16,15 +16,16 @@ estimate that sizes every batch (:func:`batch_size_for`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Literal, Sequence
+from typing import Literal
 
 import numpy as np
 import torch
 
-from inspector.forward import token_word_ids, validated_encoding
 from inspector.errors import InvalidRequestError, InvalidTextError, UnsupportedModelError
 from inspector.experiments import ForwardResult, encode, forward, output_position, pooled_embedding
+from inspector.forward import token_word_ids, validated_encoding
 from inspector.loading import LoadedModel
 
 RemovalMode = Literal["mask", "delete"]

@@ -21,7 +21,8 @@ finished: to place it in a larger composition, build it with ``slide=False``, co
 
 from __future__ import annotations
 
-from typing import Sequence, TypeVar
+from collections.abc import Sequence
+from typing import TypeVar
 
 import altair as alt
 

@@ -44,8 +44,9 @@ import json
 import math
 import operator
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, Sequence
+from typing import Literal
 
 import numpy as np
 import torch

@@ -11,8 +11,14 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from inspector.charts.base import (HEAD_SELECTION, SELECTION_COLOR, SLIDE_WEIGHT_SCHEME, WEIGHT_SCHEME, chart_title,
-                                   style_chart)
+from inspector.charts.base import (
+    HEAD_SELECTION,
+    SELECTION_COLOR,
+    SLIDE_WEIGHT_SCHEME,
+    WEIGHT_SCHEME,
+    chart_title,
+    style_chart,
+)
 from inspector.compare import JS_MAX, Comparison, HeadPair
 
 # What the grid can be coloured by: key → (legend title, scheme, diverging around 0).

@@ -3,14 +3,22 @@ multiples and entropy by layer. The shared look (palettes, slide mode, token lab
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import altair as alt
 import numpy as np
 import pandas as pd
 
-from inspector.charts.base import (ENTROPY_SCHEME, HEAD_SELECTION, SELECTION_COLOR, SLIDE_ENTROPY_SCHEME,
-                                   SLIDE_WEIGHT_SCHEME, WEIGHT_SCHEME, chart_title, style_chart, token_labels)
+from inspector.charts.base import (
+    ENTROPY_SCHEME,
+    HEAD_SELECTION,
+    SELECTION_COLOR,
+    SLIDE_ENTROPY_SCHEME,
+    SLIDE_WEIGHT_SCHEME,
+    WEIGHT_SCHEME,
+    chart_title,
+    style_chart,
+)
 from inspector.heatmap import HeatmapView
 from inspector.metrics import HeadEntropy
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from inspector.cli.common import add_model_options, parse_layers
 from inspector.errors import InspectorError

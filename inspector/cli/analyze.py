@@ -5,10 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-from inspector.cli.common import (BACKENDS, add_text_options, check_layers, check_model_options, parse_layers,
-                                  read_text, warn_if_unreadable, write_json)
+from inspector.cli.common import (
+    BACKENDS,
+    add_text_options,
+    check_layers,
+    check_model_options,
+    parse_layers,
+    read_text,
+    warn_if_unreadable,
+    write_json,
+)
 from inspector.errors import InvalidTextError
-
 
 HELP = "entropies and attention weights for one text"
 

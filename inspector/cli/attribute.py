@@ -8,8 +8,17 @@ import argparse
 import re
 import sys
 
-from inspector.cli.common import (BACKENDS, MAX_LAYER_INDEX, add_text_options, check_model_options, int_in,
-                                  read_lines, read_text, warn_if_unreadable, write_json)
+from inspector.cli.common import (
+    BACKENDS,
+    MAX_LAYER_INDEX,
+    add_text_options,
+    check_model_options,
+    int_in,
+    read_lines,
+    read_text,
+    warn_if_unreadable,
+    write_json,
+)
 from inspector.errors import InvalidRequestError
 
 # Bounds of the search options: enough for any study, small enough that a typo cannot run for a day.
@@ -105,8 +114,17 @@ _HEAD_WORDS = {"none": "no output head", "masked-lm": "a masked-language-model h
 
 
 def run(args: argparse.Namespace) -> None:
-    from inspector.attribution import (METHODS, METHOD_LABELS, AttributionSettings, TargetSpec, attribute,
-                                       corpus_agreement, counterfactual_attention, counterfactual_json, report_json)
+    from inspector.attribution import (
+        METHOD_LABELS,
+        METHODS,
+        AttributionSettings,
+        TargetSpec,
+        attribute,
+        corpus_agreement,
+        counterfactual_attention,
+        counterfactual_json,
+        report_json,
+    )
     from inspector.jsonable import to_jsonable
     from inspector.loading import load_model
 

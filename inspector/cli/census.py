@@ -33,8 +33,7 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from inspector.census import (CENSUS_CORPUS_PATH, DEFAULT_BATCH_TOKENS, DEFAULT_SHARD_SIZE, census,
-                                  summary_json)
+    from inspector.census import CENSUS_CORPUS_PATH, DEFAULT_BATCH_TOKENS, DEFAULT_SHARD_SIZE, census, summary_json
 
     data = CENSUS_CORPUS_PATH if args.data == "bundled" else args.data
     summary = census(args.model, data, out=args.out, engine=args.engine, column=args.column, limit=args.limit,

@@ -10,8 +10,8 @@ import json
 import math
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from inspector.errors import InvalidRequestError, InvalidTextError
 from inspector.jsonable import to_jsonable

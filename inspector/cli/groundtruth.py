@@ -9,7 +9,6 @@ import sys
 from inspector.cli.common import BACKENDS, check_model_options, int_in, write_json
 from inspector.errors import InvalidRequestError
 
-
 HELP = "score every attribution method on a shipped model whose causal token is known (the Ground truth page's twin)"
 
 

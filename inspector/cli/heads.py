@@ -5,10 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from inspector.cli.common import (BACKENDS, check_model_options, float_in, read_lines, warn_if_unreadable,
-                                  write_json)
+from inspector.cli.common import BACKENDS, check_model_options, float_in, read_lines, warn_if_unreadable, write_json
 from inspector.errors import InvalidTextError
-
 
 HELP = "head report: entropy health, sinks, redundancy, importance, pruning"
 

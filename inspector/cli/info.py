@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from inspector.cli.common import check_model_options, write_json
-
 
 HELP = "architecture facts of a model"
 

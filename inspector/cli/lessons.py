@@ -6,10 +6,17 @@ import argparse
 import re
 import sys
 
-from inspector.cli.common import (BACKENDS, MAX_LAYER_INDEX, add_text_options, check_model_options, int_in,
-                                  read_text, warn_if_unreadable, write_json)
+from inspector.cli.common import (
+    BACKENDS,
+    MAX_LAYER_INDEX,
+    add_text_options,
+    check_model_options,
+    int_in,
+    read_text,
+    warn_if_unreadable,
+    write_json,
+)
 from inspector.errors import InvalidRequestError
-
 
 HELP = "every lesson's numbers and answers (the Lessons page's twin)"
 # Lesson 7 materialises n×n scores per head: the longest length the Lessons page offers (4096: about 1.5 GB for
