@@ -30,6 +30,7 @@ from inspector.errors import InvalidRequestError, UnsupportedModelError
 # The forward path lives in inspector.forward (one place for the request and the error mapping); forward, encode
 # and ForwardResult are re-exported here under the names the analyses import them by.
 from inspector.forward import ForwardResult, encode  # noqa: F401
+from inspector.forward import run as forward  # noqa: F401
 from inspector.loading import LoadedModel
 
 OutputKind = Literal["embedding", "distribution", "logits"]
