@@ -332,9 +332,10 @@ def measure_shape(shape: Shape, bench: Bench, *, dtype, device: str, smoke: bool
             row.checks["out_ok"] = bool(ours_err <= 2 * sdpa_err + 1e-4)
         row.checks["stats_ok"] = bool(row.checks["entropy_err"] <= STATS_ATOL and row.checks["lse_err"] <= STATS_ATOL)
 
-        # Materialise one head (all rows, float32) from the fused LSE.
-        materialize = lambda: materialize_weights(q, k, lse=stats["lse"], causal=shape.causal,  # noqa: E731
-                                                  scale=scale, heads=[0])
+        # Materialise one head (all rows, float32) from the fused LSE. The LSE is bound as a default argument
+        # because `stats` is deleted below; `materialize` is deleted with it, so the LSE is freed just as before.
+        materialize = lambda lse=stats["lse"]: materialize_weights(q, k, lse=lse, causal=shape.causal,  # noqa: E731
+                                                                   scale=scale, heads=[0])
         row.materialize_bytes = shape.batch * shape.n * shape.n * 4
         if row.materialize_bytes < 0.3 * free:
             row.materialize_ms = bench.time_ms(materialize)
@@ -349,7 +350,7 @@ def measure_shape(shape: Shape, bench: Bench, *, dtype, device: str, smoke: bool
             row.peak_mib["ours"] = bench.peak_mib(ours_plain)
             row.peak_mib["ours +entropy/LSE"] = bench.peak_mib(ours_stats)
             row.peak_mib["eager"] = bench.peak_mib(eager) if row.forward_ms["eager"] is not None else None
-        del out, stats, sdpa_out
+        del out, stats, sdpa_out, materialize
 
     # Backward: d(q, k, v) of a fixed upstream gradient, forward excluded from the timing.
     if budget_left() > 0:
@@ -398,15 +399,17 @@ def calibrate(bench: Bench, device: str, smoke: bool) -> dict[str, float]:
 
     if smoke:
         a = torch.randn(256, 256)
-        ms = bench.time_ms(lambda: a @ a)
+        ms = bench.time_ms(lambda a=a: a @ a)  # bound as a default: `a` is deleted further down, outside this branch
         return {"matmul_n": 256, "matmul_dtype": "float32", "matmul_tflops": 2 * 256**3 / ms / 1e9,
                 "fill_bytes": 0, "write_gbps": float("nan")}
+    # The tensors are bound as default arguments because they are deleted right after timing (to free 2 GiB
+    # before the next measurement); the lambdas are temporaries, so they do not keep them alive.
     a = torch.randn(8192, 8192, device=device, dtype=torch.bfloat16)
     b = torch.randn(8192, 8192, device=device, dtype=torch.bfloat16)
-    ms = bench.time_ms(lambda: a @ b)
+    ms = bench.time_ms(lambda a=a, b=b: a @ b)
     del a, b
     buffer = torch.empty(2 * GIB // 4, device=device, dtype=torch.float32)
-    fill_ms = bench.time_ms(lambda: buffer.fill_(1.0))
+    fill_ms = bench.time_ms(lambda buffer=buffer: buffer.fill_(1.0))
     del buffer
     return {"matmul_n": 8192, "matmul_dtype": "bfloat16", "matmul_tflops": 2 * 8192**3 / ms / 1e9,
             "fill_bytes": 2 * GIB, "write_gbps": 2 * GIB / fill_ms / 1e6}
@@ -544,7 +547,8 @@ def tables(rows: list[Row], calibration: dict, sdpa_names: list[str]) -> str:
     memory_rows = [row for row in rows if row.peak_mib]
     if memory_rows:
         lines += ["", "**Peak memory** above the inputs (`torch.cuda.max_memory_allocated`)", "",
-                  "| shape | ours MiB | ours +entropy/LSE MiB | eager MiB | eager / ours |", "|---|---:|---:|---:|---:|"]
+                  "| shape | ours MiB | ours +entropy/LSE MiB | eager MiB | eager / ours |",
+                  "|---|---:|---:|---:|---:|"]
         def mib(value: float | None) -> str:
             return "n/a (CPU)" if value is None else f"{value:,.1f}"
 
@@ -604,7 +608,8 @@ def report(rows: list[Row], calibration: dict, *, smoke: bool, device: str, argv
         "(batch 1, one KV group, ≤ 2048 tokens) against the float32 oracle (ok: ≤ 2 × plain PyTorch's error).",
         "- Write-only time: the output bytes at the `fill_` bandwidth of the calibration row.",
         "- Eager is skipped (and says so) where its n×n tensors would exceed 60% of free GPU memory.",
-        f"- Kernel compilation: {'parallel pre-compile took ' + f'{precompile_s:.0f} s' if precompile_s else 'none ahead of time'}; "
+        "- Kernel compilation: "
+        f"{'parallel pre-compile took ' + f'{precompile_s:.0f} s' if precompile_s else 'none ahead of time'}; "
         f"per-shape tuning happens on the first call, outside the timed region. Run time {elapsed_s:.0f} s "
         f"(budget {budget_s:.0f} s).",
     ]

@@ -155,8 +155,8 @@ def direct_route(folder: str, text: str, reference: str, *, layer: int, ig_steps
 
     started = time.perf_counter()
     agreement(scores, ~special)
-    _ = [[stats.kendalltau(attentions[l][h, query][~special], occlusion[~special]).statistic
-          for h in range(heads)] for l in range(len(attentions))]
+    _ = [[stats.kendalltau(attentions[layer_index][h, query][~special], occlusion[~special]).statistic
+          for h in range(heads)] for layer_index in range(len(attentions))]
     eraser_faithfulness(evaluate, ids[0].tolist(), special, f0, scores, mode="mask",
                         replacement=(tokenizer.mask_token_id, tokenizer.mask_token))
     timings["agreement, head grid, ERASER"] = time.perf_counter() - started
@@ -192,10 +192,13 @@ def direct_route(folder: str, text: str, reference: str, *, layer: int, ig_steps
 
 def main(argv: list[str] | None = None) -> int:
     parser = benchmark_parser(__doc__, SECTION_TITLE)
-    parser.add_argument("--tokens", type=int, default=64, help="text length in tokens, specials included (default: 64)")
+    parser.add_argument("--tokens", type=int, default=64,
+                        help="text length in tokens, specials included (default: 64)")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs of each route (default: 3)")
-    parser.add_argument("--ig-steps", type=int, default=16, help="integrated-gradients steps, both routes (default: 16)")
-    parser.add_argument("--adversarial-steps", type=int, default=500, help="adversarial search step limit (default: 500)")
+    parser.add_argument("--ig-steps", type=int, default=16,
+                        help="integrated-gradients steps, both routes (default: 16)")
+    parser.add_argument("--adversarial-steps", type=int, default=500,
+                        help="adversarial search step limit (default: 500)")
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")

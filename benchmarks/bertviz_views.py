@@ -114,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     table = _table(rows)
     notes = [
         f"- Limits in force: head view ≤ {views.HEAD_VIEW_MAX_TOKENS} tokens and ≤ "
-        f"{views.HEAD_VIEW_MAX_EMBEDDED_WEIGHTS:,} embedded weights; model view ≤ {views.MODEL_VIEW_MAX_TOKENS} tokens; "
+        f"{views.HEAD_VIEW_MAX_EMBEDDED_WEIGHTS:,} embedded weights; "
+        f"model view ≤ {views.MODEL_VIEW_MAX_TOKENS} tokens; "
         f"≤ {views.MAX_LINES_DRAWN_AT_ONCE:,} lines drawn at once (fewer layers are shown when all do not fit).",
         "- Build: `head_view_html` / `model_view_html` in Python (bertviz's HTML, vendored JavaScript inlined, data "
         "re-serialised). Draw: `page.set_content(html)` until every `svg line` of the view exists, every request "

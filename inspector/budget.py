@@ -91,8 +91,9 @@ def plan_request(loaded: LoadedModel, text: str, layer: int, *,
     limit = max_tokens(info, budget_bytes)
     if n_tokens > limit:
         raise InvalidTextError(f"the text has {n_tokens:,} tokens; {info.name}'s attention weights for one layer "
-                               f"({info.num_heads} heads × {n_tokens:,}²) would not fit the {budget_bytes / 2**20:,.0f} "
-                               f"MiB this server gives one request, which allows {limit:,} tokens — shorten the text "
+                               f"({info.num_heads} heads × {n_tokens:,}²) would not fit the "
+                               f"{budget_bytes / 2**20:,.0f} MiB this server gives one request, which allows "
+                               f"{limit:,} tokens — shorten the text "
                                "or run the app on a machine with a larger INSPECTOR_WEIGHTS_BUDGET_MB")
     layers = weights_layers_within_budget(info, n_tokens, layer, budget_bytes)
     notice = None

@@ -182,7 +182,8 @@ def _summarise_output(loaded: LoadedModel, outputs, input_ids: torch.Tensor) -> 
     if head == "classifier":
         probs = torch.softmax(outputs.logits[0].float(), dim=-1).tolist()
         ranked = sorted(zip(loaded.info.labels, probs), key=lambda pair: -pair[1])[:TOP_PREDICTIONS]
-        return OutputSummary(kind=head, embedding=embedding, predictions=tuple((l, float(p)) for l, p in ranked))
+        return OutputSummary(kind=head, embedding=embedding,
+                             predictions=tuple((label, float(p)) for label, p in ranked))
     return OutputSummary(kind="embedding", embedding=embedding)
 
 

@@ -234,9 +234,10 @@ def softmax_jacobian_norm(p: torch.Tensor) -> torch.Tensor:
 @dataclass(frozen=True)
 class DefinitionLesson:
     """Lesson 1 for one head. tokens: q_len strings. x: (q_len, d_model) — what the attention reads (LN(x) for
-    pre-LN models, see ``pre_norm``). special: (q_len,) bool — special tokens ([CLS], [SEP] …). query, key, value, output: (q_len, d_k) float64 — as the layer received them
-    (after RoPE for rotary models). scores: (q_len, q_len) — S = QKᵀ·scale before masking; visible: (q_len, q_len)
-    bool; weights: (q_len, q_len) — A = softmax(S) over the visible keys; row_sums: (q_len,)."""
+    pre-LN models, see ``pre_norm``). special: (q_len,) bool — special tokens ([CLS], [SEP] …). query, key, value,
+    output: (q_len, d_k) float64 — as the layer received them (after RoPE for rotary models). scores: (q_len, q_len)
+    — S = QKᵀ·scale before masking; visible: (q_len, q_len) bool; weights: (q_len, q_len) — A = softmax(S) over the
+    visible keys; row_sums: (q_len,)."""
 
     layer: int
     head: int
@@ -284,7 +285,8 @@ def definition_lesson(run: _Run) -> DefinitionLesson:
               "head": str(run.head), "row_error": f"{float(np.abs(row_sums - 1).max()):.1e}",
               "query": run.tokens[best], "key": run.tokens[top], "weight": _f(weights[best, top])}
     return DefinitionLesson(
-        layer=run.layer, head=run.head, tokens=run.tokens, special=run.special, d_model=info.hidden_size, d_k=info.head_dim,
+        layer=run.layer, head=run.head, tokens=run.tokens, special=run.special, d_model=info.hidden_size,
+        d_k=info.head_dim,
         num_heads=info.num_heads, num_kv_heads=info.num_kv_heads, scale=float(record.scale),
         position=position_kind(run.loaded), pre_norm=pre_norm, x=x.double().cpu().numpy(), query=tensors["query"],
         key=tensors["key"], value=tensors["value"], scores=scores, visible=_visible(run), weights=weights,
@@ -335,8 +337,8 @@ def why_qk_lesson(run: _Run, definition: DefinitionLesson) -> WhyQKLesson:
     group = query.shape[0] // key.shape[0]
     shares = np.array([diagonal_share(query[h] @ key[h // group].T, visible) for h in range(len(query))])
     asymmetry = np.array([asymmetry_index(query[h], key[h // group]) for h in range(len(query))])
-    tied = forward(run.loaded, run.inputs, backend=run.backend, interventions=[TieKeysToQueries(run.layer, (run.head,))],
-                   weights_layers=frozenset({run.layer}))
+    tied = forward(run.loaded, run.inputs, backend=run.backend,
+                   interventions=[TieKeysToQueries(run.layer, (run.head,))], weights_layers=frozenset({run.layer}))
     base_out = model_output(run.loaded, run.result, run.inputs)
     change = output_change(base_out, model_output(run.loaded, tied, run.inputs))
     tied_weights = tied.records[run.layer].weights[0, run.head].double().cpu().numpy()
@@ -346,7 +348,8 @@ def why_qk_lesson(run: _Run, definition: DefinitionLesson) -> WhyQKLesson:
         else 0.0
     entropy = float(_row_entropy(definition.weights).mean())
     tied_entropy = float(_row_entropy(tied_weights).mean())
-    values = {"xx_share": _pct(xx_share), "qk_share": _pct(shares[run.head]), "qk_mean": _pct(float(np.nanmean(shares))),
+    values = {"xx_share": _pct(xx_share), "qk_share": _pct(shares[run.head]),
+              "qk_mean": _pct(float(np.nanmean(shares))),
               "asym": _f(asymmetry[run.head]), "asym_min": _f(asymmetry.min()), "asym_max": _f(asymmetry.max()),
               "head": str(run.head), "layer": str(run.layer), "tied_share": _pct(tied_share),
               "tv": _f(weight_change), "entropy": _f(entropy), "tied_entropy": _f(tied_entropy),
@@ -375,7 +378,8 @@ def mean_weight_by_offset(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class PositionLesson:
     """Lesson 3 for one layer. kind: ``absolute`` | ``rope`` | ``relative`` | ``unknown``. offsets: (2n − 1,)
     i − j. by_offset: (heads, 2n − 1) mean weight at each offset. best_offset, best_weight: (heads,) — each
-    head's most-weighted offset among |i − j| ≤ n − ⌈n/2⌉ (offsets at least half the rows have). positional_heads: heads whose best_weight > POSITIONAL_HEAD_MIN_WEIGHT."""
+    head's most-weighted offset among |i − j| ≤ n − ⌈n/2⌉ (offsets at least half the rows have). positional_heads:
+    heads whose best_weight > POSITIONAL_HEAD_MIN_WEIGHT."""
 
     layer: int
     kind: str
@@ -586,7 +590,8 @@ def multi_head_lesson(run: _Run, position: PositionLesson) -> MultiHeadLesson:
     per_head = head_writes(run.loaded, run.layer, record.tensors["output"][0])  # (heads, q_len, hidden)
     norms = per_head.norm(dim=-1).mean(dim=-1).double().cpu().numpy()
     share = norms / norms.sum() if norms.sum() > 0 else np.zeros_like(norms)
-    special_mass = weights[:, :, run.special].sum(axis=-1).mean(axis=-1) if run.special.any() else np.zeros(len(weights))
+    special_mass = (weights[:, :, run.special].sum(axis=-1).mean(axis=-1) if run.special.any()
+                    else np.zeros(len(weights)))
     roles = tuple("offset" if position.best_weight[h] > POSITIONAL_HEAD_MIN_WEIGHT else
                   "special" if special_mass[h] > SPECIAL_HEAD_MIN_WEIGHT else "content" for h in range(len(weights)))
     reshape = (("X", (n, info.hidden_size)), ("X W_Q", (n, info.num_heads * info.head_dim)),
@@ -641,14 +646,14 @@ def entropy_lesson(run: _Run) -> EntropyLesson:
         float(np.sign(layer_normalized[-1] - layer_normalized[0]))
     half = max(1, layers // 2)
     shallow, deep = float(np.nanmean(layer_normalized[:half])), float(np.nanmean(layer_normalized[-half:]))
-    collapsed = tuple((int(l), int(h)) for l, h in zip(*np.nonzero(normalized < COLLAPSED_BELOW)))
-    diffuse = tuple((int(l), int(h)) for l, h in zip(*np.nonzero(normalized > DIFFUSE_ABOVE)))
+    collapsed = tuple((int(layer), int(h)) for layer, h in zip(*np.nonzero(normalized < COLLAPSED_BELOW)))
+    diffuse = tuple((int(layer), int(h)) for layer, h in zip(*np.nonzero(normalized > DIFFUSE_ABOVE)))
     holds = shallow > deep
     values = {"shallow": _f(shallow), "deep": _f(deep), "rho": _f(rho), "collapsed": str(len(collapsed)),
               "diffuse": str(len(diffuse)), "low": _f(COLLAPSED_BELOW), "high": _f(DIFFUSE_ABOVE),
               "heads": str(normalized.size), "layers": str(layers),
-              "collapsed_list": ", ".join(f"L{l}H{h}" for l, h in collapsed[:8]) or "—",
-              "diffuse_list": ", ".join(f"L{l}H{h}" for l, h in diffuse[:8]) or "—"}
+              "collapsed_list": ", ".join(f"L{layer}H{h}" for layer, h in collapsed[:8]) or "—",
+              "diffuse_list": ", ".join(f"L{layer}H{h}" for layer, h in diffuse[:8]) or "—"}
     return EntropyLesson(entropy=head_entropy, layer_normalized=layer_normalized, spearman=rho, shallow_mean=shallow,
                          deep_mean=deep, collapsed=collapsed, diffuse=diffuse,
                          answer=Answer("lesson6.answer.holds" if holds else "lesson6.answer.fails", values))

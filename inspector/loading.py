@@ -62,7 +62,8 @@ _HUB_PROBE_TIMEOUT_S = 3.0
 # tensor's dtype and shape (https://github.com/huggingface/safetensors#format). Real headers are kilobytes to a
 # few megabytes; anything past this is not a header we will parse.
 _SAFETENSORS_MAX_HEADER_BYTES = 100 * 2**20
-# Config keys that make transformers import a model's own Python files (with remote code allowed, transformers would run them).
+# Config keys that make transformers import a model's own Python files (with remote code allowed, transformers would
+# run them).
 _REMOTE_CODE_KEYS = ("auto_map", "custom_pipelines")
 _MAX_CONFIG_BYTES = 16 * 2**20
 

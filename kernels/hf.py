@@ -38,7 +38,7 @@ import contextvars
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Union
+from typing import Literal
 
 import torch
 from transformers import AttentionInterface
@@ -224,7 +224,7 @@ class SequenceHeadAblation:
     mode: Literal["zero", "mean"] = "zero"
 
 
-Intervention = Union[ScoreScale, TieKeysToQueries, WeightEdit, HeadAblation, HeadGate, SequenceHeadAblation]
+Intervention = ScoreScale | TieKeysToQueries | WeightEdit | HeadAblation | HeadGate | SequenceHeadAblation
 
 
 @dataclass

@@ -339,7 +339,8 @@ def test_cli_attribute_writes_the_report_json(tmp_path, headed_models):
     counterfactual = payload["counterfactual"]
     assert counterfactual["adversarial_steps"] == 5 and len(counterfactual["permutation_changes"]) == 5
     assert counterfactual["verdict"]
-    assert payload["corpus_agreement"]["texts"] == 2 and len(payload["corpus_agreement"]["kendall_low_95"]) == len(METHODS)
+    corpus_agreement = payload["corpus_agreement"]
+    assert corpus_agreement["texts"] == 2 and len(corpus_agreement["kendall_low_95"]) == len(METHODS)
 
 
 def test_cli_attribute_bad_input_exits_2(capsys, headed_models):

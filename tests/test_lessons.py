@@ -187,8 +187,8 @@ def test_real_scaling_uses_the_models_scale_in_the_middle(lessons):
 def test_entropy_lesson_alarms_use_the_thresholds(lessons):
     lesson = lessons["bert"].entropy
     normalized = lesson.entropy.normalized
-    assert {(l, h) for l, h in zip(*np.nonzero(normalized < COLLAPSED_BELOW))} == set(lesson.collapsed)
-    assert {(l, h) for l, h in zip(*np.nonzero(normalized > DIFFUSE_ABOVE))} == set(lesson.diffuse)
+    assert {(layer, h) for layer, h in zip(*np.nonzero(normalized < COLLAPSED_BELOW))} == set(lesson.collapsed)
+    assert {(layer, h) for layer, h in zip(*np.nonzero(normalized > DIFFUSE_ABOVE))} == set(lesson.diffuse)
     assert lesson.answer.key.endswith("holds" if lesson.shallow_mean > lesson.deep_mean else "fails")
     assert lesson.collapsed == () and len(lesson.diffuse) > 0  # random weights: nothing collapses
 

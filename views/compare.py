@@ -165,8 +165,11 @@ try:
     tokens_a, tokens_b = run_a.capture.tokens, run_b.capture.tokens
     link_query, link_keys = st.session_state.pop("_compare_link_picks", (None, None))
     paired = [int(a) for a, _ in alignment.pairs]
-    resolve = lambda choice: resolve_token(int(choice) if str(choice).isdigit() else choice, tokens_a, tokens_b,
-                                           alignment)[0]
+
+    def resolve(choice):
+        """A pick (a position, as an int or as digits from a link, or a token string) as its position in text A."""
+        return resolve_token(int(choice) if str(choice).isdigit() else choice, tokens_a, tokens_b, alignment)[0]
+
     try:  # a link's (or an example's) picks: a token these texts lack falls back to the default, with a warning
         if link_query is not None:
             st.session_state["compare_query"] = resolve(link_query)
@@ -184,13 +187,23 @@ except InspectorError as err:
     st.error(str(err))
     st.stop()
 
-label = lambda a: "" if a is None else f"{a}: {tokens_a[a]}" + (
-    "" if tokens_a[a] == tokens_b[alignment.partner_a[a]] else f"/{tokens_b[alignment.partner_a[a]]}")
+
+def label(a):
+    """Position a of text A as "a: token", with text B's partner token after a slash where the two differ."""
+    return "" if a is None else f"{a}: {tokens_a[a]}" + (
+        "" if tokens_a[a] == tokens_b[alignment.partner_a[a]] else f"/{tokens_b[alignment.partner_a[a]]}")
+
+
 query_column, key1_column, key2_column = st.columns([2, 1, 1])
 query = query_column.selectbox(t("compare.query", lang), [None, *paired], key="compare_query",
                                format_func=lambda a: t("compare.query_auto", lang, token=label(auto)) if a is None
                                else label(a))
-key_label = lambda a: t("compare.key_none", lang) if a is None else label(a)
+
+
+def key_label(a):
+    return t("compare.key_none", lang) if a is None else label(a)
+
+
 st.session_state.setdefault("compare_key1", None)
 st.session_state.setdefault("compare_key2", None)
 if "_compare_keys_defaulted" not in st.session_state:  # first run: the default pair when both texts have it

@@ -74,12 +74,13 @@ with st.expander(t("lesson1.title", lang), expanded=True):
               definition.output]
     st.dataframe(pd.DataFrame({t("lesson1.col_tensor", lang): [name for name, _ in shapes],
                                t("lesson1.col_shape", lang): [" × ".join(map(str, shape)) for _, shape in shapes],
-                               t("lesson1.col_values", lang): [", ".join(f"{v:.3f}" for v in m[0, :5]) for m in firsts]}),
+                               t("lesson1.col_values", lang): [", ".join(f"{v:.3f}" for v in m[0, :5])
+                                                                for m in firsts]}),
                  hide_index=True)
     if definition.position == "rope":
         st.caption(t("lesson1.rope_note", lang))
-    st.altair_chart(charts.weights_chart(definition.weights, tokens, title=t("lesson1.chart", lang, layer=layer, head=head),
-                                         slide=slide))
+    st.altair_chart(charts.weights_chart(definition.weights, tokens,
+                                         title=t("lesson1.chart", lang, layer=layer, head=head), slide=slide))
     st.dataframe(pd.DataFrame({t("lesson1.col_query", lang): tokens, "Σ_j A_ij": definition.row_sums}), hide_index=True,
                  height=180,
                  column_config={"Σ_j A_ij": st.column_config.NumberColumn(format="%.7f")})
@@ -111,7 +112,8 @@ with st.expander(t("lesson4.title", lang)):
                            t("lesson4.table_jacobian", lang): sweep.jacobian_norm[i, j]}
                           for j, d in enumerate(sweep.dims) for i, name in enumerate(SCALE_NAMES)])
     st.dataframe(table, hide_index=True, height=240)
-    st.dataframe(pd.DataFrame({t("lesson4.table_scale", lang): [f"{n} = {s:.4g}" for n, s in zip(SCALE_NAMES, scaling.scales)],
+    st.dataframe(pd.DataFrame({t("lesson4.table_scale", lang): [f"{n} = {s:.4g}"
+                                                                for n, s in zip(SCALE_NAMES, scaling.scales)],
                                t("lesson4.table_entropy", lang): scaling.normalized_entropy,
                                t("lesson4.table_max", lang): scaling.max_weight,
                                t("lesson4.table_change", lang): scaling.output_change}), hide_index=True)
@@ -121,7 +123,8 @@ with st.expander(t("lesson5.title", lang)):
     header("lesson5")
     multi = lessons.multi_head
     st.dataframe(pd.DataFrame({t("lesson5.col_step", lang): [step for step, _ in multi.reshape],
-                               t("lesson5.col_shape", lang): [" × ".join(map(str, shape)) for _, shape in multi.reshape]}),
+                               t("lesson5.col_shape", lang): [" × ".join(map(str, shape))
+                                                              for _, shape in multi.reshape]}),
                  hide_index=True)
     roles = {role: t(f"lesson5.role.{role}", lang) for role in ("offset", "special", "content")}
     st.altair_chart(charts.contribution_chart(multi, roles, title=t("lesson5.chart", lang, layer=layer), slide=slide))

@@ -129,7 +129,8 @@ def run(args: argparse.Namespace) -> None:
     from inspector.loading import load_model
 
     check_model_options(args)
-    methods = METHODS if args.methods.strip() == "all" else tuple(m.strip() for m in args.methods.split(",") if m.strip())
+    methods = (METHODS if args.methods.strip() == "all"
+               else tuple(m.strip() for m in args.methods.split(",") if m.strip()))
     if not methods:
         raise InvalidRequestError("--methods is empty; give a comma list of methods or 'all'")
     unknown = [m for m in methods if m not in METHODS]
