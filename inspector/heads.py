@@ -589,15 +589,16 @@ def health_report(report: HeadReport, lang: str = DEFAULT_LANGUAGE, *,
             lines.append(t("heads.report.and_more", lang, n=len(found) - shown))
 
     listed(flags.collapsed, stats.entropy_normalized,
-           lambda l, h: t("heads.report.collapsed", lang, head=name(l, h),
-                          entropy=f"{stats.entropy_normalized[l, h]:.2f}", threshold=f"{thresholds.collapsed:g}",
-                          looks=_where_it_looks(report, l, h, lang), ablation=_ablation_words(report, l, h, lang)),
+           lambda layer, head: t("heads.report.collapsed", lang, head=name(layer, head),
+                          entropy=f"{stats.entropy_normalized[layer, head]:.2f}", threshold=f"{thresholds.collapsed:g}",
+                          looks=_where_it_looks(report, layer, head, lang),
+                          ablation=_ablation_words(report, layer, head, lang)),
            t("heads.report.no_collapsed", lang, threshold=f"{thresholds.collapsed:g}",
              lowest=f"{np.nanmin(stats.entropy_normalized):.2f}"))
     listed(flags.diffuse, -stats.entropy_normalized,
-           lambda l, h: t("heads.report.diffuse", lang, head=name(l, h),
-                          entropy=f"{stats.entropy_normalized[l, h]:.2f}", threshold=f"{thresholds.diffuse:g}",
-                          ablation=_ablation_words(report, l, h, lang)),
+           lambda layer, head: t("heads.report.diffuse", lang, head=name(layer, head),
+                          entropy=f"{stats.entropy_normalized[layer, head]:.2f}", threshold=f"{thresholds.diffuse:g}",
+                          ablation=_ablation_words(report, layer, head, lang)),
            t("heads.report.no_diffuse", lang, threshold=f"{thresholds.diffuse:g}",
              highest=f"{np.nanmax(stats.entropy_normalized):.2f}"))
 
@@ -609,9 +610,10 @@ def health_report(report: HeadReport, lang: str = DEFAULT_LANGUAGE, *,
     special_value = stats.norm_token_mass[..., :2].sum(axis=-1)
     idle = (special_attention > _SINK_ATTENTION_SHARE) & (special_value < _SINK_VALUE_RATIO * special_attention)
     listed(idle, special_value - special_attention,
-           lambda l, h: t("heads.report.idle_sink", lang, head=name(l, h),
-                          attention=_percent(special_attention[l, h]), value=_percent(special_value[l, h]),
-                          ablation=_ablation_words(report, l, h, lang)),
+           lambda layer, head: t("heads.report.idle_sink", lang, head=name(layer, head),
+                          attention=_percent(special_attention[layer, head]),
+                          value=_percent(special_value[layer, head]),
+                          ablation=_ablation_words(report, layer, head, lang)),
            t("heads.report.no_idle_sink", lang, share=_percent(_SINK_ATTENTION_SHARE)))
     lines.append(_induction_words(stats.induction, lang))
 

@@ -182,7 +182,9 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "lesson1.col_shape": {"en": "shape", "zh": "形状"},
     "lesson1.col_values": {"en": "row 0, first values", "zh": "第 0 行的前几个数值"},
     "lesson1.col_query": {"en": "query", "zh": "查询"},
-    "lesson1.chart": {"en": "A = softmax(S) · layer {layer}, head {head}", "zh": "A = softmax(S) · 第 {layer} 层第 {head} 个头"},
+    "lesson1.chart": {
+        "en": "A = softmax(S) · layer {layer}, head {head}",
+        "zh": "A = softmax(S) · 第 {layer} 层第 {head} 个头"},
     "lesson2.title": {"en": "2 · Why not softmax(XXᵀ)X?", "zh": "2 · 为什么不直接用 softmax(XXᵀ)X？"},
     "lesson2.question": {"en": "Why do queries and keys need separate projections W_Q and W_K?",
                          "zh": "为什么查询和键需要各自的投影 W_Q 和 W_K？"},
@@ -220,7 +222,9 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "zh": "BERT 和 GPT-2 在进入各层之前把学到的位置向量加到 X 上，所以 Q、K、V 都带有位置；RoPE 模型"
               "（Llama、Mistral、Qwen2）只把 Q 和 K 按与位置成正比的角度旋转，因此得分取决于偏移 i − j，"
               "而 V 不含位置。把大部分权重放在某个固定偏移上的头就是位置头。"},
-    "lesson3.chart": {"en": "Layer {layer}: mean weight by offset i − j", "zh": "第 {layer} 层：按偏移 i − j 的平均权重"},
+    "lesson3.chart": {
+        "en": "Layer {layer}: mean weight by offset i − j",
+        "zh": "第 {layer} 层：按偏移 i − j 的平均权重"},
     "lesson3.answer.absolute": {
         "en": "This model adds learned absolute position embeddings to X, so every projection sees position. In "
               "layer {layer}, {count} head(s) put more than {threshold} of their weight on one offset: {heads}. "
@@ -261,15 +265,20 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "zh": "d 就是 d_k，即单个头的查询和键的维度。若各分量方差为 1，q·k 是 d_k 个乘积之和，方差就是 d_k："
               "不缩放时得分随 d_k 增大，softmax 饱和（接近独热，梯度≈0）。除以 √d_k 使方差保持为 1；除以 d_k "
               "则缩小到 1/d_k，权重趋于均匀。"},
-    "lesson4.sweep_chart": {"en": "Simulation: mean entropy vs d under each scale", "zh": "模拟：各缩放下平均熵随 d 的变化"},
-    "lesson4.variance_chart": {"en": "Simulation: variance of q·k vs d (log–log)", "zh": "模拟：q·k 方差随 d 的变化（双对数）"},
+    "lesson4.sweep_chart": {
+        "en": "Simulation: mean entropy vs d under each scale",
+        "zh": "模拟：各缩放下平均熵随 d 的变化"},
+    "lesson4.variance_chart": {
+        "en": "Simulation: variance of q·k vs d (log–log)",
+        "zh": "模拟：q·k 方差随 d 的变化（双对数）"},
     "lesson4.real_chart": {"en": "Layer {layer}, head {head}: weights under each scale",
                            "zh": "第 {layer} 层第 {head} 个头：各缩放下的权重"},
     "lesson4a.answer": {
         "en": "Simulation: the variance of q·k grows with slope {slope} on a log–log plot (≈ d; {var_max} at "
               "d = {d_max}). At d = {d_max}, unscaled scores give entropy {h1} nats, max weight {m1} and a softmax "
               "Jacobian norm of {j1} — saturated, almost no gradient. With 1/√d the entropy stays between {h2_min} "
-              "and {h2_max} nats at every d (at d = {d_max}: entropy {h2}, max weight {m2}, Jacobian norm {j2}). With 1/d the "
+              "and {h2_max} nats at every d (at d = {d_max}: entropy {h2}, max weight {m2}, Jacobian norm {j2}). With"
+              " 1/d the "
               "entropy is {h3} nats, close to the uniform log {keys} = {uniform}, max weight {m3}: nothing stands "
               "out.",
         "zh": "模拟：q·k 的方差在双对数坐标下以斜率 {slope} 增长（≈ d；d = {d_max} 时为 {var_max}）。在 "
@@ -390,7 +399,9 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "lesson8.reveal": {"en": "Reveal", "zh": "揭晓"},
     "lesson8.importance_q": {"en": "Which token matters most for the model's output (delete it and see)?",
                              "zh": "哪个词元对模型输出最重要（删掉它看看）？"},
-    "lesson8.right": {"en": "Right: “{key}” gets {weight} of the budget.", "zh": "答对了：“{key}”获得了 {weight} 的预算。"},
+    "lesson8.right": {
+        "en": "Right: “{key}” gets {weight} of the budget.",
+        "zh": "答对了：“{key}”获得了 {weight} 的预算。"},
     "lesson8.wrong": {"en": "Not quite: the head sends {weight} to “{key}”; your guess “{guess}” got {guessed}.",
                       "zh": "不对：该头把 {weight} 给了“{key}”；你猜的“{guess}”只得到 {guessed}。"},
     "lesson8.importance_right": {"en": "Right: deleting “{token}” changes the output most ({change}).",
@@ -545,7 +556,8 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "heads.texts_help": {
         "en": "The sidebar's text, or the bundled corpus (assets/corpus) so a verdict is not drawn from one "
               "sentence. Corpus numbers are means over its texts.",
-        "zh": "侧边栏中的文本，或自带的语料库（assets/corpus），这样结论不会只来自一个句子。语料库的数字是其中各文本的平均值。"},
+        "zh": "侧边栏中的文本，或自带的语料库（assets/corpus），这样结论不会只来自一个句子。语料库的数字是其中各文本"
+        "的平均值。"},
     "heads.ablation": {"en": "Remove a head by", "zh": "移除一个头的方式"},
     "heads.ablation_help": {
         "en": "zero: its output is set to 0. mean: replaced by its mean over the text, keeping its constant offset "
@@ -662,8 +674,11 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "gt.task.induction.description": {
         "en": "Distinct words … A B … followed by A again; the model must predict B, the word that came after A the "
               "first time (an induction head's job).",
-        "zh": "一串互不相同的词 … A B …，随后 A 再次出现；模型必须预测 B，即 A 第一次出现后紧跟的那个词（归纳头的工作）。"},
-    "gt.task.induction.truth": {"en": "the earlier B — the word the prediction copies", "zh": "前面的 B——预测要复制的那个词"},
+        "zh": "一串互不相同的词 … A B …，随后 A 再次出现；模型必须预测 B，即 A 第一次出现后紧跟的那个词（归纳头的工作"
+        "）。"},
+    "gt.task.induction.truth": {
+        "en": "the earlier B — the word the prediction copies",
+        "zh": "前面的 B——预测要复制的那个词"},
     "gt.variant.honest": {"en": "honest", "zh": "诚实"},
     "gt.variant.deceptive": {"en": "deceptive", "zh": "欺骗性"},
     "gt.words.summary": {
@@ -720,7 +735,8 @@ CATALOGUE: dict[str, dict[str, str]] = {
               "A's earn credit too.",
         "zh": "找到了机制却没找到被复制的词：{methods}——移除一个 A 同样会破坏复制，所以 A 也应得到功劳。"},
     "gt.reading.mechanism_method": {"en": "{method} ranks B first in {top1} but B or one of the A's in {mechanism}",
-                                    "zh": "{method} 把 B 排第一的比例为 {top1}，把 B 或某个 A 排第一的比例为 {mechanism}"},
+                                    "zh": "{method} 把 B 排第一的比例为 {top1}，把 B 或某个 A 排第一的比例为"
+                                    " {mechanism}"},
     "gt.reading.flipped": {
         "en": "Right token, wrong sign: {methods} — it singles the token out while saying it works against the "
               "answer.",
@@ -731,7 +747,8 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "gt.reading.head_peak": {
         "en": "Layer {layer} head {head}'s attention row peaks on the causal token in {peaks} of examples, with a "
               "mean weight of {weight} on it{ending}",
-        "zh": "第 {layer} 层第 {head} 个头的注意力行在 {peaks} 的样例中峰值落在因果词元上，平均权重为 {weight}{ending}"},
+        "zh": "第 {layer} 层第 {head} 个头的注意力行在 {peaks} 的样例中峰值落在因果词元上，平均权重为 {weight}{ending"
+        "}"},
     "gt.reading.faint_peak": {
         "en": " — a peak among near-zero weights that no heatmap would show: ranking first is not attending.",
         "zh": "——这是一堆近乎为零的权重中的峰值，任何热力图都显示不出来：排第一并不等于关注。"},
@@ -750,7 +767,9 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "This page scores attribution methods against the token that truly decided the answer, so it needs a "
               "model trained on a task whose causal token is known; {model} is not one. ",
         "zh": "本页用真正决定答案的词元来给归因方法打分，所以需要一个在因果词元已知的任务上训练的模型；{model} 不是。"},
-    "gt.pick_model": {"en": "Pick one of the models this project trained for it:", "zh": "请选择本项目为此训练的模型之一："},
+    "gt.pick_model": {
+        "en": "Pick one of the models this project trained for it:",
+        "zh": "请选择本项目为此训练的模型之一："},
     "gt.none_offered": {"en": "This instance offers none of them.", "zh": "这个实例没有提供其中任何一个。"},
     "gt.intro": {
         "en": "On a real model nobody knows which token the answer truly depended on, so nobody can say which "
@@ -789,14 +808,17 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "gt.mechanism_caption": {
         "en": "B is the word the prediction copies; the two A's tell the induction head where to copy from, so a "
               "method that ranks an A first has found the mechanism without finding the copied word.",
-        "zh": "B 是预测所复制的词；两个 A 告诉归纳头从哪里复制，所以把某个 A 排第一的方法找到了机制，但没找到被复制的词。"},
+        "zh": "B 是预测所复制的词；两个 A 告诉归纳头从哪里复制，所以把某个 A 排第一的方法找到了机制，但没找到被复制的"
+        "词。"},
     "gt.open_heads": {"en": "Find the induction head on the Heads page", "zh": "在注意力头页面上找出归纳头"},
     "gt.scoreboard": {"en": "Scoreboard", "zh": "计分板"},
     "gt.examples": {"en": "Fresh examples", "zh": "新样例数"},
     "gt.examples_help": {"en": "More examples give narrower intervals and take longer.",
                          "zh": "样例越多，区间越窄，耗时也越长。"},
     "gt.k": {"en": "k of top-k", "zh": "top-k 中的 k"},
-    "gt.scoring_board": {"en": "Scoring every method on {n} fresh examples…", "zh": "正在 {n} 个新样例上为每种方法打分…"},
+    "gt.scoring_board": {
+        "en": "Scoring every method on {n} fresh examples…",
+        "zh": "正在 {n} 个新样例上为每种方法打分…"},
     "gt.board_failed": {"en": "The scoreboard could not be computed", "zh": "无法计算计分板"},
     "gt.board_done": {
         "en": "{model}: {n} examples scored with {methods} methods ({seconds} s of compute when first run)",
@@ -839,7 +861,8 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "sidebar.text_cut_from": {
         "en": "The paste had {length} characters; the text box holds at most {limit}, so it was cut there and only "
               "the first {limit} are analysed.",
-        "zh": "粘贴的内容有 {length} 个字符；文本框最多容纳 {limit} 个字符，因此已在此处截断，只分析前 {limit} 个字符。"},
+        "zh": "粘贴的内容有 {length} 个字符；文本框最多容纳 {limit} 个字符，因此已在此处截断，只分析前 {limit} 个字符"
+        "。"},
     # ---------------------------------------------------------------- compare page (issue 20)
     "nav.compare": {"en": "Compare", "zh": "对比"},
     "compare.title": {"en": "Compare: two texts or two models", "zh": "对比：两段文本或两个模型"},
@@ -868,7 +891,9 @@ CATALOGUE: dict[str, dict[str, str]] = {
               "(a base model and its fine-tune).",
         "zh": "注意力头一一对应比较，所以模型 B 需要相同的层数 × 头数和相同的分词器（例如基础模型与其微调版本）。"},
     "compare.query": {"en": "Query token (whose attention row is compared)", "zh": "查询词元（比较它的注意力行）"},
-    "compare.query_auto": {"en": "auto: the first differing token ({token})", "zh": "自动：第一个不同的词元（{token}）"},
+    "compare.query_auto": {
+        "en": "auto: the first differing token ({token})",
+        "zh": "自动：第一个不同的词元（{token}）"},
     "compare.key1": {"en": "Key 1 (attention moves from)", "zh": "键 1（注意力从这里移出）"},
     "compare.key2": {"en": "Key 2 (attention moves to)", "zh": "键 2（注意力移到这里）"},
     "compare.key_none": {"en": "none", "zh": "无"},
@@ -911,7 +936,9 @@ CATALOGUE: dict[str, dict[str, str]] = {
               "红色 = B 中注意力更多，蓝色 = A 中更多。"},
     "compare.loo_button": {"en": "Leave-one-out on both texts (does the output need the tokens that moved?)",
                            "zh": "对两段文本做逐一删除（输出是否需要注意力移动到的词元？）"},
-    "compare.loo_running": {"en": "Removing each token in turn, in both texts…", "zh": "正在两段文本中依次移除每个词元…"},
+    "compare.loo_running": {
+        "en": "Removing each token in turn, in both texts…",
+        "zh": "正在两段文本中依次移除每个词元…"},
     "compare.loo_caption": {
         "en": "The Attribution page's occlusion: f(x) − f(x with the token replaced by [MASK]), f = {target}. "
               "Attention says where a head read; this says what the output needed.",
@@ -948,7 +975,8 @@ CATALOGUE: dict[str, dict[str, str]] = {
               "errors.jsonl). Numbers are means over the texts with 95% intervals. Thresholds: collapsed = normalised "
               "entropy < {collapsed}, diffuse = normalised entropy > {diffuse}, sink = a key's sink score > {sink} "
               "(Gu et al. 2024).",
-        "zh": "{model} 的普查：{texts} 条文本（{tokens} 个词元）；{errors} 行无法测量（见 errors.jsonl）。数值为各文本的"
+        "zh": "{model} 的普查：{texts} 条文本（{tokens} 个词元）；{errors} 行无法测量（见 errors.jsonl）。数值为各文"
+        "本的"
               "平均值，附 95% 置信区间。阈值：塌缩 = 归一化熵 < {collapsed}，弥散 = 归一化熵 > {diffuse}，"
               "汇聚点 = 某个键的汇聚分数 > {sink}（Gu 等，2024）。"},
     "census.report_collapsed": {

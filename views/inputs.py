@@ -316,7 +316,8 @@ def cached_bertviz(kind: str, spec: str, text: str, backend: str, layer: int) ->
             layers)
 
 
-# Charts that a head click does not change, kept per capture so they are not rebuilt on every click. Keyed by what names the capture; the capture itself (``_result``) is not hashed. Altair charts are
+# Charts that a head click does not change, kept per capture so they are not rebuilt on every click. Keyed by what
+# names the capture; the capture itself (``_result``) is not hashed. Altair charts are
 # not mutated when drawn, so one object serves every session.
 @st.cache_resource(max_entries=32, ttl=3600, show_spinner=False)
 def cached_entropy_by_layer_chart(spec: str, text: str, backend: str, held: tuple[int, ...], slide: bool,
