@@ -8,7 +8,7 @@ import altair as alt
 import numpy as np
 import pytest
 
-from inspector.charts.base import HEAD_SELECTION, selected_head, style_chart, token_labels
+from inspector.charts.base import HEAD_SELECTION, composable, selected_head, style_chart, token_labels
 from inspector.charts.inspect import SMALL_MULTIPLES_MAX_TOKENS, attention_heatmap_chart, entropy_by_layer_chart, entropy_grid_chart, layer_heads_chart
 from inspector.heatmap import HeatmapOptions, HeatmapView
 from inspector.metrics import HeadEntropy
@@ -65,7 +65,9 @@ def test_attention_heatmap_has_one_row_per_query_key_pair():
     assert spec["encoding"]["x"]["sort"] == labels and spec["encoding"]["y"]["sort"] == labels
     tooltips = {t["field"]: t for t in spec["encoding"]["tooltip"]}
     assert set(tooltips) == {"query", "key", "weight"} and tooltips["weight"]["format"] == ".3f"
-    assert (spec["title"]["text"], spec["title"]["subtitle"]) == ("Layer 2, head 7: attention weights", list(view.notes))
+    # Notes are wrapped into lines that fit the Inspect page's column; the words are the view's notes.
+    assert spec["title"]["text"] == "Layer 2, head 7: attention weights"
+    assert " ".join(spec["title"]["subtitle"]).startswith(" ".join(view.notes))
 
 
 def test_attention_heatmap_rows_and_columns_may_differ():
@@ -215,9 +217,13 @@ def test_slide_mode_uses_colour_blind_safe_palettes_and_a_hue_free_outline():
 
 def test_style_chart_is_last_and_composition_still_works():
     entropy = _head_entropy()
-    composed = alt.hconcat(entropy_grid_chart(entropy), entropy_by_layer_chart(entropy))
+    composed = alt.hconcat(composable(entropy_grid_chart(entropy)), composable(entropy_by_layer_chart(entropy)))
     assert style_chart(composed, slide=True).to_dict()["config"]["title"]["fontSize"] == 24
-    assert style_chart(composed, slide=False) is composed
+    finished = style_chart(composed, slide=False).to_dict()
+    assert "title" not in finished["config"] and "autosize" not in finished  # a concatenation keeps its size
+    assert finished["padding"]["bottom"] == 20
+    # A single chart fits its column's width and keeps its height (Streamlit's default "fit" squeezes it).
+    assert entropy_by_layer_chart(entropy).to_dict()["autosize"] == {"type": "fit-x", "contains": "padding"}
 
 
 def test_hostile_tokens_stay_data():
