@@ -292,6 +292,17 @@ def measure_every_tab(page) -> list[dict]:
     return measured
 
 
+def save_screenshots(page, folder: Path, name: str) -> None:
+    """The window, and each chart on the current tab as its own picture (the app scrolls inside a container,
+    so a full-page shot shows only the first screen)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / f"{name}.png"))
+    charts = page.locator(CHART)
+    for i in range(charts.count()):
+        if charts.nth(i).is_visible():
+            charts.nth(i).screenshot(path=str(folder / f"{name}-chart{i}.png"))
+
+
 @pytest.mark.parametrize("case", CASES, ids=[case[0] for case in CASES])
 def test_every_chart_holds_its_shape(browser, app_url, case):
     name, path, fields, width = case
@@ -300,8 +311,7 @@ def test_every_chart_holds_its_shape(browser, app_url, case):
         charts = measure_every_tab(page)
         shots = os.environ.get("INSPECTOR_SHOTS")
         if shots:
-            Path(shots).mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(Path(shots) / f"{name}.png"), full_page=True)
+            save_screenshots(page, Path(shots), name)
         assert charts, f"{name}: no chart was drawn"
         problems = [problem for chart in charts for problem in chart_problems(chart)]
         assert not problems, f"{name}:\n" + "\n".join(problems)

@@ -189,8 +189,8 @@ def weight_scale(slide: bool = False) -> alt.Scale:
 # in a subtitle line (:data:`THINNED_NOTE`) — never Vega's silent overlap removal.
 # Spacing from which neighbouring labels clear each other (12 px type: a 16 px line box): rotated by −60°
 # (the gap between two slanted lines is the spacing × sin 60°), and upright or at −90°.
-_ROTATED_LABEL_PITCH_PX = 20
-LABEL_PITCH_PX = 17
+_ROTATED_LABEL_PITCH_PX = 22
+LABEL_PITCH_PX = 20
 THINNED_NOTE = "In a narrow column only every k-th token is labelled; hover a cell for its token."
 
 
