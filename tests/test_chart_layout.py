@@ -319,24 +319,33 @@ def test_every_chart_holds_its_shape(browser, app_url, case):
         context.close()
 
 
+def _shown_frame(page, *, head_view: bool) -> dict:
+    """FRAME_FIT_JS in the bertviz frame on screen (a frame behind another tab measures 0 × 0)."""
+    for frame in page.frames:
+        if frame == page.main_frame:
+            continue
+        fit = frame.evaluate(FRAME_FIT_JS)
+        if fit["frameHeight"] > 0 and fit["svgs"] > 0 and (fit["layer"] is not None) == head_view:
+            return fit
+    raise AssertionError(f"no {'head' if head_view else 'model'} view frame on screen")
+
+
 def test_bertviz_views_follow_the_layer_and_fit_their_frames(browser, app_url):
-    """The head view opens on the layer of the link; neither view is wider than its frame, and a view that fits
-    the frame's height limit is not cut at the bottom (measured inside each frame)."""
+    """The head view opens on the layer of the link; neither view is wider than its frame (bertviz draws the
+    model view 970 px wide: the page zooms itself to the frame), and a view that fits the frame's height limit
+    is not cut at the bottom — measured inside each frame while its tab is on screen."""
     context, page = open_case(browser, app_url, "", {"layer": "3", "head": "5"}, 1400)
     try:
         page.get_by_text("Show bertviz's head view", exact=False).click()
-        head = page.frame_locator(IFRAME).first
-        head.locator("#attention line").first.wait_for(state="attached", timeout=60_000)
-        page.get_by_role("tab", name="Model view").click()
-        model = page.frame_locator(IFRAME).nth(1)
-        model.locator("svg").first.wait_for(state="attached", timeout=60_000)
+        page.frame_locator(IFRAME).first.locator("#attention line").first.wait_for(state="attached", timeout=60_000)
         page.wait_for_timeout(500)
-        frames = [frame for frame in page.frames if frame != page.main_frame]
-        measured = [frame.evaluate(FRAME_FIT_JS) for frame in frames]
-        assert len(measured) == 2, measured
-        head_fit, model_fit = sorted(measured, key=lambda m: m["layer"] is None)  # the head view has a layer menu
-        assert head_fit["layer"] == "3", head_fit
-        for fit in measured:
+        head = _shown_frame(page, head_view=True)
+        page.get_by_role("tab", name="Model view").click()
+        page.frame_locator(IFRAME).nth(1).locator("svg").first.wait_for(state="attached", timeout=60_000)
+        page.wait_for_timeout(800)
+        model = _shown_frame(page, head_view=False)
+        assert head["layer"] == "3", head
+        for fit in (head, model):
             assert fit["scrollWidth"] <= fit["clientWidth"] + 1, fit
             assert fit["contentHeight"] <= fit["frameHeight"] + 1 or fit["frameHeight"] >= 899, fit
     finally:
