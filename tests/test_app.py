@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from inspector.charts.base import title_text
 from inspector.examples import EXAMPLES
 from inspector.loading import shipped_choices
 from inspector.share import MAX_TEXT_CHARS, ViewState, encode_view
@@ -38,7 +39,7 @@ def _chart_titles(at: AppTest) -> list:
 
 
 def _title_texts(at: AppTest) -> list[str]:
-    return [title.get("text") if isinstance(title, dict) else title for title in _chart_titles(at)]
+    return [title_text(title) for title in _chart_titles(at)]  # wrapped titles joined into one line
 
 
 def _metrics(at: AppTest) -> dict[str, str]:

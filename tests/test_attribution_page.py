@@ -8,6 +8,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from inspector.charts.base import title_text
 from tests.conftest import open_app_page
 
 
@@ -16,7 +17,8 @@ def _open_page() -> AppTest:
 
 
 def _titles(at: AppTest) -> list[str]:
-    return [json.loads(chart.proto.spec).get("title", {}).get("text") for chart in at.get("vega_lite_chart")]
+    # Wrapped titles (a list of lines) joined into one line.
+    return [title_text(json.loads(chart.proto.spec).get("title", {})) for chart in at.get("vega_lite_chart")]
 
 
 def test_attribution_page_renders_on_the_bundled_model():

@@ -153,6 +153,8 @@ def fit_to_column(chart: ChartT) -> ChartT:
 def title_text(title) -> str:
     """A chart title's text as one string, whether it was given as a string or as wrapped lines."""
     text = title.get("text") if isinstance(title, dict) else title
+    if text is None:
+        return ""
     return " ".join(text) if isinstance(text, (list, tuple)) else str(text)
 
 
