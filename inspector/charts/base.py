@@ -174,9 +174,9 @@ def zero_white_scale(scheme: str, high: float | None = 1.0) -> alt.Scale:
     ``scheme`` named in :data:`_SEQUENTIAL_RAMPS`; ``high=None`` means the data's largest value (still from 0)."""
     ramp = _SEQUENTIAL_RAMPS[scheme]
     if high is None:
-        return alt.Scale(range=list(ramp), domainMin=0, interpolate="hcl", zero=True)
+        return alt.Scale(range=list(ramp), domainMin=0, interpolate="lab", zero=True)
     stops = [float(high) * i / (len(ramp) - 1) for i in range(len(ramp))]
-    return alt.Scale(domain=stops, range=list(ramp), interpolate="hcl")
+    return alt.Scale(domain=stops, range=list(ramp), interpolate="lab")
 
 
 def weight_scale(slide: bool = False) -> alt.Scale:
