@@ -122,7 +122,8 @@ def test_heatmap_options_change_the_view():
     queries = heatmap["encoding"]["y"]["sort"]
     assert not any("[CLS]" in q or "[SEP]" in q for q in queries)
     assert queries[0].endswith("Queries") and len(queries) == 6  # "que" + "##ries" merged into one word
-    assert len(heatmap["title"]["subtitle"]) == 2  # both options are stated on the chart
+    subtitle = " ".join(heatmap["title"]["subtitle"])  # wrapped into lines that fit the page's column
+    assert "Word view" in subtitle and "Special tokens hidden" in subtitle  # both options are stated on the chart
 
 
 def test_a_backend_that_cannot_run_here_is_an_error_not_a_traceback():

@@ -81,7 +81,8 @@ def parsed_elements(page_html: str) -> list[str]:
 
 
 PAGE_START = ["html", "head", "meta", "meta", "title", "style", "body"] + ["script"] * 4
-# bertviz's markup (the head view has a layer menu, the model view of one sentence none), its script, then the script that zooms the page to its frame's width.
+# bertviz's markup (the head view has a layer menu, the model view of one sentence none), its script, then the
+# script that zooms the page to its frame's width.
 EXPECTED_ELEMENTS = {"head": PAGE_START + ["div", "span", "select", "div", "script", "script"],
                      "model": PAGE_START + ["div", "span", "div", "script", "script"]}
 

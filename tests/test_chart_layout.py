@@ -219,11 +219,12 @@ def chart_problems(chart: dict) -> list[str]:
     return problems
 
 
-# (case id, page path, share-link fields, window width). Each page once or twice, each hard case at least once;
-# every share link also moves the layer/head so the bertviz head view has to follow them.
+# (case id, page path, share-link fields, window width). Each page once or twice, each hard case at least once.
+# "_switch" is not a link field: the key of a toggle to turn on once the page is drawn (the 200-token heatmap is
+# drawn only on request).
 CASES = [
     ("inspect-words-split-1000", "", {"text": SPLIT_WORDS, "words": "1", "layer": "2", "head": "3"}, 1000),
-    ("inspect-200-tokens-1400", "", {"text": LONG_TEXT}, 1400),
+    ("inspect-200-tokens-1400", "", {"text": LONG_TEXT, "_switch": "draw_large"}, 1400),
     ("inspect-slide-zh-1000", "", {"slide": "1", "lang": "zh"}, 1000),
     ("heads-1400", "heads", {}, 1400),
     ("heads-slide-1000", "heads", {"slide": "1"}, 1000),
@@ -261,6 +262,7 @@ def open_case(browser, app_url: str, path: str, fields: dict, width: int):
     context = browser.new_context(viewport={"width": width, "height": 1000})
     force_svg_route(context)
     page = context.new_page()
+    switch = fields.pop("_switch", None)
     page.goto(f"{app_url}/{path}?" + urllib.parse.urlencode({"v": "1", **fields}))
     if path in FEWEST_EXAMPLES:
         box = page.locator(FEWEST_EXAMPLES[path])
@@ -268,6 +270,10 @@ def open_case(browser, app_url: str, path: str, fields: dict, width: int):
         box.fill("10")
         box.press("Enter")
     wait_settled(page)
+    if switch:
+        page.locator(f".st-key-{switch} label").first.click()
+        page.wait_for_timeout(500)
+        wait_settled(page)
     # Collapsed sections draw their charts too once opened; open every one (a click each, as a reader would).
     if page.evaluate("""() => { const closed = [...document.querySelectorAll(
                               '[data-testid="stExpander"] details:not([open]) summary')];
@@ -306,7 +312,7 @@ def save_screenshots(page, folder: Path, name: str) -> None:
 @pytest.mark.parametrize("case", CASES, ids=[case[0] for case in CASES])
 def test_every_chart_holds_its_shape(browser, app_url, case):
     name, path, fields, width = case
-    context, page = open_case(browser, app_url, path, fields, width)
+    context, page = open_case(browser, app_url, path, dict(fields), width)
     try:
         charts = measure_every_tab(page)
         shots = os.environ.get("INSPECTOR_SHOTS")

@@ -8,8 +8,8 @@ import altair as alt
 import numpy as np
 import pytest
 
-from inspector.charts.base import (HEAD_SELECTION, NARROW_COLUMN_PX, THINNED_NOTE, WIDE_COLUMN_PX, chart_title, composable,
-                                   selected_head, style_chart, text_width_px, token_labels, wrap_text)
+from inspector.charts.base import (HEAD_SELECTION, NARROW_COLUMN_PX, THINNED_NOTE, WIDE_COLUMN_PX, chart_title,
+                                   composable, selected_head, style_chart, text_width_px, token_labels, wrap_text)
 from inspector.charts.inspect import SMALL_MULTIPLES_MAX_TOKENS, attention_heatmap_chart, entropy_by_layer_chart, entropy_grid_chart, layer_heads_chart
 from inspector.heatmap import HeatmapOptions, HeatmapView
 from inspector.metrics import HeadEntropy

@@ -170,6 +170,7 @@ def counterfactual_chart(tokens: tuple[str, ...], result: CounterfactualAttentio
         row=alt.Row("row:N", sort=order, title=None, header=alt.Header(labelAngle=0, labelAlign="left",
                                                                       labelOrient="top")),
     ).properties(title=chart_title("The attention row, and rows that replace it",
-                                   [f"Layer {result.layer}, {'every head' if result.head is None else f'head {result.head}'}, "
+                                   [f"Layer {result.layer}, "
+                                    f"{'every head' if result.head is None else f'head {result.head}'}, "
                                     f"query {labels[result.query]}."], slide=slide))
     return style_chart(chart, slide)

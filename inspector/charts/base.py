@@ -17,6 +17,15 @@ inside each builder; fonts are applied last by :func:`style_chart` with ``config
 only allows on a top-level chart — so compose first (layer, concat) and style last. A slide-mode chart is
 finished: to place it in a larger composition, build it with ``slide=False``, take a :func:`composable` copy,
 compose, then call :func:`style_chart` on the result.
+
+**Fitting the app's columns** (issue 17). Streamlit draws a single or layered chart at its column's width;
+:func:`style_chart` makes it ``fit-x`` so it keeps the height it asks for. Titles are wrapped by
+:func:`chart_title` for the narrowest column the chart is shown in (the ``*_PX`` widths, measured at a 1000 px
+window); token axes (:func:`token_axis`) label every token there is room for and otherwise every k-th, with
+:data:`THINNED_NOTE` in the subtitle — never Vega's silent overlap removal; sequential colour scales start at
+white (:func:`zero_white_scale`), so a zero weight reads as nothing. Facets and concatenations keep their own
+sizes, which their builders keep under the main column's width. ``tests/test_chart_layout.py`` measures all of
+this in Chromium.
 """
 
 from __future__ import annotations
@@ -94,7 +103,8 @@ WIDE_COLUMN_PX = 290  # the wider of two columns split 3:2 (the Inspect page's h
 NARROW_COLUMN_PX = 180  # the narrower one (the Inspect page's entropy grid and profile)
 HALF_COLUMN_PX = 240  # one of two equal columns
 # Average advance of a character as a fraction of the font size (Source Sans at the sizes the app uses, measured
-# in Chromium on the app's titles: about 8 px a character at 16 px, bold) and the font sizes of titles and subtitles, normal and in slide mode.
+# in Chromium on the app's titles: about 8 px a character at 16 px, bold) and the font sizes of titles and
+# subtitles, normal and in slide mode.
 _LATIN_EM, _WIDE_EM = 0.52, 1.02
 TITLE_FONT_PX, SLIDE_TITLE_FONT_PX = 16, 24
 SUBTITLE_FONT_PX, SLIDE_SUBTITLE_FONT_PX = 11, 16
