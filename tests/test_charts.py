@@ -288,3 +288,15 @@ def test_fixed_height_charts_keep_their_height_in_streamlit():
     spec = entropy_by_layer_chart(_head_entropy()).to_dict()
     # Streamlit's default autosize "fit" squeezed the plot to leave room for the title (a 60 px pruning curve).
     assert spec["autosize"] == {"type": "fit-x", "contains": "padding"} and spec["height"] == 260
+
+
+def test_a_long_texts_small_weights_still_show_their_pattern():
+    n = 200
+    weights = np.full((n, n), 0.002, dtype=np.float32)
+    weights[:, 0] = 1 - 0.002 * (n - 1)  # a sink column of 0.6; everything else 0.002
+    tokens = tuple(f"t{i}" for i in range(n))
+    scale = attention_heatmap_chart(_view(tokens, weights=weights)).to_dict()["encoding"]["color"]["scale"]
+    assert scale["domain"][0] == 0 and scale["domain"][-1] == pytest.approx(weights.max())  # [0, max], from white
+    uniform = np.full((n, n), 1 / n, dtype=np.float32)
+    scale = attention_heatmap_chart(_view(tokens, weights=uniform)).to_dict()["encoding"]["color"]["scale"]
+    assert scale["domain"][-1] == pytest.approx(0.05)  # nearly uniform weights do not turn dark

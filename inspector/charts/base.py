@@ -37,6 +37,7 @@ import unicodedata
 from typing import Sequence, TypeVar
 
 import altair as alt
+import numpy as np
 
 # Perceptually uniform palettes that survive greyscale printing: viridis runs dark (focused heads) to
 # yellow (diffuse heads); blues runs light (no weight) to dark (all of the budget).
@@ -189,11 +190,18 @@ def zero_white_scale(scheme: str, high: float | None = 1.0) -> alt.Scale:
     return alt.Scale(domain=stops, range=list(ramp), interpolate="lab")
 
 
-def weight_scale(slide: bool = False) -> alt.Scale:
-    """Attention weights on [0, 1]: white → dark blue; slides use cividis, whose own zero is its dark end."""
+def weight_scale(slide: bool = False, high: float = 1.0) -> alt.Scale:
+    """Attention weights on [0, ``high``]: white → dark blue; slides use cividis, whose own zero is its dark end."""
     if slide:
-        return alt.Scale(scheme=SLIDE_WEIGHT_SCHEME, domain=[0, 1])
-    return zero_white_scale(WEIGHT_SCHEME, 1.0)
+        return alt.Scale(scheme=SLIDE_WEIGHT_SCHEME, domain=[0, high])
+    return zero_white_scale(WEIGHT_SCHEME, high)
+
+
+def largest_weight(*weights) -> float:
+    """The top of a weight map's colour scale: its largest weight (so a 200-token row of 0.01s is not drawn all
+    white), never above 1 and never below 0.05 (so a map of nearly uniform weights does not look sharp)."""
+    finite = [float(np.nanmax(w)) for w in weights if np.size(w) and np.isfinite(w).any()]
+    return float(np.clip(max(finite, default=1.0), 0.05, 1.0))
 
 
 # ---- token axes. Every token gets a label when there is room; when the column is too narrow for all of them,

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 
 from inspector.charts.base import (ENTROPY_SCHEME, FULL_WIDTH_PX, HEAD_SELECTION, NARROW_COLUMN_PX, SELECTION_COLOR,
-                                   SLIDE_ENTROPY_SCHEME, THINNED_NOTE, WIDE_COLUMN_PX, chart_title, may_thin,
-                                   style_chart, token_axis, weight_scale)
+                                   SLIDE_ENTROPY_SCHEME, THINNED_NOTE, WIDE_COLUMN_PX, chart_title, largest_weight,
+                                   may_thin, style_chart, token_axis, weight_scale)
 from inspector.heatmap import HeatmapView
 from inspector.metrics import HeadEntropy
 
@@ -153,7 +153,7 @@ def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False) -> alt.Ch
         y=alt.Y("query:O", title="query (attending)", sort=list(view.query_labels),
                 axis=token_axis(view.query_labels, horizontal=False, step_px=cell, label_limit=label_limit,
                                 slide=slide)),
-        color=alt.Color("weight:Q", title="weight", scale=weight_scale(slide),
+        color=alt.Color("weight:Q", title="weight", scale=weight_scale(slide, largest_weight(view.weights)),
                         legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=_GRID_LEGEND_PX)),
         tooltip=[alt.Tooltip("query:N", title="query token"), alt.Tooltip("key:N", title="key token"),
                  alt.Tooltip("weight:Q", format=".3f")],
@@ -187,7 +187,8 @@ def layer_heads_chart(views: Sequence[HeatmapView], *, slide: bool = False) -> a
     panel = alt.Chart().mark_rect().encode(
         x=alt.X("key_index:O", axis=None),
         y=alt.Y("query_index:O", axis=None),
-        color=alt.Color("weight:Q", title="weight", scale=weight_scale(slide)),
+        color=alt.Color("weight:Q", title="weight",
+                        scale=weight_scale(slide, largest_weight(*(view.weights for view in views)))),
         tooltip=[alt.Tooltip("head:O"), alt.Tooltip("query:N", title="query token"),
                  alt.Tooltip("key:N", title="key token"), alt.Tooltip("weight:Q", format=".3f")],
     ).properties(width=alt.Step(cell_w), height=alt.Step(cell_h))

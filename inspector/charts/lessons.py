@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from inspector.charts.base import (FULL_WIDTH_PX, HALF_COLUMN_PX, THINNED_NOTE, chart_title, may_thin, style_chart,
-                                   token_axis, token_labels, weight_scale)
+                                   largest_weight, token_axis, token_labels, weight_scale)
 from inspector.lessons import SCALE_NAMES, ComplexityLesson, MultiHeadLesson, PositionLesson, ScalingSweep, WhyQKLesson
 
 # Offsets drawn in the position chart: |i − j| up to this (longer offsets have few pairs and say little).
@@ -31,7 +31,7 @@ def weights_chart(weights: np.ndarray, tokens: tuple[str, ...], *, title: str, s
         x=alt.X("key:O", sort=labels, title="key", axis=token_axis(labels, horizontal=True, slide=slide)),
         y=alt.Y("query:O", sort=labels, title="query",
                 axis=token_axis(labels, horizontal=False, step_px=cell, slide=slide)),
-        color=alt.Color("weight:Q", scale=weight_scale(slide)),
+        color=alt.Color("weight:Q", scale=weight_scale(slide, largest_weight(weights))),
         tooltip=["query:N", "key:N", alt.Tooltip("weight:Q", format=".3f")],
     ).properties(width=alt.Step(cell), height=alt.Step(cell), title=chart_title(title, notes, slide=slide))
     return style_chart(chart, slide)
@@ -55,7 +55,7 @@ def tied_weights_chart(lesson: WhyQKLesson, tokens: tuple[str, ...], *, title: s
                                                                    slide=slide)),
         y=alt.Y("query:O", sort=labels, title="query", axis=token_axis(labels, horizontal=False, step_px=cell,
                                                                        slide=slide)),
-        color=alt.Color("weight:Q", scale=weight_scale(slide)),
+        color=alt.Color("weight:Q", scale=weight_scale(slide, largest_weight(lesson.weights, lesson.tied_weights))),
         tooltip=["keys:N", "query:N", "key:N", alt.Tooltip("weight:Q", format=".3f")],
     ).properties(width=alt.Step(cell), height=alt.Step(cell))
     chart = panel.facet(data=pd.concat(frames, ignore_index=True), column=alt.Column("keys:N", title=None,
