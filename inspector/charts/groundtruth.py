@@ -188,10 +188,11 @@ def head_hits_chart(board: Scoreboard, *, slide: bool = False) -> alt.HConcatCha
     legend_px = max(step * heads, 120)
 
     def grid(field: str, legend: str, scheme: str, number: str) -> alt.LayerChart:
+        # The legend's title wrapped under its grid; the field's title stays one string (screen readers read it).
         cells = base.mark_rect().encode(color=alt.Color(
-            f"{field}:Q", title=wrap_text(legend, legend_px, 16 if slide else 12),
-            scale=zero_white_scale(scheme, 1.0),
-            legend=alt.Legend(orient="bottom", gradientLength=min(legend_px, 200))))
+            f"{field}:Q", title=legend, scale=zero_white_scale(scheme, 1.0),
+            legend=alt.Legend(orient="bottom", gradientLength=min(legend_px, 200),
+                              title=wrap_text(legend, legend_px, 16 if slide else 12))))
         layers = [cells]
         if numbers:
             layers.append(base.mark_text(fontSize=14 if slide else 10).encode(

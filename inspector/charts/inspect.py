@@ -85,11 +85,13 @@ def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None
         tooltip=_HEAD_ENTROPY_TOOLTIP,
     )
     cells = base.mark_rect(cursor="pointer" if selectable else "default").encode(
-        # Two lines: the legend starts under the plot, right of the layer axis, in a 180 px column.
-        color=alt.Color("normalized:Q", title="entropy (normalised)" if slide else ["entropy", "(normalised)"],
+        color=alt.Color("normalized:Q", title="entropy (normalised)",
                         scale=alt.Scale(scheme=SLIDE_ENTROPY_SCHEME if slide else ENTROPY_SCHEME, domain=[0, 1]),
                         # Below the grid, so a 12-head grid plus legend fits a narrow column.
+                        # The legend's title in two lines: it starts under the plot, right of the layer axis, in a
+                        # 180 px column. (The field's title stays one string: it names the cell for screen readers.)
                         legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=_GRID_LEGEND_PX,
+                                          title="entropy (normalised)" if slide else ["entropy", "(normalised)"],
                                           titleLimit=FULL_WIDTH_PX if slide else NARROW_COLUMN_PX)),
     )
     if selectable:
