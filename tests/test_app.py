@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from inspector.charts.base import title_text
 from inspector.examples import EXAMPLES
 from inspector.loading import shipped_choices
 from inspector.share import MAX_TEXT_CHARS, ViewState, encode_view
@@ -38,7 +39,7 @@ def _chart_titles(at: AppTest) -> list:
 
 
 def _title_texts(at: AppTest) -> list[str]:
-    return [title.get("text") if isinstance(title, dict) else title for title in _chart_titles(at)]
+    return [title_text(title) for title in _chart_titles(at)]  # wrapped titles joined into one line
 
 
 def _metrics(at: AppTest) -> dict[str, str]:
@@ -121,7 +122,8 @@ def test_heatmap_options_change_the_view():
     queries = heatmap["encoding"]["y"]["sort"]
     assert not any("[CLS]" in q or "[SEP]" in q for q in queries)
     assert queries[0].endswith("Queries") and len(queries) == 6  # "que" + "##ries" merged into one word
-    assert len(heatmap["title"]["subtitle"]) == 2  # both options are stated on the chart
+    subtitle = " ".join(heatmap["title"]["subtitle"])  # wrapped into lines that fit the page's column
+    assert "Word view" in subtitle and "Special tokens hidden" in subtitle  # both options are stated on the chart
 
 
 def test_a_backend_that_cannot_run_here_is_an_error_not_a_traceback():

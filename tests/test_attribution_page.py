@@ -8,6 +8,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from inspector.charts.base import title_text
 from tests.conftest import open_app_page
 
 
@@ -16,7 +17,8 @@ def _open_page() -> AppTest:
 
 
 def _titles(at: AppTest) -> list[str]:
-    return [json.loads(chart.proto.spec).get("title", {}).get("text") for chart in at.get("vega_lite_chart")]
+    # Wrapped titles (a list of lines) joined into one line.
+    return [title_text(json.loads(chart.proto.spec).get("title", {})) for chart in at.get("vega_lite_chart")]
 
 
 def test_attribution_page_renders_on_the_bundled_model():
@@ -43,7 +45,7 @@ def test_changing_the_measure_and_level_redraws():
     assert not at.exception and not at.error
     assert "Agreement between methods: Spearman ρ" in _titles(at)
     heat = next(json.loads(c.proto.spec) for c in at.get("vega_lite_chart")
-                if json.loads(c.proto.spec)["title"]["text"].startswith("Which tokens"))
+                if title_text(json.loads(c.proto.spec)["title"]).startswith("Which tokens"))
     assert heat["layer"][1]["encoding"]["x"]["title"] == "word"
 
 
@@ -63,7 +65,7 @@ def test_the_adversarial_search_button_shows_two_rows_and_a_verdict():
     assert "Adversarial row: JSD (nats)" in labels
     assert any("JSD" in info.value and "ε" in info.value for info in at.info)
     chart = next(json.loads(c.proto.spec) for c in at.get("vega_lite_chart")
-                 if json.loads(c.proto.spec)["title"]["text"].startswith("The attention row"))
+                 if title_text(json.loads(c.proto.spec)["title"]).startswith("The attention row"))
     assert '"adversarial (JSD' in json.dumps(chart, ensure_ascii=False)  # the third row of bars is drawn
 
 

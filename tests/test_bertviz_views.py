@@ -81,9 +81,10 @@ def parsed_elements(page_html: str) -> list[str]:
 
 
 PAGE_START = ["html", "head", "meta", "meta", "title", "style", "body"] + ["script"] * 4
-# bertviz's markup, then its script: the head view has a layer menu, the model view (one sentence) none.
-EXPECTED_ELEMENTS = {"head": PAGE_START + ["div", "span", "select", "div", "script"],
-                     "model": PAGE_START + ["div", "span", "div", "script"]}
+# bertviz's markup (the head view has a layer menu, the model view of one sentence none), its script, then the
+# script that zooms the page to its frame's width.
+EXPECTED_ELEMENTS = {"head": PAGE_START + ["div", "span", "select", "div", "script", "script"],
+                     "model": PAGE_START + ["div", "span", "div", "script", "script"]}
 
 
 def embedded_params(page_html: str) -> dict:
@@ -236,7 +237,9 @@ class OfflinePage:
         while (found := target.locator(selector).count()) != count:
             broken = self.errors or (self.console_errors and not console_errors_expected)
             if broken or time.monotonic() > deadline:
-                shorten = lambda messages: [m if len(m) < 300 else f"{m[:150]} … {m[-150:]}" for m in messages]
+                def shorten(messages):
+                    return [m if len(m) < 300 else f"{m[:150]} … {m[-150:]}" for m in messages]
+
                 pytest.fail(f"{found} of {count} '{selector}' drawn; page errors: {shorten(self.errors)}; console "
                             f"errors: {shorten(self.console_errors)}; requests: {self.requests}")
             self.page.wait_for_timeout(50)
@@ -311,7 +314,7 @@ def test_hostile_tokens_are_drawn_as_text(offline, hostile_capture, view):
         shown = offline.texts("text.token")[:n]
     assert shown == list(HOSTILE_TOKENS)
     assert offline.page.locator("img").count() == 0
-    assert offline.page.locator("script").count() == 5
+    assert offline.page.locator("script").count() == 6
     offline.assert_clean()
 
 
@@ -354,3 +357,43 @@ def test_layers_around_keeps_the_chosen_layer_inside_the_model():
     long = uniform_capture(60, layers=6, heads=12)  # 12 · 60² = 43,200 lines a layer
     assert views.model_view_max_layers(long) == views.MAX_LINES_DRAWN_AT_ONCE // 43_200
     assert views.model_view_max_layers(uniform_capture(views.MODEL_VIEW_MAX_TOKENS + 1, layers=1, heads=1)) == 0
+
+
+def test_the_head_view_opens_on_the_layer_and_head_asked_for(sentence_capture):
+    params = embedded_params(views.head_view_html(sentence_capture, layer=3, head=2))
+    assert (params["layer"], params["heads"]) == (3, [2])
+    assert embedded_params(views.head_view_html(sentence_capture))["layer"] is None  # bertviz's default: the first
+    with pytest.raises(InvalidRequestError, match="not among the layers"):
+        views.head_view_html(sentence_capture, layers=[0, 1], layer=4)
+    with pytest.raises(InvalidRequestError, match="head 99 does not exist"):
+        views.head_view_html(sentence_capture, head=99)
+
+
+@pytest.mark.browser
+def test_the_head_view_shows_the_layer_asked_for(offline, sentence_capture):
+    offline.page.set_content(views.head_view_html(sentence_capture, layer=4, head=1))
+    n = len(sentence_capture.tokens)
+    offline.wait_for("#attention line", sentence_capture.num_heads * n * n)
+    assert offline.page.eval_on_selector("#layer", "menu => menu.value") == "4"
+    offline.assert_clean()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("frame_width", [940, 600])
+def test_the_model_view_fits_the_width_of_its_frame(offline, sentence_capture, frame_width):
+    """bertviz draws the model view 970 px wide; in a narrower frame (the app's column: 940 px at a 1400 px
+    window) the page zooms out so the last head's column is not cut off."""
+    html = views.model_view_html(sentence_capture)
+    offline.page.set_content(f'<iframe sandbox="{STREAMLIT_SANDBOX}" style="border:0" width="{frame_width}" '
+                             f'height="{views.model_view_height(sentence_capture)}" '
+                             f'srcdoc="{html_lib.escape(html)}"></iframe>')
+    frame = offline.page.frames[1]
+    n, layers, heads = len(sentence_capture.tokens), sentence_capture.num_layers, sentence_capture.num_heads
+    offline.wait_for("svg line", layers * heads * n * n, frame=frame)
+    frame.wait_for_function("document.body.style.zoom !== ''")
+    fit = frame.evaluate("""() => ({need: document.documentElement.scrollWidth,
+                                    have: document.documentElement.clientWidth,
+                                    right: Math.max(...[...document.querySelectorAll('svg rect')]
+                                                    .map(r => r.getBoundingClientRect().right))})""")
+    assert fit["need"] <= fit["have"] and fit["right"] <= fit["have"], fit
+    offline.assert_clean()

@@ -284,8 +284,11 @@ def test_the_menu_speaks_the_language_of_the_link(session):
 
 
 def _chart_titled(title: str) -> str:
-    """A JavaScript predicate: a drawn chart's SVG holds ``title``."""
-    return f"[...document.querySelectorAll('{CHART} svg')].some(svg => svg.textContent.includes({title!r}))"
+    """A JavaScript predicate: a drawn chart's SVG holds ``title`` (spaces ignored: a title that does not fit its
+    column is drawn as lines, whose text runs together in ``textContent``)."""
+    squeezed = "".join(title.split())
+    return (f"[...document.querySelectorAll('{CHART} svg')]"
+            f".some(svg => svg.textContent.replace(/\\s+/g, '').includes({squeezed!r}))")
 
 
 def test_the_ground_truth_page_scores_the_deceptive_model_from_a_link(session):

@@ -8,7 +8,19 @@ import altair as alt
 import numpy as np
 import pytest
 
-from inspector.charts.base import HEAD_SELECTION, selected_head, style_chart, token_labels
+from inspector.charts.base import (
+    HEAD_SELECTION,
+    NARROW_COLUMN_PX,
+    THINNED_NOTE,
+    WIDE_COLUMN_PX,
+    chart_title,
+    composable,
+    selected_head,
+    style_chart,
+    text_width_px,
+    token_labels,
+    wrap_text,
+)
 from inspector.charts.inspect import (
     SMALL_MULTIPLES_MAX_TOKENS,
     attention_heatmap_chart,
@@ -71,7 +83,9 @@ def test_attention_heatmap_has_one_row_per_query_key_pair():
     assert spec["encoding"]["x"]["sort"] == labels and spec["encoding"]["y"]["sort"] == labels
     tooltips = {t["field"]: t for t in spec["encoding"]["tooltip"]}
     assert set(tooltips) == {"query", "key", "weight"} and tooltips["weight"]["format"] == ".3f"
-    assert (spec["title"]["text"], spec["title"]["subtitle"]) == ("Layer 2, head 7: attention weights", list(view.notes))
+    # Notes are wrapped into lines that fit the Inspect page's column; the words are the view's notes.
+    assert spec["title"]["text"] == "Layer 2, head 7: attention weights"
+    assert " ".join(spec["title"]["subtitle"]).startswith(" ".join(view.notes))
 
 
 def test_attention_heatmap_rows_and_columns_may_differ():
@@ -95,7 +109,7 @@ def test_entropy_grid_has_one_row_per_head_and_outlines_the_selected_head():
     chart = entropy_grid_chart(entropy, selected=(2, 4))
     data = _layer_data(chart)
     assert len(data) == 3 * 5
-    assert set(zip(data["layer"], data["head"])) == {(l, h) for l in range(3) for h in range(5)}
+    assert set(zip(data["layer"], data["head"])) == {(layer, head) for layer in range(3) for head in range(5)}
     cell = data[(data["layer"] == 1) & (data["head"] == 3)].iloc[0]
     assert cell["raw"] == pytest.approx(entropy.raw[1, 3])
     assert cell["normalized"] == pytest.approx(entropy.normalized[1, 3])
@@ -221,9 +235,13 @@ def test_slide_mode_uses_colour_blind_safe_palettes_and_a_hue_free_outline():
 
 def test_style_chart_is_last_and_composition_still_works():
     entropy = _head_entropy()
-    composed = alt.hconcat(entropy_grid_chart(entropy), entropy_by_layer_chart(entropy))
+    composed = alt.hconcat(composable(entropy_grid_chart(entropy)), composable(entropy_by_layer_chart(entropy)))
     assert style_chart(composed, slide=True).to_dict()["config"]["title"]["fontSize"] == 24
-    assert style_chart(composed, slide=False) is composed
+    finished = style_chart(composed, slide=False).to_dict()
+    assert "title" not in finished["config"] and "autosize" not in finished  # a concatenation keeps its size
+    assert finished["padding"]["bottom"] == 20
+    # A single chart fits its column's width and keeps its height (Streamlit's default "fit" squeezes it).
+    assert entropy_by_layer_chart(entropy).to_dict()["autosize"] == {"type": "fit-x", "contains": "padding"}
 
 
 def test_hostile_tokens_stay_data():
@@ -234,3 +252,69 @@ def test_hostile_tokens_stay_data():
     assert set(chart.data["key_token"]) == set(tokens)
     # Tokens appear in the data and sort order only — never in a format string or expression.
     assert "script" not in str(spec["encoding"]["tooltip"]) and "script" not in str(spec.get("title"))
+
+
+# ---- issue 17: charts that hold their shape in the app's columns
+
+
+def test_a_title_that_fits_stays_one_string_and_a_long_one_wraps_to_its_column():
+    short = chart_title("Layer 0, head 0: attention weights", width=WIDE_COLUMN_PX).to_dict()
+    assert short["text"] == "Layer 0, head 0: attention weights" and short["limit"] == WIDE_COLUMN_PX
+    long = chart_title("Head entropy: how spread out each head's attention is", ["Click a cell to show that head."],
+                       width=NARROW_COLUMN_PX).to_dict()
+    assert isinstance(long["text"], list) and " ".join(long["text"]) == "Head entropy: how spread out each head's " \
+                                                                          "attention is"
+    assert all(text_width_px(line, 16) <= NARROW_COLUMN_PX for line in long["text"])
+    assert all(text_width_px(line, 11) <= NARROW_COLUMN_PX for line in long["subtitle"])
+    # Chinese has no spaces: it breaks between characters, each counted about twice as wide as a Latin letter.
+    lines = wrap_text("注意力头的熵：每个头的注意力分布有多分散", NARROW_COLUMN_PX, 16)
+    assert len(lines) > 1 and "".join(lines) == "注意力头的熵：每个头的注意力分布有多分散"
+    assert all(text_width_px(line, 16) <= NARROW_COLUMN_PX for line in lines)
+
+
+@pytest.mark.parametrize("name", ["grid", "heatmap", "heads", "by_layer"])
+@pytest.mark.parametrize("slide", [False, True])
+def test_every_inspect_title_line_fits_a_1000_px_window(name, slide):
+    title = _builders()[name](slide).to_dict()["title"]
+    text = title["text"] if isinstance(title["text"], list) else [title["text"]]
+    assert all(text_width_px(line, 24 if slide else 16) <= title["limit"] for line in text), text
+    assert all(text_width_px(line, 16 if slide else 11) <= title["limit"] for line in title.get("subtitle", []))
+
+
+def test_zero_weight_is_drawn_white():
+    import re
+
+    import vl_convert
+
+    weights = np.zeros((len(TOKENS), len(TOKENS)), dtype=np.float32)
+    weights[:, 0] = 1.0  # every row puts all of its weight on [CLS]; every other cell is exactly 0
+    svg = vl_convert.vegalite_to_svg(attention_heatmap_chart(_view(weights=weights)).to_json())
+    fills = re.findall(r'<path[^>]*fill="([^"]+)"[^>]*/>', svg)
+    assert fills.count("#ffffff") + fills.count("rgb(255, 255, 255)") >= len(TOKENS) * (len(TOKENS) - 1)
+
+
+def test_token_axes_never_hide_labels_silently():
+    axis = attention_heatmap_chart(_view()).to_dict()["encoding"]["x"]["axis"]
+    assert axis["labelOverlap"] is False
+    # The stride comes from the drawn width (Vega's `width` signal), and the chart says when it skips labels.
+    assert "width" in axis["labelExpr"] and "% max(1, ceil(" in axis["labelExpr"]
+    long_title = attention_heatmap_chart(_view(tuple(f"t{i}" for i in range(60)))).to_dict()["title"]
+    assert " ".join(long_title["subtitle"]).endswith(THINNED_NOTE)
+
+
+def test_fixed_height_charts_keep_their_height_in_streamlit():
+    spec = entropy_by_layer_chart(_head_entropy()).to_dict()
+    # Streamlit's default autosize "fit" squeezed the plot to leave room for the title (a 60 px pruning curve).
+    assert spec["autosize"] == {"type": "fit-x", "contains": "padding"} and spec["height"] == 260
+
+
+def test_a_long_texts_small_weights_still_show_their_pattern():
+    n = 60  # Altair's default data limit is 5,000 rows
+    weights = np.full((n, n), 0.002, dtype=np.float32)
+    weights[:, 0] = 1 - 0.002 * (n - 1)  # a sink column of 0.88; everything else 0.002
+    tokens = tuple(f"t{i}" for i in range(n))
+    scale = attention_heatmap_chart(_view(tokens, weights=weights)).to_dict()["encoding"]["color"]["scale"]
+    assert scale["domain"][0] == 0 and scale["domain"][-1] == pytest.approx(weights.max())  # [0, max], from white
+    uniform = np.full((n, n), 1 / n, dtype=np.float32)
+    scale = attention_heatmap_chart(_view(tokens, weights=uniform)).to_dict()["encoding"]["color"]["scale"]
+    assert scale["domain"][-1] == pytest.approx(0.05)  # nearly uniform weights do not turn dark

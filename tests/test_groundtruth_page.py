@@ -8,6 +8,7 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
+from inspector.charts.base import title_text
 from inspector.groundtruth import card_for
 from inspector.loading import load_model, shipped_choices
 from inspector.tasks import FRESH_SEED, generate
@@ -31,7 +32,8 @@ def _pick(at: AppTest, spec: str) -> AppTest:
 
 
 def _titles(at: AppTest) -> list[str]:
-    return [json.loads(chart.proto.spec).get("title", {}).get("text") for chart in at.get("vega_lite_chart")]
+    # Wrapped titles (a list of lines) joined into one line.
+    return [title_text(json.loads(chart.proto.spec).get("title", {})) for chart in at.get("vega_lite_chart")]
 
 
 def test_the_bundled_model_gets_an_explanation_and_a_button_per_shipped_model():

@@ -8,6 +8,7 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
+from inspector.charts.base import title_text
 from inspector.heads import read_corpus
 from tests.conftest import open_app_page
 
@@ -17,7 +18,8 @@ def _heads_page() -> AppTest:
 
 
 def _titles(at: AppTest) -> list[str]:
-    return [json.loads(chart.proto.spec).get("title", {}).get("text") for chart in at.get("vega_lite_chart")]
+    # Wrapped titles (a list of lines) joined into one line.
+    return [title_text(json.loads(chart.proto.spec).get("title", {})) for chart in at.get("vega_lite_chart")]
 
 
 def _report_text(at: AppTest) -> str:

@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.errors import AppTestError
 
+from inspector.charts.base import title_text
 from tests.conftest import APP_PATH, open_app_page
 
 TIMEOUT_S = 120
@@ -23,7 +24,7 @@ def _lessons_page(query: dict[str, str] | None = None) -> AppTest:
 
 def _titles(at: AppTest) -> list[str]:
     titles = [json.loads(chart.proto.spec).get("title") for chart in at.get("vega_lite_chart")]
-    return [title.get("text") if isinstance(title, dict) else str(title) for title in titles]
+    return [title_text(title) for title in titles]  # wrapped titles joined into one line
 
 
 def test_every_lesson_renders_with_a_chart_and_a_measured_answer():

@@ -300,9 +300,11 @@ def run(inputs: Inputs, loaded: LoadedModel, layer: int, status: Progress) -> tu
 
 
 @st.cache_data(max_entries=8, ttl=3600, show_spinner="Building the bertviz view…")
-def cached_bertviz(kind: str, spec: str, text: str, backend: str, layer: int) -> tuple[str, int, list[int]]:
+def cached_bertviz(kind: str, spec: str, text: str, backend: str, layer: int,
+                   head: int | None = None) -> tuple[str, int, list[int]]:
     """bertviz's head or model view as offline HTML, its height, and the layers it shows: every layer when
-    they fit the view's drawing limit, else the ones around ``layer``."""
+    they fit the view's drawing limit, else the ones around ``layer``. The head view opens on ``layer`` and
+    ``head`` (the ones on screen)."""
     loaded = cached_model(spec)
     planned = plan_request(loaded, text, layer, budget_bytes=hosting_policy().weights_budget_bytes)
     result = planned_capture(spec, text, backend, planned, layer)
@@ -311,7 +313,8 @@ def cached_bertviz(kind: str, spec: str, text: str, backend: str, layer: int) ->
     fits = min(fits, len(result.weights))
     layers = layers_around(result, layer, fits)
     if kind == "head":
-        return head_view_html(result, layers=layers or None), head_view_height(result), layers
+        return (head_view_html(result, layers=layers or None, layer=layer if layer in layers else None, head=head),
+                head_view_height(result), layers)
     return (model_view_html(result, layers=layers or None), model_view_height(result, layers=layers or None),
             layers)
 

@@ -150,7 +150,7 @@ if st.toggle(t("inspect.bertviz_toggle", lang), key="bertviz"):
         with tab:
             try:
                 html, height, shown = inputs.cached_bertviz(kind, chosen.spec, chosen.state.text, chosen.state.backend,
-                                                            layer)
+                                                            layer, head if kind == "head" else None)
             except InspectorError as err:
                 st.info(str(err))
                 continue

@@ -11,7 +11,15 @@ import numpy as np
 import pandas as pd
 
 from inspector.attribution import METHOD_LABELS, AttributionReport, CounterfactualAttention, Faithfulness
-from inspector.charts.base import chart_title, style_chart, token_labels
+from inspector.charts.base import (
+    FULL_WIDTH_PX,
+    THINNED_NOTE,
+    chart_title,
+    may_thin,
+    style_chart,
+    token_axis,
+    token_labels,
+)
 
 AGREEMENT_SCHEME = "redblue"  # diverging: −1 red, 0 white, +1 blue — readable for the common colour deficiencies
 SCORE_SCHEME = "blues"
@@ -48,19 +56,25 @@ def scores_chart(report: AttributionReport, *, words: bool = False, slide: bool 
     cell = max(34, min(70, 1100 // max(len(units), 1)))
     base = alt.Chart(data).encode(
         x=alt.X("unit:O", sort=units, title="word" if words else "token",
-                axis=alt.Axis(labelAngle=-60, labelLimit=_LABEL_LIMIT, labelOverlap=False)),
+                axis=token_axis(units, horizontal=True, label_limit=_LABEL_LIMIT, slide=slide)),
         y=alt.Y("method:N", sort=methods, title=None, axis=alt.Axis(labelLimit=_LABEL_LIMIT)),
         tooltip=[alt.Tooltip("method:N"), alt.Tooltip("unit:N", title="word" if words else "token"),
                  alt.Tooltip("score:Q", format=".4g"), alt.Tooltip("relative:Q", title="relative", format=".2f")],
     )
+    # The legend under the plot, so the tokens get the column's width.
     cells = base.mark_rect().encode(color=alt.Color("relative:Q", title="score / max |score|",
-                                                    scale=alt.Scale(scheme=AGREEMENT_SCHEME, domain=[-1, 1])))
-    labels = base.mark_text(fontSize=14 if slide else 10, limit=cell - 2).encode(text="text:N")
+                                                    scale=alt.Scale(scheme=AGREEMENT_SCHEME, domain=[-1, 1]),
+                                                    legend=alt.Legend(orient="bottom", direction="horizontal")))
+    # The column sets the cells' width (Streamlit stretches the chart), so the text's limit follows the drawn width.
+    labels = base.mark_text(fontSize=14 if slide else 10, limit=alt.expr(f"max(width / {len(units)} - 2, 0)")).encode(
+        text="text:N")
+    notes = ["Each row scaled to its own largest |score|; grey: cannot be scored (special tokens)."]
+    if may_thin(units, FULL_WIDTH_PX - _LABEL_LIMIT, slide):
+        notes.append(THINNED_NOTE)
     chart = alt.layer(alt.Chart(data).mark_rect(color="#eeeeee").encode(x=alt.X("unit:O", sort=units),
                                                                        y=alt.Y("method:N", sort=methods)),
                       cells, labels).properties(
-        title=chart_title("Which tokens each method says f depends on",
-                     ["Each row scaled to its own largest |score|; grey: cannot be scored (special tokens)."]),
+        title=chart_title("Which tokens each method says f depends on", notes, slide=slide),
         width=alt.Step(cell), height=alt.Step(30 if slide else 24))
     return style_chart(chart, slide)
 
@@ -73,15 +87,19 @@ def agreement_chart(methods: tuple[str, ...], matrix: np.ndarray, *, name: str, 
     data = pd.DataFrame({"a": np.array(labels, dtype=object)[rows.ravel()],
                          "b": np.array(labels, dtype=object)[cols.ravel()],
                          "value": matrix.ravel().astype(float)})
-    base = alt.Chart(data).encode(x=alt.X("b:N", sort=labels, title=None, axis=alt.Axis(labelAngle=-40)),
-                                  y=alt.Y("a:N", sort=labels, title=None),
+    # Every method named on both axes, whole: Vega would otherwise drop every other rotated label.
+    base = alt.Chart(data).encode(x=alt.X("b:N", sort=labels, title=None,
+                                          axis=alt.Axis(labelAngle=-40, labelOverlap=False, labelLimit=_LABEL_LIMIT)),
+                                  y=alt.Y("a:N", sort=labels, title=None,
+                                          axis=alt.Axis(labelOverlap=False, labelLimit=_LABEL_LIMIT)),
                                   tooltip=[alt.Tooltip("a:N", title="method"), alt.Tooltip("b:N", title="vs"),
                                            alt.Tooltip("value:Q", title=name, format=".3f")])
     cells = base.mark_rect().encode(color=alt.Color("value:Q", title=name,
                                                     scale=alt.Scale(scheme=AGREEMENT_SCHEME, domain=[low, 1])))
     text = base.mark_text(fontSize=15 if slide else 11).encode(text=alt.Text("value:Q", format=".2f"))
     step = 64 if slide else 46
-    chart = alt.layer(cells, text).properties(title=chart_title(f"Agreement between methods: {name}", subtitle),
+    chart = alt.layer(cells, text).properties(title=chart_title(f"Agreement between methods: {name}", subtitle,
+                                                                slide=slide),
                                               width=alt.Step(step), height=alt.Step(step))
     return style_chart(chart, slide)
 
@@ -93,11 +111,12 @@ def head_tau_chart(head_tau: np.ndarray, *, slide: bool = False) -> alt.Chart:
     data = pd.DataFrame({"layer": layer_index.ravel(), "head": head_index.ravel(), "tau": head_tau.ravel()})
     step = 40 if slide else 26
     chart = alt.Chart(data).mark_rect().encode(
-        x=alt.X("head:O", axis=alt.Axis(labelAngle=0)), y=alt.Y("layer:O"),
+        x=alt.X("head:O", axis=alt.Axis(labelAngle=0, labelOverlap=False)), y=alt.Y("layer:O"),
         color=alt.Color("tau:Q", title="Kendall τ", scale=alt.Scale(scheme=AGREEMENT_SCHEME, domain=[-1, 1])),
         tooltip=[alt.Tooltip("layer:O"), alt.Tooltip("head:O"), alt.Tooltip("tau:Q", format=".3f")],
     ).properties(title=chart_title("Does any head's attention rank tokens like leave-one-out does?",
-                              ["Kendall τ between each head's weights from the query and occlusion scores."]),
+                                   ["Kendall τ between each head's weights from the query and occlusion scores."],
+                                   slide=slide),
                  width=alt.Step(step), height=alt.Step(step))
     return style_chart(chart, slide)
 
@@ -124,10 +143,14 @@ def decay_chart(faithful: Faithfulness, *, slide: bool = False) -> alt.Chart:
     chart = alt.Chart(data).mark_line(point=True, strokeWidth=3 if slide else 2).encode(
         x=alt.X("removed:Q", title="fraction of content tokens removed (top-ranked first)", axis=alt.Axis(format="%")),
         y=alt.Y("f:Q", title="f after removal"),
-        color=alt.Color("method:N", title="method", scale=alt.Scale(scheme="tableau10")),
+        # Under the plot in columns: a legend beside it was cut off at the column's edge with ten methods.
+        color=alt.Color("method:N", title="method", scale=alt.Scale(scheme="tableau10"),
+                        legend=alt.Legend(orient="bottom", columns=2, labelLimit=_LABEL_LIMIT,
+                                          symbolStrokeWidth=3)),
         tooltip=[alt.Tooltip("method:N"), alt.Tooltip("removed:Q", format=".0%"), alt.Tooltip("f:Q", format=".4g")],
     ).properties(title=chart_title("Decay curves: f as each method's top tokens are removed",
-                              [f"Removed tokens are {removal}. Faster fall = the ranking found what f needs."]),
+                                   [f"Removed tokens are {removal}. Faster fall = the ranking found what f needs."],
+                                   slide=slide),
                  width=520 if not slide else 760, height=300 if not slide else 440)
     return style_chart(chart, slide)
 
@@ -142,15 +165,19 @@ def counterfactual_chart(tokens: tuple[str, ...], result: CounterfactualAttentio
     data = pd.concat([pd.DataFrame({"row": name, "key": labels, "weight": values}) for name, values in rows],
                      ignore_index=True)
     order = [name for name, _ in rows]
+    # A facet keeps its own width (Streamlit cannot stretch it): bars narrow enough that a row fits the column.
+    step = int(np.clip((FULL_WIDTH_PX - 80) // max(len(labels), 1), 6, 30 if slide else 22))
     chart = alt.Chart(data).mark_bar().encode(
-        x=alt.X("key:O", sort=labels, title="key token", axis=alt.Axis(labelAngle=-60, labelOverlap=False)),
+        x=alt.X("key:O", sort=labels, title="key token",
+                axis=token_axis(labels, horizontal=True, step_px=step, slide=slide)),
         y=alt.Y("weight:Q", title="attention weight"),
         color=alt.Color("row:N", sort=order, legend=None, scale=alt.Scale(scheme="dark2")),
         tooltip=[alt.Tooltip("row:N"), alt.Tooltip("key:N"), alt.Tooltip("weight:Q", format=".3f")],
-    ).properties(width=alt.Step(16 if not slide else 22), height=160 if not slide else 220).facet(
+    ).properties(width=alt.Step(step), height=160 if not slide else 220).facet(
         row=alt.Row("row:N", sort=order, title=None, header=alt.Header(labelAngle=0, labelAlign="left",
                                                                       labelOrient="top")),
     ).properties(title=chart_title("The attention row, and rows that replace it",
-                              [f"Layer {result.layer}, {'every head' if result.head is None else f'head {result.head}'}, "
-                               f"query {labels[result.query]}."]))
+                                   [f"Layer {result.layer}, "
+                                    f"{'every head' if result.head is None else f'head {result.head}'}, "
+                                    f"query {labels[result.query]}."], slide=slide))
     return style_chart(chart, slide)

@@ -15,16 +15,30 @@ large type (titles 24 px, labels 16 px), bigger cells, palettes that stay readab
 and in greyscale, and a black-on-white selection outline instead of a red one. Sizes and palettes are chosen
 inside each builder; fonts are applied last by :func:`style_chart` with ``configure_*``, which Vega-Lite
 only allows on a top-level chart — so compose first (layer, concat) and style last. A slide-mode chart is
-finished: to place it in a larger composition, build it with ``slide=False``, compose, then call
-:func:`style_chart` on the result.
+finished: to place it in a larger composition, build it with ``slide=False``, take a :func:`composable` copy,
+compose, then call :func:`style_chart` on the result.
+
+**Fitting the app's columns** (issue 17). Streamlit draws a single or layered chart at its column's width;
+:func:`style_chart` makes it ``fit-x`` so it keeps the height it asks for. Titles are wrapped by
+:func:`chart_title` for the narrowest column the chart is shown in (the ``*_PX`` widths, measured at a 1000 px
+window); token axes (:func:`token_axis`) label every token there is room for and otherwise every k-th, with
+:data:`THINNED_NOTE` in the subtitle — never Vega's silent overlap removal; sequential colour scales start at
+white (:func:`zero_white_scale`), so a zero weight reads as nothing. Facets and concatenations keep their own
+sizes, which their builders keep under the main column's width. ``tests/test_chart_layout.py`` measures all of
+this in Chromium.
 """
 
 from __future__ import annotations
 
+import json
+import math
+import re
+import unicodedata
 from collections.abc import Sequence
 from typing import TypeVar
 
 import altair as alt
+import numpy as np
 
 # Perceptually uniform palettes that survive greyscale printing: viridis runs dark (focused heads) to
 # yellow (diffuse heads); blues runs light (no weight) to dark (all of the budget).
@@ -44,18 +58,36 @@ ChartT = TypeVar("ChartT", bound=alt.TopLevelMixin)
 
 
 def style_chart(chart: ChartT, slide: bool = False) -> ChartT:
-    """Apply slide-mode type sizes to a finished, top-level chart (no-op when ``slide`` is False).
+    """Finish a top-level chart: a single or layered chart fits its column's width and keeps its height
+    (:func:`fit_to_column`); with ``slide``, slide-mode type sizes.
 
-    ``configure_*`` belongs to the top level in Vega-Lite, so this is the last step of a builder; a chart
-    styled here can no longer be layered or concatenated (Altair refuses charts that carry a config).
+    Both belong to the top level in Vega-Lite, so this is the last step of a builder; a chart finished here can
+    no longer be layered or concatenated (Altair refuses charts that carry a config or an autosize): to compose
+    charts, build them with ``slide=False``, take :func:`composable` copies,
+    compose, then call this on the result.
     """
+    if isinstance(chart, (alt.Chart, alt.LayerChart)):
+        chart = fit_to_column(chart)
+    # Room around the drawing for the parts of large type (a title's ascent, a rotated axis title) that Vega
+    # places flush with its edge; Streamlit sets only the bottom padding.
+    chart = chart.properties(padding={"left": 6, "top": 8 if slide else 5, "right": 6, "bottom": 20})
     if not slide:
         return chart
     return (chart
-            .configure_title(fontSize=24, subtitleFontSize=16, anchor="start", offset=12)
+            .configure_title(fontSize=SLIDE_TITLE_FONT_PX, subtitleFontSize=SLIDE_SUBTITLE_FONT_PX, anchor="start",
+                             offset=12)
             .configure_axis(labelFontSize=16, titleFontSize=18, titlePadding=10)
-            .configure_legend(labelFontSize=16, titleFontSize=16, gradientLength=260, gradientThickness=18)
+            .configure_legend(labelFontSize=16, titleFontSize=16, gradientLength=200, gradientThickness=18)
             .configure_header(labelFontSize=16, titleFontSize=18))
+
+
+def composable(chart: ChartT) -> ChartT:
+    """A copy of a finished, non-slide chart without the top-level sizing :func:`style_chart` gave it (autosize,
+    padding), so that it can be layered or concatenated again."""
+    copy = chart.copy(deep=False)
+    copy.autosize = alt.Undefined
+    copy.padding = alt.Undefined
+    return copy
 
 
 def token_labels(tokens: Sequence[str]) -> list[str]:
@@ -63,15 +95,149 @@ def token_labels(tokens: Sequence[str]) -> list[str]:
     return [f"{position}: {token}" for position, token in enumerate(tokens)]
 
 
-# Vega clips a title to the chart's width by default; the grid and profile are narrower than their titles.
-_TITLE_LIMIT_PX = 900
+# ---- fitting the app's columns (issue 17). Streamlit draws every chart at its container's width (it sets the
+# spec's width to the column and, unless the spec says otherwise, autosize "fit": title, axes and legend included).
+# A title line wider than the column therefore squeezes the plot — to zero width when it is much wider — and a title
+# without a limit is cut at the column's width minus 40 px. So titles are wrapped here into lines that fit the
+# narrowest column a chart is shown in, at the app's smallest supported window (1000 px): these widths.
+FULL_WIDTH_PX = 500  # the main column at a 1000 px window with the sidebar open (540 px), less an expander's padding
+WIDE_COLUMN_PX = 290  # the wider of two columns split 3:2 (the Inspect page's heatmap)
+NARROW_COLUMN_PX = 180  # the narrower one (the Inspect page's entropy grid and profile)
+HALF_COLUMN_PX = 240  # one of two equal columns
+# Average advance of a character as a fraction of the font size (Source Sans at the sizes the app uses, measured
+# in Chromium on the app's titles: about 8 px a character at 16 px, bold) and the font sizes of titles and
+# subtitles, normal and in slide mode.
+_LATIN_EM, _WIDE_EM = 0.52, 1.02
+TITLE_FONT_PX, SLIDE_TITLE_FONT_PX = 16, 24
+SUBTITLE_FONT_PX, SLIDE_SUBTITLE_FONT_PX = 11, 16
 
 
-def chart_title(text: str, subtitle: Sequence[str] | None = (), *, limit: int = _TITLE_LIMIT_PX) -> alt.TitleParams:
-    """A left-aligned title (and subtitle lines) that Vega clips only past ``limit`` pixels."""
+def text_width_px(text: str, font_px: float) -> float:
+    """An estimate of ``text``'s width: CJK and other wide characters count about twice a Latin one."""
+    return font_px * sum(_WIDE_EM if unicodedata.east_asian_width(ch) in "WF" else _LATIN_EM for ch in text)
+
+
+def wrap_text(text: str, width_px: float, font_px: float) -> list[str]:
+    """``text`` broken into lines no wider than ``width_px`` (estimated): at spaces, or between any two
+    characters of a run of wide (CJK) characters, which have no spaces; a single word longer than a line stays whole."""
+    lines: list[str] = []
+    line = ""
+    for piece in re.findall(r"\S+\s*|\s+", text):
+        if unicodedata.east_asian_width(piece[0]) in "WF" and len(piece.strip()) > 1:
+            pieces = list(piece)  # a run of CJK characters may break anywhere
+        else:
+            pieces = [piece]
+        for part in pieces:
+            if line and text_width_px((line + part).rstrip(), font_px) > width_px:
+                lines.append(line.rstrip())
+                line = part.lstrip()
+            else:
+                line += part
+    if line.strip() or not lines:
+        lines.append(line.rstrip())
+    return lines
+
+
+def chart_title(text: str, subtitle: Sequence[str] | None = (), *, width: int = FULL_WIDTH_PX,
+                slide: bool = False) -> alt.TitleParams:
+    """A left-aligned title and subtitle lines, wrapped to fit a column ``width`` pixels wide (one of the
+    ``*_PX`` widths above: the narrowest column the chart is shown in). A title that fits stays one string;
+    a longer one becomes a list of lines (Vega draws a list as lines)."""
+    title_font, subtitle_font = (SLIDE_TITLE_FONT_PX, SLIDE_SUBTITLE_FONT_PX) if slide else (TITLE_FONT_PX,
+                                                                                            SUBTITLE_FONT_PX)
+    lines = wrap_text(text, width, title_font)
+    title: str | list[str] = lines[0] if len(lines) == 1 else lines
+    # An explicit limit: without one Streamlit cuts every line at the column's width minus 40 px.
     if subtitle:
-        return alt.TitleParams(text=text, subtitle=list(subtitle), anchor="start", limit=limit)
-    return alt.TitleParams(text=text, anchor="start", limit=limit)
+        wrapped = [line for note in subtitle for line in wrap_text(note, width, subtitle_font)]
+        return alt.TitleParams(text=title, subtitle=wrapped, anchor="start", limit=width)
+    return alt.TitleParams(text=title, anchor="start", limit=width)
+
+
+def fit_to_column(chart: ChartT) -> ChartT:
+    """Let a single or layered chart take its column's width but keep the height it asks for: autosize
+    ``fit-x``. Streamlit's default, ``fit``, also squeezes a fixed-height plot to make room for a wrapped title
+    or a tall legend (the Heads page's pruning curve came out 60 px tall). Facets and concatenations cannot fit
+    and keep their own sizes; a chart sized in steps (heatmaps) is stretched to the column either way."""
+    return chart.properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
+
+
+def title_text(title) -> str:
+    """A chart title's text as one string, whether it was given as a string or as wrapped lines."""
+    text = title.get("text") if isinstance(title, dict) else title
+    if text is None:
+        return ""
+    return " ".join(text) if isinstance(text, (list, tuple)) else str(text)
+
+
+# ---- zero is white. A sequential scale whose lowest colour is not white (Vega's "blues" starts light blue) makes
+# every zero weight look like a little attention and the whole map washed out; these ramps start at white.
+_SEQUENTIAL_RAMPS = {
+    "blues": ("#ffffff", "#c6dbef", "#6baed6", "#2171b5", "#08306b"),
+    "purples": ("#ffffff", "#dadaeb", "#9e9ac8", "#6a51a3", "#3f007d"),
+    "greens": ("#ffffff", "#c7e9c0", "#74c476", "#238b45", "#00441b"),
+    "oranges": ("#ffffff", "#fdd0a2", "#fd8d3c", "#d94801", "#7f2704"),
+    "orangered": ("#ffffff", "#fdd49e", "#fc8d59", "#d7301f", "#7f0000"),
+}
+
+
+def zero_white_scale(scheme: str, high: float | None = 1.0) -> alt.Scale:
+    """A continuous colour scale from 0 (white) to ``high`` (the ramp's darkest colour) for a sequential
+    ``scheme`` named in :data:`_SEQUENTIAL_RAMPS`; ``high=None`` means the data's largest value (still from 0)."""
+    ramp = _SEQUENTIAL_RAMPS[scheme]
+    if high is None:
+        return alt.Scale(range=list(ramp), domainMin=0, interpolate="lab", zero=True)
+    stops = [float(high) * i / (len(ramp) - 1) for i in range(len(ramp))]
+    return alt.Scale(domain=stops, range=list(ramp), interpolate="lab")
+
+
+def weight_scale(slide: bool = False, high: float = 1.0) -> alt.Scale:
+    """Attention weights on [0, ``high``]: white → dark blue; slides use cividis, whose own zero is its dark end."""
+    if slide:
+        return alt.Scale(scheme=SLIDE_WEIGHT_SCHEME, domain=[0, high])
+    return zero_white_scale(WEIGHT_SCHEME, high)
+
+
+def largest_weight(*weights) -> float:
+    """The top of a weight map's colour scale: its largest weight (so a 200-token row of 0.01s is not drawn all
+    white), never above 1 and never below 0.05 (so a map of nearly uniform weights does not look sharp)."""
+    finite = [float(np.nanmax(w)) for w in weights if np.size(w) and np.isfinite(w).any()]
+    return float(np.clip(max(finite, default=1.0), 0.05, 1.0))
+
+
+# ---- token axes. Every token gets a label when there is room; when the column is too narrow for all of them,
+# every k-th is labelled (k from the drawn width, a Vega signal, so it adapts to the column) and the chart says so
+# in a subtitle line (:data:`THINNED_NOTE`) — never Vega's silent overlap removal.
+# Spacing from which neighbouring labels clear each other (12 px type: a 16 px line box): rotated by −60°
+# (the gap between two slanted lines is the spacing × sin 60°), and upright or at −90°.
+_ROTATED_LABEL_PITCH_PX = 22
+LABEL_PITCH_PX = 20
+THINNED_NOTE = "In a narrow column only every k-th token is labelled; hover a cell for its token."
+
+
+def token_axis(labels: Sequence[str], *, horizontal: bool, step_px: float | None = None, angle: int = -60,
+               label_limit: int = 120, slide: bool = False, **axis) -> alt.Axis:
+    """An ordinal axis over ``labels`` (in that order) that labels every token it has room for and never
+    hides one silently. ``step_px``: the spacing of the labels when it is fixed (a y axis sized in steps, a
+    facet's panel); without it (an x axis stretched to the column) the spacing is the drawn width / len(labels),
+    known only in the browser (Vega's ``width`` signal)."""
+    pitch = (_ROTATED_LABEL_PITCH_PX if horizontal and angle not in (0, -90, 90) else LABEL_PITCH_PX)
+    pitch *= 1.4 if slide else 1.0
+    count = max(len(labels), 1)
+    if step_px is None:
+        stride = f"max(1, ceil({pitch} * {count} / max(width, 1)))"
+    else:
+        stride = str(max(1, math.ceil(pitch / max(step_px, 1))))
+    order = json.dumps(list(labels), ensure_ascii=True)
+    expression = f"indexof({order}, datum.value) % {stride} == 0 ? datum.label : ''"
+    return alt.Axis(labelAngle=angle if horizontal else 0, labelLimit=label_limit, labelOverlap=False,
+                    labelExpr=expression, **axis)
+
+
+def may_thin(labels: Sequence[str], narrowest_px: float, slide: bool = False) -> bool:
+    """Whether a token axis over ``labels`` may have to skip labels in a column ``narrowest_px`` wide."""
+    pitch = _ROTATED_LABEL_PITCH_PX * (1.4 if slide else 1.0)
+    return len(labels) * pitch > narrowest_px
 
 
 def selected_head(selection) -> tuple[int, int] | None:

@@ -68,8 +68,8 @@ WEIGHT_DECIMALS = 3
 # layer, layers · heads · n² at once for the model view — and every hover or head toggle touches all of them,
 # so the cost grows with the line count; benchmarks.bertviz_views measures the draw time at these limits
 # (about 3 s for 120k lines on 2 CPUs, docs/BENCHMARKS.md). At most 120k lines: 100 tokens of a 12-head model
-# in the head view; 40 tokens of all 6 × 12 heads in the model view (fewer layers or heads allow up to 64). The head view also embeds every offered layer (≈ 5–6 bytes per weight): 900k weights
-# keep its page near 5 MB. Token caps keep a page's height sensible (about 3,000 px) for models with few heads.
+# in the head view; 40 tokens of all 6 × 12 heads in the model view (fewer layers or heads allow up to 64). The
+# head view also embeds every offered layer (≈ 5–6 bytes per weight): 900k weights keep its page near 5 MB. Token caps keep a page's height sensible (about 3,000 px) for models with few heads.
 MAX_LINES_DRAWN_AT_ONCE = 120_000
 HEAD_VIEW_MAX_TOKENS = 128
 HEAD_VIEW_MAX_EMBEDDED_WEIGHTS = 900_000
@@ -114,18 +114,47 @@ _AMD_SHIM = ('define("d3", [], function () { return window.d3; });\n'
 
 _PAGE_STYLE = "body { margin: 8px; background: #fff; }"
 
+# bertviz draws at fixed widths (the model view's grid is 970 px), wider than an app column at a 1000 px window
+# or even a 1400 px one (a 940 px frame). The page zooms itself out to its frame's width — once drawn, after each
+# redraw (bertviz rebuilds its <svg> on a click) and on resize — so the last head's column is never cut off.
+# CSS zoom keeps the hover and click targets where they are drawn.
+_FIT_WIDTH_SCRIPT = """(function () {
+  var pending = false;
+  function fit() {
+    pending = false;
+    var root = document.getElementById("bertviz");
+    if (!root) { return; }
+    document.body.style.zoom = "";
+    var needed = root.scrollWidth + 16;
+    var zoom = Math.min(1, document.documentElement.clientWidth / needed);
+    document.body.style.zoom = zoom < 0.999 ? String(zoom) : "";
+  }
+  function later() { if (!pending) { pending = true; requestAnimationFrame(fit); } }
+  window.addEventListener("load", later);
+  window.addEventListener("resize", later);
+  new MutationObserver(later).observe(document.body, {childList: true, subtree: true});
+})();"""
 
-def head_view_html(capture: Capture, *, layers: Sequence[int] | None = None) -> str:
+
+def head_view_html(capture: Capture, *, layers: Sequence[int] | None = None, layer: int | None = None,
+                   head: int | None = None) -> str:
     """bertviz's head view of ``capture`` as one offline HTML document.
 
-    layers: the layers offered in the view's layer menu, the first shown on load (default: every layer
-    whose weights the capture holds). Raises :class:`InvalidRequestError` for a layer that does not exist
+    layers: the layers offered in the view's layer menu (default: every layer whose weights the capture
+    holds). layer: the one shown on load (default: the first offered) — the app passes the layer on screen, so
+    the view opens where the page is. head: show only that head on load (the others stay a click away; default:
+    every head). Raises :class:`InvalidRequestError` for a layer that does not exist
     or was not captured, or when the text is too long for the view (:data:`HEAD_VIEW_MAX_TOKENS`,
     :data:`MAX_LINES_DRAWN_AT_ONCE`, :data:`HEAD_VIEW_MAX_EMBEDDED_WEIGHTS`; :func:`head_view_max_layers`
     says how many layers fit).
     """
     chosen = _captured_layers(capture) if layers is None else _validate_layers(capture, layers)
     _check_weights(capture, chosen, view="head view")
+    if layer is not None and layer not in chosen:
+        raise InvalidRequestError(f"layer {layer!r} is not among the layers the head view offers ({chosen}) — "
+                                  "include it in layers=[…]")
+    if head is not None:
+        _validate_heads(capture, [head])
     n_tokens, heads = len(capture.tokens), capture.num_heads
     if n_tokens > HEAD_VIEW_MAX_TOKENS:
         raise InvalidRequestError(
@@ -147,7 +176,8 @@ def head_view_html(capture: Capture, *, layers: Sequence[int] | None = None) -> 
     import bertviz  # deferred: it imports IPython, which only these two functions need
 
     view = bertviz.head_view(_bertviz_attention(capture, chosen), list(capture.tokens), include_layers=chosen,
-                             html_action="return")
+                             layer=None if layer is None else int(layer),
+                             heads=None if head is None else [int(head)], html_action="return")
     return _offline_document(view.data, title="bertviz head view")
 
 
@@ -352,7 +382,7 @@ def _offline_document(bertviz_html: str, *, title: str) -> str:
     params["root_div_id"] = _ROOT_DIV_ID
     script = f"{script[:start]}{_PARAMS_START}{_script_safe_json(params)};{script[line_end:]}"
 
-    scripts = (*_vendored_scripts(), _AMD_SHIM, script)
+    scripts = (*_vendored_scripts(), _AMD_SHIM, script, _FIT_WIDTH_SCRIPT)
     hashes = " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(s.encode('utf-8')).digest()).decode()}'"
                       for s in scripts)
     # default-src 'none' refuses every fetch (scripts, images, fonts, XHR); only these exact scripts may run,
@@ -360,9 +390,9 @@ def _offline_document(bertviz_html: str, *, title: str) -> str:
     # Keywords and base64 only: nothing in the policy needs escaping inside a double-quoted attribute.
     policy = (f"default-src 'none'; script-src {hashes}; style-src 'unsafe-inline'; base-uri 'none'; "
               "form-action 'none'")
-    vendored = "\n".join(f"<script>{source}</script>" for source in scripts[:-2])
+    vendored = "\n".join(f"<script>{source}</script>" for source in scripts[:-3])
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
             f"<title>{html_lib.escape(title)}</title>\n<style>{_PAGE_STYLE}</style>\n</head>\n<body>\n"
             f"{vendored}\n<script>{_AMD_SHIM}</script>\n{markup.strip()}\n<script>{script}</script>\n"
-            "</body>\n</html>\n")
+            f"<script>{_FIT_WIDTH_SCRIPT}</script>\n</body>\n</html>\n")

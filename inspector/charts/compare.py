@@ -46,7 +46,7 @@ def head_movement_data(comparison: Comparison) -> pd.DataFrame:
     shift = (np.full((layers, heads), np.nan) if comparison.key_shift is None else comparison.key_shift)
     return pd.DataFrame({
         "layer": layer_index.ravel(), "head": head_index.ravel(),
-        "name": [f"L{l} H{h}" for l, h in zip(layer_index.ravel(), head_index.ravel())],
+        "name": [f"L{layer} H{head}" for layer, head in zip(layer_index.ravel(), head_index.ravel())],
         "js": comparison.js.ravel().astype(float), "entropy": comparison.entropy_change.ravel().astype(float),
         "shift": shift.ravel().astype(float), "rank": rank,
     })

@@ -14,7 +14,17 @@ import numpy as np
 import pandas as pd
 
 from inspector.attribution import METHOD_LABELS
-from inspector.charts.base import chart_title, style_chart, token_labels
+from inspector.charts.base import (
+    FULL_WIDTH_PX,
+    THINNED_NOTE,
+    chart_title,
+    may_thin,
+    style_chart,
+    token_axis,
+    token_labels,
+    wrap_text,
+    zero_white_scale,
+)
 from inspector.groundtruth import ExampleScores, Scoreboard, rank_of
 from inspector.i18n import DEFAULT_LANGUAGE, t
 
@@ -24,6 +34,8 @@ CHANCE_COLOR = "#d62728"
 SCALED_SCHEME = "blues"
 CAUSAL_MARK, SUPPORTING_MARK = "◆ causal", "◇ supporting"
 _LABEL_LIMIT = 200
+_NAMES_PX = 170  # the method names left of the scoreboard (the longest label, "attention × gradient", and a gap)
+_PANEL_SPACING_PX = 24
 
 
 def _label(method: str) -> str:
@@ -41,7 +53,7 @@ def method_order(board: Scoreboard) -> list[int]:
 
 
 def _rate_panel(data: pd.DataFrame, order: list[str], *, field: str, title: str, chance: float | None,
-                slide: bool, labels: bool = True) -> alt.LayerChart:
+                slide: bool, labels: bool = True, width: int = 220) -> alt.LayerChart:
     """One panel: a bar per method at ``field``, its 95 % interval as a rule, chance as a dashed line;
     ``labels=False`` leaves the method names to the panel on its left."""
     base = alt.Chart(data).encode(
@@ -61,7 +73,6 @@ def _rate_panel(data: pd.DataFrame, order: list[str], *, field: str, title: str,
         layers.append(alt.Chart(line).mark_text(color=CHANCE_COLOR, align="left", dx=4, dy=-6, baseline="bottom",
                                                 fontSize=15 if slide else 11)
                       .encode(x="chance:Q", y=alt.value(0), text="label:N"))
-    width = 300 if slide else 220
     return alt.layer(*layers).properties(width=width, height=alt.Step(34 if slide else 24))
 
 
@@ -78,19 +89,23 @@ def scoreboard_chart(board: Scoreboard, *, slide: bool = False) -> alt.HConcatCh
                         "mechanism_top1_low", "mechanism_top1_high")},
     })
     order = list(data["method"])
+    # A concatenation keeps its own width (Streamlit cannot stretch it): the panels share the main column at a
+    # 1000 px window with the method names on the left.
+    count = 3 if has_mechanism(board) else 2
+    width = max(90, (FULL_WIDTH_PX - _NAMES_PX - _PANEL_SPACING_PX * (count - 1)) // count)
     panels = [_rate_panel(data, order, field="top1", title="ranked first (top-1)", chance=board.chance_top1,
-                          slide=slide),
+                          slide=slide, width=width),
               _rate_panel(data, order, field="topk", title=f"among the top {board.k}", chance=board.chance_topk,
-                          slide=slide, labels=False)]
+                          slide=slide, labels=False, width=width)]
     if has_mechanism(board):
         panels.append(_rate_panel(data, order, field="mechanism_top1", title="top token is B or either A",
-                                  chance=None, slide=slide, labels=False))
+                                  chance=None, slide=slide, labels=False, width=width))
     card = board.card
     subtitle = [f"{board.examples} fresh examples of the {card.task.name} task; the causal token is known by "
                 f"construction: {card.task.truth}.",
                 "Bars: share of examples; black lines: 95 % Wilson interval; dashed red: a random ranking."]
-    chart = alt.hconcat(*panels, spacing=24).resolve_scale(y="shared").properties(
-        title=chart_title(f"{card.label} — which method finds the causal token?", subtitle))
+    chart = alt.hconcat(*panels, spacing=_PANEL_SPACING_PX).resolve_scale(y="shared").properties(
+        title=chart_title(f"{card.label} — which method finds the causal token?", subtitle, slide=slide))
     return style_chart(chart, slide)
 
 
@@ -129,26 +144,27 @@ def example_chart(scored: ExampleScores, *, slide: bool = False) -> alt.LayerCha
     methods = list(dict.fromkeys(data["method"]))
     base = alt.Chart(data).encode(
         x=alt.X("unit:O", sort=units, title="token",
-                axis=alt.Axis(labelAngle=-60, labelLimit=_LABEL_LIMIT, labelOverlap=False)),
+                axis=token_axis(units, horizontal=True, label_limit=_LABEL_LIMIT, slide=slide)),
         y=alt.Y("method:N", sort=methods, title=None, axis=alt.Axis(labelLimit=_LABEL_LIMIT)),
         tooltip=[alt.Tooltip("token:N"), alt.Tooltip("method:N"), alt.Tooltip("score:Q", title="raw score",
                                                                                format=".4g"),
                  alt.Tooltip("rank:Q", title="rank among content tokens"), alt.Tooltip("role:N")])
     grey = base.mark_rect(color="#d9d9d9")
     cells = base.mark_rect().encode(color=alt.Color("scaled:Q", title="score, min–max per method",
-                                                    scale=alt.Scale(scheme=SCALED_SCHEME, domain=[0, 1])))
+                                                    scale=zero_white_scale(SCALED_SCHEME, 1.0)))
     width = 4 if slide else 3
     causal = base.mark_rect(fill=None, stroke="black", strokeWidth=width).transform_filter(
         alt.datum.role == "causal")
     supporting = base.mark_rect(fill=None, stroke="#e66101", strokeWidth=width - 1, strokeDash=[4, 3]).transform_filter(
         alt.datum.role == "supporting")
     step = 48 if slide else 34
+    notes = ["Each row rescaled to [0, 1] over the content tokens (min–max); grey: special token or no score.",
+             f"{CAUSAL_MARK} (black outline): the token the answer depends on"
+             + (f"; {SUPPORTING_MARK} (dashed): the tokens the mechanism also reads." if scored.supporting else ".")]
+    if may_thin(units, FULL_WIDTH_PX - _LABEL_LIMIT, slide):
+        notes.append(THINNED_NOTE)
     chart = alt.layer(grey, cells, supporting, causal).properties(
-        title=chart_title("Where each method puts the credit on this example",
-                     ["Each row rescaled to [0, 1] over the content tokens (min–max); grey: special token or no "
-                      "score.", f"{CAUSAL_MARK} (black outline): the token the answer depends on"
-                      + (f"; {SUPPORTING_MARK} (dashed): the tokens the mechanism also reads." if scored.supporting
-                         else ".")]),
+        title=chart_title("Where each method puts the credit on this example", notes, slide=slide),
         width=alt.Step(step), height=alt.Step(30 if slide else 24))
     return style_chart(chart, slide)
 
@@ -170,19 +186,25 @@ def head_hits_chart(board: Scoreboard, *, slide: bool = False) -> alt.HConcatCha
     weight (the deceptive model's layer 0), which the first grid alone would make look like "finding" it."""
     data = head_hits_frame(board)
     heads = int(data["head"].max()) + 1
-    step = (56 if slide else 44) if heads <= 16 else (40 if slide else 26)
+    # Two grids side by side in the main column at a 1000 px window (a concatenation keeps its own width);
+    # the numbers are written in the cells only where they fit.
+    step = int(np.clip((FULL_WIDTH_PX - 120) // (2 * heads), 12, 56 if slide else 44))
+    numbers = step >= (48 if slide else 34)
     tooltip = [alt.Tooltip("layer:O"), alt.Tooltip("head:O"),
                alt.Tooltip("peaks:Q", title="share of examples peaking on the causal token", format=".1%"),
                alt.Tooltip("weight:Q", title="mean weight on the causal token", format=".2%")]
-    base = alt.Chart(data).encode(x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0)),
+    base = alt.Chart(data).encode(x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0, labelOverlap=False)),
                                   y=alt.Y("layer:O", title="layer"), tooltip=tooltip)
+    legend_px = max(step * heads, 120)
 
     def grid(field: str, legend: str, scheme: str, number: str) -> alt.LayerChart:
-        cells = base.mark_rect().encode(color=alt.Color(f"{field}:Q", title=legend,
-                                                        scale=alt.Scale(scheme=scheme, domain=[0, 1]),
-                                                        legend=alt.Legend(orient="bottom", titleLimit=400)))
+        # The legend's title wrapped under its grid; the field's title stays one string (screen readers read it).
+        cells = base.mark_rect().encode(color=alt.Color(
+            f"{field}:Q", title=legend, scale=zero_white_scale(scheme, 1.0),
+            legend=alt.Legend(orient="bottom", gradientLength=min(legend_px, 200),
+                              title=wrap_text(legend, legend_px, 16 if slide else 12))))
         layers = [cells]
-        if heads <= 16:  # numbers fit in the cells
+        if numbers:
             layers.append(base.mark_text(fontSize=14 if slide else 10).encode(
                 text=alt.Text(f"{field}:Q", format=number),
                 color=alt.condition(f"datum.{field} > 0.6", alt.value("white"), alt.value("black"))))
@@ -194,10 +216,11 @@ def head_hits_chart(board: Scoreboard, *, slide: bool = False) -> alt.HConcatCha
         grid("weight", "mean weight of that row on the causal token", "greens", ".1%"),
         spacing=32).resolve_scale(color="independent").properties(
         title=chart_title("Which heads' attention peaks on the causal token — and with how much weight",
-                     [f"The row the attention method reads ({row}), "
-                      f"over {board.examples} examples. Left: how often it ranks the causal token first among the "
-                      "content tokens; right: the weight it gives it.",
-                      "A head can rank a token first with almost none of its weight: a peak is not attention."]))
+                          [f"The row the attention method reads ({row}), "
+                           f"over {board.examples} examples. Left: how often it ranks the causal token first among the "
+                           "content tokens; right: the weight it gives it.",
+                           "A head can rank a token first with almost none of its weight: a peak is not attention."]
+                          + ([] if numbers else ["Hover a cell for its numbers."]), slide=slide))
     return style_chart(chart, slide)
 
 

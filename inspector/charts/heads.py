@@ -10,7 +10,19 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from inspector.charts.base import ENTROPY_SCHEME, HEAD_SELECTION, SELECTION_COLOR, chart_title, style_chart
+from inspector.charts.base import (
+    ENTROPY_SCHEME,
+    FULL_WIDTH_PX,
+    HEAD_SELECTION,
+    LABEL_PITCH_PX,
+    SELECTION_COLOR,
+    THINNED_NOTE,
+    chart_title,
+    may_thin,
+    style_chart,
+    token_axis,
+    zero_white_scale,
+)
 from inspector.heads import HeadReport
 
 # What the head grid can be coloured by: key → (legend title, colour scheme, fixed domain or None).
@@ -71,9 +83,12 @@ def head_grid_chart(report: HeadReport, metric: str, *, selected: tuple[int, int
                alt.Tooltip("distance:Q", title="mean attention distance (tokens)", format=".2f"),
                alt.Tooltip("induction_text:N", title="induction score (Olsson et al.)"),
                alt.Tooltip("flag:N", title="health flag")]
-    base = alt.Chart(data).encode(x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0)),
+    base = alt.Chart(data).encode(x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0, labelOverlap=False)),
                                   y=alt.Y("layer:O", title="layer"), tooltip=tooltip)
-    scale = alt.Scale(scheme=scheme, domain=list(domain)) if domain else alt.Scale(scheme=scheme)
+    if scheme == ENTROPY_SCHEME:  # viridis: its dark end is its own zero
+        scale = alt.Scale(scheme=scheme, domain=list(domain))
+    else:  # sequential ramps start at white, so a head with no sink / no importance reads as nothing
+        scale = zero_white_scale(scheme, domain[1] if domain else None)
     cells = base.mark_rect(cursor="pointer").encode(
         color=alt.Color(f"{metric}:Q", title=legend, scale=scale,
                         legend=alt.Legend(orient="bottom", direction="horizontal", titleLimit=400)),
@@ -87,7 +102,8 @@ def head_grid_chart(report: HeadReport, metric: str, *, selected: tuple[int, int
     step = _SLIDE_CELL_PX if slide else _CELL_PX
     chart = alt.layer(*drawn).properties(
         title=chart_title(f"Heads coloured by {legend}",
-                     ["C = collapsed, D = diffuse. Grey = no value. Click a head to open it on the Inspect page."]),
+                          ["C = collapsed, D = diffuse. Grey = no value. Click a head to open it on the Inspect page."],
+                          slide=slide),
         width=alt.Step(step), height=alt.Step(step))
     return style_chart(chart, slide)
 
@@ -104,15 +120,21 @@ def head_matrix_chart(report: HeadReport, matrix: np.ndarray, *, title: str, leg
                          "value": np.asarray(matrix, dtype=float).ravel()})
     size = _SLIDE_MATRIX_PX if slide else _MATRIX_PX
     cell = max(2, size // max(len(names), 1))
-    label_axis = alt.Axis(labels=len(names) <= 48, ticks=False, labelFontSize=8)
+    # Every head is named on both axes when there is room; a 72-head model in a narrow column names every k-th
+    # and says so (the heads are also in the tooltip).
+    notes = ["Heads in clustered order (average linkage): similar heads sit together."]
+    if may_thin(ordered, FULL_WIDTH_PX - 60, slide) or cell < LABEL_PITCH_PX:
+        notes.append(THINNED_NOTE.replace("token", "head"))
     chart = alt.Chart(data).mark_rect().encode(
-        x=alt.X("b:O", sort=ordered, title=None, axis=label_axis),
-        y=alt.Y("a:O", sort=ordered, title=None, axis=label_axis),
-        color=alt.Color("value:Q", title=legend, scale=alt.Scale(scheme=scheme, domain=list(domain))),
+        x=alt.X("b:O", sort=ordered, title=None,
+                axis=token_axis(ordered, horizontal=True, angle=-90, ticks=False, slide=slide)),
+        y=alt.Y("a:O", sort=ordered, title=None,
+                axis=token_axis(ordered, horizontal=False, step_px=cell, ticks=False, slide=slide)),
+        color=alt.Color("value:Q", title=legend, scale=alt.Scale(scheme=scheme, domain=list(domain)),
+                        legend=alt.Legend(orient="bottom", direction="horizontal", titleLimit=FULL_WIDTH_PX - 40)),
         tooltip=[alt.Tooltip("a:N", title="head"), alt.Tooltip("b:N", title="other head"),
                  alt.Tooltip("value:Q", title=legend, format=".4f")],
-    ).properties(title=chart_title(title, ["Heads in clustered order (average linkage): similar heads sit together."]),
-                 width=alt.Step(cell), height=alt.Step(cell))
+    ).properties(title=chart_title(title, notes, slide=slide), width=alt.Step(cell), height=alt.Step(cell))
     return style_chart(chart, slide)
 
 
@@ -126,7 +148,7 @@ def mds_chart(report: HeadReport, *, slide: bool = False) -> alt.Chart:
         tooltip=[alt.Tooltip("name:N", title="head"), alt.Tooltip("entropy:Q", title="entropy / log(keys)",
                                                                   format=".3f")],
     ).properties(title=chart_title("Map of the heads (classical MDS of the JS divergence)",
-                              ["Close points attend alike (Clark et al. 2019, figure 6)."]),
+                                   ["Close points attend alike (Clark et al. 2019, figure 6)."], slide=slide),
                  width=460 if slide else 320, height=420 if slide else 300)
     return style_chart(chart, slide)
 
@@ -144,7 +166,7 @@ def pruning_chart(report: HeadReport, *, slide: bool = False) -> alt.LayerChart:
     chart = alt.layer(base.mark_line(strokeWidth=4 if slide else 2, color="#e66101"),
                       base.mark_circle(size=120 if slide else 50, color="#e66101")).properties(
         title=chart_title("Pruning curve: how far the output moves as heads are removed",
-                     [f"Order: Michel et al.'s gradient importance; removal: {report.ablation_mode} ablation. "
-                      "0 = the unpruned output."]),
+                          [f"Order: Michel et al.'s gradient importance; removal: {report.ablation_mode} ablation. "
+                           "0 = the unpruned output."], slide=slide),
         width=480 if slide else 380, height=360 if slide else 260)
     return style_chart(chart, slide)

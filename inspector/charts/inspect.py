@@ -11,13 +11,19 @@ import pandas as pd
 
 from inspector.charts.base import (
     ENTROPY_SCHEME,
+    FULL_WIDTH_PX,
     HEAD_SELECTION,
+    NARROW_COLUMN_PX,
     SELECTION_COLOR,
     SLIDE_ENTROPY_SCHEME,
-    SLIDE_WEIGHT_SCHEME,
-    WEIGHT_SCHEME,
+    THINNED_NOTE,
+    WIDE_COLUMN_PX,
     chart_title,
+    largest_weight,
+    may_thin,
     style_chart,
+    token_axis,
+    weight_scale,
 )
 from inspector.heatmap import HeatmapView
 from inspector.metrics import HeadEntropy
@@ -34,10 +40,18 @@ _SLIDE_MAX_CELL_PX = 44
 _SLIDE_HEATMAP_TARGET_PX = 820
 _GRID_CELL_PX = 26
 _SLIDE_GRID_CELL_PX = 40
-# Each small multiple is about this wide, whatever the length; cells stay at least 1 px.
-_MULTIPLE_PX = 150
+# Each small multiple is about this wide, whatever the length; cells stay at least 1 px. A row of them fits the
+# main column at a 1000 px window (4 × 110 px, or 2 × 220 px on slides, plus the gaps).
+_MULTIPLE_PX = 110
 _SLIDE_MULTIPLE_PX = 220
 _MULTIPLES_PER_ROW = 4
+_SLIDE_MULTIPLES_PER_ROW = 2
+# Token labels longer than this are cut (with "…"); the heatmap's colour legend sits under the plot, so the
+# labels and the plot share the column's width.
+_HEATMAP_LABEL_LIMIT_PX = 110
+_SLIDE_HEATMAP_LABEL_LIMIT_PX = 150
+# A compact legend under a grid: narrower than the narrowest column the grid is shown in.
+_GRID_LEGEND_PX = 100
 
 def _outline(base: alt.Chart, layer: int, head: int, slide: bool) -> list[alt.Chart]:
     """The selected cell's outline: one red stroke, or (slides) a white halo under a black stroke, which
@@ -77,7 +91,9 @@ def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None
     """
     data = head_entropy_data(entropy)
     base = alt.Chart(data).encode(
-        x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0)),
+        # Every head numbered, in type small enough for 12 heads in the narrow column of a 1000 px window.
+        x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0, labelOverlap=False,
+                                                      labelFontSize=alt.Undefined if slide else 10)),
         y=alt.Y("layer:O", title="layer"),
         tooltip=_HEAD_ENTROPY_TOOLTIP,
     )
@@ -85,7 +101,11 @@ def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None
         color=alt.Color("normalized:Q", title="entropy (normalised)",
                         scale=alt.Scale(scheme=SLIDE_ENTROPY_SCHEME if slide else ENTROPY_SCHEME, domain=[0, 1]),
                         # Below the grid, so a 12-head grid plus legend fits a narrow column.
-                        legend=alt.Legend(orient="bottom", direction="horizontal")),
+                        # The legend's title in two lines: it starts under the plot, right of the layer axis, in a
+                        # 180 px column. (The field's title stays one string: it names the cell for screen readers.)
+                        legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=_GRID_LEGEND_PX,
+                                          title="entropy (normalised)" if slide else ["entropy", "(normalised)"],
+                                          titleLimit=FULL_WIDTH_PX if slide else NARROW_COLUMN_PX)),
     )
     if selectable:
         cells = cells.add_params(alt.selection_point(name=HEAD_SELECTION, fields=["layer", "head"], on="click",
@@ -98,7 +118,8 @@ def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None
     step = _SLIDE_GRID_CELL_PX if slide else _GRID_CELL_PX
     chart = alt.layer(*layers_drawn).properties(
         title=chart_title("Head entropy: how spread out each head's attention is",
-                     ["Click a cell to show that head."] if selectable else ()),
+                          ["Click a cell to show that head."] if selectable else (),
+                          width=FULL_WIDTH_PX if slide else NARROW_COLUMN_PX, slide=slide),
         width=alt.Step(step), height=alt.Step(step),
     )
     return style_chart(chart, slide)
@@ -136,18 +157,23 @@ def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False) -> alt.Ch
     """
     data = heatmap_data(view)
     cell = _cell_px(max(view.weights.shape), slide)
-    label_limit = 200 if slide else 120
+    label_limit = _SLIDE_HEATMAP_LABEL_LIMIT_PX if slide else _HEATMAP_LABEL_LIMIT_PX
+    column = FULL_WIDTH_PX if slide else WIDE_COLUMN_PX
+    notes = list(view.notes)
+    if may_thin(view.key_labels, column - label_limit, slide) or cell < 14:
+        notes.append(THINNED_NOTE)
     chart = alt.Chart(data).mark_rect().encode(
         x=alt.X("key:O", title="key (attended to)", sort=list(view.key_labels),
-                # Every token labelled: Vega's overlap check would hide every other rotated label.
-                axis=alt.Axis(labelAngle=-60, labelLimit=label_limit, labelOverlap=False)),
+                axis=token_axis(view.key_labels, horizontal=True, label_limit=label_limit, slide=slide)),
         y=alt.Y("query:O", title="query (attending)", sort=list(view.query_labels),
-                axis=alt.Axis(labelLimit=label_limit, labelOverlap=False)),
-        color=alt.Color("weight:Q", title="weight",
-                        scale=alt.Scale(scheme=SLIDE_WEIGHT_SCHEME if slide else WEIGHT_SCHEME, domain=[0, 1])),
+                axis=token_axis(view.query_labels, horizontal=False, step_px=cell, label_limit=label_limit,
+                                slide=slide)),
+        color=alt.Color("weight:Q", title="weight", scale=weight_scale(slide, largest_weight(view.weights)),
+                        legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=_GRID_LEGEND_PX)),
         tooltip=[alt.Tooltip("query:N", title="query token"), alt.Tooltip("key:N", title="key token"),
                  alt.Tooltip("weight:Q", format=".3f")],
-    ).properties(title=chart_title(f"Layer {view.layer}, head {view.head}: attention weights", view.notes),
+    ).properties(title=chart_title(f"Layer {view.layer}, head {view.head}: attention weights", notes, width=column,
+                                   slide=slide),
                  width=alt.Step(cell), height=alt.Step(cell))
     return style_chart(chart, slide)
 
@@ -177,15 +203,15 @@ def layer_heads_chart(views: Sequence[HeatmapView], *, slide: bool = False) -> a
         x=alt.X("key_index:O", axis=None),
         y=alt.Y("query_index:O", axis=None),
         color=alt.Color("weight:Q", title="weight",
-                        scale=alt.Scale(scheme=SLIDE_WEIGHT_SCHEME if slide else WEIGHT_SCHEME, domain=[0, 1])),
+                        scale=weight_scale(slide, largest_weight(*(view.weights for view in views)))),
         tooltip=[alt.Tooltip("head:O"), alt.Tooltip("query:N", title="query token"),
                  alt.Tooltip("key:N", title="key token"), alt.Tooltip("weight:Q", format=".3f")],
     ).properties(width=alt.Step(cell_w), height=alt.Step(cell_h))
     chart = panel.facet(
         data=data,
         facet=alt.Facet("head:O", title=None, header=alt.Header(labelExpr="'head ' + datum.value", labelOrient="top")),
-        columns=_MULTIPLES_PER_ROW,
-    ).properties(title=chart_title(f"Layer {first.layer}: every head", first.notes))
+        columns=_SLIDE_MULTIPLES_PER_ROW if slide else _MULTIPLES_PER_ROW,
+    ).properties(title=chart_title(f"Layer {first.layer}: every head", first.notes, slide=slide))
     return style_chart(chart, slide)
 
 
@@ -212,7 +238,8 @@ def entropy_by_layer_chart(entropy: HeadEntropy, *, slide: bool = False) -> alt.
     step = 70 if slide else 48
     chart = alt.layer(dots, mean_line).properties(
         title=chart_title("Entropy by layer: does attention sharpen with depth?",
-                     ["Dots: each head (0 = one key, 1 = uniform). Line: the layer's mean."]),
+                          ["Dots: each head (0 = one key, 1 = uniform). Line: the layer's mean."],
+                          width=FULL_WIDTH_PX if slide else NARROW_COLUMN_PX, slide=slide),
         width=alt.Step(step), height=420 if slide else 260,
     )
     return style_chart(chart, slide)

@@ -10,7 +10,18 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from inspector.charts.base import SLIDE_WEIGHT_SCHEME, WEIGHT_SCHEME, chart_title, style_chart, token_labels
+from inspector.charts.base import (
+    FULL_WIDTH_PX,
+    HALF_COLUMN_PX,
+    THINNED_NOTE,
+    chart_title,
+    largest_weight,
+    may_thin,
+    style_chart,
+    token_axis,
+    token_labels,
+    weight_scale,
+)
 from inspector.lessons import SCALE_NAMES, ComplexityLesson, MultiHeadLesson, PositionLesson, ScalingSweep, WhyQKLesson
 
 # Offsets drawn in the position chart: |i − j| up to this (longer offsets have few pairs and say little).
@@ -25,13 +36,14 @@ def weights_chart(weights: np.ndarray, tokens: tuple[str, ...], *, title: str, s
                          "key": np.asarray(labels, dtype=object)[cols.ravel()],
                          "weight": np.asarray(weights, dtype=float).ravel()})
     cell = int(np.clip(420 // max(len(tokens), 1), 4, 28))
+    notes = [THINNED_NOTE] if may_thin(labels, FULL_WIDTH_PX - 120, slide) or cell < 14 else []
     chart = alt.Chart(data).mark_rect().encode(
-        x=alt.X("key:O", sort=labels, title="key", axis=alt.Axis(labelAngle=-60, labelOverlap=False)),
-        y=alt.Y("query:O", sort=labels, title="query", axis=alt.Axis(labelOverlap=False)),
-        color=alt.Color("weight:Q", scale=alt.Scale(scheme=SLIDE_WEIGHT_SCHEME if slide else WEIGHT_SCHEME,
-                                                    domain=[0, 1])),
+        x=alt.X("key:O", sort=labels, title="key", axis=token_axis(labels, horizontal=True, slide=slide)),
+        y=alt.Y("query:O", sort=labels, title="query",
+                axis=token_axis(labels, horizontal=False, step_px=cell, slide=slide)),
+        color=alt.Color("weight:Q", scale=weight_scale(slide, largest_weight(weights))),
         tooltip=["query:N", "key:N", alt.Tooltip("weight:Q", format=".3f")],
-    ).properties(width=alt.Step(cell), height=alt.Step(cell), title=chart_title(title))
+    ).properties(width=alt.Step(cell), height=alt.Step(cell), title=chart_title(title, notes, slide=slide))
     return style_chart(chart, slide)
 
 
@@ -45,17 +57,20 @@ def tied_weights_chart(lesson: WhyQKLesson, tokens: tuple[str, ...], *, title: s
         frames.append(pd.DataFrame({"keys": name, "query": np.asarray(labels, dtype=object)[rows.ravel()],
                                     "key": np.asarray(labels, dtype=object)[cols.ravel()],
                                     "weight": np.asarray(weights, dtype=float).ravel()}))
-    cell = int(np.clip(300 // max(len(tokens), 1), 3, 20))
+    # Two panels and one set of row labels in the main column at a 1000 px window (a facet keeps its own width).
+    cell = int(np.clip((FULL_WIDTH_PX - 150) // (2 * max(len(tokens), 1)), 3, 20))
+    notes = [THINNED_NOTE] if cell < 15 else []
     panel = alt.Chart().mark_rect().encode(
-        x=alt.X("key:O", sort=labels, title="key", axis=alt.Axis(labelAngle=-60, labelOverlap=False)),
-        y=alt.Y("query:O", sort=labels, title="query", axis=alt.Axis(labelOverlap=False)),
-        color=alt.Color("weight:Q", scale=alt.Scale(scheme=SLIDE_WEIGHT_SCHEME if slide else WEIGHT_SCHEME,
-                                                    domain=[0, 1])),
+        x=alt.X("key:O", sort=labels, title="key", axis=token_axis(labels, horizontal=True, step_px=cell,
+                                                                   slide=slide)),
+        y=alt.Y("query:O", sort=labels, title="query", axis=token_axis(labels, horizontal=False, step_px=cell,
+                                                                       slide=slide)),
+        color=alt.Color("weight:Q", scale=weight_scale(slide, largest_weight(lesson.weights, lesson.tied_weights))),
         tooltip=["keys:N", "query:N", "key:N", alt.Tooltip("weight:Q", format=".3f")],
     ).properties(width=alt.Step(cell), height=alt.Step(cell))
     chart = panel.facet(data=pd.concat(frames, ignore_index=True), column=alt.Column("keys:N", title=None,
                                                                                      sort=["W_K", "W_K := W_Q"]))
-    return style_chart(chart.properties(title=chart_title(title)), slide)
+    return style_chart(chart.properties(title=chart_title(title, notes, slide=slide)), slide)
 
 
 def asymmetry_chart(lesson: WhyQKLesson, *, title: str, slide: bool = False) -> alt.Chart:
@@ -66,7 +81,7 @@ def asymmetry_chart(lesson: WhyQKLesson, *, title: str, slide: bool = False) -> 
         x=alt.X("head:O", axis=alt.Axis(labelAngle=0)), y=alt.Y("asymmetry:Q", title="‖S − Sᵀ‖ / ‖S‖"),
         color=alt.condition(alt.datum.chosen, alt.value("#08519c"), alt.value("#9ecae1")),
         tooltip=["head:O", alt.Tooltip("asymmetry:Q", format=".3f")],
-    ).properties(title=chart_title(title), width=alt.Step(36 if slide else 24), height=220)
+    ).properties(title=chart_title(title, slide=slide), width=alt.Step(36 if slide else 24), height=220)
     return style_chart(chart, slide)
 
 
@@ -79,10 +94,9 @@ def offset_chart(lesson: PositionLesson, *, title: str, slide: bool = False) -> 
     step = 34 if slide else 22
     chart = alt.Chart(data).mark_rect().encode(
         x=alt.X("offset:O", title="i − j", axis=alt.Axis(labelAngle=0)), y=alt.Y("head:O"),
-        color=alt.Color("weight:Q", title="mean weight", scale=alt.Scale(
-            scheme=SLIDE_WEIGHT_SCHEME if slide else WEIGHT_SCHEME, domain=[0, 1])),
+        color=alt.Color("weight:Q", title="mean weight", scale=weight_scale(slide)),
         tooltip=["head:O", "offset:O", alt.Tooltip("weight:Q", format=".3f")],
-    ).properties(title=chart_title(title), width=alt.Step(step), height=alt.Step(step))
+    ).properties(title=chart_title(title, slide=slide), width=alt.Step(step), height=alt.Step(step))
     return style_chart(chart, slide)
 
 
@@ -94,11 +108,14 @@ def sweep_chart(sweep: ScalingSweep, *, title: str, slide: bool = False) -> alt.
     data = pd.concat(frames, ignore_index=True)
     lines = alt.Chart(data).mark_line(point=True, strokeWidth=4 if slide else 2).encode(
         x=alt.X("d:Q", scale=alt.Scale(type="log", base=2)), y=alt.Y("entropy:Q", title="entropy (nats)"),
-        color=alt.Color("scale:N", sort=list(SCALE_NAMES), scale=alt.Scale(scheme="dark2")),
+        # Under the plot: the chart shares a row with another, and a legend beside it would squeeze the plot.
+        color=alt.Color("scale:N", sort=list(SCALE_NAMES), scale=alt.Scale(scheme="dark2"),
+                        legend=alt.Legend(orient="bottom", columns=2, labelLimit=HALF_COLUMN_PX // 2)),
         tooltip=["d:Q", "scale:N", alt.Tooltip("entropy:Q", format=".3f"), alt.Tooltip("max weight:Q", format=".3f")])
     uniform = alt.Chart(pd.DataFrame({"uniform": [float(np.log(sweep.keys))]})).mark_rule(strokeDash=[4, 4]).encode(
         y="uniform:Q")
-    chart = alt.layer(lines, uniform).properties(title=chart_title(title), width=420, height=260)
+    chart = alt.layer(lines, uniform).properties(title=chart_title(title, width=HALF_COLUMN_PX, slide=slide), width=420,
+                                                 height=260)
     return style_chart(chart, slide)
 
 
@@ -109,7 +126,7 @@ def variance_chart(sweep: ScalingSweep, *, title: str, slide: bool = False) -> a
         x=alt.X("d:Q", scale=alt.Scale(type="log", base=2)),
         y=alt.Y("variance:Q", title="Var(q·k)", scale=alt.Scale(type="log", base=2)),
         tooltip=["d:Q", alt.Tooltip("variance:Q", format=".1f")],
-    ).properties(title=chart_title(title), width=320, height=260)
+    ).properties(title=chart_title(title, width=HALF_COLUMN_PX, slide=slide), width=320, height=260)
     return style_chart(chart, slide)
 
 
@@ -126,7 +143,7 @@ def contribution_chart(lesson: MultiHeadLesson, role_names: dict[str, str], *, t
         color=alt.Color("role:N", scale=alt.Scale(scheme="set2")),
         tooltip=["head:O", "role:N", alt.Tooltip("norm:Q", format=".3f"), alt.Tooltip("share:Q", format=".1%"),
                  "rank(S):Q", alt.Tooltip("erank(S):Q", format=".2f")],
-    ).properties(title=chart_title(title), width=alt.Step(36 if slide else 24), height=220)
+    ).properties(title=chart_title(title, slide=slide), width=alt.Step(36 if slide else 24), height=220)
     return style_chart(chart, slide)
 
 
@@ -139,7 +156,7 @@ def complexity_chart(lesson: ComplexityLesson, *, title: str, slide: bool = Fals
         x=alt.X("n:Q", scale=alt.Scale(type="log", base=2)), y=alt.Y("ms:Q", scale=alt.Scale(type="log")),
         color=alt.Color("path:N", scale=alt.Scale(scheme="dark2")),
         tooltip=["n:Q", "path:N", alt.Tooltip("ms:Q", format=".2f")],
-    ).properties(title=chart_title(title), width=420, height=260)
+    ).properties(title=chart_title(title, slide=slide), width=420, height=260)
     return style_chart(chart, slide)
 
 
