@@ -69,7 +69,8 @@ WEIGHT_DECIMALS = 3
 # so the cost grows with the line count; benchmarks.bertviz_views measures the draw time at these limits
 # (about 3 s for 120k lines on 2 CPUs, docs/BENCHMARKS.md). At most 120k lines: 100 tokens of a 12-head model
 # in the head view; 40 tokens of all 6 × 12 heads in the model view (fewer layers or heads allow up to 64). The
-# head view also embeds every offered layer (≈ 5–6 bytes per weight): 900k weights keep its page near 5 MB. Token caps keep a page's height sensible (about 3,000 px) for models with few heads.
+# head view also embeds every offered layer (≈ 5–6 bytes per weight): 900k weights keep its page near 5 MB.
+# Token caps keep a page's height sensible (about 3,000 px) for models with few heads.
 MAX_LINES_DRAWN_AT_ONCE = 120_000
 HEAD_VIEW_MAX_TOKENS = 128
 HEAD_VIEW_MAX_EMBEDDED_WEIGHTS = 900_000
