@@ -10,6 +10,7 @@ import urllib.parse
 import pytest
 
 from benchmarks.live_app import CHART, AppServerError, running_app
+from inspector.charts.base import title_text
 from tests.conftest import open_app_page
 
 TIRED = "The animal didn't cross the street because it was too tired."
@@ -38,7 +39,7 @@ def _open_with_link(query: dict[str, str]):
 
 def _titles(at) -> list[str]:
     titles = [json.loads(chart.proto.spec).get("title") for chart in at.get("vega_lite_chart")]
-    return [title.get("text") if isinstance(title, dict) else title for title in titles]
+    return [title_text(title) for title in titles]  # wrapped titles are lists of lines
 
 
 def _sentence(at) -> str:

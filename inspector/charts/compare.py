@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from inspector.charts.base import (
+    HALF_COLUMN_PX,
     HEAD_SELECTION,
     SELECTION_COLOR,
     SLIDE_WEIGHT_SCHEME,
@@ -146,7 +147,7 @@ def _matrix_chart(data: pd.DataFrame, labels: tuple[str, ...], *, title: str, su
     # The query's row outlined cell by cell: one stroke colour that stands out on every palette.
     outline = base.mark_rect(fill=None, stroke="black" if slide else SELECTION_COLOR,
                              strokeWidth=2).transform_filter(alt.datum.is_query)
-    return alt.layer(cells, outline).properties(title=chart_title(title, subtitle, limit=600),
+    return alt.layer(cells, outline).properties(title=chart_title(title, subtitle, width=HALF_COLUMN_PX),
                                                 width=alt.Step(cell), height=alt.Step(cell))
 
 
@@ -196,6 +197,6 @@ def query_rows_chart(pair: HeadPair, *, slide: bool = False) -> alt.Chart:
         tooltip=[alt.Tooltip("key:N", title="key"), alt.Tooltip("side:N", title="text"),
                  alt.Tooltip("weight:Q", format=".3f")],
     ).properties(title=chart_title(f"Row of the query, layer {pair.layer}, head {pair.head}",
-                                   ["A and B; “other” = keys without a partner."], limit=600),
+                                   ["A and B; “other” = keys without a partner."], width=HALF_COLUMN_PX),
                  height=alt.Step(16 if slide else 9))
     return style_chart(chart, slide)
