@@ -1049,6 +1049,12 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "export.layer": {"en": "layer {layer}", "zh": "第 {layer} 层"},
     "export.head": {"en": "head {head}", "zh": "第 {head} 个头"},
     "export.backend": {"en": "backend {backend}", "zh": "后端 {backend}"},
+    "example.01-animal-street": {"en": "Coreference: what is “it”?", "zh": "指代：“it”指的是什么？"},
+    "example.02-coreference": {"en": "Coreference: the trophy and the suitcase", "zh": "指代：奖杯和手提箱"},
+    "example.03-agreement": {"en": "Subject–verb agreement across a long gap", "zh": "长距离的主谓一致"},
+    "example.04-chinese": {"en": "Chinese — needs a model that reads it (bert-base-chinese or Qwen2.5)",
+                           "zh": "中文——需要能读中文的模型（bert-base-chinese 或 Qwen2.5）"},
+    "example.05-code": {"en": "Python code", "zh": "Python 代码"},
     "attribution.page.title": {"en": "Attribution: is attention an explanation?", "zh": "归因：注意力是解释吗？"},
     "attribution.page.caption": {
         "en": "Attention weights say where a head read from. Whether the output needed those tokens is a different "
