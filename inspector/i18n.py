@@ -1156,6 +1156,12 @@ CATALOGUE: dict[str, dict[str, str]] = {
               "mean over bins. Flip: {flip}.",
         "zh": "全面性 f(x) − f(去掉排名靠前的词元后的 x)——越高越好；充分性 f(x) − f(只保留排名靠前的词元)——越低越好；"
               "分档为内容词元的 {bins}，被移除的词元{removed}；AOPC = 各档的平均。翻转：{flip}。"},
+    "attribution.page.eraser_method": {"en": "method", "zh": "方法"},
+    "attribution.page.eraser_comp": {"en": "AOPC comprehensiveness ↑", "zh": "AOPC 全面性 ↑"},
+    "attribution.page.eraser_suff": {"en": "AOPC sufficiency ↓", "zh": "AOPC 充分性 ↓"},
+    "attribution.page.eraser_flip": {"en": "flip at (fraction removed)", "zh": "翻转点（移除比例）"},
+    "attribution.page.eraser_comp_bin": {"en": "comp. {bin}", "zh": "全面性 {bin}"},
+    "attribution.page.eraser_suff_bin": {"en": "suff. {bin}", "zh": "充分性 {bin}"},
     "attribution.page.counterfactual": {"en": "Counterfactual attention", "zh": "反事实注意力"},
     "attribution.page.adversarial_button": {
         "en": "Run the adversarial search (5 candidates, Adam lr 0.01, up to 500 steps)",

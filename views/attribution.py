@@ -200,7 +200,14 @@ removed = (t("attribution.page.removed_mask", lang, replacement=faithful.replace
 st.caption(escape_markdown(t("attribution.page.faithfulness_caption", lang,
                              bins=", ".join(f"{b:.0%}" for b in faithful.bins), removed=removed,
                              flip=faithful.flip_rule_text(lang))))
-st.dataframe(faithfulness_frame(faithful), hide_index=True)
+faithful_table = faithfulness_frame(faithful)
+if lang != "en":  # the chart module names the columns in English; the page relabels them, in the same order
+    percents = [f"{b:.0%}" for b in faithful.bins]
+    names = ("method", "comp", "suff", "flip")
+    faithful_table.columns = ([t(f"attribution.page.eraser_{name}", lang) for name in names]
+                              + [t("attribution.page.eraser_comp_bin", lang, bin=b) for b in percents]
+                              + [t("attribution.page.eraser_suff_bin", lang, bin=b) for b in percents])
+st.dataframe(faithful_table, hide_index=True)
 st.altair_chart(decay_chart(faithful, slide=slide))
 
 st.subheader(t("attribution.page.counterfactual", lang))
