@@ -1123,6 +1123,12 @@ CATALOGUE: dict[str, dict[str, str]] = {
               "convergence delta {delta} (Σ attributions − (f(x) − f(baseline))).",
         "zh": "积分梯度：{steps} 步（每批 {batch} 步），基线 = {baseline}（f = {baseline_value}）；收敛误差 {delta}"
               "（Σ 归因 − (f(x) − f(基线))）。"},
+    "attribution.page.baseline_pad": {
+        "en": "every non-special token's embedding replaced by the [PAD] embedding; special tokens kept",
+        "zh": "每个非特殊词元的嵌入替换为 [PAD] 的嵌入；特殊词元保留"},
+    "attribution.page.baseline_zeros": {
+        "en": "every non-special token's embedding replaced by zeros (no pad token); special tokens kept",
+        "zh": "每个非特殊词元的嵌入替换为零向量（没有填充词元）；特殊词元保留"},
     "attribution.page.skipped": {"en": "{method} could not run: {reason}", "zh": "{method} 无法运行：{reason}"},
     "attribution.page.scores": {"en": "Per-token scores", "zh": "每个词元的得分"},
     "attribution.page.read_mean": {"en": "the mean over heads", "zh": "各头平均"},

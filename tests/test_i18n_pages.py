@@ -40,13 +40,14 @@ def _keys_shown(texts: list[str]) -> list[str]:
 def _data_names(at: AppTest) -> set[str]:
     """The strings a page shows as data in every language: the text's tokens and words, example texts, model
     choices, method labels."""
+    from inspector.attribution import DEFAULT_REFERENCE
     from inspector.examples import EXAMPLES
     from inspector.share import BACKENDS
 
     names = set(NAMES) | set(BACKENDS) | method_labels() | {example.text for example in EXAMPLES}
     names |= set(at.selectbox(key="model").options)
     text = at.text_area(key="text").value
-    names |= set(text.split()) | {text}
+    names |= set(text.split()) | {text, DEFAULT_REFERENCE}
     return names
 
 
@@ -83,6 +84,11 @@ def test_every_page_in_chinese_shows_no_key_no_english_entry_and_no_english_sent
     shared = set(chinese) & set(english)
     sentences = sorted(text for text in shared if english_runs(text, names))
     assert sentences == [], sentences
+    # An English phrase of the English page inside a Chinese text: words the library wrote, set in a translation.
+    english_text = "\n".join(english)
+    fragments = sorted({run for text in set(chinese) - shared for run in english_runs(text, names)
+                        if run in english_text and len(run.split()) >= 3})
+    assert fragments == [], fragments
 
 
 def test_the_examples_menu_titles_are_the_examples_own():

@@ -83,11 +83,20 @@ lang = chosen.state.lang
 heading.title(t("attribution.page.title", lang))
 heading.caption(t("attribution.page.caption", lang))
 PREDICTED_CLASS = "predicted class"  # the class selectbox's first option (shown in the session language)
+# The library's words for the integrated-gradients baseline (inspector/attribution/methods.py), in the catalogue.
+IG_BASELINES = {
+    "every non-special token's embedding replaced by the [PAD] embedding; special tokens kept":
+        "attribution.page.baseline_pad",
+    "every non-special token's embedding replaced by zeros (no pad token); special tokens kept":
+        "attribution.page.baseline_zeros",
+}
 QUERY_LABELS = {"auto": "attribution.page.query_auto", "first": "attribution.page.query_first",
                 "last": "attribution.page.query_last", "index…": "attribution.page.query_index_option"}
 
 with st.expander(t("attribution.page.settings", lang), expanded=True):
-    target_column, layer_column, head_column, query_column = st.columns([3, 1, 1, 1])
+    # The target on its own row: beside three selectboxes it left them too narrow for "mean over heads" at 1000 px.
+    target_column = st.container()
+    layer_column, head_column, query_column = st.columns(3)
     reference, token, class_index = DEFAULT_REFERENCE, None, None
     if info.head == "none":
         reference = target_column.text_input(t("attribution.page.reference", lang), DEFAULT_REFERENCE,
@@ -150,8 +159,9 @@ st.markdown(escape_markdown(t("attribution.page.target_value", lang, value=f"{ta
                               description=target_words(target, lang))))
 ig = report.ig
 if ig is not None:
+    baseline = t(IG_BASELINES[ig.baseline], lang) if ig.baseline in IG_BASELINES else ig.baseline
     st.caption(escape_markdown(t("attribution.page.ig_caption", lang, steps=ig.steps, batch=ig.internal_batch_size,
-                                 baseline=ig.baseline, baseline_value=f"{ig.baseline_value:.4g}",
+                                 baseline=baseline, baseline_value=f"{ig.baseline_value:.4g}",
                                  delta=f"{ig.delta:.2g}")))
 for method, reason in report.skipped.items():
     st.warning(escape_markdown(t("attribution.page.skipped", lang, method=method, reason=reason)))
