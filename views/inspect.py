@@ -117,10 +117,11 @@ with attention_column:
     layer_column, head_column = st.columns(2)
     layer_column.selectbox(t("inspect.layer", lang), range(info.num_layers), key="layer")
     head_column.selectbox(t("inspect.head", lang), range(info.num_heads), key="head")
-    hide_column, sink_column, words_column = st.columns(3)
-    hide_column.checkbox(t("inspect.hide_special", lang), key="hide_special")
-    sink_column.checkbox(t("inspect.drop_sink", lang), key="drop_sink", help=t("inspect.drop_sink_help", lang))
-    words_column.checkbox(t("inspect.words", lang), key="words", help=t("inspect.words_help", lang))
+    # One wrapping row, not three columns: a third of the column cut the labels to "Hide spe…" at 1000 px.
+    with st.container(horizontal=True):
+        st.checkbox(t("inspect.hide_special", lang), key="hide_special")
+        st.checkbox(t("inspect.drop_sink", lang), key="drop_sink", help=t("inspect.drop_sink_help", lang))
+        st.checkbox(t("inspect.words", lang), key="words", help=t("inspect.words_help", lang))
     try:
         view = heatmap_view(result, layer, head, options)
     except InspectorError as err:
