@@ -40,6 +40,17 @@ from inspector.i18n import t
 from inspector.share import escape_markdown
 from views import inputs
 
+PREDICTED_CLASS = "predicted class"  # the class selectbox's first option (shown in the session language)
+# The library's words for the integrated-gradients baseline (inspector/attribution/methods.py), in the catalogue.
+IG_BASELINES = {
+    "every non-special token's embedding replaced by the [PAD] embedding; special tokens kept":
+        "attribution.page.baseline_pad",
+    "every non-special token's embedding replaced by zeros (no pad token); special tokens kept":
+        "attribution.page.baseline_zeros",
+}
+QUERY_LABELS = {"auto": "attribution.page.query_auto", "first": "attribution.page.query_first",
+                "last": "attribution.page.query_last", "index…": "attribution.page.query_index_option"}
+
 
 @st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
 def cached_attribution(spec: str, text: str, backend: str, reference: str, token: str | None, class_index: int | None,
@@ -56,8 +67,6 @@ def cached_corpus(spec: str, backend: str, reference: str, removal: str, ig_step
     settings = AttributionSettings(removal=removal, ig_steps=ig_steps)
     return corpus_agreement(inputs.cached_model(spec), [example.text for example in EXAMPLES],
                             spec=TargetSpec(reference=reference), settings=settings, backend=backend)
-
-
 
 
 def target_words(target: Target, lang: str) -> str:
@@ -82,16 +91,6 @@ slide = chosen.state.slide
 lang = chosen.state.lang
 heading.title(t("attribution.page.title", lang))
 heading.caption(t("attribution.page.caption", lang))
-PREDICTED_CLASS = "predicted class"  # the class selectbox's first option (shown in the session language)
-# The library's words for the integrated-gradients baseline (inspector/attribution/methods.py), in the catalogue.
-IG_BASELINES = {
-    "every non-special token's embedding replaced by the [PAD] embedding; special tokens kept":
-        "attribution.page.baseline_pad",
-    "every non-special token's embedding replaced by zeros (no pad token); special tokens kept":
-        "attribution.page.baseline_zeros",
-}
-QUERY_LABELS = {"auto": "attribution.page.query_auto", "first": "attribution.page.query_first",
-                "last": "attribution.page.query_last", "index…": "attribution.page.query_index_option"}
 
 with st.expander(t("attribution.page.settings", lang), expanded=True):
     # The target on its own row: beside three selectboxes it left them too narrow for "mean over heads" at 1000 px.
@@ -105,10 +104,10 @@ with st.expander(t("attribution.page.settings", lang), expanded=True):
     elif info.head in ("masked-lm", "causal-lm"):
         token = target_column.text_input(t("attribution.page.target_token", lang), key="attr_token").strip() or None
     else:
+        predicted_class = t("attribution.page.predicted_class", lang)
         picked = target_column.selectbox(t("attribution.page.class", lang), [PREDICTED_CLASS, *info.labels],
-                                         key="attr_class", format_func=lambda label: t(
-                                             "attribution.page.predicted_class", lang) if label == PREDICTED_CLASS
-                                         else label)
+                                         key="attr_class", format_func=lambda label: predicted_class
+                                         if label == PREDICTED_CLASS else label)
         class_index = None if picked == PREDICTED_CLASS else list(info.labels).index(picked)
     layer = layer_column.selectbox(t("inspect.layer", lang), range(info.num_layers), index=info.num_layers - 1,
                                    key="attr_layer")
