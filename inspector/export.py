@@ -14,10 +14,12 @@ import datetime
 import io
 import json
 import re
+import threading
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import altair as alt
@@ -27,6 +29,7 @@ from altair.utils.data import to_values
 from inspector.capture import Capture
 from inspector.errors import InspectorError, InvalidRequestError
 from inspector.heatmap import HeatmapView
+from inspector.i18n import DEFAULT_LANGUAGE, t
 from inspector.jsonable import to_jsonable  # re-exported: callers import it from here too
 from inspector.loading import ModelInfo, model_label
 from inspector.metrics import head_entropy
@@ -79,20 +82,21 @@ class Provenance:
         if not isinstance(self.date, datetime.date):
             raise ValueError(f"Provenance.date must be a datetime.date; got {self.date!r}")
 
-    def caption(self) -> str:
-        """One line: ``model · “first words…” · layer L, head H · backend B · YYYY-MM-DD``."""
+    def caption(self, lang: str = DEFAULT_LANGUAGE) -> str:
+        """One line in ``lang``: ``model · “first words…” · layer L, head H · backend B · YYYY-MM-DD``."""
         # A shipped model is captioned by its label, not its internal "shipped:NAME" spec.
-        parts = [_CONTROL.sub(" ", model_label(self.model)).strip() or "unknown model", f"“{_text_excerpt(self.text)}”"]
+        model = _CONTROL.sub(" ", model_label(self.model)).strip() or t("export.unknown_model", lang)
+        parts = [model, f"“{_text_excerpt(self.text)}”"]
         if self.layer is not None and self.head is not None:
-            parts.append(f"layer {self.layer}, head {self.head}")
+            parts.append(t("export.layer_head", lang, layer=self.layer, head=self.head))
         elif self.layer is not None:
-            parts.append(f"layer {self.layer}")
+            parts.append(t("export.layer", lang, layer=self.layer))
         elif self.head is not None:
-            parts.append(f"head {self.head}")
-        parts += [f"backend {_CONTROL.sub(' ', self.backend).strip()}", self.date.isoformat()]
+            parts.append(t("export.head", lang, head=self.head))
+        parts += [t("export.backend", lang, backend=_CONTROL.sub(" ", self.backend).strip()), self.date.isoformat()]
         return " · ".join(parts)
 
-    def as_json(self) -> dict:
+    def as_json(self, lang: str = DEFAULT_LANGUAGE) -> dict:
         """Everything needed to reproduce the figure, plus the versions of the software that made it."""
         software = {}
         for name in _SOFTWARE:
@@ -101,7 +105,8 @@ class Provenance:
             except metadata.PackageNotFoundError:
                 software[name] = None
         return {"model": self.model, "text": self.text, "backend": self.backend, "layer": self.layer,
-                "head": self.head, "date": self.date.isoformat(), "caption": self.caption(), "software": software}
+                "head": self.head, "date": self.date.isoformat(), "caption": self.caption(lang),
+                "software": software}
 
 
 def _title_dict(chart) -> dict:
@@ -115,10 +120,10 @@ def _title_dict(chart) -> dict:
     return dict(title.to_dict() if hasattr(title, "to_dict") else title)
 
 
-def with_provenance(chart, provenance: Provenance):
-    """``chart`` with ``provenance.caption()`` as the last line of its title's subtitle (or as a small title
+def with_provenance(chart, provenance: Provenance, lang: str = DEFAULT_LANGUAGE):
+    """``chart`` with ``provenance.caption(lang)`` as the last line of its title's subtitle (or as a small title
     when it has none). Works on any top-level chart, styled or not; adding the same caption twice is a no-op."""
-    caption = provenance.caption()
+    caption = provenance.caption(lang)
     title = _title_dict(chart)
     if not title.get("text"):
         return chart.properties(title=alt.TitleParams(text=caption, fontSize=11, fontWeight="normal",
@@ -164,9 +169,31 @@ def _vl_version() -> str | None:
     return wanted if wanted in vlc.get_vegalite_versions() else None
 
 
+# Where the Dockerfile's and CI's font package (fonts-wqy-microhei) puts a CJK font: vl-convert draws only the
+# fonts it knows, and without one every Chinese character of an exported figure is an empty box.
+CJK_FONT_DIRECTORY = Path("/usr/share/fonts/truetype/wqy")
+_fonts_registered = False
+_fonts_lock = threading.Lock()
+
+
+def _register_fonts() -> None:
+    """Tell vl-convert about the CJK font once per process, before the first render (registering rebuilds its
+    font database, so not on every call). A missing folder is not an error: Latin text still draws."""
+    global _fonts_registered
+    with _fonts_lock:
+        if _fonts_registered:
+            return
+        _fonts_registered = True
+        if CJK_FONT_DIRECTORY.is_dir():
+            import vl_convert as vlc
+
+            vlc.register_font_directory(str(CJK_FONT_DIRECTORY))
+
+
 def _render(kind: str, chart, **options):
     import vl_convert as vlc
 
+    _register_fonts()
     convert = {"png": vlc.vegalite_to_png, "svg": vlc.vegalite_to_svg}[kind]
     try:
         # allowed_base_urls=[]: our specs carry their data inline; a spec must never make the server fetch.
@@ -193,6 +220,7 @@ def _svg_png(svg: str, *, scale: float) -> bytes:
     """Rasterise an SVG already drawn: half the work of laying the chart out again for the PNG."""
     import vl_convert as vlc
 
+    _register_fonts()
     try:
         return vlc.svg_to_png(svg, scale=scale)
     except ValueError as err:
@@ -224,10 +252,11 @@ def _dumps(payload: Any) -> str:
 _RESERVED = {"numbers", "provenance"}
 
 
-def export_pack(charts: Mapping[str, Any], numbers: Mapping, provenance: Provenance) -> bytes:
+def export_pack(charts: Mapping[str, Any], numbers: Mapping, provenance: Provenance,
+                lang: str = DEFAULT_LANGUAGE) -> bytes:
     """A zip (bytes) for slides and reports: ``<name>.png`` (scale 2) and ``<name>.svg`` for every chart,
-    each with the provenance caption drawn on it; ``numbers.json`` (the numbers behind the charts, NaN as
-    null); ``provenance.json`` (:meth:`Provenance.as_json`). Chart names become safe file names."""
+    each with the provenance caption (in ``lang``) drawn on it; ``numbers.json`` (the numbers behind the charts,
+    NaN as null); ``provenance.json`` (:meth:`Provenance.as_json`). Chart names become safe file names."""
     taken = set(_RESERVED)
     buffer = io.BytesIO()
     stamp = (provenance.date.year, provenance.date.month, provenance.date.day, 0, 0, 0)
@@ -240,11 +269,11 @@ def export_pack(charts: Mapping[str, Any], numbers: Mapping, provenance: Provena
         for name, chart in charts.items():
             stem = safe_file_stem(name, taken)
             taken.add(stem)
-            svg = chart_svg(with_provenance(chart, provenance))
+            svg = chart_svg(with_provenance(chart, provenance, lang))
             write(f"{stem}.svg", svg)
             write(f"{stem}.png", _svg_png(svg, scale=2.0))
         write("numbers.json", _dumps(numbers))
-        write("provenance.json", _dumps(provenance.as_json()))
+        write("provenance.json", _dumps(provenance.as_json(lang)))
     return buffer.getvalue()
 
 

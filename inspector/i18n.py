@@ -1068,6 +1068,147 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "attribution.computing": {"en": "Computing every attribution method — the first run on a text takes a while…",
                               "zh": "正在计算每种归因方法——一段文本第一次运行需要一些时间…"},
     "heads.more_lines": {"en": "The other {count} heads", "zh": "其余 {count} 个头"},
+    "inspect.title": {"en": "Attention Inspector", "zh": "注意力检查器"},
+    "inspect.model_facts": {
+        "en": "{architecture} · {layers} layers × {heads} heads · head size {head_dim} · up to {positions} tokens",
+        "zh": "{architecture} · {layers} 层 × {heads} 个头 · 头维度 {head_dim} · 最多 {positions} 个词元"},
+    "export.unknown_model": {"en": "unknown model", "zh": "未知模型"},
+    "export.layer_head": {"en": "layer {layer}, head {head}", "zh": "第 {layer} 层第 {head} 个头"},
+    "export.layer": {"en": "layer {layer}", "zh": "第 {layer} 层"},
+    "export.head": {"en": "head {head}", "zh": "第 {head} 个头"},
+    "export.backend": {"en": "backend {backend}", "zh": "后端 {backend}"},
+    "example.01-animal-street": {"en": "Coreference: what is “it”?", "zh": "指代：“it”指的是什么？"},
+    "example.02-coreference": {"en": "Coreference: the trophy and the suitcase", "zh": "指代：奖杯和手提箱"},
+    "example.03-agreement": {"en": "Subject–verb agreement across a long gap", "zh": "长距离的主谓一致"},
+    "example.04-chinese": {"en": "Chinese — needs a model that reads it (bert-base-chinese or Qwen2.5)",
+                           "zh": "中文——需要能读中文的模型（bert-base-chinese 或 Qwen2.5）"},
+    "example.05-code": {"en": "Python code", "zh": "Python 代码"},
+    "attribution.page.title": {"en": "Attribution: is attention an explanation?", "zh": "归因：注意力是解释吗？"},
+    "attribution.page.caption": {
+        "en": "Attention weights say where a head read from. Whether the output needed those tokens is a different "
+              "question; here every method answers it for one number f computed from your text, and the page "
+              "measures how much they agree, how faithful each is, and how much the attention can change with f "
+              "unchanged.",
+        "zh": "注意力权重说明一个头从哪里读取信息。输出是否真的需要这些词元是另一个问题；这里每种方法都针对由你的文本"
+              "算出的一个数 f 来回答它，本页衡量这些方法彼此有多一致、各自有多忠实，以及在 f 不变时注意力能改变多少。"},
+    "attribution.page.settings": {"en": "What f is, and what the layer-local methods read",
+                                  "zh": "f 是什么，以及逐层方法读取哪里"},
+    "attribution.page.reference": {"en": "Reference sentence", "zh": "参考句子"},
+    "attribution.page.reference_help": {"en": "f = cosine similarity with this sentence's embedding",
+                                        "zh": "f = 与这个句子嵌入的余弦相似度"},
+    "attribution.page.target_token": {"en": "Target token (empty: the model's top prediction)",
+                                      "zh": "目标词元（留空：模型的首选预测）"},
+    "attribution.page.class": {"en": "Class", "zh": "类别"},
+    "attribution.page.predicted_class": {"en": "predicted class", "zh": "预测的类别"},
+    "attribution.page.mean_over_heads": {"en": "mean over heads", "zh": "各头平均"},
+    "attribution.page.query": {"en": "Query row", "zh": "查询行"},
+    "attribution.page.query_help": {
+        "en": "auto: the predicted token's row for language models, else the last token of a decoder or the first "
+              "([CLS]) of an encoder",
+        "zh": "auto：语言模型取被预测词元所在的行，否则解码器取最后一个词元，编码器取第一个词元（[CLS]）"},
+    "attribution.page.query_auto": {"en": "auto", "zh": "自动"},
+    "attribution.page.query_first": {"en": "first", "zh": "第一个"},
+    "attribution.page.query_last": {"en": "last", "zh": "最后一个"},
+    "attribution.page.query_index_option": {"en": "index…", "zh": "指定位置…"},
+    "attribution.page.query_index": {"en": "Query token index", "zh": "查询词元的位置"},
+    "attribution.page.removal": {"en": "Removal (occlusion and ERASER)", "zh": "移除方式（遮挡和 ERASER）"},
+    "attribution.page.removal_mask": {"en": "replace by [MASK]", "zh": "替换为 [MASK]"},
+    "attribution.page.removal_delete": {"en": "delete", "zh": "删除"},
+    "attribution.page.ig_steps": {"en": "Integrated-gradients steps", "zh": "积分梯度步数"},
+    "attribution.page.words_help": {"en": "A word's score = sum over its pieces.",
+                                    "zh": "一个词的得分 = 其各子词得分之和。"},
+    "attribution.page.long_toggle": {"en": "Run every method on all {n} tokens (slow)",
+                                     "zh": "在全部 {n} 个词元上运行每种方法（较慢）"},
+    "attribution.page.long_info": {
+        "en": "The text has {n} tokens. Occlusion, value zeroing and ERASER run about one forward per token and per "
+              "removal, so past {limit} tokens the page asks first; turn on the toggle above, or shorten the text.",
+        "zh": "这段文本有 {n} 个词元。遮挡、值置零和 ERASER 大约每个词元、每次移除都要做一次前向计算，所以超过 {limit} "
+              "个词元时本页会先询问；请打开上方的开关，或缩短文本。"},
+    "attribution.page.status_computing": {
+        "en": "Computing every method, agreement and faithfulness (gradients, integrated gradients, occlusion, "
+              "ERASER removals)…",
+        "zh": "正在计算每种方法、一致性和忠实度（梯度、积分梯度、遮挡、ERASER 移除）…"},
+    "attribution.page.failed": {"en": "The attribution could not be computed", "zh": "无法计算归因"},
+    "attribution.page.done": {"en": "Attributed f on {n} tokens with {methods} methods ({seconds} s of compute when "
+                                    "first run)",
+                              "zh": "已用 {methods} 种方法在 {n} 个词元上对 f 做归因（首次运行计算耗时 {seconds} 秒）"},
+    "attribution.page.target": {"en": "The target f(x)", "zh": "目标 f(x)"},
+    "attribution.page.target_value": {"en": "f(x) = {value}: {description}.", "zh": "f(x) = {value}：{description}。"},
+    "attribution.page.target_predicted": {"en": " (its prediction)", "zh": "（即它的预测）"},
+    "attribution.page.target_class": {"en": "the probability the classifier gives class “{label}”{predicted}",
+                                      "zh": "分类器给类别“{label}”的概率{predicted}"},
+    "attribution.page.target_masked_token": {"en": "the log-probability of “{token}” at the [MASK]{predicted}",
+                                             "zh": "[MASK] 处“{token}”的对数概率{predicted}"},
+    "attribution.page.target_next_token": {
+        "en": "the log-probability of “{token}” as the next token after the text{predicted}",
+        "zh": "“{token}”作为文本后下一个词元的对数概率{predicted}"},
+    "attribution.page.target_similarity": {
+        "en": "the cosine similarity between the text's sentence embedding (mean of the last layer over its tokens) "
+              "and that of the reference “{reference}”",
+        "zh": "文本的句子嵌入（最后一层在各词元上的平均）与参考句子“{reference}”的句子嵌入之间的余弦相似度"},
+    "attribution.page.ig_caption": {
+        "en": "Integrated gradients: {steps} steps ({batch} per batch), baseline = {baseline} (f = {baseline_value}); "
+              "convergence delta {delta} (Σ attributions − (f(x) − f(baseline))).",
+        "zh": "积分梯度：{steps} 步（每批 {batch} 步），基线 = {baseline}（f = {baseline_value}）；收敛误差 {delta}"
+              "（Σ 归因 − (f(x) − f(基线))）。"},
+    "attribution.page.baseline_pad": {
+        "en": "every non-special token's embedding replaced by the [PAD] embedding; special tokens kept",
+        "zh": "每个非特殊词元的嵌入替换为 [PAD] 的嵌入；特殊词元保留"},
+    "attribution.page.baseline_zeros": {
+        "en": "every non-special token's embedding replaced by zeros (no pad token); special tokens kept",
+        "zh": "每个非特殊词元的嵌入替换为零向量（没有填充词元）；特殊词元保留"},
+    "attribution.page.skipped": {"en": "{method} could not run: {reason}", "zh": "{method} 无法运行：{reason}"},
+    "attribution.page.scores": {"en": "Per-token scores", "zh": "每个词元的得分"},
+    "attribution.page.read_mean": {"en": "the mean over heads", "zh": "各头平均"},
+    "attribution.page.read_head": {"en": "head {head}", "zh": "第 {head} 个头"},
+    "attribution.page.scores_caption": {
+        "en": "Layer-local methods read layer {layer}, {head}, query row {query} (“{token}”). Signed methods: blue "
+              "supports f, red works against it.",
+        "zh": "逐层方法读取第 {layer} 层、{head}、查询行 {query}（“{token}”）。"
+              "有正负号的方法：蓝色支持 f，红色与之相反。"},
+    "attribution.page.agreement": {"en": "Agreement", "zh": "一致性"},
+    "attribution.page.measure": {"en": "Measure", "zh": "度量"},
+    "attribution.page.overlap": {"en": "top-{k} overlap", "zh": "前 {k} 重合度"},
+    "attribution.page.agreement_subtitle": {
+        "en": "Over the {n} content tokens. Two random rankings give τ in [{low}, {high}] 95% of the time.",
+        "zh": "基于 {n} 个内容词元。两个随机排序有 95% 的概率给出 [{low}, {high}] 内的 τ。"},
+    "attribution.page.corpus_button": {"en": "Agreement over the example texts, with bootstrap intervals",
+                                       "zh": "在示例文本上计算一致性（含自助法区间）"},
+    "attribution.page.corpus_spinner": {"en": "Attributing every example text…", "zh": "正在对每段示例文本做归因…"},
+    "attribution.page.corpus_subtitle": {"en": "Mean over {n} example texts.", "zh": "{n} 段示例文本的平均。"},
+    "attribution.page.column_method": {"en": "method", "zh": "方法"},
+    "attribution.page.column_vs": {"en": "vs", "zh": "对比"},
+    "attribution.page.column_mean": {"en": "mean τ", "zh": "平均 τ"},
+    "attribution.page.column_low": {"en": "95% low", "zh": "95% 下限"},
+    "attribution.page.column_high": {"en": "95% high", "zh": "95% 上限"},
+    "attribution.page.faithfulness": {"en": "Faithfulness (ERASER)", "zh": "忠实度（ERASER）"},
+    "attribution.page.removed_mask": {"en": "replaced by {replacement}", "zh": "替换为 {replacement}"},
+    "attribution.page.removed_delete": {"en": "deleted", "zh": "删除"},
+    "attribution.page.faithfulness_caption": {
+        "en": "Comprehensiveness f(x) − f(x without the top tokens) — higher is better; sufficiency f(x) − f(only the "
+              "top tokens) — lower is better; bins {bins} of the content tokens, removed tokens {removed}; AOPC = the "
+              "mean over bins. Flip: {flip}.",
+        "zh": "全面性 f(x) − f(去掉排名靠前的词元后的 x)——越高越好；充分性 f(x) − f(只保留排名靠前的词元)——越低越好；"
+              "分档为内容词元的 {bins}，被移除的词元{removed}；AOPC = 各档的平均。翻转：{flip}。"},
+    "attribution.page.eraser_method": {"en": "method", "zh": "方法"},
+    "attribution.page.eraser_comp": {"en": "AOPC comprehensiveness ↑", "zh": "AOPC 全面性 ↑"},
+    "attribution.page.eraser_suff": {"en": "AOPC sufficiency ↓", "zh": "AOPC 充分性 ↓"},
+    "attribution.page.eraser_flip": {"en": "flip at (fraction removed)", "zh": "翻转点（移除比例）"},
+    "attribution.page.eraser_comp_bin": {"en": "comp. {bin}", "zh": "全面性 {bin}"},
+    "attribution.page.eraser_suff_bin": {"en": "suff. {bin}", "zh": "充分性 {bin}"},
+    "attribution.page.counterfactual": {"en": "Counterfactual attention", "zh": "反事实注意力"},
+    "attribution.page.adversarial_button": {
+        "en": "Run the adversarial search (5 candidates, Adam lr 0.01, up to 500 steps)",
+        "zh": "运行对抗搜索（5 个候选，Adam 学习率 0.01，最多 500 步）"},
+    "attribution.page.adversarial_progress": {"en": "adversarial search…", "zh": "对抗搜索中…"},
+    "attribution.page.adversarial_progress_at": {"en": "adversarial search: {percent}", "zh": "对抗搜索：{percent}"},
+    "attribution.page.uniform_metric": {"en": "Uniform row: |Δf|", "zh": "均匀行：|Δf|"},
+    "attribution.page.uniform_help": {"en": "JSD {jsd} nats", "zh": "JSD {jsd} 奈特"},
+    "attribution.page.permutation_metric": {"en": "{n} permutations: median |Δf|", "zh": "{n} 次置换：|Δf| 中位数"},
+    "attribution.page.permutation_help": {"en": "largest weight in the row {weight}", "zh": "该行最大权重 {weight}"},
+    "attribution.page.adversarial_metric": {"en": "Adversarial row: JSD (nats)", "zh": "对抗行：JSD（奈特）"},
+    "attribution.page.adversarial_help": {"en": "|Δf| {change} ≤ ε = {epsilon}, {steps} steps, {seconds} s",
+                                          "zh": "|Δf| {change} ≤ ε = {epsilon}，{steps} 步，{seconds} 秒"},
 }
 
 

@@ -207,3 +207,37 @@ def test_caption_names_a_shipped_model_by_its_label():
     caption = Provenance(model="shipped:induction", text="a b c", backend="torch").caption()
     assert caption.startswith(shipped_choices()["shipped:induction"] + " · ") and "shipped:induction" not in caption
     assert Provenance(model="gpt2", text="a b c", backend="torch").caption().startswith("gpt2 · ")
+
+
+# --------------------------------------------------------------------------------------- teacher walkthrough (issue 17)
+
+def _title_ink(title: str):
+    """The dark pixels of a PNG export whose only drawn text is ``title`` (the axis is the same in every call)."""
+    from PIL import Image
+
+    chart = alt.Chart(pd.DataFrame({"x": [0]})).mark_point(opacity=0).encode(x="x:Q").properties(
+        title=alt.TitleParams(title, fontSize=40), width=400, height=20)
+    return np.asarray(Image.open(io.BytesIO(chart_png(chart, scale=1))).convert("L")) < 128
+
+
+def test_exported_chinese_is_drawn_in_real_glyphs():
+    from inspector.export import CJK_FONT_DIRECTORY
+
+    if not CJK_FONT_DIRECTORY.is_dir():
+        pytest.skip(f"{CJK_FONT_DIRECTORY} is missing: install fonts-wqy-microhei (the Dockerfile and CI do)")
+    first, second = _title_ink("动物没有过马路"), _title_ink("因为它太累了呀")
+    tofu = _title_ink("\U0010fffd" * 7)  # a private-use character no font has: seven identical empty boxes
+    # Missing glyphs are all the same box, so two different sentences would draw the same pixels; real glyphs
+    # differ from each other and carry far more ink than the boxes.
+    assert (first != second).sum() > 1000
+    assert first.sum() > 2 * tofu.sum() and second.sum() > 2 * tofu.sum()
+
+
+def test_the_export_caption_speaks_the_session_language():
+    provenance = Provenance(model="m", text="hello", backend="torch", layer=2, head=3, date=datetime.date(2026, 1, 2))
+    english = "m · “hello” · layer 2, head 3 · backend torch · 2026-01-02"
+    assert provenance.caption() == provenance.caption("en") == english
+    assert provenance.caption("zh") == "m · “hello” · 第 2 层第 3 个头 · 后端 torch · 2026-01-02"
+    chart = alt.Chart(pd.DataFrame({"x": [0]})).mark_point().encode(x="x:Q").properties(title="t")
+    drawn = json.dumps(with_provenance(chart, provenance, "zh").to_dict(), ensure_ascii=False)
+    assert provenance.caption("zh") in drawn and english not in drawn

@@ -20,6 +20,7 @@ from inspector.attribution import (
     AttributionSettings,
     CorpusAgreement,
     CounterfactualAttention,
+    Target,
     TargetSpec,
     attribute,
     corpus_agreement,
@@ -39,6 +40,17 @@ from inspector.i18n import t
 from inspector.share import escape_markdown
 from views import inputs
 
+PREDICTED_CLASS = "predicted class"  # the class selectbox's first option (shown in the session language)
+# The library's words for the integrated-gradients baseline (inspector/attribution/methods.py), in the catalogue.
+IG_BASELINES = {
+    "every non-special token's embedding replaced by the [PAD] embedding; special tokens kept":
+        "attribution.page.baseline_pad",
+    "every non-special token's embedding replaced by zeros (no pad token); special tokens kept":
+        "attribution.page.baseline_zeros",
+}
+QUERY_LABELS = {"auto": "attribution.page.query_auto", "first": "attribution.page.query_first",
+                "last": "attribution.page.query_last", "index…": "attribution.page.query_index_option"}
+
 
 @st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
 def cached_attribution(spec: str, text: str, backend: str, reference: str, token: str | None, class_index: int | None,
@@ -57,100 +69,124 @@ def cached_corpus(spec: str, backend: str, reference: str, removal: str, ig_step
                             spec=TargetSpec(reference=reference), settings=settings, backend=backend)
 
 
-st.title("Attribution: is attention an explanation?")
-st.caption("Attention weights say where a head read from. Whether the output needed those tokens is a different "
-           "question; here every method answers it for one number f computed from your text, and the page measures "
-           "how much they agree, how faithful each is, and how much the attention can change with f unchanged.")
+def target_words(target: Target, lang: str) -> str:
+    """f in words in ``lang``: the library's own description in English, the catalogue's sentence otherwise."""
+    if lang == "en":
+        return target.description
+    # The library marks a target that is the model's own prediction in its description; the page keeps that.
+    predicted = t("attribution.page.target_predicted", lang) if "prediction)" in target.description else ""
+    if target.kind == "class":
+        return t("attribution.page.target_class", lang, label=target.label, predicted=predicted)
+    if target.kind in ("masked-token", "next-token"):
+        return t(f"attribution.page.target_{target.kind.replace('-', '_')}", lang, token=target.token,
+                 predicted=predicted)
+    return t("attribution.page.target_similarity", lang, reference=target.reference)
 
+
+heading = st.container()  # the title is in the sidebar's language, known only once the sidebar is drawn
 # clamp: a link's layer or head past this model gets the same warning as on every other page (issue 18).
 chosen, status, loaded = inputs.open_page()
 info = loaded.info
 slide = chosen.state.slide
 lang = chosen.state.lang
+heading.title(t("attribution.page.title", lang))
+heading.caption(t("attribution.page.caption", lang))
 
-with st.expander("What f is, and what the layer-local methods read", expanded=True):
-    target_column, layer_column, head_column, query_column = st.columns([3, 1, 1, 1])
+with st.expander(t("attribution.page.settings", lang), expanded=True):
+    # The target on its own row: beside three selectboxes it left them too narrow for "mean over heads" at 1000 px.
+    target_column = st.container()
+    layer_column, head_column, query_column = st.columns(3)
     reference, token, class_index = DEFAULT_REFERENCE, None, None
     if info.head == "none":
-        reference = target_column.text_input("Reference sentence", DEFAULT_REFERENCE, key="attr_reference",
-                                             max_chars=1000, help="f = cosine similarity with this sentence's embedding")
+        reference = target_column.text_input(t("attribution.page.reference", lang), DEFAULT_REFERENCE,
+                                             key="attr_reference", max_chars=1000,
+                                             help=t("attribution.page.reference_help", lang))
     elif info.head in ("masked-lm", "causal-lm"):
-        token = target_column.text_input("Target token (empty: the model's top prediction)",
-                                         key="attr_token").strip() or None
+        token = target_column.text_input(t("attribution.page.target_token", lang), key="attr_token").strip() or None
     else:
-        picked = target_column.selectbox("Class", ["predicted class", *info.labels], key="attr_class")
-        class_index = None if picked == "predicted class" else list(info.labels).index(picked)
-    layer = layer_column.selectbox("Layer", range(info.num_layers), index=info.num_layers - 1, key="attr_layer")
-    head = head_column.selectbox("Head", [None, *range(info.num_heads)], key="attr_head",
-                                 format_func=lambda h: "mean over heads" if h is None else str(h))
-    query_choice = query_column.selectbox("Query row", ["auto", "first", "last", "index…"], key="attr_query",
-                                          help="auto: the predicted token's row for language models, else the last "
-                                               "token of a decoder or the first ([CLS]) of an encoder")
+        predicted_class = t("attribution.page.predicted_class", lang)
+        picked = target_column.selectbox(t("attribution.page.class", lang), [PREDICTED_CLASS, *info.labels],
+                                         key="attr_class", format_func=lambda label: predicted_class
+                                         if label == PREDICTED_CLASS else label)
+        class_index = None if picked == PREDICTED_CLASS else list(info.labels).index(picked)
+    layer = layer_column.selectbox(t("inspect.layer", lang), range(info.num_layers), index=info.num_layers - 1,
+                                   key="attr_layer")
+    head = head_column.selectbox(t("inspect.head", lang), [None, *range(info.num_heads)], key="attr_head",
+                                 format_func=lambda h: t("attribution.page.mean_over_heads", lang) if h is None
+                                 else str(h))
+    query_choice = query_column.selectbox(t("attribution.page.query", lang), list(QUERY_LABELS), key="attr_query",
+                                          format_func=lambda choice: t(QUERY_LABELS[choice], lang),
+                                          help=t("attribution.page.query_help", lang))
     query = None if query_choice == "auto" else query_choice
     if query_choice == "index…":
-        query = int(st.number_input("Query token index", min_value=0, max_value=info.max_positions - 1, value=0,
-                                    key="attr_query_index"))
+        query = int(st.number_input(t("attribution.page.query_index", lang), min_value=0,
+                                    max_value=info.max_positions - 1, value=0, key="attr_query_index"))
     removal_column, steps_column, level_column = st.columns(3)
-    removal = removal_column.radio("Removal (occlusion and ERASER)", ["mask", "delete"], horizontal=True,
-                                   key="attr_removal", format_func={"mask": "replace by [MASK]", "delete": "delete"}.get)
-    ig_steps = steps_column.select_slider("Integrated-gradients steps", [8, 16, 32, 64], value=16, key="attr_ig_steps")
-    words = level_column.toggle("Words, not pieces", key="attr_words", help="A word's score = sum over its pieces.")
+    removal = removal_column.radio(t("attribution.page.removal", lang), ["mask", "delete"], horizontal=True,
+                                   key="attr_removal",
+                                   format_func=lambda mode: t(f"attribution.page.removal_{mode}", lang))
+    ig_steps = steps_column.select_slider(t("attribution.page.ig_steps", lang), [8, 16, 32, 64], value=16,
+                                          key="attr_ig_steps")
+    words = level_column.toggle(t("inspect.words", lang), key="attr_words", help=t("attribution.page.words_help", lang))
 
 try:
     n_tokens = count_tokens(loaded, chosen.state.text)
 except InspectorError as err:
-    status.update(label="The text could not be run", state="error")
+    status.update(label=t("inputs.run_failed", lang), state="error")
     st.error(str(err))
     st.stop()
-if n_tokens > LONG_TEXT_TOKENS and not st.toggle(f"Run every method on all {n_tokens} tokens (slow)", key="attr_long"):
-    st.info(f"The text has {n_tokens} tokens. Occlusion, value zeroing and ERASER run about one forward per token and "
-            f"per removal, so past {LONG_TEXT_TOKENS} tokens the page asks first; turn on the toggle above, or shorten "
-            "the text.")
+if n_tokens > LONG_TEXT_TOKENS and not st.toggle(t("attribution.page.long_toggle", lang, n=n_tokens),
+                                                 key="attr_long"):
+    st.info(t("attribution.page.long_info", lang, n=n_tokens, limit=LONG_TEXT_TOKENS))
     st.stop()
-status.update(label="Computing every method, agreement and faithfulness (gradients, integrated gradients, occlusion, "
-                    "ERASER removals)…")
+status.update(label=t("attribution.page.status_computing", lang))
 try:
-    with st.spinner(t("attribution.computing", chosen.state.lang), show_time=True):  # ~16 s when first run on CPU
+    with st.spinner(t("attribution.computing", lang), show_time=True):  # ~16 s when first run on CPU
         report = cached_attribution(chosen.spec, chosen.state.text, chosen.state.backend, reference, token,
                                     class_index, layer, head, query, removal, ig_steps)
 except InspectorError as err:
-    status.update(label="The attribution could not be computed", state="error")
+    status.update(label=t("attribution.page.failed", lang), state="error")
     st.error(str(err))
     st.stop()
 total = sum(report.timings.values())
-status.update(state="complete", label=f"Attributed f on {len(report.tokens)} tokens with {len(report.scores)} methods "
-                                      f"({total:.1f} s of compute when first run)")
+status.update(state="complete", label=t("attribution.page.done", lang, n=len(report.tokens),
+                                        methods=len(report.scores), seconds=f"{total:.1f}"))
 
 target = report.target
-st.subheader("The target f(x)")
-st.markdown(escape_markdown(f"f(x) = {target.value:.4g}: {target.description}."))
+st.subheader(t("attribution.page.target", lang))
+st.markdown(escape_markdown(t("attribution.page.target_value", lang, value=f"{target.value:.4g}",
+                              description=target_words(target, lang))))
 ig = report.ig
 if ig is not None:
-    st.caption(escape_markdown(f"Integrated gradients: {ig.steps} steps ({ig.internal_batch_size} per batch), baseline "
-                               f"= {ig.baseline} (f = {ig.baseline_value:.4g}); convergence delta {ig.delta:.2g} "
-                               f"(Σ attributions − (f(x) − f(baseline)))."))
+    baseline = t(IG_BASELINES[ig.baseline], lang) if ig.baseline in IG_BASELINES else ig.baseline
+    st.caption(escape_markdown(t("attribution.page.ig_caption", lang, steps=ig.steps, batch=ig.internal_batch_size,
+                                 baseline=baseline, baseline_value=f"{ig.baseline_value:.4g}",
+                                 delta=f"{ig.delta:.2g}")))
 for method, reason in report.skipped.items():
-    st.warning(escape_markdown(f"{method} could not run: {reason}"))
+    st.warning(escape_markdown(t("attribution.page.skipped", lang, method=method, reason=reason)))
 
-st.subheader("Per-token scores")
+st.subheader(t("attribution.page.scores", lang))
 st.altair_chart(scores_chart(report, words=words, slide=slide))
-st.caption(f"Layer-local methods read layer {report.layer}, "
-           f"{'the mean over heads' if report.head is None else f'head {report.head}'}, query row {report.query} "
-           f"(“{escape_markdown(report.tokens[report.query])}”). Signed methods: blue supports f, red works "
-           "against it.")
+read_head = (t("attribution.page.read_mean", lang) if report.head is None
+             else t("attribution.page.read_head", lang, head=report.head))
+st.caption(t("attribution.page.scores_caption", lang, layer=report.layer, head=read_head, query=report.query,
+             token=escape_markdown(report.tokens[report.query])))
 
-st.subheader("Agreement")
+st.subheader(t("attribution.page.agreement", lang))
 agreed = report.agreement
-kind = st.radio("Measure", ["Kendall τ", "Spearman ρ", f"top-{agreed.k} overlap"], horizontal=True, key="attr_measure")
+overlap = f"top-{agreed.k} overlap"  # the radio's value and the chart's name; shown in the session language
+kind = st.radio(t("attribution.page.measure", lang), ["Kendall τ", "Spearman ρ", overlap], horizontal=True,
+                key="attr_measure",
+                format_func=lambda name: t("attribution.page.overlap", lang, k=agreed.k) if name == overlap else name)
 matrix = {"Kendall τ": agreed.kendall, "Spearman ρ": agreed.spearman}.get(kind, agreed.top_k)
 low, high = agreed.random_tau
 st.altair_chart(agreement_chart(agreed.methods, matrix, name=kind, low=0.0 if "overlap" in kind else -1.0, slide=slide,
-                                subtitle=[f"Over the {int((~report.protected).sum())} content tokens. Two random "
-                                          f"rankings give τ in [{low:.2f}, {high:.2f}] 95% of the time."]))
+                                subtitle=[t("attribution.page.agreement_subtitle", lang,
+                                            n=int((~report.protected).sum()), low=f"{low:.2f}", high=f"{high:.2f}")]))
 if agreed.head_tau is not None:
     st.altair_chart(head_tau_chart(agreed.head_tau, slide=slide))
-if st.button("Agreement over the example texts, with bootstrap intervals", key="attr_corpus"):
-    with st.spinner("Attributing every example text…"):
+if st.button(t("attribution.page.corpus_button", lang), key="attr_corpus"):
+    with st.spinner(t("attribution.page.corpus_spinner", lang)):
         try:
             corpus = cached_corpus(chosen.spec, chosen.state.backend, reference, removal, ig_steps)
         except InspectorError as err:
@@ -158,32 +194,43 @@ if st.button("Agreement over the example texts, with bootstrap intervals", key="
             corpus = None
     if corpus is not None:
         st.altair_chart(agreement_chart(corpus.methods, corpus.mean, name="mean Kendall τ", slide=slide,
-                                        subtitle=[f"Mean over {len(corpus.per_text)} example texts."]))
-        pairs = [{"method": METHOD_LABELS[a], "vs": METHOD_LABELS[b], "mean τ": corpus.mean[i, j],
-                  "95% low": corpus.low[i, j], "95% high": corpus.high[i, j]} for i, a in enumerate(corpus.methods)
-                 for j, b in enumerate(corpus.methods) if j > i]
+                                        subtitle=[t("attribution.page.corpus_subtitle", lang,
+                                                    n=len(corpus.per_text))]))
+        columns = [t(f"attribution.page.column_{name}", lang) for name in ("method", "vs", "mean", "low", "high")]
+        pairs = [dict(zip(columns, (METHOD_LABELS[a], METHOD_LABELS[b], corpus.mean[i, j], corpus.low[i, j],
+                                    corpus.high[i, j])))
+                 for i, a in enumerate(corpus.methods) for j, b in enumerate(corpus.methods) if j > i]
         st.dataframe(pairs, hide_index=True)
 
-st.subheader("Faithfulness (ERASER)")
+st.subheader(t("attribution.page.faithfulness", lang))
 faithful = report.faithfulness
-removed = f"replaced by {faithful.replacement}" if faithful.removal == "mask" else "deleted"
-st.caption(escape_markdown(f"Comprehensiveness f(x) − f(x without the top tokens) — higher is better; sufficiency "
-                           f"f(x) − f(only the top tokens) — lower is better; bins "
-                           f"{', '.join(f'{b:.0%}' for b in faithful.bins)} of the content tokens, removed tokens "
-                           f"{removed}; AOPC = the mean over bins. Flip: {faithful.flip_rule_text(lang)}."))
-st.dataframe(faithfulness_frame(faithful), hide_index=True)
+removed = (t("attribution.page.removed_mask", lang, replacement=faithful.replacement) if faithful.removal == "mask"
+           else t("attribution.page.removed_delete", lang))
+st.caption(escape_markdown(t("attribution.page.faithfulness_caption", lang,
+                             bins=", ".join(f"{b:.0%}" for b in faithful.bins), removed=removed,
+                             flip=faithful.flip_rule_text(lang))))
+faithful_table = faithfulness_frame(faithful)
+if lang != "en":  # the chart module names the columns in English; the page relabels them, in the same order
+    percents = [f"{b:.0%}" for b in faithful.bins]
+    names = ("method", "comp", "suff", "flip")
+    faithful_table.columns = ([t(f"attribution.page.eraser_{name}", lang) for name in names]
+                              + [t("attribution.page.eraser_comp_bin", lang, bin=b) for b in percents]
+                              + [t("attribution.page.eraser_suff_bin", lang, bin=b) for b in percents])
+st.dataframe(faithful_table, hide_index=True)
 st.altair_chart(decay_chart(faithful, slide=slide))
 
-st.subheader("Counterfactual attention")
+st.subheader(t("attribution.page.counterfactual", lang))
 cf = report.counterfactual
 key = (chosen.spec, chosen.state.text, chosen.state.backend, reference, token, class_index, layer, head, report.query)
 adversarial: CounterfactualAttention | None = st.session_state.get("attr_adversarial", {}).get(key)
-if st.button("Run the adversarial search (5 candidates, Adam lr 0.01, up to 500 steps)", key="attr_adversarial_run"):
-    bar = st.progress(0.0, text="adversarial search…")
+if st.button(t("attribution.page.adversarial_button", lang), key="attr_adversarial_run"):
+    bar = st.progress(0.0, text=t("attribution.page.adversarial_progress", lang))
     try:
         adversarial = counterfactual_attention(
             loaded, chosen.state.text, spec=TargetSpec(reference, token, class_index), layer=layer, head=head,
-            query=report.query, backend=chosen.state.backend, progress=lambda label, done: bar.progress(done, text=label))
+            query=report.query, backend=chosen.state.backend,
+            progress=lambda label, done: bar.progress(done, text=label if lang == "en" else t(
+                "attribution.page.adversarial_progress_at", lang, percent=f"{done:.0%}")))
         st.session_state["attr_adversarial"] = {key: adversarial}
     except InspectorError as err:
         st.error(str(err))
@@ -191,13 +238,17 @@ if st.button("Run the adversarial search (5 candidates, Adam lr 0.01, up to 500 
 shown = adversarial or cf
 if shown is not None:
     uniform_column, permutation_column, adversarial_column = st.columns(3)
-    uniform_column.metric("Uniform row: |Δf|", f"{shown.uniform_change:.3g}", help=f"JSD {shown.uniform_jsd:.3f} nats")
-    permutation_column.metric(f"{len(shown.permutation_changes)} permutations: median |Δf|",
-                              f"{shown.permutation_median:.3g}", help=f"largest weight in the row {shown.max_weight:.3f}")
+    uniform_column.metric(t("attribution.page.uniform_metric", lang), f"{shown.uniform_change:.3g}",
+                          help=t("attribution.page.uniform_help", lang, jsd=f"{shown.uniform_jsd:.3f}"))
+    permutation_column.metric(t("attribution.page.permutation_metric", lang, n=len(shown.permutation_changes)),
+                              f"{shown.permutation_median:.3g}",
+                              help=t("attribution.page.permutation_help", lang, weight=f"{shown.max_weight:.3f}"))
     if shown.adversarial is not None:
-        adversarial_column.metric("Adversarial row: JSD (nats)", f"{shown.adversarial_jsd:.3f}",
-                                  help=f"|Δf| {shown.adversarial_change:.3g} ≤ ε = {shown.epsilon:g}, "
-                                       f"{shown.adversarial_steps} steps, {shown.adversarial_seconds:.1f} s")
+        adversarial_column.metric(t("attribution.page.adversarial_metric", lang), f"{shown.adversarial_jsd:.3f}",
+                                  help=t("attribution.page.adversarial_help", lang,
+                                         change=f"{shown.adversarial_change:.3g}", epsilon=f"{shown.epsilon:g}",
+                                         steps=shown.adversarial_steps,
+                                         seconds=f"{shown.adversarial_seconds:.1f}"))
     st.altair_chart(counterfactual_chart(report.tokens, shown, slide=slide))
     st.info(escape_markdown(shown.verdict_text(lang)))
 

@@ -189,7 +189,7 @@ st.download_button(t("gt.download_json", lang), lambda: json.dumps(scoreboard_js
 ran_backend = backend_for(loaded, backend)  # the caption names the backend that ran, not the sidebar's "auto"
 st.download_button(t("gt.download_png", lang), lambda: chart_png(with_provenance(chart, Provenance(
     model=info.name, text=f"{board.examples} fresh examples of {task.name} (seed {board.seed}), top-{board.k}",
-    backend=ran_backend)), scale=2), file_name=f"groundtruth-{task.name}-{card.variant}.png", mime="image/png",
+    backend=ran_backend), lang), scale=2), file_name=f"groundtruth-{task.name}-{card.variant}.png", mime="image/png",
                    key="gt_png", icon=":material/download:", on_click="ignore")
 inputs.publish_view(replace(chosen.state, page="groundtruth"), layer=st.session_state["layer"],
                     head=st.session_state["head"])

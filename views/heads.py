@@ -185,6 +185,6 @@ st.download_button(t("heads.download_json", lang), lambda: json.dumps(report_jso
                    icon=":material/download:", on_click="ignore")
 st.download_button(t("heads.download_png", lang), lambda: chart_png(with_provenance(pruning, Provenance(
     model=info.name, text=texts[0] if len(texts) == 1 else f"corpus of {len(texts)} texts",
-    backend=report.backend)), scale=2), file_name="pruning-curve.png", mime="image/png", key="heads_png",
+    backend=report.backend), lang), scale=2), file_name="pruning-curve.png", mime="image/png", key="heads_png",
                    icon=":material/download:", on_click="ignore")
 inputs.publish_view(replace(chosen.state, page="heads"), layer=layer, head=head)

@@ -33,7 +33,7 @@ from inspector.charts.inspect import entropy_by_layer_chart, layer_heads_chart
 from inspector.examples import EXAMPLES
 from inspector.heatmap import HeatmapOptions, layer_views
 from inspector.hosting import HostingPolicy, load_allowed_model
-from inspector.i18n import LANGUAGE_NAMES, LANGUAGES, t
+from inspector.i18n import CATALOGUE, LANGUAGE_NAMES, LANGUAGES, t
 from inspector.loading import DEFAULT_MODEL, DEFAULT_MODEL_LABEL, shipped_choices
 from inspector.metrics import head_entropy
 from inspector.share import (
@@ -184,7 +184,11 @@ def sidebar() -> Inputs:
                                  placeholder="org/name or /path/to/model",
                                  help=t("sidebar.model_other_help", lang)).strip()
         st.session_state.setdefault("example", None)
-        st.selectbox(t("sidebar.examples", lang), [example.title for example in EXAMPLES], index=None, key="example",
+        # The option is the English title (share links and _load_example read it); the menu shows it in the
+        # session language where the catalogue has it (example.<slug>).
+        titles = {example.title: f"example.{example.slug}" for example in EXAMPLES}
+        st.selectbox(t("sidebar.examples", lang), list(titles), index=None, key="example",
+                     format_func=lambda title: t(titles[title], lang) if titles[title] in CATALOGUE else title,
                      placeholder=t("sidebar.examples_placeholder", lang), on_change=_load_example)
         _cut_long_text()
         # No max_chars: with one, the browser drops a longer paste whole, without a word, and the previous text

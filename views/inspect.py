@@ -36,12 +36,12 @@ from views import inputs
 HEATMAP_MAX_TOKENS = 160
 
 started = time.perf_counter()
-st.title("Attention Inspector")
-caption = st.empty()  # filled once the sidebar has said which language to use
+heading = st.container()  # filled once the sidebar has said which language to use
 
 chosen, status, loaded = inputs.open_page()
 lang = chosen.state.lang
-caption.caption(t("inspect.caption", lang))
+heading.title(t("inspect.title", lang))
+heading.caption(t("inspect.caption", lang))
 info = loaded.info
 layer, head = st.session_state["layer"], st.session_state["head"]
 result, model_ran = inputs.run(chosen, loaded, layer, status)
@@ -62,10 +62,11 @@ status.update(state="complete",
 
 with st.sidebar:
     # The architecture name comes from the model folder's config.json: shown as text, not markdown.
-    st.caption(escape_markdown(f"{info.architecture} · {info.num_layers} layers × {info.num_heads} heads · head "
-                               f"size {info.head_dim} · up to {info.max_positions} tokens"))
+    st.caption(escape_markdown(t("inspect.model_facts", lang, architecture=info.architecture, layers=info.num_layers,
+                                 heads=info.num_heads, head_dim=info.head_dim, positions=info.max_positions)))
     st.metric(t("inspect.backend_metric", lang), result.backend)
-    st.metric(t("inspect.tokens_metric", lang), f"{n_tokens} / {info.max_positions}", help=t("inspect.tokens_help", lang))
+    st.metric(t("inspect.tokens_metric", lang), f"{n_tokens} / {info.max_positions}",
+              help=t("inspect.tokens_help", lang))
 
 
 def provenance(layer: int | None = None, head: int | None = None) -> Provenance:
@@ -79,9 +80,10 @@ def download_buttons(name: str, chart, prov: Provenance, key: str, cells: int = 
         return
     # Deferred: the caption is drawn and the image rendered only when a button is clicked.
     with st.container(horizontal=True):
-        st.download_button("PNG", lambda: chart_png(with_provenance(chart, prov), scale=2), file_name=f"{name}.png",
-                           mime="image/png", key=f"{key}_png", icon=":material/download:", on_click="ignore")
-        st.download_button("SVG", lambda: chart_svg(with_provenance(chart, prov)), file_name=f"{name}.svg",
+        st.download_button("PNG", lambda: chart_png(with_provenance(chart, prov, lang), scale=2),
+                           file_name=f"{name}.png", mime="image/png", key=f"{key}_png", icon=":material/download:",
+                           on_click="ignore")
+        st.download_button("SVG", lambda: chart_svg(with_provenance(chart, prov, lang)), file_name=f"{name}.svg",
                            mime="image/svg+xml", key=f"{key}_svg", icon=":material/download:", on_click="ignore")
 
 
@@ -115,10 +117,11 @@ with attention_column:
     layer_column, head_column = st.columns(2)
     layer_column.selectbox(t("inspect.layer", lang), range(info.num_layers), key="layer")
     head_column.selectbox(t("inspect.head", lang), range(info.num_heads), key="head")
-    hide_column, sink_column, words_column = st.columns(3)
-    hide_column.checkbox(t("inspect.hide_special", lang), key="hide_special")
-    sink_column.checkbox(t("inspect.drop_sink", lang), key="drop_sink", help=t("inspect.drop_sink_help", lang))
-    words_column.checkbox(t("inspect.words", lang), key="words", help=t("inspect.words_help", lang))
+    # One wrapping row, not three columns: a third of the column cut the labels to "Hide spe…" at 1000 px.
+    with st.container(horizontal=True):
+        st.checkbox(t("inspect.hide_special", lang), key="hide_special")
+        st.checkbox(t("inspect.drop_sink", lang), key="drop_sink", help=t("inspect.drop_sink_help", lang))
+        st.checkbox(t("inspect.words", lang), key="words", help=t("inspect.words_help", lang))
     try:
         view = heatmap_view(result, layer, head, options)
     except InspectorError as err:
@@ -164,7 +167,7 @@ st.download_button(
     lambda: export_pack({"entropy-grid": exported_grid, "entropy-by-layer": by_layer,
                          f"attention-L{layer}-H{head}": attention_heatmap_chart(view, slide=slide)},
                         {"capture": capture_json(info, result, layers=[layer]), "heatmap": view_numbers(view)},
-                        provenance(layer, head)),
+                        provenance(layer, head), lang=lang),
     file_name="attention-inspector-export.zip", mime="application/zip", key="export_pack",
     icon=":material/folder_zip:", on_click="ignore")
 
