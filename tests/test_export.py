@@ -57,7 +57,8 @@ def test_caption_names_model_text_head_backend_and_date():
                             backend="torch", layer=3, head=11, date=DAY)
     assert provenance.caption() == ("all-MiniLM-L6-v2 (bundled) · “The animal didn't cross the street because "
                                     "it…” · layer 3, head 11 · backend torch · 2026-11-29")
-    assert Provenance("m", "short text", "triton", date=DAY).caption() == "m · “short text” · backend triton · 2026-11-29"
+    short = Provenance("m", "short text", "triton", date=DAY)
+    assert short.caption() == "m · “short text” · backend triton · 2026-11-29"
     assert "layer 2 ·" in Provenance("m", "t", "torch", layer=2, date=DAY).caption()
     long_word = Provenance("m", "x" * 5000, "torch", date=DAY).caption()
     assert len(long_word) < 120 and "…" in long_word
