@@ -16,7 +16,9 @@ app: $(VENV)/.app-deps
 hosted: $(VENV)/.app-deps
 	INSPECTOR_HOSTED=1 $(BIN)/python -m streamlit run app.py $(HOSTED_FLAGS)
 
+# The linter first (ruff, pinned in requirements-dev.txt, configured in pyproject.toml), then the whole suite.
 test: $(VENV)/.test-deps
+	$(BIN)/python -m ruff check .
 	$(BIN)/python -m pytest
 
 $(BIN)/python:
