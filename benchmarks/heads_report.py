@@ -29,9 +29,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--texts", type=int, default=TARGET_TEXTS,
                         help="sentences from the bundled corpus (default: %(default)s)")
     parser.add_argument("--ablation", choices=["zero", "mean"], default="zero", help="head removal (default: zero)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch intra-op threads (default: torch's own choice, as the page runs); on a machine "
+                             "whose CPUs other processes keep busy, 1 thread avoids threads waiting on each other")
     args = parser.parse_args(argv)
 
     import torch
+
+    if args.threads is not None:
+        if args.threads < 1:
+            parser.error("--threads must be at least 1")
+        torch.set_num_threads(args.threads)
 
     from inspector import load_model
     from inspector.heads import CORPUS_PATH, head_report, read_corpus
@@ -75,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         f"and, in the second pass, one batched forward of the {len(report.pairs.heads)} pairs ablated together and "
         f"{len(report.pruning.fraction) - 1} pruning steps (a pair's heads ablated alone reuse the first pass's "
         "single-head ablations; the step that removes nothing is 0 without a forward).",
-        f"- Model load (once, not timed above): {load_seconds:.1f} s. torch threads: {torch.get_num_threads()}.",
+        f"- Model load (once, not timed above): {load_seconds:.1f} s. torch threads: {torch.get_num_threads()}"
+        f"{' (--threads)' if args.threads is not None else ' (torch default, as on the page)'}.",
         f"- Progress bar's estimate (work units = tokens × copies forwarded): the first pass is "
         f"{100 * calls[len(texts) - 1][0] / calls[-1][1]:.0f}% of the units; it took "
         f"{100 * report.timings['statistics'] / seconds:.0f}% of the time in this run.",
