@@ -1043,7 +1043,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "heads.corpus_progress": {
         "en": "{percent} done: {done} of {n} texts' worth measured, {rate} texts/s, about {eta} s left",
         "zh": "已完成 {percent}：已测量相当于 {n} 段文本中的 {done} 段，每秒 {rate} 段，约剩 {eta} 秒"},
-    "heads.corpus_stop": {"en": "Stop", "zh": "停止"},
+    "heads.corpus_stop": {"en": "Stop the corpus report", "zh": "停止语料库报告"},
     "heads.corpus_stopped": {"en": "Stopped after {done} of {n} texts. Nothing is shown for a stopped run.",
                              "zh": "已在 {n} 段文本中的第 {done} 段后停止。停止的运行不显示结果。"},
     "heads.corpus_run_again": {"en": "Run the corpus report again", "zh": "重新运行语料库报告"},
