@@ -29,9 +29,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--texts", type=int, default=TARGET_TEXTS,
                         help="sentences from the bundled corpus (default: %(default)s)")
     parser.add_argument("--ablation", choices=["zero", "mean"], default="zero", help="head removal (default: zero)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch intra-op threads (default: torch's own choice, as the page runs); on a machine "
+                             "whose CPUs other processes keep busy, 1 thread avoids threads waiting on each other")
     args = parser.parse_args(argv)
 
     import torch
+
+    if args.threads is not None:
+        if args.threads < 1:
+            parser.error("--threads must be at least 1")
+        torch.set_num_threads(args.threads)
 
     from inspector import load_model
     from inspector.heads import CORPUS_PATH, head_report, read_corpus
@@ -46,11 +54,13 @@ def main(argv: list[str] | None = None) -> int:
     head_report(loaded, texts[:1], ablation=args.ablation)  # warm-up: first-call allocations and imports
 
     last = [time.perf_counter()]
+    calls: list[tuple[int, int]] = []
 
     def progress(done: int, total: int, label: str) -> None:
         now = time.perf_counter()
         print(f"  [{done}/{total}] {label} ({now - last[0]:.2f} s)", file=sys.stderr, flush=True)
         last[0] = now
+        calls.append((done, total))
 
     with OtherLoad() as other_load:
         started = time.perf_counter()
@@ -70,9 +80,14 @@ def main(argv: list[str] | None = None) -> int:
         f"- Time: one `head_report(loaded, texts, ablation={args.ablation!r})` after a one-text warm-up, "
         "`time.perf_counter`. Per text it runs one forward keeping every layer's weights, values and head outputs; "
         f"one batched forward of {n} copies, each ablating one head; one forward and backward of the gated model; "
-        f"and, in the second pass, one batched forward of the {3 * len(report.pairs.heads)} pair ablations and "
-        f"{len(report.pruning.fraction)} pruning steps.",
-        f"- Model load (once, not timed above): {load_seconds:.1f} s. torch threads: {torch.get_num_threads()}.",
+        f"and, in the second pass, one batched forward of the {len(report.pairs.heads)} pairs ablated together and "
+        f"{len(report.pruning.fraction) - 1} pruning steps (a pair's heads ablated alone reuse the first pass's "
+        "single-head ablations; the step that removes nothing is 0 without a forward).",
+        f"- Model load (once, not timed above): {load_seconds:.1f} s. torch threads: {torch.get_num_threads()}"
+        f"{' (--threads)' if args.threads is not None else ' (torch default, as on the page)'}.",
+        f"- Progress bar's estimate (work units = tokens × copies forwarded): the first pass is "
+        f"{100 * calls[len(texts) - 1][0] / calls[-1][1]:.0f}% of the units; it took "
+        f"{100 * report.timings['statistics'] / seconds:.0f}% of the time in this run.",
         "- Other processes' load: CPUs other processes kept busy during the timed call (`/proc/stat`); this machine "
         "is shared, and times taken while it is well above 0 are contended.",
     ]

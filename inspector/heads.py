@@ -71,6 +71,7 @@ from kernels.hf import HeadGate, SequenceHeadAblation
 from kernels.reference import visible_keys_mask
 
 AblationMode = Literal["zero", "mean"]
+# progress(done, total, label): done of total work units (see head_report), label a line in English for the CLI.
 Progress = Callable[[int, int, str], None]
 
 CORPUS_PATH = Path(__file__).resolve().parents[1] / "assets" / "corpus" / "sentences.txt"
@@ -83,6 +84,8 @@ REDUNDANT_PAIRS = 5
 EMBEDDING_DIRECTIONS = 8
 # Copies of a text per batched forward: copies × tokens stays under this, so long texts do not blow up memory.
 _BATCH_TOKENS = 4096
+# A forward and backward costs about this many forwards of the same batch (DESIGN.md: backward 2.5× forward).
+_BACKWARD_COST = 3
 
 
 # HeadStatistics fields that are NaN where a text cannot measure them; their corpus mean skips those texts.
@@ -249,6 +252,61 @@ class HeadReport:
         return f"L{layer}H{head}"
 
 
+@dataclass(frozen=True)
+class ReportProgress:
+    """How far a head report has got, for a progress bar and its label: ``done`` of ``total`` work units (the
+    numbers :func:`head_report` passes to its progress callback) over ``texts`` texts, ``elapsed`` seconds after
+    it started.
+
+    The units are the report's estimated cost (token-copies forwarded, see :func:`head_report`), counted over
+    both passes, so :attr:`fraction` is the share of the whole job and the bar moves at an even pace. The label
+    counts :attr:`texts_done` — the fraction in texts — so the bar and its count of texts always agree.
+    """
+
+    done: int
+    total: int
+    texts: int
+    elapsed: float
+
+    def __post_init__(self) -> None:
+        if self.total <= 0 or not 0 <= self.done <= self.total:
+            raise ValueError(f"ReportProgress: need 0 <= done <= total and total > 0, got {self.done} of {self.total}")
+        if self.texts < 1 or self.elapsed < 0:
+            raise ValueError(f"ReportProgress: need texts >= 1 and elapsed >= 0, got {self.texts} and {self.elapsed}")
+
+    @property
+    def fraction(self) -> float:
+        """Share of the work done, in [0, 1]."""
+        return self.done / self.total
+
+    @property
+    def texts_done(self) -> int:
+        """Texts' worth of work done: the fraction in texts, rounded down (all texts only when everything is)."""
+        return self.texts if self.done == self.total else min(self.texts - 1, int(self.fraction * self.texts))
+
+    @property
+    def rate(self) -> float | None:
+        """Texts per second so far (texts' worth of work per second of elapsed time); None before any work."""
+        if self.done == 0 or self.elapsed <= 0:
+            return None
+        return self.fraction * self.texts / self.elapsed
+
+    @property
+    def eta(self) -> float | None:
+        """Seconds left if the rest goes at the pace so far; None before any work (no pace to go by)."""
+        if self.done == 0:
+            return None
+        return self.elapsed * (self.total - self.done) / self.done
+
+    def label_values(self) -> dict[str, str]:
+        """The numbers a progress label shows, as text: ``percent`` ("40%"), ``done`` and ``n`` (texts' worth
+        done, of how many), ``rate`` (texts/s) and ``eta`` (whole seconds left); "…" where not known yet."""
+        rate, eta = self.rate, self.eta
+        return {"percent": f"{int(100 * self.fraction)}%", "done": str(self.texts_done), "n": str(self.texts),
+                "rate": "…" if rate is None else f"{rate:.2f}" if rate < 10 else f"{rate:.0f}",
+                "eta": "…" if eta is None else f"{eta:.0f}"}
+
+
 def with_thresholds(report: HeadReport, thresholds: HealthThresholds) -> HeadReport:
     """``report`` judged by other thresholds: only the flags change, so no model call is needed."""
     return replace(report, thresholds=thresholds, flags=health_flags(report.statistics.entropy_normalized,
@@ -403,7 +461,10 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
     """The full head report of ``loaded`` over ``texts`` (one text, or a corpus — see the module docstring).
 
     ``ablation``: remove heads by zeroing their output or replacing it by its mean over the text. ``progress``
-    is called as ``progress(done, total, label)`` after each text of each pass (2 × len(texts) steps).
+    is called as ``progress(done, total, label)`` after each text of each pass (2 × len(texts) calls); done and
+    total count work units — each text's tokens times the copies of it forwarded (a backward counted as
+    :data:`_BACKWARD_COST` forwards) — so done / total is the share of the whole job, not of the calls
+    (:class:`ReportProgress` turns them into a fraction, texts/s and an ETA).
     Raises :class:`InvalidTextError` / :class:`InvalidRequestError` for bad texts or options before the slow part
     where it can."""
     texts = (texts,) if isinstance(texts, str) else tuple(texts)
@@ -417,12 +478,22 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
     if not 0 < pruning_step <= 1:
         raise InvalidRequestError(f"pruning_step must be in (0, 1], got {pruning_step}")
     backend = backend_for(loaded, backend)
-    for text in texts:
-        encode(loaded, text)  # every text's length and ids are checked before any slow work
+    # Every text's length and ids are checked before any slow work; the lengths also weigh the progress.
+    lengths = [int(encode(loaded, text)["input_ids"].shape[1]) for text in texts]
     info = loaded.info
     layers, heads = info.num_layers, info.num_heads
     n = layers * heads
-    total = 2 * len(texts)
+    pair_count = min(pairs, n * (n - 1) // 2)
+    steps = np.unique(np.round(np.arange(0.0, 1.0 + 1e-9, pruning_step) * n).astype(np.int64))
+    if steps[-1] != n:
+        steps = np.append(steps, n)
+    # Work per text, in copies forwarded: the plain forward, one copy per head ablated, the gated forward and
+    # backward (EMBEDDING_DIRECTIONS copies for an embedding model, 1 otherwise — not known before the first
+    # output, so estimated as the larger), then each pair ablated together and each pruning step but the first.
+    first_pass = 1 + n + _BACKWARD_COST * EMBEDDING_DIRECTIONS
+    second_pass = pair_count + len(steps) - 1
+    total = sum(lengths) * (first_pass + second_pass)
+    done = 0
     report_progress = progress or (lambda done, total, label: None)
     timings: dict[str, float] = {}
 
@@ -434,32 +505,34 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
         tokens.append(text_tokens)
         key_scores.append(scores)
         kept.append(reuse)
-        report_progress(index + 1, total, f"Statistics, single-head ablations and gradients: text {index + 1} of "
-                                          f"{len(texts)}")
+        done += lengths[index] * first_pass
+        report_progress(done, total, f"Statistics, single-head ablations and gradients: text {index + 1} of "
+                                     f"{len(texts)} ({100 * done / total:.0f}% of the work)")
     statistics = HeadStatistics.mean(per_text)
     timings["statistics"] = time.perf_counter() - started
 
     started = time.perf_counter()
     importance_gradient = layer_normalized(statistics.gradient_raw.astype(np.float64))
-    chosen = most_redundant_pairs(statistics.js_divergence, min(pairs, n * (n - 1) // 2))
+    chosen = most_redundant_pairs(statistics.js_divergence, pair_count)
     order = pruning_order(importance_gradient)
-    steps = np.unique(np.round(np.arange(0.0, 1.0 + 1e-9, pruning_step) * n).astype(np.int64))
-    if steps[-1] != n:
-        steps = np.append(steps, n)
-    masks = torch.zeros(3 * len(chosen) + len(steps), n, dtype=torch.bool)
+    # Only the pairs ablated together and the pruning steps need new forwards: a pair's heads ablated one at a
+    # time are single-head ablations the first pass measured on the same texts (their corpus mean is
+    # importance_ablation), and step 0 removes nothing, so its change is 0 by definition.
+    masks = torch.zeros(len(chosen) + len(steps) - 1, n, dtype=torch.bool)
     for p, (first, second) in enumerate(chosen):
-        masks[3 * p, first] = masks[3 * p + 1, second] = True
-        masks[3 * p + 2, [first, second]] = True
-    for s, removed in enumerate(steps):
-        masks[3 * len(chosen) + s, order[:removed]] = True
+        masks[p, [first, second]] = True
+    for s, removed in enumerate(steps[1:]):
+        masks[len(chosen) + s, order[:removed]] = True
     changes = np.zeros((len(texts), masks.shape[0]), dtype=np.float64)
     for index, reuse in enumerate(kept):
         changes[index] = _ablated_changes(loaded, reuse["inputs"], reuse["base"], masks.view(-1, layers, heads),
                                           ablation, backend)
-        report_progress(len(texts) + index + 1, total, f"Redundant pairs and pruning: text {index + 1} of "
-                                                       f"{len(texts)}")
+        done += lengths[index] * second_pass
+        report_progress(done, total, f"Redundant pairs and pruning: text {index + 1} of {len(texts)} "
+                                     f"({100 * done / total:.0f}% of the work)")
     mean_changes = changes.mean(axis=0)
-    pair_changes = mean_changes[:3 * len(chosen)].reshape(-1, 3)
+    single = statistics.importance_ablation.ravel()
+    pruning_changes = np.concatenate([[0.0], mean_changes[len(chosen):]])
     timings["pairs_and_pruning"] = time.perf_counter() - started
 
     base = kept[0]["base"]
@@ -470,11 +543,11 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
         flags=health_flags(statistics.entropy_normalized, statistics.max_sink_score, thresholds),
         order=cluster_order(statistics.js_divergence), mds=classical_mds(statistics.js_divergence),
         pairs=RedundantPairs(heads=chosen, js_divergence=statistics.js_divergence[chosen[:, 0], chosen[:, 1]],
-                             change_first=pair_changes[:, 0].astype(np.float32),
-                             change_second=pair_changes[:, 1].astype(np.float32),
-                             change_both=pair_changes[:, 2].astype(np.float32)),
+                             change_first=single[chosen[:, 0]].astype(np.float32),
+                             change_second=single[chosen[:, 1]].astype(np.float32),
+                             change_both=mean_changes[:len(chosen)].astype(np.float32)),
         pruning=PruningCurve(fraction=(steps / n).astype(np.float32), heads_removed=steps,
-                             change=mean_changes[3 * len(chosen):].astype(np.float32), order=order),
+                             change=pruning_changes.astype(np.float32), order=order),
         backend=backend, timings=timings,
     )
 

@@ -1209,6 +1209,15 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "attribution.page.adversarial_metric": {"en": "Adversarial row: JSD (nats)", "zh": "对抗行：JSD（奈特）"},
     "attribution.page.adversarial_help": {"en": "|Δf| {change} ≤ ε = {epsilon}, {steps} steps, {seconds} s",
                                           "zh": "|Δf| {change} ≤ ε = {epsilon}，{steps} 步，{seconds} 秒"},
+    "heads.corpus_progress": {
+        "en": "{percent} done: {done} of {n} texts' worth measured, {rate} texts/s, about {eta} s left",
+        "zh": "已完成 {percent}：已测量相当于 {n} 段文本中的 {done} 段，每秒 {rate} 段，约剩 {eta} 秒"},
+    "heads.corpus_stop": {"en": "Stop the corpus report", "zh": "停止语料库报告"},
+    "heads.corpus_stopped": {"en": "Stopped after {done} of {n} texts. Nothing is shown for a stopped run.",
+                             "zh": "已在 {n} 段文本中的第 {done} 段后停止。停止的运行不显示结果。"},
+    "heads.corpus_run_again": {"en": "Run the corpus report again", "zh": "重新运行语料库报告"},
+    "heads.corpus_done": {"en": "{model}: {n} text(s) in {seconds} s ({rate} texts/s), {backend} backend",
+                          "zh": "{model}：{n} 段文本，耗时 {seconds} 秒（每秒 {rate} 段），{backend} 后端"},
 }
 
 

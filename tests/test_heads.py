@@ -21,6 +21,7 @@ from inspector.heads import (
     CORPUS_PATH,
     INDUCTION_HEAD_SCORE,
     HeadStatistics,
+    ReportProgress,
     head_report,
     health_report,
     layer_normalized,
@@ -272,6 +273,75 @@ def test_report_numbers_words_and_thresholds(tiny_bert):
     assert strict.flags.collapsed.all() and not strict.flags.diffuse.any()
     assert any("< 0.99999 (collapsed)" in line for line in health_report(strict))
     json.dumps(report_json(report), allow_nan=False)
+
+
+def test_pairs_reuse_the_single_head_ablations_and_match_a_direct_measurement(tiny_bert):
+    """The second pass forwards only the pairs ablated together and the pruning steps; a pair's heads ablated
+    one at a time are the first pass's single-head numbers — the same as ablating them afresh."""
+    from inspector.experiments import model_output
+    from inspector.heads import _ablated_changes
+
+    report = head_report(tiny_bert, TEXT)
+    layers, heads = tiny_bert.info.num_layers, tiny_bert.info.num_heads
+    inputs = encode(tiny_bert, TEXT)
+    base = model_output(tiny_bert, forward(tiny_bert, inputs, backend="torch", stats=()), inputs)
+    masks = torch.zeros(3, layers * heads, dtype=torch.bool)
+    first, second = report.pairs.heads[0]
+    masks[0, first] = masks[1, second] = True
+    masks[2, [first, second]] = True
+    direct = _ablated_changes(tiny_bert, inputs, base, masks.view(3, layers, heads), "zero", "torch")
+    measured = [report.pairs.change_first[0], report.pairs.change_second[0], report.pairs.change_both[0]]
+    np.testing.assert_allclose(measured, direct, rtol=1e-4, atol=1e-7)
+    assert report.pruning.change[0] == 0.0  # nothing removed: no forward, 0 by definition
+
+
+def test_progress_reports_the_share_of_the_whole_job(tiny_bert):
+    calls = []
+    texts = [TEXT, OTHER, "one two three"]
+    head_report(tiny_bert, texts, progress=lambda done, total, label: calls.append((done, total, label)))
+    assert len(calls) == 2 * len(texts)
+    done = [c[0] for c in calls]
+    assert len({c[1] for c in calls}) == 1 and done[-1] == calls[0][1]  # one total; it ends at the total
+    assert all(b > a for a, b in zip(done, done[1:]))
+    # The first pass (ablating every head, gradients) is most of the work: after it the bar is far past half.
+    assert done[len(texts) - 1] / calls[0][1] > 0.7
+    assert "Redundant pairs and pruning: text 3 of 3 (100% of the work)" == calls[-1][2]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(1, 50), min_size=1, max_size=30), st.integers(1, 200),
+       st.floats(0.01, 5.0))
+def test_report_progress_fraction_label_and_eta(steps, texts, seconds_per_unit):
+    """A fake callback sequence: the fraction grows within [0, 1], the label's count of texts is the fraction
+    in texts (so bar and label agree), the rate is texts/s and the ETA is what is left at the pace so far."""
+    total = sum(steps)
+    done, previous = 0, -1.0
+    for step in steps:
+        done += step
+        now = ReportProgress(done=done, total=total, texts=texts, elapsed=done * seconds_per_unit)
+        assert 0.0 <= now.fraction <= 1.0 and now.fraction > previous
+        previous = now.fraction
+        assert now.texts_done / texts <= now.fraction + 1e-12
+        assert now.fraction < (now.texts_done + 1) / texts or now.texts_done == texts
+        assert (now.texts_done == texts) == (done == total)
+        # Even pace: the rate is texts per (total · seconds per unit), the ETA the units left at that pace.
+        assert now.rate == pytest.approx(texts / (total * seconds_per_unit))
+        assert now.eta == pytest.approx((total - done) * seconds_per_unit)
+        values = now.label_values()
+        assert values["done"] == str(now.texts_done) and values["n"] == str(texts)
+        assert int(values["percent"].rstrip("%")) == int(100 * now.fraction)
+    assert now.eta == 0.0 and now.label_values()["percent"] == "100%"
+
+
+def test_report_progress_before_any_work_and_bad_values():
+    start = ReportProgress(done=0, total=10, texts=4, elapsed=0.0)
+    assert start.fraction == 0.0 and start.texts_done == 0 and start.rate is None and start.eta is None
+    assert start.label_values()["rate"] == "…" and start.label_values()["eta"] == "…"
+    almost = ReportProgress(done=999, total=1000, texts=4, elapsed=1.0)
+    assert almost.texts_done == 3 and almost.label_values()["percent"] == "99%"  # never "all" before the end
+    for bad in ({"done": 11, "total": 10}, {"done": -1, "total": 10}, {"done": 0, "total": 0}):
+        with pytest.raises(ValueError):
+            ReportProgress(texts=4, elapsed=1.0, **bad)
 
 
 def _statistics(layers=1, heads=2, **values):

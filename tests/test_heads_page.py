@@ -76,8 +76,25 @@ def test_corpus_mode_on_a_tiny_model(tiny_model_dirs):
     assert at.number_input(key="heads_corpus_size").max == len(read_corpus())
     assert not at.exception and not at.error
     status = next(c.value.replace("\\", "") for c in at.caption if "text\\(s\\)" in c.value)
-    assert "6 text(s)" in status
+    assert "6 text(s) in" in status and "texts/s" in status  # finished: how long, and how fast
     assert "Measured on 6 texts" in _report_text(at)
+    assert "heads_stop" not in [b.key for b in at.button]  # the Stop button goes once the report is done
+
+    # What a click on Stop leaves behind (its callback's flag): the rerun shows where it stopped and does not
+    # start the report again; "Run again" clears the flag and the report is back (from the cache).
+    assert at.session_state["_heads_progress"] in range(7)
+    stopped = {"request": at.session_state["_heads_request"], "done": 2, "texts": 6}
+    at.session_state["_heads_stopped"] = stopped
+    at.run()
+    assert not at.exception and not at.error
+    assert [i.value for i in at.info] == ["Stopped after 2 of 6 texts. Nothing is shown for a stopped run."]
+    assert not at.get("vega_lite_chart") and not any("Measured on" in m.value for m in at.markdown)
+    at.button(key="heads_run_again").click().run()
+    assert not at.exception and not at.info and "Measured on 6 texts" in _report_text(at)
+    # A stop flag belongs to the run it stopped: another corpus size runs.
+    at.session_state["_heads_stopped"] = stopped
+    at.number_input(key="heads_corpus_size").set_value(5).run()
+    assert not at.exception and not at.info and "Measured on 5 texts" in _report_text(at)
 
 
 def test_the_page_in_chinese_shows_no_english_sentence():

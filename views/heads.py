@@ -8,6 +8,7 @@ Widgets → one cached library call (:func:`inspector.heads.head_report`, the sa
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import replace
 
 import streamlit as st
@@ -18,6 +19,7 @@ from inspector.charts.heads import head_grid_chart, head_matrix_chart, mds_chart
 from inspector.export import Provenance, chart_png, with_provenance
 from inspector.heads import (
     HeadReport,
+    ReportProgress,
     head_report,
     health_report,
     measure_words,
@@ -43,11 +45,27 @@ def cached_report(spec: str, texts: tuple[str, ...], backend: str, ablation: str
     # replay those whose container the function itself created. The language only words the bar (so it is not
     # part of the key: switching language never reruns the model).
     bar = st.progress(0.0, text=t("heads.progress_start", _lang, n=len(texts)))
-    report = head_report(inputs.cached_model(spec), texts, backend=backend, ablation=ablation,
-                         progress=lambda done, total, label: bar.progress(done / total, text=t(
-                             "heads.progress", _lang, n=len(texts), done=done, total=total)))
+    started = time.perf_counter()
+
+    def show(done: int, total: int, label: str) -> None:
+        now = ReportProgress(done=done, total=total, texts=len(texts), elapsed=time.perf_counter() - started)
+        st.session_state["_heads_progress"] = now.texts_done  # what the Stop button reports
+        bar.progress(now.fraction, text=t("heads.corpus_progress", _lang, **now.label_values()))
+
+    report = head_report(inputs.cached_model(spec), texts, backend=backend, ablation=ablation, progress=show)
     bar.empty()
     return report
+
+
+def stop_corpus_run(request: tuple, texts: int) -> None:
+    """Stop button → remember which request was stopped and how far it got. The click's rerun interrupts the
+    running report; this flag keeps the rerun from starting it again."""
+    st.session_state["_heads_stopped"] = {"request": request, "done": st.session_state.get("_heads_progress", 0),
+                                          "texts": texts}
+
+
+def run_again() -> None:
+    st.session_state.pop("_heads_stopped", None)
 
 
 def open_in_inspect() -> None:
@@ -102,6 +120,20 @@ else:
                            help=t("heads.corpus_size_help", lang))
     texts = corpus[:size]
 status.update(label=t("heads.measuring", lang, heads=info.num_layers * info.num_heads, n=len(texts)))
+# A corpus run takes minutes on a CPU: it gets a Stop button, and a stopped run stays stopped until asked again.
+request = (chosen.spec, len(texts), chosen.state.backend, ablation)
+st.session_state["_heads_request"] = request
+stopped = st.session_state.get("_heads_stopped")
+if mode == "corpus" and stopped is not None and stopped["request"] == request:
+    status.update(state="complete", label=t("heads.corpus_stopped", lang, done=stopped["done"], n=stopped["texts"]))
+    st.info(t("heads.corpus_stopped", lang, done=stopped["done"], n=stopped["texts"]))
+    st.button(t("heads.corpus_run_again", lang), key="heads_run_again", on_click=run_again)
+    st.stop()
+stop_slot = st.empty()
+if mode == "corpus":
+    st.session_state["_heads_progress"] = 0
+    stop_slot.button(t("heads.corpus_stop", lang), key="heads_stop", on_click=stop_corpus_run,
+                     args=(request, len(texts)), icon=":material/stop_circle:")
 try:
     thresholds = HealthThresholds(collapsed=collapsed, diffuse=diffuse, sink=sink)
     report = with_thresholds(cached_report(chosen.spec, texts, chosen.state.backend, ablation, lang), thresholds)
@@ -109,8 +141,15 @@ except InspectorError as err:
     status.update(label=t("heads.failed", lang), state="error")
     st.error(str(err))
     st.stop()
-status.update(state="complete", label=t("heads.done", lang, model=info.name, n=len(texts), backend=report.backend,
-                                        seconds=f"{sum(report.timings.values()):.1f}"))
+stop_slot.empty()
+seconds = sum(report.timings.values())
+if mode == "corpus":
+    status.update(state="complete", label=t("heads.corpus_done", lang, model=info.name, n=len(texts),
+                                            backend=report.backend, seconds=f"{seconds:.1f}",
+                                            rate=f"{len(texts) / seconds:.2f}" if seconds > 0 else "…"))
+else:
+    status.update(state="complete", label=t("heads.done", lang, model=info.name, n=len(texts),
+                                            backend=report.backend, seconds=f"{seconds:.1f}"))
 slide = chosen.state.slide
 layer, head = st.session_state["layer"], st.session_state["head"]
 
