@@ -373,8 +373,9 @@ def test_the_exported_grid_has_no_click_hint_and_names_the_backend_that_ran(monk
     monkeypatch.setattr(MediaFileManager, "add_deferred", remember)
     at = _run_app()
     on_screen = next(title for title in _chart_titles(at) if isinstance(title, dict)
-                     and title.get("text", "").startswith("Head entropy"))
-    assert on_screen["subtitle"] == ["Click a cell to show that head."]  # the page's grid still says so
+                     and title_text(title).startswith("Head entropy"))
+    # The page's grid still says so (in lines wrapped to its column).
+    assert " ".join(on_screen["subtitle"]) == "Click a cell to show that head."
     svg = next(make() for element_id, make in deferred.items() if element_id.endswith("grid_svg"))
     assert "Head entropy" in svg and "Click a cell" not in svg
     assert "all-MiniLM-L6-v2 (bundled)" in svg and "backend torch" in svg and "backend auto" not in svg
