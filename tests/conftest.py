@@ -145,7 +145,7 @@ def open_app_page(view: str, *, timeout: float = 240, query: dict[str, str] | No
 
 # ---------------------------------------------------------------------------------------- real browser (Chromium)
 
-from benchmarks.live_app import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from benchmarks.live_app import CHROMIUM, CHROMIUM_ARGS, AppServerError, running_app  # noqa: E402
 
 
 def browser_unavailable(reason: str) -> None:
@@ -171,6 +171,16 @@ def browser():
             yield chromium
         finally:
             chromium.close()
+
+
+@pytest.fixture(scope="module")
+def app_url(browser):
+    """A real ``streamlit run app.py`` server for one test module; its base URL."""
+    try:
+        with running_app() as url:
+            yield url
+    except AppServerError as err:
+        pytest.fail(str(err))
 
 
 # ---------------------------------------------------------------------------------------- heads built to a purpose

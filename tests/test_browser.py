@@ -47,15 +47,6 @@ XSS_STRINGS = (
 )
 
 
-@pytest.fixture(scope="module")
-def app_url(browser):
-    try:
-        with running_app() as url:
-            yield url
-    except AppServerError as err:
-        pytest.fail(str(err))
-
-
 class Session:
     """One browser tab on the app with every request off this machine refused and recorded, and every
     alert()/confirm()/prompt() recorded (there should be none of either)."""

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.live_app import CHART, AppServerError, running_app
+from benchmarks.live_app import CHART
 
 pytestmark = pytest.mark.browser
 
@@ -247,15 +247,6 @@ FRAME_FIT_JS = """() => {
           frameHeight: window.innerHeight, layer: layer ? layer.value : null,
           svgs: document.querySelectorAll('svg').length};
 }"""
-
-
-@pytest.fixture(scope="module")
-def app_url(browser):
-    try:
-        with running_app() as url:
-            yield url
-    except AppServerError as err:
-        pytest.fail(str(err))
 
 
 def open_case(browser, app_url: str, path: str, fields: dict, width: int):
