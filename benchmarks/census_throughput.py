@@ -31,7 +31,7 @@ import threading
 import time
 from pathlib import Path
 
-from benchmarks.provenance import REPO_ROOT, benchmark_parser, system_busy_seconds, write_report
+from benchmarks.report import REPO_ROOT, benchmark_parser, system_busy_seconds, write_report
 
 SECTION_TITLE = "Corpus census throughput (CPU)"
 WAYS = ("capture", "local", "ray", "eager")

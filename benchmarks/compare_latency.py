@@ -18,7 +18,7 @@ import statistics
 import sys
 import time
 
-from benchmarks.provenance import OtherLoad, benchmark_parser, write_report
+from benchmarks.report import OtherLoad, benchmark_parser, write_report
 
 SECTION_TITLE = "Compare page latency (CPU)"
 TIRED = "The animal didn't cross the street because it was too tired."

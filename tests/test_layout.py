@@ -220,3 +220,33 @@ def test_no_remote_code_anywhere():
 def test_benchmarks_are_never_collected_as_tests():
     assert python_files("benchmarks"), "benchmarks/ holds no scripts"
     assert not [p for p in python_files("benchmarks") if p.name.startswith("test_")]
+
+
+PROJECT_PACKAGES = ("inspector", "kernels", "benchmarks", "training", "views")
+
+
+def _project_modules_named(path: Path) -> list[str]:
+    """The in-project modules ``path`` names in an import (``from benchmarks.report import x`` → benchmarks.report,
+    ``import inspector.census`` → inspector.census); names imported from a module are not modules themselves."""
+    named = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            named.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            named.append(node.module)
+    return [name for name in named if name.split(".")[0] in PROJECT_PACKAGES]
+
+
+def test_every_import_of_a_project_module_names_a_file_that_exists():
+    """A renamed module leaves no script behind: benchmarks are run by hand, so nothing else would import them
+    (two benchmark scripts once kept importing ``benchmarks.provenance`` after it became ``benchmarks.report``)."""
+    files = [p for folder in (*PROJECT_PACKAGES, "tests") for p in python_files(folder)] + [ROOT / "app.py"]
+    missing = {relative(p): name for p in files for name in _project_modules_named(p) if _repo_file(name) is None}
+    assert missing == {}
+
+
+def test_the_import_check_sees_a_missing_module(tmp_path):
+    script = tmp_path / "script.py"
+    script.write_text("def main():\n    from benchmarks.provenance import write_report\n    import inspector.nowhere\n")
+    assert [name for name in _project_modules_named(script) if _repo_file(name) is None] == [
+        "benchmarks.provenance", "inspector.nowhere"]
