@@ -1218,6 +1218,11 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "heads.corpus_run_again": {"en": "Run the corpus report again", "zh": "重新运行语料库报告"},
     "heads.corpus_done": {"en": "{model}: {n} text(s) in {seconds} s ({rate} texts/s), {backend} backend",
                           "zh": "{model}：{n} 段文本，耗时 {seconds} 秒（每秒 {rate} 段），{backend} 后端"},
+    # ------------------------------------------------------------- chart text: Inspect, Heads, census folder (issue 17)
+    # ----------------------------------------------------------------- chart text: Attribution, Ground truth (issue 17)
+    # -------------------------------------------------------------------------- chart text: Compare, Lessons (issue 17)
+    # ------------------------------------------------------------------------------------ heads corpus speed (issue 17)
+    # ------------------------------------------------------------------------------------------ census speed (issue 16)
 }
 
 
