@@ -1021,6 +1021,10 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "en": "This census is not finished: {texts} texts so far. Rerun the same command to resume it.",
         "zh": "此普查尚未完成：目前 {texts} 条文本。重新运行同一命令即可继续。"},
     # ---------------------------------------------------------------- teacher walkthrough (issue 17)
+    "chart.thinned.token": {"en": "In a narrow column only every k-th token is labelled; hover a cell for its token.",
+                            "zh": "栏太窄时只标出每隔 k 个的词元；把鼠标移到格子上可看它的词元。"},
+    "chart.thinned.head": {"en": "In a narrow column only every k-th head is labelled; hover a cell for its head.",
+                           "zh": "栏太窄时只标出每隔 k 个的注意力头；把鼠标移到格子上可看它是哪个头。"},
     "unknown.warning": {
         "en": "{model} cannot read this text: {unknown} of its {total} tokens ({share}) are unknown to it ([UNK]), "
               "more than {limit}. Every unknown token looks the same to the model, so its attention here says little "

@@ -40,6 +40,8 @@ from typing import TypeVar
 import altair as alt
 import numpy as np
 
+from inspector.i18n import t
+
 # Perceptually uniform palettes that survive greyscale printing: viridis runs dark (focused heads) to
 # yellow (diffuse heads); blues runs light (no weight) to dark (all of the budget).
 ENTROPY_SCHEME = "viridis"
@@ -213,6 +215,11 @@ def largest_weight(*weights) -> float:
 _ROTATED_LABEL_PITCH_PX = 22
 LABEL_PITCH_PX = 20
 THINNED_NOTE = "In a narrow column only every k-th token is labelled; hover a cell for its token."
+
+
+def thinned_note(lang: str = "en", unit: str = "token") -> str:
+    """:data:`THINNED_NOTE` in ``lang``; ``unit="head"`` for an axis of heads rather than tokens."""
+    return t(f"chart.thinned.{unit}", lang)
 
 
 def token_axis(labels: Sequence[str], *, horizontal: bool, step_px: float | None = None, angle: int = -60,
