@@ -112,8 +112,9 @@ def walk_one(browser, app_url: str, page_name: str, width: int, lang: str, out: 
 def write_index(out: Path, rows: list[dict], argv_shown: str) -> Path:
     lines = ["# App walkthrough", "",
              f"`python -m benchmarks.walkthrough {argv_shown}` — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
-             f"window {VIEWPORT_HEIGHT} px high, screenshots of the whole page (first tab of each group), charts "
-             "measured behind every tab with tests/test_chart_layout.py's measurement.", "",
+             f"window {VIEWPORT_HEIGHT} px high; every collapsed section opened; screenshots of the whole page "
+             "(first tab of each group); charts measured behind every tab with tests/test_chart_layout.py's "
+             "measurement.", "",
              "| file | page | width | lang | charts drawn | layout problems | exceptions | error |",
              "|---|---|---:|---|---:|---:|---:|---|"]
     for row in rows:
