@@ -35,6 +35,7 @@ _GRID_CELL_PX, _SLIDE_GRID_CELL_PX = 26, 40
 _PAIR_TARGET_PX, _SLIDE_PAIR_TARGET_PX = 340, 480
 _MAX_CELL_PX, _MIN_CELL_PX = 22, 4
 RANKED_HEADS = 12
+_PADDING_PX = 12  # style_chart's padding, left and right
 # Short enough for half of a 1000 px window, where a longer gradient is cut at the chart's edge.
 _PAIR_LEGEND = alt.Legend(orient="bottom", direction="horizontal", gradientLength=120)
 
@@ -101,7 +102,8 @@ def movement_grid_chart(comparison: Comparison, metric: str = "js", *, selected:
     step = _SLIDE_GRID_CELL_PX if slide else _GRID_CELL_PX
     query = comparison.token_label(comparison.query)
     chart = alt.layer(*drawn).properties(
-        title=chart_title(t("chart.compare.grid_title", lang, query=query), [t("chart.compare.grid_subtitle", lang)]),
+        title=chart_title(t("chart.compare.grid_title", lang, query=query), [t("chart.compare.grid_subtitle", lang)],
+                          slide=slide),
         width=alt.Step(step), height=alt.Step(step))
     return style_chart(chart, slide)
 
@@ -112,14 +114,17 @@ def ranked_heads_chart(comparison: Comparison, *, top: int = RANKED_HEADS, slide
     and entropy change in the tooltip)."""
     data = head_movement_data(comparison).sort_values("rank").head(top)
     order = list(data["name"])
+    # Drawn at its own width (the page asks for width="content"), labels and padding included: the title wraps to
+    # that, not to the column, or its subtitle runs past the chart's right edge.
+    width = 420 if slide else 300
     chart = alt.Chart(data).mark_bar().encode(
         x=alt.X("js:Q", title=t("chart.compare.legend_js", lang)),
         y=alt.Y("name:N", title=None, sort=order, axis=alt.Axis(labelOverlap=False)), color=alt.value("#e66101"),
         tooltip=_tooltip(comparison, lang),
     ).properties(title=chart_title(t("chart.compare.ranked_title", lang, count=len(data),
                                      query=comparison.token_label(comparison.query)),
-                                   [t("chart.compare.ranked_subtitle", lang)]),
-                 width=420 if slide else 300, height=alt.Step(30 if slide else 18))
+                                   [t("chart.compare.ranked_subtitle", lang)], width=width - _PADDING_PX, slide=slide),
+                 width=width, height=alt.Step(30 if slide else 18))
     return style_chart(chart, slide)
 
 
@@ -154,7 +159,7 @@ def _matrix_chart(data: pd.DataFrame, labels: tuple[str, ...], *, title: str, su
     # The query's row outlined cell by cell: one stroke colour that stands out on every palette.
     outline = base.mark_rect(fill=None, stroke="black" if slide else SELECTION_COLOR,
                              strokeWidth=2).transform_filter(alt.datum.is_query)
-    return alt.layer(cells, outline).properties(title=chart_title(title, subtitle, width=HALF_COLUMN_PX),
+    return alt.layer(cells, outline).properties(title=chart_title(title, subtitle, width=HALF_COLUMN_PX, slide=slide),
                                                 width=alt.Step(cell), height=alt.Step(cell))
 
 
@@ -207,6 +212,6 @@ def query_rows_chart(pair: HeadPair, *, slide: bool = False, lang: str = DEFAULT
         tooltip=[alt.Tooltip("key:N", title=t("chart.compare.key", lang)), alt.Tooltip("side:N", title=text),
                  alt.Tooltip("weight:Q", title=t("chart.compare.weight", lang), format=".3f")],
     ).properties(title=chart_title(t("chart.compare.rows_title", lang, layer=pair.layer, head=pair.head),
-                                   [t("chart.compare.rows_subtitle", lang)], width=HALF_COLUMN_PX),
+                                   [t("chart.compare.rows_subtitle", lang)], width=HALF_COLUMN_PX, slide=slide),
                  height=alt.Step(16 if slide else 9))
     return style_chart(chart, slide)
