@@ -330,6 +330,71 @@ def test_the_charts_are_valid_vega_lite(tired_wide, slide):
     assert len(specs[4]["datasets"][next(iter(specs[4]["datasets"]))]) == 16 * 16
 
 
+_TITLED_CHANNELS = ("x", "y", "color", "fill", "stroke", "shape", "row", "column", "facet", "tooltip")
+
+
+def untitled_fields(spec, symbols: frozenset[str] = frozenset()) -> list[str]:
+    """Fields a chart encodes without a title: Vega then shows the field's name (English, or a column id) as the
+    axis, legend or tooltip title — which :func:`tests.chart_text.chart_strings` cannot see. ``symbols``: fields
+    whose name is a symbol both languages read (d, n)."""
+    found = []
+    if isinstance(spec, dict):
+        for key, inner in spec.items():
+            if key in ("datasets", "data"):
+                continue
+            if key in _TITLED_CHANNELS:
+                for channel in inner if isinstance(inner, list) else [inner]:
+                    if (isinstance(channel, dict) and isinstance(channel.get("field"), str) and "title" not in channel
+                            and channel["field"] not in symbols):
+                        found.append(f"{key}: {channel['field']}")
+            found += untitled_fields(inner, symbols)
+    elif isinstance(spec, list):
+        for inner in spec:
+            found += untitled_fields(inner, symbols)
+    return found
+
+
+def _compare_charts(comparison, pair, lang: str, slide: bool) -> dict:
+    from inspector.charts.compare import (
+        GRID_METRICS,
+        head_difference_chart,
+        head_heatmap_chart,
+        movement_grid_chart,
+        query_rows_chart,
+        ranked_heads_chart,
+    )
+
+    metrics = [m for m in GRID_METRICS if m != "shift" or comparison.key_shift is not None]
+    charts = {f"grid {metric}": movement_grid_chart(comparison, metric, selected=(3, 1), slide=slide, lang=lang)
+              for metric in metrics}
+    charts |= {"ranked": ranked_heads_chart(comparison, slide=slide, lang=lang),
+               "heatmap A": head_heatmap_chart(pair, "A", slide=slide, lang=lang),
+               "heatmap B": head_heatmap_chart(pair, "B", slide=slide, lang=lang),
+               "difference": head_difference_chart(pair, slide=slide, lang=lang),
+               "query rows": query_rows_chart(pair, slide=slide, lang=lang)}
+    return charts
+
+
+@pytest.mark.parametrize("slide", [False, True])
+def test_the_charts_in_chinese_show_no_english(tired_wide, slide):
+    """Issue 17: every text a reader sees on a Compare chart in 简体中文 — titles, axes, legends, tooltips, the "other"
+    bucket — is Chinese; tokens and the model's name are data. The same charts in English do show English words,
+    so the check can fail."""
+    from tests.chart_text import chart_strings, english_words
+
+    pair = head_pair(tired_wide, 3, 1)
+    allowed = {*tired_wide.tokens_a, *tired_wide.tokens_b, *pair.labels_a, *pair.labels_b, *pair.pair_labels,
+               tired_wide.model_a, tired_wide.model_b}
+    for lang in ("zh", "en"):
+        for name, chart in _compare_charts(tired_wide, pair, lang, slide).items():
+            spec = chart.to_dict()
+            found = english_words(chart_strings(spec), allowed=allowed)
+            if lang == "zh":
+                assert found == [] and untitled_fields(spec) == [], (name, found, untitled_fields(spec))
+            else:
+                assert found, name
+
+
 # ------------------------------------------------------------------------------------------------ share links
 
 def test_compare_link_state_round_trips_and_malformed_values_fall_back():

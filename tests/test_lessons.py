@@ -316,6 +316,50 @@ def test_lesson_charts_are_valid_vega_lite(lessons, slide):
             assert ("axis" in spec.get("config", {})) == slide  # slide mode sets the axis font sizes
 
 
+@pytest.mark.parametrize("slide", [False, True])
+def test_lesson_charts_in_chinese_show_no_english(lessons, slide):
+    """Issue 17: every text a reader sees on a Lessons chart in 简体中文 — the page's titles, axes, legends, tooltips,
+    the thinned-axis note, the paths of the complexity chart — is Chinese; tokens, the model and the device are data,
+    symbols (d, n, i − j, Var(q·k)) stay symbols. The same charts in English do show English words, so the check
+    can fail."""
+    from inspector.charts import lessons as charts
+    from inspector.i18n import t
+    from tests.chart_text import chart_strings, english_words
+    from tests.test_compare import untitled_fields
+
+    result = lessons["llama"]
+    tokens = result.definition.tokens
+    timing = complexity_lesson((16, 32), heads=2, d_k=8, device="cpu", repeats=1)
+    allowed = {*tokens, result.model, timing.device, "Var"}  # Var(q·k): the variance's symbol
+    for lang in ("zh", "en"):
+        roles = {role: t(f"lesson5.role.{role}", lang) for role in ("offset", "special", "content")}
+        built = {
+            "weights": charts.weights_chart(result.definition.weights, tokens, slide=slide, lang=lang,
+                                            title=t("lesson1.chart", lang, layer=1, head=2)),
+            "tied": charts.tied_weights_chart(result.why_qk, tokens, title=t("lesson2.chart_tied", lang, head=2),
+                                              slide=slide, lang=lang),
+            "asymmetry": charts.asymmetry_chart(result.why_qk, title=t("lesson2.chart_asym", lang), slide=slide,
+                                                lang=lang),
+            "offset": charts.offset_chart(result.position, title=t("lesson3.chart", lang, layer=1), slide=slide,
+                                          lang=lang),
+            "sweep": charts.sweep_chart(result.sweep, title=t("lesson4.sweep_chart", lang), slide=slide, lang=lang),
+            "variance": charts.variance_chart(result.sweep, title=t("lesson4.variance_chart", lang), slide=slide,
+                                              lang=lang),
+            "contribution": charts.contribution_chart(result.multi_head, roles, title=t("lesson5.chart", lang, layer=1),
+                                                      slide=slide, lang=lang),
+            "complexity": charts.complexity_chart(timing, title=t("lesson7.chart", lang, device=timing.device),
+                                                  slide=slide, lang=lang)}
+        for name, chart in built.items():
+            spec = chart.to_dict()
+            found = english_words(chart_strings(spec), allowed=allowed)
+            if lang == "zh":
+                # d and n are symbols; the sweep's log(keys) rule shares the lines' titled y axis.
+                untitled = untitled_fields(spec, frozenset({"d", "n", "uniform"}))
+                assert found == [] and untitled == [], (name, found, untitled)
+            else:
+                assert found, name
+
+
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_position_answer_without_a_positional_head_says_so(models, lang):
     # Layer 0 of the tiny random BERT spreads its weight: no head reaches the positional threshold (asserted).

@@ -248,15 +248,15 @@ slide = chosen.state.slide
 layer, head = st.session_state["layer"], st.session_state["head"]
 # Stacked, not in columns: side by side, the grid and the bars need ~800 px and clip on a laptop-width window.
 st.subheader(t("compare.ranked", lang))
-st.altair_chart(ranked_heads_chart(comparison, slide=slide), width="content")
+st.altair_chart(ranked_heads_chart(comparison, slide=slide, lang=lang), width="content")
 st.subheader(t("compare.grid", lang))
 metrics = ["js", "entropy"] + (["shift"] if comparison.key_shift is not None else [])
 if st.session_state.get("compare_metric") not in metrics:
     st.session_state["compare_metric"] = "js"
 metric = st.segmented_control(t("compare.colour_by", lang), metrics, key="compare_metric",
                               format_func=lambda m: t(f"compare.colour_{m}", lang)) or "js"
-st.altair_chart(movement_grid_chart(comparison, metric, selected=(layer, head), slide=slide), width="content",
-                on_select=select_head_from_grid, selection_mode=HEAD_SELECTION, key="compare_grid")
+st.altair_chart(movement_grid_chart(comparison, metric, selected=(layer, head), slide=slide, lang=lang),
+                width="content", on_select=select_head_from_grid, selection_mode=HEAD_SELECTION, key="compare_grid")
 
 st.subheader(t("compare.pair", lang, layer=layer, head=head))
 layer_column, head_column = st.columns(2)
@@ -264,11 +264,11 @@ layer_column.selectbox(t("inspect.layer", lang), range(comparison.num_layers), k
 head_column.selectbox(t("inspect.head", lang), range(comparison.num_heads), key="head")
 pair = head_pair(comparison, layer, head)
 side_a, side_b = (st.container(), st.container()) if slide else st.columns(2)
-side_a.altair_chart(head_heatmap_chart(pair, "A", slide=slide))
-side_b.altair_chart(head_heatmap_chart(pair, "B", slide=slide))
+side_a.altair_chart(head_heatmap_chart(pair, "A", slide=slide, lang=lang))
+side_b.altair_chart(head_heatmap_chart(pair, "B", slide=slide, lang=lang))
 difference_column, row_column = (st.container(), st.container()) if slide else st.columns(2)
-difference_column.altair_chart(head_difference_chart(pair, slide=slide))
-row_column.altair_chart(query_rows_chart(pair, slide=slide))
+difference_column.altair_chart(head_difference_chart(pair, slide=slide, lang=lang))
+row_column.altair_chart(query_rows_chart(pair, slide=slide, lang=lang))
 st.caption(t("compare.pair_caption", lang))
 
 loo_key = (spec_a, spec_b, text_a, text_b, backend)

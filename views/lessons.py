@@ -80,7 +80,8 @@ with st.expander(t("lesson1.title", lang), expanded=True):
     if definition.position == "rope":
         st.caption(t("lesson1.rope_note", lang))
     st.altair_chart(charts.weights_chart(definition.weights, tokens,
-                                         title=t("lesson1.chart", lang, layer=layer, head=head), slide=slide))
+                                         title=t("lesson1.chart", lang, layer=layer, head=head), slide=slide,
+                                         lang=lang))
     st.dataframe(pd.DataFrame({t("lesson1.col_query", lang): tokens, "Σ_j A_ij": definition.row_sums}), hide_index=True,
                  height=180,
                  column_config={"Σ_j A_ij": st.column_config.NumberColumn(format="%.7f")})
@@ -88,14 +89,16 @@ with st.expander(t("lesson1.title", lang), expanded=True):
 
 with st.expander(t("lesson2.title", lang)):
     header("lesson2")
-    st.altair_chart(charts.asymmetry_chart(lessons.why_qk, title=t("lesson2.chart_asym", lang), slide=slide))
+    st.altair_chart(charts.asymmetry_chart(lessons.why_qk, title=t("lesson2.chart_asym", lang), slide=slide,
+                                           lang=lang))
     st.altair_chart(charts.tied_weights_chart(lessons.why_qk, tokens, title=t("lesson2.chart_tied", lang, head=head),
-                                              slide=slide))
+                                              slide=slide, lang=lang))
     answer(lessons.why_qk.answer.text(lang))
 
 with st.expander(t("lesson3.title", lang)):
     header("lesson3")
-    st.altair_chart(charts.offset_chart(lessons.position, title=t("lesson3.chart", lang, layer=layer), slide=slide))
+    st.altair_chart(charts.offset_chart(lessons.position, title=t("lesson3.chart", lang, layer=layer), slide=slide,
+                                        lang=lang))
     answer(lessons.position.answer.text(lang))
 
 with st.expander(t("lesson4.title", lang)):
@@ -103,8 +106,9 @@ with st.expander(t("lesson4.title", lang)):
     sweep, scaling = lessons.sweep, lessons.scaling
     st.caption(t("lessons.simulation", lang, queries=sweep.queries, keys=sweep.keys, seed=sweep.seed))
     left, right = st.columns(2)
-    left.altair_chart(charts.variance_chart(sweep, title=t("lesson4.variance_chart", lang), slide=slide))
-    right.altair_chart(charts.sweep_chart(sweep, title=t("lesson4.sweep_chart", lang), slide=slide))
+    left.altair_chart(charts.variance_chart(sweep, title=t("lesson4.variance_chart", lang), slide=slide,
+                                            lang=lang))
+    right.altair_chart(charts.sweep_chart(sweep, title=t("lesson4.sweep_chart", lang), slide=slide, lang=lang))
     table = pd.DataFrame([{"d": int(d), t("lesson4.table_scale", lang): name,
                            t("lesson4.table_variance", lang): sweep.score_variance[j],
                            t("lesson4.table_entropy_nats", lang): sweep.entropy[i, j],
@@ -127,7 +131,8 @@ with st.expander(t("lesson5.title", lang)):
                                                               for _, shape in multi.reshape]}),
                  hide_index=True)
     roles = {role: t(f"lesson5.role.{role}", lang) for role in ("offset", "special", "content")}
-    st.altair_chart(charts.contribution_chart(multi, roles, title=t("lesson5.chart", lang, layer=layer), slide=slide))
+    st.altair_chart(charts.contribution_chart(multi, roles, title=t("lesson5.chart", lang, layer=layer), slide=slide,
+                                              lang=lang))
     answer(multi.answer.text(lang))
 
 with st.expander(t("lesson6.title", lang)):
@@ -160,7 +165,7 @@ with st.expander(t("lesson7.title", lang)):
     timing = st.session_state.get("timing")
     if timing is not None:
         st.altair_chart(charts.complexity_chart(timing, title=t("lesson7.chart", lang, device=timing.device),
-                                                slide=slide))
+                                                slide=slide, lang=lang))
         mib = 2**20
         mat_peak = measured_mib(timing.measured_materialised_bytes, timing.device)
         flash_peak = measured_mib(timing.measured_flash_bytes, timing.device)

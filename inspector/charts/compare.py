@@ -2,7 +2,8 @@
 like the entropy grid), the heads ranked by that movement, and one head's two heatmaps with the query row
 outlined plus their difference on the aligned tokens. Builders take a finished
 :class:`~inspector.compare.Comparison` / :class:`~inspector.compare.HeadPair` and compute nothing; the shared
-look is :mod:`inspector.charts.base`.
+look is :mod:`inspector.charts.base`. Every builder takes ``lang`` and writes what a reader sees (titles, axes,
+legends, tooltips, the "other" bucket) in that language from the catalogue; tokens are data and stay as they are.
 """
 
 from __future__ import annotations
@@ -21,18 +22,20 @@ from inspector.charts.base import (
     style_chart,
 )
 from inspector.compare import JS_MAX, Comparison, HeadPair
+from inspector.i18n import DEFAULT_LANGUAGE, t
 
-# What the grid can be coloured by: key → (legend title, scheme, diverging around 0).
+# What the grid can be coloured by: key → (catalogue key of the legend title, scheme, diverging around 0).
 GRID_METRICS = {
-    "js": ("JS divergence of the query's rows (nats)", "oranges", False),
-    "shift": ("key shift: mass moved from key 1 to key 2", "redblue", True),
-    "entropy": ("entropy change of the query's row, B − A (nats)", "purpleorange", True),
+    "js": ("chart.compare.legend_js", "oranges", False),
+    "shift": ("chart.compare.legend_shift", "redblue", True),
+    "entropy": ("chart.compare.legend_entropy", "purpleorange", True),
 }
 _GRID_CELL_PX, _SLIDE_GRID_CELL_PX = 26, 40
 # The two heatmaps share a row: cells shrink with the text so both fit half of a laptop screen.
 _PAIR_TARGET_PX, _SLIDE_PAIR_TARGET_PX = 340, 480
 _MAX_CELL_PX, _MIN_CELL_PX = 22, 4
 RANKED_HEADS = 12
+_PADDING_PX = 12  # style_chart's padding, left and right
 # Short enough for half of a 1000 px window, where a longer gradient is cut at the chart's edge.
 _PAIR_LEGEND = alt.Legend(orient="bottom", direction="horizontal", gradientLength=120)
 
@@ -53,12 +56,13 @@ def head_movement_data(comparison: Comparison) -> pd.DataFrame:
     })
 
 
-def _tooltip(comparison: Comparison) -> list[alt.Tooltip]:
-    tips = [alt.Tooltip("name:N", title="head"), alt.Tooltip("rank:Q", title="rank (1 = moved most)"),
-            alt.Tooltip("js:Q", title="JS divergence (nats)", format=".4f"),
-            alt.Tooltip("entropy:Q", title="entropy change (nats)", format="+.3f")]
+def _tooltip(comparison: Comparison, lang: str = DEFAULT_LANGUAGE) -> list[alt.Tooltip]:
+    tips = [alt.Tooltip("name:N", title=t("heads.column.head", lang)),
+            alt.Tooltip("rank:Q", title=t("chart.compare.rank", lang)),
+            alt.Tooltip("js:Q", title=t("chart.compare.js", lang), format=".4f"),
+            alt.Tooltip("entropy:Q", title=t("chart.compare.entropy", lang), format="+.3f")]
     if comparison.key_shift is not None:
-        tips.append(alt.Tooltip("shift:Q", title="key shift", format="+.3f"))
+        tips.append(alt.Tooltip("shift:Q", title=t("chart.compare.shift", lang), format="+.3f"))
     return tips
 
 
@@ -72,21 +76,22 @@ def _domain(metric: str, data: pd.DataFrame) -> list[float]:
 
 
 def movement_grid_chart(comparison: Comparison, metric: str = "js", *, selected: tuple[int, int] | None = None,
-                        slide: bool = False) -> alt.LayerChart:
+                        slide: bool = False, lang: str = DEFAULT_LANGUAGE) -> alt.LayerChart:
     """Layer × head grid coloured by ``metric`` (a key of :data:`GRID_METRICS`), clickable: a point selection
     named :data:`HEAD_SELECTION` over ``layer`` and ``head``; ``selected`` outlines one cell."""
     if metric not in GRID_METRICS:
         raise ValueError(f"metric must be one of {sorted(GRID_METRICS)}, got {metric!r}")
     if metric == "shift" and comparison.key_shift is None:
         raise ValueError("the key-shift grid needs a comparison with two keys")
-    legend, scheme, diverging = GRID_METRICS[metric]
+    legend_key, scheme, diverging = GRID_METRICS[metric]
     data = head_movement_data(comparison)
-    base = alt.Chart(data).encode(x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0)),
-                                  y=alt.Y("layer:O", title="layer"), tooltip=_tooltip(comparison))
+    base = alt.Chart(data).encode(x=alt.X("head:O", title=t("heads.column.head", lang), axis=alt.Axis(labelAngle=0)),
+                                  y=alt.Y("layer:O", title=t("chart.compare.layer", lang)),
+                                  tooltip=_tooltip(comparison, lang))
     scale = alt.Scale(scheme=scheme, domain=_domain(metric, data), **({"domainMid": 0, "reverse": scheme == "redblue"}
                                                                       if diverging else {}))
     cells = base.mark_rect(cursor="pointer", stroke="white", strokeWidth=0.5).encode(
-        color=alt.Color(f"{metric}:Q", title=legend, scale=scale,
+        color=alt.Color(f"{metric}:Q", title=t(legend_key, lang), scale=scale,
                         legend=alt.Legend(orient="bottom", direction="horizontal", titleLimit=400)),
     ).add_params(alt.selection_point(name=HEAD_SELECTION, fields=["layer", "head"], on="click", clear="dblclick"))
     drawn = [base.mark_rect(color="#d0d0d0"), cells]
@@ -97,24 +102,29 @@ def movement_grid_chart(comparison: Comparison, metric: str = "js", *, selected:
     step = _SLIDE_GRID_CELL_PX if slide else _GRID_CELL_PX
     query = comparison.token_label(comparison.query)
     chart = alt.layer(*drawn).properties(
-        title=chart_title(f"How far “{query}” moved its attention, head by head",
-                          ["Click a cell to show that head's two heatmaps."]),
+        title=chart_title(t("chart.compare.grid_title", lang, query=query), [t("chart.compare.grid_subtitle", lang)],
+                          slide=slide),
         width=alt.Step(step), height=alt.Step(step))
     return style_chart(chart, slide)
 
 
-def ranked_heads_chart(comparison: Comparison, *, top: int = RANKED_HEADS, slide: bool = False) -> alt.Chart:
+def ranked_heads_chart(comparison: Comparison, *, top: int = RANKED_HEADS, slide: bool = False,
+                       lang: str = DEFAULT_LANGUAGE) -> alt.Chart:
     """The ``top`` heads by JS divergence of the query's rows, largest first, as horizontal bars (the key shift
     and entropy change in the tooltip)."""
     data = head_movement_data(comparison).sort_values("rank").head(top)
     order = list(data["name"])
+    # Drawn at its own width (the page asks for width="content"), labels and padding included: the title wraps to
+    # that, not to the column, or its subtitle runs past the chart's right edge.
+    width = 420 if slide else 300
     chart = alt.Chart(data).mark_bar().encode(
-        x=alt.X("js:Q", title="JS divergence of the query's rows (nats)"),
+        x=alt.X("js:Q", title=t("chart.compare.legend_js", lang)),
         y=alt.Y("name:N", title=None, sort=order, axis=alt.Axis(labelOverlap=False)), color=alt.value("#e66101"),
-        tooltip=_tooltip(comparison),
-    ).properties(title=chart_title(f"Top {len(data)} heads: “{comparison.token_label(comparison.query)}”",
-                                   ["JS divergence of the aligned rows (0 = same, 0.693 = disjoint)."]),
-                 width=420 if slide else 300, height=alt.Step(30 if slide else 18))
+        tooltip=_tooltip(comparison, lang),
+    ).properties(title=chart_title(t("chart.compare.ranked_title", lang, count=len(data),
+                                     query=comparison.token_label(comparison.query)),
+                                   [t("chart.compare.ranked_subtitle", lang)], width=width - _PADDING_PX, slide=slide),
+                 width=width, height=alt.Step(30 if slide else 18))
     return style_chart(chart, slide)
 
 
@@ -132,71 +142,76 @@ def _matrix_data(weights: np.ndarray, labels: tuple[str, ...], query_row: int) -
 
 
 def _matrix_chart(data: pd.DataFrame, labels: tuple[str, ...], *, title: str, subtitle: list[str], color: alt.Color,
-                  cell: int, slide: bool, tooltip_title: str, tooltip_format: str) -> alt.LayerChart:
+                  cell: int, slide: bool, tooltip_title: str, tooltip_format: str,
+                  lang: str = DEFAULT_LANGUAGE) -> alt.LayerChart:
     label_limit = 200 if slide else 110
     base = alt.Chart(data).encode(
         # Upright labels, and the overlapping ones dropped: the two heatmaps share a row, and on a narrow window
         # their columns get narrower than a label (the tooltip still names every cell).
-        x=alt.X("key:O", title="key (attended to)", sort=list(labels),
+        x=alt.X("key:O", title=t("chart.compare.key_axis", lang), sort=list(labels),
                 axis=alt.Axis(labelAngle=-90, labelLimit=label_limit, labelOverlap="greedy")),
-        y=alt.Y("query:O", title="query (attending)", sort=list(labels),
+        y=alt.Y("query:O", title=t("chart.compare.query_axis", lang), sort=list(labels),
                 axis=alt.Axis(labelLimit=label_limit, labelOverlap=False)),
-        tooltip=[alt.Tooltip("query:N", title="query token"), alt.Tooltip("key:N", title="key token"),
+        tooltip=[alt.Tooltip("query:N", title=t("chart.compare.query_token", lang)),
+                 alt.Tooltip("key:N", title=t("chart.compare.key_token", lang)),
                  alt.Tooltip("weight:Q", title=tooltip_title, format=tooltip_format)])
     cells = base.mark_rect().encode(color=color)
     # The query's row outlined cell by cell: one stroke colour that stands out on every palette.
     outline = base.mark_rect(fill=None, stroke="black" if slide else SELECTION_COLOR,
                              strokeWidth=2).transform_filter(alt.datum.is_query)
-    return alt.layer(cells, outline).properties(title=chart_title(title, subtitle, width=HALF_COLUMN_PX),
+    return alt.layer(cells, outline).properties(title=chart_title(title, subtitle, width=HALF_COLUMN_PX, slide=slide),
                                                 width=alt.Step(cell), height=alt.Step(cell))
 
 
-def head_heatmap_chart(pair: HeadPair, side: str, *, slide: bool = False) -> alt.LayerChart:
+def head_heatmap_chart(pair: HeadPair, side: str, *, slide: bool = False,
+                       lang: str = DEFAULT_LANGUAGE) -> alt.LayerChart:
     """One side (``"A"`` or ``"B"``) of a head pair: the attention weights with the query's row outlined."""
     if side not in ("A", "B"):
         raise ValueError(f"side must be 'A' or 'B', got {side!r}")
     weights, labels, query = ((pair.weights_a, pair.labels_a, pair.query[0]) if side == "A"
                               else (pair.weights_b, pair.labels_b, pair.query[1]))
-    color = alt.Color("weight:Q", title="weight",
+    weight = t("chart.compare.weight", lang)
+    color = alt.Color("weight:Q", title=weight,
                       scale=alt.Scale(scheme=SLIDE_WEIGHT_SCHEME if slide else WEIGHT_SCHEME, domain=[0, 1]),
                       legend=_PAIR_LEGEND)
     chart = _matrix_chart(_matrix_data(weights, labels, query), labels,
-                          title=f"Text {side}: layer {pair.layer}, head {pair.head}",
-                          subtitle=[f"Query row {labels[query]} outlined."], color=color,
+                          title=t("chart.compare.heatmap_title", lang, side=side, layer=pair.layer, head=pair.head),
+                          subtitle=[t("chart.compare.heatmap_subtitle", lang, label=labels[query])], color=color,
                           cell=_pair_cell_px(max(len(pair.labels_a), len(pair.labels_b)), slide), slide=slide,
-                          tooltip_title="weight", tooltip_format=".3f")
+                          tooltip_title=weight, tooltip_format=".3f", lang=lang)
     return style_chart(chart, slide)
 
 
-def head_difference_chart(pair: HeadPair, *, slide: bool = False) -> alt.LayerChart:
+def head_difference_chart(pair: HeadPair, *, slide: bool = False, lang: str = DEFAULT_LANGUAGE) -> alt.LayerChart:
     """B − A of one head on the aligned tokens (rows and columns: aligned pairs), red where B attends more."""
     largest = max(float(np.abs(pair.difference).max()) if pair.difference.size else 0.0, 0.05)
     color = alt.Color("weight:Q", title="B − A",
                       scale=alt.Scale(scheme="redblue", reverse=True, domain=[-largest, largest], domainMid=0),
                       legend=_PAIR_LEGEND)
     chart = _matrix_chart(_matrix_data(pair.difference, pair.pair_labels, pair.query_row), pair.pair_labels,
-                          title=f"B − A: layer {pair.layer}, head {pair.head}",
-                          subtitle=["On the aligned tokens; red = more attention in B."], color=color,
+                          title=t("chart.compare.difference_title", lang, layer=pair.layer, head=pair.head),
+                          subtitle=[t("chart.compare.difference_subtitle", lang)], color=color,
                           cell=_pair_cell_px(len(pair.pair_labels), slide), slide=slide, tooltip_title="B − A",
-                          tooltip_format="+.3f")
+                          tooltip_format="+.3f", lang=lang)
     return style_chart(chart, slide)
 
 
-def query_rows_chart(pair: HeadPair, *, slide: bool = False) -> alt.Chart:
+def query_rows_chart(pair: HeadPair, *, slide: bool = False, lang: str = DEFAULT_LANGUAGE) -> alt.Chart:
     """The query's row in A and in B on the aligned keys (plus the "other" bucket: keys without a partner), as
     paired horizontal bars — where this head's attention from the query went in each text."""
-    labels = [*pair.pair_labels, "other (no partner)"]
+    labels = [*pair.pair_labels, t("chart.compare.other", lang)]
+    text = t("chart.compare.text", lang)
     data = pd.DataFrame({"key": labels * 2, "side": ["A"] * len(labels) + ["B"] * len(labels),
                          "weight": np.concatenate([pair.query_a, pair.query_b]).astype(float)})
     chart = alt.Chart(data).mark_bar().encode(
         y=alt.Y("key:N", title=None, sort=labels, axis=alt.Axis(labelOverlap=False, labelLimit=200 if slide else 110)),
         yOffset=alt.YOffset("side:N", sort=["A", "B"]),
-        x=alt.X("weight:Q", title="attention weight", scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("side:N", title="text", scale=alt.Scale(domain=["A", "B"], range=["#3b528b", "#e66101"]),
+        x=alt.X("weight:Q", title=t("chart.compare.attention_weight", lang), scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("side:N", title=text, scale=alt.Scale(domain=["A", "B"], range=["#3b528b", "#e66101"]),
                         legend=alt.Legend(orient="bottom", direction="horizontal")),
-        tooltip=[alt.Tooltip("key:N", title="key"), alt.Tooltip("side:N", title="text"),
-                 alt.Tooltip("weight:Q", format=".3f")],
-    ).properties(title=chart_title(f"Row of the query, layer {pair.layer}, head {pair.head}",
-                                   ["A and B; “other” = keys without a partner."], width=HALF_COLUMN_PX),
+        tooltip=[alt.Tooltip("key:N", title=t("chart.compare.key", lang)), alt.Tooltip("side:N", title=text),
+                 alt.Tooltip("weight:Q", title=t("chart.compare.weight", lang), format=".3f")],
+    ).properties(title=chart_title(t("chart.compare.rows_title", lang, layer=pair.layer, head=pair.head),
+                                   [t("chart.compare.rows_subtitle", lang)], width=HALF_COLUMN_PX, slide=slide),
                  height=alt.Step(16 if slide else 9))
     return style_chart(chart, slide)
