@@ -1289,7 +1289,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "chart.gt.role.special": {"en": "special", "zh": "特殊词元"},
     "chart.gt.raw_score": {"en": "raw score", "zh": "原始得分"},
     "chart.gt.rank": {"en": "rank among content tokens", "zh": "在内容词元中的排名"},
-    "chart.gt.scaled_legend": {"en": "score, min–max per method", "zh": "得分（每种方法各自最小–最大缩放）"},
+    "chart.gt.scaled_legend": {"en": "score, min–max per method", "zh": "得分（按方法最小–最大缩放）"},
     "chart.gt.example_note": {
         "en": "Each row rescaled to [0, 1] over the content tokens (min–max); grey: special token or no score.",
         "zh": "每行在内容词元上缩放到 [0, 1]（最小–最大）；灰色：特殊词元或没有得分。"},
