@@ -407,6 +407,50 @@ def test_attribution_charts_are_valid_vega_lite_with_tokens_as_data(headed_model
     assert {row["text"] for row in values} >= set(report.tokens)  # raw strings travel as data, drawn as text
 
 
+def test_attribution_charts_in_chinese_show_no_english_but_names_and_tokens(headed_models):
+    from dataclasses import replace
+
+    from inspector.attribution import METHOD_LABELS
+    from inspector.charts.attribution import (
+        agreement_chart,
+        counterfactual_chart,
+        decay_chart,
+        faithfulness_frame,
+        head_tau_chart,
+        scores_chart,
+    )
+    from inspector.i18n import t
+    from tests.chart_text import chart_strings, english_words
+
+    report = attribute(headed_models["none"], TEXT, spec=TargetSpec(reference=REFERENCE), settings=FAST)
+    agreed, faithful = report.agreement, report.faithfulness
+    # The adversarial row is drawn only after the page's search; a stand-in row gives the chart its third facet.
+    cf = replace(report.counterfactual, adversarial=report.counterfactual.uniform, adversarial_jsd=0.25,
+                 adversarial_change=0.004)
+    names = {*report.tokens, *report.words, *METHOD_LABELS.values(), faithful.replacement}
+
+    def builders(lang):
+        overlap = t("attribution.page.overlap", lang, k=agreed.k)
+        return {"scores": scores_chart(report, lang=lang), "words": scores_chart(report, words=True, lang=lang),
+                "agreement": agreement_chart(agreed.methods, agreed.top_k, name=overlap, low=0.0, lang=lang),
+                "corpus": agreement_chart(agreed.methods, agreed.kendall, lang=lang,
+                                          name=t("chart.attribution.mean_kendall", lang)),
+                "head tau": head_tau_chart(agreed.head_tau, lang=lang),
+                "decay": decay_chart(faithful, lang=lang), "decay slide": decay_chart(faithful, slide=True, lang=lang),
+                "counterfactual": counterfactual_chart(report.tokens, cf, lang=lang)}
+
+    chinese = {name: english_words(chart_strings(chart.to_dict()), allowed=names)
+               for name, chart in builders("zh").items()}
+    assert chinese == {name: [] for name in chinese}
+    english = {name: english_words(chart_strings(chart.to_dict()), allowed=names)
+               for name, chart in builders("en").items()}
+    assert all(english.values()), english  # the check sees English where it is
+    columns = list(faithfulness_frame(faithful, "zh").columns)
+    assert english_words(columns, allowed=names) == [] and len(columns) == 4 + 2 * len(faithful.bins)
+    assert list(faithfulness_frame(faithful).columns)[:4] == ["method", "AOPC comprehensiveness ↑",
+                                                              "AOPC sufficiency ↓", "flip at (fraction removed)"]
+
+
 # ------------------------------------------------------------------------------------ the method registry
 
 @pytest.fixture

@@ -1,5 +1,6 @@
 """Charts and display tables of the ground-truth lab (:mod:`inspector.charts.groundtruth`) on real scores of the
-shipped models: every builder gives a valid Vega-Lite spec, in both modes, with the causal token marked."""
+shipped models: every builder gives a valid Vega-Lite spec, in both modes, with the causal token marked, and speaks
+the page's language."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from inspector.charts.base import title_text
 from inspector.charts.groundtruth import (
     CAUSAL_MARK,
     SUPPORTING_MARK,
+    causal_mark,
     example_chart,
     example_frame,
     example_table,
@@ -25,6 +27,7 @@ from inspector.charts.groundtruth import (
 from inspector.groundtruth import card_for, score_example, scoreboard, top_ranked_tokens
 from inspector.loading import load_model
 from inspector.tasks import FRESH_SEED, generate
+from tests.chart_text import chart_strings, english_words
 
 
 @pytest.fixture(scope="module")
@@ -124,3 +127,30 @@ def test_head_hits_chart_shows_peaks_next_to_weights(board, slide):
     assert len(frame) == layers * heads
     np.testing.assert_allclose(frame["peaks"], board.head_top1.ravel())
     np.testing.assert_allclose(frame["weight"], board.head_weight.ravel())
+
+
+def test_every_chart_in_chinese_shows_no_english_but_names_and_tokens(planted, board, induction_example):
+    """Built in 简体中文 on real scores, a chart shows method labels, the model's label, the task's name and the
+    text's tokens in English (names and data) and nothing else; in English the same check finds English."""
+    scored = score_example(planted, generate("planted-token", 1, seed=FRESH_SEED)[0], card_for(planted))
+    names = {*METHOD_LABELS.values(), board.card.label, board.card.task.name, *scored.tokens,
+             *induction_example.tokens}
+
+    def builders(lang):
+        return {"scoreboard": scoreboard_chart(board, lang=lang),
+                "scoreboard slide": scoreboard_chart(board, slide=True, lang=lang),
+                "example": example_chart(scored, lang=lang), "induction": example_chart(induction_example, lang=lang),
+                "head hits": head_hits_chart(board, lang=lang)}
+
+    def english_on(chart) -> list[str]:
+        # One text: a title wrapped into lines splits the model's label, and the lines join again at a space.
+        return english_words([" ".join(chart_strings(chart.to_dict()))], allowed=names)
+
+    chinese = {name: english_on(chart) for name, chart in builders("zh").items()}
+    assert chinese == {name: [] for name in chinese}
+    english = {name: english_on(chart) for name, chart in builders("en").items()}
+    assert all(english.values()), english  # the check sees English where it is
+    frame = example_frame(induction_example, "zh")
+    assert english_words([*frame["unit"], *frame["role_name"]], allowed=names) == []
+    assert set(frame["role"]) >= {"causal", "supporting", "other"}  # the roles the chart filters on stay as they are
+    assert frame[frame["role"] == "causal"]["unit"].str.endswith(causal_mark("zh")).all()

@@ -166,7 +166,7 @@ for method, reason in report.skipped.items():
     st.warning(escape_markdown(t("attribution.page.skipped", lang, method=method, reason=reason)))
 
 st.subheader(t("attribution.page.scores", lang))
-st.altair_chart(scores_chart(report, words=words, slide=slide))
+st.altair_chart(scores_chart(report, words=words, slide=slide, lang=lang))
 read_head = (t("attribution.page.read_mean", lang) if report.head is None
              else t("attribution.page.read_head", lang, head=report.head))
 st.caption(t("attribution.page.scores_caption", lang, layer=report.layer, head=read_head, query=report.query,
@@ -174,17 +174,23 @@ st.caption(t("attribution.page.scores_caption", lang, layer=report.layer, head=r
 
 st.subheader(t("attribution.page.agreement", lang))
 agreed = report.agreement
-overlap = f"top-{agreed.k} overlap"  # the radio's value and the chart's name; shown in the session language
+overlap = f"top-{agreed.k} overlap"  # the radio's value; the radio and the chart name it in the session language
+
+
+def measure_name(name: str) -> str:
+    return t("attribution.page.overlap", lang, k=agreed.k) if name == overlap else name
+
+
 kind = st.radio(t("attribution.page.measure", lang), ["Kendall τ", "Spearman ρ", overlap], horizontal=True,
-                key="attr_measure",
-                format_func=lambda name: t("attribution.page.overlap", lang, k=agreed.k) if name == overlap else name)
+                key="attr_measure", format_func=measure_name)
 matrix = {"Kendall τ": agreed.kendall, "Spearman ρ": agreed.spearman}.get(kind, agreed.top_k)
 low, high = agreed.random_tau
-st.altair_chart(agreement_chart(agreed.methods, matrix, name=kind, low=0.0 if "overlap" in kind else -1.0, slide=slide,
+st.altair_chart(agreement_chart(agreed.methods, matrix, name=measure_name(kind), low=0.0 if kind == overlap else -1.0,
+                                slide=slide, lang=lang,
                                 subtitle=[t("attribution.page.agreement_subtitle", lang,
                                             n=int((~report.protected).sum()), low=f"{low:.2f}", high=f"{high:.2f}")]))
 if agreed.head_tau is not None:
-    st.altair_chart(head_tau_chart(agreed.head_tau, slide=slide))
+    st.altair_chart(head_tau_chart(agreed.head_tau, slide=slide, lang=lang))
 if st.button(t("attribution.page.corpus_button", lang), key="attr_corpus"):
     with st.spinner(t("attribution.page.corpus_spinner", lang)):
         try:
@@ -193,7 +199,8 @@ if st.button(t("attribution.page.corpus_button", lang), key="attr_corpus"):
             st.error(str(err))
             corpus = None
     if corpus is not None:
-        st.altair_chart(agreement_chart(corpus.methods, corpus.mean, name="mean Kendall τ", slide=slide,
+        st.altair_chart(agreement_chart(corpus.methods, corpus.mean, name=t("chart.attribution.mean_kendall", lang),
+                                        slide=slide, lang=lang,
                                         subtitle=[t("attribution.page.corpus_subtitle", lang,
                                                     n=len(corpus.per_text))]))
         columns = [t(f"attribution.page.column_{name}", lang) for name in ("method", "vs", "mean", "low", "high")]
@@ -209,15 +216,8 @@ removed = (t("attribution.page.removed_mask", lang, replacement=faithful.replace
 st.caption(escape_markdown(t("attribution.page.faithfulness_caption", lang,
                              bins=", ".join(f"{b:.0%}" for b in faithful.bins), removed=removed,
                              flip=faithful.flip_rule_text(lang))))
-faithful_table = faithfulness_frame(faithful)
-if lang != "en":  # the chart module names the columns in English; the page relabels them, in the same order
-    percents = [f"{b:.0%}" for b in faithful.bins]
-    names = ("method", "comp", "suff", "flip")
-    faithful_table.columns = ([t(f"attribution.page.eraser_{name}", lang) for name in names]
-                              + [t("attribution.page.eraser_comp_bin", lang, bin=b) for b in percents]
-                              + [t("attribution.page.eraser_suff_bin", lang, bin=b) for b in percents])
-st.dataframe(faithful_table, hide_index=True)
-st.altair_chart(decay_chart(faithful, slide=slide))
+st.dataframe(faithfulness_frame(faithful, lang), hide_index=True)
+st.altair_chart(decay_chart(faithful, slide=slide, lang=lang))
 
 st.subheader(t("attribution.page.counterfactual", lang))
 cf = report.counterfactual
@@ -249,7 +249,7 @@ if shown is not None:
                                          change=f"{shown.adversarial_change:.3g}", epsilon=f"{shown.epsilon:g}",
                                          steps=shown.adversarial_steps,
                                          seconds=f"{shown.adversarial_seconds:.1f}"))
-    st.altair_chart(counterfactual_chart(report.tokens, shown, slide=slide))
+    st.altair_chart(counterfactual_chart(report.tokens, shown, slide=slide, lang=lang))
     st.info(escape_markdown(shown.verdict_text(lang)))
 
 inputs.publish_view(chosen.state, layer=layer, head=0 if head is None else head)

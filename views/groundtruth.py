@@ -143,7 +143,7 @@ probability = float(scored.model.probability[0])
 verdict = t("gt.correct" if scored.predicted == scored.answer else "gt.wrong", lang)
 st.markdown(escape_markdown(t("gt.answer", lang, predicted=scored.predicted, answer=scored.answer, verdict=verdict,
                               probability=f"{probability:.1%}", target=target_words(scored, task.kind, lang))))
-st.altair_chart(example_chart(scored, slide=slide))
+st.altair_chart(example_chart(scored, slide=slide, lang=lang))
 st.dataframe(example_table(scored, top_ranked_tokens(scored), mechanism=mechanism, lang=lang), hide_index=True)
 if mechanism:
     st.caption(t("gt.mechanism_caption", lang))
@@ -176,10 +176,10 @@ if card.attention_bound is not None:
     columns[2].metric(t("gt.metric_bound", lang), f"{card.attention_bound:.1%}",
                       delta=t("gt.bound_kept" if under else "gt.bound_not_kept", lang),
                       delta_color="normal" if under else "inverse", delta_arrow="off")
-chart = scoreboard_chart(board, slide=slide)
+chart = scoreboard_chart(board, slide=slide, lang=lang)
 st.altair_chart(chart)
 st.dataframe(scoreboard_table(board, lang), hide_index=True)
-st.altair_chart(head_hits_chart(board, slide=slide))
+st.altair_chart(head_hits_chart(board, slide=slide, lang=lang))
 st.subheader(t("gt.reading", lang))
 st.markdown("\n".join(f"- {escape_markdown(line)}" for line in reading(board, lang)))
 
@@ -188,7 +188,8 @@ st.download_button(t("gt.download_json", lang), lambda: json.dumps(scoreboard_js
                    icon=":material/download:", on_click="ignore")
 ran_backend = backend_for(loaded, backend)  # the caption names the backend that ran, not the sidebar's "auto"
 st.download_button(t("gt.download_png", lang), lambda: chart_png(with_provenance(chart, Provenance(
-    model=info.name, text=f"{board.examples} fresh examples of {task.name} (seed {board.seed}), top-{board.k}",
+    model=info.name, text=t("chart.gt.export_text", lang, examples=board.examples, task=task.name, seed=board.seed,
+                            k=board.k),
     backend=ran_backend), lang), scale=2), file_name=f"groundtruth-{task.name}-{card.variant}.png", mime="image/png",
                    key="gt_png", icon=":material/download:", on_click="ignore")
 inputs.publish_view(replace(chosen.state, page="groundtruth"), layer=st.session_state["layer"],

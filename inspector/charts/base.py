@@ -108,8 +108,10 @@ NARROW_COLUMN_PX = 180  # the narrower one (the Inspect page's entropy grid and 
 HALF_COLUMN_PX = 240  # one of two equal columns
 # Average advance of a character as a fraction of the font size (Source Sans at the sizes the app uses, measured
 # in Chromium on the app's titles: about 8 px a character at 16 px, bold) and the font sizes of titles and
-# subtitles, normal and in slide mode.
-_LATIN_EM, _WIDE_EM = 0.52, 1.02
+# subtitles, normal and in slide mode. A wide (CJK) character is counted at 1.1 em: Chromium and vl-convert both
+# drew a Chinese subtitle line of the Ground truth page at about 1.1 × 11 px a character, so 1.02 em let lines past
+# the title's limit (Vega cut them with an ellipsis).
+_LATIN_EM, _WIDE_EM = 0.52, 1.1
 TITLE_FONT_PX, SLIDE_TITLE_FONT_PX = 16, 24
 SUBTITLE_FONT_PX, SLIDE_SUBTITLE_FONT_PX = 11, 16
 

@@ -4,7 +4,8 @@ and the heads whose attention row peaks on the causal token next to the weight i
 
 Conventions of :mod:`inspector.charts`: finished numbers in, a chart out, no analysis; token strings reach
 Vega only as data (drawn as text, escaped in tooltips), never as HTML; ``slide=True`` for projectors, applied
-last by :func:`~inspector.charts.style_chart`.
+last by :func:`~inspector.charts.style_chart`; ``lang`` words every title, axis, legend, tooltip and mark (method
+labels, model labels and tokens are names and data, shown as they are).
 """
 
 from __future__ import annotations
@@ -16,23 +17,23 @@ import pandas as pd
 from inspector.attribution import METHOD_LABELS
 from inspector.charts.base import (
     FULL_WIDTH_PX,
-    THINNED_NOTE,
     chart_title,
     may_thin,
     style_chart,
+    thinned_note,
     token_axis,
     token_labels,
     wrap_text,
     zero_white_scale,
 )
-from inspector.groundtruth import ExampleScores, Scoreboard, rank_of
+from inspector.groundtruth import ExampleScores, Scoreboard, rank_of, task_words
 from inspector.i18n import DEFAULT_LANGUAGE, t
 
 HIT_COLOR = "#4c78a8"
 INTERVAL_COLOR = "#222222"
 CHANCE_COLOR = "#d62728"
 SCALED_SCHEME = "blues"
-CAUSAL_MARK, SUPPORTING_MARK = "◆ causal", "◇ supporting"
+CAUSAL_MARK, SUPPORTING_MARK = "◆ causal", "◇ supporting"  # in English; causal_mark(lang) and supporting_mark(lang)
 _LABEL_LIMIT = 200
 _NAMES_PX = 170  # the method names left of the scoreboard (the longest label, "attention × gradient", and a gap)
 _PANEL_SPACING_PX = 24
@@ -40,6 +41,16 @@ _PANEL_SPACING_PX = 24
 
 def _label(method: str) -> str:
     return METHOD_LABELS.get(method, method)
+
+
+def causal_mark(lang: str = DEFAULT_LANGUAGE) -> str:
+    """:data:`CAUSAL_MARK` in ``lang``: the suffix of the causal token's column."""
+    return t("chart.gt.causal_mark", lang)
+
+
+def supporting_mark(lang: str = DEFAULT_LANGUAGE) -> str:
+    """:data:`SUPPORTING_MARK` in ``lang``: the suffix of a supporting token's column."""
+    return t("chart.gt.supporting_mark", lang)
 
 
 def has_mechanism(board: Scoreboard) -> bool:
@@ -53,30 +64,32 @@ def method_order(board: Scoreboard) -> list[int]:
 
 
 def _rate_panel(data: pd.DataFrame, order: list[str], *, field: str, title: str, chance: float | None,
-                slide: bool, labels: bool = True, width: int = 220) -> alt.LayerChart:
+                slide: bool, labels: bool = True, width: int = 220, lang: str = DEFAULT_LANGUAGE) -> alt.LayerChart:
     """One panel: a bar per method at ``field``, its 95 % interval as a rule, chance as a dashed line;
-    ``labels=False`` leaves the method names to the panel on its left."""
+    ``labels=False`` leaves the method names to the panel on its left. ``title``: already in ``lang``."""
     base = alt.Chart(data).encode(
         y=alt.Y("method:N", sort=order, title=None, axis=alt.Axis(labelLimit=_LABEL_LIMIT, labels=labels)),
-        tooltip=[alt.Tooltip("method:N"), alt.Tooltip(f"{field}:Q", title=title, format=".1%"),
-                 alt.Tooltip(f"{field}_low:Q", title="95 % low", format=".1%"),
-                 alt.Tooltip(f"{field}_high:Q", title="95 % high", format=".1%")])
+        tooltip=[alt.Tooltip("method:N", title=t("gt.column.method", lang)),
+                 alt.Tooltip(f"{field}:Q", title=title, format=".1%"),
+                 alt.Tooltip(f"{field}_low:Q", title=t("chart.gt.low", lang), format=".1%"),
+                 alt.Tooltip(f"{field}_high:Q", title=t("chart.gt.high", lang), format=".1%")])
     bars = base.mark_bar(color=HIT_COLOR, opacity=0.8).encode(
         x=alt.X(f"{field}:Q", title=title, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")))
     interval = base.mark_rule(color=INTERVAL_COLOR, strokeWidth=3 if slide else 2).encode(
         x=alt.X(f"{field}_low:Q"), x2=alt.X2(f"{field}_high:Q"))
     layers = [bars, interval]
     if chance is not None:
-        line = pd.DataFrame({"chance": [float(chance)], "label": [f"chance {chance:.0%}"]})
+        line = pd.DataFrame({"chance": [float(chance)], "label": [t("chart.gt.chance", lang, rate=f"{chance:.0%}")]})
         rule = alt.Chart(line).mark_rule(color=CHANCE_COLOR, strokeDash=[6, 4], strokeWidth=3 if slide else 2)
-        layers.append(rule.encode(x="chance:Q", tooltip=[alt.Tooltip("label:N", title="a random ranking")]))
+        layers.append(rule.encode(x="chance:Q",
+                                  tooltip=[alt.Tooltip("label:N", title=t("chart.gt.random_ranking", lang))]))
         layers.append(alt.Chart(line).mark_text(color=CHANCE_COLOR, align="left", dx=4, dy=-6, baseline="bottom",
                                                 fontSize=15 if slide else 11)
                       .encode(x="chance:Q", y=alt.value(0), text="label:N"))
     return alt.layer(*layers).properties(width=width, height=alt.Step(34 if slide else 24))
 
 
-def scoreboard_chart(board: Scoreboard, *, slide: bool = False) -> alt.HConcatChart:
+def scoreboard_chart(board: Scoreboard, *, slide: bool = False, lang: str = DEFAULT_LANGUAGE) -> alt.HConcatChart:
     """Per method, the share of examples that rank the causal token first (and among the top k) with its
     95 % Wilson interval, best method first, against a random ranking's rate (dashed). For tasks with
     supporting tokens (induction) a third panel: the share whose top-ranked token is the causal token or a
@@ -93,33 +106,34 @@ def scoreboard_chart(board: Scoreboard, *, slide: bool = False) -> alt.HConcatCh
     # 1000 px window with the method names on the left.
     count = 3 if has_mechanism(board) else 2
     width = max(90, (FULL_WIDTH_PX - _NAMES_PX - _PANEL_SPACING_PX * (count - 1)) // count)
-    panels = [_rate_panel(data, order, field="top1", title="ranked first (top-1)", chance=board.chance_top1,
-                          slide=slide, width=width),
-              _rate_panel(data, order, field="topk", title=f"among the top {board.k}", chance=board.chance_topk,
-                          slide=slide, labels=False, width=width)]
+    panels = [_rate_panel(data, order, field="top1", title=t("chart.gt.top1", lang), chance=board.chance_top1,
+                          slide=slide, width=width, lang=lang),
+              _rate_panel(data, order, field="topk", title=t("chart.gt.topk", lang, k=board.k),
+                          chance=board.chance_topk, slide=slide, labels=False, width=width, lang=lang)]
     if has_mechanism(board):
-        panels.append(_rate_panel(data, order, field="mechanism_top1", title="top token is B or either A",
-                                  chance=None, slide=slide, labels=False, width=width))
+        panels.append(_rate_panel(data, order, field="mechanism_top1", title=t("chart.gt.mechanism", lang),
+                                  chance=None, slide=slide, labels=False, width=width, lang=lang))
     card = board.card
-    subtitle = [f"{board.examples} fresh examples of the {card.task.name} task; the causal token is known by "
-                f"construction: {card.task.truth}.",
-                "Bars: share of examples; black lines: 95 % Wilson interval; dashed red: a random ranking."]
+    subtitle = [t("chart.gt.scoreboard_subtitle", lang, examples=board.examples, task=card.task.name,
+                  truth=task_words(card.task, "truth", lang)),
+                t("chart.gt.scoreboard_key", lang)]
     chart = alt.hconcat(*panels, spacing=_PANEL_SPACING_PX).resolve_scale(y="shared").properties(
-        title=chart_title(f"{card.label} — which method finds the causal token?", subtitle, slide=slide))
+        title=chart_title(t("chart.gt.scoreboard_title", lang, label=card.label), subtitle, slide=slide))
     return style_chart(chart, slide)
 
 
-def example_frame(scored: ExampleScores) -> pd.DataFrame:
+def example_frame(scored: ExampleScores, lang: str = DEFAULT_LANGUAGE) -> pd.DataFrame:
     """One row per (method, token): ``method`` (label), ``unit`` (position label, the causal column suffixed
-    with :data:`CAUSAL_MARK`, supporting ones with :data:`SUPPORTING_MARK`), ``token``, ``role``
-    (causal / supporting / other / special), ``score`` (the method's own value), ``scaled`` (min–max over the
-    content tokens, in [0, 1]; NaN for special tokens and scores that are not finite) and ``rank`` (1-based
-    among the content tokens, ties against the token; None for special tokens)."""
+    with :func:`causal_mark`, supporting ones with :func:`supporting_mark`, in ``lang``), ``token``, ``role``
+    (causal / supporting / other / special), ``role_name`` (the role in ``lang``), ``score`` (the method's own
+    value), ``scaled`` (min–max over the content tokens, in [0, 1]; NaN for special tokens and scores that are not
+    finite) and ``rank`` (1-based among the content tokens, ties against the token; None for special tokens)."""
     units = token_labels(scored.tokens)
     roles = ["special" if not scored.content[i] else "other" for i in range(len(units))]
     for i in scored.supporting:
-        units[i], roles[i] = f"{units[i]} {SUPPORTING_MARK}", "supporting"
-    units[scored.position], roles[scored.position] = f"{units[scored.position]} {CAUSAL_MARK}", "causal"
+        units[i], roles[i] = f"{units[i]} {supporting_mark(lang)}", "supporting"
+    units[scored.position], roles[scored.position] = f"{units[scored.position]} {causal_mark(lang)}", "causal"
+    role_names = [t(f"chart.gt.role.{role}", lang) for role in roles]
     frames = []
     for method, values in scored.scores.items():
         values = np.asarray(values, dtype=float)
@@ -130,27 +144,29 @@ def example_frame(scored: ExampleScores) -> pd.DataFrame:
             scaled[usable] = (values[usable] - low) / (high - low) if high > low else 0.0
         ranks = [rank_of(values, scored.content, i) if scored.content[i] else None for i in range(len(values))]
         frames.append(pd.DataFrame({"method": _label(method), "unit": units, "token": list(scored.tokens),
-                                    "role": roles, "score": values, "scaled": scaled,
+                                    "role": roles, "role_name": role_names, "score": values, "scaled": scaled,
                                     "rank": pd.array(ranks, dtype="Int64")}))
     return pd.concat(frames, ignore_index=True)
 
 
-def example_chart(scored: ExampleScores, *, slide: bool = False) -> alt.LayerChart:
+def example_chart(scored: ExampleScores, *, slide: bool = False, lang: str = DEFAULT_LANGUAGE) -> alt.LayerChart:
     """Token × method heatmap: each method's scores rescaled to [0, 1] over the content tokens (min–max per
     method; grey = special token or no score), the causal token's column outlined in black and marked
-    :data:`CAUSAL_MARK`, supporting tokens outlined dashed and marked :data:`SUPPORTING_MARK`."""
-    data = example_frame(scored)
+    :func:`causal_mark`, supporting tokens outlined dashed and marked :func:`supporting_mark`."""
+    data = example_frame(scored, lang)
     units = list(dict.fromkeys(data["unit"]))
     methods = list(dict.fromkeys(data["method"]))
+    token = t("chart.attribution.token", lang)
     base = alt.Chart(data).encode(
-        x=alt.X("unit:O", sort=units, title="token",
+        x=alt.X("unit:O", sort=units, title=token,
                 axis=token_axis(units, horizontal=True, label_limit=_LABEL_LIMIT, slide=slide)),
         y=alt.Y("method:N", sort=methods, title=None, axis=alt.Axis(labelLimit=_LABEL_LIMIT)),
-        tooltip=[alt.Tooltip("token:N"), alt.Tooltip("method:N"), alt.Tooltip("score:Q", title="raw score",
-                                                                               format=".4g"),
-                 alt.Tooltip("rank:Q", title="rank among content tokens"), alt.Tooltip("role:N")])
+        tooltip=[alt.Tooltip("token:N", title=token), alt.Tooltip("method:N", title=t("gt.column.method", lang)),
+                 alt.Tooltip("score:Q", title=t("chart.gt.raw_score", lang), format=".4g"),
+                 alt.Tooltip("rank:Q", title=t("chart.gt.rank", lang)),
+                 alt.Tooltip("role_name:N", title=t("chart.gt.role", lang))])
     grey = base.mark_rect(color="#d9d9d9")
-    cells = base.mark_rect().encode(color=alt.Color("scaled:Q", title="score, min–max per method",
+    cells = base.mark_rect().encode(color=alt.Color("scaled:Q", title=t("chart.gt.scaled_legend", lang),
                                                     scale=zero_white_scale(SCALED_SCHEME, 1.0)))
     width = 4 if slide else 3
     causal = base.mark_rect(fill=None, stroke="black", strokeWidth=width).transform_filter(
@@ -158,13 +174,13 @@ def example_chart(scored: ExampleScores, *, slide: bool = False) -> alt.LayerCha
     supporting = base.mark_rect(fill=None, stroke="#e66101", strokeWidth=width - 1, strokeDash=[4, 3]).transform_filter(
         alt.datum.role == "supporting")
     step = 48 if slide else 34
-    notes = ["Each row rescaled to [0, 1] over the content tokens (min–max); grey: special token or no score.",
-             f"{CAUSAL_MARK} (black outline): the token the answer depends on"
-             + (f"; {SUPPORTING_MARK} (dashed): the tokens the mechanism also reads." if scored.supporting else ".")]
+    notes = [t("chart.gt.example_note", lang),
+             t("chart.gt.causal_supporting_note", lang, causal=causal_mark(lang), supporting=supporting_mark(lang))
+             if scored.supporting else t("chart.gt.causal_note", lang, causal=causal_mark(lang))]
     if may_thin(units, FULL_WIDTH_PX - _LABEL_LIMIT, slide):
-        notes.append(THINNED_NOTE)
+        notes.append(thinned_note(lang))
     chart = alt.layer(grey, cells, supporting, causal).properties(
-        title=chart_title("Where each method puts the credit on this example", notes, slide=slide),
+        title=chart_title(t("chart.gt.example_title", lang), notes, slide=slide),
         width=alt.Step(step), height=alt.Step(30 if slide else 24))
     return style_chart(chart, slide)
 
@@ -179,7 +195,7 @@ def head_hits_frame(board: Scoreboard) -> pd.DataFrame:
                          "weight": board.head_weight.ravel().astype(float)})
 
 
-def head_hits_chart(board: Scoreboard, *, slide: bool = False) -> alt.HConcatChart:
+def head_hits_chart(board: Scoreboard, *, slide: bool = False, lang: str = DEFAULT_LANGUAGE) -> alt.HConcatChart:
     """Two layer × head grids side by side, both on [0, 1]: the share of examples whose attention row (the one
     the attention method reads) in this head peaks on the causal token among the content tokens, and the mean
     weight that row puts on it. Shown together because a head can rank the token first with almost none of its
@@ -190,11 +206,12 @@ def head_hits_chart(board: Scoreboard, *, slide: bool = False) -> alt.HConcatCha
     # the numbers are written in the cells only where they fit.
     step = int(np.clip((FULL_WIDTH_PX - 120) // (2 * heads), 12, 56 if slide else 44))
     numbers = step >= (48 if slide else 34)
-    tooltip = [alt.Tooltip("layer:O"), alt.Tooltip("head:O"),
-               alt.Tooltip("peaks:Q", title="share of examples peaking on the causal token", format=".1%"),
-               alt.Tooltip("weight:Q", title="mean weight on the causal token", format=".2%")]
-    base = alt.Chart(data).encode(x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0, labelOverlap=False)),
-                                  y=alt.Y("layer:O", title="layer"), tooltip=tooltip)
+    layer, head = t("chart.attribution.layer", lang), t("heads.column.head", lang)
+    tooltip = [alt.Tooltip("layer:O", title=layer), alt.Tooltip("head:O", title=head),
+               alt.Tooltip("peaks:Q", title=t("chart.gt.peaks", lang), format=".1%"),
+               alt.Tooltip("weight:Q", title=t("chart.gt.weight", lang), format=".2%")]
+    base = alt.Chart(data).encode(x=alt.X("head:O", title=head, axis=alt.Axis(labelAngle=0, labelOverlap=False)),
+                                  y=alt.Y("layer:O", title=layer), tooltip=tooltip)
     legend_px = max(step * heads, 120)
 
     def grid(field: str, legend: str, scheme: str, number: str) -> alt.LayerChart:
@@ -210,17 +227,15 @@ def head_hits_chart(board: Scoreboard, *, slide: bool = False) -> alt.HConcatCha
                 color=alt.condition(f"datum.{field} > 0.6", alt.value("white"), alt.value("black"))))
         return alt.layer(*layers).properties(width=alt.Step(step), height=alt.Step(step))
 
-    row = "the last token" if board.card.task.kind == "causal-lm" else "[CLS]"
+    row = t("chart.gt.last_token", lang) if board.card.task.kind == "causal-lm" else "[CLS]"
     chart = alt.hconcat(
-        grid("peaks", "share of examples whose row peaks on the causal token", "purples", ".0%"),
-        grid("weight", "mean weight of that row on the causal token", "greens", ".1%"),
+        grid("peaks", t("chart.gt.peaks_legend", lang), "purples", ".0%"),
+        grid("weight", t("chart.gt.weight_legend", lang), "greens", ".1%"),
         spacing=32).resolve_scale(color="independent").properties(
-        title=chart_title("Which heads' attention peaks on the causal token — and with how much weight",
-                          [f"The row the attention method reads ({row}), "
-                           f"over {board.examples} examples. Left: how often it ranks the causal token first among the "
-                           "content tokens; right: the weight it gives it.",
-                           "A head can rank a token first with almost none of its weight: a peak is not attention."]
-                          + ([] if numbers else ["Hover a cell for its numbers."]), slide=slide))
+        title=chart_title(t("chart.gt.head_hits_title", lang),
+                          [t("chart.gt.head_hits_row", lang, row=row, examples=board.examples),
+                           t("chart.gt.head_hits_caution", lang)]
+                          + ([] if numbers else [t("chart.gt.hover", lang)]), slide=slide))
     return style_chart(chart, slide)
 
 
