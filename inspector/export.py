@@ -27,6 +27,7 @@ import pandas as pd
 from altair.utils.data import to_values
 
 from inspector.capture import Capture
+from inspector.charts.base import FULL_WIDTH_PX, wrap_text
 from inspector.errors import InspectorError, InvalidRequestError
 from inspector.heatmap import HeatmapView
 from inspector.i18n import DEFAULT_LANGUAGE, t
@@ -109,6 +110,9 @@ class Provenance:
                 "software": software}
 
 
+_CAPTION_FONT_PX = 12
+
+
 def _title_dict(chart) -> dict:
     title = getattr(chart, "title", alt.Undefined)
     if title is alt.Undefined or title is None:
@@ -125,14 +129,18 @@ def with_provenance(chart, provenance: Provenance, lang: str = DEFAULT_LANGUAGE)
     when it has none). Works on any top-level chart, styled or not; adding the same caption twice is a no-op."""
     caption = provenance.caption(lang)
     title = _title_dict(chart)
+    # Wrapped like the title's own lines, to the title's limit: vl-convert cuts a longer line with "…". It draws
+    # subtitles a little larger than Streamlit does (about 12 px against 11), hence the 12 px estimate.
+    width = title.get("limit", FULL_WIDTH_PX)
+    lines = wrap_text(caption, width if isinstance(width, (int, float)) else FULL_WIDTH_PX, _CAPTION_FONT_PX)
     if not title.get("text"):
-        return chart.properties(title=alt.TitleParams(text=caption, fontSize=11, fontWeight="normal",
-                                                      anchor="start"))
+        return chart.properties(title=alt.TitleParams(text=lines[0] if len(lines) == 1 else lines, fontSize=11,
+                                                      fontWeight="normal", anchor="start", limit=FULL_WIDTH_PX))
     subtitle = title.get("subtitle", [])
     subtitle = [subtitle] if isinstance(subtitle, str) else list(subtitle)
-    if caption in subtitle:
+    if subtitle[-len(lines):] == lines:
         return chart
-    return chart.properties(title=alt.TitleParams(**{**title, "subtitle": subtitle + [caption]}))
+    return chart.properties(title=alt.TitleParams(**{**title, "subtitle": subtitle + lines}))
 
 
 def _inline_data(node):

@@ -91,6 +91,22 @@ def test_with_provenance_adds_the_caption_once_to_any_title():
     assert spec["title"]["subtitle"][-1] == caption and spec["config"]["title"]["fontSize"] == 24
 
 
+def test_a_long_caption_is_wrapped_to_the_title_limit_in_both_languages():
+    """vl-convert cuts a subtitle line longer than the title's limit with "…" (the Ground truth scoreboard's
+    caption was cut so): a long caption comes as several lines, each within the limit, all words kept."""
+    from inspector.charts.base import text_width_px
+
+    provenance = Provenance("shipped model with a long label", "a fairly long sentence " * 3, "torch", layer=3,
+                            head=11, date=DAY)
+    chart = alt.Chart().mark_point().properties(title=alt.TitleParams("T", limit=240))
+    for lang in ("en", "zh"):
+        lines = with_provenance(chart, provenance, lang).to_dict()["title"]["subtitle"]
+        assert len(lines) > 1 and all(text_width_px(line, 12) <= 240 for line in lines)
+        assert " ".join(lines).split() == provenance.caption(lang).split()
+        assert with_provenance(with_provenance(chart, provenance, lang), provenance, lang).to_dict()[
+            "title"]["subtitle"] == lines
+
+
 def test_png_signature_and_scale_doubles_the_pixels():
     one, two = chart_png(tiny_chart(), scale=1), chart_png(tiny_chart(), scale=2)
     assert one.startswith(PNG_SIGNATURE) and two.startswith(PNG_SIGNATURE)
