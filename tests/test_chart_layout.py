@@ -105,8 +105,10 @@ MEASURE_JS = r"""
         if (!visible(t)) continue;
         const pts = corners(t);
         const xs = pts.map(p => p[0]), ys = pts.map(p => p[1]);
-        out.texts.push({role, text: t.textContent, x: Math.min(...xs), y: Math.min(...ys), r: Math.max(...xs),
-                        b: Math.max(...ys)});
+        // A wrapped title is one <text> with a <tspan> per line: each line can be cut on its own.
+        const lines = [...t.querySelectorAll('tspan')].map(s => s.textContent);
+        out.texts.push({role, text: t.textContent, lines: lines.length ? lines : [t.textContent],
+                        x: Math.min(...xs), y: Math.min(...ys), r: Math.max(...xs), b: Math.max(...ys)});
       }
     }
     out.hiddenLabels = [...svg.querySelectorAll('.role-axis-label text')].filter(t => !visible(t) &&
@@ -204,8 +206,9 @@ def chart_problems(chart: dict) -> list[str]:
                             f"{bounds['x']:.0f}..{bounds['r']:.0f} × {bounds['y']:.0f}..{bounds['b']:.0f})")
         # A token label ("12: uncharacteristic") may be cut at the axis's label limit — the whole token is in the
         # cell's tooltip; a title, legend, method or head name may not.
-        if text["text"].endswith("…") and not (text["role"] == "axis-label" and _TOKEN_LABEL.match(text["text"])):
-            problems.append(f"{name}: {text['role']} cut short: {text['text']!r}")
+        cut = [line for line in text.get("lines", [text["text"]]) if line.endswith("…")]
+        if cut and not (text["role"] == "axis-label" and _TOKEN_LABEL.match(text["text"])):
+            problems.append(f"{name}: {text['role']} cut short: {cut[0]!r} in {text['text']!r}")
     thinned = [label for label in chart["hiddenLabels"] if not _is_number(label)]
     if thinned:
         problems.append(f"{name}: {len(thinned)} axis labels hidden by Vega's overlap check, e.g. {thinned[:3]}")
