@@ -234,6 +234,10 @@ CASES = [
     ("attribution-words-1000", "attribution", {"words": "1"}, 1000),
     ("lessons-slide-1400", "lessons", {"slide": "1"}, 1400),
     ("groundtruth-zh-1000", "groundtruth", {"model": "shipped:deceptive-attention", "lang": "zh"}, 1000),
+    # The default pair (16 tokens): at 1000 px the two heatmaps share a row, narrower than one label per column.
+    ("compare-1000", "compare", {}, 1000),
+    ("compare-zh-1000", "compare", {"lang": "zh"}, 1000),
+    ("compare-slide-zh-1400", "compare", {"slide": "1", "lang": "zh"}, 1400),
 ]
 # The Ground truth page scores 100 fresh examples by default (about 15 s on two idle cores, minutes on a busy
 # machine); the test asks for the page's smallest count instead, as a reader would, which reruns the page at once.

@@ -13,13 +13,18 @@ import numpy as np
 import pandas as pd
 
 from inspector.charts.base import (
+    FULL_WIDTH_PX,
     HALF_COLUMN_PX,
     HEAD_SELECTION,
+    LABEL_PITCH_PX,
     SELECTION_COLOR,
     SLIDE_WEIGHT_SCHEME,
     WEIGHT_SCHEME,
     chart_title,
+    may_thin,
     style_chart,
+    thinned_note,
+    token_axis,
 )
 from inspector.compare import JS_MAX, Comparison, HeadPair
 from inspector.i18n import DEFAULT_LANGUAGE, t
@@ -117,9 +122,12 @@ def ranked_heads_chart(comparison: Comparison, *, top: int = RANKED_HEADS, slide
     # Drawn at its own width (the page asks for width="content"), labels and padding included: the title wraps to
     # that, not to the column, or its subtitle runs past the chart's right edge.
     width = 420 if slide else 300
+    # No flush labels: Streamlit's theme sets labelFlush, which moves the first label down to the axis's top edge,
+    # onto the second (12 px type is 16 px tall; the bars are 18 px apart).
     chart = alt.Chart(data).mark_bar().encode(
         x=alt.X("js:Q", title=t("chart.compare.legend_js", lang)),
-        y=alt.Y("name:N", title=None, sort=order, axis=alt.Axis(labelOverlap=False)), color=alt.value("#e66101"),
+        y=alt.Y("name:N", title=None, sort=order, axis=alt.Axis(labelOverlap=False, labelFlush=False)),
+        color=alt.value("#e66101"),
         tooltip=_tooltip(comparison, lang),
     ).properties(title=chart_title(t("chart.compare.ranked_title", lang, count=len(data),
                                      query=comparison.token_label(comparison.query)),
@@ -145,13 +153,22 @@ def _matrix_chart(data: pd.DataFrame, labels: tuple[str, ...], *, title: str, su
                   cell: int, slide: bool, tooltip_title: str, tooltip_format: str,
                   lang: str = DEFAULT_LANGUAGE) -> alt.LayerChart:
     label_limit = 200 if slide else 110
+    # The narrowest place each map is drawn at a 1000 px window: half the main column (the two share a row), or
+    # all of it in slide mode, where they are stacked.
+    column = FULL_WIDTH_PX if slide else HALF_COLUMN_PX
+    # Too many tokens for the width (the key axis) or for the cell height (the query axis): every k-th token is
+    # labelled (token_axis), and the subtitle says so — never Vega's silent overlap removal.
+    if may_thin(labels, column - label_limit, slide) or cell < LABEL_PITCH_PX * (1.4 if slide else 1.0):
+        subtitle = [*subtitle, thinned_note(lang)]
     base = alt.Chart(data).encode(
-        # Upright labels, and the overlapping ones dropped: the two heatmaps share a row, and on a narrow window
-        # their columns get narrower than a label (the tooltip still names every cell).
+        # Key labels at −90°, so that the column is as narrow as a line of text. No flush labels (Streamlit's theme
+        # sets labelFlush): the first and last would move off their cells towards their neighbours.
         x=alt.X("key:O", title=t("chart.compare.key_axis", lang), sort=list(labels),
-                axis=alt.Axis(labelAngle=-90, labelLimit=label_limit, labelOverlap="greedy")),
+                axis=token_axis(labels, horizontal=True, angle=-90, label_limit=label_limit, slide=slide,
+                                labelFlush=False)),
         y=alt.Y("query:O", title=t("chart.compare.query_axis", lang), sort=list(labels),
-                axis=alt.Axis(labelLimit=label_limit, labelOverlap=False)),
+                axis=token_axis(labels, horizontal=False, step_px=cell, label_limit=label_limit, slide=slide,
+                                labelFlush=False)),
         tooltip=[alt.Tooltip("query:N", title=t("chart.compare.query_token", lang)),
                  alt.Tooltip("key:N", title=t("chart.compare.key_token", lang)),
                  alt.Tooltip("weight:Q", title=tooltip_title, format=tooltip_format)])
