@@ -239,6 +239,9 @@ def token_axis(labels: Sequence[str], *, horizontal: bool, step_px: float | None
         stride = str(max(1, math.ceil(pitch / max(step_px, 1))))
     order = json.dumps(list(labels), ensure_ascii=True)
     expression = f"indexof({order}, datum.value) % {stride} == 0 ? datum.label : ''"
+    # Streamlit's theme sets labelFlush, which moves the first and last labels off their cells towards their
+    # neighbours (found on the Compare page's axes, where two labels overlapped).
+    axis.setdefault("labelFlush", False)
     return alt.Axis(labelAngle=angle if horizontal else 0, labelLimit=label_limit, labelOverlap=False,
                     labelExpr=expression, **axis)
 
