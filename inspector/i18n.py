@@ -1234,7 +1234,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "model.qwen": {"en": "Qwen2.5-0.5B, Llama-style, reads Chinese and other languages (hub)",
                    "zh": "Qwen2.5-0.5B，Llama 式，能读中文等多种语言（Hub 模型）"},
     "model.other": {"en": "Other: a hub id or a local folder…", "zh": "其他：Hub id 或本地文件夹…"},
-    "model.other_placeholder": {"en": "org/name or /path/to/model", "zh": "org/name 或 /path/to/model（本地路径）"},
+    "model.other_placeholder": {"en": "org/name or /path/to/model", "zh": "org/name 或本地文件夹路径"},
     # A shipped model in a menu, short enough for the sidebar (English keeps the model card's own label).
     "model.ground_truth": {"en": "{name} (ground truth)", "zh": "真值：{name}"},
     "lesson8.guess_placeholder": {"en": "Choose a token…", "zh": "选择一个词元…"},

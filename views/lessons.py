@@ -126,7 +126,8 @@ with st.expander(t("lesson4.title", lang)):
 with st.expander(t("lesson5.title", lang)):
     header("lesson5")
     multi = lessons.multi_head
-    steps = {"split": t("lesson5.step.split", lang), "concat · W_O": t("lesson5.step.concat", lang)}  # the words
+    # The library names the steps; the two that are words are worded here, the symbols stay as they are.
+    steps = {"split": t("lesson5.step.split", lang), "concat · W_O": t("lesson5.step.concat", lang)}
     st.dataframe(pd.DataFrame({t("lesson5.col_step", lang): [steps.get(step, step) for step, _ in multi.reshape],
                                t("lesson5.col_shape", lang): [" × ".join(map(str, shape))
                                                               for _, shape in multi.reshape]}),
