@@ -1238,6 +1238,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
     # A shipped model in a menu, short enough for the sidebar (English keeps the model card's own label).
     "model.ground_truth": {"en": "{name} (ground truth)", "zh": "真值：{name}"},
     "lesson8.guess_placeholder": {"en": "Choose a token…", "zh": "选择一个词元…"},
+    "lesson7.lengths_placeholder": {"en": "Choose lengths…", "zh": "选择长度…"},
     "lesson5.step.split": {"en": "split", "zh": "拆分成多头"},
     "lesson5.step.concat": {"en": "concat · W_O", "zh": "拼接 · W_O"},
     # Ground truth metrics, short enough for three in a row at 1000 px; the full wording is in their help.

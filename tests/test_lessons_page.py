@@ -52,6 +52,7 @@ def test_the_page_speaks_chinese_when_the_link_says_so():
     # The quiz's menus say "choose a token" in Chinese, not Streamlit's "Choose an option" (issue 17).
     assert [at.selectbox(key=key).proto.placeholder for key in ("quiz_guess", "quiz_importance_guess")] == [
         "选择一个词元…"] * 2
+    assert at.multiselect(key="timing_lengths").proto.placeholder == "选择长度…"  # shown once every length is removed
     # Lesson 5's steps: the words translated, the symbols kept.
     steps = next(frame.value for frame in at.dataframe if "步骤" in frame.value.columns)["步骤"].tolist()
     assert steps[:3] == ["X", "X W_Q", "拆分成多头"] and steps[-1] == "拼接 · W_O"

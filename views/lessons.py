@@ -152,7 +152,7 @@ def measured_mib(peak_bytes, device: str) -> list[str]:
 with st.expander(t("lesson7.title", lang)):
     header("lesson7")
     lengths = st.multiselect(t("lesson7.lengths", lang), TIMING_CHOICES, default=list(DEFAULT_LENGTHS),
-                             key="timing_lengths")
+                             key="timing_lengths", placeholder=t("lesson7.lengths_placeholder", lang))
     if st.button(t("lesson7.run", lang), key="timing_run", disabled=not lengths):
         bar = st.progress(0.0)
         ordered = sorted(lengths)
