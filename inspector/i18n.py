@@ -892,8 +892,8 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "zh": "注意力头一一对应比较，所以模型 B 需要相同的层数 × 头数和相同的分词器（例如基础模型与其微调版本）。"},
     "compare.query": {"en": "Query token (whose attention row is compared)", "zh": "查询词元（比较它的注意力行）"},
     "compare.query_auto": {
-        "en": "auto: the first differing token ({token})",
-        "zh": "自动：第一个不同的词元（{token}）"},
+        "en": "auto ({token})",
+        "zh": "自动（{token}）"},
     "compare.key1": {"en": "Key 1 (attention moves from)", "zh": "键 1（注意力从这里移出）"},
     "compare.key2": {"en": "Key 2 (attention moves to)", "zh": "键 2（注意力移到这里）"},
     "compare.key_none": {"en": "none", "zh": "无"},
@@ -1222,6 +1222,36 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "heads.corpus_run_again": {"en": "Run the corpus report again", "zh": "重新运行语料库报告"},
     "heads.corpus_done": {"en": "{model}: {n} text(s) in {seconds} s ({rate} texts/s), {backend} backend",
                           "zh": "{model}：{n} 段文本，耗时 {seconds} 秒（每秒 {rate} 段），{backend} 后端"},
+    # Model menus (views/inputs.py): the labels of the suggested models; the options (the specs) never change.
+    "model.bundled": {"en": "all-MiniLM-L6-v2 (bundled)", "zh": "all-MiniLM-L6-v2（内置）"},
+    "model.bert_base": {"en": "bert-base-uncased (hub)", "zh": "bert-base-uncased（Hub 模型）"},
+    "model.distilbert": {"en": "distilbert-base-uncased (hub)", "zh": "distilbert-base-uncased（Hub 模型）"},
+    "model.gpt2": {"en": "gpt2 (hub)", "zh": "gpt2（Hub 模型）"},
+    "model.smollm2": {"en": "SmolLM2-135M, Llama-style with RoPE and GQA (hub)",
+                      "zh": "SmolLM2-135M，Llama 式，含 RoPE 与 GQA（Hub 模型）"},
+    "model.bert_chinese": {"en": "bert-base-chinese, reads Chinese (hub)",
+                           "zh": "bert-base-chinese，能读中文（Hub 模型）"},
+    "model.qwen": {"en": "Qwen2.5-0.5B, Llama-style, reads Chinese and other languages (hub)",
+                   "zh": "Qwen2.5-0.5B，Llama 式，能读中文等多种语言（Hub 模型）"},
+    "model.other": {"en": "Other: a hub id or a local folder…", "zh": "其他：Hub id 或本地文件夹…"},
+    "model.other_placeholder": {"en": "org/name or /path/to/model", "zh": "org/name 或本地文件夹路径"},
+    # A shipped model in a menu, short enough for the sidebar (English keeps the model card's own label).
+    "model.ground_truth": {"en": "{name} (ground truth)", "zh": "真值：{name}"},
+    "lesson8.guess_placeholder": {"en": "Choose a token…", "zh": "选择一个词元…"},
+    "lesson7.lengths_placeholder": {"en": "Choose lengths…", "zh": "选择长度…"},
+    "lesson5.step.split": {"en": "split", "zh": "拆分成多头"},
+    "lesson5.step.concat": {"en": "concat · W_O", "zh": "拼接 · W_O"},
+    # Ground truth metrics, short enough for three in a row at 1000 px; the full wording is in their help.
+    "gt.metric_accuracy_short": {"en": "Model accuracy", "zh": "模型准确率"},
+    "gt.accuracy_interval": {"en": "95 % Wilson interval: {low}–{high}", "zh": "95% Wilson 区间：{low}–{high}"},
+    "gt.metric_mass_short": {"en": "Causal-token weight", "zh": "因果词元注意力"},
+    "gt.metric_bound_short": {"en": "Attention bound", "zh": "注意力上限"},
+    "compare.query_help": {"en": "“auto” is the first token where the two texts differ.",
+                           "zh": "“自动”即两段文本中第一个不同的词元。"},
+    "lesson4.jacobian_help": {
+        "en": "The Frobenius norm of the softmax's Jacobian: how much the weights still move when the scores do "
+              "(near 0: saturated, almost no gradient).",
+        "zh": "softmax 雅可比矩阵的 Frobenius 范数：得分变化时权重还能变化多少（接近 0：已饱和，几乎没有梯度）。"},
     # ------------------------------------------------------------- chart text: Inspect, Heads, census folder (issue 17)
     # ----------------------------------------------------------------- chart text: Attribution, Ground truth (issue 17)
     "chart.attribution.token": {"en": "token", "zh": "词元"},

@@ -324,7 +324,9 @@ def _stopping(*args, **kwargs):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("page", ["inspect", "heads", "attribution", "lessons", "groundtruth", "compare"])
+# Every page that analyses the sidebar's text (the Ground truth page scores its own examples and does not warn:
+# tests/test_groundtruth_page.py).
+@pytest.mark.parametrize("page", ["inspect", "heads", "attribution", "lessons", "compare"])
 def test_every_page_warns_when_the_model_cannot_read_the_text(page, lang, monkeypatch):
     import inspector.attribution
     import inspector.heads
@@ -351,6 +353,27 @@ def test_every_page_warns_when_the_model_cannot_read_the_text(page, lang, monkey
 def test_no_unknown_token_warning_for_a_text_the_model_reads():
     at = _run_app()
     assert not [w for w in at.warning if "[UNK]" in w.value.replace("\\", "")]
+
+
+def test_the_model_menu_speaks_the_page_language_and_keeps_its_options():
+    """The labels come from the catalogue in the page's language, short enough for the sidebar; the options (what
+    the session and share links hold) are the specs, unchanged (issue 17)."""
+    from views.inputs import SUGGESTED_MODELS, model_choice_label
+
+    at = _run_app({"lang": "zh"})
+    menu = at.selectbox(key="model")
+    shipped = [spec.removeprefix("shipped:") for spec in shipped_choices()]
+    assert menu.value == "default" and menu.options[:1 + len(shipped)] == [
+        "all-MiniLM-L6-v2（内置）", *(f"真值：{name}" for name in shipped)]
+    assert not [option for option in menu.options if "bundled" in option or "Ground truth" in option]
+    status = next(c.value.replace("\\", "") for c in at.caption if "all-MiniLM-L6-v2" in c.value.replace("\\", ""))
+    assert "内置" in status and "bundled" not in status
+    menu.set_value("shipped:planted-token").run()
+    assert not at.exception and at.query_params["model"] in ("shipped:planted-token", ["shipped:planted-token"])
+    # English: the labels as before (the bundled model's and the shipped models' cards' own).
+    assert [model_choice_label(spec, label, "en") for spec, label in SUGGESTED_MODELS.items()] == list(
+        SUGGESTED_MODELS.values())
+    assert SUGGESTED_MODELS["default"] == "all-MiniLM-L6-v2 (bundled)"
 
 
 def test_the_model_picker_offers_models_that_read_chinese():

@@ -134,6 +134,12 @@ def test_the_page_speaks_chinese():
     assert at.title[0].value == "对比：两段文本或两个模型"
     assert "个头" in _sentence(at)
     assert at.radio(key="compare_mode").options == ["两段文本，一个模型", "两个模型，一段文本"]
+    # The query menu's auto option is short enough for its column at 1000 px; the help says what "auto" picks.
+    query = at.selectbox(key="compare_query")
+    assert query.value is None and query.options[0] == "自动（13: tired/wide）"
+    assert "第一个不同的词元" in query.help
+    status = next(c.value.replace("\\", "") for c in at.caption if "all-MiniLM-L6-v2" in c.value.replace("\\", ""))
+    assert "内置" in status and "bundled" not in status
 
 
 # ------------------------------------------------------------------------------------------------ Chromium

@@ -55,8 +55,14 @@ def test_the_planted_token_model_shows_an_example_and_the_scoreboard():
     assert list(example.columns) == ["method", "rank of the causal token", "top-ranked token", "hit"]
     assert example["hit"].isin(["✓", "✗"]).all() and (example["hit"] == "✓").any()
     assert board["method"].iloc[-1] == "chance (a random ranking)" and "top-3 [95 %]" in board.columns
-    assert {metric.label for metric in at.metric} == {"Model accuracy [95 %]",
-                                                      "Mean attention on the causal token"}
+    # Short labels and values (three metrics fit a row at 1000 px); the full wording is in the help, the
+    # intervals in captions.
+    metrics = {metric.label: metric for metric in at.metric}
+    assert set(metrics) == {"Model accuracy", "Causal-token weight"}
+    assert "Model accuracy [95 %]" in metrics["Model accuracy"].help
+    assert "Mean attention on the causal token" in metrics["Causal-token weight"].help
+    assert "[" not in metrics["Model accuracy"].value
+    assert any(c.value.startswith("95 % Wilson interval: ") for c in at.caption)
     assert any("Better than chance" in md.value for md in at.markdown)
     status = next(c.value.replace("\\", "") for c in at.caption if "examples scored" in c.value)
     assert f"{FEW_EXAMPLES} examples scored" in status
@@ -72,7 +78,8 @@ def test_the_planted_token_model_shows_an_example_and_the_scoreboard():
 def test_the_deceptive_model_shows_its_attention_bound():
     at = _pick(_open_page(), "shipped:deceptive-attention")
     bound = card_for(load_model("shipped:deceptive-attention")).attention_bound
-    metric = next(m for m in at.metric if m.label == "Attention bound it was trained under")
+    metric = next(m for m in at.metric if m.label == "Attention bound")
+    assert metric.help == "Attention bound it was trained under"
     assert metric.value == f"{bound:.1%}"
     assert any("Pruthi et al. 2020" in md.value.replace("\\", "") for md in at.markdown)
     reading = next(md.value for md in at.markdown if "Attention\\-based methods" in md.value).replace("\\", "")
@@ -98,6 +105,12 @@ def test_the_pages_in_chinese_show_no_english_sentence():
     at = open_app_page("groundtruth", query={"lang": "zh"})
     assert not at.error and untranslated(page_texts(at)) == []
     assert at.info and "因果词元已知" in at.info[0].value
+    # The model buttons and the sidebar's model menu in Chinese, short enough for the sidebar (issue 17).
+    names = [spec.removeprefix("shipped:") for spec in shipped_choices()]
+    assert {f"真值：{name}" for name in names} <= {button.label for button in at.button}
+    assert at.selectbox(key="model").options[0] == "all-MiniLM-L6-v2（内置）"
+    status = next(c.value.replace("\\", "") for c in at.caption if "all-MiniLM-L6-v2" in c.value.replace("\\", ""))
+    assert "内置" in status and "bundled" not in status and "内置" in at.info[0].value
     for spec in ("shipped:deceptive-attention", "shipped:induction"):
         at = _pick(open_app_page("groundtruth", query={"lang": "zh"}), spec)
         texts = page_texts(at)
@@ -108,3 +121,16 @@ def test_the_pages_in_chinese_show_no_english_sentence():
     assert any("找到机制" in column for column in at.dataframe[0].value.columns)  # the induction example
     at.selectbox(key="lang").set_value("en").run()
     assert not at.exception and untranslated(page_texts(at))  # the check finds English where there is English
+
+
+def test_the_page_does_not_warn_about_the_sidebar_text_it_does_not_read():
+    """It scores its own generated examples: the sidebar's Chinese text, which the bundled model cannot read, is
+    no concern of this page (issue 17) — the Inspect page, which does analyse it, still warns."""
+    from tests.test_app import CHINESE
+
+    for lang in ("en", "zh"):
+        at = open_app_page("groundtruth", query={"text": CHINESE, "lang": lang})
+        assert at.text_area(key="text").value == CHINESE
+        assert not [w.value for w in at.warning if "[UNK]" in w.value.replace("\\", "")], lang
+    at.switch_page("views/inspect.py").run()
+    assert [w.value for w in at.warning if "[UNK]" in w.value.replace("\\", "")]

@@ -49,6 +49,19 @@ def test_the_page_speaks_chinese_when_the_link_says_so():
     assert any("词元" in info.value for info in at.info)
     assert at.sidebar.text_area(key="text").label == "文本"
     assert dict(at.query_params).get("lang") in ("zh", ["zh"])
+    # The quiz's menus say "choose a token" in Chinese, not Streamlit's "Choose an option" (issue 17).
+    assert [at.selectbox(key=key).proto.placeholder for key in ("quiz_guess", "quiz_importance_guess")] == [
+        "选择一个词元…"] * 2
+    assert at.multiselect(key="timing_lengths").proto.placeholder == "选择长度…"  # shown once every length is removed
+    # Lesson 5's steps: the words translated, the symbols kept.
+    steps = next(frame.value for frame in at.dataframe if "步骤" in frame.value.columns)["步骤"].tolist()
+    assert steps[:3] == ["X", "X W_Q", "拆分成多头"] and steps[-1] == "拼接 · W_O"
+    # Lesson 4's Jacobian column under its symbol, the words in its help (the table fits a 1000 px window).
+    sweep = next(frame for frame in at.dataframe if "‖J‖_F（softmax 雅可比）" in frame.value.columns)
+    column = json.loads(sweep.proto.columns)["‖J‖_F（softmax 雅可比）"]
+    assert column["label"] == "‖J‖_F" and "雅可比" in column["help"]
+    status = next(c.value.replace("\\", "") for c in at.caption if "all-MiniLM-L6-v2" in c.value.replace("\\", ""))
+    assert "内置" in status and "bundled" not in status
 
 
 def test_quiz_reveals_and_keeps_score():

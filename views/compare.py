@@ -145,15 +145,16 @@ if mode == "texts":
                                 help=t("compare.text_help", lang))
 else:
     text_b = text_a
-    b_column.caption(escape_markdown(t("compare.model_a", lang, model=loaded.info.name)))
+    b_column.caption(escape_markdown(t("compare.model_a", lang, model=inputs.shown_model_name(loaded.info.name, lang))))
     options = inputs.model_options(inputs.hosting_policy())
     st.session_state.setdefault("compare_model_b", chosen.spec if chosen.spec in options else next(iter(options)))
-    picked = b_column.selectbox(t("compare.model_b", lang), list(options), format_func=options.__getitem__,
+    picked = b_column.selectbox(t("compare.model_b", lang), list(options),
+                                format_func=lambda spec: inputs.model_choice_label(spec, options[spec], lang),
                                 key="compare_model_b", help=t("compare.model_b_help", lang))
     spec_b = picked
     if picked == inputs.OTHER_MODEL:
         spec_b = b_column.text_input(t("sidebar.model_other", lang), key="compare_model_b_other",
-                                     placeholder="org/name or /path/to/model").strip() or chosen.spec
+                                     placeholder=t("model.other_placeholder", lang)).strip() or chosen.spec
 st.session_state["_compare_saved"] = {key: st.session_state[key] for key in PAGE_KEYS if key in st.session_state}
 
 status.update(label=t("compare.computing", lang))
@@ -196,6 +197,7 @@ def label(a):
 
 query_column, key1_column, key2_column = st.columns([2, 1, 1])
 query = query_column.selectbox(t("compare.query", lang), [None, *paired], key="compare_query",
+                               help=t("compare.query_help", lang),
                                format_func=lambda a: t("compare.query_auto", lang, token=label(auto)) if a is None
                                else label(a))
 
@@ -223,7 +225,8 @@ except InspectorError as err:
     status.update(label=t("compare.failed", lang), state="error")
     st.error(str(err))
     st.stop()
-status.update(state="complete", label=t("compare.ran", lang, model_a=comparison.model_a, model_b=comparison.model_b,
+status.update(state="complete", label=t("compare.ran", lang, model_a=inputs.shown_model_name(comparison.model_a, lang),
+                                        model_b=inputs.shown_model_name(comparison.model_b, lang),
                                         n_a=len(tokens_a), n_b=len(tokens_b), backend=comparison.backend,
                                         ms=f"{1000 * sum(run_a.capture.timings.values()):.0f}"))
 

@@ -90,21 +90,23 @@ if st.session_state.pop("_gt_open_heads", False):
     st.switch_page("views/heads.py")
 
 heading = st.container()  # the title is in the sidebar's language, known only once the sidebar is drawn
-chosen, status, loaded = inputs.open_page()
+chosen, status, loaded = inputs.open_page(reads_text=False)  # it scores its own examples, not the sidebar's text
 lang = chosen.state.lang
 heading.title(t("gt.title", lang))
 try:
     card = card_for(loaded)
 except InspectorError as err:
-    status.update(label=t("gt.no_card", lang, model=loaded.info.name), state="complete")
+    model_name = inputs.shown_model_name(loaded.info.name, lang)
+    status.update(label=t("gt.no_card", lang, model=model_name), state="complete")
     offered = {spec: label for spec, label in shipped_choices().items()
                if spec in inputs.model_options(inputs.hosting_policy())}
-    st.info(escape_markdown(t("gt.needs_card", lang, model=loaded.info.name))
+    st.info(escape_markdown(t("gt.needs_card", lang, model=model_name))
             + t("gt.pick_model" if offered else "gt.none_offered", lang))
     if loaded.info.source != "default":  # a folder without a (readable) card: the library says what is missing
         st.caption(escape_markdown(str(err)))
     for spec, label in offered.items():
-        st.button(label, key=f"gt_pick_{spec}", on_click=pick_model, args=(spec,))
+        st.button(inputs.model_choice_label(spec, label, lang), key=f"gt_pick_{spec}", on_click=pick_model,
+                  args=(spec,))
     st.stop()
 
 info, slide, backend = loaded.info, chosen.state.slide, chosen.state.backend
@@ -162,18 +164,21 @@ except InspectorError as err:
     status.update(label=t("gt.board_failed", lang), state="error")
     st.error(str(err))
     st.stop()
-status.update(state="complete", label=t("gt.board_done", lang, model=info.name, n=board.examples,
-                                        methods=len(board.methods), seconds=f"{board.seconds:.1f}"))
+status.update(state="complete", label=t("gt.board_done", lang, model=inputs.shown_model_name(info.name, lang),
+                                        n=board.examples, methods=len(board.methods), seconds=f"{board.seconds:.1f}"))
 mass, mass_low, mass_high = board.mass_interval()
 columns = st.columns(3 if card.attention_bound is not None else 2)
-columns[0].metric(t("gt.metric_accuracy", lang),
-                  f"{board.accuracy:.0%} [{board.accuracy_low:.0%}–{board.accuracy_high:.0%}]",
-                  help=t("gt.metric_accuracy_help", lang))
-columns[1].metric(t("gt.metric_mass", lang), f"{mass:.2%}", help=t("gt.metric_mass_help", lang))
+# Three metrics fit one row of a 1000 px window only with short labels and short values: the full wording is in
+# each help, the intervals in a caption under the value.
+columns[0].metric(t("gt.metric_accuracy_short", lang), f"{board.accuracy:.0%}",
+                  help=t("gt.metric_accuracy", lang) + "\n\n" + t("gt.metric_accuracy_help", lang))
+columns[0].caption(t("gt.accuracy_interval", lang, low=f"{board.accuracy_low:.0%}", high=f"{board.accuracy_high:.0%}"))
+columns[1].metric(t("gt.metric_mass_short", lang), f"{mass:.2%}",
+                  help=t("gt.metric_mass", lang) + "\n\n" + t("gt.metric_mass_help", lang))
 columns[1].caption(t("gt.mass_interval", lang, low=f"{mass_low:.2%}", high=f"{mass_high:.2%}"))
 if card.attention_bound is not None:
     under = mass_high < card.attention_bound
-    columns[2].metric(t("gt.metric_bound", lang), f"{card.attention_bound:.1%}",
+    columns[2].metric(t("gt.metric_bound_short", lang), f"{card.attention_bound:.1%}", help=t("gt.metric_bound", lang),
                       delta=t("gt.bound_kept" if under else "gt.bound_not_kept", lang),
                       delta_color="normal" if under else "inverse", delta_arrow="off")
 chart = scoreboard_chart(board, slide=slide, lang=lang)

@@ -143,12 +143,13 @@ except InspectorError as err:
     st.stop()
 stop_slot.empty()
 seconds = sum(report.timings.values())
+model_name = inputs.shown_model_name(info.name, lang)  # the bundled model's name in the page's language
 if mode == "corpus":
-    status.update(state="complete", label=t("heads.corpus_done", lang, model=info.name, n=len(texts),
+    status.update(state="complete", label=t("heads.corpus_done", lang, model=model_name, n=len(texts),
                                             backend=report.backend, seconds=f"{seconds:.1f}",
                                             rate=f"{len(texts) / seconds:.2f}" if seconds > 0 else "…"))
 else:
-    status.update(state="complete", label=t("heads.done", lang, model=info.name, n=len(texts),
+    status.update(state="complete", label=t("heads.done", lang, model=model_name, n=len(texts),
                                             backend=report.backend, seconds=f"{seconds:.1f}"))
 slide = chosen.state.slide
 layer, head = st.session_state["layer"], st.session_state["head"]

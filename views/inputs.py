@@ -34,7 +34,7 @@ from inspector.examples import EXAMPLES
 from inspector.heatmap import HeatmapOptions, layer_views
 from inspector.hosting import HostingPolicy, load_allowed_model
 from inspector.i18n import CATALOGUE, LANGUAGE_NAMES, LANGUAGES, t
-from inspector.loading import DEFAULT_MODEL, DEFAULT_MODEL_LABEL, shipped_choices
+from inspector.loading import DEFAULT_MODEL, DEFAULT_MODEL_LABEL, SHIPPED_PREFIX, shipped_choices
 from inspector.metrics import head_entropy
 from inspector.share import (
     BACKENDS,
@@ -49,23 +49,27 @@ from inspector.share import (
     share_url,
     without_text,
 )
-from inspector.unknown_tokens import unreadable_text_warning
+from inspector.unknown_tokens import unknown_tokens
 
 OTHER_MODEL = "__other__"
-# The bundled model, the project's own trained models, then suggested hub models: one per architecture family
-# the attention function supports. Hub models load from the Hugging Face cache or the network; offline, choosing
-# one explains why it cannot load.
+# The suggested hub models, by the catalogue key of their label: one per architecture family the attention function
+# supports. Hub models load from the Hugging Face cache or the network; offline, choosing one explains why it cannot
+# load.
+_SUGGESTED_LABEL_KEYS = {
+    "bert-base-uncased": "model.bert_base",
+    "distilbert-base-uncased": "model.distilbert",
+    "gpt2": "model.gpt2",
+    "HuggingFaceTB/SmolLM2-135M": "model.smollm2",
+    # Models that read Chinese (the bundled model's English vocabulary turns most characters into [UNK]).
+    "google-bert/bert-base-chinese": "model.bert_chinese",
+    "Qwen/Qwen2.5-0.5B": "model.qwen",
+    OTHER_MODEL: "model.other",
+}
+# The bundled model, the project's own trained models, then the suggested hub models (spec → English label).
 SUGGESTED_MODELS = {
     DEFAULT_MODEL: DEFAULT_MODEL_LABEL,
     **shipped_choices(),  # the models this project trained (assets/models): the Ground truth page's
-    "bert-base-uncased": "bert-base-uncased (hub)",
-    "distilbert-base-uncased": "distilbert-base-uncased (hub)",
-    "gpt2": "gpt2 (hub)",
-    "HuggingFaceTB/SmolLM2-135M": "SmolLM2-135M, Llama-style with RoPE and GQA (hub)",
-    # Models that read Chinese (the bundled model's English vocabulary turns most characters into [UNK]).
-    "google-bert/bert-base-chinese": "bert-base-chinese, reads Chinese (hub)",
-    "Qwen/Qwen2.5-0.5B": "Qwen2.5-0.5B, Llama-style, reads Chinese and other languages (hub)",
-    OTHER_MODEL: "Other: a hub id or a local folder…",
+    **{spec: t(key, "en") for spec, key in _SUGGESTED_LABEL_KEYS.items()},
 }
 
 
@@ -78,6 +82,26 @@ def hosting_policy() -> HostingPolicy:
 def model_options(policy: HostingPolicy) -> dict[str, str]:
     """Spec → label of the models the sidebar offers: the allow-list when hosted, else the suggestions."""
     return policy.model_choices() if policy.hosted else SUGGESTED_MODELS
+
+
+def model_choice_label(spec: str, label: str, lang: str) -> str:
+    """What a model menu shows for option ``spec`` (whose label is ``label``) in ``lang``; the option itself — the
+    spec, what share links carry — never changes. English keeps a shipped model's own card label (the cards, the
+    exports and the tests name it); other languages get a short form that fits the sidebar. A label that is not
+    the suggestion's own (an operator's allow-list label, hosted mode) is shown as written."""
+    if spec == DEFAULT_MODEL and label == DEFAULT_MODEL_LABEL:
+        return t("model.bundled", lang)
+    key = _SUGGESTED_LABEL_KEYS.get(spec)
+    if key is not None and label == t(key, "en"):
+        return t(key, lang)
+    if spec.startswith(SHIPPED_PREFIX) and lang != "en" and label == shipped_choices().get(spec):
+        return t("model.ground_truth", lang, name=spec.removeprefix(SHIPPED_PREFIX))
+    return label
+
+
+def shown_model_name(name: str, lang: str) -> str:
+    """A loaded model's name (``ModelInfo.name``) as a page's status line shows it: the bundled model's in ``lang``."""
+    return t("model.bundled", lang) if name == DEFAULT_MODEL_LABEL else name
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -177,11 +201,12 @@ def sidebar() -> Inputs:
         for warning in st.session_state.get("_share_warnings", ()):
             st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(warning)), icon="⚠️")
         st.header(t("sidebar.input", lang))
-        choice = st.selectbox(t("sidebar.model", lang), list(options), format_func=options.__getitem__, key="model")
+        choice = st.selectbox(t("sidebar.model", lang), list(options), key="model",
+                              format_func=lambda spec: model_choice_label(spec, options[spec], lang))
         spec = choice
         if choice == OTHER_MODEL:
             spec = st.text_input(t("sidebar.model_other", lang), key="model_other",
-                                 placeholder="org/name or /path/to/model",
+                                 placeholder=t("model.other_placeholder", lang),
                                  help=t("sidebar.model_other_help", lang)).strip()
         st.session_state.setdefault("example", None)
         # The option is the English title (share links and _load_example read it); the menu shows it in the
@@ -219,16 +244,19 @@ def load(inputs: Inputs, status: Progress) -> LoadedModel | None:
         return None
 
 
-def open_page(*, clamp: bool = True) -> tuple[Inputs, Progress, LoadedModel]:
+def open_page(*, clamp: bool = True, reads_text: bool = True) -> tuple[Inputs, Progress, LoadedModel]:
     """Every page's first steps: the sidebar, the progress line, the cached model — the run stops here, with the
-    reason shown, when there is none — and (``clamp``) the layer and head fitted to that model. A page whose
-    title depends on the sidebar's language reserves a container for it before calling this."""
+    reason shown, when there is none — the unknown-token warning about the sidebar's text (``reads_text``: only on
+    a page that analyses that text; the Ground truth page scores its own examples) and (``clamp``) the layer and
+    head fitted to that model. A page whose title depends on the sidebar's language reserves a container for it
+    before calling this."""
     chosen = sidebar()
     status = Progress()
     loaded = load(chosen, status)
     if loaded is None:
         st.stop()
-    warn_if_unreadable(chosen)
+    if reads_text:
+        warn_if_unreadable(chosen)
     if clamp:
         clamp_layer_and_head(chosen.state, loaded.info.num_layers, loaded.info.num_heads)
     return chosen, status, loaded
@@ -236,8 +264,12 @@ def open_page(*, clamp: bool = True) -> tuple[Inputs, Progress, LoadedModel]:
 
 @st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
 def cached_unreadable_warning(spec: str, text: str, lang: str) -> str | None:
-    """The unknown-token warning for this model and text (tokenising only), or None when the model reads it."""
-    return unreadable_text_warning(cached_model(spec), text, lang)
+    """The unknown-token warning for this model and text (tokenising only), or None when the model reads it. The
+    model is named as the page names it (the bundled one in ``lang``)."""
+    found = unknown_tokens(cached_model(spec), text)
+    if found is None or not found.too_many:
+        return None
+    return replace(found, model=shown_model_name(found.model, lang)).message(lang)
 
 
 def warn_if_unreadable(chosen: Inputs) -> None:

@@ -56,9 +56,11 @@ capture_key = (chosen.spec, chosen.state.text, chosen.state.backend, tuple(sorte
 entropy = head_entropy(result)
 n_tokens = len(result.tokens)
 forward_ms = 1000 * result.timings.get("forward", 0.0)
+model_name = inputs.shown_model_name(info.name, lang)
 status.update(state="complete",
-              label=(t("inspect.ran", lang, model=info.name, n=n_tokens, backend=result.backend, ms=f"{forward_ms:.0f}")
-                     if model_ran else t("inspect.reused", lang, model=info.name, n=n_tokens)))
+              label=(t("inspect.ran", lang, model=model_name, n=n_tokens, backend=result.backend,
+                       ms=f"{forward_ms:.0f}")
+                     if model_ran else t("inspect.reused", lang, model=model_name, n=n_tokens)))
 
 with st.sidebar:
     # The architecture name comes from the model folder's config.json: shown as text, not markdown.

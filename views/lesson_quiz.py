@@ -108,7 +108,8 @@ def render(lessons: Lessons, chosen: inputs.Inputs, lang: str) -> None:
                                      key="lesson8.right" if key == guess else "lesson8.wrong", values=values)
     _hold("quiz_guess", answers.get(question))
     guess = st.selectbox(t("lesson8.guess", lang), range(len(labels)), format_func=labels.__getitem__, index=None,
-                         key="quiz_guess", disabled=question in answers)
+                         key="quiz_guess", disabled=question in answers,
+                         placeholder=t("lesson8.guess_placeholder", lang))
     st.button(t("lesson8.reveal", lang), key="quiz_reveal", disabled=guess is None or question in answers,
               on_click=_request_reveal, args=(question, "quiz_guess"))
     if question in answers:
@@ -138,7 +139,8 @@ def render(lessons: Lessons, chosen: inputs.Inputs, lang: str) -> None:
     if st.session_state.get("quiz_importance_guess") not in (None, *content):
         st.session_state.pop("quiz_importance_guess")  # a guess from another text
     pick = st.selectbox(t("lesson8.guess", lang), content, format_func=labels.__getitem__, index=None,
-                        key="quiz_importance_guess", disabled=question in answers)
+                        key="quiz_importance_guess", disabled=question in answers,
+                        placeholder=t("lesson8.guess_placeholder", lang))
     st.button(t("lesson8.reveal", lang), key="quiz_importance_reveal", disabled=pick is None or question in answers,
               on_click=_request_reveal, args=(question, "quiz_importance_guess"))
     if question in answers:

@@ -47,7 +47,8 @@ except InspectorError as err:
     st.stop()
 definition = lessons.definition
 tokens = definition.tokens
-status.update(state="complete", label=t("lessons.done", lang, model=info.name, n=len(tokens), layer=layer, head=head,
+model_name = inputs.shown_model_name(info.name, lang)  # the bundled model's name in the page's language
+status.update(state="complete", label=t("lessons.done", lang, model=model_name, n=len(tokens), layer=layer, head=head,
                                         backend=chosen.state.backend))
 
 
@@ -115,7 +116,10 @@ with st.expander(t("lesson4.title", lang)):
                            t("lesson4.table_max", lang): sweep.max_weight[i, j],
                            t("lesson4.table_jacobian", lang): sweep.jacobian_norm[i, j]}
                           for j, d in enumerate(sweep.dims) for i, name in enumerate(SCALE_NAMES)])
-    st.dataframe(table, hide_index=True, height=240)
+    # The Jacobian's column under its symbol, the words in its help: the table then fits a 1000 px window.
+    jacobian = st.column_config.Column("‖J‖_F", help=t("lesson4.table_jacobian", lang) + "\n\n"
+                                       + t("lesson4.jacobian_help", lang))
+    st.dataframe(table, hide_index=True, height=240, column_config={t("lesson4.table_jacobian", lang): jacobian})
     st.dataframe(pd.DataFrame({t("lesson4.table_scale", lang): [f"{n} = {s:.4g}"
                                                                 for n, s in zip(SCALE_NAMES, scaling.scales)],
                                t("lesson4.table_entropy", lang): scaling.normalized_entropy,
@@ -126,7 +130,9 @@ with st.expander(t("lesson4.title", lang)):
 with st.expander(t("lesson5.title", lang)):
     header("lesson5")
     multi = lessons.multi_head
-    st.dataframe(pd.DataFrame({t("lesson5.col_step", lang): [step for step, _ in multi.reshape],
+    # The library names the steps; the two that are words are worded here, the symbols stay as they are.
+    steps = {"split": t("lesson5.step.split", lang), "concat · W_O": t("lesson5.step.concat", lang)}
+    st.dataframe(pd.DataFrame({t("lesson5.col_step", lang): [steps.get(step, step) for step, _ in multi.reshape],
                                t("lesson5.col_shape", lang): [" × ".join(map(str, shape))
                                                               for _, shape in multi.reshape]}),
                  hide_index=True)
@@ -151,7 +157,7 @@ def measured_mib(peak_bytes, device: str) -> list[str]:
 with st.expander(t("lesson7.title", lang)):
     header("lesson7")
     lengths = st.multiselect(t("lesson7.lengths", lang), TIMING_CHOICES, default=list(DEFAULT_LENGTHS),
-                             key="timing_lengths")
+                             key="timing_lengths", placeholder=t("lesson7.lengths_placeholder", lang))
     if st.button(t("lesson7.run", lang), key="timing_run", disabled=not lengths):
         bar = st.progress(0.0)
         ordered = sorted(lengths)
