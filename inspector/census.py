@@ -2,8 +2,10 @@
 this machine or on a Ray cluster — with the same numbers either way.
 
 :func:`census` runs every text through the one attention function (:func:`inspector.experiments.forward`,
-statistics only: no ``weights_layers``), in **padded batches bucketed by length** — texts sorted by token count
-and packed while ``batch size × longest text ≤ batch_tokens`` — and records per text and per head
+statistics only: no ``weights_layers``), in **padded batches bucketed by length** — texts tokenised in one
+tokenizer call per shard, sorted by token count and packed while ``batch size × longest text ≤ batch_tokens`` and
+the padding stays under :data:`CPU_MAX_PADDING` (on a GPU :data:`GPU_MAX_PADDING`) of the real tokens — and
+records per text and per head
 (:data:`STATISTICS`): entropy in nats and normalised entropy (Clark et al. 2019; means over the text's real
 queries), the first-token and the largest sink score (Xiao et al. 2023; Gu et al. 2024), the Heads page's
 token-category masses ([CLS]/BOS, [SEP]/EOS, punctuation, self, previous, next — Clark et al. 2019), the mean
@@ -17,7 +19,10 @@ size of the hidden states the forward keeps anyway) and its log-sum-exp; after t
 materialises **one layer at a time** with the same exact formula the attention function uses (P = exp(S − LSE),
 :func:`kernels.reference.materialize_weights`, or the Triton materialise kernel on a GPU), reduces it at once to
 ``(batch, heads)`` numbers and drops it. Peak attention memory is one layer's ``batch · heads · n²``, bounded by
-the token budget.
+the token budget. The reduction sweeps the n × n weights twice: one matrix product (the real queries' indicator
+row times P) gives what each key receives, from which the [CLS]/[SEP]/punctuation masses and the sink scores
+follow on ``(batch, heads, n)``; self, previous and next are three diagonals (views); the distance-weighted row
+sums are the second pass. Row sums (at most n terms) run in float32, everything after them in float64.
 
 **Batching changes no number.** Batches are right-padded (positions 0…T−1 for every text, so absolute and rotary
 positions are the single-text ones; under a causal mask a real query never sees a padded key), padded keys get
@@ -385,7 +390,7 @@ def _layer_statistics(weights: torch.Tensor, real: torch.Tensor, counts: torch.T
     # Sink scores: what each key receives from the real queries, over how many real queries may see it.
     scores = torch.where(seen_by[:, None, :] > 0, received / seen_by.clamp_min(1)[:, None, :], 0.0).clamp(0.0, 1.0)
     scores = torch.where(real64[:, None, :] > 0, scores, -1.0)  # padded keys never the largest
-    row_distance = weights.mul_(distance).sum(dim=-1).double()  # (B, H, n); the weights are not needed after this
+    row_distance = weights.mul_(distance).sum(dim=-1).double()  # (B, H, n); the weights' last use
     mean_distance = (row_distance * real64[:, None, :]).sum(dim=-1) / counts
     return {"first_token_sink": scores[..., 0], "max_sink_score": scores.max(dim=-1).values,
             "mass_cls": by_key[..., 0], "mass_sep": by_key[..., 1], "mass_punctuation": by_key[..., 2],
