@@ -2,8 +2,10 @@
 this machine or on a Ray cluster — with the same numbers either way.
 
 :func:`census` runs every text through the one attention function (:func:`inspector.experiments.forward`,
-statistics only: no ``weights_layers``), in **padded batches bucketed by length** — texts sorted by token count
-and packed while ``batch size × longest text ≤ batch_tokens`` — and records per text and per head
+statistics only: no ``weights_layers``), in **padded batches bucketed by length** — texts tokenised in one
+tokenizer call per shard, sorted by token count and packed while ``batch size × longest text ≤ batch_tokens`` and
+the padding stays under :data:`CPU_MAX_PADDING` (on a GPU :data:`GPU_MAX_PADDING`) of the real tokens — and
+records per text and per head
 (:data:`STATISTICS`): entropy in nats and normalised entropy (Clark et al. 2019; means over the text's real
 queries), the first-token and the largest sink score (Xiao et al. 2023; Gu et al. 2024), the Heads page's
 token-category masses ([CLS]/BOS, [SEP]/EOS, punctuation, self, previous, next — Clark et al. 2019), the mean
@@ -17,7 +19,10 @@ size of the hidden states the forward keeps anyway) and its log-sum-exp; after t
 materialises **one layer at a time** with the same exact formula the attention function uses (P = exp(S − LSE),
 :func:`kernels.reference.materialize_weights`, or the Triton materialise kernel on a GPU), reduces it at once to
 ``(batch, heads)`` numbers and drops it. Peak attention memory is one layer's ``batch · heads · n²``, bounded by
-the token budget.
+the token budget. The reduction sweeps the n × n weights twice: one matrix product (the real queries' indicator
+row times P) gives what each key receives, from which the [CLS]/[SEP]/punctuation masses and the sink scores
+follow on ``(batch, heads, n)``; self, previous and next are three diagonals (views); the distance-weighted row
+sums are the second pass. Row sums (at most n terms) run in float32, everything after them in float64.
 
 **Batching changes no number.** Batches are right-padded (positions 0…T−1 for every text, so absolute and rotary
 positions are the single-text ones; under a causal mask a real query never sees a padded key), padded keys get
@@ -64,7 +69,7 @@ from inspector.errors import InspectorError, InvalidRequestError
 from inspector.experiments import forward
 from inspector.i18n import t
 from inspector.loading import LoadedModel, ModelInfo, resolve_model_folder
-from inspector.metrics import HealthFlags, HealthThresholds, head_entropy_from_rows, health_flags
+from inspector.metrics import HealthFlags, HealthThresholds, health_flags
 from kernels.reference import materialize_weights, visible_keys_mask
 
 Engine = Literal["local", "ray"]
@@ -88,6 +93,12 @@ STATISTIC_UNITS = {"entropy": "nats", "entropy_normalized": "entropy / log(visib
 # Padded tokens (batch × longest text) per forward. On the CPU larger batches stop paying off around here; on a GPU
 # raise it (--batch-tokens) until memory or throughput says stop.
 DEFAULT_BATCH_TOKENS = 8192
+# How much padding a batch may carry, as a share of its real tokens. On the CPU a padded token costs as much as a
+# real one and one more forward little (a 1000-text shard of the census corpus: 21 % padding in 6 batches at 0.25,
+# 1.4 % in 26 at 0.05, about a fifth less forward time), so batches are cut tight there; on a GPU fewer, fuller
+# batches pay for their padding.
+CPU_MAX_PADDING = 0.05
+GPU_MAX_PADDING = 0.25
 DEFAULT_SHARD_SIZE = 1000
 # Rows handed to one Ray actor call: the actor buckets them by length itself.
 _RAY_BATCH_ROWS = 256
@@ -250,37 +261,69 @@ class RowError:
 class _Encoded:
     index: int
     text: str
-    ids: list[int]
+    ids: np.ndarray  # (T,) int64
     special: np.ndarray  # (T,) bool
     category_masks: np.ndarray  # (3, T) bool: [CLS]/BOS, [SEP]/EOS, punctuation (metrics.token_category_masks)
 
 
+def _batch_encoding(loaded: LoadedModel, texts: list[str]) -> tuple[list[list[int]], list[list[int]]]:
+    """Token ids and special-tokens masks of ``texts`` from one tokenizer call (a fast tokenizer encodes the list
+    in one go): the same ids, text by text, as :func:`inspector.forward.validated_encoding`'s untruncated call."""
+    if not texts:
+        return [], []
+    with loaded.tokenizer_lock:
+        batch = loaded.tokenizer(texts, truncation=False, verbose=False, return_special_tokens_mask=True)
+    return batch["input_ids"], batch["special_tokens_mask"]
+
+
 def _encode_rows(loaded: LoadedModel, rows: Iterable[InputRow], truncate: bool,
                  ) -> tuple[list[_Encoded], list[RowError]]:
-    """Tokenise each row the way a single-text capture does; bad rows become :class:`RowError`."""
-    from inspector.metrics import token_category_masks
+    """Tokenise each row the way a single-text capture does; bad rows become :class:`RowError`.
 
+    The texts are tokenised in one batch call; a text the single-text checks could refuse or cut (too long, no
+    tokens, only special tokens, an id outside the vocabulary) goes through :func:`inspector.capture.tokenize`
+    itself, so its error message or truncation is exactly a capture's."""
+    from inspector.metrics import is_punctuation
+
+    rows = list(rows)
+    problems = [row_problem(row.value) for row in rows]
+    all_ids, all_special = _batch_encoding(loaded, [r.value for r, p in zip(rows, problems) if p is None])
+    limit, vocabulary = loaded.info.max_positions, loaded.info.vocab_size
     special_ids = set(getattr(loaded.tokenizer, "all_special_ids", []))
+    punctuation: dict[int, bool] = {}  # is_punctuation of each id's token, looked up once per call
     encoded, errors = [], []
-    for row in rows:
-        problem = row_problem(row.value)
+    batch_position = 0
+    for row, problem in zip(rows, problems):
         if problem is None:
-            try:
-                encoding, _ = tokenize(loaded, row.value, truncate=truncate)
-            except InspectorError as err:
-                problem = str(err)
+            ids, special_mask = all_ids[batch_position], all_special[batch_position]
+            batch_position += 1
+            if not ids or len(ids) > limit or all(special_mask) or min(ids) < 0 or max(ids) >= vocabulary:
+                try:
+                    encoding, _ = tokenize(loaded, row.value, truncate=truncate)
+                    ids = encoding["input_ids"][0].tolist()
+                except InspectorError as err:
+                    problem = str(err)
         if problem is not None:
             errors.append(RowError(row.index, row.origin, problem))
             continue
-        ids = encoding["input_ids"][0].tolist()
-        # The Heads page's definition (inspector.heads._text_statistics): special = an id among all_special_ids.
-        special = np.array([i in special_ids for i in ids], dtype=bool)
-        tokens = [str(x) for x in loaded.tokenizer.convert_ids_to_tokens(ids)]
-        encoded.append(_Encoded(row.index, row.value, ids, special, token_category_masks(tokens, special)))
+        unseen = [i for i in dict.fromkeys(ids) if i not in punctuation]
+        if unseen:
+            tokens = loaded.tokenizer.convert_ids_to_tokens(unseen)
+            punctuation.update((i, is_punctuation(str(token))) for i, token in zip(unseen, tokens))
+        # The Heads page's definitions (inspector.heads._text_statistics, metrics.token_category_masks): special =
+        # an id among all_special_ids; [CLS] = a special token at position 0, [SEP] = any other special token,
+        # punctuation = a punctuation token that is not special.
+        special = np.fromiter((i in special_ids for i in ids), dtype=bool, count=len(ids))
+        first = np.zeros(len(ids), dtype=bool)
+        first[:1] = special[:1]
+        punctuation_mask = np.fromiter((punctuation[i] for i in ids), dtype=bool, count=len(ids)) & ~special
+        encoded.append(_Encoded(row.index, row.value, np.asarray(ids, dtype=np.int64), special,
+                                np.stack([first, special & ~first, punctuation_mask])))
     return encoded, errors
 
 
-def length_buckets(lengths: Sequence[int], batch_tokens: int, max_padding: float = 0.25) -> list[list[int]]:
+def length_buckets(lengths: Sequence[int], batch_tokens: int, max_padding: float = CPU_MAX_PADDING,
+                   ) -> list[list[int]]:
     """Positions of ``lengths`` grouped into batches: sorted by length and packed while count × longest ≤
     ``batch_tokens`` and the padding stays under ``max_padding`` of the batch's real tokens (a text longer than
     the budget goes alone). Every position appears exactly once."""
@@ -313,41 +356,62 @@ def _materialize(backend: str, query: torch.Tensor, key: torch.Tensor, lse: torc
                                window=window)
 
 
-def _layer_statistics(weights: torch.Tensor, lengths: torch.Tensor, categories: torch.Tensor,
-                      visible: torch.Tensor) -> dict[str, torch.Tensor]:
+def _layer_statistics(weights: torch.Tensor, real: torch.Tensor, counts: torch.Tensor, neighbours: torch.Tensor,
+                      categories: torch.Tensor, seen_by: torch.Tensor, distance: torch.Tensor,
+                      ) -> dict[str, torch.Tensor]:
     """Reduce one layer's weights to per-text, per-head numbers — the batched twins of
     :func:`inspector.metrics.token_category_mass`, :func:`~inspector.metrics.sink_scores` and
     :func:`~inspector.metrics.mean_attention_distance`, each over the text's own T real queries and keys.
 
-    weights: (B, H, n, n); lengths: (B,) int64 T per text; categories: (B, 3, n) float64 key masks (zero past T);
-    visible: (n, n) bool — which keys a query may see with no padding (causal / window)."""
-    batch, heads, n, _ = weights.shape
-    position = torch.arange(n, device=weights.device)
-    real = (position[None, :] < lengths[:, None]).double()  # (B, n) real queries = real keys
-    counts = lengths.double().clamp_min(1)[:, None]  # (B, 1)
-    # Padded query rows (which do see the real keys) are zeroed; real rows sum to 1 and put exactly 0 on padding.
-    # token_category_mass also divides each row by its sum, a change below 1e-7 here, so it is left out.
-    rows = weights.double().mul_(real[:, None, :, None])  # (B, H, n, n)
-    by_key = torch.matmul(rows, categories.transpose(1, 2)[:, None]).sum(dim=2) / counts[:, :, None]  # (B, H, 3)
-    diagonal = torch.diagonal(rows, dim1=2, dim2=3)  # (B, H, n): row i, key i
-    previous = torch.diagonal(rows, offset=-1, dim1=2, dim2=3)  # (B, H, n − 1): row i + 1, key i
-    following = torch.diagonal(rows, offset=1, dim1=2, dim2=3)  # (B, H, n − 1): row i, key i + 1
-    neighbours = (lengths.double() - 1)[:, None]  # rows with a neighbour inside the text
+    weights: (B, H, n, n) float32, overwritten; real: (B, n) float32, 1 for a real token, 0 for padding; counts:
+    (B, 1) float64 T per text (at least 1); neighbours: (B, 1) float64 T − 1; categories: (B, n, 3) float64 key
+    masks (zero past T); seen_by: (B, n) float64 — how many real queries may see each key (0 past T); distance:
+    (n, n) float32 |i − j|.
+
+    Two passes over the n × n weights: one matrix product sums each key's weight over the real queries (the
+    category masses and sink scores need nothing else), and the distance-weighted row sums. Padded query rows
+    (which do see the real keys in an encoder) are left out by those sums; a padded key has exactly 0 weight.
+    Row-level sums run in float32 (at most n terms in [0, 1], or in [0, n] for the distance: a relative error of
+    about 1e-7), everything after them in float64. token_category_mass also divides each row by its sum, a change
+    below 1e-7 here, so it is left out."""
+    rows = real[:, None, None, :]  # (B, 1, 1, n): which query rows count
+    received = torch.matmul(rows, weights).squeeze(2).double()  # (B, H, n): Σ over real queries of each key
+    by_key = torch.matmul(received, categories) / counts[:, :, None]  # (B, H, 3)
+    real64 = real.double()
+    # Diagonals are strided views (n values per head): self = row i, key i (0 on padded rows: their key is
+    # padding); previous = row i + 1, key i (a padded row i + 1 may see a real key i, so it is masked); next = row
+    # i, key i + 1 (0 wherever row i or key i + 1 is padding).
+    self_mass = torch.diagonal(weights, dim1=2, dim2=3).double().sum(dim=-1) / counts
+    previous = (torch.diagonal(weights, offset=-1, dim1=2, dim2=3).double() * real64[:, None, 1:]).sum(dim=-1)
+    following = torch.diagonal(weights, offset=1, dim1=2, dim2=3).double().sum(dim=-1)
     has_neighbour = neighbours > 0
-    neighbour_mean = lambda d: torch.where(has_neighbour, d.sum(dim=-1) / neighbours.clamp_min(1), 0.0)  # noqa: E731
-    self_mass = diagonal.sum(dim=-1) / counts
-    previous_mass, next_mass = neighbour_mean(previous), neighbour_mean(following)  # before rows is reused below
+    previous_mass = torch.where(has_neighbour, previous / neighbours.clamp_min(1), 0.0)
+    next_mass = torch.where(has_neighbour, following / neighbours.clamp_min(1), 0.0)
     # Sink scores: what each key receives from the real queries, over how many real queries may see it.
-    received = rows.sum(dim=2)  # (B, H, n)
-    seen_by = torch.einsum("bq,qk->bk", real, visible.double()) * real  # (B, n); 0 past T
     scores = torch.where(seen_by[:, None, :] > 0, received / seen_by.clamp_min(1)[:, None, :], 0.0).clamp(0.0, 1.0)
-    scores = torch.where(real[:, None, :] > 0, scores, -1.0)  # padded keys never the largest
-    distance = (position[:, None] - position[None, :]).abs().double()  # (n, n) |i − j|
-    mean_distance = rows.mul_(distance).sum(dim=(-1, -2)) / counts  # rows is not needed after this
+    scores = torch.where(real64[:, None, :] > 0, scores, -1.0)  # padded keys never the largest
+    row_distance = weights.mul_(distance).sum(dim=-1).double()  # (B, H, n); the weights' last use
+    mean_distance = (row_distance * real64[:, None, :]).sum(dim=-1) / counts
     return {"first_token_sink": scores[..., 0], "max_sink_score": scores.max(dim=-1).values,
             "mass_cls": by_key[..., 0], "mass_sep": by_key[..., 1], "mass_punctuation": by_key[..., 2],
             "mass_self": self_mass, "mass_previous": previous_mass,
             "mass_next": next_mass, "mean_distance": mean_distance}
+
+
+def _entropy_statistics(records: list, real: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(B, L, H) mean row entropy over each text's real queries, and the mean of entropy / log(visible keys) over
+    the real queries that see at least two keys (NaN where none do) — :func:`inspector.metrics.head_entropy_from_rows`
+    for every text of the batch at once."""
+    entropy = torch.stack([r.stats["entropy"] for r in records], dim=1).double()  # (B, L, H, n)
+    visible = torch.stack([r.visible_keys for r in records], dim=1).double()  # (B, L, n)
+    real64 = real.double()[:, None, None, :]  # (B, 1, 1, n)
+    raw = (entropy * real64).sum(dim=-1) / real64.sum(dim=-1).clamp_min(1)
+    counted = (visible > 1)[:, :, None, :] & (real64 > 0)  # (B, L, 1, n) rows with log(visible keys) > 0
+    log_keys = torch.where(visible > 1, visible, 2.0).log()[:, :, None, :]
+    normalized_sum = torch.where(counted, entropy / log_keys, 0.0).sum(dim=-1)
+    rows_counted = counted.sum(dim=-1)
+    normalized = torch.where(rows_counted > 0, normalized_sum / rows_counted.clamp_min(1), float("nan"))
+    return raw, normalized
 
 
 def _measure_bucket(loaded: LoadedModel, items: list[_Encoded], backend: str) -> list[TextCensus]:
@@ -355,59 +419,66 @@ def _measure_bucket(loaded: LoadedModel, items: list[_Encoded], backend: str) ->
     lengths_list = [len(item.ids) for item in items]
     n, batch = max(lengths_list), len(items)
     pad_id = getattr(loaded.tokenizer, "pad_token_id", None) or 0
-    input_ids = torch.full((batch, n), int(pad_id), dtype=torch.long)
-    attention_mask = torch.zeros((batch, n), dtype=torch.long)
-    categories = torch.zeros((batch, 3, n), dtype=torch.float64)
+    ids = np.full((batch, n), int(pad_id), dtype=np.int64)
+    mask = np.zeros((batch, n), dtype=np.int64)
+    category_masks = np.zeros((batch, n, 3), dtype=np.float64)
     for b, item in enumerate(items):  # right padding: every text keeps positions 0 … T − 1
-        input_ids[b, :len(item.ids)] = torch.tensor(item.ids)
-        attention_mask[b, :len(item.ids)] = 1
-        categories[b, :, :len(item.ids)] = torch.from_numpy(item.category_masks.astype(np.float64))
-    inputs = {"input_ids": input_ids.to(device), "attention_mask": attention_mask.to(device)}
+        length = len(item.ids)
+        ids[b, :length], mask[b, :length] = item.ids, 1
+        category_masks[b, :length] = item.category_masks.T
+    inputs = {"input_ids": torch.from_numpy(ids).to(device), "attention_mask": torch.from_numpy(mask).to(device)}
     result = forward(loaded, inputs, backend=backend, stats=("entropy", "lse"), keep=("query", "key"),
                      keep_layers="all")
     records = result.records
     if len(records) != info.num_layers:
         raise InspectorError(f"{info.name} ran {len(records)} attention layers but declares {info.num_layers}; "
                              "its attention does not all go through the inspector's attention function")
-    lengths = torch.tensor(lengths_list, device=device)
-    categories = categories.to(device)
-    padding = inputs["attention_mask"].bool()
-    padding = None if bool(padding.all()) else padding
-    per_layer: list[dict[str, torch.Tensor]] = []
-    for record in records:
-        with torch.inference_mode():
+    with torch.inference_mode():
+        lengths = torch.tensor(lengths_list, device=device)
+        real = inputs["attention_mask"].float()  # (B, n): real queries = real keys
+        counts = lengths.double().clamp_min(1)[:, None]
+        neighbours = (lengths.double() - 1)[:, None]  # rows with a neighbour inside the text
+        categories = torch.from_numpy(category_masks).to(device)
+        position = torch.arange(n, device=device)
+        distance = (position[:, None] - position[None, :]).abs().float()  # (n, n) |i − j|
+        padding = inputs["attention_mask"].bool()
+        padding = None if bool(padding.all()) else padding
+        seen_by_pattern: dict[tuple[bool, int | None], torch.Tensor] = {}
+        per_layer: list[dict[str, torch.Tensor]] = []
+        for record in records:
+            pattern = (record.causal, record.window)
+            if pattern not in seen_by_pattern:
+                visible = visible_keys_mask(n, n, causal=record.causal, window=record.window, device=device)[0, 0]
+                seen_by_pattern[pattern] = torch.matmul(real.double(), visible.double()) * real.double()  # (B, n)
             weights = _materialize(backend, record.tensors["query"], record.tensors["key"], record.stats["lse"],
                                    causal=record.causal, scale=record.scale, padding=padding, window=record.window)
-            visible = visible_keys_mask(n, n, causal=record.causal, window=record.window, device=device)[0, 0]
-            per_layer.append({k: v.cpu() for k, v in _layer_statistics(weights, lengths, categories,
-                                                                       visible).items()})
+            per_layer.append(_layer_statistics(weights, real, counts, neighbours, categories,
+                                               seen_by_pattern[pattern], distance))
             del weights  # one layer's n × n at a time
-        record.tensors.clear()
-    entropy_rows = torch.stack([r.stats["entropy"] for r in records], dim=1).float().cpu().numpy()  # (B, L, H, n)
-    visible_rows = torch.stack([r.visible_keys for r in records], dim=1).cpu().numpy()  # (B, L, n)
-    reduced = {name: torch.stack([layer[name] for layer in per_layer], dim=1).numpy()  # (B, L, H)
-               for name in per_layer[0]}
-    out = []
-    for b, item in enumerate(items):
-        length = lengths_list[b]
-        entropy = head_entropy_from_rows(entropy_rows[b, :, :, :length], visible_rows[b, :, :length])
-        stats = {"entropy": entropy.raw, "entropy_normalized": entropy.normalized}
-        stats.update({name: values[b].astype(np.float32) for name, values in reduced.items()})
-        out.append(TextCensus(index=item.index, text=item.text, tokens=length,
-                              statistics={name: stats[name] for name in STATISTICS}))
-    return out
+            record.tensors.clear()
+        entropy, normalized = _entropy_statistics(records, real)
+        reduced = {name: torch.stack([layer[name] for layer in per_layer], dim=1) for name in per_layer[0]}
+        reduced.update(entropy=entropy, entropy_normalized=normalized)
+        host = {name: reduced[name].float().cpu().numpy() for name in STATISTICS}  # (B, L, H) each
+    return [TextCensus(index=item.index, text=item.text, tokens=lengths_list[b],
+                       statistics={name: host[name][b] for name in STATISTICS}) for b, item in enumerate(items)]
 
 
 def measure_rows(loaded: LoadedModel, rows: Sequence[InputRow], *, batch_tokens: int = DEFAULT_BATCH_TOKENS,
-                 truncate: bool = False, backend: str = "torch") -> tuple[list[TextCensus], list[RowError]]:
+                 truncate: bool = False, backend: str = "torch", max_padding: float | None = None,
+                 ) -> tuple[list[TextCensus], list[RowError]]:
     """The census of ``rows``: tokenised, bucketed by length into padded batches of at most ``batch_tokens``
-    padded tokens, measured (see the module docstring). Results come back in input order; bad rows (empty, not
-    text, too long without ``truncate``) come back as :class:`RowError` and never stop the others."""
+    padded tokens and at most ``max_padding`` padding per real token (default: :data:`CPU_MAX_PADDING` on the
+    CPU, :data:`GPU_MAX_PADDING` elsewhere), measured (see the module docstring). Results come back in input
+    order; bad rows (empty, not text, too long without ``truncate``) come back as :class:`RowError` and never
+    stop the others."""
     if batch_tokens < 1:
         raise InvalidRequestError(f"--batch-tokens must be at least 1, got {batch_tokens}")
+    if max_padding is None:
+        max_padding = CPU_MAX_PADDING if torch.device(loaded.device).type == "cpu" else GPU_MAX_PADDING
     encoded, errors = _encode_rows(loaded, rows, truncate)
     measured: list[TextCensus] = []
-    for bucket in length_buckets([len(item.ids) for item in encoded], batch_tokens):
+    for bucket in length_buckets([len(item.ids) for item in encoded], batch_tokens, max_padding):
         measured.extend(_measure_bucket(loaded, [encoded[i] for i in bucket], backend))
     measured.sort(key=lambda item: item.index)
     return measured, errors

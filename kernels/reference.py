@@ -280,5 +280,9 @@ def materialize_weights(
     kv_idx = [h // group for h in head_idx]
     visible = _mask_if_any(q_len, k_len, causal=causal, window=window, key_padding_mask=key_padding_mask,
                            rows=rows, device=q.device)
-    scores = _scores(q[:, head_idx, rows], k[:, kv_idx], scale, visible)
-    return _weights_from_scores(scores, lse[:, head_idx, rows].float(), inplace=not torch.is_grad_enabled())
+    if head_idx == list(range(num_heads)):  # every head: slices are views, no copy of q, k and lse first
+        queries, keys, lse = q[:, :, rows], _repeat_kv(k, num_heads), lse[:, :, rows]
+    else:
+        queries, keys, lse = q[:, head_idx, rows], k[:, kv_idx], lse[:, head_idx, rows]
+    scores = _scores(queries, keys, scale, visible)
+    return _weights_from_scores(scores, lse.float(), inplace=not torch.is_grad_enabled())
