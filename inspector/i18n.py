@@ -1262,7 +1262,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "chart.heads.mark.collapsed": {"en": "C", "zh": "坍"},
     "chart.heads.mark.diffuse": {"en": "D", "zh": "弥"},
     "chart.heads.no_induction": {"en": "none (no token repeats)", "zh": "无（没有重复的词元）"},
-    "chart.heads.grid_title": {"en": "Heads coloured by {legend}", "zh": "按{legend}着色的各头"},
+    "chart.heads.grid_title": {"en": "Heads coloured by {legend}", "zh": "按“{legend}”着色的各头"},
     "chart.heads.grid_note": {
         "en": "C = collapsed, D = diffuse. Grey = no value. Click a head to open it on the Inspect page.",
         "zh": "坍 = 坍缩，弥 = 弥散。灰色 = 无数值。点击一个头即可在“查看”页打开它。"},
