@@ -269,3 +269,31 @@ def test_the_heads_page_never_opens_a_census_in_hosted_mode(bundled_census, monk
     finally:
         monkeypatch.delenv("INSPECTOR_HOSTED")
         inputs.hosting_policy.clear()
+
+
+def test_census_chart_and_table_in_chinese_show_no_english_words(bundled_census):
+    from inspector.census import STATISTIC_UNITS
+    from inspector.charts.census import census_grid_chart, census_table, statistic_name, statistic_unit
+    from inspector.metrics import HealthThresholds
+    from tests.chart_text import chart_strings, english_words
+
+    # Thresholds that flag heads both ways, so the C / D marks and flags are drawn.
+    summary = read_census(bundled_census, thresholds=HealthThresholds(collapsed=0.3, diffuse=0.7))
+    assert summary.flags.collapsed.any() and summary.flags.diffuse.any()
+    for statistic in STATISTICS:
+        # English is the statistic's own name and unit, as the chart wrote them before the catalogue did.
+        assert statistic_name(statistic) == statistic.replace("_", " ")
+        assert statistic_unit(statistic) == STATISTIC_UNITS.get(statistic, "share")
+        for slide in (False, True):
+            chinese = census_grid_chart(summary, statistic, slide=slide, lang="zh").to_dict(validate=True)
+            assert english_words(chart_strings(chinese)) == [], statistic
+            english = census_grid_chart(summary, statistic, slide=slide).to_dict()
+            assert english_words(chart_strings(english)), statistic  # the check can fail
+        table = census_table(summary, statistic, "zh")
+        words = [*map(str, table.columns), *(cell for cell in table.to_numpy().ravel() if isinstance(cell, str))]
+        assert english_words(words) == [], statistic
+    grid = census_grid_chart(summary, "entropy_normalized", lang="zh").to_dict()
+    assert grid["title"]["text"] == "普查：12 条文本上的归一化熵"
+    data = next(iter(grid["datasets"].values()))
+    assert {row["mark"] for row in data} == {"坍", "弥", ""}
+    assert list(census_table(summary, "entropy")) == ["layer", "head", "name", "mean", "low", "high", "texts", "flag"]

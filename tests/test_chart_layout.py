@@ -229,6 +229,9 @@ CASES = [
     ("inspect-words-split-1000", "", {"text": SPLIT_WORDS, "words": "1", "layer": "2", "head": "3"}, 1000),
     ("inspect-200-tokens-1400", "", {"text": LONG_TEXT, "_switch": "draw_large"}, 1400),
     ("inspect-slide-zh-1000", "", {"slide": "1", "lang": "zh"}, 1000),
+    # The narrow columns in Chinese, with the heatmap's notes (sink dropped, words merged) in its subtitle.
+    ("inspect-zh-1000", "", {"text": SPLIT_WORDS, "words": "1", "drop_sink": "1", "lang": "zh"}, 1000),
+    ("heads-zh-1000", "heads", {"lang": "zh"}, 1000),
     ("heads-1400", "heads", {}, 1400),
     ("heads-slide-1000", "heads", {"slide": "1"}, 1000),
     ("attribution-words-1000", "attribution", {"words": "1"}, 1000),

@@ -4,6 +4,8 @@ mode changes type sizes and palettes, and Streamlit accepts the entropy grid's c
 
 from __future__ import annotations
 
+import re
+
 import altair as alt
 import numpy as np
 import pytest
@@ -30,6 +32,8 @@ from inspector.charts.inspect import (
 )
 from inspector.heatmap import HeatmapOptions, HeatmapView
 from inspector.metrics import HeadEntropy
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
 
 # "the" repeats and there are more than ten positions, so label order would go wrong if sorted as text.
 TOKENS = ("[CLS]", "the", "cat", "sat", "on", "the", "mat", "and", "the", "dog", "sat", "too", "[SEP]")
@@ -318,3 +322,69 @@ def test_a_long_texts_small_weights_still_show_their_pattern():
     uniform = np.full((n, n), 1 / n, dtype=np.float32)
     scale = attention_heatmap_chart(_view(tokens, weights=uniform)).to_dict()["encoding"]["color"]["scale"]
     assert scale["domain"][-1] == pytest.approx(0.05)  # nearly uniform weights do not turn dark
+
+
+# ---- issue 17: every chart speaks the page's language
+
+
+@pytest.fixture(scope="module")
+def bundled_capture(bundled):
+    from inspector.capture import capture
+
+    return capture(bundled, "Unbelievably, the tokenizer splits words.", weights=(0,))
+
+
+def _inspect_charts(result, lang: str) -> tuple[dict[str, alt.TopLevelMixin], list[str]]:
+    """Every Inspect chart in ``lang`` (and the texts' tokens and labels, which are data), drawn from the bundled
+    model's ``result`` with views that carry notes (the sink dropped, words merged, special tokens hidden), so the
+    notes' subtitles are read too; slide mode as well."""
+    from inspector.heatmap import heatmap_view, layer_views
+    from inspector.metrics import head_entropy
+
+    entropy = head_entropy(result)
+    options = HeatmapOptions(drop_sink=True, words=True, hide_special=True)
+    view = heatmap_view(result, 0, 3, options)
+    assert view.notes  # the subtitle has sentences to translate
+    charts = {}
+    for slide in (False, True):
+        charts[f"grid-{slide}"] = entropy_grid_chart(entropy, selected=(0, 3), selectable=True, slide=slide,
+                                                     lang=lang)
+        charts[f"heatmap-{slide}"] = attention_heatmap_chart(view, slide=slide, lang=lang)
+        charts[f"heads-{slide}"] = layer_heads_chart(layer_views(result, 0, options), slide=slide, lang=lang)
+        charts[f"by_layer-{slide}"] = entropy_by_layer_chart(entropy, slide=slide, lang=lang)
+    # A long text's heatmap says that only every k-th token is labelled.
+    charts["heatmap-thinned"] = attention_heatmap_chart(_view(tuple(f"t{i}" for i in range(60))), lang=lang)
+    return charts, [*result.tokens, *token_labels(result.tokens), *view.key_labels, *view.key_tokens]
+
+
+def test_inspect_charts_in_chinese_show_no_english_words(bundled_capture):
+    from tests.chart_text import chart_strings, english_words
+
+    chinese, tokens = _inspect_charts(bundled_capture, "zh")
+    allowed = [*tokens, *(f"t{i}" for i in range(60))]
+    for name, chart in chinese.items():
+        spec = chart.to_dict(validate=True)
+        assert english_words(chart_strings(spec), allowed=allowed) == [], name
+        assert any(CJK.search(text) for text in chart_strings(spec)), name
+    english, _ = _inspect_charts(bundled_capture, "en")
+    for name, chart in english.items():  # the check can fail: the same charts in English are full of words
+        assert english_words(chart_strings(chart.to_dict()), allowed=allowed), name
+
+
+def test_inspect_charts_in_chinese_keep_their_data_and_wrap_their_titles(bundled_capture):
+    chinese, _ = _inspect_charts(bundled_capture, "zh")
+    english, _ = _inspect_charts(bundled_capture, "en")
+    heads = chinese["heads-False"].to_dict()
+    assert heads["facet"]["header"]["labelExpr"] == "'第 ' + datum.value + ' 个头'"
+    assert english["heads-False"].to_dict()["facet"]["header"]["labelExpr"] == "'head ' + datum.value"
+    assert chinese["heatmap-False"].to_dict()["title"]["text"] == "第 0 层第 3 个头：注意力权重"
+    assert english["heatmap-False"].to_dict()["title"]["text"] == "Layer 0, head 3: attention weights"
+    # The views' notes translate: the word-merging note in Chinese, and in English as the view has it.
+    assert any("按词显示" in line for line in chinese["heatmap-False"].to_dict()["title"]["subtitle"])
+    for name in chinese:
+        zh, en = chinese[name].to_dict(), english[name].to_dict()
+        assert zh["datasets"] == en["datasets"], name  # the same numbers and field names, only the words differ
+        title = zh["title"]
+        lines = title["text"] if isinstance(title["text"], list) else [title["text"]]
+        slide = name.endswith("True")
+        assert all(text_width_px(line, 24 if slide else 16) <= title["limit"] for line in lines), (name, lines)

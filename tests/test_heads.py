@@ -457,3 +457,77 @@ def test_head_charts_are_valid_vega_lite_in_both_modes(tiny_bert):
         pruning_chart(report, slide=slide).to_dict(validate=True)
     with pytest.raises(ValueError, match="metric"):
         head_grid_chart(report, "colour")
+
+
+# ---- issue 17: the Heads charts speak the page's language
+
+# Authors cited by name in both languages (Olsson et al. → Olsson 等).
+_AUTHORS = ("Olsson", "Michel", "Clark")
+
+
+def _head_charts(report, lang: str) -> dict:
+    from inspector.charts.heads import GRID_METRICS, head_grid_chart, head_matrix_chart, mds_chart, pruning_chart
+    from inspector.i18n import t
+
+    charts = {}
+    for slide in (False, True):
+        for metric in GRID_METRICS:
+            charts[f"grid-{metric}-{slide}"] = head_grid_chart(report, metric, selected=(1, 2), slide=slide,
+                                                               lang=lang)
+        # The Heads page's two matrices, titled as the page titles them.
+        charts[f"js-{slide}"] = head_matrix_chart(report, report.statistics.js_divergence,
+                                                  title=t("chart.heads.js_title", lang),
+                                                  legend=t("chart.heads.js_legend", lang), domain=(0.0, LN2),
+                                                  slide=slide, lang=lang)
+        charts[f"cka-{slide}"] = head_matrix_chart(report, report.statistics.contribution_cka,
+                                                   title=t("chart.heads.cka_title", lang),
+                                                   legend=t("chart.heads.cka_legend", lang), domain=(0.0, 1.0),
+                                                   scheme="magma", slide=slide, lang=lang)
+        charts[f"mds-{slide}"] = mds_chart(report, slide=slide, lang=lang)
+        charts[f"pruning-{slide}"] = pruning_chart(report, slide=slide, lang=lang)
+    return charts
+
+
+def test_head_charts_in_chinese_show_no_english_words(bundled):
+    import altair as alt
+
+    from inspector.charts.heads import head_grid_chart, pruning_chart
+    from inspector.heads import measure_words
+    from tests.chart_text import chart_strings, english_words
+
+    report = head_report(bundled, "the cat sat on the mat , the cat ran")
+    flagged = with_thresholds(report, HealthThresholds(collapsed=0.3, diffuse=0.7))  # C and D marks on the grid
+    assert flagged.flags.collapsed.any() and flagged.flags.diffuse.any()
+    no_repeats = replace(flagged, statistics=replace(flagged.statistics,
+                                                     induction=np.full_like(flagged.statistics.induction, np.nan)))
+    chinese, english = _head_charts(flagged, "zh"), _head_charts(flagged, "en")
+    for lang, charts in (("zh", chinese), ("en", english)):  # a mean ablation; a text without an induction score
+        charts["mean-pruning"] = pruning_chart(replace(flagged, ablation_mode="mean"), lang=lang)
+        charts["no-induction-grid"] = head_grid_chart(no_repeats, "induction", lang=lang)
+    with alt.data_transformers.disable_max_rows():  # 72 × 72 heads: 5,184 rows, over Altair's default limit
+        specs = {name: (chart.to_dict(validate=True), english[name].to_dict()) for name, chart in chinese.items()}
+    for name, (zh, en) in specs.items():
+        assert english_words(chart_strings(zh), allowed=_AUTHORS) == [], name
+        assert english_words(chart_strings(en), allowed=_AUTHORS), name  # the check can fail
+    # 72 heads do not all get a label in the matrices: the note says so, in Chinese.
+    assert any("注意力头" in line for line in specs["js-False"][0]["title"]["subtitle"])
+    grid, english_grid = specs["grid-entropy-False"]
+    data = next(iter(grid["datasets"].values()))
+    assert {row["mark"] for row in data} == {"坍", "弥", ""} and {row["flag"] for row in data} == {"坍缩", "弥散", ""}
+    assert {row["mark"] for row in next(iter(english_grid["datasets"].values()))} == {"C", "D", ""}
+    pruning, english_pruning = specs["pruning-False"]
+    assert pruning["layer"][0]["encoding"]["y"]["title"] == measure_words(flagged, "zh")
+    # English stays as it was: the measure's own name and the ablation mode's word.
+    assert english_pruning["layer"][0]["encoding"]["y"]["title"] == flagged.change_name
+    assert "removal: mean ablation" in " ".join(specs["mean-pruning"][1]["title"]["subtitle"])
+    assert "换成均值消融" in " ".join(specs["mean-pruning"][0]["title"]["subtitle"])
+    induction = next(iter(specs["no-induction-grid"][0]["datasets"].values()))
+    assert {row["induction_text"] for row in induction} == {"无（没有重复的词元）"}
+
+
+def test_head_table_words_follow_the_language(tiny_bert):
+    from inspector.charts.heads import head_table
+
+    report = head_report(tiny_bert, "a cat sat on the mat")  # no token repeats: no induction score
+    assert set(head_table(report, "zh")["induction_text"]) == {"无（没有重复的词元）"}
+    assert list(head_table(report, "zh").columns) == list(head_table(report).columns)  # fields stay English

@@ -10,7 +10,7 @@ import streamlit as st
 
 from inspector import InspectorError
 from inspector.census import STATISTICS, CensusSummary, census_report, read_census
-from inspector.charts.census import census_grid_chart, census_table
+from inspector.charts.census import census_columns, census_grid_chart, census_table, statistic_name
 from inspector.i18n import t
 from inspector.metrics import HealthThresholds
 from inspector.share import escape_markdown
@@ -43,10 +43,13 @@ def show_census(collapsed: float, diffuse: float, sink: float, *, hosted: bool, 
                  code=manifest.get("code_version", "?")))
     if manifest.get("finished") is None:
         st.warning(t("census.incomplete", lang, texts=summary.texts))
-    statistic = st.selectbox(t("census.statistic", lang), STATISTICS, index=1, key="heads_census_statistic")
-    st.altair_chart(census_grid_chart(summary, statistic, slide=slide))
+    statistic = st.selectbox(t("census.statistic", lang), STATISTICS, index=1, key="heads_census_statistic",
+                             format_func=lambda name: statistic_name(name, lang))
+    st.altair_chart(census_grid_chart(summary, statistic, slide=slide, lang=lang))
     st.markdown("\n".join(f"- {escape_markdown(line)}" for line in census_report(summary, lang)))
     st.subheader(t("census.intervals", lang))
-    st.dataframe(census_table(summary, statistic), hide_index=True, height=260,
-                 column_config={name: st.column_config.NumberColumn(format="%.3f") for name in ("mean", "low", "high")})
+    columns = census_columns(lang)
+    st.dataframe(census_table(summary, statistic, lang), hide_index=True, height=260,
+                 column_config={columns[name]: st.column_config.NumberColumn(format="%.3f")
+                                for name in ("mean", "low", "high")})
     st.stop()

@@ -158,7 +158,7 @@ st.subheader(t("heads.glance", lang))
 metric = st.segmented_control(t("heads.colour_by", lang), GRID_METRICS,
                               format_func=lambda name: t(f"heads.grid.{name}", lang),
                               key="heads_metric", default="entropy") or "entropy"
-grid = head_grid_chart(report, metric, selected=(layer, head), slide=slide)
+grid = head_grid_chart(report, metric, selected=(layer, head), slide=slide, lang=lang)
 st.altair_chart(grid, on_select=open_in_inspect, selection_mode=HEAD_SELECTION, key="heads_grid")
 measure = measure_words(report, lang)
 st.caption(t("heads.grid_caption", lang, measure=measure, mode=t(f"heads.mode.{report.ablation_mode}", lang)))
@@ -200,14 +200,15 @@ st.caption(t("heads.where_caption", lang))
 st.subheader(t("heads.redundancy", lang))
 js_tab, cka_tab, map_tab = st.tabs([t("heads.tab_js", lang), t("heads.tab_cka", lang), t("heads.tab_mds", lang)])
 with js_tab:
-    st.altair_chart(head_matrix_chart(report, stats.js_divergence, title="Jensen–Shannon divergence between heads",
-                                      legend="JS divergence (nats)", domain=(0.0, LN2), slide=slide))
+    st.altair_chart(head_matrix_chart(report, stats.js_divergence, title=t("chart.heads.js_title", lang),
+                                      legend=t("chart.heads.js_legend", lang), domain=(0.0, LN2), slide=slide,
+                                      lang=lang))
 with cka_tab:
-    st.altair_chart(head_matrix_chart(report, stats.contribution_cka, title="What heads write: linear CKA",
-                                      legend="CKA of residual contributions", domain=(0.0, 1.0), scheme="magma",
-                                      slide=slide))
+    st.altair_chart(head_matrix_chart(report, stats.contribution_cka, title=t("chart.heads.cka_title", lang),
+                                      legend=t("chart.heads.cka_legend", lang), domain=(0.0, 1.0), scheme="magma",
+                                      slide=slide, lang=lang))
 with map_tab:
-    st.altair_chart(mds_chart(report, slide=slide))
+    st.altair_chart(mds_chart(report, slide=slide, lang=lang))
 pairs = report.pairs
 pair_columns = [t(f"heads.pairs.{name}", lang) for name in ("js", "first", "second", "both")]
 st.dataframe({t("heads.pairs.pair", lang): [" & ".join(report.head_name(h) for h in pair) for pair in pairs.heads],
@@ -217,14 +218,14 @@ st.dataframe({t("heads.pairs.pair", lang): [" & ".join(report.head_name(h) for h
 st.caption(t("heads.pairs_caption", lang, measure=measure))
 
 st.subheader(t("heads.pruning", lang))
-pruning = pruning_chart(report, slide=slide)
+pruning = pruning_chart(report, slide=slide, lang=lang)
 st.altair_chart(pruning)
 
 st.download_button(t("heads.download_json", lang), lambda: json.dumps(report_json(report, lang), allow_nan=False),
                    file_name="head-report.json", mime="application/json", key="heads_json",
                    icon=":material/download:", on_click="ignore")
 st.download_button(t("heads.download_png", lang), lambda: chart_png(with_provenance(pruning, Provenance(
-    model=info.name, text=texts[0] if len(texts) == 1 else f"corpus of {len(texts)} texts",
+    model=info.name, text=texts[0] if len(texts) == 1 else t("chart.heads.corpus_text", lang, n=len(texts)),
     backend=report.backend), lang), scale=2), file_name="pruning-curve.png", mime="image/png", key="heads_png",
                    icon=":material/download:", on_click="ignore")
 inputs.publish_view(replace(chosen.state, page="heads"), layer=layer, head=head)

@@ -359,15 +359,15 @@ def cached_bertviz(kind: str, spec: str, text: str, backend: str, layer: int,
 # names the capture; the capture itself (``_result``) is not hashed. Altair charts are
 # not mutated when drawn, so one object serves every session.
 @st.cache_resource(max_entries=32, ttl=3600, show_spinner=False)
-def cached_entropy_by_layer_chart(spec: str, text: str, backend: str, held: tuple[int, ...], slide: bool,
+def cached_entropy_by_layer_chart(spec: str, text: str, backend: str, held: tuple[int, ...], slide: bool, lang: str,
                                   _result: Capture):
-    return entropy_by_layer_chart(head_entropy(_result), slide=slide)
+    return entropy_by_layer_chart(head_entropy(_result), slide=slide, lang=lang)
 
 
 @st.cache_resource(max_entries=32, ttl=3600, show_spinner=False)
 def cached_layer_heads_chart(spec: str, text: str, backend: str, held: tuple[int, ...], layer: int,
-                             options: HeatmapOptions, slide: bool, _result: Capture):
-    return layer_heads_chart(layer_views(_result, layer, options), slide=slide)
+                             options: HeatmapOptions, slide: bool, lang: str, _result: Capture):
+    return layer_heads_chart(layer_views(_result, layer, options), slide=slide, lang=lang)
 
 
 def clamp_layer_and_head(state: ViewState, num_layers: int, num_heads: int) -> None:

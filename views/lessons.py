@@ -143,7 +143,7 @@ with st.expander(t("lesson5.title", lang)):
 
 with st.expander(t("lesson6.title", lang)):
     header("lesson6")
-    st.altair_chart(entropy_by_layer_chart(lessons.entropy.entropy, slide=slide))
+    st.altair_chart(entropy_by_layer_chart(lessons.entropy.entropy, slide=slide, lang=lang))
     answer(lessons.entropy.answer.text(lang))
 
 

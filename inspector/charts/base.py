@@ -117,8 +117,11 @@ SUBTITLE_FONT_PX, SLIDE_SUBTITLE_FONT_PX = 11, 16
 
 
 def text_width_px(text: str, font_px: float) -> float:
-    """An estimate of ``text``'s width: CJK and other wide characters count about twice a Latin one."""
-    return font_px * sum(_WIDE_EM if unicodedata.east_asian_width(ch) in "WF" else _LATIN_EM for ch in text)
+    """An estimate of ``text``'s width: CJK and other wide characters count about twice a Latin one. In a text with
+    CJK in it, so do the East Asian "ambiguous" ones (— “ ” → …), which a CJK font draws full width (vl-convert cut
+    a Chinese heatmap note at its "——"); English text is measured as before."""
+    wide = "WFA" if any(unicodedata.east_asian_width(ch) in "WF" for ch in text) else "WF"
+    return font_px * sum(_WIDE_EM if unicodedata.east_asian_width(ch) in wide else _LATIN_EM for ch in text)
 
 
 def wrap_text(text: str, width_px: float, font_px: float) -> list[str]:

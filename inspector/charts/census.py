@@ -1,6 +1,7 @@
 """Altair chart of a :class:`~inspector.census.CensusSummary`: the layer × head grid of one statistic's mean
 over the corpus, with its 95 % interval in the tooltip and the Heads page's C / D marks for collapsed and diffuse
-heads. Builders take finished numbers and compute no analysis."""
+heads. Builders take finished numbers and compute no analysis; what a reader sees is in ``lang``, from the catalogue
+(``chart.census.*``)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,24 @@ import pandas as pd
 
 from inspector.census import STATISTIC_UNITS, CensusSummary
 from inspector.charts.base import ENTROPY_SCHEME, chart_title, style_chart
+from inspector.charts.heads import health_words
+from inspector.i18n import DEFAULT_LANGUAGE, t
 
 _CELL_PX, _SLIDE_CELL_PX = 26, 40
 
 
-def census_table(summary: CensusSummary, statistic: str) -> pd.DataFrame:
-    """One row per head: layer, head, name, mean, low, high and texts of ``statistic``, and the health flag."""
+def statistic_name(statistic: str, lang: str = DEFAULT_LANGUAGE) -> str:
+    """A statistic of :data:`inspector.census.STATISTICS` in words ("entropy normalized", "归一化熵")."""
+    return t(f"chart.census.stat.{statistic}", lang)
+
+
+def statistic_unit(statistic: str, lang: str = DEFAULT_LANGUAGE) -> str:
+    """The unit of ``statistic`` (:data:`inspector.census.STATISTIC_UNITS`; any other is a share) in words."""
+    return t(f"chart.census.unit.{statistic if statistic in STATISTIC_UNITS else 'share'}", lang)
+
+
+def _census_data(summary: CensusSummary, statistic: str, lang: str) -> pd.DataFrame:
+    """One row per head, under the column names the chart's encodings use."""
     layers, heads = summary.shape
     layer_index, head_index = np.meshgrid(np.arange(layers), np.arange(heads), indexing="ij")  # (layers, heads)
     return pd.DataFrame({
@@ -23,33 +36,51 @@ def census_table(summary: CensusSummary, statistic: str) -> pd.DataFrame:
         "name": [f"L{layer}H{head}" for layer, head in zip(layer_index.ravel(), head_index.ravel())],
         "mean": summary.mean[statistic].ravel().astype(float), "low": summary.low[statistic].ravel().astype(float),
         "high": summary.high[statistic].ravel().astype(float), "texts": summary.count[statistic].ravel(),
-        "flag": np.select([summary.flags.collapsed.ravel(), summary.flags.diffuse.ravel()],
-                          ["collapsed", "diffuse"], ""),
+        "flag": health_words(summary.flags.collapsed, summary.flags.diffuse, lang),
     })
 
 
-def census_grid_chart(summary: CensusSummary, statistic: str, *, slide: bool = False) -> alt.LayerChart:
+def census_columns(lang: str = DEFAULT_LANGUAGE) -> dict[str, str]:
+    """:func:`census_table`'s column names in ``lang``, by the English ones (``{"mean": "平均值", …}``)."""
+    keys = {"layer": "chart.inspect.layer", "head": "heads.column.head", "name": "chart.census.column.name",
+            "mean": "chart.census.mean", "low": "chart.census.column.low", "high": "chart.census.column.high",
+            "texts": "chart.census.texts", "flag": "chart.census.column.flag"}
+    return {column: t(key, lang) for column, key in keys.items()}
+
+
+def census_table(summary: CensusSummary, statistic: str, lang: str = DEFAULT_LANGUAGE) -> pd.DataFrame:
+    """One row per head: layer, head, name, mean, low, high and texts of ``statistic``, and the health flag — the
+    columns named and the flags worded in ``lang`` (:func:`census_columns`), as a table shows them."""
+    return _census_data(summary, statistic, lang).rename(columns=census_columns(lang))
+
+
+def census_grid_chart(summary: CensusSummary, statistic: str, *, slide: bool = False,
+                      lang: str = DEFAULT_LANGUAGE) -> alt.LayerChart:
     """Layer × head grid coloured by the corpus mean of ``statistic`` (one of :data:`inspector.census.STATISTICS`)."""
     if statistic not in summary.mean:
         raise ValueError(f"statistic must be one of {sorted(summary.mean)}, got {statistic!r}")
-    data = census_table(summary, statistic)
-    data["mark"] = data["flag"].str[:1].str.upper()
-    legend = f"{statistic.replace('_', ' ')} ({STATISTIC_UNITS.get(statistic, 'share')}), mean over texts"
+    data = _census_data(summary, statistic, lang)
+    data["mark"] = health_words(summary.flags.collapsed, summary.flags.diffuse, lang, marks=True)
+    name = statistic_name(statistic, lang)
+    legend = t("chart.census.legend", lang, statistic=name, unit=statistic_unit(statistic, lang))
     bounded = statistic not in ("entropy", "mean_distance")
     scale = alt.Scale(scheme=ENTROPY_SCHEME, domain=[0.0, 1.0]) if bounded else alt.Scale(scheme=ENTROPY_SCHEME)
     base = alt.Chart(data).encode(
-        x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0)), y=alt.Y("layer:O", title="layer"),
-        tooltip=[alt.Tooltip("name:N", title="head"), alt.Tooltip("mean:Q", format=".3f"),
-                 alt.Tooltip("low:Q", title="95% interval, low", format=".3f"),
-                 alt.Tooltip("high:Q", title="95% interval, high", format=".3f"),
-                 alt.Tooltip("texts:Q", title="texts"), alt.Tooltip("flag:N", title="health flag")])
+        x=alt.X("head:O", title=t("heads.column.head", lang), axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("layer:O", title=t("chart.inspect.layer", lang)),
+        tooltip=[alt.Tooltip("name:N", title=t("heads.column.head", lang)),
+                 alt.Tooltip("mean:Q", title=t("chart.census.mean", lang), format=".3f"),
+                 alt.Tooltip("low:Q", title=t("chart.census.low", lang), format=".3f"),
+                 alt.Tooltip("high:Q", title=t("chart.census.high", lang), format=".3f"),
+                 alt.Tooltip("texts:Q", title=t("chart.census.texts", lang)),
+                 alt.Tooltip("flag:N", title=t("chart.heads.health_flag", lang))])
     cells = base.mark_rect().encode(color=alt.Color("mean:Q", title=legend, scale=scale,
                                                     legend=alt.Legend(orient="bottom", direction="horizontal",
                                                                       titleLimit=400)))
     marks = base.mark_text(fontSize=16 if slide else 11, fontWeight="bold", color="white").encode(text="mark:N")
     step = _SLIDE_CELL_PX if slide else _CELL_PX
     chart = alt.layer(base.mark_rect(color="#d0d0d0"), cells, marks).properties(
-        title=chart_title(f"Census: {statistic.replace('_', ' ')} over {summary.texts} texts",
-                          ["C = collapsed, D = diffuse (Heads page thresholds). Grey = no value."]),
+        title=chart_title(t("chart.census.title", lang, statistic=name, texts=summary.texts),
+                          [t("chart.census.note", lang)]),
         width=alt.Step(step), height=alt.Step(step))
     return style_chart(chart, slide)

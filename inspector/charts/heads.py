@@ -2,6 +2,9 @@
 score, induction score or importance), the redundancy heatmaps in clustered order, the MDS map of the heads and the
 pruning curve. Like :mod:`inspector.charts`, builders take finished numbers and compute no analysis; slide mode and
 fonts come from :func:`inspector.charts.style_chart`.
+
+Every builder takes ``lang``: what a reader sees (titles, axes, legends, tooltips, the C / D marks and the health
+flags) comes from the catalogue (``chart.heads.*``); the data's column names stay English.
 """
 
 from __future__ import annotations
@@ -16,30 +19,43 @@ from inspector.charts.base import (
     HEAD_SELECTION,
     LABEL_PITCH_PX,
     SELECTION_COLOR,
-    THINNED_NOTE,
     chart_title,
     may_thin,
     style_chart,
+    thinned_note,
     token_axis,
     zero_white_scale,
 )
-from inspector.heads import HeadReport
+from inspector.heads import HeadReport, measure_words
+from inspector.i18n import DEFAULT_LANGUAGE, t
 
-# What the head grid can be coloured by: key → (legend title, colour scheme, fixed domain or None).
+# What the head grid can be coloured by: key → (catalogue key of the legend title, colour scheme, fixed domain or
+# None).
 GRID_METRICS = {
-    "entropy": ("normalised entropy", ENTROPY_SCHEME, (0.0, 1.0)),
-    "sink": ("largest sink score", "orangered", (0.0, 1.0)),
-    "induction": ("induction score (Olsson et al.)", "blues", (0.0, 1.0)),
-    "ablation": ("importance: output change when ablated", "purples", None),
-    "gradient": ("importance: gradient score (Michel)", "greens", None),
+    "entropy": ("chart.heads.metric.entropy", ENTROPY_SCHEME, (0.0, 1.0)),
+    "sink": ("chart.heads.metric.sink", "orangered", (0.0, 1.0)),
+    "induction": ("chart.heads.metric.induction", "blues", (0.0, 1.0)),
+    "ablation": ("chart.heads.metric.ablation", "purples", None),
+    "gradient": ("chart.heads.metric.gradient", "greens", None),
 }
 _CELL_PX, _SLIDE_CELL_PX = 26, 40
 _MATRIX_PX, _SLIDE_MATRIX_PX = 440, 620
 
 
-def head_table(report: HeadReport) -> pd.DataFrame:
+def health_words(collapsed: np.ndarray, diffuse: np.ndarray, lang: str = DEFAULT_LANGUAGE, *,
+                 marks: bool = False) -> np.ndarray:
+    """(N,) each head's health flag in ``lang``, layer-major: "collapsed", "diffuse" or "" (healthy), from the
+    (layers, heads) boolean ``collapsed`` / ``diffuse`` flags; with ``marks``, the one-character marks the grids
+    draw ("C", "D"). The census grid shares them."""
+    kind = "mark" if marks else "flag"
+    return np.select([np.ravel(collapsed), np.ravel(diffuse)],
+                     [t(f"chart.heads.{kind}.collapsed", lang), t(f"chart.heads.{kind}.diffuse", lang)], "")
+
+
+def head_table(report: HeadReport, lang: str = DEFAULT_LANGUAGE) -> pd.DataFrame:
     """One row per head: layer, head, name and every per-head number the grid can show or tooltip (NaN where a
-    head has no value, e.g. the induction score of a text that repeats no token)."""
+    head has no value, e.g. the induction score of a text that repeats no token). The texts (``induction_text``,
+    ``flag``) are in ``lang``."""
     stats = report.statistics
     layers, heads = stats.entropy.shape
     layer_index, head_index = np.meshgrid(np.arange(layers), np.arange(heads), indexing="ij")  # (layers, heads)
@@ -55,36 +71,38 @@ def head_table(report: HeadReport) -> pd.DataFrame:
         "distance": stats.mean_distance.ravel().astype(float),
         "induction": stats.induction.ravel().astype(float),
         # Vega's format() reads a null as 0, so the tooltip shows this text instead of a number that is not there.
-        "induction_text": [f"{x:.3f}" if np.isfinite(x) else "none (no token repeats)"
+        "induction_text": [f"{x:.3f}" if np.isfinite(x) else t("chart.heads.no_induction", lang)
                            for x in stats.induction.ravel()],
-        "flag": np.select([report.flags.collapsed.ravel(), report.flags.diffuse.ravel()], ["collapsed", "diffuse"],
-                          ""),
+        "flag": health_words(report.flags.collapsed, report.flags.diffuse, lang),
     })
 
 
 def head_grid_chart(report: HeadReport, metric: str, *, selected: tuple[int, int] | None = None,
-                    slide: bool = False) -> alt.LayerChart:
+                    slide: bool = False, lang: str = DEFAULT_LANGUAGE) -> alt.LayerChart:
     """Layer × head grid coloured by ``metric`` (a key of :data:`GRID_METRICS`), clickable: a point selection
     named :data:`inspector.charts.HEAD_SELECTION` over ``layer`` and ``head``. Collapsed and diffuse heads
     carry a "C" / "D" mark; ``selected`` outlines one cell. A head with no value for the metric (NaN: Vega-Lite
     filters it from the coloured layer) stays grey."""
     if metric not in GRID_METRICS:
         raise ValueError(f"metric must be one of {sorted(GRID_METRICS)}, got {metric!r}")
-    legend, scheme, domain = GRID_METRICS[metric]
-    data = head_table(report)
-    data["mark"] = data["flag"].str[:1].str.upper()
-    tooltip = [alt.Tooltip("name:N", title="head"),
-               alt.Tooltip("entropy:Q", title="entropy / log(keys)", format=".3f"),
-               alt.Tooltip("entropy_nats:Q", title="entropy (nats)", format=".3f"),
-               alt.Tooltip("sink:Q", title="largest sink score", format=".3f"),
-               alt.Tooltip("first_token:Q", title="first-token sink score", format=".3f"),
-               alt.Tooltip("ablation:Q", title=f"ablation change ({report.change_name})", format=".4f"),
-               alt.Tooltip("gradient:Q", title="gradient importance (layer-normalised)", format=".3f"),
-               alt.Tooltip("distance:Q", title="mean attention distance (tokens)", format=".2f"),
-               alt.Tooltip("induction_text:N", title="induction score (Olsson et al.)"),
-               alt.Tooltip("flag:N", title="health flag")]
-    base = alt.Chart(data).encode(x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0, labelOverlap=False)),
-                                  y=alt.Y("layer:O", title="layer"), tooltip=tooltip)
+    legend_key, scheme, domain = GRID_METRICS[metric]
+    legend = t(legend_key, lang)
+    data = head_table(report, lang)
+    data["mark"] = health_words(report.flags.collapsed, report.flags.diffuse, lang, marks=True)
+    tooltip = [alt.Tooltip("name:N", title=t("heads.column.head", lang)),
+               alt.Tooltip("entropy:Q", title=t("chart.inspect.entropy_per_log_keys", lang), format=".3f"),
+               alt.Tooltip("entropy_nats:Q", title=t("chart.inspect.entropy_nats", lang), format=".3f"),
+               alt.Tooltip("sink:Q", title=t("chart.heads.metric.sink", lang), format=".3f"),
+               alt.Tooltip("first_token:Q", title=t("heads.column.first_sink", lang), format=".3f"),
+               alt.Tooltip("ablation:Q", title=t("chart.heads.ablation_change", lang,
+                                                 measure=measure_words(report, lang)), format=".4f"),
+               alt.Tooltip("gradient:Q", title=t("chart.heads.gradient_importance", lang), format=".3f"),
+               alt.Tooltip("distance:Q", title=t("chart.heads.distance", lang), format=".2f"),
+               alt.Tooltip("induction_text:N", title=t("chart.heads.metric.induction", lang)),
+               alt.Tooltip("flag:N", title=t("chart.heads.health_flag", lang))]
+    base = alt.Chart(data).encode(x=alt.X("head:O", title=t("heads.column.head", lang),
+                                          axis=alt.Axis(labelAngle=0, labelOverlap=False)),
+                                  y=alt.Y("layer:O", title=t("chart.inspect.layer", lang)), tooltip=tooltip)
     if scheme == ENTROPY_SCHEME:  # viridis: its dark end is its own zero
         scale = alt.Scale(scheme=scheme, domain=list(domain))
     else:  # sequential ramps start at white, so a head with no sink / no importance reads as nothing
@@ -101,17 +119,18 @@ def head_grid_chart(report: HeadReport, metric: str, *, selected: tuple[int, int
                                     strokeWidth=3).transform_filter(only))
     step = _SLIDE_CELL_PX if slide else _CELL_PX
     chart = alt.layer(*drawn).properties(
-        title=chart_title(f"Heads coloured by {legend}",
-                          ["C = collapsed, D = diffuse. Grey = no value. Click a head to open it on the Inspect page."],
+        title=chart_title(t("chart.heads.grid_title", lang, legend=legend), [t("chart.heads.grid_note", lang)],
                           slide=slide),
         width=alt.Step(step), height=alt.Step(step))
     return style_chart(chart, slide)
 
 
 def head_matrix_chart(report: HeadReport, matrix: np.ndarray, *, title: str, legend: str,
-                      domain: tuple[float, float], scheme: str = "viridis", slide: bool = False) -> alt.Chart:
+                      domain: tuple[float, float], scheme: str = "viridis", slide: bool = False,
+                      lang: str = DEFAULT_LANGUAGE) -> alt.Chart:
     """Head × head heatmap of ``matrix`` (N, N) with both axes in the report's clustered order (similar heads
-    next to each other)."""
+    next to each other). ``title`` and ``legend`` are the caller's, already in ``lang`` (the catalogue's
+    ``chart.heads.js_*`` / ``chart.heads.cka_*`` for the Heads page's two matrices)."""
     names = [report.head_name(i) for i in range(matrix.shape[0])]
     ordered = [names[i] for i in report.order]
     rows, cols = np.meshgrid(np.arange(len(names)), np.arange(len(names)), indexing="ij")
@@ -122,9 +141,9 @@ def head_matrix_chart(report: HeadReport, matrix: np.ndarray, *, title: str, leg
     cell = max(2, size // max(len(names), 1))
     # Every head is named on both axes when there is room; a 72-head model in a narrow column names every k-th
     # and says so (the heads are also in the tooltip).
-    notes = ["Heads in clustered order (average linkage): similar heads sit together."]
+    notes = [t("chart.heads.clustered_note", lang)]
     if may_thin(ordered, FULL_WIDTH_PX - 60, slide) or cell < LABEL_PITCH_PX:
-        notes.append(THINNED_NOTE.replace("token", "head"))
+        notes.append(thinned_note(lang, "head"))
     chart = alt.Chart(data).mark_rect().encode(
         x=alt.X("b:O", sort=ordered, title=None,
                 axis=token_axis(ordered, horizontal=True, angle=-90, ticks=False, slide=slide)),
@@ -132,41 +151,44 @@ def head_matrix_chart(report: HeadReport, matrix: np.ndarray, *, title: str, leg
                 axis=token_axis(ordered, horizontal=False, step_px=cell, ticks=False, slide=slide)),
         color=alt.Color("value:Q", title=legend, scale=alt.Scale(scheme=scheme, domain=list(domain)),
                         legend=alt.Legend(orient="bottom", direction="horizontal", titleLimit=FULL_WIDTH_PX - 40)),
-        tooltip=[alt.Tooltip("a:N", title="head"), alt.Tooltip("b:N", title="other head"),
+        tooltip=[alt.Tooltip("a:N", title=t("heads.column.head", lang)),
+                 alt.Tooltip("b:N", title=t("chart.heads.other_head", lang)),
                  alt.Tooltip("value:Q", title=legend, format=".4f")],
     ).properties(title=chart_title(title, notes, slide=slide), width=alt.Step(cell), height=alt.Step(cell))
     return style_chart(chart, slide)
 
 
-def mds_chart(report: HeadReport, *, slide: bool = False) -> alt.Chart:
+def mds_chart(report: HeadReport, *, slide: bool = False, lang: str = DEFAULT_LANGUAGE) -> alt.Chart:
     """The heads on a 2-D classical-MDS map of their JS divergence: near = attend alike; colour = layer."""
-    data = head_table(report)
+    data = head_table(report, lang)
     data["x"], data["y"] = report.mds[:, 0].astype(float), report.mds[:, 1].astype(float)
     chart = alt.Chart(data).mark_circle(size=160 if slide else 70, opacity=0.85).encode(
-        x=alt.X("x:Q", title="MDS axis 1"), y=alt.Y("y:Q", title="MDS axis 2"),
-        color=alt.Color("layer:O", title="layer", scale=alt.Scale(scheme="viridis")),
-        tooltip=[alt.Tooltip("name:N", title="head"), alt.Tooltip("entropy:Q", title="entropy / log(keys)",
-                                                                  format=".3f")],
-    ).properties(title=chart_title("Map of the heads (classical MDS of the JS divergence)",
-                                   ["Close points attend alike (Clark et al. 2019, figure 6)."], slide=slide),
+        x=alt.X("x:Q", title=t("chart.heads.mds_axis", lang, axis=1)),
+        y=alt.Y("y:Q", title=t("chart.heads.mds_axis", lang, axis=2)),
+        color=alt.Color("layer:O", title=t("chart.inspect.layer", lang), scale=alt.Scale(scheme="viridis")),
+        tooltip=[alt.Tooltip("name:N", title=t("heads.column.head", lang)),
+                 alt.Tooltip("entropy:Q", title=t("chart.inspect.entropy_per_log_keys", lang), format=".3f")],
+    ).properties(title=chart_title(t("chart.heads.mds_title", lang), [t("chart.heads.mds_note", lang)], slide=slide),
                  width=460 if slide else 320, height=420 if slide else 300)
     return style_chart(chart, slide)
 
 
-def pruning_chart(report: HeadReport, *, slide: bool = False) -> alt.LayerChart:
+def pruning_chart(report: HeadReport, *, slide: bool = False, lang: str = DEFAULT_LANGUAGE) -> alt.LayerChart:
     """Output change (the model's own measure) against the share of heads removed, least important first."""
     curve = report.pruning
     data = pd.DataFrame({"fraction": curve.fraction.astype(float), "removed": curve.heads_removed,
                          "change": curve.change.astype(float)})
+    measure = measure_words(report, lang)
     base = alt.Chart(data).encode(
-        x=alt.X("fraction:Q", title="share of heads removed (least important first)", axis=alt.Axis(format="%")),
-        y=alt.Y("change:Q", title=report.change_name),
-        tooltip=[alt.Tooltip("removed:Q", title="heads removed"), alt.Tooltip("fraction:Q", format=".0%"),
-                 alt.Tooltip("change:Q", title=report.change_name, format=".4f")])
+        x=alt.X("fraction:Q", title=t("chart.heads.removed_axis", lang), axis=alt.Axis(format="%")),
+        y=alt.Y("change:Q", title=measure),
+        tooltip=[alt.Tooltip("removed:Q", title=t("chart.heads.heads_removed", lang)),
+                 alt.Tooltip("fraction:Q", title=t("chart.heads.fraction", lang), format=".0%"),
+                 alt.Tooltip("change:Q", title=measure, format=".4f")])
     chart = alt.layer(base.mark_line(strokeWidth=4 if slide else 2, color="#e66101"),
                       base.mark_circle(size=120 if slide else 50, color="#e66101")).properties(
-        title=chart_title("Pruning curve: how far the output moves as heads are removed",
-                          [f"Order: Michel et al.'s gradient importance; removal: {report.ablation_mode} ablation. "
-                           "0 = the unpruned output."], slide=slide),
+        title=chart_title(t("chart.heads.pruning_title", lang),
+                          [t("chart.heads.pruning_note", lang, mode=t(f"heads.mode.{report.ablation_mode}", lang))],
+                          slide=slide),
         width=480 if slide else 380, height=360 if slide else 260)
     return style_chart(chart, slide)

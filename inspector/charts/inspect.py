@@ -1,5 +1,10 @@
 """The Inspect page's charts: the layer × head entropy grid, one head's heatmap, a layer's heads as small
-multiples and entropy by layer. The shared look (palettes, slide mode, token labels) is :mod:`inspector.charts.base`."""
+multiples and entropy by layer. The shared look (palettes, slide mode, token labels) is :mod:`inspector.charts.base`.
+
+Every builder takes ``lang`` (a language of :data:`inspector.i18n.LANGUAGES`): titles, axis, legend, header and
+tooltip titles come from the catalogue (``chart.inspect.*``), so a Chinese page and its exports read Chinese. The
+data's column names stay English (encodings refer to them); token strings are data and stay as they are.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from inspector.capture import notice_text
 from inspector.charts.base import (
     ENTROPY_SCHEME,
     FULL_WIDTH_PX,
@@ -16,16 +22,17 @@ from inspector.charts.base import (
     NARROW_COLUMN_PX,
     SELECTION_COLOR,
     SLIDE_ENTROPY_SCHEME,
-    THINNED_NOTE,
     WIDE_COLUMN_PX,
     chart_title,
     largest_weight,
     may_thin,
     style_chart,
+    thinned_note,
     token_axis,
     weight_scale,
 )
 from inspector.heatmap import HeatmapView
+from inspector.i18n import DEFAULT_LANGUAGE, t
 from inspector.metrics import HeadEntropy
 
 # Recommended longest text (in rows of one view) for :func:`layer_heads_chart`: 12 heads × 64² cells is
@@ -53,6 +60,7 @@ _SLIDE_HEATMAP_LABEL_LIMIT_PX = 150
 # A compact legend under a grid: narrower than the narrowest column the grid is shown in.
 _GRID_LEGEND_PX = 100
 
+
 def _outline(base: alt.Chart, layer: int, head: int, slide: bool) -> list[alt.Chart]:
     """The selected cell's outline: one red stroke, or (slides) a white halo under a black stroke, which
     stands out on every colour of the palette without relying on hue."""
@@ -75,13 +83,41 @@ def head_entropy_data(entropy: HeadEntropy) -> pd.DataFrame:
     })
 
 
-_HEAD_ENTROPY_TOOLTIP = [alt.Tooltip("layer:O"), alt.Tooltip("head:O"),
-                         alt.Tooltip("normalized:Q", title="entropy / log(keys)", format=".3f"),
-                         alt.Tooltip("raw:Q", title="entropy (nats)", format=".3f")]
+def _head_entropy_tooltip(lang: str) -> list[alt.Tooltip]:
+    return [alt.Tooltip("layer:O", title=t("chart.inspect.layer", lang)),
+            alt.Tooltip("head:O", title=t("heads.column.head", lang)),
+            alt.Tooltip("normalized:Q", title=t("chart.inspect.entropy_per_log_keys", lang), format=".3f"),
+            alt.Tooltip("raw:Q", title=t("chart.inspect.entropy_nats", lang), format=".3f")]
+
+
+def _two_lines(text: str) -> str | list[str]:
+    """A legend title broken before its parenthesis ("entropy", "(normalised)"), so it fits under a narrow grid;
+    a title without one (Chinese is short enough) stays one line."""
+    first, parenthesis, rest = text.partition(" (")
+    return [first, "(" + rest] if parenthesis else text
+
+
+def _vega_string(text: str) -> str:
+    """``text`` as a single-quoted Vega expression string."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _header_expression(key: str, lang: str, field: str) -> str:
+    """A Vega expression that writes the catalogue text ``key`` with ``datum.value`` in its ``{field}``
+    placeholder: ``head {head}`` → ``'head ' + datum.value``; ``第 {head} 个头`` → ``'第 ' + datum.value + ' 个头'``."""
+    slot = "\x00"  # a character no catalogue text holds, marking where the value goes
+    before, _, after = t(key, lang, **{field: slot}).partition(slot)
+    parts = ([_vega_string(before)] if before else []) + ["datum.value"] + ([_vega_string(after)] if after else [])
+    return " + ".join(parts)
+
+
+def _notes(notes, lang: str) -> list[str]:
+    """A view's notes in ``lang`` (:class:`~inspector.capture.Notice` strings translate; others stay)."""
+    return [notice_text(note, lang) for note in notes]
 
 
 def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None = None, selectable: bool = False,
-                       slide: bool = False) -> alt.LayerChart:
+                       slide: bool = False, lang: str = DEFAULT_LANGUAGE) -> alt.LayerChart:
     """Layer × head grid coloured by normalised entropy (0 = all weight on one key, 1 = uniform).
 
     One row of data per (layer, head): ``layer``, ``head``, ``normalized`` and ``raw`` (nats). Heads whose
@@ -90,21 +126,22 @@ def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None
     over the fields ``layer`` and ``head`` to the coloured cells (for ``st.altair_chart(on_select=…)``).
     """
     data = head_entropy_data(entropy)
+    legend = t("chart.inspect.entropy_normalised", lang)
     base = alt.Chart(data).encode(
         # Every head numbered, in type small enough for 12 heads in the narrow column of a 1000 px window.
-        x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0, labelOverlap=False,
-                                                      labelFontSize=alt.Undefined if slide else 10)),
-        y=alt.Y("layer:O", title="layer"),
-        tooltip=_HEAD_ENTROPY_TOOLTIP,
+        x=alt.X("head:O", title=t("heads.column.head", lang),
+                axis=alt.Axis(labelAngle=0, labelOverlap=False, labelFontSize=alt.Undefined if slide else 10)),
+        y=alt.Y("layer:O", title=t("chart.inspect.layer", lang)),
+        tooltip=_head_entropy_tooltip(lang),
     )
     cells = base.mark_rect(cursor="pointer" if selectable else "default").encode(
-        color=alt.Color("normalized:Q", title="entropy (normalised)",
+        color=alt.Color("normalized:Q", title=legend,
                         scale=alt.Scale(scheme=SLIDE_ENTROPY_SCHEME if slide else ENTROPY_SCHEME, domain=[0, 1]),
                         # Below the grid, so a 12-head grid plus legend fits a narrow column.
                         # The legend's title in two lines: it starts under the plot, right of the layer axis, in a
                         # 180 px column. (The field's title stays one string: it names the cell for screen readers.)
                         legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=_GRID_LEGEND_PX,
-                                          title="entropy (normalised)" if slide else ["entropy", "(normalised)"],
+                                          title=legend if slide else _two_lines(legend),
                                           titleLimit=FULL_WIDTH_PX if slide else NARROW_COLUMN_PX)),
     )
     if selectable:
@@ -117,8 +154,8 @@ def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None
         layers_drawn.extend(_outline(base, *selected, slide=slide))
     step = _SLIDE_GRID_CELL_PX if slide else _GRID_CELL_PX
     chart = alt.layer(*layers_drawn).properties(
-        title=chart_title("Head entropy: how spread out each head's attention is",
-                          ["Click a cell to show that head."] if selectable else (),
+        title=chart_title(t("chart.inspect.grid_title", lang),
+                          [t("chart.inspect.grid_click", lang)] if selectable else (),
                           width=FULL_WIDTH_PX if slide else NARROW_COLUMN_PX, slide=slide),
         width=alt.Step(step), height=alt.Step(step),
     )
@@ -149,36 +186,39 @@ def _cell_px(count: int, slide: bool) -> int:
     return int(np.clip(target // max(count, 1), _MIN_CELL_PX, largest))
 
 
-def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False) -> alt.Chart:
+def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False, lang: str = DEFAULT_LANGUAGE) -> alt.Chart:
     """Heatmap of one head's attention: row = query (attending), column = key (attended to), colour = weight.
 
-    Labels, title ("Layer L, head H: attention weights") and subtitle (the view's notes) come from
+    Labels, title ("Layer L, head H: attention weights") and subtitle (the view's notes, in ``lang``) come from
     ``view``; rows and columns may differ in number. Data: one row per cell (see :func:`heatmap_data`).
     """
     data = heatmap_data(view)
     cell = _cell_px(max(view.weights.shape), slide)
     label_limit = _SLIDE_HEATMAP_LABEL_LIMIT_PX if slide else _HEATMAP_LABEL_LIMIT_PX
     column = FULL_WIDTH_PX if slide else WIDE_COLUMN_PX
-    notes = list(view.notes)
+    notes = _notes(view.notes, lang)
     if may_thin(view.key_labels, column - label_limit, slide) or cell < 14:
-        notes.append(THINNED_NOTE)
+        notes.append(thinned_note(lang))
+    weight = t("chart.inspect.weight", lang)
     chart = alt.Chart(data).mark_rect().encode(
-        x=alt.X("key:O", title="key (attended to)", sort=list(view.key_labels),
+        x=alt.X("key:O", title=t("chart.inspect.key_axis", lang), sort=list(view.key_labels),
                 axis=token_axis(view.key_labels, horizontal=True, label_limit=label_limit, slide=slide)),
-        y=alt.Y("query:O", title="query (attending)", sort=list(view.query_labels),
+        y=alt.Y("query:O", title=t("chart.inspect.query_axis", lang), sort=list(view.query_labels),
                 axis=token_axis(view.query_labels, horizontal=False, step_px=cell, label_limit=label_limit,
                                 slide=slide)),
-        color=alt.Color("weight:Q", title="weight", scale=weight_scale(slide, largest_weight(view.weights)),
+        color=alt.Color("weight:Q", title=weight, scale=weight_scale(slide, largest_weight(view.weights)),
                         legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=_GRID_LEGEND_PX)),
-        tooltip=[alt.Tooltip("query:N", title="query token"), alt.Tooltip("key:N", title="key token"),
-                 alt.Tooltip("weight:Q", format=".3f")],
-    ).properties(title=chart_title(f"Layer {view.layer}, head {view.head}: attention weights", notes, width=column,
-                                   slide=slide),
+        tooltip=[alt.Tooltip("query:N", title=t("chart.inspect.query_token", lang)),
+                 alt.Tooltip("key:N", title=t("chart.inspect.key_token", lang)),
+                 alt.Tooltip("weight:Q", title=weight, format=".3f")],
+    ).properties(title=chart_title(t("chart.inspect.heatmap_title", lang, layer=view.layer, head=view.head), notes,
+                                   width=column, slide=slide),
                  width=alt.Step(cell), height=alt.Step(cell))
     return style_chart(chart, slide)
 
 
-def layer_heads_chart(views: Sequence[HeatmapView], *, slide: bool = False) -> alt.FacetChart:
+def layer_heads_chart(views: Sequence[HeatmapView], *, slide: bool = False,
+                      lang: str = DEFAULT_LANGUAGE) -> alt.FacetChart:
     """Small multiples: every head of one layer side by side (:data:`_MULTIPLES_PER_ROW` per row), same
     colour scale, no token labels (hover a cell for them). ``views``: one per head, all of one layer and
     with the same rows and columns (as :func:`inspector.heatmap.layer_views` returns). Keep the text at or
@@ -199,23 +239,29 @@ def layer_heads_chart(views: Sequence[HeatmapView], *, slide: bool = False) -> a
     rows, cols = first.weights.shape
     size = _SLIDE_MULTIPLE_PX if slide else _MULTIPLE_PX
     cell_w, cell_h = max(1, size // max(cols, 1)), max(1, size // max(rows, 1))
+    weight = t("chart.inspect.weight", lang)
     panel = alt.Chart().mark_rect().encode(
         x=alt.X("key_index:O", axis=None),
         y=alt.Y("query_index:O", axis=None),
-        color=alt.Color("weight:Q", title="weight",
+        color=alt.Color("weight:Q", title=weight,
                         scale=weight_scale(slide, largest_weight(*(view.weights for view in views)))),
-        tooltip=[alt.Tooltip("head:O"), alt.Tooltip("query:N", title="query token"),
-                 alt.Tooltip("key:N", title="key token"), alt.Tooltip("weight:Q", format=".3f")],
+        tooltip=[alt.Tooltip("head:O", title=t("heads.column.head", lang)),
+                 alt.Tooltip("query:N", title=t("chart.inspect.query_token", lang)),
+                 alt.Tooltip("key:N", title=t("chart.inspect.key_token", lang)),
+                 alt.Tooltip("weight:Q", title=weight, format=".3f")],
     ).properties(width=alt.Step(cell_w), height=alt.Step(cell_h))
+    header = alt.Header(labelExpr=_header_expression("chart.inspect.head_header", lang, "head"), labelOrient="top")
     chart = panel.facet(
         data=data,
-        facet=alt.Facet("head:O", title=None, header=alt.Header(labelExpr="'head ' + datum.value", labelOrient="top")),
+        facet=alt.Facet("head:O", title=None, header=header),
         columns=_SLIDE_MULTIPLES_PER_ROW if slide else _MULTIPLES_PER_ROW,
-    ).properties(title=chart_title(f"Layer {first.layer}: every head", first.notes, slide=slide))
+    ).properties(title=chart_title(t("chart.inspect.layer_heads_title", lang, layer=first.layer),
+                                   _notes(first.notes, lang), slide=slide))
     return style_chart(chart, slide)
 
 
-def entropy_by_layer_chart(entropy: HeadEntropy, *, slide: bool = False) -> alt.LayerChart:
+def entropy_by_layer_chart(entropy: HeadEntropy, *, slide: bool = False,
+                           lang: str = DEFAULT_LANGUAGE) -> alt.LayerChart:
     """Normalised entropy of every head (dots) and the layer mean (line), layer by layer — the "broad in
     shallow layers, sharp in deep ones" check (Clark et al. 2019 report broad early layers on BERT).
 
@@ -223,22 +269,22 @@ def entropy_by_layer_chart(entropy: HeadEntropy, *, slide: bool = False) -> alt.
     ``normalized`` over the layer's heads (Vega's mean skips the NaN heads).
     """
     data = head_entropy_data(entropy)
-    x = alt.X("layer:O", title="layer (input → output)", axis=alt.Axis(labelAngle=0))
+    x = alt.X("layer:O", title=t("chart.inspect.layer_depth", lang), axis=alt.Axis(labelAngle=0))
     y_scale = alt.Scale(domain=[0, 1])
     dots = alt.Chart(data).mark_circle(size=110 if slide else 50, opacity=0.7).encode(
-        x=x, y=alt.Y("normalized:Q", title="entropy / log(keys)", scale=y_scale),
+        x=x, y=alt.Y("normalized:Q", title=t("chart.inspect.entropy_per_log_keys", lang), scale=y_scale),
         color=alt.value("#3b528b"),
-        tooltip=_HEAD_ENTROPY_TOOLTIP,
+        tooltip=_head_entropy_tooltip(lang),
     )
     # Blue dots and an orange line: a pair every common colour-vision deficiency tells apart.
     mean_line = alt.Chart(data).mark_line(point=True, strokeWidth=4 if slide else 2, color="#e66101").encode(
         x=x, y=alt.Y("mean(normalized):Q", scale=y_scale),
-        tooltip=[alt.Tooltip("layer:O"), alt.Tooltip("mean(normalized):Q", title="layer mean", format=".3f")],
+        tooltip=[alt.Tooltip("layer:O", title=t("chart.inspect.layer", lang)),
+                 alt.Tooltip("mean(normalized):Q", title=t("chart.inspect.layer_mean", lang), format=".3f")],
     )
     step = 70 if slide else 48
     chart = alt.layer(dots, mean_line).properties(
-        title=chart_title("Entropy by layer: does attention sharpen with depth?",
-                          ["Dots: each head (0 = one key, 1 = uniform). Line: the layer's mean."],
+        title=chart_title(t("chart.inspect.by_layer_title", lang), [t("chart.inspect.by_layer_note", lang)],
                           width=FULL_WIDTH_PX if slide else NARROW_COLUMN_PX, slide=slide),
         width=alt.Step(step), height=420 if slide else 260,
     )
