@@ -5,8 +5,9 @@
 catalogue entries too, filled with the numbers a lesson measured (:class:`inspector.lessons.Answer`).
 English is the default and the fallback: a key missing from the catalogue is a programming error and raises.
 
-Chart titles drawn by :mod:`inspector.charts` stay English (figures exported for slides keep one caption
-language); labels on the pages, the sidebar and the lesson charts are translated.
+Charts speak the page's language too: every builder in :mod:`inspector.charts` takes ``lang`` and draws its
+titles, axes, legends, tooltips and category names from here, so a figure exported from a Chinese page is Chinese
+(tests/chart_text.py reads what a chart shows; the chart tests build each one in 简体中文 and find no English).
 """
 
 from __future__ import annotations

@@ -16,8 +16,9 @@ from collections.abc import Iterable
 # Channels whose data values a reader sees as words: legend entries and facet headers.
 _LABELLED_CHANNELS = ("color", "fill", "stroke", "shape", "strokeDash", "row", "column", "facet")
 # Words a Chinese chart may keep: symbols and abbreviations read the same in both languages.
-ALWAYS_ALLOWED = ("log", "CLS", "SEP", "BOS", "EOS", "UNK", "PAD", "JSD", "CKA", "AOPC", "Kendall", "Spearman",
-                  "Jensen", "Shannon", "Triton", "PyTorch", "bertviz", "softmax", "datum", "value", "label")
+ALWAYS_ALLOWED = ("log", "CLS", "SEP", "BOS", "EOS", "UNK", "PAD", "MASK", "JSD", "CKA", "AOPC", "Kendall", "Spearman",
+                  "Jensen", "Shannon", "Var", "Olsson", "Michel", "Clark", "Kobayashi",
+                  "Voita", "Xiao", "Triton", "PyTorch", "bertviz", "softmax", "datum", "value", "label")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]{2,}")
 _STRING_LITERAL = re.compile(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"")
 
@@ -88,7 +89,7 @@ def english_words(texts: Iterable[str], allowed: Iterable[str] = ()) -> list[str
     found = []
     for text in texts:
         for name in names:
-            if name:
-                text = text.replace(name, " ")
+            if name:  # whole words only: the text's "on" must not eat the end of "Olsson"
+                text = re.sub(rf"(?<![A-Za-z]){re.escape(name)}(?![A-Za-z])", " ", text)
         found += _WORD.findall(text)
     return found

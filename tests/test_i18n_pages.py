@@ -2,18 +2,22 @@
 key, no English catalogue entry whose Chinese differs, and no English sentence of the code — a text the English page
 shows too, word for word, with three or more English words in it once names (models, methods, tokens) are taken out.
 
-Chart titles are not read here: the chart modules translate them (and the browser tests measure them).
+Every chart the page draws is read too (tests/chart_text.py): its titles, axes, legends, headers and tooltips show
+no English word but names and the text's own words.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from types import SimpleNamespace
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from inspector.charts.base import title_text
 from inspector.i18n import CATALOGUE, placeholders
+from tests.chart_text import chart_strings, english_words
 from tests.conftest import open_app_page
 from tests.test_i18n import CJK, english_runs, method_labels, page_texts
 
@@ -75,12 +79,21 @@ def test_every_page_in_chinese_shows_no_key_no_english_entry_and_no_english_sent
     english_entries = _english_entries()
     names = _data_names(at)  # a backend's name ("auto") is not the Attribution page's query option "auto"
     assert [text for text in chinese if text.strip() in english_entries - names] == []
+    # Every chart's titles, axes, legends, headers and tooltips (the spec Streamlit sends; the data go apart).
+    texts = [box.value for box in at.text_area]  # Compare's second text too
+    words_of_names = {word for name in [*names, *texts] for word in re.findall(r"[A-Za-z]+", name or "")}
+    charts = [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
+    assert [(title_text(spec.get("title")), words) for spec in charts
+            if (words := english_words(chart_strings(spec), names | words_of_names))] == []
 
     # The same page in English: what both show word for word is not translated by the page.
     at.selectbox(key="lang").set_value("en").run()
     assert not at.exception, [e.value for e in at.exception]
     english = _texts(at)
     assert [text for text in english if text.strip() in english_entries]  # the check sees English where it is
+    if charts:  # and the chart check sees English charts
+        assert any(english_words(chart_strings(json.loads(chart.proto.spec)), names | words_of_names)
+                   for chart in at.get("vega_lite_chart"))
     shared = set(chinese) & set(english)
     sentences = sorted(text for text in shared if english_runs(text, names))
     assert sentences == [], sentences
