@@ -42,7 +42,15 @@ import numpy as np
 import torch
 from scipy import stats
 
-from inspector.attribution import METHODS, REGISTRY, AttributionSettings, TargetSpec, attribute, bootstrap_mean_interval
+from inspector.attribution import (
+    METHODS,
+    REGISTRY,
+    AttributionSettings,
+    TargetSpec,
+    attribute,
+    bootstrap_mean_interval,
+    method_label,
+)
 from inspector.errors import InvalidRequestError
 from inspector.experiments import encode, forward
 from inspector.i18n import CATALOGUE, DEFAULT_LANGUAGE, t
@@ -497,16 +505,19 @@ def _padded(text: str, width: int) -> str:
     return text + " " * max(0, width - columns)
 
 
+def _method_words(method: str, lang: str) -> str:
+    """The method's label in ``lang``; a board read from JSON may name a method this process never registered."""
+    return method_label(method, lang) if method in REGISTRY else method
+
+
 def hit_rate_words(board: Scoreboard, lang: str = DEFAULT_LANGUAGE) -> list[str]:
     """The scoreboard in plain sentences in ``lang``, best method first (the CLI's summary)."""
-    from inspector.attribution import METHOD_LABELS
-
     order = np.argsort(-board.top1, kind="stable")
     lines = [t("gt.words.summary", lang, model=board.model_name, task=board.card.task.name,
                variant=t(f"gt.variant.{board.card.variant}", lang), accuracy=f"{board.accuracy:.1%}",
                examples=board.examples, truth=task_words(board.card.task, "truth", lang))]
     for i in order:
-        lines.append(t("gt.words.row", lang, method=_padded(METHOD_LABELS.get(board.methods[i], board.methods[i]), 28),
+        lines.append(t("gt.words.row", lang, method=_padded(_method_words(board.methods[i], lang), 28),
                        top1=f"{board.top1[i]:6.1%}", low=f"{board.top1_low[i]:.0%}", high=f"{board.top1_high[i]:.0%}",
                        k=board.k, topk=f"{board.topk[i]:6.1%}", rank=f"{board.mean_rank[i]:5.2f}",
                        rank_low=f"{board.mean_rank_low[i]:.2f}", rank_high=f"{board.mean_rank_high[i]:.2f}"))
@@ -550,11 +561,11 @@ def reading(board: Scoreboard, lang: str = DEFAULT_LANGUAGE) -> list[str]:
     apart from chance and which do worse than chance; attention-based against output-based methods (the point of
     the deceptive model); methods that find the token only by magnitude (the wrong sign); for induction, methods
     that find the mechanism's tokens but not the copied one; and the head whose attention row peaks on the causal
-    token most often, with the weight it gives it. Every sentence is a catalogue entry filled with the numbers."""
-    from inspector.attribution import METHOD_LABELS
+    token most often, with the weight it gives it. Every sentence is a catalogue entry filled with the numbers (and
+    the methods' labels in ``lang``)."""
 
     def label(i: int) -> str:
-        return METHOD_LABELS.get(board.methods[i], board.methods[i])
+        return _method_words(board.methods[i], lang)
 
     def joined(items: Sequence[str], separator: str = "gt.reading.separator") -> str:
         return t(separator, lang).join(items)
@@ -588,9 +599,9 @@ def reading(board: Scoreboard, lang: str = DEFAULT_LANGUAGE) -> list[str]:
     output = [m for m in OUTPUT_METHODS if m in board.methods]
     mass, _, _ = board.mass_interval()
     if attention and output:
-        contrast = t("gt.reading.contrast", lang, attention=joined([METHOD_LABELS.get(m, m) for m in attention]),
+        contrast = t("gt.reading.contrast", lang, attention=joined([_method_words(m, lang) for m in attention]),
                      attention_span=_span(board, attention),
-                     output=joined([METHOD_LABELS.get(m, m) for m in output]), output_span=_span(board, output))
+                     output=joined([_method_words(m, lang) for m in output]), output_span=_span(board, output))
         if board.card.variant == "deceptive":
             bound = board.card.attention_bound
             under = (t("gt.reading.under_bound", lang, bound=f"{bound:.1%}")

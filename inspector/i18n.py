@@ -1509,6 +1509,16 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "chart.lessons.materialised": {"en": "materialised n×n", "zh": "物化 n×n"},
     "chart.lessons.blocked": {"en": "blocked PyTorch (query blocks)", "zh": "分块 PyTorch（按查询分块）"},
     # ------------------------------------------------------------------------------------ heads corpus speed (issue 17)
+    # The attribution methods' labels (inspector.attribution.method_label); English is each method's own label.
+    "method.attention": {"en": "raw attention", "zh": "原始注意力"},
+    "method.rollout": {"en": "attention rollout", "zh": "注意力展开"},
+    "method.norm": {"en": "norm-weighted attention", "zh": "范数加权注意力"},
+    "method.gradient": {"en": "gradient (saliency)", "zh": "梯度（显著性）"},
+    "method.grad_x_input": {"en": "gradient × input", "zh": "梯度 × 输入"},
+    "method.integrated_gradients": {"en": "integrated gradients", "zh": "积分梯度"},
+    "method.occlusion": {"en": "occlusion (leave-one-out)", "zh": "遮挡（逐一删除）"},
+    "method.value_zeroing": {"en": "value zeroing", "zh": "值置零"},
+    "method.random": {"en": "random (baseline)", "zh": "随机（基线）"},
     # ------------------------------------------------------------------------------------------ census speed (issue 16)
 }
 

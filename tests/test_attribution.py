@@ -410,7 +410,7 @@ def test_attribution_charts_are_valid_vega_lite_with_tokens_as_data(headed_model
 def test_attribution_charts_in_chinese_show_no_english_but_names_and_tokens(headed_models):
     from dataclasses import replace
 
-    from inspector.attribution import METHOD_LABELS
+    from inspector.attribution import METHOD_LABELS, method_label
     from inspector.charts.attribution import (
         agreement_chart,
         counterfactual_chart,
@@ -427,7 +427,8 @@ def test_attribution_charts_in_chinese_show_no_english_but_names_and_tokens(head
     # The adversarial row is drawn only after the page's search; a stand-in row gives the chart its third facet.
     cf = replace(report.counterfactual, adversarial=report.counterfactual.uniform, adversarial_jsd=0.25,
                  adversarial_change=0.004)
-    names = {*report.tokens, *report.words, *METHOD_LABELS.values(), faithful.replacement}
+    # The methods are named in Chinese too (issue 17): their English labels are not among the names allowed.
+    names = {*report.tokens, *report.words, faithful.replacement}
 
     def builders(lang):
         overlap = t("attribution.page.overlap", lang, k=agreed.k)
@@ -445,8 +446,19 @@ def test_attribution_charts_in_chinese_show_no_english_but_names_and_tokens(head
     english = {name: english_words(chart_strings(chart.to_dict()), allowed=names)
                for name, chart in builders("en").items()}
     assert all(english.values()), english  # the check sees English where it is
+    # The method axes (data, which chart_strings reads only for legends) carry the labels of the chart's language.
+    for lang, built in (("zh", builders("zh")), ("en", builders("en"))):
+        labels = {method_label(m, lang) for m in report.scores}
+        for name in ("scores", "words", "decay"):
+            shown = {row["method"] for rows in built[name].to_dict()["datasets"].values() for row in rows}
+            assert shown == labels, (lang, name)
+        cells = {row["a"] for rows in built["agreement"].to_dict()["datasets"].values() for row in rows}
+        assert cells == {method_label(m, lang) for m in agreed.methods}, lang
+    assert method_label("integrated_gradients", "zh") == "积分梯度"
     columns = list(faithfulness_frame(faithful, "zh").columns)
     assert english_words(columns, allowed=names) == [] and len(columns) == 4 + 2 * len(faithful.bins)
+    assert list(faithfulness_frame(faithful, "zh").iloc[:, 0]) == [method_label(m, "zh") for m in faithful.methods]
+    assert list(faithfulness_frame(faithful).iloc[:, 0]) == [METHOD_LABELS[m] for m in faithful.methods]
     assert list(faithfulness_frame(faithful).columns)[:4] == ["method", "AOPC comprehensiveness ↑",
                                                               "AOPC sufficiency ↓", "flip at (fraction removed)"]
 
@@ -467,7 +479,7 @@ def position_method():
 
 
 def test_a_registered_method_runs_through_attribute_like_the_built_ins(headed_models, position_method):
-    from inspector.attribution import METHOD_LABELS, REGISTRY
+    from inspector.attribution import METHOD_LABELS, REGISTRY, method_label
 
     settings = AttributionSettings(methods=("attention", "position"), ig_steps=4, permutations=0, head_grid=False)
     report = attribute(headed_models["none"], TEXT, spec=TargetSpec(reference=REFERENCE), settings=settings)
@@ -475,6 +487,7 @@ def test_a_registered_method_runs_through_attribute_like_the_built_ins(headed_mo
     np.testing.assert_array_equal(report.scores["position"], np.arange(len(report.tokens)))
     assert report.faithfulness.methods == ("attention", "position") and "position" in report.timings
     assert METHOD_LABELS["position"] == "position (toy)" and REGISTRY["position"] is position_method
+    assert method_label("position", "zh") == "position (toy)"  # no catalogue entry: its author's label everywhere
     assert report_json(report)["scores"]["position"] == list(range(len(report.tokens)))
 
 
@@ -501,6 +514,22 @@ def test_the_registry_keeps_the_built_in_order_and_enforces_the_contract(headed_
     finally:
         unregister("too_short")
     assert "too_short" not in REGISTRY and "too_short" not in METHOD_LABELS
+
+
+def test_every_built_in_method_is_named_in_every_language():
+    from inspector.attribution import METHOD_LABELS, method_label
+    from inspector.i18n import CATALOGUE, LANGUAGES
+
+    for method in METHODS:
+        # English is the registry's label word for word (English pages, JSON and the CLI keep their text).
+        assert method_label(method) == method_label(method, "en") == METHOD_LABELS[method]
+        assert CATALOGUE[f"method.{method}"]["en"] == METHOD_LABELS[method]
+        assert any("\u4e00" <= char <= "\u9fff" for char in method_label(method, "zh")), method
+    assert len({method_label(m, lang) for m in METHODS for lang in LANGUAGES}) == len(METHODS) * len(LANGUAGES)
+    assert method_label("grad_x_input", "zh") == "梯度 × 输入" and method_label("random", "zh") == "随机（基线）"
+    assert method_label("integrated_gradients", "fr") == "integrated gradients"  # English for other languages
+    with pytest.raises(KeyError):
+        method_label("no_such_method", "zh")
 
 
 def test_saliency_and_gradient_times_input_share_one_backward(headed_models, monkeypatch):

@@ -78,6 +78,16 @@ def test_a_long_text_asks_before_running():
 
 
 def test_the_verdict_follows_the_sessions_language():
+    from tests.test_i18n import page_texts
+
     at = open_app_page("attribution", query={"lang": "zh"})
     assert not at.error
     assert any("对抗搜索" in info.value for info in at.info), [info.value for info in at.info]
+    # The methods are named in Chinese in the ERASER table and on the charts (issue 17).
+    texts = "\n".join(page_texts(at))
+    charts = "\n".join(json.dumps(json.loads(chart.proto.spec), ensure_ascii=False)
+                           for chart in at.get("vega_lite_chart"))
+    for shown in (texts, charts):
+        assert "积分梯度" in shown and "遮挡（逐一删除）" in shown
+        assert "integrated gradients" not in shown and "occlusion (leave-one-out)" not in shown
+    assert "积分梯度" in set(at.dataframe[0].value.iloc[:, 0])

@@ -5,11 +5,12 @@ the page's language."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
 
-from inspector.attribution import METHOD_LABELS
+from inspector.attribution import METHOD_LABELS, method_label
 from inspector.charts.base import title_text
 from inspector.charts.groundtruth import (
     CAUSAL_MARK,
@@ -78,6 +79,13 @@ def test_scoreboard_table_has_a_chance_row(board):
                                    "top-1 by magnitude [95 %]"]
     assert len(table) == len(board.methods) + 1 and table["method"].iloc[-1] == "chance (a random ranking)"
     assert table["top-1 [95 %]"].iloc[0].endswith("]") and "–" in table["top-1 [95 %]"].iloc[0]
+    # Mean ranks with one decimal ("11.3 [9.0–13.9]"): two made the column too wide for the page at 1000 px.
+    assert all(re.fullmatch(r"\d+\.\d \[\d+\.\d–\d+\.\d\]", cell) for cell in table["mean rank [95 %]"].iloc[:-1])
+    assert re.fullmatch(r"\d+\.\d", table["mean rank [95 %]"].iloc[-1])
+    assert list(table["method"].iloc[:-1]) == [METHOD_LABELS[board.methods[i]] for i in method_order(board)]
+    chinese = scoreboard_table(board, "zh")
+    assert list(chinese.iloc[:-1, 0]) == [method_label(board.methods[i], "zh") for i in method_order(board)]
+    assert "积分梯度" in set(chinese.iloc[:, 0]) and "integrated gradients" not in set(chinese.iloc[:, 0])
 
 
 @pytest.mark.parametrize("slide", [False, True])
@@ -113,6 +121,9 @@ def test_example_chart_marks_supporting_tokens_differently(induction_example):
     assert [4, 3] in strokes
     table = example_table(induction_example, top_ranked_tokens(induction_example), mechanism=True)
     assert list(table.columns) == ["method", "rank of B", "top-ranked token", "hit", "found the mechanism"]
+    assert list(table["method"]) == ["raw attention", "occlusion (leave-one-out)"]
+    chinese = example_table(induction_example, top_ranked_tokens(induction_example), mechanism=True, lang="zh")
+    assert list(chinese.iloc[:, 0]) == ["原始注意力", "遮挡（逐一删除）"]
 
 
 @pytest.mark.parametrize("slide", [False, True])
@@ -130,11 +141,10 @@ def test_head_hits_chart_shows_peaks_next_to_weights(board, slide):
 
 
 def test_every_chart_in_chinese_shows_no_english_but_names_and_tokens(planted, board, induction_example):
-    """Built in 简体中文 on real scores, a chart shows method labels, the model's label, the task's name and the
-    text's tokens in English (names and data) and nothing else; in English the same check finds English."""
+    """Built in 简体中文 on real scores, a chart shows the model's label, the task's name and the text's tokens in
+    English (names and data) and nothing else — the methods in Chinese; in English the same check finds English."""
     scored = score_example(planted, generate("planted-token", 1, seed=FRESH_SEED)[0], card_for(planted))
-    names = {*METHOD_LABELS.values(), board.card.label, board.card.task.name, *scored.tokens,
-             *induction_example.tokens}
+    names = {board.card.label, board.card.task.name, *scored.tokens, *induction_example.tokens}
 
     def builders(lang):
         return {"scoreboard": scoreboard_chart(board, lang=lang),
@@ -150,6 +160,13 @@ def test_every_chart_in_chinese_shows_no_english_but_names_and_tokens(planted, b
     assert chinese == {name: [] for name in chinese}
     english = {name: english_on(chart) for name, chart in builders("en").items()}
     assert all(english.values()), english  # the check sees English where it is
+    # The method axes are data (chart_strings reads data only for legends and facets): the labels of the language.
+    for lang in ("zh", "en"):
+        built = builders(lang)
+        for name, methods in (("scoreboard", board.methods), ("example", tuple(scored.scores)),
+                              ("induction", tuple(induction_example.scores))):
+            shown = {row["method"] for row in _data(built[name].to_dict()) if "method" in row}
+            assert shown == {method_label(m, lang) for m in methods}, (lang, name)
     frame = example_frame(induction_example, "zh")
     assert english_words([*frame["unit"], *frame["role_name"]], allowed=names) == []
     assert set(frame["role"]) >= {"causal", "supporting", "other"}  # the roles the chart filters on stay as they are

@@ -118,6 +118,12 @@ def test_the_pages_in_chinese_show_no_english_sentence():
         reading = next(md.value for md in at.markdown if "随机基线" in md.value).replace("\\", "")
         assert all(CJK.search(line) for line in reading.splitlines())
         assert "平均排名 [95%]" in at.dataframe[1].value.columns
+        # The methods in Chinese in both tables, the reading and the charts (issue 17).
+        charts = "\n".join(json.dumps(json.loads(chart.proto.spec), ensure_ascii=False)
+                           for chart in at.get("vega_lite_chart"))
+        for shown in ("\n".join(texts), reading, charts):
+            assert "积分梯度" in shown and "integrated gradients" not in shown, spec
+        assert "原始注意力" in set(at.dataframe[0].value.iloc[:, 0]) | set(at.dataframe[1].value.iloc[:, 0])
     assert any("找到机制" in column for column in at.dataframe[0].value.columns)  # the induction example
     at.selectbox(key="lang").set_value("en").run()
     assert not at.exception and untranslated(page_texts(at))  # the check finds English where there is English

@@ -1,6 +1,7 @@
 """Every page in 简体中文 (issue 17): rendered with ``AppTest`` on the bundled model, a Chinese page shows no catalogue
 key, no English catalogue entry whose Chinese differs, and no English sentence of the code — a text the English page
-shows too, word for word, with three or more English words in it once names (models, methods, tokens) are taken out.
+shows too, word for word, with three or more English words in it once names (models, tokens) are taken out. The
+attribution methods are named in Chinese, not allowed as names.
 
 Every chart the page draws is read too (tests/chart_text.py): its titles, axes, legends, headers and tooltips show
 no English word but names and the text's own words.
@@ -19,11 +20,11 @@ from inspector.charts.base import title_text
 from inspector.i18n import CATALOGUE, placeholders
 from tests.chart_text import chart_strings, english_words
 from tests.conftest import open_app_page
-from tests.test_i18n import CJK, english_runs, method_labels, page_texts
+from tests.test_i18n import CJK, english_runs, page_texts
 
 PAGES = ("inspect", "heads", "attribution", "lessons", "groundtruth", "compare")
-# What a Chinese page may show in English: names and data, not sentences. Model labels and ids, method labels
-# and the default text (its tokens) are data; the bundled model's architecture is a class name.
+# What a Chinese page may show in English: names and data, not sentences. Model labels and ids and the default text
+# (its tokens) are data; the bundled model's architecture is a class name. Method labels are not: they translate.
 NAMES = ("all-MiniLM-L6-v2", "BertModel", "sentence-transformers", "Kendall τ", "Spearman ρ", "bertviz", "Triton",
          "FlashAttention", "PyTorch", "ERASER", "AOPC", "Jensen–Shannon", "CKA")
 
@@ -43,12 +44,12 @@ def _keys_shown(texts: list[str]) -> list[str]:
 
 def _data_names(at: AppTest) -> set[str]:
     """The strings a page shows as data in every language: the text's tokens and words, example texts, model
-    choices, method labels."""
+    choices."""
     from inspector.attribution import DEFAULT_REFERENCE
     from inspector.examples import EXAMPLES
     from inspector.share import BACKENDS
 
-    names = set(NAMES) | set(BACKENDS) | method_labels() | {example.text for example in EXAMPLES}
+    names = set(NAMES) | set(BACKENDS) | {example.text for example in EXAMPLES}
     names |= set(at.selectbox(key="model").options)
     text = at.text_area(key="text").value
     names |= set(text.split()) | {text, DEFAULT_REFERENCE}

@@ -15,7 +15,6 @@ from inspector import InspectorError
 from inspector.attribution import (
     DEFAULT_REFERENCE,
     LONG_TEXT_TOKENS,
-    METHOD_LABELS,  # the corpus table names methods as the charts do
     AttributionReport,
     AttributionSettings,
     CorpusAgreement,
@@ -25,6 +24,7 @@ from inspector.attribution import (
     attribute,
     corpus_agreement,
     counterfactual_attention,
+    method_label,  # the corpus table and the warnings name methods as the charts do
 )
 from inspector.budget import count_tokens
 from inspector.charts.attribution import (
@@ -163,7 +163,7 @@ if ig is not None:
                                  baseline=baseline, baseline_value=f"{ig.baseline_value:.4g}",
                                  delta=f"{ig.delta:.2g}")))
 for method, reason in report.skipped.items():
-    st.warning(escape_markdown(t("attribution.page.skipped", lang, method=method, reason=reason)))
+    st.warning(escape_markdown(t("attribution.page.skipped", lang, method=method_label(method, lang), reason=reason)))
 
 st.subheader(t("attribution.page.scores", lang))
 st.altair_chart(scores_chart(report, words=words, slide=slide, lang=lang))
@@ -204,8 +204,8 @@ if st.button(t("attribution.page.corpus_button", lang), key="attr_corpus"):
                                         subtitle=[t("attribution.page.corpus_subtitle", lang,
                                                     n=len(corpus.per_text))]))
         columns = [t(f"attribution.page.column_{name}", lang) for name in ("method", "vs", "mean", "low", "high")]
-        pairs = [dict(zip(columns, (METHOD_LABELS[a], METHOD_LABELS[b], corpus.mean[i, j], corpus.low[i, j],
-                                    corpus.high[i, j])))
+        pairs = [dict(zip(columns, (method_label(a, lang), method_label(b, lang), corpus.mean[i, j],
+                                    corpus.low[i, j], corpus.high[i, j])))
                  for i, a in enumerate(corpus.methods) for j, b in enumerate(corpus.methods) if j > i]
         st.dataframe(pairs, hide_index=True)
 

@@ -9,7 +9,8 @@ The package, by concern:
   input embeddings, batch sizing;
 - :mod:`~inspector.attribution.methods` — the methods behind one contract (:class:`AttributionMethod`: a
   prepared problem in, one score per token out) and the :data:`REGISTRY` every caller reads; :data:`METHODS`
-  is the built-in nine in order, :data:`METHOD_LABELS` their labels (and those of any method registered later);
+  is the built-in nine in order, :data:`METHOD_LABELS` their labels (and those of any method registered later),
+  :func:`method_label` a label in a page's language;
 - :mod:`~inspector.attribution.rank_agreement` — Kendall τ, Spearman ρ, top-k overlap, the random-τ band, corpus
   bootstrap intervals;
 - :mod:`~inspector.attribution.faithfulness` — ERASER comprehensiveness/sufficiency, decay curves, flips;
@@ -47,6 +48,7 @@ from inspector.attribution.methods import (
                                              attention_rollout,
                                              attribution_method,
                                              leave_one_out,
+                                             method_label,
                                              occlusion_on_embeddings,
                                              register,
                                              unregister,
@@ -94,7 +96,8 @@ __all__ = [
     "RANDOM_TAU_SAMPLES", "REGISTRY", "RemovalMode", "Target", "TargetKind", "TargetSpec", "adversarial_search",
     "agreement", "attention_rollout", "attribute", "attribution_method", "batch_size_for", "bootstrap_mean_interval",
     "corpus_agreement", "counterfactual_attention", "counterfactual_json", "eraser_faithfulness",
-    "head_tau_grid", "jensen_shannon", "leave_one_out", "model_faithfulness", "occlusion_on_embeddings",
+    "head_tau_grid", "jensen_shannon", "leave_one_out", "method_label", "model_faithfulness",
+    "occlusion_on_embeddings",
     "random_tau_interval",
     "ranking_agreement", "register", "report_json", "resolve_target", "top_k_overlap", "unregister", "word_level",
 ]

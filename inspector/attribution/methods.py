@@ -57,6 +57,7 @@ from inspector.attribution.targets import (
     token_embeddings,
 )
 from inspector.experiments import ForwardResult, forward, head_writes
+from inspector.i18n import CATALOGUE, DEFAULT_LANGUAGE, t
 from kernels.hf import WeightEdit
 
 # ------------------------------------------------------------------------------------------ the context
@@ -223,6 +224,16 @@ class _Labels(Mapping[str, str]):
 
 
 METHOD_LABELS: Mapping[str, str] = _Labels()
+
+
+def method_label(method: str, lang: str = DEFAULT_LANGUAGE) -> str:
+    """Method ``method``'s label for people in ``lang``: in English exactly :data:`METHOD_LABELS`' label, in another
+    language the catalogue's ``method.<name>``. A method registered later with no catalogue entry keeps its own
+    label in every language (its author named it). Raises KeyError for a name not registered, as
+    :data:`METHOD_LABELS` does."""
+    label = METHOD_LABELS[method]
+    key = f"method.{method}"
+    return t(key, lang) if lang != DEFAULT_LANGUAGE and key in CATALOGUE else label
 
 
 # ------------------------------------------------------------------------------------------ the methods

@@ -2,7 +2,8 @@
 :class:`~inspector.attribution.CounterfactualAttention` (conventions of :mod:`inspector.charts`: finished
 numbers in, a chart out; token strings reach Vega only as data, so they are drawn as text, never as HTML;
 ``slide=True`` for projectors, applied last by :func:`~inspector.charts.style_chart`; ``lang`` words every title,
-axis, legend and tooltip — method labels and tokens are names and data, shown as they are).
+axis, legend and tooltip, and names the methods (:func:`~inspector.attribution.method_label`) — tokens are data,
+shown as they are).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from inspector.attribution import METHOD_LABELS, AttributionReport, CounterfactualAttention, Faithfulness
+from inspector.attribution import AttributionReport, CounterfactualAttention, Faithfulness, method_label
 from inspector.charts.base import (
     FULL_WIDTH_PX,
     chart_title,
@@ -28,9 +29,9 @@ SCORE_SCHEME = "blues"
 _LABEL_LIMIT = 160
 
 
-def scores_frame(report: AttributionReport, *, words: bool = False) -> pd.DataFrame:
-    """One row per (method, token or word): ``method`` (label), ``unit`` (position label), ``text``, ``score``
-    (the method's own value) and ``relative`` (score / the method's largest |score| over content units, so
+def scores_frame(report: AttributionReport, *, words: bool = False, lang: str = DEFAULT_LANGUAGE) -> pd.DataFrame:
+    """One row per (method, token or word): ``method`` (its label in ``lang``), ``unit`` (position label), ``text``,
+    ``score`` (the method's own value) and ``relative`` (score / the method's largest |score| over content units, so
     every method spans [−1, 1]). Tokens that a method cannot score (protected ones) have NaN."""
     if words:
         units = [f"{i}: {w}" for i, w in enumerate(report.words)]
@@ -44,7 +45,7 @@ def scores_frame(report: AttributionReport, *, words: bool = False) -> pd.DataFr
         values = np.asarray(values, dtype=float)
         scale = np.nanmax(np.abs(values[content])) if np.isfinite(values[content]).any() else 0.0
         relative = values / scale if scale > 0 else np.zeros_like(values)
-        frames.append(pd.DataFrame({"method": METHOD_LABELS[method], "unit": units, "text": texts,
+        frames.append(pd.DataFrame({"method": method_label(method, lang), "unit": units, "text": texts,
                                     "score": values, "relative": np.where(content, relative, np.nan)}))
     return pd.concat(frames, ignore_index=True)
 
@@ -53,7 +54,7 @@ def scores_chart(report: AttributionReport, *, words: bool = False, slide: bool 
                  lang: str = DEFAULT_LANGUAGE) -> alt.LayerChart:
     """Heat-text: one row per method, one column per token (or word), the token written in its cell, colour
     = the method's score relative to its own largest |score| (blue = supports f, red = works against it)."""
-    data = scores_frame(report, words=words)
+    data = scores_frame(report, words=words, lang=lang)
     units = list(dict.fromkeys(data["unit"]))
     methods = list(dict.fromkeys(data["method"]))
     cell = max(34, min(70, 1100 // max(len(units), 1)))
@@ -90,7 +91,7 @@ def agreement_chart(methods: tuple[str, ...], matrix: np.ndarray, *, name: str, 
                     lang: str = DEFAULT_LANGUAGE) -> alt.LayerChart:
     """Method × method matrix (Kendall τ, Spearman ρ or top-k overlap) with the value written in each cell.
     ``name``: the measure as the reader reads it, already in ``lang``."""
-    labels = [METHOD_LABELS[m] for m in methods]
+    labels = [method_label(m, lang) for m in methods]
     rows, cols = np.meshgrid(np.arange(len(methods)), np.arange(len(methods)), indexing="ij")
     data = pd.DataFrame({"a": np.array(labels, dtype=object)[rows.ravel()],
                          "b": np.array(labels, dtype=object)[cols.ravel()],
@@ -135,7 +136,7 @@ def head_tau_chart(head_tau: np.ndarray, *, slide: bool = False, lang: str = DEF
 def faithfulness_frame(faithful: Faithfulness, lang: str = DEFAULT_LANGUAGE) -> pd.DataFrame:
     """The ERASER table, its columns named in ``lang``: one row per method, comprehensiveness and sufficiency per
     bin, AOPCs and the flip."""
-    table = {t("attribution.page.eraser_method", lang): [METHOD_LABELS[m] for m in faithful.methods],
+    table = {t("attribution.page.eraser_method", lang): [method_label(m, lang) for m in faithful.methods],
              t("attribution.page.eraser_comp", lang): faithful.aopc_comprehensiveness,
              t("attribution.page.eraser_suff", lang): faithful.aopc_sufficiency,
              t("attribution.page.eraser_flip", lang): faithful.flip_fraction}
@@ -148,8 +149,8 @@ def faithfulness_frame(faithful: Faithfulness, lang: str = DEFAULT_LANGUAGE) -> 
 
 def decay_chart(faithful: Faithfulness, *, slide: bool = False, lang: str = DEFAULT_LANGUAGE) -> alt.Chart:
     """f as each method's top-ranked tokens are removed (Serrano & Smith 2019): steeper = more faithful."""
-    frames = [pd.DataFrame({"method": METHOD_LABELS[m], "removed": faithful.curve_fractions, "f": faithful.curve[i]})
-              for i, m in enumerate(faithful.methods)]
+    frames = [pd.DataFrame({"method": method_label(m, lang), "removed": faithful.curve_fractions,
+                            "f": faithful.curve[i]}) for i, m in enumerate(faithful.methods)]
     data = pd.concat(frames, ignore_index=True)
     removal = (t("attribution.page.removed_mask", lang, replacement=faithful.replacement)
                if faithful.removal == "mask" else t("attribution.page.removed_delete", lang))

@@ -4,8 +4,9 @@ and the heads whose attention row peaks on the causal token next to the weight i
 
 Conventions of :mod:`inspector.charts`: finished numbers in, a chart out, no analysis; token strings reach
 Vega only as data (drawn as text, escaped in tooltips), never as HTML; ``slide=True`` for projectors, applied
-last by :func:`~inspector.charts.style_chart`; ``lang`` words every title, axis, legend, tooltip and mark (method
-labels, model labels and tokens are names and data, shown as they are).
+last by :func:`~inspector.charts.style_chart`; ``lang`` words every title, axis, legend, tooltip and mark, and names
+the methods (:func:`~inspector.attribution.method_label`; model labels and tokens are names and data, shown as they
+are).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from inspector.attribution import METHOD_LABELS
+from inspector.attribution import METHOD_LABELS, method_label
 from inspector.charts.base import (
     FULL_WIDTH_PX,
     chart_title,
@@ -39,8 +40,9 @@ _NAMES_PX = 170  # the method names left of the scoreboard (the longest label, "
 _PANEL_SPACING_PX = 24
 
 
-def _label(method: str) -> str:
-    return METHOD_LABELS.get(method, method)
+def _label(method: str, lang: str) -> str:
+    """The method's label in ``lang``; a board read from JSON may name a method this process never registered."""
+    return method_label(method, lang) if method in METHOD_LABELS else method
 
 
 def causal_mark(lang: str = DEFAULT_LANGUAGE) -> str:
@@ -96,7 +98,7 @@ def scoreboard_chart(board: Scoreboard, *, slide: bool = False, lang: str = DEFA
     supporting one — whether the method found the mechanism at all."""
     order_index = method_order(board)
     data = pd.DataFrame({
-        "method": [_label(board.methods[i]) for i in order_index],
+        "method": [_label(board.methods[i], lang) for i in order_index],
         **{name: [float(getattr(board, name)[i]) for i in order_index]
            for name in ("top1", "top1_low", "top1_high", "topk", "topk_low", "topk_high", "mechanism_top1",
                         "mechanism_top1_low", "mechanism_top1_high")},
@@ -123,8 +125,8 @@ def scoreboard_chart(board: Scoreboard, *, slide: bool = False, lang: str = DEFA
 
 
 def example_frame(scored: ExampleScores, lang: str = DEFAULT_LANGUAGE) -> pd.DataFrame:
-    """One row per (method, token): ``method`` (label), ``unit`` (position label, the causal column suffixed
-    with :func:`causal_mark`, supporting ones with :func:`supporting_mark`, in ``lang``), ``token``, ``role``
+    """One row per (method, token): ``method`` (its label in ``lang``), ``unit`` (position label, the causal column
+    suffixed with :func:`causal_mark`, supporting ones with :func:`supporting_mark`, in ``lang``), ``token``, ``role``
     (causal / supporting / other / special), ``role_name`` (the role in ``lang``), ``score`` (the method's own
     value), ``scaled`` (min–max over the content tokens, in [0, 1]; NaN for special tokens and scores that are not
     finite) and ``rank`` (1-based among the content tokens, ties against the token; None for special tokens)."""
@@ -143,7 +145,7 @@ def example_frame(scored: ExampleScores, lang: str = DEFAULT_LANGUAGE) -> pd.Dat
             low, high = values[usable].min(), values[usable].max()
             scaled[usable] = (values[usable] - low) / (high - low) if high > low else 0.0
         ranks = [rank_of(values, scored.content, i) if scored.content[i] else None for i in range(len(values))]
-        frames.append(pd.DataFrame({"method": _label(method), "unit": units, "token": list(scored.tokens),
+        frames.append(pd.DataFrame({"method": _label(method, lang), "unit": units, "token": list(scored.tokens),
                                     "role": roles, "role_name": role_names, "score": values, "scaled": scaled,
                                     "rank": pd.array(ranks, dtype="Int64")}))
     return pd.concat(frames, ignore_index=True)
@@ -246,17 +248,18 @@ def _interval(value: float, low: float, high: float, fmt: str) -> str:
 def scoreboard_table(board: Scoreboard, lang: str = DEFAULT_LANGUAGE) -> pd.DataFrame:
     """The scoreboard as display text in ``lang``, best method first, then a chance row: method, top-1 [95 %],
     top-k [95 %], mean rank [95 %], top-1 by magnitude [95 %] and — for tasks with supporting tokens — found the
-    mechanism [95 %]."""
+    mechanism [95 %]. Mean ranks with one decimal: "11.30 [9.00–13.90]" made the column a few pixels too wide for
+    the page at a 1000 px window."""
     mechanism = has_mechanism(board)
     method, top1, topk = t("gt.column.method", lang), t("gt.column.top1", lang), t("gt.column.topk", lang, k=board.k)
     mean_rank, magnitude = t("gt.column.mean_rank", lang), t("gt.column.magnitude", lang)
     found = t("gt.column.mechanism_rate", lang)
     rows = []
     for i in method_order(board):
-        row = {method: _label(board.methods[i]),
+        row = {method: _label(board.methods[i], lang),
                top1: _interval(board.top1[i], board.top1_low[i], board.top1_high[i], ".0%"),
                topk: _interval(board.topk[i], board.topk_low[i], board.topk_high[i], ".0%"),
-               mean_rank: _interval(board.mean_rank[i], board.mean_rank_low[i], board.mean_rank_high[i], ".2f"),
+               mean_rank: _interval(board.mean_rank[i], board.mean_rank_low[i], board.mean_rank_high[i], ".1f"),
                magnitude: _interval(board.magnitude_top1[i], board.magnitude_top1_low[i],
                                     board.magnitude_top1_high[i], ".0%")}
         if mechanism:
@@ -264,7 +267,7 @@ def scoreboard_table(board: Scoreboard, lang: str = DEFAULT_LANGUAGE) -> pd.Data
                                    board.mechanism_top1_high[i], ".0%")
         rows.append(row)
     chance = {method: t("gt.column.chance", lang), top1: f"{board.chance_top1:.0%}", topk: f"{board.chance_topk:.0%}",
-              mean_rank: f"{board.chance_rank:.2f}", magnitude: f"{board.chance_top1:.0%}"}
+              mean_rank: f"{board.chance_rank:.1f}", magnitude: f"{board.chance_top1:.0%}"}
     if mechanism:
         chance[found] = ""
     rows.append(chance)
@@ -281,7 +284,7 @@ def example_table(scored: ExampleScores, top: dict[str, int], *, mechanism: bool
     top_token, hit, found = t("gt.column.top_token", lang), t("gt.column.hit", lang), t("gt.column.mechanism", lang)
     rows = []
     for name, rank in scored.ranks.items():
-        row = {method: _label(name), rank_title: t("gt.column.rank_of", lang, rank=rank, n=n),
+        row = {method: _label(name, lang), rank_title: t("gt.column.rank_of", lang, rank=rank, n=n),
                top_token: f"{top[name]}: {scored.tokens[top[name]]}", hit: "✓" if rank == 1 else "✗"}
         if mechanism:
             row[found] = "✓" if scored.mechanism_ranks[name] == 1 else "✗"
