@@ -25,6 +25,14 @@ suggest: the most redundant pairs (smallest JS divergence) ablated one at a time
 is the plain mean of the single-text values (exactly, by construction — :meth:`HeadStatistics.mean`), so a
 verdict is never drawn from one sentence. The pair and pruning measurements are means over the texts too,
 of ablations chosen from the corpus averages.
+
+**Batched over texts, with the single-text numbers.** Texts are grouped by length the way the census groups them
+(:func:`inspector.census.length_buckets`), and a group's texts share each of the forwards above: right-padded
+batches (:func:`_padded_batch` — every text keeps positions 0 … T − 1, padded keys get exactly zero weight, a
+real query never sees one) whose rows are (text, copy) pairs, each statistic then taken over the text's own T
+tokens. Bigger matrix products use a CPU better at these sizes (T ≈ 10–30 tokens, and
+the gated backward of one text is only 8 copies), while every per-text number stays its single-text number up
+to float rounding (tests/test_heads.py checks BERT, a GPT-2 LM and a sliding-window Mistral on ragged lengths).
 """
 
 from __future__ import annotations
@@ -360,6 +368,8 @@ def _row_chunks(lengths: Sequence[int], count: int, budget: int, minimum: int = 
     ``budget`` padded tokens (rows × longest text; at least ``minimum`` rows each)."""
     rows = [(k, c) for k in range(len(lengths)) for c in range(count)]
     per_forward = max(minimum, budget // max(lengths))
+    # Forwards of equal size: 288 rows at 273 a forward run as 144 + 144, not 273 + a wasteful 15.
+    per_forward = -(-len(rows) // -(-len(rows) // per_forward))
     return [rows[start:start + per_forward] for start in range(0, len(rows), per_forward)]
 
 
