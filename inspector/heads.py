@@ -557,7 +557,9 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
     is called as ``progress(done, total, label)`` after each text of each pass (2 × len(texts) calls); done and
     total count work units — each text's tokens times the copies of it forwarded (a backward counted as
     :data:`_BACKWARD_COST` forwards) — so done / total is the share of the whole job, not of the calls
-    (:class:`ReportProgress` turns them into a fraction, texts/s and an ETA).
+    (:class:`ReportProgress` turns them into a fraction, texts/s and an ETA). Texts of one length group finish
+    together, so their calls come together once the group's forwards are done (a few texts at a time; a
+    callback that raises — the page's Stop — stops the report there).
     Raises :class:`InvalidTextError` / :class:`InvalidRequestError` for bad texts or options before the slow part
     where it can."""
     texts = (texts,) if isinstance(texts, str) else tuple(texts)
