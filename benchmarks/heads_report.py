@@ -79,10 +79,11 @@ def main(argv: list[str] | None = None) -> int:
     notes = [
         f"- Time: one `head_report(loaded, texts, ablation={args.ablation!r})` after a one-text warm-up, "
         "`time.perf_counter`. Per text it runs one forward keeping every layer's weights, values and head outputs; "
-        f"one batched forward of {n} copies, each ablating one head; one forward and backward of the gated model; "
-        f"and, in the second pass, one batched forward of the {len(report.pairs.heads)} pairs ablated together and "
+        f"{n} copies, each ablating one head; the gated model's forward and backward; "
+        f"and, in the second pass, the {len(report.pairs.heads)} pairs ablated together and "
         f"{len(report.pruning.fraction) - 1} pruning steps (a pair's heads ablated alone reuse the first pass's "
-        "single-head ablations; the step that removes nothing is 0 without a forward).",
+        "single-head ablations; the step that removes nothing is 0 without a forward). Texts of about one length "
+        "share these forwards as right-padded batches (census's length buckets).",
         f"- Model load (once, not timed above): {load_seconds:.1f} s. torch threads: {torch.get_num_threads()}"
         f"{' (--threads)' if args.threads is not None else ' (torch default, as on the page)'}.",
         f"- Progress bar's estimate (work units = tokens × copies forwarded): the first pass is "
@@ -97,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
                      f"{verdict} it in this run.")
     shapes = (f"{info.name}: {info.architecture}, {info.num_layers} layers × {info.num_heads} heads, hidden "
               f"{info.hidden_size}, {info.dtype} on {info.device}; {len(texts)} corpus sentences, {tokens} tokens "
-              "in all (special tokens included), one text at a time")
+              "in all (special tokens included), batched by length")
     finish(args.write_docs, SECTION_TITLE, "The Heads page's one library call over the bundled corpus.",
            module="benchmarks.heads_report", argv=argv,
            shapes=shapes, table=table, notes=notes)

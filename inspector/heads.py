@@ -25,6 +25,14 @@ suggest: the most redundant pairs (smallest JS divergence) ablated one at a time
 is the plain mean of the single-text values (exactly, by construction — :meth:`HeadStatistics.mean`), so a
 verdict is never drawn from one sentence. The pair and pruning measurements are means over the texts too,
 of ablations chosen from the corpus averages.
+
+**Batched over texts, with the single-text numbers.** Texts are grouped by length the way the census groups them
+(:func:`inspector.census.length_buckets`), and a group's texts share each of the forwards above: right-padded
+batches (:func:`_padded_batch` — every text keeps positions 0 … T − 1, padded keys get exactly zero weight, a
+real query never sees one) whose rows are (text, copy) pairs, each statistic then taken over the text's own T
+tokens. Bigger matrix products use a CPU better at these sizes (T ≈ 10–30 tokens, and
+the gated backward of one text is only 8 copies), while every per-text number stays its single-text number up
+to float rounding (tests/test_heads.py checks BERT, a GPT-2 LM and a sliding-window Mistral on ragged lengths).
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ from typing import Literal
 import numpy as np
 import torch
 
+from inspector.census import length_buckets
 from inspector.errors import InvalidRequestError, InvalidTextError
 from inspector.experiments import (
     ModelOutput,
@@ -82,8 +91,14 @@ REDUNDANT_PAIRS = 5
 # Embeddings have no label to take a loss against: L is their projection on this many fixed random directions
 # orthogonal to the unablated embedding (see gradient_importance).
 EMBEDDING_DIRECTIONS = 8
-# Copies of a text per batched forward: copies × tokens stays under this, so long texts do not blow up memory.
+# Copies per batched forward without gradients: copies × padded tokens stays under this, so long texts do not blow
+# up memory.
 _BATCH_TOKENS = 4096
+# Texts whose first pass runs together (see head_report): their single-head ablation copies × padded tokens.
+_GROUP_TOKENS = 4096
+# Copies per forward and backward: copies × padded tokens × hidden size stays under this (a backward keeps every
+# layer's activations), with one text's copies at the least.
+_GRADIENT_ELEMENTS = 2 ** 20
 # A forward and backward costs about this many forwards of the same batch (DESIGN.md: backward 2.5× forward).
 _BACKWARD_COST = 3
 
@@ -332,26 +347,96 @@ def layer_normalized(raw: np.ndarray) -> np.ndarray:
     return np.divide(raw, norms, out=np.zeros_like(raw, dtype=np.float64), where=norms > 0).astype(np.float32)
 
 
-def _copies(inputs: dict[str, torch.Tensor], count: int) -> dict[str, torch.Tensor]:
-    return {name: value.expand(count, -1) for name, value in inputs.items()}
+def _padded_batch(loaded: LoadedModel, rows: Sequence[torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Token-id rows (each (T,) on the model's device) as one right-padded batch, the census's convention
+    (:mod:`inspector.census`): every text keeps positions 0 … T − 1 and its own mask, padded keys get exactly zero
+    weight and a real query never sees one, so each row's numbers are its single-text numbers up to float
+    rounding. Rows of one length make an unpadded batch."""
+    width = max(int(row.shape[0]) for row in rows)
+    device = rows[0].device
+    pad_id = getattr(loaded.tokenizer, "pad_token_id", None) or 0
+    input_ids = torch.full((len(rows), width), int(pad_id), dtype=torch.long, device=device)
+    attention_mask = torch.zeros((len(rows), width), dtype=torch.long, device=device)
+    for r, row in enumerate(rows):
+        input_ids[r, :row.shape[0]] = row
+        attention_mask[r, :row.shape[0]] = 1
+    return {"input_ids": input_ids, "attention_mask": attention_mask}
+
+
+def _row_chunks(lengths: Sequence[int], count: int, budget: int, minimum: int = 1) -> list[list[tuple[int, int]]]:
+    """Rows (text k, copy c) for ``count`` copies of each text, cut into consecutive forwards of at most
+    ``budget`` padded tokens (rows × longest text; at least ``minimum`` rows each)."""
+    rows = [(k, c) for k in range(len(lengths)) for c in range(count)]
+    per_forward = max(minimum, budget // max(lengths))
+    # Forwards of equal size: 288 rows at 273 a forward run as 144 + 144, not 273 + a wasteful 15.
+    per_forward = -(-len(rows) // -(-len(rows) // per_forward))
+    return [rows[start:start + per_forward] for start in range(0, len(rows), per_forward)]
+
+
+def _texts_changes(loaded: LoadedModel, ids: Sequence[torch.Tensor], bases: Sequence[ModelOutput],
+                   masks: torch.Tensor, mode: AblationMode, backend: str) -> np.ndarray:
+    """Output change of each text for each ablation set: ``ids`` (K texts, each (T,)), their unablated outputs,
+    masks (S, L, H) bool — set s removes the heads where it is True. (K, S) float32. The K · S copies run in
+    right-padded batched forwards of at most :data:`_BATCH_TOKENS` padded tokens."""
+    layers = masks.shape[1]
+    changes = np.zeros((len(ids), masks.shape[0]), dtype=np.float32)
+    for part in _row_chunks([int(row.shape[0]) for row in ids], masks.shape[0], _BATCH_TOKENS):
+        row_masks = masks[[s for _, s in part]]  # (R, L, H)
+        interventions = [SequenceHeadAblation(layer, row_masks[:, layer], mode) for layer in range(layers)
+                         if row_masks[:, layer].any()]
+        batch = _padded_batch(loaded, [ids[k] for k, _ in part])
+        result = forward(loaded, batch, interventions=interventions, backend=backend, stats=())
+        for r, (k, s) in enumerate(part):
+            changes[k, s] = output_change(bases[k], model_output(loaded, result, batch, sequence=r))
+    return changes
 
 
 def _ablated_changes(loaded: LoadedModel, inputs: dict[str, torch.Tensor], base: ModelOutput, masks: torch.Tensor,
                      mode: AblationMode, backend: str) -> np.ndarray:
     """Output change for each ablation set: masks (S, L, H) bool — set s removes the heads where it is True.
     Runs batched forwards of copies of the text (chunked to :data:`_BATCH_TOKENS` tokens)."""
-    layers = masks.shape[1]
-    chunk = max(1, _BATCH_TOKENS // inputs["input_ids"].shape[1])
-    changes = []
-    for start in range(0, masks.shape[0], chunk):
-        part = masks[start:start + chunk]
-        interventions = [SequenceHeadAblation(layer, part[:, layer], mode) for layer in range(layers)
-                         if part[:, layer].any()]
-        copies = _copies(inputs, part.shape[0])
-        result = forward(loaded, copies, interventions=interventions, backend=backend, stats=())
-        changes.extend(output_change(base, model_output(loaded, result, copies, sequence=b))
-                       for b in range(part.shape[0]))
-    return np.asarray(changes, dtype=np.float32)
+    return _texts_changes(loaded, [inputs["input_ids"][0]], [base], masks, mode, backend)[0]
+
+
+def _texts_gradients(loaded: LoadedModel, ids: Sequence[torch.Tensor], bases: Sequence[ModelOutput],
+                     backend: str) -> np.ndarray:
+    """:func:`gradient_importance` of K texts at once: (K, L, H) float32. Each text's copies (one per direction
+    for an embedding) are rows of right-padded batches, each row with its own gates; the loss is the sum of the
+    rows' losses, and as rows never mix, each row's gate gradient is that of its own loss."""
+    info = loaded.info
+    device = loaded.device
+    embedding = bases[0].kind == "embedding"
+    copies = EMBEDDING_DIRECTIONS if embedding else 1
+    directions = []
+    if embedding:
+        for base in bases:
+            generator = torch.Generator().manual_seed(0)
+            found = torch.randn(copies, base.vector.shape[0], generator=generator)
+            found = found - (found @ base.vector)[:, None] * base.vector[None, :]  # ⊥ e
+            directions.append(torch.nn.functional.normalize(found, dim=1).to(device))
+    squares = torch.zeros(len(ids), info.num_layers, info.num_heads, dtype=torch.float32)
+    # A backward keeps every layer's activations: the batch is held to a token budget that shrinks as the
+    # hidden size grows, and to one text's copies at the least (what one text needs anyway).
+    budget = max(1, _GRADIENT_ELEMENTS // info.hidden_size)
+    for part in _row_chunks([int(row.shape[0]) for row in ids], copies, budget, minimum=copies):
+        gates = [torch.ones(len(part), info.num_heads, device=device, requires_grad=True)
+                 for _ in range(info.num_layers)]
+        batch = _padded_batch(loaded, [ids[k] for k, _ in part])
+        result = forward(loaded, batch, interventions=[HeadGate(layer, gate) for layer, gate in enumerate(gates)],
+                         backend=backend, grad=True, stats=())
+        losses = []
+        for r, (k, c) in enumerate(part):
+            vector = model_output(loaded, result, batch, keep_graph=True, sequence=r).vector
+            if embedding:
+                losses.append(directions[k][c] @ vector)
+            else:
+                log_probs = vector if bases[k].kind == "distribution" else torch.log_softmax(vector, dim=-1)
+                losses.append(-log_probs[int(bases[k].vector.argmax())])  # logits → log p of the top prediction
+        grads = torch.autograd.grad(sum(losses), gates)
+        per_gate = torch.stack([g.detach().float().cpu() for g in grads], dim=1)  # (R, L, H)
+        for r, (k, _) in enumerate(part):
+            squares[k] += per_gate[r].pow(2)
+    return squares.sqrt().numpy().astype(np.float32)
 
 
 def gradient_importance(loaded: LoadedModel, inputs: dict[str, torch.Tensor], base: ModelOutput,
@@ -370,76 +455,84 @@ def gradient_importance(loaded: LoadedModel, inputs: dict[str, torch.Tensor], ba
       ‖∂e/∂g_h‖, the first-order distance the unit embedding moves when the head's gate moves. Directions
       come from a fixed seed, so the numbers are reproducible; the per-layer normalisation removes the scale.
     """
+    return _texts_gradients(loaded, [inputs["input_ids"][0]], [base], backend)[0]
+
+
+def _texts_statistics(loaded: LoadedModel, ids: Sequence[torch.Tensor], backend: str,
+                      ) -> list[tuple[dict[str, np.ndarray], tuple[str, ...], np.ndarray, ModelOutput]]:
+    """The per-text statistics of K texts from one right-padded batched forward that keeps every layer's
+    weights and each head's value and output: per text, the :class:`HeadStatistics` fields but the two
+    importances, its tokens, its per-key sink scores (L, H, T) and its unablated output. Each text's weights,
+    values and outputs are cut to its own T tokens before any statistic is taken."""
     info = loaded.info
-    device = loaded.device
-    embedding = base.kind == "embedding"
-    copies = EMBEDDING_DIRECTIONS if embedding else 1
-    gates = [torch.ones(copies, info.num_heads, device=device, requires_grad=True) for _ in range(info.num_layers)]
-    batch = _copies(inputs, copies)
-    result = forward(loaded, batch, interventions=[HeadGate(layer, gate) for layer, gate in enumerate(gates)],
-                     backend=backend, grad=True, stats=())
-    if embedding:
-        generator = torch.Generator().manual_seed(0)
-        directions = torch.randn(copies, base.vector.shape[0], generator=generator)
-        directions = directions - (directions @ base.vector)[:, None] * base.vector[None, :]  # ⊥ e
-        directions = torch.nn.functional.normalize(directions, dim=1).to(device)
-        loss = sum(directions[b] @ model_output(loaded, result, batch, keep_graph=True, sequence=b).vector
-                   for b in range(copies))
-    else:
-        target = int(base.vector.argmax())
-        vector = model_output(loaded, result, batch, keep_graph=True).vector
-        log_probs = vector if base.kind == "distribution" else torch.log_softmax(vector, dim=-1)  # logits → log p
-        loss = -log_probs[target]
-    grads = torch.autograd.grad(loss, gates)
-    per_gate = torch.stack([g.detach().float().cpu() for g in grads])  # (L, copies, H)
-    return per_gate.pow(2).sum(dim=1).sqrt().numpy().astype(np.float32)
+    layers, heads = info.num_layers, info.num_heads
+    batch = _padded_batch(loaded, ids)
+    base_run = forward(loaded, batch, backend=backend, weights_layers="all", keep=("value", "output"),
+                       keep_layers="all")
+    records = base_run.records
+    all_weights = torch.stack([r.weights for r in records], dim=1).float().cpu()  # (K, L, H, n, n)
+    all_entropy = torch.stack([r.stats["entropy"] for r in records], dim=1).float().cpu()  # (K, L, H, n)
+    width = batch["input_ids"].shape[1]
+    # What each head writes, for the whole batch per layer: (K, H, n, hidden) values' and outputs' writes.
+    value_writes, output_writes = [], []
+    for layer, record in enumerate(records):
+        for name, into in (("value", value_writes), ("output", output_writes)):
+            vectors = record.tensors[name]  # (K, heads or kv_heads, n, head_dim)
+            flat = vectors.transpose(0, 1).reshape(vectors.shape[1], -1, vectors.shape[-1])
+            into.append(head_writes(loaded, layer, flat).view(heads, len(ids), width, -1).transpose(0, 1))
+    special_ids = set(getattr(loaded.tokenizer, "all_special_ids", []))
+    out = []
+    for k, row in enumerate(ids):
+        n = int(row.shape[0])
+        weights = all_weights[k, :, :, :n, :n].numpy()  # (L, H, T, T)
+        visible = torch.stack([visible_keys_mask(n, n, causal=r.causal, window=r.window, device="cpu")[0, 0]
+                               for r in records]).numpy()  # (L, T, T)
+        entropy = head_entropy_from_rows(all_entropy[k, :, :, :n].numpy(), visible.sum(axis=-1))
+        token_ids = row.tolist()
+        tokens = tuple(str(t) for t in loaded.tokenizer.convert_ids_to_tokens(token_ids))
+        special = np.array([i in special_ids for i in token_ids], dtype=bool)
+        value_norms = torch.stack([w[k, :, :n].norm(dim=-1) for w in value_writes]).cpu().numpy()  # (L, H, T)
+        contribution = torch.cat([w[k, :, :n] for w in output_writes]).cpu().numpy()  # (N, T, hidden)
+        cosine, cka = contribution_similarity(contribution)
+        key_scores = sink_scores(weights, visible)
+        stats = dict(
+            entropy=entropy.raw, entropy_normalized=entropy.normalized, layer_entropy=entropy.layer_mean,
+            token_mass=token_category_mass(weights, tokens, special),
+            norm_token_mass=token_category_mass(norm_weighted_attention(weights, value_norms), tokens, special),
+            first_token_sink=key_scores[..., 0], max_sink_score=key_scores.max(axis=-1),
+            mean_distance=mean_attention_distance(weights),
+            induction=induction_score(weights, row.cpu().numpy(), special),
+            js_divergence=js_divergence_matrix(weights.reshape(layers * heads, n, n)),
+            contribution_cosine=cosine, contribution_cka=cka,
+        )
+        out.append((stats, tokens, key_scores, model_output(loaded, base_run, batch, sequence=k)))
+    return out
 
 
 def _text_statistics(loaded: LoadedModel, text: str, mode: AblationMode,
                      backend: str) -> tuple[HeadStatistics, tuple[str, ...], np.ndarray, dict]:
     """Statistics of one text, its tokens, its per-key sink scores (L, H, T) and the tensors the second pass
     reuses (the encoded inputs and the unablated output)."""
+    inputs = encode(loaded, text)
+    stats, tokens, key_scores, base = _group_statistics(loaded, [inputs], mode, backend)[0]
+    return stats, tokens, key_scores, {"inputs": inputs, "base": base}
+
+
+def _group_statistics(loaded: LoadedModel, inputs: Sequence[dict[str, torch.Tensor]], mode: AblationMode,
+                      backend: str) -> list[tuple]:
+    """The first pass over a group of texts (encoded, batch of one each): per text its :class:`HeadStatistics`,
+    its tokens, per-key sink scores and its unablated output — one batched forward for the
+    statistics, then every text's single-head ablations and gated gradients batched together."""
     info = loaded.info
     layers, heads = info.num_layers, info.num_heads
-    inputs = encode(loaded, text)
-    base_run = forward(loaded, inputs, backend=backend, weights_layers="all", keep=("value", "output"),
-                       keep_layers="all")
-    base = model_output(loaded, base_run, inputs)
-    records = base_run.records
-    weights = torch.stack([r.weights[0] for r in records]).float().cpu().numpy()  # (L, H, T, T)
-    n = weights.shape[-1]
-    visible = torch.stack([visible_keys_mask(n, n, causal=r.causal, window=r.window, device="cpu")[0, 0]
-                           for r in records]).numpy()  # (L, T, T)
-    entropy = head_entropy_from_rows(torch.stack([r.stats["entropy"][0] for r in records]).float().cpu().numpy(),
-                                     visible.sum(axis=-1))
-    ids = inputs["input_ids"][0].tolist()
-    tokens = tuple(str(t) for t in loaded.tokenizer.convert_ids_to_tokens(ids))
-    special_ids = set(getattr(loaded.tokenizer, "all_special_ids", []))
-    special = np.array([i in special_ids for i in ids], dtype=bool)
-
-    value_norms, contributions = [], []
-    for layer, record in enumerate(records):
-        value_norms.append(head_writes(loaded, layer, record.tensors["value"][0]).norm(dim=-1))  # (H, T)
-        contributions.append(head_writes(loaded, layer, record.tensors["output"][0]))  # (H, T, hidden)
-    value_norms_np = torch.stack(value_norms).cpu().numpy()  # (L, H, T)
-    contribution = torch.cat(contributions).cpu().numpy()  # (N, T, hidden)
-    cosine, cka = contribution_similarity(contribution)
-    key_scores = sink_scores(weights, visible)
-
+    ids = [item["input_ids"][0] for item in inputs]
+    measured = _texts_statistics(loaded, ids, backend)
+    bases = [base for *_, base in measured]
     single = torch.eye(layers * heads, dtype=torch.bool).view(layers * heads, layers, heads)  # copy b ablates head b
-    stats = HeadStatistics(
-        entropy=entropy.raw, entropy_normalized=entropy.normalized, layer_entropy=entropy.layer_mean,
-        token_mass=token_category_mass(weights, tokens, special),
-        norm_token_mass=token_category_mass(norm_weighted_attention(weights, value_norms_np), tokens, special),
-        first_token_sink=key_scores[..., 0], max_sink_score=key_scores.max(axis=-1),
-        mean_distance=mean_attention_distance(weights),
-        induction=induction_score(weights, inputs["input_ids"][0].cpu().numpy(), special),
-        js_divergence=js_divergence_matrix(weights.reshape(layers * heads, n, n)),
-        contribution_cosine=cosine, contribution_cka=cka,
-        importance_ablation=_ablated_changes(loaded, inputs, base, single, mode, backend).reshape(layers, heads),
-        gradient_raw=gradient_importance(loaded, inputs, base, backend),
-    )
-    return stats, tokens, key_scores, {"inputs": inputs, "base": base}
+    ablation = _texts_changes(loaded, ids, bases, single, mode, backend).reshape(len(ids), layers, heads)
+    gradients = _texts_gradients(loaded, ids, bases, backend)
+    return [(HeadStatistics(**stats, importance_ablation=ablation[k], gradient_raw=gradients[k]), tokens, key_scores,
+             base) for k, (stats, tokens, key_scores, base) in enumerate(measured)]
 
 
 def most_redundant_pairs(js: np.ndarray, count: int) -> np.ndarray:
@@ -464,7 +557,9 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
     is called as ``progress(done, total, label)`` after each text of each pass (2 × len(texts) calls); done and
     total count work units — each text's tokens times the copies of it forwarded (a backward counted as
     :data:`_BACKWARD_COST` forwards) — so done / total is the share of the whole job, not of the calls
-    (:class:`ReportProgress` turns them into a fraction, texts/s and an ETA).
+    (:class:`ReportProgress` turns them into a fraction, texts/s and an ETA). Texts of one length group finish
+    together, so their calls come together once the group's forwards are done (a few texts at a time; a
+    callback that raises — the page's Stop — stops the report there).
     Raises :class:`InvalidTextError` / :class:`InvalidRequestError` for bad texts or options before the slow part
     where it can."""
     texts = (texts,) if isinstance(texts, str) else tuple(texts)
@@ -479,7 +574,8 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
         raise InvalidRequestError(f"pruning_step must be in (0, 1], got {pruning_step}")
     backend = backend_for(loaded, backend)
     # Every text's length and ids are checked before any slow work; the lengths also weigh the progress.
-    lengths = [int(encode(loaded, text)["input_ids"].shape[1]) for text in texts]
+    encoded = [encode(loaded, text) for text in texts]
+    lengths = [int(item["input_ids"].shape[1]) for item in encoded]
     info = loaded.info
     layers, heads = info.num_layers, info.num_heads
     n = layers * heads
@@ -498,16 +594,24 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
     timings: dict[str, float] = {}
 
     started = time.perf_counter()
-    per_text, tokens, key_scores, kept = [], [], [], []
-    for index, text in enumerate(texts):
-        stats, text_tokens, scores, reuse = _text_statistics(loaded, text, ablation, backend)
-        per_text.append(stats)
-        tokens.append(text_tokens)
-        key_scores.append(scores)
-        kept.append(reuse)
-        done += lengths[index] * first_pass
-        report_progress(done, total, f"Statistics, single-head ablations and gradients: text {index + 1} of "
-                                     f"{len(texts)} ({100 * done / total:.0f}% of the work)")
+    count = len(texts)
+    per_text: list = [None] * count
+    tokens: list = [None] * count
+    key_scores: list = [None] * count
+    bases: list = [None] * count
+    finished = 0
+    # Texts of about one length share their forwards (right-padded, see _padded_batch): a group's single-head
+    # ablation copies fill about one batch of _GROUP_TOKENS padded tokens, big enough for efficient matrix
+    # products on a CPU, small enough that the progress callback (and with it the page's Stop) comes every few
+    # texts. The callback still comes once per text, when its group is done.
+    for group in length_buckets(lengths, max(1, _GROUP_TOKENS // n)):
+        for index, (stats, text_tokens, scores, base) in zip(
+                group, _group_statistics(loaded, [encoded[i] for i in group], ablation, backend)):
+            per_text[index], tokens[index], key_scores[index], bases[index] = stats, text_tokens, scores, base
+            finished += 1
+            done += lengths[index] * first_pass
+            report_progress(done, total, f"Statistics, single-head ablations and gradients: text {finished} of "
+                                         f"{count} ({100 * done / total:.0f}% of the work)")
     statistics = HeadStatistics.mean(per_text)
     timings["statistics"] = time.perf_counter() - started
 
@@ -523,19 +627,23 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
         masks[p, [first, second]] = True
     for s, removed in enumerate(steps[1:]):
         masks[len(chosen) + s, order[:removed]] = True
-    changes = np.zeros((len(texts), masks.shape[0]), dtype=np.float64)
-    for index, reuse in enumerate(kept):
-        changes[index] = _ablated_changes(loaded, reuse["inputs"], reuse["base"], masks.view(-1, layers, heads),
-                                          ablation, backend)
-        done += lengths[index] * second_pass
-        report_progress(done, total, f"Redundant pairs and pruning: text {index + 1} of {len(texts)} "
-                                     f"({100 * done / total:.0f}% of the work)")
+    changes = np.zeros((count, masks.shape[0]), dtype=np.float64)
+    finished = 0
+    for group in length_buckets(lengths, max(1, _GROUP_TOKENS // masks.shape[0])):
+        group_changes = _texts_changes(loaded, [encoded[i]["input_ids"][0] for i in group], [bases[i] for i in group],
+                                       masks.view(-1, layers, heads), ablation, backend)
+        for index, row in zip(group, group_changes):
+            changes[index] = row
+            finished += 1
+            done += lengths[index] * second_pass
+            report_progress(done, total, f"Redundant pairs and pruning: text {finished} of {count} "
+                                         f"({100 * done / total:.0f}% of the work)")
     mean_changes = changes.mean(axis=0)
     single = statistics.importance_ablation.ravel()
     pruning_changes = np.concatenate([[0.0], mean_changes[len(chosen):]])
     timings["pairs_and_pruning"] = time.perf_counter() - started
 
-    base = kept[0]["base"]
+    base = bases[0]
     return HeadReport(
         info=info, texts=texts, tokens=tuple(tokens), thresholds=thresholds, ablation_mode=ablation,
         output_kind=base.kind, change_name=output_change_name(base.kind), statistics=statistics,

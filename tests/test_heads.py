@@ -242,19 +242,62 @@ def test_corpus_mode_is_the_mean_of_single_text_runs(tiny_bert):
     texts = [TEXT, OTHER, "one two three"]
     corpus = head_report(tiny_bert, texts)
     singles = [head_report(tiny_bert, text) for text in texts]
-    for index, single in enumerate(singles):
-        for f in fields(HeadStatistics):
-            np.testing.assert_array_equal(getattr(corpus.per_text[index], f.name), getattr(single.statistics, f.name))
-        np.testing.assert_array_equal(corpus.key_sink_scores[index], single.key_sink_scores[0])
+    for index, single in enumerate(singles):  # the corpus runs them in one padded batch: equal up to rounding
+        _assert_same_statistics(corpus.per_text[index], single.statistics)
+        np.testing.assert_allclose(corpus.key_sink_scores[index], single.key_sink_scores[0], rtol=1e-5, atol=1e-6)
     assert np.isnan(singles[2].statistics.induction).all()  # "one two three" repeats no token: skipped, not 0
-    for f in fields(HeadStatistics):
+    for f in fields(HeadStatistics):  # the corpus numbers are exactly the mean of its per-text numbers
         mean = np.nanmean if f.name in ("entropy_normalized", "induction") else np.mean
-        expected = mean([getattr(s.statistics, f.name).astype(np.float64) for s in singles], axis=0)
+        expected = mean([getattr(s, f.name).astype(np.float64) for s in corpus.per_text], axis=0)
         np.testing.assert_allclose(getattr(corpus.statistics, f.name), expected, rtol=1e-6, atol=1e-7,
                                    err_msg=f.name)
     np.testing.assert_allclose(corpus.importance_gradient,
-                               layer_normalized(np.mean([s.statistics.gradient_raw for s in singles], axis=0)),
+                               layer_normalized(np.mean([s.gradient_raw for s in corpus.per_text], axis=0)),
                                rtol=1e-6)
+
+
+def _assert_same_statistics(batched: HeadStatistics, single: HeadStatistics) -> None:
+    """A text's statistics measured in a right-padded batch of texts against its own single-text run: equal up
+    to float rounding. The importances are small differences of O(1) numbers (1 − cos, a KL), so they get an
+    absolute term of a few ulps of those numbers."""
+    for f in fields(HeadStatistics):
+        np.testing.assert_allclose(getattr(batched, f.name), getattr(single, f.name), rtol=1e-4, atol=1e-6,
+                                   err_msg=f.name)
+
+
+@pytest.mark.parametrize("arch", ["bert", "gpt2", "mistral"])
+@pytest.mark.parametrize("ablation", ["zero", "mean"])
+def test_batched_corpus_equals_one_text_at_a_time_on_ragged_lengths(tmp_path, arch, ablation):
+    """The corpus report runs texts of about one length in one right-padded batch (statistics, single-head
+    ablations, gated gradients, pairs and pruning): every per-text number must be the text's own single-text
+    number — for an encoder, a causal LM (next-token KL, last real token) and a sliding-window model."""
+    from inspector.census import length_buckets
+    from inspector.experiments import model_output
+    from inspector.heads import _GROUP_TOKENS, _ablated_changes
+
+    loaded = load_model(str(save_tiny_model(tmp_path / arch, arch, with_head=arch != "bert")))
+    texts = [TEXT, OTHER, "the cat sat on the mat , and the dog ran", "one two three four five six"]
+    lengths = [int(encode(loaded, text)["input_ids"].shape[1]) for text in texts]
+    groups = length_buckets(lengths, _GROUP_TOKENS // (loaded.info.num_layers * loaded.info.num_heads))
+    assert any(len({lengths[i] for i in group}) > 1 for group in groups)  # some batch really is padded
+    corpus = head_report(loaded, texts, ablation=ablation)
+    assert corpus.output_kind == ("embedding" if arch == "bert" else "distribution")
+    for index, text in enumerate(texts):
+        single = head_report(loaded, text, ablation=ablation)
+        _assert_same_statistics(corpus.per_text[index], single.statistics)
+        np.testing.assert_allclose(corpus.key_sink_scores[index], single.key_sink_scores[0], rtol=1e-5, atol=1e-6)
+        assert corpus.tokens[index] == single.tokens[0]
+    # The second pass, batched too: each pair ablated together, one text at a time without padding.
+    layers, heads = loaded.info.num_layers, loaded.info.num_heads
+    masks = torch.zeros(len(corpus.pairs.heads), layers * heads, dtype=torch.bool)
+    for p, pair in enumerate(corpus.pairs.heads):
+        masks[p, pair] = True
+    direct = []
+    for text in texts:
+        inputs = encode(loaded, text)
+        base = model_output(loaded, forward(loaded, inputs, stats=()), inputs)
+        direct.append(_ablated_changes(loaded, inputs, base, masks.view(-1, layers, heads), ablation, "torch"))
+    np.testing.assert_allclose(corpus.pairs.change_both, np.mean(direct, axis=0), rtol=1e-4, atol=1e-6)
 
 
 def test_report_numbers_words_and_thresholds(tiny_bert):
