@@ -68,7 +68,7 @@ from inspector.capture import tokenize
 from inspector.errors import InspectorError, InvalidRequestError
 from inspector.experiments import forward
 from inspector.i18n import t
-from inspector.loading import LoadedModel, ModelInfo, resolve_model_folder
+from inspector.loading import LoadedModel, ModelInfo, model_label, resolve_model_folder
 from inspector.metrics import HealthFlags, HealthThresholds, health_flags
 from kernels.reference import materialize_weights, visible_keys_mask
 
@@ -908,7 +908,8 @@ def census_report(summary: CensusSummary, lang: str = "en") -> list[str]:
 
     th, flags, mean = summary.thresholds, summary.flags, summary.mean
     lines = [t("census.report_measured", lang, texts=summary.texts, tokens=summary.tokens,
-               model=summary.model.get("name", summary.model.get("spec", "?")), errors=summary.errors,
+               model=model_label(summary.model.get("name", summary.model.get("spec", "?")), lang),
+               errors=summary.errors,
                collapsed=f"{th.collapsed:g}", diffuse=f"{th.diffuse:g}", sink=f"{th.sink:g}")]
     normalized = mean["entropy_normalized"]
 

@@ -86,7 +86,7 @@ class Provenance:
     def caption(self, lang: str = DEFAULT_LANGUAGE) -> str:
         """One line in ``lang``: ``model · “first words…” · layer L, head H · backend B · YYYY-MM-DD``."""
         # A shipped model is captioned by its label, not its internal "shipped:NAME" spec.
-        model = _CONTROL.sub(" ", model_label(self.model)).strip() or t("export.unknown_model", lang)
+        model = _CONTROL.sub(" ", model_label(self.model, lang)).strip() or t("export.unknown_model", lang)
         parts = [model, f"“{_text_excerpt(self.text)}”"]
         if self.layer is not None and self.head is not None:
             parts.append(t("export.layer_head", lang, layer=self.layer, head=self.head))

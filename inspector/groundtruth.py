@@ -55,7 +55,7 @@ from inspector.errors import InvalidRequestError
 from inspector.experiments import encode, forward
 from inspector.i18n import CATALOGUE, DEFAULT_LANGUAGE, t
 from inspector.jsonable import to_jsonable
-from inspector.loading import CARD_NAME, DEFAULT_MODEL, LoadedModel, shipped_choices
+from inspector.loading import CARD_NAME, DEFAULT_MODEL, LoadedModel, model_label, shipped_choices
 from inspector.tasks import FRESH_SEED, Example, Task, generate, task
 
 Variant = Literal["honest", "deceptive"]
@@ -513,7 +513,7 @@ def _method_words(method: str, lang: str) -> str:
 def hit_rate_words(board: Scoreboard, lang: str = DEFAULT_LANGUAGE) -> list[str]:
     """The scoreboard in plain sentences in ``lang``, best method first (the CLI's summary)."""
     order = np.argsort(-board.top1, kind="stable")
-    lines = [t("gt.words.summary", lang, model=board.model_name, task=board.card.task.name,
+    lines = [t("gt.words.summary", lang, model=model_label(board.model_name, lang), task=board.card.task.name,
                variant=t(f"gt.variant.{board.card.variant}", lang), accuracy=f"{board.accuracy:.1%}",
                examples=board.examples, truth=task_words(board.card.task, "truth", lang))]
     for i in order:

@@ -62,7 +62,7 @@ from inspector.experiments import (
 from inspector.forward import backend_for
 from inspector.i18n import DEFAULT_LANGUAGE, t
 from inspector.jsonable import to_jsonable
-from inspector.loading import LoadedModel, ModelInfo
+from inspector.loading import LoadedModel, ModelInfo, model_label
 from inspector.metrics import (
     TOKEN_CATEGORIES,
     HealthFlags,
@@ -751,7 +751,7 @@ def health_report(report: HeadReport, lang: str = DEFAULT_LANGUAGE, *,
     measure = measure_words(report, lang)
     lines = [t("heads.report.measured", lang,
                texts=t("heads.report.texts_one" if n_texts == 1 else "heads.report.texts_many", lang, n=n_texts),
-               tokens=sum(len(tokens) for tokens in report.tokens), model=report.info.name,
+               tokens=sum(len(tokens) for tokens in report.tokens), model=model_label(report.info.name, lang),
                collapsed=f"{thresholds.collapsed:g}", diffuse=f"{thresholds.diffuse:g}", sink=f"{thresholds.sink:g}")]
 
     def name(layer: int, head: int) -> str:

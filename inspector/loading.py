@@ -41,6 +41,7 @@ from inspector.errors import (
     UnsafeModelError,
     UnsupportedModelError,
 )
+from inspector.i18n import t
 
 DEFAULT_MODEL = "default"
 DEFAULT_MODEL_LABEL = "all-MiniLM-L6-v2 (bundled)"
@@ -168,9 +169,11 @@ def shipped_choices() -> dict[str, str]:
     return dict(_shipped_choices())
 
 
-def model_label(name: str) -> str:
-    """The name a person reads for a model (chart titles, export captions): a shipped model's label from its card
-    (``"shipped:induction"`` → its card's ``label``), any other name unchanged."""
+def model_label(name: str, lang: str = "en") -> str:
+    """The name a person reads for a model (chart titles, export captions, reports): a shipped model's label from its
+    card (``"shipped:induction"`` → its card's ``label``), the bundled model's in ``lang``, any other name unchanged."""
+    if name == DEFAULT_MODEL_LABEL:
+        return t("model.bundled", lang)
     return shipped_choices().get(name, name)
 
 

@@ -246,3 +246,16 @@ def test_unusable_devices_are_refused_before_loading(tiny_model_dirs, device):
 def test_unusable_paths_are_model_not_found(spec):
     with pytest.raises(ModelNotFoundError):
         load_model(spec)
+
+
+def test_the_bundled_model_is_named_in_the_readers_language():
+    """Reports, captions and status lines name the bundled model through model_label: no "(bundled)" on a Chinese
+    page (the Heads page's health report said "all-MiniLM-L6-v2 (bundled)" in 简体中文)."""
+    from inspector.export import Provenance
+    from inspector.loading import DEFAULT_MODEL_LABEL, model_label
+
+    assert model_label(DEFAULT_MODEL_LABEL) == DEFAULT_MODEL_LABEL
+    assert model_label(DEFAULT_MODEL_LABEL, "zh") == "all-MiniLM-L6-v2（内置）"
+    assert model_label("org/other", "zh") == "org/other"
+    caption = Provenance(DEFAULT_MODEL_LABEL, "some text", "torch").caption("zh")
+    assert "bundled" not in caption and "内置" in caption

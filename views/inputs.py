@@ -34,7 +34,7 @@ from inspector.examples import EXAMPLES
 from inspector.heatmap import HeatmapOptions, layer_views
 from inspector.hosting import HostingPolicy, load_allowed_model
 from inspector.i18n import CATALOGUE, LANGUAGE_NAMES, LANGUAGES, t
-from inspector.loading import DEFAULT_MODEL, DEFAULT_MODEL_LABEL, SHIPPED_PREFIX, shipped_choices
+from inspector.loading import DEFAULT_MODEL, DEFAULT_MODEL_LABEL, SHIPPED_PREFIX, model_label, shipped_choices
 from inspector.metrics import head_entropy
 from inspector.share import (
     BACKENDS,
@@ -101,7 +101,7 @@ def model_choice_label(spec: str, label: str, lang: str) -> str:
 
 def shown_model_name(name: str, lang: str) -> str:
     """A loaded model's name (``ModelInfo.name``) as a page's status line shows it: the bundled model's in ``lang``."""
-    return t("model.bundled", lang) if name == DEFAULT_MODEL_LABEL else name
+    return model_label(name, lang) if name == DEFAULT_MODEL_LABEL else name
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
