@@ -376,6 +376,16 @@ def test_the_model_menu_speaks_the_page_language_and_keeps_its_options():
     assert SUGGESTED_MODELS["default"] == "all-MiniLM-L6-v2 (bundled)"
 
 
+def test_status_lines_name_a_shipped_model_as_its_menu_does():
+    """The Ground truth page's status line said "shipped:deceptive-attention" (the spec) on a Chinese page."""
+    from views.inputs import shown_model_name
+
+    assert shown_model_name("shipped:deceptive-attention", "zh") == "真值：deceptive-attention"
+    assert shown_model_name("shipped:deceptive-attention", "en") == shipped_choices()["shipped:deceptive-attention"]
+    assert shown_model_name("all-MiniLM-L6-v2 (bundled)", "zh") == "all-MiniLM-L6-v2（内置）"
+    assert shown_model_name("org/some-model", "zh") == "org/some-model"
+
+
 def test_the_model_picker_offers_models_that_read_chinese():
     at = _run_app()
     options = at.selectbox(key="model").options

@@ -100,8 +100,11 @@ def model_choice_label(spec: str, label: str, lang: str) -> str:
 
 
 def shown_model_name(name: str, lang: str) -> str:
-    """A loaded model's name (``ModelInfo.name``) as a page's status line shows it: the bundled model's in ``lang``."""
-    return model_label(name, lang) if name == DEFAULT_MODEL_LABEL else name
+    """A loaded model's name (``ModelInfo.name``) as a page's status line shows it: the bundled model's in ``lang``,
+    a shipped model as its menu shows it (not its ``shipped:NAME`` spec)."""
+    if name.startswith(SHIPPED_PREFIX) and name in shipped_choices():
+        return model_choice_label(name, shipped_choices()[name], lang)
+    return model_label(name, lang)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
