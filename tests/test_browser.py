@@ -296,8 +296,7 @@ def test_the_ground_truth_page_scores_the_deceptive_model_from_a_link(session):
     # Waited for, not read once: the frontend may still be mounting the elements that came before the last chart.
     session.page.wait_for_function(  # the example's table, the scoreboard
         "document.querySelectorAll('[data-testid=\"stDataFrame\"]').length === 2", timeout=RERUN_TIMEOUT_MS)
-    session.page.locator('[data-testid="stMetric"]', has_text="Attention bound it was trained under").wait_for(
-        timeout=RERUN_TIMEOUT_MS)
+    session.page.locator('[data-testid="stMetric"]', has_text="Attention bound").wait_for(timeout=RERUN_TIMEOUT_MS)
     session.page.get_by_text("Better than chance", exact=False).wait_for(timeout=RERUN_TIMEOUT_MS)  # the reading
     session.page.wait_for_function("location.search.includes('page=groundtruth')", timeout=RERUN_TIMEOUT_MS)
     assert "deceptive-attention" in session.page.url
