@@ -32,6 +32,14 @@ from inspector.attribution import (
     top_k_overlap,
     word_level,
 )
+from inspector.charts.attribution import (
+    agreement_chart,
+    counterfactual_chart,
+    decay_chart,
+    faithfulness_frame,
+    head_tau_chart,
+    scores_chart,
+)
 from inspector.errors import InvalidRequestError, InvalidTextError
 from inspector.experiments import encode, forward
 from inspector.loading import load_model
@@ -382,14 +390,6 @@ def test_scores_only_path_skips_faithfulness(headed_models):
 
 @pytest.mark.parametrize("slide", (False, True))
 def test_attribution_charts_are_valid_vega_lite_with_tokens_as_data(headed_models, slide):
-    from inspector.charts.attribution import (
-        agreement_chart,
-        counterfactual_chart,
-        decay_chart,
-        faithfulness_frame,
-        head_tau_chart,
-        scores_chart,
-    )
 
     text = "the <b>cat</b> sat on the mat ."
     report = attribute(headed_models["none"], text, spec=TargetSpec(reference=REFERENCE), settings=FAST)
@@ -411,14 +411,6 @@ def test_attribution_charts_in_chinese_show_no_english_but_names_and_tokens(head
     from dataclasses import replace
 
     from inspector.attribution import METHOD_LABELS, method_label
-    from inspector.charts.attribution import (
-        agreement_chart,
-        counterfactual_chart,
-        decay_chart,
-        faithfulness_frame,
-        head_tau_chart,
-        scores_chart,
-    )
     from inspector.i18n import t
     from tests.chart_text import chart_strings, english_words
 
