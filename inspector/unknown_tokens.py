@@ -20,7 +20,7 @@ import numpy as np
 from inspector.errors import InspectorError
 from inspector.forward import validated_encoding
 from inspector.i18n import t
-from inspector.loading import LoadedModel
+from inspector.loading import LoadedModel, model_label
 
 # More than this share of a text's tokens unknown to the model, and its attention says little about the text.
 UNKNOWN_SHARE_LIMIT = 0.2
@@ -68,9 +68,11 @@ class UnknownTokens:
         return self.share > UNKNOWN_SHARE_LIMIT
 
     def message(self, lang: str = "en") -> str:
-        """The warning, in ``lang``: how many tokens are unknown, what that means, which models read the text."""
+        """The warning, in ``lang``: how many tokens are unknown, what that means, which models read the text (the
+        model named as :func:`inspector.loading.model_label` names it in ``lang``)."""
         return t("unknown.warning", lang, unknown=self.unknown, total=self.total, share=f"{self.share:.0%}",
-                 model=self.model, limit=f"{UNKNOWN_SHARE_LIMIT:.0%}", script=t(f"unknown.script.{self.script}", lang),
+                 model=model_label(self.model, lang), limit=f"{UNKNOWN_SHARE_LIMIT:.0%}",
+                 script=t(f"unknown.script.{self.script}", lang),
                  models=", ".join(self.suggested) or "—")
 
 

@@ -49,7 +49,7 @@ from inspector.share import (
     share_url,
     without_text,
 )
-from inspector.unknown_tokens import unknown_tokens
+from inspector.unknown_tokens import unreadable_text_warning
 
 OTHER_MODEL = "__other__"
 # The suggested hub models, by the catalogue key of their label: one per architecture family the attention function
@@ -90,7 +90,7 @@ def model_choice_label(spec: str, label: str, lang: str) -> str:
     exports and the tests name it); other languages get a short form that fits the sidebar. A label that is not
     the suggestion's own (an operator's allow-list label, hosted mode) is shown as written."""
     if spec == DEFAULT_MODEL and label == DEFAULT_MODEL_LABEL:
-        return t("model.bundled", lang)
+        return model_label(label, lang)
     key = _SUGGESTED_LABEL_KEYS.get(spec)
     if key is not None and label == t(key, "en"):
         return t(key, lang)
@@ -267,12 +267,8 @@ def open_page(*, clamp: bool = True, reads_text: bool = True) -> tuple[Inputs, P
 
 @st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
 def cached_unreadable_warning(spec: str, text: str, lang: str) -> str | None:
-    """The unknown-token warning for this model and text (tokenising only), or None when the model reads it. The
-    model is named as the page names it (the bundled one in ``lang``)."""
-    found = unknown_tokens(cached_model(spec), text)
-    if found is None or not found.too_many:
-        return None
-    return replace(found, model=shown_model_name(found.model, lang)).message(lang)
+    """The unknown-token warning for this model and text (tokenising only), or None when the model reads it."""
+    return unreadable_text_warning(cached_model(spec), text, lang)
 
 
 def warn_if_unreadable(chosen: Inputs) -> None:
