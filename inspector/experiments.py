@@ -20,9 +20,11 @@ can be computed from the ``output`` tensors a request keeps.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
 import torch
 
 from inspector.errors import InvalidRequestError, UnsupportedModelError
@@ -110,6 +112,28 @@ def output_change(base: ModelOutput, new: ModelOutput) -> float:
         p = base.vector.exp()
         return float(torch.sum(p * (base.vector - new.vector)).clamp_min(0.0))
     return float((new.vector - base.vector).abs().max())
+
+
+def output_changes(loaded: LoadedModel, result: ForwardResult, inputs: dict[str, torch.Tensor],
+                   bases: Sequence[ModelOutput]) -> np.ndarray:
+    """:func:`output_change` of every sequence of a batched forward against its own base: ``bases[b]`` for
+    sequence b. (batch,) float64 — the same measures, taken for the whole batch at once."""
+    kinds = {base.kind for base in bases}
+    if len(kinds) != 1:
+        raise InvalidRequestError(f"cannot compare one batch against outputs of kinds {sorted(kinds)}")
+    kind = kinds.pop()
+    rows = range(len(bases))
+    outputs = result.outputs
+    base = torch.stack([item.vector for item in bases]).float()  # (batch, d) on the CPU
+    if kind == "embedding":
+        new = pooled_embedding(outputs.hidden_states[-1], inputs["attention_mask"]).detach().float().cpu()
+        return (1.0 - torch.nn.functional.cosine_similarity(base, new, dim=1).clamp(-1, 1)).double().numpy()
+    if kind == "distribution":
+        positions = torch.tensor([output_position(loaded, inputs, b) for b in rows], device=outputs.logits.device)
+        chosen = outputs.logits[torch.arange(len(bases), device=positions.device), positions]
+        new = torch.log_softmax(chosen.detach().float(), dim=-1).cpu()
+        return torch.sum(base.exp() * (base - new), dim=1).clamp_min(0.0).double().numpy()
+    return (outputs.logits.detach().float().cpu() - base).abs().amax(dim=1).double().numpy()
 
 
 def output_change_name(kind: OutputKind) -> str:

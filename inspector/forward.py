@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -44,6 +44,7 @@ from kernels.hf import (
     Intervention,
     InterventionError,
     LayerRecord,
+    ResumeAt,
     TensorName,
     attention_request,
     resolve_backend,
@@ -162,11 +163,13 @@ def backend_for(loaded: LoadedModel, backend: str) -> str:
 @dataclass
 class ForwardResult:
     """One forward's model outputs (transformers' ``ModelOutput``, hidden states included), the attention
-    layers' records (:class:`kernels.hf.LayerRecord`, one per layer in order) and the backend that ran."""
+    layers' records (:class:`kernels.hf.LayerRecord`, one per layer that ran, in order), the backend that ran and,
+    when asked for, each transformer block's output (``layer_outputs``: (batch, n, hidden) each, detached)."""
 
     outputs: object
     records: list[LayerRecord]
     backend: str = "torch"
+    layer_outputs: list[torch.Tensor] = field(default_factory=list)
 
 
 def run(
@@ -181,6 +184,8 @@ def run(
     grad: bool = False,
     stats: tuple[StatName, ...] = ("entropy", "lse", "sink"),
     deadline_s: float | None = None,
+    resume: ResumeAt | None = None,
+    keep_layer_outputs: bool = False,
 ) -> ForwardResult:
     """Run the shared model on ``inputs`` (``input_ids`` or ``inputs_embeds``, plus ``attention_mask``, on the
     model's device) through the inspector's attention function, with ``interventions`` applied inside it.
@@ -190,7 +195,9 @@ def run(
     carry (``()`` when only the outputs matter: batched evaluations skip the entropy pass). Autograd records
     only when ``grad`` is True (the model's parameters never require grad; gradients flow to inputs and to
     intervention tensors). ``deadline_s``: seconds the forward may take, checked as each attention layer
-    starts (None = no deadline).
+    starts (None = no deadline). ``resume``: start at a layer, the blocks below returning kept outputs
+    (:class:`kernels.hf.ResumeAt`); ``keep_layer_outputs``: keep every block's output
+    (:attr:`ForwardResult.layer_outputs`) for such a later forward. Both need :attr:`LoadedModel.can_resume`.
 
     Raises :class:`InvalidRequestError` for an intervention naming a layer or head the model lacks,
     :class:`BackendError`, :class:`UnsupportedModelError` and :class:`DeadlineExceededError` (see the module
@@ -198,12 +205,20 @@ def run(
     info = loaded.info
     for item in interventions:
         info.check_layer(item.layer, "an intervention's layer")
+    if (resume is not None or keep_layer_outputs) and not loaded.can_resume:
+        raise InvalidRequestError(f"{info.name} ({info.architecture}): its transformer blocks were not found, so a "
+                                  "forward cannot resume at a layer")
+    if resume is not None:
+        info.check_layer(resume.layer, "the layer to resume at")
+        first = resume.layer
+        if any(item.layer < first for item in interventions):
+            raise InvalidRequestError(f"an intervention below layer {first}, where the forward resumes, would not run")
     chosen = backend_for(loaded, backend)
     # The clock starts here, after tokenising: the deadline bounds the model's work, not the caller's.
     deadline = None if deadline_s is None else time.monotonic() + deadline_s
     request = AttentionRequest(backend=chosen, stats=stats, weights_layers=weights_layers,
                                interventions=tuple(interventions), keep=keep, keep_layers=keep_layers,
-                               deadline=deadline)
+                               deadline=deadline, resume=resume, keep_layer_outputs=keep_layer_outputs)
     context = torch.enable_grad() if grad else torch.inference_mode()
     try:
         with context, attention_request(request):
@@ -219,4 +234,5 @@ def run(
         raise UnsupportedModelError(f"{info.name}: {err}") from err
     except BackendUnavailableError as err:
         raise BackendError(str(err)) from err
-    return ForwardResult(outputs=outputs, records=request.records, backend=chosen)
+    return ForwardResult(outputs=outputs, records=request.records, backend=chosen,
+                         layer_outputs=request.layer_outputs)

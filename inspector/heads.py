@@ -10,9 +10,11 @@ the shared model):
    distance, Olsson et al.'s induction score, Kobayashi et al.'s norm-weighted category masses, Clark's JS
    divergence between heads and the cosine / linear CKA between what heads write (:mod:`inspector.metrics`,
    :mod:`inspector.redundancy`);
-2. one batched forward over copies of the text, copy b ablating head b alone (:class:`SequenceHeadAblation`):
+2. batched forwards over copies of the text, copy b ablating head b alone (:class:`SequenceHeadAblation`):
    the **ablation importance** of each head = the output change it causes, in the model's own terms
-   (:func:`inspector.experiments.output_change`: embedding cosine distance, next-token KL, logit change);
+   (:func:`inspector.experiments.output_change`: embedding cosine distance, next-token KL, logit change).
+   Below its head's layer a copy is the text itself, so each copy starts there from the plain forward's block
+   outputs (:class:`kernels.hf.ResumeAt`): on 6 layers the 72 copies run 252 layer forwards instead of 432;
 3. one forward and backward with a gate of 1 on every head (:class:`HeadGate`): Michel et al. 2019's **gradient
    importance** I_h = |∂L/∂g_h| at g = 1, normalised by the ℓ2 norm of its layer (Michel's per-layer
    normalisation) — see :func:`gradient_importance` for what L is for each kind of model.
@@ -30,9 +32,10 @@ of ablations chosen from the corpus averages.
 (:func:`inspector.census.length_buckets`), and a group's texts share each of the forwards above: right-padded
 batches (:func:`_padded_batch` — every text keeps positions 0 … T − 1, padded keys get exactly zero weight, a
 real query never sees one) whose rows are (text, copy) pairs, each statistic then taken over the text's own T
-tokens. Bigger matrix products use a CPU better at these sizes (T ≈ 10–30 tokens, and
-the gated backward of one text is only 8 copies), while every per-text number stays its single-text number up
-to float rounding (tests/test_heads.py checks BERT, a GPT-2 LM and a sliding-window Mistral on ragged lengths).
+tokens. Bigger matrix products use a CPU better at these sizes (T ≈ 10–30 tokens, and a head's copies are
+only 12 rows of a group), while every per-text number stays its single-text number up to float rounding
+(tests/test_heads.py checks BERT, a GPT-2 LM and a sliding-window Mistral on ragged lengths, and the resumed
+copies against copies run through every layer).
 """
 
 from __future__ import annotations
@@ -56,8 +59,8 @@ from inspector.experiments import (
     forward,
     head_writes,
     model_output,
-    output_change,
     output_change_name,
+    output_changes,
 )
 from inspector.forward import backend_for
 from inspector.i18n import DEFAULT_LANGUAGE, t
@@ -76,7 +79,7 @@ from inspector.metrics import (
     token_category_mass,
 )
 from inspector.redundancy import classical_mds, cluster_order, contribution_similarity, js_divergence_matrix
-from kernels.hf import HeadGate, SequenceHeadAblation
+from kernels.hf import HeadGate, ResumeAt, SequenceHeadAblation
 from kernels.reference import visible_keys_mask
 
 AblationMode = Literal["zero", "mean"]
@@ -93,9 +96,9 @@ REDUNDANT_PAIRS = 5
 EMBEDDING_DIRECTIONS = 8
 # Copies per batched forward without gradients: copies × padded tokens stays under this, so long texts do not blow
 # up memory.
-_BATCH_TOKENS = 4096
+_BATCH_TOKENS = 8192
 # Texts whose first pass runs together (see head_report): their single-head ablation copies × padded tokens.
-_GROUP_TOKENS = 4096
+_GROUP_TOKENS = 8192
 # Copies per forward and backward: copies × padded tokens × hidden size stays under this (a backward keeps every
 # layer's activations), with one text's copies at the least.
 _GRADIENT_ELEMENTS = 2 ** 20
@@ -347,12 +350,14 @@ def layer_normalized(raw: np.ndarray) -> np.ndarray:
     return np.divide(raw, norms, out=np.zeros_like(raw, dtype=np.float64), where=norms > 0).astype(np.float32)
 
 
-def _padded_batch(loaded: LoadedModel, rows: Sequence[torch.Tensor]) -> dict[str, torch.Tensor]:
+def _padded_batch(loaded: LoadedModel, rows: Sequence[torch.Tensor], width: int | None = None,
+                  ) -> dict[str, torch.Tensor]:
     """Token-id rows (each (T,) on the model's device) as one right-padded batch, the census's convention
     (:mod:`inspector.census`): every text keeps positions 0 … T − 1 and its own mask, padded keys get exactly zero
     weight and a real query never sees one, so each row's numbers are its single-text numbers up to float
-    rounding. Rows of one length make an unpadded batch."""
-    width = max(int(row.shape[0]) for row in rows)
+    rounding. ``width``: the padded length (default the longest row; rows of one length then make an unpadded
+    batch)."""
+    width = width or max(int(row.shape[0]) for row in rows)
     device = rows[0].device
     pad_id = getattr(loaded.tokenizer, "pad_token_id", None) or 0
     input_ids = torch.full((len(rows), width), int(pad_id), dtype=torch.long, device=device)
@@ -363,10 +368,15 @@ def _padded_batch(loaded: LoadedModel, rows: Sequence[torch.Tensor]) -> dict[str
     return {"input_ids": input_ids, "attention_mask": attention_mask}
 
 
-def _row_chunks(lengths: Sequence[int], count: int, budget: int, minimum: int = 1) -> list[list[tuple[int, int]]]:
-    """Rows (text k, copy c) for ``count`` copies of each text, cut into consecutive forwards of at most
-    ``budget`` padded tokens (rows × longest text; at least ``minimum`` rows each)."""
-    rows = [(k, c) for k in range(len(lengths)) for c in range(count)]
+def _row_chunks(lengths: Sequence[int], copies: int | Sequence[int], budget: int,
+                minimum: int = 1) -> list[list[tuple[int, int]]]:
+    """Rows (text k, copy c) — copies ``range(copies)``, or the given copy indices — of every text, cut into
+    consecutive forwards of at most ``budget`` padded tokens (rows × longest text; at least ``minimum`` rows
+    each)."""
+    chosen = range(copies) if isinstance(copies, int) else copies
+    rows = [(k, c) for k in range(len(lengths)) for c in chosen]
+    if not rows:
+        return []
     per_forward = max(minimum, budget // max(lengths))
     # Forwards of equal size: 288 rows at 273 a forward run as 144 + 144, not 273 + a wasteful 15.
     per_forward = -(-len(rows) // -(-len(rows) // per_forward))
@@ -374,20 +384,37 @@ def _row_chunks(lengths: Sequence[int], count: int, budget: int, minimum: int = 
 
 
 def _texts_changes(loaded: LoadedModel, ids: Sequence[torch.Tensor], bases: Sequence[ModelOutput],
-                   masks: torch.Tensor, mode: AblationMode, backend: str) -> np.ndarray:
+                   masks: torch.Tensor, mode: AblationMode, backend: str,
+                   layer_outputs: Sequence[torch.Tensor] | None = None) -> np.ndarray:
     """Output change of each text for each ablation set: ``ids`` (K texts, each (T,)), their unablated outputs,
     masks (S, L, H) bool — set s removes the heads where it is True. (K, S) float32. The K · S copies run in
-    right-padded batched forwards of at most :data:`_BATCH_TOKENS` padded tokens."""
+    right-padded batched forwards of at most :data:`_BATCH_TOKENS` padded tokens.
+
+    ``layer_outputs``: every transformer block's output for the K texts as one right-padded batch ((K, n,
+    hidden) per layer, from the forward that gave ``bases``). With them each copy starts at the first layer its
+    set ablates (:class:`kernels.hf.ResumeAt`): below it the copy is the unablated text, whose block outputs
+    are these. Copies are then grouped by that layer and padded to the same n."""
     layers = masks.shape[1]
     changes = np.zeros((len(ids), masks.shape[0]), dtype=np.float32)
-    for part in _row_chunks([int(row.shape[0]) for row in ids], masks.shape[0], _BATCH_TOKENS):
-        row_masks = masks[[s for _, s in part]]  # (R, L, H)
-        interventions = [SequenceHeadAblation(layer, row_masks[:, layer], mode) for layer in range(layers)
-                         if row_masks[:, layer].any()]
-        batch = _padded_batch(loaded, [ids[k] for k, _ in part])
-        result = forward(loaded, batch, interventions=interventions, backend=backend, stats=())
-        for r, (k, s) in enumerate(part):
-            changes[k, s] = output_change(bases[k], model_output(loaded, result, batch, sequence=r))
+    lengths = [int(row.shape[0]) for row in ids]
+    ablated = masks.flatten(2).any(dim=2)  # (S, L)
+    starts = ablated.int().argmax(dim=1).tolist() if layer_outputs is not None else [0] * masks.shape[0]
+    width = int(layer_outputs[0].shape[1]) if layer_outputs is not None else None
+    for start in sorted(set(starts)):
+        sets = [s for s in range(masks.shape[0]) if starts[s] == start]
+        for part in _row_chunks(lengths, sets, _BATCH_TOKENS):
+            row_masks = masks[[s for _, s in part]]  # (R, L, H)
+            interventions = [SequenceHeadAblation(layer, row_masks[:, layer], mode) for layer in range(layers)
+                             if row_masks[:, layer].any()]
+            batch = _padded_batch(loaded, [ids[k] for k, _ in part], width)
+            resume = None
+            if start > 0:
+                texts = torch.tensor([k for k, _ in part], device=layer_outputs[0].device)
+                resume = ResumeAt(start, tuple(output[texts] for output in layer_outputs[:start]))
+            result = forward(loaded, batch, interventions=interventions, backend=backend, stats=(), resume=resume)
+            found = output_changes(loaded, result, batch, [bases[k] for k, _ in part])
+            for r, (k, s) in enumerate(part):
+                changes[k, s] = found[r]
     return changes
 
 
@@ -400,9 +427,11 @@ def _ablated_changes(loaded: LoadedModel, inputs: dict[str, torch.Tensor], base:
 
 def _texts_gradients(loaded: LoadedModel, ids: Sequence[torch.Tensor], bases: Sequence[ModelOutput],
                      backend: str) -> np.ndarray:
-    """:func:`gradient_importance` of K texts at once: (K, L, H) float32. Each text's copies (one per direction
-    for an embedding) are rows of right-padded batches, each row with its own gates; the loss is the sum of the
-    rows' losses, and as rows never mix, each row's gate gradient is that of its own loss."""
+    """:func:`gradient_importance` of K texts at once: (K, L, H) float32. Texts are rows of right-padded
+    batches, each row with its own gates, so as rows never mix, each row's gate gradient is that of its own loss.
+    A distribution or logits output has one loss per text: one backward of their sum. An embedding has one loss
+    per direction: one forward, then one backward per direction — vmapped together on the torch backend
+    (``is_grads_batched``), one after another on Triton, whose backward kernel has no batching rule."""
     info = loaded.info
     device = loaded.device
     embedding = bases[0].kind == "embedding"
@@ -415,27 +444,37 @@ def _texts_gradients(loaded: LoadedModel, ids: Sequence[torch.Tensor], bases: Se
             found = found - (found @ base.vector)[:, None] * base.vector[None, :]  # ⊥ e
             directions.append(torch.nn.functional.normalize(found, dim=1).to(device))
     squares = torch.zeros(len(ids), info.num_layers, info.num_heads, dtype=torch.float32)
-    # A backward keeps every layer's activations: the batch is held to a token budget that shrinks as the
-    # hidden size grows, and to one text's copies at the least (what one text needs anyway).
-    budget = max(1, _GRADIENT_ELEMENTS // info.hidden_size)
-    for part in _row_chunks([int(row.shape[0]) for row in ids], copies, budget, minimum=copies):
+    # A backward keeps every layer's activations (and an embedding's vmapped one makes `copies` of each gradient
+    # at a time): the batch is held to a token budget that shrinks as the hidden size grows, one text at least.
+    budget = max(1, _GRADIENT_ELEMENTS // (info.hidden_size * copies))
+    for part in _row_chunks([int(row.shape[0]) for row in ids], 1, budget):
+        texts = [k for k, _ in part]
         gates = [torch.ones(len(part), info.num_heads, device=device, requires_grad=True)
                  for _ in range(info.num_layers)]
-        batch = _padded_batch(loaded, [ids[k] for k, _ in part])
+        batch = _padded_batch(loaded, [ids[k] for k in texts])
         result = forward(loaded, batch, interventions=[HeadGate(layer, gate) for layer, gate in enumerate(gates)],
                          backend=backend, grad=True, stats=())
-        losses = []
-        for r, (k, c) in enumerate(part):
-            vector = model_output(loaded, result, batch, keep_graph=True, sequence=r).vector
+        vectors = [model_output(loaded, result, batch, keep_graph=True, sequence=r).vector for r in range(len(part))]
+        with torch.enable_grad():
             if embedding:
-                losses.append(directions[k][c] @ vector)
+                stacked = torch.stack(vectors)  # (R, hidden)
+                along = torch.stack([directions[k] for k in texts], dim=1)  # (copies, R, hidden): L_c = ⟨r_c, e⟩
+                if backend == "torch":
+                    grads = torch.autograd.grad((stacked,), gates, grad_outputs=(along,), is_grads_batched=True)
+                else:
+                    grads = [torch.stack(found) for found in zip(*(
+                        torch.autograd.grad((stacked,), gates, grad_outputs=(along[c],), retain_graph=c + 1 < copies)
+                        for c in range(copies)))]
+                per_gate = torch.stack([g.detach().float().cpu() for g in grads], dim=2)  # (copies, R, L, H)
             else:
-                log_probs = vector if bases[k].kind == "distribution" else torch.log_softmax(vector, dim=-1)
-                losses.append(-log_probs[int(bases[k].vector.argmax())])  # logits → log p of the top prediction
-        grads = torch.autograd.grad(sum(losses), gates)
-        per_gate = torch.stack([g.detach().float().cpu() for g in grads], dim=1)  # (R, L, H)
-        for r, (k, _) in enumerate(part):
-            squares[k] += per_gate[r].pow(2)
+                losses = []
+                for vector, k in zip(vectors, texts):
+                    log_probs = vector if bases[k].kind == "distribution" else torch.log_softmax(vector, dim=-1)
+                    losses.append(-log_probs[int(bases[k].vector.argmax())])  # logits → log p of the top one
+                grads = torch.autograd.grad(sum(losses), gates)
+                per_gate = torch.stack([g.detach().float().cpu() for g in grads], dim=1)[None]  # (1, R, L, H)
+        for r, k in enumerate(texts):
+            squares[k] += per_gate[:, r].pow(2).sum(dim=0)
     return squares.sqrt().numpy().astype(np.float32)
 
 
@@ -459,16 +498,19 @@ def gradient_importance(loaded: LoadedModel, inputs: dict[str, torch.Tensor], ba
 
 
 def _texts_statistics(loaded: LoadedModel, ids: Sequence[torch.Tensor], backend: str,
-                      ) -> list[tuple[dict[str, np.ndarray], tuple[str, ...], np.ndarray, ModelOutput]]:
+                      ) -> tuple[list[tuple[dict[str, np.ndarray], tuple[str, ...], np.ndarray, ModelOutput]],
+                                 list[torch.Tensor]]:
     """The per-text statistics of K texts from one right-padded batched forward that keeps every layer's
     weights and each head's value and output: per text, the :class:`HeadStatistics` fields but the two
     importances, its tokens, its per-key sink scores (L, H, T) and its unablated output. Each text's weights,
-    values and outputs are cut to its own T tokens before any statistic is taken."""
+    values and outputs are cut to its own T tokens before any statistic is taken. Also every transformer
+    block's output for the batch (empty when the model cannot resume at a layer), what the ablated copies
+    start from (:func:`_texts_changes`)."""
     info = loaded.info
     layers, heads = info.num_layers, info.num_heads
     batch = _padded_batch(loaded, ids)
     base_run = forward(loaded, batch, backend=backend, weights_layers="all", keep=("value", "output"),
-                       keep_layers="all")
+                       keep_layers="all", keep_layer_outputs=loaded.can_resume)
     records = base_run.records
     all_weights = torch.stack([r.weights for r in records], dim=1).float().cpu()  # (K, L, H, n, n)
     all_entropy = torch.stack([r.stats["entropy"] for r in records], dim=1).float().cpu()  # (K, L, H, n)
@@ -506,7 +548,7 @@ def _texts_statistics(loaded: LoadedModel, ids: Sequence[torch.Tensor], backend:
             contribution_cosine=cosine, contribution_cka=cka,
         )
         out.append((stats, tokens, key_scores, model_output(loaded, base_run, batch, sequence=k)))
-    return out
+    return out, base_run.layer_outputs
 
 
 def _text_statistics(loaded: LoadedModel, text: str, mode: AblationMode,
@@ -521,15 +563,18 @@ def _text_statistics(loaded: LoadedModel, text: str, mode: AblationMode,
 def _group_statistics(loaded: LoadedModel, inputs: Sequence[dict[str, torch.Tensor]], mode: AblationMode,
                       backend: str) -> list[tuple]:
     """The first pass over a group of texts (encoded, batch of one each): per text its :class:`HeadStatistics`,
-    its tokens, per-key sink scores and its unablated output — one batched forward for the
-    statistics, then every text's single-head ablations and gated gradients batched together."""
+    its tokens, per-key sink scores and its unablated output — one batched forward for the statistics, then
+    every text's single-head ablations (each copy starting at its head's layer) and gated gradients batched
+    together."""
     info = loaded.info
     layers, heads = info.num_layers, info.num_heads
     ids = [item["input_ids"][0] for item in inputs]
-    measured = _texts_statistics(loaded, ids, backend)
+    measured, layer_outputs = _texts_statistics(loaded, ids, backend)
     bases = [base for *_, base in measured]
     single = torch.eye(layers * heads, dtype=torch.bool).view(layers * heads, layers, heads)  # copy b ablates head b
-    ablation = _texts_changes(loaded, ids, bases, single, mode, backend).reshape(len(ids), layers, heads)
+    # Each copy starts at its head's layer: on 6 layers that skips 15 of the 36 layer runs of a head's 6 copies.
+    ablation = _texts_changes(loaded, ids, bases, single, mode, backend,
+                              layer_outputs or None).reshape(len(ids), layers, heads)
     gradients = _texts_gradients(loaded, ids, bases, backend)
     return [(HeadStatistics(**stats, importance_ablation=ablation[k], gradient_raw=gradients[k]), tokens, key_scores,
              base) for k, (stats, tokens, key_scores, base) in enumerate(measured)]
@@ -583,10 +628,13 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
     steps = np.unique(np.round(np.arange(0.0, 1.0 + 1e-9, pruning_step) * n).astype(np.int64))
     if steps[-1] != n:
         steps = np.append(steps, n)
-    # Work per text, in copies forwarded: the plain forward, one copy per head ablated, the gated forward and
-    # backward (EMBEDDING_DIRECTIONS copies for an embedding model, 1 otherwise — not known before the first
-    # output, so estimated as the larger), then each pair ablated together and each pruning step but the first.
-    first_pass = 1 + n + _BACKWARD_COST * EMBEDDING_DIRECTIONS
+    # Work per text, in copies forwarded: the plain forward; one copy per head ablated, each running only the
+    # layers from its head's on when the model can resume (a head at layer l: (L − l) / L of a forward); the
+    # gated forward and its backward (one per direction for an embedding model, 1 otherwise — not known before
+    # the first output, so estimated as the larger); then each pair ablated together and each pruning step but
+    # the first.
+    ablation_copies = heads * (layers + 1) // 2 if loaded.can_resume else n
+    first_pass = 1 + ablation_copies + 1 + (_BACKWARD_COST - 1) * EMBEDDING_DIRECTIONS
     second_pass = pair_count + len(steps) - 1
     total = sum(lengths) * (first_pass + second_pass)
     done = 0

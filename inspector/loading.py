@@ -9,8 +9,9 @@ tokenizer or the weights becomes one of the typed errors of :mod:`inspector.erro
 (issue 18). A hub id may be pinned to a ``revision``, and ``max_parameters`` refuses a model above a cap,
 counted from its safetensors headers before any weight is fetched or loaded (hosted mode,
 :mod:`inspector.hosting`). Every model is loaded with ``attn_implementation="inspector"`` so all its attention
-layers call :mod:`kernels.hf`; the loaded model is
-shared read-only — per-call behaviour travels in :func:`kernels.hf.attention_request`.
+layers call :mod:`kernels.hf`, and its transformer blocks are wrapped once so that a forward may start at a layer
+(:func:`kernels.hf.install_layer_resume`); the loaded model is then shared read-only — per-call behaviour travels
+in :func:`kernels.hf.attention_request`.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from urllib.parse import urlparse
 import numpy as np
 import torch
 
-import kernels.hf  # noqa: F401  (registers the "inspector" attention implementation)
+import kernels.hf  # registers the "inspector" attention implementation
 from inspector.errors import (
     HubUnavailableError,
     InvalidRequestError,
@@ -136,6 +137,12 @@ class LoadedModel:
     def device(self) -> torch.device:
         """Where the model's parameters live (every input of a forward goes there)."""
         return next(self.model.parameters()).device
+
+    @property
+    def can_resume(self) -> bool:
+        """Whether a forward can start at a layer from kept outputs (:class:`kernels.hf.ResumeAt`): the model's
+        transformer blocks were found and wrapped at load."""
+        return kernels.hf.layer_resume_installed(self.model, self.info.num_layers)
 
 
 def _checked_index(value, count: int, what: str, valid: str) -> int:
@@ -500,6 +507,8 @@ def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision
             from err
     model = model.to(torch_device).eval()
     model.requires_grad_(False)
+    # Before the model is shared: its blocks learn to skip to a layer when a request asks (kernels.hf.ResumeAt).
+    kernels.hf.install_layer_resume(model, int(config.num_hidden_layers))
 
     attention_modules = [m for m in model.modules() if hasattr(m, "is_causal") and hasattr(m, "scaling")]
     num_heads = int(config.num_attention_heads)

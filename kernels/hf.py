@@ -29,6 +29,12 @@ the first two change the scores before the backend runs, so the statistics descr
 actually used. The head output they act on is attention's ``(batch, heads, q_len, head_dim)`` result before
 the output projection, so zeroing it removes exactly that head's term from the residual stream (the output
 projection's bias stays).
+
+One thing lives outside the attention function: :func:`install_layer_resume` wraps each transformer block once at
+load so that a request can :class:`ResumeAt` a layer — the blocks below it return outputs an earlier forward of
+the same text kept, instead of recomputing them. A copy of a text with a head ablated at layer l is the text
+itself below l, so the Heads report's single-head ablations start there. Outside such a request a block runs
+unchanged.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import time
+import types
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -227,6 +234,21 @@ class SequenceHeadAblation:
 Intervention = ScoreScale | TieKeysToQueries | WeightEdit | HeadAblation | HeadGate | SequenceHeadAblation
 
 
+@dataclass(frozen=True)
+class ResumeAt:
+    """Start a forward at layer ``layer``: each earlier layer (the model's own transformer blocks, see
+    :func:`install_layer_resume`) does not run and returns ``outputs[i]`` instead — its output for these very
+    inputs, from an earlier forward that kept it (:attr:`AttentionRequest.keep_layer_outputs`), rows taken to
+    match this batch. The attention layers then count from ``layer``, so interventions and records name the
+    layers that run. What that buys: a copy of a text changed only from layer ``layer`` on (a head ablated
+    there) need not recompute the layers below, which are the unchanged text's.
+
+    ``outputs``: ``layer`` tensors ``(batch, n, hidden)``, each exactly the shape the skipped layer receives."""
+
+    layer: int
+    outputs: tuple[torch.Tensor, ...]
+
+
 @dataclass
 class AttentionRequest:
     """Per-call instructions for the attention function, and the records it fills in.
@@ -237,6 +259,9 @@ class AttentionRequest:
     ``keep`` / ``keep_layers``: which tensors (:data:`TENSOR_NAMES`) to keep, detached, for which layers
     (``"all"``, a set of indices, or None).
     ``deadline``: a ``time.monotonic()`` instant; a layer that starts after it raises :class:`DeadlinePassed`.
+    ``resume``: skip the layers before :attr:`ResumeAt.layer`, returning their kept outputs
+    (:class:`ResumeAt`). ``keep_layer_outputs``: fill ``layer_outputs`` with every transformer block's output,
+    detached, in order — what a later request resumes from. Both need :func:`install_layer_resume` at load.
     """
 
     backend: Backend = "torch"
@@ -248,6 +273,14 @@ class AttentionRequest:
     keep_layers: frozenset[int] | Literal["all"] | None = None
     records: list[LayerRecord] = field(default_factory=list)
     deadline: float | None = None
+    resume: ResumeAt | None = None
+    keep_layer_outputs: bool = False
+    layer_outputs: list[torch.Tensor] = field(default_factory=list)
+
+    @property
+    def first_layer(self) -> int:
+        """The first layer this request runs (0 unless it resumes)."""
+        return self.resume.layer if self.resume is not None else 0
 
     def wants_weights(self, layer: int) -> bool:
         return self.weights_layers == "all" or (self.weights_layers is not None and layer in self.weights_layers)
@@ -358,7 +391,8 @@ def inspector_attention(
     _check_kwargs(kwargs, dropout)
     request = _REQUEST.get()
     if request is not None and request.deadline is not None and time.monotonic() > request.deadline:
-        raise DeadlinePassed(f"the deadline passed before attention layer {len(request.records)} started")
+        raise DeadlinePassed(f"the deadline passed before attention layer {request.first_layer + len(request.records)} "
+                             "started")
     if isinstance(attention_mask, torch.Tensor):
         raise AttentionContractError("a prepared 4-D attention mask was passed; the inspector backend takes the "
                                      "usual 2-D attention_mask (1 = token, 0 = padding) instead")
@@ -373,7 +407,7 @@ def inspector_attention(
         padding = attention_mask.key_padding_mask
 
     backend = request.backend if request is not None else "torch"
-    layer = len(request.records) if request is not None else None
+    layer = request.first_layer + len(request.records) if request is not None else None
     edits = request.interventions_at(layer) if request is not None else []
     kept = {"query": query, "key": key, "value": value}
     query, key, value = _before_scores(edits, query, key, value, scale=scale)
@@ -548,6 +582,70 @@ def _exact_weights(backend: Backend, query: torch.Tensor, key: torch.Tensor, lse
         # are and restores exactly the softmax gradient.
         weights = weights / weights.sum(dim=-1, keepdim=True).clamp_min(torch.finfo(weights.dtype).tiny)
     return weights
+
+
+# ------------------------------------------------------------------------------------------- layer resume
+
+_LAYER_INDEX = "_inspector_layer_index"  # on each wrapped block: its index
+_RESUMABLE_LAYERS = "_inspector_resumable_layers"  # on the model: how many blocks were wrapped
+
+
+def transformer_layers(model: torch.nn.Module, num_layers: int) -> torch.nn.ModuleList | None:
+    """The model's stack of transformer blocks — the one ``ModuleList`` of ``num_layers`` modules that each hold
+    exactly one attention module (BERT's ``encoder.layer``, GPT-2's ``h``, Llama's ``layers`` …) — or None
+    when there is not exactly one such list."""
+    def attention_count(block: torch.nn.Module) -> int:
+        return sum(1 for m in block.modules() if hasattr(m, "is_causal") and hasattr(m, "scaling"))
+
+    found = [m for m in model.modules() if isinstance(m, torch.nn.ModuleList) and len(m) == num_layers
+             and all(attention_count(block) == 1 for block in m)]
+    return found[0] if len(found) == 1 else None
+
+
+def install_layer_resume(model: torch.nn.Module, num_layers: int) -> bool:
+    """Make the model's transformer blocks honour :class:`ResumeAt` and ``keep_layer_outputs`` of the current
+    request; outside such a request they run exactly as before. Call once at load, before the model is shared
+    (like the attention implementation, what a call does then travels in the request, never on the model).
+    Idempotent. Returns False, installing nothing, when the blocks cannot be found (see
+    :func:`transformer_layers`); the requests that resume are then refused by :func:`layer_resume_installed`'s
+    callers, never run wrong."""
+    if layer_resume_installed(model, num_layers):
+        return True
+    layers = transformer_layers(model, num_layers)
+    if layers is None:
+        return False
+    for index, block in enumerate(layers):
+        setattr(block, _LAYER_INDEX, index)
+        # A method bound to the block (not a closure over it): a deep copy of the model rebinds it to the copy.
+        block.forward = types.MethodType(_resumable_forward, block)
+    setattr(model, _RESUMABLE_LAYERS, num_layers)
+    return True
+
+
+def layer_resume_installed(model: torch.nn.Module, num_layers: int) -> bool:
+    """Whether :func:`install_layer_resume` wrapped all ``num_layers`` blocks of ``model``."""
+    return getattr(model, _RESUMABLE_LAYERS, None) == num_layers
+
+
+def _resumable_forward(block: torch.nn.Module, *args, **kwargs):
+    """A wrapped block's forward: its class's own, unless the request resumes past it or keeps its output."""
+    index = getattr(block, _LAYER_INDEX)
+    request = _REQUEST.get()
+    if request is not None and request.resume is not None and index < request.resume.layer:
+        kept = request.resume.outputs[index]
+        received = args[0] if args else kwargs.get("hidden_states")
+        if not isinstance(received, torch.Tensor) or received.shape != kept.shape:
+            raise AttentionContractError(
+                f"layer {index} was to be skipped with a kept output of shape {tuple(kept.shape)} but received "
+                f"{tuple(getattr(received, 'shape', ()))}; resume from outputs of the same batch shape")
+        return kept
+    out = type(block).forward(block, *args, **kwargs)
+    if request is not None and request.keep_layer_outputs:
+        if not isinstance(out, torch.Tensor):
+            raise AttentionContractError(f"layer {index} returns {type(out).__name__}, not a hidden-state tensor, so "
+                                         "a later forward cannot resume from it")
+        request.layer_outputs.append(out.detach())
+    return out
 
 
 def register() -> None:

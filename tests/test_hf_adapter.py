@@ -11,8 +11,12 @@ from kernels.hf import (
     AttentionContractError,
     AttentionRequest,
     BackendUnavailableError,
+    ResumeAt,
+    SequenceHeadAblation,
     attention_request,
     inspector_attention,
+    install_layer_resume,
+    layer_resume_installed,
     resolve_backend,
 )
 from kernels.reference import row_entropy
@@ -304,3 +308,75 @@ def test_capture_through_triton_equals_capture_through_torch(arch, tiny_model_di
     assert set(ours.weights) == set(reference.weights)
     for layer in ours.weights:
         close(ours.weights[layer], reference.weights[layer], "weights")
+
+
+def _final_hidden(model, ids, mask, request):
+    with torch.no_grad(), attention_request(request):
+        return model(input_ids=ids, attention_mask=mask).last_hidden_state
+
+
+@pytest.mark.parametrize("arch", sorted(TINY_ARCHITECTURES))
+def test_a_forward_resumed_at_a_layer_equals_the_whole_forward(arch):
+    """Blocks below the resume layer return the kept outputs and do not run; the layers from there on run as in
+    the whole forward, interventions included, on a padded batch of every architecture."""
+    _, ours = model_pair(arch, auto_class=AutoModelForCausalLM if TINY_ARCHITECTURES[arch][1] else AutoModel)
+    layers = ours.config.num_hidden_layers
+    assert install_layer_resume(ours, layers) and layer_resume_installed(ours, layers)
+    assert install_layer_resume(ours, layers)  # idempotent: wrapping twice would run a block twice
+    ids, mask = batch_inputs(TINY_ARCHITECTURES[arch][1], seed=2)
+    kept = AttentionRequest(stats=(), keep_layer_outputs=True)
+    with torch.no_grad(), attention_request(kept):
+        whole = ours(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states[-1]
+    assert len(kept.layer_outputs) == layers and len(kept.records) == layers
+    ablate = torch.tensor([[True, False, False, False], [False, False, True, True]])
+    for start in range(1, layers):
+        # The whole forward with a head ablated at `start`, and the same forward resumed there.
+        edit = (SequenceHeadAblation(start, ablate),)
+        expected = AttentionRequest(stats=("entropy",), interventions=edit)
+        resumed = AttentionRequest(stats=("entropy",), interventions=edit,
+                                   resume=ResumeAt(start, tuple(kept.layer_outputs[:start])))
+        with torch.no_grad():
+            with attention_request(expected):
+                full = ours(input_ids=ids, attention_mask=mask, output_hidden_states=True)
+            with attention_request(resumed):
+                short = ours(input_ids=ids, attention_mask=mask, output_hidden_states=True)
+        assert [r.layer for r in resumed.records] == list(range(start, layers))  # the skipped layers never ran
+        close(short.hidden_states[-1], full.hidden_states[-1], "hidden")
+        assert not torch.allclose(full.hidden_states[-1], whole)  # the ablation does change the output
+        for got, want in zip(resumed.records, expected.records[start:]):
+            close(got.stats["entropy"], want.stats["entropy"], "entropy")
+
+
+def test_resuming_from_outputs_of_another_shape_is_refused():
+    _, ours = model_pair("bert")
+    install_layer_resume(ours, ours.config.num_hidden_layers)
+    ids, mask = batch_inputs(False)
+    kept = AttentionRequest(stats=(), keep_layer_outputs=True)
+    _final_hidden(ours, ids, mask, kept)
+    wrong = ResumeAt(1, (kept.layer_outputs[0][:1],))  # one row kept, two in the batch
+    with pytest.raises(AttentionContractError, match=r"layer 0 was to be skipped .* shape \(1, 11, 32\)"):
+        _final_hidden(ours, ids, mask, AttentionRequest(stats=(), resume=wrong))
+
+
+def test_a_copy_of_a_wrapped_model_runs_its_own_blocks():
+    """The wrapper is a method bound to its block, so copy.deepcopy rebinds it: a copy put in training mode (or
+    with other weights) runs its own layers, not the original's."""
+    _, ours = model_pair("bert")
+    install_layer_resume(ours, ours.config.num_hidden_layers)
+    changed = copy.deepcopy(ours)
+    with torch.no_grad():
+        for parameter in changed.encoder.layer[1].parameters():
+            parameter.mul_(0.5)
+    ids, mask = batch_inputs(False)
+    assert not torch.allclose(_final_hidden(changed, ids, mask, AttentionRequest(stats=())),
+                              _final_hidden(ours, ids, mask, AttentionRequest(stats=())))
+
+
+def test_without_a_stack_of_blocks_nothing_is_wrapped():
+    class NoStack(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = torch.nn.ModuleList([torch.nn.Linear(2, 2), torch.nn.Linear(2, 2)])
+
+    model = NoStack()
+    assert not install_layer_resume(model, 2) and not layer_resume_installed(model, 2)
