@@ -185,8 +185,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--actors", type=int, default=2, help="Ray actors for (c) (default 2)")
     parser.add_argument("--batch-tokens", type=int, default=None, help="padded tokens per batch (census default)")
     parser.add_argument("--ways", default=",".join(WAYS), help=f"comma list of {', '.join(WAYS)}")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="runs of each way in --repeat-ways, taken in turn (a, b, c, d, b, d, …); the table "
+                             "shows each way's median run and lists every run (default 1)")
+    parser.add_argument("--repeat-ways", default="local,eager",
+                        help="the ways --repeats applies to (default local,eager: the pair one target compares; "
+                             "on a shared machine one run of each can differ by ±10%% from load alone)")
     parser.add_argument("--phase", choices=WAYS, help=argparse_hidden())
     args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
     from inspector.census import DEFAULT_BATCH_TOKENS
 
     batch_tokens = args.batch_tokens or DEFAULT_BATCH_TOKENS
@@ -194,23 +202,33 @@ def main(argv: list[str] | None = None) -> int:
         _phase(args.phase, args.texts, args.actors, batch_tokens)
         return 0
     ways = [w.strip() for w in args.ways.split(",") if w.strip()]
-    results = {}
+    repeated = {w.strip() for w in args.repeat_ways.split(",") if w.strip()}
+    unknown = sorted((set(ways) | repeated) - set(WAYS))
+    if unknown:
+        parser.error(f"unknown ways {unknown}; choose from {', '.join(WAYS)}")
+    # Round 1 runs every way; later rounds only the repeated ones, in the same order, so each repeated way's runs
+    # are spread over the whole benchmark and meet the same load.
+    order = ways + [way for _ in range(args.repeats - 1) for way in ways if way in repeated]
+    runs: dict[str, list[dict]] = {way: [] for way in ways}
     wall, busy, before = time.perf_counter(), system_busy_seconds(), os.times()
-    for way in ways:
+    for way in order:
         print(f"{LABELS[way]} …", file=sys.stderr, flush=True)
-        results[way] = _measure(way, args.texts, args.actors, batch_tokens)
-        print(f"  {results[way]}", file=sys.stderr, flush=True)
+        runs[way].append(_measure(way, args.texts, args.actors, batch_tokens))
+        print(f"  {runs[way][-1]}", file=sys.stderr, flush=True)
     after = os.times()
+    results = {way: sorted(found, key=lambda r: r["seconds"])[(len(found) - 1) // 2] for way, found in runs.items()}
     ours = sum(after[:4]) - sum(before[:4])  # this process and its reaped children (the ways' subprocesses)
     other_cores = max(0.0, system_busy_seconds() - busy - ours) / (time.perf_counter() - wall)
-    rows = ["| way | texts | tokens | seconds | texts/s | tokens/s | peak memory (MiB) | vs (a) |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    rows = ["| way | texts | tokens | seconds | texts/s | tokens/s | peak memory (MiB) | vs (a) | every run (s) |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     base = results.get("capture")
+    every_run = {way: ", ".join(f"{run['seconds']:.1f}" for run in found) for way, found in runs.items()}
     for way, r in results.items():
         rate = r["texts"] / r["seconds"]
         speedup = f"{rate / (base['texts'] / base['seconds']):.2f}×" if base else "—"
         rows.append(f"| {LABELS[way]} | {r['texts']} | {r['tokens']} | {r['seconds']:.1f} | {rate:.1f} "
-                    f"| {r['tokens'] / r['seconds']:.0f} | {r['peak_mib']:.0f} | {speedup} |")
+                    f"| {r['tokens'] / r['seconds']:.0f} | {r['peak_mib']:.0f} | {speedup} "
+                    f"| {every_run[way]} |")
     table = "\n".join(rows)
     notes = [
         f"- Same {args.texts} sentences (the first of `assets/corpus/census-sentences.txt`) for every way, "
@@ -222,6 +240,9 @@ def main(argv: list[str] | None = None) -> int:
         "this benchmark's own processes'; Ray's actors, not children of the benchmark, count as others) — this "
         "machine was shared with other jobs, so every figure was taken under load and the ratios matter more "
         "than the rates.",
+        f"- Runs: {args.repeats} of each of {', '.join(LABELS[w].split(' ')[0] for w in ways if w in repeated)} and "
+        "one of each other way, in turns (every way once, then the repeated ones again); a row shows its way's "
+        "median run (by time), and its last column every run in order.",
     ]
     print(table)
     print("\n".join(notes))

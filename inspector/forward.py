@@ -38,6 +38,7 @@ from inspector.errors import (
 from inspector.loading import LoadedModel
 from kernels.hf import (
     AttentionContractError,
+    AttentionDone,
     AttentionRequest,
     BackendUnavailableError,
     DeadlinePassed,
@@ -162,11 +163,12 @@ def backend_for(loaded: LoadedModel, backend: str) -> str:
 
 @dataclass
 class ForwardResult:
-    """One forward's model outputs (transformers' ``ModelOutput``, hidden states included), the attention
+    """One forward's model outputs (transformers' ``ModelOutput``, hidden states included; None for a forward that
+    stopped after a layer's attention, ``run(stop_after=…)``), the attention
     layers' records (:class:`kernels.hf.LayerRecord`, one per layer that ran, in order), the backend that ran and,
     when asked for, each transformer block's output (``layer_outputs``: (batch, n, hidden) each, detached)."""
 
-    outputs: object
+    outputs: object | None
     records: list[LayerRecord]
     backend: str = "torch"
     layer_outputs: list[torch.Tensor] = field(default_factory=list)
@@ -186,6 +188,7 @@ def run(
     deadline_s: float | None = None,
     resume: ResumeAt | None = None,
     keep_layer_outputs: bool = False,
+    stop_after: int | None = None,
 ) -> ForwardResult:
     """Run the shared model on ``inputs`` (``input_ids`` or ``inputs_embeds``, plus ``attention_mask``, on the
     model's device) through the inspector's attention function, with ``interventions`` applied inside it.
@@ -198,6 +201,8 @@ def run(
     starts (None = no deadline). ``resume``: start at a layer, the blocks below returning kept outputs
     (:class:`kernels.hf.ResumeAt`); ``keep_layer_outputs``: keep every block's output
     (:attr:`ForwardResult.layer_outputs`) for such a later forward. Both need :attr:`LoadedModel.can_resume`.
+    ``stop_after``: end the forward once that layer's attention is recorded — the records are complete up to it,
+    and ``outputs`` is None (the census reads records only, so the last layer's MLP and the head never run).
 
     Raises :class:`InvalidRequestError` for an intervention naming a layer or head the model lacks,
     :class:`BackendError`, :class:`UnsupportedModelError` and :class:`DeadlineExceededError` (see the module
@@ -208,6 +213,8 @@ def run(
     if (resume is not None or keep_layer_outputs) and not loaded.can_resume:
         raise InvalidRequestError(f"{info.name} ({info.architecture}): its transformer blocks were not found, so a "
                                   "forward cannot resume at a layer")
+    if stop_after is not None:
+        info.check_layer(stop_after, "the layer to stop after")
     if resume is not None:
         info.check_layer(resume.layer, "the layer to resume at")
         first = resume.layer
@@ -218,11 +225,14 @@ def run(
     deadline = None if deadline_s is None else time.monotonic() + deadline_s
     request = AttentionRequest(backend=chosen, stats=stats, weights_layers=weights_layers,
                                interventions=tuple(interventions), keep=keep, keep_layers=keep_layers,
-                               deadline=deadline, resume=resume, keep_layer_outputs=keep_layer_outputs)
+                               deadline=deadline, resume=resume, keep_layer_outputs=keep_layer_outputs,
+                               stop_after=stop_after)
     context = torch.enable_grad() if grad else torch.inference_mode()
     try:
         with context, attention_request(request):
             outputs = loaded.model(**inputs, output_hidden_states=True)
+    except AttentionDone:
+        outputs = None
     except DeadlinePassed as err:
         q_len = next(iter(inputs.values())).shape[1]  # ids, mask (batch, n) and embeddings (batch, n, hidden)
         raise DeadlineExceededError(f"{info.name} did not finish {q_len} tokens within the {deadline_s:g} s this "

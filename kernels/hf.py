@@ -83,6 +83,13 @@ class DeadlinePassed(RuntimeError):
     """The request's deadline passed before an attention layer started; the forward stops there."""
 
 
+class AttentionDone(Exception):
+    """Not an error: the layer :attr:`AttentionRequest.stop_after` names has been recorded, and the rest of the
+    forward (that layer's output projection and MLP, the layers above, the head) would only compute outputs the
+    caller does not read. Raised out of the model to end the forward there; :func:`inspector.forward.run`
+    catches it."""
+
+
 # Keyword arguments transformers passes that change nothing about the attention maths.
 _IGNORED_KWARGS = frozenset({
     "position_ids", "cache_position", "use_cache", "output_attentions", "output_hidden_states",
@@ -260,7 +267,9 @@ class AttentionRequest:
     (``"all"``, a set of indices, or None).
     ``deadline``: a ``time.monotonic()`` instant; a layer that starts after it raises :class:`DeadlinePassed`.
     ``resume``: skip the layers before :attr:`ResumeAt.layer`, returning their kept outputs
-    (:class:`ResumeAt`). ``keep_layer_outputs``: fill ``layer_outputs`` with every transformer block's output,
+    (:class:`ResumeAt`). ``stop_after``: end the forward (:class:`AttentionDone`) once this layer's record is
+    written — for callers that read the records only. ``keep_layer_outputs``: fill ``layer_outputs`` with every
+    transformer block's output,
     detached, in order — what a later request resumes from. Both need :func:`install_layer_resume` at load.
     """
 
@@ -274,6 +283,7 @@ class AttentionRequest:
     records: list[LayerRecord] = field(default_factory=list)
     deadline: float | None = None
     resume: ResumeAt | None = None
+    stop_after: int | None = None
     keep_layer_outputs: bool = False
     layer_outputs: list[torch.Tensor] = field(default_factory=list)
 
@@ -452,6 +462,8 @@ def inspector_attention(
             weights=weights.detach() if want_weights else None,
             tensors=({name: kept[name].detach() for name in request.keep} if request.wants_tensors(layer) else {}),
         ))
+        if request.stop_after is not None and layer >= request.stop_after:
+            raise AttentionDone(f"layer {layer} recorded; the request stops after it")
     return out.transpose(1, 2).contiguous(), (weights if return_weights else None)
 
 

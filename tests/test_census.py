@@ -297,3 +297,25 @@ def test_census_chart_and_table_in_chinese_show_no_english_words(bundled_census)
     data = next(iter(grid["datasets"].values()))
     assert {row["mark"] for row in data} == {"坍", "弥", ""}
     assert list(census_table(summary, "entropy")) == ["layer", "head", "name", "mean", "low", "high", "texts", "flag"]
+
+
+def test_summary_intervals_are_student_t_intervals_over_the_texts_that_measured():
+    """Each head's interval is the 95 % Student-t interval of its mean over the texts with a finite value (a NaN
+    text is skipped), as scipy.stats computes it."""
+    from scipy import stats
+
+    from inspector.census import summarise
+
+    rng = np.random.default_rng(0)
+    values = {name: rng.normal(0.5, 0.2, size=(7, 2, 3)).astype(np.float32) for name in STATISTICS}
+    values["entropy_normalized"][2, 0, 0] = np.nan  # a one-token text: skipped for that head only
+    summary = summarise(values, model={"spec": "test", "num_layers": 2, "num_heads": 3}, errors=0, tokens=70)
+    for name in ("entropy", "entropy_normalized"):
+        for layer, head in ((0, 0), (1, 2)):
+            sample = values[name][:, layer, head].astype(np.float64)
+            sample = sample[np.isfinite(sample)]
+            low, high = stats.t.interval(0.95, len(sample) - 1, loc=sample.mean(), scale=stats.sem(sample))
+            assert summary.count[name][layer, head] == len(sample)
+            np.testing.assert_allclose([summary.low[name][layer, head], summary.high[name][layer, head]],
+                                       [low, high], rtol=1e-5)
+    assert summary.count["entropy_normalized"][0, 0] == 6

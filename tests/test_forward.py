@@ -112,3 +112,43 @@ def test_the_old_import_paths_lead_to_the_one_implementation():
     assert inspector.experiments.forward is inspector.forward.run
     assert inspector.experiments.encode is inspector.forward.encode
     assert inspector.experiments.ForwardResult is inspector.forward.ForwardResult
+
+
+def test_a_forward_that_stops_after_a_layer_keeps_its_records_and_skips_the_rest(tiny_bert, monkeypatch):
+    """stop_after ends the forward once that layer's attention is recorded: the records are the whole forward's
+    up to there, no output is computed (the last layer's MLP never runs), and the next forward is whole."""
+    inputs = inspector.experiments.encode(tiny_bert, TEXT)
+    whole = run(tiny_bert, inputs)
+    last = tiny_bert.info.num_layers - 1
+    mlp_calls = []
+    block = tiny_bert.model.encoder.layer[last]
+    handle = block.intermediate.register_forward_hook(lambda *_: mlp_calls.append(1))
+    try:
+        stopped = run(tiny_bert, inputs, stop_after=last)
+        assert stopped.outputs is None and mlp_calls == []
+        early = run(tiny_bert, inputs, stop_after=0)
+        assert [r.layer for r in early.records] == [0]
+        after = run(tiny_bert, inputs)
+        assert after.outputs is not None and mlp_calls == [1]
+    finally:
+        handle.remove()
+    assert len(stopped.records) == len(whole.records)
+    for got, want in zip(stopped.records, whole.records):
+        for name in ("entropy", "lse", "sink"):
+            assert torch.equal(got.stats[name], want.stats[name])
+    with pytest.raises(InvalidRequestError, match="layer to stop after"):
+        run(tiny_bert, inputs, stop_after=last + 1)
+
+
+def test_resuming_needs_the_blocks_wrapped_and_no_intervention_below(tiny_bert):
+    from kernels.hf import ResumeAt
+
+    inputs = inspector.experiments.encode(tiny_bert, TEXT)
+    kept = run(tiny_bert, inputs, keep_layer_outputs=True).layer_outputs
+    with pytest.raises(InvalidRequestError, match="below layer 1, where the forward resumes"):
+        run(tiny_bert, inputs, resume=ResumeAt(1, tuple(kept[:1])), interventions=[HeadAblation(0, (0,))])
+    unwrapped = LoadedModel(model=copy.deepcopy(tiny_bert.model), tokenizer=tiny_bert.tokenizer,
+                            info=tiny_bert.info)
+    delattr(unwrapped.model, "_inspector_resumable_layers")
+    with pytest.raises(InvalidRequestError, match="transformer blocks were not found"):
+        run(unwrapped, inputs, keep_layer_outputs=True)
