@@ -23,6 +23,10 @@ the token budget. The reduction sweeps the n × n weights twice: one matrix prod
 row times P) gives what each key receives, from which the [CLS]/[SEP]/punctuation masses and the sink scores
 follow on ``(batch, heads, n)``; self, previous and next are three diagonals (views); the distance-weighted row
 sums are the second pass. Row sums (at most n terms) run in float32, everything after them in float64.
+:func:`batch_statistics` is that reduction; the Heads report (:mod:`inspector.heads`) takes its statistics part
+through it too, from the weights its own forward keeps. The forward stops once the last layer's attention is
+recorded (``stop_after``): the last layer's output projection and MLP and the model's head compute nothing the
+census reads.
 
 **Batching changes no number.** Batches are right-padded (positions 0…T−1 for every text, so absolute and rotary
 positions are the single-text ones; under a causal mask a real query never sees a padded key), padded keys get
@@ -392,7 +396,7 @@ def _layer_statistics(weights: torch.Tensor, real: torch.Tensor, counts: torch.T
     scores = torch.where(real64[:, None, :] > 0, scores, -1.0)  # padded keys never the largest
     row_distance = weights.mul_(distance).sum(dim=-1).double()  # (B, H, n); the weights' last use
     mean_distance = (row_distance * real64[:, None, :]).sum(dim=-1) / counts
-    return {"first_token_sink": scores[..., 0], "max_sink_score": scores.max(dim=-1).values,
+    return {"key_scores": scores, "first_token_sink": scores[..., 0], "max_sink_score": scores.max(dim=-1).values,
             "mass_cls": by_key[..., 0], "mass_sep": by_key[..., 1], "mass_punctuation": by_key[..., 2],
             "mass_self": self_mass, "mass_previous": previous_mass,
             "mass_next": next_mass, "mean_distance": mean_distance}
@@ -412,6 +416,43 @@ def _entropy_statistics(records: list, real: torch.Tensor) -> tuple[torch.Tensor
     rows_counted = counted.sum(dim=-1)
     normalized = torch.where(rows_counted > 0, normalized_sum / rows_counted.clamp_min(1), float("nan"))
     return raw, normalized
+
+
+def batch_statistics(records: Sequence, weights_of: Callable[[object], torch.Tensor], lengths: Sequence[int],
+                     category_masks: np.ndarray) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+    """The census's reductions for one right-padded batch of B texts (each text's own T real queries and keys):
+    :data:`STATISTICS` as (B, L, H) float64 tensors, and every key's sink score (B, L, H, n) — padded keys −1.
+
+    records: the forward's L :class:`kernels.hf.LayerRecord` s (with the ``entropy`` statistic); ``weights_of``
+    gives a record's exact weights (B, H, n, n) float32, which the reduction overwrites (materialise them, or pass
+    a copy); ``category_masks``: (B, n, 3) [CLS]/[SEP]/punctuation key masks (zero past T). The Heads report's
+    corpus statistics come from here too (:mod:`inspector.heads`), so both give the same numbers by one code."""
+    n = category_masks.shape[1]
+    with torch.inference_mode():  # the forward's weights are inference tensors, reduced in place
+        device = records[0].stats["entropy"].device
+        lengths_tensor = torch.tensor(list(lengths), device=device)
+        real = (torch.arange(n, device=device)[None, :] < lengths_tensor[:, None]).float()  # (B, n): real = T first
+        counts = lengths_tensor.double().clamp_min(1)[:, None]
+        neighbours = (lengths_tensor.double() - 1)[:, None]  # rows with a neighbour inside the text
+        categories = torch.from_numpy(np.ascontiguousarray(category_masks, dtype=np.float64)).to(device)
+        position = torch.arange(n, device=device)
+        distance = (position[:, None] - position[None, :]).abs().float()  # (n, n) |i − j|
+        seen_by_pattern: dict[tuple[bool, int | None], torch.Tensor] = {}
+        per_layer: list[dict[str, torch.Tensor]] = []
+        for record in records:
+            pattern = (record.causal, record.window)
+            if pattern not in seen_by_pattern:
+                visible = visible_keys_mask(n, n, causal=record.causal, window=record.window, device=device)[0, 0]
+                seen_by_pattern[pattern] = torch.matmul(real.double(), visible.double()) * real.double()  # (B, n)
+            weights = weights_of(record)
+            per_layer.append(_layer_statistics(weights, real, counts, neighbours, categories, seen_by_pattern[pattern],
+                                               distance))
+            del weights  # one layer's n × n at a time
+        entropy, normalized = _entropy_statistics(records, real)
+        key_scores = torch.stack([layer.pop("key_scores") for layer in per_layer], dim=1)  # (B, L, H, n)
+        reduced = {name: torch.stack([layer[name] for layer in per_layer], dim=1) for name in per_layer[0]}
+        reduced.update(entropy=entropy, entropy_normalized=normalized)
+        return reduced, key_scores
 
 
 def _measure_bucket(loaded: LoadedModel, items: list[_Encoded], backend: str) -> list[TextCensus]:
@@ -435,33 +476,17 @@ def _measure_bucket(loaded: LoadedModel, items: list[_Encoded], backend: str) ->
     if len(records) != info.num_layers:
         raise InspectorError(f"{info.name} ran {len(records)} attention layers but declares {info.num_layers}; "
                              "its attention does not all go through the inspector's attention function")
-    with torch.inference_mode():
-        lengths = torch.tensor(lengths_list, device=device)
-        real = inputs["attention_mask"].float()  # (B, n): real queries = real keys
-        counts = lengths.double().clamp_min(1)[:, None]
-        neighbours = (lengths.double() - 1)[:, None]  # rows with a neighbour inside the text
-        categories = torch.from_numpy(category_masks).to(device)
-        position = torch.arange(n, device=device)
-        distance = (position[:, None] - position[None, :]).abs().float()  # (n, n) |i − j|
-        padding = inputs["attention_mask"].bool()
-        padding = None if bool(padding.all()) else padding
-        seen_by_pattern: dict[tuple[bool, int | None], torch.Tensor] = {}
-        per_layer: list[dict[str, torch.Tensor]] = []
-        for record in records:
-            pattern = (record.causal, record.window)
-            if pattern not in seen_by_pattern:
-                visible = visible_keys_mask(n, n, causal=record.causal, window=record.window, device=device)[0, 0]
-                seen_by_pattern[pattern] = torch.matmul(real.double(), visible.double()) * real.double()  # (B, n)
-            weights = _materialize(backend, record.tensors["query"], record.tensors["key"], record.stats["lse"],
-                                   causal=record.causal, scale=record.scale, padding=padding, window=record.window)
-            per_layer.append(_layer_statistics(weights, real, counts, neighbours, categories,
-                                               seen_by_pattern[pattern], distance))
-            del weights  # one layer's n × n at a time
-            record.tensors.clear()
-        entropy, normalized = _entropy_statistics(records, real)
-        reduced = {name: torch.stack([layer[name] for layer in per_layer], dim=1) for name in per_layer[0]}
-        reduced.update(entropy=entropy, entropy_normalized=normalized)
-        host = {name: reduced[name].float().cpu().numpy() for name in STATISTICS}  # (B, L, H) each
+    padding = inputs["attention_mask"].bool()
+    padding = None if bool(padding.all()) else padding
+
+    def materialized(record) -> torch.Tensor:
+        weights = _materialize(backend, record.tensors["query"], record.tensors["key"], record.stats["lse"],
+                               causal=record.causal, scale=record.scale, padding=padding, window=record.window)
+        record.tensors.clear()
+        return weights
+
+    reduced, _ = batch_statistics(records, materialized, lengths_list, category_masks)
+    host = {name: reduced[name].float().cpu().numpy() for name in STATISTICS}  # (B, L, H) each
     return [TextCensus(index=item.index, text=item.text, tokens=lengths_list[b],
                        statistics={name: host[name][b] for name in STATISTICS}) for b, item in enumerate(items)]
 

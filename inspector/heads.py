@@ -6,10 +6,11 @@ numbers. For each text it runs, through the one attention function (:mod:`kernel
 the shared model):
 
 1. one plain forward that keeps every layer's exact weights and each head's value and output →
-   entropy (raw, normalised), Clark et al.'s token-category masses, Gu et al.'s sink scores, mean attention
-   distance, Olsson et al.'s induction score, Kobayashi et al.'s norm-weighted category masses, Clark's JS
-   divergence between heads and the cosine / linear CKA between what heads write (:mod:`inspector.metrics`,
-   :mod:`inspector.redundancy`);
+   entropy (raw, normalised), Clark et al.'s token-category masses, Gu et al.'s sink scores and the mean attention
+   distance (reduced by the census engine's own batched reductions, :func:`inspector.census.batch_statistics`, so
+   a corpus census and this report give one computation's numbers), Olsson et al.'s induction score,
+   Kobayashi et al.'s norm-weighted category masses, Clark's JS divergence between heads and the cosine / linear
+   CKA between what heads write (:mod:`inspector.metrics`, :mod:`inspector.redundancy`);
 2. batched forwards over copies of the text, copy b ablating head b alone (:class:`SequenceHeadAblation`):
    the **ablation importance** of each head = the output change it causes, in the model's own terms
    (:func:`inspector.experiments.output_change`: embedding cosine distance, next-token KL, logit change).
@@ -50,7 +51,7 @@ from typing import Literal
 import numpy as np
 import torch
 
-from inspector.census import length_buckets
+from inspector.census import batch_statistics, length_buckets
 from inspector.errors import InvalidRequestError, InvalidTextError
 from inspector.experiments import (
     ModelOutput,
@@ -70,17 +71,14 @@ from inspector.metrics import (
     TOKEN_CATEGORIES,
     HealthFlags,
     HealthThresholds,
-    head_entropy_from_rows,
     health_flags,
     induction_score,
-    mean_attention_distance,
     norm_weighted_attention,
-    sink_scores,
+    token_category_masks,
     token_category_mass,
 )
 from inspector.redundancy import classical_mds, cluster_order, contribution_similarity, js_divergence_matrix
 from kernels.hf import HeadGate, ResumeAt, SequenceHeadAblation
-from kernels.reference import visible_keys_mask
 
 AblationMode = Literal["zero", "mean"]
 # progress(done, total, label): done of total work units (see head_report), label a line in English for the CLI.
@@ -105,6 +103,9 @@ _GRADIENT_ELEMENTS = 2 ** 20
 # A forward and backward costs about this many forwards of the same batch (DESIGN.md: backward 2.5× forward).
 _BACKWARD_COST = 3
 
+
+# The census's mass columns in the order of inspector.metrics.TOKEN_CATEGORIES (HeadStatistics.token_mass).
+_CENSUS_MASSES = ("cls", "sep", "punctuation", "self", "previous", "next")
 
 # HeadStatistics fields that are NaN where a text cannot measure them; their corpus mean skips those texts.
 _NAN_SKIPPING_FIELDS = ("entropy_normalized", "induction")
@@ -512,9 +513,23 @@ def _texts_statistics(loaded: LoadedModel, ids: Sequence[torch.Tensor], backend:
     base_run = forward(loaded, batch, backend=backend, weights_layers="all", keep=("value", "output"),
                        keep_layers="all", keep_layer_outputs=loaded.can_resume)
     records = base_run.records
-    all_weights = torch.stack([r.weights for r in records], dim=1).float().cpu()  # (K, L, H, n, n)
-    all_entropy = torch.stack([r.stats["entropy"] for r in records], dim=1).float().cpu()  # (K, L, H, n)
+    all_weights = torch.stack([r.weights for r in records], dim=1).float().cpu()  # (K, L, H, n, n), a copy
     width = batch["input_ids"].shape[1]
+    special_ids = set(getattr(loaded.tokenizer, "all_special_ids", []))
+    lengths = [int(row.shape[0]) for row in ids]
+    tokens_of, special_of = [], []
+    category_masks = np.zeros((len(ids), width, 3), dtype=np.float64)
+    for k, row in enumerate(ids):
+        token_ids = row.tolist()
+        tokens_of.append(tuple(str(t) for t in loaded.tokenizer.convert_ids_to_tokens(token_ids)))
+        special_of.append(np.array([i in special_ids for i in token_ids], dtype=bool))
+        category_masks[k, :lengths[k]] = token_category_masks(tokens_of[k], special_of[k]).T
+    # Entropy, the category masses, sink scores and distances: the census's own reductions of this batch
+    # (inspector.census.batch_statistics), so a head's numbers here and in a census are one computation. They
+    # overwrite the records' weights, which all_weights has copied for the statistics below.
+    reduced, all_key_scores = batch_statistics(records, lambda record: record.weights, lengths, category_masks)
+    census = {name: value.float().cpu().numpy() for name, value in reduced.items()}  # (K, L, H) each
+    all_key_scores = all_key_scores.float().cpu().numpy()  # (K, L, H, n)
     # What each head writes, for the whole batch per layer: (K, H, n, hidden) values' and outputs' writes.
     value_writes, output_writes = [], []
     for layer, record in enumerate(records):
@@ -522,27 +537,21 @@ def _texts_statistics(loaded: LoadedModel, ids: Sequence[torch.Tensor], backend:
             vectors = record.tensors[name]  # (K, heads or kv_heads, n, head_dim)
             flat = vectors.transpose(0, 1).reshape(vectors.shape[1], -1, vectors.shape[-1])
             into.append(head_writes(loaded, layer, flat).view(heads, len(ids), width, -1).transpose(0, 1))
-    special_ids = set(getattr(loaded.tokenizer, "all_special_ids", []))
     out = []
     for k, row in enumerate(ids):
-        n = int(row.shape[0])
+        n, tokens, special = lengths[k], tokens_of[k], special_of[k]
         weights = all_weights[k, :, :, :n, :n].numpy()  # (L, H, T, T)
-        visible = torch.stack([visible_keys_mask(n, n, causal=r.causal, window=r.window, device="cpu")[0, 0]
-                               for r in records]).numpy()  # (L, T, T)
-        entropy = head_entropy_from_rows(all_entropy[k, :, :, :n].numpy(), visible.sum(axis=-1))
-        token_ids = row.tolist()
-        tokens = tuple(str(t) for t in loaded.tokenizer.convert_ids_to_tokens(token_ids))
-        special = np.array([i in special_ids for i in token_ids], dtype=bool)
         value_norms = torch.stack([w[k, :, :n].norm(dim=-1) for w in value_writes]).cpu().numpy()  # (L, H, T)
         contribution = torch.cat([w[k, :, :n] for w in output_writes]).cpu().numpy()  # (N, T, hidden)
         cosine, cka = contribution_similarity(contribution)
-        key_scores = sink_scores(weights, visible)
+        key_scores = all_key_scores[k, :, :, :n]
         stats = dict(
-            entropy=entropy.raw, entropy_normalized=entropy.normalized, layer_entropy=entropy.layer_mean,
-            token_mass=token_category_mass(weights, tokens, special),
+            entropy=census["entropy"][k], entropy_normalized=census["entropy_normalized"][k],
+            layer_entropy=census["entropy"][k].mean(axis=-1),
+            token_mass=np.stack([census[f"mass_{name}"][k] for name in _CENSUS_MASSES], axis=-1),
             norm_token_mass=token_category_mass(norm_weighted_attention(weights, value_norms), tokens, special),
-            first_token_sink=key_scores[..., 0], max_sink_score=key_scores.max(axis=-1),
-            mean_distance=mean_attention_distance(weights),
+            first_token_sink=census["first_token_sink"][k], max_sink_score=census["max_sink_score"][k],
+            mean_distance=census["mean_distance"][k],
             induction=induction_score(weights, row.cpu().numpy(), special),
             js_divergence=js_divergence_matrix(weights.reshape(layers * heads, n, n)),
             contribution_cosine=cosine, contribution_cka=cka,
