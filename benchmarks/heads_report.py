@@ -79,7 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     notes = [
         f"- Time: one `head_report(loaded, texts, ablation={args.ablation!r})` after a one-text warm-up, "
         "`time.perf_counter`. Per text it runs one forward keeping every layer's weights, values and head outputs; "
-        f"{n} copies, each ablating one head; the gated model's forward and backward; "
+        f"{n} copies, each ablating one head and starting at that head's layer from the first forward's block "
+        "outputs (the layers below are the unablated text's); the gated model's forward and one backward per "
+        "embedding direction (vmapped); "
         f"and, in the second pass, the {len(report.pairs.heads)} pairs ablated together and "
         f"{len(report.pruning.fraction) - 1} pruning steps (a pair's heads ablated alone reuse the first pass's "
         "single-head ablations; the step that removes nothing is 0 without a forward). Texts of about one length "
