@@ -794,7 +794,7 @@ def summarise(values: dict[str, np.ndarray], *, model: dict, errors: int, tokens
               thresholds: HealthThresholds = HealthThresholds()) -> CensusSummary:
     """Means with 95 % Student-t intervals over texts: ``values`` maps each statistic to (texts, L, H)."""
     # Student's t quantile from scipy.special (stdtrit): the same numbers as scipy.stats.t.ppf, without importing
-    # scipy.stats (about 1 s of every census run on this CPU).
+    # scipy.stats (`python -X importtime`: 1.4 s for scipy.stats against 0.4 s for scipy.special on this CPU).
     from scipy.special import stdtrit
 
     mean, low, high, count = {}, {}, {}, {}

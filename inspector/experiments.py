@@ -101,17 +101,21 @@ def model_output(loaded: LoadedModel, result: ForwardResult, inputs: dict[str, t
     return ModelOutput(kind="embedding", vector=finish(pooled))
 
 
+def _changes(kind: OutputKind, base: torch.Tensor, new: torch.Tensor) -> torch.Tensor:
+    """:func:`output_change`'s measure for (batch, d) float32 base and new output vectors: (batch,)."""
+    if kind == "embedding":
+        return 1.0 - torch.nn.functional.cosine_similarity(base, new, dim=1).clamp(-1, 1)
+    if kind == "distribution":
+        return torch.sum(base.exp() * (base - new), dim=1).clamp_min(0.0)
+    return (new - base).abs().amax(dim=1)
+
+
 def output_change(base: ModelOutput, new: ModelOutput) -> float:
     """How far ``new`` is from ``base``: cosine distance (embeddings), KL(base ‖ new) in nats (distributions),
     largest absolute logit change (classifiers). 0 when nothing changed."""
     if base.kind != new.kind or base.vector.shape != new.vector.shape:
         raise InvalidRequestError(f"cannot compare a {base.kind} output with a {new.kind} output")
-    if base.kind == "embedding":
-        return float(1.0 - torch.nn.functional.cosine_similarity(base.vector, new.vector, dim=0).clamp(-1, 1))
-    if base.kind == "distribution":
-        p = base.vector.exp()
-        return float(torch.sum(p * (base.vector - new.vector)).clamp_min(0.0))
-    return float((new.vector - base.vector).abs().max())
+    return float(_changes(base.kind, base.vector[None].float(), new.vector[None].float())[0])
 
 
 def output_changes(loaded: LoadedModel, result: ForwardResult, inputs: dict[str, torch.Tensor],
@@ -122,18 +126,16 @@ def output_changes(loaded: LoadedModel, result: ForwardResult, inputs: dict[str,
     if len(kinds) != 1:
         raise InvalidRequestError(f"cannot compare one batch against outputs of kinds {sorted(kinds)}")
     kind = kinds.pop()
-    rows = range(len(bases))
     outputs = result.outputs
     base = torch.stack([item.vector for item in bases]).float()  # (batch, d) on the CPU
     if kind == "embedding":
-        new = pooled_embedding(outputs.hidden_states[-1], inputs["attention_mask"]).detach().float().cpu()
-        return (1.0 - torch.nn.functional.cosine_similarity(base, new, dim=1).clamp(-1, 1)).double().numpy()
-    if kind == "distribution":
-        positions = torch.tensor([output_position(loaded, inputs, b) for b in rows], device=outputs.logits.device)
-        chosen = outputs.logits[torch.arange(len(bases), device=positions.device), positions]
-        new = torch.log_softmax(chosen.detach().float(), dim=-1).cpu()
-        return torch.sum(base.exp() * (base - new), dim=1).clamp_min(0.0).double().numpy()
-    return (outputs.logits.detach().float().cpu() - base).abs().amax(dim=1).double().numpy()
+        new = pooled_embedding(outputs.hidden_states[-1], inputs["attention_mask"])
+    elif kind == "distribution":
+        positions = [output_position(loaded, inputs, b) for b in range(len(bases))]
+        new = torch.log_softmax(outputs.logits[torch.arange(len(bases)), positions].float(), dim=-1)
+    else:
+        new = outputs.logits
+    return _changes(kind, base, new.detach().float().cpu()).double().numpy()
 
 
 def output_change_name(kind: OutputKind) -> str:

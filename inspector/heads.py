@@ -398,8 +398,9 @@ def _texts_changes(loaded: LoadedModel, ids: Sequence[torch.Tensor], bases: Sequ
     layers = masks.shape[1]
     changes = np.zeros((len(ids), masks.shape[0]), dtype=np.float32)
     lengths = [int(row.shape[0]) for row in ids]
-    ablated = masks.flatten(2).any(dim=2)  # (S, L)
-    starts = ablated.int().argmax(dim=1).tolist() if layer_outputs is not None else [0] * masks.shape[0]
+    # Each set's first ablated layer ((S, L) ablated-anywhere flags, first True), or 0 for every set.
+    starts = (masks.flatten(2).any(dim=2).int().argmax(dim=1).tolist() if layer_outputs is not None
+              else [0] * masks.shape[0])
     width = int(layer_outputs[0].shape[1]) if layer_outputs is not None else None
     for start in sorted(set(starts)):
         sets = [s for s in range(masks.shape[0]) if starts[s] == start]

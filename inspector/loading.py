@@ -510,7 +510,7 @@ def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision
     # Before the model is shared: its blocks learn to skip to a layer when a request asks (kernels.hf.ResumeAt).
     kernels.hf.install_layer_resume(model, int(config.num_hidden_layers))
 
-    attention_modules = [m for m in model.modules() if hasattr(m, "is_causal") and hasattr(m, "scaling")]
+    attention_modules = [m for m in model.modules() if kernels.hf.is_attention_module(m)]
     num_heads = int(config.num_attention_heads)
     hidden = int(config.hidden_size)
     labels = tuple(str(config.id2label[i]) for i in sorted(config.id2label)) if head == "classifier" else ()

@@ -602,15 +602,18 @@ _LAYER_INDEX = "_inspector_layer_index"  # on each wrapped block: its index
 _RESUMABLE_LAYERS = "_inspector_resumable_layers"  # on the model: how many blocks were wrapped
 
 
+def is_attention_module(module: torch.nn.Module) -> bool:
+    """Whether ``module`` is one of transformers' attention modules (the ones that call the attention interface:
+    they carry ``is_causal`` and ``scaling``)."""
+    return hasattr(module, "is_causal") and hasattr(module, "scaling")
+
+
 def transformer_layers(model: torch.nn.Module, num_layers: int) -> torch.nn.ModuleList | None:
     """The model's stack of transformer blocks — the one ``ModuleList`` of ``num_layers`` modules that each hold
     exactly one attention module (BERT's ``encoder.layer``, GPT-2's ``h``, Llama's ``layers`` …) — or None
     when there is not exactly one such list."""
-    def attention_count(block: torch.nn.Module) -> int:
-        return sum(1 for m in block.modules() if hasattr(m, "is_causal") and hasattr(m, "scaling"))
-
     found = [m for m in model.modules() if isinstance(m, torch.nn.ModuleList) and len(m) == num_layers
-             and all(attention_count(block) == 1 for block in m)]
+             and all(sum(map(is_attention_module, block.modules())) == 1 for block in m)]
     return found[0] if len(found) == 1 else None
 
 
