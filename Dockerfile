@@ -34,7 +34,7 @@ COPY --chown=inspector:inspector . .
 USER inspector
 
 # Hosted mode: the allow-list (assets/hosting/allowed_models.toml, or mount your own and set
-# INSPECTOR_ALLOWED_MODELS), parameter cap, memory budget and deadline of inspector/hosting.py; Streamlit
+# INSPECTOR_ALLOWED_MODELS), parameter cap, memory budget and deadline of inspector/serving/hosting.py; Streamlit
 # hides error details from visitors and the toolbar's developer options. XSRF/CORS protection and the 1 MB
 # upload limit come from .streamlit/config.toml.
 ENV INSPECTOR_HOSTED=1 \

@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 
 # A hosted instance (docs/DEPLOYMENT.md): the allow-list, parameter cap, memory budget and deadline of
-# inspector/hosting.py, error details hidden from visitors, the toolbar's developer options off.
+# inspector/serving/hosting.py, error details hidden from visitors, the toolbar's developer options off.
 HOSTED_FLAGS := --client.showErrorDetails none --client.toolbarMode viewer
 
 .PHONY: app hosted test cli-demo clean-venv

@@ -15,7 +15,7 @@ from __future__ import annotations
 import altair as alt
 import streamlit as st
 
-from inspector.i18n import DEFAULT_LANGUAGE, LANGUAGES, t
+from inspector.base.i18n import DEFAULT_LANGUAGE, LANGUAGES, t
 
 st.set_page_config(page_title="Attention Inspector", page_icon="🔎", layout="wide")
 
@@ -29,7 +29,7 @@ alt.utils.schemapi.disable_debug_mode()
 lang = st.session_state.get("lang") or st.query_params.get("lang")
 lang = lang if lang in LANGUAGES else DEFAULT_LANGUAGE
 
-# The pages in menu order; share links name them by url_path (inspector.share.PAGES).
+# The pages in menu order; share links name them by url_path (inspector.output.share.PAGES).
 PAGES = [
     st.Page("views/inspect.py", title=t("nav.inspect", lang), icon=":material/grid_on:", url_path="inspect",
             default=True),

@@ -1,7 +1,7 @@
 """Attribution page latency on CPU: every method at n = 64 tokens on the bundled model, ours against the same
 attributions done directly with Captum + transformers, in the same run.
 
-Ours: :func:`inspector.attribution.attribute` with the page's default settings — raw attention, rollout,
+Ours: :func:`inspector.analyses.attribution.attribute` with the page's default settings — raw attention, rollout,
 norm-weighted attention, gradient, gradient × input, integrated gradients (16 Gauss–Legendre steps), occlusion
 by [MASK], value zeroing, random; agreement, the layer × head τ grid, ERASER faithfulness with decay curves, and
 the uniform + 100-permutation counterfactual — through the inspector's attention function. Direct: the same
@@ -44,7 +44,7 @@ def direct_route(folder: str, text: str, reference: str, *, layer: int, ig_steps
     from scipy import stats
     from transformers import AutoModel, AutoTokenizer
 
-    from inspector.attribution import agreement, attention_rollout, eraser_faithfulness
+    from inspector.analyses.attribution import agreement, attention_rollout, eraser_faithfulness
 
     timings: dict[str, float] = {}
     started = time.perf_counter()
@@ -206,22 +206,23 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from inspector import load_model
-    from inspector.attribution import (
+    from inspector.analyses.attribution import (
         DEFAULT_REFERENCE,
-        MEMORY_BUDGET_BYTES,
         AttributionSettings,
         attribute,
         batch_size_for,
         counterfactual_attention,
     )
-    from inspector.loading import bundled_model_path
+    from inspector.base.limits import ATTRIBUTION_MEMORY_BUDGET_BYTES
+    from inspector.core.loading import bundled_model_path
 
     loaded = load_model("default")
     text = text_of_length(loaded.tokenizer, args.tokens)
     settings = AttributionSettings(ig_steps=args.ig_steps)
     layer = loaded.info.num_layers - 1
-    chunk = batch_size_for(loaded, args.tokens, backward=False, budget_bytes=MEMORY_BUDGET_BYTES)
-    ig_batch = batch_size_for(loaded, args.tokens, backward=True, budget_bytes=MEMORY_BUDGET_BYTES, most=args.ig_steps)
+    chunk = batch_size_for(loaded, args.tokens, backward=False, budget_bytes=ATTRIBUTION_MEMORY_BUDGET_BYTES)
+    ig_batch = batch_size_for(loaded, args.tokens, backward=True, budget_bytes=ATTRIBUTION_MEMORY_BUDGET_BYTES,
+                              most=args.ig_steps)
 
     def ours():
         return attribute(loaded, text, settings=settings)

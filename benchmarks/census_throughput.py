@@ -1,9 +1,9 @@
 """Census throughput on CPU (issue 16): the same sentences of ``assets/corpus/census-sentences.txt`` through the
 bundled model four ways, each in a fresh subprocess so its peak memory is its own:
 
-(a) ``capture`` — a loop of :func:`inspector.capture.capture` per text with every layer's weights, reduced with
+(a) ``capture`` — a loop of :func:`inspector.core.capture.capture` per text with every layer's weights, reduced with
     the Heads page's metric functions (token-category masses, sink scores, distance): the one-text path;
-(b) ``local`` — :func:`inspector.census.census`, engine ``local`` (length-bucketed padded batches, one layer's
+(b) ``local`` — :func:`inspector.analyses.census.census`, engine ``local`` (length-bucketed padded batches, one layer's
     weights materialised at a time);
 (c) ``ray`` — the same census on Ray Data with ``--actors`` actors (Ray started by the census with 2 CPUs and
     shut down after; the time includes Ray's start and each actor loading the model);
@@ -40,7 +40,7 @@ LABELS = {"capture": "(a) capture per text", "local": "(b) census, local engine"
 
 
 def _texts(count: int) -> list[str]:
-    from inspector.census import CENSUS_CORPUS_PATH, read_input
+    from inspector.analyses.census import CENSUS_CORPUS_PATH, read_input
 
     rows = read_input(CENSUS_CORPUS_PATH, limit=count).rows
     return [row.value for row in rows]
@@ -50,7 +50,7 @@ def _run_capture(texts: list[str]) -> int:
     import numpy as np
 
     from inspector import capture, load_model
-    from inspector.metrics import mean_attention_distance, sink_scores, token_category_mass
+    from inspector.analyses.metrics import mean_attention_distance, sink_scores, token_category_mass
 
     loaded = load_model("default")
     special_ids = set(loaded.tokenizer.all_special_ids)
@@ -69,7 +69,7 @@ def _run_capture(texts: list[str]) -> int:
 
 
 def _run_census(texts: list[str], engine: str, actors: int, batch_tokens: int) -> int:
-    from inspector.census import census
+    from inspector.analyses.census import census
 
     with tempfile.TemporaryDirectory() as folder:
         source = Path(folder) / "texts.txt"
@@ -83,8 +83,8 @@ def _run_eager(texts: list[str], batch_tokens: int) -> int:
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    from inspector.census import length_buckets
-    from inspector.loading import bundled_model_path
+    from inspector.analyses.census import length_buckets
+    from inspector.core.loading import bundled_model_path
 
     folder = bundled_model_path()
     tokenizer = AutoTokenizer.from_pretrained(folder)
@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
-    from inspector.census import DEFAULT_BATCH_TOKENS
+    from inspector.analyses.census import DEFAULT_BATCH_TOKENS
 
     batch_tokens = args.batch_tokens or DEFAULT_BATCH_TOKENS
     if args.phase:

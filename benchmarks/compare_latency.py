@@ -1,9 +1,9 @@
-"""Compare-page latency on CPU: :func:`inspector.compare.compare` on the bundled model for the tired/wide pair.
+"""Compare-page latency on CPU: :func:`inspector.analyses.compare.compare` on the bundled model for the tired/wide pair.
 
 The Compare page's numbers for a new pair of texts come from one library call: both texts captured with every
 layer's weights, one output forward each, the alignment, the per-head comparison of the query's rows and the output
 change. This times that call after the model is loaded (median of ``--repeats`` after one warm-up), and the part a
-new pick of query, keys or head costs on the page (:func:`inspector.compare.compare_runs` on cached runs).
+new pick of query, keys or head costs on the page (:func:`inspector.analyses.compare.compare_runs` on cached runs).
 Target (issue 20): the ranked heads and the output change in under 2 s after load.
 
 Run from the repository root::
@@ -27,7 +27,7 @@ TARGET_S = 2.0
 
 
 def measure(loaded, repeats: int, backend: str) -> dict:
-    from inspector.compare import compare, compare_runs, run_text
+    from inspector.analyses.compare import compare, compare_runs, run_text
 
     warm = compare(loaded, TIRED, loaded, WIDE, query="it", backend=backend)
     full_s, pick_s = [], []

@@ -86,8 +86,8 @@ def main(argv: list[str] | None = None) -> int:
                      f"{statistics.median(wall):.1f} | {loads[mode]:.2f} |")
     table = "\n".join(lines)
     notes = [
-        "- Scoreboard compute: the page's own `time.perf_counter` around `inspector.groundtruth.scoreboard` (100 "
-        "fresh examples of the planted-token task, 9 methods each), printed in its status line; a fresh server "
+        "- Scoreboard compute: the page's own `time.perf_counter` around `inspector.analyses.groundtruth.scoreboard` "
+        "(100 fresh examples of the planted-token task, 9 methods each), printed in its status line; a fresh server "
         "per run, so nothing is cached. Link → status line: browser wall time, including the page's first example.",
         "- torch runs with its default 2 intra-op threads in the server. Other processes' load: CPUs kept busy by "
         "processes other than this one (the server and Chromium are other processes here).",

@@ -1,7 +1,7 @@
 """Ground-truth scoreboard (issue #8): every attribution method against the known causal token, on each model
 this project ships, with the model's accuracy on the same fresh examples and how long scoring took.
 
-For each shipped model (``assets/models/*``): :func:`inspector.groundtruth.scoreboard` on ``--examples`` fresh
+For each shipped model (``assets/models/*``): :func:`inspector.analyses.groundtruth.scoreboard` on ``--examples`` fresh
 examples (seed FRESH_SEED, never used in training) — top-1 and top-k hit rate with Wilson 95 % intervals, mean
 rank with a bootstrap 95 % interval, and the chance level of a random ranking of the same texts (the baseline,
 computed in the same run). The training rows come from each model's card: the accuracy and seconds its training
@@ -23,7 +23,7 @@ SECTION_TITLE = "Ground-truth scoreboard (CPU)"
 
 
 def _model_table(board) -> str:
-    from inspector.attribution import METHOD_LABELS
+    from inspector.analyses.attribution import METHOD_LABELS
 
     k = board.k
     mechanism = bool(board.card.task.name == "induction")
@@ -50,8 +50,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from inspector.groundtruth import card_for, scoreboard
-    from inspector.loading import load_model, shipped_choices
+    from inspector.analyses.groundtruth import card_for, scoreboard
+    from inspector.core.loading import load_model, shipped_choices
 
     sections, summary_rows, shapes = [], [], []
     for spec in shipped_choices():

@@ -1,4 +1,5 @@
-"""Head report over a corpus on CPU: one :func:`inspector.heads.head_report` of the bundled model over the first
+"""Head report over a corpus on CPU: one :func:`inspector.analyses.heads.head_report` of the bundled model over the
+first
 ``--texts`` sentences of ``assets/corpus/sentences.txt``.
 
 Issue #5 sets the target: the full head report (statistics, JS and CKA redundancy, single-head ablation of every
@@ -42,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
 
     from inspector import load_model
-    from inspector.heads import CORPUS_PATH, head_report, read_corpus
+    from inspector.analyses.heads import CORPUS_PATH, head_report, read_corpus
 
     corpus = read_corpus(CORPUS_PATH)
     if not 1 <= args.texts <= len(corpus):

@@ -1,4 +1,4 @@
-"""Inspect-view latency on CPU: one :func:`inspector.capture` of the bundled model at a few text lengths.
+"""Inspect-view latency on CPU: one :func:`inspector.core.capture` of the bundled model at a few text lengths.
 
 ``shared/DESIGN.md`` sets the target: the inspect view — forward + all entropies + one layer's weights — for
 the bundled model (all-MiniLM-L6-v2, 6 layers × 12 heads) at 128 tokens "in well under a second after load"

@@ -1,4 +1,5 @@
-"""Lessons-page latency on CPU: one :func:`inspector.lessons.all_lessons` of the bundled model at a few text lengths.
+"""Lessons-page latency on CPU: one :func:`inspector.analyses.lessons.all_lessons` of the bundled model at a few text
+lengths.
 
 The Lessons page makes this one cached call (lessons 1–6: the baseline forward keeping Q, K, V and the head
 outputs, one forward with W_K := W_Q tied, two with the head's scores rescaled, and the analyses; the seeded √d
@@ -27,7 +28,7 @@ LAYER, HEAD = 2, 3
 
 
 def measure(loaded, tokens: int, repeats: int) -> dict:
-    from inspector.lessons import all_lessons, leave_one_out
+    from inspector.analyses.lessons import all_lessons, leave_one_out
 
     text = text_of_length(loaded.tokenizer, tokens)
     warm = all_lessons(loaded, text, LAYER, HEAD, backend="torch")

@@ -78,9 +78,9 @@ class Expected:
 
 
 def expected_for(loaded, text: str) -> Expected:
-    from inspector.capture import capture
+    from inspector.analyses.metrics import head_entropy
     from inspector.charts.base import token_labels
-    from inspector.metrics import head_entropy
+    from inspector.core.capture import capture
 
     result = capture(loaded, text, weights=None)
     raw = head_entropy(result).raw
@@ -274,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from playwright.sync_api import sync_playwright
 
-    from inspector.loading import load_model
+    from inspector.core.loading import load_model
 
     loaded = load_model("default", device="cpu")
     phases = []

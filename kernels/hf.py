@@ -86,7 +86,7 @@ class DeadlinePassed(RuntimeError):
 class AttentionDone(Exception):
     """Not an error: the layer :attr:`AttentionRequest.stop_after` names has been recorded, and the rest of the
     forward (that layer's output projection and MLP, the layers above, the head) would only compute outputs the
-    caller does not read. Raised out of the model to end the forward there; :func:`inspector.forward.run`
+    caller does not read. Raised out of the model to end the forward there; :func:`inspector.core.forward.run`
     catches it."""
 
 
@@ -231,7 +231,7 @@ class HeadGate:
 class SequenceHeadAblation:
     """:class:`HeadAblation` chosen per sequence: sequence b has the heads where ``mask[b]`` is True removed
     (``mask``: (batch, heads) bool). One batched forward over copies of a text then ablates a different set
-    of heads in each copy — how :mod:`inspector.heads` measures every head's importance in one call."""
+    of heads in each copy — how :mod:`inspector.analyses.heads` measures every head's importance in one call."""
 
     layer: int
     mask: torch.Tensor

@@ -119,7 +119,7 @@ def tiny_model_dirs(tmp_path_factory) -> dict[str, Path]:
 @pytest.fixture(scope="session")
 def bundled():
     """The bundled all-MiniLM-L6-v2, loaded once through the project's own loader."""
-    from inspector.loading import load_model
+    from inspector.core.loading import load_model
 
     return load_model("default")
 

@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from inspector.base.examples import EXAMPLES
+from inspector.base.limits import MAX_TEXT_CHARS
 from inspector.charts.base import title_text
-from inspector.examples import EXAMPLES
-from inspector.loading import shipped_choices
-from inspector.share import MAX_TEXT_CHARS, ViewState, encode_view
+from inspector.core.loading import shipped_choices
+from inspector.output.share import ViewState, encode_view
 
 # AppTest resolves relative paths against the calling file, not the working directory.
 APP = Path(__file__).resolve().parents[1] / "app.py"
@@ -210,7 +211,7 @@ def test_a_view_whose_link_would_be_too_long_says_so_instead_of_offering_it():
     and the address bar keeps the view without the text."""
     import random
 
-    from inspector.share import MAX_LINK_CHARS
+    from inspector.output.share import MAX_LINK_CHARS
 
     # Random letters barely compress, and a word past 100 characters is one [UNK] token: a text the model reads
     # (102 tokens) whose link is ~12 kB even compressed.
@@ -242,7 +243,7 @@ def test_a_broken_model_folder_in_the_picker_is_an_error_not_a_traceback(tmp_pat
 
 
 def test_a_text_past_the_memory_budget_is_refused_and_a_long_one_keeps_one_layer(monkeypatch):
-    from inspector.hosting import HostingPolicy
+    from inspector.serving.hosting import HostingPolicy
     from views import inputs
 
     text = "Queries search keys like addresses. " * 8  # 58 tokens
@@ -288,7 +289,7 @@ def test_hosted_mode_warns_about_a_link_to_another_model_and_shows_the_bundled_o
 
 
 def test_a_run_past_the_deadline_is_an_error_and_the_next_run_works(monkeypatch):
-    from inspector.hosting import HostingPolicy
+    from inspector.serving.hosting import HostingPolicy
     from views import inputs
 
     text = "A deadline of a nanosecond stops the first layer."  # not cached by another test
@@ -318,7 +319,7 @@ CHINESE = "动物没有过马路，因为它太累了。"  # the bundled model r
 
 def _stopping(*args, **kwargs):
     """Stands in for a page's analysis: the unknown-token warning is drawn before it, so the test need not wait."""
-    from inspector.errors import InspectorError
+    from inspector.base.errors import InspectorError
 
     raise type("StoppedForTest", (InspectorError,), {})("stopped by the test after the warning")
 
@@ -328,14 +329,14 @@ def _stopping(*args, **kwargs):
 # tests/test_groundtruth_page.py).
 @pytest.mark.parametrize("page", ["inspect", "heads", "attribution", "lessons", "compare"])
 def test_every_page_warns_when_the_model_cannot_read_the_text(page, lang, monkeypatch):
-    import inspector.attribution
-    import inspector.heads
-    import inspector.lessons
+    import inspector.analyses.attribution
+    import inspector.analyses.heads
+    import inspector.analyses.lessons
 
     # The pages' slow analyses stop at once with an error (shown by the page): the warning comes before them.
-    monkeypatch.setattr(inspector.heads, "head_report", _stopping)
-    monkeypatch.setattr(inspector.attribution, "attribute", _stopping)
-    monkeypatch.setattr(inspector.lessons, "all_lessons", _stopping)
+    monkeypatch.setattr(inspector.analyses.heads, "head_report", _stopping)
+    monkeypatch.setattr(inspector.analyses.attribution, "attribute", _stopping)
+    monkeypatch.setattr(inspector.analyses.lessons, "all_lessons", _stopping)
     at = AppTest.from_file(str(APP), default_timeout=APP_TIMEOUT_S)
     at.query_params["text"], at.query_params["lang"] = CHINESE, lang
     at.run()

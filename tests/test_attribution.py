@@ -1,4 +1,4 @@
-"""The attribution lab (inspector/attribution/): each method checked against what it must satisfy —
+"""The attribution lab (inspector/analyses/attribution/): each method checked against what it must satisfy —
 IG completeness, occlusion on linear toys, rank-correlation limits, uniform weights through the attention
 function equal to uniform weights by hand, the adversarial search's constraint, ERASER on a known ranking —
 and the report on every kind of target, on tiny random models."""
@@ -12,7 +12,7 @@ import pytest
 import torch
 from transformers import AutoModel, AutoModelForCausalLM, BertForMaskedLM, BertForSequenceClassification
 
-from inspector.attribution import (
+from inspector.analyses.attribution import (
     METHODS,
     AttributionSettings,
     TargetSpec,
@@ -32,6 +32,7 @@ from inspector.attribution import (
     top_k_overlap,
     word_level,
 )
+from inspector.base.errors import InvalidRequestError, InvalidTextError
 from inspector.charts.attribution import (
     agreement_chart,
     counterfactual_chart,
@@ -40,9 +41,8 @@ from inspector.charts.attribution import (
     head_tau_chart,
     scores_chart,
 )
-from inspector.errors import InvalidRequestError, InvalidTextError
-from inspector.experiments import encode, forward
-from inspector.loading import load_model
+from inspector.core.loading import load_model
+from inspector.core.outputs import encode, forward
 from tests.conftest import make_tokenizer, tiny_config
 from tests.tolerances import close
 
@@ -296,8 +296,8 @@ def test_occlusion_by_mask_equals_the_masked_text_through_input_ids(headed_model
     masked = copy.deepcopy(inputs)
     masked["input_ids"][0, 2] = loaded.tokenizer.mask_token_id
     # the ids route, independent of Captum's embeddings
-    from inspector.attribution.targets import evaluate_rows as _evaluate_rows
-    from inspector.attribution.targets import setup_problem as _setup
+    from inspector.analyses.attribution.targets import evaluate_rows as _evaluate_rows
+    from inspector.analyses.attribution.targets import setup_problem as _setup
 
     problem, _, _ = _setup(loaded, TEXT, TargetSpec(reference=REFERENCE), "torch", 2**26)
     value = _evaluate_rows(problem, [masked["input_ids"][0].tolist()])[0][0]
@@ -361,8 +361,8 @@ def test_cli_attribute_bad_input_exits_2(capsys, headed_models):
 
 
 def test_masked_lm_rows_are_read_at_the_targets_mask_even_with_other_masks(headed_models):
-    from inspector.attribution.targets import evaluate_rows as _evaluate_rows
-    from inspector.attribution.targets import setup_problem as _setup
+    from inspector.analyses.attribution.targets import evaluate_rows as _evaluate_rows
+    from inspector.analyses.attribution.targets import setup_problem as _setup
 
     loaded = headed_models["masked-lm"]
     text = TEXT.replace("street", "[MASK]")
@@ -410,8 +410,8 @@ def test_attribution_charts_are_valid_vega_lite_with_tokens_as_data(headed_model
 def test_attribution_charts_in_chinese_show_no_english_but_names_and_tokens(headed_models):
     from dataclasses import replace
 
-    from inspector.attribution import METHOD_LABELS, method_label
-    from inspector.i18n import t
+    from inspector.analyses.attribution import METHOD_LABELS, method_label
+    from inspector.base.i18n import t
     from tests.chart_text import chart_strings, english_words
 
     report = attribute(headed_models["none"], TEXT, spec=TargetSpec(reference=REFERENCE), settings=FAST)
@@ -460,7 +460,7 @@ def test_attribution_charts_in_chinese_show_no_english_but_names_and_tokens(head
 @pytest.fixture
 def position_method():
     """A tenth method, registered for one test and removed after it: the score of a token is its position."""
-    from inspector.attribution import AttributionMethod, register, unregister
+    from inspector.analyses.attribution import AttributionMethod, register, unregister
 
     method = register(AttributionMethod(name="position", label="position (toy)",
                                         score=lambda context: np.arange(context.n, dtype=float)))
@@ -471,7 +471,7 @@ def position_method():
 
 
 def test_a_registered_method_runs_through_attribute_like_the_built_ins(headed_models, position_method):
-    from inspector.attribution import METHOD_LABELS, REGISTRY, method_label
+    from inspector.analyses.attribution import METHOD_LABELS, REGISTRY, method_label
 
     settings = AttributionSettings(methods=("attention", "position"), ig_steps=4, permutations=0, head_grid=False)
     report = attribute(headed_models["none"], TEXT, spec=TargetSpec(reference=REFERENCE), settings=settings)
@@ -484,7 +484,7 @@ def test_a_registered_method_runs_through_attribute_like_the_built_ins(headed_mo
 
 
 def test_the_registry_keeps_the_built_in_order_and_enforces_the_contract(headed_models):
-    from inspector.attribution import METHOD_LABELS, REGISTRY, AttributionMethod, register, unregister
+    from inspector.analyses.attribution import METHOD_LABELS, REGISTRY, AttributionMethod, register, unregister
 
     assert tuple(REGISTRY) == METHODS and tuple(METHOD_LABELS) == METHODS
     assert METHOD_LABELS["grad_x_input"] == "gradient × input"
@@ -509,8 +509,8 @@ def test_the_registry_keeps_the_built_in_order_and_enforces_the_contract(headed_
 
 
 def test_every_built_in_method_is_named_in_every_language():
-    from inspector.attribution import METHOD_LABELS, method_label
-    from inspector.i18n import CATALOGUE, LANGUAGES
+    from inspector.analyses.attribution import METHOD_LABELS, method_label
+    from inspector.base.i18n import CATALOGUE, LANGUAGES
 
     for method in METHODS:
         # English is the registry's label word for word (English pages, JSON and the CLI keep their text).
@@ -535,7 +535,7 @@ def test_saliency_and_gradient_times_input_share_one_backward(headed_models, mon
                                    faithfulness=False)
     report = attribute(loaded, TEXT, spec=TargetSpec(reference=REFERENCE), settings=settings)
     assert len(calls) == 1 and set(report.timings) >= {"gradient", "grad_x_input"}
-    from inspector.attribution.targets import embed_forward, setup_problem, token_embeddings
+    from inspector.analyses.attribution.targets import embed_forward, setup_problem, token_embeddings
 
     problem, _, _ = setup_problem(loaded, TEXT, TargetSpec(reference=REFERENCE), "torch", 2**26)
     embeds = token_embeddings(problem, problem.input_ids)

@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 
 import inspector.charts.bertviz as views
-from inspector.capture import Capture, OutputSummary, capture
-from inspector.errors import InvalidRequestError
+from inspector.base.errors import InvalidRequestError
+from inspector.core.capture import Capture, OutputSummary, capture
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
 HOSTILE_TOKENS = ("[CLS]", "<img src=x onerror=alert(1)>", "</script><script>alert(1)</script>", "a&amp;b",

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.live_app import CHART, CHART_DRAWN, AppServerError, click_grid_cell, heatmap_drawn, running_app
-from inspector.hosting import DEFAULT_ALLOW_LIST
-from inspector.loading import shipped_choices
+from inspector.core.loading import shipped_choices
+from inspector.serving.hosting import DEFAULT_ALLOW_LIST
 
 pytestmark = pytest.mark.browser
 

@@ -1,4 +1,4 @@
-"""inspector/budget.py: the token limit (positions or memory, whichever is smaller), which layers' weights a
+"""inspector/core/budget.py: the token limit (positions or memory, whichever is smaller), which layers' weights a
 request keeps, and refusals — all before any forward."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from dataclasses import replace
 
 import pytest
 
-from inspector.budget import RequestPlan, max_tokens, plan_request, weights_bytes
-from inspector.errors import InvalidTextError
-from inspector.loading import LoadedModel, load_model
-from inspector.share import MAX_TEXT_CHARS
+from inspector.base.errors import InvalidTextError
+from inspector.base.limits import MAX_TEXT_CHARS
+from inspector.core.budget import RequestPlan, max_tokens, plan_request, weights_bytes
+from inspector.core.loading import LoadedModel, load_model
 
 WORDS = "the cat sat on the mat and the dog ran fast"
 

@@ -1,4 +1,4 @@
-"""inspector/capture.py: validation before the forward, Capture contents against eager, thread safety."""
+"""inspector/core/capture.py: validation before the forward, Capture contents against eager, thread safety."""
 
 import copy
 import threading
@@ -9,15 +9,15 @@ import pytest
 import torch
 from transformers import AutoModel
 
-from inspector.capture import Capture, capture, capture_within_memory
-from inspector.errors import (
+from inspector.base.errors import (
     BackendError,
     DeadlineExceededError,
     DeviceOutOfMemoryError,
     InvalidRequestError,
     InvalidTextError,
 )
-from inspector.loading import LoadedModel, load_model
+from inspector.core.capture import Capture, capture, capture_within_memory
+from inspector.core.loading import LoadedModel, load_model
 from kernels.reference import row_entropy
 from tests.tolerances import close
 
@@ -157,7 +157,7 @@ def test_word_ids_group_pieces_as_the_tokenizer_does(bundled):
 
 
 def test_word_ids_fall_back_to_one_word_per_token(tiny_bert):
-    from inspector.capture import token_word_ids
+    from inspector.core.capture import token_word_ids
 
     special = np.array([True, False, False, True])
     assert token_word_ids(None, special).tolist() == [-1, 0, 1, -1]

@@ -1,4 +1,5 @@
-"""inspector/census.py (issue 16): batched statistics equal single-text runs on BERT, GPT-2 and Llama-style models
+"""inspector/analyses/census.py (issue 16): batched statistics equal single-text runs on BERT, GPT-2 and Llama-style
+models
 with ragged lengths; the local and Ray engines write the same folder; a stopped run resumes without writing a
 shard twice; bad rows land in errors.jsonl; a different model or input is refused; the CLI and the Heads page
 read a census folder (never in hosted mode)."""
@@ -13,11 +14,19 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from inspector.capture import capture
-from inspector.census import STATISTICS, CensusFolderError, InputRow, census, length_buckets, measure_rows, read_census
-from inspector.heads import head_report
-from inspector.loading import load_model
-from inspector.metrics import TOKEN_CATEGORIES, head_entropy
+from inspector.analyses.census import (
+    STATISTICS,
+    CensusFolderError,
+    InputRow,
+    census,
+    length_buckets,
+    measure_rows,
+    read_census,
+)
+from inspector.analyses.heads import head_report
+from inspector.analyses.metrics import TOKEN_CATEGORIES, head_entropy
+from inspector.core.capture import capture
+from inspector.core.loading import load_model
 from tests.conftest import VOCAB_WORDS
 
 TOLERANCE = 1e-5
@@ -76,11 +85,16 @@ def test_batched_statistics_equal_single_text_runs(tiny_models, arch):
 
 def single_text_statistics(loaded, text: str) -> dict[str, np.ndarray]:
     """One text alone, with every layer's weights kept, reduced by the Heads page's metric functions exactly as
-    inspector.heads._text_statistics does."""
+    inspector.analyses.heads._text_statistics does."""
     import torch
 
-    from inspector.experiments import encode, forward
-    from inspector.metrics import head_entropy_from_rows, mean_attention_distance, sink_scores, token_category_mass
+    from inspector.analyses.metrics import (
+        head_entropy_from_rows,
+        mean_attention_distance,
+        sink_scores,
+        token_category_mass,
+    )
+    from inspector.core.outputs import encode, forward
     from kernels.reference import visible_keys_mask
 
     inputs = encode(loaded, text)
@@ -142,7 +156,7 @@ def _assert_same_census(first: Path, second: Path) -> None:
 def test_ray_engine_writes_the_same_folder_as_local(tiny_model_dirs, tmp_path):
     import ray  # no importorskip: this test must run (ray[data] is pinned in requirements.txt)
 
-    from inspector.census import ray_runtime_env
+    from inspector.analyses.census import ray_runtime_env
 
     spec, data = str(tiny_model_dirs["bert"]), _corpus(tmp_path)
     local = census(spec, data, out=tmp_path / "local", shard_size=8, batch_tokens=64, progress=None)
@@ -228,7 +242,7 @@ def test_cli_writes_a_census_and_bad_input_is_one_line(tiny_model_dirs, tmp_path
 
 @pytest.fixture(scope="module")
 def bundled_census(tmp_path_factory) -> Path:
-    from inspector.heads import CORPUS_PATH
+    from inspector.analyses.heads import CORPUS_PATH
 
     out = tmp_path_factory.mktemp("census") / "bundled"
     census("default", CORPUS_PATH, out=out, limit=12, progress=None)
@@ -280,9 +294,9 @@ def test_the_heads_page_never_opens_a_census_in_hosted_mode(bundled_census, monk
 
 
 def test_census_chart_and_table_in_chinese_show_no_english_words(bundled_census):
-    from inspector.census import STATISTIC_UNITS
+    from inspector.analyses.census import STATISTIC_UNITS
+    from inspector.analyses.metrics import HealthThresholds
     from inspector.charts.census import census_grid_chart, census_table, statistic_name, statistic_unit
-    from inspector.metrics import HealthThresholds
     from tests.chart_text import chart_strings, english_words
 
     # Thresholds that flag heads both ways, so the C / D marks and flags are drawn.
@@ -312,7 +326,7 @@ def test_summary_intervals_are_student_t_intervals_over_the_texts_that_measured(
     text is skipped), as scipy.stats computes it."""
     from scipy import stats
 
-    from inspector.census import summarise
+    from inspector.analyses.census import summarise
 
     rng = np.random.default_rng(0)
     values = {name: rng.normal(0.5, 0.2, size=(7, 2, 3)).astype(np.float32) for name in STATISTICS}

@@ -19,7 +19,7 @@ separating-axis test), since the axis-aligned box of a label at −60° overlaps
 text does not.
 
 One server for the module; each case is one page load (a share link sets the text, words, slide, lang and page,
-see :mod:`inspector.share`). The screenshots of each case go to ``$INSPECTOR_SHOTS`` when that is set.
+see :mod:`inspector.output.share`). The screenshots of each case go to ``$INSPECTOR_SHOTS`` when that is set.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ import altair as alt
 import numpy as np
 import pytest
 
+from inspector.analyses.heatmap import HeatmapOptions, HeatmapView
+from inspector.analyses.metrics import HeadEntropy
 from inspector.charts.base import (
     HEAD_SELECTION,
     NARROW_COLUMN_PX,
@@ -30,8 +32,6 @@ from inspector.charts.inspect import (
     entropy_grid_chart,
     layer_heads_chart,
 )
-from inspector.heatmap import HeatmapOptions, HeatmapView
-from inspector.metrics import HeadEntropy
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -152,9 +152,9 @@ def test_streamlit_accepts_the_selection_and_reports_it_by_name():
         import numpy as np
         import streamlit as st
 
+        from inspector.analyses.metrics import HeadEntropy
         from inspector.charts.base import HEAD_SELECTION
         from inspector.charts.inspect import entropy_grid_chart
-        from inspector.metrics import HeadEntropy
 
         raw = np.linspace(0.1, 1, 12, dtype=np.float32).reshape(3, 4)
         entropy = HeadEntropy(raw=raw, normalized=raw, layer_mean=raw.mean(axis=-1))
@@ -329,7 +329,7 @@ def test_a_long_texts_small_weights_still_show_their_pattern():
 
 @pytest.fixture(scope="module")
 def bundled_capture(bundled):
-    from inspector.capture import capture
+    from inspector.core.capture import capture
 
     return capture(bundled, "Unbelievably, the tokenizer splits words.", weights=(0,))
 
@@ -338,8 +338,8 @@ def _inspect_charts(result, lang: str) -> tuple[dict[str, alt.TopLevelMixin], li
     """Every Inspect chart in ``lang`` (and the texts' tokens and labels, which are data), drawn from the bundled
     model's ``result`` with views that carry notes (the sink dropped, words merged, special tokens hidden), so the
     notes' subtitles are read too; slide mode as well."""
-    from inspector.heatmap import heatmap_view, layer_views
-    from inspector.metrics import head_entropy
+    from inspector.analyses.heatmap import heatmap_view, layer_views
+    from inspector.analyses.metrics import head_entropy
 
     entropy = head_entropy(result)
     options = HeatmapOptions(drop_sink=True, words=True, hide_special=True)

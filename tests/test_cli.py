@@ -11,9 +11,9 @@ import pytest
 import torch
 from transformers import AutoModel, AutoTokenizer
 
+from inspector.base.errors import InvalidRequestError
 from inspector.cli import main, parse_layers
-from inspector.errors import InvalidRequestError
-from inspector.loading import bundled_model_path
+from inspector.core.loading import bundled_model_path
 from kernels.reference import row_entropy
 from tests.tolerances import close
 
@@ -111,12 +111,12 @@ class _ModelLoaded(Exception):
 @pytest.fixture
 def no_model_load(monkeypatch):
     """load_model replaced by a sentinel, so a test can prove a refusal came before any model loaded."""
-    import inspector.loading
+    import inspector.core.loading
 
     def refuse(*args, **kwargs):
         raise _ModelLoaded
 
-    monkeypatch.setattr(inspector.loading, "load_model", refuse)
+    monkeypatch.setattr(inspector.core.loading, "load_model", refuse)
 
 
 def _one_error_line(capsys) -> str:
@@ -220,8 +220,8 @@ def test_successful_run_prints_no_progress_bars(capfd, tiny_model_dirs, tmp_path
 
 def test_cli_json_is_the_export_json(tmp_path, bundled):
     """One function writes the numbers for the CLI and for the app's export pack."""
-    from inspector.capture import capture
-    from inspector.export import capture_json
+    from inspector.core.capture import capture
+    from inspector.output.export import capture_json
 
     out = tmp_path / "out.json"
     assert main(["analyze", "--text", TEXT, "--weights", "0,5", "--json", str(out)]) == 0

@@ -67,7 +67,7 @@ def empty_folder(tmp_path, monkeypatch):
 @given(argv=argument_lists())
 def test_any_arguments_end_in_exit_0_or_one_error_line(empty_folder, argv):
     out, err = io.StringIO(), io.StringIO()
-    with mock.patch("inspector.loading.load_model", side_effect=_ModelLoaded), \
+    with mock.patch("inspector.core.loading.load_model", side_effect=_ModelLoaded), \
             contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             status = main(argv)
@@ -82,7 +82,7 @@ def test_any_arguments_end_in_exit_0_or_one_error_line(empty_folder, argv):
 
 def test_the_fuzz_reaches_the_loader_and_refuses(empty_folder):
     """The two outcomes the fuzz accepts both happen: valid arguments reach load_model, bad ones do not."""
-    with mock.patch("inspector.loading.load_model", side_effect=_ModelLoaded), \
+    with mock.patch("inspector.core.loading.load_model", side_effect=_ModelLoaded), \
             contextlib.redirect_stderr(io.StringIO()):
         with pytest.raises(_ModelLoaded):
             main(["analyze", "--text", "hi", "--weights", "0,2-4"])

@@ -1,4 +1,4 @@
-"""inspector.compare (issue 20): token alignment on hand-built cases, the per-row math on hand-made weights, a
+"""inspector.analyses.compare (issue 20): token alignment on hand-built cases, the per-row math on hand-made weights, a
 head built to attend to a fixed token moving by exactly the expected mass, identical inputs giving zero, the
 two-model path (same shape: a table; different shape or tokenizer: a clear message), and the CLI twin."""
 
@@ -14,9 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from inspector.capture import Capture, OutputSummary
-from inspector.cli import main
-from inspector.compare import (
+from inspector.analyses.compare import (
     JS_MAX,
     IncomparableModelsError,
     TextRun,
@@ -30,10 +28,12 @@ from inspector.compare import (
     jensen_shannon,
     resolve_token,
 )
-from inspector.errors import InvalidRequestError, InvalidTextError
-from inspector.experiments import ModelOutput
-from inspector.i18n import LANGUAGES
-from inspector.loading import load_model
+from inspector.base.errors import InvalidRequestError, InvalidTextError
+from inspector.base.i18n import LANGUAGES
+from inspector.cli import main
+from inspector.core.capture import Capture, OutputSummary
+from inspector.core.loading import load_model
+from inspector.core.outputs import ModelOutput
 
 ROOT = Path(__file__).resolve().parents[1]
 TIRED = "The animal didn't cross the street because it was too tired."
@@ -169,7 +169,7 @@ def test_a_head_built_to_attend_to_a_fixed_token_moves_by_exactly_the_expected_m
     # A: head 0's "it" attends only to "animal" (2); B: only to "street" (5). Head 1 is uniform in both.
     run_a = _run(tokens_a, _fixed_target_weights(11, target=2, query=7), "a", np.ones(4))
     run_b = _run(tokens_b, _fixed_target_weights(11, target=5, query=7), "b", np.array([1.0, 1.0, 1.0, 0.0]))
-    from inspector.compare import compare_runs
+    from inspector.analyses.compare import compare_runs
 
     result = compare_runs(run_a, run_b, query="it", keys=("animal", "street"))
     assert result.query == (7, 7) and result.keys == ((2, 2), (5, 5))
@@ -398,7 +398,7 @@ def test_the_charts_in_chinese_show_no_english(tired_wide, slide):
 # ------------------------------------------------------------------------------------------------ share links
 
 def test_compare_link_state_round_trips_and_malformed_values_fall_back():
-    from inspector.share import (
+    from inspector.output.share import (
         PLAIN_TEXT_MAX_CHARS,
         CompareState,
         ViewState,

@@ -1,10 +1,10 @@
-"""inspector/examples.py: the bundled example texts, in file order, with titles and no trailing newline."""
+"""inspector/base/examples.py: the bundled example texts, in file order, with titles and no trailing newline."""
 
 from pathlib import Path
 
 import pytest
 
-from inspector.examples import DEFAULT_TEXT, EXAMPLES, Example, load_examples, title_from_slug
+from inspector.base.examples import DEFAULT_TEXT, EXAMPLES, Example, load_examples, title_from_slug
 
 
 def test_examples_follow_file_name_order_and_strip_the_newline():

@@ -1,4 +1,4 @@
-"""inspector/export.py: provenance captions, PNG/SVG rendering (scale, escaping), the zip pack, and the JSON
+"""inspector/output/export.py: provenance captions, PNG/SVG rendering (scale, escaping), the zip pack, and the JSON
 numbers the CLI shares. Rendering is slowish, so few, small charts are drawn."""
 
 from __future__ import annotations
@@ -15,11 +15,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from inspector.capture import capture
+from inspector.analyses.heatmap import HeatmapOptions, HeatmapView, heatmap_view
+from inspector.analyses.metrics import HeadEntropy
+from inspector.base.errors import InvalidRequestError
 from inspector.charts.base import token_labels
 from inspector.charts.inspect import attention_heatmap_chart, entropy_grid_chart
-from inspector.errors import InvalidRequestError
-from inspector.export import (
+from inspector.core.capture import capture
+from inspector.core.loading import shipped_choices
+from inspector.output.export import (
     EXPORT_MAX_CELLS,
     Provenance,
     capture_json,
@@ -31,9 +34,6 @@ from inspector.export import (
     view_numbers,
     with_provenance,
 )
-from inspector.heatmap import HeatmapOptions, HeatmapView, heatmap_view
-from inspector.loading import shipped_choices
-from inspector.metrics import HeadEntropy
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 DAY = datetime.date(2026, 11, 29)
@@ -193,7 +193,7 @@ def test_safe_file_stem(name, expected):
 
 
 def test_to_jsonable_is_the_one_converter_reexported():
-    from inspector import jsonable
+    from inspector.base import jsonable
 
     assert to_jsonable is jsonable.to_jsonable  # export's name stays for the code that imports it from here
     value = {1: np.float32(0.5), "a": (np.int64(3), float("inf")), "d": DAY, "arr": np.array([np.nan, 1.0])}
@@ -238,7 +238,7 @@ def _title_ink(title: str):
 
 
 def test_exported_chinese_is_drawn_in_real_glyphs():
-    from inspector.export import CJK_FONT_DIRECTORY
+    from inspector.output.export import CJK_FONT_DIRECTORY
 
     if not CJK_FONT_DIRECTORY.is_dir():
         pytest.skip(f"{CJK_FONT_DIRECTORY} is missing: install fonts-wqy-microhei (the Dockerfile and CI do)")

@@ -1,4 +1,4 @@
-"""inspector/forward.py: the one forward path — every kernel error becomes the same typed error whichever
+"""inspector/core/forward.py: the one forward path — every kernel error becomes the same typed error whichever
 caller (capture or the experiments core) ran the model, and the old import paths still lead to it."""
 
 import copy
@@ -8,18 +8,18 @@ import numpy as np
 import pytest
 import torch
 
-import inspector.experiments
-import inspector.forward
-from inspector.capture import capture
-from inspector.errors import (
+import inspector.core.forward
+import inspector.core.outputs
+from inspector.base.errors import (
     BackendError,
     DeadlineExceededError,
     InvalidRequestError,
     InvalidTextError,
     UnsupportedModelError,
 )
-from inspector.forward import backend_for, encode_text, run
-from inspector.loading import LoadedModel, load_model
+from inspector.core.capture import capture
+from inspector.core.forward import backend_for, encode_text, run
+from inspector.core.loading import LoadedModel, load_model
 from kernels.hf import AttentionContractError, BackendUnavailableError, DeadlinePassed, HeadAblation, InterventionError
 
 TEXT = "the cat sat on the mat because it was tired"
@@ -34,7 +34,7 @@ def _both_callers(loaded: LoadedModel, **options):
     """The two ways the library runs the model: a capture, and the experiments core on encoded inputs."""
     forward_options = {k: v for k, v in options.items() if k != "weights"}
     return (lambda: capture(loaded, TEXT, **options),
-            lambda: inspector.experiments.forward(loaded, inspector.experiments.encode(loaded, TEXT),
+            lambda: inspector.core.outputs.forward(loaded, inspector.core.outputs.encode(loaded, TEXT),
                                                   **forward_options))
 
 
@@ -60,7 +60,7 @@ def test_a_deadline_of_zero_stops_the_forward_from_every_caller(tiny_bert):
 
 
 def test_an_intervention_naming_a_missing_head_or_layer_is_an_invalid_request(tiny_bert):
-    inputs = inspector.experiments.encode(tiny_bert, TEXT)
+    inputs = inspector.core.outputs.encode(tiny_bert, TEXT)
     with pytest.raises(InvalidRequestError, match=r"names heads \[99\]; this layer has heads 0–3") as caught:
         run(tiny_bert, inputs, interventions=[HeadAblation(0, (99,))])
     assert isinstance(caught.value.__cause__, InterventionError)
@@ -106,18 +106,18 @@ def test_encode_text_agrees_with_the_capture_and_validates_first(tiny_bert):
 
 
 def test_the_old_import_paths_lead_to_the_one_implementation():
-    capture_module = importlib.import_module("inspector.capture")  # the package's `capture` is the function
-    assert capture_module.tokenize is inspector.forward.tokenize
-    assert capture_module.token_word_ids is inspector.forward.token_word_ids
-    assert inspector.experiments.forward is inspector.forward.run
-    assert inspector.experiments.encode is inspector.forward.encode
-    assert inspector.experiments.ForwardResult is inspector.forward.ForwardResult
+    capture_module = importlib.import_module("inspector.core.capture")  # the package's `capture` is the function
+    assert capture_module.tokenize is inspector.core.forward.tokenize
+    assert capture_module.token_word_ids is inspector.core.forward.token_word_ids
+    assert inspector.core.outputs.forward is inspector.core.forward.run
+    assert inspector.core.outputs.encode is inspector.core.forward.encode
+    assert inspector.core.outputs.ForwardResult is inspector.core.forward.ForwardResult
 
 
 def test_a_forward_that_stops_after_a_layer_keeps_its_records_and_skips_the_rest(tiny_bert, monkeypatch):
     """stop_after ends the forward once that layer's attention is recorded: the records are the whole forward's
     up to there, no output is computed (the last layer's MLP never runs), and the next forward is whole."""
-    inputs = inspector.experiments.encode(tiny_bert, TEXT)
+    inputs = inspector.core.outputs.encode(tiny_bert, TEXT)
     whole = run(tiny_bert, inputs)
     last = tiny_bert.info.num_layers - 1
     mlp_calls = []
@@ -143,7 +143,7 @@ def test_a_forward_that_stops_after_a_layer_keeps_its_records_and_skips_the_rest
 def test_resuming_needs_the_blocks_wrapped_and_no_intervention_below(tiny_bert):
     from kernels.hf import ResumeAt
 
-    inputs = inspector.experiments.encode(tiny_bert, TEXT)
+    inputs = inspector.core.outputs.encode(tiny_bert, TEXT)
     kept = run(tiny_bert, inputs, keep_layer_outputs=True).layer_outputs
     with pytest.raises(InvalidRequestError, match="below layer 1, where the forward resumes"):
         run(tiny_bert, inputs, resume=ResumeAt(1, tuple(kept[:1])), interventions=[HeadAblation(0, (0,))])

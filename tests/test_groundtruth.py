@@ -8,9 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from inspector.cli import main
-from inspector.errors import InvalidRequestError, ModelNotFoundError
-from inspector.groundtruth import (
+from inspector.analyses.groundtruth import (
     aggregate_ranks,
     card_for,
     causal_attention_mass,
@@ -26,8 +24,10 @@ from inspector.groundtruth import (
     top_ranked_tokens,
     wilson_interval,
 )
-from inspector.loading import load_model, shipped_choices
-from inspector.tasks import FRESH_SEED, NEUTRAL_WORDS, TASKS, generate
+from inspector.analyses.tasks import FRESH_SEED, NEUTRAL_WORDS, TASKS, generate
+from inspector.base.errors import InvalidRequestError, ModelNotFoundError
+from inspector.cli import main
+from inspector.core.loading import load_model, shipped_choices
 
 SHIPPED = ("planted-token", "induction", "deceptive-attention")
 # Fresh examples for the accuracy promise: a seed neither training (below FRESH_SEED) nor the card's own check used.
@@ -263,8 +263,8 @@ def test_task_descriptions_name_their_truth():
 
 
 def test_the_heads_page_finds_the_induction_circuit(shipped):
-    from inspector.heads import head_report, health_report
-    from inspector.metrics import TOKEN_CATEGORIES
+    from inspector.analyses.heads import head_report, health_report
+    from inspector.analyses.metrics import TOKEN_CATEGORIES
 
     example = generate("induction", 1, seed=FRESH_SEED)[0]
     report = head_report(shipped["induction"], example.text)

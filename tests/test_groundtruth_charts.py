@@ -10,7 +10,9 @@ import re
 import numpy as np
 import pytest
 
-from inspector.attribution import METHOD_LABELS, method_label
+from inspector.analyses.attribution import METHOD_LABELS, method_label
+from inspector.analyses.groundtruth import card_for, score_example, scoreboard, top_ranked_tokens
+from inspector.analyses.tasks import FRESH_SEED, generate
 from inspector.charts.base import title_text
 from inspector.charts.groundtruth import (
     CAUSAL_MARK,
@@ -25,9 +27,7 @@ from inspector.charts.groundtruth import (
     scoreboard_chart,
     scoreboard_table,
 )
-from inspector.groundtruth import card_for, score_example, scoreboard, top_ranked_tokens
-from inspector.loading import load_model
-from inspector.tasks import FRESH_SEED, generate
+from inspector.core.loading import load_model
 from tests.chart_text import chart_strings, english_words
 
 

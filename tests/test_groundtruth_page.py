@@ -8,10 +8,10 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
+from inspector.analyses.groundtruth import card_for
+from inspector.analyses.tasks import FRESH_SEED, generate
 from inspector.charts.base import title_text
-from inspector.groundtruth import card_for
-from inspector.loading import load_model, shipped_choices
-from inspector.tasks import FRESH_SEED, generate
+from inspector.core.loading import load_model, shipped_choices
 from tests.conftest import open_app_page
 
 FEW_EXAMPLES = 10  # the page's smallest scoreboard: keeps each test to a few seconds

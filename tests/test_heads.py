@@ -1,5 +1,6 @@
-"""The head report (inspector/heads.py), its statistics (inspector/metrics.py), redundancy measures
-(inspector/redundancy.py), per-sequence ablation in the attention function, and ``python -m inspector heads``."""
+"""The head report (inspector/analyses/heads.py), its statistics (inspector/analyses/metrics.py), redundancy measures
+(inspector/analyses/redundancy.py), per-sequence ablation in the attention function, and ``python -m inspector
+heads``."""
 
 import json
 import math
@@ -14,10 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from transformers import AutoModel, AutoModelForSequenceClassification
 
-from inspector.cli import main
-from inspector.errors import InvalidRequestError
-from inspector.experiments import encode, forward
-from inspector.heads import (
+from inspector.analyses.heads import (
     CORPUS_PATH,
     INDUCTION_HEAD_SCORE,
     HeadStatistics,
@@ -29,8 +27,7 @@ from inspector.heads import (
     report_json,
     with_thresholds,
 )
-from inspector.loading import load_model
-from inspector.metrics import (
+from inspector.analyses.metrics import (
     TOKEN_CATEGORIES,
     HealthThresholds,
     head_entropy_from_rows,
@@ -39,7 +36,17 @@ from inspector.metrics import (
     sink_scores,
     token_category_mass,
 )
-from inspector.redundancy import LN2, classical_mds, cluster_order, contribution_similarity, js_divergence_matrix
+from inspector.analyses.redundancy import (
+    LN2,
+    classical_mds,
+    cluster_order,
+    contribution_similarity,
+    js_divergence_matrix,
+)
+from inspector.base.errors import InvalidRequestError
+from inspector.cli import main
+from inspector.core.loading import load_model
+from inspector.core.outputs import encode, forward
 from kernels.hf import HeadAblation, HeadGate, SequenceHeadAblation, WeightEdit
 from tests.conftest import make_tokenizer, save_tiny_model, tiny_config
 from tests.tolerances import close
@@ -271,9 +278,9 @@ def test_batched_corpus_equals_one_text_at_a_time_on_ragged_lengths(tmp_path, ar
     """The corpus report runs texts of about one length in one right-padded batch (statistics, single-head
     ablations, gated gradients, pairs and pruning): every per-text number must be the text's own single-text
     number — for an encoder, a causal LM (next-token KL, last real token) and a sliding-window model."""
-    from inspector.census import length_buckets
-    from inspector.experiments import model_output
-    from inspector.heads import _GROUP_TOKENS, _ablated_changes
+    from inspector.analyses.census import length_buckets
+    from inspector.analyses.heads import _GROUP_TOKENS, _ablated_changes
+    from inspector.core.outputs import model_output
 
     loaded = load_model(str(save_tiny_model(tmp_path / arch, arch, with_head=arch != "bert")))
     texts = [TEXT, OTHER, "the cat sat on the mat , and the dog ran", "one two three four five six"]
@@ -321,8 +328,8 @@ def test_report_numbers_words_and_thresholds(tiny_bert):
 def test_pairs_reuse_the_single_head_ablations_and_match_a_direct_measurement(tiny_bert):
     """The second pass forwards only the pairs ablated together and the pruning steps; a pair's heads ablated
     one at a time are the first pass's single-head numbers — the same as ablating them afresh."""
-    from inspector.experiments import model_output
-    from inspector.heads import _ablated_changes
+    from inspector.analyses.heads import _ablated_changes
+    from inspector.core.outputs import model_output
 
     report = head_report(tiny_bert, TEXT)
     layers, heads = tiny_bert.info.num_layers, tiny_bert.info.num_heads
@@ -452,8 +459,8 @@ def test_language_models_and_classifiers_are_judged_in_their_own_terms(tmp_path)
 
 
 def test_a_batch_of_output_changes_equals_output_change_row_by_row(tmp_path, tiny_bert):
-    from inspector.experiments import model_output, output_change, output_changes
-    from inspector.heads import _padded_batch
+    from inspector.analyses.heads import _padded_batch
+    from inspector.core.outputs import model_output, output_change, output_changes
 
     lm = load_model(str(save_tiny_model(tmp_path / "gpt2-lm", "gpt2", with_head=True)))
     torch.manual_seed(0)
@@ -479,7 +486,7 @@ def test_a_batch_of_output_changes_equals_output_change_row_by_row(tmp_path, tin
 def test_ablated_copies_resumed_at_their_heads_layer_equal_whole_forwards(tmp_path, arch, ablation):
     """Each single-head ablation copy starts at its head's layer from the unablated batch's block outputs
     (right-padded, ragged lengths); its output change equals the copy run through every layer."""
-    from inspector.heads import _texts_changes, _texts_statistics
+    from inspector.analyses.heads import _texts_changes, _texts_statistics
 
     loaded = load_model(str(save_tiny_model(tmp_path / arch, arch, with_head=arch != "bert")))
     assert loaded.can_resume
@@ -500,8 +507,8 @@ def test_ablated_copies_resumed_at_their_heads_layer_equal_whole_forwards(tmp_pa
 def test_gradient_importance_is_the_same_vmapped_or_one_direction_at_a_time(tiny_bert, monkeypatch):
     """An embedding's directions share one forward; the torch backend vmaps their backwards, Triton (whose
     backward kernel has no batching rule) runs them one after another. Both give the same importances."""
-    from inspector.experiments import model_output
-    from inspector.heads import _texts_gradients
+    from inspector.analyses.heads import _texts_gradients
+    from inspector.core.outputs import model_output
 
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     ids = [encode(tiny_bert, text)["input_ids"][0] for text in (TEXT, OTHER)]
@@ -572,8 +579,8 @@ _AUTHORS = ("Olsson", "Michel", "Clark")
 
 
 def _head_charts(report, lang: str) -> dict:
+    from inspector.base.i18n import t
     from inspector.charts.heads import GRID_METRICS, head_grid_chart, head_matrix_chart, mds_chart, pruning_chart
-    from inspector.i18n import t
 
     charts = {}
     for slide in (False, True):
@@ -597,8 +604,8 @@ def _head_charts(report, lang: str) -> dict:
 def test_head_charts_in_chinese_show_no_english_words(bundled):
     import altair as alt
 
+    from inspector.analyses.heads import measure_words
     from inspector.charts.heads import head_grid_chart, pruning_chart
-    from inspector.heads import measure_words
     from tests.chart_text import chart_strings, english_words
 
     report = head_report(bundled, "the cat sat on the mat , the cat ran")

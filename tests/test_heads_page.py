@@ -8,8 +8,8 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
+from inspector.analyses.heads import read_corpus
 from inspector.charts.base import title_text
-from inspector.heads import read_corpus
 from tests.conftest import open_app_page
 
 

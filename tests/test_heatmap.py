@@ -1,4 +1,4 @@
-"""inspector/heatmap.py: sink removal, word merging and hidden specials — exact on a hand-built case, rows
+"""inspector/analyses/heatmap.py: sink removal, word merging and hidden specials — exact on a hand-built case, rows
 summing to 1 as promised (hypothesis), the bundled model end to end, and clear errors."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.capture import Capture, OutputSummary, capture
-from inspector.errors import InvalidRequestError
-from inspector.heatmap import HeatmapOptions, HeatmapView, heatmap_view, layer_views
+from inspector.analyses.heatmap import HeatmapOptions, HeatmapView, heatmap_view, layer_views
+from inspector.base.errors import InvalidRequestError
+from inspector.core.capture import Capture, OutputSummary, capture
 
 ALL_OPTIONS = [HeatmapOptions(hide_special=h, drop_sink=d, words=w)
                for h in (False, True) for d in (False, True) for w in (False, True)]

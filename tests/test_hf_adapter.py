@@ -295,8 +295,8 @@ def test_what_the_triton_backend_cannot_compute_is_a_backend_error(triton_interp
 
 @pytest.mark.parametrize("arch", ["bert", "llama"])
 def test_capture_through_triton_equals_capture_through_torch(arch, tiny_model_dirs, triton_interpreter):
-    from inspector.capture import capture
-    from inspector.loading import load_model
+    from inspector.core.capture import capture
+    from inspector.core.loading import load_model
 
     loaded = load_model(str(tiny_model_dirs[arch]))
     text = "the cat sat on the mat because it was tired"

@@ -1,4 +1,4 @@
-"""inspector/hosting.py: the hosted instance's allow-list, parameter cap and settings — every refusal happens
+"""inspector/serving/hosting.py: the hosted instance's allow-list, parameter cap and settings — every refusal happens
 before a weight is fetched or loaded, and nothing touches the network (the hub is faked where it appears)."""
 
 from __future__ import annotations
@@ -10,26 +10,26 @@ from pathlib import Path
 
 import pytest
 
-import inspector.hosting
-import inspector.loading
-from inspector.errors import (
+import inspector.core.loading
+import inspector.serving.hosting
+from inspector.base.errors import (
     HostingConfigError,
     ModelNotAllowedError,
     ModelTooLargeError,
     NotAModelError,
     UnsafeModelError,
 )
-from inspector.hosting import (
+from inspector.base.limits import HOSTED_WEIGHTS_BUDGET_BYTES
+from inspector.core.loading import DEFAULT_MODEL, safetensors_parameter_count, shipped_choices
+from inspector.serving.hosting import (
     DEFAULT_ALLOW_LIST,
     HOSTED_DEADLINE_S,
     HOSTED_MAX_PARAMETERS,
-    HOSTED_WEIGHTS_BUDGET_BYTES,
     AllowedHubModel,
     HostingPolicy,
     load_allowed_model,
     read_allow_list,
 )
-from inspector.loading import DEFAULT_MODEL, safetensors_parameter_count, shipped_choices
 from tests.test_loading import _Canary
 
 PINNED = "0123456789abcdef0123456789abcdef01234567"
@@ -42,7 +42,7 @@ def write_allow_list(folder: Path, text: str) -> Path:
 
 
 def hosted(hub: dict[str, str] | None = None, shipped: dict[str, Path] | None = None, **limits) -> HostingPolicy:
-    from inspector.hosting import ShippedModel
+    from inspector.serving.hosting import ShippedModel
 
     return HostingPolicy(hosted=True, hub_models=tuple(AllowedHubModel(h, r, h) for h, r in (hub or {}).items()),
                          shipped=tuple(ShippedModel(n, f, n) for n, f in (shipped or {}).items()), **limits)
@@ -102,7 +102,7 @@ def no_loading(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError(f"load_model was called with {args}")
 
-    monkeypatch.setattr(inspector.hosting, "load_model", refuse)
+    monkeypatch.setattr(inspector.serving.hosting, "load_model", refuse)
 
 
 @pytest.mark.parametrize("spec", ["someone/unlisted-model", "gpt2", "../../etc", "/etc", "~", "tiny-folder"])
@@ -175,7 +175,7 @@ def fake_hub(monkeypatch, tiny_model_dirs):
     def install(parameters: int) -> FakeHub:
         hub = FakeHub(parameters, tiny_model_dirs["bert"])
         monkeypatch.setenv("HF_HUB_OFFLINE", "")
-        monkeypatch.setattr(inspector.loading, "_hub_reachable", lambda: True)
+        monkeypatch.setattr(inspector.core.loading, "_hub_reachable", lambda: True)
         monkeypatch.setattr("huggingface_hub.snapshot_download", hub.snapshot_download)
         monkeypatch.setattr("huggingface_hub.get_safetensors_metadata", hub.get_safetensors_metadata)
         return hub

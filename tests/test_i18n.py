@@ -1,10 +1,10 @@
-"""inspector/i18n.py: one catalogue, every key in every language with the same placeholders."""
+"""inspector/base/i18n.py: one catalogue, every key in every language with the same placeholders."""
 
 import re
 
 import pytest
 
-from inspector.i18n import CATALOGUE, DEFAULT_LANGUAGE, LANGUAGE_NAMES, LANGUAGES, placeholders, t
+from inspector.base.i18n import CATALOGUE, DEFAULT_LANGUAGE, LANGUAGE_NAMES, LANGUAGES, placeholders, t
 
 
 def test_every_key_has_every_language_and_the_same_placeholders():
@@ -72,7 +72,7 @@ def english_phrases(prefixes: Iterable[str] = ISSUE_15_PREFIXES) -> set[str]:
 
 @pytest.fixture(scope="module")
 def tiny_bert(tiny_model_dirs):
-    from inspector.loading import load_model
+    from inspector.core.loading import load_model
 
     return load_model(str(tiny_model_dirs["bert"]))
 
@@ -80,8 +80,8 @@ def tiny_bert(tiny_model_dirs):
 def _head_reports(loaded):
     """One tiny report and variants reaching every kind of line: all heads diffuse (the random model), all
     collapsed, sinks that move no value, induction heads found, none found, and none measurable."""
-    from inspector.heads import head_report, with_thresholds
-    from inspector.metrics import HealthThresholds
+    from inspector.analyses.heads import head_report, with_thresholds
+    from inspector.analyses.metrics import HealthThresholds
 
     report = head_report(loaded, "the cat sat on the mat , the cat ran")
     stats = report.statistics
@@ -97,7 +97,7 @@ def _head_reports(loaded):
 
 
 def test_health_report_in_chinese_has_no_english_sentence(tiny_bert):
-    from inspector.heads import health_report
+    from inspector.analyses.heads import health_report
 
     reports = _head_reports(tiny_bert)
     for report in reports:
@@ -117,9 +117,9 @@ def test_health_report_in_chinese_has_no_english_sentence(tiny_bert):
 def _board(task_name: str, variant: str, *, faint: bool = True, peaks: bool = True, stated: float = 0.99):
     """A hand-made scoreboard whose numbers reach every sentence of the reading: methods above chance, level with
     it, below it, right by magnitude only, finding the mechanism only; a head peak; an accuracy below its card."""
-    from inspector.attribution import METHODS
-    from inspector.groundtruth import ModelCard, Scoreboard
-    from inspector.tasks import task
+    from inspector.analyses.attribution import METHODS
+    from inspector.analyses.groundtruth import ModelCard, Scoreboard
+    from inspector.analyses.tasks import task
 
     m, count = len(METHODS), 20
     rate = {"attention": 0.9, "rollout": 0.2, "norm": 0.0, "gradient": 0.05, "grad_x_input": 0.6,
@@ -148,7 +148,7 @@ def _board(task_name: str, variant: str, *, faint: bool = True, peaks: bool = Tr
 
 
 def test_ground_truth_reading_in_chinese_has_no_english_sentence():
-    from inspector.groundtruth import hit_rate_words, reading
+    from inspector.analyses.groundtruth import hit_rate_words, reading
 
     boards = [_board("induction", "deceptive"), _board("planted-token", "honest", faint=False, stated=0.5),
               _board("planted-token", "deceptive", peaks=False)]
@@ -172,8 +172,8 @@ def test_ground_truth_reading_in_chinese_has_no_english_sentence():
 
 
 def test_task_texts_in_the_catalogue_are_the_tasks_own():
-    from inspector.groundtruth import task_words
-    from inspector.tasks import TASKS
+    from inspector.analyses.groundtruth import task_words
+    from inspector.analyses.tasks import TASKS
 
     for name, spec in TASKS.items():
         for field in ("description", "truth"):
@@ -184,7 +184,7 @@ def test_task_texts_in_the_catalogue_are_the_tasks_own():
 def test_a_notice_is_its_english_text_and_translates():
     import pickle
 
-    from inspector.capture import Notice, notice_text
+    from inspector.core.capture import Notice, notice_text
 
     notice = Notice("notice.oom_fewer_weights", where="GPU", layer=3)
     assert isinstance(notice, str) and notice == t("notice.oom_fewer_weights", "en", where="GPU", layer=3)
@@ -255,9 +255,9 @@ def untranslated(texts: list[str], prefixes: Iterable[str] = ISSUE_15_PREFIXES) 
 
 @pytest.mark.parametrize("spec", ["shipped:planted-token", "shipped:induction"])
 def test_the_target_in_chinese_says_what_the_attribution_report_says(spec):
-    from inspector.groundtruth import card_for, score_example, target_words
-    from inspector.loading import load_model
-    from inspector.tasks import FRESH_SEED, generate
+    from inspector.analyses.groundtruth import card_for, score_example, target_words
+    from inspector.analyses.tasks import FRESH_SEED, generate
+    from inspector.core.loading import load_model
 
     loaded = load_model(spec)
     card = card_for(loaded)
@@ -273,9 +273,9 @@ def test_the_target_in_chinese_says_what_the_attribution_report_says(spec):
 
 
 def test_heatmap_notes_translate():
-    from inspector.capture import Notice, capture, notice_text
-    from inspector.heatmap import HeatmapOptions, layer_views
-    from inspector.loading import load_model
+    from inspector.analyses.heatmap import HeatmapOptions, layer_views
+    from inspector.core.capture import Notice, capture, notice_text
+    from inspector.core.loading import load_model
 
     result = capture(load_model("default"), "Unbelievably, the tokenizer splits words.", weights=(0,))
     notes = layer_views(result, 0, HeatmapOptions(drop_sink=True, words=True, hide_special=True))[0].notes

@@ -16,8 +16,8 @@ from types import SimpleNamespace
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from inspector.base.i18n import CATALOGUE, placeholders
 from inspector.charts.base import title_text
-from inspector.i18n import CATALOGUE, placeholders
 from tests.chart_text import chart_strings, english_words
 from tests.conftest import open_app_page
 from tests.test_i18n import CJK, english_runs, page_texts
@@ -45,9 +45,9 @@ def _keys_shown(texts: list[str]) -> list[str]:
 def _data_names(at: AppTest) -> set[str]:
     """The strings a page shows as data in every language: the text's tokens and words, example texts, model
     choices."""
-    from inspector.attribution import DEFAULT_REFERENCE
-    from inspector.examples import EXAMPLES
-    from inspector.share import BACKENDS
+    from inspector.analyses.attribution import DEFAULT_REFERENCE
+    from inspector.base.examples import EXAMPLES
+    from inspector.output.share import BACKENDS
 
     names = set(NAMES) | set(BACKENDS) | {example.text for example in EXAMPLES}
     names |= set(at.selectbox(key="model").options)
@@ -106,8 +106,8 @@ def test_every_page_in_chinese_shows_no_key_no_english_entry_and_no_english_sent
 
 
 def test_the_examples_menu_titles_are_the_examples_own():
-    from inspector.examples import EXAMPLES
-    from inspector.i18n import t
+    from inspector.base.examples import EXAMPLES
+    from inspector.base.i18n import t
 
     for example in EXAMPLES:
         key = f"example.{example.slug}"

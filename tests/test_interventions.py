@@ -1,12 +1,12 @@
 """Interventions through the one attention function (kernels/hf.py) and the experiments core
-(inspector/experiments.py): each equals the same change made by hand."""
+(inspector/core/outputs.py): each equals the same change made by hand."""
 
 import pytest
 import torch
 
-from inspector.errors import InvalidRequestError
-from inspector.experiments import encode, forward, model_output, output_change, output_projection
-from inspector.loading import load_model
+from inspector.base.errors import InvalidRequestError
+from inspector.core.loading import load_model
+from inspector.core.outputs import encode, forward, model_output, output_change, output_projection
 from kernels.hf import HeadAblation, HeadGate, ScoreScale, TieKeysToQueries, WeightEdit
 from kernels.reference import reference_attention
 from tests.conftest import TINY_ARCHITECTURES

@@ -1,4 +1,4 @@
-"""inspector/jsonable.py: the one conversion to JSON values behind every ``--json``, download and export pack."""
+"""inspector/base/jsonable.py: the one conversion to JSON values behind every ``--json``, download and export pack."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inspector.jsonable import to_jsonable
+from inspector.base.jsonable import to_jsonable
 
 
 class Colour(enum.Enum):
@@ -75,7 +75,7 @@ def test_an_unknown_object_is_an_error_that_says_where_it_was():
 def test_it_imports_only_numpy_and_the_standard_library():
     import sys
 
-    tree = ast.parse(Path(sys.modules["inspector.jsonable"].__file__).read_text(encoding="utf-8"))
+    tree = ast.parse(Path(sys.modules["inspector.base.jsonable"].__file__).read_text(encoding="utf-8"))
     roots = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
              for alias in node.names}
     roots |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}

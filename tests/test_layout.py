@@ -10,25 +10,37 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# The analyses (DESIGN.md): pure computations over captures and models — they never render. Each name maps to
-# whether it must exist: False for a module an open issue adds; the others must, so a rename cannot silently
-# empty the rule. inspector/attribution is a module today and a package once issue 15's split lands.
-ANALYSES = {"inspector/metrics.py": True, "inspector/redundancy.py": True, "inspector/heads.py": True,
-            "inspector/attribution": True, "inspector/experiments.py": True, "inspector/lessons.py": True,
-            "inspector/tasks.py": True, "inspector/groundtruth.py": True, "inspector/census.py": False,
-            "inspector/compare.py": False, "inspector/capture.py": True, "inspector/loading.py": True,
-            "inspector/forward.py": False, "inspector/jsonable.py": True}
+# The layers, bottom to top (shared/DESIGN.md "Modules"; README "Project layout" shows the same table, and
+# test_the_readme_layer_table_is_this_table holds the two together). A file may import from its own layer and the
+# layers below it, never from one above. Each entry is a folder (every file under it) or one file.
+LAYERS: dict[str, int] = {
+    "kernels": 0,  # attention maths; kernels/hf.py is the one transformers adapter
+    "inspector/base": 1,  # errors, the catalogue, jsonable, examples, limits, asset paths
+    "inspector/core": 2,  # loading, the one forward, capture, model outputs, request budgets
+    "inspector/analyses": 3,  # metrics … census, attribution/, lessons, groundtruth, compare
+    "inspector/charts": 4,  # Altair charts and the bertviz views
+    "inspector/output": 5,  # export, share
+    "inspector/serving": 6,  # hosting policy
+    "inspector/cli": 7,  # one module per command
+    "inspector/__init__.py": 7,  # the package's public names (load_model, capture, …) for scripts
+    "inspector/__main__.py": 7,
+    "views": 8,  # the Streamlit pages
+    "app.py": 9,  # the shell
+}
+# The analyses (DESIGN.md): pure computations over captures and models — they never render.
+ANALYSES_FOLDER = "inspector/analyses"
 RENDERING = ("altair", "vl_convert")
 # The charts hand bertviz its tensors: the one chart module that may import torch.
 CHARTS_ALLOWED_TORCH = {"inspector/charts/bertviz.py"}
 # Where Altair may be imported inside the library: the chart modules and the image export.
-ALTAIR_ALLOWED = ("inspector/charts/", "inspector/export.py")
+ALTAIR_ALLOWED = ("inspector/charts/", "inspector/output/export.py")
 # Known violations of the "analyses reach no Altair" rule, each with the fix. The test fails when an entry is
 # no longer needed, so this list can only shrink.
 KNOWN_INDIRECT_RENDERING: dict[str, str] = {}
@@ -47,34 +59,42 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def modules_imported_by(source: str, package: list[str]) -> set[str]:
-    """Every module ``source`` imports anywhere in its body, as absolute dotted names (``from a.b import c``
-    gives ``a.b`` and ``a.b.c``; relative imports are resolved against ``package``, the file's package)."""
-    found: set[str] = set()
+def imports_by_line(source: str, package: list[str]) -> list[tuple[str, int]]:
+    """Every module ``source`` imports anywhere in its body, as absolute dotted names with the line that imports
+    it (``from a.b import c`` gives ``a.b`` and ``a.b.c``; relative imports are resolved against ``package``, the
+    file's package)."""
+    found: list[tuple[str, int]] = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
+            found.extend((alias.name, node.lineno) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 anchor = package[:len(package) - (node.level - 1)]
                 base = ".".join([*anchor, base] if base else anchor)
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
+            found.append((base, node.lineno))
+            found.extend((f"{base}.{alias.name}", node.lineno) for alias in node.names if alias.name != "*")
         elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
               and isinstance(node.args[0].value, str)
               and ((isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")
                    or (isinstance(node.func, ast.Name) and node.func.id in ("import_module", "__import__")))):
-            found.add(node.args[0].value)
+            found.append((node.args[0].value, node.lineno))
     return found
+
+
+def modules_imported_by(source: str, package: list[str]) -> set[str]:
+    """The modules of :func:`imports_by_line`, without their lines."""
+    return {name for name, _ in imports_by_line(source, package)}
+
+
+def _package_of(path: Path) -> list[str]:
+    package = _module_name(path).split(".")
+    return package if path.name == "__init__.py" else package[:-1]
 
 
 @functools.cache
 def imported_modules(path: Path) -> frozenset[str]:
-    package = _module_name(path).split(".")
-    if path.name != "__init__.py":
-        package = package[:-1]
-    return frozenset(modules_imported_by(path.read_text(encoding="utf-8"), package))
+    return frozenset(modules_imported_by(path.read_text(encoding="utf-8"), _package_of(path)))
 
 
 def imports_package(path: Path, package: str) -> bool:
@@ -115,17 +135,8 @@ def reaches(path: Path, packages: tuple[str, ...]) -> list[str]:
 
 
 def analysis_files() -> list[Path]:
-    files = []
-    for name, required in ANALYSES.items():
-        path = ROOT / name
-        if name == "inspector/attribution":
-            module = path.with_suffix(".py")
-            files += [module] if module.is_file() else python_files(name)
-            continue
-        if path.is_file():
-            files.append(path)
-        else:
-            assert not required, f"{name} is listed as an analysis but does not exist: update ANALYSES"
+    files = python_files(ANALYSES_FOLDER)
+    assert files, f"{ANALYSES_FOLDER}/ holds no modules: the rules below would check nothing"
     return files
 
 
@@ -207,7 +218,7 @@ def test_only_the_charts_and_the_export_import_altair_in_the_library():
     offenders = [relative(p) for p in python_files("inspector")
                  if not relative(p).startswith(ALTAIR_ALLOWED) and imports_package(p, "altair")]
     assert offenders == []
-    assert imports_package(ROOT / "inspector" / "export.py", "altair")
+    assert imports_package(ROOT / "inspector" / "output" / "export.py", "altair")
 
 
 def test_no_remote_code_anywhere():
@@ -250,3 +261,142 @@ def test_the_import_check_sees_a_missing_module(tmp_path):
     script.write_text("def main():\n    from benchmarks.provenance import write_report\n    import inspector.nowhere\n")
     assert [name for name in _project_modules_named(script) if _repo_file(name) is None] == [
         "benchmarks.provenance", "inspector.nowhere"]
+
+
+# ---------------------------------------------------------------------------------------- the ranks
+
+
+def layer_of(path: Path) -> str | None:
+    """The :data:`LAYERS` entry that holds ``path`` (the longest that matches), or None outside every layer."""
+    name = relative(path)
+    held = [entry for entry in LAYERS if name == entry or name.startswith(entry + "/")]
+    return max(held, key=len) if held else None
+
+
+def layered_files() -> list[Path]:
+    return [p for entry in LAYERS for p in ([ROOT / entry] if entry.endswith(".py") else python_files(entry))]
+
+
+def project_imports(path: Path) -> list[tuple[Path, int]]:
+    """The in-repository files ``path`` imports, each with the line: ``from a.b import c`` names the file of
+    ``a.b.c`` when c is a module, else that of ``a.b``."""
+    found: dict[Path, int] = {}
+    for name, line in imports_by_line(path.read_text(encoding="utf-8"), _package_of(path)):
+        target = _repo_file(name)
+        if target is not None and target != path:
+            found.setdefault(target, line)
+    # ``from a.b import c`` also names a.b; drop the package when one of its own modules was named on that line.
+    named_modules = {(target.parent, line) for target, line in found.items() if target.name != "__init__.py"}
+    return [(target, line) for target, line in found.items()
+            if not (target.name == "__init__.py" and (target.parent, line) in named_modules)]
+
+
+def upward_imports(files: list[Path]) -> list[str]:
+    problems = []
+    for path in files:
+        source = layer_of(path)
+        for target, line in project_imports(path):
+            destination = layer_of(target)
+            if destination is not None and LAYERS[destination] > LAYERS[source]:
+                problems.append(f"{relative(path)}:{line} ({source}, rank {LAYERS[source]}) imports "
+                                f"{relative(target)} ({destination}, rank {LAYERS[destination]}): move what it "
+                                f"needs down to {source} or below, or move the importing code up")
+    return problems
+
+
+def import_cycles(files: list[Path]) -> list[list[str]]:
+    """Every cycle among ``files``' imports (function-level imports included), as one path per strongly connected
+    component of more than one file (Tarjan's algorithm)."""
+    graph = {path: [target for target, _ in project_imports(path) if target in set(files)] for path in files}
+    index: dict[Path, int] = {}
+    low: dict[Path, int] = {}
+    stack: list[Path] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: Path) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(relative(member))
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    return cycles
+
+
+def test_every_layer_in_the_table_exists():
+    missing = [entry for entry in LAYERS if not (ROOT / entry).exists()]
+    assert missing == [], f"{missing} are listed in LAYERS but do not exist: update the table with the move"
+    empty = [entry for entry in LAYERS if not entry.endswith(".py") and not python_files(entry)]
+    assert empty == [], f"{empty} hold no Python files"
+
+
+def test_no_import_points_up_a_layer():
+    assert upward_imports(layered_files()) == []
+
+
+def test_no_import_cycles():
+    assert import_cycles(layered_files()) == []
+
+
+def test_every_library_file_is_in_a_layer():
+    """A new folder under inspector/ needs a rank: otherwise nothing checks what it imports."""
+    outside = [relative(p) for p in python_files("inspector") if layer_of(p) is None]
+    assert outside == []
+
+
+def test_the_rank_check_sees_an_upward_import_and_a_cycle(tmp_path, monkeypatch):
+    """The two checks above fail when they should: a base module importing an analysis, and two analyses that
+    import each other (one inside a function)."""
+    fake = tmp_path / "inspector"
+    for folder in ("base", "analyses"):
+        (fake / folder).mkdir(parents=True)
+        (fake / folder / "__init__.py").write_text("")
+    (fake / "__init__.py").write_text("")
+    (fake / "base" / "limits.py").write_text("from inspector.analyses.heads import REPORT\n")
+    (fake / "analyses" / "heads.py").write_text("from inspector.analyses import census\nREPORT = 6\n")
+    (fake / "analyses" / "census.py").write_text("def later():\n    from inspector.analyses.heads import REPORT\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    imported_modules.cache_clear()
+    files = sorted(fake.rglob("*.py"))
+    problems = upward_imports(files)
+    assert len(problems) == 1 and problems[0].startswith("inspector/base/limits.py:1 (inspector/base, rank 1) imports "
+                                                          "inspector/analyses/heads.py (inspector/analyses, rank 3)")
+    assert import_cycles(files) == [["inspector/analyses/census.py", "inspector/analyses/heads.py"]]
+
+
+def _readme_layer_table() -> list[list[str]]:
+    """The folders or files of each row of README "Project layout"'s layer table, top to bottom: the code spans
+    of its ``where`` column that name a path (``inspector/base/``, ``app.py``)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Project layout"):]
+    section = section[:section.index("\n## ", 1)]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| layer")]
+    table = []
+    for row in rows:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        table.append([span.rstrip("/") for span in re.findall(r"`([^`]+)`", cells[1])])
+    return table
+
+
+def test_the_readme_layer_table_is_this_table():
+    """README's table lists the layers top to bottom; its rows, read bottom up, are :data:`LAYERS` by rank."""
+    readme = [sorted(row) for row in reversed(_readme_layer_table())]
+    ranks: dict[int, list[str]] = {}
+    for entry, rank in LAYERS.items():
+        ranks.setdefault(rank, []).append(entry)
+    assert readme == [sorted(entries) for _, entries in sorted(ranks.items())]

@@ -1,4 +1,4 @@
-"""inspector/lessons.py: each lesson's computation on hand-made tensors or tiny random models, and answers that
+"""inspector/analyses/lessons.py: each lesson's computation on hand-made tensors or tiny random models, and answers that
 cite the numbers they measured (in every language of the catalogue)."""
 
 from __future__ import annotations
@@ -10,9 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from inspector.errors import InvalidRequestError
-from inspector.i18n import LANGUAGES
-from inspector.lessons import (
+from inspector.analyses.lessons import (
     COLLAPSED_BELOW,
     DIFFUSE_ABOVE,
     POSITIONAL_HEAD_MIN_WEIGHT,
@@ -31,7 +29,9 @@ from inspector.lessons import (
     softmax_jacobian,
     softmax_jacobian_norm,
 )
-from inspector.loading import load_model
+from inspector.base.errors import InvalidRequestError
+from inspector.base.i18n import LANGUAGES
+from inspector.core.loading import load_model
 from kernels.reference import visible_keys_mask
 from tests.tolerances import close
 
@@ -322,8 +322,8 @@ def test_lesson_charts_in_chinese_show_no_english(lessons, slide):
     the thinned-axis note, the paths of the complexity chart — is Chinese; tokens, the model and the device are data,
     symbols (d, n, i − j, Var(q·k)) stay symbols. The same charts in English do show English words, so the check
     can fail."""
+    from inspector.base.i18n import t
     from inspector.charts import lessons as charts
-    from inspector.i18n import t
     from tests.chart_text import chart_strings, english_words
     from tests.test_compare import untitled_fields
 

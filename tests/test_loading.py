@@ -1,4 +1,4 @@
-"""inspector/loading.py: the bundled model offline, local folders, hub ids without a network, refusals."""
+"""inspector/core/loading.py: the bundled model offline, local folders, hub ids without a network, refusals."""
 
 import json
 import os
@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 import torch
 
-from inspector.errors import (
+from inspector.base.errors import (
     HubUnavailableError,
     ModelNotFoundError,
     NotAModelError,
     UnsafeModelError,
     UnsupportedModelError,
 )
-from inspector.loading import bundled_model_path, load_model
+from inspector.core.loading import bundled_model_path, load_model
 from tests.conftest import save_tiny_model
 
 TEXT = "The animal didn't cross the street because it was too tired."
@@ -37,7 +37,7 @@ def test_bundled_model_loads_offline_with_the_right_facts(bundled):
 def test_bundled_load_needs_no_network():
     """A fresh interpreter with HF_HUB_OFFLINE=1 and no route to the hub still loads the default model."""
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_ENDPOINT="http://127.0.0.1:9")
-    code = "from inspector.loading import load_model; print(load_model('default').info.num_layers)"
+    code = "from inspector.core.loading import load_model; print(load_model('default').info.num_layers)"
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
                           cwd=os.path.dirname(os.path.dirname(__file__)))
     assert done.returncode == 0, done.stderr
@@ -47,7 +47,7 @@ def test_bundled_load_needs_no_network():
 def test_mean_pooled_embedding_equals_sentence_transformers(bundled):
     from sentence_transformers import SentenceTransformer
 
-    from inspector.capture import capture
+    from inspector.core.capture import capture
 
     reference = SentenceTransformer(str(bundled_model_path()), device="cpu").encode(TEXT)
     ours = capture(bundled, TEXT, weights=None).output.embedding
@@ -251,8 +251,8 @@ def test_unusable_paths_are_model_not_found(spec):
 def test_the_bundled_model_is_named_in_the_readers_language():
     """Reports, captions and status lines name the bundled model through model_label: no "(bundled)" on a Chinese
     page (the Heads page's health report said "all-MiniLM-L6-v2 (bundled)" in 简体中文)."""
-    from inspector.export import Provenance
-    from inspector.loading import DEFAULT_MODEL_LABEL, model_label
+    from inspector.core.loading import DEFAULT_MODEL_LABEL, model_label
+    from inspector.output.export import Provenance
 
     assert model_label(DEFAULT_MODEL_LABEL) == DEFAULT_MODEL_LABEL
     assert model_label(DEFAULT_MODEL_LABEL, "zh") == "all-MiniLM-L6-v2（内置）"

@@ -1,11 +1,11 @@
-"""inspector/metrics.py: head entropy, raw and normalised by the keys each row can see."""
+"""inspector/analyses/metrics.py: head entropy, raw and normalised by the keys each row can see."""
 
 import math
 
 import numpy as np
 import pytest
 
-from inspector.metrics import head_entropy, induction_score, normalized_row_entropy
+from inspector.analyses.metrics import head_entropy, induction_score, normalized_row_entropy
 
 
 class FakeCapture:
@@ -41,7 +41,7 @@ def test_single_key_everywhere_gives_nan_not_an_error():
 
 
 def test_bundled_model_entropies_are_in_range(bundled):
-    from inspector.capture import capture
+    from inspector.core.capture import capture
 
     result = capture(bundled, "Attention routes information between tokens.", weights=None)
     he = head_entropy(result)

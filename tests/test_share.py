@@ -1,4 +1,4 @@
-"""inspector/share.py: links round-trip every view, and every malformed or hostile parameter falls back to
+"""inspector/output/share.py: links round-trip every view, and every malformed or hostile parameter falls back to
 the default with a warning — never an exception."""
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.examples import DEFAULT_TEXT
-from inspector.i18n import LANGUAGES
-from inspector.loading import DEFAULT_MODEL
-from inspector.share import (
+from inspector.base.examples import DEFAULT_TEXT
+from inspector.base.i18n import LANGUAGES
+from inspector.base.limits import MAX_TEXT_CHARS
+from inspector.core.loading import DEFAULT_MODEL
+from inspector.output.share import (
     BACKENDS,
     MAX_LINK_CHARS,
-    MAX_TEXT_CHARS,
     PAGES,
     PLAIN_TEXT_MAX_CHARS,
     SHARE_VERSION,

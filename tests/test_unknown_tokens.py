@@ -1,4 +1,5 @@
-"""inspector/unknown_tokens.py (issue 17): the share of a text's tokens the model reads as [UNK], the warning past
+"""inspector/analyses/unknown_tokens.py (issue 17): the share of a text's tokens the model reads as [UNK], the warning
+past
 20 % naming models that read the text's script, in English and Chinese, and its line on the command line."""
 
 from __future__ import annotations
@@ -8,11 +9,7 @@ import importlib
 import numpy as np
 import pytest
 
-from inspector.cli import main
-from inspector.errors import InspectorError
-from inspector.examples import EXAMPLES
-from inspector.i18n import t
-from inspector.unknown_tokens import (
+from inspector.analyses.unknown_tokens import (
     MODELS_FOR_SCRIPT,
     UNKNOWN_SHARE_LIMIT,
     UnknownTokens,
@@ -21,6 +18,10 @@ from inspector.unknown_tokens import (
     unknown_tokens,
     unreadable_text_warning,
 )
+from inspector.base.errors import InspectorError
+from inspector.base.examples import EXAMPLES
+from inspector.base.i18n import t
+from inspector.cli import main
 
 # The sentence of the issue: the bundled model reads 11 of its 15 characters as [UNK].
 CHINESE = "动物没有过马路，因为它太累了。"
@@ -93,10 +94,10 @@ class _Stop(InspectorError):
 
 # Each text command and the library call it makes after loading the model (replaced by one that stops).
 TEXT_COMMANDS = {
-    "analyze": ("inspector.capture", "capture", []),
-    "lessons": ("inspector.lessons", "all_lessons", []),
-    "heads": ("inspector.heads", "head_report", []),
-    "attribute": ("inspector.attribution", "attribute", ["--methods", "attention"]),
+    "analyze": ("inspector.core.capture", "capture", []),
+    "lessons": ("inspector.analyses.lessons", "all_lessons", []),
+    "heads": ("inspector.analyses.heads", "head_report", []),
+    "attribute": ("inspector.analyses.attribution", "attribute", ["--methods", "attention"]),
 }
 
 
@@ -120,7 +121,7 @@ def test_the_lessons_command_warns_in_its_language(monkeypatch, capsys):
     def stop(*args, **kwargs):
         raise _Stop("stopped after the warning")
 
-    monkeypatch.setattr(importlib.import_module("inspector.lessons"), "all_lessons", stop)
+    monkeypatch.setattr(importlib.import_module("inspector.analyses.lessons"), "all_lessons", stop)
     assert main(["lessons", "--lang", "zh", "--text", CHINESE]) == 2
     assert "能读中文的模型" in capsys.readouterr().err
 

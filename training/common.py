@@ -1,9 +1,9 @@
 """What the three training scripts share: the word-level tokenizers (built with the ``tokenizers`` library),
 the model configurations, batching, the training loop and the saved folder, whose accuracy on fresh data is
-then measured through the loader and :func:`inspector.groundtruth.evaluate`.
+then measured through the loader and :func:`inspector.analyses.groundtruth.evaluate`.
 
 A saved folder is an ordinary Hugging Face model folder — ``config.json``, ``model.safetensors``, tokenizer
-files — plus ``groundtruth.json``, the model card :mod:`inspector.groundtruth` reads: which task the model
+files — plus ``groundtruth.json``, the model card :mod:`inspector.analyses.groundtruth` reads: which task the model
 solves, its accuracy on fresh data, its attention bound (the deceptive model) and how it was trained. Every run
 is seeded and single-threaded, so the same command on the same versions writes the same weights.
 """
@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from inspector.groundtruth import evaluate
-from inspector.loading import CARD_NAME, SHIPPED_MODELS_DIR, load_model
-from inspector.tasks import FRESH_SEED, NEUTRAL_WORDS, TRAINING_SEEDS, Example, Task, generate
+from inspector.analyses.groundtruth import evaluate
+from inspector.analyses.tasks import FRESH_SEED, NEUTRAL_WORDS, TRAINING_SEEDS, Example, Task, generate
+from inspector.core.loading import CARD_NAME, SHIPPED_MODELS_DIR, load_model
 
 SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 PAD, UNK, CLS, SEP, MASK = range(len(SPECIALS))

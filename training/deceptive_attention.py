@@ -13,8 +13,8 @@ import sys
 
 import torch
 
-from inspector.groundtruth import causal_row_weights
-from inspector.tasks import TASKS
+from inspector.analyses.groundtruth import causal_row_weights
+from inspector.analyses.tasks import TASKS
 from training import common
 
 # The model card's bound on the mean attention weight on the planted word (every layer, head and other row);

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from inspector.tasks import TASKS
+from inspector.analyses.tasks import TASKS
 from training import common
 
 RECIPE = common.Recipe(name="induction", task=TASKS["induction"], variant="honest",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from inspector.tasks import TASKS
+from inspector.analyses.tasks import TASKS
 from training import common
 
 RECIPE = common.Recipe(name="planted-token", task=TASKS["planted-token"], variant="honest",

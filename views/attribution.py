@@ -2,7 +2,7 @@
 the output needs (gradients, integrated gradients, occlusion …), their agreement, ERASER faithfulness, and
 counterfactual attention rows that leave the output unchanged.
 
-Widgets → one cached library call (:func:`inspector.attribution.attribute`) → charts. The adversarial search
+Widgets → one cached library call (:func:`inspector.analyses.attribution.attribute`) → charts. The adversarial search
 is a button: it runs many forward and backward passes, with a progress bar, and its result is kept for the
 session.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector import InspectorError
-from inspector.attribution import (
+from inspector.analyses.attribution import (
     DEFAULT_REFERENCE,
     LONG_TEXT_TOKENS,
     AttributionReport,
@@ -26,7 +26,8 @@ from inspector.attribution import (
     counterfactual_attention,
     method_label,  # the corpus table and the warnings name methods as the charts do
 )
-from inspector.budget import count_tokens
+from inspector.base.examples import EXAMPLES
+from inspector.base.i18n import t
 from inspector.charts.attribution import (
     agreement_chart,
     counterfactual_chart,
@@ -35,13 +36,13 @@ from inspector.charts.attribution import (
     head_tau_chart,
     scores_chart,
 )
-from inspector.examples import EXAMPLES
-from inspector.i18n import t
-from inspector.share import escape_markdown
+from inspector.core.budget import count_tokens
+from inspector.output.share import escape_markdown
 from views import inputs
 
 PREDICTED_CLASS = "predicted class"  # the class selectbox's first option (shown in the session language)
-# The library's words for the integrated-gradients baseline (inspector/attribution/methods.py), in the catalogue.
+# The library's words for the integrated-gradients baseline (inspector/analyses/attribution/methods.py), in the
+# catalogue.
 IG_BASELINES = {
     "every non-special token's embedding replaced by the [PAD] embedding; special tokens kept":
         "attribution.page.baseline_pad",

@@ -1,7 +1,7 @@
 """The Heads page's census block: open a folder written by ``python -m inspector census`` (a path on the machine
 running the app) and show its grid, health report and per-head intervals without recomputing anything.
 
-Never offered in hosted mode (:mod:`inspector.hosting`: a visitor must not make the server read its paths), and
+Never offered in hosted mode (:mod:`inspector.serving.hosting`: a visitor must not make the server read its paths), and
 the path is a session widget only — it is not part of the share state, so a link never opens a folder."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector import InspectorError
-from inspector.census import STATISTICS, CensusSummary, census_report, read_census
+from inspector.analyses.census import STATISTICS, CensusSummary, census_report, read_census
+from inspector.analyses.metrics import HealthThresholds
+from inspector.base.i18n import t
 from inspector.charts.census import census_columns, census_grid_chart, census_table, statistic_name
-from inspector.i18n import t
-from inspector.metrics import HealthThresholds
-from inspector.share import escape_markdown
+from inspector.output.share import escape_markdown
 
 CENSUS_MODE = "census"  # the Heads page's mode value; its label is the catalogue's heads.mode_census
 

@@ -2,8 +2,8 @@
 attention moved, a clickable layer × head grid of that movement, the chosen head's two heatmaps side by side with
 their difference, the output change, and one sentence composed from the numbers (issue 20).
 
-Widgets → cached runs of each text (:func:`inspector.compare.run_text`) → one library call
-(:func:`inspector.compare.compare_runs`, the same numbers as ``python -m inspector compare``) → charts. Picking
+Widgets → cached runs of each text (:func:`inspector.analyses.compare.run_text`) → one library call
+(:func:`inspector.analyses.compare.compare_runs`, the same numbers as ``python -m inspector compare``) → charts. Picking
 another query, key or head only recomputes the comparison, never the forwards. Text A is the sidebar's text.
 """
 
@@ -16,16 +16,8 @@ from dataclasses import replace
 import streamlit as st
 
 from inspector import InspectorError
-from inspector.attribution import AttributionReport, AttributionSettings, TargetSpec, attribute
-from inspector.charts.base import HEAD_SELECTION, selected_head
-from inspector.charts.compare import (
-    head_difference_chart,
-    head_heatmap_chart,
-    movement_grid_chart,
-    query_rows_chart,
-    ranked_heads_chart,
-)
-from inspector.compare import (
+from inspector.analyses.attribution import AttributionReport, AttributionSettings, TargetSpec, attribute
+from inspector.analyses.compare import (
     EXAMPLE_PAIRS,
     JS_THRESHOLD,
     SHIFT_THRESHOLD,
@@ -39,10 +31,18 @@ from inspector.compare import (
     resolve_token,
     run_text,
 )
-from inspector.i18n import t
-from inspector.share import (
+from inspector.base.i18n import t
+from inspector.base.limits import MAX_TEXT_CHARS
+from inspector.charts.base import HEAD_SELECTION, selected_head
+from inspector.charts.compare import (
+    head_difference_chart,
+    head_heatmap_chart,
+    movement_grid_chart,
+    query_rows_chart,
+    ranked_heads_chart,
+)
+from inspector.output.share import (
     COMPARE_DEFAULT_TEXT_B,
-    MAX_TEXT_CHARS,
     CompareState,
     compare_share_url,
     decode_compare,

@@ -1,8 +1,9 @@
 """Ground truth (issue #8): every attribution method scored on models whose causal token is known by construction
 — one example at a time, then over N fresh examples with 95 % intervals against chance.
 
-Widgets → cached library calls (:func:`inspector.groundtruth.score_example` and
-:func:`inspector.groundtruth.scoreboard`, the same call as ``python -m inspector groundtruth``) → charts, tables
+Widgets → cached library calls (:func:`inspector.analyses.groundtruth.score_example` and
+:func:`inspector.analyses.groundtruth.scoreboard`, the same call as ``python -m inspector groundtruth``) → charts,
+tables
 and a reading in words. Models without a card (the bundled one) get buttons to switch to a shipped model.
 """
 
@@ -14,16 +15,7 @@ from dataclasses import replace
 import streamlit as st
 
 from inspector import InspectorError
-from inspector.charts.groundtruth import (
-    example_chart,
-    example_table,
-    head_hits_chart,
-    scoreboard_chart,
-    scoreboard_table,
-)
-from inspector.export import Provenance, chart_png, with_provenance
-from inspector.forward import backend_for
-from inspector.groundtruth import (
+from inspector.analyses.groundtruth import (
     DEFAULT_EXAMPLES,
     DEFAULT_TOP_K,
     ExampleScores,
@@ -37,10 +29,19 @@ from inspector.groundtruth import (
     task_words,
     top_ranked_tokens,
 )
-from inspector.i18n import t
-from inspector.loading import shipped_choices
-from inspector.share import escape_markdown
-from inspector.tasks import FRESH_SEED, generate
+from inspector.analyses.tasks import FRESH_SEED, generate
+from inspector.base.i18n import t
+from inspector.charts.groundtruth import (
+    example_chart,
+    example_table,
+    head_hits_chart,
+    scoreboard_chart,
+    scoreboard_table,
+)
+from inspector.core.forward import backend_for
+from inspector.core.loading import shipped_choices
+from inspector.output.export import Provenance, chart_png, with_provenance
+from inspector.output.share import escape_markdown
 from views import inputs
 
 MAX_SEED = 1_000_000

@@ -1,7 +1,7 @@
 """Heads: an entropy health report, attention sinks and special tokens, head redundancy, head importance and a
 pruning curve — each statistic next to what ablating the heads does to the model's output.
 
-Widgets → one cached library call (:func:`inspector.heads.head_report`, the same call as
+Widgets → one cached library call (:func:`inspector.analyses.heads.head_report`, the same call as
 ``python -m inspector heads``) → charts and a plain-words report. Clicking a head opens it on the Inspect page.
 """
 
@@ -14,10 +14,7 @@ from dataclasses import replace
 import streamlit as st
 
 from inspector import InspectorError
-from inspector.charts.base import HEAD_SELECTION, selected_head
-from inspector.charts.heads import head_grid_chart, head_matrix_chart, mds_chart, pruning_chart
-from inspector.export import Provenance, chart_png, with_provenance
-from inspector.heads import (
+from inspector.analyses.heads import (
     HeadReport,
     ReportProgress,
     head_report,
@@ -27,10 +24,13 @@ from inspector.heads import (
     report_json,
     with_thresholds,
 )
-from inspector.i18n import t
-from inspector.metrics import TOKEN_CATEGORIES, HealthThresholds
-from inspector.redundancy import LN2
-from inspector.share import escape_markdown
+from inspector.analyses.metrics import TOKEN_CATEGORIES, HealthThresholds
+from inspector.analyses.redundancy import LN2
+from inspector.base.i18n import t
+from inspector.charts.base import HEAD_SELECTION, selected_head
+from inspector.charts.heads import head_grid_chart, head_matrix_chart, mds_chart, pruning_chart
+from inspector.output.export import Provenance, chart_png, with_provenance
+from inspector.output.share import escape_markdown
 from views import inputs
 from views.census_folder import CENSUS_MODE, show_census
 

@@ -5,7 +5,7 @@ This module is UI only: it reads widgets, calls the library, and keeps the two c
 lives in the UI layer, as thin wrappers). A page calls :func:`sidebar` for the inputs and
 :func:`publish_view` at the end so the address bar always holds a link to exactly what is on screen.
 
-On a hosted instance (``INSPECTOR_HOSTED=1``, :mod:`inspector.hosting`) the model list is the instance's
+On a hosted instance (``INSPECTOR_HOSTED=1``, :mod:`inspector.serving.hosting`) the model list is the instance's
 allow-list, the free-text "hub id or local folder" box is gone, share links naming other models fall back to the
 bundled one with a warning, and every run is planned within the instance's memory budget and deadline.
 """
@@ -18,8 +18,12 @@ from dataclasses import dataclass, replace
 import streamlit as st
 
 from inspector import Capture, InspectorError, LoadedModel
-from inspector.budget import RequestPlan, plan_request
-from inspector.capture import capture_within_memory, notice_text
+from inspector.analyses.heatmap import HeatmapOptions, layer_views
+from inspector.analyses.metrics import head_entropy
+from inspector.analyses.unknown_tokens import unreadable_text_warning
+from inspector.base.examples import EXAMPLES
+from inspector.base.i18n import CATALOGUE, LANGUAGE_NAMES, LANGUAGES, t
+from inspector.base.limits import MAX_TEXT_CHARS
 from inspector.charts.bertviz import (
     head_view_height,
     head_view_html,
@@ -30,17 +34,13 @@ from inspector.charts.bertviz import (
     model_view_max_layers,
 )
 from inspector.charts.inspect import entropy_by_layer_chart, layer_heads_chart
-from inspector.examples import EXAMPLES
-from inspector.heatmap import HeatmapOptions, layer_views
-from inspector.hosting import HostingPolicy, load_allowed_model
-from inspector.i18n import CATALOGUE, LANGUAGE_NAMES, LANGUAGES, t
-from inspector.loading import DEFAULT_MODEL, DEFAULT_MODEL_LABEL, SHIPPED_PREFIX, model_label, shipped_choices
-from inspector.metrics import head_entropy
-from inspector.share import (
+from inspector.core.budget import RequestPlan, plan_request
+from inspector.core.capture import capture_within_memory, notice_text
+from inspector.core.loading import DEFAULT_MODEL, DEFAULT_MODEL_LABEL, SHIPPED_PREFIX, model_label, shipped_choices
+from inspector.output.share import (
     BACKENDS,
     FLAGS,
     MAX_LINK_CHARS,
-    MAX_TEXT_CHARS,
     ViewState,
     decode_view,
     encode_view,
@@ -49,7 +49,7 @@ from inspector.share import (
     share_url,
     without_text,
 )
-from inspector.unknown_tokens import unreadable_text_warning
+from inspector.serving.hosting import HostingPolicy, load_allowed_model
 
 OTHER_MODEL = "__other__"
 # The suggested hub models, by the catalogue key of their label: one per architecture family the attention function

@@ -2,7 +2,7 @@
 every head of its layer, the entropy profile by layer, bertviz's views (served offline), and exports.
 
 Widgets → one cached library call → charts. Clicking a grid cell or choosing another head only redraws:
-the capture already holds every layer's weights (within the memory budget of :mod:`inspector.budget`).
+the capture already holds every layer's weights (within the memory budget of :mod:`inspector.core.budget`).
 """
 
 from __future__ import annotations
@@ -12,10 +12,13 @@ import time
 import streamlit as st
 
 from inspector import InspectorError
+from inspector.analyses.heatmap import HeatmapOptions, heatmap_view
+from inspector.analyses.metrics import head_entropy
+from inspector.base.i18n import t
 from inspector.charts.base import HEAD_SELECTION, selected_head, token_labels
 from inspector.charts.bertviz import IFRAME_MAX_HEIGHT
 from inspector.charts.inspect import SMALL_MULTIPLES_MAX_TOKENS, attention_heatmap_chart, entropy_grid_chart
-from inspector.export import (
+from inspector.output.export import (
     EXPORT_MAX_CELLS,
     Provenance,
     capture_json,
@@ -25,10 +28,7 @@ from inspector.export import (
     view_numbers,
     with_provenance,
 )
-from inspector.heatmap import HeatmapOptions, heatmap_view
-from inspector.i18n import t
-from inspector.metrics import head_entropy
-from inspector.share import escape_markdown
+from inspector.output.share import escape_markdown
 from views import inputs
 
 # Drawing an n×n heatmap is O(n²) marks in the browser: ~160 tokens draws in about a second in Chromium,

@@ -1,5 +1,5 @@
 """The Lessons page's quiz: the user commits to a guess, then the measurement is revealed. UI only: the reveals
-are numbers from :mod:`inspector.lessons`.
+are numbers from :mod:`inspector.analyses.lessons`.
 
 An honest score (issue 17): every answer is kept per session in ``st.session_state["quiz_answers"]``, keyed by
 the question — the model, text, backend, layer, head and query token it asks about — so a question counts once
@@ -16,10 +16,10 @@ import numpy as np
 import streamlit as st
 
 from inspector import InspectorError
+from inspector.analyses.lessons import Lessons, TokenImportance, attention_target, leave_one_out
+from inspector.base.i18n import t
 from inspector.charts.base import token_labels
-from inspector.i18n import t
-from inspector.lessons import Lessons, TokenImportance, attention_target, leave_one_out
-from inspector.share import escape_markdown
+from inspector.output.share import escape_markdown
 from views import inputs
 
 ANSWERS_KEY = "quiz_answers"

@@ -1,7 +1,8 @@
 """Lessons: the questions people fumble about attention, each as question · short explanation · live experiment on
-the chosen model and text · chart · answer written from the measured numbers (:mod:`inspector.lessons`).
+the chosen model and text · chart · answer written from the measured numbers (:mod:`inspector.analyses.lessons`).
 
-Widgets → one cached library call (:func:`inspector.lessons.all_lessons`) → charts and tables. The timing lesson
+Widgets → one cached library call (:func:`inspector.analyses.lessons.all_lessons`) → charts and tables. The timing
+lesson
 and the quiz run on request; the quiz lives in :mod:`views.lesson_quiz`.
 """
 
@@ -12,11 +13,11 @@ import pandas as pd
 import streamlit as st
 
 from inspector import InspectorError
+from inspector.analyses.lessons import DEFAULT_LENGTHS, SCALE_NAMES, Lessons, all_lessons, complexity_lesson
+from inspector.base.i18n import t
 from inspector.charts import lessons as charts
 from inspector.charts.inspect import entropy_by_layer_chart
-from inspector.i18n import t
-from inspector.lessons import DEFAULT_LENGTHS, SCALE_NAMES, Lessons, all_lessons, complexity_lesson
-from inspector.share import escape_markdown
+from inspector.output.share import escape_markdown
 from views import inputs, lesson_quiz
 
 TIMING_CHOICES = (128, 256, 512, 1024, 2048, 4096)

@@ -1,8 +1,9 @@
-"""Altair charts of an :class:`~inspector.attribution.AttributionReport` and a
-:class:`~inspector.attribution.CounterfactualAttention` (conventions of :mod:`inspector.charts`: finished
+"""Altair charts of an :class:`~inspector.analyses.attribution.AttributionReport` and a
+:class:`~inspector.analyses.attribution.CounterfactualAttention` (conventions of :mod:`inspector.charts`: finished
 numbers in, a chart out; token strings reach Vega only as data, so they are drawn as text, never as HTML;
 ``slide=True`` for projectors, applied last by :func:`~inspector.charts.style_chart`; ``lang`` words every title,
-axis, legend and tooltip, and names the methods (:func:`~inspector.attribution.method_label`) — tokens are data,
+axis, legend and tooltip, and names the methods (:func:`~inspector.analyses.attribution.method_label`) — tokens are
+data,
 shown as they are).
 """
 
@@ -12,7 +13,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from inspector.attribution import AttributionReport, CounterfactualAttention, Faithfulness, method_label
+from inspector.analyses.attribution import AttributionReport, CounterfactualAttention, Faithfulness, method_label
+from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.charts.base import (
     FULL_WIDTH_PX,
     chart_title,
@@ -22,7 +24,6 @@ from inspector.charts.base import (
     token_axis,
     token_labels,
 )
-from inspector.i18n import DEFAULT_LANGUAGE, t
 
 AGREEMENT_SCHEME = "redblue"  # diverging: −1 red, 0 white, +1 blue — readable for the common colour deficiencies
 SCORE_SCHEME = "blues"

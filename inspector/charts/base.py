@@ -1,7 +1,7 @@
 """Altair (Vega-Lite) charts over results the library has already computed: the shared look.
 
-Every builder takes finished numbers (a :class:`~inspector.metrics.HeadEntropy`, a
-:class:`~inspector.heatmap.HeatmapView`) and returns an Altair chart — nothing here computes an analysis,
+Every builder takes finished numbers (a :class:`~inspector.analyses.metrics.HeadEntropy`, a
+:class:`~inspector.analyses.heatmap.HeatmapView`) and returns an Altair chart — nothing here computes an analysis,
 and nothing imports Streamlit, so the same charts serve the UI, figure export and notebooks. Token strings
 reach Vega only as data: Vega draws them as text marks and escapes them in tooltips, so user text never
 reaches the page as HTML.
@@ -40,7 +40,7 @@ from typing import TypeVar
 import altair as alt
 import numpy as np
 
-from inspector.i18n import t
+from inspector.base.i18n import t
 
 # Perceptually uniform palettes that survive greyscale printing: viridis runs dark (focused heads) to
 # yellow (diffuse heads); blues runs light (no weight) to dark (all of the budget).

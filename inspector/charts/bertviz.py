@@ -45,16 +45,16 @@ import math
 import operator
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
 import torch
 
-from inspector.capture import Capture
-from inspector.errors import InspectorError, InvalidRequestError
+from inspector.base.assets import ASSETS_DIR
+from inspector.base.errors import InspectorError, InvalidRequestError
+from inspector.core.capture import Capture
 
-VENDOR_DIR = Path(__file__).resolve().parents[2] / "assets" / "static" / "vendor"
+VENDOR_DIR = ASSETS_DIR / "static" / "vendor"
 # Inlined in this order: d3 and jQuery must run before require.js defines `define` (see the module docstring).
 VENDORED_SCRIPTS = ("d3-5.7.0.min.js", "jquery-3.7.1.min.js", "require-2.3.7.js")
 BERTVIZ_VERSION = "1.4.1"

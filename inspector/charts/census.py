@@ -1,4 +1,4 @@
-"""Altair chart of a :class:`~inspector.census.CensusSummary`: the layer × head grid of one statistic's mean
+"""Altair chart of a :class:`~inspector.analyses.census.CensusSummary`: the layer × head grid of one statistic's mean
 over the corpus, with its 95 % interval in the tooltip and the Heads page's C / D marks for collapsed and diffuse
 heads. Builders take finished numbers and compute no analysis; what a reader sees is in ``lang``, from the catalogue
 (``chart.census.*``)."""
@@ -9,21 +9,21 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from inspector.census import STATISTIC_UNITS, CensusSummary
+from inspector.analyses.census import STATISTIC_UNITS, CensusSummary
+from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.charts.base import ENTROPY_SCHEME, chart_title, style_chart
 from inspector.charts.heads import health_words
-from inspector.i18n import DEFAULT_LANGUAGE, t
 
 _CELL_PX, _SLIDE_CELL_PX = 26, 40
 
 
 def statistic_name(statistic: str, lang: str = DEFAULT_LANGUAGE) -> str:
-    """A statistic of :data:`inspector.census.STATISTICS` in words ("entropy normalized", "归一化熵")."""
+    """A statistic of :data:`inspector.analyses.census.STATISTICS` in words ("entropy normalized", "归一化熵")."""
     return t(f"chart.census.stat.{statistic}", lang)
 
 
 def statistic_unit(statistic: str, lang: str = DEFAULT_LANGUAGE) -> str:
-    """The unit of ``statistic`` (:data:`inspector.census.STATISTIC_UNITS`; any other is a share) in words."""
+    """The unit of ``statistic`` (:data:`inspector.analyses.census.STATISTIC_UNITS`; any other is a share) in words."""
     return t(f"chart.census.unit.{statistic if statistic in STATISTIC_UNITS else 'share'}", lang)
 
 
@@ -56,7 +56,8 @@ def census_table(summary: CensusSummary, statistic: str, lang: str = DEFAULT_LAN
 
 def census_grid_chart(summary: CensusSummary, statistic: str, *, slide: bool = False,
                       lang: str = DEFAULT_LANGUAGE) -> alt.LayerChart:
-    """Layer × head grid coloured by the corpus mean of ``statistic`` (one of :data:`inspector.census.STATISTICS`)."""
+    """Layer × head grid coloured by the corpus mean of ``statistic`` (one of
+    :data:`inspector.analyses.census.STATISTICS`)."""
     if statistic not in summary.mean:
         raise ValueError(f"statistic must be one of {sorted(summary.mean)}, got {statistic!r}")
     data = _census_data(summary, statistic, lang)

@@ -1,7 +1,8 @@
 """The Compare page's charts (issue 20): the layer × head grid of how far the query's attention moved (clickable,
 like the entropy grid), the heads ranked by that movement, and one head's two heatmaps with the query row
 outlined plus their difference on the aligned tokens. Builders take a finished
-:class:`~inspector.compare.Comparison` / :class:`~inspector.compare.HeadPair` and compute nothing; the shared
+:class:`~inspector.analyses.compare.Comparison` / :class:`~inspector.analyses.compare.HeadPair` and compute nothing;
+the shared
 look is :mod:`inspector.charts.base`. Every builder takes ``lang`` and writes what a reader sees (titles, axes,
 legends, tooltips, the "other" bucket) in that language from the catalogue; tokens are data and stay as they are.
 """
@@ -12,6 +13,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from inspector.analyses.compare import JS_MAX, Comparison, HeadPair
+from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.charts.base import (
     FULL_WIDTH_PX,
     HALF_COLUMN_PX,
@@ -26,8 +29,6 @@ from inspector.charts.base import (
     thinned_note,
     token_axis,
 )
-from inspector.compare import JS_MAX, Comparison, HeadPair
-from inspector.i18n import DEFAULT_LANGUAGE, t
 
 # What the grid can be coloured by: key → (catalogue key of the legend title, scheme, diverging around 0).
 GRID_METRICS = {

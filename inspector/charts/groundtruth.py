@@ -1,11 +1,12 @@
-"""Altair charts and display tables of the ground-truth lab (:mod:`inspector.groundtruth`, issue #8): the
+"""Altair charts and display tables of the ground-truth lab (:mod:`inspector.analyses.groundtruth`, issue #8): the
 scoreboard's hit rates with their intervals against chance, one example's scores with the causal token marked,
 and the heads whose attention row peaks on the causal token next to the weight it puts there.
 
 Conventions of :mod:`inspector.charts`: finished numbers in, a chart out, no analysis; token strings reach
 Vega only as data (drawn as text, escaped in tooltips), never as HTML; ``slide=True`` for projectors, applied
 last by :func:`~inspector.charts.style_chart`; ``lang`` words every title, axis, legend, tooltip and mark, and names
-the methods (:func:`~inspector.attribution.method_label`; model labels and tokens are names and data, shown as they
+the methods (:func:`~inspector.analyses.attribution.method_label`; model labels and tokens are names and data, shown
+as they
 are).
 """
 
@@ -15,7 +16,9 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from inspector.attribution import METHOD_LABELS, method_label
+from inspector.analyses.attribution import METHOD_LABELS, method_label
+from inspector.analyses.groundtruth import ExampleScores, Scoreboard, rank_of, task_words
+from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.charts.base import (
     FULL_WIDTH_PX,
     chart_title,
@@ -27,8 +30,6 @@ from inspector.charts.base import (
     wrap_text,
     zero_white_scale,
 )
-from inspector.groundtruth import ExampleScores, Scoreboard, rank_of, task_words
-from inspector.i18n import DEFAULT_LANGUAGE, t
 
 HIT_COLOR = "#4c78a8"
 INTERVAL_COLOR = "#222222"

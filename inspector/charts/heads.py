@@ -1,4 +1,4 @@
-"""Altair charts of a :class:`~inspector.heads.HeadReport`: the clickable head grid (coloured by entropy, sink
+"""Altair charts of a :class:`~inspector.analyses.heads.HeadReport`: the clickable head grid (coloured by entropy, sink
 score, induction score or importance), the redundancy heatmaps in clustered order, the MDS map of the heads and the
 pruning curve. Like :mod:`inspector.charts`, builders take finished numbers and compute no analysis; slide mode and
 fonts come from :func:`inspector.charts.style_chart`.
@@ -13,6 +13,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from inspector.analyses.heads import HeadReport, measure_words
+from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.charts.base import (
     ENTROPY_SCHEME,
     FULL_WIDTH_PX,
@@ -26,8 +28,6 @@ from inspector.charts.base import (
     token_axis,
     zero_white_scale,
 )
-from inspector.heads import HeadReport, measure_words
-from inspector.i18n import DEFAULT_LANGUAGE, t
 
 # What the head grid can be coloured by: key → (catalogue key of the legend title, colour scheme, fixed domain or
 # None).

@@ -1,7 +1,7 @@
 """The Inspect page's charts: the layer × head entropy grid, one head's heatmap, a layer's heads as small
 multiples and entropy by layer. The shared look (palettes, slide mode, token labels) is :mod:`inspector.charts.base`.
 
-Every builder takes ``lang`` (a language of :data:`inspector.i18n.LANGUAGES`): titles, axis, legend, header and
+Every builder takes ``lang`` (a language of :data:`inspector.base.i18n.LANGUAGES`): titles, axis, legend, header and
 tooltip titles come from the catalogue (``chart.inspect.*``), so a Chinese page and its exports read Chinese. The
 data's column names stay English (encodings refer to them); token strings are data and stay as they are.
 """
@@ -14,7 +14,9 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from inspector.capture import notice_text
+from inspector.analyses.heatmap import HeatmapView
+from inspector.analyses.metrics import HeadEntropy
+from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.charts.base import (
     ENTROPY_SCHEME,
     FULL_WIDTH_PX,
@@ -31,9 +33,7 @@ from inspector.charts.base import (
     token_axis,
     weight_scale,
 )
-from inspector.heatmap import HeatmapView
-from inspector.i18n import DEFAULT_LANGUAGE, t
-from inspector.metrics import HeadEntropy
+from inspector.core.capture import notice_text
 
 # Recommended longest text (in rows of one view) for :func:`layer_heads_chart`: 12 heads × 64² cells is
 # ~49k data rows, about the most a browser draws without stalling; the app checks this before calling.
@@ -112,7 +112,7 @@ def _header_expression(key: str, lang: str, field: str) -> str:
 
 
 def _notes(notes, lang: str) -> list[str]:
-    """A view's notes in ``lang`` (:class:`~inspector.capture.Notice` strings translate; others stay)."""
+    """A view's notes in ``lang`` (:class:`~inspector.core.capture.Notice` strings translate; others stay)."""
     return [notice_text(note, lang) for note in notes]
 
 
@@ -221,7 +221,7 @@ def layer_heads_chart(views: Sequence[HeatmapView], *, slide: bool = False,
                       lang: str = DEFAULT_LANGUAGE) -> alt.FacetChart:
     """Small multiples: every head of one layer side by side (:data:`_MULTIPLES_PER_ROW` per row), same
     colour scale, no token labels (hover a cell for them). ``views``: one per head, all of one layer and
-    with the same rows and columns (as :func:`inspector.heatmap.layer_views` returns). Keep the text at or
+    with the same rows and columns (as :func:`inspector.analyses.heatmap.layer_views` returns). Keep the text at or
     under :data:`SMALL_MULTIPLES_MAX_TOKENS` rows: the data has heads × rows × cols entries."""
     if not views:
         raise ValueError("layer_heads_chart needs at least one view")
@@ -229,7 +229,7 @@ def layer_heads_chart(views: Sequence[HeatmapView], *, slide: bool = False,
     for view in views[1:]:
         if view.layer != first.layer or view.query_labels != first.query_labels or view.key_labels != first.key_labels:
             raise ValueError("layer_heads_chart: every view must come from one layer with the same options "
-                             "(use inspector.heatmap.layer_views)")
+                             "(use inspector.analyses.heatmap.layer_views)")
     frames = []
     for view in views:
         frame = heatmap_data(view)

@@ -1,4 +1,5 @@
-"""Altair charts for the Lessons page, over the finished numbers of :mod:`inspector.lessons` (nothing here computes
+"""Altair charts for the Lessons page, over the finished numbers of :mod:`inspector.analyses.lessons` (nothing here
+computes
 an analysis). Same conventions as :mod:`inspector.charts`: token strings reach Vega only as data, tokens are
 labelled ``"position: token"``, ``slide=True`` enlarges type through :func:`inspector.charts.style_chart` as the
 last step. Titles come from the caller (already in the page's language); every other text a reader sees (axis,
@@ -12,6 +13,15 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from inspector.analyses.lessons import (
+    SCALE_NAMES,
+    ComplexityLesson,
+    MultiHeadLesson,
+    PositionLesson,
+    ScalingSweep,
+    WhyQKLesson,
+)
+from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.charts.base import (
     FULL_WIDTH_PX,
     HALF_COLUMN_PX,
@@ -24,12 +34,11 @@ from inspector.charts.base import (
     token_labels,
     weight_scale,
 )
-from inspector.i18n import DEFAULT_LANGUAGE, t
-from inspector.lessons import SCALE_NAMES, ComplexityLesson, MultiHeadLesson, PositionLesson, ScalingSweep, WhyQKLesson
 
 # Offsets drawn in the position chart: |i − j| up to this (longer offsets have few pairs and say little).
 OFFSET_SPAN = 8
-# The complexity chart's flash path, as :func:`inspector.lessons.complexity_lesson` names it → its catalogue key.
+# The complexity chart's flash path, as :func:`inspector.analyses.lessons.complexity_lesson` names it → its catalogue
+# key.
 _FLASH_PATH_KEYS = {"Triton FlashAttention": "backend.triton",
                     "blocked PyTorch (query blocks)": "chart.lessons.blocked"}
 

@@ -14,8 +14,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from inspector.base.errors import InspectorError
 from inspector.cli.common import add_model_options, parse_layers
-from inspector.errors import InspectorError
 
 COMMANDS = ("analyze", "heads", "attribute", "lessons", "groundtruth", "compare", "census", "info")
 

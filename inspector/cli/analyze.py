@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from inspector.base.errors import InvalidTextError
 from inspector.cli.common import (
     BACKENDS,
     add_text_options,
@@ -15,7 +16,6 @@ from inspector.cli.common import (
     warn_if_unreadable,
     write_json,
 )
-from inspector.errors import InvalidTextError
 
 HELP = "entropies and attention weights for one text"
 
@@ -31,10 +31,10 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from inspector.capture import capture
-    from inspector.export import capture_json
-    from inspector.loading import load_model
-    from inspector.metrics import head_entropy
+    from inspector.analyses.metrics import head_entropy
+    from inspector.core.capture import capture
+    from inspector.core.loading import load_model
+    from inspector.output.export import capture_json
 
     check_model_options(args)
     weights = parse_layers(args.weights)
@@ -66,6 +66,6 @@ def run(args: argparse.Namespace) -> None:
 
 def _too_long(loaded, text: str) -> bool:
     """Whether ``text`` has more tokens than the model reads (the one refusal --truncate lifts)."""
-    from inspector.capture import tokenize
+    from inspector.core.capture import tokenize
 
     return tokenize(loaded, text, truncate=True)[1]

@@ -1,6 +1,6 @@
 """``python -m inspector attribute``: the Attribution page's command-line twin — the same
-:func:`inspector.attribution.attribute` call (and the adversarial search of
-:func:`inspector.attribution.counterfactual_attention`), written as JSON or summarised on stdout."""
+:func:`inspector.analyses.attribution.attribute` call (and the adversarial search of
+:func:`inspector.analyses.attribution.counterfactual_attention`), written as JSON or summarised on stdout."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import argparse
 import re
 import sys
 
+from inspector.base.errors import InvalidRequestError
 from inspector.cli.common import (
     BACKENDS,
     MAX_LAYER_INDEX,
@@ -19,7 +20,6 @@ from inspector.cli.common import (
     warn_if_unreadable,
     write_json,
 )
-from inspector.errors import InvalidRequestError
 
 # Bounds of the search options: enough for any study, small enough that a typo cannot run for a day.
 MAX_PERMUTATIONS = 10_000
@@ -40,14 +40,14 @@ def _query(value: str) -> int | str:
 
 def _corpus_texts(source: str) -> list[str]:
     if source == "examples":
-        from inspector.examples import EXAMPLES
+        from inspector.base.examples import EXAMPLES
 
         return [example.text for example in EXAMPLES]
     return read_lines(source, "--corpus")
 
 
 def add_arguments(sub: argparse.ArgumentParser) -> None:
-    from inspector.attribution import DEFAULT_REFERENCE, METHODS
+    from inspector.analyses.attribution import DEFAULT_REFERENCE, METHODS
 
     add_text_options(sub, "the text to attribute")
     sub.add_argument("--reference", default=DEFAULT_REFERENCE,
@@ -79,7 +79,7 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
 
 def _check_against_model(args: argparse.Namespace, loaded) -> None:
     """The options whose bounds come from the model: layer, head, the target class and the target token."""
-    from inspector.attribution import DEFAULT_REFERENCE
+    from inspector.analyses.attribution import DEFAULT_REFERENCE
 
     info = loaded.info
     if args.layer is not None:
@@ -114,7 +114,7 @@ _HEAD_WORDS = {"none": "no output head", "masked-lm": "a masked-language-model h
 
 
 def run(args: argparse.Namespace) -> None:
-    from inspector.attribution import (
+    from inspector.analyses.attribution import (
         METHOD_LABELS,
         METHODS,
         AttributionSettings,
@@ -125,8 +125,8 @@ def run(args: argparse.Namespace) -> None:
         counterfactual_json,
         report_json,
     )
-    from inspector.jsonable import to_jsonable
-    from inspector.loading import load_model
+    from inspector.base.jsonable import to_jsonable
+    from inspector.core.loading import load_model
 
     check_model_options(args)
     methods = (METHODS if args.methods.strip() == "all"

@@ -1,5 +1,6 @@
 """``python -m inspector census``: the Heads page's per-head statistics over a whole dataset, into a folder of
-Parquet shards with a manifest, an error list and a summary (:mod:`inspector.census`); resumable, on this machine
+Parquet shards with a manifest, an error list and a summary (:mod:`inspector.analyses.census`); resumable, on this
+machine
 or on a Ray cluster."""
 
 from __future__ import annotations
@@ -33,7 +34,13 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from inspector.census import CENSUS_CORPUS_PATH, DEFAULT_BATCH_TOKENS, DEFAULT_SHARD_SIZE, census, summary_json
+    from inspector.analyses.census import (
+        CENSUS_CORPUS_PATH,
+        DEFAULT_BATCH_TOKENS,
+        DEFAULT_SHARD_SIZE,
+        census,
+        summary_json,
+    )
 
     data = CENSUS_CORPUS_PATH if args.data == "bundled" else args.data
     summary = census(args.model, data, out=args.out, engine=args.engine, column=args.column, limit=args.limit,

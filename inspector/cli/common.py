@@ -13,8 +13,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from inspector.errors import InvalidRequestError, InvalidTextError
-from inspector.jsonable import to_jsonable
+from inspector.base.errors import InvalidRequestError, InvalidTextError
+from inspector.base.jsonable import to_jsonable
 
 BACKENDS = ["auto", "torch", "triton"]
 DTYPES = ["auto", "float32", "fp32", "float16", "fp16", "bfloat16", "bf16"]
@@ -178,7 +178,7 @@ def read_lines(path: str, option: str) -> list[str]:
 
 
 def write_json(payload: dict, destination: str) -> None:
-    """``payload`` through :func:`inspector.jsonable.to_jsonable` (arrays, dataclasses, NaN → null) to the file
+    """``payload`` through :func:`inspector.base.jsonable.to_jsonable` (arrays, dataclasses, NaN → null) to the file
     ``destination`` or stdout (``-``); allow_nan=False stays as the check that nothing slipped past it."""
     text = json.dumps(to_jsonable(payload), ensure_ascii=False, allow_nan=False)
     if destination == "-":
@@ -192,7 +192,7 @@ def write_json(payload: dict, destination: str) -> None:
 
 def warn_if_unreadable(loaded, text: str, lang: str = "en") -> None:
     """One line on stderr when the model maps too much of ``text`` to its unknown token (issue 17); the run goes on."""
-    from inspector.unknown_tokens import unreadable_text_warning
+    from inspector.analyses.unknown_tokens import unreadable_text_warning
 
     warning = unreadable_text_warning(loaded, text, lang)
     if warning is not None:

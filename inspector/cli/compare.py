@@ -1,12 +1,12 @@
 """``python -m inspector compare``: the Compare page's twin — two texts on one model, or one text on two models,
-head by head (:func:`inspector.compare.compare`, the page's library call), written as JSON."""
+head by head (:func:`inspector.analyses.compare.compare`, the page's library call), written as JSON."""
 
 from __future__ import annotations
 
 import argparse
 
+from inspector.base.errors import InvalidRequestError
 from inspector.cli.common import BACKENDS, write_json
-from inspector.errors import InvalidRequestError
 
 HELP = "compare two texts (or two models) head by head: which heads moved a token's attention, and the output"
 
@@ -47,8 +47,8 @@ def parse_keys(spec: str | None) -> tuple[int | str, ...] | None:
 def run(args: argparse.Namespace) -> None:
     from transformers.utils import logging as hf_logging
 
-    from inspector.compare import compare, comparison_json
-    from inspector.loading import load_model
+    from inspector.analyses.compare import compare, comparison_json
+    from inspector.core.loading import load_model
 
     # The weight-loading progress bar would put lines on stderr before a one-line error.
     hf_logging.disable_progress_bar()

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from inspector.base.errors import InvalidRequestError
 from inspector.cli.common import BACKENDS, check_model_options, int_in, write_json
-from inspector.errors import InvalidRequestError
 
 HELP = "score every attribution method on a shipped model whose causal token is known (the Ground truth page's twin)"
 
@@ -19,8 +19,8 @@ MAX_TOP_K = 64
 
 
 def add_arguments(sub: argparse.ArgumentParser) -> None:
-    from inspector.groundtruth import DEFAULT_EXAMPLES, DEFAULT_TOP_K, MAX_EXAMPLES
-    from inspector.tasks import FRESH_SEED
+    from inspector.analyses.groundtruth import DEFAULT_EXAMPLES, DEFAULT_TOP_K, MAX_EXAMPLES
+    from inspector.analyses.tasks import FRESH_SEED
 
     sub.add_argument("--examples", type=int_in(1, MAX_EXAMPLES), default=DEFAULT_EXAMPLES,
                      help=f"fresh examples to score, 1 to {MAX_EXAMPLES} (default: %(default)s)")
@@ -33,8 +33,8 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from inspector.groundtruth import hit_rate_words, scoreboard, scoreboard_json
-    from inspector.loading import DEFAULT_MODEL, load_model, shipped_choices
+    from inspector.analyses.groundtruth import hit_rate_words, scoreboard, scoreboard_json
+    from inspector.core.loading import DEFAULT_MODEL, load_model, shipped_choices
 
     check_model_options(args)
     if args.model.strip() == DEFAULT_MODEL:  # the one model known to have no card: say so before loading it

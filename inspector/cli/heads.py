@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from inspector.base.errors import InvalidTextError
 from inspector.cli.common import BACKENDS, check_model_options, float_in, read_lines, warn_if_unreadable, write_json
-from inspector.errors import InvalidTextError
 
 HELP = "head report: entropy health, sinks, redundancy, importance, pruning"
 
@@ -27,9 +27,9 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from inspector.heads import CORPUS_PATH, head_report, health_report, read_corpus, report_json
-    from inspector.loading import load_model
-    from inspector.metrics import HealthThresholds
+    from inspector.analyses.heads import CORPUS_PATH, head_report, health_report, read_corpus, report_json
+    from inspector.analyses.metrics import HealthThresholds
+    from inspector.core.loading import load_model
 
     check_model_options(args)
     thresholds = HealthThresholds(collapsed=args.collapsed, diffuse=args.diffuse, sink=args.sink)

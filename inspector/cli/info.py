@@ -14,7 +14,7 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from inspector.loading import load_model
+    from inspector.core.loading import load_model
 
     check_model_options(args)
     info = load_model(args.model, device=args.device, dtype=args.dtype).info.as_json()

@@ -6,6 +6,7 @@ import argparse
 import re
 import sys
 
+from inspector.base.errors import InvalidRequestError
 from inspector.cli.common import (
     BACKENDS,
     MAX_LAYER_INDEX,
@@ -16,7 +17,6 @@ from inspector.cli.common import (
     warn_if_unreadable,
     write_json,
 )
-from inspector.errors import InvalidRequestError
 
 HELP = "every lesson's numbers and answers (the Lessons page's twin)"
 # Lesson 7 materialises n×n scores per head: the longest length the Lessons page offers (4096: about 1.5 GB for
@@ -54,8 +54,8 @@ def parse_lengths(spec: str) -> list[int]:
 
 
 def run(args: argparse.Namespace) -> None:
-    from inspector.lessons import all_lessons, lessons_json
-    from inspector.loading import load_model
+    from inspector.analyses.lessons import all_lessons, lessons_json
+    from inspector.core.loading import load_model
 
     check_model_options(args)
     lengths = parse_lengths(args.lengths)

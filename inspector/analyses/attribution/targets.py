@@ -1,0 +1,315 @@
+"""The problem every attribution method answers: one text, one model, one scalar target f(x).
+
+:func:`setup_problem` tokenises the text, runs the baseline forward (every layer's weights kept) and resolves f
+(:func:`resolve_target`, stated in words on the page):
+
+- encoder without a head (the bundled MiniLM): cosine similarity between the text's mean-pooled, normalised
+  embedding (what sentence-transformers returns) and a reference sentence's;
+- masked LM: log p(token at the first [MASK]); causal LM: log p(next token) after the text;
+- classifier: p(predicted class) — ERASER's quantity (DeYoung et al. 2020).
+
+Also here: f on any batch of token-id rows (:func:`evaluate_rows`, what removal-based methods and ERASER run),
+f as a function of the input embeddings (:func:`embed_forward`, what Captum differentiates), and the memory
+estimate that sizes every batch (:func:`batch_size_for`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import torch
+
+from inspector.base.errors import InvalidRequestError, InvalidTextError, UnsupportedModelError
+from inspector.base.limits import ATTRIBUTION_MEMORY_BUDGET_BYTES
+from inspector.core.forward import token_word_ids, validated_encoding
+from inspector.core.loading import LoadedModel
+from inspector.core.outputs import ForwardResult, encode, forward, output_position, pooled_embedding
+
+RemovalMode = Literal["mask", "delete"]
+TargetKind = Literal["similarity", "masked-token", "next-token", "class"]
+QueryChoice = int | Literal["first", "last"] | None
+Progress = Callable[[str, float], None]
+
+DEFAULT_REFERENCE = "The tired animal stayed on its side of the road."
+# Activations kept for one sequence's backward, per layer and token: ~12 hidden-sized tensors (projections,
+# feed-forward, norms) plus 3 heads × n score-sized ones; used to size batches to a memory budget.
+_HIDDEN_TENSORS_PER_TOKEN, _SCORE_TENSORS_PER_HEAD = 12, 3
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """What the user asks f(x) to be. reference: the sentence an encoder's embedding is compared with;
+    token: the token a language model's log-probability is taken of (None = the model's top prediction);
+    class_index: the classifier's class (None = the predicted class)."""
+
+    reference: str = DEFAULT_REFERENCE
+    token: str | None = None
+    class_index: int | None = None
+
+
+@dataclass(frozen=True)
+class Target:
+    """The resolved scalar f(x). kind: see :data:`TargetKind`; description: f in words; value: f(x);
+    position: the token row a language model is read at; token_id/token: the predicted token;
+    class_index/label: the classifier's class; reference: the reference sentence (similarity)."""
+
+    kind: TargetKind
+    description: str
+    value: float
+    position: int | None = None
+    token_id: int | None = None
+    token: str | None = None
+    class_index: int | None = None
+    label: str | None = None
+    reference: str | None = None
+
+    def __post_init__(self) -> None:
+        if not math.isfinite(self.value):
+            raise ValueError(f"Target.value must be finite, got {self.value}")
+
+
+@dataclass
+class Problem:
+    """Everything the methods share for one (model, text, target): internal, holds live tensors."""
+
+    loaded: LoadedModel
+    input_ids: torch.Tensor  # (1, n) int64
+    attention_mask: torch.Tensor  # (1, n)
+    target: Target
+    reference: torch.Tensor | None  # (hidden,) unit vector, similarity targets only
+    protected: np.ndarray  # (n,) bool: special tokens and a masked LM's [MASK] — never removed or ranked
+    backend: str
+    budget_bytes: int
+
+    @property
+    def n(self) -> int:
+        return int(self.input_ids.shape[1])
+
+    @property
+    def device(self) -> torch.device:
+        return self.loaded.device
+
+
+@dataclass(frozen=True)
+class EncodingFacts:
+    """The tokenizer's view of the text. tokens: n strings; special: (n,) bool; word_ids: (n,) int32 (−1 for
+    specials); offsets: (n, 2) character offsets, or None for tokenizers without them."""
+
+    tokens: tuple[str, ...]
+    special: np.ndarray
+    word_ids: np.ndarray
+    offsets: np.ndarray | None
+
+    def __post_init__(self) -> None:
+        n = len(self.tokens)
+        for name in ("special", "word_ids"):
+            if getattr(self, name).shape != (n,):
+                raise ValueError(f"EncodingFacts.{name} has shape {getattr(self, name).shape}, expected {(n,)}")
+
+
+def _sequence_bytes(loaded: LoadedModel, n: int, *, backward: bool) -> int:
+    info = loaded.info
+    per_layer = n * (_HIDDEN_TENSORS_PER_TOKEN * info.hidden_size + _SCORE_TENSORS_PER_HEAD * info.num_heads * n)
+    return max(1, info.num_layers * per_layer * 4 * (3 if backward else 1))
+
+
+def batch_size_for(loaded: LoadedModel, n_tokens: int, *, backward: bool,
+                   budget_bytes: int = ATTRIBUTION_MEMORY_BUDGET_BYTES, most: int = 256) -> int:
+    """How many sequences of ``n_tokens`` fit one forward (``backward``: and its backward) in ``budget_bytes``
+    — an estimate from the activation sizes, used for Captum's ``internal_batch_size`` and for batching."""
+    return int(max(1, min(most, budget_bytes // _sequence_bytes(loaded, n_tokens, backward=backward))))
+
+
+def _positions(problem: Problem, mask: torch.Tensor, ids: torch.Tensor | None) -> torch.Tensor:
+    """(batch,) row each sequence's language-model target is read at."""
+    target = problem.target
+    if target.kind == "next-token":
+        order = torch.arange(mask.shape[1], device=mask.device)
+        return (mask.long() * order).argmax(dim=1)  # the last real token (right padding)
+    fixed = torch.full((mask.shape[0],), int(target.position), device=mask.device)
+    if ids is None:
+        return fixed
+    # A row as long as the text keeps every position (nothing deleted; removal by [MASK] may have added other
+    # [MASK]s, so the target's own position is used). A shorter row had tokens deleted: its target is its first
+    # [MASK] (protected, never deleted, and deletion adds none).
+    first_mask = (ids == problem.loaded.tokenizer.mask_token_id).long().argmax(dim=1)
+    return torch.where(mask.sum(dim=1) == problem.n, fixed, first_mask)
+
+
+def target_values(problem: Problem, outputs, mask: torch.Tensor,
+                  ids: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """f for every sequence of a batch ((batch,) float32, differentiable) and its decision ((batch,) int64:
+    the argmax class or token, −1 for a similarity)."""
+    target = problem.target
+    if target.kind == "similarity":
+        pooled = pooled_embedding(outputs.hidden_states[-1], mask)
+        values = pooled @ problem.reference
+        return values, torch.full_like(values, -1, dtype=torch.long)
+    if target.kind == "class":
+        probs = torch.softmax(outputs.logits.float(), dim=-1)
+        return probs[:, target.class_index], probs.argmax(dim=-1)
+    rows = torch.arange(mask.shape[0], device=mask.device)
+    logits = outputs.logits[rows, _positions(problem, mask, ids)].float()  # (batch, vocab)
+    return torch.log_softmax(logits, dim=-1)[:, target.token_id], logits.argmax(dim=-1)
+
+
+def _single_token_id(loaded: LoadedModel, token: str) -> int:
+    tokenizer = loaded.tokenizer
+    with loaded.tokenizer_lock:
+        ids = tokenizer(token, add_special_tokens=False)["input_ids"]
+        if len(ids) != 1:
+            direct = tokenizer.convert_tokens_to_ids(token)
+            ids = [direct] if isinstance(direct, int) and direct != tokenizer.unk_token_id else ids
+    if len(ids) != 1:
+        raise InvalidRequestError(f"the target token {token!r} is {len(ids)} tokens for this tokenizer; choose a "
+                                  "word that is a single token (or leave it empty for the model's top prediction)")
+    return int(ids[0])
+
+
+def setup_problem(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str,
+                  budget_bytes: int) -> tuple[Problem, ForwardResult, EncodingFacts]:
+    """Tokenise, run the baseline forward (every layer's weights and values kept) and resolve the target.
+
+    Returns the problem, the baseline forward and the tokenizer's facts about the text."""
+    encoding, _ = validated_encoding(loaded, text, truncate=False)
+    inputs = encode(loaded, text)
+    special = encoding["special_tokens_mask"][0].numpy().astype(bool)
+    head = loaded.info.head
+    base = forward(loaded, inputs, backend=backend, weights_layers="all", keep=("value",), keep_layers="all")
+    outputs = base.outputs
+    tokenizer = loaded.tokenizer
+    ids = inputs["input_ids"]
+    protected = special.copy()
+    reference = None
+    if head == "classifier":
+        probs = torch.softmax(outputs.logits[0].float(), dim=-1)
+        index = int(probs.argmax()) if spec.class_index is None else int(spec.class_index)
+        if not 0 <= index < probs.numel():
+            raise InvalidRequestError(f"class {index} does not exist: the classifier has classes 0–{probs.numel() - 1}")
+        label = loaded.info.labels[index] if index < len(loaded.info.labels) else str(index)
+        target = Target(kind="class", value=float(probs[index]), class_index=index, label=label,
+                        description=f"the probability the classifier gives class “{label}”"
+                                    + (" (its prediction)" if index == int(probs.argmax()) else ""))
+    elif head in ("masked-lm", "causal-lm"):
+        position = output_position(loaded, inputs)  # the first [MASK], or the last real token
+        if position is None:
+            raise InvalidTextError(f"a masked language model predicts the word at {tokenizer.mask_token or '[MASK]'}; "
+                                   "the text has none — put it where the model should fill in a word")
+        if head == "masked-lm":
+            protected[position] = True
+        log_probs = torch.log_softmax(outputs.logits[0, position].float(), dim=-1)
+        token_id = int(log_probs.argmax()) if not spec.token else _single_token_id(loaded, spec.token)
+        token = str(tokenizer.convert_ids_to_tokens(token_id))
+        where = "at the [MASK]" if head == "masked-lm" else "as the next token after the text"
+        target = Target(kind="masked-token" if head == "masked-lm" else "next-token", position=position,
+                        token_id=token_id, token=token, value=float(log_probs[token_id]),
+                        description=f"the log-probability of “{token}” {where}"
+                                    + (" (the model's top prediction)" if token_id == int(log_probs.argmax()) else ""))
+    else:
+        if not spec.reference or not spec.reference.strip():
+            raise InvalidTextError("the target compares the text with a reference sentence; type one")
+        ref_inputs = encode(loaded, spec.reference)
+        ref_out = forward(loaded, ref_inputs, backend=backend).outputs
+        reference = pooled_embedding(ref_out.hidden_states[-1], ref_inputs["attention_mask"])[0]
+        value = float(pooled_embedding(outputs.hidden_states[-1], inputs["attention_mask"])[0] @ reference)
+        target = Target(kind="similarity", value=value, reference=spec.reference,
+                        description=f"the cosine similarity between the text's sentence embedding (mean of the last "
+                                    f"layer over its tokens) and that of the reference “{spec.reference}”")
+    if (~protected).sum() < 2:
+        raise InvalidTextError("the text needs at least two tokens besides the special ones to compare rankings")
+    offsets = encoding.get("offset_mapping")
+    facts = EncodingFacts(tokens=tuple(str(t) for t in tokenizer.convert_ids_to_tokens(ids[0].tolist())),
+                          special=special, word_ids=token_word_ids(encoding, special),
+                          offsets=offsets[0].numpy() if offsets is not None else None)
+    problem = Problem(loaded=loaded, input_ids=ids, attention_mask=inputs["attention_mask"], target=target,
+                      reference=reference, protected=protected, backend=backend, budget_bytes=budget_bytes)
+    return problem, base, facts
+
+
+def resolve_target(loaded: LoadedModel, text: str, spec: TargetSpec = TargetSpec(), *,
+                   backend: str = "torch") -> Target:
+    """f(x) for ``text`` in words and its value (see the module docstring)."""
+    return setup_problem(loaded, text, spec, backend, ATTRIBUTION_MEMORY_BUDGET_BYTES)[0].target
+
+
+def query_index(query: QueryChoice, problem: Problem) -> int:
+    """The token row the layer-local methods read: ``query`` as a position, or (None) the target's own row for
+    a language model, else the last token of a causal model or the first of an encoder."""
+    n = problem.n
+    if query is None:
+        if problem.target.position is not None:
+            return int(problem.target.position)
+        query = "last" if problem.loaded.info.causal else "first"
+    if query == "first":
+        return 0
+    if query == "last":
+        return n - 1
+    if isinstance(query, bool) or not isinstance(query, int) or not 0 <= query < n:
+        raise InvalidRequestError(f"query {query!r} is not a token position: the text has tokens 0–{n - 1}")
+    return int(query)
+
+
+# ------------------------------------------------------------------------------------------- evaluations
+
+def evaluate_rows(problem: Problem, rows: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """f and the decision for token-id sequences of any lengths (right-padded, batched to the memory budget).
+    Identical rows are run once."""
+    unique: dict[tuple[int, ...], int] = {}
+    for row in rows:
+        unique.setdefault(tuple(int(t) for t in row), len(unique))
+    keys = list(unique)
+    values, decisions = np.empty(len(keys)), np.empty(len(keys), dtype=np.int64)
+    longest = max(len(k) for k in keys)
+    chunk = batch_size_for(problem.loaded, longest, backward=False, budget_bytes=problem.budget_bytes)
+    pad = problem.loaded.tokenizer.pad_token_id
+    pad = 0 if pad is None else int(pad)
+    for start in range(0, len(keys), chunk):
+        batch = keys[start:start + chunk]
+        width = max(len(k) for k in batch)
+        ids = torch.full((len(batch), width), pad, dtype=torch.long, device=problem.device)
+        mask = torch.zeros((len(batch), width), dtype=torch.long, device=problem.device)
+        for i, k in enumerate(batch):
+            ids[i, :len(k)] = torch.tensor(k, dtype=torch.long)
+            mask[i, :len(k)] = 1
+        result = forward(problem.loaded, {"input_ids": ids, "attention_mask": mask}, backend=problem.backend,
+                         stats=())
+        f, decision = target_values(problem, result.outputs, mask, ids)
+        values[start:start + len(batch)] = f.float().cpu().numpy()
+        decisions[start:start + len(batch)] = decision.cpu().numpy()
+    index = [unique[tuple(int(t) for t in row)] for row in rows]
+    return values[index], decisions[index]
+
+
+def replacement_id(loaded: LoadedModel) -> tuple[int, str]:
+    """The token that stands in for a removed one in ``mask`` mode, and its name."""
+    tokenizer = loaded.tokenizer
+    for name in ("mask_token", "unk_token", "pad_token"):
+        token, token_id = getattr(tokenizer, name, None), getattr(tokenizer, f"{name}_id", None)
+        if token is not None and token_id is not None:
+            return int(token_id), str(token)
+    raise UnsupportedModelError("this tokenizer has no [MASK], [UNK] or [PAD] token to replace removed tokens "
+                                "with; choose removal by deletion")
+
+
+def embed_forward(problem: Problem) -> Callable[[torch.Tensor], torch.Tensor]:
+    """f as a function of input embeddings (batch, n, hidden) → (batch,), for Captum."""
+
+    def f(embeds: torch.Tensor) -> torch.Tensor:
+        mask = problem.attention_mask.expand(embeds.shape[0], -1)
+        grad = torch.is_grad_enabled()
+        result = forward(problem.loaded, {"inputs_embeds": embeds, "attention_mask": mask}, backend=problem.backend,
+                         grad=grad, stats=())
+        values = target_values(problem, result.outputs, mask)[0]
+        return values if grad else values.clone()
+
+    return f
+
+
+def token_embeddings(problem: Problem, ids: torch.Tensor) -> torch.Tensor:
+    """(..., hidden) input (word) embeddings of ``ids`` in the model's dtype; the model adds positions itself."""
+    with torch.no_grad():
+        return problem.loaded.model.get_input_embeddings()(ids.to(problem.device)).detach()

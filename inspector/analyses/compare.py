@@ -1,0 +1,680 @@
+"""Compare: two texts on one model, or one text on two models — which heads moved the chosen token's
+attention, by how much, and whether the model's output moved with them (issue 20).
+
+The famous picture is "The animal didn't cross the street because it was too tired" against "… too wide": in
+one head "it" attends to *animal* in the first and *street* in the second. :func:`compare` measures that for
+every head at once.
+
+Steps:
+
+1. **Alignment** (:func:`align_tokens`): the two token sequences are aligned with :class:`difflib.SequenceMatcher`
+   over the token strings (no junk heuristic). Equal tokens are paired ("equal"); inside a replaced span the
+   tokens are paired position by position up to the shorter side ("replace" — *tired* ↔ *wide* is one slot
+   whose word changed); what remains of a replaced span, and inserted or deleted tokens, have no partner.
+   Every token that is not "equal" is marked as differing.
+2. **The query** — the token whose attention row is compared — must have a partner in the other text. Default
+   (:func:`default_query`): the first token after the common prefix where the texts differ, i.e. the first
+   differing slot when it is paired (*tired* ↔ *wide*), else the first paired token after it (an insertion).
+   A token may be named by its string (``"it"``, the first such token in text A, else in text B) or by its
+   position in text A.
+3. **Per head** (:func:`compare_rows`, pure NumPy): the query's two attention rows are put on one support —
+   one entry per aligned key pair plus one **"other" bucket per side** holding that side's mass on keys with no
+   partner, so both rows stay distributions and a row that moved its budget to an inserted word shows it —
+   and compared by the Jensen–Shannon divergence (nats, between 0 and ln 2). With two key tokens (*animal*,
+   *street*) the **key shift** is ½[(B[k₂] − A[k₂]) − (B[k₁] − A[k₁])]: when a mass x moves from key 1 to key
+   2 and nothing else changes it is exactly x (the ½ undoes counting the move once on each key), so "more than
+   half of its attention moves from *animal* to *street*" reads key shift > 0.5. The **entropy change** is the
+   query row's entropy in B minus in A (nats, over each row's own keys).
+4. **Output** in the model's own terms (:mod:`inspector.core.outputs`): cosine distance of the sentence
+   embedding, KL divergence of the next/masked-token distribution, or the largest class-logit change, with the
+   probability of A's top prediction in both runs (the class probability change for a classifier).
+
+Two models are compared head by head only when they have the same layers × heads and their tokenizers split
+the text(s) into the same token strings; otherwise :class:`IncomparableModelsError` says what differs.
+Attention weights of every layer are kept for both texts (the page draws any head's pair of heatmaps), so
+texts are limited to :data:`MAX_COMPARE_TOKENS` tokens.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import time
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+from scipy.special import rel_entr
+
+from inspector.base.errors import InvalidRequestError, InvalidTextError
+from inspector.base.i18n import t
+from inspector.base.limits import COMPARE_WEIGHTS_BUDGET_BYTES
+from inspector.core.capture import Capture, capture, tokenize
+from inspector.core.loading import LoadedModel
+from inspector.core.outputs import ModelOutput, encode, forward, model_output, output_change
+
+PairKind = Literal["equal", "replace"]
+TokenChoice = int | str
+
+# A sentence pair is a few dozen tokens; the weights of both texts are held to COMPARE_WEIGHTS_BUDGET_BYTES.
+MAX_COMPARE_TOKENS = 256
+# "Moves more than half of its attention" (key shift) and "moved" (JS divergence, nats; ln 2 ≈ 0.693 at most).
+SHIFT_THRESHOLD = 0.5
+JS_THRESHOLD = 0.1
+JS_MAX = math.log(2.0)
+DEFAULT_KEYS = ("animal", "street")
+TOP_PREDICTIONS = 3
+
+
+@dataclass(frozen=True)
+class ComparePair:
+    """An example pair for the Compare page: ``title_key`` (an i18n catalogue key), the two texts, and the
+    query and keys to show (None = the defaults of :func:`compare`; ``()`` keys = none)."""
+
+    title_key: str
+    text_a: str
+    text_b: str
+    query: str | None = None
+    keys: tuple[str, ...] | None = None
+
+
+EXAMPLE_PAIRS: tuple[ComparePair, ...] = (
+    ComparePair("compare.example_coreference", "The animal didn't cross the street because it was too tired.",
+                "The animal didn't cross the street because it was too wide.", query="it", keys=DEFAULT_KEYS),
+    ComparePair("compare.example_agreement", "The keys to the old cabinet are on the table.",
+                "The key to the old cabinets is on the table.", query="are", keys=("cabinet", "keys")),
+    ComparePair("compare.example_negation", "The movie we saw last night was good.",
+                "The movie we saw last night was not good.", query="good", keys=()),
+)
+
+
+class IncomparableModelsError(InvalidRequestError):
+    """Two models cannot be compared head by head: different layers × heads, or tokenizers that split the text
+    into different tokens."""
+
+
+# ------------------------------------------------------------------------------------------------ alignment
+
+@dataclass(frozen=True)
+class TokenAlignment:
+    """Which token of text A stands for which token of text B.
+
+    pairs: (pairs, 2) int64 — (position in A, position in B) of each aligned token, in order.
+    kinds: one ``"equal"`` or ``"replace"`` per pair. differs_a: (len_a,) bool — True where A's token is not
+    matched by an equal token (replaced, deleted); differs_b: (len_b,) bool likewise. partner_a: (len_a,) int64 —
+    B position of each A token's partner, −1 if none; partner_b: (len_b,) int64 likewise.
+    common_prefix: how many leading tokens are equal in both."""
+
+    pairs: np.ndarray
+    kinds: tuple[PairKind, ...]
+    differs_a: np.ndarray
+    differs_b: np.ndarray
+    partner_a: np.ndarray
+    partner_b: np.ndarray
+    common_prefix: int
+
+    def __post_init__(self) -> None:
+        if self.pairs.ndim != 2 or self.pairs.shape[1] != 2 or len(self.kinds) != len(self.pairs):
+            raise ValueError(f"TokenAlignment.pairs has shape {self.pairs.shape} for {len(self.kinds)} kinds")
+        if self.differs_a.shape != self.partner_a.shape or self.differs_b.shape != self.partner_b.shape:
+            raise ValueError("TokenAlignment: differs and partner arrays must have one entry per token")
+        for a, b in self.pairs:
+            if self.partner_a[a] != b or self.partner_b[b] != a:
+                raise ValueError(f"TokenAlignment: pair ({a}, {b}) is not recorded in the partner arrays")
+        if len(self.pairs) and ((np.diff(self.pairs[:, 0]) <= 0).any() or (np.diff(self.pairs[:, 1]) <= 0).any()):
+            raise ValueError("TokenAlignment.pairs must increase on both sides (an alignment never crosses)")
+
+    @property
+    def identical(self) -> bool:
+        return not self.differs_a.any() and not self.differs_b.any()
+
+
+def align_tokens(tokens_a: Sequence[str], tokens_b: Sequence[str]) -> TokenAlignment:
+    """Align two token sequences (see the module docstring): SequenceMatcher's equal blocks, replaced spans
+    paired position by position up to the shorter side, the rest unpaired."""
+    matcher = difflib.SequenceMatcher(None, list(tokens_a), list(tokens_b), autojunk=False)
+    pairs: list[tuple[int, int]] = []
+    kinds: list[PairKind] = []
+    differs_a, differs_b = np.ones(len(tokens_a), bool), np.ones(len(tokens_b), bool)
+    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+        if tag == "equal":
+            pairs.extend(zip(range(a0, a1), range(b0, b1)))
+            kinds.extend(["equal"] * (a1 - a0))
+            differs_a[a0:a1] = False
+            differs_b[b0:b1] = False
+        elif tag == "replace":
+            paired = min(a1 - a0, b1 - b0)
+            pairs.extend(zip(range(a0, a0 + paired), range(b0, b0 + paired)))
+            kinds.extend(["replace"] * paired)
+    partner_a, partner_b = np.full(len(tokens_a), -1, np.int64), np.full(len(tokens_b), -1, np.int64)
+    for a, b in pairs:
+        partner_a[a], partner_b[b] = b, a
+    prefix = 0
+    while prefix < min(len(tokens_a), len(tokens_b)) and tokens_a[prefix] == tokens_b[prefix]:
+        prefix += 1
+    return TokenAlignment(pairs=np.array(pairs, dtype=np.int64).reshape(-1, 2), kinds=tuple(kinds),
+                          differs_a=differs_a, differs_b=differs_b, partner_a=partner_a, partner_b=partner_b,
+                          common_prefix=prefix)
+
+
+def normalized_token(token: str) -> str:
+    """A token as a person types it: word-piece markers (``##``, ``Ġ``, ``▁``) dropped, NFKC, lower case."""
+    for marker in ("##", "Ġ", "▁"):
+        token = token.removeprefix(marker)
+    return unicodedata.normalize("NFKC", token).strip().lower()
+
+
+def default_query(alignment: TokenAlignment, special_a: np.ndarray | None = None) -> int:
+    """A's position of the default query: the first differing slot after the common prefix when it is paired,
+    else the first paired token after it; identical texts: the last non-special token of A."""
+    special = np.zeros(len(alignment.partner_a), bool) if special_a is None else np.asarray(special_a, bool)
+    paired = [int(a) for a, _ in alignment.pairs if not special[a]]
+    after = [a for a in paired if a >= alignment.common_prefix]
+    if after and not alignment.identical:
+        return after[0]
+    if paired:
+        return paired[-1]
+    raise InvalidRequestError("the two texts share no token that could serve as the query; make them differ in "
+                              "a word or two, not throughout")
+
+
+def resolve_token(choice: TokenChoice, tokens_a: Sequence[str], tokens_b: Sequence[str], alignment: TokenAlignment,
+                  what: str = "query") -> tuple[int, int]:
+    """``choice`` (a position in text A, or a token string — the first such token of A, else of B, that has a
+    partner) → its (A position, B position). Raises :class:`InvalidRequestError` naming what exists."""
+    if isinstance(choice, (int, np.integer)) and not isinstance(choice, bool):
+        position = int(choice)
+        if not 0 <= position < len(tokens_a):
+            raise InvalidRequestError(f"{what} position {position} does not exist: text A has tokens "
+                                      f"0–{len(tokens_a) - 1}")
+        if alignment.partner_a[position] < 0:
+            raise InvalidRequestError(f"{what} “{tokens_a[position]}” (position {position}) has no partner in text B "
+                                      "(it was inserted or deleted); pick a token both texts have")
+        return position, int(alignment.partner_a[position])
+    if not isinstance(choice, str) or not normalized_token(choice):
+        raise InvalidRequestError(f"{what} must be a token string or a position in text A; got {choice!r}")
+    wanted = normalized_token(choice)
+    for a, b in alignment.pairs:
+        if normalized_token(tokens_a[a]) == wanted or normalized_token(tokens_b[b]) == wanted:
+            return int(a), int(b)
+    shown = ", ".join(dict.fromkeys(tokens_a[a] for a, _ in alignment.pairs))
+    raise InvalidRequestError(f"{what} “{choice}” is not a token both texts have; tokens with a partner: {shown}")
+
+
+# ------------------------------------------------------------------------------------------------ per-row math
+
+def jensen_shannon(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """JS divergence in nats along the last axis, ½ KL(p ‖ m) + ½ KL(q ‖ m) with m = (p + q)/2 (scipy's
+    ``rel_entr``, so 0 · log 0 = 0). Between 0 and ln 2; exactly 0 for equal inputs (scipy's ``jensenshannon``
+    returns the square root, and its rounding can turn an exact 0 into NaN)."""
+    p, q = np.asarray(p, np.float64), np.asarray(q, np.float64)
+    m = 0.5 * (p + q)
+    value = 0.5 * rel_entr(p, m).sum(axis=-1) + 0.5 * rel_entr(q, m).sum(axis=-1)
+    return np.clip(value, 0.0, JS_MAX)
+
+
+@dataclass(frozen=True)
+class RowComparison:
+    """The query rows of every head compared (shapes (layers, heads) unless stated).
+
+    js: float64 nats in [0, ln 2]. aligned_a, aligned_b: (layers, heads, pairs + 1) float64 — each row on the
+    common support, the last entry the "other" bucket (mass on keys without a partner). key_mass_a, key_mass_b:
+    (layers, heads, 2) float64 — mass on key 1 and key 2 in A and in B, or None without keys. key_shift:
+    ½[(B[k₂] − A[k₂]) − (B[k₁] − A[k₁])] in [−1, 1], or None."""
+
+    js: np.ndarray
+    aligned_a: np.ndarray
+    aligned_b: np.ndarray
+    key_mass_a: np.ndarray | None = None
+    key_mass_b: np.ndarray | None = None
+    key_shift: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.aligned_a.shape != self.aligned_b.shape or self.aligned_a.shape[:-1] != self.js.shape:
+            raise ValueError(f"RowComparison: js {self.js.shape}, aligned {self.aligned_a.shape} / "
+                             f"{self.aligned_b.shape} do not match")
+        keyed = [x is None for x in (self.key_mass_a, self.key_mass_b, self.key_shift)]
+        if any(keyed) and not all(keyed):
+            raise ValueError("RowComparison: key masses and key shift come together or not at all")
+        if self.key_shift is not None and (self.key_shift.shape != self.js.shape
+                                           or self.key_mass_a.shape != self.js.shape + (2,)):
+            raise ValueError("RowComparison: key arrays must be (layers, heads) and (layers, heads, 2)")
+
+
+def compare_rows(rows_a: np.ndarray, rows_b: np.ndarray, pairs: np.ndarray,
+                 keys: tuple[tuple[int, int], tuple[int, int]] | None = None) -> RowComparison:
+    """Compare attention rows ``rows_a (..., len_a)`` and ``rows_b (..., len_b)`` (each summing to 1) over the
+    aligned key ``pairs (pairs, 2)``; ``keys``: two (A position, B position) pairs, key 1 then key 2."""
+    rows_a, rows_b = np.asarray(rows_a, np.float64), np.asarray(rows_b, np.float64)
+    pairs = np.asarray(pairs, np.int64).reshape(-1, 2)
+    on_pairs_a, on_pairs_b = rows_a[..., pairs[:, 0]], rows_b[..., pairs[:, 1]]  # (..., pairs)
+    # The keys without a partner, summed per side; clipped because the row sums carry float32 rounding.
+    other_a = np.clip(rows_a.sum(axis=-1) - on_pairs_a.sum(axis=-1), 0.0, None)[..., None]
+    other_b = np.clip(rows_b.sum(axis=-1) - on_pairs_b.sum(axis=-1), 0.0, None)[..., None]
+    aligned_a = np.concatenate([on_pairs_a, other_a], axis=-1)
+    aligned_b = np.concatenate([on_pairs_b, other_b], axis=-1)
+    js = jensen_shannon(aligned_a, aligned_b)
+    if keys is None:
+        return RowComparison(js=js, aligned_a=aligned_a, aligned_b=aligned_b)
+    (a1, b1), (a2, b2) = keys
+    mass_a = np.stack([rows_a[..., a1], rows_a[..., a2]], axis=-1)
+    mass_b = np.stack([rows_b[..., b1], rows_b[..., b2]], axis=-1)
+    change = mass_b - mass_a  # (..., 2)
+    shift = 0.5 * (change[..., 1] - change[..., 0])
+    return RowComparison(js=js, aligned_a=aligned_a, aligned_b=aligned_b, key_mass_a=mass_a, key_mass_b=mass_b,
+                         key_shift=shift)
+
+
+# ------------------------------------------------------------------------------------------------ outputs
+
+@dataclass(frozen=True)
+class OutputComparison:
+    """The model's output for A and for B, in its own terms (:mod:`inspector.core.outputs`).
+
+    kind: ``embedding``, ``distribution`` or ``logits`` (None when the two outputs cannot be compared: two
+    models with different vocabularies or labels). change: cosine distance, KL(A ‖ B) in nats, or the largest
+    class-logit change (None when incomparable). top_a, top_b: up to three (token or label, probability) pairs
+    (empty for embeddings). probability_change: B's probability of A's top prediction minus A's (None for
+    embeddings). note: why there is no change, when there is none."""
+
+    kind: str | None
+    change: float | None
+    top_a: tuple[tuple[str, float], ...] = ()
+    top_b: tuple[tuple[str, float], ...] = ()
+    probability_change: float | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if (self.kind is None) != (self.change is None):
+            raise ValueError("OutputComparison: kind and change are both set or both None")
+        if self.change is not None and not (math.isfinite(self.change) and self.change >= -1e-9):
+            raise ValueError(f"OutputComparison.change must be a finite non-negative number; got {self.change}")
+
+
+@dataclass(frozen=True)
+class TextRun:
+    """One text through one model: the capture (every layer's weights), its output (:class:`ModelOutput`, a CPU
+    tensor) and the output's top predictions as (token or label, probability) pairs (empty for embeddings)."""
+
+    capture: Capture
+    output: ModelOutput
+    top: tuple[tuple[str, float], ...] = ()
+
+
+def top_predictions(loaded: LoadedModel, output: ModelOutput,
+                    k: int = TOP_PREDICTIONS) -> tuple[tuple[str, float], ...]:
+    """The ``k`` most probable tokens (language models) or classes (classifiers) of ``output``."""
+    if output.kind == "embedding":
+        return ()
+    vector = output.vector.double()
+    probs = vector.exp() if output.kind == "distribution" else vector.softmax(dim=0)
+    values, indices = probs.topk(min(k, probs.numel()))
+    if output.kind == "distribution":
+        with loaded.tokenizer_lock:
+            names = [str(x) for x in loaded.tokenizer.convert_ids_to_tokens(indices.tolist())]
+    else:
+        labels = tuple(loaded.info.labels)
+        names = [labels[i] if i < len(labels) else str(i) for i in indices.tolist()]
+    return tuple(zip(names, (float(v) for v in values.tolist())))
+
+
+def compare_outputs(run_a: TextRun, run_b: TextRun) -> OutputComparison:
+    """The output change from A to B and the top predictions of both (see :class:`OutputComparison`)."""
+    a, b = run_a.output, run_b.output
+    top_a, top_b = run_a.top, run_b.top
+    if a.kind != b.kind or a.vector.shape != b.vector.shape:
+        return OutputComparison(kind=None, change=None, top_a=top_a, top_b=top_b,
+                                note=f"the outputs cannot be compared: A gives a {a.kind} of "
+                                     f"{a.vector.shape[0]}, B a {b.kind} of {b.vector.shape[0]}")
+    change = max(output_change(a, b), 0.0)
+    probability_change = None
+    if a.kind != "embedding":
+        index = int(a.vector.argmax())
+        p_a = a.vector.double().exp() if a.kind == "distribution" else a.vector.double().softmax(dim=0)
+        p_b = b.vector.double().exp() if b.kind == "distribution" else b.vector.double().softmax(dim=0)
+        probability_change = float(p_b[index] - p_a[index])
+    return OutputComparison(kind=a.kind, change=change, top_a=top_a, top_b=top_b,
+                            probability_change=probability_change)
+
+
+# ------------------------------------------------------------------------------------------------ the result
+
+@dataclass(frozen=True)
+class Comparison:
+    """Text/model A against text/model B, head by head.
+
+    tokens_a: len_a strings, tokens_b: len_b. alignment: :class:`TokenAlignment`. query: (A position, B
+    position) of the compared token; keys: ((A, B) of key 1, (A, B) of key 2) or None.
+    js: (layers, heads) float64, nats — JS divergence of the query's aligned rows (unaligned keys in one "other"
+    bucket per side). entropy_change: (layers, heads) float64, nats — row entropy in B minus in A.
+    key_shift: (layers, heads) float64 in [−1, 1] or None — mass moved from key 1 to key 2 (module docstring).
+    key_mass_a, key_mass_b: (layers, heads, 2) float64 or None — mass on key 1, key 2. rows_a: (layers, heads,
+    len_a) float32 — the query's rows in A; rows_b: (layers, heads, len_b). ranked: (layers · heads, 2) int64 —
+    (layer, head) by JS divergence, largest first. output: :class:`OutputComparison`. capture_a, capture_b: the
+    two captures (every layer's weights), for the side-by-side heatmaps. timings: seconds per stage."""
+
+    model_a: str
+    model_b: str
+    text_a: str
+    text_b: str
+    tokens_a: tuple[str, ...]
+    tokens_b: tuple[str, ...]
+    alignment: TokenAlignment
+    query: tuple[int, int]
+    keys: tuple[tuple[int, int], tuple[int, int]] | None
+    js: np.ndarray
+    entropy_change: np.ndarray
+    key_shift: np.ndarray | None
+    key_mass_a: np.ndarray | None
+    key_mass_b: np.ndarray | None
+    rows_a: np.ndarray
+    rows_b: np.ndarray
+    ranked: np.ndarray
+    output: OutputComparison
+    capture_a: Capture
+    capture_b: Capture
+    backend: str
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        layers, heads = self.js.shape
+        expected = {"entropy_change": (self.entropy_change, (layers, heads)),
+                    "rows_a": (self.rows_a, (layers, heads, len(self.tokens_a))),
+                    "rows_b": (self.rows_b, (layers, heads, len(self.tokens_b))),
+                    "ranked": (self.ranked, (layers * heads, 2))}
+        if self.key_shift is not None:
+            expected.update(key_shift=(self.key_shift, (layers, heads)),
+                            key_mass_a=(self.key_mass_a, (layers, heads, 2)),
+                            key_mass_b=(self.key_mass_b, (layers, heads, 2)))
+        elif self.keys is not None or self.key_mass_a is not None or self.key_mass_b is not None:
+            raise ValueError("Comparison: keys, key masses and key shift come together or not at all")
+        for name, (array, shape) in expected.items():
+            if array.shape != shape:
+                raise ValueError(f"Comparison.{name} has shape {array.shape}, expected {shape}")
+        if self.alignment.partner_a.shape != (len(self.tokens_a),) or \
+                self.alignment.partner_b.shape != (len(self.tokens_b),):
+            raise ValueError("Comparison.alignment does not belong to these token sequences")
+        for a, b in (self.query, *(self.keys or ())):
+            if self.alignment.partner_a[a] != b:
+                raise ValueError(f"Comparison: ({a}, {b}) is not an aligned pair")
+        if (self.js < 0).any() or (self.js > JS_MAX + 1e-9).any():
+            raise ValueError("Comparison.js must lie in [0, ln 2]")
+
+    @property
+    def num_layers(self) -> int:
+        return self.js.shape[0]
+
+    @property
+    def num_heads(self) -> int:
+        return self.js.shape[1]
+
+    def token_label(self, pair: tuple[int, int]) -> str:
+        """“tired/wide” for a replaced slot, the token itself when both sides agree."""
+        a, b = self.tokens_a[pair[0]], self.tokens_b[pair[1]]
+        return a if a == b else f"{a}/{b}"
+
+    @property
+    def moved_heads(self) -> int:
+        """Heads that moved more than half of the query's attention from key 1 to key 2 (key shift > 0.5), or,
+        without keys, whose JS divergence exceeds :data:`JS_THRESHOLD`."""
+        if self.key_shift is not None:
+            return int((self.key_shift > SHIFT_THRESHOLD).sum())
+        return int((self.js > JS_THRESHOLD).sum())
+
+
+def _rows(result: Capture, query: int) -> np.ndarray:
+    """(layers, heads, k_len) float32: the query's attention row in every head."""
+    return np.stack([result.weights[layer][:, query, :] for layer in range(result.num_layers)])
+
+
+def compare_runs(run_a: TextRun, run_b: TextRun, *, query: TokenChoice | None = None,
+                 keys: Sequence[TokenChoice] | None = None) -> Comparison:
+    """:func:`compare` on two finished runs (the page caches runs and calls this on every pick).
+
+    ``keys``: two tokens (strings or A positions), key 1 then key 2; None = ("animal", "street") when both
+    texts have both, else no keys; ``()`` = no keys."""
+    started = time.perf_counter()
+    cap_a, cap_b = run_a.capture, run_b.capture
+    if (cap_a.num_layers, cap_a.num_heads) != (cap_b.num_layers, cap_b.num_heads):
+        raise IncomparableModelsError(
+            f"{cap_a.model_name} has {cap_a.num_layers} layers × {cap_a.num_heads} heads and {cap_b.model_name} "
+            f"{cap_b.num_layers} × {cap_b.num_heads}: heads can only be compared one to one between models of the "
+            "same shape — pick a model of the same architecture (a base model and its fine-tune)")
+    missing = [layer for cap in (cap_a, cap_b) for layer in range(cap.num_layers) if layer not in cap.weights]
+    if missing:
+        raise InvalidRequestError(f"a capture lacks layer {missing[0]}'s weights; compare needs every layer's")
+    if cap_a.model_name != cap_b.model_name and cap_a.text == cap_b.text and cap_a.tokens != cap_b.tokens:
+        raise IncomparableModelsError(
+            f"the two tokenizers split the text differently ({cap_a.model_name}: {len(cap_a.tokens)} tokens, "
+            f"{cap_b.model_name}: {len(cap_b.tokens)}; first difference at "
+            f"{_first_difference(cap_a.tokens, cap_b.tokens)}), so rows cannot be matched token by token — "
+            "compare models that share a tokenizer")
+    alignment = align_tokens(cap_a.tokens, cap_b.tokens)
+    if query is None:
+        first = default_query(alignment, cap_a.special)
+        query_pair = (first, int(alignment.partner_a[first]))
+    else:
+        query_pair = resolve_token(query, cap_a.tokens, cap_b.tokens, alignment, "query")
+    key_pairs = None
+    if keys is None:
+        try:
+            key_pairs = tuple(resolve_token(k, cap_a.tokens, cap_b.tokens, alignment, "key") for k in DEFAULT_KEYS)
+        except InvalidRequestError:
+            key_pairs = None
+    elif len(keys):
+        if len(keys) != 2:
+            raise InvalidRequestError(f"keys must name two tokens (key 1, then key 2); got {len(keys)}")
+        key_pairs = tuple(resolve_token(k, cap_a.tokens, cap_b.tokens, alignment, "key") for k in keys)
+        if key_pairs[0] == key_pairs[1]:
+            raise InvalidRequestError(f"the two keys are the same token “{cap_a.tokens[key_pairs[0][0]]}”; pick two "
+                                      "different tokens")
+    rows_a, rows_b = _rows(cap_a, query_pair[0]), _rows(cap_b, query_pair[1])
+    rows = compare_rows(rows_a, rows_b, alignment.pairs, key_pairs)
+    entropy_change = (cap_b.entropy[:, :, query_pair[1]].astype(np.float64)
+                      - cap_a.entropy[:, :, query_pair[0]].astype(np.float64))
+    order = np.argsort(-rows.js, axis=None, kind="stable")
+    ranked = np.stack(np.unravel_index(order, rows.js.shape), axis=-1).astype(np.int64)
+    output = compare_outputs(run_a, run_b)
+    timings = {"compare": time.perf_counter() - started}
+    return Comparison(model_a=cap_a.model_name, model_b=cap_b.model_name, text_a=cap_a.text, text_b=cap_b.text,
+                      tokens_a=cap_a.tokens, tokens_b=cap_b.tokens, alignment=alignment, query=query_pair,
+                      keys=key_pairs, js=rows.js, entropy_change=entropy_change, key_shift=rows.key_shift,
+                      key_mass_a=rows.key_mass_a, key_mass_b=rows.key_mass_b, rows_a=rows_a, rows_b=rows_b,
+                      ranked=ranked, output=output, capture_a=cap_a, capture_b=cap_b, backend=cap_a.backend,
+                      timings=timings)
+
+
+def _first_difference(a: Sequence[str], b: Sequence[str]) -> str:
+    for position, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return f"position {position}: “{x}” vs “{y}”"
+    return f"position {min(len(a), len(b))}: one ends"
+
+
+def check_length(loaded: LoadedModel, text: str, what: str = "text") -> int:
+    """Tokens of ``text`` (validated as a capture would); :class:`InvalidTextError` past the compare limits."""
+    encoding, _ = tokenize(loaded, text)
+    n = int(encoding["input_ids"].shape[1])
+    info = loaded.info
+    weights = 2 * info.num_layers * info.num_heads * n * n * 4
+    if n > MAX_COMPARE_TOKENS or weights > COMPARE_WEIGHTS_BUDGET_BYTES:
+        raise InvalidTextError(
+            f"{what} has {n} tokens; Compare keeps every layer's attention weights of both texts and reads at most "
+            f"{MAX_COMPARE_TOKENS} tokens (and {COMPARE_WEIGHTS_BUDGET_BYTES // 2**20} MiB of weights: "
+            f"{info.num_layers} × {info.num_heads} heads of {n}² need {weights / 2**20:.0f} MiB) — compare a "
+            "sentence or two, not a document")
+    return n
+
+
+def run_text(loaded: LoadedModel, text: str, *, backend: str = "auto", what: str = "text") -> TextRun:
+    """``text`` through ``loaded``: the capture with every layer's weights and the output in the model's own
+    terms (one more forward without weights; at sentence length it costs a few milliseconds)."""
+    check_length(loaded, text, what)
+    result = capture(loaded, text, backend=backend, weights="all")
+    inputs = encode(loaded, text)
+    output = model_output(loaded, forward(loaded, inputs, backend=backend, stats=()), inputs)
+    return TextRun(capture=result, output=output, top=top_predictions(loaded, output))
+
+
+def compare(loaded_a: LoadedModel, text_a: str, loaded_b: LoadedModel, text_b: str, *,
+            query: TokenChoice | None = None, keys: Sequence[TokenChoice] | None = None,
+            backend: str = "auto") -> Comparison:
+    """Text A on model A against text B on model B, head by head (module docstring). Two texts on one model:
+    pass the same model twice; two models on one text: the same text twice.
+
+    ``query``: the compared token, a string or a position in text A (None = :func:`default_query`). ``keys``:
+    two tokens, key 1 then key 2 (None = "animal" and "street" when both texts have them; ``()`` = none).
+    Raises :class:`IncomparableModelsError` for models of different shapes or tokenizers,
+    :class:`InvalidTextError` for an empty or too long text, :class:`InvalidRequestError` for a query or key
+    that is not a token both texts have."""
+    started = time.perf_counter()
+    info_a, info_b = loaded_a.info, loaded_b.info
+    same_model = loaded_a is loaded_b
+    if not same_model and (info_a.num_layers, info_a.num_heads) != (info_b.num_layers, info_b.num_heads):
+        raise IncomparableModelsError(
+            f"{info_a.name} has {info_a.num_layers} layers × {info_a.num_heads} heads and {info_b.name} "
+            f"{info_b.num_layers} × {info_b.num_heads}: heads can only be compared one to one between models of the "
+            "same shape — pick a model of the same architecture (a base model and its fine-tune)")
+    run_a = run_text(loaded_a, text_a, backend=backend, what="text A")
+    run_b = run_a if same_model and text_a == text_b else run_text(loaded_b, text_b, backend=backend, what="text B")
+    if not same_model:
+        # Each text through the other model's tokenizer: rows can be matched only if both split it alike.
+        for text, tokens, other in ((text_a, run_a.capture.tokens, loaded_b), (text_b, run_b.capture.tokens, loaded_a)):
+            encoding, _ = tokenize(other, text)
+            with other.tokenizer_lock:
+                theirs = other.tokenizer.convert_ids_to_tokens(encoding["input_ids"][0].tolist())
+            theirs = tuple(str(x) for x in theirs)
+            if theirs != tokens:
+                raise IncomparableModelsError(
+                    f"{info_a.name} and {info_b.name} split the text differently ({len(tokens)} and {len(theirs)} "
+                    f"tokens; first difference at {_first_difference(tokens, theirs)}), so attention rows cannot be "
+                    "matched token by token — compare models that share a tokenizer")
+    runs_s = time.perf_counter() - started
+    result = compare_runs(run_a, run_b, query=query, keys=keys)
+    result.timings["runs"] = runs_s
+    return result
+
+
+# ------------------------------------------------------------------------------------------------ one head
+
+@dataclass(frozen=True)
+class HeadPair:
+    """One head's two heatmaps and their difference on the aligned tokens.
+
+    weights_a: (len_a, len_a) float32, weights_b: (len_b, len_b). difference: (pairs, pairs) float32 —
+    B − A at each aligned (query pair, key pair). labels_a, labels_b: ``"<position>: <token>"`` per token;
+    pair_labels: one per aligned pair (``"14: tired/wide"``, A's position). query: (A, B) positions; query_row:
+    the row of ``difference`` that is the query. query_a, query_b: (pairs + 1,) float64 — the query's rows on the
+    aligned keys, the last entry the "other" bucket (as :func:`compare_rows` compares them)."""
+
+    layer: int
+    head: int
+    weights_a: np.ndarray
+    weights_b: np.ndarray
+    difference: np.ndarray
+    labels_a: tuple[str, ...]
+    labels_b: tuple[str, ...]
+    pair_labels: tuple[str, ...]
+    query: tuple[int, int]
+    query_row: int
+    query_a: np.ndarray
+    query_b: np.ndarray
+
+    def __post_init__(self) -> None:
+        n = len(self.pair_labels)
+        if self.difference.shape != (n, n) or self.weights_a.shape != (len(self.labels_a),) * 2 \
+                or self.weights_b.shape != (len(self.labels_b),) * 2 or not 0 <= self.query_row < n \
+                or self.query_a.shape != (n + 1,) or self.query_b.shape != (n + 1,):
+            raise ValueError("HeadPair: weights, difference and labels do not match")
+
+
+def head_pair(comparison: Comparison, layer: int, head: int) -> HeadPair:
+    """Layer ``layer``, head ``head`` of both captures and B − A on the aligned tokens."""
+    if not 0 <= layer < comparison.num_layers or not 0 <= head < comparison.num_heads:
+        raise InvalidRequestError(f"layer {layer}, head {head} does not exist: the models have layers "
+                                  f"0–{comparison.num_layers - 1} and heads 0–{comparison.num_heads - 1}")
+    weights_a = comparison.capture_a.weights[layer][head]
+    weights_b = comparison.capture_b.weights[layer][head]
+    pairs = comparison.alignment.pairs
+    difference = weights_b[np.ix_(pairs[:, 1], pairs[:, 1])] - weights_a[np.ix_(pairs[:, 0], pairs[:, 0])]
+    pair_labels = tuple(f"{a}: {comparison.token_label((a, b))}" for a, b in pairs)
+    query_row = int(np.flatnonzero(pairs[:, 0] == comparison.query[0])[0])
+    rows = compare_rows(comparison.rows_a[layer, head], comparison.rows_b[layer, head], pairs)
+    return HeadPair(layer=layer, head=head, weights_a=weights_a, weights_b=weights_b,
+                    difference=difference.astype(np.float32),
+                    labels_a=tuple(f"{i}: {x}" for i, x in enumerate(comparison.tokens_a)),
+                    labels_b=tuple(f"{i}: {x}" for i, x in enumerate(comparison.tokens_b)),
+                    pair_labels=pair_labels, query=comparison.query, query_row=query_row, query_a=rows.aligned_a,
+                    query_b=rows.aligned_b)
+
+
+# ------------------------------------------------------------------------------------------------ words, JSON
+
+def _number(value: float, digits: int = 3) -> str:
+    return f"{value:.{digits}f}"
+
+
+def comparison_sentence(comparison: Comparison, lang: str = "en") -> str:
+    """One sentence composed from the numbers, in ``lang`` (the catalogue's compare.* entries)."""
+    total = comparison.num_layers * comparison.num_heads
+    query = comparison.token_label(comparison.query)
+    layer, head = (int(x) for x in comparison.ranked[0])
+    if comparison.key_shift is not None:
+        key1, key2 = (comparison.token_label(k) for k in comparison.keys)
+        best = np.unravel_index(int(np.argmax(comparison.key_shift)), comparison.key_shift.shape)
+        attention = t("compare.sentence_keys", lang, moved=comparison.moved_heads, total=total, query=query,
+                      key1=key1, key2=key2, layer=int(best[0]), head=int(best[1]),
+                      shift=_number(float(comparison.key_shift[best])))
+    else:
+        attention = t("compare.sentence_js", lang, moved=comparison.moved_heads, total=total, query=query,
+                      threshold=JS_THRESHOLD, layer=layer, head=head, js=_number(float(comparison.js[layer, head])))
+    out = comparison.output
+    if out.kind is None:
+        output = t("compare.sentence_output_none", lang)
+    elif out.kind == "embedding":
+        output = t("compare.sentence_output_embedding", lang, change=_number(out.change, 4))
+    else:
+        key = "compare.sentence_output_distribution" if out.kind == "distribution" else "compare.sentence_output_logits"
+        output = t(key, lang, change=_number(out.change, 4), top_a=out.top_a[0][0], top_b=out.top_b[0][0],
+                   delta=f"{out.probability_change:+.3f}")
+    return t("compare.sentence", lang, attention=attention, output=output)
+
+
+def _floats(array: np.ndarray | None) -> list | None:
+    return None if array is None else np.round(np.asarray(array, np.float64), 6).tolist()
+
+
+def comparison_json(comparison: Comparison, lang: str = "en") -> dict:
+    """The numbers of a comparison as JSON-ready data (the CLI writes it; the page offers it as a download)."""
+    out = comparison.output
+    keys = None if comparison.keys is None else [
+        {"a": a, "b": b, "token": comparison.token_label((a, b))} for a, b in comparison.keys]
+    heads = []
+    for layer, head in comparison.ranked.tolist():
+        row = {"layer": layer, "head": head, "js": round(float(comparison.js[layer, head]), 6),
+               "entropy_change": round(float(comparison.entropy_change[layer, head]), 6)}
+        if comparison.key_shift is not None:
+            row["key_shift"] = round(float(comparison.key_shift[layer, head]), 6)
+        heads.append(row)
+    return {
+        "model_a": comparison.model_a, "model_b": comparison.model_b,
+        "text_a": comparison.text_a, "text_b": comparison.text_b,
+        "tokens_a": list(comparison.tokens_a), "tokens_b": list(comparison.tokens_b),
+        "alignment": {"pairs": comparison.alignment.pairs.tolist(), "kinds": list(comparison.alignment.kinds),
+                      "differs_a": comparison.alignment.differs_a.tolist(),
+                      "differs_b": comparison.alignment.differs_b.tolist()},
+        "query": {"a": comparison.query[0], "b": comparison.query[1],
+                  "token": comparison.token_label(comparison.query)},
+        "keys": keys, "backend": comparison.backend,
+        "js": _floats(comparison.js), "entropy_change": _floats(comparison.entropy_change),
+        "key_shift": _floats(comparison.key_shift), "key_mass_a": _floats(comparison.key_mass_a),
+        "key_mass_b": _floats(comparison.key_mass_b), "ranked_heads": heads,
+        "moved_heads": comparison.moved_heads,
+        "thresholds": {"key_shift": SHIFT_THRESHOLD, "js": JS_THRESHOLD},
+        "output": {"kind": out.kind, "change": out.change, "top_a": [list(p) for p in out.top_a],
+                   "top_b": [list(p) for p in out.top_b], "probability_change": out.probability_change,
+                   "note": out.note},
+        "sentence": comparison_sentence(comparison, lang),
+    }

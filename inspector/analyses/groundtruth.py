@@ -1,0 +1,636 @@
+"""Ground-truth lab (issue #8): score every attribution method on models where the causal token is known.
+
+The project trains small models on tasks whose answer depends on one token by construction
+(:mod:`inspector.analyses.tasks`; the training scripts are ``training/*.py``) and ships them under ``assets/models/``,
+each with a model card, ``groundtruth.json`` (:class:`ModelCard`): the task, the accuracy it reached on fresh
+data, and — for the deceptive model — the bound its attention on the causal token stays under.
+
+:func:`score_example` runs every method of :mod:`inspector.analyses.attribution` on one generated example (the same
+:func:`inspector.analyses.attribution.attribute` call the Attribution page makes, its target the correct answer: the
+true class's probability, or the log-probability of the word to be copied) and ranks the causal token
+among the content tokens; :func:`scoreboard` does it over N fresh examples and reports, per method:
+
+- **top-1 hit rate** — the causal token ranked first — and **top-k hit rate**, each with a 95 % Wilson
+  interval (``scipy.stats.binomtest``);
+- **mean rank** of the causal token (1 = first; ties count against the method, so a constant score ranks
+  last), with a 95 % bootstrap interval over examples;
+- the **chance** level of each: a random ranking of the same texts (exact, from their lengths).
+
+Alongside: the model's accuracy on the same examples (Wilson interval), the mean attention weight on the causal
+token (every layer, head and query row other than its own — under a causal mask, the rows after it; the
+quantity the deceptive model was trained to keep small, :func:`causal_attention_mass`) and, per head, how often
+that head's attention row — the row the attention method reads — peaks on the causal token.
+
+Methods are ranked by their signed score (higher = more support for the target), as the Attribution page shows
+them: in these tasks the causal token supports the correct answer, so a method that gives it a large negative
+score has it backwards. Two more views: the top-1 hit rate by |score| (a method that singles the token out with
+the wrong sign), and — for induction, where the two A's take part in the copy — whether the top token is any of
+the mechanism's tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import torch
+from scipy import stats
+
+from inspector.analyses.attribution import (
+    METHODS,
+    REGISTRY,
+    AttributionSettings,
+    TargetSpec,
+    attribute,
+    bootstrap_mean_interval,
+    method_label,
+)
+from inspector.analyses.tasks import FRESH_SEED, Example, Task, generate, task
+from inspector.base.errors import InvalidRequestError
+from inspector.base.i18n import CATALOGUE, DEFAULT_LANGUAGE, t
+from inspector.base.jsonable import to_jsonable
+from inspector.core.loading import CARD_NAME, DEFAULT_MODEL, LoadedModel, model_label, shipped_choices
+from inspector.core.outputs import encode, forward
+
+Variant = Literal["honest", "deceptive"]
+DEFAULT_TOP_K = 3
+DEFAULT_EXAMPLES = 100
+MAX_EXAMPLES = 2000
+# Integrated-gradients points: the task models are small and their targets smooth; 16 keeps the scoreboard fast.
+IG_STEPS = 16
+Progress = Callable[[str, float], None]
+
+
+@dataclass(frozen=True)
+class ModelCard:
+    """A ground-truth model's ``groundtruth.json``. task: its :class:`~inspector.analyses.tasks.Task`; variant: honest
+    or
+    deceptive (trained to look away from the causal token); label: its name in the model picker;
+    stated_accuracy: the accuracy it promises on fresh data; accuracy: what its training run measured, on
+    ``accuracy_examples`` fresh examples; causal_attention_mass: the mean attention on the causal token then;
+    attention_bound: the bound that mass stays under (deceptive only); training: how it was trained (command,
+    steps, seconds, versions)."""
+
+    task: Task
+    variant: Variant
+    label: str
+    stated_accuracy: float
+    accuracy: float
+    accuracy_examples: int
+    causal_attention_mass: float
+    attention_bound: float | None
+    training: dict
+
+    def __post_init__(self) -> None:
+        if not 0 < self.stated_accuracy <= 1 or not 0 <= self.accuracy <= 1:
+            raise ValueError("ModelCard accuracies must be shares in [0, 1]")
+
+
+def read_card(folder: str | Path) -> ModelCard:
+    """The model card of the model in ``folder``; :class:`InvalidRequestError` if it has none or it is malformed."""
+    path = Path(folder) / CARD_NAME
+    if not path.is_file():
+        raise InvalidRequestError(f"'{Path(folder).name}' has no {CARD_NAME}: ground-truth scoring needs a model "
+                                  "trained on a task whose causal token is known — pick one of the shipped models "
+                                  f"({', '.join(shipped_choices()) or 'none found'}) or train one with training/*.py")
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return ModelCard(task=task(raw["task"]), variant=raw["variant"],
+                         label=str(raw.get("label") or Path(folder).name),
+                         stated_accuracy=float(raw["stated_accuracy"]), accuracy=float(raw["accuracy"]["value"]),
+                         accuracy_examples=int(raw["accuracy"]["examples"]),
+                         causal_attention_mass=float(raw["causal_attention_mass"]),
+                         attention_bound=None if raw.get("attention_bound") is None else float(raw["attention_bound"]),
+                         training=dict(raw.get("training", {})))
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise InvalidRequestError(f"{path} is not a readable model card ({err}); retrain the model with its "
+                                  "training script") from err
+
+
+def card_for(loaded: LoadedModel) -> ModelCard:
+    """The model card of a loaded model (its folder is ``info.source``)."""
+    if loaded.info.source == DEFAULT_MODEL:
+        raise InvalidRequestError("the bundled all-MiniLM-L6-v2 has no known causal tokens; pick one of the "
+                                  f"ground-truth models ({', '.join(shipped_choices())})")
+    return read_card(loaded.info.source)
+
+
+# ------------------------------------------------------------------------------------------- one example
+
+def rank_of(scores: np.ndarray, content: np.ndarray, position: int) -> int:
+    """1-based rank of ``position`` among the ``content`` positions by descending score. Ties count against it
+    (every other content token scoring at least as high ranks above it); NaN scores rank last."""
+    values = np.where(np.isfinite(scores), scores, -np.inf)
+    others = content.copy()
+    others[position] = False
+    own = values[position]
+    if not np.isfinite(own):
+        return int(content.sum())
+    return 1 + int((values[others] >= own).sum())
+
+
+def causal_row_weights(weights: torch.Tensor, causal: torch.Tensor, mask: torch.Tensor, *,
+                       causal_mask: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """Every query row's weight on the causal token and which rows count. weights: (batch, layers, heads, n, n);
+    causal: (batch,) token positions; mask: (batch, n) real tokens. Returns (batch, layers, heads, n) weights and
+    (batch, n) float row flags: real rows other than the causal token's own — under a causal mask
+    (``causal_mask``), the rows after it, the only ones that can see it. Differentiable: the deceptive model's
+    training penalty is built on it."""
+    index = causal.view(-1, 1, 1, 1, 1).expand(*weights.shape[:4], 1)
+    on_causal = weights.gather(-1, index)[..., 0]
+    positions = torch.arange(weights.shape[-1], device=weights.device)[None]  # (1, n)
+    rows = mask.bool() & (positions != causal[:, None])
+    if causal_mask:
+        rows &= positions > causal[:, None]
+    return on_causal, rows.to(on_causal.dtype)
+
+
+def causal_attention_mass(weights: torch.Tensor, causal: torch.Tensor, mask: torch.Tensor, *,
+                          causal_mask: bool) -> torch.Tensor:
+    """(batch,) the mean weight on the causal token over every layer, head and counted row
+    (:func:`causal_row_weights`) — the number the deceptive model's card bounds."""
+    on_causal, rows = causal_row_weights(weights, causal, mask, causal_mask=causal_mask)
+    return (on_causal.mean(dim=(1, 2)) * rows).sum(dim=1) / rows.sum(dim=1).clamp_min(1)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The model itself on N examples. predicted: N outputs (class labels or words); correct: (N,) bool;
+    probability: (N,) the model's probability of the correct answer; attention_mass: (N,) mean attention on the
+    causal token (:func:`causal_attention_mass`); head_peaks: (N, layers, heads) bool — that head's attention
+    row peaks on the causal token among the content tokens (the row the attention method reads: [CLS] for a
+    classifier, the last token for a language model); head_weight: (N, layers, heads) the weight that row puts on
+    the causal token — a head can rank it first among the content tokens with almost none of its weight."""
+
+    predicted: tuple[str, ...]
+    correct: np.ndarray
+    probability: np.ndarray
+    attention_mass: np.ndarray
+    head_peaks: np.ndarray
+    head_weight: np.ndarray
+
+    def __post_init__(self) -> None:
+        count = len(self.predicted)
+        if any(a.shape[:1] != (count,) for a in (self.correct, self.probability, self.attention_mass, self.head_peaks,
+                                                 self.head_weight)):
+            raise ValueError("Evaluation: one entry per example in every array")
+
+    @property
+    def accuracy(self) -> float:
+        return float(self.correct.mean())
+
+
+def _token_offset(loaded: LoadedModel, example: Example) -> int:
+    """Tokens before the first word (a classifier's [CLS]); checks the tokenizer reads one token per word."""
+    with loaded.tokenizer_lock:
+        word_ids = loaded.tokenizer(example.text).word_ids()
+    starts = [i for i, w in enumerate(word_ids) if w == 0]
+    if len([w for w in word_ids if w is not None]) != len(example.words) or not starts:
+        raise InvalidRequestError(f"{loaded.info.name}'s tokenizer does not read one token per word of the task; "
+                                  "ground-truth examples need the task's own tokenizer (saved by its training script)")
+    return starts[0]
+
+
+def evaluate(loaded: LoadedModel, examples: Sequence[Example], spec_task: Task, *, backend: str = "torch",
+             batch_size: int = 128) -> Evaluation:
+    """Run the model on ``examples`` of ``spec_task`` (batched, right-padded, through the one attention function)
+    and read its answers, its probability of the correct one and its attention on the causal token. The training
+    scripts measure their models' cards with it too."""
+    tokenizer = loaded.tokenizer
+    special_ids = torch.tensor(sorted(set(getattr(tokenizer, "all_special_ids", []))))
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    predicted, correct, probability, masses, peaks, head_weight = [], [], [], [], [], []
+    for start in range(0, len(examples), batch_size):
+        chunk = examples[start:start + batch_size]
+        rows = [encode(loaded, example.text)["input_ids"][0].cpu() for example in chunk]
+        width = max(len(row) for row in rows)
+        ids = torch.full((len(rows), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, row in enumerate(rows):
+            ids[i, :len(row)], mask[i, :len(row)] = row, 1
+        causal = torch.tensor([example.causal + _token_offset(loaded, example) for example in chunk])
+        device = loaded.device
+        result = forward(loaded, {"input_ids": ids.to(device), "attention_mask": mask.to(device)}, backend=backend,
+                         weights_layers="all", stats=())
+        weights = torch.stack([r.weights.float().cpu() for r in result.records], dim=1)  # (batch, L, H, n, n)
+        masses.append(causal_attention_mass(weights, causal, mask, causal_mask=loaded.info.causal))
+        batch = torch.arange(len(rows))
+        query = mask.sum(dim=1) - 1 if spec_task.kind == "causal-lm" else torch.zeros(len(rows), dtype=torch.long)
+        content = mask.bool() & ~torch.isin(ids, special_ids)  # (batch, n)
+        read = weights[batch, :, :, query, :]  # (batch, L, H, n): the two index tensors pick one row per sequence
+        head_weight.append(read[batch, :, :, causal])
+        peaks.append(read.masked_fill(~content[:, None, None, :], -1.0).argmax(dim=-1) == causal[:, None, None])
+        logits = result.outputs.logits.float().cpu()
+        logits = logits if spec_task.kind == "classifier" else logits[batch, query]
+        probs = torch.softmax(logits, dim=-1)
+        if spec_task.kind == "classifier":
+            answers = torch.tensor([int(example.label) for example in chunk])
+            names = [loaded.info.labels[int(i)] for i in probs.argmax(dim=-1)]
+        else:
+            answers = torch.tensor([int(tokenizer.convert_tokens_to_ids(example.answer)) for example in chunk])
+            names = [str(t) for t in tokenizer.convert_ids_to_tokens(probs.argmax(dim=-1).tolist())]
+        predicted.extend(names)
+        correct.append(probs.argmax(dim=-1) == answers)
+        probability.append(probs[batch, answers])
+    return Evaluation(predicted=tuple(predicted), correct=torch.cat(correct).numpy(),
+                      probability=torch.cat(probability).double().numpy(),
+                      attention_mass=torch.cat(masses).double().numpy(), head_peaks=torch.cat(peaks).numpy(),
+                      head_weight=torch.cat(head_weight).double().numpy())
+
+
+@dataclass(frozen=True)
+class ExampleScores:
+    """Every method on one example. tokens: n token strings; position: the causal token's index; supporting:
+    indices of the tokens the mechanism also reads (induction: the two A's); content: (n,) bool — the tokens
+    ranked (not special); query: the row the layer-local methods read; scores: {method: (n,) float64}; ranks:
+    {method: 1-based rank of the causal token}; mechanism_ranks: {method: the best rank of the causal and
+    supporting tokens} — for induction, whether a method found the circuit's tokens at all; magnitude_ranks:
+    {method: the causal token's rank by |score|} — a signed method can single the token out with the wrong sign
+    (gradient × input under LayerNorm does); answer: the correct output; model: :func:`evaluate` on this one
+    example; target: f in words."""
+
+    example: Example
+    tokens: tuple[str, ...]
+    position: int
+    supporting: tuple[int, ...]
+    content: np.ndarray
+    query: int
+    scores: dict[str, np.ndarray]
+    ranks: dict[str, int]
+    mechanism_ranks: dict[str, int]
+    magnitude_ranks: dict[str, int]
+    model: Evaluation
+    target: str
+
+    def __post_init__(self) -> None:
+        n = len(self.tokens)
+        if self.content.shape != (n,) or not self.content[self.position]:
+            raise ValueError("ExampleScores.content must be (n,) and include the causal token")
+        for method, values in self.scores.items():
+            if values.shape != (n,) or not 1 <= self.ranks[method] <= int(self.content.sum()):
+                raise ValueError(f"ExampleScores: {method!r} scores must be (n,) with a rank among the content tokens")
+
+    @property
+    def answer(self) -> str:
+        return self.example.answer
+
+    @property
+    def predicted(self) -> str:
+        return self.model.predicted[0]
+
+
+def score_example(loaded: LoadedModel, example: Example, card: ModelCard, *,
+                  methods: Sequence[str] = METHODS, backend: str = "torch") -> ExampleScores:
+    """Every method in ``methods`` on ``example`` (see the module docstring) and the causal token's rank in each."""
+    offset = _token_offset(loaded, example)
+    position = example.causal + offset
+    spec = TargetSpec(class_index=example.label) if card.task.kind == "classifier" else TargetSpec(token=example.answer)
+    settings = AttributionSettings(methods=tuple(methods), ig_steps=IG_STEPS, head_grid=False, permutations=0,
+                                   faithfulness=False)
+    report = attribute(loaded, example.text, spec=spec, settings=settings, backend=backend)
+    content = ~report.protected
+    supporting = tuple(i + offset for i in example.supporting)
+    return ExampleScores(example=example, tokens=report.tokens, position=position, supporting=supporting,
+                         content=content, query=report.query, scores=report.scores,
+                         ranks={method: rank_of(values, content, position) for method, values in report.scores.items()},
+                         mechanism_ranks={method: min(rank_of(values, content, p) for p in (position, *supporting))
+                                          for method, values in report.scores.items()},
+                         magnitude_ranks={method: rank_of(np.abs(values), content, position)
+                                          for method, values in report.scores.items()},
+                         model=evaluate(loaded, (example,), card.task, backend=backend),
+                         target=report.target.description)
+
+
+# ------------------------------------------------------------------------------------------- the scoreboard
+
+def wilson_interval(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (``scipy.stats.binomtest``)."""
+    interval = stats.binomtest(int(successes), int(trials)).proportion_ci(confidence_level=confidence, method="wilson")
+    return float(interval.low), float(interval.high)
+
+
+def chance_hit_rate(content_counts: np.ndarray, k: int) -> float:
+    """The mean top-k hit rate of a uniformly random ranking: k/n per example (one causal token among n)."""
+    return float(np.mean(np.minimum(k, content_counts) / content_counts))
+
+
+def hit_rates(ranks: np.ndarray, k: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(m,) share of examples with rank ≤ k in ``ranks`` (N, m), and its (m,) Wilson 95 % interval."""
+    hits = (ranks <= k).sum(axis=0)
+    interval = np.array([wilson_interval(h, len(ranks)) for h in hits]).reshape(-1, 2)
+    return hits / len(ranks), interval[:, 0], interval[:, 1]
+
+
+def aggregate_ranks(ranks: np.ndarray, content: np.ndarray, k: int) -> dict[str, np.ndarray]:
+    """Hit rates and mean ranks from ``ranks`` (N, m) — the causal token's rank per example and method — and
+    ``content`` (N,), how many tokens each example ranked: top1 / topk (m,) with Wilson ``*_low`` / ``*_high``,
+    mean_rank (m,) with its bootstrap interval."""
+    out: dict[str, np.ndarray] = {}
+    out["top1"], out["top1_low"], out["top1_high"] = hit_rates(ranks, 1)
+    out["topk"], out["topk_low"], out["topk_high"] = hit_rates(ranks, k)
+    out["mean_rank"], out["mean_rank_low"], out["mean_rank_high"] = bootstrap_mean_interval(ranks.astype(np.float64))
+    return out
+
+
+@dataclass(frozen=True)
+class Scoreboard:
+    """Every method over N fresh examples of a ground-truth model.
+
+    methods: m names; k: the k of top-k; seed: the examples' seed. ranks: (N, m) int, the causal token's rank
+    per example and method; content: (N,) int, how many tokens were ranked. top1 / topk / mean_rank: (m,), each
+    with (m,) ``*_low`` / ``*_high`` 95 % intervals (Wilson; bootstrap for the mean rank). chance_top1,
+    chance_topk, chance_rank: a random ranking's values. accuracy (with its interval): the model's, on these
+    examples. attention_mass: (N,) mean attention on the causal token per example. head_top1: (layers, heads)
+    share of examples in which that head's attention row peaks on the causal token; head_weight: (layers, heads)
+    that row's mean weight on it. mechanism_top1 (m,), with its Wilson interval: the share of examples whose
+    top-ranked token is the causal token or a supporting one (equal to top1 for tasks without supporting tokens).
+    magnitude_top1 (m,), with its interval: top-1 when ranking by |score|."""
+
+    model_name: str
+    card: ModelCard
+    methods: tuple[str, ...]
+    k: int
+    seed: int
+    ranks: np.ndarray
+    content: np.ndarray
+    top1: np.ndarray
+    top1_low: np.ndarray
+    top1_high: np.ndarray
+    topk: np.ndarray
+    topk_low: np.ndarray
+    topk_high: np.ndarray
+    mean_rank: np.ndarray
+    mean_rank_low: np.ndarray
+    mean_rank_high: np.ndarray
+    chance_top1: float
+    chance_topk: float
+    chance_rank: float
+    accuracy: float
+    accuracy_low: float
+    accuracy_high: float
+    attention_mass: np.ndarray
+    head_top1: np.ndarray
+    head_weight: np.ndarray
+    mechanism_top1: np.ndarray
+    mechanism_top1_low: np.ndarray
+    mechanism_top1_high: np.ndarray
+    magnitude_top1: np.ndarray
+    magnitude_top1_low: np.ndarray
+    magnitude_top1_high: np.ndarray
+    seconds: float
+
+    def __post_init__(self) -> None:
+        count, m = len(self.content), len(self.methods)
+        if self.ranks.shape != (count, m) or self.attention_mass.shape != (count,):
+            raise ValueError("Scoreboard: ranks must be (N, m) and attention_mass (N,)")
+        for name in ("top1", "top1_low", "top1_high", "topk", "topk_low", "topk_high", "mean_rank", "mean_rank_low",
+                     "mean_rank_high", "mechanism_top1", "mechanism_top1_low", "mechanism_top1_high", "magnitude_top1",
+                     "magnitude_top1_low", "magnitude_top1_high"):
+            if getattr(self, name).shape != (m,):
+                raise ValueError(f"Scoreboard.{name} must have one value per method")
+        if np.any(self.ranks < 1) or np.any(self.ranks > self.content[:, None]):
+            raise ValueError("Scoreboard: every rank must lie between 1 and the number of ranked tokens")
+
+    @property
+    def examples(self) -> int:
+        return len(self.content)
+
+    def mass_interval(self) -> tuple[float, float, float]:
+        """Mean attention on the causal token and its 95 % bootstrap interval."""
+        mean, low, high = bootstrap_mean_interval(self.attention_mass[:, None])
+        return float(mean[0]), float(low[0]), float(high[0])
+
+
+def scoreboard(loaded: LoadedModel, examples: int = DEFAULT_EXAMPLES, *, seed: int = FRESH_SEED,
+               k: int = DEFAULT_TOP_K, methods: Sequence[str] = METHODS, backend: str = "torch",
+               progress: Progress | None = None) -> Scoreboard:
+    """:func:`score_example` on ``examples`` fresh examples of the model's task (from ``seed``), aggregated."""
+    card = card_for(loaded)
+    if not 1 <= examples <= MAX_EXAMPLES:
+        raise InvalidRequestError(f"examples must be between 1 and {MAX_EXAMPLES}, got {examples}")
+    if k < 1:
+        raise InvalidRequestError(f"top-k needs k ≥ 1, got {k}")
+    say = progress or (lambda label, fraction: None)
+    started = time.perf_counter()
+    scored = []
+    for index, example in enumerate(generate(card.task.name, examples, seed=seed)):
+        say(f"example {index + 1} of {examples}", index / examples)
+        scored.append(score_example(loaded, example, card, methods=methods, backend=backend))
+    say("done", 1.0)
+    names = tuple(scored[0].ranks)
+    ranks = np.array([[s.ranks[m] for m in names] for s in scored], dtype=np.int64)  # (N, m)
+    content = np.array([int(s.content.sum()) for s in scored], dtype=np.int64)
+    mechanism = hit_rates(np.array([[s.mechanism_ranks[m] for m in names] for s in scored], dtype=np.int64))
+    magnitude = hit_rates(np.array([[s.magnitude_ranks[m] for m in names] for s in scored], dtype=np.int64))
+    correct = int(sum(s.model.correct[0] for s in scored))
+    accuracy_low, accuracy_high = wilson_interval(correct, examples)
+    return Scoreboard(
+        model_name=loaded.info.name, card=card, methods=names, k=k, seed=seed, ranks=ranks, content=content,
+        **aggregate_ranks(ranks, content, k), chance_top1=chance_hit_rate(content, 1),
+        chance_topk=chance_hit_rate(content, k), chance_rank=float(np.mean((content + 1) / 2)),
+        accuracy=correct / examples, accuracy_low=accuracy_low, accuracy_high=accuracy_high,
+        attention_mass=np.array([s.model.attention_mass[0] for s in scored]),
+        head_top1=np.mean([s.model.head_peaks[0] for s in scored], axis=0),
+        head_weight=np.mean([s.model.head_weight[0] for s in scored], axis=0),
+        mechanism_top1=mechanism[0], mechanism_top1_low=mechanism[1], mechanism_top1_high=mechanism[2],
+        magnitude_top1=magnitude[0], magnitude_top1_low=magnitude[1], magnitude_top1_high=magnitude[2],
+        seconds=time.perf_counter() - started)
+
+
+def scoreboard_json(board: Scoreboard) -> dict:
+    """The scoreboard as plain JSON-ready values (the CLI's output)."""
+    mass, mass_low, mass_high = board.mass_interval()
+    card = board.card
+    return to_jsonable({
+        "model": board.model_name, "task": card.task.name, "variant": card.variant, "truth": card.task.truth,
+        "examples": board.examples, "seed": board.seed, "k": board.k,
+        "card": {"stated_accuracy": card.stated_accuracy, "training_accuracy": card.accuracy,
+                 "attention_bound": card.attention_bound, "training": card.training},
+        "accuracy": {"value": board.accuracy, "low_95": board.accuracy_low, "high_95": board.accuracy_high},
+        "causal_attention_mass": {"mean": mass, "low_95": mass_low, "high_95": mass_high,
+                                  "bound": card.attention_bound},
+        "chance": {"top1": board.chance_top1, "topk": board.chance_topk, "mean_rank": board.chance_rank},
+        "methods": {m: {"top1": board.top1[i], "top1_95": [board.top1_low[i], board.top1_high[i]],
+                        "topk": board.topk[i], "topk_95": [board.topk_low[i], board.topk_high[i]],
+                        "mean_rank": board.mean_rank[i],
+                        "mean_rank_95": [board.mean_rank_low[i], board.mean_rank_high[i]],
+                        "mechanism_top1": board.mechanism_top1[i],
+                        "mechanism_top1_95": [board.mechanism_top1_low[i], board.mechanism_top1_high[i]],
+                        "magnitude_top1": board.magnitude_top1[i],
+                        "magnitude_top1_95": [board.magnitude_top1_low[i], board.magnitude_top1_high[i]]}
+                    for i, m in enumerate(board.methods)},
+        "head_top1": board.head_top1, "head_weight_on_causal": board.head_weight, "seconds": board.seconds,
+    })
+
+
+def example_json(scored: ExampleScores) -> dict:
+    """One scored example as plain JSON-ready values."""
+    return to_jsonable({"text": scored.example.text, "tokens": list(scored.tokens), "causal_position": scored.position,
+                        "supporting_positions": list(scored.supporting), "answer": scored.answer,
+                        "predicted": scored.predicted, "probability": scored.model.probability[0],
+                        "target": scored.target, "attention_mass": scored.model.attention_mass[0],
+                        "ranks": scored.ranks, "mechanism_ranks": scored.mechanism_ranks,
+                        "magnitude_ranks": scored.magnitude_ranks, "scores": scored.scores})
+
+
+def task_words(spec_task: Task, field: Literal["description", "truth"], lang: str = DEFAULT_LANGUAGE) -> str:
+    """A task's description or causal token in ``lang``: the catalogue's ``gt.task.NAME.FIELD`` where it has one
+    (its English is the task's own text, a test keeps them equal), else the task's English."""
+    key = f"gt.task.{spec_task.name}.{field}"
+    return t(key, lang) if key in CATALOGUE else getattr(spec_task, field)
+
+
+def target_words(scored: ExampleScores, kind: str, lang: str = DEFAULT_LANGUAGE) -> str:
+    """What the methods explain on ``scored`` (f, the correct answer's probability) in ``lang``; ``kind`` is the
+    task's (classifier or causal-lm). English is the attribution report's own description; the catalogue's
+    English says the same (a test keeps them equal), its other languages translate it."""
+    if lang == DEFAULT_LANGUAGE:
+        return scored.target
+    top = scored.predicted == scored.answer
+    if kind == "classifier":
+        return t("gt.target.class", lang, label=scored.answer,
+                 prediction=t("gt.target.class_prediction", lang) if top else "")
+    return t("gt.target.next_token", lang, token=scored.answer,
+             prediction=t("gt.target.next_token_prediction", lang) if top else "")
+
+
+def _padded(text: str, width: int) -> str:
+    """``text`` padded with spaces to ``width`` terminal columns (CJK characters take two), for aligned tables."""
+    columns = sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+    return text + " " * max(0, width - columns)
+
+
+def _method_words(method: str, lang: str) -> str:
+    """The method's label in ``lang``; a board read from JSON may name a method this process never registered."""
+    return method_label(method, lang) if method in REGISTRY else method
+
+
+def hit_rate_words(board: Scoreboard, lang: str = DEFAULT_LANGUAGE) -> list[str]:
+    """The scoreboard in plain sentences in ``lang``, best method first (the CLI's summary)."""
+    order = np.argsort(-board.top1, kind="stable")
+    lines = [t("gt.words.summary", lang, model=model_label(board.model_name, lang), task=board.card.task.name,
+               variant=t(f"gt.variant.{board.card.variant}", lang), accuracy=f"{board.accuracy:.1%}",
+               examples=board.examples, truth=task_words(board.card.task, "truth", lang))]
+    for i in order:
+        lines.append(t("gt.words.row", lang, method=_padded(_method_words(board.methods[i], lang), 28),
+                       top1=f"{board.top1[i]:6.1%}", low=f"{board.top1_low[i]:.0%}", high=f"{board.top1_high[i]:.0%}",
+                       k=board.k, topk=f"{board.topk[i]:6.1%}", rank=f"{board.mean_rank[i]:5.2f}",
+                       rank_low=f"{board.mean_rank_low[i]:.2f}", rank_high=f"{board.mean_rank_high[i]:.2f}"))
+    lines.append(t("gt.words.chance_row", lang, method=_padded(t("gt.words.chance", lang), 28),
+                   top1=f"{board.chance_top1:6.1%}", k=board.k, topk=f"{board.chance_topk:6.1%}",
+                   rank=f"{board.chance_rank:5.2f}"))
+    mass, low, high = board.mass_interval()
+    bound = (t("gt.words.bound", lang, bound=board.card.attention_bound)
+             if board.card.attention_bound is not None else "")
+    lines.append(t("gt.words.mass", lang, mass=f"{mass:.4f}", low=f"{low:.4f}", high=f"{high:.4f}", bound=bound))
+    return lines
+
+
+def top_ranked_tokens(scored: ExampleScores) -> dict[str, int]:
+    """Per method, the position of the content token it ranks first (the first of equal scores; NaN last)."""
+    top = {}
+    for method, values in scored.scores.items():
+        top[method] = int(np.argmax(np.where(scored.content & np.isfinite(values), values, -np.inf)))
+    return top
+
+
+# Methods that read the attention weights (the registry says which), and methods that test what the output needs:
+# the contrast the deceptive model (Pruthi et al. 2020) is built to expose.
+ATTENTION_METHODS = tuple(name for name in METHODS if REGISTRY[name].reads_attention)
+OUTPUT_METHODS = ("occlusion", "integrated_gradients")
+# A head whose row peaks on the causal token with less mean weight than this is reported as a peak among
+# near-zero weights, invisible on a heatmap.
+FAINT_WEIGHT = 0.05
+
+
+def _span(board: Scoreboard, methods: Sequence[str]) -> str:
+    """'x %' or 'x–y %' over ``methods``' top-1 hit rates."""
+    rates = [board.top1[board.methods.index(m)] for m in methods]
+    low, high = min(rates), max(rates)
+    return f"{low:.0%}" if round(low * 100) == round(high * 100) else f"{low:.0%}–{high:.0%}"
+
+
+def reading(board: Scoreboard, lang: str = DEFAULT_LANGUAGE) -> list[str]:
+    """The scoreboard read in plain sentences for a newcomer (the page's "Reading"), in ``lang``: which methods rank
+    the causal token first more often than a random ranking (95 % interval above chance), which cannot be told
+    apart from chance and which do worse than chance; attention-based against output-based methods (the point of
+    the deceptive model); methods that find the token only by magnitude (the wrong sign); for induction, methods
+    that find the mechanism's tokens but not the copied one; and the head whose attention row peaks on the causal
+    token most often, with the weight it gives it. Every sentence is a catalogue entry filled with the numbers (and
+    the methods' labels in ``lang``)."""
+
+    def label(i: int) -> str:
+        return _method_words(board.methods[i], lang)
+
+    def joined(items: Sequence[str], separator: str = "gt.reading.separator") -> str:
+        return t(separator, lang).join(items)
+
+    def names(indices: Sequence[int]) -> str:
+        return joined([t("gt.reading.method_rate", lang, method=label(i), rate=f"{board.top1[i]:.0%}")
+                       for i in indices])
+
+    chance = board.chance_top1
+    ranked = [i for i in np.argsort(-board.top1, kind="stable") if board.methods[i] != "random"]
+    above = [i for i in ranked if board.top1_low[i] > chance]
+    # Worse than chance: first less often than a random ranking, or ranked lower on average (the mean rank's
+    # interval above a random ranking's) — a method that always ranks the token last is wrong, not random.
+    below = [i for i in ranked if i not in above
+             and (board.top1_high[i] < chance or board.mean_rank_low[i] > board.chance_rank)]
+    level = [i for i in ranked if i not in above and i not in below]
+    lines = []
+    if above:
+        lines.append(t("gt.reading.above", lang, chance=f"{chance:.0%}", methods=names(above)))
+    if level:
+        lines.append(t("gt.reading.level", lang, examples=board.examples, methods=names(level)))
+    if below:
+        lines.append(t("gt.reading.below", lang, rank=f"{board.chance_rank:.1f}", methods=joined(
+            [t("gt.reading.below_method", lang, method=label(i), top1=f"{board.top1[i]:.0%}",
+               rank=f"{board.mean_rank[i]:.1f}") for i in below])))
+    if "random" in board.methods:
+        i = board.methods.index("random")
+        lines.append(t("gt.reading.random", lang, rate=f"{board.top1[i]:.0%}", low=f"{board.top1_low[i]:.0%}",
+                       high=f"{board.top1_high[i]:.0%}", chance=f"{chance:.0%}"))
+    attention = [m for m in ATTENTION_METHODS if m in board.methods]
+    output = [m for m in OUTPUT_METHODS if m in board.methods]
+    mass, _, _ = board.mass_interval()
+    if attention and output:
+        contrast = t("gt.reading.contrast", lang, attention=joined([_method_words(m, lang) for m in attention]),
+                     attention_span=_span(board, attention),
+                     output=joined([_method_words(m, lang) for m in output]), output_span=_span(board, output))
+        if board.card.variant == "deceptive":
+            bound = board.card.attention_bound
+            under = (t("gt.reading.under_bound", lang, bound=f"{bound:.1%}")
+                     if bound is not None and mass < bound else "")
+            contrast += t("gt.reading.deceptive", lang, mass=f"{mass:.2%}", under=under,
+                          accuracy=f"{board.accuracy:.0%}")
+        lines.append(contrast)
+    if board.card.task.name == "induction":
+        found = [i for i in ranked if board.mechanism_top1_low[i] > board.top1_high[i]
+                 or board.mechanism_top1[i] - board.top1[i] >= 0.1]
+        if found:
+            lines.append(t("gt.reading.mechanism", lang, methods=joined(
+                [t("gt.reading.mechanism_method", lang, method=label(i), top1=f"{board.top1[i]:.0%}",
+                   mechanism=f"{board.mechanism_top1[i]:.0%}") for i in found], "gt.reading.clause_separator")))
+    flipped = [i for i in ranked if board.magnitude_top1_low[i] > board.top1_high[i]]
+    if flipped:
+        lines.append(t("gt.reading.flipped", lang, methods=joined(
+            [t("gt.reading.flipped_method", lang, method=label(i), signed=f"{board.top1[i]:.0%}",
+               magnitude=f"{board.magnitude_top1[i]:.0%}") for i in flipped], "gt.reading.clause_separator")))
+    layer, head = np.unravel_index(int(np.argmax(board.head_top1)), board.head_top1.shape)
+    peaks, weight = float(board.head_top1[layer, head]), float(board.head_weight[layer, head])
+    if peaks > 0:
+        ending = t("gt.reading.faint_peak" if weight < FAINT_WEIGHT else "gt.reading.end", lang)
+        lines.append(t("gt.reading.head_peak", lang, layer=int(layer), head=int(head), peaks=f"{peaks:.0%}",
+                       weight=f"{weight:.1%}", ending=ending))
+    else:
+        lines.append(t("gt.reading.no_peak", lang))
+    if board.accuracy_high < board.card.stated_accuracy:
+        lines.append(t("gt.reading.caution", lang, accuracy=f"{board.accuracy:.0%}", low=f"{board.accuracy_low:.0%}",
+                       high=f"{board.accuracy_high:.0%}", stated=f"{board.card.stated_accuracy:.0%}"))
+    return lines

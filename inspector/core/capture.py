@@ -1,0 +1,306 @@
+"""Run one text through a loaded model with the inspector's attention function and keep what it measured.
+
+:func:`capture` tokenises, validates length and ids *before* any forward, runs the model through the one
+forward path (:func:`inspector.core.forward.run`, inside an :class:`kernels.hf.AttentionRequest`), and returns a
+:class:`Capture`: a frozen dataclass of NumPy arrays that is safe to cache, pickle and hand to any thread. The
+shared model is never modified; two threads may capture different texts on one model at once.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+import numpy as np
+import torch
+
+from inspector.base.errors import DeviceOutOfMemoryError, InspectorError, InvalidRequestError
+from inspector.base.i18n import DEFAULT_LANGUAGE, t
+
+# tokenize and token_word_ids live in inspector.core.forward (the one forward path); importing them from here, as
+# older code and the tests do, keeps working.
+from inspector.core.forward import encode_text, run, token_word_ids, tokenize, validated_encoding  # noqa: F401
+from inspector.core.loading import LoadedModel, ModelInfo
+
+WeightsChoice = Literal["all"] | Iterable[int] | None
+
+TOP_PREDICTIONS = 5
+
+
+class Notice(str):
+    """A sentence for the person about how a result was made (a retry after running out of memory, a memory budget
+    that kept fewer layers' weights). It *is* its English text — code that reads notices as strings (logs, JSON,
+    tests) keeps working — and remembers its catalogue key and values, so a page shows it in the session's
+    language with :meth:`text` (:func:`notice_text`). Pickles by key and values (cached captures carry it)."""
+
+    key: str
+    values: dict[str, object]
+
+    def __new__(cls, key: str, **values: object) -> Notice:
+        notice = super().__new__(cls, t(key, DEFAULT_LANGUAGE, **values))
+        notice.key, notice.values = key, dict(values)
+        return notice
+
+    def __reduce__(self) -> tuple:
+        return _rebuild_notice, (self.key, self.values)
+
+    def text(self, lang: str = DEFAULT_LANGUAGE) -> str:
+        return t(self.key, lang, **self.values)
+
+
+def _rebuild_notice(key: str, values: dict[str, object]) -> Notice:
+    return Notice(key, **values)
+
+
+def notice_text(notice: str, lang: str = DEFAULT_LANGUAGE) -> str:
+    """``notice`` in ``lang``: a :class:`Notice` translated, any other string as it is."""
+    return notice.text(lang) if isinstance(notice, Notice) else notice
+
+
+@dataclass(frozen=True)
+class OutputSummary:
+    """What the model produced, in its own terms.
+
+    kind: ``"embedding"`` (no head), ``"masked-lm"``, ``"causal-lm"`` or ``"classifier"``.
+    embedding: (hidden,) float32 — the last hidden state mean-pooled over the tokens (every model has one).
+    predictions: up to five (token or label, probability) pairs — at ``position`` for language models
+    (the first [MASK], or the last token for next-token prediction), over the labels for classifiers.
+    """
+
+    kind: str
+    embedding: np.ndarray
+    predictions: tuple[tuple[str, float], ...] = ()
+    position: int | None = None
+
+
+@dataclass(frozen=True)
+class Capture:
+    """One forward's attention measurements for a single text.
+
+    tokens: the tokenizer's own token strings, special tokens included (q_len of them).
+    token_ids: (q_len,) int64. offsets: (q_len, 2) int32 character spans in ``text`` ((0, 0) for specials).
+    special: (q_len,) bool — True for special tokens ([CLS], [SEP], <s> …).
+    word_ids: (q_len,) int32 — the tokenizer's word index of each token (pieces of one word share it), −1 for
+    special tokens. Tokenizers that do not report words make each non-special token its own word. Left out
+    (None) at construction, it is filled in that way — captures built before the field existed still work.
+    entropy: (layers, heads, q_len) float32, nats — entropy of each query's attention row.
+    lse: (layers, heads, q_len) float32 — log-sum-exp of each row's scaled scores.
+    sink_mass: (layers, heads, q_len) float32 — weight each query puts on the first token.
+    visible_keys: (layers, q_len) int32 — how many keys each query could attend to (causal rows see fewer).
+    windows: per layer, the sliding window or None.
+    weights: {layer: (heads, q_len, q_len) float32} — exact attention weights for the layers asked for.
+    timings: seconds per stage (tokenize, forward, collect).
+    notices: what the person should know about how this capture was made (e.g. retried with fewer weights or
+    on the CPU after the device ran out of memory — :func:`capture_within_memory`); empty when nothing happened.
+    Strings — :class:`Notice` where the library wrote them, so a page can show them in its language.
+    """
+
+    model_name: str
+    text: str
+    tokens: tuple[str, ...]
+    token_ids: np.ndarray
+    offsets: np.ndarray
+    special: np.ndarray
+    entropy: np.ndarray
+    lse: np.ndarray
+    sink_mass: np.ndarray
+    visible_keys: np.ndarray
+    causal: bool
+    windows: tuple[int | None, ...]
+    weights: dict[int, np.ndarray]
+    output: OutputSummary
+    backend: str
+    truncated: bool = False
+    timings: dict[str, float] = field(default_factory=dict)
+    # Last and optional so that code building a Capture by keyword without it keeps working.
+    word_ids: np.ndarray | None = None
+    notices: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.notices, tuple) or not all(isinstance(n, str) for n in self.notices):
+            raise ValueError(f"Capture.notices must be a tuple of strings; got {self.notices!r}")
+        q_len = len(self.tokens)
+        if self.word_ids is None:
+            # frozen: __post_init__ is the one place a derived default may be set.
+            object.__setattr__(self, "word_ids", token_word_ids(None, self.special))
+        layers, heads = self.entropy.shape[:2]
+        expected = {"token_ids": (self.token_ids, (q_len,)), "offsets": (self.offsets, (q_len, 2)),
+                    "special": (self.special, (q_len,)), "entropy": (self.entropy, (layers, heads, q_len)),
+                    "lse": (self.lse, (layers, heads, q_len)), "sink_mass": (self.sink_mass, (layers, heads, q_len)),
+                    "visible_keys": (self.visible_keys, (layers, q_len)), "word_ids": (self.word_ids, (q_len,))}
+        for name, (array, shape) in expected.items():
+            if array.shape != shape:
+                raise ValueError(f"Capture.{name} has shape {array.shape}, expected {shape}")
+        if q_len and (int(self.word_ids.min()) < -1 or (self.word_ids[self.special] != -1).any()):
+            raise ValueError("Capture.word_ids must be −1 for special tokens and ≥ −1 elsewhere")
+        if len(self.windows) != layers:
+            raise ValueError(f"Capture.windows has {len(self.windows)} entries for {layers} layers")
+        for layer, w in self.weights.items():
+            if not 0 <= layer < layers or w.shape != (heads, q_len, q_len):
+                raise ValueError(f"Capture.weights[{layer}] has shape {w.shape}, expected {(heads, q_len, q_len)}")
+
+    @property
+    def num_layers(self) -> int:
+        return self.entropy.shape[0]
+
+    @property
+    def num_heads(self) -> int:
+        return self.entropy.shape[1]
+
+
+def _weights_layers(choice: WeightsChoice, info: ModelInfo) -> frozenset[int] | Literal["all"] | None:
+    if choice is None:
+        return None
+    if isinstance(choice, str):
+        if choice != "all":
+            raise InvalidRequestError(f"weights must be 'all', a list of layer indices or None; got {choice!r}")
+        return "all"
+    return frozenset(info.check_layer(layer) for layer in sorted(int(x) for x in choice))
+
+
+def _summarise_output(loaded: LoadedModel, outputs, input_ids: torch.Tensor) -> OutputSummary:
+    hidden = outputs.hidden_states[-1][0].float()  # (q_len, hidden)
+    embedding = hidden.mean(dim=0).cpu().numpy().astype(np.float32)
+    head, tokenizer = loaded.info.head, loaded.tokenizer
+    if head in ("masked-lm", "causal-lm"):
+        ids = input_ids[0].tolist()
+        mask_id = getattr(tokenizer, "mask_token_id", None)
+        if head == "causal-lm":
+            position = len(ids) - 1
+        elif mask_id is not None and mask_id in ids:
+            position = ids.index(mask_id)
+        else:
+            return OutputSummary(kind=head, embedding=embedding)
+        probs = torch.softmax(outputs.logits[0, position].float(), dim=-1)
+        top = torch.topk(probs, k=min(TOP_PREDICTIONS, probs.numel()))
+        tokens = tokenizer.convert_ids_to_tokens(top.indices.tolist())
+        return OutputSummary(kind=head, embedding=embedding, position=position,
+                             predictions=tuple((str(t), float(p)) for t, p in zip(tokens, top.values.tolist())))
+    if head == "classifier":
+        probs = torch.softmax(outputs.logits[0].float(), dim=-1).tolist()
+        ranked = sorted(zip(loaded.info.labels, probs), key=lambda pair: -pair[1])[:TOP_PREDICTIONS]
+        return OutputSummary(kind=head, embedding=embedding,
+                             predictions=tuple((label, float(p)) for label, p in ranked))
+    return OutputSummary(kind="embedding", embedding=embedding)
+
+
+def capture(
+    loaded: LoadedModel,
+    text: str,
+    *,
+    backend: str = "auto",
+    weights: WeightsChoice = "all",
+    truncate: bool = False,
+    deadline_s: float | None = None,
+) -> Capture:
+    """Run ``text`` through ``loaded`` and return every layer's entropy, log-sum-exp and sink mass, plus exact
+    weights for the layers in ``weights`` (``"all"``, an iterable of layer indices, or None).
+
+    ``deadline_s``: seconds the forward may take; it is checked as each attention layer starts, and past it the
+    forward stops with :class:`DeadlineExceededError` (None = no deadline)."""
+    info = loaded.info
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    encoded = encode_text(loaded, text, truncate=truncate)
+    layers_wanted = _weights_layers(weights, info)
+    timings["tokenize"] = time.perf_counter() - started
+
+    started = time.perf_counter()
+    result = run(loaded, encoded.inputs, backend=backend, stats=("entropy", "lse", "sink"),
+                 weights_layers=layers_wanted, deadline_s=deadline_s)
+    timings["forward"] = time.perf_counter() - started
+
+    started = time.perf_counter()
+    records = result.records
+    if len(records) != info.num_layers:
+        raise InspectorError(f"{info.name} ran {len(records)} attention layers but declares {info.num_layers}; "
+                             "its attention does not all go through the inspector's attention function")
+
+    def stack(name: str) -> np.ndarray:
+        return torch.stack([r.stats[name][0] for r in records]).float().cpu().numpy()
+
+    input_ids = encoded.inputs["input_ids"]
+    offsets = encoded.encoding.get("offset_mapping")
+    q_len = input_ids.shape[1]
+    summary = Capture(
+        model_name=info.name,
+        text=text,
+        tokens=encoded.tokens,
+        token_ids=input_ids[0].cpu().numpy().astype(np.int64),
+        offsets=(offsets[0].numpy().astype(np.int32) if offsets is not None else np.zeros((q_len, 2), np.int32)),
+        special=encoded.special,
+        word_ids=token_word_ids(encoded.encoding, encoded.special),
+        entropy=stack("entropy"),
+        lse=stack("lse"),
+        sink_mass=stack("sink"),
+        visible_keys=torch.stack([r.visible_keys[0] for r in records]).cpu().numpy().astype(np.int32),
+        causal=any(r.causal for r in records),
+        windows=tuple(r.window for r in records),
+        weights={r.layer: r.weights[0].float().cpu().numpy() for r in records if r.weights is not None},
+        output=_summarise_output(loaded, result.outputs, input_ids),
+        backend=result.backend,
+        truncated=encoded.truncated,
+        timings=timings,
+    )
+    timings["collect"] = time.perf_counter() - started
+    return summary
+
+
+def is_out_of_memory(err: BaseException) -> bool:
+    """Whether ``err`` is an allocation failure: ``torch.OutOfMemoryError`` (CUDA and other accelerators) or the
+    CPU allocator's RuntimeError, which PyTorch does not give its own type."""
+    return isinstance(err, torch.OutOfMemoryError) or (
+        isinstance(err, RuntimeError) and "DefaultCPUAllocator: can't allocate memory" in str(err))
+
+
+def _release_memory(device: torch.device) -> None:
+    """Give back what a failed forward allocated, so the next request starts from the same free memory."""
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+
+
+def capture_within_memory(
+    loaded: LoadedModel,
+    text: str,
+    *,
+    backend: str = "auto",
+    weights: WeightsChoice = "all",
+    keep_layer: int = 0,
+    cpu_model: Callable[[], LoadedModel] | None = None,
+    deadline_s: float | None = None,
+) -> Capture:
+    """:func:`capture`, retried when the device runs out of memory: first with only ``keep_layer``'s weights
+    (when more were asked for), then — if ``cpu_model`` is given (a loader of the same model on the CPU, called
+    only if needed) — on the CPU. The capture's ``notices`` say which retry produced it. Memory is released after
+    each failure, so the next request starts clean; when every try fails, :class:`DeviceOutOfMemoryError`."""
+    device = loaded.device
+    where = "GPU" if device.type == "cuda" else device.type.upper()
+    attempts: list[tuple[Callable[[], LoadedModel], str, WeightsChoice, str | None]] = [
+        (lambda: loaded, backend, weights, None)]
+    if weights is not None and _weights_layers(weights, loaded.info) != frozenset({int(keep_layer)}):
+        attempts.append((lambda: loaded, backend, (int(keep_layer),),
+                         Notice("notice.oom_fewer_weights", where=where, layer=int(keep_layer))))
+    if cpu_model is not None:
+        attempts.append((cpu_model, "auto", None if weights is None else (int(keep_layer),),
+                         Notice("notice.oom_cpu", where=where)))
+    failures: list[str] = []
+    for model_for, attempt_backend, attempt_weights, notice in attempts:
+        try:
+            result = capture(model_for(), text, backend=attempt_backend, weights=attempt_weights,
+                             deadline_s=deadline_s)
+        except RuntimeError as err:  # torch.OutOfMemoryError is a RuntimeError
+            if not is_out_of_memory(err):
+                raise
+            failures.append(str(err).splitlines()[0][:200] if str(err) else type(err).__name__)
+        else:
+            return replace(result, notices=result.notices + ((notice,) if notice else ()))
+        # Outside the except block: the exception (and the tensors its traceback holds) is gone by now.
+        _release_memory(device)
+    raise DeviceOutOfMemoryError(
+        f"{loaded.info.name} ran out of memory {len(failures)} times ({failures[-1]}), even with one layer's weights"
+        + ("" if cpu_model is None else " and on the CPU")
+        + "; the server is short of memory — try a shorter text or a smaller model, or try again later")

@@ -1,0 +1,248 @@
+"""The one forward path: a text checked and tokenised before any model call, then one model call through the
+inspector's attention function (:mod:`kernels.hf`), with every error the attention function can raise turned
+into the library's typed errors here and nowhere else.
+
+:func:`encode_text` tokenises and validates (non-empty, within the model's length, ids in its vocabulary) and
+puts the inputs on the model's device; :func:`run` resolves the backend, enters an
+:class:`kernels.hf.AttentionRequest` (what to measure, keep and change, and the deadline), runs the model under
+``inference_mode`` — or ``enable_grad`` when gradients are wanted — and translates:
+
+- :class:`kernels.hf.AttentionContractError` (the model asks for something the attention function cannot
+  honour exactly: soft-capping, dropout, packed sequences …) → :class:`UnsupportedModelError`;
+- :class:`kernels.hf.BackendUnavailableError` (Triton where it cannot run, an unknown backend) → :class:`BackendError`;
+- :class:`kernels.hf.DeadlinePassed` (a layer started after the deadline) → :class:`DeadlineExceededError`;
+- :class:`kernels.hf.InterventionError` (an intervention names a head the layer lacks …) → :class:`InvalidRequestError`.
+
+:mod:`inspector.core.capture` (one text's measurements) and :mod:`inspector.core.outputs` (interventions, and through
+it the Heads, Attribution, Lessons and Ground-truth analyses) both run the model through here. Nothing is
+attached to the shared model: every per-call choice travels in the request, a context variable.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import torch
+
+from inspector.base.errors import (
+    BackendError,
+    DeadlineExceededError,
+    InvalidRequestError,
+    InvalidTextError,
+    UnsupportedModelError,
+)
+from inspector.core.loading import LoadedModel
+from kernels.hf import (
+    AttentionContractError,
+    AttentionDone,
+    AttentionRequest,
+    BackendUnavailableError,
+    DeadlinePassed,
+    Intervention,
+    InterventionError,
+    LayerRecord,
+    ResumeAt,
+    TensorName,
+    attention_request,
+    resolve_backend,
+)
+from kernels.reference import StatName
+
+LayerChoice = frozenset[int] | Literal["all"] | None
+
+
+# ------------------------------------------------------------------------------------------------ tokenising
+
+
+def token_word_ids(encoding, special: np.ndarray) -> np.ndarray:
+    """(q_len,) int32 word index per token from a fast tokenizer's ``BatchEncoding`` (``word_ids()``), −1 for
+    special tokens. Without word information (slow tokenizers, ``encoding=None``) every non-special token is
+    its own word, numbered in order."""
+    special = np.asarray(special, dtype=bool)
+    words = None
+    if encoding is not None and getattr(encoding, "is_fast", False):
+        try:
+            words = encoding.word_ids(0)
+        except (ValueError, IndexError):  # no word information for this encoding
+            words = None
+    if words is None or len(words) != len(special):
+        result = np.cumsum(~special, dtype=np.int64) - 1
+    else:
+        result = np.array([-1 if w is None else w for w in words], dtype=np.int64)
+    return np.where(special, -1, result).astype(np.int32)
+
+
+def validated_encoding(loaded: LoadedModel, text: str, *, truncate: bool = False):
+    """Tokenise ``text`` and validate it before any forward: non-empty, within the model's length (or cut to it
+    when ``truncate``), not only special or invisible tokens, ids inside the vocabulary.
+
+    Returns the tokenizer's ``BatchEncoding`` (batch of one, PyTorch tensors, on the CPU; it knows which word
+    each token is from) and whether it was truncated. Raises :class:`InvalidTextError`."""
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidTextError("the text is empty; type or paste a sentence to inspect")
+    tokenizer, limit = loaded.tokenizer, loaded.info.max_positions
+    options = dict(return_tensors="pt", return_special_tokens_mask=True,
+                   return_offsets_mapping=bool(getattr(tokenizer, "is_fast", False)))
+    with loaded.tokenizer_lock:
+        encoding = tokenizer(text, truncation=False, verbose=False, **options)
+        full_length = encoding["input_ids"].shape[1]
+        if full_length > limit:
+            if not truncate:
+                raise InvalidTextError(f"the text has {full_length} tokens; {loaded.info.name} reads at most "
+                                       f"{limit} — shorten it or pick a long-context model")
+            encoding = tokenizer(text, truncation=True, max_length=limit, **options)
+    ids = encoding["input_ids"]
+    if ids.shape[1] == 0:
+        raise InvalidTextError("the text produced no tokens for this model's tokenizer")
+    if bool(encoding["special_tokens_mask"].all()):
+        # e.g. only zero-width or control characters: the model would see [CLS] [SEP] and nothing of the text.
+        raise InvalidTextError("the text has nothing this model's tokenizer reads — only invisible characters (zero-"
+                               "width spaces, direction marks, …) or special tokens; type or paste visible text")
+    if int(ids.min()) < 0 or int(ids.max()) >= loaded.info.vocab_size:
+        raise InvalidTextError(f"the tokenizer produced id {int(ids.max())}, outside the model's vocabulary of "
+                               f"{loaded.info.vocab_size}; the tokenizer does not belong to this model")
+    return encoding, full_length > limit
+
+
+def tokenize(loaded: LoadedModel, text: str, *, truncate: bool = False) -> tuple[dict, bool]:
+    """:func:`validated_encoding` as a plain dict (batch of one, PyTorch tensors on the CPU) and whether it was
+    truncated."""
+    encoding, truncated = validated_encoding(loaded, text, truncate=truncate)
+    return dict(encoding), truncated
+
+
+@dataclass(frozen=True)
+class EncodedText:
+    """A validated text, ready for :func:`run`.
+
+    inputs: ``input_ids`` and ``attention_mask``, (1, q_len) int64 on the model's device. tokens: the tokenizer's
+    own token strings, special tokens included (q_len of them). special: (q_len,) bool — the tokenizer's special
+    tokens mask. truncated: whether the text was cut to the model's length. encoding: the tokenizer's
+    ``BatchEncoding`` on the CPU (offsets, and :func:`token_word_ids`)."""
+
+    inputs: dict[str, torch.Tensor]
+    tokens: tuple[str, ...]
+    special: np.ndarray
+    truncated: bool
+    encoding: object
+
+
+def encode_text(loaded: LoadedModel, text: str, *, truncate: bool = False) -> EncodedText:
+    """Tokenise and validate ``text`` (:func:`validated_encoding`) and put its inputs on the model's device."""
+    encoding, truncated = validated_encoding(loaded, text, truncate=truncate)
+    device = loaded.device
+    ids = encoding["input_ids"]
+    return EncodedText(
+        inputs={"input_ids": ids.to(device), "attention_mask": encoding["attention_mask"].to(device)},
+        tokens=tuple(str(t) for t in loaded.tokenizer.convert_ids_to_tokens(ids[0].tolist())),
+        special=encoding["special_tokens_mask"][0].numpy().astype(bool),
+        truncated=truncated, encoding=encoding)
+
+
+def encode(loaded: LoadedModel, text: str) -> dict[str, torch.Tensor]:
+    """Tokenise and validate ``text`` (length and ids before any forward): ``input_ids`` and ``attention_mask``
+    on the model's device."""
+    return encode_text(loaded, text).inputs
+
+
+# ------------------------------------------------------------------------------------------------ the forward
+
+
+def backend_for(loaded: LoadedModel, backend: str) -> str:
+    """The attention backend that will run for ``backend`` (``auto``, ``torch``, ``triton``) on ``loaded``'s
+    device; :class:`BackendError` saying why and what to choose when it cannot run there."""
+    try:
+        return resolve_backend(backend, loaded.device)
+    except BackendUnavailableError as err:
+        raise BackendError(str(err)) from err
+
+
+@dataclass
+class ForwardResult:
+    """One forward's model outputs (transformers' ``ModelOutput``, hidden states included; None for a forward that
+    stopped after a layer's attention, ``run(stop_after=…)``), the attention
+    layers' records (:class:`kernels.hf.LayerRecord`, one per layer that ran, in order), the backend that ran and,
+    when asked for, each transformer block's output (``layer_outputs``: (batch, n, hidden) each, detached)."""
+
+    outputs: object | None
+    records: list[LayerRecord]
+    backend: str = "torch"
+    layer_outputs: list[torch.Tensor] = field(default_factory=list)
+
+
+def run(
+    loaded: LoadedModel,
+    inputs: dict[str, torch.Tensor],
+    *,
+    interventions: Sequence[Intervention] = (),
+    backend: str = "torch",
+    weights_layers: LayerChoice = None,
+    keep: tuple[TensorName, ...] = (),
+    keep_layers: LayerChoice = None,
+    grad: bool = False,
+    stats: tuple[StatName, ...] = ("entropy", "lse", "sink"),
+    deadline_s: float | None = None,
+    resume: ResumeAt | None = None,
+    keep_layer_outputs: bool = False,
+    stop_after: int | None = None,
+) -> ForwardResult:
+    """Run the shared model on ``inputs`` (``input_ids`` or ``inputs_embeds``, plus ``attention_mask``, on the
+    model's device) through the inspector's attention function, with ``interventions`` applied inside it.
+
+    ``weights_layers``: the layers whose exact weights the records keep. ``keep`` / ``keep_layers``: which
+    tensors (query, key, value, output) to keep, for which layers. ``stats``: the per-row statistics the records
+    carry (``()`` when only the outputs matter: batched evaluations skip the entropy pass). Autograd records
+    only when ``grad`` is True (the model's parameters never require grad; gradients flow to inputs and to
+    intervention tensors). ``deadline_s``: seconds the forward may take, checked as each attention layer
+    starts (None = no deadline). ``resume``: start at a layer, the blocks below returning kept outputs
+    (:class:`kernels.hf.ResumeAt`); ``keep_layer_outputs``: keep every block's output
+    (:attr:`ForwardResult.layer_outputs`) for such a later forward. Both need :attr:`LoadedModel.can_resume`.
+    ``stop_after``: end the forward once that layer's attention is recorded — the records are complete up to it,
+    and ``outputs`` is None (the census reads records only, so the last layer's MLP and the head never run).
+
+    Raises :class:`InvalidRequestError` for an intervention naming a layer or head the model lacks,
+    :class:`BackendError`, :class:`UnsupportedModelError` and :class:`DeadlineExceededError` (see the module
+    docstring)."""
+    info = loaded.info
+    for item in interventions:
+        info.check_layer(item.layer, "an intervention's layer")
+    if (resume is not None or keep_layer_outputs) and not loaded.can_resume:
+        raise InvalidRequestError(f"{info.name} ({info.architecture}): its transformer blocks were not found, so a "
+                                  "forward cannot resume at a layer")
+    if stop_after is not None:
+        info.check_layer(stop_after, "the layer to stop after")
+    if resume is not None:
+        info.check_layer(resume.layer, "the layer to resume at")
+        first = resume.layer
+        if any(item.layer < first for item in interventions):
+            raise InvalidRequestError(f"an intervention below layer {first}, where the forward resumes, would not run")
+    chosen = backend_for(loaded, backend)
+    # The clock starts here, after tokenising: the deadline bounds the model's work, not the caller's.
+    deadline = None if deadline_s is None else time.monotonic() + deadline_s
+    request = AttentionRequest(backend=chosen, stats=stats, weights_layers=weights_layers,
+                               interventions=tuple(interventions), keep=keep, keep_layers=keep_layers,
+                               deadline=deadline, resume=resume, keep_layer_outputs=keep_layer_outputs,
+                               stop_after=stop_after)
+    context = torch.enable_grad() if grad else torch.inference_mode()
+    try:
+        with context, attention_request(request):
+            outputs = loaded.model(**inputs, output_hidden_states=True)
+    except AttentionDone:
+        outputs = None
+    except DeadlinePassed as err:
+        q_len = next(iter(inputs.values())).shape[1]  # ids, mask (batch, n) and embeddings (batch, n, hidden)
+        raise DeadlineExceededError(f"{info.name} did not finish {q_len} tokens within the {deadline_s:g} s this "
+                                    f"server allows one run ({err}); the server may be busy or the text long — "
+                                    "try again, shorten the text, or pick a smaller model") from err
+    except InterventionError as err:
+        raise InvalidRequestError(str(err)) from err
+    except AttentionContractError as err:
+        raise UnsupportedModelError(f"{info.name}: {err}") from err
+    except BackendUnavailableError as err:
+        raise BackendError(str(err)) from err
+    return ForwardResult(outputs=outputs, records=request.records, backend=chosen,
+                         layer_outputs=request.layer_outputs)

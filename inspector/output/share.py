@@ -1,0 +1,422 @@
+"""Shareable view state: everything needed to reproduce a view, as URL query parameters.
+
+A link is a promise to the person who opens it and a door into the server for anyone who crafts one, so
+:func:`decode_view` reads every parameter defensively: it **never raises**; a missing, malformed or hostile
+value is replaced by the default and reported as a plain-English warning that names the parameter, the
+bad value (shortened, ``repr``'d) and what was used instead. In particular:
+
+- numbers must be short decimal integers within sane bounds (``fit`` then clamps them to the loaded model);
+- booleans are ``0``/``1``/``true``/``false``; backends and pages come from fixed lists;
+- the model is ``default``, a shipped model (``shipped:NAME``, a folder under ``assets/models``) or a hub id of
+  the form ``name`` or ``org/name`` — never a local path: a share link must not point the server at its own
+  filesystem (``..``, leading ``/`` ``.`` ``~``, backslashes, control characters and names that exist as folders
+  on the server are all refused); a hosted instance also passes the models it
+  offers (:mod:`inspector.serving.hosting`), and any other model falls back to the bundled one;
+- text longer than :data:`MAX_TEXT_CHARS` is refused, and compressed text (``tz``) is inflated with a hard
+  output cap, so a zip bomb costs at most a few hundred kilobytes of work.
+
+Format (version :data:`SHARE_VERSION`): ``v=1``, then only the fields that differ from the defaults:
+``model``, ``text`` (plain, while URL-encoded it has at most :data:`PLAIN_TEXT_MAX_CHARS` characters) or ``tz``
+(zlib-compressed, URL-safe base64, for longer texts when that is shorter; links of either kind keep opening),
+``page``, ``layer``, ``head``, ``backend``, and the flags ``hide_special``, ``drop_sink``, ``words``, ``slide`` as
+``1``, and ``lang`` (the interface language, one of :data:`inspector.base.i18n.LANGUAGES`, only when it is not
+English). Unknown parameters are ignored (Streamlit
+and later versions add their own). A link longer than :data:`MAX_LINK_CHARS` is not offered (:func:`link_fits`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import zlib
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from urllib.parse import quote_plus, urlencode, urlsplit, urlunsplit
+
+from inspector.base.errors import InspectorError
+from inspector.base.examples import DEFAULT_TEXT
+from inspector.base.i18n import DEFAULT_LANGUAGE, LANGUAGES
+from inspector.base.limits import MAX_TEXT_CHARS
+from inspector.core.loading import DEFAULT_MODEL, SHIPPED_PREFIX, shipped_model_path
+
+SHARE_VERSION = 1
+PAGES: tuple[str, ...] = ("inspect", "heads", "attribution", "lessons", "groundtruth", "compare")
+BACKENDS: tuple[str, ...] = ("auto", "torch", "triton")
+# A text whose URL-encoded form has up to this many characters travels as readable ``text=``; a longer one as
+# whichever is shorter, ``text=`` or the compressed ``tz=`` (non-Latin text, 9 characters a letter once encoded,
+# usually compresses to a fraction).
+PLAIN_TEXT_MAX_CHARS = 1_500
+# The longest link the app offers. Past ~8 KB some proxies and browsers refuse a URL, and Tornado (Streamlit's
+# server) answers a request line past its header limit with a bare HTTP 400 page instead of the app; a view
+# whose link would be longer gets the app's own message instead (issue 18).
+MAX_LINK_CHARS = 8_000
+# No real model has this many layers or heads; ViewState.fit clamps to the loaded model afterwards.
+MAX_INDEX = 1_023
+# UTF-8 needs at most 4 bytes a character; the inflater stops there. Base64 of deflated text of that size
+# is far shorter than this, so a longer ``tz`` is refused before decoding.
+_MAX_TEXT_BYTES = 4 * MAX_TEXT_CHARS
+_MAX_TZ_CHARS = 2 * _MAX_TEXT_BYTES
+_SHOWN_VALUE_CHARS = 40
+_TRUE, _FALSE = ("1", "true"), ("0", "false")
+# The view options carried by a link, by ViewState field (the app's option widgets use the same keys).
+FLAGS = ("hide_special", "drop_sink", "words", "slide")
+# name or org/name (canonical hub models such as "gpt2" have no org), each part starting with a letter or
+# digit; ".." and a trailing "." are refused separately, and so is any value naming a path on this server.
+_HUB_ID = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.-]{0,95}/)?[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
+_INDEX = re.compile(r"[0-9]{1,4}")
+
+
+@dataclass(frozen=True)
+class ViewState:
+    """What a share link reproduces. layer/head: indices into the loaded model (see :meth:`fit`)."""
+
+    model: str = DEFAULT_MODEL
+    text: str = DEFAULT_TEXT
+    page: str = "inspect"
+    layer: int = 0
+    head: int = 0
+    backend: str = "auto"
+    hide_special: bool = False
+    drop_sink: bool = False
+    words: bool = False
+    slide: bool = False
+    lang: str = DEFAULT_LANGUAGE
+
+    def __post_init__(self) -> None:
+        for name in ("model", "text", "page", "backend", "lang"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"ViewState.{name} must be a string; got {getattr(self, name)!r}")
+        for name in ("layer", "head"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"ViewState.{name} must be a non-negative int; got {value!r}")
+        for name in FLAGS:
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"ViewState.{name} must be a bool; got {getattr(self, name)!r}")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"ViewState.backend must be one of {BACKENDS}; got {self.backend!r}")
+        if self.lang not in LANGUAGES:
+            raise ValueError(f"ViewState.lang must be one of {LANGUAGES}; got {self.lang!r}")
+
+    def fit(self, num_layers: int, num_heads: int) -> tuple[ViewState, tuple[str, ...]]:
+        """This state with layer/head clamped to a model of ``num_layers`` × ``num_heads``, and a warning for
+        each one that had to change (a link made on a bigger model)."""
+        warnings = []
+        layer, head = self.layer, self.head
+        if layer >= num_layers:
+            layer = num_layers - 1
+            warnings.append(f"The link asks for layer {self.layer}, but this model has {num_layers} layers "
+                            f"(0–{num_layers - 1}); showing layer {layer} instead.")
+        if head >= num_heads:
+            head = num_heads - 1
+            warnings.append(f"The link asks for head {self.head}, but this model has {num_heads} heads per layer "
+                            f"(0–{num_heads - 1}); showing head {head} instead.")
+        return replace(self, layer=max(layer, 0), head=max(head, 0)), tuple(warnings)
+
+
+_DEFAULTS = ViewState()
+
+
+def _shown(value: object) -> str:
+    """A bad value as a warning shows it: repr'd (control characters visible), at most ~40 characters."""
+    if not isinstance(value, str):
+        return repr(value)[:_SHOWN_VALUE_CHARS]
+    if len(value) > _SHOWN_VALUE_CHARS:
+        return repr(value[:_SHOWN_VALUE_CHARS]) + f"… ({len(value):,} characters)"
+    return repr(value)
+
+
+def compress_text(text: str) -> str:
+    """``text`` as zlib-compressed, URL-safe base64 without padding (the ``tz`` parameter)."""
+    return base64.urlsafe_b64encode(zlib.compress(text.encode("utf-8"), 9)).decode("ascii").rstrip("=")
+
+
+def decompress_text(value: str) -> str | None:
+    """The text inside a ``tz`` value, or None if it is not valid, inflates past the cap, or is not UTF-8."""
+    if len(value) > _MAX_TZ_CHARS or not re.fullmatch(r"[A-Za-z0-9_-]*", value):
+        return None
+    try:
+        packed = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+        inflater = zlib.decompressobj()
+        # max_length caps the output: a bomb stops here instead of filling memory.
+        data = inflater.decompress(packed, _MAX_TEXT_BYTES + 1)
+        if len(data) > _MAX_TEXT_BYTES or inflater.unconsumed_tail or not inflater.eof or inflater.unused_data:
+            return None
+        return data.decode("utf-8")
+    except (binascii.Error, zlib.error, UnicodeDecodeError, ValueError):
+        return None
+
+
+def _last(value: object) -> object:
+    """Query parameters may repeat (``?layer=1&layer=2``); like most servers, the last one wins."""
+    if isinstance(value, (list, tuple)):
+        return value[-1] if value else None
+    return value
+
+
+def _model_problem(model: str) -> str | None:
+    """Why ``model`` cannot come from a link, or None if it can."""
+    if model == DEFAULT_MODEL:
+        return None
+    if model.startswith(SHIPPED_PREFIX):
+        try:
+            shipped_model_path(model.removeprefix(SHIPPED_PREFIX))
+        except InspectorError as err:
+            return f"is not a model this project ships ({err})"
+        return None
+    if not _HUB_ID.fullmatch(model) or ".." in model or model.endswith("."):
+        return "is not a Hugging Face hub id of the form name or org/name (links cannot name local folders)"
+    try:
+        # Same text, different meaning: the loader prefers an existing folder to a hub id of that name.
+        exists = Path(model).exists()
+    except OSError:
+        exists = True
+    if exists:
+        return "names a file or folder on this server, and links cannot load local files"
+    return None
+
+
+def decode_view(params: Mapping[str, str | Sequence[str]], *, pages: Sequence[str] = PAGES,
+                models: Collection[str] | None = None) -> tuple[ViewState, tuple[str, ...]]:
+    """Read a :class:`ViewState` from query parameters (e.g. ``dict(st.query_params)``) and say what was
+    wrong with them. Never raises: every bad value falls back to its default with a warning.
+
+    ``models``: the model specs this instance offers (a hosted instance's allow-list); None = any hub id."""
+    warnings: list[str] = []
+    if not isinstance(params, Mapping):
+        return _DEFAULTS, (f"The link's parameters could not be read ({_shown(params)}); showing the default view.",)
+    values: dict[str, object] = {}
+
+    def get(key: str) -> str | None:
+        value = _last(params.get(key))
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            warnings.append(f"{key}={_shown(value)} is not text; using the default.")
+            return None
+        return value
+
+    version = get("v")
+    if version is not None and version != str(SHARE_VERSION):
+        newer = _INDEX.fullmatch(version) and int(version) > SHARE_VERSION
+        warnings.append(f"v={_shown(version)}: " + ("this link was made by a newer version of the app"
+                        if newer else "unknown link version") + f"; reading it as version {SHARE_VERSION}, "
+                        "so parts of the view may differ.")
+
+    model = get("model")
+    if model is not None:
+        problem = _model_problem(model)
+        if problem is None and models is not None and model not in models:
+            problem = (f"is not one of the models this instance offers ({', '.join(sorted(models))}); a hosted "
+                       "instance loads only its own list")
+        if problem:
+            warnings.append(f"model={_shown(model)} {problem}; using the bundled model instead.")
+        else:
+            values["model"] = model
+
+    text, packed = get("text"), get("tz")
+    if packed is not None:
+        unpacked = decompress_text(packed)
+        if unpacked is None:
+            warnings.append(f"tz={_shown(packed)} is not a valid compressed text (or unpacks to more than "
+                            f"{MAX_TEXT_CHARS:,} characters); using the example text instead.")
+        elif text is not None:
+            warnings.append("The link has both text and tz; using tz.")
+        text = unpacked
+    if text is not None:
+        if len(text) > MAX_TEXT_CHARS:
+            warnings.append(f"The link's text has {len(text):,} characters, more than the {MAX_TEXT_CHARS:,} this "
+                            "app reads; using the example text instead.")
+        elif not text.strip():
+            warnings.append("The link's text is empty; using the example text instead.")
+        else:
+            values["text"] = text
+
+    page = get("page")
+    if page is not None:
+        if page in pages:
+            values["page"] = page
+        else:
+            fallback = pages[0] if pages else _DEFAULTS.page
+            values["page"] = fallback
+            warnings.append(f"page={_shown(page)} is not a page of this app; showing {fallback!r} instead.")
+
+    for key in ("layer", "head"):
+        value = get(key)
+        if value is None:
+            continue
+        if _INDEX.fullmatch(value) and int(value) <= MAX_INDEX:
+            values[key] = int(value)
+        else:
+            warnings.append(f"{key}={_shown(value)} is not a {key} number (0 to {MAX_INDEX}); using {key} "
+                            f"{getattr(_DEFAULTS, key)} instead.")
+
+    for key, allowed in (("backend", BACKENDS), ("lang", LANGUAGES)):
+        value = get(key)
+        if value is None:
+            continue
+        if value in allowed:
+            values[key] = value
+        else:
+            warnings.append(f"{key}={_shown(value)} is not one of {', '.join(allowed)}; using "
+                            f"{getattr(_DEFAULTS, key)!r} instead.")
+
+    for key in FLAGS:
+        value = get(key)
+        if value is None:
+            continue
+        if value.lower() in _TRUE + _FALSE:
+            values[key] = value.lower() in _TRUE
+        else:
+            warnings.append(f"{key}={_shown(value)} is not 0, 1, true or false; using "
+                            f"{'on' if getattr(_DEFAULTS, key) else 'off'} instead.")
+
+    return replace(_DEFAULTS, **values), tuple(warnings)
+
+
+def encode_view(state: ViewState) -> dict[str, str]:
+    """Query parameters for ``state``: ``v`` always, other fields only where they differ from the default."""
+    params = {"v": str(SHARE_VERSION)}
+    for f in fields(ViewState):
+        value = getattr(state, f.name)
+        if value == getattr(_DEFAULTS, f.name):
+            continue
+        if f.name == "text":
+            plain = len(quote_plus(value))
+            packed = compress_text(value) if plain > PLAIN_TEXT_MAX_CHARS else None
+            if packed is None or plain <= len(packed):
+                params["text"] = value
+            else:
+                params["tz"] = packed
+        elif isinstance(value, bool):
+            params[f.name] = "1" if value else "0"
+        else:
+            params[f.name] = str(value)
+    return params
+
+
+def share_url(base_url: str, state: ViewState) -> str:
+    """``base_url`` (any query or fragment it has is dropped) with ``state`` encoded as its query."""
+    scheme, netloc, path, _, _ = urlsplit(base_url)
+    return urlunsplit((scheme, netloc, path, urlencode(encode_view(state)), ""))
+
+
+def link_fits(url: str) -> bool:
+    """Whether ``url`` is short enough to be opened everywhere (:data:`MAX_LINK_CHARS`)."""
+    return len(url) <= MAX_LINK_CHARS
+
+
+def without_text(params: Mapping[str, str]) -> dict[str, str]:
+    """``params`` without the text (``text`` or ``tz``): what the address bar can hold when the link is too long."""
+    return {key: value for key, value in params.items() if key not in ("text", "tz")}
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` with every ASCII punctuation character backslash-escaped, so a warning that quotes a link's
+    value can be shown with ``st.warning`` (Markdown, with links, LaTeX and colour directives) as plain text."""
+    return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", text)
+
+
+# ------------------------------------------------------------------------------ compare page state (issue 20)
+# The Compare page's own parameters, next to the ViewState ones (same ``v``; decode_view ignores these):
+# ``text_b`` (plain, up to PLAIN_TEXT_MAX_CHARS) or ``tzb`` (compressed like ``tz``), ``model_b`` (a model spec read
+# like ``model``; present = two models on one text), ``query`` (a token string or a position in text A) and
+# ``keys`` (two tokens or positions, comma-separated). Like decode_view, decode_compare never raises.
+COMPARE_DEFAULT_TEXT_B = "The animal didn't cross the street because it was too wide."
+_MAX_TOKEN_CHARS = 100
+
+
+@dataclass(frozen=True)
+class CompareState:
+    """What a Compare link reproduces beyond :class:`ViewState`. query/keys: None = the page's default."""
+
+    text_b: str = COMPARE_DEFAULT_TEXT_B
+    model_b: str | None = None
+    query: str | None = None
+    keys: tuple[str, str] | None = None
+
+
+def _token_problem(value: str) -> str | None:
+    """Why ``value`` cannot be a query or key token from a link (empty, long, control characters), or None."""
+    import unicodedata  # local: this block is kept apart from the module's imports
+
+    if not value.strip() or len(value) > _MAX_TOKEN_CHARS or any(unicodedata.category(c) == "Cc" for c in value):
+        return f"is not a token (1 to {_MAX_TOKEN_CHARS} visible characters)"
+    return None
+
+
+def decode_compare(params: Mapping[str, str | Sequence[str]], *,
+                   models: Collection[str] | None = None) -> tuple[CompareState, tuple[str, ...]]:
+    """Read a :class:`CompareState` from query parameters; every bad value falls back with a warning."""
+    if not isinstance(params, Mapping):
+        return CompareState(), ()
+    warnings: list[str] = []
+    values: dict[str, object] = {}
+
+    def get(key: str) -> str | None:
+        value = _last(params.get(key))
+        if value is not None and not isinstance(value, str):
+            warnings.append(f"{key}={_shown(value)} is not text; using the default.")
+            return None
+        return value
+
+    text, packed = get("text_b"), get("tzb")
+    if packed is not None:
+        text = decompress_text(packed)
+        if text is None:
+            warnings.append(f"tzb={_shown(packed)} is not a valid compressed text; using the example text B.")
+    if text is not None:
+        if len(text) > MAX_TEXT_CHARS or not text.strip():
+            warnings.append(f"text_b={_shown(text)} is empty or longer than {MAX_TEXT_CHARS:,} characters; using "
+                            "the example text B instead.")
+        else:
+            values["text_b"] = text
+    model = get("model_b")
+    if model is not None:
+        problem = _model_problem(model)
+        if problem is None and models is not None and model not in models:
+            problem = "is not one of the models this instance offers"
+        if problem:
+            warnings.append(f"model_b={_shown(model)} {problem}; comparing two texts instead.")
+        else:
+            values["model_b"] = model
+    query = get("query")
+    if query is not None:
+        problem = _token_problem(query)
+        if problem:
+            warnings.append(f"query={_shown(query)} {problem}; using the first differing token.")
+        else:
+            values["query"] = query
+    keys = get("keys")
+    if keys is not None:
+        parts = keys.split(",")
+        if len(parts) != 2 or any(_token_problem(part) for part in parts):
+            warnings.append(f"keys={_shown(keys)} is not two tokens separated by a comma; using the default keys.")
+        else:
+            values["keys"] = (parts[0], parts[1])
+    return replace(CompareState(), **values), tuple(warnings)
+
+
+def encode_compare(state: CompareState) -> dict[str, str]:
+    """Query parameters for ``state`` (only what differs from the defaults), to add to :func:`encode_view`'s."""
+    params: dict[str, str] = {}
+    if state.text_b != COMPARE_DEFAULT_TEXT_B:
+        if len(state.text_b) <= PLAIN_TEXT_MAX_CHARS:
+            params["text_b"] = state.text_b
+        else:
+            params["tzb"] = compress_text(state.text_b)
+    if state.model_b is not None:
+        params["model_b"] = state.model_b
+    if state.query is not None:
+        params["query"] = state.query
+    if state.keys is not None:
+        params["keys"] = ",".join(state.keys)
+    return params
+
+
+def compare_share_url(base_url: str, state: ViewState, compare_state: CompareState) -> str:
+    """:func:`share_url` with the Compare page's parameters added."""
+    scheme, netloc, path, _, _ = urlsplit(base_url)
+    return urlunsplit((scheme, netloc, path, urlencode({**encode_view(state), **encode_compare(compare_state)}), ""))
