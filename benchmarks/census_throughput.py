@@ -83,7 +83,7 @@ def _run_eager(texts: list[str], batch_tokens: int) -> int:
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    from inspector.analyses.census import length_buckets
+    from inspector.analyses.batching import length_buckets
     from inspector.core.loading import bundled_model_path
 
     folder = bundled_model_path()

@@ -14,15 +14,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from inspector.analyses.census import (
-    STATISTICS,
-    CensusFolderError,
-    InputRow,
-    census,
-    length_buckets,
-    measure_rows,
-    read_census,
-)
+from inspector.analyses.batching import STATISTICS, length_buckets
+from inspector.analyses.census import CensusFolderError, InputRow, census, measure_rows, read_census
 from inspector.analyses.heads import head_report
 from inspector.analyses.metrics import TOKEN_CATEGORIES, head_entropy
 from inspector.core.capture import capture
@@ -64,7 +57,7 @@ def test_batched_statistics_equal_single_text_runs(tiny_models, arch):
                                        equal_nan=True, err_msg=f"{arch} text {item.index} {name}")
         entropy = head_entropy(capture(loaded, item.text, backend="torch", weights=None))
         np.testing.assert_allclose(item.statistics["entropy"], entropy.raw, atol=TOLERANCE, rtol=0)
-    # The Heads report takes these numbers with the census's reductions (census.batch_statistics); against the
+    # The Heads report takes these numbers with the census's reductions (batching.batch_statistics); against the
     # metric functions on the one text's own weights they are the same too.
     report = head_report(loaded, texts[0], backend="torch", pairs=1, pruning_step=1.0).statistics
     expected = single_text_statistics(loaded, texts[0])

@@ -278,7 +278,7 @@ def test_batched_corpus_equals_one_text_at_a_time_on_ragged_lengths(tmp_path, ar
     """The corpus report runs texts of about one length in one right-padded batch (statistics, single-head
     ablations, gated gradients, pairs and pruning): every per-text number must be the text's own single-text
     number — for an encoder, a causal LM (next-token KL, last real token) and a sliding-window model."""
-    from inspector.analyses.census import length_buckets
+    from inspector.analyses.batching import length_buckets
     from inspector.analyses.heads import _GROUP_TOKENS, _ablated_changes
     from inspector.core.outputs import model_output
 
@@ -459,7 +459,7 @@ def test_language_models_and_classifiers_are_judged_in_their_own_terms(tmp_path)
 
 
 def test_a_batch_of_output_changes_equals_output_change_row_by_row(tmp_path, tiny_bert):
-    from inspector.analyses.heads import _padded_batch
+    from inspector.analyses.batching import padded_batch
     from inspector.core.outputs import model_output, output_change, output_changes
 
     lm = load_model(str(save_tiny_model(tmp_path / "gpt2-lm", "gpt2", with_head=True)))
@@ -471,7 +471,7 @@ def test_a_batch_of_output_changes_equals_output_change_row_by_row(tmp_path, tin
     for loaded, kind in ((tiny_bert, "embedding"), (lm, "distribution"),
                          (load_model(str(tmp_path / "bert-cls")), "logits")):
         ids = [encode(loaded, text)["input_ids"][0] for text in texts]
-        batch = _padded_batch(loaded, ids)
+        batch = padded_batch(loaded, ids)
         bases = [model_output(loaded, forward(loaded, encode(loaded, text), stats=()), encode(loaded, text))
                  for text in texts]
         ablated = forward(loaded, batch, stats=(), interventions=[HeadAblation(0, (1,))])

@@ -9,7 +9,8 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector import InspectorError
-from inspector.analyses.census import STATISTICS, CensusSummary, census_report, read_census
+from inspector.analyses.batching import STATISTICS
+from inspector.analyses.census import CensusSummary, census_report, read_census
 from inspector.analyses.metrics import HealthThresholds
 from inspector.base.i18n import t
 from inspector.charts.census import census_columns, census_grid_chart, census_table, statistic_name

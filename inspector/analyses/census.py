@@ -23,10 +23,10 @@ the token budget. The reduction sweeps the n × n weights twice: one matrix prod
 row times P) gives what each key receives, from which the [CLS]/[SEP]/punctuation masses and the sink scores
 follow on ``(batch, heads, n)``; self, previous and next are three diagonals (views); the distance-weighted row
 sums are the second pass. Row sums (at most n terms) run in float32, everything after them in float64.
-:func:`batch_statistics` is that reduction; the Heads report (:mod:`inspector.analyses.heads`) takes its statistics part
-through it too, from the weights its own forward keeps. The forward stops once the last layer's attention is
-recorded (``stop_after``): the last layer's output projection and MLP and the model's head compute nothing the
-census reads.
+:func:`inspector.analyses.batching.batch_statistics` is that reduction; the Heads report
+(:mod:`inspector.analyses.heads`) takes its statistics part through it too, from the weights its own forward keeps. The
+forward stops once the last layer's attention is recorded (``stop_after``): the last layer's output projection and MLP
+and the model's head compute nothing the census reads.
 
 **Batching changes no number.** Batches are right-padded (positions 0…T−1 for every text, so absolute and rotary
 positions are the single-text ones; under a causal mask a real query never sees a padded key), padded keys get
@@ -68,14 +68,22 @@ from typing import Literal
 import numpy as np
 import torch
 
-from inspector.analyses.metrics import HealthFlags, HealthThresholds, health_flags
+from inspector.analyses.batching import (
+    CPU_MAX_PADDING,
+    GPU_MAX_PADDING,
+    STATISTICS,
+    batch_statistics,
+    length_buckets,
+    padded_batch,
+)
+from inspector.analyses.metrics import HealthFlags, HealthThresholds, flagged_heads, health_flags
 from inspector.base.assets import ASSETS_DIR, REPO_ROOT
 from inspector.base.errors import InspectorError, InvalidRequestError
 from inspector.base.i18n import t
 from inspector.core.capture import tokenize
 from inspector.core.loading import LoadedModel, ModelInfo, model_label, resolve_model_folder
 from inspector.core.outputs import forward
-from kernels.reference import materialize_weights, visible_keys_mask
+from kernels.reference import materialize_weights
 
 Engine = Literal["local", "ray"]
 ENGINES: tuple[Engine, ...] = ("local", "ray")
@@ -84,12 +92,6 @@ INPUT_SUFFIXES = (".txt", ".jsonl", ".parquet")
 # The shipped corpus (assets/corpus/README.md): 15,192 sentences from Python, NumPy and SciPy documentation.
 CENSUS_CORPUS_PATH = ASSETS_DIR / "corpus" / "census-sentences.txt"
 
-# Per text and head, in this order; each a (layers, heads) float32 array. The mass_* columns follow
-# inspector.analyses.metrics.TOKEN_CATEGORIES ([CLS], [SEP], punctuation, self, previous, next).
-STATISTICS: tuple[str, ...] = (
-    "entropy", "entropy_normalized", "first_token_sink", "max_sink_score",
-    "mass_cls", "mass_sep", "mass_punctuation", "mass_self", "mass_previous", "mass_next", "mean_distance",
-)
 # Statistics that are NaN where a text cannot measure them (normalised entropy of a one-token text): summaries skip
 # those texts, as HeadStatistics.mean does.
 _NAN_SKIPPING = ("entropy_normalized",)
@@ -98,12 +100,6 @@ STATISTIC_UNITS = {"entropy": "nats", "entropy_normalized": "entropy / log(visib
 # Padded tokens (batch × longest text) per forward. On the CPU larger batches stop paying off around here; on a GPU
 # raise it (--batch-tokens) until memory or throughput says stop.
 DEFAULT_BATCH_TOKENS = 8192
-# How much padding a batch may carry, as a share of its real tokens. On the CPU a padded token costs as much as a
-# real one and one more forward little (a 1000-text shard of the census corpus: 21 % padding in 6 batches at 0.25,
-# 1.4 % in 26 at 0.05, about a fifth less forward time), so batches are cut tight there; on a GPU fewer, fuller
-# batches pay for their padding.
-CPU_MAX_PADDING = 0.05
-GPU_MAX_PADDING = 0.25
 DEFAULT_SHARD_SIZE = 1000
 # Rows handed to one Ray actor call: the actor buckets them by length itself.
 _RAY_BATCH_ROWS = 256
@@ -328,28 +324,6 @@ def _encode_rows(loaded: LoadedModel, rows: Iterable[InputRow], truncate: bool,
     return encoded, errors
 
 
-def length_buckets(lengths: Sequence[int], batch_tokens: int, max_padding: float = CPU_MAX_PADDING,
-                   ) -> list[list[int]]:
-    """Positions of ``lengths`` grouped into batches: sorted by length and packed while count × longest ≤
-    ``batch_tokens`` and the padding stays under ``max_padding`` of the batch's real tokens (a text longer than
-    the budget goes alone). Every position appears exactly once."""
-    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
-    buckets: list[list[int]] = []
-    current: list[int] = []
-    real = 0
-    for position in order:
-        length = lengths[position]
-        padded = (len(current) + 1) * length
-        if current and (padded > batch_tokens or padded > (1 + max_padding) * (real + length)):
-            buckets.append(current)
-            current, real = [], 0
-        current.append(position)
-        real += length
-    if current:
-        buckets.append(current)
-    return buckets
-
-
 def _materialize(backend: str, query: torch.Tensor, key: torch.Tensor, lse: torch.Tensor, *, causal: bool,
                  scale: float, padding: torch.Tensor | None, window: int | None) -> torch.Tensor:
     """One layer's exact weights (batch, heads, n, n) float32, as the attention function makes them."""
@@ -362,116 +336,14 @@ def _materialize(backend: str, query: torch.Tensor, key: torch.Tensor, lse: torc
                                window=window)
 
 
-def _layer_statistics(weights: torch.Tensor, real: torch.Tensor, counts: torch.Tensor, neighbours: torch.Tensor,
-                      categories: torch.Tensor, seen_by: torch.Tensor, distance: torch.Tensor,
-                      ) -> dict[str, torch.Tensor]:
-    """Reduce one layer's weights to per-text, per-head numbers — the batched twins of
-    :func:`inspector.analyses.metrics.token_category_mass`, :func:`~inspector.analyses.metrics.sink_scores` and
-    :func:`~inspector.analyses.metrics.mean_attention_distance`, each over the text's own T real queries and keys.
-
-    weights: (B, H, n, n) float32, overwritten; real: (B, n) float32, 1 for a real token, 0 for padding; counts:
-    (B, 1) float64 T per text (at least 1); neighbours: (B, 1) float64 T − 1; categories: (B, n, 3) float64 key
-    masks (zero past T); seen_by: (B, n) float64 — how many real queries may see each key (0 past T); distance:
-    (n, n) float32 |i − j|.
-
-    Two passes over the n × n weights: one matrix product sums each key's weight over the real queries (the
-    category masses and sink scores need nothing else), and the distance-weighted row sums. Padded query rows
-    (which do see the real keys in an encoder) are left out by those sums; a padded key has exactly 0 weight.
-    Row-level sums run in float32 (at most n terms in [0, 1], or in [0, n] for the distance: a relative error of
-    about 1e-7), everything after them in float64. token_category_mass also divides each row by its sum, a change
-    below 1e-7 here, so it is left out."""
-    rows = real[:, None, None, :]  # (B, 1, 1, n): which query rows count
-    received = torch.matmul(rows, weights).squeeze(2).double()  # (B, H, n): Σ over real queries of each key
-    by_key = torch.matmul(received, categories) / counts[:, :, None]  # (B, H, 3)
-    real64 = real.double()
-    # Diagonals are strided views (n values per head): self = row i, key i (0 on padded rows: their key is
-    # padding); previous = row i + 1, key i (a padded row i + 1 may see a real key i, so it is masked); next = row
-    # i, key i + 1 (0 wherever row i or key i + 1 is padding).
-    self_mass = torch.diagonal(weights, dim1=2, dim2=3).double().sum(dim=-1) / counts
-    previous = (torch.diagonal(weights, offset=-1, dim1=2, dim2=3).double() * real64[:, None, 1:]).sum(dim=-1)
-    following = torch.diagonal(weights, offset=1, dim1=2, dim2=3).double().sum(dim=-1)
-    has_neighbour = neighbours > 0
-    previous_mass = torch.where(has_neighbour, previous / neighbours.clamp_min(1), 0.0)
-    next_mass = torch.where(has_neighbour, following / neighbours.clamp_min(1), 0.0)
-    # Sink scores: what each key receives from the real queries, over how many real queries may see it.
-    scores = torch.where(seen_by[:, None, :] > 0, received / seen_by.clamp_min(1)[:, None, :], 0.0).clamp(0.0, 1.0)
-    scores = torch.where(real64[:, None, :] > 0, scores, -1.0)  # padded keys never the largest
-    row_distance = weights.mul_(distance).sum(dim=-1).double()  # (B, H, n); the weights' last use
-    mean_distance = (row_distance * real64[:, None, :]).sum(dim=-1) / counts
-    return {"key_scores": scores, "first_token_sink": scores[..., 0], "max_sink_score": scores.max(dim=-1).values,
-            "mass_cls": by_key[..., 0], "mass_sep": by_key[..., 1], "mass_punctuation": by_key[..., 2],
-            "mass_self": self_mass, "mass_previous": previous_mass,
-            "mass_next": next_mass, "mean_distance": mean_distance}
-
-
-def _entropy_statistics(records: list, real: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(B, L, H) mean row entropy over each text's real queries, and the mean of entropy / log(visible keys) over
-    the real queries that see at least two keys (NaN where none do) —
-    :func:`inspector.analyses.metrics.head_entropy_from_rows`
-    for every text of the batch at once."""
-    entropy = torch.stack([r.stats["entropy"] for r in records], dim=1).double()  # (B, L, H, n)
-    visible = torch.stack([r.visible_keys for r in records], dim=1).double()  # (B, L, n)
-    real64 = real.double()[:, None, None, :]  # (B, 1, 1, n)
-    raw = (entropy * real64).sum(dim=-1) / real64.sum(dim=-1).clamp_min(1)
-    counted = (visible > 1)[:, :, None, :] & (real64 > 0)  # (B, L, 1, n) rows with log(visible keys) > 0
-    log_keys = torch.where(visible > 1, visible, 2.0).log()[:, :, None, :]
-    normalized_sum = torch.where(counted, entropy / log_keys, 0.0).sum(dim=-1)
-    rows_counted = counted.sum(dim=-1)
-    normalized = torch.where(rows_counted > 0, normalized_sum / rows_counted.clamp_min(1), float("nan"))
-    return raw, normalized
-
-
-def batch_statistics(records: Sequence, weights_of: Callable[[object], torch.Tensor], lengths: Sequence[int],
-                     category_masks: np.ndarray) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
-    """The census's reductions for one right-padded batch of B texts (each text's own T real queries and keys):
-    :data:`STATISTICS` as (B, L, H) float64 tensors, and every key's sink score (B, L, H, n) — padded keys −1.
-
-    records: the forward's L :class:`kernels.hf.LayerRecord` s (with the ``entropy`` statistic); ``weights_of``
-    gives a record's exact weights (B, H, n, n) float32, which the reduction overwrites (materialise them, or pass
-    a copy); ``category_masks``: (B, n, 3) [CLS]/[SEP]/punctuation key masks (zero past T). The Heads report's
-    corpus statistics come from here too (:mod:`inspector.analyses.heads`), so both give the same numbers by one
-    code."""
-    n = category_masks.shape[1]
-    with torch.inference_mode():  # the forward's weights are inference tensors, reduced in place
-        device = records[0].stats["entropy"].device
-        lengths_tensor = torch.tensor(list(lengths), device=device)
-        real = (torch.arange(n, device=device)[None, :] < lengths_tensor[:, None]).float()  # (B, n): real = T first
-        counts = lengths_tensor.double().clamp_min(1)[:, None]
-        neighbours = (lengths_tensor.double() - 1)[:, None]  # rows with a neighbour inside the text
-        categories = torch.from_numpy(np.ascontiguousarray(category_masks, dtype=np.float64)).to(device)
-        position = torch.arange(n, device=device)
-        distance = (position[:, None] - position[None, :]).abs().float()  # (n, n) |i − j|
-        seen_by_pattern: dict[tuple[bool, int | None], torch.Tensor] = {}
-        per_layer: list[dict[str, torch.Tensor]] = []
-        for record in records:
-            pattern = (record.causal, record.window)
-            if pattern not in seen_by_pattern:
-                visible = visible_keys_mask(n, n, causal=record.causal, window=record.window, device=device)[0, 0]
-                seen_by_pattern[pattern] = torch.matmul(real.double(), visible.double()) * real.double()  # (B, n)
-            weights = weights_of(record)
-            per_layer.append(_layer_statistics(weights, real, counts, neighbours, categories, seen_by_pattern[pattern],
-                                               distance))
-            del weights  # one layer's n × n at a time
-        entropy, normalized = _entropy_statistics(records, real)
-        key_scores = torch.stack([layer.pop("key_scores") for layer in per_layer], dim=1)  # (B, L, H, n)
-        reduced = {name: torch.stack([layer[name] for layer in per_layer], dim=1) for name in per_layer[0]}
-        reduced.update(entropy=entropy, entropy_normalized=normalized)
-        return reduced, key_scores
-
-
 def _measure_bucket(loaded: LoadedModel, items: list[_Encoded], backend: str) -> list[TextCensus]:
     info, device = loaded.info, loaded.device
     lengths_list = [len(item.ids) for item in items]
     n, batch = max(lengths_list), len(items)
-    pad_id = getattr(loaded.tokenizer, "pad_token_id", None) or 0
-    ids = np.full((batch, n), int(pad_id), dtype=np.int64)
-    mask = np.zeros((batch, n), dtype=np.int64)
+    inputs = padded_batch(loaded, [torch.from_numpy(item.ids).to(device) for item in items])
     category_masks = np.zeros((batch, n, 3), dtype=np.float64)
-    for b, item in enumerate(items):  # right padding: every text keeps positions 0 … T − 1
-        length = len(item.ids)
-        ids[b, :length], mask[b, :length] = item.ids, 1
-        category_masks[b, :length] = item.category_masks.T
-    inputs = {"input_ids": torch.from_numpy(ids).to(device), "attention_mask": torch.from_numpy(mask).to(device)}
+    for b, item in enumerate(items):  # zero past each text's T, like its padded keys
+        category_masks[b, :lengths_list[b]] = item.category_masks.T
     # The statistics need every layer's attention and nothing after the last one: that layer's output projection
     # and MLP (9 of its 12 d² weight units: an eighth of a 6-layer model's matrix products) and the head never run.
     result = forward(loaded, inputs, backend=backend, stats=("entropy", "lse"), keep=("query", "key"),
@@ -937,8 +809,6 @@ def census_report(summary: CensusSummary, lang: str = "en") -> list[str]:
     """The statistics part of the Heads page's health report, for a census: what was measured, the collapsed
     and diffuse heads (same thresholds and flags as :func:`inspector.analyses.heads.health_report`) with their 95 %
     intervals, and the sink heads. Ablation and gradient importance are not part of a census."""
-    from inspector.analyses.heads import REPORT_HEADS_PER_KIND
-
     th, flags, mean = summary.thresholds, summary.flags, summary.mean
     lines = [t("census.report_measured", lang, texts=summary.texts, tokens=summary.tokens,
                model=model_label(summary.model.get("name", summary.model.get("spec", "?")), lang),
@@ -952,18 +822,18 @@ def census_report(summary: CensusSummary, lang: str = "en") -> list[str]:
 
     for kind, mask, order_key in (("collapsed", flags.collapsed, normalized),
                                   ("diffuse", flags.diffuse, -normalized)):
-        found = sorted(zip(*np.nonzero(mask)), key=lambda lh: order_key[lh])
-        if not found:
+        named, more = flagged_heads(mask, order_key)
+        if not named:
             extreme = np.nanmin(normalized) if kind == "collapsed" else np.nanmax(normalized)
             lines.append(t(f"census.report_no_{kind}", lang, threshold=f"{getattr(th, kind):g}",
                            value=f"{extreme:.2f}"))
             continue
-        for layer, head in found[:REPORT_HEADS_PER_KIND]:
+        for layer, head in named:
             lines.append(t(f"census.report_{kind}", lang, layer=int(layer), head=int(head),
                            value=f"{normalized[layer, head]:.2f}", interval=interval("entropy_normalized", layer, head),
                            threshold=f"{getattr(th, kind):g}"))
-        if len(found) > REPORT_HEADS_PER_KIND:
-            lines.append(t("census.report_more", lang, count=len(found) - REPORT_HEADS_PER_KIND))
+        if more:
+            lines.append(t("census.report_more", lang, count=more))
     first = mean["first_token_sink"]
     top = np.unravel_index(int(np.nanargmax(first)), first.shape) if np.isfinite(first).any() else (0, 0)
     lines.append(t("census.report_sinks", lang, sinks=int(flags.sink.sum()), heads=flags.sink.size,

@@ -31,10 +31,10 @@ verdict is never drawn from one sentence. The pair and pruning measurements are 
 of ablations chosen from the corpus averages.
 
 **Batched over texts, with the single-text numbers.** Texts are grouped by length the way the census groups them
-(:func:`inspector.analyses.census.length_buckets`), and a group's texts share each of the forwards above: right-padded
-batches (:func:`_padded_batch` — every text keeps positions 0 … T − 1, padded keys get exactly zero weight, a
-real query never sees one) whose rows are (text, copy) pairs, each statistic then taken over the text's own T
-tokens. Bigger matrix products use a CPU better at these sizes (T ≈ 10–30 tokens, and a head's copies are
+(:func:`inspector.analyses.batching.length_buckets`), and a group's texts share each of the forwards above: right-padded
+batches (:func:`inspector.analyses.batching.padded_batch` — every text keeps positions 0 … T − 1, padded keys get
+exactly zero weight, a real query never sees one) whose rows are (text, copy) pairs, each statistic then taken over the
+text's own T tokens. Bigger matrix products use a CPU better at these sizes (T ≈ 10–30 tokens, and a head's copies are
 only 12 rows of a group), while every per-text number stays its single-text number up to float rounding
 (tests/test_heads.py checks BERT, a GPT-2 LM and a sliding-window Mistral on ragged lengths, and the resumed
 copies against copies run through every layer).
@@ -52,11 +52,13 @@ from typing import Literal
 import numpy as np
 import torch
 
-from inspector.analyses.census import batch_statistics, length_buckets
+from inspector.analyses.batching import batch_statistics, length_buckets, padded_batch
 from inspector.analyses.metrics import (
+    REPORT_HEADS_PER_KIND,
     TOKEN_CATEGORIES,
     HealthFlags,
     HealthThresholds,
+    flagged_heads,
     health_flags,
     induction_score,
     norm_weighted_attention,
@@ -353,24 +355,6 @@ def layer_normalized(raw: np.ndarray) -> np.ndarray:
     return np.divide(raw, norms, out=np.zeros_like(raw, dtype=np.float64), where=norms > 0).astype(np.float32)
 
 
-def _padded_batch(loaded: LoadedModel, rows: Sequence[torch.Tensor], width: int | None = None,
-                  ) -> dict[str, torch.Tensor]:
-    """Token-id rows (each (T,) on the model's device) as one right-padded batch, the census's convention
-    (:mod:`inspector.analyses.census`): every text keeps positions 0 … T − 1 and its own mask, padded keys get
-    exactly zero weight and a real query never sees one, so each row's numbers are its single-text numbers up to float
-    rounding. ``width``: the padded length (default the longest row; rows of one length then make an unpadded
-    batch)."""
-    width = width or max(int(row.shape[0]) for row in rows)
-    device = rows[0].device
-    pad_id = getattr(loaded.tokenizer, "pad_token_id", None) or 0
-    input_ids = torch.full((len(rows), width), int(pad_id), dtype=torch.long, device=device)
-    attention_mask = torch.zeros((len(rows), width), dtype=torch.long, device=device)
-    for r, row in enumerate(rows):
-        input_ids[r, :row.shape[0]] = row
-        attention_mask[r, :row.shape[0]] = 1
-    return {"input_ids": input_ids, "attention_mask": attention_mask}
-
-
 def _row_chunks(lengths: Sequence[int], copies: int | Sequence[int], budget: int,
                 minimum: int = 1) -> list[list[tuple[int, int]]]:
     """Rows (text k, copy c) — copies ``range(copies)``, or the given copy indices — of every text, cut into
@@ -410,7 +394,7 @@ def _texts_changes(loaded: LoadedModel, ids: Sequence[torch.Tensor], bases: Sequ
             row_masks = masks[[s for _, s in part]]  # (R, L, H)
             interventions = [SequenceHeadAblation(layer, row_masks[:, layer], mode) for layer in range(layers)
                              if row_masks[:, layer].any()]
-            batch = _padded_batch(loaded, [ids[k] for k, _ in part], width)
+            batch = padded_batch(loaded, [ids[k] for k, _ in part], width)
             resume = None
             if start > 0:
                 texts = torch.tensor([k for k, _ in part], device=layer_outputs[0].device)
@@ -455,7 +439,7 @@ def _texts_gradients(loaded: LoadedModel, ids: Sequence[torch.Tensor], bases: Se
         texts = [k for k, _ in part]
         gates = [torch.ones(len(part), info.num_heads, device=device, requires_grad=True)
                  for _ in range(info.num_layers)]
-        batch = _padded_batch(loaded, [ids[k] for k in texts])
+        batch = padded_batch(loaded, [ids[k] for k in texts])
         result = forward(loaded, batch, interventions=[HeadGate(layer, gate) for layer, gate in enumerate(gates)],
                          backend=backend, grad=True, stats=())
         vectors = [model_output(loaded, result, batch, keep_graph=True, sequence=r).vector for r in range(len(part))]
@@ -512,7 +496,7 @@ def _texts_statistics(loaded: LoadedModel, ids: Sequence[torch.Tensor], backend:
     start from (:func:`_texts_changes`)."""
     info = loaded.info
     layers, heads = info.num_layers, info.num_heads
-    batch = _padded_batch(loaded, ids)
+    batch = padded_batch(loaded, ids)
     base_run = forward(loaded, batch, backend=backend, weights_layers="all", keep=("value", "output"),
                        keep_layers="all", keep_layer_outputs=loaded.can_resume)
     records = base_run.records
@@ -528,7 +512,7 @@ def _texts_statistics(loaded: LoadedModel, ids: Sequence[torch.Tensor], backend:
         special_of.append(np.array([i in special_ids for i in token_ids], dtype=bool))
         category_masks[k, :lengths[k]] = token_category_masks(tokens_of[k], special_of[k]).T
     # Entropy, the category masses, sink scores and distances: the census's own reductions of this batch
-    # (inspector.analyses.census.batch_statistics), so a head's numbers here and in a census are one computation. They
+    # (inspector.analyses.batching.batch_statistics), so a head's numbers here and in a census are one computation. They
     # overwrite the records' weights, which all_weights has copied for the statistics below.
     reduced, all_key_scores = batch_statistics(records, lambda record: record.weights, lengths, category_masks)
     census = {name: value.float().cpu().numpy() for name, value in reduced.items()}  # (K, L, H) each
@@ -660,7 +644,7 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
     key_scores: list = [None] * count
     bases: list = [None] * count
     finished = 0
-    # Texts of about one length share their forwards (right-padded, see _padded_batch): a group's single-head
+    # Texts of about one length share their forwards (right-padded, see batching.padded_batch): a group's single-head
     # ablation copies fill about one batch of _GROUP_TOKENS padded tokens, big enough for efficient matrix
     # products on a CPU, small enough that the progress callback (and with it the page's Stop) comes every few
     # texts. The callback still comes once per text, when its group is done.
@@ -722,8 +706,6 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
 
 # ------------------------------------------------------------------------------------------- words and numbers
 
-# How many heads of each kind the plain-words report names before summarising the rest.
-REPORT_HEADS_PER_KIND = 6
 # A head counts as an induction head when, on average, a repeated token puts more than this share of its attention
 # on the token that followed its earlier occurrence: two-fifths of the budget on a key chosen by content, where an
 # even spread gives it 1/(keys the row sees). Olsson et al. (2022) measure the same "prefix matching" score on
@@ -818,16 +800,13 @@ def health_report(report: HeadReport, lang: str = DEFAULT_LANGUAGE, *,
         return _head_words(int(layer), int(head), lang)
 
     def listed(mask: np.ndarray, key: np.ndarray, describe: Callable[[int, int], str], none: str) -> None:
-        found = list(zip(*np.nonzero(mask)))
-        if not found:
+        named, more = flagged_heads(mask, key, per_kind)
+        if not named:
             lines.append(none)
             return
-        found.sort(key=lambda lh: key[lh])
-        shown = len(found) if per_kind is None else per_kind
-        for layer, head in found[:shown]:
-            lines.append(describe(int(layer), int(head)))
-        if len(found) > shown:
-            lines.append(t("heads.report.and_more", lang, n=len(found) - shown))
+        lines.extend(describe(layer, head) for layer, head in named)
+        if more:
+            lines.append(t("heads.report.and_more", lang, n=more))
 
     listed(flags.collapsed, stats.entropy_normalized,
            lambda layer, head: t("heads.report.collapsed", lang, head=name(layer, head),

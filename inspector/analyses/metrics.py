@@ -132,6 +132,21 @@ def health_flags(entropy_normalized: np.ndarray, max_sink_score: np.ndarray,
                            sink=np.asarray(max_sink_score > thresholds.sink))
 
 
+# How many heads of each kind a plain-words report names before summarising the rest ("… and N more"): the Heads
+# page's health report and the census report alike.
+REPORT_HEADS_PER_KIND = 6
+
+
+def flagged_heads(mask: np.ndarray, order: np.ndarray, per_kind: int | None = REPORT_HEADS_PER_KIND,
+                  ) -> tuple[list[tuple[int, int]], int]:
+    """The flagged heads a report names: (layer, head) of every True of the (layers, heads) ``mask``, ascending
+    by ``order`` (layers, heads; ties keep layer-major order), at most ``per_kind`` of them (None: all) — and how
+    many more were flagged but not named."""
+    found = sorted(zip(*np.nonzero(mask)), key=lambda lh: order[lh])
+    shown = len(found) if per_kind is None else per_kind
+    return [(int(layer), int(head)) for layer, head in found[:shown]], max(0, len(found) - shown)
+
+
 def is_punctuation(token: str) -> bool:
     """True for a token made only of punctuation once word-piece markers are stripped ("," "." "Ġ!" "##?")."""
     for marker in _PIECE_MARKERS:

@@ -1320,7 +1320,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "zh": "顺序：Michel 等人的梯度重要性；移除方式：{mode}消融。0 = 未剪枝时的输出。"},
     # An exported chart's provenance caption quotes its input text; a corpus run has many, so it names them.
     "chart.heads.corpus_text": {"en": "corpus of {n} texts", "zh": "语料库中的 {n} 段文本"},
-    # Census statistics by their names in inspector.analyses.census.STATISTICS (English: the name with spaces).
+    # Census statistics by their names in inspector.analyses.batching.STATISTICS (English: the name with spaces).
     "chart.census.stat.entropy": {"en": "entropy", "zh": "熵"},
     "chart.census.stat.entropy_normalized": {"en": "entropy normalized", "zh": "归一化熵"},
     "chart.census.stat.first_token_sink": {"en": "first token sink", "zh": "第一个词元的汇点得分"},

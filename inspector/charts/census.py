@@ -18,7 +18,7 @@ _CELL_PX, _SLIDE_CELL_PX = 26, 40
 
 
 def statistic_name(statistic: str, lang: str = DEFAULT_LANGUAGE) -> str:
-    """A statistic of :data:`inspector.analyses.census.STATISTICS` in words ("entropy normalized", "归一化熵")."""
+    """A statistic of :data:`inspector.analyses.batching.STATISTICS` in words ("entropy normalized", "归一化熵")."""
     return t(f"chart.census.stat.{statistic}", lang)
 
 
@@ -57,7 +57,7 @@ def census_table(summary: CensusSummary, statistic: str, lang: str = DEFAULT_LAN
 def census_grid_chart(summary: CensusSummary, statistic: str, *, slide: bool = False,
                       lang: str = DEFAULT_LANGUAGE) -> alt.LayerChart:
     """Layer × head grid coloured by the corpus mean of ``statistic`` (one of
-    :data:`inspector.analyses.census.STATISTICS`)."""
+    :data:`inspector.analyses.batching.STATISTICS`)."""
     if statistic not in summary.mean:
         raise ValueError(f"statistic must be one of {sorted(summary.mean)}, got {statistic!r}")
     data = _census_data(summary, statistic, lang)
