@@ -334,3 +334,42 @@ def test_summary_intervals_are_student_t_intervals_over_the_texts_that_measured(
             np.testing.assert_allclose([summary.low[name][layer, head], summary.high[name][layer, head]],
                                        [low, high], rtol=1e-5)
     assert summary.count["entropy_normalized"][0, 0] == 6
+
+
+# Characters str.splitlines() breaks at that are ordinary characters inside a line of a JSONL or text file.
+_NOT_LINE_BREAKS = "\u2028\u2029\u0085\x0b\x0c\x1c\x1d\x1e"
+
+
+def test_a_jsonl_input_keeps_every_record_whatever_characters_its_texts_hold(tmp_path):
+    """Issue 33: json.dumps(..., ensure_ascii=False) writes U+2028 and friends as they are; four records are four
+    rows, each with its own text and origin, and no "not JSON" error."""
+    from inspector.analyses.census import read_input
+
+    texts = [f"record {i} with {ch!r}: a{ch}b" for i, ch in enumerate(_NOT_LINE_BREAKS[:4])]
+    source = tmp_path / "data.jsonl"
+    source.write_bytes("".join(json.dumps({"text": text}, ensure_ascii=False) + "\r\n" for text in texts)
+                      .encode("utf-8"))
+    rows = read_input(source).rows
+    assert [row.value for row in rows] == texts
+    assert [row.origin for row in rows] == ["data.jsonl:1", "data.jsonl:2", "data.jsonl:3", "data.jsonl:4"]
+
+
+def test_a_text_input_has_one_row_a_line_and_no_origins_past_its_end(tmp_path):
+    from inspector.analyses.census import read_input
+
+    texts = [f"line {i}{ch}still line {i}" for i, ch in enumerate(_NOT_LINE_BREAKS[:4])]
+    source = tmp_path / "corpus.txt"
+    source.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    rows = read_input(source).rows
+    assert [row.value for row in rows] == texts
+    assert [row.origin for row in rows] == [f"corpus.txt:{n}" for n in range(1, 5)]
+
+
+@pytest.mark.parametrize("text, lines", [
+    ("", []), ("a", ["a"]), ("a\n", ["a"]), ("a\r\nb\r\n", ["a", "b"]), ("a\n\nb", ["a", "", "b"]),
+    ("a\u2028b\x0cc\n", ["a\u2028b\x0cc"]),
+])
+def test_file_lines_breaks_at_newlines_only(text, lines):
+    from inspector.base.textfiles import file_lines
+
+    assert file_lines(text) == lines

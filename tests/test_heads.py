@@ -644,3 +644,15 @@ def test_head_table_words_follow_the_language(tiny_bert):
     report = head_report(tiny_bert, "a cat sat on the mat")  # no token repeats: no induction score
     assert set(head_table(report, "zh")["induction_text"]) == {"无（没有重复的词元）"}
     assert list(head_table(report, "zh").columns) == list(head_table(report).columns)  # fields stay English
+
+
+def test_a_corpus_line_holding_a_unicode_line_separator_stays_one_text(tmp_path):
+    """Issue 33: the Heads corpus and ``--corpus`` files break at newlines only, as the census does."""
+    from inspector.analyses.heads import read_corpus
+    from inspector.cli.common import read_lines
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("one\u2028still one\ntwo\x0cstill two\r\n# a comment\n", encoding="utf-8")
+    assert read_corpus(corpus) == ["one\u2028still one", "two\x0cstill two"]
+    corpus.write_text("one\u2028still one\ntwo\x0cstill two\r\n", encoding="utf-8")
+    assert read_lines(str(corpus), "--corpus") == ["one\u2028still one", "two\x0cstill two"]

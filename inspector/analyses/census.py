@@ -80,6 +80,7 @@ from inspector.analyses.metrics import HealthFlags, HealthThresholds, flagged_he
 from inspector.base.assets import ASSETS_DIR, REPO_ROOT
 from inspector.base.errors import InspectorError, InvalidRequestError
 from inspector.base.i18n import t
+from inspector.base.textfiles import read_file_lines
 from inspector.core.capture import tokenize
 from inspector.core.loading import LoadedModel, ModelInfo, model_label, resolve_model_folder
 from inspector.core.outputs import forward
@@ -167,7 +168,7 @@ def _rows_of(path: Path, column: str, start: int) -> list[InputRow]:
             raise InvalidRequestError(f"cannot read the Parquet file {path}: {err}") from err
         return [InputRow(start + i, f"{name}:row {i}", v) for i, v in enumerate(values)]
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_file_lines(path)
     except (OSError, UnicodeDecodeError) as err:
         raise InvalidRequestError(f"cannot read {path}: {err} — give a UTF-8 text file") from err
     rows: list[InputRow] = []
@@ -701,7 +702,7 @@ def _read_shards(out: Path) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarr
     tables = [pq.read_table(p) for p in sorted((out / "shards").glob("part-*.parquet"))]
     errors: list[dict] = []
     for path in sorted((out / "shards").glob("part-*.errors.jsonl")):
-        errors.extend(json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line)
+        errors.extend(json.loads(line) for line in read_file_lines(path) if line)
     if not tables:
         return {name: np.zeros((0, layers, heads), np.float32) for name in STATISTICS}, np.zeros(0, np.int64), \
             np.zeros(0, np.int64), errors

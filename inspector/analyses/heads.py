@@ -70,6 +70,7 @@ from inspector.base.assets import ASSETS_DIR
 from inspector.base.errors import InvalidRequestError, InvalidTextError
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.base.jsonable import to_jsonable
+from inspector.base.textfiles import read_file_lines
 from inspector.core.forward import backend_for
 from inspector.core.loading import LoadedModel, ModelInfo, model_label
 from inspector.core.outputs import (
@@ -339,7 +340,7 @@ def with_thresholds(report: HeadReport, thresholds: HealthThresholds) -> HeadRep
 def read_corpus(path: str | Path = CORPUS_PATH) -> list[str]:
     """Non-empty lines of a UTF-8 text file (lines starting with ``#`` are comments), one text each."""
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        lines = read_file_lines(path)
     except (OSError, UnicodeDecodeError) as err:
         raise InvalidRequestError(f"cannot read the corpus {path}: {err} — give a UTF-8 text file with one "
                                   "text per line") from err

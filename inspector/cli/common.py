@@ -15,6 +15,7 @@ from pathlib import Path
 
 from inspector.base.errors import InvalidRequestError, InvalidTextError
 from inspector.base.jsonable import to_jsonable
+from inspector.base.textfiles import file_lines
 
 BACKENDS = ["auto", "torch", "triton"]
 DTYPES = ["auto", "float32", "fp32", "float16", "fp16", "bfloat16", "bf16"]
@@ -170,7 +171,7 @@ def read_text(args: argparse.Namespace) -> str:
 
 def read_lines(path: str, option: str) -> list[str]:
     """The non-empty lines of a UTF-8 file given by ``option`` (a corpus), checked before any model loads."""
-    texts = [line for line in _read_file(path, option).splitlines() if line.strip()]
+    texts = [line for line in file_lines(_read_file(path, option)) if line.strip()]
     if not texts:
         raise InvalidTextError(f"{option} {path} has no texts; put one text per line")
     return texts
