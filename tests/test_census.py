@@ -218,6 +218,35 @@ def test_a_different_model_or_input_is_refused(tiny_model_dirs, tmp_path):
     assert read_census(out).texts == 4
 
 
+def test_a_second_run_into_a_folder_being_written_is_refused_in_one_line(tiny_model_dirs, tmp_path):
+    """Issue 33: two runs into one --out at once both computed every shard and one crashed on the other's
+    temporary file. The folder is locked while a run writes: the second is refused at once, naming the folder,
+    and the first run's folder is untouched."""
+    from filelock import FileLock
+
+    spec, data, out = str(tiny_model_dirs["bert"]), _corpus(tmp_path), tmp_path / "out"
+    census(spec, data, out=out, limit=5, progress=None)
+    before = {p.name: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
+    with FileLock(out / ".census.lock", timeout=0):  # what a run in another process holds while it writes
+        with pytest.raises(CensusFolderError, match=f"another census run is writing into {out} right now"):
+            census(spec, data, out=out, limit=5, progress=None)
+    assert {p.name: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()} == before
+    census(spec, data, out=out, limit=5, progress=None)  # once the lock is free, the folder resumes
+    assert read_census(out).texts == 4
+
+
+def test_temporaries_a_killed_run_left_behind_never_block_or_stay(tiny_model_dirs, tmp_path):
+    """Temporary files have unique names (``.NAME.XXXX.tmp``); a fresh folder holding only a killed run's
+    leftovers is a new census, and the leftovers are removed under the lock."""
+    spec, data, out = str(tiny_model_dirs["bert"]), _corpus(tmp_path), tmp_path / "out"
+    (out / "shards").mkdir(parents=True)
+    (out / ".manifest.json.k1ll3d.tmp").write_text("{half")
+    (out / "shards" / ".part-00000.parquet.k1ll3d.tmp").write_bytes(b"PAR1 half")
+    summary = census(spec, data, out=out, limit=5, progress=None)
+    assert summary.texts == 4
+    assert list(out.rglob("*.tmp")) == []
+
+
 def test_cli_writes_a_census_and_bad_input_is_one_line(tiny_model_dirs, tmp_path, capsys):
     from inspector.cli import main
 

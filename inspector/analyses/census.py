@@ -51,6 +51,7 @@ difference.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -58,6 +59,7 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -440,10 +442,58 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+# Inside a census folder: the lock a run holds while it writes, and the prefix and suffix of its temporary files.
+_LOCK_NAME = ".census.lock"
+_TEMPORARY_SUFFIX = ".tmp"
+
+
+def _replace_from_temporary(path: Path, write: Callable[[Path], None]) -> None:
+    """Write ``path`` through a temporary file of a unique name beside it (``.NAME.XXXX.tmp``), then rename it into
+    place: a reader sees the old file or the new one, never part of one, and no two writers share a temporary."""
+    handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=_TEMPORARY_SUFFIX)
+    os.close(handle)
+    temporary = Path(name)
+    try:
+        write(temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
 def _write_atomic(path: Path, data: bytes) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_bytes(data)
-    os.replace(temporary, path)
+    _replace_from_temporary(path, lambda temporary: temporary.write_bytes(data))
+
+
+def _is_run_leftover(path: Path) -> bool:
+    """The lock file, a temporary file a killed run left behind, or a ``shards`` folder holding nothing else —
+    what a run killed before its first manifest leaves (never a census file itself)."""
+    if path.name == "shards" and path.is_dir():
+        return all(_is_run_leftover(entry) for entry in path.iterdir())
+    return path.name == _LOCK_NAME or (path.name.startswith(".") and path.name.endswith(_TEMPORARY_SUFFIX))
+
+
+@contextlib.contextmanager
+def _folder_lock(out: Path):
+    """Hold ``out``'s census lock for one run: a second run into the same folder at the same time is refused at
+    once (two runs once both computed every shard, and one crashed on the other's temporary file). Under the lock,
+    temporaries a killed run left behind are removed."""
+    from filelock import FileLock, Timeout
+
+    out.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(out / _LOCK_NAME, timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise CensusFolderError(f"another census run is writing into {out} right now (it holds {out / _LOCK_NAME}); "
+                                "wait for it to finish, or give another --out folder") from None
+    try:
+        for folder in (out, out / "shards"):
+            for leftover in (folder.glob(f".*{_TEMPORARY_SUFFIX}") if folder.is_dir() else ()):
+                leftover.unlink(missing_ok=True)
+        yield
+    finally:
+        lock.release()
 
 
 def _write_json(path: Path, payload: dict) -> None:
@@ -463,7 +513,7 @@ def _check_resumable(out: Path, manifest: dict) -> dict | None:
     """The folder's existing manifest if it is a census of the same model and input; None for a new folder."""
     path = out / "manifest.json"
     if not path.exists():
-        if out.exists() and any(out.iterdir()):
+        if out.exists() and any(not _is_run_leftover(entry) for entry in out.iterdir()):
             raise CensusFolderError(f"{out} is not empty and holds no census manifest.json; give an empty or new "
                                     "folder, or the folder of an earlier census to resume it")
         return None
@@ -503,9 +553,7 @@ def _write_shard(out: Path, shard: int, measured: list[TextCensus], errors: list
         flat = np.stack([m.statistics[name].reshape(-1) for m in measured]).astype(np.float32) if measured \
             else np.zeros((0, size), np.float32)
         columns[name] = pa.FixedSizeListArray.from_arrays(pa.array(flat.reshape(-1), pa.float32()), size)
-    temporary = path.with_name(path.name + ".tmp")
-    pq.write_table(pa.table(columns), temporary)
-    os.replace(temporary, path)
+    _replace_from_temporary(path, lambda temporary: pq.write_table(pa.table(columns), temporary))
 
 
 @dataclass(frozen=True)
@@ -578,6 +626,19 @@ def census(spec: str, source: str | Path, *, out: str | Path, engine: Engine = "
         loaded = load_model(spec, device=device, dtype=dtype)
     plan = _plan(spec, loaded.info, data, Path(out), engine=engine, truncate=truncate, limit=limit,
                  shard_size=shard_size, batch_tokens=batch_tokens)
+    _check_resumable(plan.out, plan.manifest)  # refuse a wrong folder before creating anything in it
+    with _folder_lock(plan.out):
+        return _run_locked(plan, data, loaded, spec=spec, engine=engine, truncate=truncate,
+                           batch_tokens=batch_tokens, shard_size=shard_size, backend=backend, device=device,
+                           dtype=dtype, address=address, actors=actors, gpus_per_actor=gpus_per_actor,
+                           num_cpus=num_cpus, thresholds=thresholds, progress=progress)
+
+
+def _run_locked(plan: CensusPlan, data: CensusInput, loaded: LoadedModel, *, spec: str, engine: Engine,
+                truncate: bool, batch_tokens: int, shard_size: int, backend: str, device: str, dtype: str,
+                address: str | None, actors: int, gpus_per_actor: float, num_cpus: int | None,
+                thresholds: HealthThresholds, progress: Progress | None) -> CensusSummary:
+    """:func:`census`'s run, under the folder's lock (read again: a run that finished meanwhile wrote shards)."""
     existing = _check_resumable(plan.out, plan.manifest)
     if existing is not None:
         plan.manifest["started"] = existing["started"]
