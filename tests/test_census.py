@@ -262,6 +262,46 @@ def test_cli_writes_a_census_and_bad_input_is_one_line(tiny_model_dirs, tmp_path
     assert error.count("\n") == 1 and "does not exist" in error
 
 
+@pytest.mark.parametrize("extra, message", [
+    (["--shard-size", "0"], "--shard-size must be at least 1, got 0"),
+    (["--batch-tokens", "0"], "--batch-tokens must be at least 1, got 0"),
+    (["--batch-tokens", "-5"], "--batch-tokens must be at least 1, got -5"),
+    (["--out", "/dev/null"], "--out /dev/null is a file, not a folder"),
+    (["--out", "FILE"], "is a file, not a folder"),
+    (["--data", "EMPTY"], "holds no rows to measure"),
+])
+def test_cli_census_refusals_are_one_line_and_exit_2(tiny_model_dirs, tmp_path, capsys, extra, message):
+    """Issue 33: 0 for a size used to become the default silently; --out naming a file and an empty input used to
+    end in a traceback or in "lowest nan" with exit 0."""
+    from inspector.cli import main
+
+    (tmp_path / "a-file.txt").write_text("not a folder\n")
+    (tmp_path / "empty.txt").write_text("")
+    extra = [{"FILE": str(tmp_path / "a-file.txt"), "EMPTY": str(tmp_path / "empty.txt")}.get(a, a) for a in extra]
+    arguments = ["census", "--model", str(tiny_model_dirs["bert"]), "--data", str(_corpus(tmp_path)), "--out",
+                 str(tmp_path / "out"), *extra]
+    assert main(arguments) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and message in error and "Traceback" not in error
+
+
+def test_summary_intervals_stay_inside_what_each_statistic_can_take():
+    """A head whose every text scores 0 (a collapsed head's normalised entropy) or near 1 (a sink) gets an
+    interval inside [0, 1], not −0.01–0.01 or 0.86–1.08."""
+    from inspector.analyses.batching import STATISTIC_RANGES
+    from inspector.analyses.census import summarise
+
+    rng = np.random.default_rng(0)
+    values = {name: rng.uniform(0.0, 1.0, size=(6, 2, 3)).astype(np.float32) for name in STATISTICS}
+    values["entropy_normalized"][:, 0, 0] = [0.0, 0.0, 0.0, 0.0, 0.0, 0.02]
+    values["first_token_sink"][:, 1, 2] = [1.0, 1.0, 0.9, 1.0, 1.0, 0.8]
+    summary = summarise(values, model={"spec": "test", "num_layers": 2, "num_heads": 3}, errors=0, tokens=60)
+    assert summary.low["entropy_normalized"][0, 0] == 0.0 < summary.high["entropy_normalized"][0, 0]
+    assert summary.low["first_token_sink"][1, 2] < summary.high["first_token_sink"][1, 2] == 1.0
+    for name, (bottom, top) in STATISTIC_RANGES.items():
+        assert (summary.low[name] >= bottom).all() and (summary.high[name] <= top).all()
+
+
 @pytest.fixture(scope="module")
 def bundled_census(tmp_path_factory) -> Path:
     from inspector.analyses.heads import CORPUS_PATH

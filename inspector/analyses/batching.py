@@ -26,6 +26,11 @@ STATISTICS: tuple[str, ...] = (
     "entropy", "entropy_normalized", "first_token_sink", "max_sink_score",
     "mass_cls", "mass_sep", "mass_punctuation", "mass_self", "mass_previous", "mass_next", "mean_distance",
 )
+# The values each statistic can take: entropy (nats) and the distance (tokens) are at least 0, every other one is a
+# share of attention or a normalised entropy in [0, 1]. An interval over texts is clipped to this range (a
+# Student-t interval near a bound can reach past it: −0.01–0.01 for a head whose every text scores 0).
+STATISTIC_RANGES: dict[str, tuple[float, float]] = {
+    name: (0.0, np.inf) if name in ("entropy", "mean_distance") else (0.0, 1.0) for name in STATISTICS}
 # How much padding a batch may carry, as a share of its real tokens. On the CPU a padded token costs as much as a
 # real one and one more forward little (a 1000-text shard of the census corpus: 21 % padding in 6 batches at 0.25,
 # 1.4 % in 26 at 0.05, about a fifth less forward time), so batches are cut tight there; on a GPU fewer, fuller

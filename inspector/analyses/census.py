@@ -73,6 +73,7 @@ import torch
 from inspector.analyses.batching import (
     CPU_MAX_PADDING,
     GPU_MAX_PADDING,
+    STATISTIC_RANGES,
     STATISTICS,
     batch_statistics,
     length_buckets,
@@ -480,7 +481,11 @@ def _folder_lock(out: Path):
     temporaries a killed run left behind are removed."""
     from filelock import FileLock, Timeout
 
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise CensusFolderError(f"cannot create the census folder {out}: {err.strerror}; give a folder you can "
+                                "write") from None
     lock = FileLock(out / _LOCK_NAME, timeout=0)
     try:
         lock.acquire()
@@ -615,13 +620,19 @@ def census(spec: str, source: str | Path, *, out: str | Path, engine: Engine = "
 
     if engine not in ENGINES:
         raise InvalidRequestError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
-    if shard_size < 1 or batch_tokens < 1:
-        raise InvalidRequestError("--batch-tokens and the shard size must be at least 1")
+    for option, value in (("--batch-tokens", batch_tokens), ("--shard-size", shard_size)):
+        if value < 1:
+            raise InvalidRequestError(f"{option} must be at least 1, got {value}")
     if engine == "ray" and actors < 1:
         raise InvalidRequestError(f"--actors must be at least 1, got {actors}")
     if gpus_per_actor < 0:
         raise InvalidRequestError(f"--gpus-per-actor must be ≥ 0, got {gpus_per_actor}")
     data = read_input(source, column=column, limit=limit)
+    if not data.rows:
+        raise InvalidRequestError(f"{source} holds no rows to measure; give a .txt with one text per line, or a "
+                                  ".jsonl / .parquet file with a text column")
+    if Path(out).exists() and not Path(out).is_dir():
+        raise CensusFolderError(f"--out {out} is a file, not a folder; give a new or empty folder")
     if loaded is None:
         loaded = load_model(spec, device=device, dtype=dtype)
     plan = _plan(spec, loaded.info, data, Path(out), engine=engine, truncate=truncate, limit=limit,
@@ -730,7 +741,8 @@ class CensusSummary:
 
 def summarise(values: dict[str, np.ndarray], *, model: dict, errors: int, tokens: int,
               thresholds: HealthThresholds = HealthThresholds()) -> CensusSummary:
-    """Means with 95 % Student-t intervals over texts: ``values`` maps each statistic to (texts, L, H)."""
+    """Means with 95 % Student-t intervals over texts, clipped to the values each statistic can take
+    (:data:`~inspector.analyses.batching.STATISTIC_RANGES`): ``values`` maps each statistic to (texts, L, H)."""
     # Student's t quantile from scipy.special (stdtrit): the same numbers as scipy.stats.t.ppf, without importing
     # scipy.stats (`python -X importtime`: 1.4 s for scipy.stats against 0.4 s for scipy.special on this CPU).
     from scipy.special import stdtrit
@@ -747,7 +759,9 @@ def summarise(values: dict[str, np.ndarray], *, model: dict, errors: int, tokens
             spread = np.sqrt(squares / np.maximum(n - 1, 1)) / np.sqrt(np.maximum(n, 1))
             half = np.where(n > 1, stdtrit(np.maximum(n - 1, 1), 0.5 + CONFIDENCE / 2) * spread, np.nan)
         mean[name], count[name] = average.astype(np.float32), n.astype(np.int64)
-        low[name], high[name] = (average - half).astype(np.float32), (average + half).astype(np.float32)
+        bottom, top = STATISTIC_RANGES.get(name, (-np.inf, np.inf))
+        low[name] = np.clip(average - half, bottom, top).astype(np.float32)
+        high[name] = np.clip(average + half, bottom, top).astype(np.float32)
     texts = int(next(iter(values.values())).shape[0]) if values else 0
     flags = health_flags(mean["entropy_normalized"], mean["max_sink_score"], thresholds)
     return CensusSummary(model=model, texts=texts, errors=errors, tokens=tokens, thresholds=thresholds, mean=mean,

@@ -1,7 +1,6 @@
 """``python -m inspector census``: the Heads page's per-head statistics over a whole dataset, into a folder of
 Parquet shards with a manifest, an error list and a summary (:mod:`inspector.analyses.census`); resumable, on this
-machine
-or on a Ray cluster."""
+machine or on a Ray cluster."""
 
 from __future__ import annotations
 
@@ -44,8 +43,10 @@ def run(args: argparse.Namespace) -> None:
 
     data = CENSUS_CORPUS_PATH if args.data == "bundled" else args.data
     summary = census(args.model, data, out=args.out, engine=args.engine, column=args.column, limit=args.limit,
-                     truncate=args.truncate, batch_tokens=args.batch_tokens or DEFAULT_BATCH_TOKENS,
-                     shard_size=args.shard_size or DEFAULT_SHARD_SIZE, backend=args.backend, device=args.device,
+                     truncate=args.truncate,
+                     batch_tokens=DEFAULT_BATCH_TOKENS if args.batch_tokens is None else args.batch_tokens,
+                     shard_size=DEFAULT_SHARD_SIZE if args.shard_size is None else args.shard_size,
+                     backend=args.backend, device=args.device,
                      dtype=args.dtype, address=args.address, actors=args.actors,
                      gpus_per_actor=args.gpus_per_actor, num_cpus=args.num_cpus)
     if args.json:
