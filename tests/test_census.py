@@ -7,6 +7,7 @@ read a census folder (never in hosted mode)."""
 from __future__ import annotations
 
 import json
+import os
 import random
 from pathlib import Path
 
@@ -245,6 +246,18 @@ def test_temporaries_a_killed_run_left_behind_never_block_or_stay(tiny_model_dir
     summary = census(spec, data, out=out, limit=5, progress=None)
     assert summary.texts == 4
     assert list(out.rglob("*.tmp")) == []
+
+
+def test_the_same_model_named_with_a_trailing_slash_resumes(tiny_model_dirs, tmp_path):
+    """Issue 33: a rerun naming the model folder as "m/" (or through a relative path) was refused as a
+    different model."""
+    data, out = _corpus(tmp_path), tmp_path / "out"
+    folder = tiny_model_dirs["bert"]
+    census(str(folder), data, out=out, limit=5, progress=None)
+    census(str(folder) + "/", data, out=out, limit=5, progress=None)
+    census(os.path.relpath(folder), data, out=out, limit=5, progress=None)
+    runs = json.loads((out / "manifest.json").read_text())["runs"]
+    assert [run["shards_written"] for run in runs] == [1, 0, 0]
 
 
 def test_cli_writes_a_census_and_bad_input_is_one_line(tiny_model_dirs, tmp_path, capsys):

@@ -435,7 +435,7 @@ def describe_model(spec: str, info: ModelInfo) -> dict:
     folder, _ = resolve_model_folder(spec)
     revision = folder.name if folder.parent.name == "snapshots" else None
     return {"spec": spec, "name": info.name, "architecture": info.architecture, "num_layers": info.num_layers,
-            "num_heads": info.num_heads, "folder": str(folder), "revision": revision,
+            "num_heads": info.num_heads, "folder": str(folder.resolve()), "revision": revision,
             "fingerprint": model_fingerprint(folder), "dtype": info.dtype}
 
 
@@ -507,7 +507,8 @@ def _write_json(path: Path, payload: dict) -> None:
 
 def _identity(manifest: dict) -> dict:
     """What must match for a folder to be resumed: the model, the input and what is measured."""
-    return {"model fingerprint": manifest["model"]["fingerprint"], "model": manifest["model"]["spec"],
+    # The model by its resolved folder, not the words that named it: "m/" and "./m" are the same model as "m".
+    return {"model fingerprint": manifest["model"]["fingerprint"], "model": manifest["model"]["folder"],
             "input fingerprint": manifest["input"]["fingerprint"], "text column": manifest["input"]["column"],
             "row limit": manifest["input"]["limit"], "truncation": manifest["input"]["truncate"],
             "statistics": manifest["statistics"], "shard size": manifest["shard_size"],
