@@ -345,6 +345,32 @@ def test_the_heads_page_opens_a_census_folder(bundled_census):
     assert at.error and "not a census folder" in at.error[0].value
 
 
+def test_markdown_in_a_census_manifest_is_shown_as_text(bundled_census, tmp_path):
+    """Issue 33: a manifest's code_version of ``![](http://127.0.0.1:9/pixel.png) :red[RED] $\\sum$`` was
+    rendered (the browser fetched the image). Every value read from the folder reaches the page escaped."""
+    import shutil
+
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import APP_PATH
+
+    folder = tmp_path / "crafted"
+    shutil.copytree(bundled_census, folder)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["code_version"] = "![](http://127.0.0.1:9/pixel.png) :red[RED] $\\sum$"
+    manifest["engine"] = "**bold**"
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    at = AppTest.from_file(str(APP_PATH), default_timeout=240)
+    at.run()
+    at.session_state["heads_mode"] = "census"
+    at.switch_page("views/heads.py").run()
+    at.text_input(key="heads_census_path").set_value(str(folder)).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    caption = next(c.value for c in at.caption if "pixel" in c.value)
+    assert "![](" not in caption and ":red[" not in caption and "**bold**" not in caption
+    assert caption.replace("\\", "").count("![](http://127.0.0.1:9/pixel.png) :red[RED] $sum$") == 1
+
+
 def test_the_heads_page_never_opens_a_census_in_hosted_mode(bundled_census, monkeypatch):
     from views import inputs
 

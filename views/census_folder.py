@@ -36,12 +36,15 @@ def show_census(collapsed: float, diffuse: float, sink: float, *, hosted: bool, 
     try:
         summary = cached_census(folder.strip(), collapsed, diffuse, sink)
     except InspectorError as err:
-        st.error(str(err))
+        st.error(escape_markdown(str(err)))  # it may quote what the folder holds
         st.stop()
     manifest = summary.manifest
+    # Everything read from the folder is shown as text: a manifest's code_version of "![](http://…)" once made the
+    # browser fetch the image (issue 33).
     st.caption(t("census.caption", lang, texts=summary.texts, tokens=summary.tokens, errors=summary.errors,
-                 model=escape_markdown(str(summary.model.get("name"))), engine=manifest.get("engine", "?"),
-                 code=manifest.get("code_version", "?")))
+                 model=escape_markdown(str(summary.model.get("name"))),
+                 engine=escape_markdown(str(manifest.get("engine", "?"))),
+                 code=escape_markdown(str(manifest.get("code_version", "?")))))
     if manifest.get("finished") is None:
         st.warning(t("census.incomplete", lang, texts=summary.texts))
     statistic = st.selectbox(t("census.statistic", lang), STATISTICS, index=1, key="heads_census_statistic",
