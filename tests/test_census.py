@@ -260,6 +260,85 @@ def test_the_same_model_named_with_a_trailing_slash_resumes(tiny_model_dirs, tmp
     assert [run["shards_written"] for run in runs] == [1, 0, 0]
 
 
+@pytest.fixture(scope="module")
+def tiny_census(tiny_model_dirs, tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("tiny-census")
+    out = folder / "out"
+    census(str(tiny_model_dirs["bert"]), _corpus(folder), out=out, shard_size=8, limit=12, progress=None)
+    return out
+
+
+def _files(folder: Path) -> dict[str, int]:
+    return {str(p.relative_to(folder)): p.lstat().st_mtime_ns for p in folder.rglob("*")}
+
+
+def _edit_json(path: Path, edit) -> None:
+    payload = json.loads(path.read_text())
+    edit(payload)
+    path.write_text(json.dumps(payload))
+
+
+def _write_shard_without_statistics(path: Path) -> None:
+    import pyarrow as pa
+
+    pq.write_table(pa.table({"index": pa.array([0, 1], pa.int64())}), path)
+
+
+_CRAFTED = {
+    "texts NaN": lambda out: _edit_json(out / "summary.json", lambda s: s.update(texts=float("nan"))),
+    "texts many": lambda out: _edit_json(out / "summary.json", lambda s: s.update(texts="many")),
+    "model missing": lambda out: _edit_json(out / "summary.json", lambda s: s.pop("model")),
+    "model a string": lambda out: _edit_json(out / "summary.json", lambda s: s.update(model="bert")),
+    "a statistic missing": lambda out: _edit_json(out / "summary.json", lambda s: s["statistics"].pop("entropy")),
+    "shapes that do not match": lambda out: _edit_json(out / "summary.json", lambda s: s["statistics"]["entropy"]
+                                                       .update(mean=[[0.5]])),
+    "manifest a list": lambda out: (out / "manifest.json").write_text("[1, 2]"),
+    "manifest shard_size 0": lambda out: _edit_json(out / "manifest.json", lambda m: m.update(shard_size=0)),
+    "manifest shape of strings": lambda out: _edit_json(out / "manifest.json", lambda m: m.update(shape=["2", "x"])),
+    "deeply nested summary": lambda out: (out / "summary.json").write_text("[" * 100_000 + "]" * 100_000),
+    "summary a link to /dev/zero": lambda out: ((out / "summary.json").unlink(),
+                                                (out / "summary.json").symlink_to("/dev/zero")),
+    "wrong-schema shard": lambda out: ((out / "summary.json").unlink(),
+                                       _write_shard_without_statistics(out / "shards" / "part-00000.parquet")),
+    "symlinked shard": lambda out: ((out / "summary.json").unlink(), (out / "shards" / "part-00001.parquet").unlink(),
+                                    (out / "shards" / "part-00001.parquet").symlink_to(
+                                        out / "shards" / "part-00000.parquet")),
+    "bad errors.jsonl": lambda out: ((out / "summary.json").unlink(),
+                                     (out / "shards" / "part-00000.errors.jsonl").write_text("{not json\n")),
+    "errors.jsonl without indices": lambda out: ((out / "summary.json").unlink(),
+                                                 (out / "shards" / "part-00000.errors.jsonl").write_text('"x"\n')),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_CRAFTED))
+def test_a_crafted_census_folder_is_one_clear_line_and_is_never_written(tiny_census, tmp_path, case):
+    """Issue 33: crafted folders raised exception boxes on the Heads page, and a folder without summary.json was
+    written to although it was only read. Each is one line naming the file; the folder is left as it was."""
+    import shutil
+
+    out = tmp_path / "crafted"
+    shutil.copytree(tiny_census, out, symlinks=True)
+    _CRAFTED[case](out)
+    before = _files(out)
+    with pytest.raises(CensusFolderError) as refused:
+        read_census(out)
+    assert "\n" not in str(refused.value) and str(out) in str(refused.value)
+    assert _files(out) == before
+
+
+def test_reading_a_census_without_its_summary_rebuilds_it_in_memory_only(tiny_census, tmp_path):
+    import shutil
+
+    out = tmp_path / "no-summary"
+    shutil.copytree(tiny_census, out)
+    (out / "summary.json").unlink()
+    (out / "errors.jsonl").unlink()
+    before = _files(out)
+    summary = read_census(out)
+    assert summary.texts == read_census(tiny_census).texts == 10  # 12 rows, 2 of them errors
+    assert _files(out) == before and not (out / "summary.json").exists()
+
+
 def test_cli_writes_a_census_and_bad_input_is_one_line(tiny_model_dirs, tmp_path, capsys):
     from inspector.cli import main
 

@@ -769,16 +769,100 @@ def summarise(values: dict[str, np.ndarray], *, model: dict, errors: int, tokens
                          low=low, high=high, count=count, flags=flags)
 
 
-def _read_shards(out: Path) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, list[dict]]:
-    """(statistic → (texts, L, H), indices, token counts, errors) over every finished shard, in input order."""
+# What a census folder's files may hold, checked before anything is built from them: a folder is data, possibly
+# crafted (issue 33: 17 of 37 crafted folders raised an exception box).
+_MAX_FOLDER_JSON_BYTES = 64 * 2**20
+_MAX_LAYERS_OR_HEADS = 4096
+# What reading a damaged file of the folder may raise (pyarrow's own errors subclass these or ArrowException).
+_UNREADABLE = (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError, OverflowError)
+
+
+def _whole(value: object, least: int = 0) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
+def _own_file(path: Path) -> Path:
+    """``path`` if it is a regular file of the folder itself (not a link to elsewhere), else a refusal."""
+    if path.is_symlink() or not path.is_file():
+        raise CensusFolderError(f"{path} is not a regular file of the census folder (a link, a folder or missing); "
+                                "a census folder holds its own files — rerun the census into a new folder")
+    return path
+
+
+def _read_folder_json(path: Path) -> object:
+    _own_file(path)
+    if path.stat().st_size > _MAX_FOLDER_JSON_BYTES:
+        raise CensusFolderError(f"{path} has {path.stat().st_size:,} bytes, more than a census writes; it is not a "
+                                "census file")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (*_UNREADABLE, UnicodeDecodeError) as err:
+        raise CensusFolderError(f"{path} is not readable JSON ({type(err).__name__}); rerun the census into a new "
+                                "folder") from None
+
+
+def _checked_manifest(out: Path) -> dict:
+    """The folder's manifest.json, with every field this module reads checked for type and range."""
+    manifest = _read_folder_json(out / "manifest.json")
+    problem = None
+    if not isinstance(manifest, dict):
+        problem = "it is not a JSON object"
+    elif not (isinstance(manifest.get("shape"), list) and len(manifest["shape"]) == 2
+              and all(_whole(n, 1) and n <= _MAX_LAYERS_OR_HEADS for n in manifest["shape"])):
+        problem = "its shape is not [layers, heads]"
+    elif not (isinstance(manifest.get("model"), dict)
+              and [manifest["model"].get("num_layers"), manifest["model"].get("num_heads")] == manifest["shape"]):
+        problem = "its model does not name the layers and heads of its shape"
+    elif not (isinstance(manifest.get("input"), dict) and _whole(manifest["input"].get("rows"))):
+        problem = "its input has no row count"
+    elif not _whole(manifest.get("shard_size"), 1):
+        problem = "its shard_size is not a whole number of at least 1"
+    if problem:
+        raise CensusFolderError(f"{out / 'manifest.json'} is not a census manifest: {problem}; rerun the census into "
+                                "a new folder")
+    return manifest
+
+
+def _read_shards(out: Path, manifest: dict) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, list[dict]]:
+    """(statistic → (texts, L, H), indices, token counts, errors) over every finished shard, in input order; a
+    shard that is not what a census writes (its schema, its sizes, a link) is a :class:`CensusFolderError`."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     layers, heads = manifest["shape"]
-    tables = [pq.read_table(p) for p in sorted((out / "shards").glob("part-*.parquet"))]
+    shards = out / "shards"
+    tables = []
+    for path in sorted(shards.glob("part-*.parquet")) if shards.is_dir() else ():
+        _own_file(path)
+        try:
+            table = pq.read_table(path)
+            names = set(table.schema.names)
+            missing = [name for name in ("index", "tokens", *STATISTICS) if name not in names]
+            if missing:
+                raise ValueError(f"no column {', '.join(missing)}")
+            for name in STATISTICS:
+                kind = table.schema.field(name).type
+                if not (pa.types.is_fixed_size_list(kind) and kind.list_size == layers * heads):
+                    raise ValueError(f"column {name} is not {layers} × {heads} values a text")
+            if not (pa.types.is_integer(table.schema.field("index").type)
+                    and pa.types.is_integer(table.schema.field("tokens").type)):
+                raise ValueError("index and tokens are not whole numbers")
+        except (*_UNREADABLE, pa.ArrowException) as err:
+            raise CensusFolderError(f"{path} is not a census shard ({err}); rerun the census into a new folder") \
+                from None
+        tables.append(table)
     errors: list[dict] = []
-    for path in sorted((out / "shards").glob("part-*.errors.jsonl")):
-        errors.extend(json.loads(line) for line in read_file_lines(path) if line)
+    for path in sorted(shards.glob("part-*.errors.jsonl")) if shards.is_dir() else ():
+        _own_file(path)
+        try:
+            rows = [json.loads(line) for line in read_file_lines(path) if line]
+        except (*_UNREADABLE, UnicodeDecodeError) as err:
+            raise CensusFolderError(f"{path} is not a census error list ({type(err).__name__}); rerun the census "
+                                    "into a new folder") from None
+        if not all(isinstance(row, dict) and _whole(row.get("index")) for row in rows):
+            raise CensusFolderError(f"{path} is not a census error list (a line without a row index); rerun the "
+                                    "census into a new folder")
+        errors.extend(rows)
     if not tables:
         return {name: np.zeros((0, layers, heads), np.float32) for name in STATISTICS}, np.zeros(0, np.int64), \
             np.zeros(0, np.int64), errors
@@ -793,27 +877,33 @@ def _read_shards(out: Path) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarr
     return values, index[order], tokens[order], sorted(errors, key=lambda e: e["index"])
 
 
+def _collect(out: Path, thresholds: HealthThresholds) -> tuple[CensusSummary, list[dict], bool]:
+    """The summary of ``out``'s finished shards, their errors, and whether every shard is there — read only."""
+    manifest = _checked_manifest(out)
+    values, index, tokens, errors = _read_shards(out, manifest)
+    if len(np.unique(index)) != len(index):
+        raise CensusFolderError(f"{out} has a text in two shards; the folder was edited by hand — start a new census")
+    shards_expected = math.ceil(manifest["input"]["rows"] / manifest["shard_size"])
+    complete = len(list((out / "shards").glob("part-*.parquet"))) == shards_expected
+    summary = summarise(values, model=manifest["model"], errors=len(errors), tokens=int(tokens.sum()),
+                        thresholds=thresholds)
+    return _with_folder(summary, out, manifest), errors, complete
+
+
 def finish(out: str | Path, *, thresholds: HealthThresholds = HealthThresholds()) -> CensusSummary:
     """Collect the finished shards of ``out`` into errors.jsonl and summary.json (rewritten from the shards every
     time, so nothing is counted twice) and return the summary. The manifest's ``finished`` is set once every
-    shard is there."""
+    shard is there. Only a census run calls this; reading a census (:func:`read_census`) never writes."""
     out = Path(out)
-    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    values, index, tokens, errors = _read_shards(out)
-    if len(np.unique(index)) != len(index):
-        raise InspectorError(f"{out} has a text in two shards; the folder was edited by hand — start a new census")
-    shards_expected = math.ceil(manifest["input"]["rows"] / manifest["shard_size"])
-    complete = len(list((out / "shards").glob("part-*.parquet"))) == shards_expected
+    summary, errors, complete = _collect(out, thresholds)
     _write_atomic(out / "errors.jsonl", "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in errors).encode())
-    summary = summarise(values, model=manifest["model"], errors=len(errors), tokens=int(tokens.sum()),
-                        thresholds=thresholds)
-    summary = _with_folder(summary, out, manifest)
     payload = summary_json(summary)
     payload["complete"] = complete
     _write_json(out / "summary.json", payload)
-    if complete and manifest.get("finished") is None:
-        manifest["finished"] = _now()
+    if complete and summary.manifest.get("finished") is None:
+        manifest = dict(summary.manifest, finished=_now())
         _write_json(out / "manifest.json", manifest)
+        summary = _with_folder(summary, out, manifest)
     return summary
 
 
@@ -845,39 +935,44 @@ def summary_json(summary: CensusSummary) -> dict:
 
 
 def read_census(folder: str | Path, *, thresholds: HealthThresholds | None = None) -> CensusSummary:
-    """The summary of the census in ``folder`` (summary.json, else rebuilt from the shards), judged by
-    ``thresholds`` (default: the ones it was written with). Raises :class:`CensusFolderError` for a folder that
-    holds no census."""
+    """The summary of the census in ``folder`` (summary.json, else rebuilt from the shards in memory), judged by
+    ``thresholds`` (default: the ones it was written with). Reading never writes into the folder. Raises
+    :class:`CensusFolderError` — one line naming the file — for a folder that holds no census or a file that is
+    not what a census writes."""
     out = Path(folder).expanduser()
     if not (out / "manifest.json").is_file():
         raise CensusFolderError(f"{out} is not a census folder (no manifest.json); run `python -m inspector census "
                                 "--out FOLDER` first, or give the folder it wrote")
+    manifest = _checked_manifest(out)
+    if not (out / "summary.json").exists() and not (out / "summary.json").is_symlink():
+        return _collect(out, thresholds or HealthThresholds())[0]
+    payload = _read_folder_json(out / "summary.json")
     try:
-        manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-        payload = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return finish(out, thresholds=thresholds or HealthThresholds())
-    except (OSError, ValueError) as err:
-        raise CensusFolderError(f"{out} has an unreadable manifest.json or summary.json ({err}); rerun the census "
-                                "into it to rebuild them") from err
-    try:
-        shape = tuple(payload["shape"])
+        if not isinstance(payload, dict) or payload.get("model") != manifest["model"]:
+            raise ValueError("its model is not the manifest's")
+        if not all(_whole(payload.get(name)) for name in ("texts", "errors", "tokens")):
+            raise ValueError("texts, errors and tokens are not whole numbers")
+        if list(payload.get("shape", ())) != manifest["shape"]:
+            raise ValueError("its shape is not the manifest's")
+        if not isinstance(payload.get("statistics"), dict) or set(payload["statistics"]) != set(STATISTICS):
+            raise ValueError("it does not hold every statistic of a census")
+        shape = tuple(manifest["shape"])
         grids = {part: {name: np.array([[np.nan if x is None else x for x in row] for row in entry[part]],
                                        dtype=np.float32).reshape(shape)
                         for name, entry in payload["statistics"].items()} for part in ("mean", "low", "high")}
         count = {name: np.asarray(entry["count"], dtype=np.int64).reshape(shape)
                  for name, entry in payload["statistics"].items()}
         written = HealthThresholds(**payload["thresholds"])
-    except (KeyError, TypeError, ValueError) as err:
-        raise CensusFolderError(f"{out}/summary.json is not a census summary ({err})") from err
+    except (*_UNREADABLE, InvalidRequestError) as err:
+        raise CensusFolderError(f"{out / 'summary.json'} is not a census summary ({err}); delete it to rebuild it "
+                                "from the shards, or rerun the census") from None
     chosen = thresholds or written
-    summary = CensusSummary(model=payload["model"], texts=int(payload["texts"]), errors=int(payload["errors"]),
-                            tokens=int(payload["tokens"]), thresholds=chosen, mean=grids["mean"], low=grids["low"],
-                            high=grids["high"], count=count,
-                            flags=health_flags(grids["mean"]["entropy_normalized"],
-                                               grids["mean"]["max_sink_score"], chosen),
-                            folder=str(out), manifest=manifest)
-    return summary
+    return CensusSummary(model=payload["model"], texts=payload["texts"], errors=payload["errors"],
+                         tokens=payload["tokens"], thresholds=chosen, mean=grids["mean"], low=grids["low"],
+                         high=grids["high"], count=count,
+                         flags=health_flags(grids["mean"]["entropy_normalized"], grids["mean"]["max_sink_score"],
+                                            chosen),
+                         folder=str(out), manifest=manifest)
 
 
 # ----------------------------------------------------------------------------------------- words and numbers
