@@ -199,7 +199,8 @@ def sidebar() -> Inputs:
     options = model_options(policy)
     with st.sidebar:
         # Both languages in the label: whoever cannot read the current one still finds the switch.
-        st.selectbox("Language · 语言", LANGUAGES, format_func=LANGUAGE_NAMES.__getitem__, key="lang")
+        st.selectbox(t("sidebar.language", st.session_state.get("lang")), LANGUAGES,
+                     format_func=LANGUAGE_NAMES.__getitem__, key="lang")
         lang = st.session_state["lang"]
         for warning in st.session_state.get("_share_warnings", ()):
             st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(warning)), icon="⚠️")
