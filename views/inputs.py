@@ -203,7 +203,8 @@ def sidebar() -> Inputs:
                      format_func=LANGUAGE_NAMES.__getitem__, key="lang")
         lang = st.session_state["lang"]
         for warning in st.session_state.get("_share_warnings", ()):
-            st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(warning)), icon="⚠️")
+            st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(notice_text(warning, lang))),
+                       icon="⚠️")
         st.header(t("sidebar.input", lang))
         choice = st.selectbox(t("sidebar.model", lang), list(options), key="model",
                               format_func=lambda spec: model_choice_label(spec, options[spec], lang))
@@ -375,7 +376,8 @@ def clamp_layer_and_head(state: ViewState, num_layers: int, num_heads: int) -> N
     asked = replace(state, layer=st.session_state.setdefault("layer", 0), head=st.session_state.setdefault("head", 0))
     fitted, warnings = asked.fit(num_layers, num_heads)
     for warning in warnings:
-        st.warning(t("sidebar.share_warning", state.lang, warning=escape_markdown(warning)), icon="⚠️")
+        st.warning(t("sidebar.share_warning", state.lang, warning=escape_markdown(notice_text(warning, state.lang))),
+                   icon="⚠️")
     st.session_state["layer"], st.session_state["head"] = fitted.layer, fitted.head
 
 

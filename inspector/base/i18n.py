@@ -14,10 +14,10 @@ catalogue is a programming error and raises. Most keys appear literally in the c
 at runtime are listed by family in :data:`DYNAMIC_KEY_FAMILIES`, and tests/test_i18n.py fails on a key that is neither
 named in the code nor in a family (an unused key), and on a family that matches no key.
 
-A :class:`Notice` is a sentence a library function writes for the person — a memory retry, a heatmap's note — that
-is its English text and remembers its key and values, so a page shows it in its own language (:func:`notice_text`).
-Answers of the Lessons page are catalogue entries too, filled with the numbers a lesson measured
-(:class:`inspector.analyses.lessons.Answer`).
+A :class:`Notice` is a sentence a library function writes for the person — a memory retry, a heatmap's note, what a
+share link asked for that could not be shown — that is its English text and remembers its key and values, so a page
+shows it in its own language (:func:`notice_text`). Answers of the Lessons page are catalogue entries too, filled with
+the numbers a lesson measured (:class:`inspector.analyses.lessons.Answer`).
 
 Charts speak the page's language too: every builder in :mod:`inspector.charts` takes ``lang`` and draws its
 titles, axes, legends, tooltips and category names from here, so a figure exported from a Chinese page is Chinese
@@ -142,9 +142,10 @@ def t(key: str, lang: str = DEFAULT_LANGUAGE, /, **values: object) -> str:
 
 class Notice(str):
     """A sentence for the person about how a result was made (a retry after running out of memory, a memory budget
-    that kept fewer layers' weights). It *is* its English text — code that reads notices as strings (logs, JSON,
-    tests) keeps working — and remembers its catalogue key and values, so a page shows it in the session's
-    language with :meth:`text` (:func:`notice_text`). Pickles by key and values (cached captures carry it)."""
+    that kept fewer layers' weights, a share link's value that could not be used). It *is* its English text — code
+    that reads notices as strings (logs, JSON, tests) keeps working — and remembers its catalogue key and values, so
+    a page shows it in the session's language with :meth:`text` (:func:`notice_text`). A value that is a Notice
+    itself (a clause) is translated with it. Pickles by key and values (cached captures carry it)."""
 
     key: str
     values: dict[str, object]
@@ -158,7 +159,8 @@ class Notice(str):
         return _rebuild_notice, (self.key, self.values)
 
     def text(self, lang: str = DEFAULT_LANGUAGE) -> str:
-        return t(self.key, lang, **self.values)
+        return t(self.key, lang, **{name: value.text(lang) if isinstance(value, Notice) else value
+                                    for name, value in self.values.items()})
 
 
 def _rebuild_notice(key: str, values: dict[str, object]) -> Notice:
