@@ -312,6 +312,20 @@ def test_the_attribution_page_warns_about_a_link_past_the_model():
     assert any("head 999" in w and "12 heads" in w for w in warnings), warnings
 
 
+def test_a_link_opened_in_chinese_warns_in_chinese():
+    """Issue 26: a link's warnings are catalogue sentences in the page's language (they were English on a Chinese
+    page), and switching the language rewords the ones still shown; the switch's label names both languages."""
+    at = _run_app({"lang": "zh", "slide": "maybe", "layer": "999"})
+    warnings = [w.value.replace("\\", "") for w in [*at.warning, *at.sidebar.warning]]
+    assert any(w == "分享链接：slide='maybe' 不是 0、1、true 或 false；改为关闭。" for w in warnings), warnings
+    assert any("链接要求第 999 层，但这个模型只有 6 层" in w for w in warnings), warnings
+    assert at.selectbox(key="lang").label == "语言 · Language"
+    at.selectbox(key="lang").set_value("en").run()
+    warnings = [w.value.replace("\\", "") for w in at.sidebar.warning]
+    assert warnings == ["Share link: slide='maybe' is not 0, 1, true or false; using off instead."]
+    assert at.selectbox(key="lang").label == "Language · 语言"
+
+
 # --------------------------------------------------------------------------------------- teacher walkthrough (issue 17)
 
 CHINESE = "动物没有过马路，因为它太累了。"  # the bundled model reads 11 of its 15 characters as [UNK]

@@ -90,6 +90,10 @@ def test_a_share_link_restores_the_view_and_a_malformed_one_warns():
     assert "keys" in warnings and "query" in warnings and "tzb" in warnings
     assert bad.get("vega_lite_chart")  # the page still draws, with the defaults
 
+    chinese = _open_with_link({"v": "1", "lang": "zh", "keys": "animal"})  # the page's language (issue 26)
+    assert [w.value.replace("\\", "") for w in chinese.warning] == [
+        "分享链接：keys='animal' 不是用逗号分隔的两个词元；改用默认的键。"]
+
 
 def test_a_query_no_longer_in_the_text_falls_back_to_auto():
     at = _open_with_link({"v": "1", "query": "giraffe"})

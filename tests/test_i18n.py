@@ -1,10 +1,22 @@
-"""inspector/base/i18n.py: one catalogue, every key in every language with the same placeholders."""
+"""inspector/base/i18n.py and inspector/base/catalogue/: one catalogue merged from a module per page, every key in
+every language with the same placeholders, every key used."""
 
 import re
+from pathlib import Path
+from types import ModuleType
 
 import pytest
 
-from inspector.base.i18n import CATALOGUE, DEFAULT_LANGUAGE, LANGUAGE_NAMES, LANGUAGES, placeholders, t
+from inspector.base.i18n import (
+    CATALOGUE,
+    DEFAULT_LANGUAGE,
+    DYNAMIC_KEY_FAMILIES,
+    LANGUAGE_NAMES,
+    LANGUAGES,
+    PAGE_MODULES,
+    placeholders,
+    t,
+)
 
 
 def test_every_key_has_every_language_and_the_same_placeholders():
@@ -34,6 +46,73 @@ def test_t_fills_placeholders_and_falls_back_to_english():
         t("no.such.key")
     with pytest.raises(KeyError):
         t("inspect.every_head", "en")  # the placeholder's value is missing
+
+
+# ------------------------------------------------------------------ the catalogue by page (issue 26)
+
+ROOT = Path(__file__).resolve().parents[1]
+CATALOGUE_FOLDER = ROOT / "inspector" / "base" / "catalogue"
+
+
+def _code() -> str:
+    """The code that shows the catalogue's sentences: the library, the pages and the shell — not the catalogue."""
+    files = [*sorted((ROOT / "inspector").rglob("*.py")), *sorted((ROOT / "views").rglob("*.py")), ROOT / "app.py"]
+    return "\n".join(path.read_text(encoding="utf-8") for path in files
+                     if CATALOGUE_FOLDER not in path.parents and path != ROOT / "inspector" / "base" / "i18n.py")
+
+
+def _family(pattern: str) -> re.Pattern[str]:
+    """A DYNAMIC_KEY_FAMILIES pattern as a regex: ``{name}`` is one key part (no dot)."""
+    return re.compile("".join("[A-Za-z0-9_-]+" if part.startswith("{") else re.escape(part)
+                              for part in re.split(r"(\{\w+\})", pattern)))
+
+
+def test_every_key_is_named_in_the_code_or_built_by_a_listed_family():
+    code = _code()
+    families = [_family(pattern) for pattern in DYNAMIC_KEY_FAMILIES]
+    unused = [key for key in CATALOGUE if f'"{key}"' not in code and f"'{key}'" not in code
+              and not any(family.fullmatch(key) for family in families)]
+    assert unused == []  # delete the key, or list the family that builds it in i18n.DYNAMIC_KEY_FAMILIES
+    assert len(CATALOGUE) > 700  # the code was read: the catalogue is not checked over an empty case
+
+
+def test_every_dynamic_family_builds_a_key_and_is_built_by_the_code():
+    code = _code()
+    for pattern in DYNAMIC_KEY_FAMILIES:
+        family = _family(pattern)
+        matched = [key for key in CATALOGUE if family.fullmatch(key)]
+        assert matched, pattern  # a family nothing matches: its code is gone, so is the family
+        # The family's keys are not all named literally too, or the family would be listed for nothing.
+        assert any(f'"{key}"' not in code and f"'{key}'" not in code for key in matched), pattern
+
+
+def test_every_catalogue_module_is_merged_in_page_order():
+    names = {path.stem for path in CATALOGUE_FOLDER.glob("*.py")} - {"__init__"}
+    assert [module.__name__.rsplit(".", 1)[1] for module in PAGE_MODULES][:2] == ["common", "sidebar"]
+    assert {module.__name__.rsplit(".", 1)[1] for module in PAGE_MODULES} == names
+    assert sum(len(module.ENTRIES) for module in PAGE_MODULES) == len(CATALOGUE)
+
+
+def _module(name: str, *entries: tuple) -> ModuleType:
+    module = ModuleType(f"inspector.base.catalogue.{name}")
+    module.ENTRIES = entries
+    return module
+
+
+def test_the_merge_fails_loudly_on_a_duplicate_key_or_a_missing_language():
+    from inspector.base.i18n import _merged
+
+    good = _module("a", ("x.one", "One", "一"))
+    assert _merged([good], LANGUAGES) == {"x.one": {"en": "One", "zh": "一"}}
+    with pytest.raises(ValueError, match=r"'x\.one' is defined twice \(also in inspector\.base\.catalogue\.a\)"):
+        _merged([good, _module("b", ("x.one", "Again", "又"))], LANGUAGES)
+    with pytest.raises(ValueError, match="defined twice"):  # inside one module too (a dict would keep the last)
+        _merged([_module("a", ("x.one", "One", "一"), ("x.one", "One", "一"))], LANGUAGES)
+    # Too few texts, a missing comma (two strings joined into one), an empty or absent text, one text too many.
+    for bad in [("x.two", "Two"), ("x.two", "Two" "二"), ("x.two", "Two", ""), ("x.two", "Two", None),
+                ("x.two", "Two", "二", "deux")]:
+        with pytest.raises(ValueError, match="one text per language"):
+            _merged([_module("a", bad)], LANGUAGES)
 
 
 # ------------------------------------------------------------------ sentences built from numbers (issue 15)
@@ -184,7 +263,7 @@ def test_task_texts_in_the_catalogue_are_the_tasks_own():
 def test_a_notice_is_its_english_text_and_translates():
     import pickle
 
-    from inspector.core.capture import Notice, notice_text
+    from inspector.base.i18n import Notice, notice_text
 
     notice = Notice("notice.oom_fewer_weights", where="GPU", layer=3)
     assert isinstance(notice, str) and notice == t("notice.oom_fewer_weights", "en", where="GPU", layer=3)
@@ -274,7 +353,8 @@ def test_the_target_in_chinese_says_what_the_attribution_report_says(spec):
 
 def test_heatmap_notes_translate():
     from inspector.analyses.heatmap import HeatmapOptions, layer_views
-    from inspector.core.capture import Notice, capture, notice_text
+    from inspector.base.i18n import Notice, notice_text
+    from inspector.core.capture import capture
     from inspector.core.loading import load_model
 
     result = capture(load_model("default"), "Unbelievably, the tokenizer splits words.", weights=(0,))

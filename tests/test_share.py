@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inspector.base.examples import DEFAULT_TEXT
-from inspector.base.i18n import LANGUAGES
+from inspector.base.i18n import LANGUAGES, Notice
 from inspector.base.limits import MAX_TEXT_CHARS
 from inspector.core.loading import DEFAULT_MODEL
 from inspector.output.share import (
@@ -268,3 +268,49 @@ def test_a_hosted_instance_accepts_only_its_own_models_from_a_link():
     # Local paths are refused for their own reason, hosted or not.
     _, warnings = decode_view({"model": "/etc"}, models=offered)
     assert "local" in warnings[0]
+
+
+def _keys(notice) -> set[str]:
+    """The catalogue keys of ``notice`` and of the clauses inside it."""
+    return {notice.key}.union(*(_keys(value) for value in notice.values.values() if isinstance(value, Notice)))
+
+
+def _names(notice) -> set[str]:
+    """The values a warning quotes (a link's value, a model list, an error): data in every language."""
+    return {str(value) for value in notice.values.values()
+            if not isinstance(value, Notice)}.union(*(_names(value) for value in notice.values.values()
+                                                     if isinstance(value, Notice)))
+
+
+def test_every_warning_is_a_catalogue_sentence_in_both_languages(tmp_path, monkeypatch):
+    """The warnings are Notices: English as before, and Chinese on a Chinese page (issue 26) — every share.* key
+    the decoders write is reached here, so none of them is checked over an empty case."""
+    from inspector.base.i18n import CATALOGUE, Notice, notice_text
+    from inspector.output.share import decode_compare
+    from tests.test_i18n import CJK, english_runs
+
+    views = [None, {"v": "2"}, {"v": "x"}, {"model": "/etc"}, {"model": "shipped:nope"}, {"model": "gpt2", "layer": 5},
+             {"text": "x" * (MAX_TEXT_CHARS + 1)}, {"text": " "}, {"tz": "!"}, {"text": "a", "tz": compress_text("b")},
+             {"page": "nope"}, {"layer": "x", "head": "y"}, {"backend": "cuda"}, {"slide": "maybe"}]
+    warnings = [w for params in views for w in decode_view(params, models=["default"])[1]]
+    warnings += list(ViewState(layer=11, head=40).fit(6, 12)[1])
+    warnings += list(decode_view({"model": "a" * 300})[1])
+    (tmp_path / "local-model").mkdir()
+    monkeypatch.chdir(tmp_path)  # a hub id that names a folder here
+    warnings += list(decode_view({"model": "local-model"})[1])
+    compares = [{"text_b": ""}, {"tzb": "!"}, {"model_b": "/etc"}, {"query": ""}, {"keys": "a"}, {"text_b": 5}]
+    warnings += [w for params in compares for w in decode_compare(params)[1]]
+    warnings += list(decode_compare({"model_b": "gpt2"}, models=["default"])[1])
+    assert all(isinstance(w, Notice) for w in warnings)
+    written = set().union(*(_keys(w) for w in warnings))
+    assert written == {key for key in CATALOGUE if key.startswith("share.")} - {"share.too_long", "share.on"}
+    for warning in warnings:
+        chinese = notice_text(warning, "zh")
+        assert warning.text("en") == warning and CJK.search(chinese), warning
+        assert english_runs(chinese, _names(warning) | {"Hugging Face"}) == [], (warning, chinese)
+    nested = next(w for w in warnings if w.key == "share.bad_flag")
+    assert nested == "slide='maybe' is not 0, 1, true or false; using off instead."
+    assert notice_text(nested, "zh") == "slide='maybe' 不是 0、1、true 或 false；改为关闭。"
+    import pickle
+
+    assert pickle.loads(pickle.dumps(nested)).text("zh") == nested.text("zh")  # st.session_state keeps them

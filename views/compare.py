@@ -31,7 +31,7 @@ from inspector.analyses.compare import (
     resolve_token,
     run_text,
 )
-from inspector.base.i18n import t
+from inspector.base.i18n import notice_text, t
 from inspector.base.limits import MAX_TEXT_CHARS
 from inspector.charts.base import HEAD_SELECTION, selected_head
 from inspector.charts.compare import (
@@ -124,7 +124,7 @@ title.title(t("compare.title", lang))
 st.caption(t("compare.caption", lang))
 restore_page_state()
 for warning in st.session_state.get("_compare_warnings", ()):
-    st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(warning)), icon="⚠️")
+    st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(notice_text(warning, lang))), icon="⚠️")
 if st.session_state.get("compare_text_a") != st.session_state["text"]:
     st.session_state["compare_text_a"] = st.session_state["text"]  # the sidebar's text changed (or first run)
 st.session_state.setdefault("compare_text_b", COMPARE_DEFAULT_TEXT_B)

@@ -22,7 +22,7 @@ from inspector.analyses.heatmap import HeatmapOptions, layer_views
 from inspector.analyses.metrics import head_entropy
 from inspector.analyses.unknown_tokens import unreadable_text_warning
 from inspector.base.examples import EXAMPLES
-from inspector.base.i18n import CATALOGUE, LANGUAGE_NAMES, LANGUAGES, t
+from inspector.base.i18n import CATALOGUE, LANGUAGE_NAMES, LANGUAGES, notice_text, t
 from inspector.base.limits import MAX_TEXT_CHARS
 from inspector.charts.bertviz import (
     head_view_height,
@@ -35,7 +35,7 @@ from inspector.charts.bertviz import (
 )
 from inspector.charts.inspect import entropy_by_layer_chart, layer_heads_chart
 from inspector.core.budget import RequestPlan, plan_request
-from inspector.core.capture import capture_within_memory, notice_text
+from inspector.core.capture import capture_within_memory
 from inspector.core.loading import DEFAULT_MODEL, DEFAULT_MODEL_LABEL, SHIPPED_PREFIX, model_label, shipped_choices
 from inspector.output.share import (
     BACKENDS,
@@ -199,10 +199,12 @@ def sidebar() -> Inputs:
     options = model_options(policy)
     with st.sidebar:
         # Both languages in the label: whoever cannot read the current one still finds the switch.
-        st.selectbox("Language · 语言", LANGUAGES, format_func=LANGUAGE_NAMES.__getitem__, key="lang")
+        st.selectbox(t("sidebar.language", st.session_state.get("lang")), LANGUAGES,
+                     format_func=LANGUAGE_NAMES.__getitem__, key="lang")
         lang = st.session_state["lang"]
         for warning in st.session_state.get("_share_warnings", ()):
-            st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(warning)), icon="⚠️")
+            st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(notice_text(warning, lang))),
+                       icon="⚠️")
         st.header(t("sidebar.input", lang))
         choice = st.selectbox(t("sidebar.model", lang), list(options), key="model",
                               format_func=lambda spec: model_choice_label(spec, options[spec], lang))
@@ -374,7 +376,8 @@ def clamp_layer_and_head(state: ViewState, num_layers: int, num_heads: int) -> N
     asked = replace(state, layer=st.session_state.setdefault("layer", 0), head=st.session_state.setdefault("head", 0))
     fitted, warnings = asked.fit(num_layers, num_heads)
     for warning in warnings:
-        st.warning(t("sidebar.share_warning", state.lang, warning=escape_markdown(warning)), icon="⚠️")
+        st.warning(t("sidebar.share_warning", state.lang, warning=escape_markdown(notice_text(warning, state.lang))),
+                   icon="⚠️")
     st.session_state["layer"], st.session_state["head"] = fitted.layer, fitted.head
 
 

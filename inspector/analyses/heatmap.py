@@ -28,7 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from inspector.base.errors import InvalidRequestError
-from inspector.core.capture import Capture, Notice
+from inspector.base.i18n import Notice
+from inspector.core.capture import Capture
 
 
 @dataclass(frozen=True)

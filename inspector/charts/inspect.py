@@ -16,7 +16,7 @@ import pandas as pd
 
 from inspector.analyses.heatmap import HeatmapView
 from inspector.analyses.metrics import HeadEntropy
-from inspector.base.i18n import DEFAULT_LANGUAGE, t
+from inspector.base.i18n import DEFAULT_LANGUAGE, notice_text, t
 from inspector.charts.base import (
     ENTROPY_SCHEME,
     FULL_WIDTH_PX,
@@ -33,7 +33,6 @@ from inspector.charts.base import (
     token_axis,
     weight_scale,
 )
-from inspector.core.capture import notice_text
 
 # Recommended longest text (in rows of one view) for :func:`layer_heads_chart`: 12 heads × 64² cells is
 # ~49k data rows, about the most a browser draws without stalling; the app checks this before calling.

@@ -18,8 +18,9 @@ import math
 from dataclasses import dataclass
 
 from inspector.base.errors import InvalidTextError
+from inspector.base.i18n import Notice
 from inspector.base.limits import ALL_LAYERS_WEIGHTS_BUDGET_BYTES, MAX_TEXT_CHARS
-from inspector.core.capture import Notice, tokenize
+from inspector.core.capture import tokenize
 from inspector.core.loading import LoadedModel, ModelInfo
 
 _FLOAT32_BYTES = 4

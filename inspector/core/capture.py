@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from inspector.base.errors import DeviceOutOfMemoryError, InspectorError, InvalidRequestError
-from inspector.base.i18n import DEFAULT_LANGUAGE, t
+from inspector.base.i18n import Notice
 
 # tokenize and token_word_ids live in inspector.core.forward (the one forward path); importing them from here, as
 # older code and the tests do, keeps working.
@@ -28,36 +28,6 @@ from inspector.core.loading import LoadedModel, ModelInfo
 WeightsChoice = Literal["all"] | Iterable[int] | None
 
 TOP_PREDICTIONS = 5
-
-
-class Notice(str):
-    """A sentence for the person about how a result was made (a retry after running out of memory, a memory budget
-    that kept fewer layers' weights). It *is* its English text — code that reads notices as strings (logs, JSON,
-    tests) keeps working — and remembers its catalogue key and values, so a page shows it in the session's
-    language with :meth:`text` (:func:`notice_text`). Pickles by key and values (cached captures carry it)."""
-
-    key: str
-    values: dict[str, object]
-
-    def __new__(cls, key: str, **values: object) -> Notice:
-        notice = super().__new__(cls, t(key, DEFAULT_LANGUAGE, **values))
-        notice.key, notice.values = key, dict(values)
-        return notice
-
-    def __reduce__(self) -> tuple:
-        return _rebuild_notice, (self.key, self.values)
-
-    def text(self, lang: str = DEFAULT_LANGUAGE) -> str:
-        return t(self.key, lang, **self.values)
-
-
-def _rebuild_notice(key: str, values: dict[str, object]) -> Notice:
-    return Notice(key, **values)
-
-
-def notice_text(notice: str, lang: str = DEFAULT_LANGUAGE) -> str:
-    """``notice`` in ``lang``: a :class:`Notice` translated, any other string as it is."""
-    return notice.text(lang) if isinstance(notice, Notice) else notice
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,10 @@
 
 A link is a promise to the person who opens it and a door into the server for anyone who crafts one, so
 :func:`decode_view` reads every parameter defensively: it **never raises**; a missing, malformed or hostile
-value is replaced by the default and reported as a plain-English warning that names the parameter, the
-bad value (shortened, ``repr``'d) and what was used instead. In particular:
+value is replaced by the default and reported as a warning that names the parameter, the bad value (shortened,
+``repr``'d) and what was used instead. Each warning is a :class:`~inspector.base.i18n.Notice`: its English text, and
+its catalogue key and values, so a page shows it in its own language (:func:`~inspector.base.i18n.notice_text`). In
+particular:
 
 - numbers must be short decimal integers within sane bounds (``fit`` then clamps them to the loaded model);
 - booleans are ``0``/``1``/``true``/``false``; backends and pages come from fixed lists;
@@ -37,7 +39,7 @@ from urllib.parse import quote_plus, urlencode, urlsplit, urlunsplit
 
 from inspector.base.errors import InspectorError
 from inspector.base.examples import DEFAULT_TEXT
-from inspector.base.i18n import DEFAULT_LANGUAGE, LANGUAGES
+from inspector.base.i18n import DEFAULT_LANGUAGE, LANGUAGES, Notice
 from inspector.base.limits import MAX_TEXT_CHARS
 from inspector.core.loading import DEFAULT_MODEL, SHIPPED_PREFIX, shipped_model_path
 
@@ -66,6 +68,7 @@ FLAGS = ("hide_special", "drop_sink", "words", "slide")
 # digit; ".." and a trailing "." are refused separately, and so is any value naming a path on this server.
 _HUB_ID = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.-]{0,95}/)?[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
 _INDEX = re.compile(r"[0-9]{1,4}")
+_INDEX_WARNINGS = {"layer": "share.bad_layer", "head": "share.bad_head"}  # the catalogue key, by parameter
 
 
 @dataclass(frozen=True)
@@ -100,19 +103,19 @@ class ViewState:
         if self.lang not in LANGUAGES:
             raise ValueError(f"ViewState.lang must be one of {LANGUAGES}; got {self.lang!r}")
 
-    def fit(self, num_layers: int, num_heads: int) -> tuple[ViewState, tuple[str, ...]]:
+    def fit(self, num_layers: int, num_heads: int) -> tuple[ViewState, tuple[Notice, ...]]:
         """This state with layer/head clamped to a model of ``num_layers`` × ``num_heads``, and a warning for
         each one that had to change (a link made on a bigger model)."""
         warnings = []
         layer, head = self.layer, self.head
         if layer >= num_layers:
             layer = num_layers - 1
-            warnings.append(f"The link asks for layer {self.layer}, but this model has {num_layers} layers "
-                            f"(0–{num_layers - 1}); showing layer {layer} instead.")
+            warnings.append(Notice("share.layer_clamped", asked=self.layer, layers=num_layers, last=num_layers - 1,
+                                   layer=layer))
         if head >= num_heads:
             head = num_heads - 1
-            warnings.append(f"The link asks for head {self.head}, but this model has {num_heads} heads per layer "
-                            f"(0–{num_heads - 1}); showing head {head} instead.")
+            warnings.append(Notice("share.head_clamped", asked=self.head, heads=num_heads, last=num_heads - 1,
+                                   head=head))
         return replace(self, layer=max(layer, 0), head=max(head, 0)), tuple(warnings)
 
 
@@ -156,37 +159,37 @@ def _last(value: object) -> object:
     return value
 
 
-def _model_problem(model: str) -> str | None:
-    """Why ``model`` cannot come from a link, or None if it can."""
+def _model_problem(model: str) -> Notice | None:
+    """Why ``model`` cannot come from a link (a clause: "is not …"), or None if it can."""
     if model == DEFAULT_MODEL:
         return None
     if model.startswith(SHIPPED_PREFIX):
         try:
             shipped_model_path(model.removeprefix(SHIPPED_PREFIX))
         except InspectorError as err:
-            return f"is not a model this project ships ({err})"
+            return Notice("share.model_not_shipped", error=str(err))
         return None
     if not _HUB_ID.fullmatch(model) or ".." in model or model.endswith("."):
-        return "is not a Hugging Face hub id of the form name or org/name (links cannot name local folders)"
+        return Notice("share.model_not_hub_id")
     try:
         # Same text, different meaning: the loader prefers an existing folder to a hub id of that name.
         exists = Path(model).exists()
     except OSError:
         exists = True
     if exists:
-        return "names a file or folder on this server, and links cannot load local files"
+        return Notice("share.model_local")
     return None
 
 
 def decode_view(params: Mapping[str, str | Sequence[str]], *, pages: Sequence[str] = PAGES,
-                models: Collection[str] | None = None) -> tuple[ViewState, tuple[str, ...]]:
+                models: Collection[str] | None = None) -> tuple[ViewState, tuple[Notice, ...]]:
     """Read a :class:`ViewState` from query parameters (e.g. ``dict(st.query_params)``) and say what was
     wrong with them. Never raises: every bad value falls back to its default with a warning.
 
     ``models``: the model specs this instance offers (a hosted instance's allow-list); None = any hub id."""
-    warnings: list[str] = []
+    warnings: list[Notice] = []
     if not isinstance(params, Mapping):
-        return _DEFAULTS, (f"The link's parameters could not be read ({_shown(params)}); showing the default view.",)
+        return _DEFAULTS, (Notice("share.unreadable", value=_shown(params)),)
     values: dict[str, object] = {}
 
     def get(key: str) -> str | None:
@@ -194,25 +197,23 @@ def decode_view(params: Mapping[str, str | Sequence[str]], *, pages: Sequence[st
         if value is None:
             return None
         if not isinstance(value, str):
-            warnings.append(f"{key}={_shown(value)} is not text; using the default.")
+            warnings.append(Notice("share.not_text", key=key, value=_shown(value)))
             return None
         return value
 
     version = get("v")
     if version is not None and version != str(SHARE_VERSION):
         newer = _INDEX.fullmatch(version) and int(version) > SHARE_VERSION
-        warnings.append(f"v={_shown(version)}: " + ("this link was made by a newer version of the app"
-                        if newer else "unknown link version") + f"; reading it as version {SHARE_VERSION}, "
-                        "so parts of the view may differ.")
+        warnings.append(Notice("share.version_newer" if newer else "share.version_unknown", value=_shown(version),
+                               version=SHARE_VERSION))
 
     model = get("model")
     if model is not None:
         problem = _model_problem(model)
         if problem is None and models is not None and model not in models:
-            problem = (f"is not one of the models this instance offers ({', '.join(sorted(models))}); a hosted "
-                       "instance loads only its own list")
+            problem = Notice("share.model_not_offered", models=", ".join(sorted(models)))
         if problem:
-            warnings.append(f"model={_shown(model)} {problem}; using the bundled model instead.")
+            warnings.append(Notice("share.model", value=_shown(model), problem=problem))
         else:
             values["model"] = model
 
@@ -220,17 +221,15 @@ def decode_view(params: Mapping[str, str | Sequence[str]], *, pages: Sequence[st
     if packed is not None:
         unpacked = decompress_text(packed)
         if unpacked is None:
-            warnings.append(f"tz={_shown(packed)} is not a valid compressed text (or unpacks to more than "
-                            f"{MAX_TEXT_CHARS:,} characters); using the example text instead.")
+            warnings.append(Notice("share.bad_tz", value=_shown(packed), limit=f"{MAX_TEXT_CHARS:,}"))
         elif text is not None:
-            warnings.append("The link has both text and tz; using tz.")
+            warnings.append(Notice("share.text_and_tz"))
         text = unpacked
     if text is not None:
         if len(text) > MAX_TEXT_CHARS:
-            warnings.append(f"The link's text has {len(text):,} characters, more than the {MAX_TEXT_CHARS:,} this "
-                            "app reads; using the example text instead.")
+            warnings.append(Notice("share.text_too_long", length=f"{len(text):,}", limit=f"{MAX_TEXT_CHARS:,}"))
         elif not text.strip():
-            warnings.append("The link's text is empty; using the example text instead.")
+            warnings.append(Notice("share.text_empty"))
         else:
             values["text"] = text
 
@@ -241,7 +240,7 @@ def decode_view(params: Mapping[str, str | Sequence[str]], *, pages: Sequence[st
         else:
             fallback = pages[0] if pages else _DEFAULTS.page
             values["page"] = fallback
-            warnings.append(f"page={_shown(page)} is not a page of this app; showing {fallback!r} instead.")
+            warnings.append(Notice("share.bad_page", value=_shown(page), fallback=repr(fallback)))
 
     for key in ("layer", "head"):
         value = get(key)
@@ -250,8 +249,8 @@ def decode_view(params: Mapping[str, str | Sequence[str]], *, pages: Sequence[st
         if _INDEX.fullmatch(value) and int(value) <= MAX_INDEX:
             values[key] = int(value)
         else:
-            warnings.append(f"{key}={_shown(value)} is not a {key} number (0 to {MAX_INDEX}); using {key} "
-                            f"{getattr(_DEFAULTS, key)} instead.")
+            warnings.append(Notice(_INDEX_WARNINGS[key], value=_shown(value), largest=MAX_INDEX,
+                                   default=getattr(_DEFAULTS, key)))
 
     for key, allowed in (("backend", BACKENDS), ("lang", LANGUAGES)):
         value = get(key)
@@ -260,8 +259,8 @@ def decode_view(params: Mapping[str, str | Sequence[str]], *, pages: Sequence[st
         if value in allowed:
             values[key] = value
         else:
-            warnings.append(f"{key}={_shown(value)} is not one of {', '.join(allowed)}; using "
-                            f"{getattr(_DEFAULTS, key)!r} instead.")
+            warnings.append(Notice("share.not_one_of", key=key, value=_shown(value), allowed=", ".join(allowed),
+                                   default=repr(getattr(_DEFAULTS, key))))
 
     for key in FLAGS:
         value = get(key)
@@ -270,8 +269,8 @@ def decode_view(params: Mapping[str, str | Sequence[str]], *, pages: Sequence[st
         if value.lower() in _TRUE + _FALSE:
             values[key] = value.lower() in _TRUE
         else:
-            warnings.append(f"{key}={_shown(value)} is not 0, 1, true or false; using "
-                            f"{'on' if getattr(_DEFAULTS, key) else 'off'} instead.")
+            warnings.append(Notice("share.bad_flag", key=key, value=_shown(value),
+                                   default=Notice("share.on" if getattr(_DEFAULTS, key) else "share.off")))
 
     return replace(_DEFAULTS, **values), tuple(warnings)
 
@@ -338,27 +337,27 @@ class CompareState:
     keys: tuple[str, str] | None = None
 
 
-def _token_problem(value: str) -> str | None:
+def _token_problem(value: str) -> Notice | None:
     """Why ``value`` cannot be a query or key token from a link (empty, long, control characters), or None."""
     import unicodedata  # local: this block is kept apart from the module's imports
 
     if not value.strip() or len(value) > _MAX_TOKEN_CHARS or any(unicodedata.category(c) == "Cc" for c in value):
-        return f"is not a token (1 to {_MAX_TOKEN_CHARS} visible characters)"
+        return Notice("share.not_a_token", largest=_MAX_TOKEN_CHARS)
     return None
 
 
 def decode_compare(params: Mapping[str, str | Sequence[str]], *,
-                   models: Collection[str] | None = None) -> tuple[CompareState, tuple[str, ...]]:
+                   models: Collection[str] | None = None) -> tuple[CompareState, tuple[Notice, ...]]:
     """Read a :class:`CompareState` from query parameters; every bad value falls back with a warning."""
     if not isinstance(params, Mapping):
         return CompareState(), ()
-    warnings: list[str] = []
+    warnings: list[Notice] = []
     values: dict[str, object] = {}
 
     def get(key: str) -> str | None:
         value = _last(params.get(key))
         if value is not None and not isinstance(value, str):
-            warnings.append(f"{key}={_shown(value)} is not text; using the default.")
+            warnings.append(Notice("share.not_text", key=key, value=_shown(value)))
             return None
         return value
 
@@ -366,34 +365,33 @@ def decode_compare(params: Mapping[str, str | Sequence[str]], *,
     if packed is not None:
         text = decompress_text(packed)
         if text is None:
-            warnings.append(f"tzb={_shown(packed)} is not a valid compressed text; using the example text B.")
+            warnings.append(Notice("share.bad_tzb", value=_shown(packed)))
     if text is not None:
         if len(text) > MAX_TEXT_CHARS or not text.strip():
-            warnings.append(f"text_b={_shown(text)} is empty or longer than {MAX_TEXT_CHARS:,} characters; using "
-                            "the example text B instead.")
+            warnings.append(Notice("share.bad_text_b", value=_shown(text), limit=f"{MAX_TEXT_CHARS:,}"))
         else:
             values["text_b"] = text
     model = get("model_b")
     if model is not None:
         problem = _model_problem(model)
         if problem is None and models is not None and model not in models:
-            problem = "is not one of the models this instance offers"
+            problem = Notice("share.model_b_not_offered")
         if problem:
-            warnings.append(f"model_b={_shown(model)} {problem}; comparing two texts instead.")
+            warnings.append(Notice("share.model_b", value=_shown(model), problem=problem))
         else:
             values["model_b"] = model
     query = get("query")
     if query is not None:
         problem = _token_problem(query)
         if problem:
-            warnings.append(f"query={_shown(query)} {problem}; using the first differing token.")
+            warnings.append(Notice("share.bad_query", value=_shown(query), problem=problem))
         else:
             values["query"] = query
     keys = get("keys")
     if keys is not None:
         parts = keys.split(",")
         if len(parts) != 2 or any(_token_problem(part) for part in parts):
-            warnings.append(f"keys={_shown(keys)} is not two tokens separated by a comma; using the default keys.")
+            warnings.append(Notice("share.bad_keys", value=_shown(keys)))
         else:
             values["keys"] = (parts[0], parts[1])
     return replace(CompareState(), **values), tuple(warnings)

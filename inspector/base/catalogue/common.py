@@ -1,0 +1,40 @@
+"""Words every page shares: the navigation, how an output change is measured, the attention paths, the
+attribution methods' names, an exported chart's provenance and thinned axis labels."""
+
+ENTRIES: tuple[tuple[str, ...], ...] = (
+    # Navigation, in the order of the menu (app.py) --------------------------------------------------------------------
+    ("nav.inspect", "Inspect", "查看"),
+    ("nav.heads", "Heads", "注意力头"),
+    ("nav.attribution", "Attribution", "归因"),
+    ("nav.lessons", "Lessons", "课程"),
+    ("nav.groundtruth", "Ground truth", "已知答案"),
+    ("nav.compare", "Compare", "对比"),
+    # How a change of the model's output is measured, by output kind (inspector.core.outputs) --------------------------
+    ("measure.embedding", "cosine distance of the sentence embedding", "句向量的余弦距离"),
+    ("measure.distribution", "KL divergence of the predicted-token distribution, nats", "预测词元分布的 KL 散度，奈特"),
+    ("measure.logits", "largest change of a class logit", "类别 logit 的最大变化"),
+    # The attention paths (inspector.analyses.lessons, inspector.charts.lessons) ---------------------------------------
+    ("backend.triton", "Triton FlashAttention", "Triton FlashAttention"),
+    ("backend.blocked", "blocked PyTorch, query blocks", "分块 PyTorch，按查询分块"),
+    # The attribution methods' labels (attribution.method_label): English is each method's own label -------------------
+    ("method.attention", "raw attention", "原始注意力"),
+    ("method.rollout", "attention rollout", "注意力展开"),
+    ("method.norm", "norm-weighted attention", "范数加权注意力"),
+    ("method.gradient", "gradient (saliency)", "梯度（显著性）"),
+    ("method.grad_x_input", "gradient × input", "梯度 × 输入"),
+    ("method.integrated_gradients", "integrated gradients", "积分梯度"),
+    ("method.occlusion", "occlusion (leave-one-out)", "遮挡（逐一删除）"),
+    ("method.value_zeroing", "value zeroing", "值置零"),
+    ("method.random", "random (baseline)", "随机（基线）"),
+    # An exported chart's provenance caption (inspector.output.export) -------------------------------------------------
+    ("export.unknown_model", "unknown model", "未知模型"),
+    ("export.layer_head", "layer {layer}, head {head}", "第 {layer} 层第 {head} 个头"),
+    ("export.layer", "layer {layer}", "第 {layer} 层"),
+    ("export.head", "head {head}", "第 {head} 个头"),
+    ("export.backend", "backend {backend}", "后端 {backend}"),
+    # Axis labels thinned to fit a narrow column (inspector.charts.base) -----------------------------------------------
+    ("chart.thinned.token", "In a narrow column only every k-th token is labelled; hover a cell for its token.",
+     "栏太窄时只标出每隔 k 个的词元；把鼠标移到格子上可看它的词元。"),
+    ("chart.thinned.head", "In a narrow column only every k-th head is labelled; hover a cell for its head.",
+     "栏太窄时只标出每隔 k 个的注意力头；把鼠标移到格子上可看它是哪个头。"),
+)

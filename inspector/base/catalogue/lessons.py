@@ -1,0 +1,324 @@
+"""The Lessons page (views/lessons.py, views/lesson_quiz.py): each lesson's question, explanation, widgets,
+answer (inspector.analyses.lessons) and charts, lesson by lesson."""
+
+ENTRIES: tuple[tuple[str, ...], ...] = (
+    # The page (views/lessons.py) --------------------------------------------------------------------------------------
+    ("lessons.title", "Lessons: the questions people fumble, answered on this model",
+     "课程：大家常答不好的问题，用这个模型现场回答"),
+    ("lessons.caption",
+     "Every number below is measured on the model and text in the sidebar; every answer is written from those "
+     "numbers.",
+     "下面每个数字都是在侧边栏选定的模型和文本上实测的；每段答案都由这些数字生成。"),
+    ("lessons.layer", "Layer", "层"),
+    ("lessons.head", "Head", "头"),
+    ("lessons.running", "Running the lessons' experiments…", "正在运行课程实验…"),
+    ("lessons.done", "Measured {model} on {n} tokens, layer {layer}, head {head} ({backend} backend)",
+     "已在 {n} 个词元上测量 {model}，第 {layer} 层第 {head} 个头（{backend} 后端）"),
+    ("lessons.question", "Question", "问题"),
+    ("lessons.answer", "Answer, from the numbers measured above", "答案（根据上面实测的数字）"),
+    ("lessons.simulation", "Simulation (seeded, not the model): {queries} random queries × {keys} keys, seed {seed}.",
+     "模拟（固定随机种子，不是模型）：{queries} 个随机查询 × {keys} 个键，种子 {seed}。"),
+    # Lesson 1 ---------------------------------------------------------------------------------------------------------
+    ("lesson1.title", "1 · The definition, with real shapes", "1 · 定义，用真实的形状"),
+    ("lesson1.question", "What exactly are X, Q, K, V, S, A and O — and how big are they here?",
+     "X、Q、K、V、S、A、O 到底是什么？在这里它们有多大？"),
+    ("lesson1.explain",
+     "Attention is soft addressing: each query (intent) is compared with every key (address label); the scores S = "
+     "QKᵀ·scale become weights A = softmax(S), each row a budget of 1; the output O = AV fetches the values "
+     "(payload) with those weights.",
+     "注意力是一种软寻址：每个查询（意图）与每个键（地址标签）比较；得分 S = QKᵀ·scale 经 softmax 变成权重 A，"
+     "每一行是总额为 1 的预算；输出 O = AV 按这些权重取回值（内容）。"),
+    ("lesson1.shapes", "Tensor shapes in this layer", "本层张量的形状"),
+    ("lesson1.col_tensor", "tensor", "张量"),
+    ("lesson1.col_shape", "shape", "形状"),
+    ("lesson1.col_values", "row 0, first values", "第 0 行的前几个数值"),
+    ("lesson1.rope_note", "Q and K are shown as the layer received them: after the rotary embedding (RoPE).",
+     "Q 和 K 按该层实际收到的样子显示：已经过旋转位置编码（RoPE）。"),
+    ("lesson1.chart", "A = softmax(S) · layer {layer}, head {head}", "A = softmax(S) · 第 {layer} 层第 {head} 个头"),
+    ("lesson1.col_query", "query", "查询"),
+    ("lesson1.answer.prenorm",
+     "In layer {layer} the attention reads X = LN(x) — this is a pre-LN model, so the layer norm comes first — of "
+     "{n} tokens × d_model = {d_model}. Each of its {heads} heads ({kv_heads} key/value heads) projects X to Q, K "
+     "and V of {n} × d_k = {d_k}. S = QKᵀ × {scale} is {n} × {n}, and every row of A = softmax(S) sums to 1 (largest "
+     "deviation {row_error}): a fixed routing budget per query. In head {head} the sharpest row is “{query}”, which "
+     "spends {weight} of its budget on “{key}”. O = AV is again {n} × {d_k} per head; the heads are concatenated "
+     "back to {n} × {d_model}.",
+     "在第 {layer} 层，注意力读入的是 X = LN(x)——这是 pre-LN 模型，先做层归一化——共 {n} 个词元 × d_model = "
+     "{d_model}。它的 {heads} 个头（{kv_heads} 个键/值头）各自把 X 投影成 {n} × d_k = {d_k} 的 Q、K、V。S = QKᵀ × "
+     "{scale} 是 {n} × {n} 的矩阵，A = softmax(S) 的每一行之和都是 1（最大偏差 {row_error}）：每个查询有固定的路由预"
+     "算。在第 {head} 个头中最集中的一行是“{query}”，它把 {weight} 的预算给了“{key}”。O = AV 每个头仍是 {n} × {d_k}；"
+     "各头拼接后回到 {n} × {d_model}。"),
+    ("lesson1.answer",
+     "In layer {layer} the attention reads X of {n} tokens × d_model = {d_model}. Each of its {heads} heads "
+     "({kv_heads} key/value heads) projects X to Q, K and V of {n} × d_k = {d_k}. S = QKᵀ × {scale} is {n} × {n}, "
+     "and every row of A = softmax(S) sums to 1 (largest deviation {row_error}): a fixed routing budget per query. "
+     "In head {head} the sharpest row is “{query}”, which spends {weight} of its budget on “{key}”. O = AV is again "
+     "{n} × {d_k} per head; the heads are concatenated back to {n} × {d_model}.",
+     "在第 {layer} 层，注意力读入的 X 是 {n} 个词元 × d_model = {d_model}。它的 {heads} 个头（{kv_heads} 个键/值头）"
+     "各自把 X 投影成 {n} × d_k = {d_k} 的 Q、K、V。S = QKᵀ × {scale} 是 {n} × {n} 的矩阵，A = softmax(S) "
+     "的每一行之和都是 1（最大偏差 {row_error}）：每个查询有固定的路由预算。在第 {head} 个头中最集中的一行是"
+     "“{query}”，它把 {weight} 的预算给了“{key}”。O = AV 每个头仍是 {n} × {d_k}；各头拼接后回到 {n} × {d_model}。"),
+    # Lesson 2 ---------------------------------------------------------------------------------------------------------
+    ("lesson2.title", "2 · Why not softmax(XXᵀ)X?", "2 · 为什么不直接用 softmax(XXᵀ)X？"),
+    ("lesson2.question", "Why do queries and keys need separate projections W_Q and W_K?",
+     "为什么查询和键需要各自的投影 W_Q 和 W_K？"),
+    ("lesson2.explain",
+     "Without projections every token's score with itself is its squared norm, usually the largest, so it mostly "
+     "attends to itself; and x_i·x_j = x_j·x_i, so “i looks for j” would always equal “j looks for i”. Separate W_Q "
+     "and W_K break both.",
+     "没有投影时，每个词元与自身的得分就是它的范数平方，通常最大，所以它主要关注自己；而且 x_i·x_j = x_j·x_i，“i 找 "
+     "j”永远等于“j 找 i”。独立的 W_Q 和 W_K 打破了这两点。"),
+    ("lesson2.chart_asym", "Asymmetry ‖S − Sᵀ‖/‖S‖ of each head", "各头的非对称度 ‖S − Sᵀ‖/‖S‖"),
+    ("lesson2.chart_tied", "Head {head}: weights before and after tying W_K := W_Q",
+     "第 {head} 个头：令 W_K := W_Q 前后的权重"),
+    ("lesson2.answer",
+     "On this text, with XXᵀ the largest score of {xx_share} of the rows is on the diagonal: the token “only looks "
+     "at itself”. With the learned QKᵀ that share is {qk_share} for head {head} ({qk_mean} on average over the "
+     "layer's heads). S is far from symmetric: ‖S − Sᵀ‖/‖S‖ is {asym} for head {head} ({asym_min}–{asym_max} across "
+     "heads; 0 would mean W_Q = W_K). Tying W_K := W_Q for head {head} through the attention function moves each row "
+     "by {tv} in total variation, changes the self-attending share to {tied_share} and the mean entropy from "
+     "{entropy} to {tied_entropy} nats; the model's output changes by {change} ({measure}).",
+     "在这段文本上，用 XXᵀ 时有 {xx_share} 的行最大得分落在对角线上：词元“只看自己”。用学到的 QKᵀ 时，第 {head} "
+     "个头的这一比例是 {qk_share}（该层所有头平均为 {qk_mean}）。S 远非对称：第 {head} 个头的 ‖S − Sᵀ‖/‖S‖ 为 "
+     "{asym}（各头在 {asym_min}–{asym_max} 之间；为 0 则意味着 W_Q = W_K）。通过注意力函数令第 {head} 个头 W_K := "
+     "W_Q 后，每行权重的总变差距离平均变化 {tv}，关注自身的比例变为 {tied_share}，平均熵从 {entropy} 变为 "
+     "{tied_entropy} 奈特；模型输出变化 {change}（{measure}）。"),
+    # Lesson 3 ---------------------------------------------------------------------------------------------------------
+    ("lesson3.title", "3 · Where position enters", "3 · 位置信息从哪里进入"),
+    ("lesson3.question", "Attention itself is order-blind — so where does word order come in?",
+     "注意力本身不看顺序——那词序从哪里进入？"),
+    ("lesson3.explain",
+     "BERT and GPT-2 add a learned position vector to X before any layer, so Q, K and V all carry it; RoPE models "
+     "(Llama, Mistral, Qwen2) rotate only Q and K by an angle proportional to the position, so the score depends on "
+     "the offset i − j and V carries no position. Heads that put most weight at one offset are positional.",
+     "BERT 和 GPT-2 在进入各层之前把学到的位置向量加到 X 上，所以 Q、K、V 都带有位置；RoPE 模型（Llama、Mistral、"
+     "Qwen2）只把 Q 和 K 按与位置成正比的角度旋转，因此得分取决于偏移 i − j，而 V 不含位置。把大部分权重放在某个固定"
+     "偏移上的头就是位置头。"),
+    ("lesson3.chart", "Layer {layer}: mean weight by offset i − j", "第 {layer} 层：按偏移 i − j 的平均权重"),
+    ("lesson3.answer.absolute",
+     "This model adds learned absolute position embeddings to X, so every projection sees position. In layer "
+     "{layer}, {count} head(s) put more than {threshold} of their weight on one offset: {heads}. The most positional "
+     "head is {top_head}, with {top_weight} at i − j = {top_offset}.",
+     "这个模型把学到的绝对位置编码加到 X 上，因此每个投影都能看到位置。在第 {layer} 层，有 {count} 个头把超过 "
+     "{threshold} 的权重放在同一个偏移上：{heads}。位置性最强的是第 {top_head} 个头，在 i − j = {top_offset} "
+     "处权重为 {top_weight}。"),
+    ("lesson3.answer.rope",
+     "This model uses rotary embeddings (RoPE): position rotates Q and K only, so the scores depend on the offset i "
+     "− j and V carries none. In layer {layer}, {count} head(s) put more than {threshold} of their weight on one "
+     "offset: {heads}. The most positional head is {top_head}, with {top_weight} at i − j = {top_offset}.",
+     "这个模型使用旋转位置编码（RoPE）：位置只旋转 Q 和 K，因此得分取决于偏移 i − j，V 不带位置。在第 {layer} 层，有 "
+     "{count} 个头把超过 {threshold} 的权重放在同一个偏移上：{heads}。位置性最强的是第 {top_head} 个头，在 i − j = "
+     "{top_offset} 处权重为 {top_weight}。"),
+    ("lesson3.answer.relative",
+     "This model uses relative position scores inside attention. In layer {layer}, {count} head(s) put more than "
+     "{threshold} of their weight on one offset: {heads}. The most positional head is {top_head}, with {top_weight} "
+     "at i − j = {top_offset}.",
+     "这个模型在注意力内部使用相对位置得分。在第 {layer} 层，有 {count} 个头把超过 {threshold} 的权重放在同一个偏移"
+     "上：{heads}。位置性最强的是第 {top_head} 个头，在 i − j = {top_offset} 处权重为 {top_weight}。"),
+    ("lesson3.answer.unknown",
+     "The inspector cannot tell how this model encodes position. In layer {layer}, {count} head(s) put more than "
+     "{threshold} of their weight on one offset: {heads}. The most positional head is {top_head}, with {top_weight} "
+     "at i − j = {top_offset}.",
+     "检查器无法判断这个模型如何编码位置。在第 {layer} 层，有 {count} 个头把超过 {threshold} 的权重放在同一个偏移上："
+     "{heads}。位置性最强的是第 {top_head} 个头，在 i − j = {top_offset} 处权重为 {top_weight}。"),
+    ("lesson3.answer.absolute.none",
+     "This model adds learned absolute position embeddings to X, so every projection sees position. In layer "
+     "{layer}, no head puts more than {threshold} of its weight on one offset. The most positional head is "
+     "{top_head}, with {top_weight} at i − j = {top_offset}.",
+     "这个模型把学到的绝对位置编码加到 X 上，因此每个投影都能看到位置。在第 {layer} 层，没有哪个头把超过 {threshold} "
+     "的权重放在同一个偏移上。位置性最强的是第 {top_head} 个头，在 i − j = {top_offset} 处权重为 {top_weight}。"),
+    ("lesson3.answer.rope.none",
+     "This model uses rotary embeddings (RoPE): position rotates Q and K only, so the scores depend on the offset i "
+     "− j and V carries none. In layer {layer}, no head puts more than {threshold} of its weight on one offset. The "
+     "most positional head is {top_head}, with {top_weight} at i − j = {top_offset}.",
+     "这个模型使用旋转位置编码（RoPE）：位置只旋转 Q 和 K，因此得分取决于偏移 i − j，V 不带位置。在第 {layer} 层，"
+     "没有哪个头把超过 {threshold} 的权重放在同一个偏移上。位置性最强的是第 {top_head} 个头，在 i − j = {top_offset} "
+     "处权重为 {top_weight}。"),
+    ("lesson3.answer.relative.none",
+     "This model uses relative position scores inside attention. In layer {layer}, no head puts more than "
+     "{threshold} of its weight on one offset. The most positional head is {top_head}, with {top_weight} at i − j = "
+     "{top_offset}.",
+     "这个模型在注意力内部使用相对位置得分。在第 {layer} 层，没有哪个头把超过 {threshold} 的权重放在同一个偏移上。"
+     "位置性最强的是第 {top_head} 个头，在 i − j = {top_offset} 处权重为 {top_weight}。"),
+    ("lesson3.answer.unknown.none",
+     "The inspector cannot tell how this model encodes position. In layer {layer}, no head puts more than "
+     "{threshold} of its weight on one offset. The most positional head is {top_head}, with {top_weight} at i − j = "
+     "{top_offset}.",
+     "检查器无法判断这个模型如何编码位置。在第 {layer} 层，没有哪个头把超过 {threshold} 的权重放在同一个偏移上。"
+     "位置性最强的是第 {top_head} 个头，在 i − j = {top_offset} 处权重为 {top_weight}。"),
+    # Lesson 4 ---------------------------------------------------------------------------------------------------------
+    ("lesson4.title", "4 · Why √d_k, and why not d_k", "4 · 为什么除以 √d_k，而不是 d_k"),
+    ("lesson4.question", "Which d is in √d, and what goes wrong with no scaling or with 1/d?",
+     "√d 里的 d 是哪个？不缩放或除以 d 会出什么问题？"),
+    ("lesson4.explain",
+     "d is d_k, the size of one head's query and key. For entries of variance 1, q·k sums d_k products, so its "
+     "variance is d_k: unscaled scores grow with d_k and the softmax saturates (one-hot, gradient ≈ 0). Dividing by "
+     "√d_k keeps the variance at 1; dividing by d_k shrinks it to 1/d_k and the weights go uniform.",
+     "d 就是 d_k，即单个头的查询和键的维度。若各分量方差为 1，q·k 是 d_k 个乘积之和，方差就是 d_k：不缩放时得分随 "
+     "d_k 增大，softmax 饱和（接近独热，梯度≈0）。除以 √d_k 使方差保持为 1；除以 d_k 则缩小到 1/d_k，权重趋于均匀。"),
+    ("lesson4.variance_chart", "Simulation: variance of q·k vs d (log–log)", "模拟：q·k 方差随 d 的变化（双对数）"),
+    ("lesson4.sweep_chart", "Simulation: mean entropy vs d under each scale", "模拟：各缩放下平均熵随 d 的变化"),
+    ("lesson4.table_scale", "scale", "缩放"),
+    ("lesson4.table_variance", "Var(q·k)", "Var(q·k)"),
+    ("lesson4.table_entropy_nats", "entropy (nats)", "熵（奈特）"),
+    ("lesson4.table_max", "mean max weight", "平均最大权重"),
+    ("lesson4.table_jacobian", "‖J‖_F (softmax Jacobian)", "‖J‖_F（softmax 雅可比）"),
+    ("lesson4.jacobian_help",
+     "The Frobenius norm of the softmax's Jacobian: how much the weights still move when the scores do (near 0: "
+     "saturated, almost no gradient).",
+     "softmax 雅可比矩阵的 Frobenius 范数：得分变化时权重还能变化多少（接近 0：已饱和，几乎没有梯度）。"),
+    ("lesson4.table_entropy", "normalised entropy", "归一化熵"),
+    ("lesson4.table_change", "output change", "输出变化"),
+    ("lesson4a.answer",
+     "Simulation: the variance of q·k grows with slope {slope} on a log–log plot (≈ d; {var_max} at d = {d_max}). At "
+     "d = {d_max}, unscaled scores give entropy {h1} nats, max weight {m1} and a softmax Jacobian norm of {j1} — "
+     "saturated, almost no gradient. With 1/√d the entropy stays between {h2_min} and {h2_max} nats at every d (at d "
+     "= {d_max}: entropy {h2}, max weight {m2}, Jacobian norm {j2}). With 1/d the entropy is {h3} nats, close to the "
+     "uniform log {keys} = {uniform}, max weight {m3}: nothing stands out.",
+     "模拟：q·k 的方差在双对数坐标下以斜率 {slope} 增长（≈ d；d = {d_max} 时为 {var_max}）。在 d = {d_max} 时，"
+     "不缩放的得分给出熵 {h1} 奈特、最大权重 {m1}、softmax 雅可比范数 {j1}——已饱和，几乎没有梯度。用 1/√d 时熵在各个 "
+     "d 下都保持在 {h2_min} 到 {h2_max} 奈特之间（d = {d_max} 时熵 {h2}、最大权重 {m2}，雅可比范数 {j2}）。用 1/d "
+     "时熵为 {h3} 奈特，接近均匀分布的 log {keys} = {uniform}，最大权重 {m3}：没有任何键突出。"),
+    ("lesson4b.answer",
+     "On the real layer {layer}, head {head} (d_k = {d_k}, the model's own scale {own}): without scaling the "
+     "normalised entropy drops to {h1} (mean max weight {m1}) and the model's output changes by {c1} ({measure}); "
+     "with its own scale it is {h2} (max weight {m2}); with 1/d_k it rises to {h3} (max weight {m3}), nearly "
+     "uniform, and the output changes by {c3}.",
+     "在真实的第 {layer} 层第 {head} 个头上（d_k = {d_k}，模型自身的缩放为 {own}）：不缩放时归一化熵降到 "
+     "{h1}（平均最大权重 {m1}），模型输出变化 {c1}（{measure}）；用模型自身的缩放时为 {h2}（最大权重 {m2}）；用 "
+     "1/d_k 时升到 {h3}（最大权重 {m3}），接近均匀，输出变化 {c3}。"),
+    # Lesson 5 ---------------------------------------------------------------------------------------------------------
+    ("lesson5.title", "5 · What multi-head splits", "5 · 多头到底拆分了什么"),
+    ("lesson5.question", "What does “multi-head” split, and what does each head end up doing?",
+     "“多头”拆分的是什么？每个头最后在做什么？"),
+    ("lesson5.explain",
+     "The projection to d_model is reshaped into heads × d_k: each head gets its own small Q, K, V and its own "
+     "softmax, so one layer can route several ways at once. S = QKᵀ of one head has rank at most d_k; A = softmax(S) "
+     "is not bounded that way, because the softmax is not linear.",
+     "投影到 d_model 的结果被重排成 头数 × d_k：每个头有自己的小 Q、K、V 和自己的 softmax，因此一层可以同时按几种方式"
+     "路由。单个头的 S = QKᵀ 秩至多为 d_k；A = softmax(S) 不受此约束，因为 softmax 不是线性的。"),
+    ("lesson5.step.split", "split", "拆分成多头"),
+    ("lesson5.step.concat", "concat · W_O", "拼接 · W_O"),
+    ("lesson5.col_step", "step", "步骤"),
+    ("lesson5.col_shape", "shape", "形状"),
+    ("lesson5.role.offset", "offset", "偏移"),
+    ("lesson5.role.special", "special token", "特殊词元"),
+    ("lesson5.role.content", "content", "内容"),
+    ("lesson5.chart", "Layer {layer}: each head's contribution norm after W_O",
+     "第 {layer} 层：各头经 W_O 后的贡献范数"),
+    ("lesson5.answer",
+     "Layer {layer} splits d_model = {d_model} into {heads} heads × d_k = {d_k}. On these {n} tokens each head's S = "
+     "QKᵀ has effective rank {erank_min}–{erank_max} and numerical rank at most {rank_max}, never above min(n, d_k) "
+     "= {bound}; A = softmax(S) reaches effective rank {erank_a_max}. After W_O, head {top_head} writes the most "
+     "into the residual stream ({top_share} of the layer's total norm). Specialisation: {offset} head(s) follow an "
+     "offset, {special} look mostly at special tokens, {content} route by content.",
+     "第 {layer} 层把 d_model = {d_model} 拆成 {heads} 个头 × d_k = {d_k}。在这 {n} 个词元上，每个头的 S = QKᵀ "
+     "有效秩为 {erank_min}–{erank_max}，数值秩至多 {rank_max}，从不超过 min(n, d_k) = {bound}；A = softmax(S) "
+     "的有效秩可达 {erank_a_max}。经过 W_O 后，第 {top_head} 个头写入残差流的最多（占该层总范数的 {top_share}）。"
+     "分工：{offset} 个头跟随固定偏移，{special} 个头主要看特殊词元，{content} 个头按内容路由。"),
+    # Lesson 6 ---------------------------------------------------------------------------------------------------------
+    ("lesson6.title", "6 · Entropy as a diagnostic", "6 · 用熵做诊断"),
+    ("lesson6.question", "What does attention entropy tell you about a model, layer by layer?",
+     "注意力熵逐层能告诉你模型的什么？"),
+    ("lesson6.explain",
+     "Normalised entropy (entropy / log of the visible keys) is 0 when a row puts everything on one key and 1 when "
+     "it is uniform. Clark et al. (2019) found BERT's early layers broad and later ones sharper; a head stuck near 0 "
+     "(collapsed) or near 1 (diffuse) is worth a look.",
+     "归一化熵（熵 / log 可见键数）在一行把全部权重放在一个键上时为 0，均匀时为 1。Clark 等人（2019）发现 BERT "
+     "浅层注意力宽、深层更尖锐；熵接近 0（坍缩）或接近 1（弥散）的头值得查看。"),
+    ("lesson6.answer.holds",
+     "“Shallow broad, deep sharp” holds here: the first half of the {layers} layers averages {shallow} normalised "
+     "entropy, the second half {deep} (Spearman ρ with depth {rho}). Alarms: {collapsed} of {heads} heads are "
+     "collapsed (< {low}: {collapsed_list}) and {diffuse} diffuse (> {high}: {diffuse_list}).",
+     "“浅层宽、深层尖”在这里成立：{layers} 层中前一半的平均归一化熵为 {shallow}，后一半为 {deep}（与深度的 Spearman "
+     "ρ 为 {rho}）。警报：{heads} 个头中有 {collapsed} 个坍缩（< {low}：{collapsed_list}），{diffuse} 个弥散（> "
+     "{high}：{diffuse_list}）。"),
+    ("lesson6.answer.fails",
+     "“Shallow broad, deep sharp” does not hold here: the first half of the {layers} layers averages {shallow} "
+     "normalised entropy, the second half {deep} (Spearman ρ with depth {rho}). Alarms: {collapsed} of {heads} heads "
+     "are collapsed (< {low}: {collapsed_list}) and {diffuse} diffuse (> {high}: {diffuse_list}).",
+     "“浅层宽、深层尖”在这里不成立：{layers} 层中前一半的平均归一化熵为 {shallow}，后一半为 {deep}（与深度的 "
+     "Spearman ρ 为 {rho}）。警报：{heads} 个头中有 {collapsed} 个坍缩（< {low}：{collapsed_list}），{diffuse} "
+     "个弥散（> {high}：{diffuse_list}）。"),
+    # Lesson 7 ---------------------------------------------------------------------------------------------------------
+    ("lesson7.title", "7 · Why O(n²) matters, and what FlashAttention changes",
+     "7 · 为什么 O(n²) 很重要，FlashAttention 改变了什么"),
+    ("lesson7.question", "How do time and memory grow with the text length, and what does the flash path save?",
+     "时间和内存如何随文本长度增长？flash 路径省下了什么？"),
+    ("lesson7.explain",
+     "Materialised attention writes the whole n × n score and weight matrices; FlashAttention (Dao et al. 2022) "
+     "streams keys in tiles with an online softmax, so the n × n matrix never exists in memory. The arithmetic is "
+     "still O(n²): what changes is memory and memory traffic.",
+     "物化的注意力会写出完整的 n × n 得分和权重矩阵；FlashAttention（Dao 等，2022）按块流式读取键并使用在线 softmax，"
+     "n × n 矩阵从不存在于内存中。计算量仍是 O(n²)：改变的是内存占用和内存读写量。"),
+    ("lesson7.not_measured", "not measured on {device}", "{device} 上未测量"),
+    ("lesson7.lengths", "Lengths n", "长度 n"),
+    ("lesson7.lengths_placeholder", "Choose lengths…", "选择长度…"),
+    ("lesson7.run", "Measure on this device", "在本设备上测量"),
+    ("lesson7.measuring", "Timing attention at n = {n}…", "正在测量 n = {n} 时的注意力耗时…"),
+    ("lesson7.chart", "Time vs n on {device} (log–log)", "{device} 上耗时随 n 的变化（双对数）"),
+    ("lesson7.col_mat_ms", "materialised, ms", "物化，毫秒"),
+    ("lesson7.col_flash_ms", "flash, ms", "flash，毫秒"),
+    ("lesson7.col_mat_theory", "materialised, MiB (theory)", "物化，MiB（理论）"),
+    ("lesson7.col_flash_theory", "flash, MiB (theory)", "flash，MiB（理论）"),
+    ("lesson7.col_mat_measured", "materialised, MiB (measured)", "物化，MiB（实测）"),
+    ("lesson7.col_flash_measured", "flash, MiB (measured)", "flash，MiB（实测）"),
+    ("lesson7.memory_note",
+     "Bytes: theoretical extra memory of each path. Measured peaks come from CUDA's allocator; on a CPU PyTorch "
+     "reports no peak, so only the theoretical column is shown.",
+     "字节数：每条路径理论上额外占用的内存。实测峰值来自 CUDA 分配器；在 CPU 上 PyTorch 不报告峰值，因此只显示理论"
+     "值。"),
+    ("lesson7.answer",
+     "Measured just now on {device} with {heads} heads of d_k = {d_k}: at n = {n} the materialised path took "
+     "{mat_ms} ms and needs {mat_mb} MiB for the n × n scores and weights; the flash path ({backend}) took "
+     "{flash_ms} ms with {flash_mb} MiB beyond Q, K, V and O. Materialised time grew as n^{exponent} over these "
+     "lengths.",
+     "刚刚在 {device} 上用 {heads} 个 d_k = {d_k} 的头测得：n = {n} 时物化路径耗时 {mat_ms} 毫秒，n × n "
+     "得分和权重需要 {mat_mb} MiB；flash 路径（{backend}）耗时 {flash_ms} 毫秒，除 Q、K、V、O 外只需 {flash_mb} MiB。"
+     "在这些长度上物化路径的耗时按 n^{exponent} 增长。"),
+    # Lesson 8 ---------------------------------------------------------------------------------------------------------
+    ("lesson8.title", "8 · Quiz", "8 · 小测验"),
+    ("lesson8.explain", "Commit to a guess, then reveal the measurement. Your score is kept for this session.",
+     "先做出猜测，再揭晓实测结果。本次会话会记录你的得分。"),
+    ("lesson8.query", "Query token", "查询词元"),
+    ("lesson8.attention_q", "From query token “{query}”, which token will head {head} of layer {layer} attend to most?",
+     "从查询词元“{query}”出发，第 {layer} 层第 {head} 个头最关注哪个词元？"),
+    ("lesson8.right", "Right: “{key}” gets {weight} of the budget.", "答对了：“{key}”获得了 {weight} 的预算。"),
+    ("lesson8.wrong", "Not quite: the head sends {weight} to “{key}”; your guess “{guess}” got {guessed}.",
+     "不对：该头把 {weight} 给了“{key}”；你猜的“{guess}”只得到 {guessed}。"),
+    ("lesson8.guess", "Your guess", "你的猜测"),
+    ("lesson8.guess_placeholder", "Choose a token…", "选择一个词元…"),
+    ("lesson8.reveal", "Reveal", "揭晓"),
+    ("lesson8.locked", "Answered: the guess is locked and counted once. Pick another query token for a new question.",
+     "已作答：猜测已锁定，只计一次分。换一个查询词元即可开始新的一题。"),
+    ("lesson8.importance_q", "Which token matters most for the model's output (delete it and see)?",
+     "哪个词元对模型输出最重要（删掉它看看）？"),
+    ("lesson8.computing", "Deleting each token in turn…", "正在依次删除每个词元…"),
+    ("lesson8.importance_right", "Right: deleting “{token}” changes the output most ({change}).",
+     "答对了：删掉“{token}”时输出变化最大（{change}）。"),
+    ("lesson8.importance_wrong",
+     "Not quite: deleting “{token}” changes the output most ({change}); deleting “{guess}” changes it by {guessed}.",
+     "不对：删掉“{token}”时输出变化最大（{change}）；删掉“{guess}”时变化为 {guessed}。"),
+    ("lesson8.importance_locked", "Answered for this text: the guess is locked and counted once.",
+     "这段文本已作答：猜测已锁定，只计一次分。"),
+    ("lesson8.score", "Score this session: {right} of {asked}", "本次会话得分：{asked} 题答对 {right} 题"),
+    # Chart words every lesson's charts share (inspector.charts.lessons) -----------------------------------------------
+    ("chart.lessons.blocked", "blocked PyTorch (query blocks)", "分块 PyTorch（按查询分块）"),
+    ("chart.lessons.key", "key", "键"),
+    ("chart.lessons.weight", "weight", "权重"),
+    ("chart.lessons.keys", "keys", "键的投影"),
+    ("chart.lessons.asymmetry", "asymmetry", "非对称度"),
+    ("chart.lessons.mean_weight", "mean weight", "平均权重"),
+    ("chart.lessons.offset", "offset", "偏移"),
+    ("chart.lessons.entropy", "entropy", "熵"),
+    ("chart.lessons.max_weight", "max weight", "最大权重"),
+    ("chart.lessons.variance", "variance", "方差"),
+    ("chart.lessons.role", "role", "分工"),
+    ("chart.lessons.norm", "norm", "范数"),
+    ("chart.lessons.share", "share", "占比"),
+    ("chart.lessons.rank", "rank(S)", "秩(S)"),
+    ("chart.lessons.effective_rank", "erank(S)", "有效秩(S)"),
+    ("chart.lessons.materialised", "materialised n×n", "物化 n×n"),
+    ("chart.lessons.path", "path", "路径"),
+    ("chart.lessons.ms", "ms", "毫秒"),
+)
