@@ -265,9 +265,29 @@ def test_a_hosted_instance_accepts_only_its_own_models_from_a_link():
     assert state.model == DEFAULT_MODEL
     assert len(warnings) == 1 and "not one of the models this instance offers" in warnings[0]
     assert "bundled model instead" in warnings[0]
-    # Local paths are refused for their own reason, hosted or not.
-    _, warnings = decode_view({"model": "/etc"}, models=offered)
+    # Locally a path is refused for its own reason ("links cannot load local files") ...
+    _, warnings = decode_view({"model": "/etc"})
     assert "local" in warnings[0]
+
+
+def test_a_hosted_link_never_tells_whether_a_path_exists_on_the_server(tmp_path):
+    """... but on a hosted instance that reason would say which paths exist (issue 33: ``?model=inspector/share.py``
+    named a file on the server, a missing path did not). The allow-list answers first: one message for both."""
+    from inspector.output.share import decode_compare
+
+    offered = ["default", "openai-community/gpt2"]
+    existing = tmp_path / "org" / "model"
+    existing.mkdir(parents=True)
+    replies = []
+    for model in (str(existing), str(tmp_path / "org" / "missing"), "inspector/output/share.py", "inspector/nothing.py",
+                  "/etc", "/nowhere"):
+        _, warnings = decode_view({"model": model}, models=offered)
+        _, compare_warnings = decode_compare({"model_b": model}, models=offered)
+        assert len(warnings) == 1 and len(compare_warnings) == 1
+        replies.append(tuple(re.sub(r"^model(_b)?=.*? is not", "MODEL is not", w)
+                             for w in (warnings[0], compare_warnings[0])))
+    assert len(set(replies)) == 1, replies
+    assert "not one of the models this instance offers" in replies[0][0]
 
 
 def _keys(notice) -> set[str]:
@@ -289,12 +309,13 @@ def test_every_warning_is_a_catalogue_sentence_in_both_languages(tmp_path, monke
     from inspector.output.share import decode_compare
     from tests.test_i18n import CJK, english_runs
 
-    views = [None, {"v": "2"}, {"v": "x"}, {"model": "/etc"}, {"model": "shipped:nope"}, {"model": "gpt2", "layer": 5},
+    views = [None, {"v": "2"}, {"v": "x"}, {"model": "/etc"}, {"model": "gpt2", "layer": 5},
              {"text": "x" * (MAX_TEXT_CHARS + 1)}, {"text": " "}, {"tz": "!"}, {"text": "a", "tz": compress_text("b")},
              {"page": "nope"}, {"layer": "x", "head": "y"}, {"backend": "cuda"}, {"slide": "maybe"}]
     warnings = [w for params in views for w in decode_view(params, models=["default"])[1]]
     warnings += list(ViewState(layer=11, head=40).fit(6, 12)[1])
     warnings += list(decode_view({"model": "a" * 300})[1])
+    warnings += list(decode_view({"model": "shipped:nope"})[1])  # hosted, the allow-list would answer first
     (tmp_path / "local-model").mkdir()
     monkeypatch.chdir(tmp_path)  # a hub id that names a folder here
     warnings += list(decode_view({"model": "local-model"})[1])

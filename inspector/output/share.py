@@ -209,9 +209,12 @@ def decode_view(params: Mapping[str, str | Sequence[str]], *, pages: Sequence[st
 
     model = get("model")
     if model is not None:
-        problem = _model_problem(model)
-        if problem is None and models is not None and model not in models:
+        # On a hosted instance the allow-list answers first, so the reply never tells whether a path exists on
+        # the server (a file and a missing path once got different warnings; issue 33).
+        if models is not None and model not in models:
             problem = Notice("share.model_not_offered", models=", ".join(sorted(models)))
+        else:
+            problem = _model_problem(model)
         if problem:
             warnings.append(Notice("share.model", value=_shown(model), problem=problem))
         else:
@@ -373,9 +376,10 @@ def decode_compare(params: Mapping[str, str | Sequence[str]], *,
             values["text_b"] = text
     model = get("model_b")
     if model is not None:
-        problem = _model_problem(model)
-        if problem is None and models is not None and model not in models:
+        if models is not None and model not in models:  # the allow-list first, as for ``model``
             problem = Notice("share.model_b_not_offered")
+        else:
+            problem = _model_problem(model)
         if problem:
             warnings.append(Notice("share.model_b", value=_shown(model), problem=problem))
         else:
