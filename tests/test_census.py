@@ -271,10 +271,10 @@ def test_the_heads_page_opens_a_census_folder(bundled_census):
 
 
 def test_the_heads_page_never_opens_a_census_in_hosted_mode(bundled_census, monkeypatch):
-    from views import inputs
+    from views import session
 
     monkeypatch.setenv("INSPECTOR_HOSTED", "1")
-    inputs.hosting_policy.clear()
+    session.hosting_policy.clear()
     try:
         from streamlit.testing.v1 import AppTest
 
@@ -290,7 +290,7 @@ def test_the_heads_page_never_opens_a_census_in_hosted_mode(bundled_census, monk
         assert not [w for w in at.text_input if w.key == "heads_census_path"]
     finally:
         monkeypatch.delenv("INSPECTOR_HOSTED")
-        inputs.hosting_policy.clear()
+        session.hosting_policy.clear()
 
 
 def test_census_chart_and_table_in_chinese_show_no_english_words(bundled_census):
