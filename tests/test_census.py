@@ -26,7 +26,6 @@ from inspector.analyses.census import (
 from inspector.analyses.heads import head_report
 from inspector.analyses.metrics import TOKEN_CATEGORIES, head_entropy
 from inspector.core.capture import capture
-from inspector.core.loading import load_model
 from tests.conftest import VOCAB_WORDS
 
 TOLERANCE = 1e-5
@@ -38,11 +37,6 @@ def ragged_texts(count: int, seed: int = 0) -> list[str]:
     enough that every batch is padded."""
     generator = random.Random(seed)
     return [" ".join(generator.choice(VOCAB_WORDS) for _ in range(generator.randint(1, 20))) for _ in range(count)]
-
-
-@pytest.fixture(scope="module")
-def tiny_models(tiny_model_dirs):
-    return {arch: load_model(str(tiny_model_dirs[arch])) for arch in ("bert", "gpt2", "llama")}
 
 
 @pytest.mark.parametrize("arch", ["bert", "gpt2", "llama"])
