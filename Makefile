@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 # inspector/serving/hosting.py, error details hidden from visitors, the toolbar's developer options off.
 HOSTED_FLAGS := --client.showErrorDetails none --client.toolbarMode viewer
 
-.PHONY: app hosted test cli-demo clean-venv
+.PHONY: app hosted test test-fast cli-demo clean-venv
 
 app: $(VENV)/.app-deps
 	$(BIN)/python -m streamlit run app.py
@@ -20,6 +20,11 @@ hosted: $(VENV)/.app-deps
 test: $(VENV)/.test-deps
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m pytest
+
+# While developing: the linter, then every test not marked slow or browser (CI runs `make test`, which runs them too).
+test-fast: $(VENV)/.test-deps
+	$(BIN)/python -m ruff check .
+	$(BIN)/python -m pytest -m "not slow and not browser"
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version.split()[0]'

@@ -1,8 +1,9 @@
 """Attention Inspector — type a text and see how every head of a real model spreads its attention.
 
 The shell: page configuration and navigation. Each page under ``views/`` is a thin driver over
-:mod:`inspector` (widgets → one cached library call → charts); the sidebar, caches and share links they all
-use live in :mod:`views.inputs`. Run with ``streamlit run app.py``.
+:mod:`inspector` (widgets → one cached library call → charts); the sidebar they all share lives in
+:mod:`views.sidebar`, the caches and run helpers in :mod:`views.session`, the share link in :mod:`views.share_state`.
+Run with ``streamlit run app.py``.
 
 The folder is ``views/``, not ``pages/``: Streamlit treats a ``pages/`` folder beside the main script as an
 old-style multipage app until ``st.navigation`` has run once in the server process, so the first share link a

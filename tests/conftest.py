@@ -124,6 +124,31 @@ def bundled():
     return load_model("default")
 
 
+# The tiny models loaded through the project's own loader, once per test module (as each module's own copy was):
+# a test never shares a loaded model with another module's, and one that changes weights loads its own.
+@pytest.fixture(scope="module")
+def tiny_bert(tiny_model_dirs):
+    from inspector.core.loading import load_model
+
+    return load_model(str(tiny_model_dirs["bert"]))  # 2 layers × 4 heads, 64 positions
+
+
+@pytest.fixture(scope="module")
+def tiny_llama(tiny_model_dirs):
+    from inspector.core.loading import load_model
+
+    return load_model(str(tiny_model_dirs["llama"]))
+
+
+@pytest.fixture(scope="module")
+def tiny_models(tiny_model_dirs):
+    """BERT, GPT-2 and Llama by architecture name: absolute, learned and rotary positions, bidirectional and
+    causal attention, multi-head and grouped-query."""
+    from inspector.core.loading import load_model
+
+    return {arch: load_model(str(tiny_model_dirs[arch])) for arch in ("bert", "gpt2", "llama")}
+
+
 # ---------------------------------------------------------------------------------------- the app in AppTest
 
 APP_PATH = Path(__file__).resolve().parents[1] / "app.py"

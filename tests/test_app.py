@@ -244,16 +244,16 @@ def test_a_broken_model_folder_in_the_picker_is_an_error_not_a_traceback(tmp_pat
 
 def test_a_text_past_the_memory_budget_is_refused_and_a_long_one_keeps_one_layer(monkeypatch):
     from inspector.serving.hosting import HostingPolicy
-    from views import inputs
+    from views import session
 
     text = "Queries search keys like addresses. " * 8  # 58 tokens
     # Every layer at 58 tokens: 6 × 12 × 58² × 4 bytes = 0.92 MiB; one layer 0.15 MiB.
-    monkeypatch.setattr(inputs, "hosting_policy", lambda: HostingPolicy(weights_budget_bytes=2**19))
+    monkeypatch.setattr(session, "hosting_policy", lambda: HostingPolicy(weights_budget_bytes=2**19))
     at = _run_app({"text": text, "layer": "2"})
     assert not at.error and len(at.info) >= 1
     assert any("exact weights only layer 2" in info.value for info in at.info)
     assert "Layer 2, head 0: attention weights" in _title_texts(at)
-    monkeypatch.setattr(inputs, "hosting_policy", lambda: HostingPolicy(weights_budget_bytes=2**16))
+    monkeypatch.setattr(session, "hosting_policy", lambda: HostingPolicy(weights_budget_bytes=2**16))
     at = _run_app({"text": text})
     assert len(at.error) == 1 and "58 tokens" in at.error[0].value and "allows 36 tokens" in at.error[0].value
 
@@ -261,13 +261,13 @@ def test_a_text_past_the_memory_budget_is_refused_and_a_long_one_keeps_one_layer
 @pytest.fixture
 def hosted_app(monkeypatch, tmp_path):
     """The app as a hosted instance with the shipped allow-list (no entries: the bundled and ground-truth models)."""
-    from views import inputs
+    from views import session
 
     monkeypatch.setenv("INSPECTOR_HOSTED", "1")
-    inputs.hosting_policy.clear()
+    session.hosting_policy.clear()
     yield
     monkeypatch.delenv("INSPECTOR_HOSTED")
-    inputs.hosting_policy.clear()
+    session.hosting_policy.clear()
 
 
 def test_hosted_mode_offers_only_the_allow_list_and_no_free_text_model(hosted_app):
@@ -290,10 +290,10 @@ def test_hosted_mode_warns_about_a_link_to_another_model_and_shows_the_bundled_o
 
 def test_a_run_past_the_deadline_is_an_error_and_the_next_run_works(monkeypatch):
     from inspector.serving.hosting import HostingPolicy
-    from views import inputs
+    from views import session
 
     text = "A deadline of a nanosecond stops the first layer."  # not cached by another test
-    monkeypatch.setattr(inputs, "hosting_policy", lambda: HostingPolicy(deadline_s=1e-9))
+    monkeypatch.setattr(session, "hosting_policy", lambda: HostingPolicy(deadline_s=1e-9))
     at = _run_app({"text": text})
     assert len(at.error) == 1 and "did not finish" in at.error[0].value and "try again" in at.error[0].value
     monkeypatch.undo()
@@ -373,7 +373,7 @@ def test_no_unknown_token_warning_for_a_text_the_model_reads():
 def test_the_model_menu_speaks_the_page_language_and_keeps_its_options():
     """The labels come from the catalogue in the page's language, short enough for the sidebar; the options (what
     the session and share links hold) are the specs, unchanged (issue 17)."""
-    from views.inputs import SUGGESTED_MODELS, model_choice_label
+    from views.sidebar import SUGGESTED_MODELS, model_choice_label
 
     at = _run_app({"lang": "zh"})
     menu = at.selectbox(key="model")
@@ -393,7 +393,7 @@ def test_the_model_menu_speaks_the_page_language_and_keeps_its_options():
 
 def test_status_lines_name_a_shipped_model_as_its_menu_does():
     """The Ground truth page's status line said "shipped:deceptive-attention" (the spec) on a Chinese page."""
-    from views.inputs import shown_model_name
+    from views.sidebar import shown_model_name
 
     assert shown_model_name("shipped:deceptive-attention", "zh") == "真值：deceptive-attention"
     assert shown_model_name("shipped:deceptive-attention", "en") == shipped_choices()["shipped:deceptive-attention"]
@@ -440,3 +440,24 @@ def test_the_health_report_lets_every_cut_head_be_read():
     listed = expander.markdown[0].value.replace("\\", "").splitlines()
     assert len(listed) == cut and all(line.startswith("- Layer ") for line in listed)
     assert not set(listed) & set(report.splitlines())  # only the heads the report cut
+
+
+def test_a_misconfigured_hosted_instance_says_so_in_the_page_language(monkeypatch, tmp_path):
+    """The operator's mistake (an allow-list that does not exist) is one error box, in the visitor's language."""
+    from streamlit.testing.v1 import AppTest
+
+    from views import session
+
+    monkeypatch.setenv("INSPECTOR_HOSTED", "1")
+    monkeypatch.setenv("INSPECTOR_ALLOWED_MODELS", str(tmp_path / "missing.toml"))
+    session.hosting_policy.clear()
+    try:
+        at = AppTest.from_file(str(APP), default_timeout=120)
+        at.query_params["lang"] = "zh"
+        at.run()
+        assert not at.exception
+        assert [e.value for e in at.error if "此实例的配置有误" in e.value], [e.value for e in at.error]
+    finally:
+        monkeypatch.delenv("INSPECTOR_HOSTED")
+        monkeypatch.delenv("INSPECTOR_ALLOWED_MODELS")
+        session.hosting_policy.clear()

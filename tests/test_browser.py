@@ -257,7 +257,7 @@ def test_a_share_link_to_a_page_is_the_first_request_a_fresh_server_gets(browser
                 session.open("inspect?" + urllib.parse.urlencode({"v": "1", "layer": "2", "head": "3"}))
                 session.wait_for_heatmap_of(2, 3)
                 nav = session.page.locator('[data-testid="stSidebarNav"]').inner_text()
-                assert "Inspect" in nav and "Lessons" in nav and "inputs" not in nav.lower()
+                assert "Inspect" in nav and "Lessons" in nav and "session" not in nav.lower()
                 assert session.page.title() == "Attention Inspector"
                 session.assert_clean()
             finally:

@@ -11,14 +11,9 @@ import pytest
 from inspector.base.errors import InvalidTextError
 from inspector.base.limits import MAX_TEXT_CHARS
 from inspector.core.budget import RequestPlan, max_tokens, plan_request, weights_bytes
-from inspector.core.loading import LoadedModel, load_model
+from inspector.core.loading import LoadedModel
 
 WORDS = "the cat sat on the mat and the dog ran fast"
-
-
-@pytest.fixture(scope="module")
-def tiny_bert(tiny_model_dirs):
-    return load_model(str(tiny_model_dirs["bert"]))  # 2 layers × 4 heads, 64 positions
 
 
 def test_the_token_limit_is_the_smaller_of_positions_and_memory(bundled):

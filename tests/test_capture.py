@@ -17,19 +17,9 @@ from inspector.base.errors import (
     InvalidTextError,
 )
 from inspector.core.capture import Capture, capture, capture_within_memory
-from inspector.core.loading import LoadedModel, load_model
+from inspector.core.loading import LoadedModel
 from kernels.reference import row_entropy
 from tests.tolerances import close
-
-
-@pytest.fixture(scope="module")
-def tiny_bert(tiny_model_dirs):
-    return load_model(str(tiny_model_dirs["bert"]))
-
-
-@pytest.fixture(scope="module")
-def tiny_llama(tiny_model_dirs):
-    return load_model(str(tiny_model_dirs["llama"]))
 
 
 def eager_twin(loaded):

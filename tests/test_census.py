@@ -20,7 +20,6 @@ from inspector.analyses.census import CensusFolderError, InputRow, census, measu
 from inspector.analyses.heads import head_report
 from inspector.analyses.metrics import TOKEN_CATEGORIES, head_entropy
 from inspector.core.capture import capture
-from inspector.core.loading import load_model
 from tests.conftest import VOCAB_WORDS
 
 TOLERANCE = 1e-5
@@ -32,11 +31,6 @@ def ragged_texts(count: int, seed: int = 0) -> list[str]:
     enough that every batch is padded."""
     generator = random.Random(seed)
     return [" ".join(generator.choice(VOCAB_WORDS) for _ in range(generator.randint(1, 20))) for _ in range(count)]
-
-
-@pytest.fixture(scope="module")
-def tiny_models(tiny_model_dirs):
-    return {arch: load_model(str(tiny_model_dirs[arch])) for arch in ("bert", "gpt2", "llama")}
 
 
 @pytest.mark.parametrize("arch", ["bert", "gpt2", "llama"])
@@ -451,10 +445,10 @@ def test_markdown_in_a_census_manifest_is_shown_as_text(bundled_census, tmp_path
 
 
 def test_the_heads_page_never_opens_a_census_in_hosted_mode(bundled_census, monkeypatch):
-    from views import inputs
+    from views import session
 
     monkeypatch.setenv("INSPECTOR_HOSTED", "1")
-    inputs.hosting_policy.clear()
+    session.hosting_policy.clear()
     try:
         from streamlit.testing.v1 import AppTest
 
@@ -470,7 +464,7 @@ def test_the_heads_page_never_opens_a_census_in_hosted_mode(bundled_census, monk
         assert not [w for w in at.text_input if w.key == "heads_census_path"]
     finally:
         monkeypatch.delenv("INSPECTOR_HOSTED")
-        inputs.hosting_policy.clear()
+        session.hosting_policy.clear()
 
 
 def test_census_chart_and_table_in_chinese_show_no_english_words(bundled_census):

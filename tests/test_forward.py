@@ -19,15 +19,10 @@ from inspector.base.errors import (
 )
 from inspector.core.capture import capture
 from inspector.core.forward import backend_for, encode_text, run
-from inspector.core.loading import LoadedModel, load_model
+from inspector.core.loading import LoadedModel
 from kernels.hf import AttentionContractError, BackendUnavailableError, DeadlinePassed, HeadAblation, InterventionError
 
 TEXT = "the cat sat on the mat because it was tired"
-
-
-@pytest.fixture(scope="module")
-def tiny_bert(tiny_model_dirs):
-    return load_model(str(tiny_model_dirs["bert"]))
 
 
 def _both_callers(loaded: LoadedModel, **options):

@@ -57,11 +57,6 @@ SIGNAL = (1, 2)  # the one head of the hand-built model whose output reaches the
 
 
 @pytest.fixture(scope="module")
-def tiny_bert(tiny_model_dirs):
-    return load_model(str(tiny_model_dirs["bert"]))
-
-
-@pytest.fixture(scope="module")
 def signal_model(tmp_path_factory):
     """A tiny BERT in which only head SIGNAL writes into the residual stream: every other head's slice of the
     attention output projection W_O is zero, so removing any other head cannot change anything."""

@@ -149,13 +149,6 @@ def english_phrases(prefixes: Iterable[str] = ISSUE_15_PREFIXES) -> set[str]:
     return phrases
 
 
-@pytest.fixture(scope="module")
-def tiny_bert(tiny_model_dirs):
-    from inspector.core.loading import load_model
-
-    return load_model(str(tiny_model_dirs["bert"]))
-
-
 def _head_reports(loaded):
     """One tiny report and variants reaching every kind of line: all heads diffuse (the random model), all
     collapsed, sinks that move no value, induction heads found, none found, and none measurable."""

@@ -40,13 +40,8 @@ TEXT = "the animal did n't cross the street because it was too tired ."
 
 
 @pytest.fixture(scope="module")
-def models(tiny_model_dirs):
-    return {arch: load_model(str(tiny_model_dirs[arch])) for arch in ("bert", "llama", "gpt2")}
-
-
-@pytest.fixture(scope="module")
-def lessons(models):
-    return {arch: all_lessons(loaded, TEXT, 1, 2, importance=arch == "bert") for arch, loaded in models.items()}
+def lessons(tiny_models):
+    return {arch: all_lessons(loaded, TEXT, 1, 2, importance=arch == "bert") for arch, loaded in tiny_models.items()}
 
 
 @pytest.fixture(scope="module")
@@ -151,9 +146,9 @@ def test_position_offsets_pick_out_a_previous_token_head():
     np.testing.assert_allclose(by_offset[1], 1 / n)
 
 
-def test_position_kind_and_positional_lesson(models, lessons):
-    assert position_kind(models["bert"]) == "absolute" and position_kind(models["gpt2"]) == "absolute"
-    assert position_kind(models["llama"]) == "rope"
+def test_position_kind_and_positional_lesson(tiny_models, lessons):
+    assert position_kind(tiny_models["bert"]) == "absolute" and position_kind(tiny_models["gpt2"]) == "absolute"
+    assert position_kind(tiny_models["llama"]) == "rope"
     position = lessons["llama"].position
     # Random weights attend almost uniformly: no head is positional, and the answer says so in a sentence of its
     # own (issue 17), not "0 head(s) … on one offset: —".
@@ -259,11 +254,11 @@ def test_complexity_lesson_measures_both_paths_with_tiny_sizes():
         complexity_lesson((), device="cpu")
 
 
-def test_bad_layer_or_head_is_a_clear_error(models):
+def test_bad_layer_or_head_is_a_clear_error(tiny_models):
     with pytest.raises(InvalidRequestError, match="layers 0–1"):
-        all_lessons(models["bert"], TEXT, 5, 0)
+        all_lessons(tiny_models["bert"], TEXT, 5, 0)
     with pytest.raises(InvalidRequestError, match="heads 0–3"):
-        all_lessons(models["bert"], TEXT, 0, 9)
+        all_lessons(tiny_models["bert"], TEXT, 0, 9)
 
 
 def test_lessons_json_is_plain_json_in_both_languages(lessons):
@@ -361,9 +356,9 @@ def test_lesson_charts_in_chinese_show_no_english(lessons, slide):
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
-def test_position_answer_without_a_positional_head_says_so(models, lang):
+def test_position_answer_without_a_positional_head_says_so(tiny_models, lang):
     # Layer 0 of the tiny random BERT spreads its weight: no head reaches the positional threshold (asserted).
-    position = all_lessons(models["bert"], TEXT, 0, 0).position
+    position = all_lessons(tiny_models["bert"], TEXT, 0, 0).position
     assert not position.positional_heads
     assert position.answer.key == "lesson3.answer.absolute.none"
     text = position.answer.text(lang)

@@ -38,7 +38,7 @@ from inspector.charts.attribution import (
 )
 from inspector.core.budget import count_tokens
 from inspector.output.share import escape_markdown
-from views import inputs
+from views import session, share_state, sidebar
 
 PREDICTED_CLASS = "predicted class"  # the class selectbox's first option (shown in the session language)
 # The library's words for the integrated-gradients baseline (inspector/analyses/attribution/methods.py), in the
@@ -59,14 +59,14 @@ def cached_attribution(spec: str, text: str, backend: str, reference: str, token
                        ig_steps: int) -> AttributionReport:
     """The page's one library call, keyed by everything it depends on (a frozen dataclass of NumPy arrays)."""
     settings = AttributionSettings(layer=layer, head=head, query=query, removal=removal, ig_steps=ig_steps)
-    return attribute(inputs.cached_model(spec), text, spec=TargetSpec(reference, token, class_index),
+    return attribute(session.cached_model(spec), text, spec=TargetSpec(reference, token, class_index),
                      settings=settings, backend=backend)
 
 
 @st.cache_data(max_entries=4, ttl=3600, show_spinner=False)
 def cached_corpus(spec: str, backend: str, reference: str, removal: str, ig_steps: int) -> CorpusAgreement:
     settings = AttributionSettings(removal=removal, ig_steps=ig_steps)
-    return corpus_agreement(inputs.cached_model(spec), [example.text for example in EXAMPLES],
+    return corpus_agreement(session.cached_model(spec), [example.text for example in EXAMPLES],
                             spec=TargetSpec(reference=reference), settings=settings, backend=backend)
 
 
@@ -86,7 +86,7 @@ def target_words(target: Target, lang: str) -> str:
 
 heading = st.container()  # the title is in the sidebar's language, known only once the sidebar is drawn
 # clamp: a link's layer or head past this model gets the same warning as on every other page (issue 18).
-chosen, status, loaded = inputs.open_page()
+chosen, status, loaded = sidebar.open_page()
 info = loaded.info
 slide = chosen.state.slide
 lang = chosen.state.lang
@@ -253,4 +253,4 @@ if shown is not None:
     st.altair_chart(counterfactual_chart(report.tokens, shown, slide=slide, lang=lang))
     st.info(escape_markdown(shown.verdict_text(lang)))
 
-inputs.publish_view(chosen.state, layer=layer, head=0 if head is None else head)
+share_state.publish_view(chosen.state, layer=layer, head=0 if head is None else head)

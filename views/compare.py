@@ -50,7 +50,7 @@ from inspector.output.share import (
     encode_view,
     escape_markdown,
 )
-from views import inputs
+from views import session, sidebar
 
 started = time.perf_counter()
 PAGE_KEYS = ("compare_mode", "compare_text_b", "compare_model_b", "compare_model_b_other", "compare_query",
@@ -60,14 +60,14 @@ PAGE_KEYS = ("compare_mode", "compare_text_b", "compare_model_b", "compare_model
 @st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
 def cached_run(spec: str, text: str, backend: str, what: str) -> TextRun:
     """One text through one model, every layer's weights kept (a few MB at sentence length)."""
-    return run_text(inputs.cached_model(spec), text, backend=backend, what=what)
+    return run_text(session.cached_model(spec), text, backend=backend, what=what)
 
 
 @st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
 def cached_leave_one_out(spec: str, text: str, backend: str) -> AttributionReport:
     """The Attribution page's leave-one-out (occlusion) alone: one forward per token."""
     settings = AttributionSettings(methods=("occlusion",), head_grid=False, permutations=0, faithfulness=False)
-    return attribute(inputs.cached_model(spec), text, spec=TargetSpec(), settings=settings, backend=backend)
+    return attribute(session.cached_model(spec), text, spec=TargetSpec(), settings=settings, backend=backend)
 
 
 def restore_page_state() -> None:
@@ -75,15 +75,15 @@ def restore_page_state() -> None:
     drops a widget's value when another page's run does not draw it)."""
     if not st.session_state.get("_compare_restored"):
         st.session_state["_compare_restored"] = True
-        policy = inputs.hosting_policy()
-        options = inputs.model_options(policy)
+        policy = session.hosting_policy()
+        options = sidebar.model_options(policy)
         state, warnings = decode_compare(st.query_params.to_dict(), models=list(options) if policy.hosted else None)
         st.session_state["_compare_warnings"] = warnings
         st.session_state["compare_text_b"] = state.text_b
         if state.model_b is not None:  # a model the picker does not list goes in its "Other" box, as in the sidebar
             st.session_state["compare_mode"] = "models"
             in_list = state.model_b in options
-            st.session_state["compare_model_b"] = state.model_b if in_list else inputs.OTHER_MODEL
+            st.session_state["compare_model_b"] = state.model_b if in_list else sidebar.OTHER_MODEL
             if not in_list:
                 st.session_state["compare_model_b_other"] = state.model_b
         st.session_state["_compare_link_picks"] = (state.query, state.keys)
@@ -118,7 +118,7 @@ def token_strip(tokens: tuple[str, ...], differs, partner) -> str:
 
 
 title = st.empty()
-chosen, status, loaded = inputs.open_page()
+chosen, status, loaded = sidebar.open_page()
 lang = chosen.state.lang
 title.title(t("compare.title", lang))
 st.caption(t("compare.caption", lang))
@@ -145,14 +145,15 @@ if mode == "texts":
                                 help=t("compare.text_help", lang))
 else:
     text_b = text_a
-    b_column.caption(escape_markdown(t("compare.model_a", lang, model=inputs.shown_model_name(loaded.info.name, lang))))
-    options = inputs.model_options(inputs.hosting_policy())
+    model_a = sidebar.shown_model_name(loaded.info.name, lang)
+    b_column.caption(escape_markdown(t("compare.model_a", lang, model=model_a)))
+    options = sidebar.model_options(session.hosting_policy())
     st.session_state.setdefault("compare_model_b", chosen.spec if chosen.spec in options else next(iter(options)))
     picked = b_column.selectbox(t("compare.model_b", lang), list(options),
-                                format_func=lambda spec: inputs.model_choice_label(spec, options[spec], lang),
+                                format_func=lambda spec: sidebar.model_choice_label(spec, options[spec], lang),
                                 key="compare_model_b", help=t("compare.model_b_help", lang))
     spec_b = picked
-    if picked == inputs.OTHER_MODEL:
+    if picked == sidebar.OTHER_MODEL:
         spec_b = b_column.text_input(t("sidebar.model_other", lang), key="compare_model_b_other",
                                      placeholder=t("model.other_placeholder", lang)).strip() or chosen.spec
 st.session_state["_compare_saved"] = {key: st.session_state[key] for key in PAGE_KEYS if key in st.session_state}
@@ -225,8 +226,8 @@ except InspectorError as err:
     status.update(label=t("compare.failed", lang), state="error")
     st.error(str(err))
     st.stop()
-status.update(state="complete", label=t("compare.ran", lang, model_a=inputs.shown_model_name(comparison.model_a, lang),
-                                        model_b=inputs.shown_model_name(comparison.model_b, lang),
+status.update(state="complete", label=t("compare.ran", lang, model_a=sidebar.shown_model_name(comparison.model_a, lang),
+                                        model_b=sidebar.shown_model_name(comparison.model_b, lang),
                                         n_a=len(tokens_a), n_b=len(tokens_b), backend=comparison.backend,
                                         ms=f"{1000 * sum(run_a.capture.timings.values()):.0f}"))
 

@@ -42,7 +42,7 @@ from inspector.core.forward import backend_for
 from inspector.core.loading import shipped_choices
 from inspector.output.export import Provenance, chart_png, with_provenance
 from inspector.output.share import escape_markdown
-from views import inputs
+from views import session, share_state, sidebar
 
 MAX_SEED = 1_000_000
 
@@ -50,7 +50,7 @@ MAX_SEED = 1_000_000
 @st.cache_data(max_entries=32, ttl=3600, show_spinner=False)
 def cached_example(spec: str, seed: int, backend: str) -> ExampleScores:
     """Every method on fresh example ``seed`` of the model's task (a frozen dataclass of NumPy arrays)."""
-    loaded = inputs.cached_model(spec)
+    loaded = session.cached_model(spec)
     card = card_for(loaded)
     example = generate(card.task.name, 1, seed=FRESH_SEED + seed)[0]
     return score_example(loaded, example, card, backend=backend)
@@ -62,7 +62,7 @@ def cached_scoreboard(spec: str, examples: int, k: int, backend: str, _lang: str
     # replay those whose container the function itself created. The language only words the bar (so it is not
     # part of the key: switching language never scores again).
     bar = st.progress(0.0, text=t("gt.progress_start", _lang, n=examples))
-    board = scoreboard(inputs.cached_model(spec), examples, k=k, backend=backend,
+    board = scoreboard(session.cached_model(spec), examples, k=k, backend=backend,
                        progress=lambda label, fraction: bar.progress(fraction, text=t(
                            "gt.progress", _lang, done=min(examples, round(fraction * examples) + 1), n=examples)))
     bar.empty()
@@ -72,7 +72,7 @@ def cached_scoreboard(spec: str, examples: int, k: int, backend: str, _lang: str
 def pick_model(spec: str) -> None:
     """Button callback: switch the sidebar's model (allowed before the sidebar is drawn again)."""
     st.session_state["model"] = spec
-    inputs.keep_across_pages()
+    share_state.keep_across_pages()
 
 
 def next_example() -> None:
@@ -87,26 +87,26 @@ def open_on_heads(text: str) -> None:
 
 
 if st.session_state.pop("_gt_open_heads", False):
-    inputs.keep_across_pages()
+    share_state.keep_across_pages()
     st.switch_page("views/heads.py")
 
 heading = st.container()  # the title is in the sidebar's language, known only once the sidebar is drawn
-chosen, status, loaded = inputs.open_page(reads_text=False)  # it scores its own examples, not the sidebar's text
+chosen, status, loaded = sidebar.open_page(reads_text=False)  # it scores its own examples, not the sidebar's text
 lang = chosen.state.lang
 heading.title(t("gt.title", lang))
 try:
     card = card_for(loaded)
 except InspectorError as err:
-    model_name = inputs.shown_model_name(loaded.info.name, lang)
+    model_name = sidebar.shown_model_name(loaded.info.name, lang)
     status.update(label=t("gt.no_card", lang, model=model_name), state="complete")
     offered = {spec: label for spec, label in shipped_choices().items()
-               if spec in inputs.model_options(inputs.hosting_policy())}
+               if spec in sidebar.model_options(session.hosting_policy())}
     st.info(escape_markdown(t("gt.needs_card", lang, model=model_name))
             + t("gt.pick_model" if offered else "gt.none_offered", lang))
     if loaded.info.source != "default":  # a folder without a (readable) card: the library says what is missing
         st.caption(escape_markdown(str(err)))
     for spec, label in offered.items():
-        st.button(inputs.model_choice_label(spec, label, lang), key=f"gt_pick_{spec}", on_click=pick_model,
+        st.button(sidebar.model_choice_label(spec, label, lang), key=f"gt_pick_{spec}", on_click=pick_model,
                   args=(spec,))
     st.stop()
 
@@ -165,7 +165,7 @@ except InspectorError as err:
     status.update(label=t("gt.board_failed", lang), state="error")
     st.error(str(err))
     st.stop()
-status.update(state="complete", label=t("gt.board_done", lang, model=inputs.shown_model_name(info.name, lang),
+status.update(state="complete", label=t("gt.board_done", lang, model=sidebar.shown_model_name(info.name, lang),
                                         n=board.examples, methods=len(board.methods), seconds=f"{board.seconds:.1f}"))
 mass, mass_low, mass_high = board.mass_interval()
 columns = st.columns(3 if card.attention_bound is not None else 2)
@@ -198,5 +198,5 @@ st.download_button(t("gt.download_png", lang), lambda: chart_png(with_provenance
                             k=board.k),
     backend=ran_backend), lang), scale=2), file_name=f"groundtruth-{task.name}-{card.variant}.png", mime="image/png",
                    key="gt_png", icon=":material/download:", on_click="ignore")
-inputs.publish_view(replace(chosen.state, page="groundtruth"), layer=st.session_state["layer"],
+share_state.publish_view(replace(chosen.state, page="groundtruth"), layer=st.session_state["layer"],
                     head=st.session_state["head"])

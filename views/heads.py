@@ -31,7 +31,7 @@ from inspector.charts.base import HEAD_SELECTION, selected_head
 from inspector.charts.heads import head_grid_chart, head_matrix_chart, mds_chart, pruning_chart
 from inspector.output.export import Provenance, chart_png, with_provenance
 from inspector.output.share import escape_markdown
-from views import inputs
+from views import session, share_state, sidebar
 from views.census_folder import CENSUS_MODE, show_census
 
 GRID_METRICS = ("entropy", "sink", "induction", "ablation", "gradient")  # labels: catalogue keys heads.grid.*
@@ -52,7 +52,7 @@ def cached_report(spec: str, texts: tuple[str, ...], backend: str, ablation: str
         st.session_state["_heads_progress"] = now.texts_done  # what the Stop button reports
         bar.progress(now.fraction, text=t("heads.corpus_progress", _lang, **now.label_values()))
 
-    report = head_report(inputs.cached_model(spec), texts, backend=backend, ablation=ablation, progress=show)
+    report = head_report(session.cached_model(spec), texts, backend=backend, ablation=ablation, progress=show)
     bar.empty()
     return report
 
@@ -76,12 +76,12 @@ def open_in_inspect() -> None:
 
 
 if "_heads_open" in st.session_state:
-    inputs.keep_across_pages()
+    share_state.keep_across_pages()
     st.session_state["layer"], st.session_state["head"] = st.session_state.pop("_heads_open")
     st.switch_page("views/inspect.py")
 
 heading = st.container()  # the title is in the sidebar's language, known only once the sidebar is drawn
-chosen, status, loaded = inputs.open_page()
+chosen, status, loaded = sidebar.open_page()
 lang = chosen.state.lang
 heading.title(t("heads.title", lang))
 heading.caption(t("heads.caption", lang))
@@ -93,7 +93,7 @@ try:
 except InspectorError as err:
     corpus = ()
     st.warning(str(err))
-hosted = inputs.hosting_policy().hosted
+hosted = session.hosting_policy().hosted
 mode_labels = {"text": t("heads.mode_text", lang), "corpus": t("heads.mode_corpus", lang, n=len(corpus))}
 if not hosted:  # a visitor must not make the server read its paths
     mode_labels[CENSUS_MODE] = t("heads.mode_census", lang)
@@ -143,7 +143,7 @@ except InspectorError as err:
     st.stop()
 stop_slot.empty()
 seconds = sum(report.timings.values())
-model_name = inputs.shown_model_name(info.name, lang)  # the bundled model's name in the page's language
+model_name = sidebar.shown_model_name(info.name, lang)  # the bundled model's name in the page's language
 if mode == "corpus":
     status.update(state="complete", label=t("heads.corpus_done", lang, model=model_name, n=len(texts),
                                             backend=report.backend, seconds=f"{seconds:.1f}",
@@ -228,4 +228,4 @@ st.download_button(t("heads.download_png", lang), lambda: chart_png(with_provena
     model=info.name, text=texts[0] if len(texts) == 1 else t("chart.heads.corpus_text", lang, n=len(texts)),
     backend=report.backend), lang), scale=2), file_name="pruning-curve.png", mime="image/png", key="heads_png",
                    icon=":material/download:", on_click="ignore")
-inputs.publish_view(replace(chosen.state, page="heads"), layer=layer, head=head)
+share_state.publish_view(replace(chosen.state, page="heads"), layer=layer, head=head)

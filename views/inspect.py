@@ -29,7 +29,7 @@ from inspector.output.export import (
     with_provenance,
 )
 from inspector.output.share import escape_markdown
-from views import inputs
+from views import session, share_state, sidebar
 
 # Drawing an n×n heatmap is O(n²) marks in the browser: ~160 tokens draws in about a second in Chromium,
 # 500 takes many. Above this, the full heatmap is drawn only on request.
@@ -38,13 +38,13 @@ HEATMAP_MAX_TOKENS = 160
 started = time.perf_counter()
 heading = st.container()  # filled once the sidebar has said which language to use
 
-chosen, status, loaded = inputs.open_page()
+chosen, status, loaded = sidebar.open_page()
 lang = chosen.state.lang
 heading.title(t("inspect.title", lang))
 heading.caption(t("inspect.caption", lang))
 info = loaded.info
 layer, head = st.session_state["layer"], st.session_state["head"]
-result, model_ran = inputs.run(chosen, loaded, layer, status)
+result, model_ran = session.run(chosen, loaded, layer, status)
 if result is None:
     st.stop()
 status.update(label=t("inspect.computing", lang))
@@ -56,7 +56,7 @@ capture_key = (chosen.spec, chosen.state.text, chosen.state.backend, tuple(sorte
 entropy = head_entropy(result)
 n_tokens = len(result.tokens)
 forward_ms = 1000 * result.timings.get("forward", 0.0)
-model_name = inputs.shown_model_name(info.name, lang)
+model_name = sidebar.shown_model_name(info.name, lang)
 status.update(state="complete",
               label=(t("inspect.ran", lang, model=model_name, n=n_tokens, backend=result.backend,
                        ms=f"{forward_ms:.0f}")
@@ -111,7 +111,7 @@ with entropy_column:
     # Exports get the grid without its click selection and "Click a cell…" subtitle: a slide cannot be clicked.
     exported_grid = entropy_grid_chart(entropy, selected=(layer, head), slide=slide, lang=lang)
     download_buttons("entropy-grid", exported_grid, provenance(), "grid")
-    by_layer = inputs.cached_entropy_by_layer_chart(*capture_key, slide, lang, result)
+    by_layer = session.cached_entropy_by_layer_chart(*capture_key, slide, lang, result)
     st.altair_chart(by_layer)
     download_buttons("entropy-by-layer", by_layer, provenance(), "by_layer")
 
@@ -143,7 +143,7 @@ st.subheader(t("inspect.every_head", lang, layer=layer))
 if n_tokens > SMALL_MULTIPLES_MAX_TOKENS:
     st.info(t("inspect.multiples_info", lang, limit=SMALL_MULTIPLES_MAX_TOKENS, n=n_tokens))
 else:
-    heads_chart = inputs.cached_layer_heads_chart(*capture_key, layer, options, slide, lang, result)
+    heads_chart = session.cached_layer_heads_chart(*capture_key, layer, options, slide, lang, result)
     st.altair_chart(heads_chart)
     download_buttons(f"layer-{layer}-heads", heads_chart, provenance(layer), "heads",
                      cells=info.num_heads * n_tokens * n_tokens)
@@ -154,7 +154,7 @@ if st.toggle(t("inspect.bertviz_toggle", lang), key="bertviz"):
     for tab, kind in ((head_tab, "head"), (model_tab, "model")):
         with tab:
             try:
-                html, height, shown = inputs.cached_bertviz(kind, chosen.spec, chosen.state.text, chosen.state.backend,
+                html, height, shown = session.cached_bertviz(kind, chosen.spec, chosen.state.text, chosen.state.backend,
                                                             layer, head if kind == "head" else None)
             except InspectorError as err:
                 st.info(str(err))
@@ -173,6 +173,6 @@ st.download_button(
     file_name="attention-inspector-export.zip", mime="application/zip", key="export_pack",
     icon=":material/folder_zip:", on_click="ignore")
 
-inputs.publish_view(chosen.state, layer=layer, head=head)
+share_state.publish_view(chosen.state, layer=layer, head=head)
 st.caption(t("inspect.server_time", lang, ms=f"{1000 * (time.perf_counter() - started):.0f}")
            + ("" if model_ran else t("inspect.not_called", lang)))

@@ -20,7 +20,7 @@ from inspector.analyses.lessons import Lessons, TokenImportance, attention_targe
 from inspector.base.i18n import t
 from inspector.charts.base import token_labels
 from inspector.output.share import escape_markdown
-from views import inputs
+from views import session
 
 ANSWERS_KEY = "quiz_answers"
 PENDING_KEY = "quiz_pending"  # (question, guess) a Reveal click asked to answer
@@ -29,7 +29,7 @@ PENDING_KEY = "quiz_pending"  # (question, guess) a Reveal click asked to answer
 @st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
 def cached_importance(spec: str, text: str, backend: str) -> TokenImportance:
     """Leave-one-out over the text's tokens: one forward per token."""
-    return leave_one_out(inputs.cached_model(spec), text, backend=backend)
+    return leave_one_out(session.cached_model(spec), text, backend=backend)
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def _new_question() -> None:
     st.session_state.pop("quiz_guess", None)
 
 
-def render(lessons: Lessons, chosen: inputs.Inputs, lang: str) -> None:
+def render(lessons: Lessons, chosen: session.Inputs, lang: str) -> None:
     definition = lessons.definition
     labels = token_labels(definition.tokens)
     shown = [escape_markdown(label) for label in labels]

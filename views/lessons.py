@@ -18,7 +18,7 @@ from inspector.base.i18n import t
 from inspector.charts import lessons as charts
 from inspector.charts.inspect import entropy_by_layer_chart
 from inspector.output.share import escape_markdown
-from views import inputs, lesson_quiz
+from views import lesson_quiz, session, share_state, sidebar
 
 TIMING_CHOICES = (128, 256, 512, 1024, 2048, 4096)
 
@@ -26,11 +26,11 @@ TIMING_CHOICES = (128, 256, 512, 1024, 2048, 4096)
 @st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
 def cached_lessons(spec: str, text: str, backend: str, layer: int, head: int) -> Lessons:
     """Lessons 1–6 for one model, text, layer and head: NumPy arrays only, safe to share between sessions."""
-    return all_lessons(inputs.cached_model(spec), text, layer, head, backend=backend)
+    return all_lessons(session.cached_model(spec), text, layer, head, backend=backend)
 
 
 heading = st.container()  # the title is in the sidebar's language, known only once the sidebar is drawn
-chosen, status, loaded = inputs.open_page()
+chosen, status, loaded = sidebar.open_page()
 lang = chosen.state.lang
 slide = chosen.state.slide
 heading.title(t("lessons.title", lang))
@@ -48,7 +48,7 @@ except InspectorError as err:
     st.stop()
 definition = lessons.definition
 tokens = definition.tokens
-model_name = inputs.shown_model_name(info.name, lang)  # the bundled model's name in the page's language
+model_name = sidebar.shown_model_name(info.name, lang)  # the bundled model's name in the page's language
 status.update(state="complete", label=t("lessons.done", lang, model=model_name, n=len(tokens), layer=layer, head=head,
                                         backend=chosen.state.backend))
 
@@ -189,4 +189,4 @@ with st.expander(t("lesson7.title", lang)):
 with st.expander(t("lesson8.title", lang), expanded=True):
     lesson_quiz.render(lessons, chosen, lang)
 
-inputs.publish_view(chosen.state, layer=layer, head=head)
+share_state.publish_view(chosen.state, layer=layer, head=head)

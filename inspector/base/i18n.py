@@ -48,7 +48,7 @@ DYNAMIC_KEY_FAMILIES: tuple[str, ...] = (
     "measure.{kind}",
     # method_label (inspector.analyses.attribution.methods): f"method.{method}"
     "method.{name}",
-    # views/inputs.sidebar, the example menu's titles: {example.title: f"example.{example.slug}"}
+    # views/sidebar.sidebar, the example menu's titles: {example.title: f"example.{example.slug}"}
     "example.{slug}",
     # chart_note for a thinned axis (inspector.charts.base): f"chart.thinned.{unit}"
     "chart.thinned.{unit}",

@@ -1,9 +1,11 @@
-"""The sidebar every page draws, its share link, and the run each page opens with (views/inputs.py)."""
+"""The sidebar every page draws, its share link, and the run each page opens with (views/sidebar.py, session.py,
+share_state.py)."""
 
 ENTRIES: tuple[tuple[str, ...], ...] = (
-    # The sidebar (views/inputs.sidebar) -------------------------------------------------------------------------------
+    # The sidebar (views/sidebar.sidebar) ------------------------------------------------------------------------------
     ("sidebar.language", "Language · 语言", "语言 · Language"),
     ("sidebar.share_warning", "Share link: {warning}", "分享链接：{warning}"),
+    ("sidebar.misconfigured", "This instance is misconfigured: {error}", "此实例的配置有误：{error}"),
     ("sidebar.input", "Input", "输入"),
     ("sidebar.model", "Model", "模型"),
     ("sidebar.model_other", "Hub id or local folder", "Hub 模型 id 或本地文件夹"),
@@ -31,7 +33,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("sidebar.share_caption",
      "Copy this link (icon at the top right of the box): it reopens this model, text, head and options.",
      "复制此链接（框右上角的图标）：它会重新打开同样的模型、文本、注意力头和选项。"),
-    # Model menus (views/inputs.py): the labels of the suggested models; the options (the specs) never change ----------
+    # Model menus (views/sidebar.py): the labels of the suggested models; the options (the specs) never change ---------
     ("model.bundled", "all-MiniLM-L6-v2 (bundled)", "all-MiniLM-L6-v2（内置）"),
     ("model.bert_base", "bert-base-uncased (hub)", "bert-base-uncased（Hub 模型）"),
     ("model.distilbert", "distilbert-base-uncased (hub)", "distilbert-base-uncased（Hub 模型）"),
@@ -52,7 +54,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("example.04-chinese", "Chinese — needs a model that reads it (bert-base-chinese or Qwen2.5)",
      "中文——需要能读中文的模型（bert-base-chinese 或 Qwen2.5）"),
     ("example.05-code", "Python code", "Python 代码"),
-    # The share link (views/inputs.publish_view) -----------------------------------------------------------------------
+    # The share link (views/share_state.publish_view) ------------------------------------------------------------------
     ("share.too_long",
      "This view's link would be {length} characters, longer than the {limit} a link can carry safely (servers refuse "
      "longer ones), so none is offered. Shorten the text to share this view; the address bar keeps every other "
@@ -124,7 +126,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "query={value} {problem}；改用第一个不同的词元。"),
     ("share.bad_keys", "keys={value} is not two tokens separated by a comma; using the default keys.",
      "keys={value} 不是用逗号分隔的两个词元；改用默认的键。"),
-    # The run each page opens with (views/inputs.open_page): loading, running, memory, unknown tokens ------------------
+    # The run each page opens with (views/sidebar.open_page): loading, running, memory, unknown tokens -----------------
     ("inputs.type_model", "Type a hub id (org/name) or the path of a local model folder in the sidebar.",
      "请在侧边栏输入 Hub 模型 id（org/name）或本地模型文件夹的路径。"),
     ("inputs.loading", "Loading the model…", "正在加载模型…"),

@@ -1,0 +1,190 @@
+"""The session's side of every page: the hosting policy, the loaded model and the result caches, and the run
+helpers that go through them.
+
+This module is UI only: it calls the library and keeps Streamlit's caches (STYLE.md: caching lives in the UI layer,
+as thin wrappers) — ``st.cache_resource`` for the loaded model, ``st.cache_data`` for results. A page gets its
+inputs from :func:`views.sidebar.open_page` and runs them here (:func:`run`, :func:`cached_model`).
+
+On a hosted instance (``INSPECTOR_HOSTED=1``, :mod:`inspector.serving.hosting`) every run is planned within the
+instance's memory budget and deadline.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import streamlit as st
+
+from inspector import Capture, InspectorError, LoadedModel
+from inspector.analyses.heatmap import HeatmapOptions, layer_views
+from inspector.analyses.metrics import head_entropy
+from inspector.analyses.unknown_tokens import unreadable_text_warning
+from inspector.base.i18n import notice_text, t
+from inspector.charts.bertviz import (
+    head_view_height,
+    head_view_html,
+    head_view_max_layers,
+    layers_around,
+    model_view_height,
+    model_view_html,
+    model_view_max_layers,
+)
+from inspector.charts.inspect import entropy_by_layer_chart, layer_heads_chart
+from inspector.core.budget import RequestPlan, plan_request
+from inspector.core.capture import capture_within_memory
+from inspector.output.share import ViewState, escape_markdown
+from inspector.serving.hosting import HostingPolicy, load_allowed_model
+
+
+@st.cache_resource(show_spinner=False)
+def hosting_policy() -> HostingPolicy:
+    """This instance's policy, read from the environment once per server process."""
+    return HostingPolicy.from_env()
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def cached_model(spec: str, device: str = "auto") -> LoadedModel:
+    """One loaded model per spec (and device), shared read-only by every session (the library never mutates it)."""
+    return load_allowed_model(spec, hosting_policy(), device=device)
+
+
+class Progress:
+    """One line that shows which stage a run is in (loading the model, running attention, computing
+    metrics) and then what ran. A placeholder rather than ``st.status``, whose every creation sleeps 50 ms —
+    a sixth of a head-click rerun."""
+
+    _ICONS = {"running": ":material/progress_activity:", "complete": ":material/check_circle:",
+              "error": ":material/error:"}
+
+    def __init__(self) -> None:
+        self._line = st.empty()
+
+    def update(self, *, label: str, state: str = "running") -> None:
+        self._line.caption(f"{self._ICONS[state]} {escape_markdown(label)}")
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The sidebar's answer: what to load and run. ``state`` is the share-link view (page options included)."""
+
+    spec: str
+    state: ViewState
+
+
+def load(inputs: Inputs, status: Progress) -> LoadedModel | None:
+    """The cached model for ``inputs``, or None after showing why it cannot load."""
+    if not inputs.spec:
+        st.info(t("inputs.type_model", inputs.state.lang))
+        return None
+    status.update(label=t("inputs.loading", inputs.state.lang))
+    try:
+        return cached_model(inputs.spec)
+    except InspectorError as err:
+        status.update(label=t("inputs.load_failed", inputs.state.lang), state="error")
+        st.error(str(err))
+        return None
+
+
+@st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
+def cached_unreadable_warning(spec: str, text: str, lang: str) -> str | None:
+    """The unknown-token warning for this model and text (tokenising only), or None when the model reads it."""
+    return unreadable_text_warning(cached_model(spec), text, lang)
+
+
+def warn_if_unreadable(chosen: Inputs) -> None:
+    """Every page: warn when the model maps too much of the text to its unknown token (issue 17)."""
+    warning = cached_unreadable_warning(chosen.spec, chosen.state.text, chosen.state.lang)
+    if warning is not None:
+        hint = "" if hosting_policy().hosted else " " + t("unknown.sidebar_hint", chosen.state.lang)
+        st.warning(escape_markdown(warning) + hint, icon=":material/translate:")
+
+
+class _ModelCalls(threading.local):
+    """Per script thread: whether the last :func:`run` had to call the model (a cache miss)."""
+
+    ran = False
+
+
+_model_calls = _ModelCalls()
+
+
+# Few entries: a 512-token capture of the bundled model with every layer's weights is ~75 MB.
+@st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
+def cached_capture(spec: str, text: str, backend: str, weights_layers: tuple[int, ...] | None,
+                   _keep_layer: int = 0) -> Capture:
+    """Entropy and statistics for every layer, exact weights for ``weights_layers`` (None = every layer),
+    so choosing another head — or, within the memory budget, another layer — redraws without a forward.
+    Out of memory, the run is retried keeping ``_keep_layer``'s weights only, then on the CPU (not part of the
+    cache key: the layer on screen must not force a new forward when every layer's weights are kept)."""
+    _model_calls.ran = True  # runs only on a cache miss, in the session's own script thread
+    loaded = cached_model(spec)
+    on_cpu = loaded.device.type == "cpu"
+    return capture_within_memory(loaded, text, backend=backend, weights="all" if weights_layers is None
+                                 else weights_layers, keep_layer=_keep_layer, deadline_s=hosting_policy().deadline_s,
+                                 cpu_model=None if on_cpu else lambda: cached_model(spec, "cpu"))
+
+
+def planned_capture(spec: str, text: str, backend: str, planned: RequestPlan, layer: int) -> Capture:
+    """The cached capture for a plan, holding ``layer``'s weights (an out-of-memory retry may have kept another
+    layer's: then that layer is asked for on its own)."""
+    result = cached_capture(spec, text, backend, planned.weights_layers, _keep_layer=layer)
+    if layer not in result.weights:
+        result = cached_capture(spec, text, backend, (int(layer),), _keep_layer=layer)
+    return result
+
+
+def run(inputs: Inputs, loaded: LoadedModel, layer: int, status: Progress) -> tuple[Capture | None, bool]:
+    """The cached capture for the inputs (None after showing why it cannot run) and whether the model ran.
+
+    Every layer's weights are kept while they fit the memory budget; past it, only ``layer``'s (with a notice),
+    so a long text costs one layer's n×n and another layer needs one more forward."""
+    status.update(label=t("inputs.running", inputs.state.lang))
+    _model_calls.ran = False
+    try:
+        planned = plan_request(loaded, inputs.state.text, layer, budget_bytes=hosting_policy().weights_budget_bytes)
+        result = planned_capture(inputs.spec, inputs.state.text, inputs.state.backend, planned, layer)
+    except InspectorError as err:
+        status.update(label=t("inputs.run_failed", inputs.state.lang), state="error")
+        st.error(str(err))
+        return None, False
+    if planned.notice:
+        st.info(notice_text(planned.notice, inputs.state.lang), icon=":material/memory:")
+    for notice in result.notices:
+        st.warning(notice_text(notice, inputs.state.lang), icon=":material/memory:")
+    return result, _model_calls.ran
+
+
+@st.cache_data(max_entries=8, ttl=3600, show_spinner="Building the bertviz view…")
+def cached_bertviz(kind: str, spec: str, text: str, backend: str, layer: int,
+                   head: int | None = None) -> tuple[str, int, list[int]]:
+    """bertviz's head or model view as offline HTML, its height, and the layers it shows: every layer when
+    they fit the view's drawing limit, else the ones around ``layer``. The head view opens on ``layer`` and
+    ``head`` (the ones on screen)."""
+    loaded = cached_model(spec)
+    planned = plan_request(loaded, text, layer, budget_bytes=hosting_policy().weights_budget_bytes)
+    result = planned_capture(spec, text, backend, planned, layer)
+    fits = head_view_max_layers(result) if kind == "head" else model_view_max_layers(result)
+    # Past the memory budget the capture holds the layer on screen only.
+    fits = min(fits, len(result.weights))
+    layers = layers_around(result, layer, fits)
+    if kind == "head":
+        return (head_view_html(result, layers=layers or None, layer=layer if layer in layers else None, head=head),
+                head_view_height(result), layers)
+    return (model_view_html(result, layers=layers or None), model_view_height(result, layers=layers or None),
+            layers)
+
+
+# Charts that a head click does not change, kept per capture so they are not rebuilt on every click. Keyed by what
+# names the capture; the capture itself (``_result``) is not hashed. Altair charts are
+# not mutated when drawn, so one object serves every session.
+@st.cache_resource(max_entries=32, ttl=3600, show_spinner=False)
+def cached_entropy_by_layer_chart(spec: str, text: str, backend: str, held: tuple[int, ...], slide: bool, lang: str,
+                                  _result: Capture):
+    return entropy_by_layer_chart(head_entropy(_result), slide=slide, lang=lang)
+
+
+@st.cache_resource(max_entries=32, ttl=3600, show_spinner=False)
+def cached_layer_heads_chart(spec: str, text: str, backend: str, held: tuple[int, ...], layer: int,
+                             options: HeatmapOptions, slide: bool, lang: str, _result: Capture):
+    return layer_heads_chart(layer_views(_result, layer, options), slide=slide, lang=lang)

@@ -1,0 +1,64 @@
+"""What a session carries past one run: the shared widgets' values through a page switch, the layer and head fitted
+to the loaded model (with a warning when a share link asked for more), and the link to what is on screen, written
+into the address bar at the end of every page (restored from it once per session by :mod:`views.sidebar`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+
+from inspector.base.i18n import notice_text, t
+from inspector.output.share import (
+    FLAGS,
+    MAX_LINK_CHARS,
+    ViewState,
+    encode_view,
+    escape_markdown,
+    link_fits,
+    share_url,
+    without_text,
+)
+
+# Widget keys every page shares. Streamlit drops a widget's value when a run on another page does not draw that
+# same widget (the widget id includes the page); assigning each value to itself at the top of a run makes it a
+# plain session value again, so the model, text and options survive a page switch.
+_SHARED_KEYS = ("model", "model_other", "text", "backend", "example", "lang", "layer", "head", *FLAGS)
+
+
+def keep_across_pages() -> None:
+    """Keep the shared widgets' values through the next page switch (call before ``st.switch_page`` too)."""
+    for key in _SHARED_KEYS:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
+def clamp_layer_and_head(state: ViewState, num_layers: int, num_heads: int) -> None:
+    """Keep the layer and head widgets inside the loaded model, warning if a link asked for more."""
+    asked = replace(state, layer=st.session_state.setdefault("layer", 0), head=st.session_state.setdefault("head", 0))
+    fitted, warnings = asked.fit(num_layers, num_heads)
+    for warning in warnings:
+        st.warning(t("sidebar.share_warning", state.lang, warning=escape_markdown(notice_text(warning, state.lang))),
+                   icon="⚠️")
+    st.session_state["layer"], st.session_state["head"] = fitted.layer, fitted.head
+
+
+def publish_view(state: ViewState, *, layer: int, head: int) -> None:
+    """Write the view into the address bar and show it as a copyable link."""
+    state = replace(state, layer=int(layer), head=int(head))
+    encoded = encode_view(state)
+    url = share_url(st.context.url or "", state)
+    fits = link_fits(url)
+    if not fits:  # a reload of a longer address would meet the server's HTTP 400 page, not the app
+        encoded = without_text(encoded)
+    if st.query_params.to_dict() != encoded:
+        st.query_params.from_dict(encoded)
+    with st.sidebar:
+        st.subheader(t("sidebar.share", state.lang))
+        if fits:
+            st.code(url, language=None, wrap_lines=True)
+            st.caption(t("sidebar.share_caption", state.lang))
+        else:
+            st.info(t("share.too_long", state.lang, length=f"{len(url):,}", limit=f"{MAX_LINK_CHARS:,}"),
+                    icon=":material/link_off:")
