@@ -461,3 +461,13 @@ def test_a_misconfigured_hosted_instance_says_so_in_the_page_language(monkeypatc
         monkeypatch.delenv("INSPECTOR_HOSTED")
         monkeypatch.delenv("INSPECTOR_ALLOWED_MODELS")
         session.hosting_policy.clear()
+
+
+def test_a_page_waiting_for_the_long_text_confirmation_does_not_say_it_is_loading():
+    """Issue 33: Attribution showed "Loading the model…" while it only waited for the >128-token confirmation."""
+    at = AppTest.from_file(str(APP), default_timeout=240)
+    at.query_params["text"] = "Attention routes information between tokens. " * 30
+    at.switch_page("views/attribution.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.info, "the page asks before running every method on a long text"
+    assert not [c.value for c in at.caption if "Loading the model" in c.value]

@@ -439,6 +439,7 @@ def test_markdown_in_a_census_manifest_is_shown_as_text(bundled_census, tmp_path
     at.switch_page("views/heads.py").run()
     at.text_input(key="heads_census_path").set_value(str(folder)).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
+    assert not [c.value for c in at.caption if "Loading the model" in c.value]  # loaded, and nothing runs
     caption = next(c.value for c in at.caption if "pixel" in c.value)
     assert "![](" not in caption and ":red[" not in caption and "**bold**" not in caption
     assert caption.replace("\\", "").count("![](http://127.0.0.1:9/pixel.png) :red[RED] $sum$") == 1

@@ -63,6 +63,10 @@ class Progress:
     def update(self, *, label: str, state: str = "running") -> None:
         self._line.caption(f"{self._ICONS[state]} {escape_markdown(label)}")
 
+    def clear(self) -> None:
+        """No line: nothing is running (a page that stops to wait for the reader must not say it is loading)."""
+        self._line.empty()
+
 
 @dataclass(frozen=True)
 class Inputs:
@@ -79,11 +83,15 @@ def load(inputs: Inputs, status: Progress) -> LoadedModel | None:
         return None
     status.update(label=t("inputs.loading", inputs.state.lang))
     try:
-        return cached_model(inputs.spec)
+        loaded = cached_model(inputs.spec)
     except InspectorError as err:
         status.update(label=t("inputs.load_failed", inputs.state.lang), state="error")
         st.error(str(err))
         return None
+    # Loaded: the line says nothing until the page runs something ("Loading the model…" stayed on screen while a
+    # page waited for its long-text confirmation, or showed a census folder; issue 33).
+    status.clear()
+    return loaded
 
 
 @st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
