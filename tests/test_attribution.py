@@ -23,7 +23,6 @@ from inspector.analyses.attribution import (
     corpus_agreement,
     counterfactual_attention,
     eraser_faithfulness,
-    jensen_shannon,
     leave_one_out,
     occlusion_on_embeddings,
     random_tau_interval,
@@ -167,13 +166,6 @@ def test_rollout_of_identity_attention_is_identity_and_rows_sum_to_one():
     rng = np.random.default_rng(0)
     layers = [rng.dirichlet(np.ones(n), size=(2, n)) for _ in range(3)]
     np.testing.assert_allclose(attention_rollout(layers).sum(axis=-1), 1.0)
-
-
-def test_jensen_shannon_limits():
-    p = torch.tensor([1.0, 0.0, 0.0])
-    q = torch.tensor([0.0, 0.5, 0.5])
-    assert float(jensen_shannon(p, p)) == pytest.approx(0.0, abs=1e-7)
-    assert float(jensen_shannon(p, q)) == pytest.approx(np.log(2), abs=1e-6)
 
 
 def test_word_level_sums_pieces_and_bootstrap_brackets_the_mean():

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from transformers import AutoModel, AutoModelForSequenceClassification
 
+from inspector.analyses.divergence import JS_MAX
 from inspector.analyses.heads import (
     CORPUS_PATH,
     INDUCTION_HEAD_SCORE,
@@ -37,7 +38,6 @@ from inspector.analyses.metrics import (
     token_category_mass,
 )
 from inspector.analyses.redundancy import (
-    LN2,
     classical_mds,
     cluster_order,
     contribution_similarity,
@@ -163,7 +163,7 @@ def test_js_matrix_is_symmetric_zero_on_the_diagonal_and_within_ln2(weights):
     assert js.shape == (weights.shape[0],) * 2
     np.testing.assert_array_equal(js, js.T)
     np.testing.assert_array_equal(np.diag(js), 0.0)
-    assert (js >= 0).all() and (js <= LN2).all()
+    assert (js >= 0).all() and (js <= JS_MAX).all()
 
 
 def test_js_of_identical_and_disjoint_heads():
@@ -174,7 +174,7 @@ def test_js_of_identical_and_disjoint_heads():
     last[:, -1] = 1
     js = js_divergence_matrix(np.stack([first, first, last]))
     assert js[0, 1] == 0.0
-    assert LN2 - 0.01 < js[0, 2] <= LN2  # one-hot on different keys: ln 2 up to Clark's 0.001/n smoothing
+    assert JS_MAX - 0.01 < js[0, 2] <= JS_MAX  # one-hot on different keys: ln 2 up to Clark's 0.001/n smoothing
 
 
 def test_cluster_order_and_mds_recover_points_on_a_line():
@@ -564,7 +564,7 @@ def test_head_charts_are_valid_vega_lite_in_both_modes(tiny_bert):
         for metric in GRID_METRICS:
             spec = head_grid_chart(report, metric, selected=(1, 2), slide=slide).to_dict(validate=True)
             assert [p["name"] for p in spec["params"]] == ["head_pick"]  # Altair lifts the click selection to the top
-        head_matrix_chart(report, report.statistics.js_divergence, title="JS", legend="nats", domain=(0.0, LN2),
+        head_matrix_chart(report, report.statistics.js_divergence, title="JS", legend="nats", domain=(0.0, JS_MAX),
                           slide=slide).to_dict(validate=True)
         mds_chart(report, slide=slide).to_dict(validate=True)
         pruning_chart(report, slide=slide).to_dict(validate=True)
@@ -590,7 +590,7 @@ def _head_charts(report, lang: str) -> dict:
         # The Heads page's two matrices, titled as the page titles them.
         charts[f"js-{slide}"] = head_matrix_chart(report, report.statistics.js_divergence,
                                                   title=t("chart.heads.js_title", lang),
-                                                  legend=t("chart.heads.js_legend", lang), domain=(0.0, LN2),
+                                                  legend=t("chart.heads.js_legend", lang), domain=(0.0, JS_MAX),
                                                   slide=slide, lang=lang)
         charts[f"cka-{slide}"] = head_matrix_chart(report, report.statistics.contribution_cka,
                                                    title=t("chart.heads.cka_title", lang),

@@ -14,6 +14,7 @@ from dataclasses import replace
 import streamlit as st
 
 from inspector import InspectorError
+from inspector.analyses.divergence import JS_MAX
 from inspector.analyses.heads import (
     HeadReport,
     ReportProgress,
@@ -25,7 +26,6 @@ from inspector.analyses.heads import (
     with_thresholds,
 )
 from inspector.analyses.metrics import TOKEN_CATEGORIES, HealthThresholds
-from inspector.analyses.redundancy import LN2
 from inspector.base.i18n import t
 from inspector.charts.base import HEAD_SELECTION, selected_head
 from inspector.charts.heads import head_grid_chart, head_matrix_chart, mds_chart, pruning_chart
@@ -201,7 +201,7 @@ st.subheader(t("heads.redundancy", lang))
 js_tab, cka_tab, map_tab = st.tabs([t("heads.tab_js", lang), t("heads.tab_cka", lang), t("heads.tab_mds", lang)])
 with js_tab:
     st.altair_chart(head_matrix_chart(report, stats.js_divergence, title=t("chart.heads.js_title", lang),
-                                      legend=t("chart.heads.js_legend", lang), domain=(0.0, LN2), slide=slide,
+                                      legend=t("chart.heads.js_legend", lang), domain=(0.0, JS_MAX), slide=slide,
                                       lang=lang))
 with cka_tab:
     st.altair_chart(head_matrix_chart(report, stats.contribution_cka, title=t("chart.heads.cka_title", lang),

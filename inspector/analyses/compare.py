@@ -20,7 +20,8 @@ Steps:
 3. **Per head** (:func:`compare_rows`, pure NumPy): the query's two attention rows are put on one support —
    one entry per aligned key pair plus one **"other" bucket per side** holding that side's mass on keys with no
    partner, so both rows stay distributions and a row that moved its budget to an inserted word shows it —
-   and compared by the Jensen–Shannon divergence (nats, between 0 and ln 2). With two key tokens (*animal*,
+   and compared by the Jensen–Shannon divergence (nats, between 0 and ln 2; unsmoothed, unlike the Heads page's —
+   :mod:`inspector.analyses.divergence` says why). With two key tokens (*animal*,
    *street*) the **key shift** is ½[(B[k₂] − A[k₂]) − (B[k₁] − A[k₁])]: when a mass x moves from key 1 to key
    2 and nothing else changes it is exactly x (the ½ undoes counting the move once on each key), so "more than
    half of its attention moves from *animal* to *street*" reads key shift > 0.5. The **entropy change** is the
@@ -46,8 +47,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
-from scipy.special import rel_entr
 
+from inspector.analyses.divergence import JS_MAX, jensen_shannon_numpy
 from inspector.base.errors import InvalidRequestError, InvalidTextError
 from inspector.base.i18n import t
 from inspector.base.limits import COMPARE_WEIGHTS_BUDGET_BYTES
@@ -63,7 +64,6 @@ MAX_COMPARE_TOKENS = 256
 # "Moves more than half of its attention" (key shift) and "moved" (JS divergence, nats; ln 2 ≈ 0.693 at most).
 SHIFT_THRESHOLD = 0.5
 JS_THRESHOLD = 0.1
-JS_MAX = math.log(2.0)
 DEFAULT_KEYS = ("animal", "street")
 TOP_PREDICTIONS = 3
 
@@ -205,16 +205,6 @@ def resolve_token(choice: TokenChoice, tokens_a: Sequence[str], tokens_b: Sequen
 
 # ------------------------------------------------------------------------------------------------ per-row math
 
-def jensen_shannon(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """JS divergence in nats along the last axis, ½ KL(p ‖ m) + ½ KL(q ‖ m) with m = (p + q)/2 (scipy's
-    ``rel_entr``, so 0 · log 0 = 0). Between 0 and ln 2; exactly 0 for equal inputs (scipy's ``jensenshannon``
-    returns the square root, and its rounding can turn an exact 0 into NaN)."""
-    p, q = np.asarray(p, np.float64), np.asarray(q, np.float64)
-    m = 0.5 * (p + q)
-    value = 0.5 * rel_entr(p, m).sum(axis=-1) + 0.5 * rel_entr(q, m).sum(axis=-1)
-    return np.clip(value, 0.0, JS_MAX)
-
-
 @dataclass(frozen=True)
 class RowComparison:
     """The query rows of every head compared (shapes (layers, heads) unless stated).
@@ -255,7 +245,7 @@ def compare_rows(rows_a: np.ndarray, rows_b: np.ndarray, pairs: np.ndarray,
     other_b = np.clip(rows_b.sum(axis=-1) - on_pairs_b.sum(axis=-1), 0.0, None)[..., None]
     aligned_a = np.concatenate([on_pairs_a, other_a], axis=-1)
     aligned_b = np.concatenate([on_pairs_b, other_b], axis=-1)
-    js = jensen_shannon(aligned_a, aligned_b)
+    js = jensen_shannon_numpy(aligned_a, aligned_b, smoothing=0.0)  # unsmoothed: see inspector.analyses.divergence
     if keys is None:
         return RowComparison(js=js, aligned_a=aligned_a, aligned_b=aligned_b)
     (a1, b1), (a2, b2) = keys
