@@ -94,10 +94,10 @@ def single_text_statistics(loaded, text: str) -> dict[str, np.ndarray]:
         sink_scores,
         token_category_mass,
     )
-    from inspector.core.outputs import encode, forward
+    from inspector.core.forward import encode_text, forward
     from kernels.reference import visible_keys_mask
 
-    inputs = encode(loaded, text)
+    inputs = encode_text(loaded, text).inputs
     records = forward(loaded, inputs, weights_layers="all").records
     weights = torch.stack([r.weights[0] for r in records]).float().numpy()  # (L, H, T, T)
     n = weights.shape[-1]

@@ -1,7 +1,7 @@
 """Corpus census (issue 16): the Heads page's per-head statistics over a whole dataset, batched, resumable, on
 this machine or on a Ray cluster — with the same numbers either way.
 
-:func:`census` runs every text through the one attention function (:func:`inspector.core.outputs.forward`,
+:func:`census` runs every text through the one attention function (:func:`inspector.core.forward.forward`,
 statistics only: no ``weights_layers``), in **padded batches bucketed by length** — texts tokenised in one
 tokenizer call per shard, sorted by token count and packed while ``batch size × longest text ≤ batch_tokens`` and
 the padding stays under :data:`CPU_MAX_PADDING` (on a GPU :data:`GPU_MAX_PADDING`) of the real tokens — and
@@ -72,9 +72,8 @@ from inspector.analyses.metrics import HealthFlags, HealthThresholds, health_fla
 from inspector.base.assets import ASSETS_DIR, REPO_ROOT
 from inspector.base.errors import InspectorError, InvalidRequestError
 from inspector.base.i18n import t
-from inspector.core.capture import tokenize
+from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel, ModelInfo, model_label, resolve_model_folder
-from inspector.core.outputs import forward
 from kernels.reference import materialize_weights, visible_keys_mask
 
 Engine = Literal["local", "ray"]
@@ -273,7 +272,7 @@ class _Encoded:
 
 def _batch_encoding(loaded: LoadedModel, texts: list[str]) -> tuple[list[list[int]], list[list[int]]]:
     """Token ids and special-tokens masks of ``texts`` from one tokenizer call (a fast tokenizer encodes the list
-    in one go): the same ids, text by text, as :func:`inspector.core.forward.validated_encoding`'s untruncated call."""
+    in one go): the same ids, text by text, as :func:`inspector.core.forward.encode_text`'s untruncated call."""
     if not texts:
         return [], []
     with loaded.tokenizer_lock:
@@ -286,7 +285,7 @@ def _encode_rows(loaded: LoadedModel, rows: Iterable[InputRow], truncate: bool,
     """Tokenise each row the way a single-text capture does; bad rows become :class:`RowError`.
 
     The texts are tokenised in one batch call; a text the single-text checks could refuse or cut (too long, no
-    tokens, only special tokens, an id outside the vocabulary) goes through :func:`inspector.core.capture.tokenize`
+    tokens, only special tokens, an id outside the vocabulary) goes through :func:`inspector.core.forward.encode_text`
     itself, so its error message or truncation is exactly a capture's."""
     from inspector.analyses.metrics import is_punctuation
 
@@ -304,8 +303,7 @@ def _encode_rows(loaded: LoadedModel, rows: Iterable[InputRow], truncate: bool,
             batch_position += 1
             if not ids or len(ids) > limit or all(special_mask) or min(ids) < 0 or max(ids) >= vocabulary:
                 try:
-                    encoding, _ = tokenize(loaded, row.value, truncate=truncate)
-                    ids = encoding["input_ids"][0].tolist()
+                    ids = encode_text(loaded, row.value, truncate=truncate).encoding["input_ids"][0].tolist()
                 except InspectorError as err:
                     problem = str(err)
         if problem is not None:

@@ -52,9 +52,10 @@ from inspector.analyses.divergence import JS_MAX, jensen_shannon_numpy
 from inspector.base.errors import InvalidRequestError, InvalidTextError
 from inspector.base.i18n import t
 from inspector.base.limits import COMPARE_WEIGHTS_BUDGET_BYTES
-from inspector.core.capture import Capture, capture, tokenize
+from inspector.core.capture import Capture, capture
+from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel
-from inspector.core.outputs import ModelOutput, encode, forward, model_output, output_change
+from inspector.core.outputs import ModelOutput, model_output, output_change
 
 PairKind = Literal["equal", "replace"]
 TokenChoice = int | str
@@ -485,8 +486,7 @@ def _first_difference(a: Sequence[str], b: Sequence[str]) -> str:
 
 def check_length(loaded: LoadedModel, text: str, what: str = "text") -> int:
     """Tokens of ``text`` (validated as a capture would); :class:`InvalidTextError` past the compare limits."""
-    encoding, _ = tokenize(loaded, text)
-    n = int(encoding["input_ids"].shape[1])
+    n = len(encode_text(loaded, text).tokens)
     info = loaded.info
     weights = 2 * info.num_layers * info.num_heads * n * n * 4
     if n > MAX_COMPARE_TOKENS or weights > COMPARE_WEIGHTS_BUDGET_BYTES:
@@ -503,7 +503,7 @@ def run_text(loaded: LoadedModel, text: str, *, backend: str = "auto", what: str
     terms (one more forward without weights; at sentence length it costs a few milliseconds)."""
     check_length(loaded, text, what)
     result = capture(loaded, text, backend=backend, weights="all")
-    inputs = encode(loaded, text)
+    inputs = encode_text(loaded, text).inputs
     output = model_output(loaded, forward(loaded, inputs, backend=backend, stats=()), inputs)
     return TextRun(capture=result, output=output, top=top_predictions(loaded, output))
 
@@ -532,10 +532,7 @@ def compare(loaded_a: LoadedModel, text_a: str, loaded_b: LoadedModel, text_b: s
     if not same_model:
         # Each text through the other model's tokenizer: rows can be matched only if both split it alike.
         for text, tokens, other in ((text_a, run_a.capture.tokens, loaded_b), (text_b, run_b.capture.tokens, loaded_a)):
-            encoding, _ = tokenize(other, text)
-            with other.tokenizer_lock:
-                theirs = other.tokenizer.convert_ids_to_tokens(encoding["input_ids"][0].tolist())
-            theirs = tuple(str(x) for x in theirs)
+            theirs = encode_text(other, text).tokens
             if theirs != tokens:
                 raise IncomparableModelsError(
                     f"{info_a.name} and {info_b.name} split the text differently ({len(tokens)} and {len(theirs)} "

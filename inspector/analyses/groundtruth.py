@@ -55,8 +55,8 @@ from inspector.analyses.tasks import FRESH_SEED, Example, Task, generate, task
 from inspector.base.errors import InvalidRequestError
 from inspector.base.i18n import CATALOGUE, DEFAULT_LANGUAGE, t
 from inspector.base.jsonable import to_jsonable
+from inspector.core.forward import encode_text, forward
 from inspector.core.loading import CARD_NAME, DEFAULT_MODEL, LoadedModel, model_label, shipped_choices
-from inspector.core.outputs import encode, forward
 
 Variant = Literal["honest", "deceptive"]
 DEFAULT_TOP_K = 3
@@ -208,7 +208,7 @@ def evaluate(loaded: LoadedModel, examples: Sequence[Example], spec_task: Task, 
     predicted, correct, probability, masses, peaks, head_weight = [], [], [], [], [], []
     for start in range(0, len(examples), batch_size):
         chunk = examples[start:start + batch_size]
-        rows = [encode(loaded, example.text)["input_ids"][0].cpu() for example in chunk]
+        rows = [encode_text(loaded, example.text).encoding["input_ids"][0] for example in chunk]  # on the CPU
         width = max(len(row) for row in rows)
         ids = torch.full((len(rows), width), pad, dtype=torch.long)
         mask = torch.zeros((len(rows), width), dtype=torch.long)

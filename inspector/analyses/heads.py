@@ -68,13 +68,11 @@ from inspector.base.assets import ASSETS_DIR
 from inspector.base.errors import InvalidRequestError, InvalidTextError
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.base.jsonable import to_jsonable
-from inspector.core.forward import backend_for
+from inspector.core.forward import backend_for, encode_text, forward
 from inspector.core.loading import LoadedModel, ModelInfo, model_label
 from inspector.core.outputs import (
     ModelOutput,
     OutputKind,
-    encode,
-    forward,
     head_writes,
     model_output,
     output_change_name,
@@ -567,7 +565,7 @@ def _text_statistics(loaded: LoadedModel, text: str, mode: AblationMode,
                      backend: str) -> tuple[HeadStatistics, tuple[str, ...], np.ndarray, dict]:
     """Statistics of one text, its tokens, its per-key sink scores (L, H, T) and the tensors the second pass
     reuses (the encoded inputs and the unablated output)."""
-    inputs = encode(loaded, text)
+    inputs = encode_text(loaded, text).inputs
     stats, tokens, key_scores, base = _group_statistics(loaded, [inputs], mode, backend)[0]
     return stats, tokens, key_scores, {"inputs": inputs, "base": base}
 
@@ -631,7 +629,7 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
         raise InvalidRequestError(f"pruning_step must be in (0, 1], got {pruning_step}")
     backend = backend_for(loaded, backend)
     # Every text's length and ids are checked before any slow work; the lengths also weigh the progress.
-    encoded = [encode(loaded, text) for text in texts]
+    encoded = [encode_text(loaded, text).inputs for text in texts]
     lengths = [int(item["input_ids"].shape[1]) for item in encoded]
     info = loaded.info
     layers, heads = info.num_layers, info.num_heads

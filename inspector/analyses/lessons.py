@@ -47,9 +47,9 @@ from inspector.analyses.metrics import HeadEntropy, HealthThresholds, head_entro
 from inspector.base.errors import InvalidRequestError
 from inspector.base.i18n import t
 from inspector.base.jsonable import to_jsonable
-from inspector.core.forward import encode_text
+from inspector.core.forward import ForwardResult, encode_text, forward
 from inspector.core.loading import LoadedModel
-from inspector.core.outputs import ForwardResult, forward, head_writes, model_output, output_change
+from inspector.core.outputs import head_writes, model_output, output_change
 from kernels.hf import TENSOR_NAMES, ScoreScale, TieKeysToQueries
 from kernels.reference import blocked_attention, default_block_size, reference_attention, visible_keys_mask
 

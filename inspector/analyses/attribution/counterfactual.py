@@ -30,8 +30,8 @@ from inspector.analyses.attribution.targets import (
 from inspector.analyses.divergence import JS_MAX, jensen_shannon
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.base.limits import ATTRIBUTION_MEMORY_BUDGET_BYTES
+from inspector.core.forward import ForwardResult, forward
 from inspector.core.loading import LoadedModel
-from inspector.core.outputs import ForwardResult, forward
 from kernels.hf import WeightEdit
 
 # The adversarial search stops once its best JSD (with |Δf| ≤ ε) has not grown by MIN_GAIN nats in PATIENCE steps.
