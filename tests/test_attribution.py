@@ -242,7 +242,8 @@ def test_adversarial_search_keeps_the_output_and_beats_uniform_jsd(headed_models
     loaded = headed_models["sharp"]
     seen = []
     result = counterfactual_attention(loaded, TEXT, spec=TargetSpec(reference=REFERENCE), layer=1, head=2,
-                                      permutations=20, steps=120, progress=lambda label, done: seen.append(done))
+                                      permutations=20, steps=120,
+                                      progress=lambda done, total, note: seen.append(done / total))
     assert result.adversarial is not None
     assert result.adversarial_change <= result.epsilon
     assert result.adversarial_jsd > result.uniform_jsd

@@ -177,7 +177,7 @@ def test_a_stopped_run_resumes_without_writing_a_shard_twice(tiny_model_dirs, tm
     full = tmp_path / "full"
     census(spec, data, out=full, shard_size=8, batch_tokens=64, progress=None)
 
-    def stop_after_first_shard(done: int, total: int, seconds: float) -> None:
+    def stop_after_first_shard(done: int, total: int, note: str) -> None:
         raise KeyboardInterrupt  # what Ctrl-C does between two shards
 
     stopped = tmp_path / "stopped"

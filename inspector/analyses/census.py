@@ -57,7 +57,6 @@ import logging
 import math
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -72,6 +71,7 @@ from inspector.analyses.metrics import HealthFlags, HealthThresholds, health_fla
 from inspector.base.assets import ASSETS_DIR, REPO_ROOT
 from inspector.base.errors import InspectorError, InvalidRequestError
 from inspector.base.i18n import t
+from inspector.base.progress import Progress, print_progress
 from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel, ModelInfo, model_label, resolve_model_folder
 from kernels.reference import materialize_weights, visible_keys_mask
@@ -107,9 +107,6 @@ DEFAULT_SHARD_SIZE = 1000
 # Rows handed to one Ray actor call: the actor buckets them by length itself.
 _RAY_BATCH_ROWS = 256
 CONFIDENCE = 0.95
-
-Progress = Callable[[int, int, float], None]
-
 
 class CensusFolderError(InvalidRequestError):
     """The output folder holds a census of another model or input, or is not a census folder."""
@@ -666,27 +663,28 @@ def _plan(spec: str, info: ModelInfo, data: CensusInput, out: Path, *, engine: s
     return CensusPlan(out=out, manifest=manifest, pending={}, total_rows=len(data.rows))
 
 
-def _progress_to_stderr(done: int, total: int, elapsed: float) -> None:
+def _progress_note(done: int, total: int, elapsed: float) -> str:
+    """The census's progress line: texts done, texts/s and the time left at that pace."""
     rate = done / elapsed if elapsed > 0 else 0.0
     eta = (total - done) / rate if rate > 0 else float("nan")
     eta_text = f"{eta:.0f} s" if math.isfinite(eta) else "?"
-    print(f"\rcensus: {done}/{total} texts, {rate:.1f} texts/s, ETA {eta_text}   ", end="" if done < total else "\n",
-          file=sys.stderr, flush=True)
+    return f"census: {done}/{total} texts, {rate:.1f} texts/s, ETA {eta_text}"
 
 
 def census(spec: str, source: str | Path, *, out: str | Path, engine: Engine = "local", column: str = "text",
            limit: int | None = None, truncate: bool = False, batch_tokens: int = DEFAULT_BATCH_TOKENS,
            shard_size: int = DEFAULT_SHARD_SIZE, backend: str = "auto", device: str = "auto", dtype: str = "auto",
            address: str | None = None, actors: int = 2, gpus_per_actor: float = 0.0, num_cpus: int | None = None,
-           thresholds: HealthThresholds = HealthThresholds(), progress: Progress | None = _progress_to_stderr,
+           thresholds: HealthThresholds = HealthThresholds(), progress: Progress | None = print_progress,
            loaded: LoadedModel | None = None) -> CensusSummary:
     """Measure every text of ``source`` with model ``spec`` into the folder ``out`` (see the module docstring)
     and return its summary. Resumes a folder holding the same model's census of the same input.
 
     ``engine``: ``local`` (this process; ``loaded`` may pass the already-loaded model) or ``ray`` (``actors``
     actors, each loading the model once, ``gpus_per_actor`` GPUs each; on the cluster at ``address`` or
-    ``RAY_ADDRESS``, else a local Ray with ``num_cpus`` CPUs, shut down afterwards). ``progress(done, total,
-    seconds)`` is called after each shard (the default prints texts/s and an ETA on stderr). A KeyboardInterrupt
+    ``RAY_ADDRESS``, else a local Ray with ``num_cpus`` CPUs, shut down afterwards). ``progress``
+    (:mod:`inspector.base.progress`; units: texts, the ones kept from an earlier run counted done) is called after
+    each shard, its note giving texts/s and an ETA (the default prints it on stderr). A KeyboardInterrupt
     keeps every finished shard; rerun to resume."""
     from inspector.core.loading import load_model
 
@@ -726,7 +724,8 @@ def census(spec: str, source: str | Path, *, out: str | Path, engine: Engine = "
         run["shards_written"] += 1
         counter["rows"] += len(plan.pending[shard])
         if progress is not None:
-            progress(counter["rows"], len(data.rows), time.perf_counter() - started)
+            done, total = counter["rows"], len(data.rows)
+            progress(done, total, _progress_note(done, total, time.perf_counter() - started))
 
     try:
         if plan.pending:

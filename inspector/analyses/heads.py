@@ -68,6 +68,7 @@ from inspector.base.assets import ASSETS_DIR
 from inspector.base.errors import InvalidRequestError, InvalidTextError
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.base.jsonable import to_jsonable
+from inspector.base.progress import Progress, no_progress
 from inspector.core.forward import backend_for, encode_text, forward
 from inspector.core.loading import LoadedModel, ModelInfo, model_label
 from inspector.core.outputs import (
@@ -81,8 +82,6 @@ from inspector.core.outputs import (
 from kernels.hf import HeadGate, ResumeAt, SequenceHeadAblation
 
 AblationMode = Literal["zero", "mean"]
-# progress(done, total, label): done of total work units (see head_report), label a line in English for the CLI.
-Progress = Callable[[int, int, str], None]
 
 CORPUS_PATH = ASSETS_DIR / "corpus" / "sentences.txt"
 # Texts in a report: enough for a corpus verdict, few enough that a page request stays bounded.
@@ -609,7 +608,7 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
     """The full head report of ``loaded`` over ``texts`` (one text, or a corpus — see the module docstring).
 
     ``ablation``: remove heads by zeroing their output or replacing it by its mean over the text. ``progress``
-    is called as ``progress(done, total, label)`` after each text of each pass (2 × len(texts) calls); done and
+    (:mod:`inspector.base.progress`) is called after each text of each pass (2 × len(texts) calls); done and
     total count work units — each text's tokens times the copies of it forwarded (a backward counted as
     :data:`_BACKWARD_COST` forwards) — so done / total is the share of the whole job, not of the calls
     (:class:`ReportProgress` turns them into a fraction, texts/s and an ETA). Texts of one length group finish
@@ -648,7 +647,7 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
     second_pass = pair_count + len(steps) - 1
     total = sum(lengths) * (first_pass + second_pass)
     done = 0
-    report_progress = progress or (lambda done, total, label: None)
+    report_progress = progress or no_progress
     timings: dict[str, float] = {}
 
     started = time.perf_counter()

@@ -76,7 +76,6 @@ from inspector.analyses.attribution.report import (
 )
 from inspector.analyses.attribution.targets import (
     DEFAULT_REFERENCE,
-    Progress,
     QueryChoice,
     RemovalMode,
     Target,
@@ -90,7 +89,7 @@ __all__ = [
     "AdversarialRow", "Agreement", "AttributionMethod", "AttributionReport", "AttributionSettings",
     "CURVE_FRACTIONS", "CorpusAgreement", "CounterfactualAttention", "DEFAULT_REFERENCE", "FAITHFULNESS_BINS",
     "Faithfulness", "IntegratedGradientsRun", "LONG_TEXT_TOKENS", "METHODS",
-    "METHOD_LABELS", "MIN_GAIN", "MethodContext", "NORMAL_TAU_FROM", "PATIENCE", "Progress", "QueryChoice",
+    "METHOD_LABELS", "MIN_GAIN", "MethodContext", "NORMAL_TAU_FROM", "PATIENCE", "QueryChoice",
     "RANDOM_TAU_SAMPLES", "REGISTRY", "RemovalMode", "Target", "TargetKind", "TargetSpec", "adversarial_search",
     "agreement", "attention_rollout", "attribute", "attribution_method", "batch_size_for", "bootstrap_mean_interval",
     "corpus_agreement", "counterfactual_attention", "counterfactual_json", "eraser_faithfulness",

@@ -20,7 +20,6 @@ import torch
 
 from inspector.analyses.attribution.targets import (
     Problem,
-    Progress,
     QueryChoice,
     TargetSpec,
     query_index,
@@ -30,6 +29,7 @@ from inspector.analyses.attribution.targets import (
 from inspector.analyses.divergence import JS_MAX, jensen_shannon
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.base.limits import ATTRIBUTION_MEMORY_BUDGET_BYTES
+from inspector.base.progress import Progress
 from inspector.core.forward import ForwardResult, forward
 from inspector.core.loading import LoadedModel
 from kernels.hf import WeightEdit
@@ -158,7 +158,9 @@ def adversarial_search(problem: Problem, layer: int, heads: tuple[int, ...], que
                        progress: Progress | None = None) -> AdversarialRow:
     """Jain & Wallace's adversarial attention: ``candidates`` rows over the visible keys of ``original`` (n,),
     optimised together with Adam on −JSD(α′, α) + penalty·ReLU(|Δf| − ε); the best row that keeps |Δf| ≤ ε.
-    Stops early once the best valid JSD has not grown by :data:`MIN_GAIN` in :data:`PATIENCE` steps."""
+    Stops early once the best valid JSD has not grown by :data:`MIN_GAIN` in :data:`PATIENCE` steps.
+    ``progress`` (:mod:`inspector.base.progress`) counts optimiser steps, called after each; stopping early
+    reports all ``steps`` done."""
     started = time.perf_counter()
     f0 = problem.target.value
     positions = (original > 0).nonzero()[:, 0]
@@ -190,10 +192,13 @@ def adversarial_search(problem: Problem, layer: int, heads: tuple[int, ...], que
         loss.backward()
         optimizer.step()
         done = step + 1
-        if progress is not None:
-            progress(f"adversarial search: step {done}/{steps}, best JSD {max(best_jsd, 0):.3f} nats", done / steps)
         if step - last_gain >= PATIENCE and best_row is not None:
             converged = True
+        if progress is not None:
+            where = f"converged after {done} steps" if converged else f"step {done}/{steps}"
+            progress(steps if converged else done, steps,
+                     f"adversarial search: {where}, best JSD {max(best_jsd, 0):.3f} nats")
+        if converged:
             break
     return AdversarialRow(row=best_row, jsd=best_jsd if best_row is not None else None, change=best_change,
                           steps=done, seconds=time.perf_counter() - started, converged=converged)

@@ -32,7 +32,6 @@ from inspector.core.outputs import output_position, pooled_embedding
 RemovalMode = Literal["mask", "delete"]
 TargetKind = Literal["similarity", "masked-token", "next-token", "class"]
 QueryChoice = int | Literal["first", "last"] | None
-Progress = Callable[[str, float], None]
 
 DEFAULT_REFERENCE = "The tired animal stayed on its side of the road."
 # Activations kept for one sequence's backward, per layer and token: ~12 hidden-sized tensors (projections,
