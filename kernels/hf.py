@@ -86,7 +86,7 @@ class DeadlinePassed(RuntimeError):
 class AttentionDone(Exception):
     """Not an error: the layer :attr:`AttentionRequest.stop_after` names has been recorded, and the rest of the
     forward (that layer's output projection and MLP, the layers above, the head) would only compute outputs the
-    caller does not read. Raised out of the model to end the forward there; :func:`inspector.core.forward.run`
+    caller does not read. Raised out of the model to end the forward there; :func:`inspector.core.forward.forward`
     catches it."""
 
 

@@ -23,7 +23,6 @@ from inspector.analyses.attribution import (
     corpus_agreement,
     counterfactual_attention,
     eraser_faithfulness,
-    jensen_shannon,
     leave_one_out,
     occlusion_on_embeddings,
     random_tau_interval,
@@ -41,8 +40,8 @@ from inspector.charts.attribution import (
     head_tau_chart,
     scores_chart,
 )
+from inspector.core.forward import encode_text, forward
 from inspector.core.loading import load_model
-from inspector.core.outputs import encode, forward
 from tests.conftest import make_tokenizer, tiny_config
 from tests.tolerances import close
 
@@ -169,13 +168,6 @@ def test_rollout_of_identity_attention_is_identity_and_rows_sum_to_one():
     np.testing.assert_allclose(attention_rollout(layers).sum(axis=-1), 1.0)
 
 
-def test_jensen_shannon_limits():
-    p = torch.tensor([1.0, 0.0, 0.0])
-    q = torch.tensor([0.0, 0.5, 0.5])
-    assert float(jensen_shannon(p, p)) == pytest.approx(0.0, abs=1e-7)
-    assert float(jensen_shannon(p, q)) == pytest.approx(np.log(2), abs=1e-6)
-
-
 def test_word_level_sums_pieces_and_bootstrap_brackets_the_mean():
     scores = np.array([np.nan, 1.0, 2.0, 4.0, np.nan])
     np.testing.assert_allclose(word_level(scores, np.array([-1, 0, 0, 1, -1])), [3.0, 4.0])
@@ -189,7 +181,7 @@ def test_word_level_sums_pieces_and_bootstrap_brackets_the_mean():
 @pytest.mark.parametrize("arch", ("bert", "distilbert", "gpt2", "llama"))
 def test_inputs_embeds_reproduce_input_ids(tiny_model_dirs, arch):
     loaded = load_model(str(tiny_model_dirs[arch]))
-    inputs = encode(loaded, TEXT)
+    inputs = encode_text(loaded, TEXT).inputs
     embeds = loaded.model.get_input_embeddings()(inputs["input_ids"])
     by_ids = forward(loaded, inputs).outputs.last_hidden_state
     by_embeds = forward(loaded, {"inputs_embeds": embeds, "attention_mask": inputs["attention_mask"]})
@@ -218,8 +210,8 @@ def test_uniform_row_through_the_backend_equals_uniform_weights_by_hand(headed_m
                                       permutations=3, adversarial=False)
     eager = AutoModel.from_pretrained(loaded.info.source, attn_implementation="eager").eval()
     self_attention = eager.encoder.layer[layer].attention.self
-    inputs = encode(loaded, TEXT)
-    reference_inputs = encode(loaded, REFERENCE)
+    inputs = encode_text(loaded, TEXT).inputs
+    reference_inputs = encode_text(loaded, REFERENCE).inputs
 
     def uniform_row(module, args, output):
         hidden = args[0]
@@ -250,7 +242,8 @@ def test_adversarial_search_keeps_the_output_and_beats_uniform_jsd(headed_models
     loaded = headed_models["sharp"]
     seen = []
     result = counterfactual_attention(loaded, TEXT, spec=TargetSpec(reference=REFERENCE), layer=1, head=2,
-                                      permutations=20, steps=120, progress=lambda label, done: seen.append(done))
+                                      permutations=20, steps=120,
+                                      progress=lambda done, total, note: seen.append(done / total))
     assert result.adversarial is not None
     assert result.adversarial_change <= result.epsilon
     assert result.adversarial_jsd > result.uniform_jsd
@@ -292,7 +285,7 @@ def test_occlusion_by_mask_equals_the_masked_text_through_input_ids(headed_model
     loaded = headed_models["none"]
     report = attribute(loaded, TEXT, spec=TargetSpec(reference=REFERENCE),
                        settings=AttributionSettings(methods=("occlusion",), head_grid=False, permutations=0))
-    inputs = encode(loaded, TEXT)
+    inputs = encode_text(loaded, TEXT).inputs
     masked = copy.deepcopy(inputs)
     masked["input_ids"][0, 2] = loaded.tokenizer.mask_token_id
     # the ids route, independent of Captum's embeddings

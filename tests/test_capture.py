@@ -147,7 +147,7 @@ def test_word_ids_group_pieces_as_the_tokenizer_does(bundled):
 
 
 def test_word_ids_fall_back_to_one_word_per_token(tiny_bert):
-    from inspector.core.capture import token_word_ids
+    from inspector.core.forward import token_word_ids
 
     special = np.array([True, False, False, True])
     assert token_word_ids(None, special).tolist() == [-1, 0, 1, -1]

@@ -82,10 +82,10 @@ def single_text_statistics(loaded, text: str) -> dict[str, np.ndarray]:
         sink_scores,
         token_category_mass,
     )
-    from inspector.core.outputs import encode, forward
+    from inspector.core.forward import encode_text, forward
     from kernels.reference import visible_keys_mask
 
-    inputs = encode(loaded, text)
+    inputs = encode_text(loaded, text).inputs
     records = forward(loaded, inputs, weights_layers="all").records
     weights = torch.stack([r.weights[0] for r in records]).float().numpy()  # (L, H, T, T)
     n = weights.shape[-1]
@@ -165,7 +165,7 @@ def test_a_stopped_run_resumes_without_writing_a_shard_twice(tiny_model_dirs, tm
     full = tmp_path / "full"
     census(spec, data, out=full, shard_size=8, batch_tokens=64, progress=None)
 
-    def stop_after_first_shard(done: int, total: int, seconds: float) -> None:
+    def stop_after_first_shard(done: int, total: int, note: str) -> None:
         raise KeyboardInterrupt  # what Ctrl-C does between two shards
 
     stopped = tmp_path / "stopped"
@@ -555,3 +555,10 @@ def test_file_lines_breaks_at_newlines_only(text, lines):
     from inspector.base.textfiles import file_lines
 
     assert file_lines(text) == lines
+
+
+def test_a_resumed_run_reports_the_rate_of_the_texts_it_measured():
+    from inspector.analyses.census import _progress_note
+
+    assert _progress_note(1100, 2000, 10.0) == "census: 1100/2000 texts, 110.0 texts/s, ETA 8 s"
+    assert _progress_note(1100, 2000, 10.0, kept=1000) == "census: 1100/2000 texts, 10.0 texts/s, ETA 90 s"

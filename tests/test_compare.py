@@ -25,7 +25,6 @@ from inspector.analyses.compare import (
     comparison_sentence,
     default_query,
     head_pair,
-    jensen_shannon,
     resolve_token,
 )
 from inspector.base.errors import InvalidRequestError, InvalidTextError
@@ -129,11 +128,6 @@ def test_unaligned_keys_go_to_one_other_bucket_per_side():
     expected = 0.5 * sum(p * math.log(p / q) for p, q in zip(result.aligned_a[0, 0], m) if p > 0) + \
         0.5 * sum(p * math.log(p / q) for p, q in zip(result.aligned_b[0, 0], m) if p > 0)
     assert result.js[0, 0] == pytest.approx(expected, abs=1e-12)
-
-
-def test_jensen_shannon_bounds():
-    assert jensen_shannon(np.array([1.0, 0.0]), np.array([0.0, 1.0])) == pytest.approx(JS_MAX)
-    assert jensen_shannon(np.array([0.3, 0.7]), np.array([0.3, 0.7])) == 0.0
 
 
 # ------------------------------------------------------------------------------------------------ compare_runs

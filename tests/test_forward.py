@@ -1,5 +1,5 @@
 """inspector/core/forward.py: the one forward path — every kernel error becomes the same typed error whichever
-caller (capture or the experiments core) ran the model, and the old import paths still lead to it."""
+caller (capture or an analysis) ran the model, and the forward and the tokenising each have one entry, here."""
 
 import copy
 import importlib
@@ -9,7 +9,6 @@ import pytest
 import torch
 
 import inspector.core.forward
-import inspector.core.outputs
 from inspector.base.errors import (
     BackendError,
     DeadlineExceededError,
@@ -18,7 +17,7 @@ from inspector.base.errors import (
     UnsupportedModelError,
 )
 from inspector.core.capture import capture
-from inspector.core.forward import backend_for, encode_text, run
+from inspector.core.forward import backend_for, encode_text, forward
 from inspector.core.loading import LoadedModel
 from kernels.hf import AttentionContractError, BackendUnavailableError, DeadlinePassed, HeadAblation, InterventionError
 
@@ -26,11 +25,10 @@ TEXT = "the cat sat on the mat because it was tired"
 
 
 def _both_callers(loaded: LoadedModel, **options):
-    """The two ways the library runs the model: a capture, and the experiments core on encoded inputs."""
+    """The two ways the library runs the model: a capture, and an analysis's forward on encoded inputs."""
     forward_options = {k: v for k, v in options.items() if k != "weights"}
     return (lambda: capture(loaded, TEXT, **options),
-            lambda: inspector.core.outputs.forward(loaded, inspector.core.outputs.encode(loaded, TEXT),
-                                                  **forward_options))
+            lambda: forward(loaded, encode_text(loaded, TEXT).inputs, **forward_options))
 
 
 def test_a_feature_the_attention_function_refuses_is_an_unsupported_model_from_every_caller(tiny_bert):
@@ -55,12 +53,12 @@ def test_a_deadline_of_zero_stops_the_forward_from_every_caller(tiny_bert):
 
 
 def test_an_intervention_naming_a_missing_head_or_layer_is_an_invalid_request(tiny_bert):
-    inputs = inspector.core.outputs.encode(tiny_bert, TEXT)
+    inputs = encode_text(tiny_bert, TEXT).inputs
     with pytest.raises(InvalidRequestError, match=r"names heads \[99\]; this layer has heads 0–3") as caught:
-        run(tiny_bert, inputs, interventions=[HeadAblation(0, (99,))])
+        forward(tiny_bert, inputs, interventions=[HeadAblation(0, (99,))])
     assert isinstance(caught.value.__cause__, InterventionError)
     with pytest.raises(InvalidRequestError, match=r"an intervention's layer 99 does not exist: .* has layers 0–1"):
-        run(tiny_bert, inputs, interventions=[HeadAblation(99, (0,))])
+        forward(tiny_bert, inputs, interventions=[HeadAblation(99, (0,))])
 
 
 def test_a_backend_that_cannot_run_is_a_backend_error_from_every_caller(tiny_bert, monkeypatch):
@@ -75,13 +73,13 @@ def test_a_backend_that_cannot_run_is_a_backend_error_from_every_caller(tiny_ber
 
 def test_the_forward_records_every_layer_and_says_which_backend_ran(tiny_bert):
     encoded = encode_text(tiny_bert, TEXT)
-    result = run(tiny_bert, encoded.inputs, backend="auto", weights_layers="all")
+    result = forward(tiny_bert, encoded.inputs, backend="auto", weights_layers="all")
     assert result.backend == "torch" and len(result.records) == tiny_bert.info.num_layers
     assert all(r.weights is not None and "entropy" in r.stats for r in result.records)
     assert not result.outputs.last_hidden_state.requires_grad  # inference mode unless grad is asked for
     embeds = tiny_bert.model.get_input_embeddings()(encoded.inputs["input_ids"]).detach().requires_grad_()
-    graded = run(tiny_bert, {"inputs_embeds": embeds, "attention_mask": encoded.inputs["attention_mask"]},
-                 grad=True, stats=())
+    graded = forward(tiny_bert, {"inputs_embeds": embeds, "attention_mask": encoded.inputs["attention_mask"]},
+                     grad=True, stats=())
     (gradient,) = torch.autograd.grad(graded.outputs.last_hidden_state.sum(), embeds)
     assert gradient.shape == embeds.shape and bool(gradient.abs().sum() > 0)
 
@@ -100,30 +98,35 @@ def test_encode_text_agrees_with_the_capture_and_validates_first(tiny_bert):
     assert encode_text(tiny_bert, "cat " * 80, truncate=True).truncated
 
 
-def test_the_old_import_paths_lead_to_the_one_implementation():
+def test_the_forward_and_the_tokenising_have_one_entry_each():
+    """No re-export shims: capture and outputs import the forward from here and pass nothing on under other names,
+    and forward.py tokenises through one public function (encode_text)."""
+    module = inspector.core.forward
+    public = {name for name, value in vars(module).items()
+              if not name.startswith("_") and callable(value) and getattr(value, "__module__", None) == module.__name__}
+    assert public == {"token_word_ids", "EncodedText", "encode_text", "backend_for", "ForwardResult", "forward"}
     capture_module = importlib.import_module("inspector.core.capture")  # the package's `capture` is the function
-    assert capture_module.tokenize is inspector.core.forward.tokenize
-    assert capture_module.token_word_ids is inspector.core.forward.token_word_ids
-    assert inspector.core.outputs.forward is inspector.core.forward.run
-    assert inspector.core.outputs.encode is inspector.core.forward.encode
-    assert inspector.core.outputs.ForwardResult is inspector.core.forward.ForwardResult
+    outputs_module = importlib.import_module("inspector.core.outputs")
+    for holder in (module, capture_module, outputs_module):
+        assert not {"run", "tokenize", "encode", "validated_encoding"} & set(vars(holder))
+    assert "forward" not in vars(outputs_module) and "encode_text" not in vars(outputs_module)
 
 
 def test_a_forward_that_stops_after_a_layer_keeps_its_records_and_skips_the_rest(tiny_bert, monkeypatch):
     """stop_after ends the forward once that layer's attention is recorded: the records are the whole forward's
     up to there, no output is computed (the last layer's MLP never runs), and the next forward is whole."""
-    inputs = inspector.core.outputs.encode(tiny_bert, TEXT)
-    whole = run(tiny_bert, inputs)
+    inputs = encode_text(tiny_bert, TEXT).inputs
+    whole = forward(tiny_bert, inputs)
     last = tiny_bert.info.num_layers - 1
     mlp_calls = []
     block = tiny_bert.model.encoder.layer[last]
     handle = block.intermediate.register_forward_hook(lambda *_: mlp_calls.append(1))
     try:
-        stopped = run(tiny_bert, inputs, stop_after=last)
+        stopped = forward(tiny_bert, inputs, stop_after=last)
         assert stopped.outputs is None and mlp_calls == []
-        early = run(tiny_bert, inputs, stop_after=0)
+        early = forward(tiny_bert, inputs, stop_after=0)
         assert [r.layer for r in early.records] == [0]
-        after = run(tiny_bert, inputs)
+        after = forward(tiny_bert, inputs)
         assert after.outputs is not None and mlp_calls == [1]
     finally:
         handle.remove()
@@ -132,18 +135,18 @@ def test_a_forward_that_stops_after_a_layer_keeps_its_records_and_skips_the_rest
         for name in ("entropy", "lse", "sink"):
             assert torch.equal(got.stats[name], want.stats[name])
     with pytest.raises(InvalidRequestError, match="layer to stop after"):
-        run(tiny_bert, inputs, stop_after=last + 1)
+        forward(tiny_bert, inputs, stop_after=last + 1)
 
 
 def test_resuming_needs_the_blocks_wrapped_and_no_intervention_below(tiny_bert):
     from kernels.hf import ResumeAt
 
-    inputs = inspector.core.outputs.encode(tiny_bert, TEXT)
-    kept = run(tiny_bert, inputs, keep_layer_outputs=True).layer_outputs
+    inputs = encode_text(tiny_bert, TEXT).inputs
+    kept = forward(tiny_bert, inputs, keep_layer_outputs=True).layer_outputs
     with pytest.raises(InvalidRequestError, match="below layer 1, where the forward resumes"):
-        run(tiny_bert, inputs, resume=ResumeAt(1, tuple(kept[:1])), interventions=[HeadAblation(0, (0,))])
+        forward(tiny_bert, inputs, resume=ResumeAt(1, tuple(kept[:1])), interventions=[HeadAblation(0, (0,))])
     unwrapped = LoadedModel(model=copy.deepcopy(tiny_bert.model), tokenizer=tiny_bert.tokenizer,
                             info=tiny_bert.info)
     delattr(unwrapped.model, "_inspector_resumable_layers")
     with pytest.raises(InvalidRequestError, match="transformer blocks were not found"):
-        run(unwrapped, inputs, keep_layer_outputs=True)
+        forward(unwrapped, inputs, keep_layer_outputs=True)

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from transformers import AutoModel, AutoModelForSequenceClassification
 
+from inspector.analyses.divergence import JS_MAX
 from inspector.analyses.heads import (
     CORPUS_PATH,
     INDUCTION_HEAD_SCORE,
@@ -37,7 +38,6 @@ from inspector.analyses.metrics import (
     token_category_mass,
 )
 from inspector.analyses.redundancy import (
-    LN2,
     classical_mds,
     cluster_order,
     contribution_similarity,
@@ -45,8 +45,8 @@ from inspector.analyses.redundancy import (
 )
 from inspector.base.errors import InvalidRequestError
 from inspector.cli import main
+from inspector.core.forward import encode_text, forward
 from inspector.core.loading import load_model
-from inspector.core.outputs import encode, forward
 from kernels.hf import HeadAblation, HeadGate, SequenceHeadAblation, WeightEdit
 from tests.conftest import make_tokenizer, save_tiny_model, tiny_config
 from tests.tolerances import close
@@ -81,7 +81,7 @@ def signal_model(tmp_path_factory):
 
 def _edited_entropy(loaded, edit):
     """Head entropy of layer 0 after replacing every head's weights by ``edit`` through the attention function."""
-    inputs = encode(loaded, TEXT)
+    inputs = encode_text(loaded, TEXT).inputs
     heads = tuple(range(loaded.info.num_heads))
     result = forward(loaded, inputs, interventions=[WeightEdit(0, heads, edit)], weights_layers="all")
     record = result.records[0]
@@ -90,7 +90,7 @@ def _edited_entropy(loaded, edit):
 
 
 def test_uniform_rows_give_log_n_and_one_hot_rows_give_zero(tiny_bert):
-    n = encode(tiny_bert, TEXT)["input_ids"].shape[1]
+    n = encode_text(tiny_bert, TEXT).inputs["input_ids"].shape[1]
     uniform, _ = _edited_entropy(tiny_bert, lambda w, visible: torch.full_like(w, 1.0 / w.shape[-1]))
     np.testing.assert_allclose(uniform.raw, math.log(n), rtol=1e-5)
     np.testing.assert_allclose(uniform.normalized, 1.0, rtol=1e-5)
@@ -158,7 +158,7 @@ def test_js_matrix_is_symmetric_zero_on_the_diagonal_and_within_ln2(weights):
     assert js.shape == (weights.shape[0],) * 2
     np.testing.assert_array_equal(js, js.T)
     np.testing.assert_array_equal(np.diag(js), 0.0)
-    assert (js >= 0).all() and (js <= LN2).all()
+    assert (js >= 0).all() and (js <= JS_MAX).all()
 
 
 def test_js_of_identical_and_disjoint_heads():
@@ -169,7 +169,7 @@ def test_js_of_identical_and_disjoint_heads():
     last[:, -1] = 1
     js = js_divergence_matrix(np.stack([first, first, last]))
     assert js[0, 1] == 0.0
-    assert LN2 - 0.01 < js[0, 2] <= LN2  # one-hot on different keys: ln 2 up to Clark's 0.001/n smoothing
+    assert JS_MAX - 0.01 < js[0, 2] <= JS_MAX  # one-hot on different keys: ln 2 up to Clark's 0.001/n smoothing
 
 
 def test_cluster_order_and_mds_recover_points_on_a_line():
@@ -200,7 +200,7 @@ def test_contribution_similarity_cosine_and_cka():
 
 @pytest.mark.parametrize("mode", ["zero", "mean"])
 def test_sequence_ablation_equals_one_ablation_per_sequence(tiny_bert, mode):
-    inputs = encode(tiny_bert, TEXT)
+    inputs = encode_text(tiny_bert, TEXT).inputs
     sets = [(0,), (1, 3), ()]
     mask = torch.zeros(len(sets), tiny_bert.info.num_heads, dtype=torch.bool)
     for b, heads in enumerate(sets):
@@ -213,7 +213,7 @@ def test_sequence_ablation_equals_one_ablation_per_sequence(tiny_bert, mode):
 
 
 def test_per_sequence_gates_equal_shared_gates(tiny_bert):
-    inputs = encode(tiny_bert, TEXT)
+    inputs = encode_text(tiny_bert, TEXT).inputs
     gates = torch.tensor([[1.0, 0.5, 1.0, 0.0], [0.2, 1.0, 1.0, 1.0]])
     copies = {name: value.expand(2, -1) for name, value in inputs.items()}
     batched = forward(tiny_bert, copies, interventions=[HeadGate(0, gates)]).outputs.last_hidden_state
@@ -279,7 +279,7 @@ def test_batched_corpus_equals_one_text_at_a_time_on_ragged_lengths(tmp_path, ar
 
     loaded = load_model(str(save_tiny_model(tmp_path / arch, arch, with_head=arch != "bert")))
     texts = [TEXT, OTHER, "the cat sat on the mat , and the dog ran", "one two three four five six"]
-    lengths = [int(encode(loaded, text)["input_ids"].shape[1]) for text in texts]
+    lengths = [int(encode_text(loaded, text).inputs["input_ids"].shape[1]) for text in texts]
     groups = length_buckets(lengths, _GROUP_TOKENS // (loaded.info.num_layers * loaded.info.num_heads))
     assert any(len({lengths[i] for i in group}) > 1 for group in groups)  # some batch really is padded
     corpus = head_report(loaded, texts, ablation=ablation)
@@ -296,7 +296,7 @@ def test_batched_corpus_equals_one_text_at_a_time_on_ragged_lengths(tmp_path, ar
         masks[p, pair] = True
     direct = []
     for text in texts:
-        inputs = encode(loaded, text)
+        inputs = encode_text(loaded, text).inputs
         base = model_output(loaded, forward(loaded, inputs, stats=()), inputs)
         direct.append(_ablated_changes(loaded, inputs, base, masks.view(-1, layers, heads), ablation, "torch"))
     np.testing.assert_allclose(corpus.pairs.change_both, np.mean(direct, axis=0), rtol=1e-4, atol=1e-6)
@@ -328,7 +328,7 @@ def test_pairs_reuse_the_single_head_ablations_and_match_a_direct_measurement(ti
 
     report = head_report(tiny_bert, TEXT)
     layers, heads = tiny_bert.info.num_layers, tiny_bert.info.num_heads
-    inputs = encode(tiny_bert, TEXT)
+    inputs = encode_text(tiny_bert, TEXT).inputs
     base = model_output(tiny_bert, forward(tiny_bert, inputs, backend="torch", stats=()), inputs)
     masks = torch.zeros(3, layers * heads, dtype=torch.bool)
     first, second = report.pairs.heads[0]
@@ -465,10 +465,10 @@ def test_a_batch_of_output_changes_equals_output_change_row_by_row(tmp_path, tin
     texts = [TEXT, OTHER, "one two three"]
     for loaded, kind in ((tiny_bert, "embedding"), (lm, "distribution"),
                          (load_model(str(tmp_path / "bert-cls")), "logits")):
-        ids = [encode(loaded, text)["input_ids"][0] for text in texts]
+        ids = [encode_text(loaded, text).inputs["input_ids"][0] for text in texts]
         batch = padded_batch(loaded, ids)
-        bases = [model_output(loaded, forward(loaded, encode(loaded, text), stats=()), encode(loaded, text))
-                 for text in texts]
+        encoded = [encode_text(loaded, text).inputs for text in texts]
+        bases = [model_output(loaded, forward(loaded, inputs, stats=()), inputs) for inputs in encoded]
         ablated = forward(loaded, batch, stats=(), interventions=[HeadAblation(0, (1,))])
         rows = [output_change(bases[b], model_output(loaded, ablated, batch, sequence=b)) for b in range(len(texts))]
         assert bases[0].kind == kind and min(rows) > 0
@@ -485,7 +485,7 @@ def test_ablated_copies_resumed_at_their_heads_layer_equal_whole_forwards(tmp_pa
 
     loaded = load_model(str(save_tiny_model(tmp_path / arch, arch, with_head=arch != "bert")))
     assert loaded.can_resume
-    ids = [encode(loaded, text)["input_ids"][0] for text in (TEXT, OTHER, "one two three")]
+    ids = [encode_text(loaded, text).inputs["input_ids"][0] for text in (TEXT, OTHER, "one two three")]
     measured, outputs = _texts_statistics(loaded, ids, "torch")
     assert len(outputs) == loaded.info.num_layers and len({int(row.shape[0]) for row in ids}) > 1
     layers, heads = loaded.info.num_layers, loaded.info.num_heads
@@ -506,9 +506,9 @@ def test_gradient_importance_is_the_same_vmapped_or_one_direction_at_a_time(tiny
     from inspector.core.outputs import model_output
 
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    ids = [encode(tiny_bert, text)["input_ids"][0] for text in (TEXT, OTHER)]
-    bases = [model_output(tiny_bert, forward(tiny_bert, encode(tiny_bert, text), stats=()), encode(tiny_bert, text))
-             for text in (TEXT, OTHER)]
+    ids = [encode_text(tiny_bert, text).inputs["input_ids"][0] for text in (TEXT, OTHER)]
+    encoded = [encode_text(tiny_bert, text).inputs for text in (TEXT, OTHER)]
+    bases = [model_output(tiny_bert, forward(tiny_bert, inputs, stats=()), inputs) for inputs in encoded]
     vmapped = _texts_gradients(tiny_bert, ids, bases, "torch")
     one_at_a_time = _texts_gradients(tiny_bert, ids, bases, "triton")
     assert (vmapped > 0).all()
@@ -559,7 +559,7 @@ def test_head_charts_are_valid_vega_lite_in_both_modes(tiny_bert):
         for metric in GRID_METRICS:
             spec = head_grid_chart(report, metric, selected=(1, 2), slide=slide).to_dict(validate=True)
             assert [p["name"] for p in spec["params"]] == ["head_pick"]  # Altair lifts the click selection to the top
-        head_matrix_chart(report, report.statistics.js_divergence, title="JS", legend="nats", domain=(0.0, LN2),
+        head_matrix_chart(report, report.statistics.js_divergence, title="JS", legend="nats", domain=(0.0, JS_MAX),
                           slide=slide).to_dict(validate=True)
         mds_chart(report, slide=slide).to_dict(validate=True)
         pruning_chart(report, slide=slide).to_dict(validate=True)
@@ -585,7 +585,7 @@ def _head_charts(report, lang: str) -> dict:
         # The Heads page's two matrices, titled as the page titles them.
         charts[f"js-{slide}"] = head_matrix_chart(report, report.statistics.js_divergence,
                                                   title=t("chart.heads.js_title", lang),
-                                                  legend=t("chart.heads.js_legend", lang), domain=(0.0, LN2),
+                                                  legend=t("chart.heads.js_legend", lang), domain=(0.0, JS_MAX),
                                                   slide=slide, lang=lang)
         charts[f"cka-{slide}"] = head_matrix_chart(report, report.statistics.contribution_cka,
                                                    title=t("chart.heads.cka_title", lang),

@@ -5,8 +5,9 @@ import pytest
 import torch
 
 from inspector.base.errors import InvalidRequestError
+from inspector.core.forward import encode_text, forward
 from inspector.core.loading import load_model
-from inspector.core.outputs import encode, forward, model_output, output_change, output_projection
+from inspector.core.outputs import model_output, output_change, output_projection
 from kernels.hf import HeadAblation, HeadGate, ScoreScale, TieKeysToQueries, WeightEdit
 from kernels.reference import reference_attention
 from tests.conftest import TINY_ARCHITECTURES
@@ -30,7 +31,7 @@ def _output_projection_module(loaded, layer):
 @pytest.mark.parametrize("arch", ARCHS)
 def test_zero_ablation_equals_zeroing_the_head_by_hand(models, arch):
     loaded = models[arch]
-    inputs = encode(loaded, TEXT)
+    inputs = encode_text(loaded, TEXT).inputs
     layer, head, d = 1, 2, loaded.info.head_dim
     ablated = forward(loaded, inputs, interventions=[HeadAblation(layer, (head,))]).outputs.last_hidden_state
 
@@ -50,7 +51,7 @@ def test_zero_ablation_equals_zeroing_the_head_by_hand(models, arch):
 
 def test_mean_ablation_replaces_the_head_output_by_its_mean(models):
     loaded = models["bert"]
-    inputs = encode(loaded, TEXT)
+    inputs = encode_text(loaded, TEXT).inputs
     plain = forward(loaded, inputs, keep=("output",), keep_layers="all")
     ablated = forward(loaded, inputs, interventions=[HeadAblation(0, (1, 3), mode="mean")], keep=("output",),
                       keep_layers=frozenset({0}))
@@ -61,7 +62,7 @@ def test_mean_ablation_replaces_the_head_output_by_its_mean(models):
 
 def test_gate_of_ones_changes_nothing_and_carries_the_gradient(models):
     loaded = models["gpt2"]
-    inputs = encode(loaded, TEXT)
+    inputs = encode_text(loaded, TEXT).inputs
     gate = torch.ones(loaded.info.num_heads, requires_grad=True)
     result = forward(loaded, inputs, interventions=[HeadGate(1, gate)], grad=True)
     close(result.outputs.last_hidden_state.detach(), forward(loaded, inputs).outputs.last_hidden_state, "hidden")
@@ -72,7 +73,7 @@ def test_gate_of_ones_changes_nothing_and_carries_the_gradient(models):
 @pytest.mark.parametrize("arch", ("bert", "llama"))
 def test_score_scale_equals_recomputing_with_that_scale(models, arch):
     loaded = models[arch]
-    inputs = encode(loaded, TEXT)
+    inputs = encode_text(loaded, TEXT).inputs
     causal = TINY_ARCHITECTURES[arch][1]
     result = forward(loaded, inputs, interventions=[ScoreScale(0, (1,), 1.0)], weights_layers="all",
                      keep=("query", "key", "value"), keep_layers="all")
@@ -87,7 +88,7 @@ def test_score_scale_equals_recomputing_with_that_scale(models, arch):
 @pytest.mark.parametrize("arch", ("bert", "llama"))
 def test_tied_keys_equal_recomputing_with_queries_as_keys(models, arch):
     loaded = models[arch]
-    inputs = encode(loaded, TEXT)
+    inputs = encode_text(loaded, TEXT).inputs
     causal = TINY_ARCHITECTURES[arch][1]
     result = forward(loaded, inputs, interventions=[TieKeysToQueries(1, (0,))], weights_layers="all",
                      keep=("query", "key", "value"), keep_layers="all")
@@ -102,7 +103,7 @@ def test_tied_keys_equal_recomputing_with_queries_as_keys(models, arch):
 
 def test_uniform_weight_edit_equals_uniform_weights_by_hand(models):
     loaded = models["gpt2"]
-    inputs = encode(loaded, TEXT)
+    inputs = encode_text(loaded, TEXT).inputs
 
     def uniform(weights, visible):
         ones = visible.expand_as(weights).float()
@@ -120,7 +121,7 @@ def test_uniform_weight_edit_equals_uniform_weights_by_hand(models):
 
 def test_bad_heads_and_layers_are_clear_errors(models):
     loaded = models["bert"]
-    inputs = encode(loaded, TEXT)
+    inputs = encode_text(loaded, TEXT).inputs
     with pytest.raises(InvalidRequestError, match="heads 0–3"):
         forward(loaded, inputs, interventions=[HeadAblation(0, (7,))])
     with pytest.raises(InvalidRequestError, match="layers 0–1"):
@@ -130,7 +131,7 @@ def test_bad_heads_and_layers_are_clear_errors(models):
 @pytest.mark.parametrize("arch", ARCHS)
 def test_output_projection_split_by_head_sums_to_the_projection(models, arch):
     loaded = models[arch]
-    inputs = encode(loaded, TEXT)
+    inputs = encode_text(loaded, TEXT).inputs
     layer = 1
     record = forward(loaded, inputs, keep=("output",), keep_layers="all").records[layer]
     out = record.tensors["output"][0]  # (heads, q_len, head_dim)
@@ -144,7 +145,7 @@ def test_output_projection_split_by_head_sums_to_the_projection(models, arch):
 @pytest.mark.parametrize("arch", ("bert", "gpt2"))
 def test_output_change_is_zero_for_no_change_and_positive_after_ablation(models, arch):
     loaded = models[arch]
-    inputs = encode(loaded, TEXT)
+    inputs = encode_text(loaded, TEXT).inputs
     base = model_output(loaded, forward(loaded, inputs), inputs)
     again = model_output(loaded, forward(loaded, inputs), inputs)
     assert output_change(base, again) == pytest.approx(0.0, abs=1e-6)
@@ -156,7 +157,7 @@ def test_output_change_is_zero_for_no_change_and_positive_after_ablation(models,
 def _every_intervention_on_both_backends(loaded) -> None:
     """Every intervention kind through the Triton kernel equals the torch backend, gradients included: the
     interventions live in the attention function, not in a backend."""
-    inputs = encode(loaded, TEXT)
+    inputs = encode_text(loaded, TEXT).inputs
 
     def uniform(weights, visible):
         ones = visible.expand_as(weights).float()

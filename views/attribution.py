@@ -39,6 +39,7 @@ from inspector.charts.attribution import (
 from inspector.core.budget import count_tokens
 from inspector.output.share import escape_markdown
 from views import session, share_state, sidebar
+from views.progress_bar import progress_bar
 
 PREDICTED_CLASS = "predicted class"  # the class selectbox's first option (shown in the session language)
 # The library's words for the integrated-gradients baseline (inspector/analyses/attribution/methods.py), in the
@@ -225,17 +226,17 @@ cf = report.counterfactual
 key = (chosen.spec, chosen.state.text, chosen.state.backend, reference, token, class_index, layer, head, report.query)
 adversarial: CounterfactualAttention | None = st.session_state.get("attr_adversarial", {}).get(key)
 if st.button(t("attribution.page.adversarial_button", lang), key="attr_adversarial_run"):
-    bar = st.progress(0.0, text=t("attribution.page.adversarial_progress", lang))
-    try:
-        adversarial = counterfactual_attention(
-            loaded, chosen.state.text, spec=TargetSpec(reference, token, class_index), layer=layer, head=head,
-            query=report.query, backend=chosen.state.backend,
-            progress=lambda label, done: bar.progress(done, text=label if lang == "en" else t(
-                "attribution.page.adversarial_progress_at", lang, percent=f"{done:.0%}")))
-        st.session_state["attr_adversarial"] = {key: adversarial}
-    except InspectorError as err:
-        st.error(str(err))
-    bar.empty()
+    # English: the search's own note (step, best JSD so far); another language: the share done.
+    percent = None if lang == "en" else (lambda done, total, note: t(
+        "attribution.page.adversarial_progress_at", lang, percent=f"{done / total:.0%}"))
+    with progress_bar(t("attribution.page.adversarial_progress", lang), percent) as bar:
+        try:
+            adversarial = counterfactual_attention(
+                loaded, chosen.state.text, spec=TargetSpec(reference, token, class_index), layer=layer, head=head,
+                query=report.query, backend=chosen.state.backend, progress=bar)
+            st.session_state["attr_adversarial"] = {key: adversarial}
+        except InspectorError as err:
+            st.error(str(err))
 shown = adversarial or cf
 if shown is not None:
     uniform_column, permutation_column, adversarial_column = st.columns(3)

@@ -43,6 +43,7 @@ from inspector.core.loading import shipped_choices
 from inspector.output.export import Provenance, chart_png, with_provenance
 from inspector.output.share import escape_markdown
 from views import session, share_state, sidebar
+from views.progress_bar import progress_bar
 
 MAX_SEED = 1_000_000
 
@@ -61,12 +62,10 @@ def cached_scoreboard(spec: str, examples: int, k: int, backend: str, _lang: str
     # The bar is made here, not passed in: Streamlit replays a cached function's elements on a hit, and can only
     # replay those whose container the function itself created. The language only words the bar (so it is not
     # part of the key: switching language never scores again).
-    bar = st.progress(0.0, text=t("gt.progress_start", _lang, n=examples))
-    board = scoreboard(session.cached_model(spec), examples, k=k, backend=backend,
-                       progress=lambda label, fraction: bar.progress(fraction, text=t(
-                           "gt.progress", _lang, done=min(examples, round(fraction * examples) + 1), n=examples)))
-    bar.empty()
-    return board
+    # done examples are scored when example done + 1 starts.
+    with progress_bar(t("gt.progress_start", _lang, n=examples),
+                      lambda done, total, note: t("gt.progress", _lang, done=min(total, done + 1), n=total)) as bar:
+        return scoreboard(session.cached_model(spec), examples, k=k, backend=backend, progress=bar)
 
 
 def pick_model(spec: str) -> None:

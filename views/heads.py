@@ -14,6 +14,7 @@ from dataclasses import replace
 import streamlit as st
 
 from inspector import InspectorError
+from inspector.analyses.divergence import JS_MAX
 from inspector.analyses.heads import (
     HeadReport,
     ReportProgress,
@@ -25,7 +26,6 @@ from inspector.analyses.heads import (
     with_thresholds,
 )
 from inspector.analyses.metrics import TOKEN_CATEGORIES, HealthThresholds
-from inspector.analyses.redundancy import LN2
 from inspector.base.i18n import t
 from inspector.charts.base import HEAD_SELECTION, selected_head
 from inspector.charts.heads import head_grid_chart, head_matrix_chart, mds_chart, pruning_chart
@@ -33,6 +33,7 @@ from inspector.output.export import Provenance, chart_png, with_provenance
 from inspector.output.share import escape_markdown
 from views import session, share_state, sidebar
 from views.census_folder import CENSUS_MODE, show_census
+from views.progress_bar import progress_bar
 
 GRID_METRICS = ("entropy", "sink", "induction", "ablation", "gradient")  # labels: catalogue keys heads.grid.*
 
@@ -44,17 +45,15 @@ def cached_report(spec: str, texts: tuple[str, ...], backend: str, ablation: str
     # The bar is made here, not passed in: Streamlit replays a cached function's elements on a hit, and can only
     # replay those whose container the function itself created. The language only words the bar (so it is not
     # part of the key: switching language never reruns the model).
-    bar = st.progress(0.0, text=t("heads.progress_start", _lang, n=len(texts)))
-    started = time.perf_counter()
+    with progress_bar(t("heads.progress_start", _lang, n=len(texts))) as bar:
+        started = time.perf_counter()
 
-    def show(done: int, total: int, label: str) -> None:
-        now = ReportProgress(done=done, total=total, texts=len(texts), elapsed=time.perf_counter() - started)
-        st.session_state["_heads_progress"] = now.texts_done  # what the Stop button reports
-        bar.progress(now.fraction, text=t("heads.corpus_progress", _lang, **now.label_values()))
+        def show(done: int, total: int, note: str) -> None:
+            now = ReportProgress(done=done, total=total, texts=len(texts), elapsed=time.perf_counter() - started)
+            st.session_state["_heads_progress"] = now.texts_done  # what the Stop button reports
+            bar(done, total, t("heads.corpus_progress", _lang, **now.label_values()))
 
-    report = head_report(session.cached_model(spec), texts, backend=backend, ablation=ablation, progress=show)
-    bar.empty()
-    return report
+        return head_report(session.cached_model(spec), texts, backend=backend, ablation=ablation, progress=show)
 
 
 def stop_corpus_run(request: tuple, texts: int) -> None:
@@ -201,7 +200,7 @@ st.subheader(t("heads.redundancy", lang))
 js_tab, cka_tab, map_tab = st.tabs([t("heads.tab_js", lang), t("heads.tab_cka", lang), t("heads.tab_mds", lang)])
 with js_tab:
     st.altair_chart(head_matrix_chart(report, stats.js_divergence, title=t("chart.heads.js_title", lang),
-                                      legend=t("chart.heads.js_legend", lang), domain=(0.0, LN2), slide=slide,
+                                      legend=t("chart.heads.js_legend", lang), domain=(0.0, JS_MAX), slide=slide,
                                       lang=lang))
 with cka_tab:
     st.altair_chart(head_matrix_chart(report, stats.contribution_cka, title=t("chart.heads.cka_title", lang),

@@ -21,6 +21,7 @@ from inspector.base.i18n import t
 from inspector.charts.base import token_labels
 from inspector.output.share import escape_markdown
 from views import session
+from views.progress_bar import progress_bar
 
 ANSWERS_KEY = "quiz_answers"
 PENDING_KEY = "quiz_pending"  # (question, guess) a Reveal click asked to answer
@@ -120,14 +121,12 @@ def render(lessons: Lessons, chosen: session.Inputs, lang: str) -> None:
     question = ("importance", *asked_about)
     pick = _pending_guess(question)
     if pick is not None:
-        bar = st.progress(0.0, text=t("lesson8.computing", lang))
-        try:
-            importance = cached_importance(chosen.spec, chosen.state.text, chosen.state.backend)
-        except InspectorError as err:
-            st.error(str(err))
-            importance = None
-        finally:
-            bar.empty()
+        with progress_bar(t("lesson8.computing", lang)):  # no steps to count: a bar that says it is working
+            try:
+                importance = cached_importance(chosen.spec, chosen.state.text, chosen.state.backend)
+            except InspectorError as err:
+                st.error(str(err))
+                importance = None
         if importance is not None:
             best, change = importance.best, importance.change
             values = {"token": shown[best], "change": f"{change[best]:.2e}"}

@@ -19,6 +19,7 @@ from inspector.charts import lessons as charts
 from inspector.charts.inspect import entropy_by_layer_chart
 from inspector.output.share import escape_markdown
 from views import lesson_quiz, session, share_state, sidebar
+from views.progress_bar import progress_bar
 
 TIMING_CHOICES = (128, 256, 512, 1024, 2048, 4096)
 
@@ -160,15 +161,15 @@ with st.expander(t("lesson7.title", lang)):
     lengths = st.multiselect(t("lesson7.lengths", lang), TIMING_CHOICES, default=list(DEFAULT_LENGTHS),
                              key="timing_lengths", placeholder=t("lesson7.lengths_placeholder", lang))
     if st.button(t("lesson7.run", lang), key="timing_run", disabled=not lengths):
-        bar = st.progress(0.0)
         ordered = sorted(lengths)
-        try:
-            st.session_state["timing"] = complexity_lesson(
-                ordered, heads=info.num_heads, d_k=info.head_dim, device=loaded.device,
-                on_length=lambda i, n: bar.progress(i / len(ordered), text=t("lesson7.measuring", lang, n=n)))
-        except (InspectorError, RuntimeError) as err:  # RuntimeError: out of memory at a large n
-            st.error(str(err))
-        bar.empty()
+        # Before each length done = its index; the last call (done == total) keeps the last length's label.
+        with progress_bar(None, lambda done, total, note: t("lesson7.measuring", lang,
+                                                          n=ordered[min(done, total - 1)])) as bar:
+            try:
+                st.session_state["timing"] = complexity_lesson(
+                    ordered, heads=info.num_heads, d_k=info.head_dim, device=loaded.device, progress=bar)
+            except (InspectorError, RuntimeError) as err:  # RuntimeError: out of memory at a large n
+                st.error(str(err))
     timing = st.session_state.get("timing")
     if timing is not None:
         st.altair_chart(charts.complexity_chart(timing, title=t("lesson7.chart", lang, device=timing.device),

@@ -1,7 +1,7 @@
 """Corpus census (issue 16): the Heads page's per-head statistics over a whole dataset, batched, resumable, on
 this machine or on a Ray cluster — with the same numbers either way.
 
-:func:`census` runs every text through the one attention function (:func:`inspector.core.outputs.forward`,
+:func:`census` runs every text through the one attention function (:func:`inspector.core.forward.forward`,
 statistics only: no ``weights_layers``), in **padded batches bucketed by length** — texts tokenised in one
 tokenizer call per shard, sorted by token count and packed while ``batch size × longest text ≤ batch_tokens`` and
 the padding stays under :data:`CPU_MAX_PADDING` (on a GPU :data:`GPU_MAX_PADDING`) of the real tokens — and
@@ -58,7 +58,6 @@ import logging
 import math
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -83,10 +82,10 @@ from inspector.analyses.metrics import HealthFlags, HealthThresholds, flagged_he
 from inspector.base.assets import ASSETS_DIR, REPO_ROOT
 from inspector.base.errors import InspectorError, InvalidRequestError
 from inspector.base.i18n import t
+from inspector.base.progress import Progress, print_progress
 from inspector.base.textfiles import read_file_lines
-from inspector.core.capture import tokenize
+from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel, ModelInfo, model_label, resolve_model_folder
-from inspector.core.outputs import forward
 from kernels.reference import materialize_weights
 
 Engine = Literal["local", "ray"]
@@ -108,9 +107,6 @@ DEFAULT_SHARD_SIZE = 1000
 # Rows handed to one Ray actor call: the actor buckets them by length itself.
 _RAY_BATCH_ROWS = 256
 CONFIDENCE = 0.95
-
-Progress = Callable[[int, int, float], None]
-
 
 class CensusFolderError(InvalidRequestError):
     """The output folder holds a census of another model or input, or is not a census folder."""
@@ -273,7 +269,7 @@ class _Encoded:
 
 def _batch_encoding(loaded: LoadedModel, texts: list[str]) -> tuple[list[list[int]], list[list[int]]]:
     """Token ids and special-tokens masks of ``texts`` from one tokenizer call (a fast tokenizer encodes the list
-    in one go): the same ids, text by text, as :func:`inspector.core.forward.validated_encoding`'s untruncated call."""
+    in one go): the same ids, text by text, as :func:`inspector.core.forward.encode_text`'s untruncated call."""
     if not texts:
         return [], []
     with loaded.tokenizer_lock:
@@ -286,7 +282,7 @@ def _encode_rows(loaded: LoadedModel, rows: Iterable[InputRow], truncate: bool,
     """Tokenise each row the way a single-text capture does; bad rows become :class:`RowError`.
 
     The texts are tokenised in one batch call; a text the single-text checks could refuse or cut (too long, no
-    tokens, only special tokens, an id outside the vocabulary) goes through :func:`inspector.core.capture.tokenize`
+    tokens, only special tokens, an id outside the vocabulary) goes through :func:`inspector.core.forward.encode_text`
     itself, so its error message or truncation is exactly a capture's."""
     from inspector.analyses.metrics import is_punctuation
 
@@ -304,8 +300,7 @@ def _encode_rows(loaded: LoadedModel, rows: Iterable[InputRow], truncate: bool,
             batch_position += 1
             if not ids or len(ids) > limit or all(special_mask) or min(ids) < 0 or max(ids) >= vocabulary:
                 try:
-                    encoding, _ = tokenize(loaded, row.value, truncate=truncate)
-                    ids = encoding["input_ids"][0].tolist()
+                    ids = encode_text(loaded, row.value, truncate=truncate).encoding["input_ids"][0].tolist()
                 except InspectorError as err:
                     problem = str(err)
         if problem is not None:
@@ -595,27 +590,30 @@ def _plan(spec: str, info: ModelInfo, data: CensusInput, out: Path, *, engine: s
     return CensusPlan(out=out, manifest=manifest, pending={}, total_rows=len(data.rows))
 
 
-def _progress_to_stderr(done: int, total: int, elapsed: float) -> None:
-    rate = done / elapsed if elapsed > 0 else 0.0
+def _progress_note(done: int, total: int, elapsed: float, kept: int = 0) -> str:
+    """The census's progress line: texts done, texts/s and the time left at that pace. The rate counts only the
+    texts this run measured: ``kept`` texts an earlier run wrote are done but took no time (a resumed run once
+    reported 449.8 texts/s; issue 33)."""
+    rate = (done - kept) / elapsed if elapsed > 0 else 0.0
     eta = (total - done) / rate if rate > 0 else float("nan")
     eta_text = f"{eta:.0f} s" if math.isfinite(eta) else "?"
-    print(f"\rcensus: {done}/{total} texts, {rate:.1f} texts/s, ETA {eta_text}   ", end="" if done < total else "\n",
-          file=sys.stderr, flush=True)
+    return f"census: {done}/{total} texts, {rate:.1f} texts/s, ETA {eta_text}"
 
 
 def census(spec: str, source: str | Path, *, out: str | Path, engine: Engine = "local", column: str = "text",
            limit: int | None = None, truncate: bool = False, batch_tokens: int = DEFAULT_BATCH_TOKENS,
            shard_size: int = DEFAULT_SHARD_SIZE, backend: str = "auto", device: str = "auto", dtype: str = "auto",
            address: str | None = None, actors: int = 2, gpus_per_actor: float = 0.0, num_cpus: int | None = None,
-           thresholds: HealthThresholds = HealthThresholds(), progress: Progress | None = _progress_to_stderr,
+           thresholds: HealthThresholds = HealthThresholds(), progress: Progress | None = print_progress,
            loaded: LoadedModel | None = None) -> CensusSummary:
     """Measure every text of ``source`` with model ``spec`` into the folder ``out`` (see the module docstring)
     and return its summary. Resumes a folder holding the same model's census of the same input.
 
     ``engine``: ``local`` (this process; ``loaded`` may pass the already-loaded model) or ``ray`` (``actors``
     actors, each loading the model once, ``gpus_per_actor`` GPUs each; on the cluster at ``address`` or
-    ``RAY_ADDRESS``, else a local Ray with ``num_cpus`` CPUs, shut down afterwards). ``progress(done, total,
-    seconds)`` is called after each shard (the default prints texts/s and an ETA on stderr). A KeyboardInterrupt
+    ``RAY_ADDRESS``, else a local Ray with ``num_cpus`` CPUs, shut down afterwards). ``progress``
+    (:mod:`inspector.base.progress`; units: texts, the ones kept from an earlier run counted done) is called after
+    each shard, its note giving texts/s and an ETA (the default prints it on stderr). A KeyboardInterrupt
     keeps every finished shard; rerun to resume."""
     from inspector.core.loading import load_model
 
@@ -674,7 +672,8 @@ def _run_locked(plan: CensusPlan, data: CensusInput, loaded: LoadedModel, *, spe
         run["shards_written"] += 1
         counter["rows"] += len(plan.pending[shard])
         if progress is not None:
-            progress(counter["rows"], len(data.rows), time.perf_counter() - started)
+            done, total = counter["rows"], len(data.rows)
+            progress(done, total, _progress_note(done, total, time.perf_counter() - started, kept=done_rows))
 
     try:
         if plan.pending:

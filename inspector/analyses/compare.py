@@ -20,7 +20,8 @@ Steps:
 3. **Per head** (:func:`compare_rows`, pure NumPy): the query's two attention rows are put on one support —
    one entry per aligned key pair plus one **"other" bucket per side** holding that side's mass on keys with no
    partner, so both rows stay distributions and a row that moved its budget to an inserted word shows it —
-   and compared by the Jensen–Shannon divergence (nats, between 0 and ln 2). With two key tokens (*animal*,
+   and compared by the Jensen–Shannon divergence (nats, between 0 and ln 2; unsmoothed, unlike the Heads page's —
+   :mod:`inspector.analyses.divergence` says why). With two key tokens (*animal*,
    *street*) the **key shift** is ½[(B[k₂] − A[k₂]) − (B[k₁] − A[k₁])]: when a mass x moves from key 1 to key
    2 and nothing else changes it is exactly x (the ½ undoes counting the move once on each key), so "more than
    half of its attention moves from *animal* to *street*" reads key shift > 0.5. The **entropy change** is the
@@ -46,14 +47,15 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
-from scipy.special import rel_entr
 
+from inspector.analyses.divergence import JS_MAX, jensen_shannon_numpy
 from inspector.base.errors import InvalidRequestError, InvalidTextError
 from inspector.base.i18n import t
 from inspector.base.limits import COMPARE_WEIGHTS_BUDGET_BYTES
-from inspector.core.capture import Capture, capture, tokenize
+from inspector.core.capture import Capture, capture
+from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel
-from inspector.core.outputs import ModelOutput, encode, forward, model_output, output_change
+from inspector.core.outputs import ModelOutput, model_output, output_change
 
 PairKind = Literal["equal", "replace"]
 TokenChoice = int | str
@@ -63,7 +65,6 @@ MAX_COMPARE_TOKENS = 256
 # "Moves more than half of its attention" (key shift) and "moved" (JS divergence, nats; ln 2 ≈ 0.693 at most).
 SHIFT_THRESHOLD = 0.5
 JS_THRESHOLD = 0.1
-JS_MAX = math.log(2.0)
 DEFAULT_KEYS = ("animal", "street")
 TOP_PREDICTIONS = 3
 
@@ -205,16 +206,6 @@ def resolve_token(choice: TokenChoice, tokens_a: Sequence[str], tokens_b: Sequen
 
 # ------------------------------------------------------------------------------------------------ per-row math
 
-def jensen_shannon(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """JS divergence in nats along the last axis, ½ KL(p ‖ m) + ½ KL(q ‖ m) with m = (p + q)/2 (scipy's
-    ``rel_entr``, so 0 · log 0 = 0). Between 0 and ln 2; exactly 0 for equal inputs (scipy's ``jensenshannon``
-    returns the square root, and its rounding can turn an exact 0 into NaN)."""
-    p, q = np.asarray(p, np.float64), np.asarray(q, np.float64)
-    m = 0.5 * (p + q)
-    value = 0.5 * rel_entr(p, m).sum(axis=-1) + 0.5 * rel_entr(q, m).sum(axis=-1)
-    return np.clip(value, 0.0, JS_MAX)
-
-
 @dataclass(frozen=True)
 class RowComparison:
     """The query rows of every head compared (shapes (layers, heads) unless stated).
@@ -255,7 +246,7 @@ def compare_rows(rows_a: np.ndarray, rows_b: np.ndarray, pairs: np.ndarray,
     other_b = np.clip(rows_b.sum(axis=-1) - on_pairs_b.sum(axis=-1), 0.0, None)[..., None]
     aligned_a = np.concatenate([on_pairs_a, other_a], axis=-1)
     aligned_b = np.concatenate([on_pairs_b, other_b], axis=-1)
-    js = jensen_shannon(aligned_a, aligned_b)
+    js = jensen_shannon_numpy(aligned_a, aligned_b, smoothing=0.0)  # unsmoothed: see inspector.analyses.divergence
     if keys is None:
         return RowComparison(js=js, aligned_a=aligned_a, aligned_b=aligned_b)
     (a1, b1), (a2, b2) = keys
@@ -495,8 +486,7 @@ def _first_difference(a: Sequence[str], b: Sequence[str]) -> str:
 
 def check_length(loaded: LoadedModel, text: str, what: str = "text") -> int:
     """Tokens of ``text`` (validated as a capture would); :class:`InvalidTextError` past the compare limits."""
-    encoding, _ = tokenize(loaded, text)
-    n = int(encoding["input_ids"].shape[1])
+    n = len(encode_text(loaded, text).tokens)
     info = loaded.info
     weights = 2 * info.num_layers * info.num_heads * n * n * 4
     if n > MAX_COMPARE_TOKENS or weights > COMPARE_WEIGHTS_BUDGET_BYTES:
@@ -513,7 +503,7 @@ def run_text(loaded: LoadedModel, text: str, *, backend: str = "auto", what: str
     terms (one more forward without weights; at sentence length it costs a few milliseconds)."""
     check_length(loaded, text, what)
     result = capture(loaded, text, backend=backend, weights="all")
-    inputs = encode(loaded, text)
+    inputs = encode_text(loaded, text).inputs
     output = model_output(loaded, forward(loaded, inputs, backend=backend, stats=()), inputs)
     return TextRun(capture=result, output=output, top=top_predictions(loaded, output))
 
@@ -542,10 +532,7 @@ def compare(loaded_a: LoadedModel, text_a: str, loaded_b: LoadedModel, text_b: s
     if not same_model:
         # Each text through the other model's tokenizer: rows can be matched only if both split it alike.
         for text, tokens, other in ((text_a, run_a.capture.tokens, loaded_b), (text_b, run_b.capture.tokens, loaded_a)):
-            encoding, _ = tokenize(other, text)
-            with other.tokenizer_lock:
-                theirs = other.tokenizer.convert_ids_to_tokens(encoding["input_ids"][0].tolist())
-            theirs = tuple(str(x) for x in theirs)
+            theirs = encode_text(other, text).tokens
             if theirs != tokens:
                 raise IncomparableModelsError(
                     f"{info_a.name} and {info_b.name} split the text differently ({len(tokens)} and {len(theirs)} "

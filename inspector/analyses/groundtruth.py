@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import time
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -55,8 +55,9 @@ from inspector.analyses.tasks import FRESH_SEED, Example, Task, generate, task
 from inspector.base.errors import InvalidRequestError
 from inspector.base.i18n import CATALOGUE, DEFAULT_LANGUAGE, t
 from inspector.base.jsonable import to_jsonable
+from inspector.base.progress import Progress, no_progress
+from inspector.core.forward import encode_text, forward
 from inspector.core.loading import CARD_NAME, DEFAULT_MODEL, LoadedModel, model_label, shipped_choices
-from inspector.core.outputs import encode, forward
 
 Variant = Literal["honest", "deceptive"]
 DEFAULT_TOP_K = 3
@@ -64,7 +65,6 @@ DEFAULT_EXAMPLES = 100
 MAX_EXAMPLES = 2000
 # Integrated-gradients points: the task models are small and their targets smooth; 16 keeps the scoreboard fast.
 IG_STEPS = 16
-Progress = Callable[[str, float], None]
 
 
 @dataclass(frozen=True)
@@ -208,7 +208,7 @@ def evaluate(loaded: LoadedModel, examples: Sequence[Example], spec_task: Task, 
     predicted, correct, probability, masses, peaks, head_weight = [], [], [], [], [], []
     for start in range(0, len(examples), batch_size):
         chunk = examples[start:start + batch_size]
-        rows = [encode(loaded, example.text)["input_ids"][0].cpu() for example in chunk]
+        rows = [encode_text(loaded, example.text).encoding["input_ids"][0] for example in chunk]  # on the CPU
         width = max(len(row) for row in rows)
         ids = torch.full((len(rows), width), pad, dtype=torch.long)
         mask = torch.zeros((len(rows), width), dtype=torch.long)
@@ -410,19 +410,20 @@ class Scoreboard:
 def scoreboard(loaded: LoadedModel, examples: int = DEFAULT_EXAMPLES, *, seed: int = FRESH_SEED,
                k: int = DEFAULT_TOP_K, methods: Sequence[str] = METHODS, backend: str = "torch",
                progress: Progress | None = None) -> Scoreboard:
-    """:func:`score_example` on ``examples`` fresh examples of the model's task (from ``seed``), aggregated."""
+    """:func:`score_example` on ``examples`` fresh examples of the model's task (from ``seed``), aggregated.
+    ``progress`` (:mod:`inspector.base.progress`) counts examples scored, called before each and at the end."""
     card = card_for(loaded)
     if not 1 <= examples <= MAX_EXAMPLES:
         raise InvalidRequestError(f"examples must be between 1 and {MAX_EXAMPLES}, got {examples}")
     if k < 1:
         raise InvalidRequestError(f"top-k needs k ≥ 1, got {k}")
-    say = progress or (lambda label, fraction: None)
+    say = progress or no_progress
     started = time.perf_counter()
     scored = []
     for index, example in enumerate(generate(card.task.name, examples, seed=seed)):
-        say(f"example {index + 1} of {examples}", index / examples)
+        say(index, examples, f"example {index + 1} of {examples}")
         scored.append(score_example(loaded, example, card, methods=methods, backend=backend))
-    say("done", 1.0)
+    say(examples, examples, "done")
     names = tuple(scored[0].ranks)
     ranks = np.array([[s.ranks[m] for m in names] for s in scored], dtype=np.int64)  # (N, m)
     content = np.array([int(s.content.sum()) for s in scored], dtype=np.int64)

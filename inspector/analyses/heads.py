@@ -70,14 +70,13 @@ from inspector.base.assets import ASSETS_DIR
 from inspector.base.errors import InvalidRequestError, InvalidTextError
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.base.jsonable import to_jsonable
+from inspector.base.progress import Progress, no_progress
 from inspector.base.textfiles import read_file_lines
-from inspector.core.forward import backend_for
+from inspector.core.forward import backend_for, encode_text, forward
 from inspector.core.loading import LoadedModel, ModelInfo, model_label
 from inspector.core.outputs import (
     ModelOutput,
     OutputKind,
-    encode,
-    forward,
     head_writes,
     model_output,
     output_change_name,
@@ -86,8 +85,6 @@ from inspector.core.outputs import (
 from kernels.hf import HeadGate, ResumeAt, SequenceHeadAblation
 
 AblationMode = Literal["zero", "mean"]
-# progress(done, total, label): done of total work units (see head_report), label a line in English for the CLI.
-Progress = Callable[[int, int, str], None]
 
 CORPUS_PATH = ASSETS_DIR / "corpus" / "sentences.txt"
 # Texts in a report: enough for a corpus verdict, few enough that a page request stays bounded.
@@ -552,7 +549,7 @@ def _text_statistics(loaded: LoadedModel, text: str, mode: AblationMode,
                      backend: str) -> tuple[HeadStatistics, tuple[str, ...], np.ndarray, dict]:
     """Statistics of one text, its tokens, its per-key sink scores (L, H, T) and the tensors the second pass
     reuses (the encoded inputs and the unablated output)."""
-    inputs = encode(loaded, text)
+    inputs = encode_text(loaded, text).inputs
     stats, tokens, key_scores, base = _group_statistics(loaded, [inputs], mode, backend)[0]
     return stats, tokens, key_scores, {"inputs": inputs, "base": base}
 
@@ -596,7 +593,7 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
     """The full head report of ``loaded`` over ``texts`` (one text, or a corpus — see the module docstring).
 
     ``ablation``: remove heads by zeroing their output or replacing it by its mean over the text. ``progress``
-    is called as ``progress(done, total, label)`` after each text of each pass (2 × len(texts) calls); done and
+    (:mod:`inspector.base.progress`) is called after each text of each pass (2 × len(texts) calls); done and
     total count work units — each text's tokens times the copies of it forwarded (a backward counted as
     :data:`_BACKWARD_COST` forwards) — so done / total is the share of the whole job, not of the calls
     (:class:`ReportProgress` turns them into a fraction, texts/s and an ETA). Texts of one length group finish
@@ -616,7 +613,7 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
         raise InvalidRequestError(f"pruning_step must be in (0, 1], got {pruning_step}")
     backend = backend_for(loaded, backend)
     # Every text's length and ids are checked before any slow work; the lengths also weigh the progress.
-    encoded = [encode(loaded, text) for text in texts]
+    encoded = [encode_text(loaded, text).inputs for text in texts]
     lengths = [int(item["input_ids"].shape[1]) for item in encoded]
     info = loaded.info
     layers, heads = info.num_layers, info.num_heads
@@ -635,7 +632,7 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
     second_pass = pair_count + len(steps) - 1
     total = sum(lengths) * (first_pass + second_pass)
     done = 0
-    report_progress = progress or (lambda done, total, label: None)
+    report_progress = progress or no_progress
     timings: dict[str, float] = {}
 
     started = time.perf_counter()

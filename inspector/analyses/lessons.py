@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -47,9 +47,10 @@ from inspector.analyses.metrics import HeadEntropy, HealthThresholds, head_entro
 from inspector.base.errors import InvalidRequestError
 from inspector.base.i18n import t
 from inspector.base.jsonable import to_jsonable
-from inspector.core.forward import encode_text
+from inspector.base.progress import Progress, no_progress
+from inspector.core.forward import ForwardResult, encode_text, forward
 from inspector.core.loading import LoadedModel
-from inspector.core.outputs import ForwardResult, forward, head_writes, model_output, output_change
+from inspector.core.outputs import head_writes, model_output, output_change
 from kernels.hf import TENSOR_NAMES, ScoreScale, TieKeysToQueries
 from kernels.reference import blocked_attention, default_block_size, reference_attention, visible_keys_mask
 
@@ -712,9 +713,10 @@ def _timed(fn, device: torch.device, repeats: int) -> tuple[float, float]:
 
 def complexity_lesson(lengths: Sequence[int] = DEFAULT_LENGTHS, *, heads: int = 12, d_k: int = 64,
                       device: str | torch.device | None = None, repeats: int = TIMING_REPEATS, seed: int = 0,
-                      on_length: Callable[[int, int], None] | None = None) -> ComplexityLesson:
+                      progress: Progress | None = None) -> ComplexityLesson:
     """Time ``softmax(QKᵀ/√d)V`` for one sequence of each length with ``heads`` heads of size ``d_k``.
-    ``on_length(index, n)`` is called before each length (for a progress bar)."""
+    ``progress`` (:mod:`inspector.base.progress`) counts lengths timed, called before each (done = its index in
+    ``lengths``) and at the end."""
     from kernels import flash
 
     if not lengths or min(lengths) < 1 or repeats < 1:
@@ -725,9 +727,9 @@ def complexity_lesson(lengths: Sequence[int] = DEFAULT_LENGTHS, *, heads: int = 
     generator = torch.Generator(device=device).manual_seed(seed)
     scale = d_k ** -0.5
     rows = {name: [] for name in ("mat_ms", "flash_ms", "mat_bytes", "flash_bytes", "mat_peak", "flash_peak")}
+    announce = progress or no_progress
     for index, n in enumerate(lengths):
-        if on_length is not None:
-            on_length(index, n)
+        announce(index, len(lengths), f"timing n = {n}")
         q, k, v = (torch.randn(1, heads, n, d_k, generator=generator, device=device, dtype=dtype) for _ in range(3))
         with torch.inference_mode():
             ms, peak = _timed(lambda: reference_attention(q, k, v, causal=False, scale=scale), device, repeats)
@@ -744,6 +746,7 @@ def complexity_lesson(lengths: Sequence[int] = DEFAULT_LENGTHS, *, heads: int = 
         rows["flash_peak"].append(peak)
         rows["mat_bytes"].append(2 * heads * n * n * 4)  # fp32 scores and weights, both n×n
         rows["flash_bytes"].append(extra)
+    announce(len(lengths), len(lengths), "done")
     lengths_array = np.asarray(lengths, dtype=np.int64)
     mat_ms = np.asarray(rows["mat_ms"])
     exponent = float(scipy_stats.linregress(np.log(lengths_array), np.log(mat_ms)).slope) if len(lengths) > 1 \

@@ -26,31 +26,18 @@ import numpy as np
 import scipy.cluster.hierarchy
 import scipy.linalg
 import scipy.spatial.distance
-from scipy.special import entr
 
-LN2 = float(np.log(2.0))
-# Clark et al.'s smoothing: 0.001/n added to every weight of a row of n keys, then the row renormalised.
-JS_SMOOTHING = 0.001
+from inspector.analyses.divergence import CLARK_SMOOTHING, JS_MAX, jensen_shannon_pairs
 
 
 def js_divergence_matrix(weights: np.ndarray) -> np.ndarray:
-    """Jensen–Shannon divergence between every pair of heads' attention rows, mean over queries.
+    """Jensen–Shannon divergence between every pair of heads' attention rows, mean over queries, with Clark's
+    smoothing (:func:`inspector.analyses.divergence.jensen_shannon_pairs`, s = 0.001).
 
     weights: (heads_total, q_len, k_len) — every head of every layer of one text, rows summing to 1.
-    Returns (heads_total, heads_total) float32 in nats: symmetric, 0 on the diagonal, within [0, ln 2].
-    Computed as JS(p, q) = H((p + q)/2) − (H(p) + H(q))/2, one head against all at a time (memory
-    heads_total · q_len · k_len)."""
-    p = np.asarray(weights, dtype=np.float64)
-    n = p.shape[-1]
-    p = (p + JS_SMOOTHING / n) / (1.0 + JS_SMOOTHING)  # rows still sum to 1
-    own = entr(p).sum(axis=-1)  # (heads_total, q_len)
-    result = np.zeros((p.shape[0], p.shape[0]), dtype=np.float64)
-    for h in range(p.shape[0]):
-        mixed = entr((p[h][None] + p[h:]) / 2.0).sum(axis=-1)  # (heads_total − h, q_len)
-        result[h, h:] = (mixed - (own[h][None] + own[h:]) / 2.0).mean(axis=-1)
-    result = np.triu(result, 1)
-    result = result + result.T  # exactly symmetric, exactly 0 on the diagonal
-    return np.clip(result, 0.0, LN2).astype(np.float32)
+    Returns (heads_total, heads_total) float32 in nats: symmetric, 0 on the diagonal, within [0, ln 2]."""
+    pairs = jensen_shannon_pairs(weights, smoothing=CLARK_SMOOTHING)  # (heads_total, heads_total, q_len)
+    return np.clip(pairs.mean(axis=-1), 0.0, JS_MAX).astype(np.float32)
 
 
 def cluster_order(distance: np.ndarray) -> np.ndarray:

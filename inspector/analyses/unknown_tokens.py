@@ -19,7 +19,7 @@ import numpy as np
 
 from inspector.base.errors import InspectorError
 from inspector.base.i18n import t
-from inspector.core.forward import validated_encoding
+from inspector.core.forward import encode_text
 from inspector.core.loading import LoadedModel, model_label
 
 # More than this share of a text's tokens unknown to the model, and its attention says little about the text.
@@ -106,7 +106,7 @@ def unknown_tokens(loaded: LoadedModel, text: str) -> UnknownTokens | None:
     """How much of ``text`` the model reads (its first ``max_positions`` tokens when longer), or None when the
     text cannot be tokenised at all (empty, …): the page's own run reports that error."""
     try:
-        encoding, _ = validated_encoding(loaded, text, truncate=True)
+        encoding = encode_text(loaded, text, truncate=True).encoding
     except InspectorError:
         return None
     ids = encoding["input_ids"][0].numpy()

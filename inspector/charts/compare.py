@@ -13,7 +13,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from inspector.analyses.compare import JS_MAX, Comparison, HeadPair
+from inspector.analyses.compare import Comparison, HeadPair
+from inspector.analyses.divergence import JS_MAX
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.charts.base import (
     FULL_WIDTH_PX,

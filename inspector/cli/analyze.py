@@ -66,6 +66,6 @@ def run(args: argparse.Namespace) -> None:
 
 def _too_long(loaded, text: str) -> bool:
     """Whether ``text`` has more tokens than the model reads (the one refusal --truncate lifts)."""
-    from inspector.core.capture import tokenize
+    from inspector.core.forward import encode_text
 
-    return tokenize(loaded, text, truncate=True)[1]
+    return encode_text(loaded, text, truncate=True).truncated

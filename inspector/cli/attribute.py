@@ -9,6 +9,7 @@ import re
 import sys
 
 from inspector.base.errors import InvalidRequestError
+from inspector.base.progress import print_progress
 from inspector.cli.common import (
     BACKENDS,
     MAX_LAYER_INDEX,
@@ -154,13 +155,10 @@ def run(args: argparse.Namespace) -> None:
     payload = report_json(report)
     counterfactual = report.counterfactual
     if args.adversarial_steps > 0:
-        def say(label: str, fraction: float) -> None:
-            print(f"\r{label}", end="", file=sys.stderr, flush=True)
-
         counterfactual = counterfactual_attention(loaded, text, spec=spec, layer=report.layer, head=report.head,
                                                   query=report.query, permutations=args.permutations,
-                                                  steps=args.adversarial_steps, backend=args.backend, progress=say)
-        print(file=sys.stderr)
+                                                  steps=args.adversarial_steps, backend=args.backend,
+                                                  progress=print_progress)
         payload["counterfactual"] = counterfactual_json(counterfactual)
     if texts is not None:
         corpus = corpus_agreement(loaded, texts, spec=spec, settings=settings, backend=args.backend)

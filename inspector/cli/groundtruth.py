@@ -4,9 +4,9 @@ model whose causal token is known."""
 from __future__ import annotations
 
 import argparse
-import sys
 
 from inspector.base.errors import InvalidRequestError
+from inspector.base.progress import print_progress
 from inspector.cli.common import BACKENDS, check_model_options, int_in, write_json
 
 HELP = "score every attribution method on a shipped model whose causal token is known (the Ground truth page's twin)"
@@ -41,12 +41,8 @@ def run(args: argparse.Namespace) -> None:
         raise InvalidRequestError("the bundled all-MiniLM-L6-v2 has no known causal tokens; pick one of the "
                                   f"ground-truth models with --model ({', '.join(shipped_choices())})")
     loaded = load_model(args.model, device=args.device, dtype=args.dtype)
-
-    def progress(label: str, fraction: float) -> None:
-        print(f"\r{label}", end="", file=sys.stderr, flush=True)
-
-    board = scoreboard(loaded, args.examples, seed=args.seed, k=args.top_k, backend=args.backend, progress=progress)
-    print(file=sys.stderr)
+    board = scoreboard(loaded, args.examples, seed=args.seed, k=args.top_k, backend=args.backend,
+                       progress=print_progress)
     if args.json:
         write_json(scoreboard_json(board), args.json)
     if args.json != "-":

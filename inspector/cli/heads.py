@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from inspector.base.errors import InvalidTextError
+from inspector.base.progress import print_progress
 from inspector.cli.common import BACKENDS, check_model_options, float_in, read_lines, warn_if_unreadable, write_json
 
 HELP = "head report: entropy health, sinks, redundancy, importance, pruning"
@@ -46,11 +46,8 @@ def run(args: argparse.Namespace) -> None:
     if args.text is not None:
         warn_if_unreadable(loaded, args.text)
 
-    def progress(done: int, total: int, label: str) -> None:
-        print(f"[{done}/{total}] {label}", file=sys.stderr, flush=True)
-
     report = head_report(loaded, texts, thresholds=thresholds, ablation=args.ablation, backend=args.backend,
-                         progress=progress if args.corpus is not None else None)
+                         progress=print_progress if args.corpus is not None else None)
     if args.json:
         write_json(report_json(report, args.lang), args.json)
     if args.json != "-":

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from inspector.base.errors import InvalidTextError
 from inspector.base.i18n import Notice
 from inspector.base.limits import ALL_LAYERS_WEIGHTS_BUDGET_BYTES, MAX_TEXT_CHARS
-from inspector.core.capture import tokenize
+from inspector.core.forward import encode_text
 from inspector.core.loading import LoadedModel, ModelInfo
 
 _FLOAT32_BYTES = 4
@@ -49,8 +49,7 @@ def max_tokens(info: ModelInfo, budget_bytes: int = ALL_LAYERS_WEIGHTS_BUDGET_BY
 def count_tokens(loaded: LoadedModel, text: str, *, truncate: bool = False) -> int:
     """Tokens the model will read for ``text`` (special tokens included); raises InvalidTextError as
     :func:`inspector.core.capture.capture` would, before any forward."""
-    encoding, _ = tokenize(loaded, text, truncate=truncate)
-    return int(encoding["input_ids"].shape[1])
+    return len(encode_text(loaded, text, truncate=truncate).tokens)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Run one text through a loaded model with the inspector's attention function and keep what it measured.
 
 :func:`capture` tokenises, validates length and ids *before* any forward, runs the model through the one
-forward path (:func:`inspector.core.forward.run`, inside an :class:`kernels.hf.AttentionRequest`), and returns a
+forward path (:func:`inspector.core.forward.forward`, inside an :class:`kernels.hf.AttentionRequest`), and returns a
 :class:`Capture`: a frozen dataclass of NumPy arrays that is safe to cache, pickle and hand to any thread. The
 shared model is never modified; two threads may capture different texts on one model at once.
 """
@@ -19,10 +19,7 @@ import torch
 
 from inspector.base.errors import DeviceOutOfMemoryError, InspectorError, InvalidRequestError
 from inspector.base.i18n import Notice
-
-# tokenize and token_word_ids live in inspector.core.forward (the one forward path); importing them from here, as
-# older code and the tests do, keeps working.
-from inspector.core.forward import encode_text, run, token_word_ids, tokenize, validated_encoding  # noqa: F401
+from inspector.core.forward import encode_text, forward, token_word_ids
 from inspector.core.loading import LoadedModel, ModelInfo
 
 WeightsChoice = Literal["all"] | Iterable[int] | None
@@ -179,7 +176,7 @@ def capture(
     timings["tokenize"] = time.perf_counter() - started
 
     started = time.perf_counter()
-    result = run(loaded, encoded.inputs, backend=backend, stats=("entropy", "lse", "sink"),
+    result = forward(loaded, encoded.inputs, backend=backend, stats=("entropy", "lse", "sink"),
                  weights_layers=layers_wanted, deadline_s=deadline_s)
     timings["forward"] = time.perf_counter() - started
 

@@ -2,8 +2,8 @@
 inspector's attention function (:mod:`kernels.hf`), with every error the attention function can raise turned
 into the library's typed errors here and nowhere else.
 
-:func:`encode_text` tokenises and validates (non-empty, within the model's length, ids in its vocabulary) and
-puts the inputs on the model's device; :func:`run` resolves the backend, enters an
+:func:`encode_text` — the one way to tokenise a text — validates it (non-empty, within the model's length, ids in
+its vocabulary) and puts the inputs on the model's device; :func:`forward` resolves the backend, enters an
 :class:`kernels.hf.AttentionRequest` (what to measure, keep and change, and the deadline), runs the model under
 ``inference_mode`` — or ``enable_grad`` when gradients are wanted — and translates:
 
@@ -13,8 +13,8 @@ puts the inputs on the model's device; :func:`run` resolves the backend, enters 
 - :class:`kernels.hf.DeadlinePassed` (a layer started after the deadline) → :class:`DeadlineExceededError`;
 - :class:`kernels.hf.InterventionError` (an intervention names a head the layer lacks …) → :class:`InvalidRequestError`.
 
-:mod:`inspector.core.capture` (one text's measurements) and :mod:`inspector.core.outputs` (interventions, and through
-it the Heads, Attribution, Lessons and Ground-truth analyses) both run the model through here. Nothing is
+:mod:`inspector.core.capture` (one text's measurements) and every analysis (Heads, Attribution, Lessons, Ground
+truth, Compare, the census) tokenise and run the model through here, importing from this module. Nothing is
 attached to the shared model: every per-call choice travels in the request, a context variable.
 """
 
@@ -76,12 +76,9 @@ def token_word_ids(encoding, special: np.ndarray) -> np.ndarray:
     return np.where(special, -1, result).astype(np.int32)
 
 
-def validated_encoding(loaded: LoadedModel, text: str, *, truncate: bool = False):
-    """Tokenise ``text`` and validate it before any forward: non-empty, within the model's length (or cut to it
-    when ``truncate``), not only special or invisible tokens, ids inside the vocabulary.
-
-    Returns the tokenizer's ``BatchEncoding`` (batch of one, PyTorch tensors, on the CPU; it knows which word
-    each token is from) and whether it was truncated. Raises :class:`InvalidTextError`."""
+def _validated_encoding(loaded: LoadedModel, text: str, *, truncate: bool):
+    """The tokenizer's ``BatchEncoding`` of ``text`` (batch of one, PyTorch tensors, on the CPU) and whether it
+    was truncated, after the checks :func:`encode_text` states."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidTextError("the text is empty; type or paste a sentence to inspect")
     tokenizer, limit = loaded.tokenizer, loaded.info.max_positions
@@ -108,16 +105,9 @@ def validated_encoding(loaded: LoadedModel, text: str, *, truncate: bool = False
     return encoding, full_length > limit
 
 
-def tokenize(loaded: LoadedModel, text: str, *, truncate: bool = False) -> tuple[dict, bool]:
-    """:func:`validated_encoding` as a plain dict (batch of one, PyTorch tensors on the CPU) and whether it was
-    truncated."""
-    encoding, truncated = validated_encoding(loaded, text, truncate=truncate)
-    return dict(encoding), truncated
-
-
 @dataclass(frozen=True)
 class EncodedText:
-    """A validated text, ready for :func:`run`.
+    """A validated text, ready for :func:`forward`.
 
     inputs: ``input_ids`` and ``attention_mask``, (1, q_len) int64 on the model's device. tokens: the tokenizer's
     own token strings, special tokens included (q_len of them). special: (q_len,) bool — the tokenizer's special
@@ -132,8 +122,10 @@ class EncodedText:
 
 
 def encode_text(loaded: LoadedModel, text: str, *, truncate: bool = False) -> EncodedText:
-    """Tokenise and validate ``text`` (:func:`validated_encoding`) and put its inputs on the model's device."""
-    encoding, truncated = validated_encoding(loaded, text, truncate=truncate)
+    """Tokenise ``text`` and validate it before any forward — non-empty, within the model's length (or cut to it
+    when ``truncate``), not only special or invisible tokens, ids inside the vocabulary — and put its inputs on
+    the model's device. Raises :class:`InvalidTextError`."""
+    encoding, truncated = _validated_encoding(loaded, text, truncate=truncate)
     device = loaded.device
     ids = encoding["input_ids"]
     return EncodedText(
@@ -141,12 +133,6 @@ def encode_text(loaded: LoadedModel, text: str, *, truncate: bool = False) -> En
         tokens=tuple(str(t) for t in loaded.tokenizer.convert_ids_to_tokens(ids[0].tolist())),
         special=encoding["special_tokens_mask"][0].numpy().astype(bool),
         truncated=truncated, encoding=encoding)
-
-
-def encode(loaded: LoadedModel, text: str) -> dict[str, torch.Tensor]:
-    """Tokenise and validate ``text`` (length and ids before any forward): ``input_ids`` and ``attention_mask``
-    on the model's device."""
-    return encode_text(loaded, text).inputs
 
 
 # ------------------------------------------------------------------------------------------------ the forward
@@ -164,7 +150,7 @@ def backend_for(loaded: LoadedModel, backend: str) -> str:
 @dataclass
 class ForwardResult:
     """One forward's model outputs (transformers' ``ModelOutput``, hidden states included; None for a forward that
-    stopped after a layer's attention, ``run(stop_after=…)``), the attention
+    stopped after a layer's attention, ``forward(stop_after=…)``), the attention
     layers' records (:class:`kernels.hf.LayerRecord`, one per layer that ran, in order), the backend that ran and,
     when asked for, each transformer block's output (``layer_outputs``: (batch, n, hidden) each, detached)."""
 
@@ -174,7 +160,7 @@ class ForwardResult:
     layer_outputs: list[torch.Tensor] = field(default_factory=list)
 
 
-def run(
+def forward(
     loaded: LoadedModel,
     inputs: dict[str, torch.Tensor],
     *,

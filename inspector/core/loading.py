@@ -44,6 +44,7 @@ from inspector.base.errors import (
     UnsupportedModelError,
 )
 from inspector.base.i18n import t
+from inspector.base.model_ids import is_hub_id
 
 DEFAULT_MODEL = "default"
 DEFAULT_MODEL_LABEL = "all-MiniLM-L6-v2 (bundled)"
@@ -57,7 +58,6 @@ _SHIPPED_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}$")
 
 HeadKind = Literal["none", "masked-lm", "causal-lm", "classifier"]
 
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}(/[\w.-]{1,96})?$")
 _PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 # Files fetched for a hub model: configs, tokenizer files and safetensors — never pickle weights or code.
 _HUB_ALLOW_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.tiktoken", "merges.txt", "vocab.*"]
@@ -224,7 +224,7 @@ def resolve_model_folder(spec: str, *, revision: str | None = None,
             raise NotAModelError(f"'{spec}' is a file; a model is a folder with config.json, tokenizer files and "
                                  "*.safetensors weights")
         return path.resolve(), path.name
-    if spec.startswith((".", "/", "~")) or "\\" in spec or not _HUB_ID.match(spec):
+    if not is_hub_id(spec):
         raise ModelNotFoundError(f"'{spec}' is neither an existing folder nor a valid Hugging Face hub id "
                                  "(like 'bert-base-uncased' or 'openai-community/gpt2')")
     return _resolve_hub_id(spec, revision=revision, max_parameters=max_parameters), spec

@@ -1,8 +1,8 @@
 """Interventions on a loaded model, compared with the unmodified run — the shared core of the Heads,
 Attribution and Lessons pages.
 
-Every intervention goes through the one attention function (:mod:`kernels.hf`): :func:`forward` (the one
-forward path, :func:`inspector.core.forward.run`, which a capture uses too) runs the shared model inside an
+Every intervention goes through the one attention function (:mod:`kernels.hf`): the one forward path
+(:func:`inspector.core.forward.forward`, which a capture uses too) runs the shared model inside an
 :class:`kernels.hf.AttentionRequest` that carries the interventions, so nothing is attached to the model and
 two sessions can intervene on it at once. :func:`model_output` reads what the model produced in its own terms
 and :func:`output_change` compares two of those:
@@ -28,11 +28,7 @@ import numpy as np
 import torch
 
 from inspector.base.errors import InvalidRequestError, UnsupportedModelError
-
-# The forward path lives in inspector.core.forward (one place for the request and the error mapping); forward, encode
-# and ForwardResult are re-exported here under the names the analyses import them by.
-from inspector.core.forward import ForwardResult, encode  # noqa: F401
-from inspector.core.forward import run as forward  # noqa: F401
+from inspector.core.forward import ForwardResult
 from inspector.core.loading import LoadedModel
 
 OutputKind = Literal["embedding", "distribution", "logits"]

@@ -10,7 +10,8 @@ particular:
 - numbers must be short decimal integers within sane bounds (``fit`` then clamps them to the loaded model);
 - booleans are ``0``/``1``/``true``/``false``; backends and pages come from fixed lists;
 - the model is ``default``, a shipped model (``shipped:NAME``, a folder under ``assets/models``) or a hub id of
-  the form ``name`` or ``org/name`` — never a local path: a share link must not point the server at its own
+  the form ``name`` or ``org/name`` (:func:`inspector.base.model_ids.is_hub_id`, the loader's rule) — never a local
+  path: a share link must not point the server at its own
   filesystem (``..``, leading ``/`` ``.`` ``~``, backslashes, control characters and names that exist as folders
   on the server are all refused); a hosted instance also passes the models it
   offers (:mod:`inspector.serving.hosting`), and any other model falls back to the bundled one;
@@ -41,6 +42,7 @@ from inspector.base.errors import InspectorError
 from inspector.base.examples import DEFAULT_TEXT
 from inspector.base.i18n import DEFAULT_LANGUAGE, LANGUAGES, Notice
 from inspector.base.limits import MAX_TEXT_CHARS
+from inspector.base.model_ids import is_hub_id
 from inspector.core.loading import DEFAULT_MODEL, SHIPPED_PREFIX, shipped_model_path
 
 SHARE_VERSION = 1
@@ -64,9 +66,6 @@ _SHOWN_VALUE_CHARS = 40
 _TRUE, _FALSE = ("1", "true"), ("0", "false")
 # The view options carried by a link, by ViewState field (the app's option widgets use the same keys).
 FLAGS = ("hide_special", "drop_sink", "words", "slide")
-# name or org/name (canonical hub models such as "gpt2" have no org), each part starting with a letter or
-# digit; ".." and a trailing "." are refused separately, and so is any value naming a path on this server.
-_HUB_ID = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.-]{0,95}/)?[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
 _INDEX = re.compile(r"[0-9]{1,4}")
 _INDEX_WARNINGS = {"layer": "share.bad_layer", "head": "share.bad_head"}  # the catalogue key, by parameter
 
@@ -169,7 +168,7 @@ def _model_problem(model: str) -> Notice | None:
         except InspectorError as err:
             return Notice("share.model_not_shipped", error=str(err))
         return None
-    if not _HUB_ID.fullmatch(model) or ".." in model or model.endswith("."):
+    if not is_hub_id(model):  # the loader's own rule: name or org/name ("gpt2" has no org)
         return Notice("share.model_not_hub_id")
     try:
         # Same text, different meaning: the loader prefers an existing folder to a hub id of that name.

@@ -36,7 +36,8 @@ from pathlib import Path
 from inspector.base.assets import ASSETS_DIR
 from inspector.base.errors import HostingConfigError, ModelNotAllowedError
 from inspector.base.limits import ALL_LAYERS_WEIGHTS_BUDGET_BYTES, HOSTED_WEIGHTS_BUDGET_BYTES
-from inspector.core.loading import _HUB_ID, DEFAULT_MODEL, DEFAULT_MODEL_LABEL, LoadedModel, load_model, shipped_choices
+from inspector.base.model_ids import is_hub_id
+from inspector.core.loading import DEFAULT_MODEL, DEFAULT_MODEL_LABEL, LoadedModel, load_model, shipped_choices
 
 DEFAULT_ALLOW_LIST = ASSETS_DIR / "hosting" / "allowed_models.toml"
 # all-MiniLM-L6-v2 has 23 M parameters, GPT-2 124 M, SmolLM2-135M 135 M: a 2-core, few-GiB server runs these.
@@ -154,7 +155,7 @@ def read_allow_list(path: Path) -> tuple[tuple[AllowedHubModel, ...], tuple[Ship
     hub_models, shipped = [], []
     for index, entry in enumerate(data.get("model", [])):
         hub_id, revision = entry.get("id"), entry.get("revision")
-        if not isinstance(hub_id, str) or not _HUB_ID.fullmatch(hub_id) or hub_id == DEFAULT_MODEL:
+        if not is_hub_id(hub_id) or hub_id == DEFAULT_MODEL:
             raise HostingConfigError(f"{path}: [[model]] entry {index + 1} has id {hub_id!r}, not a hub id like "
                                      "'openai-community/gpt2'; fix the entry")
         if not isinstance(revision, str) or not _COMMIT.fullmatch(revision):
@@ -164,7 +165,7 @@ def read_allow_list(path: Path) -> tuple[tuple[AllowedHubModel, ...], tuple[Ship
         hub_models.append(AllowedHubModel(hub_id, revision, str(entry.get("label") or f"{hub_id} (hub)")))
     for index, entry in enumerate(data.get("shipped", [])):
         name, relative = entry.get("name"), entry.get("path")
-        if not isinstance(name, str) or not _HUB_ID.fullmatch(name) or not isinstance(relative, str):
+        if not is_hub_id(name) or not isinstance(relative, str):
             raise HostingConfigError(f"{path}: [[shipped]] entry {index + 1} needs a name (letters, digits, -_.) "
                                      "and a path to its folder, relative to the allow-list file")
         folder = (path.parent / relative).resolve()

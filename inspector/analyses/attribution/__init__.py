@@ -23,14 +23,12 @@ Each module's docstring cites the papers it implements and says when to prefer e
 """
 
 from inspector.analyses.attribution.counterfactual import (
-                                             JSD_MAX,
                                              MIN_GAIN,
                                              PATIENCE,
                                              AdversarialRow,
                                              CounterfactualAttention,
                                              adversarial_search,
                                              counterfactual_attention,
-                                             jensen_shannon,
 )
 from inspector.analyses.attribution.faithfulness import (
                                              CURVE_FRACTIONS,
@@ -78,7 +76,6 @@ from inspector.analyses.attribution.report import (
 )
 from inspector.analyses.attribution.targets import (
     DEFAULT_REFERENCE,
-    Progress,
     QueryChoice,
     RemovalMode,
     Target,
@@ -91,12 +88,12 @@ from inspector.analyses.attribution.targets import (
 __all__ = [
     "AdversarialRow", "Agreement", "AttributionMethod", "AttributionReport", "AttributionSettings",
     "CURVE_FRACTIONS", "CorpusAgreement", "CounterfactualAttention", "DEFAULT_REFERENCE", "FAITHFULNESS_BINS",
-    "Faithfulness", "IntegratedGradientsRun", "JSD_MAX", "LONG_TEXT_TOKENS", "METHODS",
-    "METHOD_LABELS", "MIN_GAIN", "MethodContext", "NORMAL_TAU_FROM", "PATIENCE", "Progress", "QueryChoice",
+    "Faithfulness", "IntegratedGradientsRun", "LONG_TEXT_TOKENS", "METHODS",
+    "METHOD_LABELS", "MIN_GAIN", "MethodContext", "NORMAL_TAU_FROM", "PATIENCE", "QueryChoice",
     "RANDOM_TAU_SAMPLES", "REGISTRY", "RemovalMode", "Target", "TargetKind", "TargetSpec", "adversarial_search",
     "agreement", "attention_rollout", "attribute", "attribution_method", "batch_size_for", "bootstrap_mean_interval",
     "corpus_agreement", "counterfactual_attention", "counterfactual_json", "eraser_faithfulness",
-    "head_tau_grid", "jensen_shannon", "leave_one_out", "method_label", "model_faithfulness",
+    "head_tau_grid", "leave_one_out", "method_label", "model_faithfulness",
     "occlusion_on_embeddings",
     "random_tau_interval",
     "ranking_agreement", "register", "report_json", "resolve_target", "top_k_overlap", "unregister", "word_level",

@@ -5,13 +5,13 @@ The chosen row is replaced by uniform weights (Wiegreffe & Pinter 2019), by rand
 (Jain & Wallace 2019: median |Δf| against the row's largest weight), and — :func:`adversarial_search`, a
 separate and far slower step — by the row an optimiser finds as different as possible from the model's own
 with the output unchanged (Jain & Wallace: K = 5 candidates batched, Adam lr 0.01, ≤ 500 steps, loss
-−JSD(α′, α) + 500·ReLU(|Δf| − ε), ε = 0.01). JSD in nats (at most ln 2 ≈ 0.693). A large JSD with |Δf| ≤ ε says
+−JSD(α′, α) + 500·ReLU(|Δf| − ε), ε = 0.01). JSD in nats (at most ln 2 ≈ 0.693), unsmoothed
+(:func:`inspector.analyses.divergence.jensen_shannon`, the differentiable variant). A large JSD with |Δf| ≤ ε says
 the attention map is not a unique explanation of the output.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 
@@ -20,35 +20,24 @@ import torch
 
 from inspector.analyses.attribution.targets import (
     Problem,
-    Progress,
     QueryChoice,
     TargetSpec,
     query_index,
     setup_problem,
     target_values,
 )
+from inspector.analyses.divergence import JS_MAX, jensen_shannon
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.base.limits import ATTRIBUTION_MEMORY_BUDGET_BYTES
+from inspector.base.progress import Progress
+from inspector.core.forward import ForwardResult, forward
 from inspector.core.loading import LoadedModel
-from inspector.core.outputs import ForwardResult, forward
 from kernels.hf import WeightEdit
 
-JSD_MAX = math.log(2.0)
 # The adversarial search stops once its best JSD (with |Δf| ≤ ε) has not grown by MIN_GAIN nats in PATIENCE steps.
 MIN_GAIN, PATIENCE = 1e-3, 50
-# Shares of JSD_MAX above which the adversarial row is called almost entirely / substantially different.
+# Shares of JS_MAX above which the adversarial row is called almost entirely / substantially different.
 ENTIRELY_DIFFERENT, SUBSTANTIALLY_DIFFERENT = 0.8, 0.4
-
-
-def jensen_shannon(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
-    """JSD(p ‖ q) in nats over the last axis (0 … ln 2); zero entries handled (0·log 0 = 0)."""
-    m = 0.5 * (p + q)
-
-    def kl(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        return torch.where(a > 0, a * (torch.log(a.clamp_min(1e-30)) - torch.log(b.clamp_min(1e-30))),
-                           torch.zeros_like(a)).sum(dim=-1)
-
-    return 0.5 * kl(p, m) + 0.5 * kl(q, m)
 
 
 @dataclass(frozen=True)
@@ -107,7 +96,7 @@ class CounterfactualAttention:
             return t("attribution.verdict_not_run", lang, where=where, uniform=uniform)
         if self.adversarial is None:
             return t("attribution.verdict_none_found", lang, where=where, uniform=uniform, epsilon=self.epsilon)
-        share = self.adversarial_jsd / JSD_MAX
+        share = self.adversarial_jsd / JS_MAX
         strength = ("attribution.strength_entirely" if share > ENTIRELY_DIFFERENT
                     else "attribution.strength_substantially" if share > SUBSTANTIALLY_DIFFERENT
                     else "attribution.strength_mildly")
@@ -118,7 +107,7 @@ class CounterfactualAttention:
         else:
             conclusion = t("attribution.conclusion_still_improving", lang, steps=self.adversarial_steps)
         return t("attribution.verdict_found", lang, where=where, strength=t(strength, lang), jsd=self.adversarial_jsd,
-                 jsd_max=JSD_MAX, change=self.adversarial_change, epsilon=self.epsilon, uniform=uniform,
+                 jsd_max=JS_MAX, change=self.adversarial_change, epsilon=self.epsilon, uniform=uniform,
                  conclusion=conclusion)
 
     @property
@@ -169,7 +158,9 @@ def adversarial_search(problem: Problem, layer: int, heads: tuple[int, ...], que
                        progress: Progress | None = None) -> AdversarialRow:
     """Jain & Wallace's adversarial attention: ``candidates`` rows over the visible keys of ``original`` (n,),
     optimised together with Adam on −JSD(α′, α) + penalty·ReLU(|Δf| − ε); the best row that keeps |Δf| ≤ ε.
-    Stops early once the best valid JSD has not grown by :data:`MIN_GAIN` in :data:`PATIENCE` steps."""
+    Stops early once the best valid JSD has not grown by :data:`MIN_GAIN` in :data:`PATIENCE` steps.
+    ``progress`` (:mod:`inspector.base.progress`) counts optimiser steps, called after each; stopping early
+    reports all ``steps`` done."""
     started = time.perf_counter()
     f0 = problem.target.value
     positions = (original > 0).nonzero()[:, 0]
@@ -186,7 +177,7 @@ def adversarial_search(problem: Problem, layer: int, heads: tuple[int, ...], que
         candidate = torch.zeros(candidates, len(original), device=original.device).index_copy(1, positions, probs)
         f = f_with_rows(problem, layer, heads, query, candidate, grad=True)
         change = (f - f0).abs()
-        jsd = jensen_shannon(candidate, original[None])
+        jsd = jensen_shannon(candidate, original[None], smoothing=0.0)  # Jain & Wallace: unsmoothed
         loss = (-jsd + penalty * torch.relu(change - epsilon)).sum()
         with torch.no_grad():
             valid = change <= epsilon
@@ -201,10 +192,13 @@ def adversarial_search(problem: Problem, layer: int, heads: tuple[int, ...], que
         loss.backward()
         optimizer.step()
         done = step + 1
-        if progress is not None:
-            progress(f"adversarial search: step {done}/{steps}, best JSD {max(best_jsd, 0):.3f} nats", done / steps)
         if step - last_gain >= PATIENCE and best_row is not None:
             converged = True
+        if progress is not None:
+            where = f"converged after {done} steps" if converged else f"step {done}/{steps}"
+            progress(steps if converged else done, steps,
+                     f"adversarial search: {where}, best JSD {max(best_jsd, 0):.3f} nats")
+        if converged:
             break
     return AdversarialRow(row=best_row, jsd=best_jsd if best_row is not None else None, change=best_change,
                           steps=done, seconds=time.perf_counter() - started, converged=converged)
@@ -248,7 +242,7 @@ def counterfactual_rows(problem: Problem, base: ForwardResult, *, layer: int | N
     return CounterfactualAttention(layer=layer, head=head, query=q, query_token=str(token),
                                    original=original.detach().double().cpu().numpy(),
                                    uniform=uniform.detach().double().cpu().numpy(), uniform_change=float(changes[0]),
-                                   uniform_jsd=float(jensen_shannon(uniform, original)),
+                                   uniform_jsd=float(jensen_shannon(uniform, original, smoothing=0.0)),
                                    permutation_changes=changes[1:].astype(float), max_weight=float(original.max()),
                                    epsilon=epsilon, **searched)
 

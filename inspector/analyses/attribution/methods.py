@@ -57,7 +57,8 @@ from inspector.analyses.attribution.targets import (
     token_embeddings,
 )
 from inspector.base.i18n import CATALOGUE, DEFAULT_LANGUAGE, t
-from inspector.core.outputs import ForwardResult, forward, head_writes
+from inspector.core.forward import ForwardResult, forward
+from inspector.core.outputs import head_writes
 from kernels.hf import WeightEdit
 
 # ------------------------------------------------------------------------------------------ the context

@@ -24,7 +24,6 @@ from inspector.analyses.attribution.rank_agreement import (
     head_tau_grid,
 )
 from inspector.analyses.attribution.targets import (
-    Progress,
     QueryChoice,
     RemovalMode,
     Target,
@@ -35,6 +34,7 @@ from inspector.analyses.attribution.targets import (
 from inspector.base.errors import InvalidRequestError, UnsupportedModelError
 from inspector.base.jsonable import to_jsonable
 from inspector.base.limits import ATTRIBUTION_MEMORY_BUDGET_BYTES
+from inspector.base.progress import Progress, no_progress
 from inspector.core.loading import LoadedModel
 
 # Every removal-based method costs about one forward per content token (occlusion, value zeroing) or per curve
@@ -162,11 +162,17 @@ def attribute(loaded: LoadedModel, text: str, *, spec: TargetSpec = TargetSpec()
     head τ grid and (``settings.permutations`` > 0) the uniform/permutation counterfactual — the one call the
     Attribution page and ``python -m inspector attribute`` make. The adversarial search is separate
     (:func:`~inspector.analyses.attribution.counterfactual_attention`): it takes far longer than everything else
-    together. A method that cannot run on this model (:class:`UnsupportedModelError`) is listed in ``skipped``."""
+    together. A method that cannot run on this model (:class:`UnsupportedModelError`) is listed in ``skipped``.
+    ``progress`` (:mod:`inspector.base.progress`) counts percent of the job, each stage weighted by its usual
+    share: the baseline 5, the methods 55, faithfulness 25, the counterfactual 15."""
     timings: dict[str, float] = {}
-    say = progress or (lambda label, fraction: None)
+    announce = progress or no_progress
+
+    def say(percent: int, note: str) -> None:
+        announce(percent, 100, note)
+
     started = time.perf_counter()
-    say("running the model", 0.05)
+    say(5, "running the model")
     problem, base, facts = setup_problem(loaded, text, spec, backend, settings.budget_bytes)
     info = loaded.info
     layer = info.num_layers - 1 if settings.layer is None else info.check_layer(settings.layer)
@@ -181,7 +187,7 @@ def attribute(loaded: LoadedModel, text: str, *, spec: TargetSpec = TargetSpec()
     convergence: dict[str, IntegratedGradientsRun] = {}
     skipped: dict[str, str] = {}
     for done, method in enumerate(chosen):
-        say(method.label, 0.05 + 0.55 * done / len(chosen))
+        say(5 + 55 * done // len(chosen), method.label)
         started = time.perf_counter()
         try:
             scores[method.name] = method(context)
@@ -200,19 +206,19 @@ def attribute(loaded: LoadedModel, text: str, *, spec: TargetSpec = TargetSpec()
     agreed = agreement(scores, content, k=settings.top_k, seed=settings.seed, head_tau=head_tau)
     faithful = None
     if settings.faithfulness:
-        say("faithfulness (ERASER)", 0.6)
+        say(60, "faithfulness (ERASER)")
         started = time.perf_counter()
         faithful = model_faithfulness(problem, scores, settings.removal)
         timings["faithfulness"] = time.perf_counter() - started
     counterfactual = None
     if settings.permutations > 0:
-        say("counterfactual attention", 0.85)
+        say(85, "counterfactual attention")
         started = time.perf_counter()
         counterfactual = counterfactual_rows(problem, base, layer=layer, head=head, query=query,
                                              permutations=settings.permutations, adversarial=False, seed=settings.seed)
         timings["counterfactual"] = time.perf_counter() - started
     words = _words(text, facts.tokens, facts.word_ids, facts.offsets)
-    say("done", 1.0)
+    say(100, "done")
     return AttributionReport(
         model_name=info.name, text=text, target=problem.target, tokens=facts.tokens, special=facts.special,
         protected=problem.protected, word_ids=facts.word_ids, words=words, layer=layer, head=head,
@@ -226,19 +232,20 @@ def corpus_agreement(loaded: LoadedModel, texts: Sequence[str], *, spec: TargetS
                      settings: AttributionSettings = AttributionSettings(), backend: str = "torch",
                      resamples: int = 2000, progress: Progress | None = None) -> CorpusAgreement:
     """:func:`attribute` on each text (no counterfactual, no head grid) and the bootstrap interval of the
-    mean Kendall τ of every pair of methods."""
+    mean Kendall τ of every pair of methods. ``progress`` (:mod:`inspector.base.progress`) counts texts, called
+    after each."""
     if len(texts) < 2:
         raise InvalidRequestError("a corpus needs at least two texts for a bootstrap interval")
     light = replace(settings, head_grid=False, permutations=0, faithfulness=False)
     per_text, methods = [], None
+    announce = progress or no_progress
     for i, text in enumerate(texts):
-        if progress is not None:
-            progress(f"text {i + 1} of {len(texts)}", i / len(texts))
         report = attribute(loaded, text, spec=spec, settings=light, backend=backend)
         methods = methods or report.agreement.methods
         if report.agreement.methods != methods:
             raise InvalidRequestError("the methods that could run differ between the corpus texts")
         per_text.append(report.agreement.kendall)
+        announce(i + 1, len(texts), f"text {i + 1} of {len(texts)}")
     return corpus_kendall(methods, per_text, resamples)
 
 

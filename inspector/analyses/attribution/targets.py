@@ -25,14 +25,13 @@ import torch
 
 from inspector.base.errors import InvalidRequestError, InvalidTextError, UnsupportedModelError
 from inspector.base.limits import ATTRIBUTION_MEMORY_BUDGET_BYTES
-from inspector.core.forward import token_word_ids, validated_encoding
+from inspector.core.forward import ForwardResult, encode_text, forward, token_word_ids
 from inspector.core.loading import LoadedModel
-from inspector.core.outputs import ForwardResult, encode, forward, output_position, pooled_embedding
+from inspector.core.outputs import output_position, pooled_embedding
 
 RemovalMode = Literal["mask", "delete"]
 TargetKind = Literal["similarity", "masked-token", "next-token", "class"]
 QueryChoice = int | Literal["first", "last"] | None
-Progress = Callable[[str, float], None]
 
 DEFAULT_REFERENCE = "The tired animal stayed on its side of the road."
 # Activations kept for one sequence's backward, per layer and token: ~12 hidden-sized tensors (projections,
@@ -175,9 +174,8 @@ def setup_problem(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str
     """Tokenise, run the baseline forward (every layer's weights and values kept) and resolve the target.
 
     Returns the problem, the baseline forward and the tokenizer's facts about the text."""
-    encoding, _ = validated_encoding(loaded, text, truncate=False)
-    inputs = encode(loaded, text)
-    special = encoding["special_tokens_mask"][0].numpy().astype(bool)
+    encoded = encode_text(loaded, text)
+    encoding, inputs, special = encoded.encoding, encoded.inputs, encoded.special
     head = loaded.info.head
     base = forward(loaded, inputs, backend=backend, weights_layers="all", keep=("value",), keep_layers="all")
     outputs = base.outputs
@@ -212,7 +210,7 @@ def setup_problem(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str
     else:
         if not spec.reference or not spec.reference.strip():
             raise InvalidTextError("the target compares the text with a reference sentence; type one")
-        ref_inputs = encode(loaded, spec.reference)
+        ref_inputs = encode_text(loaded, spec.reference).inputs
         ref_out = forward(loaded, ref_inputs, backend=backend).outputs
         reference = pooled_embedding(ref_out.hidden_states[-1], ref_inputs["attention_mask"])[0]
         value = float(pooled_embedding(outputs.hidden_states[-1], inputs["attention_mask"])[0] @ reference)
@@ -222,8 +220,7 @@ def setup_problem(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str
     if (~protected).sum() < 2:
         raise InvalidTextError("the text needs at least two tokens besides the special ones to compare rankings")
     offsets = encoding.get("offset_mapping")
-    facts = EncodingFacts(tokens=tuple(str(t) for t in tokenizer.convert_ids_to_tokens(ids[0].tolist())),
-                          special=special, word_ids=token_word_ids(encoding, special),
+    facts = EncodingFacts(tokens=encoded.tokens, special=special, word_ids=token_word_ids(encoding, special),
                           offsets=offsets[0].numpy() if offsets is not None else None)
     problem = Problem(loaded=loaded, input_ids=ids, attention_mask=inputs["attention_mask"], target=target,
                       reference=reference, protected=protected, backend=backend, budget_bytes=budget_bytes)

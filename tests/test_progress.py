@@ -1,0 +1,64 @@
+"""inspector/base/progress.py: one progress contract — every long job calls ``progress(done, total, note)`` with
+0 ≤ done ≤ total, done never going down and the last call at done == total, and the command line shows it on one
+line."""
+
+from __future__ import annotations
+
+import pytest
+
+from inspector.analyses.attribution import AttributionSettings, attribute, corpus_agreement
+from inspector.analyses.heads import head_report
+from inspector.analyses.lessons import complexity_lesson
+from inspector.base.progress import no_progress, print_progress
+from inspector.core.loading import load_model
+
+TEXTS = ["the cat sat on the mat because it was tired .", "a dog ran in the park ."]
+
+
+@pytest.fixture(scope="module")
+def tiny_bert(tiny_model_dirs):
+    return load_model(str(tiny_model_dirs["bert"]))
+
+
+def _recorder():
+    calls = []
+    return calls, lambda done, total, note: calls.append((done, total, note))
+
+
+def _assert_the_contract(calls):
+    assert calls, "the job reported nothing"
+    for done, total, note in calls:
+        assert isinstance(done, int) and isinstance(total, int) and isinstance(note, str) and note
+        assert 0 <= done <= total and total > 0
+    assert all(b[0] >= a[0] for a, b in zip(calls, calls[1:])) and len({c[1] for c in calls}) == 1
+    assert calls[-1][0] == calls[-1][1]
+
+
+def test_the_lesson_timings_report_each_length_and_the_end():
+    calls, progress = _recorder()
+    complexity_lesson((16, 32, 48), heads=2, d_k=8, device="cpu", repeats=1, progress=progress)
+    _assert_the_contract(calls)
+    assert [c[0] for c in calls] == [0, 1, 2, 3] and calls[0][2] == "timing n = 16"
+
+
+def test_the_attribution_report_the_corpus_agreement_and_the_head_report_keep_the_contract(tiny_bert):
+    settings = AttributionSettings(methods=("attention", "gradient"), permutations=0, faithfulness=False,
+                                   head_grid=False)
+    for run in (lambda p: attribute(tiny_bert, TEXTS[0], settings=settings, progress=p),
+                lambda p: corpus_agreement(tiny_bert, TEXTS, settings=settings, resamples=10, progress=p),
+                lambda p: head_report(tiny_bert, TEXTS, progress=p)):
+        calls, progress = _recorder()
+        run(progress)
+        _assert_the_contract(calls)
+
+
+def test_no_progress_shows_nothing(capfd):
+    no_progress(1, 2, "x")
+    assert capfd.readouterr() == ("", "")
+
+
+def test_the_command_line_rewrites_one_line_and_ends_it_at_the_total(capsys):
+    print_progress(1, 3, "text 1 of 3")
+    print_progress(3, 3, "text 3 of 3")
+    err = capsys.readouterr().err  # not a terminal: three spaces clear what a longer note left
+    assert err == "\rtext 1 of 3   \rtext 3 of 3   \n"
