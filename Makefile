@@ -8,18 +8,24 @@ BIN := $(VENV)/bin
 # inspector/serving/hosting.py, error details hidden from visitors, the toolbar's developer options off.
 HOSTED_FLAGS := --client.showErrorDetails none --client.toolbarMode viewer
 
-.PHONY: app hosted test cli-demo clean-venv
+.PHONY: app hosted test prepare-models cli-demo clean-venv
 
-app: $(VENV)/.app-deps
+app: prepare-models
 	$(BIN)/python -m streamlit run app.py
 
-hosted: $(VENV)/.app-deps
+hosted: prepare-models
 	INSPECTOR_HOSTED=1 $(BIN)/python -m streamlit run app.py $(HOSTED_FLAGS)
 
 # The linter first (ruff, pinned in requirements-dev.txt, configured in pyproject.toml), then the whole suite.
 test: $(VENV)/.test-deps
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m pytest
+
+# The bundled decoders (inspector/core/bundled.py): each GGUF is checked against its SHA-256 and converted once into
+# a safetensors folder under ~/.cache/attention-inspector ($$INSPECTOR_CACHE_DIR), so the first page never waits
+# (~1.5 min on 2 CPU cores the first time, about a second once prepared).
+prepare-models: $(VENV)/.app-deps
+	$(BIN)/python -m inspector prepare
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version.split()[0]'

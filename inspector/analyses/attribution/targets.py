@@ -25,6 +25,7 @@ import torch
 
 from inspector.base.errors import InvalidRequestError, InvalidTextError, UnsupportedModelError
 from inspector.base.limits import ATTRIBUTION_MEMORY_BUDGET_BYTES
+from inspector.base.progress import Progress  # noqa: F401 — the attribution modules import it from here
 from inspector.core.forward import token_word_ids, validated_encoding
 from inspector.core.loading import LoadedModel
 from inspector.core.outputs import ForwardResult, encode, forward, output_position, pooled_embedding
@@ -32,7 +33,6 @@ from inspector.core.outputs import ForwardResult, encode, forward, output_positi
 RemovalMode = Literal["mask", "delete"]
 TargetKind = Literal["similarity", "masked-token", "next-token", "class"]
 QueryChoice = int | Literal["first", "last"] | None
-Progress = Callable[[str, float], None]
 
 DEFAULT_REFERENCE = "The tired animal stayed on its side of the road."
 # Activations kept for one sequence's backward, per layer and token: ~12 hidden-sized tensors (projections,
