@@ -238,3 +238,12 @@ def test_census_runs_on_a_bundled_decoder(smollm2, tmp_path):
     assert main(["census", "--model", "bundled:smollm2-135m", "--device", "cpu", "--data", "bundled", "--limit", "8",
                  "--out", str(tmp_path / "census")]) == 0
     assert list((tmp_path / "census").glob("*.parquet")) or list((tmp_path / "census").rglob("*.parquet"))
+
+
+def test_share_links_carry_the_bundled_decoders():
+    from inspector.output.share import decode_view
+
+    state, warnings = decode_view({"model": "bundled:gemma-3-270m"})
+    assert state.model == "bundled:gemma-3-270m" and warnings == ()
+    state, warnings = decode_view({"model": "bundled:../../etc"})
+    assert state.model == "default" and "is not a bundled model" in warnings[0]
