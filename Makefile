@@ -23,7 +23,7 @@ test: $(VENV)/.test-deps
 
 # The bundled decoders (inspector/core/bundled.py): each GGUF is checked against its SHA-256 and converted once into
 # a safetensors folder under ~/.cache/attention-inspector ($$INSPECTOR_CACHE_DIR), so the first page never waits
-# (~1.5 min on 2 CPU cores the first time, about a second once prepared).
+# (51 s + 21 s on 2 idle CPU cores the first time, docs/BENCHMARKS.md; about a second once prepared).
 prepare-models: $(VENV)/.app-deps
 	$(BIN)/python -m inspector prepare
 

@@ -126,7 +126,7 @@ def bundled():
 
 @pytest.fixture(scope="session")
 def gemma():
-    """The bundled Gemma 3 270M, prepared into the default cache on first use (~1.5 min on 2 cores, once per run
+    """The bundled Gemma 3 270M, prepared into the default cache on first use (~1 min on 2 cores, once per run
     and machine: later runs find the folder), then loaded through the project's own loader."""
     from inspector.core.loading import load_model
 

@@ -1,7 +1,7 @@
 """inspector/core/bundled.py (issue 27): the bundled decoders, prepared from their real GGUF files.
 
 The decoders are prepared once into the default cache (~/.cache/attention-inspector, or $INSPECTOR_CACHE_DIR) and
-shared by every test of a run (the ``gemma`` and ``smollm2`` fixtures of conftest.py): Gemma converts in ~1.5 min
+shared by every test of a run (the ``gemma`` and ``smollm2`` fixtures of conftest.py): Gemma converts in ~1 min
 and SmolLM2 in ~20 s on 2 CPU cores, once per CI run. The atomicity tests use their own cache folder and SmolLM2.
 """
 
