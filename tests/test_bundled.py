@@ -247,3 +247,15 @@ def test_share_links_carry_the_bundled_decoders():
     assert state.model == "bundled:gemma-3-270m" and warnings == ()
     state, warnings = decode_view({"model": "bundled:../../etc"})
     assert state.model == "default" and "is not a bundled model" in warnings[0]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_export_names_the_quantisation_and_the_licence(lang):
+    from inspector.output.export import Provenance
+
+    provenance = Provenance(model="bundled:gemma-3-270m", text=CHINESE, backend="torch", layer=5, head=1)
+    caption = provenance.caption(lang)
+    assert caption.startswith("Gemma 3 270M (bundled) (Q4_K_M GGUF, dequantised to fp32")
+    assert "Gemma Terms of Use" in caption and ("许可" in caption) == (lang == "zh")
+    assert provenance.as_json(lang)["card"]["licence_url"] == "https://ai.google.dev/gemma/terms"
+    assert Provenance(model="default", text="x", backend="torch").as_json()["card"] is None

@@ -1520,6 +1520,10 @@ CATALOGUE: dict[str, dict[str, str]] = {
     "method.value_zeroing": {"en": "value zeroing", "zh": "值置零"},
     "method.random": {"en": "random (baseline)", "zh": "随机（基线）"},
     # ------------------------------------------------------------------------------------------ census speed (issue 16)
+    # --- bundled decoders (issue 27): one block, to be moved into its page's place at merge ---------------------
+    # An export's provenance line for a bundled decoder: its card's quantisation and licence (model facts, kept as
+    # written, like model names).
+    "export.card": {"en": "{quantization}; licence: {licence}", "zh": "{quantization}；许可：{licence}"},
 }
 
 
