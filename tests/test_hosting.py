@@ -20,6 +20,7 @@ from inspector.base.errors import (
     UnsafeModelError,
 )
 from inspector.base.limits import HOSTED_WEIGHTS_BUDGET_BYTES
+from inspector.core.bundled import BUNDLED
 from inspector.core.loading import DEFAULT_MODEL, safetensors_parameter_count, shipped_choices
 from inspector.serving.hosting import (
     DEFAULT_ALLOW_LIST,
@@ -53,9 +54,13 @@ def test_off_by_default_and_the_shipped_allow_list_offers_the_bundled_model():
     assert not local.hosted and local.max_parameters is None and local.deadline_s is None
     assert local.allows("/any/folder") and local.allows("someone/model")
     policy = HostingPolicy.from_env({"INSPECTOR_HOSTED": "1"})
-    # The bundled model first, then the ground-truth models this project trains and ships (assets/models).
+    # The bundled model first, the bundled decoders (issue 27), then the ground-truth models this project trains and
+    # ships (assets/models).
     assert policy.hosted
-    assert policy.model_choices() == {DEFAULT_MODEL: "all-MiniLM-L6-v2 (bundled)", **shipped_choices()}
+    assert policy.model_choices() == {DEFAULT_MODEL: "all-MiniLM-L6-v2 (bundled)",
+                                      "bundled:gemma-3-270m": "Gemma 3 270M (bundled)",
+                                      "bundled:smollm2-135m": "SmolLM2-135M-Instruct (bundled)", **shipped_choices()}
+    assert policy.allows("bundled:gemma-3-270m") and HOSTED_MAX_PARAMETERS > BUNDLED["gemma-3-270m"].card.num_parameters
     assert set(shipped_choices()) == {"shipped:planted-token", "shipped:induction", "shipped:deceptive-attention"}
     assert (policy.max_parameters, policy.weights_budget_bytes, policy.deadline_s) == (
         HOSTED_MAX_PARAMETERS, HOSTED_WEIGHTS_BUDGET_BYTES, HOSTED_DEADLINE_S)

@@ -60,6 +60,7 @@ def test_bundled_model_cannot_read_chinese_and_says_which_models_can(bundled):
     assert (found.unknown, found.total) == (11, 15)  # 有, ， 太 and 。 are in its vocabulary
     assert found.too_many and found.script == "han"
     assert found.suggested == MODELS_FOR_SCRIPT["han"]
+    assert found.suggested[0] == "bundled:gemma-3-270m"  # the bundled model that reads Chinese first (issue 27)
     assert "google-bert/bert-base-chinese" in found.suggested and "Qwen/Qwen2.5-0.5B" in found.suggested
     english = found.message("en")
     assert "11 of its 15 tokens (73%)" in english and "Chinese" in english

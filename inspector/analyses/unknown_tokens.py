@@ -25,14 +25,16 @@ from inspector.core.loading import LoadedModel, model_label
 # More than this share of a text's tokens unknown to the model, and its attention says little about the text.
 UNKNOWN_SHARE_LIMIT = 0.2
 
-# Models that read each script (hub ids; typed into the sidebar's "Other" box or chosen from its list). Chinese
-# characters: a BERT whose vocabulary is Chinese characters, and Qwen2.5 (byte-level BPE, trained on Chinese).
-# Every other script: Qwen2.5 and multilingual BERT (104 languages).
+# Models that read each script, the bundled one first (it needs no download: bundled:gemma-3-270m, issue 27), then
+# hub ids (typed into the sidebar's "Other" box or chosen from its list). Chinese characters: Gemma 3 (a 262k
+# multilingual vocabulary), a BERT whose vocabulary is Chinese characters, and Qwen2.5 (byte-level BPE, trained on
+# Chinese). Every other script: Gemma 3, Qwen2.5 and multilingual BERT (104 languages).
+BUNDLED_MULTILINGUAL = "bundled:gemma-3-270m"
 MODELS_FOR_SCRIPT: dict[str, tuple[str, ...]] = {
-    "han": ("google-bert/bert-base-chinese", "Qwen/Qwen2.5-0.5B"),
-    "kana": ("Qwen/Qwen2.5-0.5B", "google-bert/bert-base-multilingual-cased"),
-    "hangul": ("Qwen/Qwen2.5-0.5B", "google-bert/bert-base-multilingual-cased"),
-    "other": ("Qwen/Qwen2.5-0.5B", "google-bert/bert-base-multilingual-cased"),
+    "han": (BUNDLED_MULTILINGUAL, "google-bert/bert-base-chinese", "Qwen/Qwen2.5-0.5B"),
+    "kana": (BUNDLED_MULTILINGUAL, "Qwen/Qwen2.5-0.5B", "google-bert/bert-base-multilingual-cased"),
+    "hangul": (BUNDLED_MULTILINGUAL, "Qwen/Qwen2.5-0.5B", "google-bert/bert-base-multilingual-cased"),
+    "other": (BUNDLED_MULTILINGUAL, "Qwen/Qwen2.5-0.5B", "google-bert/bert-base-multilingual-cased"),
 }
 # The first word of a character's Unicode name → its script in MODELS_FOR_SCRIPT.
 _SCRIPT_OF_NAME = {"CJK": "han", "HIRAGANA": "kana", "KATAKANA": "kana", "HANGUL": "hangul"}

@@ -57,3 +57,8 @@ class DeadlineExceededError(InspectorError):
 
 class DeviceOutOfMemoryError(InspectorError):
     """The device ran out of memory even after retrying with fewer weights (and on the CPU, where offered)."""
+
+
+class CorruptModelError(InspectorError):
+    """A bundled model's installed files are damaged: missing, or their SHA-256 is not the pinned one (checked
+    before anything parses them), so it cannot be prepared."""

@@ -1,5 +1,6 @@
-"""Command line: ``python -m inspector analyze|heads|attribute|lessons|groundtruth|info``. Every page of the app
-gets a twin here that computes the same numbers through the same library call and writes them as JSON.
+"""Command line: ``python -m inspector analyze|heads|attribute|lessons|groundtruth|compare|census|info|prepare``.
+Every page of the app gets a twin here that computes the same numbers through the same library call and writes
+them as JSON (``prepare`` converts the bundled decoders once).
 
 One module per command, each with ``HELP``, ``add_arguments(sub)`` and ``run(args)``; this module only wires
 them into one parser. Bad input — empty text, too many tokens, an unknown model or folder, an unknown backend
@@ -15,9 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from inspector.base.errors import InspectorError
-from inspector.cli.common import add_model_options, parse_layers
+from inspector.cli.common import add_model_options, parse_layers, prepare_bundled_models
 
-COMMANDS = ("analyze", "heads", "attribute", "lessons", "groundtruth", "compare", "census", "info")
+COMMANDS = ("analyze", "heads", "attribute", "lessons", "groundtruth", "compare", "census", "info", "prepare")
 
 __all__ = ["COMMANDS", "build_parser", "main", "parse_layers"]
 
@@ -74,6 +75,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return done.code if isinstance(done.code, int) else 2
     _quiet_libraries()
     try:
+        if args.command != "prepare":
+            prepare_bundled_models(args)  # a bundled decoder's one-time conversion, its progress on stderr
         args.run(args)
     except InspectorError as err:
         print(f"error: {_one_line(err)}", file=sys.stderr)

@@ -77,7 +77,8 @@ def _shown(value: str) -> str:
 def add_model_options(sub: argparse.ArgumentParser) -> None:
     """``--model``, ``--device``, ``--dtype`` and ``--json``: every command takes them."""
     sub.add_argument("--model", default="default",
-                     help="'default' (bundled all-MiniLM-L6-v2), 'shipped:NAME' (a model under assets/models), "
+                     help="'default' (bundled all-MiniLM-L6-v2), 'bundled:gemma-3-270m' or 'bundled:smollm2-135m' (the "
+                          "bundled decoders), 'shipped:NAME' (a model under assets/models), "
                           "a local folder, or a Hugging Face hub id")
     sub.add_argument("--device", default="auto", type=device_option, help="auto, cpu or cuda (default: auto)")
     sub.add_argument("--dtype", default="auto", choices=DTYPES, help="auto, float32, float16 or bfloat16 "
@@ -198,3 +199,31 @@ def warn_if_unreadable(loaded, text: str, lang: str = "en") -> None:
     warning = unreadable_text_warning(loaded, text, lang)
     if warning is not None:
         print(f"warning: {warning}", file=sys.stderr)
+
+
+def stderr_progress(stream=None):
+    """A :data:`inspector.base.progress.Progress` that prints each new stage of a long step on its own stderr line
+    (``[ 35%] bundled:gemma-3-270m: dequantising the tensors to fp32``); a stage's own counters (the text in
+    brackets) do not make new lines. Unlike :func:`~inspector.base.progress.print_progress`, which rewrites one line,
+    every line it prints is complete, so an error after a failed stage starts on a line of its own."""
+    last: list[str] = []
+
+    def say(done: int, total: int, note: str) -> None:
+        stage = re.sub(r"\s*\(.*\)$", "", note)
+        if last and last[0] == stage:
+            return
+        last[:] = [stage]
+        print(f"[{100 * done / total:3.0f}%] {note}", file=stream or sys.stderr, flush=True)
+
+    return say
+
+
+def prepare_bundled_models(args: argparse.Namespace) -> None:
+    """Before a command loads a bundled decoder (``--model bundled:NAME``, or ``--model-b``) for the first time:
+    prepare it here, with its progress on stderr, so the command's own output stays clean."""
+    from inspector.core.bundled import BUNDLED_PREFIX, prepare
+
+    for option in ("model", "model_b"):
+        spec = (getattr(args, option, None) or "").strip()
+        if spec.startswith(BUNDLED_PREFIX):
+            prepare(spec, progress=stderr_progress())

@@ -34,11 +34,14 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from inspector.analyses.groundtruth import hit_rate_words, scoreboard, scoreboard_json
+    from inspector.core.bundled import BUNDLED_PREFIX
     from inspector.core.loading import DEFAULT_MODEL, load_model, shipped_choices
 
     check_model_options(args)
-    if args.model.strip() == DEFAULT_MODEL:  # the one model known to have no card: say so before loading it
-        raise InvalidRequestError("the bundled all-MiniLM-L6-v2 has no known causal tokens; pick one of the "
+    spec = args.model.strip()
+    if spec == DEFAULT_MODEL or spec.startswith(BUNDLED_PREFIX):  # known to have no card: say so before loading
+        name = "the bundled all-MiniLM-L6-v2" if spec == DEFAULT_MODEL else spec
+        raise InvalidRequestError(f"{name} has no known causal tokens; pick one of the "
                                   f"ground-truth models with --model ({', '.join(shipped_choices())})")
     loaded = load_model(args.model, device=args.device, dtype=args.dtype)
     board = scoreboard(loaded, args.examples, seed=args.seed, k=args.top_k, backend=args.backend,

