@@ -4,20 +4,12 @@ line."""
 
 from __future__ import annotations
 
-import pytest
-
 from inspector.analyses.attribution import AttributionSettings, attribute, corpus_agreement
 from inspector.analyses.heads import head_report
 from inspector.analyses.lessons import complexity_lesson
 from inspector.base.progress import no_progress, print_progress
-from inspector.core.loading import load_model
 
 TEXTS = ["the cat sat on the mat because it was tired .", "a dog ran in the park ."]
-
-
-@pytest.fixture(scope="module")
-def tiny_bert(tiny_model_dirs):
-    return load_model(str(tiny_model_dirs["bert"]))
 
 
 def _recorder():
