@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.live_app import CHART, CHART_DRAWN, AppServerError, click_grid_cell, heatmap_drawn, running_app
+from inspector.core.bundled import bundled_choices
 from inspector.core.loading import shipped_choices
 from inspector.serving.hosting import DEFAULT_ALLOW_LIST
 
@@ -236,7 +237,8 @@ def test_a_hosted_server_offers_only_its_allow_list_and_refuses_a_linked_model(b
                 assert "not one of the models this instance offers" in warnings and "bundled model" in warnings
                 session.page.locator('[data-testid="stSelectbox"]').filter(has_text="Model").first.click()
                 options = session.page.locator('[role="option"]').all_inner_texts()
-                assert options == ["all-MiniLM-L6-v2 (bundled)", *shipped_choices().values()]
+                assert options == ["all-MiniLM-L6-v2 (bundled)", *bundled_choices().values(),
+                                   *shipped_choices().values()]
                 session.page.keyboard.press("Escape")
                 assert session.page.locator('[data-testid="stTextInput"]').count() == 0  # no free-text model box
                 session.assert_clean()
