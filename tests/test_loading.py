@@ -259,3 +259,75 @@ def test_the_bundled_model_is_named_in_the_readers_language():
     assert model_label("org/other", "zh") == "org/other"
     caption = Provenance(DEFAULT_MODEL_LABEL, "some text", "torch").caption("zh")
     assert "bundled" not in caption and "内置" in caption
+
+
+# ------------------------------------------------------------------ hostile folders (issue 33, items 3, 6 and 7)
+
+
+def _config_edit(**values):
+    """An edit of the folder's config.json: these keys set to these values."""
+    def edit(folder, dirs):
+        config = json.loads((folder / "config.json").read_text())
+        config.update(values)
+        (folder / "config.json").write_text(json.dumps(config))
+    return edit
+
+
+def _nested(folder, dirs):
+    (folder / "config.json").write_text('{"model_type": "bert", "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+
+
+def _tokenizer_config_to_dev_zero(folder, dirs):
+    (folder / "tokenizer_config.json").unlink()
+    (folder / "tokenizer_config.json").symlink_to("/dev/zero")
+
+
+def _llama_config(folder, dirs):
+    shutil.copy(dirs["llama"] / "config.json", folder / "config.json")
+
+
+_HOSTILE = {
+    # weights that do not match the config: transformers would fill the gap with fresh random numbers
+    "a config of 3 layers over weights of 2": ("bert", _config_edit(num_hidden_layers=3), "do not match its config"),
+    "a config of 1 layer over weights of 2": ("bert", _config_edit(num_hidden_layers=1), "in the weights but not"),
+    "a Llama config over BERT weights": ("bert", _llama_config, "do not match its config"),
+    # configs no model has, refused before anything is built
+    "100,000 layers": ("bert", _config_edit(num_hidden_layers=100_000), "num_hidden_layers = 100000"),
+    "0 layers": ("bert", _config_edit(num_hidden_layers=0), "num_hidden_layers = 0"),
+    "-1 layers": ("bert", _config_edit(num_hidden_layers=-1), "num_hidden_layers = -1"),
+    "a model far larger than its weights": ("bert", _config_edit(hidden_size=4096, num_attention_heads=32,
+                                                                      intermediate_size=16384),
+                                            "describes a model of about"),
+    "NaN rms_norm_eps": ("llama", _config_edit(rms_norm_eps=float("nan")), "rms_norm_eps = nan"),
+    "a negative layer_norm_eps": ("bert", _config_edit(layer_norm_eps=-1e-12), "layer_norm_eps = -1e-12"),
+    # files that are not what they claim
+    "a deeply nested config.json": ("bert", _nested, "nested too deeply"),
+    "tokenizer_config.json linked to /dev/zero": ("bert", _tokenizer_config_to_dev_zero, "not a regular file"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_HOSTILE))
+def test_a_hostile_model_folder_is_one_clear_refusal_before_any_harm(tiny_model_dirs, tmp_path, case, capsys):
+    """Each of these once loaded silently wrong (random weights, rc 0), ran minutes to a MemoryError, read
+    /dev/zero until memory ran out, or ended in a traceback. Now: one line, exit 2, within seconds."""
+    from inspector.base.errors import InspectorError
+    from inspector.cli import main
+
+    arch, edit, message = _HOSTILE[case]
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_model_dirs[arch], folder)
+    edit(folder, tiny_model_dirs)
+    started = time.perf_counter()
+    with pytest.raises(InspectorError, match=message):
+        load_model(str(folder))
+    assert time.perf_counter() - started < 30
+    assert main(["analyze", "--model", str(folder), "--text", "the cat sat"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "Traceback" not in error and message in error
+
+
+def test_the_shipped_bundled_and_tiny_models_pass_the_new_checks(tiny_model_dirs):
+    """The checks refuse nothing real: every tiny architecture and the bundled model still load."""
+    for folder in tiny_model_dirs.values():
+        assert load_model(str(folder)).info.num_layers >= 1
+    assert load_model("default").info.num_layers == 6

@@ -23,6 +23,7 @@ import math
 import os
 import re
 import socket
+import stat
 import struct
 import threading
 from dataclasses import dataclass, field
@@ -73,6 +74,13 @@ _SAFETENSORS_MAX_HEADER_BYTES = 100 * 2**20
 # run them).
 _REMOTE_CODE_KEYS = ("auto_map", "custom_pipelines")
 _MAX_CONFIG_BYTES = 16 * 2**20
+# Tokenizer files and the rest (vocabularies, merges, SentencePiece models): Gemma's tokenizer.json has 33 MB.
+_MAX_TOKENIZER_FILE_BYTES = 512 * 2**20
+# What a config may say, checked before a model is built from it (a config of 100,000 layers once ran 226 s to a
+# MemoryError): no supported model comes near these.
+_CONFIG_BOUNDS = {"num_hidden_layers": 1024, "num_attention_heads": 1024, "hidden_size": 2**17, "vocab_size": 2**23}
+# A config whose model would be this many times larger than its weights describes another model.
+_CONFIG_WEIGHTS_RATIO = 8
 
 
 @dataclass(frozen=True)
@@ -365,10 +373,8 @@ def _check_folder(folder: Path) -> dict:
         found = sorted(p.name for p in folder.iterdir())[:8]
         raise NotAModelError(f"'{folder}' is not a model folder: it has no config.json (found: "
                              f"{', '.join(found) if found else 'nothing'})")
-    try:
-        config = json.loads(config_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise NotAModelError(f"'{config_path}' is not valid JSON: {err}") from err
+    config = _read_config(config_path, folder)
+    _check_folder_files(folder)
     if not isinstance(config, dict) or "model_type" not in config:
         raise NotAModelError(f"'{config_path}' has no model_type, so no architecture can be chosen for it")
     _refuse_remote_code(folder, {config_path.name: config})
@@ -382,6 +388,45 @@ def _check_folder(folder: Path) -> dict:
     return config
 
 
+def _regular_file(path: Path, folder: Path, most_bytes: int | None) -> int:
+    """The size of ``path``, refused unless it is a regular file once links are followed (the hub cache links to
+    its blobs; a link to /dev/zero reads as 0 bytes and never ends) of at most ``most_bytes``."""
+    try:
+        status = path.stat()
+    except OSError as err:
+        raise NotAModelError(f"'{path.name}' in '{folder}' cannot be read ({err.strerror}); download the model "
+                             "again") from None
+    if not stat.S_ISREG(status.st_mode):
+        raise NotAModelError(f"'{path.name}' in '{folder}' is not a regular file (a device, a pipe or a folder); a "
+                             "model folder holds files — download the model again")
+    if most_bytes is not None and status.st_size > most_bytes:
+        raise NotAModelError(f"'{path.name}' in '{folder}' has {status.st_size:,} bytes, more than the "
+                             f"{most_bytes:,} such a file has; it is not a model file")
+    return status.st_size
+
+
+def _read_config(path: Path, folder: Path) -> object:
+    """A JSON config of the folder, read only when it is a regular file of a config's size; one clear refusal for
+    anything else, a config nested too deeply to parse included."""
+    _regular_file(path, folder, _MAX_CONFIG_BYTES)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as err:
+        reason = "it is nested too deeply" if isinstance(err, RecursionError) else str(err)
+        raise NotAModelError(f"'{path.name}' in '{folder.name}' is not a readable JSON config ({reason}); "
+                             "download the model again") from None
+
+
+def _check_folder_files(folder: Path) -> None:
+    """Every file transformers may read from the folder is a regular file of a sane size, checked before any is
+    opened: weights (their headers are checked later), tokenizer files and the rest."""
+    for path in sorted(folder.iterdir()):
+        if path.name.startswith(".") or (path.is_dir() and not path.is_symlink()):
+            continue  # .cache and the like, and sub-folders: transformers reads neither here
+        weights = path.suffix == ".safetensors"
+        _regular_file(path, folder, None if weights else _MAX_TOKENIZER_FILE_BYTES)
+
+
 def _refuse_remote_code(folder: Path, already_read: dict[str, dict]) -> None:
     """Refuse the folder if any of its configs asks for code that ships with the model: ``auto_map`` (the key
     transformers follows to a ``*.py`` file, in config.json but also tokenizer_config.json, processor_config.json,
@@ -389,17 +434,54 @@ def _refuse_remote_code(folder: Path, already_read: dict[str, dict]) -> None:
     for path in sorted(folder.glob("*config*.json")):
         config = already_read.get(path.name)
         if config is None:
-            try:
-                if path.stat().st_size > _MAX_CONFIG_BYTES:
-                    raise ValueError(f"it has {path.stat().st_size:,} bytes; a config has a few kilobytes")
-                config = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as err:
-                raise NotAModelError(f"'{path.name}' in '{folder.name}' is not a readable JSON config ({err}); "
-                                     "download the model again") from err
+            config = _read_config(path, folder)
         asks = [key for key in _REMOTE_CODE_KEYS if isinstance(config, dict) and key in config]
         if asks:
             raise UnsafeModelError(f"'{folder.name}' needs its own Python code ({path.name} has {asks[0]}); the "
                                    "inspector never runs code that comes with a model (trust_remote_code=False)")
+
+
+def _check_config_numbers(name: str, config, folder: Path) -> None:
+    """Refuse a config whose sizes no model has (0, −1, 100,000 layers; NaN or negative epsilons) or that describes
+    a model far larger than its weights — before anything is built from it."""
+    for setting, most in _CONFIG_BOUNDS.items():
+        value = getattr(config, setting, None)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+            raise NotAModelError(f"the config of '{name}' says {setting} = {value!r}; a model has a whole number from "
+                                 f"1 to {most:,} there — the config.json is damaged or not this model's")
+    for setting, value in vars(config).items():
+        damaged = isinstance(value, float) and not (math.isfinite(value) and value > 0)
+        if setting.endswith(("eps", "epsilon")) and damaged:
+            raise NotAModelError(f"the config of '{name}' says {setting} = {value!r}; a normalisation epsilon is a "
+                                 "small positive number — the config.json is damaged")
+    layers, hidden = getattr(config, "num_hidden_layers", None), getattr(config, "hidden_size", None)
+    vocab = getattr(config, "vocab_size", None) or 0
+    if layers and hidden:
+        described = 12 * layers * hidden**2 + vocab * hidden  # attention + MLP blocks and the embedding, roughly
+        held = safetensors_parameter_count(folder)
+        if described > _CONFIG_WEIGHTS_RATIO * max(held, 1):
+            raise NotAModelError(f"the config of '{name}' describes a model of about {described:,} parameters "
+                                 f"({layers} layers, hidden size {hidden}) but its weights hold {held:,}; the "
+                                 "config.json belongs to another model")
+
+
+def _check_weights_match(name: str, loading: dict) -> None:
+    """Refuse a model whose weights and config disagree: transformers would fill the missing weights with fresh
+    random numbers (a Llama config over DeBERTa's weights, a config of 3 layers over weights of 2 once loaded with
+    exit 0 and charts drawn from noise)."""
+    problems = []
+    for kind, what in (("missing_keys", "missing from the weights (they would be random)"),
+                       ("unexpected_keys", "in the weights but not in the model the config describes"),
+                       ("mismatched_keys", "of another shape than the config says")):
+        keys = sorted(str(key[0] if isinstance(key, tuple) else key) for key in loading.get(kind) or ())
+        if keys:
+            shown = ", ".join(keys[:3]) + (", …" if len(keys) > 3 else "")
+            problems.append(f"{len(keys)} tensor{'s' if len(keys) != 1 else ''} {what} ({shown})")
+    if problems:
+        raise NotAModelError(f"the weights of '{name}' do not match its config.json: {'; '.join(problems)} — the "
+                             "config belongs to another model or the weights are incomplete; download the model again")
 
 
 def _head_and_auto_class(architectures: list[str]) -> tuple[HeadKind, type]:
@@ -494,6 +576,7 @@ def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision
     except Exception as err:  # noqa: BLE001 — a bad config fails in many types; each means "cannot read it"
         raise UnsupportedModelError(f"transformers cannot read the config of '{name}' "
                                     f"(model_type={raw_config.get('model_type')!r}): {_first_line(err)}") from err
+    _check_config_numbers(name, config, folder)
     head, auto_class = _head_and_auto_class(list(getattr(config, "architectures", None) or []))
     try:
         model_class = auto_class._model_mapping[type(config)]
@@ -510,12 +593,15 @@ def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision
         raise NotAModelError(f"'{name}' has no usable tokenizer files: {_first_line(err)}") from err
 
     try:
-        model = auto_class.from_pretrained(folder, config=config, attn_implementation=kernels.hf.IMPLEMENTATION_NAME,
-                                           use_safetensors=True, trust_remote_code=False, dtype=torch_dtype)
+        model, loading = auto_class.from_pretrained(folder, config=config,
+                                                    attn_implementation=kernels.hf.IMPLEMENTATION_NAME,
+                                                    use_safetensors=True, trust_remote_code=False, dtype=torch_dtype,
+                                                    output_loading_info=True)
     except Exception as err:  # noqa: BLE001 — safetensors' SafetensorError, torch's RuntimeError, shape errors …
         raise UnsupportedModelError(f"could not load the weights of '{name}': {_first_line(err)} — download the "
                                     "model again, or re-save it with save_pretrained(safe_serialization=True)") \
             from err
+    _check_weights_match(name, loading)
     model = model.to(torch_device).eval()
     model.requires_grad_(False)
     # Before the model is shared: its blocks learn to skip to a layer when a request asks (kernels.hf.ResumeAt).
