@@ -382,8 +382,9 @@ def test_the_model_menu_speaks_the_page_language_and_keeps_its_options():
     at = _run_app({"lang": "zh"})
     menu = at.selectbox(key="model")
     shipped = [spec.removeprefix("shipped:") for spec in shipped_choices()]
-    assert menu.value == "default" and menu.options[:1 + len(shipped)] == [
-        "all-MiniLM-L6-v2（内置）", *(f"真值：{name}" for name in shipped)]
+    assert menu.value == "default" and menu.options[:3 + len(shipped)] == [
+        "all-MiniLM-L6-v2（内置）", "Gemma 3 270M（内置）", "SmolLM2-135M-Instruct（内置）",
+        *(f"真值：{name}" for name in shipped)]
     assert not [option for option in menu.options if "bundled" in option or "Ground truth" in option]
     status = next(c.value.replace("\\", "") for c in at.caption if "all-MiniLM-L6-v2" in c.value.replace("\\", ""))
     assert "内置" in status and "bundled" not in status
@@ -475,3 +476,20 @@ def test_a_page_waiting_for_the_long_text_confirmation_does_not_say_it_is_loadin
     assert not at.exception, [e.value for e in at.exception]
     assert at.info, "the page asks before running every method on a long text"
     assert not [c.value for c in at.caption if "Loading the model" in c.value]
+
+
+def test_the_model_menu_offers_the_bundled_decoders_in_the_page_language():
+    """Issue 27: the decoders install with the app, so the menu offers them next to MiniLM (they were reachable only
+    by typing their spec into "Other"); their labels read in 简体中文 on a Chinese page, and the spec is the option."""
+    at = _run_app({"lang": "zh"})
+    menu = at.selectbox(key="model")
+    assert menu.options[:3] == ["all-MiniLM-L6-v2（内置）", "Gemma 3 270M（内置）", "SmolLM2-135M-Instruct（内置）"]
+    english = _run_app({"lang": "en"}).selectbox(key="model")
+    assert english.options[1:3] == ["Gemma 3 270M (bundled)", "SmolLM2-135M-Instruct (bundled)"]
+
+
+def test_a_bundled_decoder_is_named_in_the_reader_s_language():
+    from inspector.core.loading import model_label
+
+    assert model_label("bundled:gemma-3-270m") == "Gemma 3 270M (bundled)"
+    assert model_label("bundled:gemma-3-270m", "zh") == "Gemma 3 270M（内置）"

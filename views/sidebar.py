@@ -18,6 +18,7 @@ from inspector import InspectorError, LoadedModel
 from inspector.base.examples import EXAMPLES
 from inspector.base.i18n import CATALOGUE, LANGUAGE_NAMES, LANGUAGES, notice_text, t
 from inspector.base.limits import MAX_TEXT_CHARS
+from inspector.core.bundled import bundled_choices
 from inspector.core.loading import DEFAULT_MODEL, DEFAULT_MODEL_LABEL, SHIPPED_PREFIX, model_label, shipped_choices
 from inspector.output.share import BACKENDS, FLAGS, ViewState, decode_view, escape_markdown
 from inspector.serving.hosting import HostingPolicy
@@ -37,9 +38,10 @@ _SUGGESTED_LABEL_KEYS = {
     "Qwen/Qwen2.5-0.5B": "model.qwen",
     OTHER_MODEL: "model.other",
 }
-# The bundled model, the project's own trained models, then the suggested hub models (spec → English label).
+# The bundled models, the project's own trained models, then the suggested hub models (spec → English label).
 SUGGESTED_MODELS = {
     DEFAULT_MODEL: DEFAULT_MODEL_LABEL,
+    **bundled_choices(),  # the decoders that install with the app (GGUF packages, prepared once)
     **shipped_choices(),  # the models this project trained (assets/models): the Ground truth page's
     **{spec: t(key, "en") for spec, key in _SUGGESTED_LABEL_KEYS.items()},
 }
@@ -57,6 +59,8 @@ def model_choice_label(spec: str, label: str, lang: str) -> str:
     the suggestion's own (an operator's allow-list label, hosted mode) is shown as written."""
     if spec == DEFAULT_MODEL and label == DEFAULT_MODEL_LABEL:
         return model_label(label, lang)
+    if label == bundled_choices().get(spec):
+        return model_label(spec, lang)
     key = _SUGGESTED_LABEL_KEYS.get(spec)
     if key is not None and label == t(key, "en"):
         return t(key, lang)

@@ -196,7 +196,10 @@ def model_label(name: str, lang: str = "en") -> str:
     its card (``"bundled:gemma-3-270m"`` → ``"Gemma 3 270M (bundled)"``), any other name unchanged."""
     if name == DEFAULT_MODEL_LABEL:
         return t("model.bundled", lang)
-    return shipped_choices().get(name) or bundled_choices().get(name, name)
+    decoders = bundled_choices()
+    if name in decoders:  # "Gemma 3 270M (bundled)", "Gemma 3 270M（内置）"
+        return t("model.bundled_decoder", lang, name=decoders[name].removesuffix(" (bundled)"))
+    return shipped_choices().get(name, name)
 
 
 @functools.cache

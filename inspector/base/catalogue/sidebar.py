@@ -35,6 +35,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "复制此链接（框右上角的图标）：它会重新打开同样的模型、文本、注意力头和选项。"),
     # Model menus (views/sidebar.py): the labels of the suggested models; the options (the specs) never change ---------
     ("model.bundled", "all-MiniLM-L6-v2 (bundled)", "all-MiniLM-L6-v2（内置）"),
+    ("model.bundled_decoder", "{name} (bundled)", "{name}（内置）"),
     ("model.bert_base", "bert-base-uncased (hub)", "bert-base-uncased（Hub 模型）"),
     ("model.distilbert", "distilbert-base-uncased (hub)", "distilbert-base-uncased（Hub 模型）"),
     ("model.gpt2", "gpt2 (hub)", "gpt2（Hub 模型）"),
