@@ -28,6 +28,7 @@ from inspector.analyses.attribution import (
 )
 from inspector.base.examples import EXAMPLES
 from inspector.base.i18n import t
+from inspector.base.tokens import readable_tokens
 from inspector.charts.attribution import (
     agreement_chart,
     counterfactual_chart,
@@ -50,6 +51,9 @@ IG_BASELINES = {
     "every non-special token's embedding replaced by zeros (no pad token); special tokens kept":
         "attribution.page.baseline_zeros",
 }
+# What f is for each kind of model, said before the run (inspector.analyses.attribution.targets.setup_problem).
+TARGET_IN_USE = {"none": "attribution.page.in_use_similarity", "causal-lm": "attribution.page.in_use_next_token",
+                 "masked-lm": "attribution.page.in_use_masked_token", "classifier": "attribution.page.in_use_class"}
 QUERY_LABELS = {"auto": "attribution.page.query_auto", "first": "attribution.page.query_first",
                 "last": "attribution.page.query_last", "index…": "attribution.page.query_index_option"}
 
@@ -80,7 +84,8 @@ def target_words(target: Target, lang: str) -> str:
     if target.kind == "class":
         return t("attribution.page.target_class", lang, label=target.label, predicted=predicted)
     if target.kind in ("masked-token", "next-token"):
-        return t(f"attribution.page.target_{target.kind.replace('-', '_')}", lang, token=target.token,
+        return t(f"attribution.page.target_{target.kind.replace('-', '_')}", lang,
+                 token=readable_tokens([target.token])[0],
                  predicted=predicted)
     return t("attribution.page.target_similarity", lang, reference=target.reference)
 
@@ -99,6 +104,8 @@ with st.expander(t("attribution.page.settings", lang), expanded=True):
     target_column = st.container()
     layer_column, head_column, query_column = st.columns(3)
     reference, token, class_index = DEFAULT_REFERENCE, None, None
+    # Which f this model gets, in words, before anything runs (issue 27): a causal LM explains its own next token.
+    target_column.caption(t(TARGET_IN_USE[info.head], lang))
     if info.head == "none":
         reference = target_column.text_input(t("attribution.page.reference", lang), DEFAULT_REFERENCE,
                                              key="attr_reference", max_chars=1000,
@@ -172,7 +179,7 @@ st.altair_chart(scores_chart(report, words=words, slide=slide, lang=lang))
 read_head = (t("attribution.page.read_mean", lang) if report.head is None
              else t("attribution.page.read_head", lang, head=report.head))
 st.caption(t("attribution.page.scores_caption", lang, layer=report.layer, head=read_head, query=report.query,
-             token=escape_markdown(report.tokens[report.query])))
+             token=escape_markdown(readable_tokens(report.tokens)[report.query])))
 
 st.subheader(t("attribution.page.agreement", lang))
 agreed = report.agreement

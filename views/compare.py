@@ -33,6 +33,7 @@ from inspector.analyses.compare import (
 )
 from inspector.base.i18n import notice_text, t
 from inspector.base.limits import MAX_TEXT_CHARS
+from inspector.base.tokens import readable_tokens
 from inspector.charts.base import HEAD_SELECTION, selected_head
 from inspector.charts.compare import (
     head_difference_chart,
@@ -114,7 +115,7 @@ def token_strip(tokens: tuple[str, ...], differs, partner) -> str:
     """``"3: animal   14: tired ~"``: ~ = replaced slot, + = no partner in the other text."""
     # A no-break space inside each label: the strip wraps between tokens, never inside one.
     return "   ".join(f"{i}:\u00a0{tok}" + ("" if not differs[i] else "\u00a0~" if partner[i] >= 0 else "\u00a0+")
-                      for i, tok in enumerate(tokens))
+                      for i, tok in enumerate(readable_tokens(tokens)))
 
 
 title = st.empty()
@@ -165,6 +166,7 @@ try:
     run_b = cached_run(spec_b, text_b, backend, "text B")
     alignment = align_tokens(run_a.capture.tokens, run_b.capture.tokens)
     tokens_a, tokens_b = run_a.capture.tokens, run_b.capture.tokens
+    shown_a, shown_b = readable_tokens(tokens_a), readable_tokens(tokens_b)  # Ġ and Ċ as ␣ and ↵
     link_query, link_keys = st.session_state.pop("_compare_link_picks", (None, None))
     paired = [int(a) for a, _ in alignment.pairs]
 
@@ -192,8 +194,8 @@ except InspectorError as err:
 
 def label(a):
     """Position a of text A as "a: token", with text B's partner token after a slash where the two differ."""
-    return "" if a is None else f"{a}: {tokens_a[a]}" + (
-        "" if tokens_a[a] == tokens_b[alignment.partner_a[a]] else f"/{tokens_b[alignment.partner_a[a]]}")
+    return "" if a is None else f"{a}: {shown_a[a]}" + (
+        "" if tokens_a[a] == tokens_b[alignment.partner_a[a]] else f"/{shown_b[alignment.partner_a[a]]}")
 
 
 query_column, key1_column, key2_column = st.columns([2, 1, 1])
@@ -245,7 +247,8 @@ moved_column.metric(t("compare.metric_moved", lang), f"{comparison.moved_heads} 
 output_column.metric(t("compare.metric_output", lang), "—" if output.change is None else f"{output.change:.4f}",
                      help=t(f"measure.{output.kind}", lang) if output.kind else output.note)
 if output.top_a and output.top_b:
-    top_column.metric(t("compare.metric_top", lang), f"{output.top_a[0][0]} → {output.top_b[0][0]}",
+    top_column.metric(t("compare.metric_top", lang), " → ".join(readable_tokens((output.top_a[0][0],
+                                                                                  output.top_b[0][0]))),
                       help=f"{output.top_a[0][1]:.3f} → {output.top_b[0][1]:.3f}")
 
 slide = chosen.state.slide

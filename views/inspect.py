@@ -105,11 +105,13 @@ if result.truncated:
 # Slide-mode charts are too large to share a row: stack them.
 entropy_column, attention_column = (st.container(), st.container()) if slide else st.columns([2, 3], gap="large")
 with entropy_column:
-    grid = entropy_grid_chart(entropy, selected=(layer, head), selectable=True, slide=slide, lang=lang)
+    # Decoder marks: the key/value head each grouped-query head shares, each layer's window (issue 27).
+    marks = {"kv_heads": info.num_kv_heads, "windows": result.windows}
+    grid = entropy_grid_chart(entropy, selected=(layer, head), selectable=True, slide=slide, lang=lang, **marks)
     st.altair_chart(grid, on_select=select_head_from_grid, selection_mode=HEAD_SELECTION, key="entropy_grid")
     st.caption(t("inspect.grid_caption", lang))
     # Exports get the grid without its click selection and "Click a cell…" subtitle: a slide cannot be clicked.
-    exported_grid = entropy_grid_chart(entropy, selected=(layer, head), slide=slide, lang=lang)
+    exported_grid = entropy_grid_chart(entropy, selected=(layer, head), slide=slide, lang=lang, **marks)
     download_buttons("entropy-grid", exported_grid, provenance(), "grid")
     by_layer = session.cached_entropy_by_layer_chart(*capture_key, slide, lang, result)
     st.altair_chart(by_layer)
@@ -133,7 +135,8 @@ with attention_column:
             t("inspect.draw_large", lang, rows=len(view.query_tokens), cols=len(view.key_tokens)), key="draw_large"):
         st.info(t("inspect.large_info", lang, limit=HEATMAP_MAX_TOKENS))
     else:
-        heatmap = attention_heatmap_chart(view, slide=slide, lang=lang)
+        heatmap = attention_heatmap_chart(view, slide=slide, lang=lang, kv_heads=info.num_kv_heads,
+                                          num_heads=info.num_heads)
         st.altair_chart(heatmap)
         st.caption(t("inspect.heatmap_caption", lang))
         download_buttons(f"attention-L{layer}-H{head}", heatmap, provenance(layer, head), "heatmap",
@@ -143,7 +146,8 @@ st.subheader(t("inspect.every_head", lang, layer=layer))
 if n_tokens > SMALL_MULTIPLES_MAX_TOKENS:
     st.info(t("inspect.multiples_info", lang, limit=SMALL_MULTIPLES_MAX_TOKENS, n=n_tokens))
 else:
-    heads_chart = session.cached_layer_heads_chart(*capture_key, layer, options, slide, lang, result)
+    heads_chart = session.cached_layer_heads_chart(*capture_key, layer, options, slide, lang, info.num_kv_heads,
+                                                   result)
     st.altair_chart(heads_chart)
     download_buttons(f"layer-{layer}-heads", heads_chart, provenance(layer), "heads",
                      cells=info.num_heads * n_tokens * n_tokens)
@@ -167,7 +171,8 @@ st.subheader(t("inspect.export", lang))
 st.download_button(
     t("inspect.export_pack", lang),
     lambda: export_pack({"entropy-grid": exported_grid, "entropy-by-layer": by_layer,
-                         f"attention-L{layer}-H{head}": attention_heatmap_chart(view, slide=slide, lang=lang)},
+                         f"attention-L{layer}-H{head}": attention_heatmap_chart(
+                             view, slide=slide, lang=lang, kv_heads=info.num_kv_heads, num_heads=info.num_heads)},
                         {"capture": capture_json(info, result, layers=[layer]), "heatmap": view_numbers(view)},
                         provenance(layer, head), lang=lang),
     file_name="attention-inspector-export.zip", mime="application/zip", key="export_pack",

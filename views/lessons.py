@@ -15,6 +15,7 @@ import streamlit as st
 from inspector import InspectorError
 from inspector.analyses.lessons import DEFAULT_LENGTHS, SCALE_NAMES, Lessons, all_lessons, complexity_lesson
 from inspector.base.i18n import t
+from inspector.base.tokens import readable_tokens
 from inspector.charts import lessons as charts
 from inspector.charts.inspect import entropy_by_layer_chart
 from inspector.output.share import escape_markdown
@@ -85,8 +86,8 @@ with st.expander(t("lesson1.title", lang), expanded=True):
     st.altair_chart(charts.weights_chart(definition.weights, tokens,
                                          title=t("lesson1.chart", lang, layer=layer, head=head), slide=slide,
                                          lang=lang))
-    st.dataframe(pd.DataFrame({t("lesson1.col_query", lang): tokens, "Σ_j A_ij": definition.row_sums}), hide_index=True,
-                 height=180,
+    st.dataframe(pd.DataFrame({t("lesson1.col_query", lang): readable_tokens(tokens), "Σ_j A_ij": definition.row_sums}),
+                 hide_index=True, height=180,
                  column_config={"Σ_j A_ij": st.column_config.NumberColumn(format="%.7f")})
     answer(definition.answer.text(lang))
 

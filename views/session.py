@@ -32,9 +32,12 @@ from inspector.charts.bertviz import (
 )
 from inspector.charts.inspect import entropy_by_layer_chart, layer_heads_chart
 from inspector.core.budget import RequestPlan, plan_request
+from inspector.core.bundled import BUNDLED, BUNDLED_PREFIX, bundled_decoder, is_prepared, prepare
 from inspector.core.capture import capture_within_memory
+from inspector.core.loading import model_label
 from inspector.output.share import ViewState, escape_markdown
 from inspector.serving.hosting import HostingPolicy, load_allowed_model
+from views.progress_bar import progress_bar
 
 
 @st.cache_resource(show_spinner=False)
@@ -83,6 +86,7 @@ def load(inputs: Inputs, status: Progress) -> LoadedModel | None:
         return None
     status.update(label=t("inputs.loading", inputs.state.lang))
     try:
+        prepare_bundled(inputs.spec, inputs.state.lang)
         loaded = cached_model(inputs.spec)
     except InspectorError as err:
         status.update(label=t("inputs.load_failed", inputs.state.lang), state="error")
@@ -92,6 +96,27 @@ def load(inputs: Inputs, status: Progress) -> LoadedModel | None:
     # page waited for its long-text confirmation, or showed a census folder; issue 33).
     status.clear()
     return loaded
+
+
+def prepare_bundled(spec: str, lang: str) -> None:
+    """A bundled decoder's first use converts its GGUF into the cache (a minute or two; :func:`prepare`): a progress
+    bar on the page while it runs, instead of a page that seems to hang. Nothing when it is prepared (``make app``
+    prepares them during set-up), when ``spec`` is not a bundled decoder, or when this instance does not offer it
+    (loading then refuses it with its own message)."""
+    if not spec.startswith(BUNDLED_PREFIX) or spec.removeprefix(BUNDLED_PREFIX) not in BUNDLED:
+        return
+    policy = hosting_policy()
+    if policy.hosted and not policy.allows(spec):
+        return
+    decoder = bundled_decoder(spec)
+    if is_prepared(decoder):
+        return
+    name = model_label(spec, lang)
+    # English: the library's own note (stage, MB hashed); another language: the stage's share of the conversion.
+    label = None if lang == "en" else (lambda done, total, note: t("inputs.preparing_at", lang, model=name,
+                                                                   percent=f"{done / total:.0%}"))
+    with progress_bar(t("inputs.preparing", lang, model=name), label) as bar:
+        prepare(spec, progress=bar)
 
 
 @st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
@@ -194,5 +219,5 @@ def cached_entropy_by_layer_chart(spec: str, text: str, backend: str, held: tupl
 
 @st.cache_resource(max_entries=32, ttl=3600, show_spinner=False)
 def cached_layer_heads_chart(spec: str, text: str, backend: str, held: tuple[int, ...], layer: int,
-                             options: HeatmapOptions, slide: bool, lang: str, _result: Capture):
-    return layer_heads_chart(layer_views(_result, layer, options), slide=slide, lang=lang)
+                             options: HeatmapOptions, slide: bool, lang: str, kv_heads: int, _result: Capture):
+    return layer_heads_chart(layer_views(_result, layer, options), slide=slide, lang=lang, kv_heads=kv_heads)

@@ -52,6 +52,7 @@ from inspector.analyses.divergence import JS_MAX, jensen_shannon_numpy
 from inspector.base.errors import InvalidRequestError, InvalidTextError
 from inspector.base.i18n import t
 from inspector.base.limits import COMPARE_WEIGHTS_BUDGET_BYTES
+from inspector.base.tokens import readable_tokens, token_labels
 from inspector.core.capture import Capture, capture
 from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel
@@ -402,9 +403,19 @@ class Comparison:
         return self.js.shape[1]
 
     def token_label(self, pair: tuple[int, int]) -> str:
-        """“tired/wide” for a replaced slot, the token itself when both sides agree."""
-        a, b = self.tokens_a[pair[0]], self.tokens_b[pair[1]]
+        """“tired/wide” for a replaced slot, the token itself when both sides agree (readable: Ġ and Ċ shown as ␣
+        and ↵, :mod:`inspector.base.tokens`)."""
+        a, b = self.shown_a[pair[0]], self.shown_b[pair[1]]
         return a if a == b else f"{a}/{b}"
+
+    @property
+    def shown_a(self) -> tuple[str, ...]:
+        """Text A's tokens as labels show them (:func:`inspector.base.tokens.readable_tokens`)."""
+        return readable_tokens(self.tokens_a)
+
+    @property
+    def shown_b(self) -> tuple[str, ...]:
+        return readable_tokens(self.tokens_b)
 
     @property
     def moved_heads(self) -> int:
@@ -591,8 +602,8 @@ def head_pair(comparison: Comparison, layer: int, head: int) -> HeadPair:
     rows = compare_rows(comparison.rows_a[layer, head], comparison.rows_b[layer, head], pairs)
     return HeadPair(layer=layer, head=head, weights_a=weights_a, weights_b=weights_b,
                     difference=difference.astype(np.float32),
-                    labels_a=tuple(f"{i}: {x}" for i, x in enumerate(comparison.tokens_a)),
-                    labels_b=tuple(f"{i}: {x}" for i, x in enumerate(comparison.tokens_b)),
+                    labels_a=tuple(token_labels(comparison.tokens_a)),
+                    labels_b=tuple(token_labels(comparison.tokens_b)),
                     pair_labels=pair_labels, query=comparison.query, query_row=query_row, query_a=rows.aligned_a,
                     query_b=rows.aligned_b)
 
@@ -624,7 +635,8 @@ def comparison_sentence(comparison: Comparison, lang: str = "en") -> str:
         output = t("compare.sentence_output_embedding", lang, change=_number(out.change, 4))
     else:
         key = "compare.sentence_output_distribution" if out.kind == "distribution" else "compare.sentence_output_logits"
-        output = t(key, lang, change=_number(out.change, 4), top_a=out.top_a[0][0], top_b=out.top_b[0][0],
+        top_a, top_b = readable_tokens((out.top_a[0][0], out.top_b[0][0]))
+        output = t(key, lang, change=_number(out.change, 4), top_a=top_a, top_b=top_b,
                    delta=f"{out.probability_change:+.3f}")
     return t("compare.sentence", lang, attention=attention, output=output)
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from inspector.base.errors import InvalidRequestError
 from inspector.base.i18n import Notice
+from inspector.base.tokens import readable_token, readable_tokens
 from inspector.core.capture import Capture
 
 
@@ -52,6 +53,11 @@ class HeatmapView:
     query_positions / key_positions: (rows,) / (cols,) — first-token position of each row / column.
     notes: sentences saying what was done to the raw weights (empty: nothing) — :class:`~inspector.core.capture.Notice`
     strings, English as they are and translatable with :func:`~inspector.core.capture.notice_text`.
+    masked: (rows, cols) bool or None — True where the query could not see the key at all (a causal model's later
+    keys, keys outside a sliding window; a word cell when none of its token cells was visible); such a weight is
+    exactly 0 by construction, not by what the head learned. None: nothing is masked (an encoder).
+    causal: the model's attention is causal. window: this layer's sliding window in tokens (None = it sees every
+    earlier key); windowed_model: some layer of the model has a window (so a layer without one is a global layer).
     """
 
     weights: np.ndarray
@@ -65,6 +71,10 @@ class HeatmapView:
     notes: tuple[str, ...] = ()
     query_positions: tuple[int, ...] = ()
     key_positions: tuple[int, ...] = ()
+    masked: np.ndarray | None = None
+    causal: bool = False
+    window: int | None = None
+    windowed_model: bool = False
 
     def __post_init__(self) -> None:
         if self.weights.ndim != 2:
@@ -83,6 +93,11 @@ class HeatmapView:
             raise ValueError("HeatmapView labels must be unique (prefix them with their position)")
         if rows and cols and not (np.isfinite(self.weights).all() and self.weights.min() >= 0):
             raise ValueError("HeatmapView.weights must be finite and non-negative")
+        if self.masked is not None:
+            if self.masked.shape != (rows, cols) or self.masked.dtype != bool:
+                raise ValueError(f"HeatmapView.masked must be a bool array of shape {(rows, cols)}")
+            if (self.weights[self.masked] != 0).any():
+                raise ValueError("HeatmapView: a masked cell has a non-zero weight")
 
     @property
     def row_sums(self) -> np.ndarray:
@@ -124,23 +139,39 @@ def _word_groups(capture: Capture) -> list[np.ndarray]:
     return sorted((np.array(g) for g in groups.values()), key=lambda g: int(g[0]))
 
 
-def _group_text(capture: Capture, group: np.ndarray) -> str:
-    """A word's text as written in the input (via offsets), else its pieces joined without "##"."""
+def _group_text(capture: Capture, group: np.ndarray, shown: tuple[str, ...]) -> str:
+    """A word's text as written in the input (via offsets), else its pieces (``shown``: the readable tokens)
+    joined without "##"."""
     spans = capture.offsets[group]
     if not capture.special[group].any() and (spans[:, 1] > spans[:, 0]).all():
         word = capture.text[int(spans[:, 0].min()):int(spans[:, 1].max())]
         if word.strip():
-            return word
+            return readable_token(word.strip())
     if len(group) == 1:
-        return capture.tokens[int(group[0])]
-    pieces = [capture.tokens[int(i)] for i in group]
+        return shown[int(group[0])]
+    pieces = [shown[int(i)] for i in group]
     return pieces[0] + "".join(p[2:] if p.startswith("##") else p for p in pieces[1:])
+
+
+def token_mask(q_len: int, causal: bool, window: int | None) -> np.ndarray:
+    """(q_len, q_len) bool — True where query i cannot see key j: j > i in a causal model, j ≤ i − window in a
+    sliding-window layer (the kernel's contract: query i sees keys j with i − window < j)."""
+    query = np.arange(q_len)[:, None]  # (q_len, 1)
+    key = np.arange(q_len)[None, :]  # (1, q_len)
+    masked = np.zeros((q_len, q_len), dtype=bool)
+    if causal:
+        masked |= key > query
+    if window is not None:
+        masked |= key <= query - window
+    return masked
 
 
 def _views(capture: Capture, layer, heads: list[int], options: HeatmapOptions) -> tuple[HeatmapView, ...]:
     layer, weights = _layer_weights(capture, layer)
+    window = capture.windows[layer]
+    masked = token_mask(len(capture.tokens), capture.causal, window)  # (q_len, k_len)
     weights = weights[heads].astype(np.float64)  # (h, q_len, k_len) — float64 so sums stay exact-ish
-    tokens = capture.tokens
+    tokens = readable_tokens(capture.tokens)  # as labels show them: Ġ, Ċ and ▁ read as ␣ and ↵
     notes: list[str] = []
 
     if options.drop_sink:
@@ -161,7 +192,11 @@ def _views(capture: Capture, layer, heads: list[int], options: HeatmapOptions) -
         weights = weights[:, order][:, :, order]
         weights = np.add.reduceat(weights, starts, axis=2)  # (h, q_len, words): attention TO a word = sum
         weights = np.add.reduceat(weights, starts, axis=1) / sizes[None, :, None]  # FROM a word = mean
-        texts = [_group_text(capture, g) for g in groups]
+        # A word cell is masked when none of its token cells was visible.
+        visible = (~masked[order][:, order]).astype(np.int64)
+        visible = np.add.reduceat(np.add.reduceat(visible, starts, axis=1), starts, axis=0)
+        masked = visible == 0
+        texts = [_group_text(capture, g, tokens) for g in groups]
         positions = [int(g[0]) for g in groups]
         special = np.array([bool(capture.special[g].all()) for g in groups])
         if len(groups) < q_len:
@@ -180,6 +215,7 @@ def _views(capture: Capture, layer, heads: list[int], options: HeatmapOptions) -
                                       "leaves nothing to show — turn off 'hide special tokens'")
         hidden = ", ".join(dict.fromkeys(t for t, s in zip(texts, special) if s))
         weights = weights[:, keep][:, :, keep]
+        masked = masked[keep][:, keep]
         texts = [t for t, k in zip(texts, keep) if k]
         positions = [p for p, k in zip(positions, keep) if k]
         notes.append(Notice("notice.special_hidden", hidden=hidden))
@@ -188,7 +224,9 @@ def _views(capture: Capture, layer, heads: list[int], options: HeatmapOptions) -
     return tuple(HeatmapView(weights=weights[i].astype(np.float32), query_labels=labels, key_labels=labels,
                              query_tokens=tuple(texts), key_tokens=tuple(texts), layer=layer, head=head,
                              options=options, notes=tuple(notes), query_positions=tuple(positions),
-                             key_positions=tuple(positions))
+                             key_positions=tuple(positions), masked=masked if masked.any() else None,
+                             causal=capture.causal, window=window,
+                             windowed_model=any(w is not None for w in capture.windows))
                  for i, head in enumerate(heads))
 
 

@@ -15,6 +15,7 @@ import pandas as pd
 
 from inspector.analyses.attribution import AttributionReport, CounterfactualAttention, Faithfulness, method_label
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
+from inspector.base.tokens import readable_token, readable_tokens
 from inspector.charts.base import (
     FULL_WIDTH_PX,
     chart_title,
@@ -35,11 +36,11 @@ def scores_frame(report: AttributionReport, *, words: bool = False, lang: str = 
     ``score`` (the method's own value) and ``relative`` (score / the method's largest |score| over content units, so
     every method spans [−1, 1]). Tokens that a method cannot score (protected ones) have NaN."""
     if words:
-        units = [f"{i}: {w}" for i, w in enumerate(report.words)]
-        texts = list(report.words)
+        texts = [readable_token(word) for word in report.words]  # a word is text: its newline shown as ↵
+        units = [f"{i}: {w}" for i, w in enumerate(texts)]
         table, content = report.word_scores, np.ones(len(units), dtype=bool)
     else:
-        units, texts = token_labels(report.tokens), list(report.tokens)
+        units, texts = token_labels(report.tokens), list(readable_tokens(report.tokens))
         table, content = report.scores, ~report.protected
     frames = []
     for method, values in table.items():

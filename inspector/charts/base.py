@@ -41,6 +41,7 @@ import altair as alt
 import numpy as np
 
 from inspector.base.i18n import t
+from inspector.base.tokens import token_labels as readable_token_labels
 
 # Perceptually uniform palettes that survive greyscale printing: viridis runs dark (focused heads) to
 # yellow (diffuse heads); blues runs light (no weight) to dark (all of the budget).
@@ -93,8 +94,9 @@ def composable(chart: ChartT) -> ChartT:
 
 
 def token_labels(tokens: Sequence[str]) -> list[str]:
-    """One label per position, unique even when a token repeats: ``["0: [CLS]", "1: the", …]``."""
-    return [f"{position}: {token}" for position, token in enumerate(tokens)]
+    """One label per position, unique even when a token repeats, each token readable (Ġ, Ċ, ▁ shown as ␣ and ↵:
+    :mod:`inspector.base.tokens`): ``["0: [CLS]", "1: ␣the", …]``."""
+    return readable_token_labels(tokens)
 
 
 # ---- fitting the app's columns (issue 17). Streamlit draws every chart at its container's width (it sets the

@@ -52,6 +52,7 @@ import torch
 
 from inspector.base.assets import ASSETS_DIR
 from inspector.base.errors import InspectorError, InvalidRequestError
+from inspector.base.tokens import readable_tokens
 from inspector.core.capture import Capture
 
 VENDOR_DIR = ASSETS_DIR / "static" / "vendor"
@@ -176,7 +177,8 @@ def head_view_html(capture: Capture, *, layers: Sequence[int] | None = None, lay
             f"most {fits} layer{'s' if fits != 1 else ''} for this text (layers=[…]), or shorten it")
     import bertviz  # deferred: it imports IPython, which only these two functions need
 
-    view = bertviz.head_view(_bertviz_attention(capture, chosen), list(capture.tokens), include_layers=chosen,
+    shown = list(readable_tokens(capture.tokens))  # Ġ and Ċ as ␣ and ↵
+    view = bertviz.head_view(_bertviz_attention(capture, chosen), shown, include_layers=chosen,
                              layer=None if layer is None else int(layer),
                              heads=None if head is None else [int(head)], html_action="return")
     return _offline_document(view.data, title="bertviz head view")
@@ -213,7 +215,7 @@ def model_view_html(capture: Capture, *, layers: Sequence[int] | None = None, he
             "or shorten the text")
     import bertviz  # deferred: it imports IPython, which only these two functions need
 
-    view = bertviz.model_view(_bertviz_attention(capture, chosen_layers), list(capture.tokens),
+    view = bertviz.model_view(_bertviz_attention(capture, chosen_layers), list(readable_tokens(capture.tokens)),
                               include_layers=chosen_layers, include_heads=chosen_heads, display_mode=display_mode,
                               html_action="return")
     return _offline_document(view.data, title="bertviz model view")

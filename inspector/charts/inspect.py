@@ -8,6 +8,7 @@ data's column names stay English (encodings refer to them); token strings are da
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import altair as alt
@@ -58,6 +59,9 @@ _HEATMAP_LABEL_LIMIT_PX = 110
 _SLIDE_HEATMAP_LABEL_LIMIT_PX = 150
 # A compact legend under a grid: narrower than the narrowest column the grid is shown in.
 _GRID_LEGEND_PX = 100
+# Cells a query cannot see (causal mask, sliding window): a mid grey, apart from the weights' white-to-blue ramp and
+# from the grid's "undefined" light grey.
+MASKED_COLOR = "#9e9e9e"
 
 
 def _outline(base: alt.Chart, layer: int, head: int, slide: bool) -> list[alt.Chart]:
@@ -70,21 +74,37 @@ def _outline(base: alt.Chart, layer: int, head: int, slide: bool) -> list[alt.Ch
             base.mark_rect(fill=None, stroke="black", strokeWidth=3).transform_filter(only)]
 
 
-def head_entropy_data(entropy: HeadEntropy) -> pd.DataFrame:
-    """One row per (layer, head): ``layer``, ``head``, ``normalized`` and ``raw`` (nats)."""
+def head_entropy_data(entropy: HeadEntropy, *, kv_heads: int | None = None, windows: Sequence[int | None] = (),
+                      lang: str = DEFAULT_LANGUAGE) -> pd.DataFrame:
+    """One row per (layer, head): ``layer``, ``head``, ``normalized`` and ``raw`` (nats); with ``kv_heads`` (a
+    grouped-query model's key/value heads) also ``kv``, the key/value head each query head shares; with ``windows``
+    (each layer's sliding window or None, :attr:`Capture.windows`) where some layer has one, ``kind`` ("local 512" /
+    "global", in ``lang``)."""
     layers, heads = entropy.raw.shape
     layer_index, head_index = np.meshgrid(np.arange(layers), np.arange(heads), indexing="ij")  # (layers, heads)
-    return pd.DataFrame({
+    data = pd.DataFrame({
         "layer": layer_index.ravel(),
         "head": head_index.ravel(),
         "normalized": entropy.normalized.ravel().astype(float),
         "raw": entropy.raw.ravel().astype(float),
     })
+    if kv_head(0, heads, kv_heads) is not None:
+        data["kv"] = [kv_head(h, heads, kv_heads) for h in data["head"]]
+    if _windowed(windows, layers):
+        data["kind"] = [layer_kind_text(windows[layer], True, lang) for layer in data["layer"]]
+    return data
 
 
-def _head_entropy_tooltip(lang: str) -> list[alt.Tooltip]:
+def _windowed(windows: Sequence[int | None], layers: int) -> bool:
+    return len(windows) == layers and any(w is not None for w in windows)
+
+
+def _head_entropy_tooltip(lang: str, data: pd.DataFrame | None = None) -> list[alt.Tooltip]:
+    extra = [] if data is None else (
+        ([alt.Tooltip("kv:O", title=t("chart.inspect.kv_head", lang))] if "kv" in data else [])
+        + ([alt.Tooltip("kind:N", title=t("chart.inspect.layer_kind", lang))] if "kind" in data else []))
     return [alt.Tooltip("layer:O", title=t("chart.inspect.layer", lang)),
-            alt.Tooltip("head:O", title=t("heads.column.head", lang)),
+            alt.Tooltip("head:O", title=t("heads.column.head", lang)), *extra,
             alt.Tooltip("normalized:Q", title=t("chart.inspect.entropy_per_log_keys", lang), format=".3f"),
             alt.Tooltip("raw:Q", title=t("chart.inspect.entropy_nats", lang), format=".3f")]
 
@@ -116,22 +136,36 @@ def _notes(notes, lang: str) -> list[str]:
 
 
 def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None = None, selectable: bool = False,
-                       slide: bool = False, lang: str = DEFAULT_LANGUAGE) -> alt.LayerChart:
+                       slide: bool = False, lang: str = DEFAULT_LANGUAGE, kv_heads: int | None = None,
+                       windows: Sequence[int | None] = ()) -> alt.LayerChart:
     """Layer × head grid coloured by normalised entropy (0 = all weight on one key, 1 = uniform).
 
     One row of data per (layer, head): ``layer``, ``head``, ``normalized`` and ``raw`` (nats). Heads whose
     every row sees a single key have a NaN normalised entropy and are drawn grey. ``selected`` =
     (layer, head) outlines that cell. ``selectable`` adds a click selection named :data:`HEAD_SELECTION`
     over the fields ``layer`` and ``head`` to the coloured cells (for ``st.altair_chart(on_select=…)``).
+    ``kv_heads`` (the model's key/value heads, grouped-query attention): each head is labelled "head·kv head"
+    ("5·1": query head 5 reads key/value head 1). ``windows`` (each layer's window, :attr:`Capture.windows`): in a
+    model with sliding-window layers each layer is labelled "local 512" or "global".
     """
-    data = head_entropy_data(entropy)
+    data = head_entropy_data(entropy, kv_heads=kv_heads, windows=windows, lang=lang)
     legend = t("chart.inspect.entropy_normalised", lang)
+    head_axis = alt.Axis(labelAngle=0, labelOverlap=False, labelFontSize=alt.Undefined if slide else 10)
+    head_title = t("heads.column.head", lang)
+    if "kv" in data:
+        group = entropy.raw.shape[1] // kv_heads
+        head_axis = alt.Axis(labelAngle=0, labelOverlap=False, labelFontSize=alt.Undefined if slide else 10,
+                             labelExpr=f"datum.value + '·' + floor(datum.value / {group})")
+        head_title = t("chart.inspect.head_kv_axis", lang)
+    layer_axis = alt.Axis()
+    if "kind" in data:
+        kinds = json.dumps([layer_kind_text(w, True, lang) for w in windows], ensure_ascii=True)
+        layer_axis = alt.Axis(labelExpr=f"datum.value + ' · ' + {kinds}[datum.value]", labelLimit=NARROW_COLUMN_PX)
     base = alt.Chart(data).encode(
         # Every head numbered, in type small enough for 12 heads in the narrow column of a 1000 px window.
-        x=alt.X("head:O", title=t("heads.column.head", lang),
-                axis=alt.Axis(labelAngle=0, labelOverlap=False, labelFontSize=alt.Undefined if slide else 10)),
-        y=alt.Y("layer:O", title=t("chart.inspect.layer", lang)),
-        tooltip=_head_entropy_tooltip(lang),
+        x=alt.X("head:O", title=head_title, axis=head_axis),
+        y=alt.Y("layer:O", title=t("chart.inspect.layer", lang), axis=layer_axis),
+        tooltip=_head_entropy_tooltip(lang, data),
     )
     cells = base.mark_rect(cursor="pointer" if selectable else "default").encode(
         color=alt.Color("normalized:Q", title=legend,
@@ -154,7 +188,9 @@ def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None
     step = _SLIDE_GRID_CELL_PX if slide else _GRID_CELL_PX
     chart = alt.layer(*layers_drawn).properties(
         title=chart_title(t("chart.inspect.grid_title", lang),
-                          [t("chart.inspect.grid_click", lang)] if selectable else (),
+                          ([t("chart.inspect.grid_click", lang)] if selectable else [])
+                          + ([t("chart.inspect.gqa_note", lang, heads=entropy.raw.shape[1], kv=kv_heads)]
+                             if "kv" in data else []),
                           width=FULL_WIDTH_PX if slide else NARROW_COLUMN_PX, slide=slide),
         width=alt.Step(step), height=alt.Step(step),
     )
@@ -177,7 +213,24 @@ def heatmap_data(view: HeatmapView) -> pd.DataFrame:
         "query_index": query_index.ravel(),
         "key_index": key_index.ravel(),
         "weight": view.weights.ravel().astype(float),
+        "masked": (view.masked.ravel() if view.masked is not None else np.zeros(rows * cols, dtype=bool)),
     })
+
+
+def kv_head(head: int, num_heads: int, kv_heads: int | None) -> int | None:
+    """The key/value head that query head ``head`` reads (grouped-query attention: query heads
+    g·k … g·k + g − 1 share key/value head k, g = heads / kv heads), or None when every head has its own."""
+    if not kv_heads or kv_heads >= num_heads:
+        return None
+    return int(head) // (num_heads // kv_heads)
+
+
+def layer_kind_text(window: int | None, windowed_model: bool, lang: str) -> str | None:
+    """"local 512" for a sliding-window layer, "global" for a full layer of a model that has windowed ones, None for
+    a model without windows."""
+    if window is not None:
+        return t("chart.inspect.local", lang, window=window)
+    return t("chart.inspect.global", lang) if windowed_model else None
 
 
 def _cell_px(count: int, slide: bool) -> int:
@@ -185,11 +238,26 @@ def _cell_px(count: int, slide: bool) -> int:
     return int(np.clip(target // max(count, 1), _MIN_CELL_PX, largest))
 
 
-def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False, lang: str = DEFAULT_LANGUAGE) -> alt.Chart:
+def heatmap_title(view: HeatmapView, lang: str, kv_heads: int | None = None, num_heads: int | None = None) -> str:
+    """"Layer L, head H: attention weights", with the key/value head a grouped-query head shares ("· kv head 0")
+    and the layer's kind in a model with sliding windows ("· local 512" / "· global")."""
+    title = t("chart.inspect.heatmap_title", lang, layer=view.layer, head=view.head)
+    shared = kv_head(view.head, num_heads or 0, kv_heads)
+    if shared is not None:
+        title += t("chart.inspect.kv_suffix", lang, kv=shared)
+    kind = layer_kind_text(view.window, view.windowed_model, lang)
+    return title + (f" · {kind}" if kind else "")
+
+
+def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False, lang: str = DEFAULT_LANGUAGE,
+                            kv_heads: int | None = None, num_heads: int | None = None) -> alt.Chart | alt.LayerChart:
     """Heatmap of one head's attention: row = query (attending), column = key (attended to), colour = weight.
 
     Labels, title ("Layer L, head H: attention weights") and subtitle (the view's notes, in ``lang``) come from
     ``view``; rows and columns may differ in number. Data: one row per cell (see :func:`heatmap_data`).
+    ``kv_heads``/``num_heads`` (the model's): a grouped-query head's title names the key/value head it shares.
+    Cells the query could not see (``view.masked``: a causal model's later keys, keys outside a window) are drawn
+    grey, not white, with their own legend entry: their zero is the mask's, not the head's choice.
     """
     data = heatmap_data(view)
     cell = _cell_px(max(view.weights.shape), slide)
@@ -199,25 +267,51 @@ def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False, lang: str
     if may_thin(view.key_labels, column - label_limit, slide) or cell < 14:
         notes.append(thinned_note(lang))
     weight = t("chart.inspect.weight", lang)
-    chart = alt.Chart(data).mark_rect().encode(
-        x=alt.X("key:O", title=t("chart.inspect.key_axis", lang), sort=list(view.key_labels),
-                axis=token_axis(view.key_labels, horizontal=True, label_limit=label_limit, slide=slide)),
-        y=alt.Y("query:O", title=t("chart.inspect.query_axis", lang), sort=list(view.query_labels),
-                axis=token_axis(view.query_labels, horizontal=False, step_px=cell, label_limit=label_limit,
-                                slide=slide)),
+    x = alt.X("key:O", title=t("chart.inspect.key_axis", lang), sort=list(view.key_labels),
+              axis=token_axis(view.key_labels, horizontal=True, label_limit=label_limit, slide=slide))
+    y = alt.Y("query:O", title=t("chart.inspect.query_axis", lang), sort=list(view.query_labels),
+              axis=token_axis(view.query_labels, horizontal=False, step_px=cell, label_limit=label_limit,
+                              slide=slide))
+    tooltip = [alt.Tooltip("query:N", title=t("chart.inspect.query_token", lang)),
+               alt.Tooltip("key:N", title=t("chart.inspect.key_token", lang)),
+               alt.Tooltip("weight:Q", title=weight, format=".3f")]
+    base = alt.Chart(data)
+    cells = base.mark_rect().encode(
+        x=x, y=y,
         color=alt.Color("weight:Q", title=weight, scale=weight_scale(slide, largest_weight(view.weights)),
                         legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=_GRID_LEGEND_PX)),
-        tooltip=[alt.Tooltip("query:N", title=t("chart.inspect.query_token", lang)),
-                 alt.Tooltip("key:N", title=t("chart.inspect.key_token", lang)),
-                 alt.Tooltip("weight:Q", title=weight, format=".3f")],
-    ).properties(title=chart_title(t("chart.inspect.heatmap_title", lang, layer=view.layer, head=view.head), notes,
-                                   width=column, slide=slide),
-                 width=alt.Step(cell), height=alt.Step(cell))
+        tooltip=tooltip,
+    )
+    title = chart_title(heatmap_title(view, lang, kv_heads, num_heads), notes, width=column, slide=slide)
+    if view.masked is None:
+        chart = cells.properties(title=title, width=alt.Step(cell), height=alt.Step(cell))
+        return style_chart(chart, slide)
+    # The mask: its own layer and a one-entry legend ("masked: later key (causal)"), so a reader can tell a
+    # structural zero from a learned one. The weight layer leaves those cells out.
+    reason = masked_reason(view, lang)
+    masked_cells = base.transform_filter(alt.datum.masked).transform_calculate(mask=_vega_string(reason)).mark_rect(
+        stroke="white", strokeWidth=0.5 if cell >= 8 else 0).encode(
+        x=x, y=y,
+        color=alt.Color("mask:N", title=None, scale=alt.Scale(domain=[reason], range=[MASKED_COLOR]),
+                        legend=alt.Legend(orient="bottom", symbolType="square", labelLimit=column)),
+        tooltip=[*tooltip[:2], alt.Tooltip("mask:N", title=weight)],
+    )
+    chart = alt.layer(cells.transform_filter(~alt.datum.masked), masked_cells).resolve_scale(
+        color="independent").properties(title=title, width=alt.Step(cell), height=alt.Step(cell))
     return style_chart(chart, slide)
 
 
-def layer_heads_chart(views: Sequence[HeatmapView], *, slide: bool = False,
-                      lang: str = DEFAULT_LANGUAGE) -> alt.FacetChart:
+def masked_reason(view: HeatmapView, lang: str) -> str:
+    """The masked cells' legend entry: why the query could not see them."""
+    if view.causal and view.window is not None:
+        return t("chart.inspect.masked_causal_window", lang, window=view.window)
+    if view.window is not None:
+        return t("chart.inspect.masked_window", lang, window=view.window)
+    return t("chart.inspect.masked_causal", lang)
+
+
+def layer_heads_chart(views: Sequence[HeatmapView], *, slide: bool = False, lang: str = DEFAULT_LANGUAGE,
+                      kv_heads: int | None = None) -> alt.FacetChart:
     """Small multiples: every head of one layer side by side (:data:`_MULTIPLES_PER_ROW` per row), same
     colour scale, no token labels (hover a cell for them). ``views``: one per head, all of one layer and
     with the same rows and columns (as :func:`inspector.analyses.heatmap.layer_views` returns). Keep the text at or
@@ -242,14 +336,19 @@ def layer_heads_chart(views: Sequence[HeatmapView], *, slide: bool = False,
     panel = alt.Chart().mark_rect().encode(
         x=alt.X("key_index:O", axis=None),
         y=alt.Y("query_index:O", axis=None),
-        color=alt.Color("weight:Q", title=weight,
-                        scale=weight_scale(slide, largest_weight(*(view.weights for view in views)))),
+        # Masked cells (causal, window) grey as on the heatmap, so a structural zero never reads as a learned one.
+        color=alt.condition("datum.masked", alt.value(MASKED_COLOR), alt.Color(
+            "weight:Q", title=weight, scale=weight_scale(slide, largest_weight(*(view.weights for view in views))))),
         tooltip=[alt.Tooltip("head:O", title=t("heads.column.head", lang)),
                  alt.Tooltip("query:N", title=t("chart.inspect.query_token", lang)),
                  alt.Tooltip("key:N", title=t("chart.inspect.key_token", lang)),
                  alt.Tooltip("weight:Q", title=weight, format=".3f")],
     ).properties(width=alt.Step(cell_w), height=alt.Step(cell_h))
-    header = alt.Header(labelExpr=_header_expression("chart.inspect.head_header", lang, "head"), labelOrient="top")
+    label = _header_expression("chart.inspect.head_header", lang, "head")
+    if kv_head(0, len(views), kv_heads) is not None:  # "head 5 · kv 1": the key/value head it shares
+        label += " + " + _header_expression("chart.inspect.kv_suffix", lang, "kv").replace(
+            "datum.value", f"floor(datum.value / {len(views) // kv_heads})")
+    header = alt.Header(labelExpr=label, labelOrient="top")
     chart = panel.facet(
         data=data,
         facet=alt.Facet("head:O", title=None, header=header),

@@ -25,6 +25,7 @@ import torch
 
 from inspector.base.errors import InvalidRequestError, InvalidTextError, UnsupportedModelError
 from inspector.base.limits import ATTRIBUTION_MEMORY_BUDGET_BYTES
+from inspector.base.tokens import readable_tokens
 from inspector.core.forward import ForwardResult, encode_text, forward, token_word_ids
 from inspector.core.loading import LoadedModel
 from inspector.core.outputs import output_position, pooled_embedding
@@ -205,7 +206,7 @@ def setup_problem(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str
         where = "at the [MASK]" if head == "masked-lm" else "as the next token after the text"
         target = Target(kind="masked-token" if head == "masked-lm" else "next-token", position=position,
                         token_id=token_id, token=token, value=float(log_probs[token_id]),
-                        description=f"the log-probability of “{token}” {where}"
+                        description=f"the log-probability of “{readable_tokens([token])[0]}” {where}"
                                     + (" (the model's top prediction)" if token_id == int(log_probs.argmax()) else ""))
     else:
         if not spec.reference or not spec.reference.strip():

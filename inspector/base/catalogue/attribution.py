@@ -35,6 +35,25 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "of the reference “{reference}”",
      "文本的句子嵌入（最后一层在各词元上的平均）与参考句子“{reference}”的句子嵌入之间的余弦相似度"),
     ("attribution.page.settings", "What f is, and what the layer-local methods read", "f 是什么，以及逐层方法读取哪里"),
+    # Which target is in use, said before the run (issue 27).
+    ("attribution.page.in_use_similarity",
+     "Target in use: **cosine similarity to a reference sentence**. This model is an encoder without a head: it "
+     "predicts nothing, so f compares the text's sentence embedding with the reference below — change it to ask "
+     "what makes the text mean something else.",
+     "当前目标：**与参考句子的余弦相似度**。这个模型是没有输出头的编码器，它不做预测，所以 f 比较文本的句子嵌入与下面"
+     "的参考句子——修改参考句子，就能问是什么让文本的意思不同。"),
+    ("attribution.page.in_use_next_token",
+     "Target in use: **the log-probability of the model's own next token** after the text — attribution explains "
+     "the prediction it makes. Name a token below to explain that one instead.",
+     "当前目标：**模型自己预测的下一个词元的对数概率**（接在文本之后）——归因解释的是它做出的预测。在下面填一个词元，"
+     "就改为解释那个词元。"),
+    ("attribution.page.in_use_masked_token",
+     "Target in use: **the log-probability of the model's top word at the [MASK]**. Name a token below to explain "
+     "that one instead.",
+     "当前目标：**模型在 [MASK] 处首选词的对数概率**。在下面填一个词元，就改为解释那个词元。"),
+    ("attribution.page.in_use_class",
+     "Target in use: **the probability of the predicted class**. Pick another class below to explain that one.",
+     "当前目标：**预测类别的概率**。在下面选另一个类别，就改为解释那个类别。"),
     ("attribution.page.reference", "Reference sentence", "参考句子"),
     ("attribution.page.reference_help", "f = cosine similarity with this sentence's embedding",
      "f = 与这个句子嵌入的余弦相似度"),

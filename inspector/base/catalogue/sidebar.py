@@ -131,6 +131,11 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("inputs.type_model", "Type a hub id (org/name) or the path of a local model folder in the sidebar.",
      "请在侧边栏输入 Hub 模型 id（org/name）或本地模型文件夹的路径。"),
     ("inputs.loading", "Loading the model…", "正在加载模型…"),
+    ("inputs.preparing",
+     "Preparing {model} for its first use: checking the package's SHA-256, then converting it to a cached folder "
+     "(once; about a minute)…",
+     "首次使用前正在准备 {model}：先校验软件包的 SHA-256，再转换为缓存文件夹（只需一次，约一分钟）…"),
+    ("inputs.preparing_at", "Preparing {model} for its first use: {percent}", "首次使用前正在准备 {model}：{percent}"),
     ("inputs.load_failed", "The model could not be loaded", "模型无法加载"),
     ("unknown.sidebar_hint", "Choose one under “Model” in the sidebar, or type its hub id under “Other”.",
      "在侧栏的“模型”中选择一个，或在“其他”中输入它的 hub id。"),
