@@ -51,3 +51,29 @@ def test_no_bar_for_a_prepared_or_an_ordinary_model(monkeypatch):
         session.prepare_bundled(spec, "en")
     monkeypatch.setattr(session, "is_prepared", lambda decoder: True)
     session.prepare_bundled("bundled:gemma-3-270m", "en")
+
+
+@pytest.mark.slow
+def test_the_chinese_example_offers_gemma_and_one_click_reads_it():
+    """Choosing the Chinese example on MiniLM (English vocabulary) warns and offers Gemma; one click switches the
+    sidebar's model and the same text draws with readable tokens, no [UNK] (Gemma must be prepared: make app)."""
+    from inspector.base.examples import EXAMPLES
+
+    chinese = next(e for e in EXAMPLES if e.slug == "04-chinese")
+    at = AppTest.from_file(str(APP), default_timeout=180)
+    at.query_params["lang"] = "zh"
+    at.run()
+    at.selectbox(key="example").set_value(chinese.title).run()
+    assert not at.exception
+    assert any("UNK" in w.value and "gemma" in w.value for w in at.warning)  # markdown-escaped
+    button = at.button(key="switch_to_reader")
+    assert button.label == "切换到 Gemma 3 270M（内置）：它无需下载就能读中文"
+    assert at.selectbox(key="model").value == "default"  # an offer: nothing switched by itself
+    button.click().run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="model").value == "bundled:gemma-3-270m"
+    assert at.text_area(key="text").value == chinese.text
+    strip = at.code[0].value
+    assert "[UNK]" not in strip and "没有" in strip and "<bos>" in strip
+    assert not any("UNK" in w.value for w in at.warning)
+    assert not [b for b in at.button if b.key == "switch_to_reader"]

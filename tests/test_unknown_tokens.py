@@ -72,7 +72,7 @@ def test_bundled_model_cannot_read_chinese_and_says_which_models_can(bundled):
 
 def test_the_chinese_example_says_it_needs_another_model(bundled):
     example = next(e for e in EXAMPLES if e.slug == "04-chinese")
-    assert "needs a model that reads it" in example.title and "bert-base-chinese" in example.title
+    assert "needs a model that reads it" in example.title and "Gemma 3 270M (bundled)" in example.title
     assert unknown_tokens(bundled, example.text).too_many
 
 

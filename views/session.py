@@ -125,12 +125,13 @@ def cached_unreadable_warning(spec: str, text: str, lang: str) -> str | None:
     return unreadable_text_warning(cached_model(spec), text, lang)
 
 
-def warn_if_unreadable(chosen: Inputs) -> None:
-    """Every page: warn when the model maps too much of the text to its unknown token (issue 17)."""
+def warn_if_unreadable(chosen: Inputs) -> bool:
+    """Every page: warn when the model maps too much of the text to its unknown token (issue 17); True if it did."""
     warning = cached_unreadable_warning(chosen.spec, chosen.state.text, chosen.state.lang)
     if warning is not None:
         hint = "" if hosting_policy().hosted else " " + t("unknown.sidebar_hint", chosen.state.lang)
         st.warning(escape_markdown(warning) + hint, icon=":material/translate:")
+    return warning is not None
 
 
 class _ModelCalls(threading.local):

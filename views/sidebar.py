@@ -15,6 +15,7 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector import InspectorError, LoadedModel
+from inspector.analyses.unknown_tokens import BUNDLED_MULTILINGUAL, script_of
 from inspector.base.examples import EXAMPLES
 from inspector.base.i18n import CATALOGUE, LANGUAGE_NAMES, LANGUAGES, notice_text, t
 from inspector.base.limits import MAX_TEXT_CHARS
@@ -164,6 +165,24 @@ def sidebar() -> session.Inputs:
     return session.Inputs(spec=spec, state=state)
 
 
+def _switch_model(spec: str) -> None:
+    st.session_state["model"] = spec
+
+
+def offer_reader(chosen: session.Inputs, options: dict[str, str]) -> None:
+    """Under the unknown-token warning: one click switches the sidebar's model to the bundled model that reads the
+    script (Gemma 3 270M; issue 27). An offer, not an automatic switch: the reader sees why and decides, and the text,
+    layer and head stay. Only where that model is offered (a hosted instance's allow-list may leave it out)."""
+    reader = BUNDLED_MULTILINGUAL
+    if chosen.spec == reader or reader not in options:
+        return
+    lang = chosen.state.lang
+    st.button(t("unknown.switch", lang, model=model_label(reader, lang),
+                script=t(f"unknown.script.{script_of(chosen.state.text)}", lang)),
+              key="switch_to_reader", icon=":material/translate:", type="primary", on_click=_switch_model,
+              args=(reader,))
+
+
 def open_page(*, clamp: bool = True, reads_text: bool = True) -> tuple[session.Inputs, session.Progress, LoadedModel]:
     """Every page's first steps: the sidebar, the progress line, the cached model — the run stops here, with the
     reason shown, when there is none — the unknown-token warning about the sidebar's text (``reads_text``: only on
@@ -175,8 +194,8 @@ def open_page(*, clamp: bool = True, reads_text: bool = True) -> tuple[session.I
     loaded = session.load(chosen, status)
     if loaded is None:
         st.stop()
-    if reads_text:
-        session.warn_if_unreadable(chosen)
+    if reads_text and session.warn_if_unreadable(chosen):
+        offer_reader(chosen, model_options(session.hosting_policy()))
     if clamp:
         share_state.clamp_layer_and_head(chosen.state, loaded.info.num_layers, loaded.info.num_heads)
     return chosen, status, loaded

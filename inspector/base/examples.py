@@ -20,8 +20,9 @@ _TITLES = {
     "01-animal-street": "Coreference: what is “it”?",
     "02-coreference": "Coreference: the trophy and the suitcase",
     "03-agreement": "Subject–verb agreement across a long gap",
-    # The bundled model's English vocabulary reads most Chinese characters as [UNK]: the title says so up front.
-    "04-chinese": "Chinese — needs a model that reads it (bert-base-chinese or Qwen2.5)",
+    # MiniLM's English vocabulary reads most Chinese characters as [UNK]: the title names the bundled model that reads
+    # it (the page offers a one-click switch to it, issue 27).
+    "04-chinese": "Chinese — needs a model that reads it: Gemma 3 270M (bundled)",
     "05-code": "Python code",
 }
 

@@ -52,8 +52,8 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("example.01-animal-street", "Coreference: what is “it”?", "指代：“it”指的是什么？"),
     ("example.02-coreference", "Coreference: the trophy and the suitcase", "指代：奖杯和手提箱"),
     ("example.03-agreement", "Subject–verb agreement across a long gap", "长距离的主谓一致"),
-    ("example.04-chinese", "Chinese — needs a model that reads it (bert-base-chinese or Qwen2.5)",
-     "中文——需要能读中文的模型（bert-base-chinese 或 Qwen2.5）"),
+    ("example.04-chinese", "Chinese — needs a model that reads it: Gemma 3 270M (bundled)",
+     "中文——需要能读中文的模型：Gemma 3 270M（内置）"),
     ("example.05-code", "Python code", "Python 代码"),
     # The share link (views/share_state.publish_view) ------------------------------------------------------------------
     ("share.too_long",
@@ -137,6 +137,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "首次使用前正在准备 {model}：先校验软件包的 SHA-256，再转换为缓存文件夹（只需一次，约一分钟）…"),
     ("inputs.preparing_at", "Preparing {model} for its first use: {percent}", "首次使用前正在准备 {model}：{percent}"),
     ("inputs.load_failed", "The model could not be loaded", "模型无法加载"),
+    ("unknown.switch", "Switch to {model}: it reads {script} offline", "切换到 {model}：它无需下载就能读{script}"),
     ("unknown.sidebar_hint", "Choose one under “Model” in the sidebar, or type its hub id under “Other”.",
      "在侧栏的“模型”中选择一个，或在“其他”中输入它的 hub id。"),
     ("inputs.running", "Running attention…", "正在运行注意力…"),
