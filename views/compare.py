@@ -51,7 +51,7 @@ from inspector.output.share import (
     encode_view,
     escape_markdown,
 )
-from views import session, sidebar
+from views import compare_shapes, session, sidebar
 
 started = time.perf_counter()
 PAGE_KEYS = ("compare_mode", "compare_text_b", "compare_model_b", "compare_model_b_other", "compare_query",
@@ -116,6 +116,22 @@ def token_strip(tokens: tuple[str, ...], differs, partner) -> str:
     # A no-break space inside each label: the strip wraps between tokens, never inside one.
     return "   ".join(f"{i}:\u00a0{tok}" + ("" if not differs[i] else "\u00a0~" if partner[i] >= 0 else "\u00a0+")
                       for i, tok in enumerate(readable_tokens(tokens)))
+
+
+def publish_link(layer: int, head: int, text_b: str, spec_b: str, query, keys) -> None:
+    """The address bar and the sidebar's share box: the shared view plus this page's own parameters."""
+    view = replace(chosen.state, page="compare", text=text_a, layer=layer, head=head)
+    compare_state = CompareState(text_b=text_b if mode == "texts" else COMPARE_DEFAULT_TEXT_B,
+                                 model_b=spec_b if mode == "models" else None,
+                                 query=None if query is None else str(query),
+                                 keys=None if not keys else (str(keys[0]), str(keys[1])))
+    encoded = {**encode_view(view), **encode_compare(compare_state)}
+    if st.query_params.to_dict() != encoded:
+        st.query_params.from_dict(encoded)
+    with st.sidebar:
+        st.subheader(t("sidebar.share", lang))
+        st.code(compare_share_url(st.context.url or "", view, compare_state), language=None, wrap_lines=True)
+        st.caption(t("sidebar.share_caption", lang))
 
 
 title = st.empty()
@@ -189,6 +205,18 @@ try:
 except InspectorError as err:
     status.update(label=t("compare.failed", lang), state="error")
     st.error(str(err))
+    st.stop()
+
+
+if mode == "models" and not compare_shapes.comparable_head_by_head(run_a, run_b):
+    # Different shapes or tokenizers (MiniLM vs Gemma): no head has a partner; compare what both have (issue 27).
+    info_b = session.cached_model(spec_b).info
+    names = (sidebar.shown_model_name(loaded.info.name, lang), sidebar.shown_model_name(info_b.name, lang))
+    status.update(state="complete", label=t("compare.ran", lang, model_a=names[0], model_b=names[1],
+                                            n_a=len(tokens_a), n_b=len(tokens_b), backend=run_a.capture.backend,
+                                            ms=f"{1000 * sum(run_a.capture.timings.values()):.0f}"))
+    compare_shapes.render(run_a, run_b, loaded.info, info_b, names, lang, chosen.state.slide)
+    publish_link(int(st.session_state["layer"]), int(st.session_state["head"]), text_b, spec_b, None, ())
     st.stop()
 
 
@@ -302,17 +330,5 @@ st.download_button(t("compare.download", lang), lambda: json.dumps(comparison_js
                    file_name="compare.json", mime="application/json", key="compare_json",
                    icon=":material/download:", on_click="ignore")
 
-# The address bar and the sidebar's share box: the shared view plus this page's own parameters.
-view = replace(chosen.state, page="compare", text=text_a, layer=int(layer), head=int(head))
-compare_state = CompareState(text_b=text_b if mode == "texts" else COMPARE_DEFAULT_TEXT_B,
-                             model_b=spec_b if mode == "models" else None,
-                             query=None if query is None else str(query),
-                             keys=None if not keys else (str(keys[0]), str(keys[1])))
-encoded = {**encode_view(view), **encode_compare(compare_state)}
-if st.query_params.to_dict() != encoded:
-    st.query_params.from_dict(encoded)
-with st.sidebar:
-    st.subheader(t("sidebar.share", lang))
-    st.code(compare_share_url(st.context.url or "", view, compare_state), language=None, wrap_lines=True)
-    st.caption(t("sidebar.share_caption", lang))
+publish_link(int(layer), int(head), text_b, spec_b, query, keys)
 st.caption(t("compare.server_time", lang, ms=f"{1000 * (time.perf_counter() - started):.0f}"))

@@ -12,8 +12,9 @@ HELP = "compare two texts (or two models) head by head: which heads moved a toke
 
 
 def add_arguments(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("--model-b", metavar="M2", help="a second model (same layers × heads and tokenizer); "
-                                                     "default: --model")
+    sub.add_argument("--model-b", metavar="M2", help="a second model; head by head when it has the same layers × "
+                                                     "heads and tokenizer, else (one text) entropy by relative depth "
+                                                     "and attention by piece; default: --model")
     sub.add_argument("--text", required=True, help="text A")
     sub.add_argument("--text-b", help="text B (default: text A, to compare two models on one text)")
     sub.add_argument("--query", help="the token whose attention row is compared: a token string or a position in "
@@ -47,7 +48,7 @@ def parse_keys(spec: str | None) -> tuple[int | str, ...] | None:
 def run(args: argparse.Namespace) -> None:
     from transformers.utils import logging as hf_logging
 
-    from inspector.analyses.compare import compare, comparison_json
+    from inspector.analyses.compare import IncomparableModelsError, compare, comparison_json
     from inspector.core.loading import load_model
 
     # The weight-loading progress bar would put lines on stderr before a one-line error.
@@ -60,9 +61,33 @@ def run(args: argparse.Namespace) -> None:
     loaded_a = load_model(args.model, device=args.device, dtype=args.dtype)
     loaded_b = loaded_a if args.model_b is None else load_model(args.model_b, device=args.device, dtype=args.dtype)
     text_b = args.text if args.text_b is None else args.text_b
-    result = compare(loaded_a, args.text, loaded_b, text_b, query=query, keys=keys, backend=args.backend)
-    payload = comparison_json(result, args.lang)
+    try:
+        payload = comparison_json(compare(loaded_a, args.text, loaded_b, text_b, query=query, keys=keys,
+                                          backend=args.backend), args.lang)
+    except IncomparableModelsError:
+        if args.text_b is not None or loaded_b is loaded_a:
+            raise
+        # Two models of different shapes or tokenizers on one text (MiniLM vs Gemma): what both have (issue 27).
+        payload = _shapes_payload(loaded_a, loaded_b, args)
     if args.json:
         write_json(payload, args.json)
     if args.json != "-":
         print(payload["sentence"])
+
+
+def _shapes_payload(loaded_a, loaded_b, args: argparse.Namespace) -> dict:
+    """Models of different shapes on one text: :func:`inspector.analyses.compare_shapes.compare_shapes`'s JSON."""
+    from inspector.analyses.compare import run_text
+    from inspector.analyses.compare_shapes import compare_shapes, shapes_json
+
+    if args.keys is not None:
+        raise InvalidRequestError("--keys compares two heads' rows; models of different shapes have no head "
+                                  "partners — leave --keys out (the query is a piece of the text: --query N)")
+    if args.query is not None and not args.query.strip().isdigit():
+        raise InvalidRequestError(f"--query {args.query!r}: for models of different shapes the query is a piece of "
+                                  "the text by its number (the JSON's segments), like --query 3")
+    runs = [run_text(loaded, args.text, backend=args.backend, what="the text") for loaded in (loaded_a, loaded_b)]
+    shapes = [(m.info.num_layers, m.info.num_heads, m.info.num_kv_heads) for m in (loaded_a, loaded_b)]
+    result = compare_shapes(runs[0].capture, runs[1].capture, *shapes,
+                            query=None if args.query is None else int(args.query))
+    return shapes_json(result, args.lang)

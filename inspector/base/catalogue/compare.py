@@ -99,6 +99,44 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "of “{top_a}” changes by {delta}.",
      "类别 logit 最大变化 {change}；首选类别从“{top_a}”变为“{top_b}”，“{top_a}”的概率变化 {delta}。"),
     ("compare.sentence", "{attention}; {output}", "{attention}；{output}"),
+    # Two models of different shapes (inspector.analyses.compare_shapes, issue 27) ------------------------------------
+    ("compare.shapes_special", "the special tokens", "特殊词元"),
+    ("compare.shapes_sentence",
+     "{model_a} ({shape_a} heads) and {model_b} ({shape_b}) have no head-to-head partners, so they are compared on "
+     "what both have: reading “{query}”, {model_a} puts {share_a} of its attention (mean over every layer and head) "
+     "on “{top_a}” and {model_b} {share_b} on “{top_b}”; the two distributions are {js} nats apart (JS divergence, "
+     "0 = same, 0.693 = disjoint).",
+     "{model_a}（{shape_a} 个头）和 {model_b}（{shape_b}）的头无法一一对应，所以只比较两者都有的量：读“{query}”时，"
+     "{model_a} 把 {share_a} 的注意力（对所有层和头取平均）放在“{top_a}”上，{model_b} 把 {share_b} 放在“{top_b}”上；"
+     "两个分布相差 {js} 奈特（JS 散度，0 = 相同，0.693 = 完全不重叠）。"),
+    ("compare.shapes_output",
+     "The outputs are not comparable across these models (an embedding, a next-token distribution over another "
+     "vocabulary), so no output change is given.",
+     "这两个模型的输出不可比较（一个是句子嵌入，一个是另一套词表上的下一个词元分布），所以不给出输出变化。"),
+    ("compare.shapes_heading", "Two models of different shapes: what can be compared",
+     "两个结构不同的模型：能比较什么"),
+    ("compare.shapes_intro",
+     "{model_a}: {layers_a} layers × {heads_a} heads ({kv_a} key/value), {tokens_a} tokens; {model_b}: {layers_b} × "
+     "{heads_b} ({kv_b} key/value), {tokens_b} tokens. Heads cannot be paired one to one, so the page shows each "
+     "model's own profile side by side: entropy by relative depth, and the attention of one piece of the text to "
+     "every piece, on the pieces both tokenizers agree on.",
+     "{model_a}：{layers_a} 层 × {heads_a} 个头（{kv_a} 个键/值头），{tokens_a} 个词元；{model_b}：{layers_b} × "
+     "{heads_b}（{kv_b} 个键/值头），{tokens_b} 个词元。头无法一一配对，所以本页并排显示每个模型自己的概况：按相对深度"
+     "的熵，以及文本中一个片段对每个片段的注意力（片段取两个分词器都认可的切分）。"),
+    ("compare.shapes_query", "Query piece (read at its last token)", "查询片段（在它的最后一个词元处读取）"),
+    ("compare.shapes_download", "Numbers (JSON)", "数据（JSON）"),
+    ("chart.compare.shapes_entropy_title", "Entropy by relative depth", "按相对深度的熵"),
+    ("chart.compare.shapes_entropy_note",
+     "Each layer's mean normalised entropy (0 = one key, 1 = uniform) at (layer + ½) / layers.",
+     "每层的平均归一化熵（0 = 只看一个键，1 = 均匀）位于 (层 + ½) / 层数 处。"),
+    ("chart.compare.shapes_depth", "relative depth (input → output)", "相对深度（输入 → 输出）"),
+    ("chart.compare.shapes_entropy", "entropy / log(keys)", "熵 / log(键数)"),
+    ("chart.compare.shapes_model", "model", "模型"),
+    ("chart.compare.shapes_attention_title", "Attention of “{query}” by piece", "“{query}”对各片段的注意力"),
+    ("chart.compare.shapes_attention_note", "Mean over every layer and head; the last bar: special tokens.",
+     "对所有层和头取平均；最后一条：特殊词元。"),
+    ("chart.compare.shapes_piece", "piece of the text", "文本片段"),
+    ("chart.compare.shapes_share", "share of attention", "注意力占比"),
     # Charts (inspector.charts.compare) --------------------------------------------------------------------------------
     ("chart.compare.legend_js", "JS divergence of the query's rows (nats)", "查询词元两行的 JS 散度（奈特）"),
     ("chart.compare.legend_shift", "key shift: mass moved from key 1 to key 2", "键转移：从键 1 移到键 2 的注意力"),
