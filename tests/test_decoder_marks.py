@@ -61,8 +61,8 @@ def test_views_mark_exactly_the_cells_a_query_cannot_see(windowed, tiny_bert):
 def test_heatmap_draws_masked_cells_grey_with_a_legend_entry(windowed):
     result = capture(windowed, TEXT, weights="all")
     view = heatmap_view(result, 1, 3)
-    for lang, reason in (("en", "masked: a later key, or outside the 4-token window"),
-                         ("zh", "被遮蔽：后面的键，或在 4 个词元的窗口之外")):
+    for lang, reason in (("en", "masked (a later key, or outside the 4-token window)"),
+                         ("zh", "遮蔽（后面的键，或 4 词元窗口之外）")):
         spec = attention_heatmap_chart(view, lang=lang, kv_heads=1, num_heads=4).to_dict()
         weights_layer, mask_layer = spec["layer"]
         assert weights_layer["transform"] == [{"filter": "(!datum.masked)"}]
@@ -96,7 +96,8 @@ def test_grid_labels_heads_with_their_kv_head_and_layers_with_their_window(windo
     spec = entropy_grid_chart(entropy, kv_heads=1, windows=result.windows, lang="zh").to_dict()
     base = spec["layer"][0]["encoding"]
     assert base["x"]["axis"]["labelExpr"] == "datum.value + '·' + floor(datum.value / 4)"
-    assert json.dumps(["全局", "局部 4", "局部 4"], ensure_ascii=True) in base["y"]["axis"]["labelExpr"]
+    assert json.dumps([" · 全局", "", ""], ensure_ascii=True) in base["y"]["axis"]["labelExpr"]
+    assert base["y"]["title"] == "层（未标注的为局部 4）"
     assert any(tip.get("field") == "kv" for tip in base["tooltip"])
     # A model without grouped-query heads or windows keeps its plain grid.
     plain = entropy_grid_chart(entropy).to_dict()["layer"][0]["encoding"]

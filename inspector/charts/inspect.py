@@ -157,14 +157,18 @@ def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None
         head_axis = alt.Axis(labelAngle=0, labelOverlap=False, labelFontSize=alt.Undefined if slide else 10,
                              labelExpr=f"datum.value + '·' + floor(datum.value / {group})")
         head_title = t("chart.inspect.head_kv_axis", lang)
-    layer_axis = alt.Axis()
+    layer_axis, layer_title = alt.Axis(), t("chart.inspect.layer", lang)
     if "kind" in data:
-        kinds = json.dumps([layer_kind_text(w, True, lang) for w in windows], ensure_ascii=True)
-        layer_axis = alt.Axis(labelExpr=f"datum.value + ' · ' + {kinds}[datum.value]", labelLimit=NARROW_COLUMN_PX)
+        # Local layers by number, global ones marked: "local 512" on every layer squeezed the grid in a 180 px column.
+        window = max(w for w in windows if w is not None)
+        marks = json.dumps(["" if w == window else " · " + layer_kind_text(w, True, lang) for w in windows],
+                           ensure_ascii=True)
+        layer_axis = alt.Axis(labelExpr=f"datum.value + {marks}[datum.value]", labelLimit=NARROW_COLUMN_PX)
+        layer_title = t("chart.inspect.layer_local_axis", lang, window=window)
     base = alt.Chart(data).encode(
         # Every head numbered, in type small enough for 12 heads in the narrow column of a 1000 px window.
         x=alt.X("head:O", title=head_title, axis=head_axis),
-        y=alt.Y("layer:O", title=t("chart.inspect.layer", lang), axis=layer_axis),
+        y=alt.Y("layer:O", title=layer_title, axis=layer_axis),
         tooltip=_head_entropy_tooltip(lang, data),
     )
     cells = base.mark_rect(cursor="pointer" if selectable else "default").encode(
@@ -293,7 +297,8 @@ def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False, lang: str
         stroke="white", strokeWidth=0.5 if cell >= 8 else 0).encode(
         x=x, y=y,
         color=alt.Color("mask:N", title=None, scale=alt.Scale(domain=[reason], range=[MASKED_COLOR]),
-                        legend=alt.Legend(orient="bottom", symbolType="square", labelLimit=column)),
+                        # Above the plot: beside the weights' legend under it, the label ran past the chart's edge.
+                        legend=alt.Legend(orient="top", symbolType="square", labelLimit=column)),
         tooltip=[*tooltip[:2], alt.Tooltip("mask:N", title=weight)],
     )
     chart = alt.layer(cells.transform_filter(~alt.datum.masked), masked_cells).resolve_scale(

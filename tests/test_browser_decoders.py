@@ -1,0 +1,64 @@
+"""Inspect on each bundled decoder in headless Chromium (issue 27): the page draws with no exception box, the heatmap
+names the key/value head its head shares, masked cells are drawn, and in 简体中文 the Chinese example on Gemma reads as
+Chinese tokens (no [UNK]). Needs the decoders prepared (make app / make prepare-models), like tests/test_bundled.py."""
+
+from __future__ import annotations
+
+import urllib.parse
+
+import pytest
+
+from benchmarks.live_app import CHART, CHART_DRAWN
+from inspector.base.examples import EXAMPLES
+
+pytestmark = pytest.mark.browser
+
+# A decoder's first page loads it inside the server (Gemma: about 4 s unloaded, longer on a busy machine).
+FIRST_RENDER_TIMEOUT_MS = 240_000
+CHARTS_ON_THE_PAGE = 4
+TOKEN_STRIP = '[data-testid="stMain"] [data-testid="stCode"]'
+EXCEPTION = '[data-testid="stException"]'
+
+
+def _open(browser, app_url: str, query: dict[str, str]):
+    context = browser.new_context(viewport={"width": 1000, "height": 1000})
+    page = context.new_page()
+    page.goto(f"{app_url}/?{urllib.parse.urlencode(query)}", timeout=FIRST_RENDER_TIMEOUT_MS)
+    page.wait_for_selector(CHART_DRAWN, timeout=FIRST_RENDER_TIMEOUT_MS)
+    page.wait_for_function(f"document.querySelectorAll('{CHART}').length === {CHARTS_ON_THE_PAGE}",
+                           timeout=FIRST_RENDER_TIMEOUT_MS)
+    return context, page
+
+
+def _svg_text(page) -> str:
+    return page.evaluate(f"[...document.querySelectorAll('{CHART} svg')].map(svg => svg.textContent).join(' ')")
+
+
+@pytest.mark.parametrize("spec, kv", [("bundled:smollm2-135m", "kv head 1"), ("bundled:gemma-3-270m", "kv head 0")])
+def test_inspect_draws_on_each_bundled_decoder(browser, app_url, spec, kv):
+    context, page = _open(browser, app_url, {"model": spec, "layer": "5", "head": "3"})
+    try:
+        assert page.locator(EXCEPTION).count() == 0
+        drawn = _svg_text(page)
+        assert "Layer 5, head 3: attention weights" in drawn and kv in drawn  # the title may wrap between them
+        assert "masked (" in drawn  # the causal mask's legend entry
+        strip = page.locator(TOKEN_STRIP).first.inner_text()
+        assert "Ġ" not in strip and "▁" not in strip and "␣animal" in strip
+        if spec == "bundled:gemma-3-270m":
+            assert "· global" in drawn and "5 · global" in drawn  # layer 5 is one of Gemma's global layers
+    finally:
+        context.close()
+
+
+def test_the_chinese_example_on_gemma_in_chinese(browser, app_url):
+    chinese = next(e for e in EXAMPLES if e.slug == "04-chinese")
+    context, page = _open(browser, app_url, {"model": "bundled:gemma-3-270m", "lang": "zh", "text": chinese.text})
+    try:
+        assert page.locator(EXCEPTION).count() == 0
+        strip = page.locator(TOKEN_STRIP).first.inner_text()
+        assert "[UNK]" not in strip and "<bos>" in strip and "没有" in strip
+        drawn = _svg_text(page)
+        assert "共享键值头 0" in drawn and "遮蔽" in drawn and "局部 512" in drawn
+        assert page.get_by_text("UNK").count() == 0  # no unknown-token warning
+    finally:
+        context.close()
