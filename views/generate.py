@@ -208,7 +208,7 @@ if result.steps > 1:
                      help=t("generate.step_help", lang))
 else:
     step = 0
-st.markdown(escape_markdown(t("generate.step_line", lang, step=step, token=result.tokens[step],
+st.markdown(escape_markdown(t("generate.step_line", lang, step=step, token=result.pieces[step],
                               p=f"{float(result.chosen_prob[step]):.3f}",
                               position=result.prompt_len - 1 + step)))
 layer_column, head_column = st.columns(2)

@@ -112,7 +112,8 @@ class Generation:
 
     prompt_tokens / prompt_ids: the tokenizer's strings and (prompt_len,) int64 ids, special tokens included
     (the chat template's markers for a chat prompt). prompt_text: what was tokenised (the rendered template).
-    token_ids: (T,) int64 generated ids; tokens: their token strings; text: the generated ids decoded.
+    token_ids: (T,) int64 generated ids; tokens: their token strings (the tokenizer's own, ``Ġ`` and ``▁`` included);
+    pieces: each one decoded on its own, as it reads in the text; text: the generated ids decoded.
     candidate_ids: (T, CANDIDATES) int64 — each step's most likely next tokens by ``candidate_probs`` (T,
     CANDIDATES) float32, probabilities of the distribution the token was chosen from (see
     :func:`next_token_distribution`), descending. chosen_prob: (T,) float32; chosen_rank: (T,) int32, the
@@ -138,6 +139,7 @@ class Generation:
     prompt_ids: np.ndarray
     token_ids: np.ndarray
     tokens: tuple[str, ...]
+    pieces: tuple[str, ...]
     text: str
     candidate_ids: np.ndarray
     candidate_tokens: tuple[tuple[str, ...], ...]
@@ -168,7 +170,7 @@ class Generation:
         problems = []
         if not 1 <= steps <= self.max_new_tokens:
             problems.append(f"{steps} tokens for max_new_tokens {self.max_new_tokens}")
-        if len(self.tokens) != steps or len(self.prompt_tokens) != prompt_len:
+        if len(self.tokens) != steps or len(self.pieces) != steps or len(self.prompt_tokens) != prompt_len:
             problems.append("token strings do not match the ids")
         for name in ("entropy", "lse", "sink_mass"):
             if getattr(self, name).shape != (steps, layers, heads):
@@ -405,10 +407,12 @@ def generate(
     with loaded.tokenizer_lock:
         candidate_tokens = tuple(tuple(_shown_tokens(loaded, row.tolist())) for row in candidate_ids)
         tokens = tuple(_shown_tokens(loaded, ids))
+        pieces = tuple(str(loaded.tokenizer.decode([i], skip_special_tokens=False)) for i in ids)
     return Generation(
         model_name=info.name, prompt=prompt, chat=chat, prompt_text=text, prompt_tokens=encoded.tokens,
         prompt_ids=prompt_ids[0].cpu().numpy().astype(np.int64), token_ids=np.asarray(ids, dtype=np.int64),
-        tokens=tokens, text=_decode(loaded, ids), candidate_ids=candidate_ids, candidate_tokens=candidate_tokens,
+        tokens=tokens, pieces=pieces, text=_decode(loaded, ids), candidate_ids=candidate_ids,
+        candidate_tokens=candidate_tokens,
         candidate_probs=torch.stack(cand_probs).float().numpy(),
         chosen_prob=np.asarray(chosen_prob, dtype=np.float32), chosen_rank=np.asarray(chosen_rank, dtype=np.int32),
         entropy=stacked["entropy"], lse=stacked["lse"], sink_mass=stacked["sink"], visible_keys=seen_keys,
@@ -440,7 +444,8 @@ def generation_json(result: Generation) -> dict:
         "options": {"max_new_tokens": result.max_new_tokens, "temperature": result.options.temperature,
                     "top_k": result.options.top_k, "top_p": result.options.top_p, "seed": result.options.seed},
         "prompt_tokens": list(result.prompt_tokens), "prompt_ids": result.prompt_ids,
-        "tokens": list(result.tokens), "token_ids": result.token_ids, "text": result.text, "finish": result.finish,
+        "tokens": list(result.tokens), "pieces": list(result.pieces), "token_ids": result.token_ids,
+        "text": result.text, "finish": result.finish,
         "candidates": [[{"token": tok, "id": int(i), "p": float(p)} for tok, i, p in zip(toks, ids, probs)]
                        for toks, ids, probs in zip(result.candidate_tokens, result.candidate_ids,
                                                    result.candidate_probs)],

@@ -29,7 +29,7 @@ from inspector.charts.base import (
 )
 
 PROMPT_COLOR, GENERATED_COLOR = "#3b528b", "#e66101"
-_HEAD_ROW_PX, _SLIDE_HEAD_ROW_PX = 14, 22
+_HEAD_ROW_PX, _SLIDE_HEAD_ROW_PX = 18, 24
 
 
 def _check_step(result: Generation, step: int) -> int:
