@@ -276,3 +276,34 @@ def test_smollm2_chat_prompt_goes_through_its_template(smollm2):
     result = generate(smollm2, "What is 2 + 2?", chat=True, max_new_tokens=4)
     assert "<|im_start|>user" in result.prompt_text and result.prompt_text.rstrip().endswith("assistant")
     assert result.prompt_tokens.count("<|im_start|>") == 3  # system, user, and the assistant's turn opened
+
+
+# ------------------------------------------------------------------------------------------------ the page's charts
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_chart_builds_a_valid_spec_in_both_languages(decoders, lang):
+    from inspector.charts.generate import (
+        attention_row_chart,
+        candidates_chart,
+        entropy_strip_chart,
+        kv_cache_chart,
+        layer_rows_chart,
+        sink_chart,
+    )
+
+    result = generate(decoders["llama"], PROMPT, max_new_tokens=6, weights=[1], temperature=1.0, top_k=8, seed=1,
+                      stop_at_eos=False)
+    charts = [attention_row_chart(result, 1, 2, 5, lang=lang), layer_rows_chart(result, 1, 3, selected_head=1,
+                                                                                  lang=lang),
+              candidates_chart(result, 2, lang=lang), entropy_strip_chart(result, 0, step=4, lang=lang),
+              sink_chart(result, 1, step=0, lang=lang), kv_cache_chart(result, step=5, slide=True, lang=lang)]
+    for chart in charts:
+        spec = chart.to_dict()  # validates against the Vega-Lite schema
+        assert spec["title"]
+    row = charts[0].to_dict()
+    values = next(iter(row["datasets"].values()))
+    assert len(values) == result.prompt_len + 5  # step 5 saw prompt_len + 5 keys
+    assert sum(v["weight"] for v in values) == pytest.approx(1.0, abs=1e-5)
+    with pytest.raises(ValueError, match="step 6"):
+        candidates_chart(result, 6, lang=lang)
