@@ -41,6 +41,7 @@ PAGES = [
     st.Page("views/groundtruth.py", title=t("nav.groundtruth", lang), icon=":material/verified:",
             url_path="groundtruth"),
     st.Page("views/compare.py", title=t("nav.compare", lang), icon=":material/compare_arrows:", url_path="compare"),
+    st.Page("views/generate.py", title=t("nav.generate", lang), icon=":material/edit_note:", url_path="generate"),
 ]
 
 st.navigation(PAGES).run()

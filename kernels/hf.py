@@ -160,7 +160,8 @@ class LayerRecord:
     after any :class:`WeightEdit`. tensors: what :attr:`AttentionRequest.keep` asked for — ``query``
     (batch, heads, q_len, d) and ``key`` / ``value`` (batch, kv_heads, k_len, d) as the layer received them
     (after the projections and any rotary embedding), ``output`` (batch, heads, q_len, d): each head's
-    attention output after interventions, before the output projection.
+    attention output after interventions, before the output projection. k_len: how many keys the layer
+    received (with a KV cache that keeps a sliding window, fewer than the text's length).
     """
 
     layer: int
@@ -171,6 +172,7 @@ class LayerRecord:
     visible_keys: torch.Tensor
     weights: torch.Tensor | None
     tensors: dict[str, torch.Tensor] = field(default_factory=dict)
+    k_len: int | None = None
 
 
 TensorName = Literal["query", "key", "value", "output"]
@@ -461,6 +463,7 @@ def inspector_attention(
             visible_keys=visible.expand(query.shape[0], q_len),
             weights=weights.detach() if want_weights else None,
             tensors=({name: kept[name].detach() for name in request.keep} if request.wants_tensors(layer) else {}),
+            k_len=k_len,
         ))
         if request.stop_after is not None and layer >= request.stop_after:
             raise AttentionDone(f"layer {layer} recorded; the request stops after it")

@@ -76,14 +76,15 @@ def token_word_ids(encoding, special: np.ndarray) -> np.ndarray:
     return np.where(special, -1, result).astype(np.int32)
 
 
-def _validated_encoding(loaded: LoadedModel, text: str, *, truncate: bool):
+def _validated_encoding(loaded: LoadedModel, text: str, *, truncate: bool, add_special_tokens: bool = True):
     """The tokenizer's ``BatchEncoding`` of ``text`` (batch of one, PyTorch tensors, on the CPU) and whether it
     was truncated, after the checks :func:`encode_text` states."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidTextError("the text is empty; type or paste a sentence to inspect")
     tokenizer, limit = loaded.tokenizer, loaded.info.max_positions
     options = dict(return_tensors="pt", return_special_tokens_mask=True,
-                   return_offsets_mapping=bool(getattr(tokenizer, "is_fast", False)))
+                   return_offsets_mapping=bool(getattr(tokenizer, "is_fast", False)),
+                   add_special_tokens=add_special_tokens)
     with loaded.tokenizer_lock:
         encoding = tokenizer(text, truncation=False, verbose=False, **options)
         full_length = encoding["input_ids"].shape[1]
@@ -121,11 +122,13 @@ class EncodedText:
     encoding: object
 
 
-def encode_text(loaded: LoadedModel, text: str, *, truncate: bool = False) -> EncodedText:
+def encode_text(loaded: LoadedModel, text: str, *, truncate: bool = False,
+                add_special_tokens: bool = True) -> EncodedText:
     """Tokenise ``text`` and validate it before any forward — non-empty, within the model's length (or cut to it
     when ``truncate``), not only special or invisible tokens, ids inside the vocabulary — and put its inputs on
-    the model's device. Raises :class:`InvalidTextError`."""
-    encoding, truncated = _validated_encoding(loaded, text, truncate=truncate)
+    the model's device. ``add_special_tokens=False`` for a text that already carries them (a chat template's
+    output). Raises :class:`InvalidTextError`."""
+    encoding, truncated = _validated_encoding(loaded, text, truncate=truncate, add_special_tokens=add_special_tokens)
     device = loaded.device
     ids = encoding["input_ids"]
     return EncodedText(
@@ -175,6 +178,8 @@ def forward(
     resume: ResumeAt | None = None,
     keep_layer_outputs: bool = False,
     stop_after: int | None = None,
+    cache: object | None = None,
+    logits_to_keep: int | None = None,
 ) -> ForwardResult:
     """Run the shared model on ``inputs`` (``input_ids`` or ``inputs_embeds``, plus ``attention_mask``, on the
     model's device) through the inspector's attention function, with ``interventions`` applied inside it.
@@ -189,6 +194,11 @@ def forward(
     (:attr:`ForwardResult.layer_outputs`) for such a later forward. Both need :attr:`LoadedModel.can_resume`.
     ``stop_after``: end the forward once that layer's attention is recorded — the records are complete up to it,
     and ``outputs`` is None (the census reads records only, so the last layer's MLP and the head never run).
+    ``cache``: a transformers KV cache (``DynamicCache``) the forward reads and extends — how
+    :mod:`inspector.analyses.generate` prefills a prompt and then decodes one query a step through the same
+    attention function (the queries are then the last positions of the keys); hidden states are not kept then.
+    ``logits_to_keep``: compute the language-model head for the last this many positions only (decoding reads
+    the last one).
 
     Raises :class:`InvalidRequestError` for an intervention naming a layer or head the model lacks,
     :class:`BackendError`, :class:`UnsupportedModelError` and :class:`DeadlineExceededError` (see the module
@@ -216,7 +226,12 @@ def forward(
     context = torch.enable_grad() if grad else torch.inference_mode()
     try:
         with context, attention_request(request):
-            outputs = loaded.model(**inputs, output_hidden_states=True)
+            extra: dict = {"output_hidden_states": cache is None}
+            if cache is not None:
+                extra.update(cache=cache, use_cache=True)
+            if logits_to_keep is not None:
+                extra["logits_to_keep"] = logits_to_keep
+            outputs = loaded.model(**inputs, **extra)
     except AttentionDone:
         outputs = None
     except DeadlinePassed as err:

@@ -47,7 +47,7 @@ from inspector.core.bundled import BUNDLED, BUNDLED_PREFIX
 from inspector.core.loading import DEFAULT_MODEL, SHIPPED_PREFIX, shipped_model_path
 
 SHARE_VERSION = 1
-PAGES: tuple[str, ...] = ("inspect", "heads", "attribution", "lessons", "groundtruth", "compare")
+PAGES: tuple[str, ...] = ("inspect", "heads", "attribution", "lessons", "groundtruth", "compare", "generate")
 BACKENDS: tuple[str, ...] = ("auto", "torch", "triton")
 # A text whose URL-encoded form has up to this many characters travels as readable ``text=``; a longer one as
 # whichever is shorter, ``text=`` or the compressed ``tz=`` (non-Latin text, 9 characters a letter once encoded,
@@ -425,3 +425,89 @@ def compare_share_url(base_url: str, state: ViewState, compare_state: CompareSta
     """:func:`share_url` with the Compare page's parameters added."""
     scheme, netloc, path, _, _ = urlsplit(base_url)
     return urlunsplit((scheme, netloc, path, urlencode({**encode_view(state), **encode_compare(compare_state)}), ""))
+
+
+# ------------------------------------------------------------------------------ generate page state (issue 28)
+# The Generate page's own parameters, next to the ViewState ones (the prompt is the view's ``text``; decode_view
+# ignores these): ``new`` (new tokens), ``temp`` (temperature), ``topk`` (0 = no cut), ``topp``, ``seed``, ``chat``
+# (0/1) and ``step`` (the step on screen). Only values that differ from the defaults are written, so every link made
+# before the page existed opens it with the defaults. Like decode_view, decode_generate never raises.
+GENERATE_MAX_NEW_TOKENS = 256
+GENERATE_MAX_TEMPERATURE = 2.0
+GENERATE_MAX_TOP_K = 1_000
+GENERATE_MAX_SEED = 2**31 - 1
+_DECIMAL = re.compile(r"[0-9]{1,3}(\.[0-9]{1,4})?")
+
+
+@dataclass(frozen=True)
+class GenerateState:
+    """What a Generate link reproduces beyond :class:`ViewState` (whose ``text`` is the prompt): the run — new
+    tokens, temperature, top-k (0 = no cut), top-p, seed, chat template — and the step on screen."""
+
+    new: int = 32
+    temp: float = 0.0
+    topk: int = 0
+    topp: float = 1.0
+    seed: int = 0
+    chat: bool = False
+    step: int = 0
+
+
+_GENERATE_DEFAULTS = GenerateState()
+# parameter → (lowest, highest, whole number)
+_GENERATE_BOUNDS = {"new": (1, GENERATE_MAX_NEW_TOKENS, True), "temp": (0.0, GENERATE_MAX_TEMPERATURE, False),
+                    "topk": (0, GENERATE_MAX_TOP_K, True), "topp": (0.01, 1.0, False),
+                    "seed": (0, GENERATE_MAX_SEED, True), "step": (0, GENERATE_MAX_NEW_TOKENS - 1, True)}
+
+
+def decode_generate(params: Mapping[str, str | Sequence[str]]) -> tuple[GenerateState, tuple[Notice, ...]]:
+    """Read a :class:`GenerateState` from query parameters; every bad value falls back with a warning."""
+    if not isinstance(params, Mapping):
+        return _GENERATE_DEFAULTS, ()
+    warnings: list[Notice] = []
+    values: dict[str, object] = {}
+    for key, (low, high, whole) in _GENERATE_BOUNDS.items():
+        value = _last(params.get(key))
+        if value is None:
+            continue
+        text = value if isinstance(value, str) else ""
+        number: float | None = None
+        if whole and re.fullmatch(r"[0-9]{1,10}", text):
+            number = int(text)
+        elif not whole and _DECIMAL.fullmatch(text):
+            number = float(text)
+        if number is None or not low <= number <= high:
+            warnings.append(Notice("share.bad_generate", key=key, value=_shown(value), low=low, high=high,
+                                   default=getattr(_GENERATE_DEFAULTS, key)))
+        else:
+            values[key] = number
+    chat = _last(params.get("chat"))
+    if chat is not None:
+        if isinstance(chat, str) and chat.lower() in _TRUE + _FALSE:
+            values["chat"] = chat.lower() in _TRUE
+        else:
+            warnings.append(Notice("share.bad_flag", key="chat", value=_shown(chat), default=Notice("share.off")))
+    return replace(_GENERATE_DEFAULTS, **values), tuple(warnings)
+
+
+def encode_generate(state: GenerateState) -> dict[str, str]:
+    """Query parameters for ``state`` (only what differs from the defaults), to add to :func:`encode_view`'s."""
+    params: dict[str, str] = {}
+    for f in fields(GenerateState):
+        value = getattr(state, f.name)
+        if value == getattr(_GENERATE_DEFAULTS, f.name):
+            continue
+        if isinstance(value, bool):
+            params[f.name] = "1" if value else "0"
+        elif isinstance(value, float):
+            params[f.name] = f"{value:.4f}".rstrip("0").rstrip(".")
+        else:
+            params[f.name] = str(value)
+    return params
+
+
+def generate_share_url(base_url: str, state: ViewState, generate_state: GenerateState) -> str:
+    """:func:`share_url` with the Generate page's parameters added."""
+    scheme, netloc, path, _, _ = urlsplit(base_url)
+    return urlunsplit((scheme, netloc, path, urlencode({**encode_view(state), **encode_generate(generate_state)}),
+                       ""))

@@ -127,6 +127,8 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "query={value} {problem}；改用第一个不同的词元。"),
     ("share.bad_keys", "keys={value} is not two tokens separated by a comma; using the default keys.",
      "keys={value} 不是用逗号分隔的两个词元；改用默认的键。"),
+    ("share.bad_generate", "{key}={value} is not a number from {low} to {high}; using {default}.",
+     "{key}={value} 不是 {low} 到 {high} 之间的数；改用 {default}。"),
     # The run each page opens with (views/sidebar.open_page): loading, running, memory, unknown tokens -----------------
     ("inputs.type_model", "Type a hub id (org/name) or the path of a local model folder in the sidebar.",
      "请在侧边栏输入 Hub 模型 id（org/name）或本地模型文件夹的路径。"),

@@ -1,0 +1,459 @@
+"""Watch a causal language model write (issue 28): each new token's attention over the KV cache, the choices the
+model had, entropy and sink mass per step.
+
+:func:`generate` prefills the prompt once, then decodes one query a step against transformers' KV cache
+(``DynamicCache``), every forward through the one attention function (:func:`inspector.core.forward.forward`,
+an :class:`kernels.hf.AttentionRequest` per forward). Step ``t`` is the forward whose last query picks generated
+token ``t``: step 0 is the prefill (its last row), step ``t ≥ 1`` the decode of token ``t − 1`` — a single query
+at position ``prompt_len − 1 + t`` that sees the ``prompt_len + t`` keys before it. Every step records, for every
+layer × head, the fused per-row statistics the backend computes anyway (entropy, log-sum-exp, the mass on the
+first token — Xiao et al. 2023's attention sink); exact weights are materialised only for the layers asked for.
+
+Choosing the next token follows transformers' order: logits / temperature, then top-k, then top-p (nucleus,
+Holtzman et al. 2020: the smallest set of most likely tokens whose mass reaches ``top_p``), renormalised, then a
+draw from a ``torch.Generator`` seeded by ``seed`` — the same seed gives the same text. ``temperature == 0`` is
+greedy (the arg-max, as ``generate(do_sample=False)``); the candidates shown are then the model's own
+probabilities (temperature 1, unfiltered), since the greedy distribution is a single spike.
+
+A chat prompt (the instruct model) is rendered with the tokenizer's own chat template, through transformers'
+sandboxed Jinja renderer (``apply_chat_template``), and tokenised without adding special tokens a second time.
+
+Not supported: beam search, batches of prompts, repetition penalties — one prompt, one path, every step measured.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import torch
+
+from inspector.base.errors import InspectorError, InvalidRequestError, InvalidTextError, UnsupportedModelError
+from inspector.base.progress import Progress, no_progress
+from inspector.core.forward import encode_text, forward
+from inspector.core.loading import LoadedModel
+
+# The longest generation one call makes: the page's slider and the CLI stop here (a CPU writes ~10 tokens/s).
+MAX_NEW_TOKENS = 512
+# How many next-token candidates each step keeps (the page's bar chart).
+CANDIDATES = 10
+
+Finish = Literal["length", "eos", "stopped"]
+
+
+def _decoder_check(loaded: LoadedModel) -> None:
+    info = loaded.info
+    if not info.causal or info.head != "causal-lm":
+        raise UnsupportedModelError(
+            f"{info.name} is not a causal language model (it is {info.architecture}, head {info.head!r}), so it "
+            "cannot write text; pick bundled:smollm2-135m or bundled:gemma-3-270m")
+
+
+@dataclass(frozen=True)
+class SamplingOptions:
+    """How each next token is chosen. ``temperature`` 0 = greedy; ``top_k`` None = no top-k cut; ``top_p`` in
+    (0, 1] (1 = no nucleus cut); ``seed`` seeds the draws."""
+
+    temperature: float = 0.0
+    top_k: int | None = None
+    top_p: float = 1.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.temperature, (int, float)) or not math.isfinite(self.temperature) \
+                or self.temperature < 0:
+            raise InvalidRequestError(f"temperature {self.temperature} must be a finite number ≥ 0 (0 = greedy: "
+                                      "always the most likely token); try 0.7")
+        if self.top_k is not None and (not isinstance(self.top_k, int) or self.top_k < 1):
+            raise InvalidRequestError(f"top-k {self.top_k} must be a whole number ≥ 1 (the k most likely tokens "
+                                      "are kept); leave it unset for no cut")
+        if not isinstance(self.top_p, (int, float)) or not math.isfinite(self.top_p) or not 0 < self.top_p <= 1:
+            raise InvalidRequestError(f"top-p {self.top_p} must be in (0, 1] (the share of probability mass kept; "
+                                      "1 = no cut); try 0.9")
+        if not isinstance(self.seed, int) or not 0 <= self.seed < 2**63:
+            raise InvalidRequestError(f"seed {self.seed} must be a whole number from 0 to 2^63 − 1")
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0
+
+
+def next_token_distribution(logits: torch.Tensor, options: SamplingOptions) -> torch.Tensor:
+    """(vocab,) float32 probabilities the next token is drawn from: softmax(logits / temperature) with everything
+    outside the top-k and the top-p nucleus set to 0, renormalised. Greedy (temperature 0): the model's own
+    softmax, unfiltered (the arg-max is taken from it)."""
+    logits = logits.float()
+    if options.greedy:
+        return torch.softmax(logits, dim=-1)
+    scores = logits / options.temperature
+    if options.top_k is not None and options.top_k < scores.shape[-1]:
+        kth = torch.topk(scores, options.top_k).values[-1]
+        scores = scores.masked_fill(scores < kth, float("-inf"))
+    probs = torch.softmax(scores, dim=-1)
+    if options.top_p < 1:
+        sorted_probs, order = torch.sort(probs, descending=True)
+        before = torch.cumsum(sorted_probs, dim=-1) - sorted_probs  # mass of the tokens more likely than each
+        drop_sorted = before >= options.top_p  # the most likely token is always kept (its "before" is 0)
+        drop = torch.zeros_like(drop_sorted).scatter(0, order, drop_sorted)
+        probs = probs.masked_fill(drop, 0.0)
+        probs = probs / probs.sum()
+    return probs
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One prompt's generation, every step measured. ``steps`` = how many tokens were generated (T); step ``t``'s
+    query is the token at position ``prompt_len − 1 + t`` and its keys the ``prompt_len + t`` tokens before and
+    including it (the module docstring). ``positions`` = prompt_len + T − 1, the longest row.
+
+    prompt_tokens / prompt_ids: the tokenizer's strings and (prompt_len,) int64 ids, special tokens included
+    (the chat template's markers for a chat prompt). prompt_text: what was tokenised (the rendered template).
+    token_ids: (T,) int64 generated ids; tokens: their token strings (the tokenizer's own, ``Ġ`` and ``▁`` included);
+    pieces: each one decoded on its own, as it reads in the text; text: the generated ids decoded.
+    candidate_ids: (T, CANDIDATES) int64 — each step's most likely next tokens by ``candidate_probs`` (T,
+    CANDIDATES) float32, probabilities of the distribution the token was chosen from (see
+    :func:`next_token_distribution`), descending. chosen_prob: (T,) float32; chosen_rank: (T,) int32, the
+    chosen token's rank in that distribution (0 = most likely; always 0 when greedy).
+    entropy, lse, sink_mass: (T, layers, heads) float32 — each step's query row: entropy (nats), log-sum-exp of
+    the scaled scores, weight on the first token (0 where a sliding window no longer sees it).
+    visible_keys: (T, layers) int32 — keys each step's query could attend to (prompt_len + t, fewer in a window).
+    weights: {layer: (T, heads, positions) float32} — the exact rows for the layers asked for; row t covers
+    positions 0 … prompt_len + t − 1 and is 0 beyond (and before a sliding window).
+    kv_cache_bytes: (T, layers) int64 — each layer's cache (keys and values) after step t's forward.
+    kv_cache_bytes_mha: (T, layers) int64 — the same cache with one key/value head per query head (the
+    grouped-query saving: × heads / kv_heads, from the model's shapes).
+    prefill_s: seconds of the prefill forward; step_s: (T,) float64 seconds each step took, sampling included
+    (step 0 = the prefill's). finish: ``length`` (max_new_tokens reached), ``eos`` (the model ended its text; the
+    end token is included) or ``stopped`` (``should_stop``).
+    """
+
+    model_name: str
+    prompt: str
+    chat: bool
+    prompt_text: str
+    prompt_tokens: tuple[str, ...]
+    prompt_ids: np.ndarray
+    token_ids: np.ndarray
+    tokens: tuple[str, ...]
+    pieces: tuple[str, ...]
+    text: str
+    candidate_ids: np.ndarray
+    candidate_tokens: tuple[tuple[str, ...], ...]
+    candidate_probs: np.ndarray
+    chosen_prob: np.ndarray
+    chosen_rank: np.ndarray
+    entropy: np.ndarray
+    lse: np.ndarray
+    sink_mass: np.ndarray
+    visible_keys: np.ndarray
+    windows: tuple[int | None, ...]
+    weights: dict[int, np.ndarray]
+    kv_cache_bytes: np.ndarray
+    kv_cache_bytes_mha: np.ndarray
+    prefill_s: float
+    step_s: np.ndarray
+    options: SamplingOptions
+    max_new_tokens: int
+    finish: Finish
+    backend: str
+    num_heads: int
+    num_kv_heads: int
+    notes: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        steps, prompt_len = len(self.token_ids), len(self.prompt_ids)
+        layers, heads = (self.entropy.shape[1], self.entropy.shape[2]) if self.entropy.ndim == 3 else (0, 0)
+        problems = []
+        if not 1 <= steps <= self.max_new_tokens:
+            problems.append(f"{steps} tokens for max_new_tokens {self.max_new_tokens}")
+        if len(self.tokens) != steps or len(self.pieces) != steps or len(self.prompt_tokens) != prompt_len:
+            problems.append("token strings do not match the ids")
+        for name in ("entropy", "lse", "sink_mass"):
+            if getattr(self, name).shape != (steps, layers, heads):
+                problems.append(f"{name} {getattr(self, name).shape} ≠ {(steps, layers, heads)}")
+        for name in ("visible_keys", "kv_cache_bytes", "kv_cache_bytes_mha"):
+            if getattr(self, name).shape != (steps, layers):
+                problems.append(f"{name} {getattr(self, name).shape} ≠ {(steps, layers)}")
+        if self.candidate_ids.shape != self.candidate_probs.shape or self.candidate_ids.shape[0] != steps:
+            problems.append("candidate arrays disagree")
+        for layer, rows in self.weights.items():
+            if rows.shape != (steps, heads, self.positions):
+                problems.append(f"weights of layer {layer} {rows.shape} ≠ {(steps, heads, self.positions)}")
+        if self.step_s.shape != (steps,) or len(self.windows) != layers:
+            problems.append("step times or windows do not match")
+        if self.finish not in ("length", "eos", "stopped"):
+            problems.append(f"finish {self.finish!r}")
+        if problems:
+            raise ValueError("inconsistent Generation: " + "; ".join(problems))
+
+    @property
+    def steps(self) -> int:
+        return len(self.token_ids)
+
+    @property
+    def prompt_len(self) -> int:
+        return len(self.prompt_ids)
+
+    @property
+    def positions(self) -> int:
+        """The longest attention row: prompt_len + steps − 1 (the last token is chosen, never read back)."""
+        return self.prompt_len + self.steps - 1
+
+    @property
+    def all_tokens(self) -> tuple[str, ...]:
+        """Prompt and generated token strings, in order (prompt_len + steps of them)."""
+        return self.prompt_tokens + self.tokens
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Generated tokens per second of model time (prefill included)."""
+        total = float(self.step_s.sum())
+        return self.steps / total if total > 0 else float("inf")
+
+
+def render_prompt(loaded: LoadedModel, prompt: str, *, chat: bool) -> tuple[str, bool]:
+    """The text to tokenise and whether the tokenizer should add its special tokens: the prompt itself, or the
+    chat template's rendering of one user message with the assistant's turn opened (then it carries its own
+    special tokens)."""
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise InvalidTextError("the prompt is empty; type the beginning of a text for the model to continue")
+    if not chat:
+        return prompt, True
+    tokenizer = loaded.tokenizer
+    if not getattr(tokenizer, "chat_template", None):
+        raise InvalidRequestError(f"{loaded.info.name} has no chat template, so a chat prompt cannot be built; turn "
+                                  "chat off, or pick bundled:smollm2-135m (instruction-tuned)")
+    with loaded.tokenizer_lock:
+        # transformers renders the template in a sandboxed Jinja environment: the template runs no Python.
+        text = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False,
+                                             add_generation_prompt=True)
+    return str(text), False
+
+
+def has_chat_template(loaded: LoadedModel) -> bool:
+    """Whether ``loaded``'s tokenizer carries a chat template (the page offers the chat toggle then)."""
+    return bool(getattr(loaded.tokenizer, "chat_template", None))
+
+
+def _eos_ids(loaded: LoadedModel) -> frozenset[int]:
+    ids: set[int] = set()
+    for source in (getattr(loaded.model, "generation_config", None), loaded.model.config, loaded.tokenizer):
+        value = getattr(source, "eos_token_id", None)
+        if isinstance(value, int):
+            ids.add(value)
+        elif isinstance(value, (list, tuple)):
+            ids.update(int(v) for v in value)
+    return frozenset(ids)
+
+
+def _cache_bytes(cache) -> list[int]:
+    """Bytes each layer's keys and values take in a transformers cache."""
+    layers = getattr(cache, "layers", None)
+    if layers is not None:
+        pairs = [(getattr(layer, "keys", None), getattr(layer, "values", None)) for layer in layers]
+    else:  # older transformers
+        pairs = list(zip(cache.key_cache, cache.value_cache))
+    return [sum(int(t.numel()) * t.element_size() for t in pair if isinstance(t, torch.Tensor)) for pair in pairs]
+
+
+def check_request(loaded: LoadedModel, prompt_len: int, max_new_tokens: int) -> None:
+    """``max_new_tokens`` in 1 … :data:`MAX_NEW_TOKENS` and the whole text within the model's positions."""
+    limit = loaded.info.max_positions
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+        raise InvalidRequestError(f"max new tokens {max_new_tokens} must be at least 1; ask for 32, say")
+    if max_new_tokens > MAX_NEW_TOKENS:
+        raise InvalidRequestError(f"max new tokens {max_new_tokens:,} is more than the {MAX_NEW_TOKENS} one run "
+                                  "writes here; ask for fewer")
+    if prompt_len + max_new_tokens > limit:
+        raise InvalidRequestError(f"the prompt has {prompt_len} tokens and {max_new_tokens} new ones would make "
+                                  f"{prompt_len + max_new_tokens}, past the {limit:,} positions {loaded.info.name} "
+                                  f"reads; ask for at most {max(limit - prompt_len, 0)} new tokens or shorten the "
+                                  "prompt")
+
+
+def generate(
+    loaded: LoadedModel,
+    prompt: str,
+    *,
+    max_new_tokens: int = 32,
+    temperature: float = 0.0,
+    top_k: int | None = None,
+    top_p: float = 1.0,
+    seed: int = 0,
+    chat: bool = False,
+    weights: Iterable[int] | Literal["all"] | None = None,
+    backend: str = "auto",
+    stop_at_eos: bool = True,
+    progress: Progress = no_progress,
+    on_token: Callable[[int, str, str], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> Generation:
+    """Continue ``prompt`` by up to ``max_new_tokens`` tokens, measuring every step (see :class:`Generation`).
+
+    ``weights``: the layers whose exact attention rows to keep (``"all"``, indices, or None). ``chat``: render the
+    prompt with the model's chat template (:func:`render_prompt`). ``stop_at_eos``: end at the model's
+    end-of-text token, as transformers' ``generate`` does. ``progress(done, total, note)``: the project's progress
+    contract, once per token (units: tokens; a callback that raises stops the run). ``on_token(step, token,
+    text)``: the new token's string and the generated text so far, for a page that streams them.
+    ``should_stop()``: polled before each step; True ends the run there with ``finish == "stopped"`` and the
+    steps so far.
+
+    Raises :class:`InvalidTextError` (empty prompt, past the model's length), :class:`InvalidRequestError` (bad
+    sampling options, max_new_tokens 0 or past the positions, a layer the model lacks, chat without a template),
+    :class:`UnsupportedModelError` (not a causal LM), and what :func:`inspector.core.forward.forward` raises."""
+    options = SamplingOptions(temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
+    _decoder_check(loaded)
+    info = loaded.info
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+        check_request(loaded, 0, max_new_tokens)  # refuses before the prompt is even tokenised
+    text, add_special = render_prompt(loaded, prompt, chat=chat)
+    encoded = encode_text(loaded, text, add_special_tokens=add_special)
+    prompt_ids = encoded.inputs["input_ids"]  # (1, prompt_len)
+    prompt_len = prompt_ids.shape[1]
+    check_request(loaded, prompt_len, max_new_tokens)
+    if weights == "all":
+        layers_wanted = frozenset(range(info.num_layers))
+    elif weights is None:
+        layers_wanted = frozenset()
+    else:
+        layers_wanted = frozenset(info.check_layer(int(layer), "a weights layer") for layer in weights)
+    eos = _eos_ids(loaded) if stop_at_eos else frozenset()
+
+    from transformers import DynamicCache
+
+    cache = DynamicCache(config=loaded.model.config)
+    generator = torch.Generator(device="cpu").manual_seed(options.seed)
+    device = loaded.device
+    ids: list[int] = []
+    stats: dict[str, list[torch.Tensor]] = {"entropy": [], "lse": [], "sink": []}
+    visible: list[torch.Tensor] = []
+    rows: dict[int, list[tuple[int, torch.Tensor]]] = {layer: [] for layer in sorted(layers_wanted)}
+    cand_ids, cand_probs, chosen_prob, chosen_rank, kv_bytes, step_s = [], [], [], [], [], []
+    windows: tuple[int | None, ...] = ()
+    finish: Finish = "length"
+    prefill_s = 0.0
+    backend_ran = "torch"
+    inputs = {"input_ids": prompt_ids}
+    for step in range(max_new_tokens):
+        if should_stop is not None and step > 0 and should_stop():
+            finish = "stopped"
+            break
+        started = time.perf_counter()
+        result = forward(loaded, inputs, backend=backend, weights_layers=layers_wanted or None,
+                         stats=("entropy", "lse", "sink"), cache=cache, logits_to_keep=1)
+        backend_ran = result.backend
+        records = result.records
+        if len(records) != info.num_layers:
+            raise InspectorError(f"{info.name} ran {len(records)} attention layers but declares {info.num_layers}; "
+                                 "its attention does not all go through the inspector's attention function")
+        seen = prompt_len + step  # tokens the cache holds after this forward
+        for name in stats:
+            # (layers, heads): the last query's row of each layer (the prefill has prompt_len queries, a decode 1)
+            stats[name].append(torch.stack([r.stats[name][0, :, -1] for r in records]))
+        slid = [r.layer for r in records if r.k_len is not None and r.k_len < seen]
+        if slid:  # the cache dropped token 0: its first key is a later token, and token 0's weight is 0
+            stats["sink"][-1][slid] = 0.0
+        visible.append(torch.stack([r.visible_keys[0, -1] for r in records]))
+        for record in records:
+            if record.weights is not None:
+                rows[record.layer].append((seen, record.weights[0, :, -1]))  # (heads, k_len) over the last k_len
+        windows = tuple(r.window for r in records)
+        logits = result.outputs.logits[0, -1]  # (vocab,)
+        probs = next_token_distribution(logits, options)
+        if options.greedy:
+            token = int(torch.argmax(logits))
+        else:
+            token = int(torch.multinomial(probs.cpu(), 1, generator=generator))
+        top = torch.topk(probs, min(CANDIDATES, probs.shape[-1]))
+        cand_ids.append(top.indices.cpu())
+        cand_probs.append(top.values.cpu())
+        chosen_prob.append(float(probs[token]))
+        chosen_rank.append(int((probs > probs[token]).sum()))
+        kv_bytes.append(_cache_bytes(cache))
+        ids.append(token)
+        elapsed = time.perf_counter() - started
+        if step == 0:
+            prefill_s = elapsed
+        step_s.append(elapsed)
+        token_text = _token_string(loaded, token)
+        progress(step + 1, max_new_tokens, f"token {step + 1}/{max_new_tokens}: {token_text!r}")
+        if on_token is not None:
+            on_token(step, token_text, _decode(loaded, ids))
+        if token in eos:
+            finish = "eos"
+            break
+        inputs = {"input_ids": torch.tensor([[token]], device=device)}
+    if finish != "length" and ids:
+        progress(max_new_tokens, max_new_tokens, f"{len(ids)} tokens ({finish})")
+
+    steps = len(ids)
+    positions = prompt_len + steps - 1
+    stacked = {name: torch.stack(values).float().cpu().numpy() for name, values in stats.items()}
+    seen_keys = torch.stack(visible).cpu().numpy().astype(np.int32)  # (T, layers)
+    kv = np.asarray(kv_bytes, dtype=np.int64)  # (T, layers)
+    group = info.num_heads // max(info.num_kv_heads, 1)
+    weights_out = {}
+    for layer, layer_rows in rows.items():
+        full = np.zeros((steps, info.num_heads, positions), dtype=np.float32)
+        for t, (seen, row) in enumerate(layer_rows):
+            k_len = row.shape[-1]
+            full[t, :, seen - k_len:seen] = row.float().cpu().numpy()  # a cache that slid keeps the last keys
+        weights_out[layer] = full
+    candidate_ids = torch.stack(cand_ids).numpy().astype(np.int64)
+    with loaded.tokenizer_lock:
+        candidate_tokens = tuple(tuple(_shown_tokens(loaded, row.tolist())) for row in candidate_ids)
+        tokens = tuple(_shown_tokens(loaded, ids))
+        pieces = tuple(str(loaded.tokenizer.decode([i], skip_special_tokens=False)) for i in ids)
+    return Generation(
+        model_name=info.name, prompt=prompt, chat=chat, prompt_text=text, prompt_tokens=encoded.tokens,
+        prompt_ids=prompt_ids[0].cpu().numpy().astype(np.int64), token_ids=np.asarray(ids, dtype=np.int64),
+        tokens=tokens, pieces=pieces, text=_decode(loaded, ids), candidate_ids=candidate_ids,
+        candidate_tokens=candidate_tokens,
+        candidate_probs=torch.stack(cand_probs).float().numpy(),
+        chosen_prob=np.asarray(chosen_prob, dtype=np.float32), chosen_rank=np.asarray(chosen_rank, dtype=np.int32),
+        entropy=stacked["entropy"], lse=stacked["lse"], sink_mass=stacked["sink"], visible_keys=seen_keys,
+        windows=windows, weights=weights_out, kv_cache_bytes=kv, kv_cache_bytes_mha=kv * group,
+        prefill_s=prefill_s, step_s=np.asarray(step_s, dtype=np.float64), options=options,
+        max_new_tokens=max_new_tokens, finish=finish, backend=backend_ran, num_heads=info.num_heads,
+        num_kv_heads=info.num_kv_heads)
+
+
+def _shown_tokens(loaded: LoadedModel, ids: list[int]) -> list[str]:
+    return [str(t) for t in loaded.tokenizer.convert_ids_to_tokens([int(i) for i in ids])]
+
+
+def _token_string(loaded: LoadedModel, token: int) -> str:
+    with loaded.tokenizer_lock:
+        return str(loaded.tokenizer.convert_ids_to_tokens([token])[0])
+
+
+def _decode(loaded: LoadedModel, ids: list[int]) -> str:
+    with loaded.tokenizer_lock:
+        return str(loaded.tokenizer.decode(ids, skip_special_tokens=False))
+
+
+def generation_json(result: Generation) -> dict:
+    """The CLI's and the page's export: every number of ``result`` as plain JSON types."""
+    return {
+        "model": result.model_name, "prompt": result.prompt, "chat": result.chat, "prompt_text": result.prompt_text,
+        "backend": result.backend,
+        "options": {"max_new_tokens": result.max_new_tokens, "temperature": result.options.temperature,
+                    "top_k": result.options.top_k, "top_p": result.options.top_p, "seed": result.options.seed},
+        "prompt_tokens": list(result.prompt_tokens), "prompt_ids": result.prompt_ids,
+        "tokens": list(result.tokens), "pieces": list(result.pieces), "token_ids": result.token_ids,
+        "text": result.text, "finish": result.finish,
+        "candidates": [[{"token": tok, "id": int(i), "p": float(p)} for tok, i, p in zip(toks, ids, probs)]
+                       for toks, ids, probs in zip(result.candidate_tokens, result.candidate_ids,
+                                                   result.candidate_probs)],
+        "chosen_prob": result.chosen_prob, "chosen_rank": result.chosen_rank,
+        "entropy": result.entropy, "lse": result.lse, "sink_mass": result.sink_mass,
+        "visible_keys": result.visible_keys, "windows": list(result.windows),
+        "attention": {str(layer): rows for layer, rows in result.weights.items()},
+        "kv_cache_bytes": result.kv_cache_bytes, "kv_cache_bytes_mha": result.kv_cache_bytes_mha,
+        "num_heads": result.num_heads, "num_kv_heads": result.num_kv_heads,
+        "prefill_s": result.prefill_s, "step_s": result.step_s, "tokens_per_s": result.tokens_per_s,
+    }
