@@ -68,7 +68,7 @@ from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.base.jsonable import to_jsonable
 from inspector.core.forward import forward
 from inspector.core.loading import LoadedModel
-from kernels.hf import ResumeAt, SequenceHeadAblation, WeightEdit
+from kernels.hf import Intervention, ResumeAt, SequenceHeadAblation, WeightEdit
 
 Role = Literal["induction", "duplicate", "previous", "sink", "local", "broad"]
 # Precedence of the dominant role: content roles (which token) before positional ones (where), broad last.
@@ -316,12 +316,13 @@ def _local_windows(records: Sequence, window: int) -> np.ndarray:
 
 
 def probe_scores(loaded: LoadedModel, probe: ProbeSpec, *, window: int = DEFAULT_WINDOW, backend: str = "torch",
+                 interventions: Sequence[Intervention] = (),
                  ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
     """Per-sequence scores of every head on ``probe``: ({role: (batch, L, H) float64}, the first-token sink scores
     (batch, L, H), the layers' local windows (L,), the first sequence's weights (L, H, n, n) float32)."""
-    info, repeat, n = loaded.info, probe.repeat, probe.length
+    repeat, n = probe.repeat, probe.length
     result = forward(loaded, _inputs(loaded, probe.ids), backend=backend, weights_layers="all",
-                     stats=("entropy",))
+                     stats=("entropy",), interventions=interventions)
     records = result.records
     windows = _local_windows(records, window)
     position = torch.arange(n)
@@ -352,7 +353,6 @@ def probe_scores(loaded: LoadedModel, probe: ProbeSpec, *, window: int = DEFAULT
     scores["previous"] = reduced["mass_previous"].cpu().numpy()
     scores["sink"] = reduced["first_token_sink"].cpu().numpy()
     scores["broad"] = reduced["entropy_normalized"].cpu().numpy()
-    del info
     return scores, scores["sink"].copy(), windows, np.stack(example)
 
 
@@ -444,10 +444,11 @@ def _rises(loaded: LoadedModel, role: Role, base: torch.Tensor, new: torch.Tenso
 
 def causal_test(loaded: LoadedModel, probe: ProbeSpec, role: Role, heads: Sequence[tuple[int, int]], *,
                 seeds: int = DEFAULT_SEEDS, seed: int = DEFAULT_SEED, backend: str = "torch",
-                base_run=None) -> CausalTest:
+                base_run=None, interventions: Sequence[Intervention] = ()) -> CausalTest:
     """The causal test of ``role`` (one of :data:`CAUSAL_ROLES`) for ``heads`` against ``seeds`` draws of random
     heads of the same layers (see the module docstring). ``base_run``: an unablated forward of the probe that kept
-    its layer outputs (:func:`_base_run`), shared by the roles."""
+    its layer outputs (:func:`_base_run`), shared by the roles. ``interventions``: applied to every forward (the
+    model under test is the model with them, e.g. a head forced into a role)."""
     if role not in CAUSAL_ROLES:
         raise InvalidRequestError(f"no causal test for the {role!r} role; choose one of {CAUSAL_ROLES}")
     info = loaded.info
@@ -456,7 +457,7 @@ def causal_test(loaded: LoadedModel, probe: ProbeSpec, role: Role, heads: Sequen
     random_sets = tuple(random_same_layer_heads(heads, info.num_heads, rng, info.num_layers)
                         for _ in range(seeds))
     configs = (heads, *random_sets)
-    base_run = base_run or _base_run(loaded, probe, backend)
+    base_run = base_run or _base_run(loaded, probe, backend, interventions)
     positions = _measured_positions(role, probe.repeat, probe.length)
     ids = torch.from_numpy(probe.ids)
     targets = ids[:, positions + 1] if role != "sink" and info.head == "causal-lm" else None
@@ -467,7 +468,7 @@ def causal_test(loaded: LoadedModel, probe: ProbeSpec, role: Role, heads: Sequen
     for start in range(0, len(configs), per_forward):
         group = configs[start:start + per_forward]
         rises.extend(_ablated_rises(loaded, probe, role, group, first_layer, base_run, positions, targets, base,
-                                    backend))
+                                    backend, interventions))
     role_rises, random_rises = rises[0], np.array([r.mean() for r in rises[1:]])
     role_rise, role_low, role_high = (float(v) for v in mean_interval(role_rises, (-np.inf, np.inf)))
     random_mean, random_low, random_high = (float(v) for v in mean_interval(random_rises, (-np.inf, np.inf)))
@@ -496,9 +497,11 @@ class _BaseRun:
         return torch.nn.functional.normalize(hidden.float(), dim=-1)
 
 
-def _base_run(loaded: LoadedModel, probe: ProbeSpec, backend: str) -> _BaseRun:
+def _base_run(loaded: LoadedModel, probe: ProbeSpec, backend: str, interventions: Sequence[Intervention] = (),
+              ) -> _BaseRun:
     inputs = _inputs(loaded, probe.ids)
-    result = forward(loaded, inputs, backend=backend, stats=(), keep_layer_outputs=loaded.can_resume)
+    result = forward(loaded, inputs, backend=backend, stats=(), keep_layer_outputs=loaded.can_resume,
+                     interventions=interventions)
     outputs = result.outputs
     if loaded.info.head == "causal-lm":
         outputs = type("Logits", (), {"logits": outputs.logits.detach().cpu()})()
@@ -509,7 +512,7 @@ def _base_run(loaded: LoadedModel, probe: ProbeSpec, backend: str) -> _BaseRun:
 
 def _ablated_rises(loaded: LoadedModel, probe: ProbeSpec, role: Role, configs: Sequence[tuple[tuple[int, int], ...]],
                    first_layer: int, base_run: _BaseRun, positions: np.ndarray, targets: torch.Tensor | None,
-                   base: torch.Tensor, backend: str) -> list[np.ndarray]:
+                   base: torch.Tensor, backend: str, extra: Sequence[Intervention] = ()) -> list[np.ndarray]:
     """One batched forward: copy c of the probe batch has ``configs[c]`` removed. (batch,) rises per config."""
     info, batch = loaded.info, probe.batch
     copies = len(configs)
@@ -528,6 +531,8 @@ def _ablated_rises(loaded: LoadedModel, probe: ProbeSpec, role: Role, configs: S
                                             edit=_first_token_removed(mask)))
         else:
             interventions.append(SequenceHeadAblation(layer=layer, mask=mask, mode="mean"))
+    first_layer = min([first_layer, *(item.layer for item in extra)])
+    interventions.extend(extra)
     resume = None
     if base_run.layer_outputs and first_layer > 0:
         resume = ResumeAt(layer=first_layer, outputs=tuple(
@@ -549,18 +554,21 @@ def _ablated_rises(loaded: LoadedModel, probe: ProbeSpec, role: Role, configs: S
 def head_roles(loaded: LoadedModel, *, repeat: int | None = None, batch: int = DEFAULT_BATCH,
                top_k: int = DEFAULT_TOP_K, window: int = DEFAULT_WINDOW, seed: int = DEFAULT_SEED,
                seeds: int = DEFAULT_SEEDS, backend: str = "torch", causal: bool = True,
-               thresholds: dict[str, float] | None = None) -> RolesResult:
+               thresholds: dict[str, float] | None = None, interventions: Sequence[Intervention] = (),
+               ) -> RolesResult:
     """Probe every head of ``loaded`` (``repeat`` random ids, default :func:`default_repeat`; ``batch``
     sequences; ``seed``), assign dominant roles, and — when ``causal`` — run the causal test of the top ``top_k``
     heads of each role of :data:`CAUSAL_ROLES` against ``seeds`` random draws. Raises
-    :class:`InvalidRequestError` for bad options (:func:`check_options`)."""
+    :class:`InvalidRequestError` for bad options (:func:`check_options`). ``interventions`` apply to every forward
+    (the roles of an edited model: a head forced into a role by a :class:`kernels.hf.WeightEdit`)."""
     info = loaded.info
     repeat = default_repeat(loaded) if repeat is None else repeat
     check_options(repeat=repeat, batch=batch, top_k=top_k, window=window, seeds=seeds,
                   num_heads=info.num_layers * info.num_heads // 2, max_positions=info.max_positions)
     thresholds = dict(thresholds or ROLE_THRESHOLDS)
     probe = make_probe(loaded, repeat=repeat, batch=batch, seed=seed)
-    per_sequence, sink_scores, windows, example = probe_scores(loaded, probe, window=window, backend=backend)
+    per_sequence, sink_scores, windows, example = probe_scores(loaded, probe, window=window, backend=backend,
+                                                               interventions=interventions)
     scores, low, high = {}, {}, {}
     for role in ROLES:
         mean, bottom, top = mean_interval(per_sequence[role])
@@ -573,9 +581,9 @@ def head_roles(loaded: LoadedModel, *, repeat: int | None = None, batch: int = D
                          weights_example=example)
     if not causal:
         return result
-    base_run = _base_run(loaded, probe, backend)
+    base_run = _base_run(loaded, probe, backend, interventions)
     tests = tuple(causal_test(loaded, probe, role, result.top_heads(role), seeds=seeds, seed=seed, backend=backend,
-                              base_run=base_run) for role in CAUSAL_ROLES)
+                              base_run=base_run, interventions=interventions) for role in CAUSAL_ROLES)
     return RolesResult(**{**result.__dict__, "tests": tests})
 
 
