@@ -33,6 +33,7 @@ from inspector.output.export import Provenance, chart_png, with_provenance
 from inspector.output.share import escape_markdown
 from views import session, share_state, sidebar
 from views.census_folder import CENSUS_MODE, show_census
+from views.heads_roles import show_roles
 from views.progress_bar import progress_bar
 
 GRID_METRICS = ("entropy", "sink", "induction", "ablation", "gradient")  # labels: catalogue keys heads.grid.*
@@ -228,3 +229,4 @@ st.download_button(t("heads.download_png", lang), lambda: chart_png(with_provena
     backend=report.backend), lang), scale=2), file_name="pruning-curve.png", mime="image/png", key="heads_png",
                    icon=":material/download:", on_click="ignore")
 share_state.publish_view(replace(chosen.state, page="heads"), layer=layer, head=head)
+show_roles(chosen.spec, chosen.state.backend, info.name, lang, slide)
