@@ -194,3 +194,20 @@ def test_a_bundled_decoder_has_causal_induction_heads(smollm2):
     top = result.top_heads("induction", 1)[0]
     assert result.scores["induction"][top] > 0.5 and result.dominant[top] == "induction"
     assert result.test("induction").causal, roles.verdict(result.test("induction"))
+
+
+def test_census_roles_need_no_corpus_and_read_back(tmp_path, capsys):
+    from inspector.analyses.census import CensusFolderError, read_census_roles
+
+    out = tmp_path / "induction-roles"
+    assert main(["census", "--roles", "--model", "shipped:induction", "--out", str(out), "--repeat", "6",
+                 "--top-k", "1"]) == 0
+    assert "Top induction heads" in capsys.readouterr().out
+    payload = read_census_roles(out)
+    assert payload["shape"] == [2, 4] and payload["model"]["num_heads"] == 4
+    assert np.array(payload["scores"]["induction"]["mean"])[1].min() > 0.5
+    (out / "roles.json").write_text('{"shape": [2, 4]}')
+    with pytest.raises(CensusFolderError, match="not a head-roles file"):
+        read_census_roles(out)
+    assert main(["census", "--model", "shipped:induction", "--out", str(tmp_path / "x")]) == 2
+    assert "--roles" in capsys.readouterr().err
