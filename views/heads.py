@@ -110,6 +110,7 @@ with st.expander(t("heads.thresholds", lang)):
                                       help=t("heads.diffuse_help", lang))
     sink = columns[2].number_input(t("heads.sink_above", lang), 0.01, 1.0, 0.3, 0.01, key="heads_sink",
                                    help=t("heads.sink_help", lang))
+show_roles(chosen.spec, chosen.state.backend, info.name, lang, chosen.state.slide)  # text-free: before the report
 
 if mode == CENSUS_MODE:
     show_census(collapsed, diffuse, sink, hosted=hosted, lang=lang, slide=chosen.state.slide)
@@ -229,4 +230,3 @@ st.download_button(t("heads.download_png", lang), lambda: chart_png(with_provena
     backend=report.backend), lang), scale=2), file_name="pruning-curve.png", mime="image/png", key="heads_png",
                    icon=":material/download:", on_click="ignore")
 share_state.publish_view(replace(chosen.state, page="heads"), layer=layer, head=head)
-show_roles(chosen.spec, chosen.state.backend, info.name, lang, slide)

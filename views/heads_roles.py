@@ -56,8 +56,14 @@ def _top_table(result: RolesResult, lang: str) -> dict[str, list]:
 
 
 def show_roles(spec: str, backend: str, model_name: str, lang: str, slide: bool) -> None:
-    """The roles block: options, a run toggle, then the map, the table, the causal chart and the heatmap."""
-    st.subheader(t("roles.page.title", lang))
+    """The roles block, in an expander (open once run): options, a run toggle, then the map, the table, the causal
+    chart and the heatmap. It reads no text, so the page shows it before the (slower) text report."""
+    with st.expander(t("roles.page.title", lang), expanded=bool(st.session_state.get("roles_run")),
+                     icon=":material/category:"):
+        _show_roles(spec, backend, model_name, lang, slide)
+
+
+def _show_roles(spec: str, backend: str, model_name: str, lang: str, slide: bool) -> None:
     st.caption(t("roles.page.caption", lang))
     loaded = session.cached_model(spec)
     info = loaded.info

@@ -76,9 +76,10 @@ DYNAMIC_KEY_FAMILIES: tuple[str, ...] = (
     # inspector.analyses.roles: role_name f"roles.role.{role}", verdict f"roles.measure.{role}_{measure}"
     "roles.role.{role}",
     "roles.measure.{role}_{measure}",
-    # inspector.charts.roles: the causal chart's series f"chart.roles.{which}_heads" and axis f"chart.roles.y_{measure}"
-    "chart.roles.{which}_heads",
+    # inspector.charts.roles: the causal chart's axis f"chart.roles.y_{measure}"
     "chart.roles.y_{measure}",
+    # views/heads_roles.py: the top-heads table's columns f"roles.page.column_{name}"
+    "roles.page.column_{name}",
     # flags and marks of collapsed and diffuse heads (inspector.charts.heads): f"chart.heads.{kind}.collapsed" and
     # f"chart.heads.{kind}.diffuse"
     "chart.heads.{kind}.collapsed",
