@@ -190,7 +190,7 @@ def test_the_cli_prints_roles_and_writes_json(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_a_bundled_decoder_has_causal_induction_heads(smollm2):
-    result = roles.head_roles(smollm2, repeat=10, batch=4, top_k=3, seeds=2)
+    result = roles.head_roles(smollm2)  # the defaults: R = 20, batch 8, top-k 3, 4 seeds
     top = result.top_heads("induction", 1)[0]
     assert result.scores["induction"][top] > 0.5 and result.dominant[top] == "induction"
     assert result.test("induction").causal, roles.verdict(result.test("induction"))
