@@ -33,6 +33,7 @@ from inspector.output.export import Provenance, chart_png, with_provenance
 from inspector.output.share import escape_markdown
 from views import session, share_state, sidebar
 from views.census_folder import CENSUS_MODE, show_census
+from views.heads_roles import show_roles
 from views.progress_bar import progress_bar
 
 GRID_METRICS = ("entropy", "sink", "induction", "ablation", "gradient")  # labels: catalogue keys heads.grid.*
@@ -109,6 +110,7 @@ with st.expander(t("heads.thresholds", lang)):
                                       help=t("heads.diffuse_help", lang))
     sink = columns[2].number_input(t("heads.sink_above", lang), 0.01, 1.0, 0.3, 0.01, key="heads_sink",
                                    help=t("heads.sink_help", lang))
+show_roles(chosen.spec, chosen.state.backend, info.name, lang, chosen.state.slide)  # text-free: before the report
 
 if mode == CENSUS_MODE:
     show_census(collapsed, diffuse, sink, hosted=hosted, lang=lang, slide=chosen.state.slide)

@@ -40,6 +40,7 @@ from inspector.base.catalogue import (
     heads,
     inspect,
     lessons,
+    roles,
     sidebar,
 )
 
@@ -48,8 +49,8 @@ DEFAULT_LANGUAGE = "en"
 LANGUAGE_NAMES: Mapping[str, str] = {"en": "English", "zh": "简体中文"}
 
 # The catalogue's modules in the order of the app's menu (the sidebar and shared words first).
-PAGE_MODULES: tuple[ModuleType, ...] = (common, sidebar, inspect, heads, census, attribution, lessons, groundtruth,
-                                        compare, generate)
+PAGE_MODULES: tuple[ModuleType, ...] = (common, sidebar, inspect, heads, roles, census, attribution, lessons,
+                                        groundtruth, compare, generate)
 
 # Keys built at runtime, by family: ``{name}`` stands for one part of a key (letters, digits, ``_`` and ``-``, no
 # dot). Each family names the code that builds it; every other key appears literally in the code that shows it.
@@ -73,6 +74,13 @@ DYNAMIC_KEY_FAMILIES: tuple[str, ...] = (
     "heads.grid.{name}",
     "heads.column.{category}",
     "heads.pairs.{name}",
+    # inspector.analyses.roles: role_name f"roles.role.{role}", verdict f"roles.measure.{role}_{measure}"
+    "roles.role.{role}",
+    "roles.measure.{role}_{measure}",
+    # inspector.charts.roles: the causal chart's axis f"chart.roles.y_{measure}"
+    "chart.roles.y_{measure}",
+    # views/heads_roles.py: the top-heads table's columns f"roles.page.column_{name}"
+    "roles.page.column_{name}",
     # flags and marks of collapsed and diffuse heads (inspector.charts.heads): f"chart.heads.{kind}.collapsed" and
     # f"chart.heads.{kind}.diffuse"
     "chart.heads.{kind}.collapsed",

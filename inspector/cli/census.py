@@ -8,12 +8,12 @@ import argparse
 
 from inspector.cli.common import BACKENDS, write_json
 
-HELP = "census: per-head statistics over a corpus (Parquet shards + summary; local or Ray)"
+HELP = "census: per-head statistics over a corpus (Parquet shards + summary; local or Ray); --roles: head roles"
 REPORT_LINES_SHOWN = 6
 
 
 def add_arguments(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("--data", required=True, metavar="PATH",
+    sub.add_argument("--data", metavar="PATH",
                      help="a .txt file (one text per line), a .jsonl or .parquet file (see --column), or a folder "
                           "of them; 'bundled' = assets/corpus/census-sentences.txt")
     sub.add_argument("--column", default="text", help="the text column of .jsonl/.parquet input (default: text)")
@@ -30,6 +30,12 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--truncate", action="store_true",
                      help="cut texts longer than the model's positions instead of listing them in errors.jsonl")
     sub.add_argument("--backend", default="auto", choices=BACKENDS, help="attention backend")
+    sub.add_argument("--roles", action="store_true",
+                     help="also (or, without --data, only) probe the head roles into OUT/roles.json — no corpus "
+                          "needed; compare folders of several models")
+    sub.add_argument("--repeat", type=int, default=None, help="--roles: random ids per probe half (default 20)")
+    sub.add_argument("--top-k", type=int, default=3, help="--roles: heads per role in the causal test (default 3)")
+    sub.add_argument("--seed", type=int, default=0, help="--roles: probe seed (default 0)")
 
 
 def run(args: argparse.Namespace) -> None:
@@ -40,7 +46,17 @@ def run(args: argparse.Namespace) -> None:
         census,
         summary_json,
     )
+    from inspector.analyses.roles import DEFAULT_BATCH, DEFAULT_REPEAT, DEFAULT_SEEDS, DEFAULT_WINDOW, check_options
+    from inspector.base.errors import InvalidRequestError
 
+    if args.data is None and not args.roles:
+        raise InvalidRequestError("census needs --data PATH (a corpus), or --roles (head roles by probe, no corpus)")
+    if args.roles:
+        check_options(repeat=DEFAULT_REPEAT if args.repeat is None else args.repeat, batch=DEFAULT_BATCH,
+                      top_k=args.top_k, window=DEFAULT_WINDOW, seeds=DEFAULT_SEEDS)
+    if args.data is None:
+        run_roles(args)
+        return
     data = CENSUS_CORPUS_PATH if args.data == "bundled" else args.data
     summary = census(args.model, data, out=args.out, engine=args.engine, column=args.column, limit=args.limit,
                      truncate=args.truncate,
@@ -55,3 +71,18 @@ def run(args: argparse.Namespace) -> None:
         lines = summary_json(summary)["report"]
         print(f"summary: {summary.folder}/summary.json ({summary.texts} texts, {summary.errors} in errors.jsonl)")
         print("\n".join(lines[:REPORT_LINES_SHOWN]))
+    if args.roles:
+        run_roles(args)
+
+
+def run_roles(args: argparse.Namespace) -> None:
+    """``census --roles``: the head roles into OUT/roles.json, and the report's lines."""
+    from inspector.analyses.census import ROLES_FILE, census_roles
+
+    payload = census_roles(args.model, args.out, device=args.device, dtype=args.dtype, backend=args.backend,
+                           repeat=args.repeat, top_k=args.top_k, seed=args.seed)
+    if args.json and args.data is None:
+        write_json(payload, args.json)
+    if args.json != "-":
+        print(f"roles: {args.out}/{ROLES_FILE}")
+        print("\n".join(payload["report"]))

@@ -8,11 +8,13 @@ from inspector.base.errors import InvalidTextError
 from inspector.base.progress import print_progress
 from inspector.cli.common import BACKENDS, check_model_options, float_in, read_lines, warn_if_unreadable, write_json
 
-HELP = "head report: entropy health, sinks, redundancy, importance, pruning"
+HELP = "head report: entropy health, sinks, redundancy, importance, pruning; --roles: head roles by probe"
 
 
 def add_arguments(sub: argparse.ArgumentParser) -> None:
     texts = sub.add_mutually_exclusive_group(required=True)
+    texts.add_argument("--roles", action="store_true",
+                       help="head roles by probe (repeated random tokens, no text needed) and their causal test")
     texts.add_argument("--text", help="one text to analyse")
     texts.add_argument("--corpus", metavar="FILE",
                        help="a UTF-8 file with one text per line ('bundled' = assets/corpus/sentences.txt)")
@@ -24,9 +26,21 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--collapsed", type=share, default=0.1, help="normalised entropy below this = collapsed")
     sub.add_argument("--diffuse", type=share, default=0.9, help="normalised entropy above this = diffuse")
     sub.add_argument("--sink", type=share, default=0.3, help="sink score above this = a sink (Gu et al.)")
+    roles = sub.add_argument_group("head roles (--roles)")
+    roles.add_argument("--repeat", type=int, default=None,
+                       help="random ids per probe half, R ≥ 2 (default 20, or less for a short model)")
+    roles.add_argument("--batch", type=int, default=8, help="probe sequences (default 8)")
+    roles.add_argument("--top-k", type=int, default=3, help="heads per role the causal test ablates (default 3)")
+    roles.add_argument("--seed", type=int, default=0, help="seed of the probe and the random heads (default 0)")
+    roles.add_argument("--seeds", type=int, default=4, help="random-head draws in the causal test (default 4)")
+    roles.add_argument("--window", type=int, default=4, help="local window in tokens, ≥ 1 (default 4)")
+    roles.add_argument("--no-causal", action="store_true", help="probe only, skip the causal test")
 
 
 def run(args: argparse.Namespace) -> None:
+    if args.roles:
+        run_roles(args)
+        return
     from inspector.analyses.heads import CORPUS_PATH, head_report, health_report, read_corpus, report_json
     from inspector.analyses.metrics import HealthThresholds
     from inspector.core.loading import load_model
@@ -52,3 +66,21 @@ def run(args: argparse.Namespace) -> None:
         write_json(report_json(report, args.lang), args.json)
     if args.json != "-":
         print("\n".join(health_report(report, args.lang)))
+
+
+def run_roles(args: argparse.Namespace) -> None:
+    """``heads --roles``: the probe and causal test of :func:`inspector.analyses.roles.head_roles`; options are
+    checked before the model loads (and R against the model's length after)."""
+    from inspector.analyses.roles import DEFAULT_REPEAT, check_options, head_roles, roles_json, roles_report
+    from inspector.core.loading import load_model
+
+    check_model_options(args)
+    check_options(repeat=DEFAULT_REPEAT if args.repeat is None else args.repeat, batch=args.batch, top_k=args.top_k,
+                  window=args.window, seeds=args.seeds)
+    loaded = load_model(args.model, device=args.device, dtype=args.dtype)
+    result = head_roles(loaded, repeat=args.repeat, batch=args.batch, top_k=args.top_k, window=args.window,
+                        seed=args.seed, seeds=args.seeds, backend=args.backend, causal=not args.no_causal)
+    if args.json:
+        write_json(roles_json(result, args.lang), args.json)
+    if args.json != "-":
+        print("\n".join(roles_report(result, args.lang)))

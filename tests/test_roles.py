@@ -1,0 +1,213 @@
+"""Head roles by probe (inspector.analyses.roles, issue 29): every score against an independent computation from an
+eager model's own attention weights, heads forced into a role by weight edits, the shipped induction model's circuit,
+seeds, and the bad options the CLI refuses in one line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from transformers import AutoModel
+
+from inspector.analyses import roles
+from inspector.base.errors import InvalidRequestError
+from inspector.cli import main
+from inspector.core.loading import load_model
+from kernels.hf import WeightEdit
+
+REPEAT, BATCH = 8, 4
+
+
+def _eager_scores(folder, ids: np.ndarray, repeat: int, window: int) -> dict[str, np.ndarray]:
+    """Every probe score, per sequence (batch, L, H), by hand from an eager model's ``output_attentions``."""
+    eager = AutoModel.from_pretrained(folder, attn_implementation="eager").eval()
+    with torch.no_grad():
+        out = eager(input_ids=torch.from_numpy(ids), attention_mask=torch.ones(ids.shape, dtype=torch.long),
+                    output_attentions=True)
+    attn = torch.stack(out.attentions, dim=1).double().numpy()  # (batch, L, H, n, n)
+    n = ids.shape[1]
+    causal = bool(np.allclose(np.triu(attn[0, 0, 0], 1), 0))
+    model_window = getattr(eager.config, "sliding_window", None)
+    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+    w = min(window, model_window) if model_window else window
+    band = ((i - j >= 0) & (i - j < w)) if causal else (np.abs(i - j) < w)
+    visible = (j <= i) if causal else np.ones((n, n), dtype=bool)
+    if model_window:
+        visible = visible & (i - j < model_window)
+    rows = np.arange(repeat + 1, 2 * repeat + 1)  # the second copy
+    with np.errstate(divide="ignore", invalid="ignore"):
+        entropy = -np.where(attn > 0, attn * np.log(attn), 0.0).sum(-1)  # (batch, L, H, n)
+        keys = visible.sum(-1)
+        normalised = entropy[..., keys > 1] / np.log(keys[keys > 1])
+    return {
+        "previous": attn[..., np.arange(1, n), np.arange(n - 1)].mean(-1),
+        "induction": attn[..., rows, rows - repeat + 1].mean(-1),
+        "duplicate": attn[..., rows, rows - repeat].mean(-1),
+        "sink": attn[..., :, 0].sum(-1) / visible[:, 0].sum(),  # Gu et al.: over the queries that see the first key
+        "local": (attn * band).sum(-1).mean(-1),
+        "broad": normalised.mean(-1),
+    }
+
+
+@pytest.mark.parametrize("arch", ["bert", "llama", "mistral"])
+def test_every_score_equals_an_independent_computation_from_eager_weights(tiny_model_dirs, arch):
+    """BERT (bidirectional), Llama (RoPE, grouped-query) and Mistral (sliding window 4 < the local window 6)."""
+    folder = tiny_model_dirs[arch]
+    loaded = load_model(str(folder))
+    result = roles.head_roles(loaded, repeat=REPEAT, batch=BATCH, window=6, causal=False)
+    expected = _eager_scores(folder, result.probe.ids, REPEAT, window=6)
+    for role in roles.ROLES:
+        np.testing.assert_allclose(result.scores[role], expected[role].mean(0), atol=2e-5, err_msg=role)
+        assert (result.low[role] <= result.scores[role] + 1e-6).all() and (result.scores[role] <= result.high[role]
+                                                                          + 1e-6).all()
+    assert result.windows.tolist() == ([4, 4] if arch == "mistral" else [6, 6])
+    assert result.probe.ids.shape == (BATCH, 2 * REPEAT + 1)
+    assert (result.probe.ids[:, 1:REPEAT + 1] == result.probe.ids[:, REPEAT + 1:]).all()
+    # The interval is the Student-t one over the batch.
+    from scipy import stats
+
+    per_sequence = expected["broad"][:, 0, 0]
+    low, high = stats.t.interval(0.95, BATCH - 1, loc=per_sequence.mean(), scale=stats.sem(per_sequence))
+    assert result.low["broad"][0, 0] == pytest.approx(max(low, 0.0), abs=2e-5)
+    assert result.high["broad"][0, 0] == pytest.approx(min(high, 1.0), abs=2e-5)
+
+
+def _one_hot(rows_to_keys):
+    def edit(weights: torch.Tensor, visible: torch.Tensor) -> torch.Tensor:
+        n = weights.shape[-1]
+        uniform = visible.expand_as(weights).float()
+        new = uniform / uniform.sum(-1, keepdim=True)
+        for row, key in rows_to_keys(n):
+            new[..., row, :] = 0.0
+            new[..., row, key] = 1.0
+        return new
+    return edit
+
+
+FORCED = {
+    "previous": _one_hot(lambda n: [(i, max(i - 1, 0)) for i in range(n)]),
+    "induction": _one_hot(lambda n: [(i, i - REPEAT + 1) for i in range(REPEAT + 1, n)]),
+    "sink": _one_hot(lambda n: [(i, 0) for i in range(n)]),
+}
+
+
+@pytest.mark.parametrize("role", sorted(FORCED))
+def test_a_head_forced_into_a_role_is_found_as_that_role_and_no_other(tiny_llama, role):
+    forced = (1, 2)
+    edit = WeightEdit(layer=forced[0], heads=(forced[1],), edit=FORCED[role])
+    result = roles.head_roles(tiny_llama, repeat=REPEAT, batch=BATCH, causal=False, interventions=(edit,))
+    assert result.dominant[forced] == role
+    assert result.top_heads(role, 1) == [forced]
+    assert result.scores[role][forced] > 0.95
+    others = [r for r in ("induction", "duplicate", "previous", "sink") if r != role]
+    assert all(result.scores[r][forced] < roles.ROLE_THRESHOLDS[r] for r in others)
+    # No other head takes the forced role (a random tiny model has none of these roles).
+    assert (result.dominant == role).sum() == 1
+
+
+def test_the_shipped_induction_model_its_circuit_found_and_proven(shipped_induction):
+    loaded = shipped_induction
+    result = roles.head_roles(loaded, repeat=12, batch=6, top_k=4, seeds=3, causal=False)
+    induction = result.scores["induction"]
+    # The copy happens in the second layer (tests/test_groundtruth.py): all four of its heads, none of the first's.
+    assert (induction[1] > 0.8).all() and (result.low["induction"][1] > 0.7).all() and (induction[0] < 0.4).all()
+    assert (result.dominant[1] == "induction").all()
+    assert result.top_heads("previous", 1) == [(0, 1)] and result.dominant[0, 1] == "previous"
+    # Removing the induction layer breaks the repeat: the loss on the repeated half rises by nats.
+    whole_layer = roles.causal_test(loaded, result.probe, "induction", [(1, h) for h in range(4)], seeds=3)
+    assert whole_layer.measure == "loss" and whole_layer.role_low > 1.0
+    assert all(layer == 0 for heads in whole_layer.random_heads for layer, _ in heads)  # no other heads in layer 1
+    # The circuit's previous-token head (its first half, which the induction heads read): causal for the repeat,
+    # and as many random heads of its layer are not.
+    circuit = roles.causal_test(loaded, result.probe, "induction", [(0, 1)], seeds=3)
+    assert circuit.causal and circuit.role_low > 1.0 and circuit.random_high < 0.5
+    assert "is causal" in roles.verdict(circuit) and "因果" in roles.verdict(circuit, "zh")
+    others = roles.causal_test(loaded, result.probe, "induction", [(0, 0)], seeds=3)
+    assert not others.causal
+
+
+@pytest.fixture(scope="module")
+def shipped_induction():
+    return load_model("shipped:induction", device="cpu")
+
+
+def test_seeds_make_the_probe_reproducible(tiny_llama):
+    first = roles.head_roles(tiny_llama, repeat=REPEAT, batch=BATCH, seed=3, causal=False)
+    again = roles.head_roles(tiny_llama, repeat=REPEAT, batch=BATCH, seed=3, causal=False)
+    other = roles.head_roles(tiny_llama, repeat=REPEAT, batch=BATCH, seed=4, causal=False)
+    assert np.array_equal(first.probe.ids, again.probe.ids) and not np.array_equal(first.probe.ids, other.probe.ids)
+    for role in roles.ROLES:
+        np.testing.assert_array_equal(first.scores[role], again.scores[role])
+    rng = [np.random.default_rng(7) for _ in range(2)]
+    assert (roles.random_same_layer_heads([(0, 1), (1, 0)], 4, rng[0], 2)
+            == roles.random_same_layer_heads([(0, 1), (1, 0)], 4, rng[1], 2))
+
+
+def test_the_causal_test_runs_batched_and_reports_json(tiny_llama):
+    result = roles.head_roles(tiny_llama, repeat=REPEAT, batch=BATCH, top_k=2, seeds=2)
+    assert [test.role for test in result.tests] == list(roles.CAUSAL_ROLES)
+    for test in result.tests:
+        assert test.measure == "hidden" and len(test.heads) == 2 and test.random_rises.shape == (2,)
+        for heads in test.random_heads:  # same layers where they have other heads, never the role's own
+            assert not set(heads) & set(test.heads)
+    payload = roles.roles_json(result, "zh")
+    assert payload["probe"]["repeat"] == REPEAT and len(payload["causal_tests"]) == 3
+    assert len(payload["scores"]["induction"]["mean"]) == 2 and payload["report"][0].startswith("探针")
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(repeat=1), "at least 2"),
+    (dict(window=0), "at least 1"),
+    (dict(top_k=5), "at most 4"),
+    (dict(batch=1), "2 to"),
+    (dict(repeat=40), "reads at most 64"),
+])
+def test_bad_options_are_refused_in_one_line(tiny_llama, options, message):
+    settings = {"repeat": REPEAT, "batch": BATCH, "causal": False, **options}
+    with pytest.raises(InvalidRequestError, match=message):
+        roles.head_roles(tiny_llama, **settings)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--repeat", "1"], "needs at least 2"),
+    (["--window", "0"], "must be at least 1"),
+    (["--top-k", "0"], "--top-k is 0"),
+])
+def test_the_cli_refuses_bad_options_before_loading(capsys, argv, message):
+    assert main(["heads", "--roles", "--model", "no/such-model", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and message in err and err.startswith("error:")
+
+
+def test_the_cli_prints_roles_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "roles.json"
+    assert main(["heads", "--roles", "--model", "shipped:induction", "--repeat", "10", "--batch", "4",
+                 "--top-k", "1", "--seeds", "2", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "Top induction heads" in printed and "Top previous-token heads" in printed and "L1H" in printed
+    assert out.exists() and '"causal_tests"' in out.read_text()
+
+
+@pytest.mark.slow
+def test_a_bundled_decoder_has_causal_induction_heads(smollm2):
+    result = roles.head_roles(smollm2)  # the defaults: R = 20, batch 8, top-k 3, 4 seeds
+    top = result.top_heads("induction", 1)[0]
+    assert result.scores["induction"][top] > 0.5 and result.dominant[top] == "induction"
+    assert result.test("induction").causal, roles.verdict(result.test("induction"))
+
+
+def test_census_roles_need_no_corpus_and_read_back(tmp_path, capsys):
+    from inspector.analyses.census import CensusFolderError, read_census_roles
+
+    out = tmp_path / "induction-roles"
+    assert main(["census", "--roles", "--model", "shipped:induction", "--out", str(out), "--repeat", "6",
+                 "--top-k", "1"]) == 0
+    assert "Top induction heads" in capsys.readouterr().out
+    payload = read_census_roles(out)
+    assert payload["shape"] == [2, 4] and payload["model"]["num_heads"] == 4
+    assert np.array(payload["scores"]["induction"]["mean"])[1].min() > 0.5
+    (out / "roles.json").write_text('{"shape": [2, 4]}')
+    with pytest.raises(CensusFolderError, match="not a head-roles file"):
+        read_census_roles(out)
+    assert main(["census", "--model", "shipped:induction", "--out", str(tmp_path / "x")]) == 2
+    assert "--roles" in capsys.readouterr().err
