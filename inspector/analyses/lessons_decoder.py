@@ -27,15 +27,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from inspector.analyses.divergence import jensen_shannon_numpy
 from inspector.analyses.lessons import Answer, _check_shapes, _f, _pct, asymmetry_index, position_kind
-from inspector.base.assets import ASSETS_DIR
+from inspector.analyses.lessons_geometry import QKSpaceLesson, qk_space_lesson
 from inspector.base.errors import InvalidRequestError, UnsupportedModelError
+from inspector.base.examples import long_corpus_text as long_text
+from inspector.base.jsonable import to_jsonable
 from inspector.core.bundled import BUNDLED
 from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel
@@ -54,7 +56,6 @@ KV_BYTES_PER_VALUE = 2
 SINK_TOKENS = 4
 STREAM_WINDOW = 64
 STREAM_TOKENS = 320
-LONG_TEXT_PATH = ASSETS_DIR / "corpus" / "sentences.txt"
 
 
 def _layer_tensors(result, layer: int, name: str) -> np.ndarray:
@@ -65,14 +66,6 @@ def _layer_tensors(result, layer: int, name: str) -> np.ndarray:
 def _expand_kv(kv: np.ndarray, heads: int) -> np.ndarray:
     """(kv_heads, n, d) → (heads, n, d): each key/value head repeated for its query group."""
     return np.repeat(kv, heads // kv.shape[0], axis=0)
-
-
-def long_text(words: int = 2 * STREAM_TOKENS) -> str:
-    """The first ``words`` words of the bundled corpus of distinct sentences (assets/corpus/sentences.txt): a long
-    text without repeated passages, so a model's next-token guesses cannot copy an earlier copy."""
-    lines = [line for line in LONG_TEXT_PATH.read_text(encoding="utf-8").splitlines()
-             if line.strip() and not line.startswith("#")]
-    return " ".join(" ".join(lines).split()[:words])
 
 
 # ------------------------------------------------------------------------------------ causal vs bidirectional
@@ -447,7 +440,8 @@ class SinksLesson:
     removal_change_layer, removal_change_all: the output change (KL for a language model) when the first token's
     column is removed and rows renormalised in the chosen layer / in every layer. stream_tokens, stream_window,
     stream_perplexity: the long text's token count, the window, and perplexity with (window only, window + sinks,
-    full attention); None when not measured."""
+    full attention); None when not measured. key_share: (n,) each key's share of the chosen layer's attention (mean
+    over heads and rows)."""
 
     model: str
     layer: int
@@ -464,6 +458,7 @@ class SinksLesson:
     stream_perplexity: tuple[float, float, float] | None
     answer: Answer
     stream_answer: Answer | None
+    key_share: np.ndarray = field(default_factory=lambda: np.zeros(1))
 
     def __post_init__(self) -> None:
         _check_shapes(self, {"norm_share": self.weight_share.shape})
@@ -537,7 +532,7 @@ def sinks_lesson(loaded: LoadedModel, text: str, layer: int, *, stream: bool = T
                        removal_change_all=changes[1], output_measure=base_out.kind, stream_tokens=stream_tokens,
                        stream_window=STREAM_WINDOW, stream_perplexity=stream_ppl,
                        answer=Answer("lesson12.answer", values, {"measure": f"measure.{base_out.kind}"}),
-                       stream_answer=stream_answer)
+                       stream_answer=stream_answer, key_share=weights.mean(axis=(0, 1)))
 
 
 # ------------------------------------------------------------------------------------------ the projections
@@ -602,3 +597,46 @@ def projections_lesson(loaded: LoadedModel, layer: int, head: int) -> Projection
               "q_cond": _f(singular["W_Q"][0] / max(singular["W_Q"][-1], 1e-30), 1)}
     return ProjectionsLesson(model=loaded.info.name, layer=layer, head=head, shapes=shapes, singular=singular,
                              answer=Answer("lesson16.answer", values))
+
+
+# ------------------------------------------------------------------------------------------------ all of them
+
+
+@dataclass(frozen=True)
+class DecoderLessons:
+    """The decoder-era lessons that run on every page load (each a few forwards of the text); the streaming, window
+    and linear-attention timings run on request (:func:`streaming_perplexity`, and
+    :mod:`inspector.analyses.lessons_geometry`'s ``window_lesson`` and ``linear_lesson``)."""
+
+    model: str
+    encoder: str
+    text: str
+    layer: int
+    head: int
+    causal: CausalLesson
+    rope: RopeLesson
+    gqa: GQALesson
+    sinks: SinksLesson
+    qk_space: QKSpaceLesson
+    projections: ProjectionsLesson
+
+
+def decoder_lessons(encoder: LoadedModel, decoder: LoadedModel, text: str, layer: int, head: int, *,
+                    backend: str = "torch") -> DecoderLessons:
+    """Lessons D1–D4, D7 and D8 on ``decoder`` (a causal LM with RoPE) for ``layer`` and ``head``, with ``encoder``
+    (an absolute-position encoder such as MiniLM) as the contrast of D1 and D2."""
+    layer, head = decoder.info.check_layer(layer), decoder.info.check_head(head)
+    return DecoderLessons(
+        model=decoder.info.name, encoder=encoder.info.name, text=text, layer=layer, head=head,
+        causal=causal_lesson(encoder, decoder, text, layer, head, backend=backend),
+        rope=rope_lesson(decoder, text, layer, head, absolute=encoder if position_kind(encoder) == "absolute"
+                         else None, backend=backend),
+        gqa=gqa_lesson(decoder, text, layer, extra=(encoder,), backend=backend),
+        sinks=sinks_lesson(decoder, text, layer, stream=False, backend=backend),
+        qk_space=qk_space_lesson(decoder, text, layer, head, backend=backend),
+        projections=projections_lesson(decoder, layer, head))
+
+
+def decoder_lessons_json(lessons: DecoderLessons, lang: str = "en") -> dict:
+    """Every number of ``lessons`` as plain JSON (NaN → null), answers written in ``lang``."""
+    return to_jsonable(lessons, overrides={Answer: lambda answer: answer.text(lang)})

@@ -98,6 +98,9 @@ DYNAMIC_KEY_FAMILIES: tuple[str, ...] = (
     "lesson3.answer.{kind}.none",
     # views/lessons.py, lesson 5's roles: {role: t(f"lesson5.role.{role}", lang) for role in (...)}
     "lesson5.role.{role}",
+    # views/lesson_quiz._decoder_questions: the choices t(f"quiz.rope.a{i}"), t(f"quiz.sink.a{i}") for i in 0 … 2
+    "quiz.rope.a{i}",
+    "quiz.sink.a{i}",
     # task_words (inspector.analyses.groundtruth): f"gt.task.{spec_task.name}.{field}"; the scoreboard's summary:
     # f"gt.variant.{board.card.variant}"
     "gt.task.{task}.{field}",

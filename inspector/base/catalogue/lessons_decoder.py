@@ -107,6 +107,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("chart.decoder.pair", "pair index", "坐标对序号"),
     ("chart.decoder.tokens_per_turn", "tokens per turn", "每圈词元数"),
     ("chart.decoder.layers", "layers", "层类型"),
+    ("chart.decoder.all_layers", "every layer", "所有层"),
     # Lesson 11: grouped-query attention -------------------------------------------------------------------------------
     ("lesson11.title", "D3 · Grouped-query and multi-query attention", "D3 · 分组查询与多查询注意力"),
     ("lesson11.question", "Why do decoders keep fewer key/value heads than query heads, and what does it cost?",
@@ -402,7 +403,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("quiz.sink.q", "In {model}, which token receives the most attention, summed over every query of layer {layer}?",
      "在 {model} 的第 {layer} 层，把所有查询加起来，哪个词元获得的注意力最多？"),
     ("quiz.sink.a0", "The first token", "第一个词元"),
-    ("quiz.sink.a1", "The previous token of each query", "每个查询的前一个词元"),
+    ("quiz.sink.a1", "A token in the middle of the text", "文本中间的某个词元"),
     ("quiz.sink.a2", "The last token", "最后一个词元"),
     ("quiz.sink.fact", "The first token gets {first} of the weight in layer {layer}; the most-attended other key "
      "{other}.",
