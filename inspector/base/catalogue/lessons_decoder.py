@@ -21,7 +21,6 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("decoder.running", "Running the decoder lessons on {model}…", "正在 {model} 上运行解码器课程…"),
     ("decoder.layer", "Decoder layer", "解码器层"),
     ("decoder.head", "Decoder head", "解码器头"),
-    ("decoder.run", "Measure", "测量"),
     ("decoder.measuring", "Measuring…", "正在测量…"),
     # Lesson 9: causal vs bidirectional --------------------------------------------------------------------------------
     ("lesson9.title", "D1 · Causal vs bidirectional: how GPT differs from BERT",
