@@ -143,8 +143,8 @@ def test_sinks_lesson_measures_mass_and_removal(lm):
 
 def test_streaming_perplexity_full_cache_equals_plain_perplexity(lm):
     loaded = lm["llama"]
-    tokens, (window_ppl, sink_ppl, full_ppl) = D.streaming_perplexity(loaded, tokens=40, window=8, sinks=2)
-    assert tokens == 40
+    tokens, window, (window_ppl, sink_ppl, full_ppl) = D.streaming_perplexity(loaded, tokens=40, window=8, sinks=2)
+    assert (tokens, window) == (40, 8)
     encoded = encode_text(loaded, D.long_text(), truncate=True)
     inputs = {name: tensor[:, :40] for name, tensor in encoded.inputs.items()}
     with torch.no_grad():

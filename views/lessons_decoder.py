@@ -15,7 +15,6 @@ import streamlit as st
 from inspector import InspectorError, LoadedModel
 from inspector.analyses.lessons_decoder import (
     SINK_TOKENS,
-    STREAM_WINDOW,
     DecoderLessons,
     decoder_lessons,
     streaming_perplexity,
@@ -39,7 +38,7 @@ def cached_decoder_lessons(encoder_spec: str, decoder_spec: str, text: str, back
 
 
 @st.cache_data(max_entries=4, ttl=3600, show_spinner=False)
-def cached_streaming(decoder_spec: str, backend: str) -> tuple[int, tuple[float, float, float]]:
+def cached_streaming(decoder_spec: str, backend: str) -> tuple[int, int, tuple[float, float, float]]:
     return streaming_perplexity(session.cached_model(decoder_spec), backend=backend)
 
 
@@ -79,7 +78,7 @@ def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool) 
     if st.session_state.get("decoder_model") not in (None, *choices):
         st.session_state.pop("decoder_model")  # a choice from another sidebar model
     sidebar_is_decoder = chosen.spec in choices
-    if "decoder_model" not in st.session_state and sidebar_is_decoder:
+    if st.session_state.get("decoder_model") is None and sidebar_is_decoder:
         st.session_state["decoder_model"] = chosen.spec
     spec = st.selectbox(t("decoder.model", lang), choices, index=None, key="decoder_model",
                         format_func=lambda s: sidebar.shown_model_name(s, lang),
@@ -162,13 +161,13 @@ def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool) 
                     st.error(str(err))
         stream = st.session_state.get("stream")
         if stream is not None and stream[0] == spec:
-            tokens, ppl = stream[1]
+            tokens, window, ppl = stream[1]
             st.dataframe(pd.DataFrame({
-                t("lesson12.col_cache", lang): [t("lesson12.cache.window", lang, window=STREAM_WINDOW),
+                t("lesson12.col_cache", lang): [t("lesson12.cache.window", lang, window=window),
                                                  t("lesson12.cache.sinks", lang, sinks=SINK_TOKENS),
                                                  t("lesson12.cache.full", lang)],
                 t("lesson12.col_ppl", lang): [round(p, 2) for p in ppl]}), hide_index=True)
-            answer(t("lesson12.stream", lang, tokens=tokens, window=STREAM_WINDOW, sinks=SINK_TOKENS,
+            answer(t("lesson12.stream", lang, tokens=tokens, window=window, sinks=SINK_TOKENS,
                      window_ppl=f"{ppl[0]:.1f}", sink_ppl=f"{ppl[1]:.1f}", full_ppl=f"{ppl[2]:.1f}"))
 
     with st.expander(t("lesson13.title", lang)):

@@ -465,17 +465,20 @@ class SinksLesson:
 
 
 def streaming_perplexity(loaded: LoadedModel, *, tokens: int = STREAM_TOKENS, window: int = STREAM_WINDOW,
-                         sinks: int = SINK_TOKENS, backend: str = "torch") -> tuple[int, tuple[float, float, float]]:
+                         sinks: int = SINK_TOKENS,
+                         backend: str = "torch") -> tuple[int, int, tuple[float, float, float]]:
     """Perplexity of :func:`long_text` cut to ``tokens`` tokens with a window-only cache, the window plus ``sinks``
     sink tokens, and full attention — each cache a mask in every layer's attention (positions keep their original
     values, as a cache that is not recomputed keeps them). Predictions scored from token ``window + sinks`` on,
-    where the caches differ."""
+    where the caches differ. Returns (tokens, window, (window only, window + sinks, full)): the window shrinks to a
+    quarter of the text on a model that reads fewer positions than ``tokens``."""
     if not loaded.info.causal or loaded.info.head != "causal-lm":
         raise InvalidRequestError(f"{loaded.info.name} is not a causal language model: the streaming experiment "
                                   "needs next-token predictions; pick a bundled decoder")
     encoded = encode_text(loaded, long_text(), truncate=True)
     inputs = {name: tensor[:, :tokens] for name, tensor in encoded.inputs.items()}
     n = inputs["input_ids"].shape[1]
+    window = min(window, max(1, n // 4 - sinks))  # a model that reads few positions gets a window it can exceed
     if n <= window + sinks + 1:
         raise InvalidRequestError(f"the long text has only {n} tokens; the experiment needs more than "
                                   f"{window + sinks + 1}")
@@ -483,7 +486,7 @@ def streaming_perplexity(loaded: LoadedModel, *, tokens: int = STREAM_TOKENS, wi
     first = window + sinks
     scores = tuple(perplexity(loaded, inputs, _all_heads_edit(loaded, streaming_keep(n, window, s), layers)
                               if s is not None else (), first=first, backend=backend) for s in (0, sinks, None))
-    return n, scores
+    return n, window, scores
 
 
 def sinks_lesson(loaded: LoadedModel, text: str, layer: int, *, stream: bool = True,
@@ -514,11 +517,11 @@ def sinks_lesson(loaded: LoadedModel, text: str, layer: int, *, stream: bool = T
                                                                                                  layers),
                          stats=("lse",))
         changes.append(output_change(base_out, model_output(loaded, edited, encoded.inputs)))
-    stream_tokens, stream_ppl, stream_answer = None, None, None
+    stream_tokens, stream_ppl, stream_answer, window = None, None, None, STREAM_WINDOW
     if stream and info.causal and info.head == "causal-lm":
-        stream_tokens, stream_ppl = streaming_perplexity(loaded, backend=backend)
+        stream_tokens, window, stream_ppl = streaming_perplexity(loaded, backend=backend)
         stream_answer = Answer("lesson12.stream", {
-            "tokens": str(stream_tokens), "window": str(STREAM_WINDOW), "sinks": str(SINK_TOKENS),
+            "tokens": str(stream_tokens), "window": str(window), "sinks": str(SINK_TOKENS),
             "window_ppl": _f(stream_ppl[0], 1), "sink_ppl": _f(stream_ppl[1], 1), "full_ppl": _f(stream_ppl[2], 1)})
     top = int(sink_mass.argmax())
     values = {"model": info.name, "layers": str(info.num_layers), "top_layer": str(top),
@@ -530,7 +533,8 @@ def sinks_lesson(loaded: LoadedModel, text: str, layer: int, *, stream: bool = T
                        norm_share=norm_share, value_norm_first=float(norms[:, 0].mean()),
                        value_norm_rest=float(norms[:, 1:].mean()), removal_change_layer=changes[0],
                        removal_change_all=changes[1], output_measure=base_out.kind, stream_tokens=stream_tokens,
-                       stream_window=STREAM_WINDOW, stream_perplexity=stream_ppl,
+                       stream_window=window if stream_ppl is not None else STREAM_WINDOW,
+                       stream_perplexity=stream_ppl,
                        answer=Answer("lesson12.answer", values, {"measure": f"measure.{base_out.kind}"}),
                        stream_answer=stream_answer, key_share=weights.mean(axis=(0, 1)))
 
