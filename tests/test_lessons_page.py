@@ -5,6 +5,7 @@ the timing lesson measures on request; the language and the text survive switchi
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -167,3 +168,84 @@ def test_language_and_text_survive_switching_pages():
     assert not at.exception and not at.error
     assert at.text_area(key="text").value == "Queries search keys like addresses."
     assert at.selectbox(key="lang").value == "zh" and at.expander[0].label == "1 · 定义，用真实的形状"
+
+
+# ------------------------------------------------------------------------------------ the decoder-era lessons
+
+# A catalogue key shown instead of its sentence: "lesson12.title", "decoder.pick", "chart.decoder.mask" …
+RAW_KEY = re.compile(r"\b(?:lesson\d+|decoder|quiz|chart)\.[a-z_0-9]+(?:\.[a-z_0-9]+)*\b")
+DECODER_TITLES = {"en": ["D1 · Causal vs bidirectional: how GPT differs from BERT",
+                         "D2 · RoPE, live: position in Q·K only",
+                         "D3 · Grouped-query and multi-query attention", "D4 · Why sinks exist",
+                         "D5 · Sliding windows vs global layers", "D6 · Linear attention: what it gives up",
+                         "D7 · The query–key space", "D8 · The projection matrices W_Q, W_K, W_V, W_O"],
+                  "zh": ["D1 · 因果与双向：GPT 与 BERT 有何不同", "D2 · 现场看 RoPE：位置只进入 Q·K",
+                         "D3 · 分组查询与多查询注意力", "D4 · 为什么会有注意力汇点", "D5 · 滑动窗口层与全局层",
+                         "D6 · 线性注意力：放弃了什么", "D7 · 查询–键空间", "D8 · 投影矩阵 W_Q、W_K、W_V、W_O"]}
+
+
+@pytest.fixture(scope="module")
+def tiny_decoder(tmp_path_factory) -> str:
+    """A tiny Mistral-style causal LM (RoPE, 4 query heads on 2 key/value heads, a window of 4) as a model folder: the
+    decoder lessons on it take seconds."""
+    from tests.conftest import save_tiny_model
+
+    return str(save_tiny_model(tmp_path_factory.mktemp("tiny-decoder") / "mistral", "mistral", with_head=True))
+
+
+def _decoder_page(model: str, lang: str = "en") -> AppTest:
+    """The Lessons page with ``model`` typed into the sidebar's "other model" box (a share link never carries a
+    folder) and a text in the tiny models' vocabulary."""
+    at = _lessons_page({"text": "the cat sat on the mat and the dog ran fast", "lang": lang})
+    at.selectbox(key="model").set_value("__other__").run()
+    at.text_input(key="model_other").set_value(model).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    return at
+
+
+def _shown_texts(at: AppTest) -> list[str]:
+    return [e.value for kind in ("markdown", "caption", "info", "success", "warning", "error", "subheader")
+            for e in at.get(kind)] + [e.label for e in at.expander]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_decoder_lessons_render_on_a_decoder_in_both_languages(tiny_decoder, lang):
+    at = _decoder_page(tiny_decoder, lang)
+    labels = [e.label for e in at.expander]
+    assert labels[7:15] == DECODER_TITLES[lang] and labels[-1] == ("8 · Quiz" if lang == "en" else "8 · 小测验")
+    # The on-request lessons measured, as a reader would ask.
+    for key in ("stream_run", "window_run", "linear_run"):
+        at.button(key=key).click().run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+    titles = _titles(at)
+    assert sum(title.startswith(("Where each token may look", "每个词元能看向哪里")) for title in titles) == 2
+    assert len(titles) == 8 + 14  # lessons 1–6 (8 charts) and the decoder lessons (14)
+    shown = _shown_texts(at)
+    assert not [text for text in shown if RAW_KEY.search(text.replace("\\", ""))]
+    answers = [info.value.replace("\\", "") for info in at.info]
+    assert sum(("exactly zero" if lang == "en" else "恰好为零") in a for a in answers) == 1  # D5 on the window
+    assert any(("Streaming LLM" if lang == "en" else "StreamingLLM") in a for a in answers)
+    if lang == "zh":
+        assert not [a for a in answers if re.search(r"\b(the|and|with|of)\b", a)], "English left in a Chinese answer"
+    assert at.selectbox(key="decoder_model").value == tiny_decoder  # the sidebar's decoder, chosen for the section
+
+
+def test_decoder_section_on_an_encoder_says_which_model_to_pick_and_runs_nothing():
+    at = _lessons_page()
+    assert at.selectbox(key="decoder_model").value is None
+    pick = [info.value.replace("\\", "") for info in at.info if "pick a bundled decoder" in info.value]
+    assert pick and "SmolLM2" in pick[0] and "The sidebar keeps" in pick[0]
+    assert not any(e.label.startswith("D1 ·") for e in at.expander)
+
+
+def test_decoder_quiz_questions_are_scored_like_the_others(tiny_decoder):
+    at = _decoder_page(tiny_decoder)
+    at.selectbox(key="quiz_rope_guess").set_value(0).run()
+    at.button(key="quiz_rope_reveal").click().run()
+    assert not at.exception
+    feedback = _feedback(at)
+    assert len(feedback) == 1 and feedback[0].startswith("Right.") and "largest change measured" in feedback[0]
+    assert at.metric[-1].value == "1/1" and at.selectbox(key="quiz_rope_guess").disabled
+    at.selectbox(key="quiz_gqa_guess").set_value(0).run()  # 1× smaller: wrong for 4 query heads on 2
+    at.button(key="quiz_gqa_reveal").click().run()
+    assert at.metric[-1].value == "1/2" and any(f.startswith("Not quite.") for f in _feedback(at))

@@ -17,11 +17,13 @@ import streamlit as st
 
 from inspector import InspectorError
 from inspector.analyses.lessons import Lessons, TokenImportance, attention_target, leave_one_out
+from inspector.analyses.lessons_decoder import DecoderLessons
 from inspector.base.i18n import t
 from inspector.charts.base import token_labels
 from inspector.output.share import escape_markdown
 from views import session
 from views.progress_bar import progress_bar
+from views.sidebar import shown_model_name
 
 ANSWERS_KEY = "quiz_answers"
 PENDING_KEY = "quiz_pending"  # (question, guess) a Reveal click asked to answer
@@ -44,12 +46,16 @@ class Answered:
     key: str
     values: dict[str, str] = field(default_factory=dict)
     measure: str | None = None
+    verdict: str | None = None  # a catalogue key with a {fact} placeholder the feedback goes into ("Right. {fact}")
 
     def show(self, lang: str) -> None:
         values = dict(self.values)
         if self.measure is not None:
             values["change"] = f"{values['change']} ({t(f'measure.{self.measure}', lang)})"
-        (st.success if self.right else st.warning)(t(self.key, lang, **values))
+        text = t(self.key, lang, **values)
+        if self.verdict is not None:
+            text = t(self.verdict, lang, fact=text)
+        (st.success if self.right else st.warning)(text)
 
 
 def _answers() -> dict[tuple, Answered]:
@@ -84,7 +90,60 @@ def _new_question() -> None:
     st.session_state.pop("quiz_guess", None)
 
 
-def render(lessons: Lessons, chosen: session.Inputs, lang: str) -> None:
+def _choice_question(name: str, question: tuple, text: str, options: list[str], correct: int, fact_key: str,
+                     fact_values: dict[str, str], lang: str) -> None:
+    """One multiple-choice question on a measured number: the same commit-then-reveal, lock and count-once rules
+    as the token questions. ``options``: the choices, already in the page's language; ``correct``: its index."""
+    answers = _answers()
+    st.markdown(text)
+    guess_key = f"quiz_{name}_guess"
+    guess = _pending_guess(question)
+    if guess is not None:
+        answers[question] = Answered(guess=guess, right=guess == correct, key=fact_key, values=fact_values,
+                                     verdict="quiz.decoder.right" if guess == correct else "quiz.decoder.wrong")
+    _hold(guess_key, answers.get(question))
+    if st.session_state.get(guess_key) not in (None, *range(len(options))):
+        st.session_state.pop(guess_key)
+    pick = st.selectbox(t("quiz.decoder.choice", lang), range(len(options)), format_func=options.__getitem__,
+                        index=None, key=guess_key, disabled=question in answers,
+                        placeholder=t("quiz.decoder.choose", lang))
+    st.button(t("lesson8.reveal", lang), key=f"quiz_{name}_reveal", disabled=pick is None or question in answers,
+              on_click=_request_reveal, args=(question, guess_key))
+    if question in answers:
+        answers[question].show(lang)
+
+
+def _decoder_questions(decoder: DecoderLessons, lang: str, asked_about: tuple) -> None:
+    """Questions on the decoder lessons, answered from their measurements on the chosen decoder."""
+    st.markdown(f"**{escape_markdown(t('quiz.decoder.heading', lang))}**")
+    model = escape_markdown(shown_model_name(decoder.model, lang))
+    about = (*asked_about, decoder.model, decoder.layer, decoder.head)
+    rope = decoder.rope.rope
+    relative = rope.relative_score_change
+    correct = 0 if relative < 1e-3 else 1 if relative < 0.1 else 2
+    _choice_question("rope", ("rope", *about), t("quiz.rope.q", lang, model=model, shift=rope.shift),
+                     [t(f"quiz.rope.a{i}", lang) for i in range(3)], correct, "quiz.rope.fact",
+                     {"change": f"{rope.score_change:.1e}", "relative": f"{relative:.1e}"}, lang)
+    sinks = decoder.sinks
+    share = sinks.key_share
+    top = int(share.argmax())
+    _choice_question("sink", ("sink", *about), t("quiz.sink.q", lang, model=model, layer=decoder.layer),
+                     [t(f"quiz.sink.a{i}", lang) for i in range(3)],
+                     0 if top == 0 else 2 if top == len(share) - 1 else 1, "quiz.sink.fact",
+                     {"first": f"{100 * share[0]:.0f}%", "other": f"{100 * share[1:].max():.0f}%",
+                      "layer": str(decoder.layer)}, lang)
+    own = decoder.gqa.rows[0]
+    group = own.num_heads // own.kv_heads
+    factors = [1, group, 2 * group] if group > 1 else [1, 2, 4]
+    _choice_question("gqa", ("gqa", *about), t("quiz.gqa.q", lang, model=model, heads=own.num_heads,
+                                               kv_heads=own.kv_heads),
+                     [t("quiz.gqa.option", lang, factor=f) for f in factors], factors.index(group) if group in factors
+                     else 0, "quiz.gqa.fact", {"bytes": f"{own.bytes_per_token:,}",
+                                               "mha_bytes": f"{own.bytes_one_kv_per_query:,}",
+                                               "saving": f"{own.saving:.1f}"}, lang)
+
+
+def render(lessons: Lessons, chosen: session.Inputs, lang: str, decoder: DecoderLessons | None = None) -> None:
     definition = lessons.definition
     labels = token_labels(definition.tokens)
     shown = [escape_markdown(label) for label in labels]
@@ -146,5 +205,7 @@ def render(lessons: Lessons, chosen: session.Inputs, lang: str) -> None:
         answers[question].show(lang)
         st.caption(t("lesson8.importance_locked", lang))
 
+    if decoder is not None:
+        _decoder_questions(decoder, lang, asked_about)
     right, asked = sum(answer.right for answer in answers.values()), len(answers)
     st.metric(t("lesson8.score", lang, right=right, asked=asked), f"{right}/{asked}")

@@ -19,7 +19,7 @@ from inspector.base.tokens import readable_tokens
 from inspector.charts import lessons as charts
 from inspector.charts.inspect import entropy_by_layer_chart
 from inspector.output.share import escape_markdown
-from views import lesson_quiz, session, share_state, sidebar
+from views import lesson_quiz, lessons_decoder, session, share_state, sidebar
 from views.progress_bar import progress_bar
 
 TIMING_CHOICES = (128, 256, 512, 1024, 2048, 4096)
@@ -188,7 +188,9 @@ with st.expander(t("lesson7.title", lang)):
         st.caption(t("lesson7.memory_note", lang))
         answer(timing.answer.text(lang))
 
+decoder = lessons_decoder.render(chosen, loaded, lang, slide)
+
 with st.expander(t("lesson8.title", lang), expanded=True):
-    lesson_quiz.render(lessons, chosen, lang)
+    lesson_quiz.render(lessons, chosen, lang, decoder)
 
 share_state.publish_view(chosen.state, layer=layer, head=head)

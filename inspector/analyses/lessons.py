@@ -71,9 +71,15 @@ SWEEP_SEED = 0
 SCALE_NAMES: tuple[str, ...] = ("1", "1/√d", "1/d")
 # Lesson 7: small lengths by default so the measurement takes seconds on a laptop CPU.
 DEFAULT_LENGTHS: tuple[int, ...] = (128, 256, 512, 1024)
-# Each length is timed this many times after a warm-up and the fastest run is kept: on a shared machine the
-# minimum is the least noisy estimate of what the code costs (the advice of Python's timeit).
-TIMING_REPEATS = 5
+# Each length is timed this many times after a warm-up; the lesson reports the median and a bootstrap interval for
+# the fitted exponent over the runs (issue 30: one run's n^2.64, 2.52, 2.70 on reruns taught noise, not O(n²)).
+TIMING_REPEATS = 7
+EXPONENT_RESAMPLES = 400
+# Above this relative spread of a length's runs ((q75 − q25) / median) the lesson says the machine was too busy to
+# trust the timings, whatever the fit says.
+BUSY_SPREAD = 0.25
+# Lesson 3's control text (random distinct tokens in place of the text's): its seed.
+CONTROL_SEED = 0
 
 
 @dataclass(frozen=True)
@@ -375,12 +381,53 @@ def mean_weight_by_offset(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return offsets, by_offset
 
 
+def best_offsets(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``weights`` (heads, n, n) → (offsets (2n − 1,), by_offset (heads, 2n − 1), each head's best offset index
+    (heads,), its mean weight (heads,)). An offset near ±n has a handful of pairs (i − j = n − 1: one), so a sink on
+    the first token would look "positional" there; only offsets at least half the rows have are candidates."""
+    offsets, by_offset = mean_weight_by_offset(weights)
+    n = weights.shape[-1]
+    eligible = np.abs(offsets) <= n - (n + 1) // 2
+    candidates = np.where(eligible, by_offset, -np.inf)
+    return offsets, by_offset, candidates.argmax(axis=-1), candidates.max(axis=-1)
+
+
+def has_repeated_span(ids: Sequence[int], special: Sequence[bool]) -> bool:
+    """Whether two positions start the same pair of non-special tokens (a repeated bigram): the text an induction
+    head (Olsson et al. 2022) can follow, whose offset then mirrors the repeat, not a position rule."""
+    pairs = [(a, b) for a, b, sa, sb in zip(ids, ids[1:], special, special[1:]) if not (sa or sb)]
+    return len(pairs) != len(set(pairs))
+
+
+def control_inputs(loaded: LoadedModel, inputs: dict[str, torch.Tensor], special: np.ndarray,
+                   seed: int = CONTROL_SEED) -> dict[str, torch.Tensor]:
+    """The text's inputs with every non-special token replaced by a distinct random token (seeded, none special):
+    the same length and the same special tokens in the same places, no repeat anywhere — TransformerLens's
+    head-detector control. A head that keeps its offset here follows the position, not the content."""
+    ids = inputs["input_ids"][0].cpu()
+    slots = np.flatnonzero(~np.asarray(special, dtype=bool))
+    specials = set(getattr(loaded.tokenizer, "all_special_ids", []) or [])
+    generator = torch.Generator().manual_seed(seed)
+    pool = torch.randperm(loaded.info.vocab_size, generator=generator)
+    pool = pool[~torch.isin(pool, torch.tensor(sorted(specials), dtype=pool.dtype))][:len(slots)]
+    if len(pool) < len(slots):
+        raise InvalidRequestError(f"the vocabulary of {loaded.info.vocab_size} tokens has too few ordinary tokens "
+                                  f"for a {len(slots)}-token control text; shorten the text")
+    control = ids.clone()
+    control[torch.as_tensor(slots, dtype=torch.long)] = pool
+    return {**inputs, "input_ids": control[None].to(inputs["input_ids"].device)}
+
+
 @dataclass(frozen=True)
 class PositionLesson:
     """Lesson 3 for one layer. kind: ``absolute`` | ``rope`` | ``relative`` | ``unknown``. offsets: (2n − 1,)
-    i − j. by_offset: (heads, 2n − 1) mean weight at each offset. best_offset, best_weight: (heads,) — each
-    head's most-weighted offset among |i − j| ≤ n − ⌈n/2⌉ (offsets at least half the rows have). positional_heads:
-    heads whose best_weight > POSITIONAL_HEAD_MIN_WEIGHT."""
+    i − j. by_offset: (heads, 2n − 1) mean weight at each offset on the text. best_offset, best_weight: (heads,) —
+    each head's most-weighted offset among |i − j| ≤ n − ⌈n/2⌉ (offsets at least half the rows have).
+    control_weight: (heads,) the mean weight at that same offset on the control text (:func:`control_inputs`:
+    the same length, random tokens, no repeats); NaN where no control ran (no head passed on the text).
+    positional_heads: heads whose best_weight and control_weight both exceed POSITIONAL_HEAD_MIN_WEIGHT.
+    repeat_heads: heads past the threshold on the text but not on the control — following content (an induction
+    head on a repeated text, ``repeated``), not position."""
 
     layer: int
     kind: str
@@ -390,23 +437,34 @@ class PositionLesson:
     best_weight: np.ndarray
     positional_heads: tuple[int, ...]
     answer: Answer
+    control_weight: np.ndarray | None = None
+    repeat_heads: tuple[int, ...] = ()
+    repeated: bool = False
+    control_answer: Answer | None = None
 
     def __post_init__(self) -> None:
         heads = len(self.best_offset)
         _check_shapes(self, {"by_offset": (heads, len(self.offsets)), "best_weight": (heads,)})
+        if self.control_weight is not None:
+            _check_shapes(self, {"control_weight": (heads,)})
+        if set(self.positional_heads) & set(self.repeat_heads):
+            raise ValueError("PositionLesson: a head cannot be both positional and content-following")
 
 
 def position_lesson(run: _Run) -> PositionLesson:
     weights = _record(run).weights[0].double().cpu().numpy()  # (heads, n, n)
-    offsets, by_offset = mean_weight_by_offset(weights)
-    # An offset near ±n has a handful of pairs (i − j = n − 1: one), so a sink on the first token would look
-    # "positional" there; a head counts as positional only through offsets at least half the rows have.
-    n = weights.shape[-1]
-    eligible = np.abs(offsets) <= n - (n + 1) // 2
-    candidates = np.where(eligible, by_offset, -np.inf)
-    best = candidates.argmax(axis=-1)
-    best_weight = candidates.max(axis=-1)
-    positional = tuple(int(h) for h in np.flatnonzero(best_weight > POSITIONAL_HEAD_MIN_WEIGHT))
+    offsets, by_offset, best, best_weight = best_offsets(weights)
+    passed = np.flatnonzero(best_weight > POSITIONAL_HEAD_MIN_WEIGHT)
+    ids = run.inputs["input_ids"][0].tolist()
+    repeated = has_repeated_span(ids, run.special.tolist())
+    control_weight = None
+    if len(passed):  # one more forward, only when some head looks positional on the text
+        control = forward(run.loaded, control_inputs(run.loaded, run.inputs, run.special), backend=run.backend,
+                          weights_layers=frozenset({run.layer}), stop_after=run.layer, stats=("lse",))
+        _, control_by_offset = mean_weight_by_offset(control.records[run.layer].weights[0].double().cpu().numpy())
+        control_weight = control_by_offset[np.arange(len(best)), best]
+    positional = tuple(int(h) for h in passed if control_weight[h] > POSITIONAL_HEAD_MIN_WEIGHT)
+    following = tuple(int(h) for h in passed if int(h) not in positional)
     kind = position_kind(run.loaded)
     listed = ", ".join(f"{h} (i−j = {int(offsets[best[h]]):+d}: {_f(best_weight[h])})" for h in positional) or "—"
     strongest = int(best_weight.argmax())
@@ -417,9 +475,18 @@ def position_lesson(run: _Run) -> PositionLesson:
     if not positional:  # a sentence that says "no head", not "0 head(s) … on one offset: —"
         key += ".none"
         values = {name: value for name, value in values.items() if name not in ("count", "heads")}
+    control_answer = None
+    if len(passed):
+        shown = ", ".join(f"{h} (i−j = {int(offsets[best[h]]):+d}: {_f(best_weight[h])} → {_f(control_weight[h])})"
+                          for h in passed)
+        control_key = ("lesson3.control.holds" if not following else
+                       "lesson3.control.induction" if repeated else "lesson3.control.content")
+        control_answer = Answer(control_key, {"heads": shown, "threshold": _f(POSITIONAL_HEAD_MIN_WEIGHT),
+                                              "following": ", ".join(map(str, following)) or "—"})
     return PositionLesson(layer=run.layer, kind=kind, offsets=offsets, by_offset=by_offset,
                           best_offset=offsets[best], best_weight=best_weight, positional_heads=positional,
-                          answer=Answer(key, values))
+                          answer=Answer(key, values), control_weight=control_weight, repeat_heads=following,
+                          repeated=repeated, control_answer=control_answer)
 
 
 # -------------------------------------------------------------------------------------------------- lesson 4
@@ -665,9 +732,12 @@ def entropy_lesson(run: _Run) -> EntropyLesson:
 
 @dataclass(frozen=True)
 class ComplexityLesson:
-    """Lesson 7, measured live. lengths: (L,). materialised_ms, flash_ms: (L,) fastest wall time of
-    :func:`kernels.reference.reference_attention` (all n×n weights in fp32) and of the flash path (Triton
-    FlashAttention on CUDA, :func:`kernels.reference.blocked_attention` query blocks elsewhere).
+    """Lesson 7, measured live. lengths: (L,). materialised_ms, flash_ms: (L,) median wall time of ``repeats``
+    runs of :func:`kernels.reference.reference_attention` (all n×n weights in fp32) and of the flash path (Triton
+    FlashAttention on CUDA, :func:`kernels.reference.blocked_attention` query blocks elsewhere);
+    materialised_runs_ms, flash_runs_ms: (L, repeats) every run. time_exponent: b of time ≈ a·n^b fitted to the
+    materialised medians, exponent_low / exponent_high its 95% bootstrap interval (:func:`exponent_interval`);
+    spread: :func:`timing_spread` of both paths' runs; busy: spread > :data:`BUSY_SPREAD`.
     materialised_bytes, flash_bytes: (L,) what each holds beyond Q, K, V and O in theory. measured_*_bytes: (L,)
     peak allocation measured by CUDA's allocator; NaN on the CPU, where PyTorch reports no peak."""
 
@@ -685,15 +755,24 @@ class ComplexityLesson:
     measured_flash_bytes: np.ndarray
     time_exponent: float
     answer: Answer
+    materialised_runs_ms: np.ndarray = field(default_factory=lambda: np.zeros((0, 1)))
+    flash_runs_ms: np.ndarray = field(default_factory=lambda: np.zeros((0, 1)))
+    exponent_low: float = math.nan
+    exponent_high: float = math.nan
+    spread: float = math.nan
+    busy: bool = False
 
     def __post_init__(self) -> None:
         _check_shapes(self, {name: (len(self.lengths),) for name in
                              ("materialised_ms", "flash_ms", "materialised_bytes", "flash_bytes",
                               "measured_materialised_bytes", "measured_flash_bytes")})
+        _check_shapes(self, {name: (len(self.lengths), self.materialised_runs_ms.shape[1])
+                             for name in ("materialised_runs_ms", "flash_runs_ms")})
 
 
-def _timed(fn, device: torch.device, repeats: int) -> tuple[float, float]:
-    """(fastest of ``repeats`` runs in milliseconds, peak extra bytes or NaN) of ``fn()`` after one warm-up call."""
+def _timed(fn, device: torch.device, repeats: int) -> tuple[list[float], float]:
+    """(every one of ``repeats`` runs' wall time in milliseconds, peak extra bytes or NaN) of ``fn()`` after one
+    warm-up call."""
     cuda = device.type == "cuda"
     fn()
     if cuda:
@@ -708,7 +787,37 @@ def _timed(fn, device: torch.device, repeats: int) -> tuple[float, float]:
             torch.cuda.synchronize(device)
         times.append(1000 * (time.perf_counter() - started))
     peak = float(torch.cuda.max_memory_allocated(device) - before) if cuda else math.nan
-    return min(times), peak
+    return times, peak
+
+
+def exponent_interval(lengths: np.ndarray, runs_ms: np.ndarray, *, resamples: int = EXPONENT_RESAMPLES,
+                      seed: int = 0) -> tuple[float, float, float]:
+    """The growth exponent b of time ≈ a·n^b, fitted (least squares on log–log) to the median of each length's
+    runs, and a 95% bootstrap interval for it: each resample draws, for every length, one of its runs at random
+    and fits again (the spread of the runs — a busy machine — widens the interval; the fit's own residuals do
+    not enter). ``lengths``: (L,) ≥ 2 distinct; ``runs_ms``: (L, repeats). Returns (exponent, low, high); NaNs
+    for fewer than two lengths."""
+    lengths = np.asarray(lengths, dtype=np.float64)
+    runs = np.asarray(runs_ms, dtype=np.float64)
+    if len(np.unique(lengths)) < 2:
+        return math.nan, math.nan, math.nan
+    x = np.log(lengths)
+    exponent = float(np.polyfit(x, np.log(np.median(runs, axis=1)), 1)[0])
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, runs.shape[1], size=(resamples, len(lengths)))  # (resamples, L)
+    sampled = np.log(runs[np.arange(len(lengths))[None, :], picks])  # (resamples, L)
+    centred = x - x.mean()
+    slopes = (sampled - sampled.mean(axis=1, keepdims=True)) @ centred / (centred @ centred)  # (resamples,)
+    low, high = np.percentile(slopes, [2.5, 97.5])
+    return exponent, float(low), float(high)
+
+
+def timing_spread(runs_ms: np.ndarray) -> float:
+    """The largest relative spread of one length's runs, (q75 − q25) / median over ``runs_ms`` (L, repeats):
+    0 on a quiet machine; above :data:`BUSY_SPREAD` the machine was too busy for the timings to be trusted."""
+    runs = np.asarray(runs_ms, dtype=np.float64)
+    q25, q50, q75 = np.percentile(runs, [25, 50, 75], axis=1)
+    return float(((q75 - q25) / np.maximum(q50, 1e-12)).max())
 
 
 def complexity_lesson(lengths: Sequence[int] = DEFAULT_LENGTHS, *, heads: int = 12, d_k: int = 64,
@@ -732,8 +841,8 @@ def complexity_lesson(lengths: Sequence[int] = DEFAULT_LENGTHS, *, heads: int = 
         announce(index, len(lengths), f"timing n = {n}")
         q, k, v = (torch.randn(1, heads, n, d_k, generator=generator, device=device, dtype=dtype) for _ in range(3))
         with torch.inference_mode():
-            ms, peak = _timed(lambda: reference_attention(q, k, v, causal=False, scale=scale), device, repeats)
-            rows["mat_ms"].append(ms)
+            runs, peak = _timed(lambda: reference_attention(q, k, v, causal=False, scale=scale), device, repeats)
+            rows["mat_ms"].append(runs)
             rows["mat_peak"].append(peak)
             if use_triton:
                 flash_fn = lambda: flash.flash_attention(q, k, v, causal=False, scale=scale, stats=("lse",))  # noqa: E731
@@ -741,30 +850,35 @@ def complexity_lesson(lengths: Sequence[int] = DEFAULT_LENGTHS, *, heads: int = 
             else:
                 flash_fn = lambda: blocked_attention(q, k, v, causal=False, scale=scale, stats=("lse",))  # noqa: E731
                 extra = min(n, default_block_size(1, heads, n)) * n * heads * 4  # one block of fp32 scores
-            ms, peak = _timed(flash_fn, device, repeats)
-        rows["flash_ms"].append(ms)
+            runs, peak = _timed(flash_fn, device, repeats)
+        rows["flash_ms"].append(runs)
         rows["flash_peak"].append(peak)
         rows["mat_bytes"].append(2 * heads * n * n * 4)  # fp32 scores and weights, both n×n
         rows["flash_bytes"].append(extra)
     announce(len(lengths), len(lengths), "done")
     lengths_array = np.asarray(lengths, dtype=np.int64)
-    mat_ms = np.asarray(rows["mat_ms"])
-    exponent = float(scipy_stats.linregress(np.log(lengths_array), np.log(mat_ms)).slope) if len(lengths) > 1 \
-        else math.nan
+    mat_runs, flash_runs = np.asarray(rows["mat_ms"]), np.asarray(rows["flash_ms"])  # (L, repeats)
+    mat_ms, flash_ms = np.median(mat_runs, axis=1), np.median(flash_runs, axis=1)
+    exponent, low, high = exponent_interval(lengths_array, mat_runs)
+    spread = max(timing_spread(mat_runs), timing_spread(flash_runs))
+    busy = spread > BUSY_SPREAD
     backend = "Triton FlashAttention" if use_triton else "blocked PyTorch (query blocks)"
     last = len(lengths) - 1
     values = {"device": str(device), "n": str(int(lengths_array[last])),
-              "mat_ms": _f(mat_ms[last], 1), "flash_ms": _f(rows["flash_ms"][last], 1),
+              "mat_ms": _f(mat_ms[last], 1), "flash_ms": _f(flash_ms[last], 1),
               "mat_mb": _f(rows["mat_bytes"][last] / 2**20, 1), "flash_mb": _f(rows["flash_bytes"][last] / 2**20, 1),
-              "exponent": _f(exponent), "heads": str(heads), "d_k": str(d_k)}
+              "exponent": _f(exponent), "low": _f(low), "high": _f(high), "repeats": str(repeats),
+              "spread": _pct(spread), "heads": str(heads), "d_k": str(d_k)}
     return ComplexityLesson(
         device=str(device), flash_backend=backend, heads=heads, d_k=d_k, dtype=str(dtype).removeprefix("torch."),
-        lengths=lengths_array, materialised_ms=mat_ms, flash_ms=np.asarray(rows["flash_ms"]),
+        lengths=lengths_array, materialised_ms=mat_ms, flash_ms=flash_ms,
         materialised_bytes=np.asarray(rows["mat_bytes"], dtype=np.float64),
         flash_bytes=np.asarray(rows["flash_bytes"], dtype=np.float64),
         measured_materialised_bytes=np.asarray(rows["mat_peak"]), measured_flash_bytes=np.asarray(rows["flash_peak"]),
-        time_exponent=exponent,
-        answer=Answer("lesson7.answer", values, {"backend": "backend.triton" if use_triton else "backend.blocked"}))
+        time_exponent=exponent, materialised_runs_ms=mat_runs, flash_runs_ms=flash_runs, exponent_low=low,
+        exponent_high=high, spread=spread, busy=busy,
+        answer=Answer("lesson7.answer.busy" if busy else "lesson7.answer", values,
+                      {"backend": "backend.triton" if use_triton else "backend.blocked"}))
 
 
 # -------------------------------------------------------------------------------------------------- lesson 8

@@ -61,3 +61,15 @@ def load_examples(folder: Path = EXAMPLES_DIR) -> tuple[Example, ...]:
 
 EXAMPLES: tuple[Example, ...] = load_examples()
 DEFAULT_TEXT: str = EXAMPLES[0].text
+
+
+LONG_TEXT_PATH = ASSETS_DIR / "corpus" / "sentences.txt"
+
+
+def long_corpus_text(words: int = 640) -> str:
+    """The first ``words`` words of the bundled corpus of distinct sentences (assets/corpus/sentences.txt, about
+    1,300 words): a long text without repeated passages, so a model's next-token guesses cannot copy an earlier
+    copy — what the sink, window and streaming lessons need beyond the window."""
+    lines = [line for line in LONG_TEXT_PATH.read_text(encoding="utf-8").splitlines()
+             if line.strip() and not line.startswith("#")]
+    return " ".join(" ".join(lines).split()[:words])

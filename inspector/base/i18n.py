@@ -40,6 +40,7 @@ from inspector.base.catalogue import (
     heads,
     inspect,
     lessons,
+    lessons_decoder,
     roles,
     sidebar,
 )
@@ -50,7 +51,7 @@ LANGUAGE_NAMES: Mapping[str, str] = {"en": "English", "zh": "简体中文"}
 
 # The catalogue's modules in the order of the app's menu (the sidebar and shared words first).
 PAGE_MODULES: tuple[ModuleType, ...] = (common, sidebar, inspect, heads, roles, census, attribution, lessons,
-                                        groundtruth, compare, generate)
+                                        lessons_decoder, groundtruth, compare, generate)
 
 # Keys built at runtime, by family: ``{name}`` stands for one part of a key (letters, digits, ``_`` and ``-``, no
 # dot). Each family names the code that builds it; every other key appears literally in the code that shows it.
@@ -106,6 +107,9 @@ DYNAMIC_KEY_FAMILIES: tuple[str, ...] = (
     "lesson3.answer.{kind}.none",
     # views/lessons.py, lesson 5's roles: {role: t(f"lesson5.role.{role}", lang) for role in (...)}
     "lesson5.role.{role}",
+    # views/lesson_quiz._decoder_questions: the choices t(f"quiz.rope.a{i}"), t(f"quiz.sink.a{i}") for i in 0 … 2
+    "quiz.rope.a{i}",
+    "quiz.sink.a{i}",
     # task_words (inspector.analyses.groundtruth): f"gt.task.{spec_task.name}.{field}"; the scoreboard's summary:
     # f"gt.variant.{board.card.variant}"
     "gt.task.{task}.{field}",

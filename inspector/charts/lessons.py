@@ -43,6 +43,14 @@ _FLASH_PATH_KEYS = {"Triton FlashAttention": "backend.triton",
                     "blocked PyTorch (query blocks)": "chart.lessons.blocked"}
 
 
+def heatmap_legend(slide: bool = False) -> alt.Legend:
+    """The colour legend of every Lessons heatmap: a horizontal gradient under the plot, at its left edge. Beside the
+    plot (Vega's default) it is the first thing cut off when a long text makes the heatmap wider than the page's
+    column, and a heatmap without its scale cannot be read (issue 30)."""
+    return alt.Legend(orient="bottom", direction="horizontal", gradientLength=200 if slide else 160,
+                      titleOrient="left", titleAnchor="start")
+
+
 def _weight_tooltips(lang: str) -> list[alt.Tooltip]:
     """A heatmap cell's query, key and weight, titled in ``lang``."""
     return [alt.Tooltip("query:N", title=t("lesson1.col_query", lang)),
@@ -66,7 +74,7 @@ def weights_chart(weights: np.ndarray, tokens: tuple[str, ...], *, title: str, s
         y=alt.Y("query:O", sort=labels, title=t("lesson1.col_query", lang),
                 axis=token_axis(labels, horizontal=False, step_px=cell, slide=slide)),
         color=alt.Color("weight:Q", title=t("chart.lessons.weight", lang),
-                        scale=weight_scale(slide, largest_weight(weights))),
+                        scale=weight_scale(slide, largest_weight(weights)), legend=heatmap_legend(slide)),
         tooltip=_weight_tooltips(lang),
     ).properties(width=alt.Step(cell), height=alt.Step(cell), title=chart_title(title, notes, slide=slide))
     return style_chart(chart, slide)
@@ -91,7 +99,8 @@ def tied_weights_chart(lesson: WhyQKLesson, tokens: tuple[str, ...], *, title: s
         y=alt.Y("query:O", sort=labels, title=t("lesson1.col_query", lang),
                 axis=token_axis(labels, horizontal=False, step_px=cell, slide=slide)),
         color=alt.Color("weight:Q", title=t("chart.lessons.weight", lang),
-                        scale=weight_scale(slide, largest_weight(lesson.weights, lesson.tied_weights))),
+                        scale=weight_scale(slide, largest_weight(lesson.weights, lesson.tied_weights)),
+                        legend=heatmap_legend(slide)),
         tooltip=[alt.Tooltip("keys:N", title=t("chart.lessons.keys", lang)), *_weight_tooltips(lang)],
     ).properties(width=alt.Step(cell), height=alt.Step(cell))
     chart = panel.facet(data=pd.concat(frames, ignore_index=True), column=alt.Column("keys:N", title=None,
@@ -125,7 +134,8 @@ def offset_chart(lesson: PositionLesson, *, title: str, slide: bool = False,
     chart = alt.Chart(data).mark_rect().encode(
         x=alt.X("offset:O", title="i − j", axis=alt.Axis(labelAngle=0)),
         y=alt.Y("head:O", title=t("heads.column.head", lang)),
-        color=alt.Color("weight:Q", title=t("chart.lessons.mean_weight", lang), scale=weight_scale(slide)),
+        color=alt.Color("weight:Q", title=t("chart.lessons.mean_weight", lang), scale=weight_scale(slide),
+                        legend=heatmap_legend(slide)),
         tooltip=[alt.Tooltip("head:O", title=t("heads.column.head", lang)),
                  alt.Tooltip("offset:O", title=t("chart.lessons.offset", lang)),
                  alt.Tooltip("weight:Q", title=t("chart.lessons.weight", lang), format=".3f")],

@@ -97,55 +97,90 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lesson3.chart", "Layer {layer}: mean weight by offset i − j", "第 {layer} 层：按偏移 i − j 的平均权重"),
     ("lesson3.answer.absolute",
      "This model adds learned absolute position embeddings to X, so every projection sees position. In layer "
-     "{layer}, {count} head(s) put more than {threshold} of their weight on one offset: {heads}. The most positional "
+     "{layer}, {count} head(s) put more than {threshold} of their weight on one offset, here and on a control text "
+     "without repeats: {heads}. The most positional "
      "head is {top_head}, with {top_weight} at i − j = {top_offset}.",
      "这个模型把学到的绝对位置编码加到 X 上，因此每个投影都能看到位置。在第 {layer} 层，有 {count} 个头把超过 "
-     "{threshold} 的权重放在同一个偏移上：{heads}。位置性最强的是第 {top_head} 个头，在 i − j = {top_offset} "
+     "{threshold} 的权重放在同一个偏移上（本文本和没有重复的对照文本上都如此）：{heads}。位置性最强的是第 {top_head} "
+     "个头，在 i − j = {top_offset} "
      "处权重为 {top_weight}。"),
     ("lesson3.answer.rope",
      "This model uses rotary embeddings (RoPE): position rotates Q and K only, so the scores depend on the offset i "
      "− j and V carries none. In layer {layer}, {count} head(s) put more than {threshold} of their weight on one "
-     "offset: {heads}. The most positional head is {top_head}, with {top_weight} at i − j = {top_offset}.",
+     "offset, here and on a control text without repeats: {heads}. The most positional head is {top_head}, with "
+     "{top_weight} at i − j = {top_offset}.",
      "这个模型使用旋转位置编码（RoPE）：位置只旋转 Q 和 K，因此得分取决于偏移 i − j，V 不带位置。在第 {layer} 层，有 "
-     "{count} 个头把超过 {threshold} 的权重放在同一个偏移上：{heads}。位置性最强的是第 {top_head} 个头，在 i − j = "
+     "{count} 个头把超过 {threshold} 的权重放在同一个偏移上（本文本和没有重复的对照文本上都如此）：{heads}。位置性最"
+     "强的是第 {top_head} 个头，在 i − j = "
      "{top_offset} 处权重为 {top_weight}。"),
     ("lesson3.answer.relative",
      "This model uses relative position scores inside attention. In layer {layer}, {count} head(s) put more than "
-     "{threshold} of their weight on one offset: {heads}. The most positional head is {top_head}, with {top_weight} "
+     "{threshold} of their weight on one offset, here and on a control text without repeats: {heads}. The most "
+     "positional head is {top_head}, with {top_weight} "
      "at i − j = {top_offset}.",
      "这个模型在注意力内部使用相对位置得分。在第 {layer} 层，有 {count} 个头把超过 {threshold} 的权重放在同一个偏移"
      "上：{heads}。位置性最强的是第 {top_head} 个头，在 i − j = {top_offset} 处权重为 {top_weight}。"),
     ("lesson3.answer.unknown",
      "The inspector cannot tell how this model encodes position. In layer {layer}, {count} head(s) put more than "
-     "{threshold} of their weight on one offset: {heads}. The most positional head is {top_head}, with {top_weight} "
+     "{threshold} of their weight on one offset, here and on a control text without repeats: {heads}. The most "
+     "positional head is {top_head}, with {top_weight} "
      "at i − j = {top_offset}.",
-     "检查器无法判断这个模型如何编码位置。在第 {layer} 层，有 {count} 个头把超过 {threshold} 的权重放在同一个偏移上："
+     "检查器无法判断这个模型如何编码位置。在第 {layer} 层，有 {count} 个头把超过 {threshold} "
+     "的权重放在同一个偏移上（本文本和没有重复的对照文本上都如此）："
      "{heads}。位置性最强的是第 {top_head} 个头，在 i − j = {top_offset} 处权重为 {top_weight}。"),
     ("lesson3.answer.absolute.none",
      "This model adds learned absolute position embeddings to X, so every projection sees position. In layer "
-     "{layer}, no head puts more than {threshold} of its weight on one offset. The most positional head is "
+     "{layer}, no head puts more than {threshold} of its weight on one offset both here and on a control text "
+     "without repeats. The most positional head is "
      "{top_head}, with {top_weight} at i − j = {top_offset}.",
      "这个模型把学到的绝对位置编码加到 X 上，因此每个投影都能看到位置。在第 {layer} 层，没有哪个头把超过 {threshold} "
-     "的权重放在同一个偏移上。位置性最强的是第 {top_head} 个头，在 i − j = {top_offset} 处权重为 {top_weight}。"),
+     "的权重放在同一个偏移上（本文本和没有重复的对照文本上都如此）。位置性最强的是第 {top_head} 个头，在 i − j = "
+     "{top_offset} 处权重为 {top_weight}。"),
     ("lesson3.answer.rope.none",
      "This model uses rotary embeddings (RoPE): position rotates Q and K only, so the scores depend on the offset i "
-     "− j and V carries none. In layer {layer}, no head puts more than {threshold} of its weight on one offset. The "
+     "− j and V carries none. In layer {layer}, no head puts more than {threshold} of its weight on one offset both "
+     "here and on a control text without repeats. The "
      "most positional head is {top_head}, with {top_weight} at i − j = {top_offset}.",
      "这个模型使用旋转位置编码（RoPE）：位置只旋转 Q 和 K，因此得分取决于偏移 i − j，V 不带位置。在第 {layer} 层，"
-     "没有哪个头把超过 {threshold} 的权重放在同一个偏移上。位置性最强的是第 {top_head} 个头，在 i − j = {top_offset} "
+     "没有哪个头把超过 {threshold} 的权重放在同一个偏移上（本文本和没有重复的对照文本上都如此）。位置性最强的是第 "
+     "{top_head} 个头，在 i − j = {top_offset} "
      "处权重为 {top_weight}。"),
     ("lesson3.answer.relative.none",
      "This model uses relative position scores inside attention. In layer {layer}, no head puts more than "
-     "{threshold} of its weight on one offset. The most positional head is {top_head}, with {top_weight} at i − j = "
+     "{threshold} of its weight on one offset both here and on a control text without repeats. The most positional "
+     "head is {top_head}, with {top_weight} at i − j = "
      "{top_offset}.",
-     "这个模型在注意力内部使用相对位置得分。在第 {layer} 层，没有哪个头把超过 {threshold} 的权重放在同一个偏移上。"
+     "这个模型在注意力内部使用相对位置得分。在第 {layer} 层，没有哪个头把超过 {threshold} "
+     "的权重放在同一个偏移上（本文本和没有重复的对照文本上都如此）。"
      "位置性最强的是第 {top_head} 个头，在 i − j = {top_offset} 处权重为 {top_weight}。"),
     ("lesson3.answer.unknown.none",
      "The inspector cannot tell how this model encodes position. In layer {layer}, no head puts more than "
-     "{threshold} of its weight on one offset. The most positional head is {top_head}, with {top_weight} at i − j = "
+     "{threshold} of its weight on one offset both here and on a control text without repeats. The most positional "
+     "head is {top_head}, with {top_weight} at i − j = "
      "{top_offset}.",
-     "检查器无法判断这个模型如何编码位置。在第 {layer} 层，没有哪个头把超过 {threshold} 的权重放在同一个偏移上。"
+     "检查器无法判断这个模型如何编码位置。在第 {layer} 层，没有哪个头把超过 {threshold} "
+     "的权重放在同一个偏移上（本文本和没有重复的对照文本上都如此）。"
      "位置性最强的是第 {top_head} 个头，在 i − j = {top_offset} 处权重为 {top_weight}。"),
+    ("lesson3.control.holds",
+     "Checked on a control text (the same length, every token replaced by a different random token, so nothing "
+     "repeats): each head past {threshold} on this text keeps its offset there — head (offset: weight here → on the "
+     "control): {heads}. They follow the position, not the content.",
+     "已用对照文本检验（长度相同，每个词元换成互不相同的随机词元，因此没有任何重复）：在本文本上超过 {threshold} 的头在"
+     "对照文本上仍保持同一偏移——头（偏移：此处权重 → 对照文本权重）：{heads}。它们跟随位置，而不是内容。"),
+    ("lesson3.control.induction",
+     "Not positional: {following}. On this text they put more than {threshold} on one offset, but on a control text "
+     "of the same length without repeats they do not — head (offset: weight here → on the control): {heads}. The "
+     "text repeats a span, and these heads follow the repeat (induction: attend to the token after the earlier "
+     "copy), so their offset is the repeat's length, not a rule about position.",
+     "不是位置头：{following}。它们在本文本上把超过 {threshold} 的权重放在同一个偏移上，但在长度相同、没有重复的对照"
+     "文本上不是——头（偏移：此处权重 → 对照文本权重）：{heads}。这段文本重复了一段内容，这些头跟随重复（归纳头：关注"
+     "前一次出现之后的那个词元），所以它们的偏移是重复的长度，而不是位置规则。"),
+    ("lesson3.control.content",
+     "Not positional: {following}. On this text they put more than {threshold} on one offset, but on a control text "
+     "of the same length with random tokens they do not — head (offset: weight here → on the control): {heads}. "
+     "What they look at depends on the tokens, not on the distance.",
+     "不是位置头：{following}。它们在本文本上把超过 {threshold} 的权重放在同一个偏移上，但在长度相同的随机词元对照文本"
+     "上不是——头（偏移：此处权重 → 对照文本权重）：{heads}。它们关注什么取决于词元本身，而不是距离。"),
     # Lesson 4 ---------------------------------------------------------------------------------------------------------
     ("lesson4.title", "4 · Why √d_k, and why not d_k", "4 · 为什么除以 √d_k，而不是 d_k"),
     ("lesson4.question", "Which d is in √d, and what goes wrong with no scaling or with 1/d?",
@@ -269,13 +304,28 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "字节数：每条路径理论上额外占用的内存。实测峰值来自 CUDA 分配器；在 CPU 上 PyTorch 不报告峰值，因此只显示理论"
      "值。"),
     ("lesson7.answer",
-     "Measured just now on {device} with {heads} heads of d_k = {d_k}: at n = {n} the materialised path took "
-     "{mat_ms} ms and needs {mat_mb} MiB for the n × n scores and weights; the flash path ({backend}) took "
-     "{flash_ms} ms with {flash_mb} MiB beyond Q, K, V and O. Materialised time grew as n^{exponent} over these "
-     "lengths.",
-     "刚刚在 {device} 上用 {heads} 个 d_k = {d_k} 的头测得：n = {n} 时物化路径耗时 {mat_ms} 毫秒，n × n "
-     "得分和权重需要 {mat_mb} MiB；flash 路径（{backend}）耗时 {flash_ms} 毫秒，除 Q、K、V、O 外只需 {flash_mb} MiB。"
-     "在这些长度上物化路径的耗时按 n^{exponent} 增长。"),
+     "Measured just now on {device} with {heads} heads of d_k = {d_k}, the median of {repeats} runs per length: at "
+     "n = {n} the materialised path took {mat_ms} ms and needs {mat_mb} MiB for the n × n scores and weights; the "
+     "flash path ({backend}) took {flash_ms} ms with {flash_mb} MiB beyond Q, K, V and O. Materialised time grew as "
+     "n^{exponent} over these lengths (95% interval {low}–{high} over the runs; the runs of one length spread by "
+     "at most {spread}). Small n is dominated by fixed costs, so the exponent reaches 2 only at longer lengths.",
+     "刚刚在 {device} 上用 {heads} 个 d_k = {d_k} 的头测得，每个长度取 {repeats} 次运行的中位数：n = {n} "
+     "时物化路径耗时 "
+     "{mat_ms} 毫秒，n × n 得分和权重需要 {mat_mb} MiB；flash 路径（{backend}）耗时 {flash_ms} 毫秒，除 Q、K、V、O "
+     "外只需 {flash_mb} MiB。在这些长度上物化路径的耗时按 n^{exponent} 增长（按各次运行得到的 95% 区间为 "
+     "{low}–{high}；同一长度各次运行的离散度最多 {spread}）。n "
+     "较小时固定开销占主导，所以只有在更长的长度上指数才接近 2。"),
+    ("lesson7.answer.busy",
+     "The machine was too busy to trust these timings: the runs of one length spread by up to {spread} (median of "
+     "{repeats} runs per length on {device}). For what they are worth: at n = {n} the materialised path took {mat_ms} "
+     "ms ({mat_mb} MiB for the n × n scores and weights) and the flash path ({backend}) {flash_ms} ms ({flash_mb} "
+     "MiB); the fitted exponent n^{exponent} has a 95% interval of {low}–{high}. Measure again when the machine is "
+     "idle, or with longer lengths.",
+     "机器太忙，这些计时不可信：同一长度各次运行的离散度高达 {spread}（在 {device} 上每个长度取 {repeats} "
+     "次运行的中位数）。"
+     "仅供参考：n = {n} 时物化路径耗时 {mat_ms} 毫秒（n × n 得分和权重需 {mat_mb} MiB），flash 路径（{backend}）耗时 "
+     "{flash_ms} 毫秒（{flash_mb} MiB）；拟合指数 n^{exponent} 的 95% 区间为 {low}–{high}。请在机器空闲时重新测量，"
+     "或选用更长的长度。"),
     # Lesson 8 ---------------------------------------------------------------------------------------------------------
     ("lesson8.title", "8 · Quiz", "8 · 小测验"),
     ("lesson8.explain", "Commit to a guess, then reveal the measurement. Your score is kept for this session.",

@@ -1,0 +1,297 @@
+"""The decoder-era lessons (issue 30) against independent computations on tiny random models: RoPE shift
+invariance on a Llama-style model and not on BERT, the un-rotation against the projection, window zeros on a
+Mistral-style model, KV bytes from config shapes, linear attention against its direct formula, the query–key
+normalisation leaving attention unchanged, the sink edits against softmax over the kept keys, the projections
+against the kept q/k/v; and the mends of lessons 3 and 7."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from inspector.analyses import lessons_decoder as D
+from inspector.analyses import lessons_geometry as G
+from inspector.analyses.lessons import (
+    BUSY_SPREAD,
+    all_lessons,
+    complexity_lesson,
+    control_inputs,
+    exponent_interval,
+    has_repeated_span,
+    timing_spread,
+)
+from inspector.base.errors import InvalidRequestError
+from inspector.base.i18n import LANGUAGES
+from inspector.core.forward import encode_text, forward
+from inspector.core.loading import load_model
+from kernels.reference import visible_keys_mask
+from tests.conftest import save_tiny_model
+
+TEXT = "the animal did n't cross the street because it was too tired ."
+
+
+@pytest.fixture(scope="module")
+def lm(tmp_path_factory):
+    """Tiny causal LMs with heads (next-token distributions): Llama (RoPE, 4 heads on 2 key/value heads) and Mistral
+    (a window of 4), and the tiny BERT (absolute positions)."""
+    root = tmp_path_factory.mktemp("decoder-lessons")
+    return {arch: load_model(str(save_tiny_model(root / arch, arch, with_head=arch != "bert")))
+            for arch in ("llama", "mistral", "bert")}
+
+
+@pytest.fixture(scope="module")
+def lessons(lm):
+    return D.decoder_lessons(lm["bert"], lm["llama"], TEXT, 1, 2)
+
+
+# ---------------------------------------------------------------------------------------------------- RoPE
+
+
+def test_rope_shift_leaves_scores_unchanged_but_not_on_bert(lessons):
+    rope = lessons.rope
+    assert rope.rope.position == "rope" and rope.rope.shift > 0
+    assert rope.rope.relative_score_change < 1e-5 and rope.rope.value_change < 1e-5
+    assert rope.absolute is not None and rope.absolute.position == "absolute"
+    assert rope.absolute.relative_score_change > 1e-2 and rope.absolute.value_change > 1e-2
+    # The pair's score depends on the offset only: the same curve at two absolute positions.
+    assert rope.offset_gap < 1e-9 and np.ptp(rope.offset_scores[0]) > 0
+    assert rope.answer.key == "lesson10.answer.contrast"
+
+
+def test_rope_unrotation_recovers_the_projection(lm):
+    """rotate(q, −position) undoes the model's rotary embedding: at layer 0 it equals q_proj(LN(x)), computed here
+    from the model's own modules without the attention function."""
+    loaded = lm["llama"]
+    encoded = encode_text(loaded, TEXT)
+    result = forward(loaded, encoded.inputs, keep=("query",), keep_layers=frozenset({0}), stop_after=0)
+    rotated = result.records[0].tensors["query"][0].double().numpy()  # (heads, n, d)
+    freq = D.rope_frequencies(loaded)["all"]
+    n = rotated.shape[1]
+    plain = D.rotate(rotated, -np.arange(n), freq)
+    model = loaded.model.model
+    with torch.no_grad():
+        x = model.layers[0].input_layernorm(model.embed_tokens(encoded.inputs["input_ids"]))
+        q = model.layers[0].self_attn.q_proj(x)[0].double().numpy()  # (n, heads·d)
+    d = loaded.info.head_dim
+    expected = q.reshape(n, -1, d).transpose(1, 0, 2)
+    np.testing.assert_allclose(plain, expected, atol=1e-5)
+    assert D.rope_frequencies(lm["bert"]) == {}
+    with pytest.raises(InvalidRequestError, match="rotary"):
+        D.rope_lesson(lm["bert"], TEXT, 0, 0)
+
+
+# ---------------------------------------------------------------------------------------------------- causal
+
+
+def test_causal_lesson_masks_and_tie(lessons):
+    causal = lessons.causal
+    n = len(causal.decoder_tokens)
+    np.testing.assert_array_equal(causal.decoder_visible, np.tril(np.ones((n, n), bool)))
+    assert causal.encoder_visible.all()
+    assert (causal.asymmetry > 0.1).all() and causal.tied_asymmetry.max() < 1e-12
+    assert causal.kl_head >= 0 and causal.kl_layer >= 0
+    assert causal.answer.values["enc_share"] == "100%"
+
+
+# ---------------------------------------------------------------------------------------------- grouped-query
+
+
+def test_kv_bytes_come_from_config_shapes(lessons):
+    gqa = lessons.gqa
+    np.testing.assert_array_equal(gqa.kv_head_of, [0, 0, 1, 1])  # 4 query heads on 2 key/value heads
+    own = gqa.rows[0]
+    assert own.bytes_per_token == 2 * 2 * 2 * 8 * 2  # K and V × layers × kv heads × head_dim × 2 bytes
+    assert own.bytes_one_kv_per_query == 2 * 2 * 4 * 8 * 2 and own.saving == 2
+    by_name = {row.model: row for row in gqa.rows}
+    smol = next(row for name, row in by_name.items() if "SmolLM2" in name)
+    gemma = next(row for name, row in by_name.items() if "Gemma" in name)
+    assert smol.bytes_per_token == 2 * 30 * 3 * 64 * 2 and smol.saving == 3
+    assert gemma.bytes_per_token == 2 * 18 * 1 * 256 * 2 and gemma.saving == 4
+    # JS between heads: symmetric, zero on the diagonal, both kinds of pair present.
+    np.testing.assert_allclose(gqa.js, gqa.js.T)
+    assert np.all(np.diag(gqa.js) == 0) and math.isfinite(gqa.shared_js) and math.isfinite(gqa.other_js)
+
+
+# ------------------------------------------------------------------------------------------------------ sinks
+
+
+def test_keep_keys_edit_is_softmax_over_the_kept_keys():
+    generator = torch.Generator().manual_seed(0)
+    scores = torch.randn(1, 2, 7, 7, generator=generator, dtype=torch.float64)
+    causal = torch.tril(torch.ones(7, 7, dtype=torch.bool))
+    weights = torch.softmax(scores.masked_fill(~causal, -math.inf), dim=-1)
+    keep = D.streaming_keep(7, 3, 1)
+    edited = D.keep_keys_edit(keep)(weights, causal)
+    direct = torch.softmax(scores.masked_fill(~keep, -math.inf), dim=-1)
+    torch.testing.assert_close(edited, direct)
+    assert keep[6].tolist() == [True, False, False, False, True, True, True]  # the sink and the 3 most recent
+
+
+def test_sinks_lesson_measures_mass_and_removal(lm):
+    sinks = D.sinks_lesson(lm["llama"], TEXT, 1, stream=False)
+    encoded = encode_text(lm["llama"], TEXT)
+    result = forward(lm["llama"], encoded.inputs, weights_layers="all")
+    by_hand = [r.weights[0, :, 1:, 0].mean().item() for r in result.records]  # row 0 can only see token 0
+    np.testing.assert_allclose(sinks.sink_mass, by_hand, rtol=1e-5)
+    assert sinks.key_share.sum() == pytest.approx(1.0)
+    assert sinks.removal_change_layer > 0 and sinks.removal_change_all > 0
+    assert ((0 <= sinks.norm_share) & (sinks.norm_share <= 1)).all()
+
+
+def test_streaming_perplexity_full_cache_equals_plain_perplexity(lm):
+    loaded = lm["llama"]
+    tokens, window, (window_ppl, sink_ppl, full_ppl) = D.streaming_perplexity(loaded, tokens=40, window=8, sinks=2)
+    assert (tokens, window) == (40, 8)
+    encoded = encode_text(loaded, D.long_text(), truncate=True)
+    inputs = {name: tensor[:, :40] for name, tensor in encoded.inputs.items()}
+    with torch.no_grad():
+        logits = loaded.model(**inputs).logits[0, :-1]
+    nll = torch.nn.functional.cross_entropy(logits, inputs["input_ids"][0, 1:], reduction="none")[10:]
+    assert full_ppl == pytest.approx(float(torch.exp(nll.mean())), rel=1e-4)
+    assert min(window_ppl, sink_ppl) > 0
+
+
+# ---------------------------------------------------------------------------------------------------- windows
+
+
+def test_window_weights_beyond_the_window_are_exactly_zero(lm):
+    lesson = G.window_lesson(lm["mistral"], text=" ".join(["the cat sat on mat and dog ran fast"] * 2),
+                             lengths=(16, 32), repeats=2)
+    assert lesson.window == 4 and lesson.global_layers == () and lesson.n > 4
+    assert (lesson.beyond_local == 0).all()
+    assert lesson.local_bytes[1] == 4 * 32 * 4 * 4 and lesson.global_bytes[1] == 4 * 32 * 32 * 4
+    assert lesson.reach == 2 * 3
+    with pytest.raises(InvalidRequestError, match="sliding-window"):
+        G.window_lesson(lm["llama"])
+
+
+# ------------------------------------------------------------------------------------------------- linear attention
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_linear_attention_equals_its_direct_formula(causal):
+    generator = torch.Generator().manual_seed(1)
+    q, k, v = (torch.randn(2, 11, 5, generator=generator, dtype=torch.float64) for _ in range(3))
+    fq, fk = torch.nn.functional.elu(q) + 1, torch.nn.functional.elu(k) + 1
+    kernel = fq @ fk.transpose(-1, -2)
+    if causal:
+        kernel = torch.tril(kernel)
+    direct = (kernel / kernel.sum(-1, keepdim=True)) @ v
+    torch.testing.assert_close(G.linear_attention(q, k, v, causal=causal), direct)
+    visible = visible_keys_mask(11, 11, causal=causal)[0, 0]
+    torch.testing.assert_close(G.linear_weights(q, k, visible) @ v, direct)
+
+
+def test_linear_lesson_rows_and_output(lm):
+    lesson = G.linear_lesson(lm["llama"], TEXT, 1, 1, lengths=(16, 32), repeats=2)
+    np.testing.assert_allclose(lesson.linear.sum(-1), 1.0, atol=1e-9)
+    assert np.triu(lesson.linear, 1).max() == 0  # causal: no weight on the future
+    assert (lesson.js >= 0).all() and lesson.js[0] == pytest.approx(0.0, abs=1e-12)  # row 0 has one key
+    assert lesson.output_change >= 0 and lesson.answer.key in ("lesson14.answer", "lesson14.answer.busy")
+
+
+# -------------------------------------------------------------------------------------------- query–key space
+
+
+def test_qk_normalisation_leaves_attention_unchanged(lessons):
+    generator = np.random.default_rng(0)
+    q, k = generator.normal(size=(9, 6)) * 3, generator.normal(size=(9, 6)) + 2
+    q2, k2, _, _ = G.normalise_qk(q, k)
+    visible = np.tril(np.ones((9, 9), bool))
+    np.testing.assert_allclose(G._softmax_rows(q2 @ k2.T, visible), G._softmax_rows(q @ k.T, visible), atol=1e-12)
+    assert np.linalg.norm(q2, axis=-1).mean() == pytest.approx(np.linalg.norm(k2, axis=-1).mean())
+    space = lessons.qk_space
+    assert space.unchanged < 1e-10 and -1 <= space.spearman <= 1 and 0 < space.explained <= 1
+    assert space.norm_gap.shape == (2,) and (space.norm_gap > 0).all()
+
+
+# ------------------------------------------------------------------------------------------------ projections
+
+
+def test_projections_reproduce_the_kept_values(lm, lessons):
+    """x W_V^h at layer 0 equals the value the attention function received (V is not rotated)."""
+    loaded = lm["llama"]
+    matrices = D.head_projections(loaded, 0, 3)
+    encoded = encode_text(loaded, TEXT)
+    result = forward(loaded, encoded.inputs, keep=("value",), keep_layers=frozenset({0}), stop_after=0)
+    model = loaded.model.model
+    with torch.no_grad():
+        x = model.layers[0].input_layernorm(model.embed_tokens(encoded.inputs["input_ids"]))[0].double().numpy()
+    np.testing.assert_allclose(x @ matrices["W_V"], result.records[0].tensors["value"][0, 1].double().numpy(),
+                               atol=1e-5)  # head 3 reads key/value head 1
+    projections = lessons.projections
+    assert projections.shapes == {"W_Q": (32, 8), "W_K": (32, 8), "W_V": (32, 8), "W_O": (8, 32), "W_QK": (32, 32)}
+    sigma = projections.singular["W_QK"]
+    assert (sigma[8:] < sigma[0] * 1e-6).all()  # rank ≤ d_k
+    assert projections.answer.values["qk_rank"] == "8"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_decoder_answer_is_written_in_both_languages(lessons, lang):
+    for lesson in (lessons.causal, lessons.rope, lessons.gqa, lessons.sinks, lessons.qk_space, lessons.projections):
+        text = lesson.answer.text(lang)
+        assert "{" not in text and len(text) > 80
+    assert lessons.rope.rope.shift and str(lessons.rope.rope.shift) in lessons.rope.answer.text(lang)
+    json_text = D.decoder_lessons_json(lessons, lang)
+    assert json_text["causal"]["answer"] == lessons.causal.answer.text(lang)
+
+
+def test_decoder_lessons_refuse_an_encoder(lm):
+    with pytest.raises(InvalidRequestError, match="causal language model"):
+        D.decoder_lessons(lm["bert"], lm["bert"], TEXT, 0, 0)
+
+
+# ------------------------------------------------------------------------------------------- mends: lessons 7, 3
+
+
+def test_exponent_interval_covers_the_true_exponent_and_widens_with_noise():
+    lengths = np.array([128, 256, 512, 1024])
+    rng = np.random.default_rng(0)
+    quiet = (lengths[:, None] / 128.0) ** 2 * (1 + 0.01 * rng.standard_normal((4, 7)))
+    exponent, low, high = exponent_interval(lengths, quiet)
+    assert exponent == pytest.approx(2.0, abs=0.02) and low <= 2.0 <= high and high - low < 0.05
+    noisy = (lengths[:, None] / 128.0) ** 2 * np.exp(0.5 * rng.standard_normal((4, 7)))
+    _, noisy_low, noisy_high = exponent_interval(lengths, noisy)
+    assert noisy_high - noisy_low > 5 * (high - low)
+    assert timing_spread(quiet) < BUSY_SPREAD < timing_spread(noisy)
+
+
+def test_complexity_lesson_reports_medians_and_an_interval():
+    lesson = complexity_lesson((16, 48), heads=2, d_k=8, device="cpu", repeats=3)
+    assert lesson.materialised_runs_ms.shape == (2, 3)
+    np.testing.assert_allclose(lesson.materialised_ms, np.median(lesson.materialised_runs_ms, axis=1))
+    assert lesson.exponent_low <= lesson.time_exponent <= lesson.exponent_high or not lesson.busy
+    assert lesson.answer.key == ("lesson7.answer.busy" if lesson.busy else "lesson7.answer")
+    assert lesson.answer.values["repeats"] == "3"
+
+
+def test_control_text_has_no_repeats_and_keeps_the_specials(tiny_bert):
+    encoded = encode_text(tiny_bert, "the cat sat on the mat the cat sat on the mat")
+    ids = encoded.inputs["input_ids"][0].tolist()
+    assert has_repeated_span(ids, encoded.special.tolist())
+    control = control_inputs(tiny_bert, encoded.inputs, encoded.special)["input_ids"][0].tolist()
+    assert len(control) == len(ids) and control[0] == ids[0] and control[-1] == ids[-1]
+    assert len(set(control[1:-1])) == len(control) - 2 and not has_repeated_span(control, encoded.special.tolist())
+
+
+def test_induction_heads_on_a_repeated_text_are_not_called_positional():
+    """The shipped induction model (assets/models/induction) on twelve words said twice: its layer-1 heads put ~0.9
+    of their weight on offset +11 — the token after the earlier copy — which the old lesson called positional
+    (issue 30). On the control text without repeats that offset gets ~0.1: induction, not position. Its layer-0
+    previous-token head keeps offset +1 on the control and stays positional."""
+    loaded = load_model("shipped:induction")
+    words = "table river window garden paper stone music yellow seven market bridge cloud".split()
+    text = " ".join(words + words)
+    induction = all_lessons(loaded, text, 1, 0).position
+    assert (induction.best_offset == 11).all() and (induction.best_weight > 0.8).all()
+    assert induction.positional_heads == () and induction.repeat_heads == (0, 1, 2, 3)
+    assert (induction.control_weight < 0.3).all() and induction.repeated
+    assert induction.control_answer.key == "lesson3.control.induction"
+    assert "induction" in induction.control_answer.text("en") and "归纳头" in induction.control_answer.text("zh")
+    assert induction.answer.key == "lesson3.answer.rope.none"
+    previous = all_lessons(loaded, text, 0, 0).position
+    assert previous.positional_heads == (1,) and previous.best_offset[1] == 1 and previous.control_weight[1] > 0.5
+    assert previous.control_answer.key == "lesson3.control.holds"

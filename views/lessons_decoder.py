@@ -1,0 +1,229 @@
+"""The Lessons page's second part: lessons for the decoder era (issue 30), on a decoder this section owns.
+
+The section picks its own decoder (a page-local menu: the bundled decoders, and the sidebar's model when it is one)
+and never writes the sidebar's model, so the other pages keep theirs. With an encoder in the sidebar nothing heavy
+runs until a decoder is chosen; a line says which to pick. Widgets → one cached library call
+(:func:`inspector.analyses.lessons_decoder.decoder_lessons`) → charts and answers; the streaming-LLM, window and
+linear-attention timings run on request.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from inspector import InspectorError, LoadedModel
+from inspector.analyses.lessons_decoder import (
+    SINK_TOKENS,
+    DecoderLessons,
+    decoder_lessons,
+    streaming_perplexity,
+)
+from inspector.analyses.lessons_geometry import LinearLesson, WindowLesson, linear_lesson, window_lesson
+from inspector.base.i18n import t
+from inspector.charts import lessons_decoder as charts
+from inspector.core.bundled import bundled_choices
+from inspector.output.share import escape_markdown
+from views import session, sidebar
+from views.progress_bar import progress_bar
+
+ENCODER_SPEC = "default"  # MiniLM: the bidirectional, absolute-position contrast when the sidebar holds a decoder
+
+
+@st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
+def cached_decoder_lessons(encoder_spec: str, decoder_spec: str, text: str, backend: str, layer: int,
+                           head: int) -> DecoderLessons:
+    return decoder_lessons(session.cached_model(encoder_spec), session.cached_model(decoder_spec), text, layer, head,
+                           backend=backend)
+
+
+@st.cache_data(max_entries=4, ttl=3600, show_spinner=False)
+def cached_streaming(decoder_spec: str, backend: str) -> tuple[int, int, tuple[float, float, float]]:
+    return streaming_perplexity(session.cached_model(decoder_spec), backend=backend)
+
+
+@st.cache_data(max_entries=4, ttl=3600, show_spinner=False)
+def cached_window(decoder_spec: str, backend: str) -> WindowLesson:
+    return window_lesson(session.cached_model(decoder_spec), backend=backend)
+
+
+@st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
+def cached_linear(decoder_spec: str, text: str, backend: str, layer: int, head: int) -> LinearLesson:
+    return linear_lesson(session.cached_model(decoder_spec), text, layer, head, backend=backend)
+
+
+def _decoder_choices(chosen: session.Inputs, loaded: LoadedModel) -> list[str]:
+    choices = list(bundled_choices())
+    if loaded.info.causal and loaded.info.head == "causal-lm" and chosen.spec not in choices:
+        choices.insert(0, chosen.spec)
+    return choices
+
+
+def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool) -> DecoderLessons | None:
+    """Draw the section; returns the measured lessons (for the quiz) or None when no decoder is chosen."""
+
+    def header(number: str) -> None:
+        st.markdown(f"**{escape_markdown(t('lessons.question', lang))}:** "
+                    f"{escape_markdown(t(number + '.question', lang))}")
+        st.caption(t(number + ".explain", lang))
+
+    def answer(*texts: str) -> None:
+        st.markdown(f"**{escape_markdown(t('lessons.answer', lang))}**")
+        for text in texts:
+            st.info(escape_markdown(text))
+
+    st.subheader(t("decoder.heading", lang))
+    st.caption(t("decoder.caption", lang))
+    choices = _decoder_choices(chosen, loaded)
+    if st.session_state.get("decoder_model") not in (None, *choices):
+        st.session_state.pop("decoder_model")  # a choice from another sidebar model
+    sidebar_is_decoder = chosen.spec in choices
+    if st.session_state.get("decoder_model") is None and sidebar_is_decoder:
+        st.session_state["decoder_model"] = chosen.spec
+    spec = st.selectbox(t("decoder.model", lang), choices, index=None, key="decoder_model",
+                        format_func=lambda s: sidebar.shown_model_name(s, lang),
+                        placeholder=t("decoder.choose", lang))
+    if spec is None:
+        st.info(escape_markdown(t("decoder.pick", lang, model=sidebar.shown_model_name(loaded.info.name, lang))))
+        return None
+    decoder = session.cached_model(spec)
+    info = decoder.info
+    left, right = st.columns(2)
+    layer = left.selectbox(t("decoder.layer", lang), range(info.num_layers), key="decoder_layer",
+                           index=min(3, info.num_layers - 1))
+    head = right.selectbox(t("decoder.head", lang), range(info.num_heads), key="decoder_head")
+    encoder_spec = ENCODER_SPEC if loaded.info.causal else chosen.spec
+    backend = chosen.state.backend
+    with st.spinner(t("decoder.running", lang, model=sidebar.shown_model_name(info.name, lang))):
+        try:
+            lessons = cached_decoder_lessons(encoder_spec, spec, chosen.state.text, backend, layer, head)
+        except InspectorError as err:
+            st.error(str(err))
+            return None
+    model_name = sidebar.shown_model_name(info.name, lang)
+
+    with st.expander(t("lesson9.title", lang)):
+        header("lesson9")
+        causal = lessons.causal
+        left, right = st.columns(2)
+        left.altair_chart(charts.mask_chart(causal.encoder_visible, causal.encoder_tokens, slide=slide, lang=lang,
+                                            title=t("lesson9.mask_chart", lang, model=sidebar.shown_model_name(
+                                                causal.encoder, lang))))
+        right.altair_chart(charts.mask_chart(causal.decoder_visible, causal.decoder_tokens, slide=slide, lang=lang,
+                                             title=t("lesson9.mask_chart", lang, model=model_name)))
+        st.altair_chart(charts.asymmetry_pair_chart(causal, title=t("lesson9.asym_chart", lang, layer=layer),
+                                                    slide=slide, lang=lang))
+        answer(causal.answer.text(lang))
+
+    with st.expander(t("lesson10.title", lang)):
+        header("lesson10")
+        rope = lessons.rope
+        rows = [rope.rope] + ([rope.absolute] if rope.absolute is not None else [])
+        st.dataframe(pd.DataFrame({
+            t("lesson10.col_model", lang): [sidebar.shown_model_name(r.model, lang) for r in rows],
+            t("lesson10.col_position", lang): [r.position for r in rows],
+            t("lesson10.col_shift", lang): [r.shift for r in rows],
+            t("lesson10.col_score", lang): [f"{r.score_change:.2e}" for r in rows],
+            t("lesson10.col_relative", lang): [f"{r.relative_score_change:.1e}" for r in rows],
+            t("lesson10.col_value", lang): [f"{r.value_change:.2e}" for r in rows]}), hide_index=True)
+        st.altair_chart(charts.rope_offset_chart(rope, title=t("lesson10.offset_chart", lang, layer=layer, head=head),
+                                                 slide=slide, lang=lang))
+        st.altair_chart(charts.rope_wavelength_chart(rope, title=t("lesson10.wave_chart", lang), slide=slide,
+                                                     lang=lang))
+        answer(rope.answer.text(lang))
+
+    with st.expander(t("lesson11.title", lang)):
+        header("lesson11")
+        gqa = lessons.gqa
+        st.caption(t("lesson11.groups", lang, groups=", ".join(f"{h}→{int(kv)}" for h, kv in
+                                                               enumerate(gqa.kv_head_of))))
+        st.dataframe(pd.DataFrame({
+            t("lesson11.col_model", lang): [sidebar.shown_model_name(r.model, lang) for r in gqa.rows],
+            t("lesson11.col_heads", lang): [f"{r.num_heads} : {r.kv_heads}" for r in gqa.rows],
+            t("lesson11.col_bytes", lang): [r.bytes_per_token for r in gqa.rows],
+            t("lesson11.col_mha", lang): [r.bytes_one_kv_per_query for r in gqa.rows],
+            t("lesson11.col_saving", lang): [round(r.saving, 1) for r in gqa.rows]}), hide_index=True)
+        st.altair_chart(charts.js_heatmap(gqa, title=t("lesson11.chart", lang, layer=layer), slide=slide, lang=lang))
+        answer(gqa.answer.text(lang))
+
+    with st.expander(t("lesson12.title", lang)):
+        header("lesson12")
+        sinks = lessons.sinks
+        st.altair_chart(charts.sink_mass_chart(sinks, title=t("lesson12.chart", lang), slide=slide, lang=lang))
+        st.altair_chart(charts.sink_share_chart(sinks, title=t("lesson12.share_chart", lang, layer=layer),
+                                                slide=slide, lang=lang))
+        answer(sinks.answer.text(lang))
+        if st.button(t("lesson12.run", lang), key="stream_run"):
+            with progress_bar(t("decoder.measuring", lang)):
+                try:
+                    st.session_state["stream"] = (spec, cached_streaming(spec, backend))
+                except InspectorError as err:
+                    st.error(str(err))
+        stream = st.session_state.get("stream")
+        if stream is not None and stream[0] == spec:
+            tokens, window, ppl = stream[1]
+            st.dataframe(pd.DataFrame({
+                t("lesson12.col_cache", lang): [t("lesson12.cache.window", lang, window=window),
+                                                 t("lesson12.cache.sinks", lang, sinks=SINK_TOKENS),
+                                                 t("lesson12.cache.full", lang)],
+                t("lesson12.col_ppl", lang): [round(p, 2) for p in ppl]}), hide_index=True)
+            answer(t("lesson12.stream", lang, tokens=tokens, window=window, sinks=SINK_TOKENS,
+                     window_ppl=f"{ppl[0]:.1f}", sink_ppl=f"{ppl[1]:.1f}", full_ppl=f"{ppl[2]:.1f}"))
+
+    with st.expander(t("lesson13.title", lang)):
+        header("lesson13")
+        if info.sliding_window is None:
+            st.info(escape_markdown(t("lesson13.needs", lang)))
+        elif st.button(t("lesson13.run", lang), key="window_run") or st.session_state.get("window_spec") == spec:
+            with progress_bar(t("decoder.measuring", lang)):
+                try:
+                    window = cached_window(spec, backend)
+                    st.session_state["window_spec"] = spec
+                except InspectorError as err:
+                    st.error(str(err))
+                    window = None
+            if window is not None:
+                st.altair_chart(charts.window_timing_chart(window, title=t("lesson13.chart", lang), slide=slide,
+                                                           lang=lang))
+                answer(window.answer.text(lang))
+
+    with st.expander(t("lesson14.title", lang)):
+        header("lesson14")
+        wanted = (spec, chosen.state.text, layer, head)
+        if st.button(t("lesson14.run", lang), key="linear_run") or st.session_state.get("linear_for") == wanted:
+            with progress_bar(t("decoder.measuring", lang)):
+                try:
+                    linear = cached_linear(spec, chosen.state.text, backend, layer, head)
+                    st.session_state["linear_for"] = wanted
+                except InspectorError as err:
+                    st.error(str(err))
+                    linear = None
+            if linear is not None:
+                st.altair_chart(charts.linear_weights_chart(linear, title=t("lesson14.chart", lang, head=head),
+                                                            slide=slide, lang=lang))
+                st.altair_chart(charts.linear_timing_chart(linear, title=t("lesson14.time_chart", lang), slide=slide,
+                                                           lang=lang))
+                answer(linear.answer.text(lang))
+
+    with st.expander(t("lesson15.title", lang)):
+        header("lesson15")
+        space = lessons.qk_space
+        st.altair_chart(charts.qk_scatter_chart(space, title=t("lesson15.chart", lang, layer=layer, head=head),
+                                                slide=slide, lang=lang))
+        st.altair_chart(charts.norm_gap_chart(space, title=t("lesson15.gap_chart", lang), slide=slide, lang=lang))
+        answer(space.answer.text(lang))
+
+    with st.expander(t("lesson16.title", lang)):
+        header("lesson16")
+        projections = lessons.projections
+        names = ["W_Q", "W_K", "W_V", "W_O", "W_QK"]
+        st.dataframe(pd.DataFrame({
+            t("lesson16.col_matrix", lang): ["W_Q W_Kᵀ" if n == "W_QK" else n for n in names],
+            t("lesson16.col_shape", lang): [" × ".join(map(str, projections.shapes[n])) for n in names],
+            t("lesson16.col_top", lang): [f"{projections.singular[n][0]:.3g}" for n in names],
+            t("lesson16.col_smallest", lang): [f"{projections.singular[n][-1]:.3g}" for n in names]}),
+            hide_index=True)
+        st.altair_chart(charts.singular_values_chart(projections, title=t("lesson16.chart", lang, layer=layer,
+                                                                            head=head), slide=slide, lang=lang))
+        answer(projections.answer.text(lang))
+    return lessons
