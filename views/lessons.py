@@ -14,7 +14,7 @@ import streamlit as st
 
 from inspector import InspectorError
 from inspector.analyses.lessons import DEFAULT_LENGTHS, SCALE_NAMES, Lessons, all_lessons, complexity_lesson
-from inspector.base.i18n import t
+from inspector.base.i18n import device_label, t
 from inspector.charts import lessons as charts
 from inspector.charts.inspect import entropy_by_layer_chart
 from inspector.output.share import escape_markdown
@@ -152,7 +152,8 @@ with st.expander(t("lesson6.title", lang)):
 def measured_mib(peak_bytes, device: str) -> list[str]:
     """Measured peaks as MiB text; where nothing was measured (NaN: the CPU reports no peak) the table says so
     instead of showing "None"."""
-    return [t("lesson7.not_measured", lang, device=device) if not np.isfinite(value) else f"{value / 2**20:.2f}"
+    return [t("lesson7.not_measured", lang, device=device_label(device)) if not np.isfinite(value)
+            else f"{value / 2**20:.2f}"
             for value in np.asarray(peak_bytes, dtype=np.float64)]
 
 
@@ -172,7 +173,8 @@ with st.expander(t("lesson7.title", lang)):
                 st.error(str(err))
     timing = st.session_state.get("timing")
     if timing is not None:
-        st.altair_chart(charts.complexity_chart(timing, title=t("lesson7.chart", lang, device=timing.device),
+        st.altair_chart(charts.complexity_chart(timing,
+                                                title=t("lesson7.chart", lang, device=device_label(timing.device)),
                                                 slide=slide, lang=lang))
         mib = 2**20
         mat_peak = measured_mib(timing.measured_materialised_bytes, timing.device)
