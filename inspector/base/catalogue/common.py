@@ -35,8 +35,11 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     # A bundled decoder's card in the provenance line: quantisation and licence (model facts, kept as written).
     ("export.card", "{quantization}; licence: {licence}", "{quantization}；许可：{licence}"),
     # Axis labels thinned to fit a narrow column (inspector.charts.base) -----------------------------------------------
-    ("chart.thinned.token", "In a narrow column only every k-th token is labelled; hover a cell for its token.",
-     "栏太窄时只标出每隔 k 个的词元；把鼠标移到格子上可看它的词元。"),
-    ("chart.thinned.head", "In a narrow column only every k-th head is labelled; hover a cell for its head.",
-     "栏太窄时只标出每隔 k 个的注意力头；把鼠标移到格子上可看它是哪个头。"),
+    # The hover hints are separate sentences: on screen only, never in an export (inspector.output.export).
+    ("chart.thinned.token", "In a narrow column only every k-th token is labelled.",
+     "栏太窄时只标出每隔 k 个的词元。"),
+    ("chart.thinned.head", "In a narrow column only every k-th head is labelled.",
+     "栏太窄时只标出每隔 k 个的注意力头。"),
+    ("chart.hover.token", "Hover a cell for its token.", "把鼠标移到格子上可看它的词元。"),
+    ("chart.hover.head", "Hover a cell for its head.", "把鼠标移到格子上可看它是哪个头。"),
 )
