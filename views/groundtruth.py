@@ -40,9 +40,10 @@ from inspector.charts.groundtruth import (
 )
 from inspector.core.forward import backend_for
 from inspector.core.loading import shipped_choices
-from inspector.output.export import Provenance, chart_png, with_provenance
+from inspector.output.export import Provenance
 from inspector.output.share import escape_markdown
 from views import session, share_state, sidebar
+from views.export_buttons import export_buttons
 from views.progress_bar import progress_bar
 
 MAX_SEED = 1_000_000
@@ -188,7 +189,11 @@ probability = float(scored.model.probability[0])
 verdict = t("gt.correct" if scored.predicted == scored.answer else "gt.wrong", lang)
 st.markdown(escape_markdown(t("gt.answer", lang, predicted=scored.predicted, answer=scored.answer, verdict=verdict,
                               probability=f"{probability:.1%}", target=target_words(scored, task.kind, lang))))
-st.altair_chart(example_chart(scored, slide=slide, lang=lang))
+ran_backend = backend_for(loaded, backend)  # the caption names the backend that ran, not the sidebar's "auto"
+example_figure = example_chart(scored, slide=slide, lang=lang)
+st.altair_chart(example_figure)
+export_buttons(f"groundtruth-{task.name}-example-{seed}", example_figure,
+               Provenance(model=info.name, text=scored.example.text, backend=ran_backend), lang, "gt_example")
 st.dataframe(example_table(scored, top_ranked_tokens(scored), mechanism=mechanism, lang=lang), hide_index=True)
 if mechanism:
     st.caption(t("gt.mechanism_caption", lang))
@@ -246,20 +251,19 @@ if card.attention_bound is not None:
                       delta=t("gt.bound_kept" if under else "gt.bound_not_kept", lang),
                       delta_color="normal" if under else "inverse", delta_arrow="off")
 chart = scoreboard_chart(board, slide=slide, lang=lang)
+board_provenance = Provenance(model=info.name, backend=ran_backend, text=t(
+    "chart.gt.export_text", lang, examples=board.examples, task=task.name, seed=board.seed, k=board.k))
 st.altair_chart(chart)
+export_buttons(f"groundtruth-{task.name}-{card.variant}", chart, board_provenance, lang, "gt_board")
 st.dataframe(scoreboard_table(board, lang), hide_index=True)
-st.altair_chart(head_hits_chart(board, slide=slide, lang=lang))
+hits = head_hits_chart(board, slide=slide, lang=lang)
+st.altair_chart(hits)
+export_buttons(f"groundtruth-{task.name}-{card.variant}-heads", hits, board_provenance, lang, "gt_heads_chart")
 st.subheader(t("gt.reading", lang))
 st.markdown("\n".join(f"- {escape_markdown(line)}" for line in reading(board, lang)))
 
 st.download_button(t("gt.download_json", lang), lambda: json.dumps(scoreboard_json(board), allow_nan=False),
                    file_name=f"groundtruth-{task.name}-{card.variant}.json", mime="application/json", key="gt_json",
                    icon=":material/download:", on_click="ignore")
-ran_backend = backend_for(loaded, backend)  # the caption names the backend that ran, not the sidebar's "auto"
-st.download_button(t("gt.download_png", lang), lambda: chart_png(with_provenance(chart, Provenance(
-    model=info.name, text=t("chart.gt.export_text", lang, examples=board.examples, task=task.name, seed=board.seed,
-                            k=board.k),
-    backend=ran_backend), lang), scale=2), file_name=f"groundtruth-{task.name}-{card.variant}.png", mime="image/png",
-                   key="gt_png", icon=":material/download:", on_click="ignore")
 share_state.publish_view(replace(chosen.state, page="groundtruth", model=spec), layer=st.session_state["layer"],
                     head=st.session_state["head"])

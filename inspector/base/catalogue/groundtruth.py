@@ -83,7 +83,6 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("gt.bound_not_kept", "the mean is not clearly under it", "平均值没有明确低于上限"),
     ("gt.reading", "Reading", "解读"),
     ("gt.download_json", "Scoreboard (JSON)", "计分板（JSON）"),
-    ("gt.download_png", "Scoreboard chart (PNG)", "计分板图（PNG）"),
     # The tasks, the target and the scoreboard in words (inspector.analyses.groundtruth) -------------------------------
     ("gt.task.planted-token.description",
      "A row of neutral words with one sentiment word (excellent, wonderful, delightful; terrible, awful, dreadful) "

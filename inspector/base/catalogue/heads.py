@@ -92,7 +92,6 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "注意力最相似的几对头，分别单独消融和一起消融（{measure}）。"),
     ("heads.pruning", "Pruning", "剪枝"),
     ("heads.download_json", "Numbers (JSON)", "数值（JSON）"),
-    ("heads.download_png", "Pruning curve (PNG)", "剪枝曲线（PNG）"),
     # The health report's sentences (inspector.analyses.heads.health_report) -------------------------------------------
     ("heads.category.self", "the token itself", "词元自身"),
     ("heads.category.previous", "the previous token", "前一个词元"),
