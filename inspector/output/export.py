@@ -125,7 +125,24 @@ EXPORT_PLOT_PX = 480
 # Sentences that ask the reader to use a mouse: on screen only, never on a slide or a printed page.
 SCREEN_ONLY_KEYS = ("chart.hover.token", "chart.hover.head", "chart.gt.hover", "chart.compare.grid_subtitle",
                     "chart.inspect.grid_click")
+_ESTIMATE_MARGIN = 1.12
+_BOLD_ADVANCE = 1.1  # a bold title's letters are wider than the estimate's regular ones
 _WIDE_PUNCTUATION = "，。、；：？！）」』】》〉”’（「『【《〈“‘"
+
+
+def _drawn_width(chart) -> float:
+    """The width of ``chart`` as vl-convert draws it without its title, in CSS pixels."""
+    import vl_convert as vlc
+
+    body = chart.copy(deep=False)
+    body.title = alt.Undefined
+    _register_fonts()
+    try:
+        svg = vlc.vegalite_to_svg(_spec(body), vl_version=_vl_version(), allowed_base_urls=[])
+    except ValueError:  # the full render says what is wrong, with the page's words
+        return float(EXPORT_HEADER_MIN_PX)
+    size = re.search(r'<svg[^>]*?\swidth="([0-9.]+)"', svg)
+    return float(size.group(1)) if size else float(EXPORT_HEADER_MIN_PX)
 
 
 def _title_dict(chart) -> dict:
@@ -202,19 +219,28 @@ def with_provenance(chart, provenance: Provenance, lang: str = DEFAULT_LANGUAGE)
     if isinstance(chart, (alt.Chart, alt.LayerChart)):
         chart.autosize = alt.AutoSizeParams(type="pad")
         if width is alt.Undefined or width == "container":
-            chart.width = width = EXPORT_PLOT_PX
-    limit = title.get("limit")
-    header = max(EXPORT_HEADER_MIN_PX, width if isinstance(width, (int, float)) else 0,
-                 limit if isinstance(limit, (int, float)) else 0)
+            chart.width = EXPORT_PLOT_PX
+    # The header is wrapped to the figure's drawn width (Vega does not widen the canvas for a title): drawn once
+    # without its title to measure it; a figure narrower than EXPORT_HEADER_MIN_PX is padded on the right to it.
+    canvas = _drawn_width(chart)
+    padding = getattr(chart, "padding", alt.Undefined)
+    padding = dict(padding) if isinstance(padding, dict) else {"left": 6, "top": 5, "right": 6, "bottom": 20}
+    if canvas < EXPORT_HEADER_MIN_PX:
+        padding["right"] = padding.get("right", 6) + EXPORT_HEADER_MIN_PX - canvas
+        chart.padding = padding
+        canvas = EXPORT_HEADER_MIN_PX
+    header = canvas - padding.get("left", 6) - 6
     title_px, subtitle_px = _font_sizes(chart, title)
-    caption_lines = wrap_text(caption, header, max(subtitle_px, _CAPTION_FONT_PX))
+    # Wrapped with room to spare: the estimate is an average advance, the renderer's faces are a little wider.
+    fits = header / _ESTIMATE_MARGIN
+    caption_lines = wrap_text(caption, fits, max(subtitle_px, _CAPTION_FONT_PX))
     if not title.get("text"):
         chart.title = alt.TitleParams(text=caption_lines[0] if len(caption_lines) == 1 else caption_lines,
                                       fontSize=11, fontWeight="normal", anchor="start", limit=header)
         return chart
-    text_lines = wrap_text(unwrap_lines(title["text"]), header, title_px)
+    text_lines = wrap_text(unwrap_lines(title["text"]), fits, title_px * _BOLD_ADVANCE)
     notes = _screen_only(subtitle, lang)
-    note_lines = wrap_text(notes, header, subtitle_px) if notes else []
+    note_lines = wrap_text(notes, fits, subtitle_px) if notes else []
     chart.title = alt.TitleParams(**{**title, "text": text_lines[0] if len(text_lines) == 1 else text_lines,
                                      "subtitle": note_lines + caption_lines, "limit": header})
     return chart
