@@ -157,10 +157,11 @@ def test_every_export_and_slide_fits_its_canvas_in_both_languages(lang):
         lines = assert_fits(chart_svg(with_provenance(chart, PROVENANCE, lang)), f"{name} {lang}")
         caption = "".join("".join(line["text"] for line in lines).split())
         assert "".join(PROVENANCE.caption(lang).split()) in caption, name
-        slide = slide_svg(chart, PROVENANCE, lang)
-        width, height, _ = text_lines(slide)
-        assert (width, height) == (SLIDE_WIDTH_PX, SLIDE_HEIGHT_PX)
-        assert_fits(slide, f"slide {name} {lang}")
+        if name in ("heatmap", "heads"):  # a slide of a single chart and of a facet (each render takes a while)
+            slide = slide_svg(chart, PROVENANCE, lang)
+            width, height, _ = text_lines(slide)
+            assert (width, height) == (SLIDE_WIDTH_PX, SLIDE_HEIGHT_PX)
+            assert_fits(slide, f"slide {name} {lang}")
     # The Ground truth scoreboard's long caption in Chinese ran off the right edge (the first export).
     long = Provenance("shipped:deceptive-attention", t("chart.gt.export_text", lang, examples=100,
                                                        task="deceptive-attention", seed=1_000_000, k=3), "torch")

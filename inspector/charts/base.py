@@ -156,10 +156,15 @@ def _inside_word(text: str, index: int) -> bool:
     return False
 
 
+def _breaks(atom: str) -> bool:
+    """Whether ``atom`` is a space a line may break at (a no-break space is not)."""
+    return atom.isspace() and "\u00a0" not in atom
+
+
 def _latin_run(atoms: list[str], index: int, step: int) -> str:
     """The run of non-space, narrow atoms from ``index`` going forward (step 1) or back (step −1)."""
     run = []
-    while 0 <= index < len(atoms) and not atoms[index].isspace() and not _is_wide(atoms[index]):
+    while 0 <= index < len(atoms) and not _breaks(atoms[index]) and not _is_wide(atoms[index]):
         run.append(atoms[index])
         index += step
     return "".join(run if step > 0 else reversed(run))
@@ -181,13 +186,13 @@ def _ties(atoms: list[str], space: int) -> bool:
 def _pieces(text: str) -> list[tuple[str, bool]]:
     """``text`` as unbreakable pieces, each with whether the break before it is a good one (at a space, after
     punctuation) rather than merely allowed (between two Chinese characters)."""
-    atoms = re.findall(r"\s+|\S", text)
+    atoms = re.findall(r"[^\S\u00a0]+|[\S\u00a0]", text)  # a no-break space is not a place to break
     pieces: list[tuple[str, bool]] = []
     for index, atom in enumerate(atoms):
         previous = atoms[index - 1] if index else ""
-        if not pieces or atom.isspace():
+        if not pieces or _breaks(atom):
             kind = None
-        elif previous.isspace():
+        elif _breaks(previous):
             kind = None if _ties(atoms, index - 1) else "good"
         elif not _is_wide(atom) and not _is_wide(previous):
             kind = None  # inside a Latin word or a number
@@ -318,7 +323,8 @@ def thinned_note(lang: str = "en", unit: str = "token") -> str:
     """:data:`THINNED_NOTE` in ``lang``; ``unit="head"`` for an axis of heads rather than tokens. Its hover hint is a
     sentence of its own, which exports leave out (:data:`inspector.output.export.SCREEN_ONLY_KEYS`)."""
     space = "" if lang == "zh" else " "
-    return t(f"chart.thinned.{unit}", lang) + space + t(f"chart.hover.{unit}", lang)
+    hover = t("chart.hover.head" if unit == "head" else "chart.hover.token", lang)
+    return t(f"chart.thinned.{unit}", lang) + space + hover
 
 
 def token_axis(labels: Sequence[str], *, horizontal: bool, step_px: float | None = None, angle: int = -60,

@@ -91,7 +91,8 @@ class Provenance:
         model = _CONTROL.sub(" ", model_label(self.model, lang)).strip() or t("export.unknown_model", lang)
         card = card_for(self.model)
         if card is not None:  # a bundled decoder: what its weights are and under which terms (issue 27)
-            model += f" ({t('export.card', lang, quantization=card.quantization, licence=card.licence)})"
+            model = t("export.model_card", lang, model=model,
+                      card=t("export.card", lang, quantization=card.quantization, licence=card.licence))
         parts = [model, f"“{_text_excerpt(self.text)}”"]
         if self.layer is not None and self.head is not None:
             parts.append(t("export.layer_head", lang, layer=self.layer, head=self.head))
@@ -123,7 +124,7 @@ _CAPTION_FONT_PX = 12
 EXPORT_HEADER_MIN_PX = 480
 EXPORT_PLOT_PX = 480
 # Sentences that ask the reader to use a mouse: on screen only, never on a slide or a printed page.
-SCREEN_ONLY_KEYS = ("chart.hover.token", "chart.hover.head", "chart.gt.hover", "chart.compare.grid_subtitle",
+SCREEN_ONLY_KEYS = ("chart.hover.token", "chart.hover.head", "chart.thinned.token", "chart.thinned.head", "chart.gt.hover", "chart.compare.grid_subtitle",
                     "chart.inspect.grid_click")
 _ESTIMATE_MARGIN = 1.12
 _BOLD_ADVANCE = 1.1  # a bold title's letters are wider than the estimate's regular ones

@@ -31,7 +31,8 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("export.layer_head", "layer {layer}, head {head}", "第 {layer} 层第 {head} 个头"),
     ("export.layer", "layer {layer}", "第 {layer} 层"),
     ("export.head", "head {head}", "第 {head} 个头"),
-    ("export.backend", "backend {backend}", "后端 {backend}"),
+    # Chinese: a no-break space ties the label to its value (a caption line ended on "后端", "torch" on the next).
+    ("export.backend", "backend {backend}", "后端\u00a0{backend}"),
     # A bundled decoder's card in the provenance line: quantisation and licence (model facts, kept as written).
     ("export.too_large", "An image of {cells} cells would take long to draw (the limit is {limit}); the numbers are in "
      "the export pack.", "这张图有 {cells} 个格子，绘制会很慢（上限为 {limit}）；数值在导出包里。"),
@@ -40,6 +41,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "1920 × 1080 的 PNG：图表标题、图表和来源说明，可直接放进幻灯片。"),
     ("export.part", "Heads {first}–{last} of {heads} (part {part} of {parts}).",
      "第 {first}–{last} 个头，共 {heads} 个（第 {part} 部分，共 {parts} 部分）。"),
+    ("export.model_card", "{model} ({card})", "{model}（{card}）"),
     ("export.card", "{quantization}; licence: {licence}", "{quantization}；许可：{licence}"),
     # Axis labels thinned to fit a narrow column (inspector.charts.base) -----------------------------------------------
     # The hover hints are separate sentences: on screen only, never in an export (inspector.output.export).
