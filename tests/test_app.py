@@ -377,14 +377,15 @@ def test_no_unknown_token_warning_for_a_text_the_model_reads():
 def test_the_model_menu_speaks_the_page_language_and_keeps_its_options():
     """The labels come from the catalogue in the page's language, short enough for the sidebar; the options (what
     the session and share links hold) are the specs, unchanged (issue 17)."""
+    from inspector.core.loading import shipped_kind
     from views.sidebar import SUGGESTED_MODELS, model_choice_label
 
     at = _run_app({"lang": "zh"})
     menu = at.selectbox(key="model")
-    shipped = [spec.removeprefix("shipped:") for spec in shipped_choices()]
+    shipped = [shipped_kind(spec, "zh") for spec in shipped_choices()]
     assert menu.value == "default" and menu.options[:3 + len(shipped)] == [
         "all-MiniLM-L6-v2（内置）", "Gemma 3 270M（内置）", "SmolLM2-135M-Instruct（内置）",
-        *(f"真值：{name}" for name in shipped)]
+        *(f"已知答案：{name}" for name in shipped)]  # one term for "ground truth", the model's kind in Chinese
     assert not [option for option in menu.options if "bundled" in option or "Ground truth" in option]
     status = next(c.value.replace("\\", "") for c in at.caption if "all-MiniLM-L6-v2" in c.value.replace("\\", ""))
     assert "内置" in status and "bundled" not in status
@@ -400,7 +401,7 @@ def test_status_lines_name_a_shipped_model_as_its_menu_does():
     """The Ground truth page's status line said "shipped:deceptive-attention" (the spec) on a Chinese page."""
     from views.sidebar import shown_model_name
 
-    assert shown_model_name("shipped:deceptive-attention", "zh") == "真值：deceptive-attention"
+    assert shown_model_name("shipped:deceptive-attention", "zh") == "已知答案：欺骗性注意力分类器"
     assert shown_model_name("shipped:deceptive-attention", "en") == shipped_choices()["shipped:deceptive-attention"]
     assert shown_model_name("all-MiniLM-L6-v2 (bundled)", "zh") == "all-MiniLM-L6-v2（内置）"
     assert shown_model_name("org/some-model", "zh") == "org/some-model"

@@ -303,3 +303,44 @@ def test_the_ground_truth_page_scores_the_deceptive_model_from_a_link(session):
     session.page.wait_for_function("location.search.includes('page=groundtruth')", timeout=RERUN_TIMEOUT_MS)
     assert "deceptive-attention" in session.page.url
     session.assert_clean()
+
+
+def _go_to(session, page_title: str) -> None:
+    """Switch page through the sidebar's menu, in the same session (a new address would be a new session)."""
+    session.page.locator('[data-testid="stSidebarNav"] a', has_text=page_title).first.click()
+
+
+def _selectbox_value(session, label: str, *, in_sidebar: bool = False) -> str:
+    """The value a select box labelled ``label`` shows (its combobox input carries the label)."""
+    scope = '[data-testid="stSidebar"]' if in_sidebar else '[data-testid="stMain"]'
+    return session.page.locator(f'{scope} input[role="combobox"][aria-label="{label}"]').first.input_value()
+
+
+def test_each_page_keeps_its_own_view_ground_truth_then_compare_then_inspect(session):
+    """Issue 31, item 1: choosing the deceptive-attention model on Ground truth is that page's choice — Compare
+    then runs on the sidebar's model, Inspect comes back at the reader's layer and head, and no share-link warning
+    appears when no link was opened."""
+    session.open()
+    click_grid_cell(session.page, layer=4, head=5)
+    session.wait_for_heatmap_of(4, 5)
+
+    _go_to(session, "Ground truth")
+    session.page.get_by_role("button", name=shipped_choices()["shipped:deceptive-attention"]).click()
+    session.page.wait_for_function(_chart_titled("Where each method puts the credit on this example"),
+                                   timeout=FIRST_RENDER_TIMEOUT_MS)
+    warnings = " ".join(session.page.locator('[data-testid="stAlertContentWarning"]').all_inner_texts())
+    assert "Share link" not in warnings
+    assert _selectbox_value(session, "Model", in_sidebar=True) == "all-MiniLM-L6-v2 (bundled)"
+
+    _go_to(session, "Compare")
+    session.page.wait_for_function(_chart_titled("Text A: layer 4, head 5"), timeout=FIRST_RENDER_TIMEOUT_MS)
+    assert _selectbox_value(session, "Model", in_sidebar=True) == "all-MiniLM-L6-v2 (bundled)"
+    assert (_selectbox_value(session, "Layer"), _selectbox_value(session, "Head")) == ("4", "5")
+    assert "[UNK]" not in session.page.locator('[data-testid="stMain"]').inner_text()
+
+    _go_to(session, "Inspect")
+    session.wait_for_heatmap_of(4, 5)
+    assert (_selectbox_value(session, "Layer"), _selectbox_value(session, "Head")) == ("4", "5")
+    warnings = " ".join(session.page.locator('[data-testid="stAlertContentWarning"]').all_inner_texts())
+    assert "Share link" not in warnings
+    session.assert_clean()

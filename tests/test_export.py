@@ -100,8 +100,10 @@ def test_a_long_caption_is_wrapped_to_the_title_limit_in_both_languages():
                             head=11, date=DAY)
     chart = alt.Chart().mark_point().properties(title=alt.TitleParams("T", limit=240))
     for lang in ("en", "zh"):
-        lines = with_provenance(chart, provenance, lang).to_dict()["title"]["subtitle"]
-        assert len(lines) > 1 and all(text_width_px(line, 12) <= 240 for line in lines)
+        title = with_provenance(chart, provenance, lang).to_dict()["title"]
+        # Wrapped to the exported figure's width (issue 31: at least 480 px, not the app column's 240).
+        lines, limit = title["subtitle"], title["limit"]
+        assert len(lines) > 1 and all(text_width_px(line, 12) <= limit for line in lines)
         assert " ".join(lines).split() == provenance.caption(lang).split()
         assert with_provenance(with_provenance(chart, provenance, lang), provenance, lang).to_dict()[
             "title"]["subtitle"] == lines
@@ -254,7 +256,7 @@ def test_the_export_caption_speaks_the_session_language():
     provenance = Provenance(model="m", text="hello", backend="torch", layer=2, head=3, date=datetime.date(2026, 1, 2))
     english = "m · “hello” · layer 2, head 3 · backend torch · 2026-01-02"
     assert provenance.caption() == provenance.caption("en") == english
-    assert provenance.caption("zh") == "m · “hello” · 第 2 层第 3 个头 · 后端 torch · 2026-01-02"
+    assert provenance.caption("zh") == "m · “hello” · 第 2 层第 3 个头 · 后端\u00a0torch · 2026-01-02"
     chart = alt.Chart(pd.DataFrame({"x": [0]})).mark_point().encode(x="x:Q").properties(title="t")
     drawn = json.dumps(with_provenance(chart, provenance, "zh").to_dict(), ensure_ascii=False)
     assert provenance.caption("zh") in drawn and english not in drawn

@@ -27,7 +27,9 @@ def _pick(at: AppTest, spec: str) -> AppTest:
     at.button(key=f"gt_pick_{spec}").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
-    assert at.selectbox(key="model").value == spec
+    # The page's own choice: the sidebar's model (every other page's) stays as it was (issue 31).
+    assert at.session_state["gt_model"] == spec
+    assert at.selectbox(key="model").value != spec
     return at
 
 
@@ -95,8 +97,21 @@ def test_the_induction_example_opens_on_the_heads_page_with_its_text():
     assert not at.exception, [e.value for e in at.exception]
     text = generate("induction", 1, seed=FRESH_SEED)[0].text
     assert at.text_area(key="text").value == text
-    assert at.selectbox(key="model").value == "shipped:induction"
+    assert at.selectbox(key="model").value == "shipped:induction"  # asked for: the example on its model
     assert any(title and title.startswith("Heads coloured by") for title in _titles(at))
+
+
+def test_the_page_model_goes_back_to_the_sidebar_model_and_clamps_nothing():
+    """Issue 31: the page's own model leaves the sidebar's layer and head alone, and one button returns to the
+    sidebar's model."""
+    at = open_app_page("groundtruth")
+    at.session_state["layer"], at.session_state["head"] = 4, 5
+    at = _pick(at, "shipped:planted-token")
+    assert (at.session_state["layer"], at.session_state["head"]) == (4, 5)
+    assert not at.warning
+    at.button(key="gt_back").click().run()
+    assert "gt_model" not in at.session_state
+    assert at.info and "causal token is known" in at.info[0].value
 
 
 def test_the_pages_in_chinese_show_no_english_sentence():
@@ -106,8 +121,8 @@ def test_the_pages_in_chinese_show_no_english_sentence():
     assert not at.error and untranslated(page_texts(at)) == []
     assert at.info and "因果词元已知" in at.info[0].value
     # The model buttons and the sidebar's model menu in Chinese, short enough for the sidebar (issue 17).
-    names = [spec.removeprefix("shipped:") for spec in shipped_choices()]
-    assert {f"真值：{name}" for name in names} <= {button.label for button in at.button}
+    names = ["植入词元分类器", "欺骗性注意力分类器", "归纳语言模型"]  # one term for "ground truth" (issue 31)
+    assert {f"已知答案：{name}" for name in names} <= {button.label for button in at.button}
     assert at.selectbox(key="model").options[0] == "all-MiniLM-L6-v2（内置）"
     status = next(c.value.replace("\\", "") for c in at.caption if "all-MiniLM-L6-v2" in c.value.replace("\\", ""))
     assert "内置" in status and "bundled" not in status and "内置" in at.info[0].value

@@ -48,6 +48,35 @@ def test_t_fills_placeholders_and_falls_back_to_english():
         t("inspect.every_head", "en")  # the placeholder's value is missing
 
 
+
+def test_plural_forms_follow_the_count_in_english_and_chinese_needs_none():
+    """Issue 31: "1 text(s)", "1 head(s)", "1 of 72 heads are" read as drafts; a count picks its form."""
+    assert t("heads.progress_start", "en", n=1) == "Measuring 1 text…"
+    assert t("heads.progress_start", "en", n=3) == "Measuring 3 texts…"
+    assert t("heads.progress_start", "zh", n=1) == "正在测量 1 段文本…"
+    one = t("heads.measuring", "en", heads=1, n=1)
+    assert one == "Measuring 1 head on 1 text…"
+    assert t("heads.measuring", "en", heads=72, n="1,000") == "Measuring 72 heads on 1,000 texts…"
+    assert placeholders("heads.measuring", "en") == {"heads", "n"}
+    assert not [key for key, entry in CATALOGUE.items() if "(s)" in entry["en"]]
+
+
+CJK_CHARACTER = "\u4e00-\u9fff"
+
+
+def test_chinese_sentences_use_full_width_punctuation_and_one_term_for_ground_truth():
+    """A comma, colon, semicolon, question or exclamation mark next to a Chinese character is full width, and a
+    parenthesis around Chinese words is too (a formula's f(x) or log(…) keeps its ASCII brackets). "Ground truth"
+    is 已知答案 everywhere (the menu said 已知答案, a page 真值); materialised is not 物化; CPU is upper case."""
+    half = re.compile(f"[{CJK_CHARACTER}][,;:?!]|[,;:?!][{CJK_CHARACTER}]")
+    bracket = re.compile(f"(?<![A-Za-z0-9_ᵀ])\\([^()]*[{CJK_CHARACTER}][^()]*\\)")
+    for key, entry in CATALOGUE.items():
+        zh = entry["zh"]
+        assert not half.search(zh) and not bracket.search(zh), (key, zh)
+        assert "真值" not in zh and "物化" not in zh and "cpu" not in zh, (key, zh)
+    assert t("nav.groundtruth", "zh") in t("model.ground_truth", "zh", name="x")
+
+
 # ------------------------------------------------------------------ the catalogue by page (issue 26)
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -38,8 +38,11 @@ from inspector.charts.attribution import (
     scores_chart,
 )
 from inspector.core.budget import count_tokens
+from inspector.core.forward import backend_for
+from inspector.output.export import Provenance
 from inspector.output.share import escape_markdown
 from views import session, share_state, sidebar
+from views.export_buttons import export_buttons
 from views.progress_bar import progress_bar
 
 PREDICTED_CLASS = "predicted class"  # the class selectbox's first option (shown in the session language)
@@ -174,8 +177,18 @@ if ig is not None:
 for method, reason in report.skipped.items():
     st.warning(escape_markdown(t("attribution.page.skipped", lang, method=method_label(method, lang), reason=reason)))
 
+exported = Provenance(model=loaded.info.name, text=chosen.state.text, backend=backend_for(loaded, chosen.state.backend),
+                      layer=report.layer, head=report.head)
+
+
+def show(name: str, figure) -> None:
+    """A chart and, under it, its PNG, SVG and 16:9 slide exports."""
+    st.altair_chart(figure)
+    export_buttons(f"attribution-{name}", figure, exported, lang, f"attr_export_{name}")
+
+
 st.subheader(t("attribution.page.scores", lang))
-st.altair_chart(scores_chart(report, words=words, slide=slide, lang=lang))
+show("scores", scores_chart(report, words=words, slide=slide, lang=lang))
 read_head = (t("attribution.page.read_mean", lang) if report.head is None
              else t("attribution.page.read_head", lang, head=report.head))
 st.caption(t("attribution.page.scores_caption", lang, layer=report.layer, head=read_head, query=report.query,
@@ -194,12 +207,12 @@ kind = st.radio(t("attribution.page.measure", lang), ["Kendall τ", "Spearman ρ
                 key="attr_measure", format_func=measure_name)
 matrix = {"Kendall τ": agreed.kendall, "Spearman ρ": agreed.spearman}.get(kind, agreed.top_k)
 low, high = agreed.random_tau
-st.altair_chart(agreement_chart(agreed.methods, matrix, name=measure_name(kind), low=0.0 if kind == overlap else -1.0,
+show("agreement", agreement_chart(agreed.methods, matrix, name=measure_name(kind), low=0.0 if kind == overlap else -1.0,
                                 slide=slide, lang=lang,
                                 subtitle=[t("attribution.page.agreement_subtitle", lang,
                                             n=int((~report.protected).sum()), low=f"{low:.2f}", high=f"{high:.2f}")]))
 if agreed.head_tau is not None:
-    st.altair_chart(head_tau_chart(agreed.head_tau, slide=slide, lang=lang))
+    show("head-tau", head_tau_chart(agreed.head_tau, slide=slide, lang=lang))
 if st.button(t("attribution.page.corpus_button", lang), key="attr_corpus"):
     with st.spinner(t("attribution.page.corpus_spinner", lang)):
         try:
@@ -208,7 +221,8 @@ if st.button(t("attribution.page.corpus_button", lang), key="attr_corpus"):
             st.error(str(err))
             corpus = None
     if corpus is not None:
-        st.altair_chart(agreement_chart(corpus.methods, corpus.mean, name=t("chart.attribution.mean_kendall", lang),
+        show("corpus-agreement", agreement_chart(corpus.methods, corpus.mean,
+                                                 name=t("chart.attribution.mean_kendall", lang),
                                         slide=slide, lang=lang,
                                         subtitle=[t("attribution.page.corpus_subtitle", lang,
                                                     n=len(corpus.per_text))]))
@@ -226,7 +240,7 @@ st.caption(escape_markdown(t("attribution.page.faithfulness_caption", lang,
                              bins=", ".join(f"{b:.0%}" for b in faithful.bins), removed=removed,
                              flip=faithful.flip_rule_text(lang))))
 st.dataframe(faithfulness_frame(faithful, lang), hide_index=True)
-st.altair_chart(decay_chart(faithful, slide=slide, lang=lang))
+show("faithfulness", decay_chart(faithful, slide=slide, lang=lang))
 
 st.subheader(t("attribution.page.counterfactual", lang))
 cf = report.counterfactual
@@ -258,7 +272,7 @@ if shown is not None:
                                          change=f"{shown.adversarial_change:.3g}", epsilon=f"{shown.epsilon:g}",
                                          steps=shown.adversarial_steps,
                                          seconds=f"{shown.adversarial_seconds:.1f}"))
-    st.altair_chart(counterfactual_chart(report.tokens, shown, slide=slide, lang=lang))
+    show("counterfactual", counterfactual_chart(report.tokens, shown, slide=slide, lang=lang))
     st.info(escape_markdown(shown.verdict_text(lang)))
 
 share_state.publish_view(chosen.state, layer=layer, head=0 if head is None else head)

@@ -42,6 +42,7 @@ from inspector.charts.compare import (
     query_rows_chart,
     ranked_heads_chart,
 )
+from inspector.output.export import Provenance
 from inspector.output.share import (
     COMPARE_DEFAULT_TEXT_B,
     CompareState,
@@ -52,6 +53,7 @@ from inspector.output.share import (
     escape_markdown,
 )
 from views import compare_shapes, session, sidebar
+from views.export_buttons import export_buttons
 
 started = time.perf_counter()
 PAGE_KEYS = ("compare_mode", "compare_text_b", "compare_model_b", "compare_model_b_other", "compare_query",
@@ -283,15 +285,28 @@ slide = chosen.state.slide
 layer, head = st.session_state["layer"], st.session_state["head"]
 # Stacked, not in columns: side by side, the grid and the bars need ~800 px and clip on a laptop-width window.
 st.subheader(t("compare.ranked", lang))
-st.altair_chart(ranked_heads_chart(comparison, slide=slide, lang=lang), width="content")
+compared = f"A: {text_a} — B: {text_b}" if mode == "texts" else text_a
+models = comparison.model_a if comparison.model_a == comparison.model_b else \
+    f"{comparison.model_a} → {comparison.model_b}"
+
+
+def provenance(layer: int | None = None, head: int | None = None) -> Provenance:
+    return Provenance(model=models, text=compared, backend=run_a.capture.backend, layer=layer, head=head)
+
+
+ranked = ranked_heads_chart(comparison, slide=slide, lang=lang)
+st.altair_chart(ranked, width="content")
+export_buttons("compare-ranked-heads", ranked, provenance(), lang, "compare_ranked")
 st.subheader(t("compare.grid", lang))
 metrics = ["js", "entropy"] + (["shift"] if comparison.key_shift is not None else [])
 if st.session_state.get("compare_metric") not in metrics:
     st.session_state["compare_metric"] = "js"
 metric = st.segmented_control(t("compare.colour_by", lang), metrics, key="compare_metric",
                               format_func=lambda m: t(f"compare.colour_{m}", lang)) or "js"
-st.altair_chart(movement_grid_chart(comparison, metric, selected=(layer, head), slide=slide, lang=lang),
-                width="content", on_select=select_head_from_grid, selection_mode=HEAD_SELECTION, key="compare_grid")
+grid_figure = movement_grid_chart(comparison, metric, selected=(layer, head), slide=slide, lang=lang)
+st.altair_chart(grid_figure, width="content", on_select=select_head_from_grid, selection_mode=HEAD_SELECTION,
+                key="compare_grid")
+export_buttons(f"compare-grid-{metric}", grid_figure, provenance(), lang, "compare_grid_export")
 
 st.subheader(t("compare.pair", lang, layer=layer, head=head))
 layer_column, head_column = st.columns(2)
@@ -299,11 +314,14 @@ layer_column.selectbox(t("inspect.layer", lang), range(comparison.num_layers), k
 head_column.selectbox(t("inspect.head", lang), range(comparison.num_heads), key="head")
 pair = head_pair(comparison, layer, head)
 side_a, side_b = (st.container(), st.container()) if slide else st.columns(2)
-side_a.altair_chart(head_heatmap_chart(pair, "A", slide=slide, lang=lang))
-side_b.altair_chart(head_heatmap_chart(pair, "B", slide=slide, lang=lang))
 difference_column, row_column = (st.container(), st.container()) if slide else st.columns(2)
-difference_column.altair_chart(head_difference_chart(pair, slide=slide, lang=lang))
-row_column.altair_chart(query_rows_chart(pair, slide=slide, lang=lang))
+for column, name, figure in ((side_a, "a", head_heatmap_chart(pair, "A", slide=slide, lang=lang)),
+                             (side_b, "b", head_heatmap_chart(pair, "B", slide=slide, lang=lang)),
+                             (difference_column, "difference", head_difference_chart(pair, slide=slide, lang=lang)),
+                             (row_column, "rows", query_rows_chart(pair, slide=slide, lang=lang))):
+    with column:
+        st.altair_chart(figure)
+        export_buttons(f"compare-L{layer}-H{head}-{name}", figure, provenance(layer, head), lang, f"compare_{name}")
 st.caption(t("compare.pair_caption", lang))
 
 loo_key = (spec_a, spec_b, text_a, text_b, backend)

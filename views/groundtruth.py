@@ -40,12 +40,14 @@ from inspector.charts.groundtruth import (
 )
 from inspector.core.forward import backend_for
 from inspector.core.loading import shipped_choices
-from inspector.output.export import Provenance, chart_png, with_provenance
+from inspector.output.export import Provenance
 from inspector.output.share import escape_markdown
 from views import session, share_state, sidebar
+from views.export_buttons import export_buttons
 from views.progress_bar import progress_bar
 
 MAX_SEED = 1_000_000
+FEWER_EXAMPLES = 20  # what a stopped scoreboard offers instead: about a fifth of the default's time
 
 
 @st.cache_data(max_entries=32, ttl=3600, show_spinner=False)
@@ -57,7 +59,10 @@ def cached_example(spec: str, seed: int, backend: str) -> ExampleScores:
     return score_example(loaded, example, card, backend=backend)
 
 
-@st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
+# A scoreboard is a few KB (ranks of N examples × methods): kept an hour for every session of this server, so a
+# revisit or another visitor with the same model, seed, size and k gets it without scoring again (issue 31;
+# benchmarks/groundtruth_cache.py measures both views).
+@st.cache_data(max_entries=32, ttl=3600, show_spinner=False)
 def cached_scoreboard(spec: str, examples: int, k: int, backend: str, _lang: str) -> Scoreboard:
     # The bar is made here, not passed in: Streamlit replays a cached function's elements on a hit, and can only
     # replay those whose container the function itself created. The language only words the bar (so it is not
@@ -65,23 +70,47 @@ def cached_scoreboard(spec: str, examples: int, k: int, backend: str, _lang: str
     # done examples are scored when example done + 1 starts.
     with progress_bar(t("gt.progress_start", _lang, n=examples),
                       lambda done, total, note: t("gt.progress", _lang, done=min(total, done + 1), n=total)) as bar:
-        return scoreboard(session.cached_model(spec), examples, k=k, backend=backend, progress=bar)
+        def show(done: int, total: int, note: str) -> None:
+            st.session_state["_gt_progress"] = done  # what the Stop button reports
+            bar(done, total, note)
+
+        return scoreboard(session.cached_model(spec), examples, k=k, backend=backend, progress=show)
 
 
-def pick_model(spec: str) -> None:
-    """Button callback: switch the sidebar's model (allowed before the sidebar is drawn again)."""
-    st.session_state["model"] = spec
-    share_state.keep_across_pages()
+def stop_scoring(request: tuple, examples: int) -> None:
+    """Stop button → remember which request was stopped and how far it got. The click's rerun interrupts the
+    scoring; this flag keeps the rerun from starting it again."""
+    st.session_state["_gt_stopped"] = {"request": request, "done": st.session_state.get("_gt_progress", 0),
+                                       "examples": examples}
+
+
+def score_again(examples: int | None = None) -> None:
+    """After a stop: score again, with ``examples`` examples when given (fewer: quicker on a busy server)."""
+    st.session_state.pop("_gt_stopped", None)
+    if examples is not None:
+        st.session_state["gt_examples"] = examples
+
+
+def pick_model(spec: str | None) -> None:
+    """Button callback: the model this page scores (None: the sidebar's again). The page's own choice: the sidebar's
+    model, and with it every other page's view, stays as it is (issue 31)."""
+    if spec is None:
+        st.session_state.pop("gt_model", None)
+    else:
+        st.session_state["gt_model"] = spec
 
 
 def next_example() -> None:
     st.session_state["gt_seed"] = min(int(st.session_state.get("gt_seed", 0)) + 1, MAX_SEED)
 
 
-def open_on_heads(text: str) -> None:
-    """Button callback: put the example into the sidebar's text; the script body switches page (switch_page is
-    not allowed in callbacks)."""
+def open_on_heads(text: str, spec: str) -> None:
+    """Button callback: put the example and its model into the sidebar — the reader asked to see them on the Heads
+    page — and the script body switches page (switch_page is not allowed in callbacks)."""
     st.session_state["text"] = text
+    if spec in sidebar.model_options(session.hosting_policy()):
+        st.session_state["model"] = spec
+        st.session_state.pop("gt_model", None)  # the sidebar's model is this page's again
     st.session_state["_gt_open_heads"] = True
 
 
@@ -90,23 +119,38 @@ if st.session_state.pop("_gt_open_heads", False):
     st.switch_page("views/heads.py")
 
 heading = st.container()  # the title is in the sidebar's language, known only once the sidebar is drawn
-chosen, status, loaded = sidebar.open_page(reads_text=False)  # it scores its own examples, not the sidebar's text
+# It scores its own examples, not the sidebar's text, and it reads no layer or head: nothing to warn about or clamp.
+chosen, status, loaded = sidebar.open_page(reads_text=False, clamp=False)
 lang = chosen.state.lang
 heading.title(t("gt.title", lang))
+own_model = st.session_state.get("gt_model")
+if own_model is not None and own_model not in sidebar.model_options(session.hosting_policy()):
+    own_model = None  # no longer offered (a hosted instance's list)
+if own_model is not None and own_model != chosen.spec:
+    # This page's own model: loaded here, the sidebar's left as it is.
+    loaded = session.load(replace(chosen, spec=own_model), status)
+    if loaded is None:
+        st.stop()
+    own_column, back_column = st.columns([3, 1], vertical_alignment="center")
+    own_column.caption(escape_markdown(t("gt.own_model", lang, model=sidebar.shown_model_name(own_model, lang),
+                                         sidebar=sidebar.shown_model_name(chosen.spec, lang))))
+    back_column.button(t("gt.sidebar_model", lang), key="gt_back", on_click=pick_model, args=(None,),
+                       icon=":material/undo:")
+spec = own_model or chosen.spec
 try:
     card = card_for(loaded)
 except InspectorError as err:
     model_name = sidebar.shown_model_name(loaded.info.name, lang)
     status.update(label=t("gt.no_card", lang, model=model_name), state="complete")
-    offered = {spec: label for spec, label in shipped_choices().items()
-               if spec in sidebar.model_options(session.hosting_policy())}
+    offered = {option: label for option, label in shipped_choices().items()
+               if option in sidebar.model_options(session.hosting_policy())}
     st.info(escape_markdown(t("gt.needs_card", lang, model=model_name))
             + t("gt.pick_model" if offered else "gt.none_offered", lang))
     if loaded.info.source != "default":  # a folder without a (readable) card: the library says what is missing
         st.caption(escape_markdown(str(err)))
-    for spec, label in offered.items():
-        st.button(sidebar.model_choice_label(spec, label, lang), key=f"gt_pick_{spec}", on_click=pick_model,
-                  args=(spec,))
+    for option, label in offered.items():
+        st.button(sidebar.model_choice_label(option, label, lang), key=f"gt_pick_{option}", on_click=pick_model,
+                  args=(option,))
     st.stop()
 
 info, slide, backend = loaded.info, chosen.state.slide, chosen.state.backend
@@ -135,7 +179,7 @@ seed = int(seed_column.number_input(t("gt.seed", lang), 0, MAX_SEED, 0, key="gt_
 button_column.button(t("gt.new_example", lang), key="gt_next", on_click=next_example, icon=":material/casino:")
 status.update(label=t("gt.scoring_example", lang))
 try:
-    scored = cached_example(chosen.spec, seed, backend)
+    scored = cached_example(spec, seed, backend)
 except InspectorError as err:
     status.update(label=t("gt.example_failed", lang), state="error")
     st.error(str(err))
@@ -145,12 +189,16 @@ probability = float(scored.model.probability[0])
 verdict = t("gt.correct" if scored.predicted == scored.answer else "gt.wrong", lang)
 st.markdown(escape_markdown(t("gt.answer", lang, predicted=scored.predicted, answer=scored.answer, verdict=verdict,
                               probability=f"{probability:.1%}", target=target_words(scored, task.kind, lang))))
-st.altair_chart(example_chart(scored, slide=slide, lang=lang))
+ran_backend = backend_for(loaded, backend)  # the caption names the backend that ran, not the sidebar's "auto"
+example_figure = example_chart(scored, slide=slide, lang=lang)
+st.altair_chart(example_figure)
+export_buttons(f"groundtruth-{task.name}-example-{seed}", example_figure,
+               Provenance(model=info.name, text=scored.example.text, backend=ran_backend), lang, "gt_example")
 st.dataframe(example_table(scored, top_ranked_tokens(scored), mechanism=mechanism, lang=lang), hide_index=True)
 if mechanism:
     st.caption(t("gt.mechanism_caption", lang))
     st.button(t("gt.open_heads", lang), key="gt_heads", on_click=open_on_heads,
-              args=(scored.example.text,), icon=":material/arrow_forward:")
+              args=(scored.example.text, spec), icon=":material/arrow_forward:")
 
 st.subheader(t("gt.scoreboard", lang))
 examples_column, k_column = st.columns(2)
@@ -158,12 +206,33 @@ examples = int(examples_column.number_input(t("gt.examples", lang), 10, 500, DEF
                                             help=t("gt.examples_help", lang)))
 k = int(k_column.number_input(t("gt.k", lang), 1, 10, DEFAULT_TOP_K, key="gt_k"))
 status.update(label=t("gt.scoring_board", lang, n=examples))
+# Scoring takes seconds on a quiet machine and minutes on a busy one: a Stop button while it runs, and a stopped
+# request stays stopped until asked again — at its size or at a smaller one.
+request = (spec, examples, k, backend)
+stopped = st.session_state.get("_gt_stopped")
+if stopped is not None and stopped["request"] == request:
+    status.update(state="complete", label=t("gt.stopped", lang, done=stopped["done"], n=stopped["examples"]))
+    st.info(t("gt.stopped", lang, done=stopped["done"], n=stopped["examples"]))
+    with st.container(horizontal=True):
+        st.button(t("gt.score_again", lang, n=examples), key="gt_again", on_click=score_again,
+                  icon=":material/replay:")
+        if examples > FEWER_EXAMPLES:
+            st.button(t("gt.score_fewer", lang, n=FEWER_EXAMPLES), key="gt_fewer", on_click=score_again,
+                      args=(FEWER_EXAMPLES,), icon=":material/speed:")
+    share_state.publish_view(replace(chosen.state, page="groundtruth", model=spec), layer=st.session_state["layer"],
+                             head=st.session_state["head"])
+    st.stop()
+stop_slot = st.empty()
+st.session_state["_gt_progress"] = 0
+stop_slot.button(t("gt.stop", lang), key="gt_stop", on_click=stop_scoring, args=(request, examples),
+                 icon=":material/stop_circle:")
 try:
-    board = cached_scoreboard(chosen.spec, examples, k, backend, lang)
+    board = cached_scoreboard(spec, examples, k, backend, lang)
 except InspectorError as err:
     status.update(label=t("gt.board_failed", lang), state="error")
     st.error(str(err))
     st.stop()
+stop_slot.empty()
 status.update(state="complete", label=t("gt.board_done", lang, model=sidebar.shown_model_name(info.name, lang),
                                         n=board.examples, methods=len(board.methods), seconds=f"{board.seconds:.1f}"))
 mass, mass_low, mass_high = board.mass_interval()
@@ -182,20 +251,19 @@ if card.attention_bound is not None:
                       delta=t("gt.bound_kept" if under else "gt.bound_not_kept", lang),
                       delta_color="normal" if under else "inverse", delta_arrow="off")
 chart = scoreboard_chart(board, slide=slide, lang=lang)
+board_provenance = Provenance(model=info.name, backend=ran_backend, text=t(
+    "chart.gt.export_text", lang, examples=board.examples, task=task.name, seed=board.seed, k=board.k))
 st.altair_chart(chart)
+export_buttons(f"groundtruth-{task.name}-{card.variant}", chart, board_provenance, lang, "gt_board")
 st.dataframe(scoreboard_table(board, lang), hide_index=True)
-st.altair_chart(head_hits_chart(board, slide=slide, lang=lang))
+hits = head_hits_chart(board, slide=slide, lang=lang)
+st.altair_chart(hits)
+export_buttons(f"groundtruth-{task.name}-{card.variant}-heads", hits, board_provenance, lang, "gt_heads_chart")
 st.subheader(t("gt.reading", lang))
 st.markdown("\n".join(f"- {escape_markdown(line)}" for line in reading(board, lang)))
 
 st.download_button(t("gt.download_json", lang), lambda: json.dumps(scoreboard_json(board), allow_nan=False),
                    file_name=f"groundtruth-{task.name}-{card.variant}.json", mime="application/json", key="gt_json",
                    icon=":material/download:", on_click="ignore")
-ran_backend = backend_for(loaded, backend)  # the caption names the backend that ran, not the sidebar's "auto"
-st.download_button(t("gt.download_png", lang), lambda: chart_png(with_provenance(chart, Provenance(
-    model=info.name, text=t("chart.gt.export_text", lang, examples=board.examples, task=task.name, seed=board.seed,
-                            k=board.k),
-    backend=ran_backend), lang), scale=2), file_name=f"groundtruth-{task.name}-{card.variant}.png", mime="image/png",
-                   key="gt_png", icon=":material/download:", on_click="ignore")
-share_state.publish_view(replace(chosen.state, page="groundtruth"), layer=st.session_state["layer"],
+share_state.publish_view(replace(chosen.state, page="groundtruth", model=spec), layer=st.session_state["layer"],
                     head=st.session_state["head"])

@@ -29,10 +29,11 @@ from inspector.analyses.metrics import TOKEN_CATEGORIES, HealthThresholds
 from inspector.base.i18n import t
 from inspector.charts.base import HEAD_SELECTION, selected_head
 from inspector.charts.heads import head_grid_chart, head_matrix_chart, mds_chart, pruning_chart
-from inspector.output.export import Provenance, chart_png, with_provenance
+from inspector.output.export import Provenance
 from inspector.output.share import escape_markdown
 from views import session, share_state, sidebar
 from views.census_folder import CENSUS_MODE, show_census
+from views.export_buttons import export_buttons
 from views.heads_roles import show_roles
 from views.progress_bar import progress_bar
 
@@ -161,6 +162,9 @@ metric = st.segmented_control(t("heads.colour_by", lang), GRID_METRICS,
                               key="heads_metric", default="entropy") or "entropy"
 grid = head_grid_chart(report, metric, selected=(layer, head), slide=slide, lang=lang)
 st.altair_chart(grid, on_select=open_in_inspect, selection_mode=HEAD_SELECTION, key="heads_grid")
+exported = Provenance(model=info.name, backend=report.backend,
+                      text=texts[0] if len(texts) == 1 else t("chart.heads.corpus_text", lang, n=len(texts)))
+export_buttons(f"heads-grid-{metric}", grid, exported, lang, "heads_grid_export")
 measure = measure_words(report, lang)
 st.caption(t("heads.grid_caption", lang, measure=measure, mode=t(f"heads.mode.{report.ablation_mode}", lang)))
 
@@ -200,16 +204,16 @@ st.caption(t("heads.where_caption", lang))
 
 st.subheader(t("heads.redundancy", lang))
 js_tab, cka_tab, map_tab = st.tabs([t("heads.tab_js", lang), t("heads.tab_cka", lang), t("heads.tab_mds", lang)])
-with js_tab:
-    st.altair_chart(head_matrix_chart(report, stats.js_divergence, title=t("chart.heads.js_title", lang),
-                                      legend=t("chart.heads.js_legend", lang), domain=(0.0, JS_MAX), slide=slide,
-                                      lang=lang))
-with cka_tab:
-    st.altair_chart(head_matrix_chart(report, stats.contribution_cka, title=t("chart.heads.cka_title", lang),
-                                      legend=t("chart.heads.cka_legend", lang), domain=(0.0, 1.0), scheme="magma",
-                                      slide=slide, lang=lang))
-with map_tab:
-    st.altair_chart(mds_chart(report, slide=slide, lang=lang))
+maps = {"js": head_matrix_chart(report, stats.js_divergence, title=t("chart.heads.js_title", lang),
+                                legend=t("chart.heads.js_legend", lang), domain=(0.0, JS_MAX), slide=slide, lang=lang),
+        "cka": head_matrix_chart(report, stats.contribution_cka, title=t("chart.heads.cka_title", lang),
+                                 legend=t("chart.heads.cka_legend", lang), domain=(0.0, 1.0), scheme="magma",
+                                 slide=slide, lang=lang),
+        "mds": mds_chart(report, slide=slide, lang=lang)}
+for tab, (name, figure) in zip((js_tab, cka_tab, map_tab), maps.items()):
+    with tab:
+        st.altair_chart(figure)
+        export_buttons(f"heads-{name}", figure, exported, lang, f"heads_{name}_export")
 pairs = report.pairs
 pair_columns = [t(f"heads.pairs.{name}", lang) for name in ("js", "first", "second", "both")]
 st.dataframe({t("heads.pairs.pair", lang): [" & ".join(report.head_name(h) for h in pair) for pair in pairs.heads],
@@ -221,12 +225,9 @@ st.caption(t("heads.pairs_caption", lang, measure=measure))
 st.subheader(t("heads.pruning", lang))
 pruning = pruning_chart(report, slide=slide, lang=lang)
 st.altair_chart(pruning)
+export_buttons("pruning-curve", pruning, exported, lang, "heads_pruning_export")
 
 st.download_button(t("heads.download_json", lang), lambda: json.dumps(report_json(report, lang), allow_nan=False),
                    file_name="head-report.json", mime="application/json", key="heads_json",
-                   icon=":material/download:", on_click="ignore")
-st.download_button(t("heads.download_png", lang), lambda: chart_png(with_provenance(pruning, Provenance(
-    model=info.name, text=texts[0] if len(texts) == 1 else t("chart.heads.corpus_text", lang, n=len(texts)),
-    backend=report.backend), lang), scale=2), file_name="pruning-curve.png", mime="image/png", key="heads_png",
                    icon=":material/download:", on_click="ignore")
 share_state.publish_view(replace(chosen.state, page="heads"), layer=layer, head=head)

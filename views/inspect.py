@@ -9,27 +9,31 @@ from __future__ import annotations
 
 import time
 
+import altair as alt
 import streamlit as st
 
 from inspector import InspectorError
-from inspector.analyses.heatmap import HeatmapOptions, heatmap_view
+from inspector.analyses.heatmap import HeatmapOptions, heatmap_view, layer_views
 from inspector.analyses.metrics import head_entropy
 from inspector.base.i18n import t
 from inspector.charts.base import HEAD_SELECTION, selected_head, token_labels
 from inspector.charts.bertviz import IFRAME_MAX_HEIGHT
-from inspector.charts.inspect import SMALL_MULTIPLES_MAX_TOKENS, attention_heatmap_chart, entropy_grid_chart
+from inspector.charts.inspect import (
+    SMALL_MULTIPLES_MAX_TOKENS,
+    attention_heatmap_chart,
+    entropy_grid_chart,
+    layer_heads_chart,
+)
 from inspector.output.export import (
     EXPORT_MAX_CELLS,
     Provenance,
     capture_json,
-    chart_png,
-    chart_svg,
     export_pack,
     view_numbers,
-    with_provenance,
 )
 from inspector.output.share import escape_markdown
 from views import session, share_state, sidebar
+from views.export_buttons import export_buttons
 
 # Drawing an n×n heatmap is O(n²) marks in the browser: ~160 tokens draws in about a second in Chromium,
 # 500 takes many. Above this, the full heatmap is drawn only on request.
@@ -76,17 +80,25 @@ def provenance(layer: int | None = None, head: int | None = None) -> Provenance:
 
 
 def download_buttons(name: str, chart, prov: Provenance, key: str, cells: int = 0) -> None:
-    """PNG (2×) and SVG of ``chart`` with its provenance caption, rendered only when clicked."""
-    if cells > EXPORT_MAX_CELLS:
-        st.caption(t("inspect.export_limit", lang, limit=f"{EXPORT_MAX_CELLS:,}", cells=f"{cells:,}"))
-        return
-    # Deferred: the caption is drawn and the image rendered only when a button is clicked.
-    with st.container(horizontal=True):
-        st.download_button("PNG", lambda: chart_png(with_provenance(chart, prov, lang), scale=2),
-                           file_name=f"{name}.png", mime="image/png", key=f"{key}_png", icon=":material/download:",
-                           on_click="ignore")
-        st.download_button("SVG", lambda: chart_svg(with_provenance(chart, prov, lang)), file_name=f"{name}.svg",
-                           mime="image/svg+xml", key=f"{key}_svg", icon=":material/download:", on_click="ignore")
+    """PNG (2×), SVG and a 16:9 slide of ``chart`` with its provenance caption, rendered only when clicked."""
+    export_buttons(name, chart, prov, lang, key, cells=cells)
+
+
+def multiples_in_parts(views: list, part_heads: int) -> dict:
+    """The small multiples as charts of ``part_heads`` heads each, every one under the export limit, each saying in
+    its subtitle which heads it holds (a 43-token text's 12 heads were refused as one image; issue 31)."""
+    parts = [views[start:start + part_heads] for start in range(0, len(views), part_heads)]
+    charts = {}
+    for number, part in enumerate(parts, 1):
+        figure = layer_heads_chart(part, slide=slide, lang=lang)
+        title = figure.title.to_dict() if hasattr(figure.title, "to_dict") else {"text": figure.title}
+        note = t("export.part", lang, first=part[0].head, last=part[-1].head, heads=len(views), part=number,
+                 parts=len(parts))
+        subtitle = title.get("subtitle", [])
+        subtitle = [subtitle] if isinstance(subtitle, str) else list(subtitle)
+        charts[f"layer-{layer}-heads-part-{number}"] = figure.properties(
+            title=alt.TitleParams(**{**title, "subtitle": [*subtitle, note]}))
+    return charts
 
 
 def select_head_from_grid() -> None:
@@ -149,8 +161,17 @@ else:
     heads_chart = session.cached_layer_heads_chart(*capture_key, layer, options, slide, lang, info.num_kv_heads,
                                                    result)
     st.altair_chart(heads_chart)
-    download_buttons(f"layer-{layer}-heads", heads_chart, provenance(layer), "heads",
-                     cells=info.num_heads * n_tokens * n_tokens)
+    multiples_cells = info.num_heads * n_tokens * n_tokens
+    if multiples_cells <= EXPORT_MAX_CELLS:
+        download_buttons(f"layer-{layer}-heads", heads_chart, provenance(layer), "heads")
+    else:  # split: as many heads per image as the export limit allows, the parts in one zip
+        part_heads = max(1, EXPORT_MAX_CELLS // (n_tokens * n_tokens))
+        parts = -(-info.num_heads // part_heads)
+        st.download_button(
+            t("inspect.export_parts", lang, parts=parts), lambda: export_pack(
+                multiples_in_parts(layer_views(result, layer, options), part_heads), {}, provenance(layer), lang=lang),
+            file_name=f"layer-{layer}-heads.zip", mime="application/zip", key="heads_parts",
+            icon=":material/folder_zip:", on_click="ignore")
 
 st.subheader(t("inspect.bertviz", lang))
 if st.toggle(t("inspect.bertviz_toggle", lang), key="bertviz"):

@@ -14,12 +14,15 @@ import streamlit as st
 
 from inspector import InspectorError
 from inspector.analyses.lessons import DEFAULT_LENGTHS, SCALE_NAMES, Lessons, all_lessons, complexity_lesson
-from inspector.base.i18n import t
+from inspector.base.i18n import device_label, t
 from inspector.base.tokens import readable_tokens
 from inspector.charts import lessons as charts
 from inspector.charts.inspect import entropy_by_layer_chart
+from inspector.core.forward import backend_for
+from inspector.output.export import Provenance
 from inspector.output.share import escape_markdown
 from views import lesson_quiz, lessons_decoder, session, share_state, sidebar
+from views.export_buttons import export_buttons
 from views.progress_bar import progress_bar
 
 TIMING_CHOICES = (128, 256, 512, 1024, 2048, 4096)
@@ -55,6 +58,17 @@ status.update(state="complete", label=t("lessons.done", lang, model=model_name, 
                                         backend=chosen.state.backend))
 
 
+exported = Provenance(model=info.name, text=chosen.state.text, backend=backend_for(loaded, chosen.state.backend),
+                      layer=layer, head=head)
+
+
+def show(name: str, figure, place=st) -> None:
+    """A lesson's chart in ``place`` (the page or a column) with its PNG, SVG and 16:9 slide exports under it."""
+    place.altair_chart(figure)
+    with place:
+        export_buttons(name, figure, exported, lang, f"lessons_{name}")
+
+
 def header(number: str) -> None:
     """The lesson's question and short explanation."""
     st.markdown(f"**{escape_markdown(t('lessons.question', lang))}:** {escape_markdown(t(number + '.question', lang))}")
@@ -83,7 +97,7 @@ with st.expander(t("lesson1.title", lang), expanded=True):
                  hide_index=True)
     if definition.position == "rope":
         st.caption(t("lesson1.rope_note", lang))
-    st.altair_chart(charts.weights_chart(definition.weights, tokens,
+    show("lesson1-weights", charts.weights_chart(definition.weights, tokens,
                                          title=t("lesson1.chart", lang, layer=layer, head=head), slide=slide,
                                          lang=lang))
     st.dataframe(pd.DataFrame({t("lesson1.col_query", lang): readable_tokens(tokens), "Σ_j A_ij": definition.row_sums}),
@@ -93,15 +107,17 @@ with st.expander(t("lesson1.title", lang), expanded=True):
 
 with st.expander(t("lesson2.title", lang)):
     header("lesson2")
-    st.altair_chart(charts.asymmetry_chart(lessons.why_qk, title=t("lesson2.chart_asym", lang), slide=slide,
+    show("lesson2-asymmetry", charts.asymmetry_chart(lessons.why_qk, title=t("lesson2.chart_asym", lang), slide=slide,
                                            lang=lang))
-    st.altair_chart(charts.tied_weights_chart(lessons.why_qk, tokens, title=t("lesson2.chart_tied", lang, head=head),
+    show("lesson2-tied", charts.tied_weights_chart(lessons.why_qk, tokens,
+                                                   title=t("lesson2.chart_tied", lang, head=head),
                                               slide=slide, lang=lang))
     answer(lessons.why_qk.answer.text(lang))
 
 with st.expander(t("lesson3.title", lang)):
     header("lesson3")
-    st.altair_chart(charts.offset_chart(lessons.position, title=t("lesson3.chart", lang, layer=layer), slide=slide,
+    show("lesson3-offsets", charts.offset_chart(lessons.position, title=t("lesson3.chart", lang, layer=layer),
+                                                slide=slide,
                                         lang=lang))
     answer(lessons.position.answer.text(lang))
 
@@ -110,9 +126,10 @@ with st.expander(t("lesson4.title", lang)):
     sweep, scaling = lessons.sweep, lessons.scaling
     st.caption(t("lessons.simulation", lang, queries=sweep.queries, keys=sweep.keys, seed=sweep.seed))
     left, right = st.columns(2)
-    left.altair_chart(charts.variance_chart(sweep, title=t("lesson4.variance_chart", lang), slide=slide,
-                                            lang=lang))
-    right.altair_chart(charts.sweep_chart(sweep, title=t("lesson4.sweep_chart", lang), slide=slide, lang=lang))
+    show("lesson4-variance", charts.variance_chart(sweep, title=t("lesson4.variance_chart", lang), slide=slide,
+                                                   lang=lang), left)
+    show("lesson4-sweep", charts.sweep_chart(sweep, title=t("lesson4.sweep_chart", lang), slide=slide, lang=lang),
+         right)
     table = pd.DataFrame([{"d": int(d), t("lesson4.table_scale", lang): name,
                            t("lesson4.table_variance", lang): sweep.score_variance[j],
                            t("lesson4.table_entropy_nats", lang): sweep.entropy[i, j],
@@ -140,20 +157,21 @@ with st.expander(t("lesson5.title", lang)):
                                                               for _, shape in multi.reshape]}),
                  hide_index=True)
     roles = {role: t(f"lesson5.role.{role}", lang) for role in ("offset", "special", "content")}
-    st.altair_chart(charts.contribution_chart(multi, roles, title=t("lesson5.chart", lang, layer=layer), slide=slide,
-                                              lang=lang))
+    show("lesson5-contributions", charts.contribution_chart(multi, roles, title=t("lesson5.chart", lang, layer=layer),
+                                                            slide=slide, lang=lang))
     answer(multi.answer.text(lang))
 
 with st.expander(t("lesson6.title", lang)):
     header("lesson6")
-    st.altair_chart(entropy_by_layer_chart(lessons.entropy.entropy, slide=slide, lang=lang))
+    show("lesson6-entropy", entropy_by_layer_chart(lessons.entropy.entropy, slide=slide, lang=lang))
     answer(lessons.entropy.answer.text(lang))
 
 
 def measured_mib(peak_bytes, device: str) -> list[str]:
     """Measured peaks as MiB text; where nothing was measured (NaN: the CPU reports no peak) the table says so
     instead of showing "None"."""
-    return [t("lesson7.not_measured", lang, device=device) if not np.isfinite(value) else f"{value / 2**20:.2f}"
+    return [t("lesson7.not_measured", lang, device=device_label(device)) if not np.isfinite(value)
+            else f"{value / 2**20:.2f}"
             for value in np.asarray(peak_bytes, dtype=np.float64)]
 
 
@@ -173,7 +191,8 @@ with st.expander(t("lesson7.title", lang)):
                 st.error(str(err))
     timing = st.session_state.get("timing")
     if timing is not None:
-        st.altair_chart(charts.complexity_chart(timing, title=t("lesson7.chart", lang, device=timing.device),
+        show("lesson7-complexity", charts.complexity_chart(timing,
+                                                title=t("lesson7.chart", lang, device=device_label(timing.device)),
                                                 slide=slide, lang=lang))
         mib = 2**20
         mat_peak = measured_mib(timing.measured_materialised_bytes, timing.device)

@@ -35,12 +35,28 @@ def keep_across_pages() -> None:
 
 
 def clamp_layer_and_head(state: ViewState, num_layers: int, num_heads: int) -> None:
-    """Keep the layer and head widgets inside the loaded model, warning if a link asked for more."""
-    asked = replace(state, layer=st.session_state.setdefault("layer", 0), head=st.session_state.setdefault("head", 0))
-    fitted, warnings = asked.fit(num_layers, num_heads)
-    for warning in warnings:
-        st.warning(t("sidebar.share_warning", state.lang, warning=escape_markdown(notice_text(warning, state.lang))),
-                   icon="⚠️")
+    """Keep the layer and head widgets inside the loaded model.
+
+    The reader's own choice is remembered while a smaller model forces a smaller one, and comes back on a model that
+    has it (Inspect at layer 4, head 5 → a two-layer model → Inspect again: 4/5, not the clamped 1/3; issue 31).
+    A warning only when the values being cut are the ones a share link asked for, on the first page that runs after
+    the link was opened: never for a clamp the reader caused by switching model or page."""
+    layer, head = st.session_state.setdefault("layer", 0), st.session_state.setdefault("head", 0)
+    wanted = st.session_state.get("_wanted_layer_head")
+    if wanted is not None and (layer, head) == st.session_state.get("_clamped_layer_head"):
+        layer, head = wanted  # untouched since the last clamp: the reader's own choice again
+    link = st.session_state.pop("_link_layer_head", None)
+    fitted, warnings = replace(state, layer=layer, head=head).fit(num_layers, num_heads)
+    if link == (layer, head):
+        for warning in warnings:
+            st.warning(t("sidebar.share_warning", state.lang,
+                         warning=escape_markdown(notice_text(warning, state.lang))), icon="⚠️")
+    if (fitted.layer, fitted.head) != (layer, head):
+        st.session_state["_wanted_layer_head"] = (layer, head)
+        st.session_state["_clamped_layer_head"] = (fitted.layer, fitted.head)
+    else:
+        st.session_state.pop("_wanted_layer_head", None)
+        st.session_state.pop("_clamped_layer_head", None)
     st.session_state["layer"], st.session_state["head"] = fitted.layer, fitted.head
 
 

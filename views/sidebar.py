@@ -20,7 +20,14 @@ from inspector.base.examples import EXAMPLES
 from inspector.base.i18n import CATALOGUE, LANGUAGE_NAMES, LANGUAGES, notice_text, t
 from inspector.base.limits import MAX_TEXT_CHARS
 from inspector.core.bundled import bundled_choices
-from inspector.core.loading import DEFAULT_MODEL, DEFAULT_MODEL_LABEL, SHIPPED_PREFIX, model_label, shipped_choices
+from inspector.core.loading import (
+    DEFAULT_MODEL,
+    DEFAULT_MODEL_LABEL,
+    SHIPPED_PREFIX,
+    model_label,
+    shipped_choices,
+    shipped_kind,
+)
 from inspector.output.share import BACKENDS, FLAGS, ViewState, decode_view, escape_markdown
 from inspector.serving.hosting import HostingPolicy
 from views import session, share_state
@@ -66,7 +73,7 @@ def model_choice_label(spec: str, label: str, lang: str) -> str:
     if key is not None and label == t(key, "en"):
         return t(key, lang)
     if spec.startswith(SHIPPED_PREFIX) and lang != "en" and label == shipped_choices().get(spec):
-        return t("model.ground_truth", lang, name=spec.removeprefix(SHIPPED_PREFIX))
+        return t("model.ground_truth", lang, name=shipped_kind(spec, lang) or spec.removeprefix(SHIPPED_PREFIX))
     return label
 
 
@@ -95,6 +102,8 @@ def _restore_once(policy: HostingPolicy) -> None:
     st.session_state["backend"] = state.backend
     st.session_state["layer"] = state.layer
     st.session_state["head"] = state.head
+    if {"layer", "head"} & set(st.query_params):  # a link chose them: a clamp of these values is worth a warning
+        st.session_state["_link_layer_head"] = (state.layer, state.head)
     st.session_state["lang"] = state.lang
     for key in FLAGS:
         st.session_state[key] = getattr(state, key)

@@ -45,7 +45,7 @@ from scipy.special import entr
 from inspector.analyses.attribution import batch_size_for
 from inspector.analyses.metrics import HeadEntropy, HealthThresholds, head_entropy_from_rows
 from inspector.base.errors import InvalidRequestError
-from inspector.base.i18n import t
+from inspector.base.i18n import device_label, t
 from inspector.base.jsonable import to_jsonable
 from inspector.base.progress import Progress, no_progress
 from inspector.core.forward import ForwardResult, encode_text, forward
@@ -864,7 +864,7 @@ def complexity_lesson(lengths: Sequence[int] = DEFAULT_LENGTHS, *, heads: int = 
     busy = spread > BUSY_SPREAD
     backend = "Triton FlashAttention" if use_triton else "blocked PyTorch (query blocks)"
     last = len(lengths) - 1
-    values = {"device": str(device), "n": str(int(lengths_array[last])),
+    values = {"device": device_label(device), "n": str(int(lengths_array[last])),
               "mat_ms": _f(mat_ms[last], 1), "flash_ms": _f(flash_ms[last], 1),
               "mat_mb": _f(rows["mat_bytes"][last] / 2**20, 1), "flash_mb": _f(rows["flash_bytes"][last] / 2**20, 1),
               "exponent": _f(exponent), "low": _f(low), "high": _f(high), "repeats": str(repeats),

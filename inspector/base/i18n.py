@@ -26,6 +26,7 @@ titles, axes, legends, tooltips and category names from here, so a figure export
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from string import Formatter
 from types import ModuleType
@@ -61,6 +62,8 @@ DYNAMIC_KEY_FAMILIES: tuple[str, ...] = (
     "measure.{kind}",
     # method_label (inspector.analyses.attribution.methods): f"method.{method}"
     "method.{name}",
+    # a shipped model's kind (inspector.core.loading.shipped_kind): f"model.shipped.{folder}"
+    "model.shipped.{name}",
     # views/sidebar.sidebar, the example menu's titles: {example.title: f"example.{example.slug}"}
     "example.{slug}",
     # chart_note for a thinned axis (inspector.charts.base): f"chart.thinned.{unit}"
@@ -147,8 +150,19 @@ def _merged(modules: Iterable[ModuleType], languages: tuple[str, ...]) -> dict[s
 CATALOGUE: dict[str, dict[str, str]] = _merged(PAGE_MODULES, LANGUAGES)
 
 
+# A plural choice inside a template: ``{n|text|texts}`` is "text" when the value of ``n`` is 1 (or "1"), else "texts"
+# (English: "1 text", "2 texts"). Chinese has no plural forms and needs none. The count itself is written as usual
+# ("{n} {n|text|texts}"); ``n`` counts as a placeholder of the entry.
+_PLURAL = re.compile(r"\{(\w+)\|([^{}|]*)\|([^{}|]*)\}")
+
+
+def _plural_forms(template: str, values: dict[str, object]) -> str:
+    return _PLURAL.sub(lambda m: m[2] if str(values[m[1]]).replace(",", "") in ("1", "1.0") else m[3], template)
+
+
 def _placeholders(template: str) -> set[str]:
-    return {name for _, name, _, _ in Formatter().parse(template) if name}
+    return ({name for _, name, _, _ in Formatter().parse(_PLURAL.sub("", template)) if name}
+            | {m[1] for m in _PLURAL.finditer(template)})
 
 
 def placeholders(key: str, lang: str) -> set[str]:
@@ -162,6 +176,8 @@ def t(key: str, lang: str = DEFAULT_LANGUAGE, /, **values: object) -> str:
     Raises KeyError for an unknown key or a missing placeholder value: both are bugs in the caller."""
     entry = CATALOGUE[key]
     template = entry.get(lang if lang in LANGUAGES else DEFAULT_LANGUAGE, entry[DEFAULT_LANGUAGE])
+    if _PLURAL.search(template):
+        template = _plural_forms(template, values)
     return template.format(**values) if values or _placeholders(template) else template
 
 
@@ -190,6 +206,12 @@ class Notice(str):
 
 def _rebuild_notice(key: str, values: dict[str, object]) -> Notice:
     return Notice(key, **values)
+
+
+def device_label(device: object) -> str:
+    """A torch device as a sentence names it: "CPU", "CUDA", "CUDA:1", "MPS" (torch writes "cpu", which read as a
+    typo in a Chinese sentence; issue 31)."""
+    return str(device).upper()
 
 
 def notice_text(notice: str, lang: str = DEFAULT_LANGUAGE) -> str:

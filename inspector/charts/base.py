@@ -126,24 +126,121 @@ def text_width_px(text: str, font_px: float) -> float:
     return font_px * sum(_WIDE_EM if unicodedata.east_asian_width(ch) in wide else _LATIN_EM for ch in text)
 
 
-def wrap_text(text: str, width_px: float, font_px: float) -> list[str]:
-    """``text`` broken into lines no wider than ``width_px`` (estimated): at spaces, or between any two
-    characters of a run of wide (CJK) characters, which have no spaces; a single word longer than a line stays whole."""
-    lines: list[str] = []
-    line = ""
-    for piece in re.findall(r"\S+\s*|\s+", text):
-        if unicodedata.east_asian_width(piece[0]) in "WF" and len(piece.strip()) > 1:
-            pieces = list(piece)  # a run of CJK characters may break anywhere
+# ---- line breaking (issue 31). Latin words and numbers never break; Chinese may break between characters, but not
+# before closing punctuation (no line starts with "，" or "）"), not after opening punctuation, not inside a word of
+# :data:`CJK_WORDS` (后/端 was split), and not at the spaces that tie a number to the characters around it (第 0 层).
+# Where a line has a better place to end — after punctuation or at a space — within its last ~40 %, it ends there.
+CLOSING_PUNCTUATION = "，。、；：？！）」』】》〉”’…—·%,.;:?!)]}"
+OPENING_PUNCTUATION = "（「『【《〈“‘([{"
+# Words of the app's own Chinese (the catalogue's vocabulary) that a line must not split: a small dictionary, since
+# a general segmenter would be a dependency for captions. Longer words first.
+CJK_WORDS = frozenset("""
+已知答案 项目自带 注意力 积分梯度 语言模型 分类器 计分板 显式计算 归一化 随机基线 因果词元 留一法
+后端 词元 模型 文本 归因 权重 输入 输出 查询 分布 均匀 平均 每个 一个 内置 因果 方法 样例 得分 区间 随机 基线
+梯度 遮挡 矩阵 深度 变得 是否 集中 熵值 键数 点击 格子 显示 颜色 所有 数量 可见 取平均 层级 预测 答案 正确
+错误 排名 机制 头部 热图 示例 课程 对比 导出 幻灯片 标题 说明 来源 日期 许可 量化 生成 解码 位置 偏移 头数
+""".split())
+_MAX_WORD = max(map(len, CJK_WORDS))
+_OPERATORS = frozenset("=×→−+<>≤≥≈")
+_BETTER_BREAK_SHARE = 0.6
+
+
+def _is_wide(ch: str) -> bool:
+    return unicodedata.east_asian_width(ch) in "WF"
+
+
+def _inside_word(text: str, index: int) -> bool:
+    """Whether a break between ``text[index - 1]`` and ``text[index]`` would split a word of :data:`CJK_WORDS`."""
+    for size in range(2, _MAX_WORD + 1):
+        for start in range(max(0, index - size + 1), index):
+            if text[start:start + size] in CJK_WORDS and start + size > index:
+                return True
+    return False
+
+
+def _breaks(atom: str) -> bool:
+    """Whether ``atom`` is a space a line may break at (a no-break space is not)."""
+    return atom.isspace() and "\u00a0" not in atom
+
+
+def _latin_run(atoms: list[str], index: int, step: int) -> str:
+    """The run of non-space, narrow atoms from ``index`` going forward (step 1) or back (step −1)."""
+    run = []
+    while 0 <= index < len(atoms) and not _breaks(atoms[index]) and not _is_wide(atoms[index]):
+        run.append(atoms[index])
+        index += step
+    return "".join(run if step > 0 else reversed(run))
+
+
+def _ties(atoms: list[str], space: int) -> bool:
+    """Whether the space ``atoms[space]`` ties a short number to a Chinese character (第 0 层, 共 3 题)."""
+    before, after = atoms[space - 1] if space else "", atoms[space + 1] if space + 1 < len(atoms) else ""
+
+    def short_number(run: str) -> bool:
+        return run.isdigit() and len(run) <= 4
+
+    if before in _OPERATORS or after in _OPERATORS:  # "0 = 只看" stays on one line, never a line starting "="
+        return True
+    return bool(before and after and ((_is_wide(before) and short_number(_latin_run(atoms, space + 1, 1)))
+                                      or (_is_wide(after) and short_number(_latin_run(atoms, space - 1, -1)))))
+
+
+def _pieces(text: str) -> list[tuple[str, bool]]:
+    """``text`` as unbreakable pieces, each with whether the break before it is a good one (at a space, after
+    punctuation) rather than merely allowed (between two Chinese characters)."""
+    atoms = re.findall(r"[^\S\u00a0]+|[\S\u00a0]", text)  # a no-break space is not a place to break
+    pieces: list[tuple[str, bool]] = []
+    for index, atom in enumerate(atoms):
+        previous = atoms[index - 1] if index else ""
+        if not pieces or _breaks(atom):
+            kind = None
+        elif _breaks(previous):
+            kind = None if _ties(atoms, index - 1) else "good"
+        elif not _is_wide(atom) and not _is_wide(previous):
+            kind = None  # inside a Latin word or a number
+        elif atom in CLOSING_PUNCTUATION or previous in OPENING_PUNCTUATION:
+            kind = None
+        elif previous in CLOSING_PUNCTUATION:
+            kind = "good"
+        elif _is_wide(atom) and _is_wide(previous) and _inside_word(text_so_far := "".join(atoms[:index + 1]),
+                                                                   len(text_so_far) - 1):
+            kind = None
         else:
-            pieces = [piece]
-        for part in pieces:
-            if line and text_width_px((line + part).rstrip(), font_px) > width_px:
-                lines.append(line.rstrip())
-                line = part.lstrip()
-            else:
-                line += part
-    if line.strip() or not lines:
-        lines.append(line.rstrip())
+            kind = "allowed"
+        if kind is None and pieces:
+            pieces[-1] = (pieces[-1][0] + atom, pieces[-1][1])
+        else:
+            pieces.append((atom, kind == "good"))
+    return pieces
+
+
+def wrap_text(text: str, width_px: float, font_px: float) -> list[str]:
+    """``text`` broken into lines no wider than ``width_px`` (estimated), by the rules above: at spaces, or
+    between two Chinese characters where no word, number or punctuation mark would be split; a single word longer
+    than a line stays whole."""
+    lines: list[str] = []
+    line: list[tuple[str, bool]] = []
+
+    def width(parts) -> float:
+        return text_width_px("".join(p for p, _ in parts).strip(), font_px)
+
+    for piece in _pieces(text):
+        if line and width(line + [piece]) > width_px:
+            # The best place to end this line: the last good break in its last 40 %, else just before this piece.
+            cut = len(line)
+            if not piece[1]:
+                for index in range(len(line) - 1, 0, -1):
+                    if line[index][1] and width(line[:index]) >= _BETTER_BREAK_SHARE * width_px:
+                        cut = index
+                        break
+            lines.append("".join(p for p, _ in line[:cut]).strip())
+            line = [(line[cut][0].lstrip(), line[cut][1])] + line[cut + 1:] if cut < len(line) else []
+            if line and not line[0][0]:
+                line = line[1:]
+            piece = (piece[0].lstrip(), piece[1]) if not line else piece
+        line.append(piece)
+    if line or not lines:
+        lines.append("".join(p for p, _ in line).strip())
     return lines
 
 
@@ -221,12 +318,15 @@ def largest_weight(*weights) -> float:
 # (the gap between two slanted lines is the spacing × sin 60°), and upright or at −90°.
 _ROTATED_LABEL_PITCH_PX = 22
 LABEL_PITCH_PX = 20
-THINNED_NOTE = "In a narrow column only every k-th token is labelled; hover a cell for its token."
+THINNED_NOTE = "In a narrow column only every k-th token is labelled. Hover a cell for its token."
 
 
 def thinned_note(lang: str = "en", unit: str = "token") -> str:
-    """:data:`THINNED_NOTE` in ``lang``; ``unit="head"`` for an axis of heads rather than tokens."""
-    return t(f"chart.thinned.{unit}", lang)
+    """:data:`THINNED_NOTE` in ``lang``; ``unit="head"`` for an axis of heads rather than tokens. Its hover hint is a
+    sentence of its own, which exports leave out (:data:`inspector.output.export.SCREEN_ONLY_KEYS`)."""
+    space = "" if lang == "zh" else " "
+    hover = t("chart.hover.head" if unit == "head" else "chart.hover.token", lang)
+    return t(f"chart.thinned.{unit}", lang) + space + hover
 
 
 def token_axis(labels: Sequence[str], *, horizontal: bool, step_px: float | None = None, angle: int = -60,

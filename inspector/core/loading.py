@@ -45,7 +45,7 @@ from inspector.base.errors import (
     UnsafeModelError,
     UnsupportedModelError,
 )
-from inspector.base.i18n import t
+from inspector.base.i18n import CATALOGUE, t
 from inspector.base.model_ids import is_hub_id
 from inspector.base.progress import Progress
 from inspector.core.bundled import BUNDLED_PREFIX, ModelCard, bundled_choices, card_for, prepare
@@ -199,7 +199,16 @@ def model_label(name: str, lang: str = "en") -> str:
     decoders = bundled_choices()
     if name in decoders:  # "Gemma 3 270M (bundled)", "Gemma 3 270M（内置）"
         return t("model.bundled_decoder", lang, name=decoders[name].removesuffix(" (bundled)"))
+    if name in shipped_choices() and shipped_kind(name, lang) is not None:
+        return t("model.shipped_label", lang, name=shipped_kind(name, lang))
     return shipped_choices().get(name, name)
+
+
+def shipped_kind(spec: str, lang: str = "en") -> str | None:
+    """What kind of model a shipped model is, in ``lang`` (``"shipped:induction"`` → "induction language model",
+    "归纳语言模型"), or None for a folder the catalogue does not describe (its card's label is used as written)."""
+    key = "model.shipped." + spec.removeprefix(SHIPPED_PREFIX)
+    return t(key, lang) if key in CATALOGUE else None
 
 
 @functools.cache

@@ -31,7 +31,7 @@ from inspector.analyses.metrics import head_entropy
 from inspector.base.errors import InspectorError, InvalidRequestError
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.base.jsonable import to_jsonable  # re-exported: callers import it from here too
-from inspector.charts.base import FULL_WIDTH_PX, wrap_text
+from inspector.charts.base import TITLE_FONT_PX, text_width_px, wrap_text
 from inspector.core.bundled import card_for
 from inspector.core.capture import Capture
 from inspector.core.loading import ModelInfo, model_label
@@ -91,7 +91,8 @@ class Provenance:
         model = _CONTROL.sub(" ", model_label(self.model, lang)).strip() or t("export.unknown_model", lang)
         card = card_for(self.model)
         if card is not None:  # a bundled decoder: what its weights are and under which terms (issue 27)
-            model += f" ({t('export.card', lang, quantization=card.quantization, licence=card.licence)})"
+            model = t("export.model_card", lang, model=model,
+                      card=t("export.card", lang, quantization=card.quantization, licence=card.licence))
         parts = [model, f"“{_text_excerpt(self.text)}”"]
         if self.layer is not None and self.head is not None:
             parts.append(t("export.layer_head", lang, layer=self.layer, head=self.head))
@@ -117,6 +118,32 @@ class Provenance:
 
 
 _CAPTION_FONT_PX = 12
+# An exported figure's header (title, notes, caption) is laid out for the figure, not for the app's column: at least
+# this wide (a 180 px column's title wrapped a Chinese export into seven lines over a squashed plot; issue 31), and a
+# single or layered chart without a width of its own is drawn this wide.
+EXPORT_HEADER_MIN_PX = 480
+EXPORT_PLOT_PX = 480
+# Sentences that ask the reader to use a mouse: on screen only, never on a slide or a printed page.
+SCREEN_ONLY_KEYS = ("chart.hover.token", "chart.hover.head", "chart.thinned.token", "chart.thinned.head", "chart.gt.hover", "chart.compare.grid_subtitle",
+                    "chart.inspect.grid_click")
+_ESTIMATE_MARGIN = 1.12
+_BOLD_ADVANCE = 1.1  # a bold title's letters are wider than the estimate's regular ones
+_WIDE_PUNCTUATION = "，。、；：？！）」』】》〉”’（「『【《〈“‘"
+
+
+def _drawn_width(chart) -> float:
+    """The width of ``chart`` as vl-convert draws it without its title, in CSS pixels."""
+    import vl_convert as vlc
+
+    body = chart.copy(deep=False)
+    body.title = alt.Undefined
+    _register_fonts()
+    try:
+        svg = vlc.vegalite_to_svg(_spec(body), vl_version=_vl_version(), allowed_base_urls=[])
+    except ValueError:  # the full render says what is wrong, with the page's words
+        return float(EXPORT_HEADER_MIN_PX)
+    size = re.search(r'<svg[^>]*?\swidth="([0-9.]+)"', svg)
+    return float(size.group(1)) if size else float(EXPORT_HEADER_MIN_PX)
 
 
 def _title_dict(chart) -> dict:
@@ -130,23 +157,94 @@ def _title_dict(chart) -> dict:
     return dict(title.to_dict() if hasattr(title, "to_dict") else title)
 
 
+def _lines(value) -> list[str]:
+    if value is None or value is alt.Undefined:
+        return []
+    return [value] if isinstance(value, str) else [str(line) for line in value]
+
+
+def unwrap_lines(lines) -> str:
+    """Lines a title was wrapped into, as the one text they came from: joined by a space, except where both sides
+    are Chinese (or full-width punctuation), which had no space between them."""
+    text = ""
+    for line in _lines(lines):
+        line = line.strip()
+        if not line:
+            continue
+        if text and not (_wide_end(text[-1]) and _wide_end(line[0])):
+            text += " "
+        text += line
+    return text
+
+
+def _wide_end(ch: str) -> bool:
+    return ch in _WIDE_PUNCTUATION or text_width_px(ch, 1) > 1
+
+
+def _screen_only(text: str, lang: str) -> str:
+    for key in SCREEN_ONLY_KEYS:
+        for language in (lang, DEFAULT_LANGUAGE):
+            text = text.replace(t(key, language), "")
+    return " ".join(text.split()) if not any(text_width_px(ch, 1) > 1 for ch in text) else text.strip()
+
+
+def _squeezed(text: str) -> str:
+    return "".join(text.split())
+
+
+def _font_sizes(chart, title: dict) -> tuple[float, float]:
+    """The title's and subtitle's font sizes as they will be drawn (a slide-mode chart configures larger ones)."""
+    config = getattr(chart, "config", alt.Undefined)
+    configured = config.to_dict().get("title", {}) if hasattr(config, "to_dict") else {}
+    return (float(title.get("fontSize", configured.get("fontSize", TITLE_FONT_PX))),
+            float(title.get("subtitleFontSize", configured.get("subtitleFontSize", _CAPTION_FONT_PX))))
+
+
 def with_provenance(chart, provenance: Provenance, lang: str = DEFAULT_LANGUAGE):
-    """``chart`` with ``provenance.caption(lang)`` as the last line of its title's subtitle (or as a small title
-    when it has none). Works on any top-level chart, styled or not; adding the same caption twice is a no-op."""
+    """``chart`` laid out for export, with ``provenance.caption(lang)`` as the last lines of its title's subtitle (or
+    as a small title when it has none). Works on any top-level chart, styled or not; adding the same caption twice is
+    a no-op.
+
+    Laid out for the figure, not the app's column: the title and notes are re-wrapped (CJK-aware,
+    :func:`inspector.charts.base.wrap_text`) to the figure's width — at least :data:`EXPORT_HEADER_MIN_PX` — keeping
+    the title's weight; a single or layered chart is sized ``pad`` so the header adds height instead of squashing
+    the plot, and one without a width of its own is :data:`EXPORT_PLOT_PX` wide; sentences that ask for a mouse
+    (:data:`SCREEN_ONLY_KEYS`) are left out."""
     caption = provenance.caption(lang)
     title = _title_dict(chart)
-    # Wrapped like the title's own lines, to the title's limit: vl-convert cuts a longer line with "…". It draws
-    # subtitles a little larger than Streamlit does (about 12 px against 11), hence the 12 px estimate.
-    width = title.get("limit", FULL_WIDTH_PX)
-    lines = wrap_text(caption, width if isinstance(width, (int, float)) else FULL_WIDTH_PX, _CAPTION_FONT_PX)
+    subtitle = unwrap_lines(title.get("subtitle"))
+    if title.get("text") and _squeezed(subtitle).endswith(_squeezed(caption)):
+        return chart  # already exported
+    chart = chart.copy(deep=False)
+    width = getattr(chart, "width", alt.Undefined)
+    if isinstance(chart, (alt.Chart, alt.LayerChart)):
+        chart.autosize = alt.AutoSizeParams(type="pad")
+        if width is alt.Undefined or width == "container":
+            chart.width = EXPORT_PLOT_PX
+    # The header is wrapped to the figure's drawn width (Vega does not widen the canvas for a title): drawn once
+    # without its title to measure it; a figure narrower than EXPORT_HEADER_MIN_PX is padded on the right to it.
+    canvas = _drawn_width(chart)
+    padding = getattr(chart, "padding", alt.Undefined)
+    padding = dict(padding) if isinstance(padding, dict) else {"left": 6, "top": 5, "right": 6, "bottom": 20}
+    if canvas < EXPORT_HEADER_MIN_PX:
+        padding["right"] = padding.get("right", 6) + EXPORT_HEADER_MIN_PX - canvas
+        chart.padding = padding
+        canvas = EXPORT_HEADER_MIN_PX
+    header = canvas - padding.get("left", 6) - 6
+    title_px, subtitle_px = _font_sizes(chart, title)
+    # Wrapped with room to spare: the estimate is an average advance, the renderer's faces are a little wider.
+    fits = header / _ESTIMATE_MARGIN
+    caption_lines = wrap_text(caption, fits, max(subtitle_px, _CAPTION_FONT_PX))
     if not title.get("text"):
-        return chart.properties(title=alt.TitleParams(text=lines[0] if len(lines) == 1 else lines, fontSize=11,
-                                                      fontWeight="normal", anchor="start", limit=FULL_WIDTH_PX))
-    subtitle = title.get("subtitle", [])
-    subtitle = [subtitle] if isinstance(subtitle, str) else list(subtitle)
-    if subtitle[-len(lines):] == lines:
+        chart.title = alt.TitleParams(text=caption_lines[0] if len(caption_lines) == 1 else caption_lines,
+                                      fontSize=11, fontWeight="normal", anchor="start", limit=header)
         return chart
-    return chart.properties(title=alt.TitleParams(**{**title, "subtitle": subtitle + lines}))
+    text_lines = wrap_text(unwrap_lines(title["text"]), fits, title_px * _BOLD_ADVANCE)
+    notes = _screen_only(subtitle, lang)
+    note_lines = wrap_text(notes, fits, subtitle_px) if notes else []
+    chart.title = alt.TitleParams(**{**title, "text": text_lines[0] if len(text_lines) == 1 else text_lines,
+                                     "subtitle": note_lines + caption_lines, "limit": header})
+    return chart
 
 
 def _inline_data(node):
@@ -204,17 +302,51 @@ def _register_fonts() -> None:
             vlc.register_font_directory(str(CJK_FONT_DIRECTORY))
 
 
+# The CJK font (WenQuanYi Micro Hei) has no bold face: a bold title in Chinese came out regular in every export.
+# Bold text with wide characters in it is drawn with an outline of its own colour, a stroke about 1/22 of the size.
+_BOLD_TEXT = re.compile(r'<text([^>]*?font-weight="bold"[^>]*)>(.*?)</text>', re.DOTALL)
+_FONT_SIZE = re.compile(r'font-size="([0-9.]+)px"')
+_FILL = re.compile(r'fill="([^"]+)"')
+
+
+def _embolden_wide_text(svg: str) -> str:
+    def outline(match: re.Match) -> str:
+        attributes, content = match.group(1), match.group(2)
+        if " stroke=" in attributes or not any(text_width_px(ch, 1) > 1 for ch in content):
+            return match.group(0)
+        size = float(_FONT_SIZE.search(attributes).group(1)) if _FONT_SIZE.search(attributes) else 13.0
+        colour = _FILL.search(attributes).group(1) if _FILL.search(attributes) else "#000"
+        return (f'<text{attributes} stroke="{colour}" stroke-width="{size / 22:.2f}" stroke-linejoin="round">'
+                f"{content}</text>")
+
+    return _BOLD_TEXT.sub(outline, svg)
+
+
 def _render(kind: str, chart, **options):
+    """The chart drawn by vl-convert as SVG text, or as PNG bytes rasterised from that SVG (``scale`` in options)."""
     import vl_convert as vlc
 
     _register_fonts()
-    convert = {"png": vlc.vegalite_to_png, "svg": vlc.vegalite_to_svg}[kind]
     try:
         # allowed_base_urls=[]: our specs carry their data inline; a spec must never make the server fetch.
-        return convert(_spec(chart), vl_version=_vl_version(), allowed_base_urls=[], **options)
+        svg = vlc.vegalite_to_svg(_spec(chart), vl_version=_vl_version(), allowed_base_urls=[])
     except ValueError as err:
         raise InspectorError(f"could not draw the figure as {kind.upper()}: {str(err).splitlines()[0]} — the "
                              "numbers are still available as JSON; please report this chart") from err
+    svg = _embolden_wide_text(svg)
+    return svg if kind == "svg" else _svg_png(svg, scale=options.get("scale", 1.0))
+
+
+def _svg_png(svg: str, *, scale: float) -> bytes:
+    """Rasterise an SVG already drawn: half the work of laying the chart out again for the PNG."""
+    import vl_convert as vlc
+
+    _register_fonts()
+    try:
+        return vlc.svg_to_png(svg, scale=scale)
+    except ValueError as err:
+        raise InspectorError(f"could not convert the figure to PNG: {str(err).splitlines()[0]} — the SVG and "
+                             "the numbers are still in the pack; please report this chart") from err
 
 
 def chart_png(chart, *, scale: float = 2.0) -> bytes:
@@ -230,16 +362,76 @@ def chart_svg(chart) -> str:
     return _render("svg", chart)
 
 
-def _svg_png(svg: str, *, scale: float) -> bytes:
-    """Rasterise an SVG already drawn: half the work of laying the chart out again for the PNG."""
-    import vl_convert as vlc
+# ---- a 16:9 slide (issue 31): the chart's title as the slide's heading, its notes under it, the chart scaled into the
+# middle and the provenance caption at the foot, on a 1920 × 1080 canvas — ready to drop onto a slide as it is.
+SLIDE_WIDTH_PX, SLIDE_HEIGHT_PX = 1920, 1080
+_SLIDE_MARGIN_PX = 72
+_SLIDE_TITLE_PX, _SLIDE_NOTE_PX, _SLIDE_CAPTION_PX = 52, 28, 22
+_SVG_SIZE = re.compile(r'<svg[^>]*?\swidth="([0-9.]+)"[^>]*?\sheight="([0-9.]+)"')
 
-    _register_fonts()
-    try:
-        return vlc.svg_to_png(svg, scale=scale)
-    except ValueError as err:
-        raise InspectorError(f"could not convert the figure to PNG: {str(err).splitlines()[0]} — the SVG and "
-                             "the numbers are still in the pack; please report this chart") from err
+
+def _svg_text_lines(lines: list[str], *, x: float, y: float, size: float, line_px: float, bold: bool = False,
+                    colour: str = "#000") -> tuple[str, float]:
+    """SVG ``<text>`` elements for ``lines`` from baseline ``y``; returns them and the y below the last line."""
+    from xml.sax.saxutils import escape
+
+    parts = []
+    for line in lines:
+        y += line_px
+        weight = ' font-weight="bold"' if bold else ""
+        parts.append(f'<text x="{x:.0f}" y="{y - (line_px - size) / 2:.0f}" font-family="sans-serif" '
+                     f'font-size="{size}px"{weight} fill="{colour}">{escape(line)}</text>')
+    return "".join(parts), y
+
+
+def slide_svg(chart, provenance: Provenance, lang: str = DEFAULT_LANGUAGE, *, title: str | None = None) -> str:
+    """``chart`` as a 16:9 slide (1920 × 1080 SVG): ``title`` (default: the chart's own) as the heading, the chart's
+    notes (hover hints left out) under it, the chart scaled to fill the rest and ``provenance.caption(lang)`` at the
+    foot. Every line is wrapped CJK-aware to the slide's width."""
+    chart_title = _title_dict(chart)
+    heading = title if title is not None else unwrap_lines(chart_title.get("text"))
+    notes = _screen_only(unwrap_lines(chart_title.get("subtitle")), lang)
+    body = chart.copy(deep=False)
+    body.title = alt.Undefined
+    if isinstance(body, (alt.Chart, alt.LayerChart)):
+        body.autosize = alt.AutoSizeParams(type="pad")
+        if getattr(body, "width", alt.Undefined) in (alt.Undefined, "container"):
+            body.width = EXPORT_PLOT_PX * 2
+    inner = _render("svg", body)
+    size = _SVG_SIZE.search(inner)
+    inner_w, inner_h = (float(size.group(1)), float(size.group(2))) if size else (EXPORT_PLOT_PX, EXPORT_PLOT_PX)
+    text_px = SLIDE_WIDTH_PX - 2 * _SLIDE_MARGIN_PX
+    top, y = "", float(_SLIDE_MARGIN_PX) - 16
+    if heading:
+        drawn, y = _svg_text_lines(wrap_text(heading, text_px, _SLIDE_TITLE_PX), x=_SLIDE_MARGIN_PX, y=y,
+                                   size=_SLIDE_TITLE_PX, line_px=_SLIDE_TITLE_PX * 1.25, bold=True)
+        top += drawn
+    if notes:
+        drawn, y = _svg_text_lines(wrap_text(notes, text_px, _SLIDE_NOTE_PX), x=_SLIDE_MARGIN_PX, y=y + 8,
+                                   size=_SLIDE_NOTE_PX, line_px=_SLIDE_NOTE_PX * 1.35, colour="#444")
+        top += drawn
+    caption_lines = wrap_text(provenance.caption(lang), text_px, _SLIDE_CAPTION_PX)
+    caption_top = SLIDE_HEIGHT_PX - _SLIDE_MARGIN_PX / 2 - len(caption_lines) * _SLIDE_CAPTION_PX * 1.35
+    foot, _ = _svg_text_lines(caption_lines, x=_SLIDE_MARGIN_PX, y=caption_top, size=_SLIDE_CAPTION_PX,
+                              line_px=_SLIDE_CAPTION_PX * 1.35, colour="#555")
+    area_top, area_bottom = y + 24, caption_top - 16
+    scale = max(0.05, min(text_px / inner_w, (area_bottom - area_top) / inner_h))
+    width, height = inner_w * scale, inner_h * scale
+    left = _SLIDE_MARGIN_PX + (text_px - width) / 2
+    # The chart's own SVG, nested and scaled: its text stays text (selectable, escaped by vl-convert).
+    opening = inner.strip()[:inner.strip().index(">") + 1]
+    resized = re.sub(r'\s(width|height)="[0-9.]+"', "", opening).replace(
+        "<svg ", f'<svg x="{left:.1f}" y="{area_top:.1f}" width="{width:.1f}" height="{height:.1f}" ', 1)
+    nested = resized + inner.strip()[len(opening):]
+    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" version="1.1" '
+           f'width="{SLIDE_WIDTH_PX}" height="{SLIDE_HEIGHT_PX}" viewBox="0 0 {SLIDE_WIDTH_PX} {SLIDE_HEIGHT_PX}">'
+           f'<rect width="{SLIDE_WIDTH_PX}" height="{SLIDE_HEIGHT_PX}" fill="white"/>{top}{nested}{foot}</svg>')
+    return _embolden_wide_text(svg)
+
+
+def slide_png(chart, provenance: Provenance, lang: str = DEFAULT_LANGUAGE, *, title: str | None = None) -> bytes:
+    """:func:`slide_svg` as a 1920 × 1080 PNG."""
+    return _svg_png(slide_svg(chart, provenance, lang, title=title), scale=1.0)
 
 
 _WINDOWS_RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(10)), *(f"LPT{i}" for i in range(10))}

@@ -37,7 +37,8 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "第 {layer} 层第 {head} 个头：归一化熵 {value}（95% 区间 {interval}）> {threshold}（弥散）——注意力几乎均匀分布。"),
     ("census.report_more", "… and {count} more.", "……另有 {count} 个。"),
     ("census.report_sinks",
-     "{sinks} of {heads} heads have a sink key (mean largest sink score > {threshold}); {first} of them on the first "
+     "{sinks} of {heads} heads {sinks|has|have} a sink key (mean largest sink score > {threshold}); {first} "
+     "of them on the first "
      "token (highest first-token score {highest}, 95% interval {interval}, Layer {layer} head {head}).",
      "{heads} 个头中有 {sinks} 个存在汇聚键（平均最大汇聚分数 > {threshold}）；其中 {first} 个在第一个词元上（第一个"
      "词元的最高分数为 {highest}，95% 区间 {interval}，第 {layer} 层第 {head} 个头）。"),

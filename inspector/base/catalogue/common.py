@@ -32,12 +32,24 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("export.layer_head", "layer {layer}, head {head}", "第 {layer} 层第 {head} 个头"),
     ("export.layer", "layer {layer}", "第 {layer} 层"),
     ("export.head", "head {head}", "第 {head} 个头"),
-    ("export.backend", "backend {backend}", "后端 {backend}"),
+    # Chinese: a no-break space ties the label to its value (a caption line ended on "后端", "torch" on the next).
+    ("export.backend", "backend {backend}", "后端\u00a0{backend}"),
     # A bundled decoder's card in the provenance line: quantisation and licence (model facts, kept as written).
+    ("export.too_large", "An image of {cells} cells would take long to draw (the limit is {limit}); the numbers are in "
+     "the export pack.", "这张图有 {cells} 个格子，绘制会很慢（上限为 {limit}）；数值在导出包里。"),
+    ("export.slide", "Slide 16:9", "16:9 幻灯片"),
+    ("export.slide_help", "A 1920 × 1080 PNG: the chart's title, the chart and where it came from — ready for a slide.",
+     "1920 × 1080 的 PNG：图表标题、图表和来源说明，可直接放进幻灯片。"),
+    ("export.part", "Heads {first}–{last} of {heads} (part {part} of {parts}).",
+     "第 {first}–{last} 个头，共 {heads} 个（第 {part} 部分，共 {parts} 部分）。"),
+    ("export.model_card", "{model} ({card})", "{model}（{card}）"),
     ("export.card", "{quantization}; licence: {licence}", "{quantization}；许可：{licence}"),
     # Axis labels thinned to fit a narrow column (inspector.charts.base) -----------------------------------------------
-    ("chart.thinned.token", "In a narrow column only every k-th token is labelled; hover a cell for its token.",
-     "栏太窄时只标出每隔 k 个的词元；把鼠标移到格子上可看它的词元。"),
-    ("chart.thinned.head", "In a narrow column only every k-th head is labelled; hover a cell for its head.",
-     "栏太窄时只标出每隔 k 个的注意力头；把鼠标移到格子上可看它是哪个头。"),
+    # The hover hints are separate sentences: on screen only, never in an export (inspector.output.export).
+    ("chart.thinned.token", "In a narrow column only every k-th token is labelled.",
+     "栏太窄时只标出每隔 k 个的词元。"),
+    ("chart.thinned.head", "In a narrow column only every k-th head is labelled.",
+     "栏太窄时只标出每隔 k 个的注意力头。"),
+    ("chart.hover.token", "Hover a cell for its token.", "把鼠标移到格子上可看它的词元。"),
+    ("chart.hover.head", "Hover a cell for its head.", "把鼠标移到格子上可看它是哪个头。"),
 )

@@ -83,7 +83,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "层第 {head} 个头，{shift}）"),
     ("compare.sentence_js",
      "The attention of “{query}” moves most in layer {layer}, head {head} (Jensen–Shannon divergence {js} nats, at "
-     "most 0.693); {moved} of {total} heads move by more than {threshold} nats",
+     "most 0.693); {moved} of {total} heads {moved|moves|move} by more than {threshold} nats",
      "“{query}”的注意力在第 {layer} 层第 {head} 个头变化最大（Jensen–Shannon 散度 {js} 奈特，最大 0.693）；{total} "
      "个头中有 {moved} 个变化超过 {threshold} 奈特"),
     ("compare.sentence_output_none", "the two outputs cannot be compared (different vocabularies or labels).",

@@ -12,6 +12,9 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "trained on a task whose causal token is known; {model} is not one. ",
      "本页用真正决定答案的词元来给归因方法打分，所以需要一个在因果词元已知的任务上训练的模型；{model} 不是。"),
     ("gt.pick_model", "Pick one of the models this project trained for it:", "请选择本项目为此训练的模型之一："),
+    ("gt.own_model", "This page scores {model}; the sidebar's model ({sidebar}) and the other pages are unchanged.",
+     "本页为 {model} 打分；侧边栏的模型（{sidebar}）和其他页面保持不变。"),
+    ("gt.sidebar_model", "Use the sidebar's model", "改用侧边栏的模型"),
     ("gt.none_offered", "This instance offers none of them.", "这个实例没有提供其中任何一个。"),
     ("gt.intro",
      "On a real model nobody knows which token the answer truly depended on, so nobody can say which explanation "
@@ -56,6 +59,11 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("gt.examples_help", "More examples give narrower intervals and take longer.", "样例越多，区间越窄，耗时也越长。"),
     ("gt.k", "k of top-k", "top-k 中的 k"),
     ("gt.scoring_board", "Scoring every method on {n} fresh examples…", "正在 {n} 个新样例上为每种方法打分…"),
+    ("gt.stop", "Stop scoring", "停止打分"),
+    ("gt.stopped", "Stopped after {done} of {n} examples. Nothing is shown for a stopped scoreboard.",
+     "已在 {n} 个样例中的第 {done} 个后停止。停止的计分板不显示结果。"),
+    ("gt.score_again", "Score {n} examples again", "重新为 {n} 个样例打分"),
+    ("gt.score_fewer", "Score {n} examples (quicker)", "只为 {n} 个样例打分（更快）"),
     ("gt.board_failed", "The scoreboard could not be computed", "无法计算计分板"),
     ("gt.board_done", "{model}: {n} examples scored with {methods} methods ({seconds} s of compute when first run)",
      "{model}：已用 {methods} 种方法为 {n} 个样例打分（首次运行计算耗时 {seconds} 秒）"),
@@ -75,7 +83,6 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("gt.bound_not_kept", "the mean is not clearly under it", "平均值没有明确低于上限"),
     ("gt.reading", "Reading", "解读"),
     ("gt.download_json", "Scoreboard (JSON)", "计分板（JSON）"),
-    ("gt.download_png", "Scoreboard chart (PNG)", "计分板图（PNG）"),
     # The tasks, the target and the scoreboard in words (inspector.analyses.groundtruth) -------------------------------
     ("gt.task.planted-token.description",
      "A row of neutral words with one sentiment word (excellent, wonderful, delightful; terrible, awful, dreadful) "

@@ -7,7 +7,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "Which heads are healthy, which attend to sinks, which are redundant, and which matter — every statistic is "
      "paired with what happens to the model's output when the head is removed.",
      "哪些头健康、哪些关注汇点、哪些冗余、哪些重要——每个统计量都配上移除该头时模型输出的变化。"),
-    ("heads.progress_start", "Measuring {n} text(s)…", "正在测量 {n} 段文本…"),
+    ("heads.progress_start", "Measuring {n} {n|text|texts}…", "正在测量 {n} 段文本…"),
     ("heads.corpus_progress", "{percent} done: {done} of {n} texts' worth measured, {rate} texts/s, about {eta} s left",
      "已完成 {percent}：已测量相当于 {n} 段文本中的 {done} 段，每秒 {rate} 段，约剩 {eta} 秒"),
     ("heads.mode_text", "This text", "当前文本"),
@@ -38,15 +38,16 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("heads.corpus_size", "Sentences from the corpus", "取自语料库的句子数"),
     ("heads.corpus_size_help", "Fewer sentences run faster; the verdict rests on fewer examples.",
      "句子越少运行越快；但结论依据的例子也越少。"),
-    ("heads.measuring", "Measuring {heads} heads on {n} text(s)…", "正在 {n} 段文本上测量 {heads} 个头…"),
+    ("heads.measuring", "Measuring {heads} {heads|head|heads} on {n} {n|text|texts}…", "正在 {n} 段文本上测量 "
+     "{heads} 个头…"),
     ("heads.corpus_stopped", "Stopped after {done} of {n} texts. Nothing is shown for a stopped run.",
      "已在 {n} 段文本中的第 {done} 段后停止。停止的运行不显示结果。"),
     ("heads.corpus_run_again", "Run the corpus report again", "重新运行语料库报告"),
     ("heads.corpus_stop", "Stop the corpus report", "停止语料库报告"),
     ("heads.failed", "The head report could not be computed", "无法计算注意力头报告"),
-    ("heads.corpus_done", "{model}: {n} text(s) in {seconds} s ({rate} texts/s), {backend} backend",
+    ("heads.corpus_done", "{model}: {n} {n|text|texts} in {seconds} s ({rate} texts/s), {backend} backend",
      "{model}：{n} 段文本，耗时 {seconds} 秒（每秒 {rate} 段），{backend} 后端"),
-    ("heads.done", "{model}: {n} text(s), {backend} backend, {seconds} s of measurement",
+    ("heads.done", "{model}: {n} {n|text|texts}, {backend} backend, {seconds} s of measurement",
      "{model}：{n} 段文本，{backend} 后端，测量耗时 {seconds} 秒"),
     ("heads.glance", "Every head at a glance", "所有头一览"),
     ("heads.colour_by", "Colour by", "着色依据"),
@@ -91,7 +92,6 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "注意力最相似的几对头，分别单独消融和一起消融（{measure}）。"),
     ("heads.pruning", "Pruning", "剪枝"),
     ("heads.download_json", "Numbers (JSON)", "数值（JSON）"),
-    ("heads.download_png", "Pruning curve (PNG)", "剪枝曲线（PNG）"),
     # The health report's sentences (inspector.analyses.heads.health_report) -------------------------------------------
     ("heads.category.self", "the token itself", "词元自身"),
     ("heads.category.previous", "the previous token", "前一个词元"),
@@ -103,7 +103,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("heads.report.ablation", "ablating it ({mode}) changes the output by {change} ({measure}; rank {rank} of {total})",
      "消融它（{mode}）使输出变化 {change}（{measure}；在 {total} 个头中排第 {rank}）"),
     ("heads.report.no_repeats",
-     "No token repeats in the text(s), so induction heads cannot show here: give a text that repeats a phrase (… A B "
+     "No token repeats in the text, so induction heads cannot show here: give a text that repeats a phrase (… A B "
      "… A) to find them.",
      "文本中没有重复出现的词元，所以这里看不出归纳头：给一段重复某个短语（… A B … A）的文本才能找到它们。"),
     ("heads.report.no_induction",
@@ -146,7 +146,8 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("heads.report.no_diffuse", "No diffuse head: every normalised entropy is ≤ {threshold} (highest {highest}).",
      "没有弥散的头：所有归一化熵都 ≤ {threshold}（最高 {highest}）。"),
     ("heads.report.sinks",
-     "{sinks} of {heads} heads have a sink key (largest sink score > {threshold}); {first} of them on the first "
+     "{sinks} of {heads} heads {sinks|has|have} a sink key (largest sink score > {threshold}); {first} of "
+     "them on the first "
      "token (highest first-token score {highest}, {head}).",
      "{heads} 个头中有 {sinks} 个有汇点键（最大汇点得分 > {threshold}）；其中 {first} 个落在第一个词元上（第一个词元"
      "的最高得分 {highest}，{head}）。"),

@@ -97,8 +97,8 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lesson3.chart", "Layer {layer}: mean weight by offset i − j", "第 {layer} 层：按偏移 i − j 的平均权重"),
     ("lesson3.answer.absolute",
      "This model adds learned absolute position embeddings to X, so every projection sees position. In layer "
-     "{layer}, {count} head(s) put more than {threshold} of their weight on one offset, here and on a control text "
-     "without repeats: {heads}. The most positional "
+     "{layer}, {count} {count|head puts|heads put} more than {threshold} of their weight on one offset, here and on "
+     "a control text without repeats: {heads}. The most positional "
      "head is {top_head}, with {top_weight} at i − j = {top_offset}.",
      "这个模型把学到的绝对位置编码加到 X 上，因此每个投影都能看到位置。在第 {layer} 层，有 {count} 个头把超过 "
      "{threshold} 的权重放在同一个偏移上（本文本和没有重复的对照文本上都如此）：{heads}。位置性最强的是第 {top_head} "
@@ -106,24 +106,24 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "处权重为 {top_weight}。"),
     ("lesson3.answer.rope",
      "This model uses rotary embeddings (RoPE): position rotates Q and K only, so the scores depend on the offset i "
-     "− j and V carries none. In layer {layer}, {count} head(s) put more than {threshold} of their weight on one "
-     "offset, here and on a control text without repeats: {heads}. The most positional head is {top_head}, with "
-     "{top_weight} at i − j = {top_offset}.",
+     "− j and V carries none. In layer {layer}, {count} {count|head puts|heads put} more than {threshold} of "
+     "their weight on one offset, here and on a control text without repeats: {heads}. The most positional "
+     "head is {top_head}, with {top_weight} at i − j = {top_offset}.",
      "这个模型使用旋转位置编码（RoPE）：位置只旋转 Q 和 K，因此得分取决于偏移 i − j，V 不带位置。在第 {layer} 层，有 "
      "{count} 个头把超过 {threshold} 的权重放在同一个偏移上（本文本和没有重复的对照文本上都如此）：{heads}。位置性最"
      "强的是第 {top_head} 个头，在 i − j = "
      "{top_offset} 处权重为 {top_weight}。"),
     ("lesson3.answer.relative",
-     "This model uses relative position scores inside attention. In layer {layer}, {count} head(s) put more than "
-     "{threshold} of their weight on one offset, here and on a control text without repeats: {heads}. The most "
-     "positional head is {top_head}, with {top_weight} "
+     "This model uses relative position scores inside attention. In layer {layer}, {count} "
+     "{count|head puts|heads put} more than {threshold} of their weight on one offset, here and on a control "
+     "text without repeats: {heads}. The most positional head is {top_head}, with {top_weight} "
      "at i − j = {top_offset}.",
      "这个模型在注意力内部使用相对位置得分。在第 {layer} 层，有 {count} 个头把超过 {threshold} 的权重放在同一个偏移"
      "上：{heads}。位置性最强的是第 {top_head} 个头，在 i − j = {top_offset} 处权重为 {top_weight}。"),
     ("lesson3.answer.unknown",
-     "The inspector cannot tell how this model encodes position. In layer {layer}, {count} head(s) put more than "
-     "{threshold} of their weight on one offset, here and on a control text without repeats: {heads}. The most "
-     "positional head is {top_head}, with {top_weight} "
+     "The inspector cannot tell how this model encodes position. In layer {layer}, {count} "
+     "{count|head puts|heads put} more than {threshold} of their weight on one offset, here and on a control "
+     "text without repeats: {heads}. The most positional head is {top_head}, with {top_weight} "
      "at i − j = {top_offset}.",
      "检查器无法判断这个模型如何编码位置。在第 {layer} 层，有 {count} 个头把超过 {threshold} "
      "的权重放在同一个偏移上（本文本和没有重复的对照文本上都如此）："
@@ -245,7 +245,8 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "Layer {layer} splits d_model = {d_model} into {heads} heads × d_k = {d_k}. On these {n} tokens each head's S = "
      "QKᵀ has effective rank {erank_min}–{erank_max} and numerical rank at most {rank_max}, never above min(n, d_k) "
      "= {bound}; A = softmax(S) reaches effective rank {erank_a_max}. After W_O, head {top_head} writes the most "
-     "into the residual stream ({top_share} of the layer's total norm). Specialisation: {offset} head(s) follow an "
+     "into the residual stream ({top_share} of the layer's total norm). Specialisation: {offset} "
+     "{offset|head follows|heads follow} an "
      "offset, {special} look mostly at special tokens, {content} route by content.",
      "第 {layer} 层把 d_model = {d_model} 拆成 {heads} 个头 × d_k = {d_k}。在这 {n} 个词元上，每个头的 S = QKᵀ "
      "有效秩为 {erank_min}–{erank_max}，数值秩至多 {rank_max}，从不超过 min(n, d_k) = {bound}；A = softmax(S) "
@@ -263,15 +264,15 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "浅层注意力宽、深层更尖锐；熵接近 0（坍缩）或接近 1（弥散）的头值得查看。"),
     ("lesson6.answer.holds",
      "“Shallow broad, deep sharp” holds here: the first half of the {layers} layers averages {shallow} normalised "
-     "entropy, the second half {deep} (Spearman ρ with depth {rho}). Alarms: {collapsed} of {heads} heads are "
-     "collapsed (< {low}: {collapsed_list}) and {diffuse} diffuse (> {high}: {diffuse_list}).",
+     "entropy, the second half {deep} (Spearman ρ with depth {rho}). Alarms: {collapsed} of {heads} heads "
+     "{collapsed|is|are} collapsed (< {low}: {collapsed_list}) and {diffuse} diffuse (> {high}: {diffuse_list}).",
      "“浅层宽、深层尖”在这里成立：{layers} 层中前一半的平均归一化熵为 {shallow}，后一半为 {deep}（与深度的 Spearman "
      "ρ 为 {rho}）。警报：{heads} 个头中有 {collapsed} 个坍缩（< {low}：{collapsed_list}），{diffuse} 个弥散（> "
      "{high}：{diffuse_list}）。"),
     ("lesson6.answer.fails",
      "“Shallow broad, deep sharp” does not hold here: the first half of the {layers} layers averages {shallow} "
      "normalised entropy, the second half {deep} (Spearman ρ with depth {rho}). Alarms: {collapsed} of {heads} heads "
-     "are collapsed (< {low}: {collapsed_list}) and {diffuse} diffuse (> {high}: {diffuse_list}).",
+     "{collapsed|is|are} collapsed (< {low}: {collapsed_list}) and {diffuse} diffuse (> {high}: {diffuse_list}).",
      "“浅层宽、深层尖”在这里不成立：{layers} 层中前一半的平均归一化熵为 {shallow}，后一半为 {deep}（与深度的 "
      "Spearman ρ 为 {rho}）。警报：{heads} 个头中有 {collapsed} 个坍缩（< {low}：{collapsed_list}），{diffuse} "
      "个弥散（> {high}：{diffuse_list}）。"),
@@ -284,19 +285,19 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "Materialised attention writes the whole n × n score and weight matrices; FlashAttention (Dao et al. 2022) "
      "streams keys in tiles with an online softmax, so the n × n matrix never exists in memory. The arithmetic is "
      "still O(n²): what changes is memory and memory traffic.",
-     "物化的注意力会写出完整的 n × n 得分和权重矩阵；FlashAttention（Dao 等，2022）按块流式读取键并使用在线 softmax，"
-     "n × n 矩阵从不存在于内存中。计算量仍是 O(n²)：改变的是内存占用和内存读写量。"),
+     "显式计算的注意力会写出完整的 n × n 得分和权重矩阵；FlashAttention（Dao 等，2022）按块流式读取键并使用在线 "
+     "softmax，n × n 矩阵从不存在于内存中。计算量仍是 O(n²)：改变的是内存占用和内存读写量。"),
     ("lesson7.not_measured", "not measured on {device}", "{device} 上未测量"),
     ("lesson7.lengths", "Lengths n", "长度 n"),
     ("lesson7.lengths_placeholder", "Choose lengths…", "选择长度…"),
     ("lesson7.run", "Measure on this device", "在本设备上测量"),
     ("lesson7.measuring", "Timing attention at n = {n}…", "正在测量 n = {n} 时的注意力耗时…"),
     ("lesson7.chart", "Time vs n on {device} (log–log)", "{device} 上耗时随 n 的变化（双对数）"),
-    ("lesson7.col_mat_ms", "materialised, ms", "物化，毫秒"),
+    ("lesson7.col_mat_ms", "materialised, ms", "显式计算，毫秒"),
     ("lesson7.col_flash_ms", "flash, ms", "flash，毫秒"),
-    ("lesson7.col_mat_theory", "materialised, MiB (theory)", "物化，MiB（理论）"),
+    ("lesson7.col_mat_theory", "materialised, MiB (theory)", "显式计算，MiB（理论）"),
     ("lesson7.col_flash_theory", "flash, MiB (theory)", "flash，MiB（理论）"),
-    ("lesson7.col_mat_measured", "materialised, MiB (measured)", "物化，MiB（实测）"),
+    ("lesson7.col_mat_measured", "materialised, MiB (measured)", "显式计算，MiB（实测）"),
     ("lesson7.col_flash_measured", "flash, MiB (measured)", "flash，MiB（实测）"),
     ("lesson7.memory_note",
      "Bytes: theoretical extra memory of each path. Measured peaks come from CUDA's allocator; on a CPU PyTorch "
@@ -310,9 +311,9 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "n^{exponent} over these lengths (95% interval {low}–{high} over the runs; the runs of one length spread by "
      "at most {spread}). Small n is dominated by fixed costs, so the exponent reaches 2 only at longer lengths.",
      "刚刚在 {device} 上用 {heads} 个 d_k = {d_k} 的头测得，每个长度取 {repeats} 次运行的中位数：n = {n} "
-     "时物化路径耗时 "
+     "时显式计算路径耗时 "
      "{mat_ms} 毫秒，n × n 得分和权重需要 {mat_mb} MiB；flash 路径（{backend}）耗时 {flash_ms} 毫秒，除 Q、K、V、O "
-     "外只需 {flash_mb} MiB。在这些长度上物化路径的耗时按 n^{exponent} 增长（按各次运行得到的 95% 区间为 "
+     "外只需 {flash_mb} MiB。在这些长度上显式计算路径的耗时按 n^{exponent} 增长（按各次运行得到的 95% 区间为 "
      "{low}–{high}；同一长度各次运行的离散度最多 {spread}）。n "
      "较小时固定开销占主导，所以只有在更长的长度上指数才接近 2。"),
     ("lesson7.answer.busy",
@@ -323,7 +324,8 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "idle, or with longer lengths.",
      "机器太忙，这些计时不可信：同一长度各次运行的离散度高达 {spread}（在 {device} 上每个长度取 {repeats} "
      "次运行的中位数）。"
-     "仅供参考：n = {n} 时物化路径耗时 {mat_ms} 毫秒（n × n 得分和权重需 {mat_mb} MiB），flash 路径（{backend}）耗时 "
+     "仅供参考：n = {n} 时显式计算路径耗时 {mat_ms} 毫秒（n × n 得分和权重需 {mat_mb} MiB），"
+     "flash 路径（{backend}）耗时 "
      "{flash_ms} 毫秒（{flash_mb} MiB）；拟合指数 n^{exponent} 的 95% 区间为 {low}–{high}。请在机器空闲时重新测量，"
      "或选用更长的长度。"),
     # Lesson 8 ---------------------------------------------------------------------------------------------------------
@@ -351,7 +353,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "不对：删掉“{token}”时输出变化最大（{change}）；删掉“{guess}”时变化为 {guessed}。"),
     ("lesson8.importance_locked", "Answered for this text: the guess is locked and counted once.",
      "这段文本已作答：猜测已锁定，只计一次分。"),
-    ("lesson8.score", "Score this session: {right} of {asked}", "本次会话得分：{asked} 题答对 {right} 题"),
+    ("lesson8.score", "Score this session: {right} of {asked}", "本次得分：共 {asked} 题，答对 {right} 题"),
     # Chart words every lesson's charts share (inspector.charts.lessons) -----------------------------------------------
     ("chart.lessons.blocked", "blocked PyTorch (query blocks)", "分块 PyTorch（按查询分块）"),
     ("chart.lessons.key", "key", "键"),
@@ -368,7 +370,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("chart.lessons.share", "share", "占比"),
     ("chart.lessons.rank", "rank(S)", "秩(S)"),
     ("chart.lessons.effective_rank", "erank(S)", "有效秩(S)"),
-    ("chart.lessons.materialised", "materialised n×n", "物化 n×n"),
+    ("chart.lessons.materialised", "materialised n×n", "显式 n×n 矩阵"),
     ("chart.lessons.path", "path", "路径"),
     ("chart.lessons.ms", "ms", "毫秒"),
 )

@@ -45,8 +45,13 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("model.qwen", "Qwen2.5-0.5B, Llama-style, reads Chinese and other languages (hub)",
      "Qwen2.5-0.5B，Llama 式，能读中文等多种语言（Hub 模型）"),
     ("model.other", "Other: a hub id or a local folder…", "其他：Hub id 或本地文件夹…"),
-    # A shipped model in a menu, short enough for the sidebar (English keeps the model card's own label).
-    ("model.ground_truth", "{name} (ground truth)", "真值：{name}"),
+    # A shipped model in a menu, short enough for the sidebar (English keeps the model card's own label); its full
+    # label (inspector.core.loading.model_label: English is the card's own) and what kind of model it is, by folder.
+    ("model.ground_truth", "{name} (ground truth)", "已知答案：{name}"),
+    ("model.shipped_label", "Ground truth: {name} (shipped)", "已知答案：{name}（项目自带）"),
+    ("model.shipped.planted-token", "planted-token classifier", "植入词元分类器"),
+    ("model.shipped.deceptive-attention", "deceptive-attention classifier", "欺骗性注意力分类器"),
+    ("model.shipped.induction", "induction language model", "归纳语言模型"),
     ("model.other_placeholder", "org/name or /path/to/model", "org/name 或本地文件夹路径"),
     # The example texts' titles in the menu (inspector.base.examples: English is each example's own title) -------------
     ("example.01-animal-street", "Coreference: what is “it”?", "指代：“it”指的是什么？"),
