@@ -159,7 +159,9 @@ examples = int(examples_column.number_input(t("gt.examples", lang), 10, 500, DEF
 k = int(k_column.number_input(t("gt.k", lang), 1, 10, DEFAULT_TOP_K, key="gt_k"))
 status.update(label=t("gt.scoring_board", lang, n=examples))
 try:
-    board = cached_scoreboard(chosen.spec, examples, k, backend, lang)
+    job = session.plan_job("groundtruth", loaded, lang, count=examples)  # a hosted instance's limits
+    with job.running():
+        board = cached_scoreboard(chosen.spec, job.keep, k, backend, lang)
 except InspectorError as err:
     status.update(label=t("gt.board_failed", lang), state="error")
     st.error(str(err))

@@ -35,6 +35,8 @@ from inspector.core.budget import RequestPlan, plan_request
 from inspector.core.capture import capture_within_memory
 from inspector.output.share import ViewState, escape_markdown
 from inspector.serving.hosting import HostingPolicy, load_allowed_model
+from inspector.serving.jobs import JobPlan
+from inspector.serving.jobs import plan_job as _plan_job
 
 
 @st.cache_resource(show_spinner=False)
@@ -106,6 +108,18 @@ def warn_if_unreadable(chosen: Inputs) -> None:
     if warning is not None:
         hint = "" if hosting_policy().hosted else " " + t("unknown.sidebar_hint", chosen.state.lang)
         st.warning(escape_markdown(warning) + hint, icon=":material/translate:")
+
+
+def plan_job(kind: str, loaded: LoadedModel, lang: str, texts=(), *, count: int | None = None) -> JobPlan:
+    """Every long job's one line (issue 33, item 1): plan ``kind`` (heads, attribution, lessons, compare,
+    groundtruth, generate) for ``texts`` — and ``count`` corpus texts, examples or new tokens — under this
+    instance's policy (:func:`inspector.serving.jobs.plan_job`). A refusal raises its :class:`InspectorError`
+    for the page's own ``except`` to show in one line; a shrink shows its notice here. Run the job inside
+    ``with plan.running():`` (the deadline) on ``plan.kept(items)`` / ``plan.keep``."""
+    plan = _plan_job(hosting_policy(), kind, loaded, texts, count=count)
+    if plan.notice is not None:
+        st.info(notice_text(plan.notice, lang), icon=":material/timer:")
+    return plan
 
 
 class _ModelCalls(threading.local):

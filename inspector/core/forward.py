@@ -35,6 +35,7 @@ from inspector.base.errors import (
     InvalidTextError,
     UnsupportedModelError,
 )
+from inspector.core.deadline import current_deadline
 from inspector.core.loading import LoadedModel
 from kernels.hf import (
     AttentionContractError,
@@ -209,10 +210,13 @@ def forward(
     chosen = backend_for(loaded, backend)
     # The clock starts here, after tokenising: the deadline bounds the model's work, not the caller's.
     deadline = None if deadline_s is None else time.monotonic() + deadline_s
+    # A whole job's deadline (inspector.core.deadline) binds each of its forwards; the sooner one applies.
+    job = current_deadline()
+    by_job = job is not None and (deadline is None or job.at < deadline)
     request = AttentionRequest(backend=chosen, stats=stats, weights_layers=weights_layers,
                                interventions=tuple(interventions), keep=keep, keep_layers=keep_layers,
-                               deadline=deadline, resume=resume, keep_layer_outputs=keep_layer_outputs,
-                               stop_after=stop_after)
+                               deadline=job.at if by_job else deadline, resume=resume,
+                               keep_layer_outputs=keep_layer_outputs, stop_after=stop_after)
     context = torch.enable_grad() if grad else torch.inference_mode()
     try:
         with context, attention_request(request):
@@ -220,6 +224,8 @@ def forward(
     except AttentionDone:
         outputs = None
     except DeadlinePassed as err:
+        if by_job:
+            raise DeadlineExceededError(job.message(f"at a forward: {err}")) from err
         q_len = next(iter(inputs.values())).shape[1]  # ids, mask (batch, n) and embeddings (batch, n, hidden)
         raise DeadlineExceededError(f"{info.name} did not finish {q_len} tokens within the {deadline_s:g} s this "
                                     f"server allows one run ({err}); the server may be busy or the text long — "
