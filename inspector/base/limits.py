@@ -36,3 +36,8 @@ HOSTED_GENERATE_NEW_TOKENS = 64
 # and ablates every head; attribution batches occlusion rows and gradient activations of the same order.
 HOSTED_JOB_MEMORY_BYTES = 1_024 * 2**20
 JOB_MEMORY_COPIES = {"heads": 8, "attribution": 64, "lessons": 8, "compare": 4, "generate": 2, "groundtruth": 4}
+# Large results cached in one server process (captures with their n×n weights, the charts drawn from them, bertviz's
+# HTML), counted in bytes (views/byte_cache.py; issue 33, item 11): a handful of long texts' captures locally, three
+# on a hosted instance, where several visitors share the memory — or hundreds of sentences'.
+RESULT_CACHE_BYTES = 768 * 2**20
+HOSTED_RESULT_CACHE_BYTES = 256 * 2**20
