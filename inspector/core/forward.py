@@ -77,6 +77,15 @@ def token_word_ids(encoding, special: np.ndarray) -> np.ndarray:
     return np.where(special, -1, result).astype(np.int32)
 
 
+def reads_special_tokens_as_text(tokenizer, text: str) -> bool:
+    """Whether ``text`` is tokenised with its special-token strings read as plain text (issue 33, item 12): a
+    "[SEP]" or "<s>" typed in a text is characters the person typed, not a separator the model must obey — except
+    a masked LM's mask token, which is how a text asks the model to fill a blank (the Attribution page's
+    target): a text holding the mask token's string keeps every special token as the tokenizer parses it."""
+    mask = getattr(tokenizer, "mask_token", None)
+    return not (isinstance(mask, str) and mask and mask in text)
+
+
 def _validated_encoding(loaded: LoadedModel, text: str, *, truncate: bool):
     """The tokenizer's ``BatchEncoding`` of ``text`` (batch of one, PyTorch tensors, on the CPU) and whether it
     was truncated, after the checks :func:`encode_text` states."""
@@ -84,7 +93,8 @@ def _validated_encoding(loaded: LoadedModel, text: str, *, truncate: bool):
         raise InvalidTextError("the text is empty; type or paste a sentence to inspect")
     tokenizer, limit = loaded.tokenizer, loaded.info.max_positions
     options = dict(return_tensors="pt", return_special_tokens_mask=True,
-                   return_offsets_mapping=bool(getattr(tokenizer, "is_fast", False)))
+                   return_offsets_mapping=bool(getattr(tokenizer, "is_fast", False)),
+                   split_special_tokens=reads_special_tokens_as_text(tokenizer, text))
     with loaded.tokenizer_lock:
         encoding = tokenizer(text, truncation=False, verbose=False, **options)
         full_length = encoding["input_ids"].shape[1]
