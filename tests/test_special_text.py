@@ -32,3 +32,29 @@ def test_the_census_reads_a_typed_separator_as_a_capture_does(bundled):
         assert np.array_equal(np.asarray(mask, dtype=bool), single.special)
     result = capture(bundled, "a [SEP] b")
     assert result.tokens.count("[SEP]") == 1
+
+
+def test_the_lesson_heatmaps_of_a_long_text_ship_pooled_blocks_not_every_cell():
+    """Issue 33, item 12: Lessons at 512 tokens took 114 s to render in Chromium — its two heatmaps shipped 512² and
+    2 × 512² cells. Past MAX_HEATMAP_SIDE tokens they ship block means, the whole weight kept (rows still sum to 1
+    on average), with a note saying so."""
+    from inspector.analyses.lessons import WhyQKLesson
+    from inspector.charts.lessons import MAX_HEATMAP_SIDE, pooled, tied_weights_chart, weights_chart
+
+    n = 512
+    rng = np.random.default_rng(0)
+    weights = rng.random((n, n))
+    weights /= weights.sum(axis=1, keepdims=True)
+    tokens = tuple(f"t{i}" for i in range(n))
+    means, labels, notes = pooled(weights, tokens)
+    assert means.shape == (MAX_HEATMAP_SIDE, MAX_HEATMAP_SIDE) and len(labels) == MAX_HEATMAP_SIDE
+    assert labels[1] == "4–7: t4" and notes and "512 tokens" in notes[0]
+    assert np.isclose(means.mean(), weights.mean()) and np.isclose(means[0, 0], weights[:4, :4].mean())
+    assert len(weights_chart(weights, tokens, title="w").data) == MAX_HEATMAP_SIDE ** 2
+    short, short_labels, short_notes = pooled(weights[:8, :8], tokens[:8])
+    assert short.shape == (8, 8) and short_labels[0] == "0: t0" and short_notes == []
+    fields = {f: weights if f in ("weights", "tied_weights") else None for f in WhyQKLesson.__dataclass_fields__}
+    lesson = WhyQKLesson.__new__(WhyQKLesson)
+    for name, value in fields.items():
+        object.__setattr__(lesson, name, value)
+    assert len(tied_weights_chart(lesson, tokens, title="t").data) == 2 * MAX_HEATMAP_SIDE ** 2
