@@ -143,6 +143,7 @@ with st.expander(t("attribution.page.settings", lang), expanded=True):
 
 try:
     n_tokens = count_tokens(loaded, chosen.state.text)
+    job = session.plan_job("attribution", loaded, lang, [chosen.state.text])  # a hosted instance's limits
 except InspectorError as err:
     status.update(label=t("inputs.run_failed", lang), state="error")
     st.error(str(err))
@@ -153,7 +154,7 @@ if n_tokens > LONG_TEXT_TOKENS and not st.toggle(t("attribution.page.long_toggle
     st.stop()
 status.update(label=t("attribution.page.status_computing", lang))
 try:
-    with st.spinner(t("attribution.computing", lang), show_time=True):  # ~16 s when first run on CPU
+    with st.spinner(t("attribution.computing", lang), show_time=True), job.running():  # ~16 s when first run on CPU
         report = cached_attribution(chosen.spec, chosen.state.text, chosen.state.backend, reference, token,
                                     class_index, layer, head, query, removal, ig_steps)
 except InspectorError as err:
@@ -216,7 +217,8 @@ if agreed.head_tau is not None:
 if st.button(t("attribution.page.corpus_button", lang), key="attr_corpus"):
     with st.spinner(t("attribution.page.corpus_spinner", lang)):
         try:
-            corpus = cached_corpus(chosen.spec, chosen.state.backend, reference, removal, ig_steps)
+            with job.running():
+                corpus = cached_corpus(chosen.spec, chosen.state.backend, reference, removal, ig_steps)
         except InspectorError as err:
             st.error(str(err))
             corpus = None
@@ -250,7 +252,7 @@ if st.button(t("attribution.page.adversarial_button", lang), key="attr_adversari
     # English: the search's own note (step, best JSD so far); another language: the share done.
     percent = None if lang == "en" else (lambda done, total, note: t(
         "attribution.page.adversarial_progress_at", lang, percent=f"{done / total:.0%}"))
-    with progress_bar(t("attribution.page.adversarial_progress", lang), percent) as bar:
+    with progress_bar(t("attribution.page.adversarial_progress", lang), percent) as bar, job.running():
         try:
             adversarial = counterfactual_attention(
                 loaded, chosen.state.text, spec=TargetSpec(reference, token, class_index), layer=layer, head=head,

@@ -180,8 +180,9 @@ st.session_state["_compare_saved"] = {key: st.session_state[key] for key in PAGE
 status.update(label=t("compare.computing", lang))
 backend = chosen.state.backend
 try:
-    run_a = cached_run(spec_a, text_a, backend, "text A")
-    run_b = cached_run(spec_b, text_b, backend, "text B")
+    job = session.plan_job("compare", loaded, lang, [text_a, text_b])  # a hosted instance's limits
+    with job.running():
+        run_a, run_b = cached_run(spec_a, text_a, backend, "text A"), cached_run(spec_b, text_b, backend, "text B")
     alignment = align_tokens(run_a.capture.tokens, run_b.capture.tokens)
     tokens_a, tokens_b = run_a.capture.tokens, run_b.capture.tokens
     shown_a, shown_b = readable_tokens(tokens_a), readable_tokens(tokens_b)  # Ġ and Ċ as ␣ and ↵
@@ -330,7 +331,9 @@ if st.button(t("compare.loo_button", lang), key="compare_loo", icon=":material/c
 if st.session_state.get("_compare_loo") == loo_key:
     with st.spinner(t("compare.loo_running", lang)):
         try:
-            loo_a, loo_b = cached_leave_one_out(spec_a, text_a, backend), cached_leave_one_out(spec_b, text_b, backend)
+            with job.running():
+                loo_a, loo_b = (cached_leave_one_out(spec_a, text_a, backend),
+                                cached_leave_one_out(spec_b, text_b, backend))
         except InspectorError as err:
             st.error(str(err))
             loo_a = loo_b = None

@@ -227,7 +227,9 @@ st.session_state["_gt_progress"] = 0
 stop_slot.button(t("gt.stop", lang), key="gt_stop", on_click=stop_scoring, args=(request, examples),
                  icon=":material/stop_circle:")
 try:
-    board = cached_scoreboard(spec, examples, k, backend, lang)
+    job = session.plan_job("groundtruth", loaded, lang, count=examples)  # a hosted instance's limits
+    with job.running():
+        board = cached_scoreboard(spec, job.keep, k, backend, lang)
 except InspectorError as err:
     status.update(label=t("gt.board_failed", lang), state="error")
     st.error(str(err))

@@ -138,7 +138,10 @@ if mode == "corpus":
                      args=(request, len(texts)), icon=":material/stop_circle:")
 try:
     thresholds = HealthThresholds(collapsed=collapsed, diffuse=diffuse, sink=sink)
-    report = with_thresholds(cached_report(chosen.spec, texts, chosen.state.backend, ablation, lang), thresholds)
+    job = session.plan_job("heads", loaded, lang, texts, count=len(texts) if mode == "corpus" else None)
+    with job.running():
+        report = with_thresholds(cached_report(chosen.spec, tuple(job.kept(texts)), chosen.state.backend, ablation,
+                                               lang), thresholds)
 except InspectorError as err:
     status.update(label=t("heads.failed", lang), state="error")
     st.error(str(err))

@@ -182,7 +182,9 @@ def render(lessons: Lessons, chosen: session.Inputs, lang: str, decoder: Decoder
     if pick is not None:
         with progress_bar(t("lesson8.computing", lang)):  # no steps to count: a bar that says it is working
             try:
-                importance = cached_importance(chosen.spec, chosen.state.text, chosen.state.backend)
+                with session.plan_job("lessons", session.cached_model(chosen.spec), lang,
+                                      [chosen.state.text]).running():
+                    importance = cached_importance(chosen.spec, chosen.state.text, chosen.state.backend)
             except InspectorError as err:
                 st.error(str(err))
                 importance = None

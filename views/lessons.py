@@ -46,7 +46,8 @@ layer = layer_column.selectbox(t("lessons.layer", lang), range(info.num_layers),
 head = head_column.selectbox(t("lessons.head", lang), range(info.num_heads), key="head")
 status.update(label=t("lessons.running", lang))
 try:
-    lessons = cached_lessons(chosen.spec, chosen.state.text, chosen.state.backend, layer, head)
+    with session.plan_job("lessons", loaded, lang, [chosen.state.text]).running():  # a hosted instance's limits
+        lessons = cached_lessons(chosen.spec, chosen.state.text, chosen.state.backend, layer, head)
 except InspectorError as err:
     status.update(label=t("inputs.run_failed", lang), state="error")
     st.error(str(err))

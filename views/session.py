@@ -2,7 +2,9 @@
 helpers that go through them.
 
 This module is UI only: it calls the library and keeps Streamlit's caches (STYLE.md: caching lives in the UI layer,
-as thin wrappers) — ``st.cache_resource`` for the loaded model, ``st.cache_data`` for results. A page gets its
+as thin wrappers) — ``st.cache_resource`` for the loaded model, ``st.cache_data`` for small results, and one cache
+bounded by bytes (:data:`RESULTS`, :mod:`views.byte_cache`) for the large ones: captures with their n×n weights,
+the charts drawn from them and bertviz's HTML. A page gets its
 inputs from :func:`views.sidebar.open_page` and runs them here (:func:`run`, :func:`cached_model`).
 
 On a hosted instance (``INSPECTOR_HOSTED=1``, :mod:`inspector.serving.hosting`) every run is planned within the
@@ -21,6 +23,7 @@ from inspector.analyses.heatmap import HeatmapOptions, layer_views
 from inspector.analyses.metrics import head_entropy
 from inspector.analyses.unknown_tokens import unreadable_text_warning
 from inspector.base.i18n import notice_text, t
+from inspector.base.limits import HOSTED_RESULT_CACHE_BYTES, RESULT_CACHE_BYTES
 from inspector.charts.bertviz import (
     head_view_height,
     head_view_html,
@@ -37,6 +40,9 @@ from inspector.core.capture import capture_within_memory
 from inspector.core.loading import model_label
 from inspector.output.share import ViewState, escape_markdown
 from inspector.serving.hosting import HostingPolicy, load_allowed_model
+from inspector.serving.jobs import JobPlan
+from inspector.serving.jobs import plan_job as _plan_job
+from views.byte_cache import ByteCache, byte_cached
 from views.progress_bar import progress_bar
 
 
@@ -134,6 +140,27 @@ def warn_if_unreadable(chosen: Inputs) -> bool:
     return warning is not None
 
 
+def plan_job(kind: str, loaded: LoadedModel, lang: str, texts=(), *, count: int | None = None) -> JobPlan:
+    """Every long job's one line (issue 33, item 1): plan ``kind`` (heads, attribution, lessons, compare,
+    groundtruth, generate) for ``texts`` — and ``count`` corpus texts, examples or new tokens — under this
+    instance's policy (:func:`inspector.serving.jobs.plan_job`). A refusal raises its :class:`InspectorError`
+    for the page's own ``except`` to show in one line; a shrink shows its notice here. Run the job inside
+    ``with plan.running():`` (the deadline) on ``plan.kept(items)`` / ``plan.keep``."""
+    plan = _plan_job(hosting_policy(), kind, loaded, texts, count=count)
+    if plan.notice is not None:
+        st.info(notice_text(plan.notice, lang), icon=":material/timer:")
+    return plan
+
+
+def result_cache_bytes() -> int:
+    """The bytes every large cached result together may hold in this server process (issue 33, item 11)."""
+    return HOSTED_RESULT_CACHE_BYTES if hosting_policy().hosted else RESULT_CACHE_BYTES
+
+
+# One budget for the server process's large results, least recently used out first (views.byte_cache).
+RESULTS = ByteCache(result_cache_bytes, ttl_s=3600)
+
+
 class _ModelCalls(threading.local):
     """Per script thread: whether the last :func:`run` had to call the model (a cache miss)."""
 
@@ -143,8 +170,8 @@ class _ModelCalls(threading.local):
 _model_calls = _ModelCalls()
 
 
-# Few entries: a 512-token capture of the bundled model with every layer's weights is ~75 MB.
-@st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
+# Bounded by bytes: a 512-token capture of the bundled model with every layer's weights is ~75 MB, a sentence's 0.1 MB.
+@byte_cached(RESULTS)
 def cached_capture(spec: str, text: str, backend: str, weights_layers: tuple[int, ...] | None,
                    _keep_layer: int = 0) -> Capture:
     """Entropy and statistics for every layer, exact weights for ``weights_layers`` (None = every layer),
@@ -189,12 +216,18 @@ def run(inputs: Inputs, loaded: LoadedModel, layer: int, status: Progress) -> tu
     return result, _model_calls.ran
 
 
-@st.cache_data(max_entries=8, ttl=3600, show_spinner="Building the bertviz view…")
+@byte_cached(RESULTS)  # the HTML carries every shown layer's n×n weights as text
 def cached_bertviz(kind: str, spec: str, text: str, backend: str, layer: int,
                    head: int | None = None) -> tuple[str, int, list[int]]:
     """bertviz's head or model view as offline HTML, its height, and the layers it shows: every layer when
     they fit the view's drawing limit, else the ones around ``layer``. The head view opens on ``layer`` and
     ``head`` (the ones on screen)."""
+    with st.spinner("Building the bertviz view…"):
+        return _bertviz(kind, spec, text, backend, layer, head)
+
+
+def _bertviz(kind: str, spec: str, text: str, backend: str, layer: int,
+             head: int | None) -> tuple[str, int, list[int]]:
     loaded = cached_model(spec)
     planned = plan_request(loaded, text, layer, budget_bytes=hosting_policy().weights_budget_bytes)
     result = planned_capture(spec, text, backend, planned, layer)
@@ -211,14 +244,14 @@ def cached_bertviz(kind: str, spec: str, text: str, backend: str, layer: int,
 
 # Charts that a head click does not change, kept per capture so they are not rebuilt on every click. Keyed by what
 # names the capture; the capture itself (``_result``) is not hashed. Altair charts are
-# not mutated when drawn, so one object serves every session.
-@st.cache_resource(max_entries=32, ttl=3600, show_spinner=False)
+# not mutated when drawn, so one object serves every session. Their data counts against the same byte budget.
+@byte_cached(RESULTS)
 def cached_entropy_by_layer_chart(spec: str, text: str, backend: str, held: tuple[int, ...], slide: bool, lang: str,
                                   _result: Capture):
     return entropy_by_layer_chart(head_entropy(_result), slide=slide, lang=lang)
 
 
-@st.cache_resource(max_entries=32, ttl=3600, show_spinner=False)
+@byte_cached(RESULTS)
 def cached_layer_heads_chart(spec: str, text: str, backend: str, held: tuple[int, ...], layer: int,
                              options: HeatmapOptions, slide: bool, lang: str, kv_heads: int, _result: Capture):
     return layer_heads_chart(layer_views(_result, layer, options), slide=slide, lang=lang, kv_heads=kv_heads)

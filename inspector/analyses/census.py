@@ -84,7 +84,7 @@ from inspector.base.errors import InspectorError, InvalidRequestError
 from inspector.base.i18n import t
 from inspector.base.progress import Progress, print_progress
 from inspector.base.textfiles import read_file_lines
-from inspector.core.forward import encode_text, forward
+from inspector.core.forward import encode_text, forward, reads_special_tokens_as_text
 from inspector.core.loading import LoadedModel, ModelInfo, model_label, resolve_model_folder
 from kernels.reference import materialize_weights
 
@@ -272,9 +272,19 @@ def _batch_encoding(loaded: LoadedModel, texts: list[str]) -> tuple[list[list[in
     in one go): the same ids, text by text, as :func:`inspector.core.forward.encode_text`'s untruncated call."""
     if not texts:
         return [], []
-    with loaded.tokenizer_lock:
-        batch = loaded.tokenizer(texts, truncation=False, verbose=False, return_special_tokens_mask=True)
-    return batch["input_ids"], batch["special_tokens_mask"]
+    # Special-token strings typed in a text are read as text, as a single capture reads them (one call per rule).
+    ids: list[list[int]] = [[] for _ in texts]
+    masks: list[list[int]] = [[] for _ in texts]
+    for split in (True, False):
+        chosen = [i for i, text in enumerate(texts) if reads_special_tokens_as_text(loaded.tokenizer, text) == split]
+        if not chosen:
+            continue
+        with loaded.tokenizer_lock:
+            batch = loaded.tokenizer([texts[i] for i in chosen], truncation=False, verbose=False,
+                                     return_special_tokens_mask=True, split_special_tokens=split)
+        for k, i in enumerate(chosen):
+            ids[i], masks[i] = batch["input_ids"][k], batch["special_tokens_mask"][k]
+    return ids, masks
 
 
 def _encode_rows(loaded: LoadedModel, rows: Iterable[InputRow], truncate: bool,

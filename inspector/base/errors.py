@@ -62,3 +62,8 @@ class DeviceOutOfMemoryError(InspectorError):
 class CorruptModelError(InspectorError):
     """A bundled model's installed files are damaged: missing, or their SHA-256 is not the pinned one (checked
     before anything parses them), so it cannot be prepared."""
+
+
+class OverBudgetError(InspectorError):
+    """A request asks for more than this instance gives one request (tokens, memory or time); refused before
+    anything runs (:mod:`inspector.serving.jobs`)."""

@@ -35,6 +35,10 @@ from inspector.charts.base import (
     weight_scale,
 )
 
+# The lesson heatmaps draw at most this many rows and columns: a longer text's weights are pooled into blocks (the
+# mean of each block), so a 512-token text ships 128² cells per panel to the browser instead of 512² (issue 33: the
+# page took 114 s to render at 512 tokens while the server spent 8 CPU-seconds).
+MAX_HEATMAP_SIDE = 128
 # Offsets drawn in the position chart: |i − j| up to this (longer offsets have few pairs and say little).
 OFFSET_SPAN = 8
 # The complexity chart's flash path, as :func:`inspector.analyses.lessons.complexity_lesson` names it → its catalogue
@@ -58,16 +62,36 @@ def _weight_tooltips(lang: str) -> list[alt.Tooltip]:
             alt.Tooltip("weight:Q", title=t("chart.lessons.weight", lang), format=".3f")]
 
 
+def pooled(weights: np.ndarray, tokens: tuple[str, ...], lang: str = DEFAULT_LANGUAGE,
+           max_side: int = MAX_HEATMAP_SIDE) -> tuple[np.ndarray, list[str], list[str]]:
+    """(weights, labels, notes) to draw: ``weights`` (n, n) as they are when n ≤ ``max_side``; else the mean of each
+    block of ⌈n / max_side⌉ consecutive queries × keys — at most ``max_side`` per side — each labelled
+    ``"start–end: first token"``, with a note saying so."""
+    n = len(tokens)
+    labels = token_labels(tokens)
+    if n <= max_side:
+        return np.asarray(weights, dtype=float), labels, []
+    block = -(-n // max_side)
+    starts = list(range(0, n, block))
+    sums = np.add.reduceat(np.add.reduceat(np.asarray(weights, dtype=float), starts, axis=0), starts, axis=1)
+    sizes = np.diff([*starts, n])
+    means = sums / np.outer(sizes, sizes)
+    names = [f"{start}–{start + size - 1}: {tokens[start]}" for start, size in zip(starts, sizes)]
+    return means, names, [t("chart.lessons.pooled", lang, n=n, block=block)]
+
+
 def weights_chart(weights: np.ndarray, tokens: tuple[str, ...], *, title: str, slide: bool = False,
                   lang: str = DEFAULT_LANGUAGE) -> alt.Chart:
-    """One head's weights (q_len, q_len) as a heatmap: row = query, column = key."""
-    labels = token_labels(tokens)
-    rows, cols = np.meshgrid(np.arange(len(tokens)), np.arange(len(tokens)), indexing="ij")
+    """One head's weights (q_len, q_len) as a heatmap: row = query, column = key (pooled into blocks past
+    :data:`MAX_HEATMAP_SIDE` tokens, :func:`pooled`)."""
+    weights, labels, pooled_notes = pooled(weights, tokens, lang)
+    rows, cols = np.meshgrid(np.arange(len(labels)), np.arange(len(labels)), indexing="ij")
     data = pd.DataFrame({"query": np.asarray(labels, dtype=object)[rows.ravel()],
                          "key": np.asarray(labels, dtype=object)[cols.ravel()],
                          "weight": np.asarray(weights, dtype=float).ravel()})
-    cell = int(np.clip(420 // max(len(tokens), 1), 4, 28))
+    cell = int(np.clip(420 // max(len(labels), 1), 4, 28))
     notes = [thinned_note(lang)] if may_thin(labels, FULL_WIDTH_PX - 120, slide) or cell < 14 else []
+    notes += pooled_notes
     chart = alt.Chart(data).mark_rect().encode(
         x=alt.X("key:O", sort=labels, title=t("chart.lessons.key", lang),
                 axis=token_axis(labels, horizontal=True, slide=slide)),
@@ -82,24 +106,26 @@ def weights_chart(weights: np.ndarray, tokens: tuple[str, ...], *, title: str, s
 
 def tied_weights_chart(lesson: WhyQKLesson, tokens: tuple[str, ...], *, title: str,
                        slide: bool = False, lang: str = DEFAULT_LANGUAGE) -> alt.FacetChart:
-    """The head's weights with its own W_K and with W_K := W_Q, side by side."""
-    labels = token_labels(tokens)
-    rows, cols = np.meshgrid(np.arange(len(tokens)), np.arange(len(tokens)), indexing="ij")
+    """The head's weights with its own W_K and with W_K := W_Q, side by side (pooled into blocks past
+    :data:`MAX_HEATMAP_SIDE` tokens, :func:`pooled`)."""
+    own, labels, pooled_notes = pooled(lesson.weights, tokens, lang)
+    tied, _, _ = pooled(lesson.tied_weights, tokens, lang)
+    rows, cols = np.meshgrid(np.arange(len(labels)), np.arange(len(labels)), indexing="ij")
     frames = []
-    for name, weights in (("W_K", lesson.weights), ("W_K := W_Q", lesson.tied_weights)):
+    for name, weights in (("W_K", own), ("W_K := W_Q", tied)):
         frames.append(pd.DataFrame({"keys": name, "query": np.asarray(labels, dtype=object)[rows.ravel()],
                                     "key": np.asarray(labels, dtype=object)[cols.ravel()],
                                     "weight": np.asarray(weights, dtype=float).ravel()}))
     # Two panels and one set of row labels in the main column at a 1000 px window (a facet keeps its own width).
-    cell = int(np.clip((FULL_WIDTH_PX - 150) // (2 * max(len(tokens), 1)), 3, 20))
-    notes = [thinned_note(lang)] if cell < 15 else []
+    cell = int(np.clip((FULL_WIDTH_PX - 150) // (2 * max(len(labels), 1)), 3, 20))
+    notes = ([thinned_note(lang)] if cell < 15 else []) + pooled_notes
     panel = alt.Chart().mark_rect().encode(
         x=alt.X("key:O", sort=labels, title=t("chart.lessons.key", lang),
                 axis=token_axis(labels, horizontal=True, step_px=cell, slide=slide)),
         y=alt.Y("query:O", sort=labels, title=t("lesson1.col_query", lang),
                 axis=token_axis(labels, horizontal=False, step_px=cell, slide=slide)),
         color=alt.Color("weight:Q", title=t("chart.lessons.weight", lang),
-                        scale=weight_scale(slide, largest_weight(lesson.weights, lesson.tied_weights)),
+                        scale=weight_scale(slide, largest_weight(own, tied)),
                         legend=heatmap_legend(slide)),
         tooltip=[alt.Tooltip("keys:N", title=t("chart.lessons.keys", lang)), *_weight_tooltips(lang)],
     ).properties(width=alt.Step(cell), height=alt.Step(cell))

@@ -35,6 +35,7 @@ from inspector.base.errors import (
     InvalidTextError,
     UnsupportedModelError,
 )
+from inspector.core.deadline import current_deadline
 from inspector.core.loading import LoadedModel
 from kernels.hf import (
     AttentionContractError,
@@ -76,6 +77,15 @@ def token_word_ids(encoding, special: np.ndarray) -> np.ndarray:
     return np.where(special, -1, result).astype(np.int32)
 
 
+def reads_special_tokens_as_text(tokenizer, text: str) -> bool:
+    """Whether ``text`` is tokenised with its special-token strings read as plain text (issue 33, item 12): a
+    "[SEP]" or "<s>" typed in a text is characters the person typed, not a separator the model must obey — except
+    a masked LM's mask token, which is how a text asks the model to fill a blank (the Attribution page's
+    target): a text holding the mask token's string keeps every special token as the tokenizer parses it."""
+    mask = getattr(tokenizer, "mask_token", None)
+    return not (isinstance(mask, str) and mask and mask in text)
+
+
 def _validated_encoding(loaded: LoadedModel, text: str, *, truncate: bool, add_special_tokens: bool = True):
     """The tokenizer's ``BatchEncoding`` of ``text`` (batch of one, PyTorch tensors, on the CPU) and whether it
     was truncated, after the checks :func:`encode_text` states."""
@@ -84,7 +94,9 @@ def _validated_encoding(loaded: LoadedModel, text: str, *, truncate: bool, add_s
     tokenizer, limit = loaded.tokenizer, loaded.info.max_positions
     options = dict(return_tensors="pt", return_special_tokens_mask=True,
                    return_offsets_mapping=bool(getattr(tokenizer, "is_fast", False)),
-                   add_special_tokens=add_special_tokens)
+                   add_special_tokens=add_special_tokens,
+                   # A text that already carries its special tokens (a chat template's output) is parsed as such.
+                   split_special_tokens=add_special_tokens and reads_special_tokens_as_text(tokenizer, text))
     with loaded.tokenizer_lock:
         encoding = tokenizer(text, truncation=False, verbose=False, **options)
         full_length = encoding["input_ids"].shape[1]
@@ -219,10 +231,13 @@ def forward(
     chosen = backend_for(loaded, backend)
     # The clock starts here, after tokenising: the deadline bounds the model's work, not the caller's.
     deadline = None if deadline_s is None else time.monotonic() + deadline_s
+    # A whole job's deadline (inspector.core.deadline) binds each of its forwards; the sooner one applies.
+    job = current_deadline()
+    by_job = job is not None and (deadline is None or job.at < deadline)
     request = AttentionRequest(backend=chosen, stats=stats, weights_layers=weights_layers,
                                interventions=tuple(interventions), keep=keep, keep_layers=keep_layers,
-                               deadline=deadline, resume=resume, keep_layer_outputs=keep_layer_outputs,
-                               stop_after=stop_after)
+                               deadline=job.at if by_job else deadline, resume=resume,
+                               keep_layer_outputs=keep_layer_outputs, stop_after=stop_after)
     context = torch.enable_grad() if grad else torch.inference_mode()
     try:
         with context, attention_request(request):
@@ -235,6 +250,8 @@ def forward(
     except AttentionDone:
         outputs = None
     except DeadlinePassed as err:
+        if by_job:
+            raise DeadlineExceededError(job.message(f"at a forward: {err}")) from err
         q_len = next(iter(inputs.values())).shape[1]  # ids, mask (batch, n) and embeddings (batch, n, hidden)
         raise DeadlineExceededError(f"{info.name} did not finish {q_len} tokens within the {deadline_s:g} s this "
                                     f"server allows one run ({err}); the server may be busy or the text long — "

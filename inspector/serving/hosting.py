@@ -21,8 +21,12 @@ Environment variables (read by :meth:`HostingPolicy.from_env`):
   (hosted default :data:`HOSTED_MAX_PARAMETERS`; no cap locally unless set).
 - ``INSPECTOR_WEIGHTS_BUDGET_MB``: memory for one request's materialised attention weights (hosted default
   :data:`HOSTED_WEIGHTS_BUDGET_BYTES`; locally :data:`inspector.core.budget.ALL_LAYERS_WEIGHTS_BUDGET_BYTES`).
-- ``INSPECTOR_DEADLINE_S``: seconds a forward may run before it is stopped between layers (hosted default
-  :data:`HOSTED_DEADLINE_S`; none locally unless set).
+- ``INSPECTOR_DEADLINE_S``: seconds a forward — and every page's long job (:mod:`inspector.serving.jobs`) — may
+  run before it is stopped between layers or steps (hosted default :data:`HOSTED_DEADLINE_S`; none locally unless
+  set).
+- ``INSPECTOR_JOB_MEMORY_MB``: memory one long job may take, by which :mod:`inspector.serving.jobs` plans each
+  page's token limit (hosted default :data:`inspector.base.limits.HOSTED_JOB_MEMORY_BYTES`; only hosted instances
+  plan by it).
 """
 
 from __future__ import annotations
@@ -36,7 +40,11 @@ from pathlib import Path
 
 from inspector.base.assets import ASSETS_DIR
 from inspector.base.errors import HostingConfigError, ModelNotAllowedError
-from inspector.base.limits import ALL_LAYERS_WEIGHTS_BUDGET_BYTES, HOSTED_WEIGHTS_BUDGET_BYTES
+from inspector.base.limits import (
+    ALL_LAYERS_WEIGHTS_BUDGET_BYTES,
+    HOSTED_JOB_MEMORY_BYTES,
+    HOSTED_WEIGHTS_BUDGET_BYTES,
+)
 from inspector.base.model_ids import is_hub_id
 from inspector.core.bundled import bundled_choices
 from inspector.core.loading import DEFAULT_MODEL, DEFAULT_MODEL_LABEL, LoadedModel, load_model, shipped_choices
@@ -78,7 +86,8 @@ class HostingPolicy:
 
     ``hosted``: whether the allow-list applies. ``hub_models`` / ``shipped``: the allow-list besides the bundled
     model. ``max_parameters``: the parameter cap (None = none). ``weights_budget_bytes``: memory for one
-    request's exact weights. ``deadline_s``: seconds a forward may take (None = no deadline).
+    request's exact weights. ``deadline_s``: seconds a forward or a page's job may take (None = no deadline).
+    ``job_memory_bytes``: memory one long job may take (:mod:`inspector.serving.jobs`).
     """
 
     hosted: bool = False
@@ -87,6 +96,7 @@ class HostingPolicy:
     max_parameters: int | None = None
     weights_budget_bytes: int = ALL_LAYERS_WEIGHTS_BUDGET_BYTES
     deadline_s: float | None = None
+    job_memory_bytes: int = HOSTED_JOB_MEMORY_BYTES
 
     def __post_init__(self) -> None:
         if self.max_parameters is not None and self.max_parameters <= 0:
@@ -95,6 +105,8 @@ class HostingPolicy:
             raise ValueError(f"HostingPolicy.weights_budget_bytes must be positive; got {self.weights_budget_bytes}")
         if self.deadline_s is not None and self.deadline_s <= 0:
             raise ValueError(f"HostingPolicy.deadline_s must be positive; got {self.deadline_s}")
+        if self.job_memory_bytes <= 0:
+            raise ValueError(f"HostingPolicy.job_memory_bytes must be positive; got {self.job_memory_bytes}")
         names = [DEFAULT_MODEL, *(m.hub_id for m in self.hub_models), *(m.name for m in self.shipped)]
         if len(set(names)) != len(names):
             raise ValueError(f"HostingPolicy names a model twice: {names}")
@@ -108,6 +120,7 @@ class HostingPolicy:
         if hosted:
             hub_models, shipped = read_allow_list(Path(environ.get("INSPECTOR_ALLOWED_MODELS") or DEFAULT_ALLOW_LIST))
         budget_mb = _number(environ, "INSPECTOR_WEIGHTS_BUDGET_MB", int)
+        job_mb = _number(environ, "INSPECTOR_JOB_MEMORY_MB", int)
         return cls(
             hosted=hosted, hub_models=hub_models, shipped=shipped,
             max_parameters=_number(environ, "INSPECTOR_MAX_PARAMETERS", int) or (HOSTED_MAX_PARAMETERS if hosted
@@ -115,6 +128,7 @@ class HostingPolicy:
             weights_budget_bytes=(budget_mb * 2**20 if budget_mb else
                                   HOSTED_WEIGHTS_BUDGET_BYTES if hosted else ALL_LAYERS_WEIGHTS_BUDGET_BYTES),
             deadline_s=_number(environ, "INSPECTOR_DEADLINE_S", float) or (HOSTED_DEADLINE_S if hosted else None),
+            job_memory_bytes=job_mb * 2**20 if job_mb else HOSTED_JOB_MEMORY_BYTES,
         )
 
     def model_choices(self) -> dict[str, str]:

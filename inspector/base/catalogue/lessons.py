@@ -373,4 +373,10 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("chart.lessons.materialised", "materialised n×n", "显式 n×n 矩阵"),
     ("chart.lessons.path", "path", "路径"),
     ("chart.lessons.ms", "ms", "毫秒"),
+    # A long text's lesson heatmaps pooled into blocks (inspector.charts.lessons; issue 33) --------------------------
+    ("chart.lessons.pooled",
+     "{n} tokens: each cell is the mean weight of a block of up to {block} queries × {block} keys (labelled by its "
+     "first token), so the page stays light; Inspect draws every cell.",
+     "{n} 个词元：每个格子是至多 {block} 个查询 × {block} 个键组成的块的平均权重（以块的第一个词元标注），"
+     "使页面保持轻量；“查看”页会画出每个格子。"),
 )

@@ -173,4 +173,20 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("unknown.script.kana", "Japanese", "日文"),
     ("unknown.script.hangul", "Korean", "韩文"),
     ("unknown.script.other", "this script", "这种文字"),
+    # A hosted instance's plan for a page's long job (inspector.serving.jobs; issue 33) -------------------------------
+    ("notice.job_corpus",
+     "This hosted instance runs a Heads corpus of at most {tokens} tokens in one request: the first {kept} of the "
+     "{asked} texts were measured. Run the app on your own machine (make app) for the whole corpus.",
+     "本托管实例一次请求最多对 {tokens} 个词元运行 Heads 语料：只测量了 {asked} 段文本中的前 {kept} 段。"
+     "如需完整语料，请在自己的机器上运行本应用（make app）。"),
+    ("notice.job_examples",
+     "This hosted instance scores at most {kept} examples in one request: {kept} of the {asked} asked for were "
+     "scored. Run the app on your own machine (make app) for more.",
+     "本托管实例一次请求最多评分 {kept} 个样例：所要求的 {asked} 个中评分了 {kept} 个。如需更多，请在自己的机器上"
+     "运行本应用（make app）。"),
+    ("notice.job_new_tokens",
+     "This hosted instance generates at most {kept} new tokens for this text in one request ({asked} asked for). "
+     "Run the app on your own machine (make app) for longer generations.",
+     "本托管实例一次请求对这段文本最多生成 {kept} 个新词元（要求 {asked} 个）。如需更长的生成，请在自己的机器上"
+     "运行本应用（make app）。"),
 )

@@ -1,0 +1,76 @@
+"""A deadline for a whole job (a Heads report, an attribution run, the lessons, a comparison, a scoreboard,
+a generation): one instant, held in a context variable, that every forward inside the job honours and that the
+job's progress calls check (issue 33, item 1).
+
+A single forward already takes its own ``deadline_s`` (:func:`inspector.core.forward.forward`); a long job is
+hundreds of forwards, each well inside any deadline. :func:`job_deadline` sets the job's instant for the code
+inside its ``with`` block: every :func:`~inspector.core.forward.forward` it runs stops as an attention layer
+starts past that instant, and :func:`check_deadline` — called from a job's progress callback between its steps,
+where backward passes and NumPy work happen — stops it there. Both raise :class:`DeadlineExceededError` with
+one line naming the job and the seconds it was given.
+
+Cooperative: nothing is interrupted mid-layer, so a job overruns by at most one layer or one step. A context
+variable, not a global: each Streamlit session runs its script in its own thread, and one session's deadline
+must not stop another's job.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from inspector.base.errors import DeadlineExceededError
+
+
+@dataclass(frozen=True)
+class JobDeadline:
+    """``at``: the ``time.monotonic()`` instant past which the job stops; ``seconds``: what it was given;
+    ``job``: its name in the message ("the Heads report")."""
+
+    at: float
+    seconds: float
+    job: str
+
+    def __post_init__(self) -> None:
+        if not self.seconds > 0:
+            raise ValueError(f"JobDeadline.seconds must be positive; got {self.seconds}")
+
+    def message(self, where: str) -> str:
+        return (f"{self.job} did not finish within the {self.seconds:g} s this server gives one request (stopped "
+                f"{where}); the server may be busy or the text long — try again, shorten the text or ask for less, "
+                "or run the app on your own machine (make app) for long jobs")
+
+
+_JOB: ContextVar[JobDeadline | None] = ContextVar("inspector_job_deadline", default=None)
+
+
+@contextmanager
+def job_deadline(seconds: float | None, job: str) -> Iterator[JobDeadline | None]:
+    """Inside the block, every forward and every :func:`check_deadline` stops past ``seconds`` from now
+    (None: no deadline — the block runs as it would without it). A deadline already set by an outer block
+    stays if it comes sooner."""
+    if seconds is None:
+        yield _JOB.get()
+        return
+    mine = JobDeadline(at=time.monotonic() + seconds, seconds=seconds, job=job)
+    outer = _JOB.get()
+    token = _JOB.set(outer if outer is not None and outer.at <= mine.at else mine)
+    try:
+        yield _JOB.get()
+    finally:
+        _JOB.reset(token)
+
+
+def current_deadline() -> JobDeadline | None:
+    """The deadline of the job this code runs in, or None."""
+    return _JOB.get()
+
+
+def check_deadline(where: str = "between two steps") -> None:
+    """Raise :class:`DeadlineExceededError` when the current job's deadline has passed (no-op outside a job)."""
+    deadline = _JOB.get()
+    if deadline is not None and time.monotonic() > deadline.at:
+        raise DeadlineExceededError(deadline.message(where))
