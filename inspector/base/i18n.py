@@ -30,7 +30,18 @@ from collections.abc import Iterable, Mapping
 from string import Formatter
 from types import ModuleType
 
-from inspector.base.catalogue import attribution, census, common, compare, groundtruth, heads, inspect, lessons, sidebar
+from inspector.base.catalogue import (
+    attribution,
+    census,
+    common,
+    compare,
+    groundtruth,
+    heads,
+    hosting,
+    inspect,
+    lessons,
+    sidebar,
+)
 
 LANGUAGES: tuple[str, ...] = ("en", "zh")
 DEFAULT_LANGUAGE = "en"
@@ -38,7 +49,7 @@ LANGUAGE_NAMES: Mapping[str, str] = {"en": "English", "zh": "简体中文"}
 
 # The catalogue's modules in the order of the app's menu (the sidebar and shared words first).
 PAGE_MODULES: tuple[ModuleType, ...] = (common, sidebar, inspect, heads, census, attribution, lessons, groundtruth,
-                                        compare)
+                                        compare, hosting)
 
 # Keys built at runtime, by family: ``{name}`` stands for one part of a key (letters, digits, ``_`` and ``-``, no
 # dot). Each family names the code that builds it; every other key appears literally in the code that shows it.
