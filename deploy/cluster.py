@@ -299,6 +299,22 @@ def group_processes(pgid: int) -> list[int]:
     return found
 
 
+def open_sockets(ports: list[int]) -> dict[int, int]:
+    """Established TCP connections accepted on each of ``ports`` (IPv4 loopback, /proc/net/tcp) — for a replica,
+    the WebSockets nginx holds open to it (HTTP requests close at once): which replica holds which sessions."""
+    counts = dict.fromkeys(ports, 0)
+    try:
+        rows = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    except OSError:
+        return counts
+    for row in rows:
+        fields = row.split()
+        local_port, state = int(fields[1].split(":")[1], 16), fields[3]
+        if state == "01" and local_port in counts:  # 01 = ESTABLISHED
+            counts[local_port] += 1
+    return counts
+
+
 def _group_alive(pgid: int) -> bool:
     return bool(group_processes(pgid))
 

@@ -157,3 +157,48 @@ def test_the_policy_reads_the_environment():
     unlimited = RunQueue(QueuePolicy())
     with unlimited.slot(), unlimited.slot():
         pass
+
+
+@pytest.mark.slow
+def test_the_inspect_page_waits_in_line_and_shows_its_position(monkeypatch):
+    """App level: with the server's two slots held by two heavy runs, the Inspect page's run (a cache miss) waits,
+    its status line says it is number 1 behind 2 runs, and it draws once a slot frees."""
+    from streamlit.testing.v1 import AppTest
+
+    import views.session
+    from inspector.serving import run_queue
+    from tests.conftest import APP_PATH
+
+    monkeypatch.setenv("INSPECTOR_MAX_CONCURRENT_RUNS", "2")
+    run_queue.process_queue.cache_clear()
+    queue = run_queue.process_queue()
+    assert queue.policy.slots == 2
+    labels: list[str] = []
+    update = views.session.Progress.update
+    monkeypatch.setattr(views.session.Progress, "update",
+                        lambda self, *, label, state="running": (labels.append(label), update(self, label=label,
+                                                                                              state=state))[1])
+    log: list[str] = []
+    holders = [Heavy(queue, name, log).start() for name in ("first", "second")]
+    try:
+        assert all(h.started.wait(WAIT_S) for h in holders)
+        at = AppTest.from_file(str(APP_PATH), default_timeout=240)
+        at.query_params["text"] = "A queue forms when a class opens one link at nine o'clock."
+        page = threading.Thread(target=at.run, daemon=True)
+        page.start()
+        _until(lambda: any("in the queue" in label for label in labels))
+        assert queue.waiting == 1 and page.is_alive(), "the page's run waits while both slots are held"
+        holders[0].release.set()
+        page.join(240)
+        assert not page.is_alive()
+    finally:
+        for holder in holders:
+            holder.release.set()
+            holder.done.wait(WAIT_S)
+        run_queue.process_queue.cache_clear()
+    assert not at.exception, [e.value for e in at.exception]
+    waiting = [label for label in labels if "in the queue" in label]
+    assert waiting[0] == ("Waiting for the model: 2 runs are in progress on this server; yours is number 1 in the "
+                          "queue.")
+    assert at.get("vega_lite_chart") or at.get("arrow_vega_lite_chart"), "the page drew its charts after waiting"
+    assert queue.running == 0 and queue.waiting == 0
