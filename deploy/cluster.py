@@ -125,7 +125,9 @@ class Cluster:
             if _group_alive(member.pid):
                 _signal_group(member.pid, signal.SIGKILL)
                 _reap(self._children.get(member.pid), 5.0)
-        time.sleep(0.2)
+        deadline = time.monotonic() + 5.0  # a killed process can take a moment to release its memory and exit
+        while any(_group_alive(m.pid) for m in members) and time.monotonic() < deadline:
+            time.sleep(0.1)
         left = [pid for member in members for pid in group_processes(member.pid)]
         if not left:
             (self.run_dir / "cluster.json").unlink(missing_ok=True)
