@@ -8,13 +8,23 @@ BIN := $(VENV)/bin
 # inspector/serving/hosting.py, error details hidden from visitors, the toolbar's developer options off.
 HOSTED_FLAGS := --client.showErrorDetails none --client.toolbarMode viewer
 
-.PHONY: app hosted test test-fast prepare-models cli-demo clean-venv
+.PHONY: app hosted hosted-cluster hosted-cluster-stop test test-fast prepare-models cli-demo clean-venv
 
 app: prepare-models
 	$(BIN)/python -m streamlit run app.py
 
 hosted: prepare-models
 	INSPECTOR_HOSTED=1 $(BIN)/python -m streamlit run app.py $(HOSTED_FLAGS)
+
+# A hosted cluster (docs/DEPLOYMENT.md "A cluster behind nginx"): REPLICAS hosted replicas on ports CLUSTER_PORT+1…,
+# Debian's nginx on CLUSTER_PORT in front; runs in the background until `make hosted-cluster-stop`.
+REPLICAS ?= 2
+CLUSTER_PORT ?= 8620
+hosted-cluster: prepare-models
+	$(BIN)/python -m deploy.cluster start --replicas $(REPLICAS) --port $(CLUSTER_PORT) --no-prepare
+
+hosted-cluster-stop:
+	$(BIN)/python -m deploy.cluster stop
 
 # The linter first (ruff, pinned in requirements-dev.txt, configured in pyproject.toml), then the whole suite.
 test: $(VENV)/.test-deps

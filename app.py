@@ -17,6 +17,7 @@ import altair as alt
 import streamlit as st
 
 from inspector.base.i18n import DEFAULT_LANGUAGE, LANGUAGES, t
+from views.reconnect import notice_if_redrawn
 
 st.set_page_config(page_title="Attention Inspector", page_icon="🔎", layout="wide")
 
@@ -44,4 +45,6 @@ PAGES = [
     st.Page("views/generate.py", title=t("nav.generate", lang), icon=":material/edit_note:", url_path="generate"),
 ]
 
+# A session that took over from a replica that died (issue 32) says so above the page it redraws.
+notice_if_redrawn(lang)
 st.navigation(PAGES).run()

@@ -42,6 +42,7 @@ from inspector.output.share import ViewState, escape_markdown
 from inspector.serving.hosting import HostingPolicy, load_allowed_model
 from inspector.serving.jobs import JobPlan
 from inspector.serving.jobs import plan_job as _plan_job
+from inspector.serving.run_queue import process_queue, queued
 from views.byte_cache import ByteCache, byte_cached
 from views.progress_bar import progress_bar
 
@@ -181,9 +182,11 @@ def cached_capture(spec: str, text: str, backend: str, weights_layers: tuple[int
     _model_calls.ran = True  # runs only on a cache miss, in the session's own script thread
     loaded = cached_model(spec)
     on_cpu = loaded.device.type == "cpu"
-    return capture_within_memory(loaded, text, backend=backend, weights="all" if weights_layers is None
-                                 else weights_layers, keep_layer=_keep_layer, deadline_s=hosting_policy().deadline_s,
-                                 cpu_model=None if on_cpu else lambda: cached_model(spec, "cpu"))
+    with process_queue().slot():  # a cache miss is a forward: it takes one of the server's run slots (issue 32)
+        return capture_within_memory(loaded, text, backend=backend, weights="all" if weights_layers is None
+                                     else weights_layers, keep_layer=_keep_layer,
+                                     deadline_s=hosting_policy().deadline_s,
+                                     cpu_model=None if on_cpu else lambda: cached_model(spec, "cpu"))
 
 
 def planned_capture(spec: str, text: str, backend: str, planned: RequestPlan, layer: int) -> Capture:
@@ -204,10 +207,13 @@ def run(inputs: Inputs, loaded: LoadedModel, layer: int, status: Progress) -> tu
     _model_calls.ran = False
     try:
         planned = plan_request(loaded, inputs.state.text, layer, budget_bytes=hosting_policy().weights_budget_bytes)
-        result = planned_capture(inputs.spec, inputs.state.text, inputs.state.backend, planned, layer)
+        # Past the server's run slots, wait in line showing the place (inspector.serving.run_queue, issue 32).
+        result = queued(lambda: planned_capture(inputs.spec, inputs.state.text, inputs.state.backend, planned, layer),
+                        lambda position, running: status.update(label=t(
+                            "queue.position", inputs.state.lang, position=position, running=running)))
     except InspectorError as err:
         status.update(label=t("inputs.run_failed", inputs.state.lang), state="error")
-        st.error(str(err))
+        st.error(notice_text(err.args[0] if err.args else str(err), inputs.state.lang))
         return None, False
     if planned.notice:
         st.info(notice_text(planned.notice, inputs.state.lang), icon=":material/memory:")
