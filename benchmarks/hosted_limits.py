@@ -107,9 +107,8 @@ def _request(page, url: str, path: str, query: dict, timeout_s: float, then=None
 def _every_method(page) -> bool:
     """The old Attribution page asks before running every method past 128 tokens: switch its toggle on."""
     toggle = page.get_by_text("Run every method on all")
-    if toggle.count() == 0:
-        return False  # the new page refused instead
-    toggle.first.click()
+    if toggle.count() > 0:  # the new page refuses instead: nothing to switch on
+        toggle.first.click()
     return True
 
 
