@@ -188,7 +188,7 @@ def cache_phase(cluster, texts: int, timeout_s: float, budget_end: float) -> Cac
                     result.errors.append(session.error)
                 else:
                     result.done += 1
-            if (batch[-1] + 1) % 25 == 0 or batch[-1] + 1 == texts:
+            if (batch[-1] + 1) // 25 > first // 25 or batch[-1] + 1 == texts:  # about every 25 texts
                 result.rss_at.append((batch[-1] + 1, _rss_mib(pid)))
     result.wall_s = time.perf_counter() - started
     result.rss_after_mib = _rss_mib(pid)
