@@ -9,8 +9,8 @@ chart element received). Each phase uses a link of its own (its first run is a m
 hits the replica's cache or waits for that run), after a warm-up run on every replica (not counted: the model is
 loaded per replica at its first page). RSS per replica: its process, sampled every 0.25 s (/proc).
 
-Then the cache phase: 200 different texts (every one a model call) opened one after another by light clients on one
-replica; its RSS before, after and at the peak. Loopback only; bounded: every visitor has ``--timeout-s``, and the
+Then the cache phase: 200 different texts (every one a model call) opened by light clients on one replica, four at a
+time; its RSS before, after and at the peak. Loopback only; bounded: every visitor has ``--timeout-s``, and the
 whole run stops starting phases after ``--budget-s``.
 
     python -m benchmarks.load_hosted --sizes 1 4 --texts 20               # a quick look
@@ -20,6 +20,7 @@ whole run stops starting phases after ``--budget-s``.
 from __future__ import annotations
 
 import asyncio
+import signal
 import statistics
 import sys
 import tempfile
@@ -36,6 +37,7 @@ from benchmarks.report import OtherLoad, benchmark_parser, finish
 
 SECTION_TITLE = "A class against a hosted cluster (nginx, 1 and 2 replicas, CPU)"
 RSS_PERIOD_S = 0.25
+CACHE_BATCH = 4  # the cache phase opens this many different texts at once (each a model call)
 _WORDS = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
           "seventeen eighteen nineteen twenty").split()
 
@@ -64,10 +66,12 @@ class Phase:
     wall_s: float = 0.0
 
 
-def _browser_visit(browser, url: str, timeout_s: float, results: list, errors: list) -> None:
+def _browser_visit(browser, url: str, timeout_s: float, ready: threading.Barrier, results: list,
+                   errors: list) -> None:
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
         page = context.new_page()
+        ready.wait(timeout_s)  # every visitor of the phase starts at the same moment
         started = time.perf_counter()
         page.goto(url, timeout=timeout_s * 1000)
         page.wait_for_selector(CHART_DRAWN, timeout=timeout_s * 1000)
@@ -88,6 +92,7 @@ def run_phase(cluster, size: int, timeout_s: float) -> Phase:
     # The browsers are driven from one thread each (Playwright's sync API: one browser per thread).
     results: list[float] = []
     errors: list[str] = []
+    ready = threading.Barrier(browsers + 1)
 
     def browser_thread() -> None:
         from playwright.sync_api import sync_playwright
@@ -95,7 +100,7 @@ def run_phase(cluster, size: int, timeout_s: float) -> Phase:
         with sync_playwright() as own:
             browser = own.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
             try:
-                _browser_visit(browser, url, timeout_s, results, errors)
+                _browser_visit(browser, url, timeout_s, ready, results, errors)
             finally:
                 browser.close()
 
@@ -106,6 +111,10 @@ def run_phase(cluster, size: int, timeout_s: float) -> Phase:
         threads = [threading.Thread(target=browser_thread) for _ in range(browsers)]
         for thread in threads:
             thread.start()
+        try:
+            ready.wait(timeout_s)  # the browsers are launched; the light clients start with them
+        except threading.BrokenBarrierError:
+            errors.append("a browser did not start")
 
         async def light() -> list:
             return list(await asyncio.gather(*(open_link(cluster.url, query, timeout_s=timeout_s)
@@ -156,24 +165,31 @@ class CachePhase:
 
 
 def cache_phase(cluster, texts: int, timeout_s: float, budget_end: float) -> CachePhase:
-    """``texts`` different texts, one after another, on replica 1 directly; its RSS before, during and after."""
+    """``texts`` different texts, :data:`CACHE_BATCH` at a time, on replica 1 directly; its RSS before, during and
+    after."""
     result = CachePhase(texts)
     pid = cluster.replicas[0].pid
     result.rss_before_mib = _rss_mib(pid)
     started = time.perf_counter()
     with MemorySampler(pid) as sampler:
-        for index in range(texts):
+        for first in range(0, texts, CACHE_BATCH):
             if time.monotonic() > budget_end:
-                result.errors.append(f"time budget reached after {index} texts")
+                result.errors.append(f"time budget reached after {first} texts")
                 break
-            text = f"Text {index}: " + link_text(f"the cache test, text {index}", index)
-            session = asyncio.run(open_link(cluster.replica_url(0), urlencode({"text": text}), timeout_s=timeout_s))
-            if session.error:
-                result.errors.append(session.error)
-            else:
-                result.done += 1
-            if (index + 1) % 25 == 0:
-                result.rss_at.append((index + 1, _rss_mib(pid)))
+            batch = range(first, min(first + CACHE_BATCH, texts))
+            queries = [urlencode({"text": f"Text {i}: " + link_text(f"the cache test, text {i}", i)}) for i in batch]
+
+            async def opened(queries: list[str] = queries) -> list:
+                return list(await asyncio.gather(*(open_link(cluster.replica_url(0), q, timeout_s=timeout_s)
+                                                   for q in queries)))
+
+            for session in asyncio.run(opened()):
+                if session.error:
+                    result.errors.append(session.error)
+                else:
+                    result.done += 1
+            if (batch[-1] + 1) // 25 > first // 25 or batch[-1] + 1 == texts:  # about every 25 texts
+                result.rss_at.append((batch[-1] + 1, _rss_mib(pid)))
     result.wall_s = time.perf_counter() - started
     result.rss_after_mib = _rss_mib(pid)
     result.rss_peak_mib = max([mib for _, mib in sampler.samples] or [result.rss_after_mib])
@@ -211,9 +227,9 @@ def report(phases: list[Phase], cache: CachePhase | None, skipped: list[str]) ->
     if cache is not None:
         rss = ", ".join(f"{n}: {mib:.0f}" for n, mib in cache.rss_at)
         notes.append(f"- Cache bound: {cache.done} of {cache.texts} different texts through replica 1 (one light "
-                     f"session each, one after another, {cache.wall_s:.0f} s): RSS {cache.rss_before_mib:.0f} MiB "
-                     f"before → {cache.rss_after_mib:.0f} MiB after (peak {cache.rss_peak_mib:.0f} MiB); after n "
-                     f"texts (MiB): {rss}. Errors: {len(cache.errors)}"
+                     f"session each, {CACHE_BATCH} at a time, {cache.wall_s:.0f} s): RSS "
+                     f"{cache.rss_before_mib:.0f} MiB before → {cache.rss_after_mib:.0f} MiB after (peak "
+                     f"{cache.rss_peak_mib:.0f} MiB); after n texts (MiB): {rss}. Errors: {len(cache.errors)}"
                      + (f" ({'; '.join(cache.errors[:3])})" if cache.errors else "") + ".")
     if skipped:
         notes.append("- Not run (time budget): " + ", ".join(skipped))
@@ -236,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from deploy.cluster import start
 
+    # A stopped benchmark (Ctrl+C, SIGTERM from a timeout) leaves the with-blocks, so its cluster stops too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     budget_end = time.monotonic() + args.budget_s
     phases, skipped, cache = [], [], None
     for replicas in args.replicas:
@@ -253,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
                     skipped.append(f"{replicas} replica(s) N={size}")
                     continue
                 phases.append(run_phase(cluster, size, args.timeout_s))
-            if replicas == min(args.replicas) and args.texts:
+            if replicas == args.replicas[-1] and args.texts:  # the last cluster: its replica 1, directly
                 cache = cache_phase(cluster, args.texts, args.timeout_s, budget_end)
     table, notes = report(phases, cache, skipped)
     finish(args.write_docs, SECTION_TITLE,
