@@ -211,3 +211,20 @@ def test_census_roles_need_no_corpus_and_read_back(tmp_path, capsys):
         read_census_roles(out)
     assert main(["census", "--model", "shipped:induction", "--out", str(tmp_path / "x")]) == 2
     assert "--roles" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_roles_charts_draw_and_export_with_provenance(tiny_llama, lang):
+    from inspector.charts.roles import causal_chart, probe_heatmap_chart, roles_map_chart, roles_table
+    from inspector.output.export import Provenance, chart_svg, with_provenance
+
+    result = roles.head_roles(tiny_llama, repeat=REPEAT, batch=BATCH, top_k=1, seeds=2)
+    roles_map = roles_map_chart(result, selected=(1, 2), lang=lang)
+    assert len(roles_table(result, lang)) == 8 and set(roles_table(result, lang)["role_key"]) <= {*roles.ROLES, "none"}
+    svg = chart_svg(with_provenance(roles_map, Provenance(model=tiny_llama.info.name, text="probe", backend="torch"),
+                                    lang))
+    assert tiny_llama.info.name in svg and ("dominant role" if lang == "en" else "主要角色") in svg
+    causal = causal_chart(result, lang=lang).to_dict()
+    assert len(causal["layer"]) == 3
+    heatmap = probe_heatmap_chart(result, 1, 2, lang=lang)
+    assert f"{1 - REPEAT}" in str(heatmap.to_dict()["title"])

@@ -53,6 +53,7 @@ batched forward, started at the lowest ablated layer from the unablated run's ke
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -425,7 +426,9 @@ def _per_position(loaded: LoadedModel, outputs, positions: np.ndarray, targets: 
     """(batch, len(positions)) what a forward's outputs say at ``positions``: the log-probability of ``targets``
     (batch, len) for a causal LM, else the unit final hidden states (batch, len, hidden)."""
     if loaded.info.head == "causal-lm":
-        logits = outputs.logits.float()  # (batch, len(positions), vocab): computed only at those positions
+        logits = outputs.logits.float()  # (batch, len(positions), vocab) with logits_to_keep, else (batch, n, vocab)
+        if logits.shape[1] != len(positions):
+            logits = logits[:, torch.as_tensor(positions, device=logits.device)]
         log_probs = torch.log_softmax(logits, dim=-1)
         return log_probs if targets is None else log_probs.gather(-1, targets[..., None])[..., 0]
     hidden = outputs.hidden_states[-1][:, torch.as_tensor(positions, device=outputs.hidden_states[-1].device)]
@@ -537,7 +540,7 @@ def _ablated_rises(loaded: LoadedModel, probe: ProbeSpec, role: Role, configs: S
     if base_run.layer_outputs and first_layer > 0:
         resume = ResumeAt(layer=first_layer, outputs=tuple(
             out.repeat(copies, *([1] * (out.dim() - 1))) for out in base_run.layer_outputs[:first_layer]))
-    if info.head == "causal-lm":
+    if info.head == "causal-lm" and "logits_to_keep" in inspect.signature(loaded.model.forward).parameters:
         inputs["logits_to_keep"] = torch.as_tensor(positions, device=loaded.device)
     result = forward(loaded, inputs, interventions=interventions, backend=backend, stats=(), resume=resume)
     tiled_targets = targets.repeat(copies, 1).to(loaded.device) if targets is not None else None
