@@ -357,3 +357,40 @@ def test_bertviz_views_follow_the_layer_and_fit_their_frames(browser, app_url):
             assert fit["contentHeight"] <= fit["frameHeight"] + 1 or fit["frameHeight"] >= 899, fit
     finally:
         context.close()
+
+
+# The decoder-era lessons (issue 30) on the shipped induction model (a 2-layer Llama: RoPE, causal, a share link may
+# name it), in its own vocabulary; the on-request lessons measured by their buttons.
+INDUCTION_TEXT = "table river window garden paper stone music yellow seven market bridge cloud"
+DECODER_CASES = [("en", 1000), ("zh", 1000), ("en", 1400), ("zh", 1400)]
+RAW_KEY = re.compile(r"\b(?:lesson\d+|decoder|quiz|chart)\.[a-z_0-9]+(?:\.[a-z_0-9]+)*\b")
+HEATMAP_MIN_CELLS = 16
+
+
+@pytest.mark.parametrize("lang,width", DECODER_CASES, ids=[f"{lang}-{width}" for lang, width in DECODER_CASES])
+def test_lessons_heatmaps_keep_their_legends_and_decoder_lessons_render(browser, app_url, lang, width):
+    fields = {"model": "shipped:induction", "text": INDUCTION_TEXT, "lang": lang}
+    context, page = open_case(browser, app_url, "lessons", fields, width)
+    try:
+        for key in ("stream_run", "linear_run"):
+            page.locator(f".st-key-{key} button").click()
+            page.wait_for_timeout(500)
+            wait_settled(page)
+        charts = measure_every_tab(page)
+        shots = os.environ.get("INSPECTOR_SHOTS")
+        if shots:
+            save_screenshots(page, Path(shots), f"lessons-decoder-{lang}-{width}")
+        titles = [chart.get("title") or "" for chart in charts]
+        assert len(charts) >= 8 + 13, titles  # lessons 1–6 and the decoder lessons (D5 needs a windowed model)
+        problems = [problem for chart in charts for problem in chart_problems(chart)]
+        # Every heatmap keeps its colour legend, drawn inside the chart (chart_problems checks the inside).
+        for chart in charts:
+            if chart["items"].get("rect", {}).get("count", 0) >= HEATMAP_MIN_CELLS and \
+                    not any(text["role"].startswith("legend") for text in chart["texts"]):
+                problems.append(f"heatmap {chart.get('title')!r} has no colour legend on screen")
+        assert not problems, f"lessons-{lang}-{width}:\n" + "\n".join(problems)
+        shown = page.inner_text('[data-testid="stMain"]')
+        assert not RAW_KEY.findall(shown), RAW_KEY.findall(shown)[:5]
+        assert ("D8 · The projection matrices" if lang == "en" else "D8 · 投影矩阵") in shown
+    finally:
+        context.close()
