@@ -295,3 +295,22 @@ def test_induction_heads_on_a_repeated_text_are_not_called_positional():
     previous = all_lessons(loaded, text, 0, 0).position
     assert previous.positional_heads == (1,) and previous.best_offset[1] == 1 and previous.control_weight[1] > 0.5
     assert previous.control_answer.key == "lesson3.control.holds"
+
+
+def test_cli_writes_the_decoder_lessons(lm, tmp_path):
+    import json
+
+    from inspector.cli import main
+
+    folder = tmp_path / "llama-lm"
+    save_tiny_model(folder, "llama", with_head=True)
+    bert = tmp_path / "bert"
+    save_tiny_model(bert, "bert")
+    out = tmp_path / "lessons.json"
+    assert main(["lessons", "--model", str(bert), "--decoder", str(folder), "--decoder-layer", "1",
+                 "--decoder-head", "2", "--text", TEXT, "--lang", "zh", "--lengths", "none", "--json", str(out)]) == 0
+    payload = json.loads(out.read_text(encoding="utf-8"))["decoder"]
+    assert payload["layer"] == 1 and payload["head"] == 2 and payload["model"]["num_kv_heads"] == 2
+    rope = payload["rope"]["rope"]
+    assert rope["score_change"] < 1e-5 * rope["score_max"] and "奈特" in payload["causal"]["answer"]
+    assert payload["gqa"]["kv_head_of"] == [0, 0, 1, 1] and "键/值头" in payload["gqa"]["answer"]

@@ -150,7 +150,9 @@ def test_timing_lesson_measures_on_request():
     at.button(key="timing_run").click().run()
     assert not at.exception and not at.error
     assert any(title.startswith("Time vs n on cpu") or title.startswith("Time vs n on cuda") for title in _titles(at))
-    assert any("Measured just now on" in info.value for info in at.info)
+    # The median of the runs and an interval for the exponent; on a busy machine the answer says so first.
+    answers = [info.value.replace("\\", "") for info in at.info]
+    assert any(("Measured just now on" in a or "too busy to trust" in a) and "95% interval" in a for a in answers)
     table = next(frame.value for frame in at.dataframe if "materialised, MiB (measured)" in frame.value.columns)
     measured = list(table["materialised, MiB (measured)"]) + list(table["flash, MiB (measured)"])
     assert None not in measured and "None" not in map(str, measured)

@@ -33,6 +33,14 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
                      help="the head the lessons look at (default: 0)")
     sub.add_argument("--backend", default="auto", choices=BACKENDS, help="attention backend (default: auto)")
     sub.add_argument("--lang", default="en", choices=["en", "zh"], help="language of the answers (default: en)")
+    sub.add_argument("--decoder", default=None,
+                     help="also run the decoder-era lessons (causal, RoPE, GQA, sinks, query-key space, projections) "
+                          "on this decoder, e.g. bundled:smollm2-135m, with --model as the encoder contrast "
+                          "(--decoder-layer, --decoder-head pick its layer and head; default 0)")
+    sub.add_argument("--decoder-layer", type=int_in(0, MAX_LAYER_INDEX), default=0,
+                     help="the decoder's layer for the decoder-era lessons (default: 0)")
+    sub.add_argument("--decoder-head", type=int_in(0, MAX_LAYER_INDEX), default=0,
+                     help="the decoder's head for the decoder-era lessons (default: 0)")
     sub.add_argument("--lengths", default="128,256,512",
                      help=f"lengths n timed by the O(n²) lesson (each 1 to {MAX_TIMING_LENGTH}, at most "
                           f"{MAX_TIMING_LENGTHS}), or 'none' to skip it (default: 128,256,512)")
@@ -67,6 +75,14 @@ def run(args: argparse.Namespace) -> None:
     result = all_lessons(loaded, text, args.layer, args.head, backend=args.backend, timing_lengths=lengths or None,
                          importance=True)
     payload = {**lessons_json(result, args.lang), "model": loaded.info.as_json(), "lang": args.lang}
+    decoder = None
+    if args.decoder:
+        from inspector.analyses.lessons_decoder import decoder_lessons, decoder_lessons_json
+
+        decoder_model = load_model(args.decoder, device=args.device, dtype=args.dtype)
+        decoder = decoder_lessons(loaded, decoder_model, text, args.decoder_layer, args.decoder_head,
+                                  backend=args.backend)
+        payload["decoder"] = {**decoder_lessons_json(decoder, args.lang), "model": decoder_model.info.as_json()}
     if args.json:
         write_json(payload, args.json)
         if args.json != "-":
@@ -77,3 +93,6 @@ def run(args: argparse.Namespace) -> None:
         lesson = getattr(result, name)
         if lesson is not None:
             print(f"[{name}] {lesson.answer.text(args.lang)}\n")
+    if decoder is not None:
+        for name in ("causal", "rope", "gqa", "sinks", "qk_space", "projections"):
+            print(f"[decoder.{name}] {getattr(decoder, name).answer.text(args.lang)}\n")
