@@ -109,10 +109,9 @@ def visible_key_counts(
     position = k_len - q_len + torch.arange(q_len, device=device)  # absolute position of each query
     last = position if causal else torch.full_like(position, k_len - 1)
     first = (position - window + 1).clamp_min(0) if window is not None else torch.zeros_like(position)
-    if key_padding_mask is None:
-        real = torch.ones(1, k_len, dtype=torch.long, device=device)
-    else:
-        real = key_padding_mask.to(device=device, dtype=torch.long)
+    if key_padding_mask is None:  # every key real (one text, a decode step): no prefix sums needed
+        return ((last + 1).clamp(max=k_len) - first.clamp(0, k_len)).clamp_min(0)[None]
+    real = key_padding_mask.to(device=device, dtype=torch.long)
     prefix = torch.nn.functional.pad(real.cumsum(dim=-1), (1, 0))  # prefix[:, j] = real tokens before key j
     counts = prefix[:, (last + 1).clamp(0, k_len)] - prefix[:, first.clamp(0, k_len)]
     return counts.clamp_min(0)

@@ -322,6 +322,9 @@ def test_every_warning_is_a_catalogue_sentence_in_both_languages(tmp_path, monke
     compares = [{"text_b": ""}, {"tzb": "!"}, {"model_b": "/etc"}, {"query": ""}, {"keys": "a"}, {"text_b": 5}]
     warnings += [w for params in compares for w in decode_compare(params)[1]]
     warnings += list(decode_compare({"model_b": "gpt2"}, models=["default"])[1])
+    from inspector.output.share import decode_generate
+
+    warnings += list(decode_generate({"new": "0", "chat": "maybe"})[1])  # the Generate page's (issue 28)
     assert all(isinstance(w, Notice) for w in warnings)
     written = set().union(*(_keys(w) for w in warnings))
     assert written == {key for key in CATALOGUE if key.startswith("share.")} - {"share.too_long", "share.on"}
