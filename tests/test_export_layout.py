@@ -188,8 +188,8 @@ def test_hover_hints_are_on_screen_only():
 
 
 @pytest.mark.parametrize("text,width,keep", [
-    ("后端 torch 和后端 triton 的结果在第 0 层第 11 个头相同，均匀分布的熵最大。", 120, ["后端", "第 0 层", "第 11 个头", "torch",
-                                                                  "triton", "均匀", "分布"]),
+    ("后端 torch 和后端 triton 的结果在第 0 层第 11 个头相同，均匀分布的熵最大。", 120,
+     ["后端", "第 0 层", "第 11 个头", "torch", "triton", "均匀", "分布"]),
     ("Head entropy: how spread out each head's attention is, measured at 1,000.5 tokens", 90,
      ["entropy:", "1,000.5", "attention"]),
     ("点：每个头（0 = 只看一个键，1 = 均匀分布）。线：该层的平均值。", 100, ["0 = 只看", "1 = 均匀"]),

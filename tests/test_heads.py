@@ -417,7 +417,7 @@ def test_induction_in_the_report_words_json_and_grid(tiny_bert):
     # No word repeats (the tokenizer knows every one of them), so no row can measure induction.
     report = head_report(tiny_bert, "a cat sat on the mat")
     assert np.isnan(report.statistics.induction).all()
-    assert ("No token repeats in the text(s), so induction heads cannot show here: give a text that repeats a phrase "
+    assert ("No token repeats in the text, so induction heads cannot show here: give a text that repeats a phrase "
             "(… A B … A) to find them.") in health_report(report)
     payload = report_json(report)
     json.dumps(payload, allow_nan=False)

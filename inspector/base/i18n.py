@@ -67,8 +67,6 @@ DYNAMIC_KEY_FAMILIES: tuple[str, ...] = (
     "model.shipped.{name}",
     # views/sidebar.sidebar, the example menu's titles: {example.title: f"example.{example.slug}"}
     "example.{slug}",
-    # chart_note for a thinned axis (inspector.charts.base): f"chart.thinned.{unit}"
-    "chart.thinned.{unit}",
     # unknown-token warning (inspector.analyses.unknown_tokens): f"unknown.script.{self.script}"
     "unknown.script.{script}",
     # ablation words (inspector.analyses.heads), the pruning note (inspector.charts.heads) and the removal radio and

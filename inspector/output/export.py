@@ -123,8 +123,10 @@ _CAPTION_FONT_PX = 12
 # single or layered chart without a width of its own is drawn this wide.
 EXPORT_HEADER_MIN_PX = 480
 EXPORT_PLOT_PX = 480
-# Sentences that ask the reader to use a mouse: on screen only, never on a slide or a printed page.
-SCREEN_ONLY_KEYS = ("chart.hover.token", "chart.hover.head", "chart.thinned.token", "chart.thinned.head", "chart.gt.hover", "chart.compare.grid_subtitle",
+# Sentences that ask the reader to use a mouse, or speak of the app's narrow column: on screen only, never on a
+# slide or a printed page.
+SCREEN_ONLY_KEYS = ("chart.hover.token", "chart.hover.head", "chart.thinned.token", "chart.thinned.head",
+                    "chart.gt.hover", "chart.compare.grid_subtitle",
                     "chart.inspect.grid_click")
 _ESTIMATE_MARGIN = 1.12
 _BOLD_ADVANCE = 1.1  # a bold title's letters are wider than the estimate's regular ones
