@@ -42,7 +42,7 @@ from inspector.output.share import (
     escape_markdown,
     generate_share_url,
 )
-from views import sidebar
+from views import session, sidebar
 
 PAGE_KEYS = ("generate_new", "generate_temp", "generate_topk", "generate_topp", "generate_seed", "generate_chat")
 KEPT_RUNS = 4  # finished runs kept per session (a 64-step SmolLM2 run with every layer's rows is ~15 MB)
@@ -164,6 +164,10 @@ if result is None:
                    topk=int(topk), topp=float(topp), seed=int(seed), chat=bool(chat), backend=chosen.state.backend)
     status.update(label=t("generate.running", lang, n=new))
     try:
+        # A hosted instance's limits (issue 33, item 1): the prompt's length and the new tokens planned before the
+        # run (refused or cut with a notice), the deadline held while it runs.
+        job = session.plan_job("generate", loaded, lang, [prompt], count=int(new))
+        options["new"] = job.keep
         if stopped is not None and stopped[0] == request:
             if stopped[1] < 1:  # stopped before the first token: nothing to show
                 status.clear()
@@ -171,12 +175,14 @@ if result is None:
                 st.button(t("generate.again", lang), key="generate_again", on_click=run_again, args=(request,))
                 st.stop()
             # The same request for as many tokens as were written: the same tokens (greedy, or the same seed).
-            result = generate(loaded, prompt, max_new_tokens=int(stopped[1]), temperature=float(temp),
-                              top_k=int(topk) or None, top_p=float(topp), seed=int(seed), chat=bool(chat),
-                              weights="all", backend=chosen.state.backend)
+            with job.running():
+                result = generate(loaded, prompt, max_new_tokens=min(int(stopped[1]), job.keep),
+                                  temperature=float(temp), top_k=int(topk) or None, top_p=float(topp),
+                                  seed=int(seed), chat=bool(chat), weights="all", backend=chosen.state.backend)
             result = replace(result, max_new_tokens=int(new), finish="stopped")
         else:
-            result = stream(loaded, request, options)
+            with job.running():
+                result = stream(loaded, request, options)
     except InspectorError as err:
         status.update(label=t("generate.failed", lang), state="error")
         st.error(str(err))
