@@ -25,6 +25,7 @@ import pytest
 
 import inspector.charts.bertviz as views
 from inspector.base.errors import InvalidRequestError
+from inspector.base.tokens import readable_tokens
 from inspector.core.capture import Capture, OutputSummary, capture
 
 SENTENCE = "The animal didn't cross the street because it was too tired."
@@ -153,8 +154,9 @@ def test_hostile_tokens_cannot_leave_the_data(hostile_capture, view):
     for token in HOSTILE_TOKENS[1:-1]:
         assert token not in page
     assert "<img" not in page.lower() and "<!--" not in page
-    # Escaped, not altered: the browser decodes exactly the tokens the tokenizer produced.
-    assert embedded_params(page)["attention"][0]["left_text"] == list(HOSTILE_TOKENS)
+    # Escaped, not altered: the browser decodes exactly the labels the tokens read as (a space shown as ␣,
+    # inspector.base.tokens, issue 27) — the markup inside them intact, as text.
+    assert embedded_params(page)["attention"][0]["left_text"] == list(readable_tokens(HOSTILE_TOKENS))
 
 
 # ---------------------------------------------------------------------------------------------- refusals
@@ -261,7 +263,8 @@ def offline(browser):
 
 
 def _prettified(tokens) -> list[str]:
-    return [t.replace("Ġ", " ").replace("▁", " ").replace("</w>", "") for t in tokens]  # as bertviz shows them
+    # As bertviz shows them: our readable labels (inspector.base.tokens), then bertviz's own clean-up.
+    return [t.replace("Ġ", " ").replace("▁", " ").replace("</w>", "") for t in readable_tokens(tokens)]
 
 
 def assert_height_predicted(page, predicted: int) -> None:
@@ -312,7 +315,7 @@ def test_hostile_tokens_are_drawn_as_text(offline, hostile_capture, view):
         offline.page.click("#attn_background_1_2", force=True)
         offline.wait_for("text.token", 2 * n)
         shown = offline.texts("text.token")[:n]
-    assert shown == list(HOSTILE_TOKENS)
+    assert shown == list(readable_tokens(HOSTILE_TOKENS))
     assert offline.page.locator("img").count() == 0
     assert offline.page.locator("script").count() == 6
     offline.assert_clean()

@@ -256,7 +256,8 @@ def test_an_export_names_the_quantisation_and_the_licence(lang):
     provenance = Provenance(model="bundled:gemma-3-270m", text=CHINESE, backend="torch", layer=5, head=1)
     caption = provenance.caption(lang)
     label = {"en": "Gemma 3 270M (bundled)", "zh": "Gemma 3 270M（内置）"}[lang]  # in the reader's language
-    assert caption.startswith(f"{label} (Q4_K_M GGUF, dequantised to fp32")
+    opening = {"en": " (", "zh": "（"}[lang]  # full-width in a Chinese sentence (issue 31)
+    assert caption.startswith(f"{label}{opening}Q4_K_M GGUF, dequantised to fp32")
     assert "Gemma Terms of Use" in caption and ("许可" in caption) == (lang == "zh")
     assert provenance.as_json(lang)["card"]["licence_url"] == "https://ai.google.dev/gemma/terms"
     assert Provenance(model="default", text="x", backend="torch").as_json()["card"] is None

@@ -149,7 +149,7 @@ def test_timing_lesson_measures_on_request():
     at.multiselect(key="timing_lengths").set_value([128, 256]).run()
     at.button(key="timing_run").click().run()
     assert not at.exception and not at.error
-    assert any(title.startswith("Time vs n on cpu") or title.startswith("Time vs n on cuda") for title in _titles(at))
+    assert any(title.startswith(("Time vs n on CPU", "Time vs n on CUDA")) for title in _titles(at))  # device_label
     # The median of the runs and an interval for the exponent; on a busy machine the answer says so first.
     answers = [info.value.replace("\\", "") for info in at.info]
     assert any(("Measured just now on" in a or "too busy to trust" in a) and "95% interval" in a for a in answers)

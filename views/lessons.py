@@ -63,8 +63,10 @@ exported = Provenance(model=info.name, text=chosen.state.text, backend=backend_f
                       layer=layer, head=head)
 
 
-def show(name: str, figure, place=st) -> None:
-    """A lesson's chart in ``place`` (the page or a column) with its PNG, SVG and 16:9 slide exports under it."""
+def show(name: str, figure, place=None) -> None:
+    """A lesson's chart in ``place`` (a column; the page when None) with its PNG, SVG and 16:9 slide exports
+    under it."""
+    place = place if place is not None else st.container()
     place.altair_chart(figure)
     with place:
         export_buttons(name, figure, exported, lang, f"lessons_{name}")

@@ -128,7 +128,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("chart.compare.shapes_entropy_title", "Entropy by relative depth", "按相对深度的熵"),
     ("chart.compare.shapes_entropy_note",
      "Each layer's mean normalised entropy (0 = one key, 1 = uniform) at (layer + ½) / layers.",
-     "每层的平均归一化熵（0 = 只看一个键，1 = 均匀）位于 (层 + ½) / 层数 处。"),
+     "每层的平均归一化熵（0 = 只看一个键，1 = 均匀）位于（层 + ½）/ 层数处。"),
     ("chart.compare.shapes_depth", "relative depth (input → output)", "相对深度（输入 → 输出）"),
     ("chart.compare.shapes_entropy", "entropy / log(keys)", "熵 / log(键数)"),
     ("chart.compare.shapes_model", "model", "模型"),
