@@ -119,15 +119,16 @@ class HostingPolicy:
         shipped: tuple[ShippedModel, ...] = ()
         if hosted:
             hub_models, shipped = read_allow_list(Path(environ.get("INSPECTOR_ALLOWED_MODELS") or DEFAULT_ALLOW_LIST))
-        budget_mb = _number(environ, "INSPECTOR_WEIGHTS_BUDGET_MB", int)
-        job_mb = _number(environ, "INSPECTOR_JOB_MEMORY_MB", int)
+        budget_mb = positive_setting(environ, "INSPECTOR_WEIGHTS_BUDGET_MB", int)
+        job_mb = positive_setting(environ, "INSPECTOR_JOB_MEMORY_MB", int)
+        max_parameters = positive_setting(environ, "INSPECTOR_MAX_PARAMETERS", int)
+        deadline_s = positive_setting(environ, "INSPECTOR_DEADLINE_S", float)
         return cls(
             hosted=hosted, hub_models=hub_models, shipped=shipped,
-            max_parameters=_number(environ, "INSPECTOR_MAX_PARAMETERS", int) or (HOSTED_MAX_PARAMETERS if hosted
-                                                                                 else None),
+            max_parameters=max_parameters or (HOSTED_MAX_PARAMETERS if hosted else None),
             weights_budget_bytes=(budget_mb * 2**20 if budget_mb else
                                   HOSTED_WEIGHTS_BUDGET_BYTES if hosted else ALL_LAYERS_WEIGHTS_BUDGET_BYTES),
-            deadline_s=_number(environ, "INSPECTOR_DEADLINE_S", float) or (HOSTED_DEADLINE_S if hosted else None),
+            deadline_s=deadline_s or (HOSTED_DEADLINE_S if hosted else None),
             job_memory_bytes=job_mb * 2**20 if job_mb else HOSTED_JOB_MEMORY_BYTES,
         )
 
@@ -145,7 +146,10 @@ class HostingPolicy:
         return not self.hosted or spec in self.model_choices()
 
 
-def _number(environ: Mapping[str, str], name: str, kind: type) -> int | float | None:
+def positive_setting(environ: Mapping[str, str], name: str, kind: type, example: str | None = None
+                     ) -> int | float | None:
+    """The environment variable ``name`` read as a positive ``kind`` (int or float); None when it is unset or empty.
+    Anything else stops the instance at start with one line naming the variable and an ``example`` value."""
     raw = environ.get(name, "").strip()
     if not raw:
         return None
@@ -155,7 +159,8 @@ def _number(environ: Mapping[str, str], name: str, kind: type) -> int | float | 
         value = None
     if value is None or value <= 0:
         raise HostingConfigError(f"{name}={raw!r} is not a positive {'whole ' if kind is int else ''}number; set it "
-                                 f"to one (e.g. {name}={'200000000' if kind is int else '60'}) or unset it")
+                                 f"to one (e.g. {name}={example or ('200000000' if kind is int else '60')}) "
+                                 "or unset it")
     return value
 
 

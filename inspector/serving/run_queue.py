@@ -33,8 +33,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar
 
-from inspector.base.errors import HostingConfigError, InspectorError
+from inspector.base.errors import InspectorError
 from inspector.base.i18n import Notice
+from inspector.serving.hosting import positive_setting
 
 # Two forwards at once on a 2-core replica keep both cores busy without each getting half a core for twice as long;
 # more queue. A class of 60 opening the bundled model's page waits ~60 × 0.2 s / 2 in the worst case.
@@ -75,24 +76,10 @@ class QueuePolicy:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> QueuePolicy:
         hosted = environ.get("INSPECTOR_HOSTED", "").strip().lower() in _TRUE
-        slots = _positive(environ, "INSPECTOR_MAX_CONCURRENT_RUNS", int)
+        slots = positive_setting(environ, "INSPECTOR_MAX_CONCURRENT_RUNS", int, "2")
         return cls(slots=slots or (HOSTED_SLOTS if hosted else None),
-                   max_waiting=_positive(environ, "INSPECTOR_MAX_QUEUED_RUNS", int) or HOSTED_MAX_WAITING,
-                   max_wait_s=_positive(environ, "INSPECTOR_QUEUE_WAIT_S", float) or HOSTED_MAX_WAIT_S)
-
-
-def _positive(environ: Mapping[str, str], name: str, kind: type) -> int | float | None:
-    raw = environ.get(name, "").strip()
-    if not raw:
-        return None
-    try:
-        value = kind(raw)
-    except ValueError:
-        value = None
-    if value is None or value <= 0:
-        raise HostingConfigError(f"{name}={raw!r} is not a positive {'whole ' if kind is int else ''}number; set it "
-                                 f"to one (e.g. {name}=2) or unset it")
-    return value
+                   max_waiting=positive_setting(environ, "INSPECTOR_MAX_QUEUED_RUNS", int, "2") or HOSTED_MAX_WAITING,
+                   max_wait_s=positive_setting(environ, "INSPECTOR_QUEUE_WAIT_S", float, "2") or HOSTED_MAX_WAIT_S)
 
 
 class _Holder(threading.local):
