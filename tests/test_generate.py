@@ -307,3 +307,22 @@ def test_every_chart_builds_a_valid_spec_in_both_languages(decoders, lang):
     assert sum(v["weight"] for v in values) == pytest.approx(1.0, abs=1e-5)
     with pytest.raises(ValueError, match="step 6"):
         candidates_chart(result, 6, lang=lang)
+
+
+def test_byte_level_tokens_read_as_text_in_every_label(decoders):
+    """A byte-level run (Ġ for a space, as SmolLM2's tokenizer writes) labels its keys, chosen token, candidates
+    and entropy strip with ␣ (inspector.base.tokens), never the raw marker (issue 27's readable tokens)."""
+    from dataclasses import replace
+
+    from inspector.charts.generate import candidates_chart, chosen_label, entropy_strip_chart, row_data
+
+    result = generate(decoders["llama"], PROMPT, max_new_tokens=3, weights=[0], stop_at_eos=False)
+    byte_level = replace(result, prompt_tokens=tuple("Ġ" + t for t in result.prompt_tokens),
+                         tokens=tuple("Ġ" + t for t in result.tokens),
+                         candidate_tokens=tuple(tuple("Ġ" + t for t in row) for row in result.candidate_tokens))
+    assert chosen_label(byte_level, 1) == f"{result.prompt_len + 1}: ␣{result.tokens[1]}"
+    labels = [str(v) for v in row_data(byte_level, 0, 2).to_numpy().ravel()]
+    shown = labels + [json.dumps(c.to_dict(), ensure_ascii=False) for c in
+                      (candidates_chart(byte_level, 1), entropy_strip_chart(byte_level, 0, step=1))]
+    assert not any("Ġ" in text for text in shown)
+    assert any("␣" in text for text in shown)

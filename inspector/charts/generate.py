@@ -13,6 +13,7 @@ import pandas as pd
 
 from inspector.analyses.generate import Generation
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
+from inspector.base.tokens import is_byte_level, readable_token
 from inspector.charts.base import (
     ENTROPY_SCHEME,
     FULL_WIDTH_PX,
@@ -44,8 +45,14 @@ def _row_labels(result: Generation, step: int) -> list[str]:
 
 
 def chosen_label(result: Generation, step: int) -> str:
-    """``"12: ▁Paris"``: the token step ``step`` chose, at its position in the whole text."""
-    return f"{result.prompt_len + step}: {result.tokens[step]}"
+    """``"12: ␣Paris"``: the token step ``step`` chose, at its position in the whole text, as the row labels show it."""
+    return token_labels(result.all_tokens[:result.prompt_len + step + 1])[-1]
+
+
+def _readable(result: Generation, tokens) -> list[str]:
+    """``tokens`` of this run as labels show them (Ġ, Ċ, ▁ as ␣ and ↵), byte-level read from the whole text."""
+    byte_level = is_byte_level(result.all_tokens)
+    return [readable_token(str(token), byte_level) for token in tokens]
 
 
 def row_data(result: Generation, layer: int, step: int) -> pd.DataFrame:
@@ -116,7 +123,7 @@ def candidates_chart(result: Generation, step: int, *, slide: bool = False,
                      lang: str = DEFAULT_LANGUAGE) -> alt.Chart:
     """The step's most likely next tokens (the distribution the token was chosen from), the chosen one marked."""
     step = _check_step(result, step)
-    names = [f"{rank + 1}. {token}" for rank, token in enumerate(result.candidate_tokens[step])]
+    names = [f"{rank + 1}. {token}" for rank, token in enumerate(_readable(result, result.candidate_tokens[step]))]
     chosen = result.candidate_ids[step] == result.token_ids[step]
     data = pd.DataFrame({"token": names, "p": result.candidate_probs[step].astype(float),
                          "chosen": np.where(chosen, t("chart.generate.chosen", lang),
@@ -145,7 +152,7 @@ def entropy_strip_chart(result: Generation, layer: int, *, step: int | None = No
     entropy = result.entropy[:, layer]  # (steps, heads)
     steps, heads = entropy.shape
     step_index, head_index = np.meshgrid(np.arange(steps), np.arange(heads), indexing="ij")
-    tokens = np.asarray(result.tokens, dtype=object)[step_index.ravel()]
+    tokens = np.asarray(_readable(result, result.tokens), dtype=object)[step_index.ravel()]
     data = pd.DataFrame({"step": step_index.ravel(), "head": head_index.ravel(), "token": tokens,
                          "entropy": entropy.ravel().astype(float)})
     base = alt.Chart(data).encode(
