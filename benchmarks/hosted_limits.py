@@ -25,15 +25,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import sys
-import tempfile
 import time
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
-from benchmarks.live_app import CHROMIUM, CHROMIUM_ARGS, _wait_until_healthy, free_port
+from benchmarks.live_app import CHROMIUM, CHROMIUM_ARGS, running_server
 from benchmarks.load_test import MemorySampler, _rss_mib
 from benchmarks.report import OtherLoad, benchmark_parser, finish
 
@@ -45,26 +43,9 @@ HOSTILE_TOKENS = 512
 @contextlib.contextmanager
 def hosted_server(tree: Path) -> Iterator[tuple[str, int]]:
     """``streamlit run`` of ``tree``'s app.py, hosted, on a free loopback port: (url, pid)."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    command = [sys.executable, "-m", "streamlit", "run", str(tree / "app.py"), "--server.headless", "true",
-               "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-               "--server.fileWatcherType", "none"]
-    with tempfile.TemporaryDirectory() as scratch:
-        log_path = Path(scratch) / "streamlit.log"
-        with log_path.open("w") as log:
-            server = subprocess.Popen(command, cwd=tree, stdout=log, stderr=subprocess.STDOUT,
-                                      env={**os.environ, "INSPECTOR_HOSTED": "1", "PYTHONPATH": str(tree)})
-            try:
-                _wait_until_healthy(url, server, log_path, 60)
-                yield url, server.pid
-            finally:
-                server.terminate()
-                try:
-                    server.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    server.kill()
-                    server.wait()
+    with running_server(tree, timeout_s=60, env={"INSPECTOR_HOSTED": "1", "PYTHONPATH": str(tree)},
+                        options=("--server.fileWatcherType", "none")) as server:
+        yield server
 
 
 def _texts(count: int, tokens: int) -> list[str]:

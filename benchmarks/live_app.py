@@ -58,19 +58,28 @@ def running_app(*, timeout_s: float = SERVER_START_TIMEOUT_S, env: Mapping[str, 
     """Start ``streamlit run app.py`` (this interpreter, repository root) and yield its URL once healthy;
     stop it on exit. ``env``: variables added to this process's environment for the server (e.g.
     ``INSPECTOR_HOSTED``); ``options``: extra ``streamlit run`` flags (e.g. ``--client.showErrorDetails none``)."""
+    with running_server(REPO_ROOT, timeout_s=timeout_s, env=env, options=options) as (url, _pid):
+        yield url
+
+
+@contextlib.contextmanager
+def running_server(tree: Path, *, timeout_s: float = SERVER_START_TIMEOUT_S, env: Mapping[str, str] | None = None,
+                   options: Sequence[str] = ()) -> Iterator[tuple[str, int]]:
+    """:func:`running_app` for ``tree``'s app.py (another checkout of the project, run from its own folder):
+    yields (URL, the server's pid) once healthy and stops the server on exit."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    command = [sys.executable, "-m", "streamlit", "run", str(REPO_ROOT / "app.py"), "--server.headless", "true",
+    command = [sys.executable, "-m", "streamlit", "run", str(tree / "app.py"), "--server.headless", "true",
                "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
                *options]
     with tempfile.TemporaryDirectory() as scratch:
         log_path = Path(scratch) / "streamlit.log"
         with log_path.open("w") as log:
-            server = subprocess.Popen(command, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT,
+            server = subprocess.Popen(command, cwd=tree, stdout=log, stderr=subprocess.STDOUT,
                                       env={**os.environ, **(env or {})})
             try:
                 _wait_until_healthy(url, server, log_path, timeout_s)
-                yield url
+                yield url, server.pid
             finally:
                 server.terminate()
                 try:
