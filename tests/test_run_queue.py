@@ -202,3 +202,85 @@ def test_the_inspect_page_waits_in_line_and_shows_its_position(monkeypatch):
                           "queue.")
     assert at.get("vega_lite_chart") or at.get("arrow_vega_lite_chart"), "the page drew its charts after waiting"
     assert queue.running == 0 and queue.waiting == 0
+
+
+def test_a_job_takes_a_slot_at_its_first_forward_and_its_clock_starts_when_admitted(monkeypatch, tiny_bert):
+    """Every page's long job (JobPlan.running, issue 32 beyond Inspect): no slot while nothing computes (a job served
+    from caches never queues), one slot from its first forward to the end of its block; a job that had to wait is
+    told its place, then position 0 when it runs, and the wait is not taken from its deadline."""
+    from inspector.core.forward import forward
+    from inspector.serving import run_queue
+    from inspector.serving.jobs import JobPlan
+
+    monkeypatch.setenv("INSPECTOR_MAX_CONCURRENT_RUNS", "1")
+    run_queue.process_queue.cache_clear()
+    try:
+        queue = run_queue.process_queue()
+        inputs = tiny_bert.tokenizer("a queue forms", return_tensors="pt")
+        with JobPlan(kind="heads", deadline_s=None, max_tokens=None).running():
+            assert queue.running == 0, "no slot before the job computes"
+            forward(tiny_bert, inputs)
+            forward(tiny_bert, inputs)
+            assert queue.running == 1, "one slot, held across the job's forwards"
+        assert queue.running == 0
+
+        holder = Heavy(queue, "other page", []).start()
+        assert holder.started.wait(WAIT_S)
+        positions: list[int] = []
+        threading.Timer(0.8, holder.release.set).start()  # the other run ends after longer than our deadline
+        with JobPlan(kind="lessons", deadline_s=0.5, max_tokens=None).running(
+                lambda position, running: positions.append(position)):
+            forward(tiny_bert, inputs)  # would raise DeadlineExceededError if the wait counted
+            assert queue.running == 1
+        assert positions[0] == 1 and positions[-1] == 0 and set(positions) == {0, 1}
+        assert holder.done.wait(WAIT_S) and holder.error is None and queue.running == 0
+    finally:
+        run_queue.process_queue.cache_clear()
+
+
+@pytest.mark.slow
+def test_the_heads_page_queues_a_computing_job_and_not_a_cached_one(monkeypatch):
+    """App level, a page other than Inspect: with the server's one slot held, the Heads page's report waits in line
+    (its place drawn in the page), and draws once the slot frees; the same view again — a cache hit — draws while
+    the slot is held, and replays without a closure error (the position line is not recorded into the cache)."""
+    from streamlit.testing.v1 import AppTest
+
+    import views.session
+    from inspector.serving import run_queue
+    from tests.conftest import APP_PATH
+
+    monkeypatch.setenv("INSPECTOR_MAX_CONCURRENT_RUNS", "1")
+    run_queue.process_queue.cache_clear()
+    queue = run_queue.process_queue()
+    positions: list[int] = []
+    report = views.session.QueueLine.report
+    monkeypatch.setattr(views.session.QueueLine, "report",
+                        lambda self, position, running: (positions.append(position), report(self, position,
+                                                                                            running))[1])
+    at = AppTest.from_file(str(APP_PATH), default_timeout=240)
+    at.query_params["text"] = "A class opens the heads page at nine."
+    at.run()
+    holders = [Heavy(queue, "other", []).start()]
+    try:
+        assert holders[0].started.wait(WAIT_S)
+        at.switch_page("views/heads.py")
+        page = threading.Thread(target=at.run, daemon=True)
+        page.start()
+        _until(lambda: queue.waiting == 1)
+        assert page.is_alive() and positions and positions[0] == 1
+        holders[0].release.set()
+        page.join(240)
+        assert not page.is_alive() and not at.exception, [e.value for e in at.exception]
+        assert positions[-1] == 0 and at.get("arrow_vega_lite_chart") + at.get("vega_lite_chart")
+        holders.append(Heavy(queue, "again", []).start())
+        assert holders[1].started.wait(WAIT_S)
+        seen = len(positions)
+        at.run()  # the same report from the cache: no queue, no replay error
+        assert not at.exception, [e.value for e in at.exception]
+        assert len(positions) == seen and queue.waiting == 0
+    finally:
+        for holder in holders:
+            holder.release.set()
+            holder.done.wait(WAIT_S)
+        run_queue.process_queue.cache_clear()
+    assert queue.running == 0

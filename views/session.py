@@ -14,9 +14,10 @@ instance's memory budget and deadline.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import streamlit as st
+from streamlit.runtime.caching.cached_message_replay import in_cached_function
 
 from inspector import Capture, InspectorError, LoadedModel
 from inspector.analyses.heatmap import HeatmapOptions, layer_views
@@ -150,7 +151,32 @@ def plan_job(kind: str, loaded: LoadedModel, lang: str, texts=(), *, count: int 
     plan = _plan_job(hosting_policy(), kind, loaded, texts, count=count)
     if plan.notice is not None:
         st.info(notice_text(plan.notice, lang), icon=":material/timer:")
-    return plan
+    return replace(plan, on_wait=QueueLine(lang).report)
+
+
+class QueueLine:
+    """Where a job that waits for one of the server's run slots (issue 32) shows its place in line: a placeholder
+    made before the job starts, filled while it waits and emptied when it runs.
+
+    The wait happens inside the job's cached function (its first forward asks for the slot), and Streamlit
+    records what a cached function draws to replay it on the next cache hit — a line drawn into a placeholder
+    made outside the function cannot be replayed (``CacheReplayClosureError``), so it is drawn with that
+    recording switched off."""
+
+    def __init__(self, lang: str):
+        self.lang = lang
+        self.slot = st.empty()
+
+    def report(self, position: int, running: int) -> None:
+        token = in_cached_function.set(False)
+        try:
+            if position == 0:
+                self.slot.empty()
+            else:
+                self.slot.info(t("queue.position", self.lang, position=position, running=running),
+                               icon=":material/hourglass_top:")
+        finally:
+            in_cached_function.reset(token)
 
 
 def result_cache_bytes() -> int:

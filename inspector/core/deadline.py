@@ -12,15 +12,21 @@ one line naming the job and the seconds it was given.
 Cooperative: nothing is interrupted mid-layer, so a job overruns by at most one layer or one step. A context
 variable, not a global: each Streamlit session runs its script in its own thread, and one session's deadline
 must not stop another's job.
+
+Admission (issue 32): a job may also be given ``admit``, a context manager factory — on a hosted server, a slot of
+the process's run queue (:mod:`inspector.serving.run_queue`). It is entered lazily, by :func:`admit_job` as the
+job's first forward starts, and left when the job's block ends: a job whose results all come from a cache never
+queues, one that computes holds a slot for the whole job. The job's clock restarts once it is admitted, so time
+spent waiting in line (bounded by the queue's own limit) is not taken from the run's deadline.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from inspector.base.errors import DeadlineExceededError
 
@@ -44,24 +50,54 @@ class JobDeadline:
                 "or run the app on your own machine (make app) for long jobs")
 
 
+@dataclass
+class _Admission:
+    """A job's admission, mutable while the job runs: the factory, what it entered, and the deadline to restart."""
+
+    admit: Callable[[], AbstractContextManager]
+    deadline: JobDeadline | None
+    entered: ExitStack = field(default_factory=ExitStack)
+    admitted: bool = False
+
+
 _JOB: ContextVar[JobDeadline | None] = ContextVar("inspector_job_deadline", default=None)
+_ADMISSION: ContextVar[_Admission | None] = ContextVar("inspector_job_admission", default=None)
 
 
 @contextmanager
-def job_deadline(seconds: float | None, job: str) -> Iterator[JobDeadline | None]:
+def job_deadline(seconds: float | None, job: str,
+                 admit: Callable[[], AbstractContextManager] | None = None) -> Iterator[JobDeadline | None]:
     """Inside the block, every forward and every :func:`check_deadline` stops past ``seconds`` from now
     (None: no deadline — the block runs as it would without it). A deadline already set by an outer block
-    stays if it comes sooner."""
-    if seconds is None:
-        yield _JOB.get()
-        return
-    mine = JobDeadline(at=time.monotonic() + seconds, seconds=seconds, job=job)
+    stays if it comes sooner. ``admit``: entered at the job's first forward and left when the block ends (see
+    the module docstring); None: the job starts at once."""
+    mine = None if seconds is None else JobDeadline(at=time.monotonic() + seconds, seconds=seconds, job=job)
     outer = _JOB.get()
-    token = _JOB.set(outer if outer is not None and outer.at <= mine.at else mine)
+    token = _JOB.set(outer if mine is None or (outer is not None and outer.at <= mine.at) else mine)
+    admission = None if admit is None else _Admission(admit=admit, deadline=mine)
+    admission_token = _ADMISSION.set(admission) if admission is not None else None
     try:
-        yield _JOB.get()
+        with admission.entered if admission is not None else ExitStack():
+            yield _JOB.get()
     finally:
+        if admission_token is not None:
+            _ADMISSION.reset(admission_token)
         _JOB.reset(token)
+
+
+def admit_job() -> None:
+    """Enter the current job's admission if it has one and has not yet (a forward calls this as it starts); may
+    wait, and raises what the admission raises (a full queue). The job's deadline then restarts from now."""
+    admission = _ADMISSION.get()
+    if admission is None or admission.admitted:
+        return
+    admission.entered.enter_context(admission.admit())
+    admission.admitted = True
+    if admission.deadline is not None and _JOB.get() is admission.deadline:
+        restarted = JobDeadline(at=time.monotonic() + admission.deadline.seconds,
+                                seconds=admission.deadline.seconds, job=admission.deadline.job)
+        admission.deadline = restarted
+        _JOB.set(restarted)  # undone with the job's own token when its block ends
 
 
 def current_deadline() -> JobDeadline | None:

@@ -35,7 +35,7 @@ from inspector.base.errors import (
     InvalidTextError,
     UnsupportedModelError,
 )
-from inspector.core.deadline import current_deadline
+from inspector.core.deadline import admit_job, current_deadline
 from inspector.core.loading import LoadedModel
 from kernels.hf import (
     AttentionContractError,
@@ -229,6 +229,7 @@ def forward(
         if any(item.layer < first for item in interventions):
             raise InvalidRequestError(f"an intervention below layer {first}, where the forward resumes, would not run")
     chosen = backend_for(loaded, backend)
+    admit_job()  # a job's first forward waits for its admission (a hosted server's run slot) here
     # The clock starts here, after tokenising: the deadline bounds the model's work, not the caller's.
     deadline = None if deadline_s is None else time.monotonic() + deadline_s
     # A whole job's deadline (inspector.core.deadline) binds each of its forwards; the sooner one applies.

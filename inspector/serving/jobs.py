@@ -6,7 +6,9 @@ new tokens) and the instance's :class:`~inspector.serving.hosting.HostingPolicy`
 line (:class:`OverBudgetError`: a text past the job's token limit for this model) or shrinks it with a
 :class:`~inspector.base.i18n.Notice` (fewer corpus texts, examples or new tokens). While it runs,
 :meth:`JobPlan.running` holds the deadline (:mod:`inspector.core.deadline`): every forward of the job stops as an
-attention layer starts past it, and every progress call checks it, with :class:`DeadlineExceededError`.
+attention layer starts past it, and every progress call checks it, with :class:`DeadlineExceededError`. It also
+admits the job through the server's run queue (:mod:`inspector.serving.run_queue`, issue 32) as its first forward
+starts: at most the queue's slots of heavy jobs compute at once on a server, the rest wait in line.
 
 The token limit of a job on a model is the smaller of
 
@@ -24,9 +26,9 @@ none unless ``INSPECTOR_DEADLINE_S`` is set.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from inspector.base.errors import OverBudgetError
@@ -43,6 +45,7 @@ from inspector.core.budget import count_tokens
 from inspector.core.deadline import JobDeadline, job_deadline
 from inspector.core.loading import LoadedModel, ModelInfo
 from inspector.serving.hosting import HostingPolicy
+from inspector.serving.run_queue import process_queue
 
 JobKind = Literal["heads", "attribution", "lessons", "compare", "groundtruth", "generate"]
 JOB_KINDS: tuple[str, ...] = get_args(JobKind)
@@ -71,7 +74,8 @@ class JobPlan:
     ``kind``: the job (:data:`JobKind`). ``deadline_s``: seconds it may run (None = none). ``max_tokens``: the
     longest text it may read (None = no limit; every text given was within it). ``keep``: how many of the
     requested items (corpus texts, examples, new tokens) it runs — ``requested`` when nothing was cut, None when
-    the job has no such count. ``notice``: why fewer were kept, or None when nothing was cut.
+    the job has no such count. ``notice``: why fewer were kept, or None when nothing was cut. ``on_wait``: how
+    :meth:`running` reports a wait in the run queue when not given one (a page sets it to draw the position).
     """
 
     kind: str
@@ -80,6 +84,7 @@ class JobPlan:
     requested: int | None = None
     keep: int | None = None
     notice: Notice | None = None
+    on_wait: Callable[[int, int], None] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.kind not in JOB_KINDS:
@@ -91,14 +96,36 @@ class JobPlan:
         if (self.notice is not None) != (self.keep is not None and self.keep < self.requested):
             raise ValueError("JobPlan.notice must explain exactly the plans that cut the request")
 
-    def running(self) -> AbstractContextManager[JobDeadline | None]:
+    def running(self, on_wait: Callable[[int, int], None] | None = None
+                ) -> AbstractContextManager[JobDeadline | None]:
         """Hold the job's deadline for the code inside the ``with`` block (:func:`inspector.core.deadline
-        .job_deadline`)."""
-        return job_deadline(self.deadline_s, JOB_NAMES[self.kind])
+        .job_deadline`), and admit it through this server's run queue as its first forward starts (issue 32: a
+        job served from caches never queues). ``on_wait(position, running)`` is called while it waits in line, and
+        ``on_wait(0, running)`` once when a run that waited gets its slot."""
+        report = on_wait or self.on_wait
+        return job_deadline(self.deadline_s, JOB_NAMES[self.kind], admit=lambda: _run_slot(report))
 
     def kept(self, items: Sequence) -> Sequence:
         """``items`` cut to :attr:`keep` (all of them when nothing was cut)."""
         return items if self.keep is None else items[:self.keep]
+
+
+@contextmanager
+def _run_slot(on_wait: Callable[[int, int], None] | None) -> Iterator[None]:
+    """One of the process's run slots (:func:`inspector.serving.run_queue.process_queue`), reporting the wait."""
+    queue = process_queue()
+    waited = False
+
+    def report(position: int, running: int) -> None:
+        nonlocal waited
+        waited = True
+        if on_wait is not None:
+            on_wait(position, running)
+
+    with queue.slot(report):
+        if waited and on_wait is not None:
+            on_wait(0, queue.running)
+        yield
 
 
 def plan_job(policy: HostingPolicy, kind: str, loaded: LoadedModel, texts: Sequence[str] = (), *,
