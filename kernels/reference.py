@@ -106,6 +106,9 @@ def visible_key_counts(
     device: torch.device | str = "cpu",
 ) -> torch.Tensor:
     """How many keys each query may see, int64 ``(batch or 1, q_len)``, in O(k_len) memory (prefix sums)."""
+    if q_len == 1 and key_padding_mask is None:  # a decode step: one query at the last position, plain ints
+        first_key = max(k_len - window, 0) if window is not None else 0
+        return torch.tensor([[k_len - first_key]], device=device)
     position = k_len - q_len + torch.arange(q_len, device=device)  # absolute position of each query
     last = position if causal else torch.full_like(position, k_len - 1)
     first = (position - window + 1).clamp_min(0) if window is not None else torch.zeros_like(position)
@@ -151,9 +154,15 @@ def _softmax_and_lse(scores: torch.Tensor, *, inplace: bool) -> tuple[torch.Tens
 
 def _mask_if_any(q_len: int, k_len: int, *, causal: bool, window: int | None,
                  key_padding_mask: torch.Tensor | None, rows: slice, device: torch.device) -> torch.Tensor | None:
-    """The visibility mask for a block of rows, or None when every key is visible (nothing to mask)."""
-    if not causal and window is None and key_padding_mask is None:
-        return None
+    """The visibility mask for a block of rows, or None when every key is visible (nothing to mask): no padding,
+    and neither the causal limit nor the window hides a key from these rows — e.g. a decode step's single query,
+    the last position, which sees every key (masking an all-visible block would change nothing)."""
+    if key_padding_mask is None:
+        last_position = k_len - q_len + rows.stop - 1  # the block's lowest query sees least under a window
+        causal_hides = causal and rows.start < q_len - 1  # only the last query sees every key causally
+        window_hides = window is not None and last_position - window >= 0  # key 0 falls out of the last row's window
+        if not causal_hides and not window_hides:
+            return None
     return visible_keys_mask(q_len, k_len, causal=causal, window=window, key_padding_mask=key_padding_mask,
                              rows=rows, device=device)
 
@@ -234,6 +243,8 @@ def blocked_attention(
         if "entropy" in collected:  # last: in place, it turns the weights into p·log p
             plogp = weights.xlogy_(weights) if inplace else torch.special.xlogy(weights, weights)
             collected["entropy"].append(-plogp.sum(dim=-1))
+    if len(outs) == 1:  # one block (every decode step, most texts): no concatenation copy
+        return outs[0].to(q.dtype), {name: parts[0] for name, parts in collected.items()}
     out = torch.cat(outs, dim=2).to(q.dtype)
     return out, {name: torch.cat(parts, dim=2) for name, parts in collected.items()}
 

@@ -372,7 +372,8 @@ def generate(
         cand_ids.append(top.indices.cpu())
         cand_probs.append(top.values.cpu())
         chosen_prob.append(float(probs[token]))
-        chosen_rank.append(int((probs > probs[token]).sum()))
+        # greedy: the arg-max of the logits is the softmax's largest entry (softmax is monotone), rank 0
+        chosen_rank.append(0 if options.greedy else int((probs > probs[token]).sum()))
         kv_bytes.append(_cache_bytes(cache))
         ids.append(token)
         elapsed = time.perf_counter() - started

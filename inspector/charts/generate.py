@@ -193,10 +193,11 @@ def sink_chart(result: Generation, layer: int, *, step: int | None = None, slide
                          "sink": np.concatenate([result.sink_mass[:, layer].mean(axis=1),
                                                  result.sink_mass.mean(axis=(1, 2))]).astype(float)})
     lines = alt.Chart(data).mark_line(point=result.steps <= 64).encode(
-        x=alt.X("step:Q", title=t("chart.generate.step", lang), scale=alt.Scale(domain=[0, max(result.steps - 1, 1)])),
+        x=alt.X("step:Q", title=t("chart.generate.step", lang),
+                scale=alt.Scale(domain=[0, max(result.steps - 1, 1)], nice=False)),  # no empty steps past the last
         y=alt.Y("sink:Q", title=t("chart.generate.sink", lang), scale=alt.Scale(domain=[0, 1])),
         color=alt.Color("series:N", title=None, scale=alt.Scale(domain=names, range=[GENERATED_COLOR, PROMPT_COLOR]),
-                        legend=alt.Legend(orient="bottom")),
+                        legend=alt.Legend(orient="bottom", direction="vertical")),  # one per line: a half column
         tooltip=[alt.Tooltip("step:Q", title=t("chart.generate.step", lang)), alt.Tooltip("series:N", title=None),
                  alt.Tooltip("sink:Q", title=t("chart.generate.sink", lang), format=".3f")])
     chart = alt.layer(lines, *_step_rule(step, slide)).properties(
@@ -210,7 +211,7 @@ def kv_cache_chart(result: Generation, *, step: int | None = None, slide: bool =
     """The KV cache's size (all layers, MiB) after each step, and the same cache with one key/value head per query
     head — the grouped-query saving, measured from the model's shapes."""
     steps = np.arange(result.steps)
-    names = [t("chart.generate.kv_actual", lang, kv_heads=result.num_kv_heads, heads=result.num_heads),
+    names = [t("chart.generate.kv_actual", lang, kv_heads=result.num_kv_heads),
              t("chart.generate.kv_mha", lang, heads=result.num_heads)]
     mib = 2.0**20
     data = pd.DataFrame({"step": np.concatenate([steps, steps]),
@@ -218,7 +219,8 @@ def kv_cache_chart(result: Generation, *, step: int | None = None, slide: bool =
                          "mib": np.concatenate([result.kv_cache_bytes.sum(axis=1),
                                                 result.kv_cache_bytes_mha.sum(axis=1)]) / mib})
     lines = alt.Chart(data).mark_line().encode(
-        x=alt.X("step:Q", title=t("chart.generate.step", lang), scale=alt.Scale(domain=[0, max(result.steps - 1, 1)])),
+        x=alt.X("step:Q", title=t("chart.generate.step", lang),
+                scale=alt.Scale(domain=[0, max(result.steps - 1, 1)], nice=False)),  # no empty steps past the last
         y=alt.Y("mib:Q", title=t("chart.generate.kv_axis", lang), scale=alt.Scale(zero=True)),
         color=alt.Color("series:N", title=None, scale=alt.Scale(domain=names, range=[GENERATED_COLOR, "#9e9e9e"]),
                         legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=400)),
