@@ -73,12 +73,19 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("roles.page.causal", "Does the role matter? The causal test", "这个角色重要吗？因果检验"),
     ("roles.page.pick", "Click a head in the map to see its attention on a probe sequence.",
      "点击图中的一个头，查看它在一条探针序列上的注意力。"),
-    ("roles.page.download_png", "Roles map (PNG)", "角色图（PNG）"),
-    ("roles.page.download_svg", "Roles map (SVG)", "角色图（SVG）"),
-    ("roles.page.download_causal", "Causal test (PNG)", "因果检验（PNG）"),
     ("roles.page.download_json", "Roles (JSON)", "角色（JSON）"),
     ("roles.page.probe_text", "probe: {batch} × (BOS + {repeat} random ids × 2), seed {seed}",
      "探针：{batch} ×（BOS + {repeat} 个随机 id × 2），种子 {seed}"),
+    # The Compare page's two-model mode (views/compare_roles.py) ------------------------------------------------------
+    ("roles.compare.title", "Head roles of the two models, side by side", "两个模型的头角色并排对比"),
+    ("roles.compare.caption",
+     "Each model's heads probed with the same recipe (BOS + R random tokens + the same tokens again) and their "
+     "causal test, as on the Heads page: roles need no head-to-head partner, so models of different shapes compare "
+     "too.",
+     "用同样的探针（BOS + R 个随机词元 + 同样的词元再来一遍）探测每个模型的头并做因果检验，与“注意力头”页相同："
+     "角色无需逐头配对，因此不同形状的模型也能对比。"),
+    ("roles.compare.run", "Find both models' head roles", "识别两个模型的头角色"),
+    ("roles.compare.model", "Model {side}: {model}", "模型 {side}：{model}"),
     # Charts (inspector.charts.roles) --------------------------------------------------------------------------------
     ("chart.roles.dominant", "dominant role", "主要角色"),
     ("chart.roles.sink_rate", "sink rate (share of sequences > ε)", "汇点率（超过 ε 的序列比例）"),
