@@ -33,7 +33,7 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--roles", action="store_true",
                      help="also (or, without --data, only) probe the head roles into OUT/roles.json — no corpus "
                           "needed; compare folders of several models")
-    sub.add_argument("--repeat", type=int, default=None, help="--roles: random ids per probe half (default 16)")
+    sub.add_argument("--repeat", type=int, default=None, help="--roles: random ids per probe half (default 20)")
     sub.add_argument("--top-k", type=int, default=3, help="--roles: heads per role in the causal test (default 3)")
     sub.add_argument("--seed", type=int, default=0, help="--roles: probe seed (default 0)")
 
