@@ -48,18 +48,18 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "Every head reads the same fixed probe — BOS, R random tokens, the same R tokens again (Olsson et al. 2022) — "
      "so induction, previous-token, duplicate-token, sink, local and broad heads show on any model, whatever the "
      "sidebar's text. Then each role's top heads are removed and compared with as many random heads of the same "
-     "layers: a pattern seen is not yet a pattern used.",
+     "layers: a pattern seen is not yet a pattern used. k: heads removed per role; w: the local window in tokens.",
      "每个头都读同一个固定探针——BOS、R 个随机词元、再把这 R 个词元重复一遍（Olsson 等，2022）——"
      "因此无论侧边栏的文本是什么，任何模型上的归纳、前一词元、重复词元、汇点、局部和宽泛头都会显现。"
      "然后移除每个角色得分最高的头，并与移除同层同样数量的随机头"
-     "比较：看到一种模式，并不等于模型用到了它。"),
+     "比较：看到一种模式，并不等于模型用到了它。k：每个角色移除的头数；w：局部窗口的词元数。"),
     ("roles.page.run", "Find head roles", "识别注意力头的角色"),
     ("roles.page.run_help", "Runs the probe and the causal test (seconds on a small model, longer on a CPU).",
      "运行探针和因果检验（小模型上只需几秒，CPU 上会更久）。"),
-    ("roles.page.repeat", "Random tokens R", "随机词元数 R"),
-    ("roles.page.batch", "Probe sequences", "探针序列数"),
-    ("roles.page.top_k", "Heads per role (k)", "每个角色的头数（k）"),
-    ("roles.page.window", "Local window w", "局部窗口 w"),
+    ("roles.page.repeat", "Tokens R", "词元数 R"),
+    ("roles.page.batch", "Sequences", "序列数"),
+    ("roles.page.top_k", "Heads k", "头数 k"),
+    ("roles.page.window", "Window w", "窗口 w"),
     ("roles.page.seed", "Seed", "随机种子"),
     ("roles.page.running", "Probing {heads} heads with {batch} × {length} tokens…",
      "正在用 {batch} × {length} 个词元探测 {heads} 个头…"),
