@@ -52,7 +52,7 @@ from inspector.output.share import (
     encode_view,
     escape_markdown,
 )
-from views import compare_shapes, session, sidebar
+from views import compare_roles, compare_shapes, session, sidebar
 from views.export_buttons import export_buttons
 
 started = time.perf_counter()
@@ -219,6 +219,7 @@ if mode == "models" and not compare_shapes.comparable_head_by_head(run_a, run_b)
                                             n_a=len(tokens_a), n_b=len(tokens_b), backend=run_a.capture.backend,
                                             ms=f"{1000 * sum(run_a.capture.timings.values()):.0f}"))
     compare_shapes.render(run_a, run_b, loaded.info, info_b, names, lang, chosen.state.slide)
+    compare_roles.show((spec_a, spec_b), names, backend, lang, chosen.state.slide)
     publish_link(int(st.session_state["layer"]), int(st.session_state["head"]), text_b, spec_b, None, ())
     st.stop()
 
@@ -351,5 +352,8 @@ st.download_button(t("compare.download", lang), lambda: json.dumps(comparison_js
                    file_name="compare.json", mime="application/json", key="compare_json",
                    icon=":material/download:", on_click="ignore")
 
+if mode == "models":  # roles need no head-to-head partner: the same block as for models of different shapes
+    compare_roles.show((spec_a, spec_b), (sidebar.shown_model_name(comparison.model_a, lang),
+                                          sidebar.shown_model_name(comparison.model_b, lang)), backend, lang, slide)
 publish_link(int(layer), int(head), text_b, spec_b, query, keys)
 st.caption(t("compare.server_time", lang, ms=f"{1000 * (time.perf_counter() - started):.0f}"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 
 import streamlit as st
 
@@ -29,9 +30,10 @@ from inspector.base.i18n import t
 from inspector.charts.base import HEAD_SELECTION, selected_head
 from inspector.charts.roles import causal_chart, probe_heatmap_chart, roles_map_chart
 from inspector.core.forward import backend_for
-from inspector.output.export import Provenance, chart_png, chart_svg, with_provenance
+from inspector.output.export import Provenance
 from inspector.output.share import escape_markdown
 from views import session
+from views.export_buttons import export_buttons
 
 
 @st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
@@ -41,6 +43,15 @@ def cached_roles(spec: str, backend: str, repeat: int, batch: int, top_k: int, w
     result = head_roles(session.cached_model(spec), repeat=repeat, batch=batch, top_k=top_k, window=window,
                         seed=seed, backend=backend)
     return result, time.perf_counter() - started
+
+
+def default_options(loaded) -> dict[str, int]:
+    """The block's default probe options for ``loaded`` (the widgets' first values): the Compare page's roles maps
+    ask :func:`cached_roles` with these, so a model probed on either page is probed once."""
+    info = loaded.info
+    return {"repeat": min(default_repeat(loaded), max(2, (info.max_positions - 1) // 2)), "batch": DEFAULT_BATCH,
+            "top_k": min(DEFAULT_TOP_K, max(1, info.num_layers * info.num_heads // 2)), "window": DEFAULT_WINDOW,
+            "seed": DEFAULT_SEED}
 
 
 def _top_table(result: RolesResult, lang: str) -> dict[str, list]:
@@ -69,14 +80,14 @@ def _show_roles(spec: str, backend: str, model_name: str, lang: str, slide: bool
     info = loaded.info
     columns = st.columns(5)
     limit = max(2, (info.max_positions - 1) // 2)
-    repeat = int(columns[0].number_input(t("roles.page.repeat", lang), 2, min(limit, 256),
-                                         min(default_repeat(loaded), limit), key="roles_repeat"))
-    batch = int(columns[1].number_input(t("roles.page.batch", lang), 2, 64, DEFAULT_BATCH, key="roles_batch"))
+    defaults = default_options(loaded)
+    repeat = int(columns[0].number_input(t("roles.page.repeat", lang), 2, min(limit, 256), defaults["repeat"],
+                                         key="roles_repeat"))
+    batch = int(columns[1].number_input(t("roles.page.batch", lang), 2, 64, defaults["batch"], key="roles_batch"))
     top_k = int(columns[2].number_input(t("roles.page.top_k", lang), 1, max(1, info.num_layers * info.num_heads // 2),
-                                        min(DEFAULT_TOP_K, max(1, info.num_layers * info.num_heads // 2)),
-                                        key="roles_top_k"))
-    window = int(columns[3].number_input(t("roles.page.window", lang), 1, 512, DEFAULT_WINDOW, key="roles_window"))
-    seed = int(columns[4].number_input(t("roles.page.seed", lang), 0, 2**31 - 1, DEFAULT_SEED, key="roles_seed"))
+                                        defaults["top_k"], key="roles_top_k"))
+    window = int(columns[3].number_input(t("roles.page.window", lang), 1, 512, defaults["window"], key="roles_window"))
+    seed = int(columns[4].number_input(t("roles.page.seed", lang), 0, 2**31 - 1, defaults["seed"], key="roles_seed"))
     if not st.toggle(t("roles.page.run", lang), key="roles_run", help=t("roles.page.run_help", lang)):
         return
     try:
@@ -87,6 +98,10 @@ def _show_roles(spec: str, backend: str, model_name: str, lang: str, slide: bool
         st.error(str(err))
         return
     st.caption(t("roles.page.done", lang, seconds=f"{seconds:.1f}"))
+    probe = result.probe
+    provenance = Provenance(model=model_name, text=t("roles.page.probe_text", lang, batch=probe.batch,
+                                                    repeat=probe.repeat, seed=probe.seed),
+                            backend=backend_for(loaded, backend))
     picked = st.session_state.get("_roles_head") or result.top_heads("induction", 1)[0]
     roles_map = roles_map_chart(result, selected=picked, slide=slide, lang=lang)
     event = st.altair_chart(roles_map, on_select="rerun", selection_mode=HEAD_SELECTION, key="roles_map")
@@ -94,6 +109,7 @@ def _show_roles(spec: str, backend: str, model_name: str, lang: str, slide: bool
     if clicked is not None and clicked != picked:
         st.session_state["_roles_head"] = clicked
         st.rerun()
+    export_buttons("head-roles", roles_map, provenance, lang, "roles_map_export")
     st.markdown("\n".join(f"- {escape_markdown(verdict(result.test(role), lang))}" for role in CAUSAL_ROLES
                           if result.test(role) is not None))
     st.markdown(f"**{t('roles.page.top_table', lang)}**")
@@ -102,24 +118,13 @@ def _show_roles(spec: str, backend: str, model_name: str, lang: str, slide: bool
     st.markdown(f"**{t('roles.page.causal', lang)}**")
     causal = causal_chart(result, slide=slide, lang=lang)
     st.altair_chart(causal)
+    export_buttons("head-roles-causal", causal, provenance, lang, "roles_causal_export")
     st.caption(t("roles.page.pick", lang))
-    st.altair_chart(probe_heatmap_chart(result, *picked, slide=slide, lang=lang))
-    probe = result.probe
-    provenance = Provenance(model=model_name, text=t("roles.page.probe_text", lang, batch=probe.batch,
-                                                    repeat=probe.repeat, seed=probe.seed),
-                            backend=backend_for(loaded, backend))
-    buttons = st.columns(4)
-    buttons[0].download_button(t("roles.page.download_png", lang),
-                               lambda: chart_png(with_provenance(roles_map, provenance, lang), scale=2),
-                               file_name="head-roles.png", mime="image/png", key="roles_png", on_click="ignore")
-    buttons[1].download_button(t("roles.page.download_svg", lang),
-                               lambda: chart_svg(with_provenance(roles_map, provenance, lang)),
-                               file_name="head-roles.svg", mime="image/svg+xml", key="roles_svg", on_click="ignore")
-    buttons[2].download_button(t("roles.page.download_causal", lang),
-                               lambda: chart_png(with_provenance(causal, provenance, lang), scale=2),
-                               file_name="head-roles-causal.png", mime="image/png", key="roles_causal_png",
-                               on_click="ignore")
-    buttons[3].download_button(t("roles.page.download_json", lang),
-                               lambda: json.dumps(roles_json(result, lang), allow_nan=False),
-                               file_name="head-roles.json", mime="application/json", key="roles_json",
-                               on_click="ignore")
+    heatmap = probe_heatmap_chart(result, *picked, slide=slide, lang=lang)
+    st.altair_chart(heatmap)
+    export_buttons(f"head-roles-probe-L{picked[0]}-H{picked[1]}", heatmap,
+                   replace(provenance, layer=picked[0], head=picked[1]), lang, "roles_heatmap_export")
+    st.download_button(t("roles.page.download_json", lang),
+                       lambda: json.dumps(roles_json(result, lang), ensure_ascii=False, allow_nan=False),
+                       file_name="head-roles.json", mime="application/json", key="roles_json",
+                       icon=":material/download:", on_click="ignore")

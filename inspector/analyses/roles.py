@@ -33,8 +33,9 @@ and sink, the top-k heads by score are removed and what the role should carry is
 
 - induction: the loss (cross-entropy, nats) of the repeated half's predictions (tokens R + 2 … 2R) rises;
 - previous-token: the loss of the first half's predictions (tokens 2 … R) rises;
-- sink: the output changes (KL(p ‖ p′) at every position, nats) when the first token's weight is removed from
-  the head's rows and the rows renormalised (a :class:`kernels.hf.WeightEdit`);
+- sink: the output changes (KL(p ‖ p′) at every position after the first, nats — the first position sees only the
+  first token, which it keeps) when the first token's weight is removed from the head's rows and the rows
+  renormalised (a :class:`kernels.hf.WeightEdit`);
 
 induction and previous-token heads are mean-ablated (:class:`kernels.hf.SequenceHeadAblation`, mode ``mean``: the
 head keeps its mean output over the sequence, loses what depends on the token). The same is done to as many
@@ -43,9 +44,14 @@ Models without a language-model head (encoders) measure the cosine distance of t
 same positions instead of a loss. The role heads' rise has a 95 % t interval over the probe sequences, the random
 heads' over the seeds; the role is **causal** on this model when its interval lies wholly above the random one
 and above 0.
-Every configuration of a role (role heads, then each seed's random heads) runs as copies of the probe batch in one
-batched forward, started at the lowest ablated layer from the unablated run's kept layer outputs
-(:class:`kernels.hf.ResumeAt`), without statistics, and with logits only where the measure reads them.
+**Cost** (what makes the whole view a few forwards): the probe and the causal test share one unablated forward
+(:func:`probe_forward`: the weights for the scores, every block's output and the logits for the test's baseline).
+Every configuration of a role (role heads, then each seed's random heads) runs as copies of the probe batch in
+batched forwards, started at the lowest ablated layer from the unablated forward's block outputs
+(:class:`kernels.hf.ResumeAt`), without statistics, with the language-model head only at the positions the measure
+reads (``logits_to_keep``) and as many copies a forward as 2^27 logits hold (Gemma's 262k-token vocabulary: one to
+three). The measures read each copy's logits once: a log-sum-exp over the vocabulary and the target's logit (loss),
+or a row-wise dot product with the unablated distribution (KL(p ‖ p′) = Σ p log p − Σ p · logits′ + log-sum-exp).
 
 :func:`head_roles` does both and returns a frozen :class:`RolesResult`; :func:`roles_json` and
 :func:`roles_report` are its JSON and plain-words twins (``python -m inspector heads --roles``).
@@ -55,6 +61,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -91,8 +98,10 @@ DEFAULT_WINDOW = 4
 DEFAULT_SEEDS = 4
 DEFAULT_SEED = 0
 MAX_BATCH = 256
-# Tokens one causal-test forward may hold (copies × batch × length): bounds the logits of a 262k-token vocabulary.
+# Tokens one causal-test forward may hold (copies × batch × length), and logits (copies × batch × measured positions ×
+# vocabulary: 2^27 float32 = 512 MB, Gemma's 262k-token vocabulary at one to three copies a forward).
 _FORWARD_TOKENS = 4096
+_LOGITS_BUDGET = 2**27
 
 
 @dataclass(frozen=True)
@@ -246,9 +255,28 @@ def default_repeat(loaded: LoadedModel) -> int:
 _MARKER = re.compile(r"\[[A-Za-z_]+\]|<[^<>]*>")  # [CLS], <unused0>, <|im_start|>, <start_of_image> …
 
 
+_CANDIDATES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tokenizer → its candidate ids
+
+
 def _probe_candidates(loaded: LoadedModel) -> np.ndarray:
     """Ids the probe may draw: the model's vocabulary without special and added tokens and without marker-like
-    tokens (``[CLS]``, ``<unused0>``, ``<|im_start|>`` — a tokenizer never produces them inside ordinary text)."""
+    tokens (``[CLS]``, ``<unused0>``, ``<|im_start|>`` — a tokenizer never produces them inside ordinary text).
+    Kept per tokenizer (reading Gemma's 262k tokens takes most of a second)."""
+    try:
+        cached = _CANDIDATES.get(loaded.tokenizer)
+    except TypeError:  # a tokenizer that cannot be weakly referenced
+        cached = None
+    if cached is not None and len(cached) and cached.max() < loaded.info.vocab_size:
+        return cached
+    candidates = _read_candidates(loaded)
+    try:
+        _CANDIDATES[loaded.tokenizer] = candidates
+    except TypeError:
+        pass
+    return candidates
+
+
+def _read_candidates(loaded: LoadedModel) -> np.ndarray:
     tokenizer = loaded.tokenizer
     vocab = int(loaded.info.vocab_size)
     excluded = set(int(i) for i in (getattr(tokenizer, "all_special_ids", None) or []))
@@ -316,14 +344,30 @@ def _local_windows(records: Sequence, window: int) -> np.ndarray:
     return np.array([min(window, record.window) if record.window else window for record in records], dtype=np.int64)
 
 
+def _takes_logits_to_keep(loaded: LoadedModel) -> bool:
+    return "logits_to_keep" in inspect.signature(loaded.model.forward).parameters
+
+
+def probe_forward(loaded: LoadedModel, probe: ProbeSpec, *, backend: str = "torch",
+                  interventions: Sequence[Intervention] = (), for_causal: bool = False):
+    """The probe's one unablated forward (:class:`inspector.core.forward.ForwardResult`): every layer's exact
+    weights and the entropy statistic (the scores); with ``for_causal`` also every block's output (the causal test
+    resumes from them) and the logits of every position (its baseline), else the language-model head only for the
+    last position (the scores never read logits)."""
+    keep_logits = None if for_causal or loaded.info.head != "causal-lm" or not _takes_logits_to_keep(loaded) else 1
+    return forward(loaded, _inputs(loaded, probe.ids), backend=backend, weights_layers="all", stats=("entropy",),
+                   interventions=interventions, keep_layer_outputs=for_causal and loaded.can_resume,
+                   logits_to_keep=keep_logits)
+
+
 def probe_scores(loaded: LoadedModel, probe: ProbeSpec, *, window: int = DEFAULT_WINDOW, backend: str = "torch",
-                 interventions: Sequence[Intervention] = (),
+                 interventions: Sequence[Intervention] = (), forwarded=None,
                  ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
     """Per-sequence scores of every head on ``probe``: ({role: (batch, L, H) float64}, the first-token sink scores
-    (batch, L, H), the layers' local windows (L,), the first sequence's weights (L, H, n, n) float32)."""
+    (batch, L, H), the layers' local windows (L,), the first sequence's weights (L, H, n, n) float32).
+    ``forwarded``: the probe's :func:`probe_forward` when already run (the causal test shares it)."""
     repeat, n = probe.repeat, probe.length
-    result = forward(loaded, _inputs(loaded, probe.ids), backend=backend, weights_layers="all",
-                     stats=("entropy",), interventions=interventions)
+    result = forwarded or probe_forward(loaded, probe, backend=backend, interventions=interventions)
     records = result.records
     windows = _local_windows(records, window)
     position = torch.arange(n)
@@ -418,40 +462,87 @@ def _measured_positions(role: Role, repeat: int, n: int) -> np.ndarray:
         return np.arange(repeat + 1, 2 * repeat)  # predicts tokens R + 2 … 2R: the repeat, after its first token
     if role == "previous":
         return np.arange(1, repeat)  # predicts tokens 2 … R
-    return np.arange(n)
+    return np.arange(1, n)  # sink: position 0 sees only the first key, which it keeps — its output never changes
 
 
-def _per_position(loaded: LoadedModel, outputs, positions: np.ndarray, targets: torch.Tensor | None,
-                  ) -> torch.Tensor:
-    """(batch, len(positions)) what a forward's outputs say at ``positions``: the log-probability of ``targets``
-    (batch, len) for a causal LM, else the unit final hidden states (batch, len, hidden)."""
-    if loaded.info.head == "causal-lm":
-        logits = outputs.logits.float()  # (batch, len(positions), vocab) with logits_to_keep, else (batch, n, vocab)
-        if logits.shape[1] != len(positions):
-            logits = logits[:, torch.as_tensor(positions, device=logits.device)]
-        log_probs = torch.log_softmax(logits, dim=-1)
-        return log_probs if targets is None else log_probs.gather(-1, targets[..., None])[..., 0]
-    hidden = outputs.hidden_states[-1][:, torch.as_tensor(positions, device=outputs.hidden_states[-1].device)]
-    return torch.nn.functional.normalize(hidden.float(), dim=-1)
+@dataclass
+class _BaseRun:
+    """The unablated probe's forward (:func:`probe_forward` with ``for_causal``): its kept block outputs (for
+    :class:`ResumeAt`) and its logits (causal LMs, (batch, n, vocab)) or final hidden states (encoders)."""
+
+    loaded: LoadedModel
+    probe: ProbeSpec
+    layer_outputs: list[torch.Tensor]
+    logits: torch.Tensor | None
+    hidden: torch.Tensor | None
+
+    @classmethod
+    def of(cls, loaded: LoadedModel, probe: ProbeSpec, forwarded) -> _BaseRun:
+        outputs = forwarded.outputs
+        causal_lm = loaded.info.head == "causal-lm"
+        return cls(loaded=loaded, probe=probe, layer_outputs=forwarded.layer_outputs,
+                   logits=outputs.logits.detach() if causal_lm else None,
+                   hidden=None if causal_lm else outputs.hidden_states[-1].detach())
+
+    def baseline(self, role: Role, positions: np.ndarray, targets: torch.Tensor | None) -> dict[str, torch.Tensor]:
+        """What the unablated probe says at ``positions``: ``logp`` (batch, P) — the log-probability of
+        ``targets``; or, for the sink's KL, ``p`` (batch, P, vocab) and ``plogp`` (batch, P) — Σ p log p; or, for an
+        encoder, ``unit`` (batch, P, hidden) — the unit final hidden states."""
+        index = torch.as_tensor(positions)
+        if self.logits is None:
+            hidden = self.hidden[:, index.to(self.hidden.device)]
+            return {"unit": torch.nn.functional.normalize(hidden.float(), dim=-1)}
+        log_probs = torch.log_softmax(self.logits[:, index.to(self.logits.device)].float(), dim=-1)
+        if targets is not None:
+            return {"logp": log_probs.gather(-1, targets.to(log_probs.device)[..., None])[..., 0]}
+        probs = log_probs.exp()
+        return {"p": probs, "plogp": torch.einsum("bpv,bpv->bp", probs, log_probs)}
 
 
-def _rises(loaded: LoadedModel, role: Role, base: torch.Tensor, new: torch.Tensor) -> np.ndarray:
-    """(batch,) the measure's rise per sequence: loss rise (causal LM, induction/previous), mean KL(p ‖ p′)
-    (causal LM, sink), or mean cosine distance of hidden states (encoders)."""
-    if loaded.info.head != "causal-lm":
-        return (1.0 - (base * new).sum(dim=-1)).mean(dim=-1).double().cpu().numpy()
-    if role == "sink":
-        return (base.exp() * (base - new)).sum(dim=-1).clamp_min(0).mean(dim=-1).double().cpu().numpy()
-    return (base - new).mean(dim=-1).double().cpu().numpy()  # −log p′ − (−log p)
+def _base_run(loaded: LoadedModel, probe: ProbeSpec, backend: str, interventions: Sequence[Intervention] = (),
+              ) -> _BaseRun:
+    return _BaseRun.of(loaded, probe, probe_forward(loaded, probe, backend=backend, interventions=interventions,
+                                                    for_causal=True))
+
+
+def _copy_rises(loaded: LoadedModel, role: Role, base: dict[str, torch.Tensor], outputs, positions: np.ndarray,
+                targets: torch.Tensor | None, copies: int) -> list[np.ndarray]:
+    """(batch,) the measure's rise per sequence for each of ``copies`` copies of the probe batch in ``outputs``:
+    the loss rise (causal LM: induction, previous-token), the mean KL(p ‖ p′) (causal LM: sink) or the mean cosine
+    distance of the final hidden states (encoders). Lean on memory: one log-sum-exp pass over the vocabulary and a
+    gather or a row-wise dot product per copy, never a second (copies × batch × P × vocab) tensor."""
+    index = torch.as_tensor(positions)
+    if "unit" in base:
+        hidden = outputs.hidden_states[-1]
+        unit = torch.nn.functional.normalize(hidden[:, index.to(hidden.device)].float(), dim=-1)
+        batch = base["unit"].shape[0]
+        return [(1.0 - (unit[c * batch:(c + 1) * batch] * base["unit"]).sum(dim=-1)).mean(dim=-1).double().cpu()
+                .numpy() for c in range(copies)]
+    logits = outputs.logits  # (copies × batch, P, vocab) with logits_to_keep, else (copies × batch, n, vocab)
+    if logits.shape[1] != len(positions):
+        logits = logits[:, index.to(logits.device)]
+    logits = logits.float()
+    rises = []
+    batch = logits.shape[0] // copies
+    for c in range(copies):
+        part = logits[c * batch:(c + 1) * batch]
+        lse = torch.logsumexp(part, dim=-1)  # (batch, P)
+        if "p" in base:  # KL(p ‖ p′) = Σ p log p − Σ p · logits′ + log-sum-exp(logits′)
+            kl = base["plogp"] - torch.einsum("bpv,bpv->bp", base["p"], part) + lse
+            rises.append(kl.clamp_min(0).mean(dim=-1).double().cpu().numpy())
+        else:  # −log p′(target) − (−log p(target))
+            new = part.gather(-1, targets.to(part.device)[..., None])[..., 0] - lse
+            rises.append((base["logp"] - new).mean(dim=-1).double().cpu().numpy())
+    return rises
 
 
 def causal_test(loaded: LoadedModel, probe: ProbeSpec, role: Role, heads: Sequence[tuple[int, int]], *,
                 seeds: int = DEFAULT_SEEDS, seed: int = DEFAULT_SEED, backend: str = "torch",
-                base_run=None, interventions: Sequence[Intervention] = ()) -> CausalTest:
+                base_run: _BaseRun | None = None, interventions: Sequence[Intervention] = ()) -> CausalTest:
     """The causal test of ``role`` (one of :data:`CAUSAL_ROLES`) for ``heads`` against ``seeds`` draws of random
-    heads of the same layers (see the module docstring). ``base_run``: an unablated forward of the probe that kept
-    its layer outputs (:func:`_base_run`), shared by the roles. ``interventions``: applied to every forward (the
-    model under test is the model with them, e.g. a head forced into a role)."""
+    heads of the same layers (see the module docstring). ``base_run``: the probe's unablated forward that kept its
+    block outputs and logits (:func:`_base_run`), shared by the roles and the scores. ``interventions``: applied to
+    every forward (the model under test is the model with them, e.g. a head forced into a role)."""
     if role not in CAUSAL_ROLES:
         raise InvalidRequestError(f"no causal test for the {role!r} role; choose one of {CAUSAL_ROLES}")
     info = loaded.info
@@ -464,9 +555,11 @@ def causal_test(loaded: LoadedModel, probe: ProbeSpec, role: Role, heads: Sequen
     positions = _measured_positions(role, probe.repeat, probe.length)
     ids = torch.from_numpy(probe.ids)
     targets = ids[:, positions + 1] if role != "sink" and info.head == "causal-lm" else None
-    base = base_run.measures(role, positions, targets)
+    base = base_run.baseline(role, positions, targets)
     first_layer = min(layer for config in configs for layer, _ in config)
     per_forward = max(1, _FORWARD_TOKENS // (probe.batch * probe.length))
+    if info.head == "causal-lm":
+        per_forward = max(1, min(per_forward, _LOGITS_BUDGET // (probe.batch * len(positions) * info.vocab_size)))
     rises: list[np.ndarray] = []
     for start in range(0, len(configs), per_forward):
         group = configs[start:start + per_forward]
@@ -475,7 +568,7 @@ def causal_test(loaded: LoadedModel, probe: ProbeSpec, role: Role, heads: Sequen
     role_rises, random_rises = rises[0], np.array([r.mean() for r in rises[1:]])
     role_rise, role_low, role_high = (float(v) for v in mean_interval(role_rises, (-np.inf, np.inf)))
     random_mean, random_low, random_high = (float(v) for v in mean_interval(random_rises, (-np.inf, np.inf)))
-    baseline = float((-base).mean()) if targets is not None else 0.0
+    baseline = float((-base["logp"]).mean()) if targets is not None else 0.0
     measure = ("hidden" if info.head != "causal-lm" else "kl" if role == "sink" else "loss")
     return CausalTest(role=role, heads=heads, measure=measure, baseline=baseline, role_rise=role_rise,
                       role_low=role_low, role_high=role_high, random_heads=random_sets, random_rises=random_rises,
@@ -483,39 +576,10 @@ def causal_test(loaded: LoadedModel, probe: ProbeSpec, role: Role, heads: Sequen
                       causal=bool(role_low > max(random_high, 0.0)))
 
 
-@dataclass
-class _BaseRun:
-    """The unablated probe's forward: its kept layer outputs (for :class:`ResumeAt`) and outputs."""
-
-    loaded: LoadedModel
-    probe: ProbeSpec
-    layer_outputs: list[torch.Tensor]
-    outputs: object
-
-    def measures(self, role: Role, positions: np.ndarray, targets: torch.Tensor | None) -> torch.Tensor:
-        if self.loaded.info.head == "causal-lm":
-            log_probs = torch.log_softmax(self.outputs.logits[:, torch.as_tensor(positions)].float(), dim=-1)
-            return log_probs if targets is None else log_probs.gather(-1, targets[..., None])[..., 0]
-        hidden = self.outputs.hidden_states[-1][:, torch.as_tensor(positions)]
-        return torch.nn.functional.normalize(hidden.float(), dim=-1)
-
-
-def _base_run(loaded: LoadedModel, probe: ProbeSpec, backend: str, interventions: Sequence[Intervention] = (),
-              ) -> _BaseRun:
-    inputs = _inputs(loaded, probe.ids)
-    result = forward(loaded, inputs, backend=backend, stats=(), keep_layer_outputs=loaded.can_resume,
-                     interventions=interventions)
-    outputs = result.outputs
-    if loaded.info.head == "causal-lm":
-        outputs = type("Logits", (), {"logits": outputs.logits.detach().cpu()})()
-    else:
-        outputs = type("Hidden", (), {"hidden_states": (outputs.hidden_states[-1].detach().cpu(),)})()
-    return _BaseRun(loaded=loaded, probe=probe, layer_outputs=result.layer_outputs, outputs=outputs)
-
-
 def _ablated_rises(loaded: LoadedModel, probe: ProbeSpec, role: Role, configs: Sequence[tuple[tuple[int, int], ...]],
                    first_layer: int, base_run: _BaseRun, positions: np.ndarray, targets: torch.Tensor | None,
-                   base: torch.Tensor, backend: str, extra: Sequence[Intervention] = ()) -> list[np.ndarray]:
+                   base: dict[str, torch.Tensor], backend: str, extra: Sequence[Intervention] = (),
+                   ) -> list[np.ndarray]:
     """One batched forward: copy c of the probe batch has ``configs[c]`` removed. (batch,) rises per config."""
     info, batch = loaded.info, probe.batch
     copies = len(configs)
@@ -540,15 +604,11 @@ def _ablated_rises(loaded: LoadedModel, probe: ProbeSpec, role: Role, configs: S
     if base_run.layer_outputs and first_layer > 0:
         resume = ResumeAt(layer=first_layer, outputs=tuple(
             out.repeat(copies, *([1] * (out.dim() - 1))) for out in base_run.layer_outputs[:first_layer]))
-    if info.head == "causal-lm" and "logits_to_keep" in inspect.signature(loaded.model.forward).parameters:
+    if info.head == "causal-lm" and _takes_logits_to_keep(loaded):
         inputs["logits_to_keep"] = torch.as_tensor(positions, device=loaded.device)
     result = forward(loaded, inputs, interventions=interventions, backend=backend, stats=(), resume=resume)
-    tiled_targets = targets.repeat(copies, 1).to(loaded.device) if targets is not None else None
-    new = _per_position(loaded, result.outputs, positions, tiled_targets).cpu()
-    rises = []
-    for c in range(copies):
-        rises.append(_rises(loaded, role, base, new[c * batch:(c + 1) * batch]))
-    return rises
+    tiled = targets.to(loaded.device) if targets is not None else None
+    return _copy_rises(loaded, role, base, result.outputs, positions, tiled, copies)
 
 
 # ------------------------------------------------------------------------------------------------ the whole view
@@ -570,8 +630,10 @@ def head_roles(loaded: LoadedModel, *, repeat: int | None = None, batch: int = D
                   num_heads=info.num_layers * info.num_heads // 2, max_positions=info.max_positions)
     thresholds = dict(thresholds or ROLE_THRESHOLDS)
     probe = make_probe(loaded, repeat=repeat, batch=batch, seed=seed)
+    # One unablated forward for both parts: the weights for the scores, the block outputs and logits for the test.
+    forwarded = probe_forward(loaded, probe, backend=backend, interventions=interventions, for_causal=causal)
     per_sequence, sink_scores, windows, example = probe_scores(loaded, probe, window=window, backend=backend,
-                                                               interventions=interventions)
+                                                               forwarded=forwarded)
     scores, low, high = {}, {}, {}
     for role in ROLES:
         mean, bottom, top = mean_interval(per_sequence[role])
@@ -584,7 +646,8 @@ def head_roles(loaded: LoadedModel, *, repeat: int | None = None, batch: int = D
                          weights_example=example)
     if not causal:
         return result
-    base_run = _base_run(loaded, probe, backend, interventions)
+    base_run = _BaseRun.of(loaded, probe, forwarded)
+    del forwarded  # the records' weights are in the scores now
     tests = tuple(causal_test(loaded, probe, role, result.top_heads(role), seeds=seeds, seed=seed, backend=backend,
                               base_run=base_run, interventions=interventions) for role in CAUSAL_ROLES)
     return RolesResult(**{**result.__dict__, "tests": tests})

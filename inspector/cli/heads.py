@@ -29,7 +29,7 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
     roles = sub.add_argument_group("head roles (--roles)")
     roles.add_argument("--repeat", type=int, default=None,
                        help="random ids per probe half, R ≥ 2 (default 20, or less for a short model)")
-    roles.add_argument("--batch", type=int, default=8, help="probe sequences (default 8)")
+    roles.add_argument("--batch", type=int, default=8, help="probe sequences, 2 or more (default 8)")
     roles.add_argument("--top-k", type=int, default=3, help="heads per role the causal test ablates (default 3)")
     roles.add_argument("--seed", type=int, default=0, help="seed of the probe and the random heads (default 0)")
     roles.add_argument("--seeds", type=int, default=4, help="random-head draws in the causal test (default 4)")

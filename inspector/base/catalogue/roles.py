@@ -48,18 +48,18 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "Every head reads the same fixed probe — BOS, R random tokens, the same R tokens again (Olsson et al. 2022) — "
      "so induction, previous-token, duplicate-token, sink, local and broad heads show on any model, whatever the "
      "sidebar's text. Then each role's top heads are removed and compared with as many random heads of the same "
-     "layers: a pattern seen is not yet a pattern used.",
+     "layers: a pattern seen is not yet a pattern used. k: heads removed per role; w: the local window in tokens.",
      "每个头都读同一个固定探针——BOS、R 个随机词元、再把这 R 个词元重复一遍（Olsson 等，2022）——"
      "因此无论侧边栏的文本是什么，任何模型上的归纳、前一词元、重复词元、汇点、局部和宽泛头都会显现。"
      "然后移除每个角色得分最高的头，并与移除同层同样数量的随机头"
-     "比较：看到一种模式，并不等于模型用到了它。"),
+     "比较：看到一种模式，并不等于模型用到了它。k：每个角色移除的头数；w：局部窗口的词元数。"),
     ("roles.page.run", "Find head roles", "识别注意力头的角色"),
     ("roles.page.run_help", "Runs the probe and the causal test (seconds on a small model, longer on a CPU).",
      "运行探针和因果检验（小模型上只需几秒，CPU 上会更久）。"),
-    ("roles.page.repeat", "Random tokens R", "随机词元数 R"),
-    ("roles.page.batch", "Probe sequences", "探针序列数"),
-    ("roles.page.top_k", "Heads per role (k)", "每个角色的头数（k）"),
-    ("roles.page.window", "Local window w", "局部窗口 w"),
+    ("roles.page.repeat", "Tokens R", "词元数 R"),
+    ("roles.page.batch", "Sequences", "序列数"),
+    ("roles.page.top_k", "Heads k", "头数 k"),
+    ("roles.page.window", "Window w", "窗口 w"),
     ("roles.page.seed", "Seed", "随机种子"),
     ("roles.page.running", "Probing {heads} heads with {batch} × {length} tokens…",
      "正在用 {batch} × {length} 个词元探测 {heads} 个头…"),
@@ -73,12 +73,19 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("roles.page.causal", "Does the role matter? The causal test", "这个角色重要吗？因果检验"),
     ("roles.page.pick", "Click a head in the map to see its attention on a probe sequence.",
      "点击图中的一个头，查看它在一条探针序列上的注意力。"),
-    ("roles.page.download_png", "Roles map (PNG)", "角色图（PNG）"),
-    ("roles.page.download_svg", "Roles map (SVG)", "角色图（SVG）"),
-    ("roles.page.download_causal", "Causal test (PNG)", "因果检验（PNG）"),
     ("roles.page.download_json", "Roles (JSON)", "角色（JSON）"),
     ("roles.page.probe_text", "probe: {batch} × (BOS + {repeat} random ids × 2), seed {seed}",
      "探针：{batch} ×（BOS + {repeat} 个随机 id × 2），种子 {seed}"),
+    # The Compare page's two-model mode (views/compare_roles.py) ------------------------------------------------------
+    ("roles.compare.title", "Head roles of the two models, side by side", "两个模型的头角色并排对比"),
+    ("roles.compare.caption",
+     "Each model's heads probed with the same recipe (BOS + R random tokens + the same tokens again) and their "
+     "causal test, as on the Heads page: roles need no head-to-head partner, so models of different shapes compare "
+     "too.",
+     "用同样的探针（BOS + R 个随机词元 + 同样的词元再来一遍）探测每个模型的头并做因果检验，与“注意力头”页相同："
+     "角色无需逐头配对，因此不同形状的模型也能对比。"),
+    ("roles.compare.run", "Find both models' head roles", "识别两个模型的头角色"),
+    ("roles.compare.model", "Model {side}: {model}", "模型 {side}：{model}"),
     # Charts (inspector.charts.roles) --------------------------------------------------------------------------------
     ("chart.roles.dominant", "dominant role", "主要角色"),
     ("chart.roles.sink_rate", "sink rate (share of sequences > ε)", "汇点率（超过 ε 的序列比例）"),
