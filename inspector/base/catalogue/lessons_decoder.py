@@ -22,6 +22,14 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("decoder.layer", "Decoder layer", "解码器层"),
     ("decoder.head", "Decoder head", "解码器头"),
     ("decoder.measuring", "Measuring…", "正在测量…"),
+    # The section's share-link parameters (inspector.output.share.decode_lessons; views/lessons_decoder.py)
+    ("share.decoder", "decoder={value} {problem}; the decoder lessons use their own default instead.",
+     "decoder={value} {problem}；解码器课程改用它们的默认选择。"),
+    ("share.bad_decoder_index", "{key}={value} is not a number from 0 to {largest}; the decoder lessons use their "
+     "default instead.", "{key}={value} 不是 0 到 {largest} 之间的数；解码器课程改用默认值。"),
+    ("decoder.link_not_offered",
+     "The link's decoder {model} is not one of the decoders this section offers ({choices}); pick one below.",
+     "链接中的解码器 {model} 不在本节提供的解码器（{choices}）之中；请在下面选一个。"),
     # Lesson 9: causal vs bidirectional --------------------------------------------------------------------------------
     ("lesson9.title", "D1 · Causal vs bidirectional: how GPT differs from BERT",
      "D1 · 因果与双向：GPT 与 BERT 有何不同"),
