@@ -435,11 +435,14 @@ def test_every_lesson_renders_in_both_languages_with_its_legends_and_no_catalogu
             flat = re.sub(r"\s+", " ", shown)
             missing = [n for n in range(1, LESSON_COUNT + 1)
                        if re.sub(r"\s+", " ", t(f"lesson{n}.title", lang)) not in flat]
-            assert not missing, f"{lang}-{width}: lessons not on the page: {missing}"
-            assert not catalogue_keys_shown(shown), f"{lang}-{width}: {catalogue_keys_shown(shown)[:5]}"
+            if missing:
+                problems.append(f"lessons-{lang}-{width}: lessons not on the page: {missing}")
+            if catalogue_keys_shown(shown):
+                problems.append(f"lessons-{lang}-{width}: catalogue keys shown: {catalogue_keys_shown(shown)[:5]}")
             # The on-request lessons kept their results: D4's streaming answer and D6's chart.
-            assert CATALOGUE["lesson12.stream"][lang].split("{")[0] in shown, f"{lang}-{width}: no streaming answer"
-            assert any(t("lesson14.chart", lang, head=0) in title for title in titles), f"{lang}-{width}: no D6"
+            if CATALOGUE["lesson12.stream"][lang].split("{")[0] not in shown or \
+                    not any(t("lesson14.chart", lang, head=0) in title for title in titles):
+                problems.append(f"lessons-{lang}-{width}: D4's streaming answer or D6's chart is missing")
         # Lessons 1–6 draw 8 charts, D1–D8 13 more here (D5's needs a windowed model).
         assert min(counts.values()) >= 8 + 13, counts
         assert not problems, "\n".join(problems)
