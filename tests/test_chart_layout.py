@@ -99,6 +99,11 @@ MEASURE_JS = r"""
     }
     const frames = [...svg.querySelectorAll('.role-frame, .role-scope')].map(rect);
     out.frames = frames.map(f => ({w: f.r - f.x, h: f.b - f.y}));
+    // A heatmap's cells share one height on several rows; bars stand on one baseline with heights of their own.
+    const cells = [...svg.querySelectorAll('g.mark-rect > path')].map(m => m.getBoundingClientRect())
+      .filter(b => b.width > 0 && b.height > 0);
+    out.rectHeights = new Set(cells.map(b => Math.round(b.height))).size;
+    out.rectRows = new Set(cells.map(b => Math.round(b.top))).size;
     out.texts = [];
     for (const role of ['title', 'legend', 'axis-title', 'axis-label', 'header', 'legend-label', 'legend-title']) {
       for (const t of texts(svg, role)) {
@@ -368,7 +373,7 @@ def test_bertviz_views_follow_the_layer_and_fit_their_frames(browser, app_url):
 # windowed model and says so on this one; Lesson 7's timing is not clicked (a timing, not a layout).
 INDUCTION_TEXT = "table river window garden paper stone music yellow seven market bridge cloud"
 LESSON_CASES = (("en", 1000), ("en", 1400), ("zh", 1400), ("zh", 1000))
-HEATMAP_MIN_CELLS = 16  # a chart of this many rect marks is a heatmap and owes the reader its colour legend
+HEATMAP_MIN_CELLS = 16  # a grid of this many equal cells is a heatmap and owes the reader its colour legend
 LESSON_COUNT = 16  # lessons 1–8 (8: the quiz) and D1–D8 (catalogue keys lesson9 … lesson16)
 
 
@@ -400,8 +405,9 @@ def lesson_problems(page, name: str) -> tuple[list[str], list[str]]:
         save_screenshots(page, Path(shots), name)
     problems = [problem for chart in charts for problem in chart_problems(chart)]
     for chart in charts:
-        if chart["items"].get("rect", {}).get("count", 0) >= HEATMAP_MIN_CELLS and \
-                not any(text["role"].startswith("legend") for text in chart["texts"]):
+        heatmap = chart["items"].get("rect", {}).get("count", 0) >= HEATMAP_MIN_CELLS and \
+            chart.get("rectHeights", 0) <= 2 and chart.get("rectRows", 0) >= 2
+        if heatmap and not any(text["role"].startswith("legend") for text in chart["texts"]):
             problems.append(f"heatmap {chart.get('title')!r} has no colour legend on screen")
     return [f"{name}: {problem}" for problem in problems], [chart.get("title") or "" for chart in charts]
 

@@ -74,7 +74,7 @@ def show(name: str, figure, place=None) -> None:
 
 def header(number: str) -> None:
     """The lesson's question and short explanation."""
-    st.markdown(f"**{escape_markdown(t('lessons.question', lang))}:** {escape_markdown(t(number + '.question', lang))}")
+    st.markdown(f"**{escape_markdown(t('lessons.question', lang))}** {escape_markdown(t(number + '.question', lang))}")
     st.caption(t(number + ".explain", lang))
 
 

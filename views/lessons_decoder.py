@@ -113,7 +113,7 @@ def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool) 
     """Draw the section; returns the measured lessons (for the quiz) or None when no decoder is chosen."""
 
     def header(number: str) -> None:
-        st.markdown(f"**{escape_markdown(t('lessons.question', lang))}:** "
+        st.markdown(f"**{escape_markdown(t('lessons.question', lang))}** "
                     f"{escape_markdown(t(number + '.question', lang))}")
         st.caption(t(number + ".explain", lang))
 
