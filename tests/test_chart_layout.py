@@ -99,6 +99,11 @@ MEASURE_JS = r"""
     }
     const frames = [...svg.querySelectorAll('.role-frame, .role-scope')].map(rect);
     out.frames = frames.map(f => ({w: f.r - f.x, h: f.b - f.y}));
+    // A heatmap's cells share one height on several rows; bars stand on one baseline with heights of their own.
+    const cells = [...svg.querySelectorAll('g.mark-rect > path')].map(m => m.getBoundingClientRect())
+      .filter(b => b.width > 0 && b.height > 0);
+    out.rectHeights = new Set(cells.map(b => Math.round(b.height))).size;
+    out.rectRows = new Set(cells.map(b => Math.round(b.top))).size;
     out.texts = [];
     for (const role of ['title', 'legend', 'axis-title', 'axis-label', 'header', 'legend-label', 'legend-title']) {
       for (const t of texts(svg, role)) {
@@ -355,5 +360,97 @@ def test_bertviz_views_follow_the_layer_and_fit_their_frames(browser, app_url):
         for fit in (head, model):
             assert fit["scrollWidth"] <= fit["clientWidth"] + 1, fit
             assert fit["contentHeight"] <= fit["frameHeight"] + 1 or fit["frameHeight"] >= 899, fit
+    finally:
+        context.close()
+
+
+# ---------------------------------------------------------------------------------------- every lesson (issue 30)
+# Lessons 1–8 and the decoder-era lessons D1–D8 on the shipped induction model (a 2-layer Llama: RoPE, causal; the
+# decoder section picks the sidebar's decoder itself, MiniLM is its encoder contrast), in that model's vocabulary.
+# One page load for the four cases: English at 1000 px, resized to 1400 px, switched to 简体中文 in the sidebar (a
+# rerun: the lessons come from the cache), resized back to 1000 px. The on-request lessons (D4's streaming run, D6)
+# are asked for by their buttons once; their results stay in the session through the language switch. D5 needs a
+# windowed model and says so on this one; Lesson 7's timing is not clicked (a timing, not a layout).
+INDUCTION_TEXT = "table river window garden paper stone music yellow seven market bridge cloud"
+LESSON_CASES = (("en", 1000), ("en", 1400), ("zh", 1400), ("zh", 1000))
+HEATMAP_MIN_CELLS = 16  # a grid of this many equal cells is a heatmap and owes the reader its colour legend
+LESSON_COUNT = 16  # lessons 1–8 (8: the quiz) and D1–D8 (catalogue keys lesson9 … lesson16)
+
+
+def catalogue_keys_shown(text: str) -> list[str]:
+    """Catalogue keys (``lesson12.cache.window``, ``decoder.pick`` …) that appear as words in ``text``: a string
+    shown by its key instead of through the catalogue."""
+    from inspector.base.i18n import CATALOGUE
+
+    keys = sorted((key for key in CATALOGUE if "." in key), key=len, reverse=True)
+    return re.findall(r"(?<![\w.])(?:" + "|".join(map(re.escape, keys)) + r")(?![\w.])", text)
+
+
+def open_closed_expanders(page) -> None:
+    """Open every collapsed section (a click each, as a reader would) and wait for its charts."""
+    if page.evaluate("""() => { const closed = [...document.querySelectorAll(
+                              '[data-testid="stExpander"] details:not([open]) summary')];
+                              closed.forEach(summary => summary.click()); return closed.length; }"""):
+        page.wait_for_timeout(500)
+        wait_settled(page)
+
+
+def lesson_problems(page, name: str) -> tuple[list[str], list[str]]:
+    """What is wrong with the lessons on screen — every chart's shape (:func:`chart_problems`, which also checks
+    that every legend text lies inside its chart) and every heatmap's colour legend, which must be drawn — and
+    the titles of the charts measured."""
+    charts = measure_every_tab(page)
+    shots = os.environ.get("INSPECTOR_SHOTS")
+    if shots:
+        save_screenshots(page, Path(shots), name)
+    problems = [problem for chart in charts for problem in chart_problems(chart)]
+    for chart in charts:
+        heatmap = chart["items"].get("rect", {}).get("count", 0) >= HEATMAP_MIN_CELLS and \
+            chart.get("rectHeights", 0) <= 2 and chart.get("rectRows", 0) >= 2
+        if heatmap and not any(text["role"].startswith("legend") for text in chart["texts"]):
+            problems.append(f"heatmap {chart.get('title')!r} has no colour legend on screen")
+    return [f"{name}: {problem}" for problem in problems], [chart.get("title") or "" for chart in charts]
+
+
+def test_every_lesson_renders_in_both_languages_with_its_legends_and_no_catalogue_key(browser, app_url):
+    from inspector.base.i18n import CATALOGUE, LANGUAGE_NAMES, t
+
+    fields = {"model": "shipped:induction", "text": INDUCTION_TEXT}
+    context, page = open_case(browser, app_url, "lessons", fields, LESSON_CASES[0][1])
+    try:
+        for key in ("stream_run", "linear_run"):
+            page.locator(f".st-key-{key} button").click()
+            page.wait_for_timeout(500)
+            wait_settled(page)
+        problems, counts, shown_lang = [], {}, LESSON_CASES[0][0]
+        for lang, width in LESSON_CASES:
+            if page.evaluate("() => window.innerWidth") != width:
+                page.set_viewport_size({"width": width, "height": 1000})
+                page.wait_for_timeout(1_000)  # the charts follow their columns' new width
+            if lang != shown_lang:  # the sidebar's language menu, as a reader switches
+                page.locator('[data-testid="stSidebar"] .st-key-lang').click()
+                page.locator('[role="option"]').filter(has_text=LANGUAGE_NAMES[lang]).first.click()
+                page.wait_for_timeout(500)
+                shown_lang = lang
+            wait_settled(page)
+            open_closed_expanders(page)
+            found, titles = lesson_problems(page, f"lessons-{lang}-{width}")
+            problems += found
+            counts[(lang, width)] = len(titles)
+            shown = page.inner_text('[data-testid="stMain"]')
+            flat = re.sub(r"\s+", " ", shown)
+            missing = [n for n in range(1, LESSON_COUNT + 1)
+                       if re.sub(r"\s+", " ", t(f"lesson{n}.title", lang)) not in flat]
+            if missing:
+                problems.append(f"lessons-{lang}-{width}: lessons not on the page: {missing}")
+            if catalogue_keys_shown(shown):
+                problems.append(f"lessons-{lang}-{width}: catalogue keys shown: {catalogue_keys_shown(shown)[:5]}")
+            # The on-request lessons kept their results: D4's streaming answer and D6's chart.
+            if CATALOGUE["lesson12.stream"][lang].split("{")[0] not in shown or \
+                    not any(t("lesson14.chart", lang, head=0) in title for title in titles):
+                problems.append(f"lessons-{lang}-{width}: D4's streaming answer or D6's chart is missing")
+        # Lessons 1–6 draw 8 charts, D1–D8 13 more here (D5's needs a windowed model).
+        assert min(counts.values()) >= 8 + 13, counts
+        assert not problems, "\n".join(problems)
     finally:
         context.close()

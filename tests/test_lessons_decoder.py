@@ -168,6 +168,18 @@ def test_window_weights_beyond_the_window_are_exactly_zero(lm):
         G.window_lesson(lm["llama"])
 
 
+@pytest.mark.parametrize("window", [None, 1, 3, 7, 40])
+def test_banded_attention_is_causal_windowed_attention_reading_only_the_keys_it_needs(window):
+    """The timed windowed and global layers: the oracle's output, blocks that cross the window's edge included."""
+    from kernels.reference import reference_attention
+
+    generator = torch.Generator().manual_seed(2)
+    q, k, v = (torch.randn(1, 3, 37, 8, generator=generator, dtype=torch.float64) for _ in range(3))
+    expected, _ = reference_attention(q, k, v, causal=True, scale=0.3, window=window)
+    assert torch.allclose(G.banded_attention(q, k, v, scale=0.3, window=window, block=5), expected.double(),
+                          atol=1e-5)
+
+
 # ------------------------------------------------------------------------------------------------- linear attention
 
 

@@ -251,3 +251,46 @@ def test_decoder_quiz_questions_are_scored_like_the_others(tiny_decoder):
     at.selectbox(key="quiz_gqa_guess").set_value(0).run()  # 1× smaller: wrong for 4 query heads on 2
     at.button(key="quiz_gqa_reveal").click().run()
     assert at.metric[-1].value == "1/2" and any(f.startswith("Not quite.") for f in _feedback(at))
+
+
+INDUCTION_TEXT = "table river window garden paper stone music yellow seven market bridge cloud"
+
+
+def _lessons_link(query: dict[str, str]) -> AppTest:
+    """The Lessons page as a share link opens it. AppTest starts on the default page, whose run rewrites the address
+    to its own view; the link's parameters are put back before the switch, as a browser opening /lessons?… would
+    have them on the page's first run (as tests/test_compare_page.py does)."""
+    at = AppTest.from_file(str(APP_PATH), default_timeout=TIMEOUT_S)
+    for name, value in query.items():
+        at.query_params[name] = value
+    at.run()
+    for name in list(at.query_params):
+        del at.query_params[name]
+    for name, value in query.items():
+        at.query_params[name] = value
+    at.switch_page("views/lessons.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_a_link_carries_the_decoder_sections_model_layer_and_head():
+    """The section's decoder, layer and head come from the link (a head the decoder lacks is clamped with a warning)
+    and go back into the address bar; a decoder the section does not offer is named in a warning, nothing runs."""
+    at = _lessons_link({"model": "shipped:induction", "text": INDUCTION_TEXT, "decoder": "shipped:induction",
+                        "dlayer": "0", "dhead": "9"})
+    assert at.selectbox(key="decoder_model").value == "shipped:induction"
+    assert (at.selectbox(key="decoder_layer").value, at.selectbox(key="decoder_head").value) == (0, 3)
+    warnings = [w.value.replace("\\", "") for w in at.warning]
+    assert any("asks for head 9" in w and "showing head 3" in w for w in warnings), warnings
+    link = {key: value for key, value in at.query_params.items() if key in ("decoder", "dlayer", "dhead")}
+    assert {key: value if isinstance(value, str) else value[-1] for key, value in link.items()} == {
+        "decoder": "shipped:induction", "dlayer": "0", "dhead": "3"}
+    at.selectbox(key="decoder_head").set_value(1).run()
+    assert dict(at.query_params).get("dhead") in ("1", ["1"])
+
+    # MiniLM in the sidebar: the section offers the bundled decoders only, so the link's model is refused by name.
+    at = _lessons_link({"decoder": "shipped:induction", "lang": "zh"})
+    assert at.selectbox(key="decoder_model").value is None
+    assert any("shipped:induction" in w.value.replace("\\", "") and "不在本节提供的解码器" in w.value
+               for w in at.warning)
+    assert "decoder" not in dict(at.query_params)

@@ -325,6 +325,9 @@ def test_every_warning_is_a_catalogue_sentence_in_both_languages(tmp_path, monke
     from inspector.output.share import decode_generate
 
     warnings += list(decode_generate({"new": "0", "chat": "maybe"})[1])  # the Generate page's (issue 28)
+    from inspector.output.share import decode_lessons
+
+    warnings += list(decode_lessons({"decoder": "/etc", "dhead": "x"})[1])  # the Lessons decoder section's (issue 30)
     assert all(isinstance(w, Notice) for w in warnings)
     written = set().union(*(_keys(w) for w in warnings))
     assert written == {key for key in CATALOGUE if key.startswith("share.")} - {"share.too_long", "share.on"}
@@ -338,3 +341,47 @@ def test_every_warning_is_a_catalogue_sentence_in_both_languages(tmp_path, monke
     import pickle
 
     assert pickle.loads(pickle.dumps(nested)).text("zh") == nested.text("zh")  # st.session_state keeps them
+
+
+# ------------------------------------------------------------------------------ the Lessons decoder section (issue 30)
+
+
+def test_the_decoder_sections_model_layer_and_head_round_trip_beside_the_view():
+    from inspector.output.share import LessonsState, decode_lessons, encode_lessons
+
+    assert encode_lessons(LessonsState()) == {}  # nothing chosen: the link says nothing
+    for state in (LessonsState(decoder="bundled:gemma-3-270m", dlayer=5, dhead=3),
+                  LessonsState(decoder="shipped:induction", dlayer=0, dhead=0), LessonsState(decoder="gpt2")):
+        params = {**encode_view(ViewState(page="lessons")), **encode_lessons(state)}
+        assert decode_lessons(params) == (state, ())
+        assert decode_view(params) == (ViewState(page="lessons"), ())  # the view ignores the section's parameters
+    url = share_url("http://host/lessons?old=1", ViewState(page="lessons"),
+                    encode_lessons(LessonsState(decoder="bundled:smollm2-135m", dlayer=2, dhead=1)))
+    assert url == "http://host/lessons?v=1&page=lessons&decoder=bundled%3Asmollm2-135m&dlayer=2&dhead=1"
+
+
+@pytest.mark.parametrize("params, shown", [
+    ({"decoder": "/etc"}, "'/etc'"), ({"decoder": "../models/x"}, "'../models/x'"),
+    ({"decoder": "bundled:llama-70b"}, "'bundled:llama-70b'"), ({"decoder": "shipped:../../etc"}, "shipped"),
+    ({"dlayer": "-1"}, "'-1'"), ({"dlayer": "99999"}, "'99999'"), ({"dhead": "two"}, "'two'"),
+    ({"dhead": ["1", "x" * 500]}, "characters"),
+])
+def test_a_bad_decoder_parameter_warns_and_falls_back(params, shown):
+    from inspector.output.share import LessonsState, decode_lessons
+
+    state, warnings = decode_lessons(params)
+    assert state == LessonsState() and len(warnings) == 1 and shown in warnings[0], warnings
+    assert next(iter(params)) in warnings[0]  # names the parameter
+
+
+def test_a_hosted_instance_takes_only_its_own_models_as_the_decoder():
+    from inspector.output.share import decode_lessons
+
+    offered = ["default", "bundled:smollm2-135m"]
+    assert decode_lessons({"decoder": "bundled:smollm2-135m"}, models=offered)[0].decoder == "bundled:smollm2-135m"
+    state, warnings = decode_lessons({"decoder": "someone/seven-billion"}, models=offered)
+    assert state.decoder is None and "not one of the models this instance offers" in warnings[0]
+    # The same answer for a path that exists on the server and one that does not (the allow-list answers first).
+    replies = {decode_lessons({"decoder": path}, models=offered)[1][0].replace(repr(path), "PATH")
+               for path in ("/etc", "/nowhere")}
+    assert len(replies) == 1 and "not one of the models this instance offers" in replies.pop()

@@ -20,7 +20,7 @@ from inspector.charts import lessons as charts
 from inspector.charts.inspect import entropy_by_layer_chart
 from inspector.core.forward import backend_for
 from inspector.output.export import Provenance
-from inspector.output.share import escape_markdown
+from inspector.output.share import encode_lessons, escape_markdown
 from views import lesson_quiz, lessons_decoder, session, share_state, sidebar
 from views.export_buttons import export_buttons
 from views.progress_bar import progress_bar
@@ -74,7 +74,7 @@ def show(name: str, figure, place=None) -> None:
 
 def header(number: str) -> None:
     """The lesson's question and short explanation."""
-    st.markdown(f"**{escape_markdown(t('lessons.question', lang))}:** {escape_markdown(t(number + '.question', lang))}")
+    st.markdown(f"**{escape_markdown(t('lessons.question', lang))}** {escape_markdown(t(number + '.question', lang))}")
     st.caption(t(number + ".explain", lang))
 
 
@@ -215,4 +215,4 @@ decoder = lessons_decoder.render(chosen, loaded, lang, slide)
 with st.expander(t("lesson8.title", lang), expanded=True):
     lesson_quiz.render(lessons, chosen, lang, decoder)
 
-share_state.publish_view(chosen.state, layer=layer, head=head)
+share_state.publish_view(chosen.state, layer=layer, head=head, extra=encode_lessons(lessons_decoder.link_state()))

@@ -20,10 +20,10 @@ from inspector.analyses.lessons_decoder import (
     streaming_perplexity,
 )
 from inspector.analyses.lessons_geometry import LinearLesson, WindowLesson, linear_lesson, window_lesson
-from inspector.base.i18n import t
+from inspector.base.i18n import Notice, notice_text, t
 from inspector.charts import lessons_decoder as charts
 from inspector.core.bundled import bundled_choices
-from inspector.output.share import escape_markdown
+from inspector.output.share import LessonsState, ViewState, decode_lessons, escape_markdown
 from views import session, sidebar
 from views.progress_bar import progress_bar
 
@@ -59,11 +59,61 @@ def _decoder_choices(chosen: session.Inputs, loaded: LoadedModel) -> list[str]:
     return choices
 
 
+def restore_link_state(choices: list[str]) -> None:
+    """Once per session: the link's decoder (when this section offers it), and its layer and head, applied once the
+    decoder is loaded (:func:`fit_link_layer_head`)."""
+    if st.session_state.get("_decoder_restored"):
+        return
+    st.session_state["_decoder_restored"] = True
+    policy = session.hosting_policy()
+    state, warnings = decode_lessons(st.query_params.to_dict(),
+                                     models=list(sidebar.model_options(policy)) if policy.hosted else None)
+    notices = list(warnings)
+    if state.decoder is not None:
+        if state.decoder in choices:
+            st.session_state["decoder_model"] = state.decoder
+        else:  # a model the link may name, but not a decoder this section offers (an encoder, another sidebar's)
+            notices.append(Notice("decoder.link_not_offered", model=state.decoder, choices=", ".join(choices)))
+    if state.dlayer is not None or state.dhead is not None:
+        st.session_state["_decoder_link_layer_head"] = (state.dlayer, state.dhead)
+    st.session_state["_decoder_warnings"] = tuple(notices)
+
+
+def fit_link_layer_head(num_layers: int, num_heads: int, lang: str) -> None:
+    """Keep the section's layer and head inside the chosen decoder; the link's, once, with a warning for each one
+    the decoder does not have."""
+    link = st.session_state.pop("_decoder_link_layer_head", None)
+    if link is not None:
+        wanted = ViewState(layer=default_layer(num_layers) if link[0] is None else link[0],
+                           head=0 if link[1] is None else link[1])
+        fitted, clamps = wanted.fit(num_layers, num_heads)
+        st.session_state["decoder_layer"], st.session_state["decoder_head"] = fitted.layer, fitted.head
+        for notice in clamps:
+            st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(notice_text(notice, lang))), icon="⚠️")
+    for key, count in (("decoder_layer", num_layers), ("decoder_head", num_heads)):
+        if st.session_state.get(key) is not None and st.session_state[key] not in range(count):
+            st.session_state.pop(key)  # chosen on a larger decoder: the menu's default instead
+
+
+def default_layer(num_layers: int) -> int:
+    return min(3, num_layers - 1)
+
+
+def link_state() -> LessonsState:
+    """What the section adds to the page's link: its decoder, layer and head (nothing while none is chosen)."""
+    spec = st.session_state.get("decoder_model")
+    if spec is None:
+        return LessonsState()
+    layer, head = st.session_state.get("decoder_layer"), st.session_state.get("decoder_head")
+    return LessonsState(decoder=spec, dlayer=None if layer is None else int(layer),
+                        dhead=None if head is None else int(head))
+
+
 def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool) -> DecoderLessons | None:
     """Draw the section; returns the measured lessons (for the quiz) or None when no decoder is chosen."""
 
     def header(number: str) -> None:
-        st.markdown(f"**{escape_markdown(t('lessons.question', lang))}:** "
+        st.markdown(f"**{escape_markdown(t('lessons.question', lang))}** "
                     f"{escape_markdown(t(number + '.question', lang))}")
         st.caption(t(number + ".explain", lang))
 
@@ -75,6 +125,9 @@ def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool) 
     st.subheader(t("decoder.heading", lang))
     st.caption(t("decoder.caption", lang))
     choices = _decoder_choices(chosen, loaded)
+    restore_link_state(choices)
+    for notice in st.session_state.get("_decoder_warnings", ()):
+        st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(notice_text(notice, lang))), icon="⚠️")
     if st.session_state.get("decoder_model") not in (None, *choices):
         st.session_state.pop("decoder_model")  # a choice from another sidebar model
     sidebar_is_decoder = chosen.spec in choices
@@ -88,9 +141,10 @@ def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool) 
         return None
     decoder = session.cached_model(spec)
     info = decoder.info
+    fit_link_layer_head(info.num_layers, info.num_heads, lang)
     left, right = st.columns(2)
     layer = left.selectbox(t("decoder.layer", lang), range(info.num_layers), key="decoder_layer",
-                           index=min(3, info.num_layers - 1))
+                           index=default_layer(info.num_layers))
     head = right.selectbox(t("decoder.head", lang), range(info.num_heads), key="decoder_head")
     encoder_spec = ENCODER_SPEC if loaded.info.causal else chosen.spec
     backend = chosen.state.backend
@@ -105,12 +159,12 @@ def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool) 
     with st.expander(t("lesson9.title", lang)):
         header("lesson9")
         causal = lessons.causal
-        left, right = st.columns(2)
-        left.altair_chart(charts.mask_chart(causal.encoder_visible, causal.encoder_tokens, slide=slide, lang=lang,
-                                            title=t("lesson9.mask_chart", lang, model=sidebar.shown_model_name(
-                                                causal.encoder, lang))))
-        right.altair_chart(charts.mask_chart(causal.decoder_visible, causal.decoder_tokens, slide=slide, lang=lang,
-                                             title=t("lesson9.mask_chart", lang, model=model_name)))
+        # One above the other: side by side, two columns of a 1000 px window leave a 14-token mask no room.
+        st.altair_chart(charts.mask_chart(causal.encoder_visible, causal.encoder_tokens, slide=slide, lang=lang,
+                                          title=t("lesson9.mask_chart", lang, model=sidebar.shown_model_name(
+                                              causal.encoder, lang))))
+        st.altair_chart(charts.mask_chart(causal.decoder_visible, causal.decoder_tokens, slide=slide, lang=lang,
+                                          title=t("lesson9.mask_chart", lang, model=model_name)))
         st.altair_chart(charts.asymmetry_pair_chart(causal, title=t("lesson9.asym_chart", lang, layer=layer),
                                                     slide=slide, lang=lang))
         answer(causal.answer.text(lang))

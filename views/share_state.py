@@ -5,6 +5,7 @@ into the address bar at the end of every page (restored from it once per session
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 import streamlit as st
@@ -60,11 +61,12 @@ def clamp_layer_and_head(state: ViewState, num_layers: int, num_heads: int) -> N
     st.session_state["layer"], st.session_state["head"] = fitted.layer, fitted.head
 
 
-def publish_view(state: ViewState, *, layer: int, head: int) -> None:
-    """Write the view into the address bar and show it as a copyable link."""
+def publish_view(state: ViewState, *, layer: int, head: int, extra: Mapping[str, str] | None = None) -> None:
+    """Write the view into the address bar and show it as a copyable link; ``extra``: a page's own parameters
+    (the Lessons page's decoder section, :func:`inspector.output.share.encode_lessons`)."""
     state = replace(state, layer=int(layer), head=int(head))
-    encoded = encode_view(state)
-    url = share_url(st.context.url or "", state)
+    encoded = {**encode_view(state), **(extra or {})}
+    url = share_url(st.context.url or "", state, extra)
     fits = link_fits(url)
     if not fits:  # a reload of a longer address would meet the server's HTTP 400 page, not the app
         encoded = without_text(encoded)

@@ -49,7 +49,7 @@ from inspector.base.i18n import device_label, t
 from inspector.base.jsonable import to_jsonable
 from inspector.base.progress import Progress, no_progress
 from inspector.core.forward import ForwardResult, encode_text, forward
-from inspector.core.loading import LoadedModel
+from inspector.core.loading import LoadedModel, model_label
 from inspector.core.outputs import head_writes, model_output, output_change
 from kernels.hf import TENSOR_NAMES, ScoreScale, TieKeysToQueries
 from kernels.reference import blocked_attention, default_block_size, reference_attention, visible_keys_mask
@@ -80,6 +80,8 @@ EXPONENT_RESAMPLES = 400
 BUSY_SPREAD = 0.25
 # Lesson 3's control text (random distinct tokens in place of the text's): its seed.
 CONTROL_SEED = 0
+# Answer placeholders whose value is a model's name (ModelInfo.name): shown through model_label.
+MODEL_PLACEHOLDERS = ("model", "encoder", "decoder", "absolute")
 
 
 @dataclass(frozen=True)
@@ -90,9 +92,19 @@ class Answer:
     values: Mapping[str, str]
     # Placeholders whose value is itself a catalogue key (a term such as the output measure), translated too.
     terms: Mapping[str, str] = field(default_factory=dict)
+    # Placeholders that list named values: (catalogue key of a name, its value as text) pairs, each written
+    # "name: value" in ``lang`` (a full-width colon in Chinese) and joined with the language's list separator.
+    named: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
     def text(self, lang: str = "en") -> str:
-        return t(self.key, lang, **self.values, **{name: t(key, lang) for name, key in self.terms.items()})
+        # A placeholder that names a model shows the name a person reads in ``lang`` ("Gemma 3 270M (bundled)",
+        # not its spec "bundled:gemma-3-270m"); the values keep the spec for exports.
+        values = {name: model_label(value, lang) if name in MODEL_PLACEHOLDERS else value
+                  for name, value in self.values.items()}
+        listed = {name: t("lessons.list_separator", lang).join(
+                      t("lessons.named_value", lang, name=t(key, lang), value=value) for key, value in pairs)
+                  for name, pairs in self.named.items()}
+        return t(self.key, lang, **values, **listed, **{name: t(key, lang) for name, key in self.terms.items()})
 
 
 def _f(x: float, digits: int = 2) -> str:

@@ -253,6 +253,15 @@ class RopeLesson:
                 raise ValueError(f"RopeLesson.wavelength[{kind!r}] has shape {wave.shape}")
 
 
+# The catalogue key naming each kind of layer a model's RoPE frequencies belong to (transformers' layer types).
+KIND_NAME_KEYS = {"sliding_attention": "chart.decoder.local", "full_attention": "chart.decoder.global"}
+
+
+def kind_name_key(kind: str) -> str:
+    """The catalogue key of a kind of layer's name ("every layer" for a model with one kind)."""
+    return KIND_NAME_KEYS.get(kind, "chart.decoder.all_layers")
+
+
 def rope_lesson(loaded: LoadedModel, text: str, layer: int, head: int, *, absolute: LoadedModel | None = None,
                 backend: str = "torch") -> RopeLesson:
     """The RoPE lesson on ``loaded`` (a rotary model); ``absolute``: an absolute-position model to contrast."""
@@ -285,14 +294,15 @@ def rope_lesson(loaded: LoadedModel, text: str, layer: int, head: int, *, absolu
     gap = float(np.abs(offset_scores[1] - offset_scores[0]).max())
     d = loaded.info.head_dim
     wavelength = {name: 2 * np.pi / freq for name, freq in frequencies.items()}
-    thetas = {name: float((freq[0] / freq[1]) ** (d / 2)) if len(freq) > 1 else math.nan
+    # θ read back from the frequencies, to 4 significant digits (float rounding turns Gemma's 1,000,000 into 999,999)
+    thetas = {name: float(f"{(freq[0] / freq[1]) ** (d / 2):.4g}") if len(freq) > 1 else math.nan
               for name, freq in frequencies.items()}
     values = {"model": loaded.info.name, "shift": str(rope.shift), "rope_change": f"{rope.score_change:.1e}",
               "rope_rel": f"{rope.relative_score_change:.1e}", "rope_v": f"{rope.value_change:.1e}",
               "layer": str(layer), "head": str(head), "gap": f"{gap:.1e}", "p1": str(positions[0]),
-              "p2": str(positions[1]), "span": str(OFFSET_SPAN),
-              "thetas": ", ".join(f"{name}: θ = {theta:,.0f}" for name, theta in thetas.items()),
-              "slowest": ", ".join(f"{name}: {wave.max():,.0f}" for name, wave in wavelength.items())}
+              "p2": str(positions[1]), "span": str(OFFSET_SPAN)}
+    named = {"thetas": tuple((kind_name_key(name), f"θ = {theta:,.0f}") for name, theta in thetas.items()),
+             "slowest": tuple((kind_name_key(name), f"{wave.max():,.0f}") for name, wave in wavelength.items())}
     key = "lesson10.answer"
     if contrast is not None:
         values.update(absolute=contrast.model, abs_shift=str(contrast.shift), abs_change=_f(contrast.score_change),
@@ -300,7 +310,8 @@ def rope_lesson(loaded: LoadedModel, text: str, layer: int, head: int, *, absolu
         key = "lesson10.answer.contrast"
     return RopeLesson(layer=layer, head=head, kind=kind, rope=rope, absolute=contrast, offsets=offsets,
                       positions=positions, offset_scores=offset_scores, offset_gap=gap,
-                      pair_index=np.arange(d // 2), wavelength=wavelength, thetas=thetas, answer=Answer(key, values))
+                      pair_index=np.arange(d // 2), wavelength=wavelength, thetas=thetas,
+                      answer=Answer(key, values, named=named))
 
 
 # ------------------------------------------------------------------------------------------- grouped-query

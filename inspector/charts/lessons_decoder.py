@@ -11,7 +11,14 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from inspector.analyses.lessons_decoder import CausalLesson, GQALesson, ProjectionsLesson, RopeLesson, SinksLesson
+from inspector.analyses.lessons_decoder import (
+    CausalLesson,
+    GQALesson,
+    ProjectionsLesson,
+    RopeLesson,
+    SinksLesson,
+    kind_name_key,
+)
 from inspector.analyses.lessons_geometry import LinearLesson, QKSpaceLesson, WindowLesson
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.charts.base import (
@@ -100,10 +107,9 @@ def rope_offset_chart(lesson: RopeLesson, *, title: str, slide: bool = False,
 def rope_wavelength_chart(lesson: RopeLesson, *, title: str, slide: bool = False,
                           lang: str = DEFAULT_LANGUAGE) -> alt.Chart:
     """Tokens per full turn of each q/k pair, one line per kind of layer (θ), log scale."""
-    names = {"sliding_attention": t("chart.decoder.local", lang), "full_attention": t("chart.decoder.global", lang)}
     frames = [pd.DataFrame({"pair": lesson.pair_index, "tokens": wave,
-                            "kind": f"{names.get(kind, t('chart.decoder.all_layers', lang))}: "
-                                    f"θ = {lesson.thetas[kind]:,.0f}"})
+                            "kind": t("lessons.named_value", lang, name=t(kind_name_key(kind), lang),
+                                      value=f"θ = {lesson.thetas[kind]:,.0f}")})
               for kind, wave in lesson.wavelength.items()]
     kinds = t("chart.decoder.layers", lang)
     chart = alt.Chart(pd.concat(frames)).mark_line(strokeWidth=4 if slide else 2).encode(

@@ -302,10 +302,11 @@ def encode_view(state: ViewState) -> dict[str, str]:
     return params
 
 
-def share_url(base_url: str, state: ViewState) -> str:
-    """``base_url`` (any query or fragment it has is dropped) with ``state`` encoded as its query."""
+def share_url(base_url: str, state: ViewState, extra: Mapping[str, str] | None = None) -> str:
+    """``base_url`` (any query or fragment it has is dropped) with ``state`` encoded as its query, followed by
+    ``extra`` (a page's own parameters, e.g. :func:`encode_lessons`)."""
     scheme, netloc, path, _, _ = urlsplit(base_url)
-    return urlunsplit((scheme, netloc, path, urlencode(encode_view(state)), ""))
+    return urlunsplit((scheme, netloc, path, urlencode({**encode_view(state), **(extra or {})}), ""))
 
 
 def link_fits(url: str) -> bool:
@@ -511,3 +512,70 @@ def generate_share_url(base_url: str, state: ViewState, generate_state: Generate
     scheme, netloc, path, _, _ = urlsplit(base_url)
     return urlunsplit((scheme, netloc, path, urlencode({**encode_view(state), **encode_generate(generate_state)}),
                        ""))
+
+
+# ------------------------------------------------------------------------------ lessons page state (issue 30)
+# The Lessons page's decoder section picks its own decoder, layer and head (the sidebar's model stays for the other
+# pages), so its link carries them next to the ViewState ones (the text is the view's; decode_view ignores these):
+# ``decoder`` (a model spec read like ``model``: a hosted instance's allow-list first, never a path), ``dlayer`` and
+# ``dhead`` (indices, clamped to the decoder by the page). Absent = the section's own default (the sidebar's model
+# when it is a decoder, else none chosen). Like decode_view, decode_lessons never raises.
+@dataclass(frozen=True)
+class LessonsState:
+    """What a Lessons link reproduces beyond :class:`ViewState`: the decoder section's model, layer and head
+    (None = the section's default)."""
+
+    decoder: str | None = None
+    dlayer: int | None = None
+    dhead: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.decoder is not None and not isinstance(self.decoder, str):
+            raise ValueError(f"LessonsState.decoder must be a string or None; got {self.decoder!r}")
+        for name in ("dlayer", "dhead"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise ValueError(f"LessonsState.{name} must be a non-negative int or None; got {value!r}")
+
+
+def decode_lessons(params: Mapping[str, str | Sequence[str]], *,
+                   models: Collection[str] | None = None) -> tuple[LessonsState, tuple[Notice, ...]]:
+    """Read a :class:`LessonsState` from query parameters; every bad value falls back with a warning.
+
+    ``models``: the model specs this instance offers (a hosted instance's allow-list); None = any hub id."""
+    if not isinstance(params, Mapping):
+        return LessonsState(), ()
+    warnings: list[Notice] = []
+    values: dict[str, object] = {}
+
+    def get(key: str) -> str | None:
+        value = _last(params.get(key))
+        if value is not None and not isinstance(value, str):
+            warnings.append(Notice("share.not_text", key=key, value=_shown(value)))
+            return None
+        return value
+
+    decoder = get("decoder")
+    if decoder is not None:
+        if models is not None and decoder not in models:  # the allow-list first, as for ``model``
+            problem = Notice("share.model_b_not_offered")
+        else:
+            problem = _model_problem(decoder)
+        if problem:
+            warnings.append(Notice("share.decoder", value=_shown(decoder), problem=problem))
+        else:
+            values["decoder"] = decoder
+    for key in ("dlayer", "dhead"):
+        value = get(key)
+        if value is None:
+            continue
+        if _INDEX.fullmatch(value) and int(value) <= MAX_INDEX:
+            values[key] = int(value)
+        else:
+            warnings.append(Notice("share.bad_decoder_index", key=key, value=_shown(value), largest=MAX_INDEX))
+    return replace(LessonsState(), **values), tuple(warnings)
+
+
+def encode_lessons(state: LessonsState) -> dict[str, str]:
+    """Query parameters for ``state`` (only what is set), to add to :func:`encode_view`'s."""
+    return {f.name: str(getattr(state, f.name)) for f in fields(LessonsState) if getattr(state, f.name) is not None}

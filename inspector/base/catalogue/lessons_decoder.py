@@ -22,6 +22,14 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("decoder.layer", "Decoder layer", "解码器层"),
     ("decoder.head", "Decoder head", "解码器头"),
     ("decoder.measuring", "Measuring…", "正在测量…"),
+    # The section's share-link parameters (inspector.output.share.decode_lessons; views/lessons_decoder.py)
+    ("share.decoder", "decoder={value} {problem}; the decoder lessons use their own default instead.",
+     "decoder={value} {problem}；解码器课程改用它们的默认选择。"),
+    ("share.bad_decoder_index", "{key}={value} is not a number from 0 to {largest}; the decoder lessons use their "
+     "default instead.", "{key}={value} 不是 0 到 {largest} 之间的数；解码器课程改用默认值。"),
+    ("decoder.link_not_offered",
+     "The link's decoder {model} is not one of the decoders this section offers ({choices}); pick one below.",
+     "链接中的解码器 {model} 不在本节提供的解码器（{choices}）之中；请在下面选一个。"),
     # Lesson 9: causal vs bidirectional --------------------------------------------------------------------------------
     ("lesson9.title", "D1 · Causal vs bidirectional: how GPT differs from BERT",
      "D1 · 因果与双向：GPT 与 BERT 有何不同"),
@@ -42,12 +50,15 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "visible. {decoder} ({n_d} tokens) is causal: {dec_share} are — the future is masked. In its layer {layer} the "
      "scores are far from symmetric: ‖S − Sᵀ‖/‖S‖ is {asym} for head {head} ({asym_min}–{asym_max} across heads); "
      "with W_K := W_Q it is {tied}. Tying head {head} changes the next-token distribution by KL = {kl_head} nats; "
-     "tying every head of the layer by {kl_layer} nats.",
+     "tying every head of the layer by {kl_layer} nats. That is how GPT differs from BERT: BERT reads the whole text "
+     "in both directions, a GPT-style decoder only what came before — which is what lets it be trained to predict "
+     "the next token.",
      "在这段文本上，{encoder}（{n_e} 个词元）让每个词元看到所有词元：{enc_share} 的查询–键对可见。{decoder}（{n_d} 个"
      "词元）是因果的：只有 {dec_share} 可见——未来被遮住。在它的第 {layer} 层，得分远非对称：第 {head} 个头的 "
      "‖S − Sᵀ‖/‖S‖ 为 {asym}（各头在 {asym_min}–{asym_max} 之间）；令 W_K := W_Q 后为 {tied}。绑定第 {head} "
      "个头使下一个"
-     "词元的分布改变 KL = {kl_head} 奈特；绑定该层所有头改变 {kl_layer} 奈特。"),
+     "词元的分布改变 KL = {kl_head} 奈特；绑定该层所有头改变 {kl_layer} 奈特。这就是 GPT 与 BERT 的不同：BERT "
+     "双向读整段文本，GPT 式解码器只读前面的内容——所以能被训练来预测下一个词元。"),
     ("chart.decoder.visible", "visible", "可见"),
     ("chart.decoder.masked", "masked", "被遮住"),
     ("chart.decoder.mask", "mask", "掩码"),
@@ -81,25 +92,29 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "Every position of {model} moved by {shift}: the largest change of any score in any layer and head is "
      "{rope_change} ({rope_rel} of the largest score) and of any value {rope_v} — rounding. Head {head} of layer "
      "{layer}: one q/k pair placed 0…{span} tokens apart scores the same with the query at position {p1} or {p2} "
-     "(largest difference {gap}). Its frequencies: {thetas}; the slowest pair turns once in {slowest} tokens.",
+     "(largest difference {gap}). Its frequencies: {thetas}; the slowest pair turns once in {slowest} tokens. So "
+     "RoPE puts position into the scores as the offset between query and key only: it rotates Q and K, leaves V "
+     "untouched, and a whole text moved along scores the same.",
      "把 {model} 的每个位置平移 {shift}：任意层、任意头的得分最大变化为 {rope_change}（最大得分的 "
      "{rope_rel}），值向量的最大"
      "变化为 {rope_v}——只是舍入误差。第 {layer} 层第 {head} 个头：同一对 q/k 相隔 0…{span} 个词元时，查询位于位置 {p1} "
-     "或 {p2} 得分相同（最大差 {gap}）。它的频率：{thetas}；最慢的一对坐标每 {slowest} 个词元转一圈。"),
+     "或 {p2} 得分相同（最大差 {gap}）。它的频率：{thetas}；最慢的一对坐标每 {slowest} 个词元转一圈。所以 RoPE "
+     "只把查询与键之间的偏移作为位置放进得分：它旋转 Q 和 K，不碰 V，整段文本一起平移，得分不变。"),
     ("lesson10.answer.contrast",
      "Every position of {model} moved by {shift}: the largest change of any score in any layer and head is "
      "{rope_change} ({rope_rel} of the largest score) and of any value {rope_v} — rounding. On {absolute}, whose "
      "learned positions are added to X, a shift of {abs_shift} changes scores by up to {abs_change} ({abs_rel} of the "
      "largest) and values by up to {abs_v}. Head {head} of layer {layer}: one q/k pair placed 0…{span} tokens apart "
      "scores the same with the query at position {p1} or {p2} (largest difference {gap}). Its frequencies: {thetas}; "
-     "the slowest pair turns once in {slowest} tokens.",
+     "the slowest pair turns once in {slowest} tokens. So RoPE puts position into the scores as the offset between "
+     "query and key only: it rotates Q and K, leaves V untouched, and a whole text moved along scores the same.",
      "把 {model} 的每个位置平移 {shift}：任意层、任意头的得分最大变化为 {rope_change}（最大得分的 "
      "{rope_rel}），值向量的最大"
      "变化为 {rope_v}——只是舍入误差。而在把学到的位置加到 X 上的 {absolute} 上，平移 {abs_shift} 使得分最多变化 "
      "{abs_change}（最大得分的 {abs_rel}），值最多变化 {abs_v}。第 {layer} 层第 {head} 个头：同一对 q/k 相隔 "
      "0…{span} 个"
      "词元时，查询位于位置 {p1} 或 {p2} 得分相同（最大差 {gap}）。它的频率：{thetas}；最慢的一对坐标每 {slowest} 个词元"
-     "转一圈。"),
+     "转一圈。所以 RoPE 只把查询与键之间的偏移作为位置放进得分：它旋转 Q 和 K，不碰 V，整段文本一起平移，得分不变。"),
     ("chart.decoder.offset", "offset i − j", "偏移 i − j"),
     ("chart.decoder.score", "score", "得分"),
     ("chart.decoder.query_at", "query at", "查询位置"),
@@ -184,20 +199,25 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "layer {top_layer} ({top_mass}). In layer {layer} it gets {weight_share} of the weight but only {norm_share} of "
      "the norm-weighted attention: its value, written through W_O, has norm {v_first} against {v_rest} for the "
      "other tokens — a parking spot, not a source. Removing its column and renormalising changes the output by "
-     "{change_layer} ({measure}) in layer {layer}, and by {change_all} in every layer.",
+     "{change_layer} ({measure}) in layer {layer}, and by {change_all} in every layer. So a sink exists because a "
+     "softmax row must spend its whole budget: a head with nothing to fetch parks it on the first token, the one "
+     "token every query can see.",
      "在 {model} 中，第一个词元在 {layers} 层里平均获得 {mean_mass} 的注意力，第 {top_layer} "
      "层最多（{top_mass}）。在第 "
      "{layer} 层它获得 {weight_share} 的权重，却只占按范数加权的注意力的 {norm_share}：它经 W_O 写出的值的范数为 "
      "{v_first}，其他词元为 {v_rest}——是停放处，不是来源。去掉它那一列并重新归一化，第 {layer} 层使输出改变 "
-     "{change_layer}（{measure}），所有层都这样做则改变 {change_all}。"),
+     "{change_layer}（{measure}），所有层都这样做则改变 {change_all}。所以汇点之所以存在，是因为 softmax 的每一行"
+     "必须花完全部预算：没什么可取的头把预算停放在第一个词元上——唯一一个每个查询都看得到的词元。"),
     ("lesson12.stream",
      "Streaming LLM on {tokens} tokens of the bundled corpus: with only the {window} most recent tokens visible the "
      "perplexity is {window_ppl}; keeping the first {sinks} tokens as well brings it to {sink_ppl}; full attention "
      "gives {full_ppl}. The caches are masks in every layer's attention (positions unchanged); the model is not "
-     "touched.",
+     "touched. The gap between the first two is what the sink tokens are worth: a window-only cache throws away the "
+     "parking spot the heads learned to use.",
      "在内置语料的 {tokens} 个词元上做 StreamingLLM：只看最近 {window} 个词元时困惑度为 {window_ppl}；再保留最前面 "
      "{sinks} 个词元降到 {sink_ppl}；完整注意力为 "
-     "{full_ppl}。各种缓存都是每层注意力里的掩码（位置不变），模型本身不被改动。"),
+     "{full_ppl}。各种缓存都是每层注意力里的掩码（位置不变），模型本身不被改动。前两者之差就是汇点词元的价值："
+     "只保留窗口的缓存扔掉了各个头学会使用的停放处。"),
     ("chart.decoder.layer", "layer", "层"),
     ("chart.decoder.sink_mass", "weight on token 0", "第 0 个词元上的权重"),
     ("chart.decoder.share", "share", "份额"),
@@ -298,24 +318,29 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "a mean JS of {js_mean} nats (at most {js_max}), the mean row entropy goes from {h_soft} to {h_lin} nats — "
      "blurrier — and the model's output changes by {change} ({measure}). For one head of d_k = {d_k} at n = {last} "
      "the softmax took {soft_ms} ms and the linear form {lin_ms} ms; fitted over n they grow as n^{soft_exp} and "
-     "n^{lin_exp} (runs spread by {spread}).",
+     "n^{lin_exp} (runs spread by {spread}). So linear attention gives up the sharpness of softmax routing — the "
+     "weights cannot concentrate on one key — in exchange for never building the n × n matrix.",
      "第 {layer} 层第 {head} 个头用 φ(q)·φ(k)（φ = elu + 1）代替 softmax：每行的路由平均移动 JS = {js_mean} 奈特（最多 "
      "{js_max}），平均行熵从 {h_soft} 变为 {h_lin} 奈特——更模糊——模型输出改变 {change}（{measure}）。对一个 d_k = "
      "{d_k} "
      "的头，n = {last} 时 softmax 耗时 {soft_ms} 毫秒、线性形式 {lin_ms} 毫秒；按 n 拟合，分别按 n^{soft_exp} 和 "
-     "n^{lin_exp} 增长（各次运行离散度 {spread}）。"),
+     "n^{lin_exp} 增长（各次运行离散度 {spread}）。所以线性注意力放弃的是 softmax 路由的尖锐——权重无法集中到一个"
+     "键上——换来的是从不构造 n × n 矩阵。"),
     ("lesson14.answer.busy",
      "Head {head} of layer {layer} with φ(q)·φ(k), φ = elu + 1, in place of its softmax: each row's routing moves by "
      "a mean JS of {js_mean} nats (at most {js_max}), the mean row entropy goes from {h_soft} to {h_lin} nats — "
      "blurrier — and the model's output changes by {change} ({measure}). The machine was too busy to trust the "
      "timings (runs spread by {spread}): for one head of d_k = {d_k} at n = {last} the softmax took {soft_ms} ms and "
-     "the linear form {lin_ms} ms (n^{soft_exp} and n^{lin_exp} fitted).",
+     "the linear form {lin_ms} ms (n^{soft_exp} and n^{lin_exp} fitted). So linear attention gives up the sharpness "
+     "of softmax routing — the weights cannot concentrate on one key — in exchange for never building the n × n "
+     "matrix.",
      "第 {layer} 层第 {head} 个头用 φ(q)·φ(k)（φ = elu + 1）代替 softmax：每行的路由平均移动 JS = {js_mean} 奈特（最多 "
      "{js_max}），平均行熵从 {h_soft} 变为 {h_lin} 奈特——更模糊——模型输出改变 "
      "{change}（{measure}）。机器太忙，计时不可信"
      "（各次运行离散度 {spread}）：对一个 d_k = {d_k} 的头，n = {last} 时 softmax 耗时 {soft_ms} 毫秒、线性形式 "
      "{lin_ms} "
-     "毫秒（拟合为 n^{soft_exp} 和 n^{lin_exp}）。"),
+     "毫秒（拟合为 n^{soft_exp} 和 n^{lin_exp}）。所以线性注意力放弃的是 softmax 路由的尖锐——权重无法集中到一个键上"
+     "——换来的是从不构造 n × n 矩阵。"),
     ("chart.decoder.form", "form", "形式"),
     ("chart.decoder.softmax", "softmax", "softmax（指数）"),
     ("chart.decoder.linear", "linear (elu + 1)", "线性（elu + 1）"),
