@@ -44,7 +44,7 @@ from inspector.serving.jobs import JobPlan
 from inspector.serving.jobs import plan_job as _plan_job
 from inspector.serving.run_queue import process_queue, queued
 from views.byte_cache import ByteCache, byte_cached
-from views.progress_bar import progress_bar
+from views.progress_bar import progress_bar, while_running
 
 
 @st.cache_resource(show_spinner=False)
@@ -62,7 +62,8 @@ def cached_model(spec: str, device: str = "auto") -> LoadedModel:
 class Progress:
     """One line that shows which stage a run is in (loading the model, running attention, computing
     metrics) and then what ran. A placeholder rather than ``st.status``, whose every creation sleeps 50 ms —
-    a sixth of a head-click rerun."""
+    a sixth of a head-click rerun. A running stage's line shows only while the page runs
+    (:func:`views.progress_bar.while_running`)."""
 
     _ICONS = {"running": ":material/progress_activity:", "complete": ":material/check_circle:",
               "error": ":material/error:"}
@@ -71,7 +72,12 @@ class Progress:
         self._line = st.empty()
 
     def update(self, *, label: str, state: str = "running") -> None:
-        self._line.caption(f"{self._ICONS[state]} {escape_markdown(label)}")
+        line = f"{self._ICONS[state]} {escape_markdown(label)}"
+        if state != "running":
+            self._line.caption(line)
+            return
+        with while_running(self._line):
+            st.caption(line)
 
     def clear(self) -> None:
         """No line: nothing is running (a page that stops to wait for the reader must not say it is loading)."""
