@@ -22,7 +22,8 @@ from inspector import Capture, InspectorError, LoadedModel
 from inspector.analyses.heatmap import HeatmapOptions, layer_views
 from inspector.analyses.metrics import head_entropy
 from inspector.analyses.unknown_tokens import unreadable_text_warning
-from inspector.base.i18n import notice_text, t
+from inspector.base.errors import OverBudgetError
+from inspector.base.i18n import DEFAULT_LANGUAGE, Notice, notice_text, t
 from inspector.base.limits import HOSTED_RESULT_CACHE_BYTES, RESULT_CACHE_BYTES
 from inspector.charts.bertviz import (
     head_view_height,
@@ -153,7 +154,14 @@ def plan_job(kind: str, loaded: LoadedModel, lang: str, texts=(), *, count: int 
     instance's policy (:func:`inspector.serving.jobs.plan_job`). A refusal raises its :class:`InspectorError`
     for the page's own ``except`` to show in one line; a shrink shows its notice here. Run the job inside
     ``with plan.running():`` (the deadline) on ``plan.kept(items)`` / ``plan.keep``."""
-    plan = _plan_job(hosting_policy(), kind, loaded, texts, count=count)
+    try:
+        plan = _plan_job(hosting_policy(), kind, loaded, texts, count=count)
+    except OverBudgetError as err:  # its Notice in the page's language (the library's is English)
+        notice = err.args[0] if err.args else None
+        if isinstance(notice, Notice) and lang != DEFAULT_LANGUAGE:
+            named = Notice(notice.key, **{**notice.values, "model": model_label(loaded.info.name, lang)})
+            raise OverBudgetError(named.text(lang)) from err
+        raise
     if plan.notice is not None:
         st.info(notice_text(plan.notice, lang), icon=":material/timer:")
     return plan
