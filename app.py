@@ -1,8 +1,8 @@
 """Attention Inspector — type a text and see how every head of a real model spreads its attention.
 
-The shell: page configuration and navigation. Each page under ``views/`` is a thin driver over
-:mod:`inspector` (widgets → one cached library call → charts); the sidebar they all share lives in
-:mod:`views.sidebar`, the caches and run helpers in :mod:`views.session`, the share link in :mod:`views.share_state`.
+The shell: page configuration, the sidebar every page shares (:mod:`views.sidebar`, drawn here before the page) and
+navigation. Each page under ``views/`` is a thin driver over :mod:`inspector` (widgets → one cached library call →
+charts); the caches and run helpers live in :mod:`views.session`, the share link in :mod:`views.share_state`.
 Run with ``streamlit run app.py``.
 
 The folder is ``views/``, not ``pages/``: Streamlit treats a ``pages/`` folder beside the main script as an
@@ -17,6 +17,8 @@ import altair as alt
 import streamlit as st
 
 from inspector.base.i18n import DEFAULT_LANGUAGE, LANGUAGES, t
+from views import sidebar
+from views.progress_bar import RUNNING_STYLE
 from views.reconnect import notice_if_redrawn
 
 st.set_page_config(page_title="Attention Inspector", page_icon="🔎", layout="wide")
@@ -26,9 +28,16 @@ st.set_page_config(page_title="Attention Inspector", page_icon="🔎", layout="w
 # rerun). The chart builders are validated in tests/test_charts.py, and the second pass (to_dict) still runs.
 alt.utils.schemapi.disable_debug_mode()
 
-# The menu speaks the sidebar's language: the language widget's value once the sidebar has been drawn, the
-# share link's ``lang`` on a session's first run (the page restores the widget from it), English otherwise.
-lang = st.session_state.get("lang") or st.query_params.get("lang")
+# The sidebar every page shares (language, model, text, backend) is drawn here, by the entry script, not by each
+# page: a page switch sends the server only the values of the widgets the entry script draws, and Streamlit merges
+# a rerun still waiting in the queue into the switch. A text typed and committed with Ctrl+Enter just before
+# switching, while the server was busy, was lost when the pages drew the text box (issue 33, item 4: 6 of 16
+# sessions under load came back with an empty text box and no text in the share link).
+sidebar.sidebar()
+st.html(RUNNING_STYLE)  # "running…" lines and bars show only while the page runs (the toolbar's Stop)
+
+# The menu speaks the sidebar's language.
+lang = st.session_state.get("lang")
 lang = lang if lang in LANGUAGES else DEFAULT_LANGUAGE
 
 # The pages in menu order; share links name them by url_path (inspector.output.share.PAGES).

@@ -135,6 +135,17 @@ def test_hosted_pages_refuse_a_512_token_text_within_the_deadline(hosted_app, pa
     assert seconds < HOSTED_DEADLINE_S, seconds
 
 
+def test_a_hosted_refusal_reads_in_the_page_language(hosted_app):
+    """Issue 33, item 12 (seen in Chromium): the refusal was English on a 简体中文 page, and named "the lessons"."""
+    at = AppTest.from_file(str(APP), default_timeout=240)
+    at.query_params["text"], at.query_params["lang"] = LONG, "zh"
+    at.switch_page("views/lessons.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "课程页面使用 all-MiniLM-L6-v2（内置） 时最多读取" in errors[0], errors
+    assert "the text has" not in errors[0]
+
+
 def test_a_hosted_heads_run_past_its_deadline_is_one_line_and_no_bar(monkeypatch):
     from views import session
 

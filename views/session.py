@@ -23,7 +23,8 @@ from inspector import Capture, InspectorError, LoadedModel
 from inspector.analyses.heatmap import HeatmapOptions, layer_views
 from inspector.analyses.metrics import head_entropy
 from inspector.analyses.unknown_tokens import unreadable_text_warning
-from inspector.base.i18n import notice_text, t
+from inspector.base.errors import OverBudgetError
+from inspector.base.i18n import DEFAULT_LANGUAGE, Notice, notice_text, t
 from inspector.base.limits import HOSTED_RESULT_CACHE_BYTES, RESULT_CACHE_BYTES
 from inspector.charts.bertviz import (
     head_view_height,
@@ -45,7 +46,7 @@ from inspector.serving.jobs import JobPlan
 from inspector.serving.jobs import plan_job as _plan_job
 from inspector.serving.run_queue import process_queue, queued
 from views.byte_cache import ByteCache, byte_cached
-from views.progress_bar import progress_bar
+from views.progress_bar import progress_bar, while_running
 
 
 @st.cache_resource(show_spinner=False)
@@ -63,7 +64,8 @@ def cached_model(spec: str, device: str = "auto") -> LoadedModel:
 class Progress:
     """One line that shows which stage a run is in (loading the model, running attention, computing
     metrics) and then what ran. A placeholder rather than ``st.status``, whose every creation sleeps 50 ms —
-    a sixth of a head-click rerun."""
+    a sixth of a head-click rerun. A running stage's line shows only while the page runs
+    (:func:`views.progress_bar.while_running`)."""
 
     _ICONS = {"running": ":material/progress_activity:", "complete": ":material/check_circle:",
               "error": ":material/error:"}
@@ -72,7 +74,12 @@ class Progress:
         self._line = st.empty()
 
     def update(self, *, label: str, state: str = "running") -> None:
-        self._line.caption(f"{self._ICONS[state]} {escape_markdown(label)}")
+        line = f"{self._ICONS[state]} {escape_markdown(label)}"
+        if state != "running":
+            self._line.caption(line)
+            return
+        with while_running(self._line):
+            st.caption(line)
 
     def clear(self) -> None:
         """No line: nothing is running (a page that stops to wait for the reader must not say it is loading)."""
@@ -148,7 +155,14 @@ def plan_job(kind: str, loaded: LoadedModel, lang: str, texts=(), *, count: int 
     instance's policy (:func:`inspector.serving.jobs.plan_job`). A refusal raises its :class:`InspectorError`
     for the page's own ``except`` to show in one line; a shrink shows its notice here. Run the job inside
     ``with plan.running():`` (the deadline) on ``plan.kept(items)`` / ``plan.keep``."""
-    plan = _plan_job(hosting_policy(), kind, loaded, texts, count=count)
+    try:
+        plan = _plan_job(hosting_policy(), kind, loaded, texts, count=count)
+    except OverBudgetError as err:  # its Notice in the page's language (the library's is English)
+        notice = err.args[0] if err.args else None
+        if isinstance(notice, Notice) and lang != DEFAULT_LANGUAGE:
+            named = Notice(notice.key, **{**notice.values, "model": model_label(loaded.info.name, lang)})
+            raise OverBudgetError(named.text(lang)) from err
+        raise
     if plan.notice is not None:
         st.info(notice_text(plan.notice, lang), icon=":material/timer:")
     return replace(plan, on_wait=QueueLine(lang).report)

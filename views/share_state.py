@@ -23,14 +23,19 @@ from inspector.output.share import (
 )
 
 # Widget keys every page shares. Streamlit drops a widget's value when a run on another page does not draw that
-# same widget (the widget id includes the page); assigning each value to itself at the top of a run makes it a
-# plain session value again, so the model, text and options survive a page switch.
-_SHARED_KEYS = ("model", "model_other", "text", "backend", "example", "lang", "layer", "head", *FLAGS)
+# same widget (the widget id includes the page), or when a run does not draw it at all (the "other model" box);
+# assigning each value to itself at the top of a run, before the widget is drawn, makes it a plain session value
+# again, so the model, text and options survive a page switch. The sidebar's keys are the entry script's widgets
+# (app.py draws the sidebar before the page), the page keys each page's own.
+SIDEBAR_KEYS = ("model", "model_other", "text", "backend", "example", "lang", "slide")
+PAGE_KEYS = ("layer", "head", *(key for key in FLAGS if key not in SIDEBAR_KEYS))
 
 
-def keep_across_pages() -> None:
-    """Keep the shared widgets' values through the next page switch (call before ``st.switch_page`` too)."""
-    for key in _SHARED_KEYS:
+def keep_across_pages(keys: tuple[str, ...] = PAGE_KEYS) -> None:
+    """Keep the shared widgets' values (``keys``; by default the pages' own) through the next page switch: the
+    sidebar calls it for all of them at the top of every run, a page before ``st.switch_page``. Only before those
+    widgets are drawn in this run."""
+    for key in keys:
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]
 

@@ -1,9 +1,9 @@
 """What every page reads: the model, the text and the backend — chosen in the sidebar, restored once per
 session from a share link, and resolved through Streamlit's caches (:mod:`views.session`).
 
-This module is UI only: it draws the shared sidebar and reads its widgets. A page calls :func:`open_page` for the
-inputs and :func:`views.share_state.publish_view` at the end so the address bar always holds a link to exactly what
-is on screen.
+This module is UI only: it draws the shared sidebar (app.py calls :func:`sidebar` before the page runs) and reads
+its widgets. A page calls :func:`open_page` for the inputs and :func:`views.share_state.publish_view` at the end so
+the address bar always holds a link to exactly what is on screen.
 
 On a hosted instance (``INSPECTOR_HOSTED=1``, :mod:`inspector.serving.hosting`) the model list is the instance's
 allow-list, the free-text "hub id or local folder" box is gone, and share links naming other models fall back to the
@@ -126,7 +126,8 @@ def _cut_long_text() -> None:
 
 
 def sidebar() -> session.Inputs:
-    """Draw the sidebar and return the chosen inputs (layer and head are filled in by the page)."""
+    """Draw the sidebar and return the chosen inputs (layer and head are filled in by the page). Called once a run,
+    by app.py before the page: a page switch carries the values of the entry script's widgets only."""
     try:
         policy = session.hosting_policy()
     except InspectorError as err:  # the operator's settings, not the visitor's input
@@ -134,7 +135,7 @@ def sidebar() -> session.Inputs:
                    error=escape_markdown(str(err))))
         st.stop()
     _restore_once(policy)
-    share_state.keep_across_pages()
+    share_state.keep_across_pages(share_state.SIDEBAR_KEYS + share_state.PAGE_KEYS)  # before any of them is drawn
     options = model_options(policy)
     with st.sidebar:
         # Both languages in the label: whoever cannot read the current one still finds the switch.
@@ -147,11 +148,9 @@ def sidebar() -> session.Inputs:
         st.header(t("sidebar.input", lang))
         choice = st.selectbox(t("sidebar.model", lang), list(options), key="model",
                               format_func=lambda spec: model_choice_label(spec, options[spec], lang))
-        spec = choice
         if choice == OTHER_MODEL:
-            spec = st.text_input(t("sidebar.model_other", lang), key="model_other",
-                                 placeholder=t("model.other_placeholder", lang),
-                                 help=t("sidebar.model_other_help", lang)).strip()
+            st.text_input(t("sidebar.model_other", lang), key="model_other",
+                          placeholder=t("model.other_placeholder", lang), help=t("sidebar.model_other_help", lang))
         st.session_state.setdefault("example", None)
         # The option is the English title (share links and _load_example read it); the menu shows it in the
         # session language where the catalogue has it (example.<slug>).
@@ -169,8 +168,15 @@ def sidebar() -> session.Inputs:
                        icon="✂️")
         st.selectbox(t("sidebar.backend", lang), BACKENDS, key="backend", help=t("sidebar.backend_help", lang))
         st.toggle(t("sidebar.slide", lang), key="slide", help=t("sidebar.slide_help", lang))
+    return inputs()
+
+
+def inputs() -> session.Inputs:
+    """The sidebar's inputs in this run, read from its widgets (which app.py has drawn before the page runs)."""
+    choice = st.session_state["model"]
+    spec = str(st.session_state.get("model_other") or "").strip() if choice == OTHER_MODEL else choice
     state = ViewState(model=spec or DEFAULT_MODEL, text=st.session_state["text"], backend=st.session_state["backend"],
-                      lang=lang, **{key: bool(st.session_state.get(key, False)) for key in FLAGS})
+                      lang=st.session_state["lang"], **{key: bool(st.session_state.get(key, False)) for key in FLAGS})
     return session.Inputs(spec=spec, state=state)
 
 
@@ -198,7 +204,7 @@ def open_page(*, clamp: bool = True, reads_text: bool = True) -> tuple[session.I
     a page that analyses that text; the Ground truth page scores its own examples) and (``clamp``) the layer and
     head fitted to that model. A page whose title depends on the sidebar's language reserves a container for it
     before calling this."""
-    chosen = sidebar()
+    chosen = inputs()
     status = session.Progress()
     loaded = session.load(chosen, status)
     if loaded is None:

@@ -58,6 +58,8 @@ PAGE_MODULES: tuple[ModuleType, ...] = (common, sidebar, inspect, heads, roles, 
 # Keys built at runtime, by family: ``{name}`` stands for one part of a key (letters, digits, ``_`` and ``-``, no
 # dot). Each family names the code that builds it; every other key appears literally in the code that shows it.
 DYNAMIC_KEY_FAMILIES: tuple[str, ...] = (
+    # the job a hosted refusal names (inspector.serving.jobs: JOB_NAMES and plan_job): f"job.{kind}"
+    "job.{kind}",
     # measure_words (inspector.analyses.heads), the Answer values of lessons 2 and 4b (inspector.analyses.lessons),
     # the output-change help (views/compare.py), Answered.show (views/lesson_quiz.py): f"measure.{kind}"
     "measure.{kind}",

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from inspector.base.errors import OverBudgetError
-from inspector.base.i18n import Notice
+from inspector.base.i18n import DEFAULT_LANGUAGE, Notice, t
 from inspector.base.limits import (
     HOSTED_CORPUS_TOKENS,
     HOSTED_GENERATE_NEW_TOKENS,
@@ -49,9 +49,8 @@ from inspector.serving.run_queue import process_queue
 
 JobKind = Literal["heads", "attribution", "lessons", "compare", "groundtruth", "generate"]
 JOB_KINDS: tuple[str, ...] = get_args(JobKind)
-# The job's name in a message (English, as every library error).
-JOB_NAMES = {"heads": "the Heads report", "attribution": "the attribution run", "lessons": "the lessons",
-             "compare": "the comparison", "groundtruth": "the Ground-truth scoreboard", "generate": "the generation"}
+# The job's name in a message (English, as every library error; the catalogue's f"job.{kind}" in a page's refusal).
+JOB_NAMES = {kind: t(f"job.{kind}", DEFAULT_LANGUAGE) for kind in JOB_KINDS}
 _FLOAT32_BYTES = 4
 
 
@@ -145,11 +144,10 @@ def plan_job(policy: HostingPolicy, kind: str, loaded: LoadedModel, texts: Seque
         return _plan_corpus(policy, loaded, lengths, count, limit)
     for length in lengths:
         if length > limit:
-            raise OverBudgetError(
-                f"the text has {length:,} tokens; on this hosted instance {JOB_NAMES[kind]} reads at most "
-                f"{limit:,} tokens with {info.name} (its work grows with the length, and one request gets "
-                f"{policy.deadline_s or 0:g} s and {policy.job_memory_bytes / 2**20:,.0f} MiB) — shorten the text, "
-                "or run the app on your own machine (make app) for long texts")
+            # A Notice: its English text for the CLI and logs, its key for a page in the reader's language.
+            raise OverBudgetError(Notice("notice.job_refused", length=f"{length:,}", job=Notice(f"job.{kind}"),
+                                         limit=f"{limit:,}", model=info.name, seconds=f"{policy.deadline_s or 0:g}",
+                                         mib=f"{policy.job_memory_bytes / 2**20:,.0f}"))
     keep, notice = count, None
     if policy.hosted and count is not None:
         if kind == "groundtruth" and count > HOSTED_GROUNDTRUTH_EXAMPLES:

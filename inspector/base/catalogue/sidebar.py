@@ -174,6 +174,19 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("unknown.script.hangul", "Korean", "韩文"),
     ("unknown.script.other", "this script", "这种文字"),
     # A hosted instance's plan for a page's long job (inspector.serving.jobs; issue 33) -------------------------------
+    ("notice.job_refused",
+     "the text has {length} tokens; on this hosted instance {job} reads at most {limit} tokens with {model} (its work "
+     "grows with the length, and one request gets {seconds} s and {mib} MiB) — shorten the text, or run the app on "
+     "your own machine (make app) for long texts",
+     "这段文本有 {length} 个词元；在本托管实例上，{job}使用 {model} 时最多读取 {limit} 个词元（工作量随长度增长，"
+     "一次请求只有 {seconds} 秒和 {mib} MiB）——请缩短文本，或在自己的机器上运行本应用（make app）处理长文本。"),
+    # f"job.{kind}" (inspector.serving.jobs): the job a refusal or a deadline names
+    ("job.heads", "the Heads report", "Heads 报告"),
+    ("job.attribution", "the attribution run", "归因计算"),
+    ("job.lessons", "the Lessons page", "课程页面"),
+    ("job.compare", "the comparison", "对比"),
+    ("job.groundtruth", "the Ground-truth scoreboard", "已知答案计分板"),
+    ("job.generate", "the generation", "生成"),
     ("notice.job_corpus",
      "This hosted instance runs a Heads corpus of at most {tokens} tokens in one request: the first {kept} of the "
      "{asked} texts were measured. Run the app on your own machine (make app) for the whole corpus.",
