@@ -241,15 +241,14 @@ def _token_axes(charts: list[dict]) -> list[tuple[str, list[str]]]:
 
 def missing_important_labels(page, name: str, charts: list[dict]) -> list[str]:
     """Issue 31: when an axis thins its labels, the token a page is about is labelled first — Compare's query (from
-    the caption naming the query the comparison read), Ground truth's outlined tokens (their marks in the labels),
+    the heatmaps' subtitle naming the outlined query row), Ground truth's outlined tokens (their marks in the labels),
     lesson 1's sharpest query and the key it spends most on (from the lesson's answer)."""
     problems = []
     if name.startswith("compare"):
-        shown = page.locator('[data-testid="stMain"]').inner_text()
-        # The caption under the query box (older pages: the box's "auto (13: tired/wide)").
-        position = (re.search(r"(?:Query read: |读取的查询：)“([0-9]+: )", shown)
-                    or re.search(r"(?:auto \(|自动（)([0-9]+: )", shown))
-        assert position, f"{name}: the page names no query it read"
+        # The query the heatmaps outline, from their subtitle ("Query row 13: tired outlined.").
+        titles = " ".join(chart.get("title") or "" for chart in charts)
+        position = re.search(r"(?:Query row |已框出查询行 )([0-9]+: )", titles)
+        assert position, f"{name}: no heatmap names its query row"
         for title, labels in _token_axes(charts):
             if not any(label.startswith(position.group(1)) for label in labels):
                 problems.append(f"{name}: {title!r}: the query {position.group(1)!r} is not labelled "
