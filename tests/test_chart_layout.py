@@ -247,11 +247,13 @@ def missing_important_labels(page, name: str, charts: list[dict]) -> list[str]:
     if name.startswith("compare"):
         # The query the heatmaps outline, from their subtitle ("Query row 13: tired outlined.").
         titles = " ".join(chart.get("title") or "" for chart in charts)
-        position = re.search(r"(?:Query row |已框出查询行 )([0-9]+: )", titles)
-        assert position, f"{name}: no heatmap names its query row"
+        # (A wrapped subtitle's lines are joined without the space at the break.)
+        found = re.search(r"(?:Query row|已框出查询行) ?([0-9]+):", titles)
+        assert found, f"{name}: no heatmap names its query row"
+        query = f"{found.group(1)}: "
         for title, labels in _token_axes(charts):
-            if not any(label.startswith(position.group(1)) for label in labels):
-                problems.append(f"{name}: {title!r}: the query {position.group(1)!r} is not labelled "
+            if not any(label.startswith(query) for label in labels):
+                problems.append(f"{name}: {title!r}: the query {query!r} is not labelled "
                                 f"(labels {labels[:6]}…)")
     if name.startswith("groundtruth"):
         marks = ("◆", "◇")
