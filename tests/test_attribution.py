@@ -447,6 +447,32 @@ def test_attribution_charts_in_chinese_show_no_english_but_names_and_tokens(head
     assert list(faithfulness_frame(faithful).columns)[:4] == ["method", "AOPC comprehensiveness ↑",
                                                               "AOPC sufficiency ↓", "flip at (fraction removed)"]
 
+    # Each method keeps its colour in both languages: the scale follows the methods' order, not their translated
+    # names, which sort differently (issue 31: the legend's colours swapped between languages).
+    def colours(lang):
+        scale = builders(lang)["decay"].to_dict()["encoding"]["color"]["scale"]
+        return [scale["range"][scale["domain"].index(method_label(m, lang))] for m in faithful.methods]
+
+    assert colours("en") == colours("zh") and len(set(colours("en"))) == len(faithful.methods)
+
+
+def test_attribution_cells_show_whole_tokens_or_none(headed_models):
+    """Issue 31: at 1000 px the heat-text cells were cut to "t…", "h…". A token is written in its cell whole when
+    it fits the drawn cell, else not at all (the axis and the tooltip name it)."""
+    import re
+
+    import vl_convert
+
+    report = attribute(headed_models["none"], "the unbelievably uncharacteristic cat sat", spec=TargetSpec(
+        reference=REFERENCE), settings=FAST)
+    for width, whole in ((160, False), (2400, True)):
+        spec = scores_chart(report, words=True).properties(width=width).to_dict()
+        svg = vl_convert.vegalite_to_svg(spec)
+        cells = re.findall(r'<g class="mark-text role-mark[^"]*"[^>]*>(.*?)</g>', svg, re.S)
+        written = [text for group in cells for text in re.findall(r"<text[^>]*>([^<]*)</text>", group)]
+        assert not [text for text in written if text.endswith("…")], written
+        assert ("uncharacteristic" in written) == whole, (width, written)
+
 
 # ------------------------------------------------------------------------------------ the method registry
 

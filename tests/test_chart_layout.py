@@ -43,6 +43,8 @@ PAGE_TIMEOUT_S = 240
 # Text boxes are em boxes, a little larger than the ink: a few pixels past an edge cut nothing a reader sees.
 TOLERANCE_PX = 3.0
 OVERLAP_TOLERANCE_PX = 1.0
+# Upright numbers on one axis (heads, layers) need a visible gap, or "10" and "11" read as "1011" (issue 31).
+NUMBER_GAP_PX = 2.0
 
 SPLIT_WORDS = "Transformers' tokenization splits unbelievably uncharacteristic words."
 # ~200 tokens of the bundled model: long enough to need the thinned-label path and the large-heatmap toggle off.
@@ -123,6 +125,10 @@ MEASURE_JS = r"""
       [...axis.querySelectorAll('.role-axis-label text')].filter(visible).map(corners));
     out.axisLabels = [...svg.querySelectorAll('.role-axis')].map(axis =>
       [...axis.querySelectorAll('.role-axis-label text')].filter(visible).map(t => t.textContent));
+    // Text written in the marks themselves (a token in its cell): cut with an ellipsis, it names nothing.
+    out.cutMarks = [...svg.querySelectorAll('g.mark-text:not(.role-axis-label):not(.role-title-text)' +
+                                             ':not(.role-legend-label) > text')]
+      .map(t => t.textContent).filter(text => text.endsWith('…'));
     return out;
   });
 }
@@ -167,9 +173,9 @@ def _inside(box: dict, bounds: dict) -> bool:
             and box["y"] >= bounds["y"] - TOLERANCE_PX and box["b"] <= bounds["b"] + TOLERANCE_PX)
 
 
-def _separated(first: list, second: list) -> bool:
-    """Whether two convex quadrilaterals (screen corners) are apart by more than the tolerance on some axis of
-    either (the separating-axis theorem)."""
+def _separated(first: list, second: list, gap: float = -OVERLAP_TOLERANCE_PX) -> bool:
+    """Whether two convex quadrilaterals (screen corners) are at least ``gap`` apart (a negative gap: may overlap by
+    that much) on some axis of either (the separating-axis theorem)."""
     for polygon in (first, second):
         for i in range(4):
             (x0, y0), (x1, y1) = polygon[i], polygon[(i + 1) % 4]
@@ -179,7 +185,7 @@ def _separated(first: list, second: list) -> bool:
                 continue
             project = [(px * normal[0] + py * normal[1]) / length for px, py in first]
             other = [(px * normal[0] + py * normal[1]) / length for px, py in second]
-            if min(project) >= max(other) - OVERLAP_TOLERANCE_PX or min(other) >= max(project) - OVERLAP_TOLERANCE_PX:
+            if min(project) >= max(other) + gap or min(other) >= max(project) + gap:
                 return True
     return False
 
@@ -218,12 +224,55 @@ def chart_problems(chart: dict) -> list[str]:
     if thinned:
         problems.append(f"{name}: {len(thinned)} axis labels hidden by Vega's overlap check, e.g. {thinned[:3]}")
     for corners, labels in zip(chart["axes"], chart["axisLabels"]):
+        numbered = bool(labels) and all(re.fullmatch(r"[0-9]+(·[0-9]+)?", label.strip()) for label in labels)
+        gap = NUMBER_GAP_PX if numbered else -OVERLAP_TOLERANCE_PX
         for i in range(len(corners) - 1):
             # Neighbours on an axis are the pairs that can touch; far pairs are checked against the next few too.
             for j in range(i + 1, min(len(corners), i + 4)):
-                if not _separated(corners[i], corners[j]):
-                    problems.append(f"{name}: axis labels {labels[i]!r} and {labels[j]!r} overlap")
+                if not _separated(corners[i], corners[j], gap):
+                    problems.append(f"{name}: axis labels {labels[i]!r} and {labels[j]!r} overlap"
+                                    + (f" (or are under {NUMBER_GAP_PX:g} px apart)" if numbered else ""))
                     break
+    if chart.get("cutMarks"):
+        problems.append(f"{name}: text in the cells cut short, e.g. {chart['cutMarks'][:3]}")
+    return problems
+
+
+def _token_axes(charts: list[dict]) -> list[tuple[str, list[str]]]:
+    """(chart title, labels) of every axis whose labels are token labels ("12: tired")."""
+    return [(chart.get("title") or "", labels) for chart in charts if chart.get("svg")
+            for labels in chart.get("axisLabels", []) if labels and all(_TOKEN_LABEL.match(x) for x in labels)]
+
+
+def missing_important_labels(page, name: str, charts: list[dict]) -> list[str]:
+    """Issue 31: when an axis thins its labels, the token a page is about is labelled first — Compare's query (from
+    the heatmaps' subtitle naming the outlined query row), Ground truth's outlined tokens (their marks in the labels),
+    lesson 1's sharpest query and the key it spends most on (from the lesson's answer)."""
+    problems = []
+    if name.startswith("compare"):
+        # The query the heatmaps outline, from their subtitle ("Query row 13: tired outlined.").
+        titles = " ".join(chart.get("title") or "" for chart in charts)
+        # (A wrapped subtitle's lines are joined without the space at the break.)
+        found = re.search(r"(?:Query row|已框出查询行) ?([0-9]+):", titles)
+        assert found, f"{name}: no heatmap names its query row"
+        query = f"{found.group(1)}: "
+        for title, labels in _token_axes(charts):
+            if not any(label.startswith(query) for label in labels):
+                problems.append(f"{name}: {title!r}: the query {query!r} is not labelled "
+                                f"(labels {labels[:6]}…)")
+    if name.startswith("groundtruth"):
+        marks = ("◆", "◇")
+        outlined = [label for _, labels in _token_axes(charts) for label in labels if any(m in label for m in marks)]
+        if not any("◆" in label for label in outlined):
+            problems.append(f"{name}: the example's causal token (◆) is not labelled")
+    if name.startswith("lessons"):
+        answer = page.locator('[data-testid="stMain"]').inner_text()
+        pair = re.search(r"sharpest row is “(.+?)”, which spends .+? on “(.+?)”", answer)
+        assert pair, f"{name}: lesson 1's answer names no sharpest row"
+        axes = [labels for title, labels in _token_axes(charts) if title.startswith("A = softmax(S)")]
+        for token in pair.groups():
+            if axes and not any(label.split(": ", 1)[-1] == token for labels in axes for label in labels):
+                problems.append(f"{name}: lesson 1's “{token}” is not labelled on its heatmap")
     return problems
 
 
@@ -240,8 +289,10 @@ CASES = [
     ("heads-1400", "heads", {}, 1400),
     ("heads-slide-1000", "heads", {"slide": "1"}, 1000),
     ("attribution-words-1000", "attribution", {"words": "1"}, 1000),
-    ("lessons-slide-1400", "lessons", {"slide": "1"}, 1400),
-    ("groundtruth-zh-1000", "groundtruth", {"model": "shipped:deceptive-attention", "lang": "zh"}, 1000),
+    # Slide mode at 1000 px: lesson 1's heatmap thins its labels and must keep the tokens its answer names.
+    ("lessons-slide-1000", "lessons", {"slide": "1"}, 1000),
+    # The induction example outlines the tokens that matter; at 1000 px in Chinese they are labelled first.
+    ("groundtruth-zh-1000", "groundtruth", {"model": "shipped:induction", "lang": "zh"}, 1000),
     # The default pair (16 tokens): at 1000 px the two heatmaps share a row, narrower than one label per column.
     ("compare-1000", "compare", {}, 1000),
     ("compare-zh-1000", "compare", {"lang": "zh"}, 1000),
@@ -326,6 +377,7 @@ def test_every_chart_holds_its_shape(browser, app_url, case):
             save_screenshots(page, Path(shots), name)
         assert charts, f"{name}: no chart was drawn"
         problems = [problem for chart in charts for problem in chart_problems(chart)]
+        problems += missing_important_labels(page, name, charts)
         assert not problems, f"{name}:\n" + "\n".join(problems)
     finally:
         context.close()

@@ -4,10 +4,12 @@ mode changes type sizes and palettes, and Streamlit accepts the entropy grid's c
 
 from __future__ import annotations
 
+import math
 import re
 
 import altair as alt
 import numpy as np
+import pandas as pd
 import pytest
 
 from inspector.analyses.heatmap import HeatmapOptions, HeatmapView
@@ -19,9 +21,11 @@ from inspector.charts.base import (
     WIDE_COLUMN_PX,
     chart_title,
     composable,
+    mark_ink,
     selected_head,
     style_chart,
     text_width_px,
+    token_axis,
     token_labels,
     wrap_text,
 )
@@ -388,3 +392,48 @@ def test_inspect_charts_in_chinese_keep_their_data_and_wrap_their_titles(bundled
         lines = title["text"] if isinstance(title["text"], list) else [title["text"]]
         slide = name.endswith("True")
         assert all(text_width_px(line, 24 if slide else 16) <= title["limit"] for line in lines), (name, lines)
+
+
+def _axis_labels(svg: str) -> list[str]:
+    """The axis labels a rendered SVG draws (non-empty), in order."""
+    groups = re.findall(r'<g class="mark-text role-axis-label"[^>]*>(.*?)</g>', svg, re.S)
+    return [text for group in groups for text in re.findall(r"<text[^>]*>([^<]+)</text>", group)]
+
+
+@pytest.mark.parametrize("width", (180, 320))
+def test_a_thinned_axis_labels_the_important_tokens_first(width):
+    """Issue 31: a 16-token axis in a narrow column labelled every other token, so "13: tired" — the token the
+    page was about — disappeared. The kept positions are labelled whatever the stride, and no other label comes
+    within a stride of them."""
+    import vl_convert
+
+    labels = [f"{i}: t{i}" for i in range(16)]
+    data = pd.DataFrame({"key": labels, "value": 1.0})
+    chart = alt.Chart(data).mark_rect().encode(
+        x=alt.X("key:O", sort=labels, axis=token_axis(labels, horizontal=True, keep=(13, 6)))).properties(width=width)
+    shown = _axis_labels(vl_convert.vegalite_to_svg(chart.to_dict()))
+    positions = sorted(int(label.split(":")[0]) for label in shown)
+    assert "13: t13" in shown and "6: t6" in shown and len(shown) < len(labels), shown
+    stride = math.ceil(22 * len(labels) / width)
+    assert all(b - a >= stride for a, b in zip(positions, positions[1:])), (stride, positions)
+
+
+def test_a_head_axis_numbers_every_kth_head_in_a_narrow_column_the_selected_one_first():
+    """Issue 31: twelve head numbers in the entropy grid's 180 px column read "…9 1011"."""
+    import vl_convert
+
+    entropy = _head_entropy(layers=2, heads=12)
+    grid = entropy_grid_chart(entropy, selected=(1, 11)).properties(width=130)
+    shown = _axis_labels(vl_convert.vegalite_to_svg(grid.to_dict()))
+    numbers = [label for label in shown if label.isdigit()]  # the heads, and the two layers 0 and 1
+    assert "11" in numbers and len(numbers) < 12 + 2, numbers
+    wide = entropy_grid_chart(entropy, selected=(1, 11)).properties(width=600)
+    assert {str(h) for h in range(12)} <= set(_axis_labels(vl_convert.vegalite_to_svg(wide.to_dict())))
+
+
+def test_marks_on_cells_take_the_ink_their_colour_needs():
+    """Issue 31: white C/D marks on pale sink-grid cells could not be read."""
+    ink = mark_ink([0.0, 0.1, 0.9, 1.0, np.nan], "orangered", 0.0, 1.0)
+    assert list(ink) == ["black", "black", "white", "white", "black"]
+    assert list(mark_ink([0.0, 1.0], "viridis", 0.0, 1.0)) == ["white", "black"]  # viridis is dark at 0
+    assert list(mark_ink([0.0, 1.0, 4.0], "purples")) == ["black", "black", "white"]  # up to the largest value

@@ -18,7 +18,7 @@ import pytest
 
 from inspector.analyses.heatmap import HeatmapOptions, HeatmapView
 from inspector.analyses.metrics import HeadEntropy
-from inspector.base.i18n import t
+from inspector.base.i18n import CATALOGUE, t
 from inspector.charts.base import CLOSING_PUNCTUATION, thinned_note, wrap_text
 from inspector.charts.inspect import (
     attention_heatmap_chart,
@@ -27,6 +27,7 @@ from inspector.charts.inspect import (
     layer_heads_chart,
 )
 from inspector.output.export import (
+    SCREEN_ONLY_KEYS,
     SLIDE_HEIGHT_PX,
     SLIDE_WIDTH_PX,
     Provenance,
@@ -176,6 +177,14 @@ def test_titles_keep_their_weight_and_the_plot_its_height_in_chinese():
     assert re.search(r'<text[^>]*font-weight="bold"[^>]*stroke="[^"]+"[^>]*>(<tspan>)?逐层', svg)
     plot = re.search(r'<path class="background"[^>]*d="M0\.5,0\.5h([0-9.]+)v([0-9.]+)h', svg)
     assert plot and float(plot.group(2)) >= 250  # the chart's 260 px plot, not squashed under the header
+
+
+def test_every_chart_sentence_about_a_mouse_is_screen_only():
+    """Issue 31: "hover a cell …" and "click a head …" were printed on slides; every chart sentence that asks for
+    a mouse is one of the sentences exports leave out."""
+    mouse = [key for key, entry in CATALOGUE.items()
+             if key.startswith("chart.") and re.search(r"\b(hover|click)", entry["en"], re.I)]
+    assert mouse and not set(mouse) - set(SCREEN_ONLY_KEYS)
 
 
 def test_hover_hints_are_on_screen_only():

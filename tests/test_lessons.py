@@ -326,8 +326,16 @@ def test_lesson_charts_in_chinese_show_no_english(lessons, slide):
     tokens = result.definition.tokens
     timing = complexity_lesson((16, 32), heads=2, d_k=8, device="cpu", repeats=1)
     allowed = {*tokens, result.model, timing.device, "Var"}  # Var(q·k): the variance's symbol
+    colours = {}
     for lang in ("zh", "en"):
         roles = {role: t(f"lesson5.role.{role}", lang) for role in ("offset", "special", "content")}
+        # A role keeps its colour in both languages (issue 31: the legend's colours swapped between languages).
+        scale = charts.contribution_chart(result.multi_head, roles, title="", lang=lang).to_dict()["encoding"][
+            "color"]["scale"]
+        colours[lang] = {role: scale["range"][scale["domain"].index(name)] for role, name in roles.items()
+                         if name in scale["domain"]}
+        paths = charts.complexity_chart(timing, title="", lang=lang).to_dict()["encoding"]["color"]
+        assert paths["legend"]["labelLimit"] >= 400 and len(paths["scale"]["domain"]) == 2  # whole names, fixed order
         built = {
             "weights": charts.weights_chart(result.definition.weights, tokens, slide=slide, lang=lang,
                                             title=t("lesson1.chart", lang, layer=1, head=2)),
@@ -353,6 +361,7 @@ def test_lesson_charts_in_chinese_show_no_english(lessons, slide):
                 assert found == [] and untitled == [], (name, found, untitled)
             else:
                 assert found, name
+    assert colours["en"] == colours["zh"] and colours["en"]
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

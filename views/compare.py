@@ -26,7 +26,6 @@ from inspector.analyses.compare import (
     compare_runs,
     comparison_json,
     comparison_sentence,
-    default_query,
     head_pair,
     resolve_token,
     run_text,
@@ -201,7 +200,6 @@ try:
                 (resolve(link_keys[0]), resolve(link_keys[1])) if len(link_keys) == 2 else (None, None))
     except InspectorError as err:
         st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(str(err))), icon="⚠️")
-    auto = default_query(alignment, run_a.capture.special)
     for key in ("compare_query", "compare_key1", "compare_key2"):
         if st.session_state.get(key) not in (None, *paired):  # the texts changed under an old pick
             st.session_state[key] = None
@@ -233,8 +231,7 @@ def label(a):
 query_column, key1_column, key2_column = st.columns([2, 1, 1])
 query = query_column.selectbox(t("compare.query", lang), [None, *paired], key="compare_query",
                                help=t("compare.query_help", lang),
-                               format_func=lambda a: t("compare.query_auto", lang, token=label(auto)) if a is None
-                               else label(a))
+                               format_func=lambda a: t("compare.query_auto", lang) if a is None else label(a))
 
 
 def key_label(a):
@@ -260,6 +257,9 @@ except InspectorError as err:
     status.update(label=t("compare.failed", lang), state="error")
     st.error(str(err))
     st.stop()
+# The query the comparison read, from the comparison itself: the box above can only say "auto".
+query_column.caption(t("compare.query_used", lang, token=escape_markdown(label(comparison.query[0])),
+                       auto=t("compare.query_used_auto", lang) if query is None else ""))
 status.update(state="complete", label=t("compare.ran", lang, model_a=sidebar.shown_model_name(comparison.model_a, lang),
                                         model_b=sidebar.shown_model_name(comparison.model_b, lang),
                                         n_a=len(tokens_a), n_b=len(tokens_b), backend=comparison.backend,

@@ -13,7 +13,14 @@ import pandas as pd
 import streamlit as st
 
 from inspector import InspectorError
-from inspector.analyses.lessons import DEFAULT_LENGTHS, SCALE_NAMES, Lessons, all_lessons, complexity_lesson
+from inspector.analyses.lessons import (
+    DEFAULT_LENGTHS,
+    SCALE_NAMES,
+    Lessons,
+    all_lessons,
+    complexity_lesson,
+    sharpest_pair,
+)
 from inspector.base.i18n import device_label, t
 from inspector.base.tokens import readable_tokens
 from inspector.charts import lessons as charts
@@ -102,7 +109,7 @@ with st.expander(t("lesson1.title", lang), expanded=True):
         st.caption(t("lesson1.rope_note", lang))
     show("lesson1-weights", charts.weights_chart(definition.weights, tokens,
                                          title=t("lesson1.chart", lang, layer=layer, head=head), slide=slide,
-                                         lang=lang))
+                                         lang=lang, keep=sharpest_pair(definition.weights)))
     st.dataframe(pd.DataFrame({t("lesson1.col_query", lang): readable_tokens(tokens), "Σ_j A_ij": definition.row_sums}),
                  hide_index=True, height=180,
                  column_config={"Σ_j A_ij": st.column_config.NumberColumn(format="%.7f")})

@@ -4,7 +4,8 @@ re-expressed three ways that readers of attention maps ask for, each stated in t
 Applied in this order (each step works on the previous one's result):
 
 1. **drop_sink** — zero the column of key 0, the first token (the key ``Capture.sink_mass`` measures), and
-   renormalise each row over the remaining keys. Many heads park most of their budget on the first token
+   renormalise each row over the remaining keys; the emptied column then leaves the key axis (its row
+   stays). Many heads park most of their budget on the first token
    when they have nothing to do (Xiao et al. 2023, "Efficient Streaming Language Models with Attention
    Sinks"; Clark et al. 2019 saw the same on [CLS]/[SEP]); removing it shows how the *rest* is shared.
    A row whose remaining mass is 0 (a causal model's first row sees only key 0) stays all zeros.
@@ -221,10 +222,20 @@ def _views(capture: Capture, layer, heads: list[int], options: HeatmapOptions) -
         notes.append(Notice("notice.special_hidden", hidden=hidden))
 
     labels = tuple(f"{p}: {t}" for p, t in zip(positions, texts))
-    return tuple(HeatmapView(weights=weights[i].astype(np.float32), query_labels=labels, key_labels=labels,
-                             query_tokens=tuple(texts), key_tokens=tuple(texts), layer=layer, head=head,
+    # The dropped sink's key column is all zeros by construction: it leaves the key axis rather than stand there
+    # blank (issue 31); its row stays — the first token still attends.
+    columns = np.ones(len(positions), dtype=bool)
+    if (options.drop_sink and len(positions) > 1 and positions[0] == 0
+            and not weights[:, :, 0].any()):  # key 0 alone in its column (a word of several pieces keeps it)
+        columns[0] = False
+    key_labels = tuple(label for label, shown in zip(labels, columns) if shown)
+    key_texts = tuple(text for text, shown in zip(texts, columns) if shown)
+    key_positions = tuple(p for p, shown in zip(positions, columns) if shown)
+    weights, masked = weights[:, :, columns], masked[:, columns]
+    return tuple(HeatmapView(weights=weights[i].astype(np.float32), query_labels=labels, key_labels=key_labels,
+                             query_tokens=tuple(texts), key_tokens=key_texts, layer=layer, head=head,
                              options=options, notes=tuple(notes), query_positions=tuple(positions),
-                             key_positions=tuple(positions), masked=masked if masked.any() else None,
+                             key_positions=key_positions, masked=masked if masked.any() else None,
                              causal=capture.causal, window=window,
                              windowed_model=any(w is not None for w in capture.windows))
                  for i, head in enumerate(heads))

@@ -287,6 +287,14 @@ class DefinitionLesson:
                              "row_sums": (n,)})
 
 
+def sharpest_pair(weights: np.ndarray) -> tuple[int, int]:
+    """(query, key) of a head's sharpest row and the key that row spends most on — the pair lesson 1's answer is
+    about, so its heatmap labels them first (issue 31). ``weights``: (q_len, k_len)."""
+    weights = np.asarray(weights, dtype=float)
+    best = int(weights.max(axis=-1).argmax())
+    return best, int(weights[best].argmax())
+
+
 def definition_lesson(run: _Run) -> DefinitionLesson:
     info = run.loaded.info
     record = _record(run)
@@ -296,8 +304,7 @@ def definition_lesson(run: _Run) -> DefinitionLesson:
     weights = record.weights[0, run.head].double().cpu().numpy()
     row_sums = weights.sum(axis=-1)
     scores = tensors["query"] @ tensors["key"].T * record.scale
-    best = int(weights.max(axis=-1).argmax())
-    top = int(weights[best].argmax())
+    best, top = sharpest_pair(weights)
     n = len(run.tokens)
     values = {"n": str(n), "d_model": str(info.hidden_size), "d_k": str(info.head_dim), "heads": str(info.num_heads),
               "kv_heads": str(info.num_kv_heads), "scale": _f(record.scale, 4), "layer": str(run.layer),

@@ -9,6 +9,8 @@ shown as they are).
 
 from __future__ import annotations
 
+import json
+
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -19,8 +21,11 @@ from inspector.base.tokens import readable_token, readable_tokens
 from inspector.charts.base import (
     FULL_WIDTH_PX,
     chart_title,
+    head_axis,
+    keyed_colours,
     may_thin,
     style_chart,
+    text_width_px,
     thinned_note,
     token_axis,
     token_labels,
@@ -29,6 +34,7 @@ from inspector.charts.base import (
 AGREEMENT_SCHEME = "redblue"  # diverging: −1 red, 0 white, +1 blue — readable for the common colour deficiencies
 SCORE_SCHEME = "blues"
 _LABEL_LIMIT = 160
+_CELL_TEXT_MARGIN = 1.15  # the width estimate's slack: a token written in a cell is never cut
 
 
 def scores_frame(report: AttributionReport, *, words: bool = False, lang: str = DEFAULT_LANGUAGE) -> pd.DataFrame:
@@ -74,9 +80,14 @@ def scores_chart(report: AttributionReport, *, words: bool = False, slide: bool 
     cells = base.mark_rect().encode(color=alt.Color("relative:Q", title=t("chart.attribution.relative_legend", lang),
                                                     scale=alt.Scale(scheme=AGREEMENT_SCHEME, domain=[-1, 1]),
                                                     legend=alt.Legend(orient="bottom", direction="horizontal")))
-    # The column sets the cells' width (Streamlit stretches the chart), so the text's limit follows the drawn width.
-    labels = base.mark_text(fontSize=14 if slide else 10, limit=alt.expr(f"max(width / {len(units)} - 2, 0)")).encode(
-        text="text:N")
+    # The column sets the cells' width (Streamlit stretches the chart), known only in the browser: a token is written
+    # in its cell whole or not at all (cut to "t…" it named nothing; issue 31) — the axis and the tooltip name it.
+    font = 14 if slide else 10
+    widths = json.dumps([round(_CELL_TEXT_MARGIN * text_width_px(text, font) + 4, 1)
+                         for text in data["text"][:len(units)]])
+    fits = f"{widths}[indexof({json.dumps(units, ensure_ascii=True)}, datum.unit)] <= width / {len(units)}"
+    labels = base.transform_calculate(shown=f"{fits} ? datum.text : ''").mark_text(fontSize=font).encode(
+        text="shown:N")
     notes = [t("chart.attribution.scores_note", lang)]
     if may_thin(units, FULL_WIDTH_PX - _LABEL_LIMIT, slide):
         notes.append(thinned_note(lang))
@@ -124,7 +135,7 @@ def head_tau_chart(head_tau: np.ndarray, *, slide: bool = False, lang: str = DEF
     step = 40 if slide else 26
     layer, head = t("chart.attribution.layer", lang), t("heads.column.head", lang)
     chart = alt.Chart(data).mark_rect().encode(
-        x=alt.X("head:O", title=head, axis=alt.Axis(labelAngle=0, labelOverlap=False)),
+        x=alt.X("head:O", title=head, axis=head_axis(heads, slide=slide)),
         y=alt.Y("layer:O", title=layer),
         color=alt.Color("tau:Q", title="Kendall τ", scale=alt.Scale(scheme=AGREEMENT_SCHEME, domain=[-1, 1])),
         tooltip=[alt.Tooltip("layer:O", title=layer), alt.Tooltip("head:O", title=head),
@@ -154,6 +165,7 @@ def decay_chart(faithful: Faithfulness, *, slide: bool = False, lang: str = DEFA
     frames = [pd.DataFrame({"method": method_label(m, lang), "removed": faithful.curve_fractions,
                             "f": faithful.curve[i]}) for i, m in enumerate(faithful.methods)]
     data = pd.concat(frames, ignore_index=True)
+    labels = [method_label(m, lang) for m in faithful.methods]
     removal = (t("attribution.page.removed_mask", lang, replacement=faithful.replacement)
                if faithful.removal == "mask" else t("attribution.page.removed_delete", lang))
     method = t("attribution.page.column_method", lang)
@@ -161,7 +173,9 @@ def decay_chart(faithful: Faithfulness, *, slide: bool = False, lang: str = DEFA
         x=alt.X("removed:Q", title=t("chart.attribution.decay_x", lang), axis=alt.Axis(format="%")),
         y=alt.Y("f:Q", title=t("chart.attribution.decay_y", lang)),
         # Under the plot in columns: a legend beside it was cut off at the column's edge with ten methods.
-        color=alt.Color("method:N", title=method, scale=alt.Scale(scheme="tableau10"),
+        # Each method keeps its colour in every language: the scale follows the methods' order, not their names.
+        color=alt.Color("method:N", title=method, sort=labels,
+                        scale=keyed_colours(labels),
                         legend=alt.Legend(orient="bottom", columns=2, labelLimit=_LABEL_LIMIT,
                                           symbolStrokeWidth=3)),
         tooltip=[alt.Tooltip("method:N", title=method),

@@ -297,6 +297,48 @@ def zero_white_scale(scheme: str, high: float | None = 1.0) -> alt.Scale:
     return alt.Scale(domain=stops, range=list(ramp), interpolate="lab")
 
 
+# Categorical palettes as colours, so a chart can give each category its colour by a key that does not depend on
+# the language (a nominal scale's default domain is the sorted labels: translated, the colours swapped; issue 31).
+TABLEAU10 = ("#4c78a8", "#f58518", "#e45756", "#72b7b2", "#54a24b", "#eeca3b", "#b279a2", "#ff9da6", "#9d755d",
+             "#bab0ac")
+DARK2 = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666")
+SET2 = ("#66c2a5", "#fc8d62", "#8da0cb", "#e78ac3", "#a6d854", "#ffd92f", "#e5c494", "#b3b3b3")
+
+
+def keyed_colours(labels: Sequence[str], palette: Sequence[str] = TABLEAU10) -> alt.Scale:
+    """A nominal colour scale whose i-th label (in the caller's language-independent order) takes the palette's
+    i-th colour, whatever the labels say in the reader's language."""
+    labels = list(dict.fromkeys(labels))
+    return alt.Scale(domain=labels, range=[palette[i % len(palette)] for i in range(len(labels))])
+
+
+# Vega's viridis, sampled: enough stops to tell a mark's background light from dark.
+_VIRIDIS_STOPS = ("#440154", "#414487", "#2a788e", "#22a884", "#7ad151", "#fde725")
+_DARK_BACKGROUND_LUMINANCE = 0.35  # below this relative luminance a mark is written white, above it black
+
+
+def _luminance(hex_colour: str) -> float:
+    """WCAG relative luminance of ``#rrggbb``."""
+    channels = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def mark_ink(values, scheme: str, low: float = 0.0, high: float | None = None) -> np.ndarray:
+    """"white" or "black" per value: the colour a mark written on a cell of that value must take to stay readable
+    on ``scheme`` (viridis, or a ramp of :data:`_SEQUENTIAL_RAMPS`) over [``low``, ``high``] (``high=None``: the
+    largest value) — white C/D marks on pale cells could not be read (issue 31). NaN (a grey cell): black."""
+    values = np.asarray(values, dtype=float)
+    stops = _VIRIDIS_STOPS if scheme == "viridis" else _SEQUENTIAL_RAMPS[scheme]
+    finite = values[np.isfinite(values)]
+    top = float(high) if high is not None else (float(finite.max()) if finite.size else 1.0)
+    span = top - low if top > low else 1.0
+    lum = np.array([_luminance(stop) for stop in stops])
+    where = np.clip((np.nan_to_num(values, nan=low) - low) / span, 0, 1) * (len(stops) - 1)
+    shade = np.interp(where, np.arange(len(stops)), lum)
+    return np.where(np.isfinite(values) & (shade < _DARK_BACKGROUND_LUMINANCE), "white", "black")
+
+
 def weight_scale(slide: bool = False, high: float = 1.0) -> alt.Scale:
     """Attention weights on [0, ``high``]: white → dark blue; slides use cividis, whose own zero is its dark end."""
     if slide:
@@ -329,12 +371,35 @@ def thinned_note(lang: str = "en", unit: str = "token") -> str:
     return t(f"chart.thinned.{unit}", lang) + space + hover
 
 
+def _thinned_label_expr(order: Sequence, stride: str, keep: Sequence[int] = ()) -> str:
+    """A Vega ``labelExpr`` that labels every ``stride``-th value of ``order`` — and, first, the positions in
+    ``keep`` (in order of importance: the selected token, then outlined ones). A kept label is drawn whatever the
+    stride; a regular label within a stride of a drawn kept one gives way to it, and a kept label within a stride of
+    a more important kept one gives way too, so no two drawn labels are closer than the stride."""
+    order_json = json.dumps(list(order), ensure_ascii=True)
+    index = f"indexof({order_json}, datum.value)"
+    kept = [int(k) for k in dict.fromkeys(keep) if 0 <= int(k) < len(order)]
+    shown = []  # the kept positions' conditions, most important first
+    for j, position in enumerate(kept):
+        clear = [f"abs({position} - {other}) >= {stride}" for other in kept[:j]]
+        shown.append((position, " && ".join(clear) if clear else "true"))
+    regular = f"{index} % {stride} == 0"
+    for position, _ in shown:
+        regular += f" && abs({index} - {position}) >= {stride}"
+    condition = regular
+    for position, clear in reversed(shown):
+        condition = f"({index} == {position} ? ({clear}) : {condition})"
+    return f"{condition} ? datum.label : ''"
+
+
 def token_axis(labels: Sequence[str], *, horizontal: bool, step_px: float | None = None, angle: int = -60,
-               label_limit: int = 120, slide: bool = False, **axis) -> alt.Axis:
+               label_limit: int = 120, slide: bool = False, keep: Sequence[int] = (), **axis) -> alt.Axis:
     """An ordinal axis over ``labels`` (in that order) that labels every token it has room for and never
     hides one silently. ``step_px``: the spacing of the labels when it is fixed (a y axis sized in steps, a
     facet's panel); without it (an x axis stretched to the column) the spacing is the drawn width / len(labels),
-    known only in the browser (Vega's ``width`` signal)."""
+    known only in the browser (Vega's ``width`` signal). ``keep``: positions labelled first when the axis thins
+    (the selected token, the outlined ones — most important first), so thinning never hides the token a chart is
+    about (issue 31)."""
     pitch = (_ROTATED_LABEL_PITCH_PX if horizontal and angle not in (0, -90, 90) else LABEL_PITCH_PX)
     pitch *= 1.4 if slide else 1.0
     count = max(len(labels), 1)
@@ -342,13 +407,32 @@ def token_axis(labels: Sequence[str], *, horizontal: bool, step_px: float | None
         stride = f"max(1, ceil({pitch} * {count} / max(width, 1)))"
     else:
         stride = str(max(1, math.ceil(pitch / max(step_px, 1))))
-    order = json.dumps(list(labels), ensure_ascii=True)
-    expression = f"indexof({order}, datum.value) % {stride} == 0 ? datum.label : ''"
+    expression = _thinned_label_expr(labels, stride, keep)
     # Streamlit's theme sets labelFlush, which moves the first and last labels off their cells towards their
     # neighbours (found on the Compare page's axes, where two labels overlapped).
     axis.setdefault("labelFlush", False)
     return alt.Axis(labelAngle=angle if horizontal else 0, labelLimit=label_limit, labelOverlap=False,
                     labelExpr=expression, **axis)
+
+
+def head_axis(count: int, *, keep: Sequence[int] = (), step_px: float | None = None, extra_chars: int = 0,
+              label: str | None = None, slide: bool = False, font_px: float = 12, **axis) -> alt.Axis:
+    """An upright axis of ``count`` head (or layer) numbers 0…count−1, numbered every k-th when the numbers would
+    touch ("…9 1011" in a 180 px column; issue 31), the ``keep`` heads (the selected one) first. ``step_px``: the
+    cells' width when it is fixed (a concatenation or facet keeps its steps); without it the chart is stretched to
+    its column and the spacing is Vega's ``width`` / count. ``label``: a Vega expression for the text in place of
+    the number; ``extra_chars``: how many characters it adds to the widest number, for the spacing."""
+    widest = len(str(max(count - 1, 0))) + extra_chars
+    pitch = widest * 0.62 * (16 if slide else font_px) + 6
+    if step_px is None:
+        stride = f"max(1, ceil({pitch:.1f} * {max(count, 1)} / max(width, 1)))"
+    else:
+        stride = str(max(1, math.ceil(pitch / max(step_px, 1))))
+    expression = _thinned_label_expr(list(range(count)), stride, keep)
+    if label is not None:
+        expression = expression.replace("datum.label", f"({label})")
+    axis.setdefault("labelFlush", False)
+    return alt.Axis(labelAngle=0, labelOverlap=False, labelExpr=expression, **axis)
 
 
 def may_thin(labels: Sequence[str], narrowest_px: float, slide: bool = False) -> bool:

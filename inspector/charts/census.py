@@ -11,7 +11,7 @@ import pandas as pd
 
 from inspector.analyses.census import STATISTIC_UNITS, CensusSummary
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
-from inspector.charts.base import ENTROPY_SCHEME, chart_title, style_chart
+from inspector.charts.base import ENTROPY_SCHEME, chart_title, head_axis, mark_ink, style_chart
 from inspector.charts.heads import health_words
 
 _CELL_PX, _SLIDE_CELL_PX = 26, 40
@@ -67,7 +67,7 @@ def census_grid_chart(summary: CensusSummary, statistic: str, *, slide: bool = F
     bounded = statistic not in ("entropy", "mean_distance")
     scale = alt.Scale(scheme=ENTROPY_SCHEME, domain=[0.0, 1.0]) if bounded else alt.Scale(scheme=ENTROPY_SCHEME)
     base = alt.Chart(data).encode(
-        x=alt.X("head:O", title=t("heads.column.head", lang), axis=alt.Axis(labelAngle=0)),
+        x=alt.X("head:O", title=t("heads.column.head", lang), axis=head_axis(int(data["head"].max()) + 1, slide=slide)),
         y=alt.Y("layer:O", title=t("chart.inspect.layer", lang)),
         tooltip=[alt.Tooltip("name:N", title=t("heads.column.head", lang)),
                  alt.Tooltip("mean:Q", title=t("chart.census.mean", lang), format=".3f"),
@@ -78,7 +78,11 @@ def census_grid_chart(summary: CensusSummary, statistic: str, *, slide: bool = F
     cells = base.mark_rect().encode(color=alt.Color("mean:Q", title=legend, scale=scale,
                                                     legend=alt.Legend(orient="bottom", direction="horizontal",
                                                                       titleLimit=400)))
-    marks = base.mark_text(fontSize=16 if slide else 11, fontWeight="bold", color="white").encode(text="mark:N")
+    # Each mark in the ink its cell's colour needs (white on dark, black on pale).
+    low, high = (0.0, 1.0) if bounded else (float(data["mean"].min()), float(data["mean"].max()))
+    data["dark"] = mark_ink(data["mean"], ENTROPY_SCHEME, low, high) == "white"
+    marks = base.mark_text(fontSize=16 if slide else 11, fontWeight="bold").encode(
+        text="mark:N", color=alt.condition("datum.dark", alt.value("white"), alt.value("black")))
     step = _SLIDE_CELL_PX if slide else _CELL_PX
     chart = alt.layer(base.mark_rect(color="#d0d0d0"), cells, marks).properties(
         title=chart_title(t("chart.census.title", lang, statistic=name, texts=summary.texts),

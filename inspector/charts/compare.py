@@ -25,6 +25,7 @@ from inspector.charts.base import (
     SLIDE_WEIGHT_SCHEME,
     WEIGHT_SCHEME,
     chart_title,
+    head_axis,
     may_thin,
     style_chart,
     thinned_note,
@@ -92,7 +93,9 @@ def movement_grid_chart(comparison: Comparison, metric: str = "js", *, selected:
         raise ValueError("the key-shift grid needs a comparison with two keys")
     legend_key, scheme, diverging = GRID_METRICS[metric]
     data = head_movement_data(comparison)
-    base = alt.Chart(data).encode(x=alt.X("head:O", title=t("heads.column.head", lang), axis=alt.Axis(labelAngle=0)),
+    base = alt.Chart(data).encode(x=alt.X("head:O", title=t("heads.column.head", lang),
+                                          axis=head_axis(int(data["head"].max()) + 1, slide=slide,
+                                                         keep=() if selected is None else (int(selected[1]),))),
                                   y=alt.Y("layer:O", title=t("chart.compare.layer", lang)),
                                   tooltip=_tooltip(comparison, lang))
     scale = alt.Scale(scheme=scheme, domain=_domain(metric, data), **({"domainMid": 0, "reverse": scheme == "redblue"}
@@ -153,7 +156,7 @@ def _matrix_data(weights: np.ndarray, labels: tuple[str, ...], query_row: int) -
 
 def _matrix_chart(data: pd.DataFrame, labels: tuple[str, ...], *, title: str, subtitle: list[str], color: alt.Color,
                   cell: int, slide: bool, tooltip_title: str, tooltip_format: str,
-                  lang: str = DEFAULT_LANGUAGE) -> alt.LayerChart:
+                  lang: str = DEFAULT_LANGUAGE, keep: tuple[int, ...] = ()) -> alt.LayerChart:
     label_limit = 200 if slide else 110
     # The narrowest place each map is drawn at a 1000 px window: half the main column (the two share a row), or
     # all of it in slide mode, where they are stacked.
@@ -167,10 +170,10 @@ def _matrix_chart(data: pd.DataFrame, labels: tuple[str, ...], *, title: str, su
         # sets labelFlush): the first and last would move off their cells towards their neighbours.
         x=alt.X("key:O", title=t("chart.compare.key_axis", lang), sort=list(labels),
                 axis=token_axis(labels, horizontal=True, angle=-90, label_limit=label_limit, slide=slide,
-                                labelFlush=False)),
+                                keep=keep, labelFlush=False)),
         y=alt.Y("query:O", title=t("chart.compare.query_axis", lang), sort=list(labels),
                 axis=token_axis(labels, horizontal=False, step_px=cell, label_limit=label_limit, slide=slide,
-                                labelFlush=False)),
+                                keep=keep, labelFlush=False)),
         tooltip=[alt.Tooltip("query:N", title=t("chart.compare.query_token", lang)),
                  alt.Tooltip("key:N", title=t("chart.compare.key_token", lang)),
                  alt.Tooltip("weight:Q", title=tooltip_title, format=tooltip_format)])
@@ -197,7 +200,7 @@ def head_heatmap_chart(pair: HeadPair, side: str, *, slide: bool = False,
                           title=t("chart.compare.heatmap_title", lang, side=side, layer=pair.layer, head=pair.head),
                           subtitle=[t("chart.compare.heatmap_subtitle", lang, label=labels[query])], color=color,
                           cell=_pair_cell_px(max(len(pair.labels_a), len(pair.labels_b)), slide), slide=slide,
-                          tooltip_title=weight, tooltip_format=".3f", lang=lang)
+                          tooltip_title=weight, tooltip_format=".3f", lang=lang, keep=(query,))
     return style_chart(chart, slide)
 
 
@@ -211,7 +214,7 @@ def head_difference_chart(pair: HeadPair, *, slide: bool = False, lang: str = DE
                           title=t("chart.compare.difference_title", lang, layer=pair.layer, head=pair.head),
                           subtitle=[t("chart.compare.difference_subtitle", lang)], color=color,
                           cell=_pair_cell_px(len(pair.pair_labels), slide), slide=slide, tooltip_title="B − A",
-                          tooltip_format="+.3f", lang=lang)
+                          tooltip_format="+.3f", lang=lang, keep=(pair.query_row,))
     return style_chart(chart, slide)
 
 

@@ -22,6 +22,7 @@ from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.charts.base import (
     FULL_WIDTH_PX,
     chart_title,
+    head_axis,
     may_thin,
     style_chart,
     thinned_note,
@@ -162,7 +163,8 @@ def example_chart(scored: ExampleScores, *, slide: bool = False, lang: str = DEF
     token = t("chart.attribution.token", lang)
     base = alt.Chart(data).encode(
         x=alt.X("unit:O", sort=units, title=token,
-                axis=token_axis(units, horizontal=True, label_limit=_LABEL_LIMIT, slide=slide)),
+                axis=token_axis(units, horizontal=True, label_limit=_LABEL_LIMIT, slide=slide,
+                                keep=(scored.position, *scored.supporting))),
         y=alt.Y("method:N", sort=methods, title=None, axis=alt.Axis(labelLimit=_LABEL_LIMIT)),
         tooltip=[alt.Tooltip("token:N", title=token), alt.Tooltip("method:N", title=t("gt.column.method", lang)),
                  alt.Tooltip("score:Q", title=t("chart.gt.raw_score", lang), format=".4g"),
@@ -213,7 +215,7 @@ def head_hits_chart(board: Scoreboard, *, slide: bool = False, lang: str = DEFAU
     tooltip = [alt.Tooltip("layer:O", title=layer), alt.Tooltip("head:O", title=head),
                alt.Tooltip("peaks:Q", title=t("chart.gt.peaks", lang), format=".1%"),
                alt.Tooltip("weight:Q", title=t("chart.gt.weight", lang), format=".2%")]
-    base = alt.Chart(data).encode(x=alt.X("head:O", title=head, axis=alt.Axis(labelAngle=0, labelOverlap=False)),
+    base = alt.Chart(data).encode(x=alt.X("head:O", title=head, axis=head_axis(heads, step_px=step, slide=slide)),
                                   y=alt.Y("layer:O", title=layer), tooltip=tooltip)
     legend_px = max(step * heads, 120)
 

@@ -22,6 +22,8 @@ from inspector.charts.base import (
     LABEL_PITCH_PX,
     SELECTION_COLOR,
     chart_title,
+    head_axis,
+    mark_ink,
     may_thin,
     style_chart,
     thinned_note,
@@ -101,7 +103,8 @@ def head_grid_chart(report: HeadReport, metric: str, *, selected: tuple[int, int
                alt.Tooltip("induction_text:N", title=t("chart.heads.metric.induction", lang)),
                alt.Tooltip("flag:N", title=t("chart.heads.health_flag", lang))]
     base = alt.Chart(data).encode(x=alt.X("head:O", title=t("heads.column.head", lang),
-                                          axis=alt.Axis(labelAngle=0, labelOverlap=False)),
+                                          axis=head_axis(int(data["head"].max()) + 1, slide=slide,
+                                                         keep=() if selected is None else (int(selected[1]),))),
                                   y=alt.Y("layer:O", title=t("chart.inspect.layer", lang)), tooltip=tooltip)
     if scheme == ENTROPY_SCHEME:  # viridis: its dark end is its own zero
         scale = alt.Scale(scheme=scheme, domain=list(domain))
@@ -111,7 +114,10 @@ def head_grid_chart(report: HeadReport, metric: str, *, selected: tuple[int, int
         color=alt.Color(f"{metric}:Q", title=legend, scale=scale,
                         legend=alt.Legend(orient="bottom", direction="horizontal", titleLimit=400)),
     ).add_params(alt.selection_point(name=HEAD_SELECTION, fields=["layer", "head"], on="click", clear="dblclick"))
-    marks = base.mark_text(fontSize=16 if slide else 11, fontWeight="bold", color="white").encode(text="mark:N")
+    # Each mark in the ink its cell's colour needs (white on dark, black on pale).
+    data["dark"] = mark_ink(data[metric], scheme, *(domain if domain else (0.0, None))) == "white"
+    marks = base.mark_text(fontSize=16 if slide else 11, fontWeight="bold").encode(
+        text="mark:N", color=alt.condition("datum.dark", alt.value("white"), alt.value("black")))
     drawn = [base.mark_rect(color="#d0d0d0"), cells, marks]
     if selected is not None:
         only = (alt.datum.layer == int(selected[0])) & (alt.datum.head == int(selected[1]))
@@ -119,7 +125,8 @@ def head_grid_chart(report: HeadReport, metric: str, *, selected: tuple[int, int
                                     strokeWidth=3).transform_filter(only))
     step = _SLIDE_CELL_PX if slide else _CELL_PX
     chart = alt.layer(*drawn).properties(
-        title=chart_title(t("chart.heads.grid_title", lang, legend=legend), [t("chart.heads.grid_note", lang)],
+        title=chart_title(t("chart.heads.grid_title", lang, legend=legend), [t("chart.heads.grid_note", lang),
+                                                                                  t("chart.heads.grid_click", lang)],
                           slide=slide),
         width=alt.Step(step), height=alt.Step(step))
     return style_chart(chart, slide)

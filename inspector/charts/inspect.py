@@ -27,6 +27,7 @@ from inspector.charts.base import (
     SLIDE_ENTROPY_SCHEME,
     WIDE_COLUMN_PX,
     chart_title,
+    head_axis,
     largest_weight,
     may_thin,
     style_chart,
@@ -150,12 +151,16 @@ def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None
     """
     data = head_entropy_data(entropy, kv_heads=kv_heads, windows=windows, lang=lang)
     legend = t("chart.inspect.entropy_normalised", lang)
-    head_axis = alt.Axis(labelAngle=0, labelOverlap=False, labelFontSize=alt.Undefined if slide else 10)
+    heads = entropy.raw.shape[1]
+    keep = () if selected is None else (int(selected[1]),)
+    # Every head numbered when there is room; in the narrow column every k-th, the selected one first (issue 31).
+    numbers = head_axis(heads, keep=keep, slide=slide, font_px=10, labelFontSize=alt.Undefined if slide else 10)
     head_title = t("heads.column.head", lang)
     if "kv" in data:
-        group = entropy.raw.shape[1] // kv_heads
-        head_axis = alt.Axis(labelAngle=0, labelOverlap=False, labelFontSize=alt.Undefined if slide else 10,
-                             labelExpr=f"datum.value + '·' + floor(datum.value / {group})")
+        group = heads // kv_heads
+        numbers = head_axis(heads, keep=keep, slide=slide, font_px=10, labelFontSize=alt.Undefined if slide else 10,
+                            extra_chars=1 + len(str(max(kv_heads - 1, 0))),
+                            label=f"datum.value + '·' + floor(datum.value / {group})")
         head_title = t("chart.inspect.head_kv_axis", lang)
     layer_axis, layer_title = alt.Axis(), t("chart.inspect.layer", lang)
     if "kind" in data:
@@ -167,7 +172,7 @@ def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None
         layer_title = t("chart.inspect.layer_local_axis", lang, window=window)
     base = alt.Chart(data).encode(
         # Every head numbered, in type small enough for 12 heads in the narrow column of a 1000 px window.
-        x=alt.X("head:O", title=head_title, axis=head_axis),
+        x=alt.X("head:O", title=head_title, axis=numbers),
         y=alt.Y("layer:O", title=layer_title, axis=layer_axis),
         tooltip=_head_entropy_tooltip(lang, data),
     )

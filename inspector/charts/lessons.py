@@ -23,9 +23,13 @@ from inspector.analyses.lessons import (
 )
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.charts.base import (
+    DARK2,
     FULL_WIDTH_PX,
     HALF_COLUMN_PX,
+    SET2,
     chart_title,
+    head_axis,
+    keyed_colours,
     largest_weight,
     may_thin,
     style_chart,
@@ -43,6 +47,7 @@ MAX_HEATMAP_SIDE = 128
 OFFSET_SPAN = 8
 # The complexity chart's flash path, as :func:`inspector.analyses.lessons.complexity_lesson` names it → its catalogue
 # key.
+_ROLE_ORDER = ("offset", "special", "content")  # lesson 5's head roles, in their colours' order
 _FLASH_PATH_KEYS = {"Triton FlashAttention": "backend.triton",
                     "blocked PyTorch (query blocks)": "chart.lessons.blocked"}
 
@@ -81,9 +86,12 @@ def pooled(weights: np.ndarray, tokens: tuple[str, ...], lang: str = DEFAULT_LAN
 
 
 def weights_chart(weights: np.ndarray, tokens: tuple[str, ...], *, title: str, slide: bool = False,
-                  lang: str = DEFAULT_LANGUAGE) -> alt.Chart:
+                  lang: str = DEFAULT_LANGUAGE, keep: tuple[int, ...] = ()) -> alt.Chart:
     """One head's weights (q_len, q_len) as a heatmap: row = query, column = key (pooled into blocks past
-    :data:`MAX_HEATMAP_SIDE` tokens, :func:`pooled`)."""
+    :data:`MAX_HEATMAP_SIDE` tokens, :func:`pooled`). ``keep``: token positions the lesson is about, labelled
+    first when the axes thin (their blocks when pooled)."""
+    block = -(-len(tokens) // MAX_HEATMAP_SIDE) if len(tokens) > MAX_HEATMAP_SIDE else 1
+    keep = tuple(position // block for position in keep)
     weights, labels, pooled_notes = pooled(weights, tokens, lang)
     rows, cols = np.meshgrid(np.arange(len(labels)), np.arange(len(labels)), indexing="ij")
     data = pd.DataFrame({"query": np.asarray(labels, dtype=object)[rows.ravel()],
@@ -94,9 +102,9 @@ def weights_chart(weights: np.ndarray, tokens: tuple[str, ...], *, title: str, s
     notes += pooled_notes
     chart = alt.Chart(data).mark_rect().encode(
         x=alt.X("key:O", sort=labels, title=t("chart.lessons.key", lang),
-                axis=token_axis(labels, horizontal=True, slide=slide)),
+                axis=token_axis(labels, horizontal=True, slide=slide, keep=keep[::-1])),
         y=alt.Y("query:O", sort=labels, title=t("lesson1.col_query", lang),
-                axis=token_axis(labels, horizontal=False, step_px=cell, slide=slide)),
+                axis=token_axis(labels, horizontal=False, step_px=cell, slide=slide, keep=keep)),
         color=alt.Color("weight:Q", title=t("chart.lessons.weight", lang),
                         scale=weight_scale(slide, largest_weight(weights)), legend=heatmap_legend(slide)),
         tooltip=_weight_tooltips(lang),
@@ -140,7 +148,7 @@ def asymmetry_chart(lesson: WhyQKLesson, *, title: str, slide: bool = False,
     data = pd.DataFrame({"head": np.arange(len(lesson.asymmetry)), "asymmetry": lesson.asymmetry.astype(float),
                          "chosen": np.arange(len(lesson.asymmetry)) == lesson.head})
     chart = alt.Chart(data).mark_bar().encode(
-        x=alt.X("head:O", title=t("heads.column.head", lang), axis=alt.Axis(labelAngle=0)),
+        x=alt.X("head:O", title=t("heads.column.head", lang), axis=head_axis(len(data), slide=slide)),
         y=alt.Y("asymmetry:Q", title="‖S − Sᵀ‖ / ‖S‖"),
         color=alt.condition(alt.datum.chosen, alt.value("#08519c"), alt.value("#9ecae1")),
         tooltip=[alt.Tooltip("head:O", title=t("heads.column.head", lang)),
@@ -208,15 +216,19 @@ def contribution_chart(lesson: MultiHeadLesson, role_names: dict[str, str], *, t
                        slide: bool = False, lang: str = DEFAULT_LANGUAGE) -> alt.Chart:
     """Each head's mean contribution norm after W_O, coloured by what it specialises in (``role_names``: each
     role's name in ``lang``, as the legend shows it)."""
+    present = [role for role in _ROLE_ORDER if role in lesson.role]
+    roles = [role_names[role] for role in present]
     data = pd.DataFrame({"head": np.arange(lesson.num_heads), "norm": lesson.contribution_norm.astype(float),
                          "share": lesson.contribution_share.astype(float),
                          "role": [role_names[r] for r in lesson.role],
                          "rank(S)": lesson.scores_rank.astype(int),
                          "erank(S)": lesson.scores_effective_rank.astype(float)})
     chart = alt.Chart(data).mark_bar().encode(
-        x=alt.X("head:O", title=t("heads.column.head", lang), axis=alt.Axis(labelAngle=0)),
+        x=alt.X("head:O", title=t("heads.column.head", lang), axis=head_axis(len(data), slide=slide)),
         y=alt.Y("norm:Q", title="‖o_h W_O^h‖"),
-        color=alt.Color("role:N", title=t("chart.lessons.role", lang), scale=alt.Scale(scheme="set2")),
+        # A role keeps its colour in every language (the translated names sort differently).
+        color=alt.Color("role:N", title=t("chart.lessons.role", lang), sort=roles,
+                        scale=alt.Scale(domain=roles, range=[SET2[_ROLE_ORDER.index(r)] for r in present])),
         tooltip=[alt.Tooltip("head:O", title=t("heads.column.head", lang)),
                  alt.Tooltip("role:N", title=t("chart.lessons.role", lang)),
                  alt.Tooltip("norm:Q", title=t("chart.lessons.norm", lang), format=".3f"),
@@ -238,9 +250,12 @@ def complexity_chart(lesson: ComplexityLesson, *, title: str, slide: bool = Fals
                       pd.DataFrame({"n": lesson.lengths, "path": flash, "ms": lesson.flash_ms})],
                      ignore_index=True)
     path, ms = t("chart.lessons.path", lang), t("chart.lessons.ms", lang)
+    paths = [t("chart.lessons.materialised", lang), flash]
     chart = alt.Chart(data).mark_line(point=True, strokeWidth=4 if slide else 2).encode(
         x=alt.X("n:Q", scale=alt.Scale(type="log", base=2)), y=alt.Y("ms:Q", title=ms, scale=alt.Scale(type="log")),
-        color=alt.Color("path:N", title=path, scale=alt.Scale(scheme="dark2")),
+        # Under the plot, whole ("blocked PyTorch (query …" was cut at the default limit), in a fixed order.
+        color=alt.Color("path:N", title=path, sort=paths, scale=keyed_colours(paths, DARK2),
+                        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=FULL_WIDTH_PX)),
         tooltip=["n:Q", alt.Tooltip("path:N", title=path), alt.Tooltip("ms:Q", title=ms, format=".2f")],
     ).properties(title=chart_title(title, slide=slide), width=420, height=260)
     return style_chart(chart, slide)

@@ -22,8 +22,11 @@ from inspector.analyses.lessons_decoder import (
 from inspector.analyses.lessons_geometry import LinearLesson, QKSpaceLesson, WindowLesson
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.charts.base import (
+    DARK2,
     FULL_WIDTH_PX,
     chart_title,
+    head_axis,
+    keyed_colours,
     largest_weight,
     style_chart,
     thinned_note,
@@ -74,7 +77,7 @@ def asymmetry_pair_chart(lesson: CausalLesson, *, title: str, slide: bool = Fals
     data = pd.concat([pd.DataFrame({"head": heads, "keys": own, "asymmetry": lesson.asymmetry}),
                       pd.DataFrame({"head": heads, "keys": tied, "asymmetry": lesson.tied_asymmetry})])
     chart = alt.Chart(data).mark_bar().encode(
-        x=alt.X("head:O", title=t("heads.column.head", lang), axis=alt.Axis(labelAngle=0)),
+        x=alt.X("head:O", title=t("heads.column.head", lang), axis=head_axis(len(heads), slide=slide)),
         xOffset=alt.XOffset("keys:N", sort=[own, tied]),
         y=alt.Y("asymmetry:Q", title="‖S − Sᵀ‖ / ‖S‖"),
         color=alt.Color("keys:N", title=t("chart.decoder.keys", lang), sort=[own, tied],
@@ -111,11 +114,12 @@ def rope_wavelength_chart(lesson: RopeLesson, *, title: str, slide: bool = False
                             "kind": t("lessons.named_value", lang, name=t(kind_name_key(kind), lang),
                                       value=f"θ = {lesson.thetas[kind]:,.0f}")})
               for kind, wave in lesson.wavelength.items()]
+    order = [frame["kind"].iloc[0] for frame in frames]  # the lesson's order, whatever the names say
     kinds = t("chart.decoder.layers", lang)
     chart = alt.Chart(pd.concat(frames)).mark_line(strokeWidth=4 if slide else 2).encode(
         x=alt.X("pair:Q", title=t("chart.decoder.pair", lang)),
         y=alt.Y("tokens:Q", title=t("chart.decoder.tokens_per_turn", lang), scale=alt.Scale(type="log")),
-        color=alt.Color("kind:N", title=kinds, scale=alt.Scale(scheme="dark2"), legend=_bottom_legend(1)),
+        color=alt.Color("kind:N", title=kinds, sort=order, scale=keyed_colours(order, DARK2), legend=_bottom_legend(1)),
         tooltip=[alt.Tooltip("kind:N", title=kinds), alt.Tooltip("pair:Q", title=t("chart.decoder.pair", lang)),
                  alt.Tooltip("tokens:Q", title=t("chart.decoder.tokens_per_turn", lang), format=",.1f")],
     ).properties(title=chart_title(title, slide=slide), width=420, height=220)
@@ -166,7 +170,7 @@ def sink_share_chart(lesson: SinksLesson, *, title: str, slide: bool = False,
                       pd.DataFrame({"head": heads, "by": by_norm, "share": lesson.norm_share})])
     by = t("chart.decoder.by", lang)
     chart = alt.Chart(data).mark_bar().encode(
-        x=alt.X("head:O", title=t("heads.column.head", lang), axis=alt.Axis(labelAngle=0)),
+        x=alt.X("head:O", title=t("heads.column.head", lang), axis=head_axis(len(heads), slide=slide)),
         xOffset=alt.XOffset("by:N", sort=[by_weight, by_norm]),
         y=alt.Y("share:Q", title=t("chart.decoder.share", lang), scale=alt.Scale(domain=[0, 1])),
         color=alt.Color("by:N", title=by, sort=[by_weight, by_norm], scale=alt.Scale(range=["#08519c", "#fd8d3c"]),

@@ -17,6 +17,7 @@ from inspector.charts.base import (
     HEAD_SELECTION,
     SELECTION_COLOR,
     chart_title,
+    head_axis,
     style_chart,
     weight_scale,
 )
@@ -56,7 +57,7 @@ def roles_map_chart(result: RolesResult, *, selected: tuple[int, int] | None = N
         tooltip.append(alt.Tooltip(f"{role}:Q", title=role_name(role, lang), format=".3f"))
     tooltip.append(alt.Tooltip("sink_rate:Q", title=t("chart.roles.sink_rate", lang), format=".2f"))
     base = alt.Chart(data).encode(
-        x=alt.X("head:O", title=t("heads.column.head", lang), axis=alt.Axis(labelAngle=0)),
+        x=alt.X("head:O", title=t("heads.column.head", lang), axis=head_axis(int(data["head"].max()) + 1, slide=slide)),
         y=alt.Y("layer:O", title=t("chart.inspect.layer", lang)), tooltip=tooltip)
     cells = base.mark_rect(cursor="pointer", stroke="white", strokeWidth=1).encode(
         color=alt.Color("role:N", title=t("chart.roles.dominant", lang),
@@ -72,7 +73,8 @@ def roles_map_chart(result: RolesResult, *, selected: tuple[int, int] | None = N
     step = _SLIDE_CELL_PX if slide else _CELL_PX
     thresholds = ", ".join(f"{role_name(role, lang)} ≥ {result.thresholds[role]:g}" for role in ROLES)
     chart = alt.layer(*drawn).properties(
-        title=chart_title(t("chart.roles.map_title", lang), [t("chart.roles.map_note", lang, thresholds=thresholds)],
+        title=chart_title(t("chart.roles.map_title", lang), [t("chart.roles.map_note", lang, thresholds=thresholds),
+                                                                t("chart.roles.map_hover", lang)],
                           slide=slide),
         width=alt.Step(step), height=alt.Step(step))
     return style_chart(chart, slide)

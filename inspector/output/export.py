@@ -127,7 +127,7 @@ EXPORT_PLOT_PX = 480
 # slide or a printed page.
 SCREEN_ONLY_KEYS = ("chart.hover.token", "chart.hover.head", "chart.thinned.token", "chart.thinned.head",
                     "chart.gt.hover", "chart.compare.grid_subtitle",
-                    "chart.inspect.grid_click")
+                    "chart.inspect.grid_click", "chart.roles.map_hover", "chart.heads.grid_click")
 _ESTIMATE_MARGIN = 1.12
 _BOLD_ADVANCE = 1.1  # a bold title's letters are wider than the estimate's regular ones
 _WIDE_PUNCTUATION = "，。、；：？！）」』】》〉”’（「『【《〈“‘"

@@ -28,7 +28,12 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("compare.query", "Query token (whose attention row is compared)", "查询词元（比较它的注意力行）"),
     ("compare.query_help", "“auto” is the first token where the two texts differ.",
      "“自动”即两段文本中第一个不同的词元。"),
-    ("compare.query_auto", "auto ({token})", "自动（{token}）"),
+    # The automatic choice's label stays the same whatever the texts (Streamlit keeps a selectbox's value as its
+    # label: "auto (11: [UNK])" stayed on screen after the texts changed; issue 31); the caption under the boxes
+    # names the query the comparison read.
+    ("compare.query_auto", "auto", "自动"),
+    ("compare.query_used", "Query read: “{token}”{auto}.", "读取的查询：“{token}”{auto}。"),
+    ("compare.query_used_auto", " (chosen automatically)", "（自动选择）"),
     ("compare.key_none", "none", "无"),
     ("compare.key1", "Key 1 (attention moves from)", "键 1（注意力从这里移出）"),
     ("compare.keys_help",

@@ -197,9 +197,9 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("chart.heads.distance", "mean attention distance (tokens)", "平均注意力距离（词元）"),
     ("chart.heads.health_flag", "health flag", "健康标记"),
     ("chart.heads.grid_title", "Heads coloured by {legend}", "按“{legend}”着色的各头"),
-    ("chart.heads.grid_note",
-     "C = collapsed, D = diffuse. Grey = no value. Click a head to open it on the Inspect page.",
-     "坍 = 坍缩，弥 = 弥散。灰色 = 无数值。点击一个头即可在“查看”页打开它。"),
+    ("chart.heads.grid_note", "C = collapsed, D = diffuse. Grey = no value.", "坍 = 坍缩，弥 = 弥散。灰色 = 无数值。"),
+    # On screen only (inspector.output.export.SCREEN_ONLY_KEYS): a slide cannot be clicked.
+    ("chart.heads.grid_click", "Click a head to open it on the Inspect page.", "点击一个头即可在“查看”页打开它。"),
     ("chart.heads.clustered_note", "Heads in clustered order (average linkage): similar heads sit together.",
      "各头按聚类顺序排列（平均连接法）：相似的头排在一起。"),
     ("chart.heads.other_head", "other head", "另一个头"),

@@ -91,8 +91,10 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("chart.roles.sink_rate", "sink rate (share of sequences > ε)", "汇点率（超过 ε 的序列比例）"),
     ("chart.roles.map_title", "Head roles: each head's dominant role on the probe",
      "头的角色：每个头在探针上的主要角色"),
-    ("chart.roles.map_note", "First role reaching its threshold: {thresholds}. Hover for every score; click a head.",
-     "取第一个达到阈值的角色：{thresholds}。悬停查看全部得分；点击一个头。"),
+    ("chart.roles.map_note", "First role reaching its threshold: {thresholds}.",
+     "取第一个达到阈值的角色：{thresholds}。"),
+    # On screen only (inspector.output.export.SCREEN_ONLY_KEYS): a slide has no mouse.
+    ("chart.roles.map_hover", "Hover for every score; click a head.", "把鼠标移到格子上可看全部得分；点击一个头。"),
     ("chart.roles.role_heads", "role's top heads", "该角色得分最高的头"),
     ("chart.roles.random_heads", "random heads, same layers", "同层随机头"),
     ("chart.roles.causal", "causal", "有因果作用"),
