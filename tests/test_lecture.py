@@ -6,6 +6,7 @@ link, and "Open this step" landing on the page with the step's model, text, laye
 
 from __future__ import annotations
 
+import html
 import io
 import re
 from dataclasses import replace
@@ -15,6 +16,7 @@ import pytest
 from PIL import Image
 
 from inspector.base.i18n import CATALOGUE, LANGUAGES, t
+from inspector.charts.base import text_width_px
 from inspector.core.bundled import BUNDLED, BUNDLED_PREFIX
 from inspector.core.loading import DEFAULT_MODEL
 from inspector.output.export import SLIDE_HEIGHT_PX, SLIDE_WIDTH_PX, title_slide_svg
@@ -38,7 +40,7 @@ from inspector.output.share import (
     decode_view,
     encode_lesson,
 )
-from tests.conftest import open_app_page
+from tests.conftest import APP_PATH
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -128,15 +130,18 @@ def test_page_url_points_the_app_at_another_page(base, expected):
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_a_title_slide_keeps_every_line_on_the_canvas(lang):
     step = LECTURE[1]
-    svg = title_slide_svg(t(step.title_key, lang), t(step.look_key, lang), "model · “text” · " + "x" * 150,
-                          kicker=t("lecture.slide_step", lang, n=2, total=len(LECTURE)))
+    link = step_url("http://teaching.example.org:8501/lecture", LECTURE[-1], lang) + "&" + "x" * 200
+    svg = title_slide_svg(t(step.title_key, lang), t(step.look_key, lang), "model · “text” · " + "word " * 60,
+                          kicker=t("lecture.slide_step", lang, n=2, total=len(LECTURE)), link=link)
     assert f'width="{SLIDE_WIDTH_PX}" height="{SLIDE_HEIGHT_PX}"' in svg
     lines = re.findall(r'<text x="(\d+)" y="(\d+)" [^>]*font-size="([0-9.]+)px"[^>]*>([^<]*)</text>', svg)
     assert len(lines) >= 4
     for x, y, size, text in lines:
-        assert 0 < int(y) < SLIDE_HEIGHT_PX and int(x) + 0.9 * float(size) * len(text) <= SLIDE_WIDTH_PX * 1.5
+        text = html.unescape(text)
+        assert 0 < int(y) < SLIDE_HEIGHT_PX and int(x) + text_width_px(text, float(size)) <= SLIDE_WIDTH_PX - int(x)
         assert not text.startswith(("，", "。", "、", "：", "）", "”"))
-    assert t(step.title_key, lang) in "".join(text for *_, text in lines)
+    drawn = "".join(html.unescape(text) for *_, text in lines)
+    assert t(step.title_key, lang) in drawn and link in drawn  # the whole link, in lines that fit
 
 
 # ------------------------------------------------------------------------------------------- the page, in AppTest
@@ -148,7 +153,12 @@ def _link(at) -> str:
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_the_lecture_page_lists_the_steps_and_opens_one_as_its_link_does(lang):
-    at = open_app_page("lecture", query={"lang": lang, "lecture": "sqrt-d"})
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP_PATH), default_timeout=240)
+    at.query_params.update({"lang": lang, "lecture": "sqrt-d"})
+    at.switch_page("views/lecture.py").run()  # the link opens the Lecture page first, as a browser does
+    assert not at.exception, [e.value for e in at.exception]
     assert not at.error and not at.warning, [w.value for w in at.warning]
     radio = at.radio(key="lecture_step")
     assert radio.options == [f"{i} · {t(step.title_key, lang)}" for i, step in enumerate(LECTURE, 1)]

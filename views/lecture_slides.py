@@ -73,8 +73,8 @@ def _title_slide(step: LectureStep, index: int, lang: str, url: str) -> bytes:
     view = step.view
     text = view.text if len(view.text) <= _EXCERPT_CHARS else view.text[:_EXCERPT_CHARS - 1] + "…"
     caption = " · ".join([model_label(view.model, lang), f"“{text}”",
-                          t("export.layer_head", lang, layer=view.layer, head=view.head), url])
-    return title_slide_png(t(step.title_key, lang), t(step.look_key, lang), caption,
+                          t("export.layer_head", lang, layer=view.layer, head=view.head)])
+    return title_slide_png(t(step.title_key, lang), t(step.look_key, lang), caption, link=url,
                            kicker=t("lecture.slide_step", lang, n=index + 1, total=len(LECTURE)))
 
 

@@ -11,7 +11,9 @@ rot when a page or a lesson moves. The Lecture page (``views/lecture.py``) shows
 ``lecture=SLUG``, the step on screen.
 
 Encoder steps run on the bundled MiniLM (``default``); decoder steps on the bundled SmolLM2 (fast) or Gemma 3 270M
-(sliding windows, two RoPE bases, strong sinks).
+(sliding windows, two RoPE bases, strong sinks). The layers and heads were picked on these texts (CPU, fp32): MiniLM's
+layer 3, head 1 sends 0.68 of the row of "it" to "animal" and 0.05 to "street"; its layer 0, head 2 is the sharpest
+head (normalised entropy ≈ 0); Gemma's layer 5, head 1 puts 0.99 of the mean row on ``<bos>``.
 """
 
 from __future__ import annotations
@@ -46,7 +48,6 @@ CHART_KINDS: tuple[str, ...] = get_args(ChartKind)
 _SLUG = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 
 _ANIMAL = EXAMPLES[0].text  # "The animal didn't cross the street because it was too tired."
-_TROPHY = EXAMPLES[1].text  # "The trophy didn't fit into the suitcase because it was too big."
 _PROMPT = "The capital of France is Paris. The capital of Italy is"
 
 
@@ -89,25 +90,25 @@ class LectureStep:
 
 LECTURE: tuple[LectureStep, ...] = (
     LectureStep("soft-addressing", "lecture.soft.title", "lecture.soft.look",
-                ViewState(page="inspect", model=DEFAULT_MODEL, text=_ANIMAL, layer=2, head=5), chart="heatmap"),
+                ViewState(page="inspect", model=DEFAULT_MODEL, text=_ANIMAL, layer=3, head=1), chart="heatmap"),
     LectureStep("qkv", "lecture.qkv.title", "lecture.qkv.look",
                 ViewState(page="lessons", model=SMOLLM2, text=_ANIMAL, layer=3, head=0), lesson=16),
     LectureStep("sqrt-d", "lecture.sqrt_d.title", "lecture.sqrt_d.look",
-                ViewState(page="lessons", model=DEFAULT_MODEL, text=_ANIMAL, layer=2, head=5), lesson=4,
+                ViewState(page="lessons", model=DEFAULT_MODEL, text=_ANIMAL, layer=3, head=1), lesson=4,
                 chart="sweep"),
     LectureStep("multi-head", "lecture.multi_head.title", "lecture.multi_head.look",
-                ViewState(page="lessons", model=DEFAULT_MODEL, text=_ANIMAL, layer=2, head=5), lesson=5,
+                ViewState(page="lessons", model=DEFAULT_MODEL, text=_ANIMAL, layer=3, head=1), lesson=5,
                 chart="heads"),
     LectureStep("entropy", "lecture.entropy.title", "lecture.entropy.look",
-                ViewState(page="inspect", model=DEFAULT_MODEL, text=_ANIMAL, layer=0, head=0), chart="entropy"),
+                ViewState(page="inspect", model=DEFAULT_MODEL, text=_ANIMAL, layer=0, head=2), chart="entropy"),
     LectureStep("not-explanation", "lecture.explanation.title", "lecture.explanation.look",
-                ViewState(page="attribution", model=DEFAULT_MODEL, text=_TROPHY, layer=5, head=0)),
+                ViewState(page="attribution", model=DEFAULT_MODEL, text=_ANIMAL, layer=3, head=1)),
     LectureStep("causal", "lecture.causal.title", "lecture.causal.look",
                 ViewState(page="lessons", model=SMOLLM2, text=_ANIMAL, layer=3, head=0), lesson=9, chart="heatmap"),
     LectureStep("rope", "lecture.rope.title", "lecture.rope.look",
                 ViewState(page="lessons", model=GEMMA, text=_ANIMAL, layer=3, head=0), lesson=10),
     LectureStep("sinks", "lecture.sinks.title", "lecture.sinks.look",
-                ViewState(page="inspect", model=GEMMA, text=_ANIMAL, layer=5, head=0), chart="heatmap"),
+                ViewState(page="inspect", model=GEMMA, text=_ANIMAL, layer=5, head=1), chart="heatmap"),
     LectureStep("generate", "lecture.generate.title", "lecture.generate.look",
                 ViewState(page="generate", model=SMOLLM2, text=_PROMPT, layer=3, head=0),
                 generate=GenerateState(new=8, step=0)),
