@@ -189,3 +189,17 @@ def test_a_step_slide_is_a_16_9_png(index, lang):
     image = Image.open(io.BytesIO(step_slide_png(index, lang, "http://host/lecture")))
     assert image.size == (SLIDE_WIDTH_PX, SLIDE_HEIGHT_PX)
     assert image.convert("L").getextrema()[0] < 80  # ink: the title at least
+
+
+def test_a_lessons_step_opens_its_lesson_and_keeps_it_in_the_link():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP_PATH), default_timeout=240)
+    at.query_params.update({"lecture": "sqrt-d"})
+    at.switch_page("views/lecture.py").run()
+    at.button(key="lecture_open").click().run()  # step 3: lesson 4 on MiniLM, layer 3, head 1
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    opened = {e.label: e.proto.expandable.expanded for e in at.expander}
+    assert opened["4 · Why √d_k, and why not d_k"] and not opened["1 · The definition, with real shapes"]
+    assert (at.selectbox(key="layer").value, at.selectbox(key="head").value) == (3, 1)
+    assert dict(at.query_params).get("lesson") in ("4", ["4"])
