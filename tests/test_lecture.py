@@ -203,3 +203,5 @@ def test_a_lessons_step_opens_its_lesson_and_keeps_it_in_the_link():
     assert opened["4 · Why √d_k, and why not d_k"] and not opened["1 · The definition, with real shapes"]
     assert (at.selectbox(key="layer").value, at.selectbox(key="head").value) == (3, 1)
     assert dict(at.query_params).get("lesson") in ("4", ["4"])
+    at.switch_page("views/lecture.py").run()  # back to the lecture: the step it was on, ready for "Next"
+    assert at.radio(key="lecture_step").value == 2 and not at.exception

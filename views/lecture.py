@@ -18,6 +18,7 @@ from views import share_state, sidebar
 from views.lecture_slides import slide_caption, step_slide_png
 
 STEP_KEY = "lecture_step"
+KEPT_KEY = "_lecture_kept"  # the step on screen, kept while another page runs
 
 
 def restore_step() -> None:
@@ -42,9 +43,12 @@ restore_step()
 for warning in st.session_state.get("_lecture_warnings", ()):
     st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(notice_text(warning, lang))), icon="⚠️")
 
+if STEP_KEY not in st.session_state:  # back from a step's page: Streamlit dropped the radio's value, the step stays
+    st.session_state[STEP_KEY] = st.session_state.get(KEPT_KEY, 0)
 steps_column, step_column = st.columns([2, 3], gap="large")
 index = steps_column.radio(t("lecture.steps", lang), range(len(LECTURE)), key=STEP_KEY,
                            format_func=lambda i: f"{i + 1} · {t(LECTURE[i].title_key, lang)}")
+st.session_state[KEPT_KEY] = index
 step = LECTURE[index]
 view = step.view
 url = step_url(st.context.url or "", step, lang)
