@@ -199,7 +199,7 @@ def test_a_lessons_step_opens_its_lesson_and_keeps_it_in_the_link():
     at.switch_page("views/lecture.py").run()
     at.button(key="lecture_open").click().run()  # step 3: lesson 4 on MiniLM, layer 3, head 1
     assert not at.exception and not at.error, [e.value for e in at.error]
-    opened = {e.label: e.proto.expandable.expanded for e in at.expander}
+    opened = {e.label: e.proto.expanded for e in at.expander}
     assert opened["4 · Why √d_k, and why not d_k"] and not opened["1 · The definition, with real shapes"]
     assert (at.selectbox(key="layer").value, at.selectbox(key="head").value) == (3, 1)
     assert dict(at.query_params).get("lesson") in ("4", ["4"])

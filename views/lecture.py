@@ -11,7 +11,6 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector.base.i18n import notice_text, t
-from inspector.core.loading import model_label
 from inspector.output.lecture import LECTURE, decode_lecture, encode_lecture, step_params, step_url
 from inspector.output.share import ViewState, encode_view, escape_markdown
 from views import share_state, sidebar
@@ -58,7 +57,8 @@ with step_column:
     st.subheader(t(step.title_key, lang))
     st.markdown(f"**{escape_markdown(t('lecture.look', lang))}**")
     st.info(escape_markdown(t(step.look_key, lang)), icon=":material/visibility:")
-    where = dict(page=t(f"nav.{view.page}", lang), model=model_label(view.model, lang), layer=view.layer,
+    model = sidebar.model_choice_label(view.model, sidebar.SUGGESTED_MODELS.get(view.model, view.model), lang)
+    where = dict(page=t(f"nav.{view.page}", lang), model=model, layer=view.layer,
                  head=view.head, text=view.text)
     st.caption(escape_markdown(t("lecture.opens_lesson", lang, lesson=t(f"lesson{step.lesson}.title", lang), **where)
                                if step.lesson is not None else t("lecture.opens", lang, **where)))

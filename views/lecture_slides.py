@@ -19,10 +19,9 @@ from inspector.base.i18n import t
 from inspector.charts.inspect import attention_heatmap_chart, entropy_grid_chart, layer_heads_chart
 from inspector.charts.lessons import sweep_chart
 from inspector.core.forward import backend_for
-from inspector.core.loading import model_label
 from inspector.output.export import Provenance, slide_png, title_slide_png
 from inspector.output.lecture import LECTURE, LectureStep
-from views import session
+from views import session, sidebar
 
 # What the page says a step's slide holds, by its chart (a title slide when the step has none).
 SLIDE_CAPTIONS = {"heatmap": "lecture.slide_chart.heatmap", "heads": "lecture.slide_chart.heads",
@@ -72,7 +71,8 @@ def _step_chart(step: LectureStep, lang: str):
 def _title_slide(step: LectureStep, index: int, lang: str, url: str) -> bytes:
     view = step.view
     text = view.text if len(view.text) <= _EXCERPT_CHARS else view.text[:_EXCERPT_CHARS - 1] + "…"
-    caption = " · ".join([model_label(view.model, lang), f"“{text}”",
+    caption = " · ".join([sidebar.model_choice_label(view.model, sidebar.SUGGESTED_MODELS.get(view.model, view.model),
+                                                     lang), f"“{text}”",
                           t("export.layer_head", lang, layer=view.layer, head=view.head)])
     return title_slide_png(t(step.title_key, lang), t(step.look_key, lang), caption, link=url,
                            kicker=t("lecture.slide_step", lang, n=index + 1, total=len(LECTURE)))

@@ -65,9 +65,9 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lecture.sqrt_d.title", "Why divide by √d_k", "为什么除以 √d_k"),
     ("lecture.sqrt_d.look",
      "Lesson 4: the variance of q·k grows like d_k, so without scaling the softmax turns one-hot as d grows and with "
-     "1/d_k it turns uniform; only 1/√d_k keeps the entropy level.",
+     "1/d_k it turns uniform; only 1/√d_k keeps it in between, at the same level for every d.",
      "课程 4：q·k 的方差随 d_k 增长，所以不缩放时 softmax 随 d 增大变成独热，除以 d_k 时又变得均匀；"
-     "只有除以 √d_k 能让熵保持平稳。"),
+     "只有除以 √d_k 能让熵保持在两者之间，且不随 d 变化。"),
     ("lecture.multi_head.title", "What multi-head splits", "多头拆分了什么"),
     ("lecture.multi_head.look",
      "Lesson 5: d_model is cut into heads of d_k each, and every head of the layer looks with its own pattern — by "
