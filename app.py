@@ -52,6 +52,7 @@ PAGES = [
             url_path="groundtruth"),
     st.Page("views/compare.py", title=t("nav.compare", lang), icon=":material/compare_arrows:", url_path="compare"),
     st.Page("views/generate.py", title=t("nav.generate", lang), icon=":material/edit_note:", url_path="generate"),
+    st.Page("views/lecture.py", title=t("nav.lecture", lang), icon=":material/co_present:", url_path="lecture"),
 ]
 
 # A session that took over from a replica that died (issue 32) says so above the page it redraws.

@@ -328,6 +328,10 @@ def test_every_warning_is_a_catalogue_sentence_in_both_languages(tmp_path, monke
     from inspector.output.share import decode_lessons
 
     warnings += list(decode_lessons({"decoder": "/etc", "dhead": "x"})[1])  # the Lessons decoder section's (issue 30)
+
+    from inspector.output.share import decode_lesson
+
+    warnings += list(decode_lesson({"lesson": "99"})[1])  # the Lessons page's (issue 31)
     assert all(isinstance(w, Notice) for w in warnings)
     written = set().union(*(_keys(w) for w in warnings))
     assert written == {key for key in CATALOGUE if key.startswith("share.")} - {"share.too_long", "share.on"}

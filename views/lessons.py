@@ -21,13 +21,13 @@ from inspector.analyses.lessons import (
     complexity_lesson,
     sharpest_pair,
 )
-from inspector.base.i18n import device_label, t
+from inspector.base.i18n import device_label, notice_text, t
 from inspector.base.tokens import readable_tokens
 from inspector.charts import lessons as charts
 from inspector.charts.inspect import entropy_by_layer_chart
 from inspector.core.forward import backend_for
 from inspector.output.export import Provenance
-from inspector.output.share import encode_lessons, escape_markdown
+from inspector.output.share import decode_lesson, encode_lesson, encode_lessons, escape_markdown
 from views import lesson_quiz, lessons_decoder, session, share_state, sidebar
 from views.export_buttons import export_buttons
 from views.progress_bar import progress_bar
@@ -41,9 +41,26 @@ def cached_lessons(spec: str, text: str, backend: str, layer: int, head: int) ->
     return all_lessons(session.cached_model(spec), text, layer, head, backend=backend)
 
 
+def opened_lesson() -> int | None:
+    """The lesson a share link opens (``lesson=N``, e.g. a lecture step), read once per session with a warning when
+    it is not one; None: lesson 1, as always. A decoder lesson (9 and up) takes the link's layer and head for the
+    decoder section too (:func:`views.lessons_decoder.render`)."""
+    if not st.session_state.get("_lessons_restored"):
+        st.session_state["_lessons_restored"] = True
+        params = st.query_params.to_dict()
+        lesson, warnings = decode_lesson(params)
+        st.session_state["_lessons_opened"], st.session_state["_lessons_warnings"] = lesson, warnings
+        if lesson is not None and lesson > lessons_decoder.FIRST_DECODER_LESSON - 1:
+            st.session_state["_decoder_link"] = (st.session_state.get("layer", 0), st.session_state.get("head", 0))
+    return st.session_state.get("_lessons_opened")
+
+
 heading = st.container()  # the title is in the sidebar's language, known only once the sidebar is drawn
 chosen, status, loaded = sidebar.open_page()
 lang = chosen.state.lang
+opened = opened_lesson()
+for warning in st.session_state.get("_lessons_warnings", ()):
+    st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(notice_text(warning, lang))), icon="⚠️")
 slide = chosen.state.slide
 heading.title(t("lessons.title", lang))
 heading.caption(t("lessons.caption", lang))
@@ -92,7 +109,7 @@ def answer(*texts: str) -> None:
         st.info(escape_markdown(text))
 
 
-with st.expander(t("lesson1.title", lang), expanded=True):
+with st.expander(t("lesson1.title", lang), expanded=opened in (None, 1)):
     header("lesson1")
     st.markdown(f"**{escape_markdown(t('lesson1.shapes', lang))}**")
     shapes = [("X", definition.x.shape), ("Q", definition.query.shape), ("K", definition.key.shape),
@@ -115,7 +132,7 @@ with st.expander(t("lesson1.title", lang), expanded=True):
                  column_config={"Σ_j A_ij": st.column_config.NumberColumn(format="%.7f")})
     answer(definition.answer.text(lang))
 
-with st.expander(t("lesson2.title", lang)):
+with st.expander(t("lesson2.title", lang), expanded=opened == 2):
     header("lesson2")
     show("lesson2-asymmetry", charts.asymmetry_chart(lessons.why_qk, title=t("lesson2.chart_asym", lang), slide=slide,
                                            lang=lang))
@@ -124,14 +141,14 @@ with st.expander(t("lesson2.title", lang)):
                                               slide=slide, lang=lang))
     answer(lessons.why_qk.answer.text(lang))
 
-with st.expander(t("lesson3.title", lang)):
+with st.expander(t("lesson3.title", lang), expanded=opened == 3):
     header("lesson3")
     show("lesson3-offsets", charts.offset_chart(lessons.position, title=t("lesson3.chart", lang, layer=layer),
                                                 slide=slide,
                                         lang=lang))
     answer(lessons.position.answer.text(lang))
 
-with st.expander(t("lesson4.title", lang)):
+with st.expander(t("lesson4.title", lang), expanded=opened == 4):
     header("lesson4")
     sweep, scaling = lessons.sweep, lessons.scaling
     st.caption(t("lessons.simulation", lang, queries=sweep.queries, keys=sweep.keys, seed=sweep.seed))
@@ -157,7 +174,7 @@ with st.expander(t("lesson4.title", lang)):
                                t("lesson4.table_change", lang): scaling.output_change}), hide_index=True)
     answer(sweep.answer.text(lang), scaling.answer.text(lang))
 
-with st.expander(t("lesson5.title", lang)):
+with st.expander(t("lesson5.title", lang), expanded=opened == 5):
     header("lesson5")
     multi = lessons.multi_head
     # The library names the steps; the two that are words are worded here, the symbols stay as they are.
@@ -171,7 +188,7 @@ with st.expander(t("lesson5.title", lang)):
                                                             slide=slide, lang=lang))
     answer(multi.answer.text(lang))
 
-with st.expander(t("lesson6.title", lang)):
+with st.expander(t("lesson6.title", lang), expanded=opened == 6):
     header("lesson6")
     show("lesson6-entropy", entropy_by_layer_chart(lessons.entropy.entropy, slide=slide, lang=lang))
     answer(lessons.entropy.answer.text(lang))
@@ -185,7 +202,7 @@ def measured_mib(peak_bytes, device: str) -> list[str]:
             for value in np.asarray(peak_bytes, dtype=np.float64)]
 
 
-with st.expander(t("lesson7.title", lang)):
+with st.expander(t("lesson7.title", lang), expanded=opened == 7):
     header("lesson7")
     lengths = st.multiselect(t("lesson7.lengths", lang), TIMING_CHOICES, default=list(DEFAULT_LENGTHS),
                              key="timing_lengths", placeholder=t("lesson7.lengths_placeholder", lang))
@@ -217,9 +234,10 @@ with st.expander(t("lesson7.title", lang)):
         st.caption(t("lesson7.memory_note", lang))
         answer(timing.answer.text(lang))
 
-decoder = lessons_decoder.render(chosen, loaded, lang, slide)
+decoder = lessons_decoder.render(chosen, loaded, lang, slide, opened)
 
 with st.expander(t("lesson8.title", lang), expanded=True):
     lesson_quiz.render(lessons, chosen, lang, decoder)
 
-share_state.publish_view(chosen.state, layer=layer, head=head, extra=encode_lessons(lessons_decoder.link_state()))
+share_state.publish_view(chosen.state, layer=layer, head=head,
+                         extra={**encode_lesson(opened), **encode_lessons(lessons_decoder.link_state())})

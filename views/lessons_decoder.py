@@ -27,6 +27,7 @@ from inspector.output.share import LessonsState, ViewState, decode_lessons, esca
 from views import session, sidebar
 from views.progress_bar import progress_bar
 
+FIRST_DECODER_LESSON = 9  # D1 is lesson 9 in a share link's ``lesson=N``; D8 is 16
 ENCODER_SPEC = "default"  # MiniLM: the bidirectional, absolute-position contrast when the sidebar holds a decoder
 
 
@@ -109,8 +110,10 @@ def link_state() -> LessonsState:
                         dhead=None if head is None else int(head))
 
 
-def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool) -> DecoderLessons | None:
-    """Draw the section; returns the measured lessons (for the quiz) or None when no decoder is chosen."""
+def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool,
+           opened: int | None = None) -> DecoderLessons | None:
+    """Draw the section; returns the measured lessons (for the quiz) or None when no decoder is chosen. ``opened``: the
+    lesson a share link opened (its expander starts open)."""
 
     def header(number: str) -> None:
         st.markdown(f"**{escape_markdown(t('lessons.question', lang))}** "
@@ -131,8 +134,11 @@ def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool) 
     if st.session_state.get("decoder_model") not in (None, *choices):
         st.session_state.pop("decoder_model")  # a choice from another sidebar model
     sidebar_is_decoder = chosen.spec in choices
-    if st.session_state.get("decoder_model") is None and sidebar_is_decoder:
+    link = st.session_state.pop("_decoder_link", None)  # a link to a decoder lesson: its model, layer and head
+    if (st.session_state.get("decoder_model") is None or link is not None) and sidebar_is_decoder:
         st.session_state["decoder_model"] = chosen.spec
+    if link is not None and sidebar_is_decoder:
+        st.session_state["decoder_layer"], st.session_state["decoder_head"] = link
     spec = st.selectbox(t("decoder.model", lang), choices, index=None, key="decoder_model",
                         format_func=lambda s: sidebar.shown_model_name(s, lang),
                         placeholder=t("decoder.choose", lang))
@@ -143,8 +149,11 @@ def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool) 
     info = decoder.info
     fit_link_layer_head(info.num_layers, info.num_heads, lang)
     left, right = st.columns(2)
-    layer = left.selectbox(t("decoder.layer", lang), range(info.num_layers), key="decoder_layer",
-                           index=default_layer(info.num_layers))
+    # The default layer (or the link's), kept inside this decoder (another decoder may have fewer layers or heads).
+    st.session_state["decoder_layer"] = min(st.session_state.get("decoder_layer", default_layer(info.num_layers)),
+                                            info.num_layers - 1)
+    st.session_state["decoder_head"] = min(st.session_state.get("decoder_head", 0), info.num_heads - 1)
+    layer = left.selectbox(t("decoder.layer", lang), range(info.num_layers), key="decoder_layer")
     head = right.selectbox(t("decoder.head", lang), range(info.num_heads), key="decoder_head")
     encoder_spec = ENCODER_SPEC if loaded.info.causal else chosen.spec
     backend = chosen.state.backend
@@ -156,7 +165,7 @@ def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool) 
             return None
     model_name = sidebar.shown_model_name(info.name, lang)
 
-    with st.expander(t("lesson9.title", lang)):
+    with st.expander(t("lesson9.title", lang), expanded=opened == 9):
         header("lesson9")
         causal = lessons.causal
         # One above the other: side by side, two columns of a 1000 px window leave a 14-token mask no room.
@@ -169,7 +178,7 @@ def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool) 
                                                     slide=slide, lang=lang))
         answer(causal.answer.text(lang))
 
-    with st.expander(t("lesson10.title", lang)):
+    with st.expander(t("lesson10.title", lang), expanded=opened == 10):
         header("lesson10")
         rope = lessons.rope
         rows = [rope.rope] + ([rope.absolute] if rope.absolute is not None else [])
@@ -186,7 +195,7 @@ def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool) 
                                                      lang=lang))
         answer(rope.answer.text(lang))
 
-    with st.expander(t("lesson11.title", lang)):
+    with st.expander(t("lesson11.title", lang), expanded=opened == 11):
         header("lesson11")
         gqa = lessons.gqa
         st.caption(t("lesson11.groups", lang, groups=", ".join(f"{h}→{int(kv)}" for h, kv in
@@ -200,7 +209,7 @@ def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool) 
         st.altair_chart(charts.js_heatmap(gqa, title=t("lesson11.chart", lang, layer=layer), slide=slide, lang=lang))
         answer(gqa.answer.text(lang))
 
-    with st.expander(t("lesson12.title", lang)):
+    with st.expander(t("lesson12.title", lang), expanded=opened == 12):
         header("lesson12")
         sinks = lessons.sinks
         st.altair_chart(charts.sink_mass_chart(sinks, title=t("lesson12.chart", lang), slide=slide, lang=lang))
@@ -224,7 +233,7 @@ def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool) 
             answer(t("lesson12.stream", lang, tokens=tokens, window=window, sinks=SINK_TOKENS,
                      window_ppl=f"{ppl[0]:.1f}", sink_ppl=f"{ppl[1]:.1f}", full_ppl=f"{ppl[2]:.1f}"))
 
-    with st.expander(t("lesson13.title", lang)):
+    with st.expander(t("lesson13.title", lang), expanded=opened == 13):
         header("lesson13")
         if info.sliding_window is None:
             st.info(escape_markdown(t("lesson13.needs", lang)))
@@ -241,7 +250,7 @@ def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool) 
                                                            lang=lang))
                 answer(window.answer.text(lang))
 
-    with st.expander(t("lesson14.title", lang)):
+    with st.expander(t("lesson14.title", lang), expanded=opened == 14):
         header("lesson14")
         wanted = (spec, chosen.state.text, layer, head)
         if st.button(t("lesson14.run", lang), key="linear_run") or st.session_state.get("linear_for") == wanted:
@@ -259,7 +268,7 @@ def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool) 
                                                            lang=lang))
                 answer(linear.answer.text(lang))
 
-    with st.expander(t("lesson15.title", lang)):
+    with st.expander(t("lesson15.title", lang), expanded=opened == 15):
         header("lesson15")
         space = lessons.qk_space
         st.altair_chart(charts.qk_scatter_chart(space, title=t("lesson15.chart", lang, layer=layer, head=head),
@@ -267,7 +276,7 @@ def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool) 
         st.altair_chart(charts.norm_gap_chart(space, title=t("lesson15.gap_chart", lang), slide=slide, lang=lang))
         answer(space.answer.text(lang))
 
-    with st.expander(t("lesson16.title", lang)):
+    with st.expander(t("lesson16.title", lang), expanded=opened == 16):
         header("lesson16")
         projections = lessons.projections
         names = ["W_Q", "W_K", "W_V", "W_O", "W_QK"]

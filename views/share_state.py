@@ -68,7 +68,8 @@ def clamp_layer_and_head(state: ViewState, num_layers: int, num_heads: int) -> N
 
 def publish_view(state: ViewState, *, layer: int, head: int, extra: Mapping[str, str] | None = None) -> None:
     """Write the view into the address bar and show it as a copyable link; ``extra``: a page's own parameters
-    (the Lessons page's decoder section, :func:`inspector.output.share.encode_lessons`)."""
+    (the Lessons page's ``lesson`` and decoder section, :func:`inspector.output.share.encode_lesson` and
+    :func:`~inspector.output.share.encode_lessons`), written after the view's."""
     state = replace(state, layer=int(layer), head=int(head))
     encoded = {**encode_view(state), **(extra or {})}
     url = share_url(st.context.url or "", state, extra)
@@ -85,3 +86,20 @@ def publish_view(state: ViewState, *, layer: int, head: int, extra: Mapping[str,
         else:
             st.info(t("share.too_long", state.lang, length=f"{len(url):,}", limit=f"{MAX_LINK_CHARS:,}"),
                     icon=":material/link_off:")
+
+
+# The flags that make a page read its link once per session (views.sidebar, views.compare, views.generate,
+# views.lessons): cleared, the next page run reads the address bar again, as a freshly opened link.
+_RESTORED_FLAGS = ("_restored", "_compare_restored", "_generate_restored", "_lessons_restored")
+
+
+def open_link(page_script: str, params: Mapping[str, str]) -> None:
+    """Go to ``page_script`` (``views/NAME.py``) with ``params`` in the address bar and read them as a share link
+    opened there would be: model, text, layer, head and the page's own parameters replace the session's (the
+    Lecture page's "Open this step"). Ends the run (``st.switch_page``)."""
+    for flag in _RESTORED_FLAGS:
+        st.session_state.pop(flag, None)
+    # A layer and head the reader chose before a smaller model clamped them would come back over the link's.
+    for key in ("_wanted_layer_head", "_clamped_layer_head"):
+        st.session_state.pop(key, None)
+    st.switch_page(page_script, query_params=dict(params))

@@ -41,6 +41,7 @@ from inspector.base.catalogue import (
     heads,
     hosting,
     inspect,
+    lecture,
     lessons,
     lessons_decoder,
     roles,
@@ -53,7 +54,8 @@ LANGUAGE_NAMES: Mapping[str, str] = {"en": "English", "zh": "简体中文"}
 
 # The catalogue's modules in the order of the app's menu (the sidebar and shared words first).
 PAGE_MODULES: tuple[ModuleType, ...] = (common, sidebar, inspect, heads, roles, census, attribution, lessons,
-                                        lessons_decoder, groundtruth, compare, generate, hosting)
+                                        lessons_decoder, groundtruth, compare, generate, lecture,
+                                        hosting)
 
 # Keys built at runtime, by family: ``{name}`` stands for one part of a key (letters, digits, ``_`` and ``-``, no
 # dot). Each family names the code that builds it; every other key appears literally in the code that shows it.

@@ -436,6 +436,61 @@ def slide_png(chart, provenance: Provenance, lang: str = DEFAULT_LANGUAGE, *, ti
     return _svg_png(slide_svg(chart, provenance, lang, title=title), scale=1.0)
 
 
+def _link_lines(link: str, width_px: float, font_px: float) -> list[str]:
+    """A URL in lines no wider than ``width_px`` (estimated): broken after ``?`` or ``&`` where it can be, else
+    anywhere — a link has no spaces for :func:`wrap_text` to break at."""
+    lines, line = [], ""
+    for piece in re.split(r"(?<=[?&])", link):
+        while text_width_px(line + piece, font_px) > width_px:
+            if line:
+                lines.append(line)
+                line = ""
+                continue
+            cut = max(1, next((i for i in range(len(piece), 0, -1) if text_width_px(piece[:i], font_px) <= width_px),
+                              1))
+            lines.append(piece[:cut])
+            piece = piece[cut:]
+        line += piece
+    return [*lines, line] if line else lines
+
+
+def title_slide_svg(title: str, notes: str, caption: str, *, kicker: str = "", link: str = "") -> str:
+    """A 16:9 slide without a chart (1920 × 1080 SVG): ``kicker`` (a small line above, e.g. "Step 3 of 10"),
+    ``title`` large, ``notes`` under it, ``caption`` and then ``link`` (a URL, broken at its ``&``) at the foot — laid
+    out and wrapped like :func:`slide_svg`'s."""
+    text_px = SLIDE_WIDTH_PX - 2 * _SLIDE_MARGIN_PX
+    title_px, notes_px = _SLIDE_TITLE_PX * 1.4, _SLIDE_NOTE_PX * 1.5
+    title_lines = wrap_text(title, text_px, title_px * _BOLD_ADVANCE)
+    note_lines = wrap_text(notes, text_px, notes_px) if notes else []
+    block = ((_SLIDE_CAPTION_PX * 1.6 if kicker else 0) + len(title_lines) * title_px * 1.25
+             + (24 + len(note_lines) * notes_px * 1.4 if note_lines else 0))
+    y = max(float(_SLIDE_MARGIN_PX), (SLIDE_HEIGHT_PX - block) / 2 - _SLIDE_MARGIN_PX / 2)
+    body = ""
+    if kicker:
+        drawn, y = _svg_text_lines([kicker], x=_SLIDE_MARGIN_PX, y=y, size=_SLIDE_CAPTION_PX,
+                                   line_px=_SLIDE_CAPTION_PX * 1.6, colour="#555")
+        body += drawn
+    drawn, y = _svg_text_lines(title_lines, x=_SLIDE_MARGIN_PX, y=y, size=title_px, line_px=title_px * 1.25, bold=True)
+    body += drawn
+    if note_lines:
+        drawn, y = _svg_text_lines(note_lines, x=_SLIDE_MARGIN_PX, y=y + 24, size=notes_px, line_px=notes_px * 1.4,
+                                   colour="#333")
+        body += drawn
+    caption_lines = wrap_text(caption, text_px, _SLIDE_CAPTION_PX) + _link_lines(link, text_px, _SLIDE_CAPTION_PX)
+    caption_top = SLIDE_HEIGHT_PX - _SLIDE_MARGIN_PX / 2 - len(caption_lines) * _SLIDE_CAPTION_PX * 1.35
+    foot, _ = _svg_text_lines(caption_lines, x=_SLIDE_MARGIN_PX, y=caption_top, size=_SLIDE_CAPTION_PX,
+                              line_px=_SLIDE_CAPTION_PX * 1.35, colour="#555")
+    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{SLIDE_WIDTH_PX}" height="{SLIDE_HEIGHT_PX}" '
+           f'viewBox="0 0 {SLIDE_WIDTH_PX} {SLIDE_HEIGHT_PX}"><rect width="{SLIDE_WIDTH_PX}" '
+           f'height="{SLIDE_HEIGHT_PX}" fill="white"/>{body}{foot}</svg>')
+    return _embolden_wide_text(svg)
+
+
+def title_slide_png(title: str, notes: str, caption: str, *, kicker: str = "", link: str = "") -> bytes:
+    """:func:`title_slide_svg` as a 1920 × 1080 PNG."""
+    return _svg_png(title_slide_svg(title, notes, caption, kicker=kicker, link=link), scale=1.0)
+
+
 _WINDOWS_RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(10)), *(f"LPT{i}" for i in range(10))}
 
 

@@ -47,7 +47,8 @@ from inspector.core.bundled import BUNDLED, BUNDLED_PREFIX
 from inspector.core.loading import DEFAULT_MODEL, SHIPPED_PREFIX, shipped_model_path
 
 SHARE_VERSION = 1
-PAGES: tuple[str, ...] = ("inspect", "heads", "attribution", "lessons", "groundtruth", "compare", "generate")
+PAGES: tuple[str, ...] = ("inspect", "heads", "attribution", "lessons", "groundtruth", "compare", "generate",
+                          "lecture")
 BACKENDS: tuple[str, ...] = ("auto", "torch", "triton")
 # A text whose URL-encoded form has up to this many characters travels as readable ``text=``; a longer one as
 # whichever is shorter, ``text=`` or the compressed ``tz=`` (non-Latin text, 9 characters a letter once encoded,
@@ -579,3 +580,25 @@ def decode_lessons(params: Mapping[str, str | Sequence[str]], *,
 def encode_lessons(state: LessonsState) -> dict[str, str]:
     """Query parameters for ``state`` (only what is set), to add to :func:`encode_view`'s."""
     return {f.name: str(getattr(state, f.name)) for f in fields(LessonsState) if getattr(state, f.name) is not None}
+
+# ------------------------------------------------------------------------------ lessons page state (issue 31)
+# The Lessons page's own parameter, next to the ViewState ones (decode_view ignores it): ``lesson``, the section opened
+# (1 … LESSON_COUNT: lessons 1–8, then the decoder lessons D1–D8 as 9–16, which run on the link's model when it is a
+# decoder, at the link's layer and head). Written only when set, so every older link opens the page as before. Like
+# decode_view, decode_lesson never raises.
+LESSON_COUNT = 16
+
+
+def decode_lesson(params: Mapping[str, str | Sequence[str]]) -> tuple[int | None, tuple[Notice, ...]]:
+    """The lesson a link opens (None: the page's default, lesson 1), with a warning when the value is not one."""
+    value = _last(params.get("lesson")) if isinstance(params, Mapping) else None
+    if value is None:
+        return None, ()
+    if isinstance(value, str) and _INDEX.fullmatch(value) and 1 <= int(value) <= LESSON_COUNT:
+        return int(value), ()
+    return None, (Notice("share.bad_lesson", value=_shown(value), largest=LESSON_COUNT),)
+
+
+def encode_lesson(lesson: int | None) -> dict[str, str]:
+    """The ``lesson`` parameter (nothing for None), to add to :func:`encode_view`'s."""
+    return {} if lesson is None else {"lesson": str(int(lesson))}

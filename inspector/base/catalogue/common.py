@@ -10,6 +10,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("nav.groundtruth", "Ground truth", "已知答案"),
     ("nav.compare", "Compare", "对比"),
     ("nav.generate", "Generate", "生成"),
+    ("nav.lecture", "Lecture", "讲课路线"),
     # How a change of the model's output is measured, by output kind (inspector.core.outputs) --------------------------
     ("measure.embedding", "cosine distance of the sentence embedding", "句向量的余弦距离"),
     ("measure.distribution", "KL divergence of the predicted-token distribution, nats", "预测词元分布的 KL 散度，奈特"),

@@ -1,0 +1,165 @@
+"""The lecture path (issue 31, item 7): the storyline DESIGN.md tells — attention as soft addressing, where Q, K and V
+come from, why √d_k, what multi-head splits, entropy per head, attention ≠ explanation, causal vs bidirectional,
+RoPE, sinks and generation with the KV cache — as an ordered tuple of steps.
+
+A step is data, not code: the catalogue keys of its title and of its one sentence of what to look at, and the share
+link that opens it — a :class:`~inspector.output.share.ViewState` (page, model, text, layer, head) plus the page's
+own parameters (the Lessons section, the Generate run) — so a step opens exactly as a share link does, and
+tests/test_lecture.py reads every step back through the share-link parser (:func:`step_params` →
+:func:`~inspector.output.share.decode_view`) and checks that every page and lesson it names exists: the path cannot
+rot when a page or a lesson moves. The Lecture page (``views/lecture.py``) shows the steps; its own link carries
+``lecture=SLUG``, the step on screen.
+
+Encoder steps run on the bundled MiniLM (``default``); decoder steps on the bundled SmolLM2 (fast) or Gemma 3 270M
+(sliding windows, two RoPE bases, strong sinks). The layers and heads were picked on these texts (CPU, fp32): MiniLM's
+layer 3, head 1 sends 0.68 of the row of "it" to "animal" and 0.05 to "street"; its layer 0, head 2 is the sharpest
+head (normalised entropy ≈ 0); Gemma's layer 5, head 1 puts 0.99 of the mean row on ``<bos>``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal, get_args
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+from inspector.base.examples import EXAMPLES
+from inspector.base.i18n import DEFAULT_LANGUAGE, Notice
+from inspector.core.loading import DEFAULT_MODEL
+from inspector.output.share import (
+    LESSON_COUNT,
+    PAGES,
+    GenerateState,
+    ViewState,
+    encode_generate,
+    encode_lesson,
+    encode_view,
+)
+
+LECTURE_PAGE = "lecture"
+LECTURE_PARAM = "lecture"  # the Lecture page's own link parameter: the slug of the step on screen
+GEMMA = "bundled:gemma-3-270m"
+SMOLLM2 = "bundled:smollm2-135m"
+# The chart a step's slide shows, drawn from one cached forward of the step's model (or, for "sweep", lesson 4's
+# simulation, which needs no model): one head's heatmap, every head of the layer, the layer × head entropy grid.
+ChartKind = Literal["heatmap", "heads", "entropy", "sweep"]
+CHART_KINDS: tuple[str, ...] = get_args(ChartKind)
+_SLUG = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
+
+_ANIMAL = EXAMPLES[0].text  # "The animal didn't cross the street because it was too tired."
+_PROMPT = "The capital of France is Paris. The capital of Italy is"
+
+
+@dataclass(frozen=True)
+class LectureStep:
+    """One step of the lecture path.
+
+    slug: the step's name in the Lecture page's link (``lecture=slug``). title_key, look_key: catalogue keys of the
+    step's title and of its one sentence of what to look at. view: the page, model, text, layer and head the step
+    opens (``lang`` is the reader's, set by :func:`step_params`; ``page`` is never the Lecture page). lesson: the
+    Lessons section it opens (1 … :data:`~inspector.output.share.LESSON_COUNT`; Lessons steps only). generate: the
+    Generate page's run and step (Generate steps only). chart: the chart the step's slide shows (one of
+    :data:`CHART_KINDS`), or None for a title slide — the step's own chart needs the page's full run."""
+
+    slug: str
+    title_key: str
+    look_key: str
+    view: ViewState
+    lesson: int | None = None
+    generate: GenerateState | None = None
+    chart: ChartKind | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.slug, str) or not _SLUG.fullmatch(self.slug):
+            raise ValueError(f"LectureStep.slug must be lower-case words joined by '-'; got {self.slug!r}")
+        if self.view.page not in PAGES or self.view.page == LECTURE_PAGE:
+            raise ValueError(f"step {self.slug!r}: page {self.view.page!r} is not a page a step can open "
+                             f"({', '.join(p for p in PAGES if p != LECTURE_PAGE)})")
+        if self.view.lang != DEFAULT_LANGUAGE:
+            raise ValueError(f"step {self.slug!r}: the language is the reader's, not the step's")
+        if self.lesson is not None and (self.view.page != "lessons" or isinstance(self.lesson, bool)
+                                        or not isinstance(self.lesson, int) or not 1 <= self.lesson <= LESSON_COUNT):
+            raise ValueError(f"step {self.slug!r}: lesson {self.lesson!r} needs the Lessons page and a number from 1 "
+                             f"to {LESSON_COUNT}")
+        if self.generate is not None and self.view.page != "generate":
+            raise ValueError(f"step {self.slug!r}: Generate settings need the Generate page")
+        if self.chart is not None and self.chart not in CHART_KINDS:
+            raise ValueError(f"step {self.slug!r}: chart {self.chart!r} is not one of {CHART_KINDS}")
+
+
+LECTURE: tuple[LectureStep, ...] = (
+    LectureStep("soft-addressing", "lecture.soft.title", "lecture.soft.look",
+                ViewState(page="inspect", model=DEFAULT_MODEL, text=_ANIMAL, layer=3, head=1), chart="heatmap"),
+    LectureStep("qkv", "lecture.qkv.title", "lecture.qkv.look",
+                ViewState(page="lessons", model=SMOLLM2, text=_ANIMAL, layer=3, head=0), lesson=16),
+    LectureStep("sqrt-d", "lecture.sqrt_d.title", "lecture.sqrt_d.look",
+                ViewState(page="lessons", model=DEFAULT_MODEL, text=_ANIMAL, layer=3, head=1), lesson=4,
+                chart="sweep"),
+    LectureStep("multi-head", "lecture.multi_head.title", "lecture.multi_head.look",
+                ViewState(page="lessons", model=DEFAULT_MODEL, text=_ANIMAL, layer=3, head=1), lesson=5,
+                chart="heads"),
+    LectureStep("entropy", "lecture.entropy.title", "lecture.entropy.look",
+                ViewState(page="inspect", model=DEFAULT_MODEL, text=_ANIMAL, layer=0, head=2), chart="entropy"),
+    LectureStep("not-explanation", "lecture.explanation.title", "lecture.explanation.look",
+                ViewState(page="attribution", model=DEFAULT_MODEL, text=_ANIMAL, layer=3, head=1)),
+    LectureStep("causal", "lecture.causal.title", "lecture.causal.look",
+                ViewState(page="lessons", model=SMOLLM2, text=_ANIMAL, layer=3, head=0), lesson=9, chart="heatmap"),
+    LectureStep("rope", "lecture.rope.title", "lecture.rope.look",
+                ViewState(page="lessons", model=GEMMA, text=_ANIMAL, layer=3, head=0), lesson=10),
+    LectureStep("sinks", "lecture.sinks.title", "lecture.sinks.look",
+                ViewState(page="inspect", model=GEMMA, text=_ANIMAL, layer=5, head=1), chart="heatmap"),
+    LectureStep("generate", "lecture.generate.title", "lecture.generate.look",
+                ViewState(page="generate", model=SMOLLM2, text=_PROMPT, layer=3, head=0),
+                generate=GenerateState(new=8, step=0)),
+)
+
+
+def step_index(slug: str) -> int | None:
+    """The position of the step named ``slug`` in :data:`LECTURE`, or None."""
+    return next((i for i, step in enumerate(LECTURE) if step.slug == slug), None)
+
+
+def step_params(step: LectureStep, lang: str = DEFAULT_LANGUAGE) -> dict[str, str]:
+    """The query parameters of ``step``'s share link for a reader of ``lang``: the view's, then the page's own."""
+    params = encode_view(replace(step.view, lang=lang))
+    if step.lesson is not None:
+        params.update(encode_lesson(step.lesson))
+    if step.generate is not None:
+        params.update(encode_generate(step.generate))
+    return params
+
+
+def page_url(base_url: str, page: str) -> str:
+    """``base_url`` (the address the app runs at, on any of its pages) pointing at ``page`` instead, no query: the
+    last path segment is replaced when it names a page, else ``page`` is appended (the app's root)."""
+    scheme, netloc, path, _, _ = urlsplit(base_url)
+    parts = path.rstrip("/").split("/")
+    if parts and parts[-1] in PAGES:
+        parts = parts[:-1]
+    return urlunsplit((scheme, netloc, "/".join([*parts, page]), "", ""))
+
+
+def step_url(base_url: str, step: LectureStep, lang: str = DEFAULT_LANGUAGE) -> str:
+    """``step``'s share link, on the app at ``base_url``: what "Open this step" opens."""
+    return f"{page_url(base_url, step.view.page)}?{urlencode(step_params(step, lang))}"
+
+
+def decode_lecture(params: Mapping[str, str | Sequence[str]]) -> tuple[int, tuple[Notice, ...]]:
+    """The step a Lecture link asks for (``lecture=SLUG``; the first step when there is none), and a warning when
+    the link names no step. Never raises."""
+    value = params.get(LECTURE_PARAM) if isinstance(params, Mapping) else None
+    if isinstance(value, (list, tuple)):
+        value = value[-1] if value else None
+    if value is None:
+        return 0, ()
+    index = step_index(value) if isinstance(value, str) else None
+    if index is None:
+        shown = repr(value)[:40]
+        return 0, (Notice("lecture.bad_step", value=shown, first=LECTURE[0].slug),)
+    return index, ()
+
+
+def encode_lecture(index: int) -> dict[str, str]:
+    """The Lecture page's own parameter for the step at ``index``, to add to :func:`encode_view`'s."""
+    return {LECTURE_PARAM: LECTURE[index].slug}

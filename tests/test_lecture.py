@@ -1,0 +1,207 @@
+"""The lecture path (inspector/output/lecture.py) and its page (views/lecture.py), issue 31 item 7.
+
+The steps are read back through the share-link parser, and every page and lesson they name is checked to exist, so
+the path cannot rot when a page or a lesson moves. The page runs in AppTest: the steps in both languages, the step's
+link, and "Open this step" landing on the page with the step's model, text, layer and head."""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from inspector.base.i18n import CATALOGUE, LANGUAGES, t
+from inspector.charts.base import text_width_px
+from inspector.core.bundled import BUNDLED, BUNDLED_PREFIX
+from inspector.core.loading import DEFAULT_MODEL
+from inspector.output.export import SLIDE_HEIGHT_PX, SLIDE_WIDTH_PX, title_slide_svg
+from inspector.output.lecture import (
+    LECTURE,
+    LECTURE_PAGE,
+    LectureStep,
+    decode_lecture,
+    encode_lecture,
+    page_url,
+    step_params,
+    step_url,
+)
+from inspector.output.share import (
+    LESSON_COUNT,
+    PAGES,
+    GenerateState,
+    ViewState,
+    decode_generate,
+    decode_lesson,
+    decode_view,
+    encode_lesson,
+)
+from tests.conftest import APP_PATH
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_step_round_trips_through_the_share_link_parser(lang):
+    for step in LECTURE:
+        params = step_params(step, lang)
+        state, warnings = decode_view(params)
+        assert warnings == () and state == replace(step.view, lang=lang), step.slug
+        assert decode_lesson(params) == (step.lesson, ())
+        assert decode_generate(params) == (step.generate or GenerateState(), ())
+        url = step_url("http://host:8501/lecture?lecture=x", step, lang)
+        assert url.startswith(f"http://host:8501/{step.view.page}?"), url
+
+
+def test_every_page_and_lesson_a_step_names_exists():
+    app = (ROOT / "app.py").read_text(encoding="utf-8")
+    menu = dict(re.findall(r'st\.Page\("(views/\w+\.py)".*?url_path="(\w+)"', app, re.DOTALL))
+    assert set(menu.values()) == set(PAGES)  # every page a link may name is in the menu, and the other way round
+    lessons_code = "".join((ROOT / "views" / name).read_text(encoding="utf-8")
+                           for name in ("lessons.py", "lessons_decoder.py"))
+    # The lessons the Lessons page draws, numbered as a link's lesson=N: lesson1 … lesson{LESSON_COUNT}.
+    drawn = {int(n) for n in re.findall(r'st\.expander\(t\("lesson(\d+)\.title"', lessons_code)}
+    assert drawn == set(range(1, LESSON_COUNT + 1))
+    for step in LECTURE:
+        assert step.view.page in PAGES and step.view.page != LECTURE_PAGE
+        assert f"views/{step.view.page}.py" in menu and (ROOT / "views" / f"{step.view.page}.py").exists()
+        assert step.lesson is None or step.lesson in drawn
+        model = step.view.model
+        assert model == DEFAULT_MODEL or model.removeprefix(BUNDLED_PREFIX) in BUNDLED, model
+        for key in (step.title_key, step.look_key):
+            assert key in CATALOGUE and all(CATALOGUE[key][lang].strip() for lang in LANGUAGES), key
+
+
+def test_the_path_tells_the_storyline_in_order():
+    slugs = [step.slug for step in LECTURE]
+    assert len(set(slugs)) == len(slugs) and 8 <= len(LECTURE) <= 12
+    assert slugs[0] == "soft-addressing" and slugs[-1] == "generate"
+    pages = {step.slug: step.view.page for step in LECTURE}
+    assert pages["not-explanation"] == "attribution" and pages["generate"] == "generate"
+    assert {step.lesson for step in LECTURE} >= {4, 5, 9, 10, 16}  # √d, multi-head, causal, RoPE, W_Q/W_K/W_V
+    encoders = [step for step in LECTURE if step.view.model == DEFAULT_MODEL]
+    decoders = [step for step in LECTURE if step.view.model != DEFAULT_MODEL]
+    assert encoders and decoders and all(LECTURE.index(s) < LECTURE.index(d) for s in encoders[:5] for d in
+                                         decoders[1:])  # the encoder story first, then the decoders
+
+
+def test_the_lecture_page_link_names_its_step():
+    for index in range(len(LECTURE)):
+        assert decode_lecture(encode_lecture(index)) == (index, ())
+    assert decode_lecture({}) == (0, ())
+    index, warnings = decode_lecture({"lecture": "<script>"})
+    assert index == 0 and len(warnings) == 1 and "lecture=" in warnings[0]
+    assert "讲课路线" in warnings[0].text("zh")
+
+
+def test_a_lesson_link_roundtrips_and_a_bad_one_warns():
+    assert decode_lesson(encode_lesson(12)) == (12, ()) and encode_lesson(None) == {}
+    for bad in ("0", "17", "x", "-1"):
+        lesson, warnings = decode_lesson({"lesson": bad})
+        assert lesson is None and len(warnings) == 1 and warnings[0].text("zh").startswith("lesson=")
+
+
+def test_a_step_refuses_what_no_link_can_open():
+    view = ViewState(page="lessons")
+    with pytest.raises(ValueError, match="page"):
+        LectureStep("x", "lecture.soft.title", "lecture.soft.look", ViewState(page="lecture"))
+    with pytest.raises(ValueError, match="lesson"):
+        LectureStep("x", "lecture.soft.title", "lecture.soft.look", ViewState(page="inspect"), lesson=4)
+    with pytest.raises(ValueError, match="lesson"):
+        LectureStep("x", "lecture.soft.title", "lecture.soft.look", view, lesson=LESSON_COUNT + 1)
+    with pytest.raises(ValueError, match="Generate"):
+        LectureStep("x", "lecture.soft.title", "lecture.soft.look", view, generate=GenerateState())
+    with pytest.raises(ValueError, match="slug"):
+        LectureStep("Not a slug", "lecture.soft.title", "lecture.soft.look", view)
+
+
+@pytest.mark.parametrize("base, expected", [
+    ("", "/lessons"), ("http://h:1/", "http://h:1/lessons"), ("http://h:1/lecture?lecture=qkv", "http://h:1/lessons"),
+    ("https://h/app/inspect?v=1", "https://h/app/lessons"), ("https://h/app/", "https://h/app/lessons"),
+])
+def test_page_url_points_the_app_at_another_page(base, expected):
+    assert page_url(base, "lessons") == expected
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_title_slide_keeps_every_line_on_the_canvas(lang):
+    step = LECTURE[1]
+    link = step_url("http://teaching.example.org:8501/lecture", LECTURE[-1], lang) + "&" + "x" * 200
+    svg = title_slide_svg(t(step.title_key, lang), t(step.look_key, lang), "model · “text” · " + "word " * 60,
+                          kicker=t("lecture.slide_step", lang, n=2, total=len(LECTURE)), link=link)
+    assert f'width="{SLIDE_WIDTH_PX}" height="{SLIDE_HEIGHT_PX}"' in svg
+    lines = re.findall(r'<text x="(\d+)" y="(\d+)" [^>]*font-size="([0-9.]+)px"[^>]*>([^<]*)</text>', svg)
+    assert len(lines) >= 4
+    for x, y, size, text in lines:
+        text = html.unescape(text)
+        assert 0 < int(y) < SLIDE_HEIGHT_PX and int(x) + text_width_px(text, float(size)) <= SLIDE_WIDTH_PX - int(x)
+        assert not text.startswith(("，", "。", "、", "：", "）", "”"))
+    drawn = "".join(html.unescape(text) for *_, text in lines)
+    assert t(step.title_key, lang) in drawn and link in drawn  # the whole link, in lines that fit
+
+
+# ------------------------------------------------------------------------------------------- the page, in AppTest
+
+
+def _link(at) -> str:
+    return next(code.value for code in at.code if "v=1" in code.value)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_lecture_page_lists_the_steps_and_opens_one_as_its_link_does(lang):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP_PATH), default_timeout=240)
+    at.query_params.update({"lang": lang, "lecture": "sqrt-d"})
+    at.switch_page("views/lecture.py").run()  # the link opens the Lecture page first, as a browser does
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error and not at.warning, [w.value for w in at.warning]
+    radio = at.radio(key="lecture_step")
+    assert radio.options == [f"{i} · {t(step.title_key, lang)}" for i, step in enumerate(LECTURE, 1)]
+    assert radio.value == 2  # the link's step is the current one
+    assert _link(at).endswith("?" + step_url("", LECTURE[2], lang).split("?")[1])
+    assert at.link_button[0].proto.url == _link(at)
+    assert dict(at.query_params).get("lecture") in ("sqrt-d", ["sqrt-d"])
+    at.button(key="lecture_previous").click().run()
+    assert at.radio(key="lecture_step").value == 1 and _link(at) == step_url(_link(at).split("?")[0], LECTURE[1], lang)
+    assert t(LECTURE[1].look_key, lang) in at.info[0].value.replace("\\", "")
+    at.radio(key="lecture_step").set_value(0).run()
+    at.session_state["layer"], at.session_state["head"] = 0, 0  # the reader's own choice, replaced by the step's
+    at.button(key="lecture_open").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    first = LECTURE[0].view
+    assert (at.session_state["layer"], at.session_state["head"]) == (first.layer, first.head)
+    assert at.session_state["model"] == first.model and at.session_state["text"] == first.text
+    assert at.selectbox(key="layer").value == first.layer and at.selectbox(key="head").value == first.head
+    assert at.get("vega_lite_chart")  # the Inspect page drew its charts
+
+
+@pytest.mark.parametrize("index, lang", [(1, "zh"), (2, "en")])  # a title slide; lesson 4's simulation (MiniLM)
+def test_a_step_slide_is_a_16_9_png(index, lang):
+    from views.lecture_slides import slide_caption, step_slide_png
+
+    step = LECTURE[index]
+    assert (step.chart is None) == (slide_caption(step, lang) == t("lecture.slide_title", lang))
+    image = Image.open(io.BytesIO(step_slide_png(index, lang, "http://host/lecture")))
+    assert image.size == (SLIDE_WIDTH_PX, SLIDE_HEIGHT_PX)
+    assert image.convert("L").getextrema()[0] < 80  # ink: the title at least
+
+
+def test_a_lessons_step_opens_its_lesson_and_keeps_it_in_the_link():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP_PATH), default_timeout=240)
+    at.query_params.update({"lecture": "sqrt-d"})
+    at.switch_page("views/lecture.py").run()
+    at.button(key="lecture_open").click().run()  # step 3: lesson 4 on MiniLM, layer 3, head 1
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    opened = {e.label: e.proto.expanded for e in at.expander}
+    assert opened["4 · Why √d_k, and why not d_k"] and not opened["1 · The definition, with real shapes"]
+    assert (at.selectbox(key="layer").value, at.selectbox(key="head").value) == (3, 1)
+    assert dict(at.query_params).get("lesson") in ("4", ["4"])
+    at.switch_page("views/lecture.py").run()  # back to the lecture: the step it was on, ready for "Next"
+    assert at.radio(key="lecture_step").value == 2 and not at.exception
