@@ -90,7 +90,7 @@ def publish_view(state: ViewState, *, layer: int, head: int, extra: Mapping[str,
 
 # The flags that make a page read its link once per session (views.sidebar, views.compare, views.generate,
 # views.lessons): cleared, the next page run reads the address bar again, as a freshly opened link.
-_RESTORED_FLAGS = ("_restored", "_compare_restored", "_generate_restored", "_lessons_restored")
+_RESTORED_FLAGS = ("_restored", "_compare_restored", "_generate_restored", "_lessons_restored", "_decoder_restored")
 
 
 def open_link(page_script: str, params: Mapping[str, str]) -> None:
