@@ -95,10 +95,11 @@ def test_grid_labels_heads_with_their_kv_head_and_layers_with_their_window(windo
     assert set(data["kv"]) == {0} and list(data.drop_duplicates("layer")["kind"]) == ["global", "local 4", "local 4"]
     spec = entropy_grid_chart(entropy, kv_heads=1, windows=result.windows, lang="zh").to_dict()
     base = spec["layer"][0]["encoding"]
-    assert base["x"]["axis"]["labelExpr"] == "datum.value + '·' + floor(datum.value / 4)"
+    # Each head's kv head ("5·1"), thinned by the head axis when the column is narrow (charts.base.head_axis).
+    assert "(datum.value + '·' + floor(datum.value / 4))" in base["x"]["axis"]["labelExpr"]
     assert json.dumps([" · 全局", "", ""], ensure_ascii=True) in base["y"]["axis"]["labelExpr"]
     assert base["y"]["title"] == "层（未标注的为局部 4）"
     assert any(tip.get("field") == "kv" for tip in base["tooltip"])
     # A model without grouped-query heads or windows keeps its plain grid.
     plain = entropy_grid_chart(entropy).to_dict()["layer"][0]["encoding"]
-    assert "labelExpr" not in plain["x"]["axis"] and "labelExpr" not in plain["y"].get("axis", {})
+    assert "'·'" not in plain["x"]["axis"].get("labelExpr", "") and "labelExpr" not in plain["y"].get("axis", {})

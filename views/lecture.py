@@ -34,7 +34,7 @@ def move(by: int) -> None:
 
 
 heading = st.container()  # the title is in the sidebar's language, known only once the sidebar is drawn
-chosen = sidebar.sidebar()  # the language (and the share link read once); this page loads no model
+chosen = sidebar.inputs()  # the language (app.py drew the sidebar and read the link); this page loads no model
 lang = chosen.state.lang
 heading.title(t("lecture.title", lang))
 heading.caption(t("lecture.caption", lang))
