@@ -374,3 +374,13 @@ def test_position_answer_without_a_positional_head_says_so(tiny_models, lang):
     assert "—" not in text and "0 head" not in text and "{" not in text
     assert ("no head puts more than" if lang == "en" else "没有哪个头") in text
     assert all(value in text for value in position.answer.values.values())
+
+
+def test_a_listed_numbers_answer_joins_them_in_the_readers_language():
+    """D5 names Gemma's global layers: "5, 11, 17" in English, "5、11、17" in Chinese (not ASCII commas)."""
+    from inspector.analyses.lessons import Answer
+
+    answer = Answer("lessons.named_value", {"name": "layers"}, lists={"value": ("5", "11", "17")})
+    assert answer.text("en") == "layers: 5, 11, 17"
+    assert answer.text("zh").endswith("5、11、17")
+    assert Answer("lessons.named_value", {"name": "layers"}, lists={"value": ()}).text("en") == "layers: —"

@@ -95,6 +95,9 @@ class Answer:
     # Placeholders that list named values: (catalogue key of a name, its value as text) pairs, each written
     # "name: value" in ``lang`` (a full-width colon in Chinese) and joined with the language's list separator.
     named: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    # Placeholders that list numbers (layers 5, 11, 17), joined with the language's separator ("5、11、17" in
+    # Chinese); an empty list reads "—".
+    lists: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def text(self, lang: str = "en") -> str:
         # A placeholder that names a model shows the name a person reads in ``lang`` ("Gemma 3 270M (bundled)",
@@ -104,7 +107,9 @@ class Answer:
         listed = {name: t("lessons.list_separator", lang).join(
                       t("lessons.named_value", lang, name=t(key, lang), value=value) for key, value in pairs)
                   for name, pairs in self.named.items()}
-        return t(self.key, lang, **values, **listed, **{name: t(key, lang) for name, key in self.terms.items()})
+        numbers = {name: t("lessons.number_separator", lang).join(items) or "—" for name, items in self.lists.items()}
+        return t(self.key, lang, **values, **listed, **numbers,
+                 **{name: t(key, lang) for name, key in self.terms.items()})
 
 
 def _f(x: float, digits: int = 2) -> str:

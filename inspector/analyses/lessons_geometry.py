@@ -161,7 +161,7 @@ def window_lesson(loaded: LoadedModel, *, text: str | None = None, lengths: Sequ
     stacked = global_[0] if global_ else info.num_layers
     reach = stacked * (window - 1)
     values = {"model": info.name, "window": str(window), "local": str(len(local)), "global": str(len(global_)),
-              "global_list": ", ".join(map(str, global_)) or "—", "n": str(n), "local_layer": str(local_layer),
+              "n": str(n), "local_layer": str(local_layer),
               "beyond_local": f"{beyond_local.max():.1e}", "stacked": str(stacked), "reach": f"{reach:,}",
               "global_layer": str(global_layer), "last": str(int(lengths_a[-1])),
               "beyond_global": _pct(beyond_global.mean()) if beyond_global is not None else "—",
@@ -175,7 +175,7 @@ def window_lesson(loaded: LoadedModel, *, text: str | None = None, lengths: Sequ
                         n=n, local_layer=local_layer, global_layer=global_layer, beyond_local=beyond_local,
                         beyond_global=beyond_global, lengths=lengths_a, local_ms=local_ms, global_ms=global_ms,
                         local_bytes=local_bytes, global_bytes=global_bytes, spread=spread, reach=reach,
-                        answer=Answer(key, values))
+                        answer=Answer(key, values, lists={"global_list": tuple(map(str, global_))}))
 
 
 # ------------------------------------------------------------------------------------------ linear attention

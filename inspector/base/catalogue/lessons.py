@@ -17,6 +17,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lessons.question", "Question:", "问题："),
     ("lessons.named_value", "{name}: {value}", "{name}：{value}"),
     ("lessons.list_separator", ", ", "，"),
+    ("lessons.number_separator", ", ", "、"),
     ("lessons.answer", "Answer, from the numbers measured above", "答案（根据上面实测的数字）"),
     ("lessons.simulation", "Simulation (seeded, not the model): {queries} random queries × {keys} keys, seed {seed}.",
      "模拟（固定随机种子，不是模型）：{queries} 个随机查询 × {keys} 个键，种子 {seed}。"),
