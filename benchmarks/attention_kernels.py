@@ -109,17 +109,18 @@ class Row:
 class Bench:
     """Timing and memory on the device at hand: do_bench medians on CUDA, perf_counter medians on the CPU."""
 
-    def __init__(self, device: str, warmup_ms: int, rep_ms: int) -> None:
-        self.device, self.warmup_ms, self.rep_ms = device, warmup_ms, rep_ms
+    def __init__(self, device: str, warmup_ms: int, rep_ms: int, cpu_samples: int = 3) -> None:
+        self.device, self.warmup_ms, self.rep_ms, self.cpu_samples = device, warmup_ms, rep_ms, cpu_samples
 
     def time_ms(self, fn) -> float:
         if self.device == "cuda":
             import triton.testing
 
             return float(triton.testing.do_bench(fn, warmup=self.warmup_ms, rep=self.rep_ms, return_mode="median"))
-        fn()
+        if self.cpu_samples > 1:
+            fn()  # a warm-up call
         samples = []
-        for _ in range(3):
+        for _ in range(self.cpu_samples):
             started = time.perf_counter()
             fn()
             samples.append((time.perf_counter() - started) * 1e3)
@@ -598,7 +599,8 @@ def report(rows: list[Row], calibration: dict, *, smoke: bool, device: str, argv
                "PyTorch SDPA pinned to each backend and eager attention, same process, same tensors.")
     timing = ("`triton.testing.do_bench` median, warmup "
               f"{bench.warmup_ms} ms, rep {bench.rep_ms} ms" if device == "cuda" else
-              "`time.perf_counter` median of 3 after one warm-up call")
+              f"`time.perf_counter` median of {bench.cpu_samples} after one warm-up call" if bench.cpu_samples > 1
+              else "`time.perf_counter`, one call (smoke: the code paths and checks, not speed)")
     notes = [
         f"- Times: {timing}. TFLOP/s in parentheses: forward 4·B·H·N²·D (halved when causal); backward 2.5× that.",
         "- ours / best SDPA > 1 means ours is faster. Entropy/LSE overhead: (ours +entropy/LSE) / ours − 1.",
@@ -652,7 +654,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     dtype = torch.float32 if args.smoke else torch.bfloat16
     shapes = smoke_shapes() if args.smoke else gpu_shapes()
-    bench = Bench(device, args.warmup_ms, args.rep_ms)
+    bench = Bench(device, args.warmup_ms, args.rep_ms, cpu_samples=1 if args.smoke else 3)
 
     precompile_s = None
     if device == "cuda" and args.precompile_workers > 0:

@@ -278,7 +278,9 @@ def missing_important_labels(page, name: str, charts: list[dict]) -> list[str]:
 
 # (case id, page path, share-link fields, window width). Each page once or twice, each hard case at least once.
 # "_switch" is not a link field: the key of a toggle to turn on once the page is drawn (the 200-token heatmap is
-# drawn only on request).
+# drawn only on request). Each page at the width where it is tightest (1000 px) in both languages between its cases,
+# and 1400 px where a page lays out differently there; the Heads page at 1400 and Compare in Chinese at 1000 were
+# dropped for CI time (their 1000 px / slide cases hold the same charts in narrower columns).
 CASES = [
     ("inspect-words-split-1000", "", {"text": SPLIT_WORDS, "words": "1", "layer": "2", "head": "3"}, 1000),
     ("inspect-200-tokens-1400", "", {"text": LONG_TEXT, "_switch": "draw_large"}, 1400),
@@ -286,7 +288,6 @@ CASES = [
     # The narrow columns in Chinese, with the heatmap's notes (sink dropped, words merged) in its subtitle.
     ("inspect-zh-1000", "", {"text": SPLIT_WORDS, "words": "1", "drop_sink": "1", "lang": "zh"}, 1000),
     ("heads-zh-1000", "heads", {"lang": "zh"}, 1000),
-    ("heads-1400", "heads", {}, 1400),
     ("heads-slide-1000", "heads", {"slide": "1"}, 1000),
     ("attribution-words-1000", "attribution", {"words": "1"}, 1000),
     # Slide mode at 1000 px: lesson 1's heatmap thins its labels and must keep the tokens its answer names.
@@ -295,7 +296,6 @@ CASES = [
     ("groundtruth-zh-1000", "groundtruth", {"model": "shipped:induction", "lang": "zh"}, 1000),
     # The default pair (16 tokens): at 1000 px the two heatmaps share a row, narrower than one label per column.
     ("compare-1000", "compare", {}, 1000),
-    ("compare-zh-1000", "compare", {"lang": "zh"}, 1000),
     ("compare-slide-zh-1400", "compare", {"slide": "1", "lang": "zh"}, 1400),
 ]
 # The Ground truth page scores 100 fresh examples by default (about 15 s on two idle cores, minutes on a busy
