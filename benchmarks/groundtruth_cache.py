@@ -31,18 +31,23 @@ _SCORED = ("[...document.querySelectorAll('[data-testid=\"stCaptionContainer\"]'
            ".some(c => c.innerText.includes('examples scored'))")
 
 
+def _open_scoreboard(page, url: str, spec: str) -> tuple[float, float]:
+    """Seconds for ``page`` to open the Ground truth link on ``spec`` and show its scoreboard, and the other
+    processes' load meanwhile."""
+    link = urllib.parse.urlencode({"v": "1", "model": spec})
+    with OtherLoad() as load:
+        started = time.perf_counter()
+        page.goto(f"{url}/groundtruth?{link}")
+        page.wait_for_function(_SCORED, timeout=TIMEOUT_MS)
+        seconds = time.perf_counter() - started
+    return seconds, load.cores
+
+
 def _view(browser, url: str, spec: str) -> tuple[float, float]:
-    """Seconds for a new session to show the scoreboard on ``spec``, and the other processes' load meanwhile."""
+    """:func:`_open_scoreboard` in a new session (a new browser context)."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
-        page = context.new_page()
-        link = urllib.parse.urlencode({"v": "1", "model": spec})
-        with OtherLoad() as load:
-            started = time.perf_counter()
-            page.goto(f"{url}/groundtruth?{link}")
-            page.wait_for_function(_SCORED, timeout=TIMEOUT_MS)
-            seconds = time.perf_counter() - started
-        return seconds, load.cores
+        return _open_scoreboard(context.new_page(), url, spec)
     finally:
         context.close()
 
@@ -66,12 +71,7 @@ def _first_and_revisit(browser, url: str, spec: str) -> tuple[float, float, floa
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
         page = context.new_page()
-        link = urllib.parse.urlencode({"v": "1", "model": spec})
-        with OtherLoad() as load:
-            started = time.perf_counter()
-            page.goto(f"{url}/groundtruth?{link}")
-            page.wait_for_function(_SCORED, timeout=TIMEOUT_MS)
-            first = time.perf_counter() - started
+        first, cores = _open_scoreboard(page, url, spec)
         nav = page.locator("[data-testid='stSidebarNav'] a")
         nav.first.click()  # the menu's first page (Inspect)
         page.wait_for_function(f"!({_SCORED})", timeout=TIMEOUT_MS)
@@ -79,7 +79,7 @@ def _first_and_revisit(browser, url: str, spec: str) -> tuple[float, float, floa
         started = time.perf_counter()
         page.locator("[data-testid='stSidebarNav'] a[href*='groundtruth']").click()
         page.wait_for_function(_SCORED, timeout=TIMEOUT_MS)
-        return first, time.perf_counter() - started, load.cores
+        return first, time.perf_counter() - started, cores
     finally:
         context.close()
 
