@@ -33,7 +33,7 @@ import base64
 import binascii
 import re
 import zlib
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from urllib.parse import quote_plus, urlencode, urlsplit, urlunsplit
@@ -159,6 +159,19 @@ def _last(value: object) -> object:
         return value[-1] if value else None
     return value
 
+def _text_reader(params: Mapping[str, str | Sequence[str]], warnings: list[Notice]) -> Callable[[str], str | None]:
+    """``get(key)``: a link parameter's last value as text, None when absent — or, with a warning in ``warnings``,
+    when it is not text. Every decode_* below reads its parameters through one."""
+
+    def get(key: str) -> str | None:
+        value = _last(params.get(key))
+        if value is not None and not isinstance(value, str):
+            warnings.append(Notice("share.not_text", key=key, value=_shown(value)))
+            return None
+        return value
+
+    return get
+
 
 def _model_problem(model: str) -> Notice | None:
     """Why ``model`` cannot come from a link (a clause: "is not …"), or None if it can."""
@@ -196,14 +209,7 @@ def decode_view(params: Mapping[str, str | Sequence[str]], *, pages: Sequence[st
         return _DEFAULTS, (Notice("share.unreadable", value=_shown(params)),)
     values: dict[str, object] = {}
 
-    def get(key: str) -> str | None:
-        value = _last(params.get(key))
-        if value is None:
-            return None
-        if not isinstance(value, str):
-            warnings.append(Notice("share.not_text", key=key, value=_shown(value)))
-            return None
-        return value
+    get = _text_reader(params, warnings)
 
     version = get("v")
     if version is not None and version != str(SHARE_VERSION):
@@ -362,12 +368,7 @@ def decode_compare(params: Mapping[str, str | Sequence[str]], *,
     warnings: list[Notice] = []
     values: dict[str, object] = {}
 
-    def get(key: str) -> str | None:
-        value = _last(params.get(key))
-        if value is not None and not isinstance(value, str):
-            warnings.append(Notice("share.not_text", key=key, value=_shown(value)))
-            return None
-        return value
+    get = _text_reader(params, warnings)
 
     text, packed = get("text_b"), get("tzb")
     if packed is not None:
@@ -549,12 +550,7 @@ def decode_lessons(params: Mapping[str, str | Sequence[str]], *,
     warnings: list[Notice] = []
     values: dict[str, object] = {}
 
-    def get(key: str) -> str | None:
-        value = _last(params.get(key))
-        if value is not None and not isinstance(value, str):
-            warnings.append(Notice("share.not_text", key=key, value=_shown(value)))
-            return None
-        return value
+    get = _text_reader(params, warnings)
 
     decoder = get("decoder")
     if decoder is not None:
