@@ -173,6 +173,14 @@ def _text_reader(params: Mapping[str, str | Sequence[str]], warnings: list[Notic
     return get
 
 
+def _offered_model_problem(model: str, models: Collection[str] | None) -> Notice | None:
+    """Why a page's second model (Compare's ``model_b``, the Lessons decoder) cannot come from a link: a hosted
+    instance's allow-list answers first (one message whether a path exists or not), then :func:`_model_problem`."""
+    if models is not None and model not in models:
+        return Notice("share.model_b_not_offered")
+    return _model_problem(model)
+
+
 def _model_problem(model: str) -> Notice | None:
     """Why ``model`` cannot come from a link (a clause: "is not …"), or None if it can."""
     if model == DEFAULT_MODEL:
@@ -382,10 +390,7 @@ def decode_compare(params: Mapping[str, str | Sequence[str]], *,
             values["text_b"] = text
     model = get("model_b")
     if model is not None:
-        if models is not None and model not in models:  # the allow-list first, as for ``model``
-            problem = Notice("share.model_b_not_offered")
-        else:
-            problem = _model_problem(model)
+        problem = _offered_model_problem(model, models)
         if problem:
             warnings.append(Notice("share.model_b", value=_shown(model), problem=problem))
         else:
@@ -554,10 +559,7 @@ def decode_lessons(params: Mapping[str, str | Sequence[str]], *,
 
     decoder = get("decoder")
     if decoder is not None:
-        if models is not None and decoder not in models:  # the allow-list first, as for ``model``
-            problem = Notice("share.model_b_not_offered")
-        else:
-            problem = _model_problem(decoder)
+        problem = _offered_model_problem(decoder, models)
         if problem:
             warnings.append(Notice("share.decoder", value=_shown(decoder), problem=problem))
         else:
