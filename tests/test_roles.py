@@ -12,8 +12,9 @@ from transformers import AutoModel
 from inspector.analyses import roles
 from inspector.base.errors import InvalidRequestError
 from inspector.cli import main
+from inspector.core.forward import forward
 from inspector.core.loading import load_model
-from kernels.hf import WeightEdit
+from kernels.hf import SequenceHeadAblation, WeightEdit
 
 REPEAT, BATCH = 8, 4
 
@@ -124,6 +125,56 @@ def test_the_shipped_induction_model_its_circuit_found_and_proven(shipped_induct
     assert "is causal" in roles.verdict(circuit) and "因果" in roles.verdict(circuit, "zh")
     others = roles.causal_test(loaded, result.probe, "induction", [(0, 0)], seeds=3)
     assert not others.causal
+
+
+def _plain_rises(loaded, probe, role, heads) -> np.ndarray:
+    """(batch,) the causal test's rise for ``heads`` by the plainest route: one forward from the first layer of the
+    probe read up to its last measured position (what a causal model's predictions there see), the heads removed,
+    the model's own logits, log-softmax and KL by torch — no resuming, no chunked head, no batched copies."""
+    positions = roles._measured_positions(role, probe.repeat, probe.length)
+    ids = torch.from_numpy(probe.ids[:, :positions.max() + 1])
+    mask = torch.ones(ids.shape[0], loaded.info.num_heads, dtype=torch.bool)
+    edits = []
+    for layer in sorted({layer for layer, _ in heads}):
+        chosen = torch.zeros_like(mask)
+        chosen[:, [head for at, head in heads if at == layer]] = True
+        edits.append(WeightEdit(layer=layer, heads=tuple(range(loaded.info.num_heads)),
+                                edit=roles._first_token_removed(chosen)) if role == "sink"
+                     else SequenceHeadAblation(layer=layer, mask=chosen, mode="mean"))
+    inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+    before = forward(loaded, inputs, stats=()).outputs.logits[:, positions].log_softmax(-1).double()
+    after = forward(loaded, inputs, stats=(), interventions=edits).outputs.logits[:, positions].log_softmax(-1).double()
+    if role == "sink":
+        return (before.exp() * (before - after)).sum(-1).mean(-1).numpy()
+    targets = torch.from_numpy(probe.ids[:, positions + 1])[..., None]
+    return (before.gather(-1, targets) - after.gather(-1, targets))[..., 0].mean(-1).numpy()
+
+
+@pytest.mark.parametrize("role", roles.CAUSAL_ROLES)
+def test_every_rise_equals_a_plain_forward_of_what_the_measure_reads(shipped_induction, role, monkeypatch):
+    monkeypatch.setattr(roles, "_VOCAB_CHUNK", 8)  # the 53-token vocabulary in seven chunks, the last one short
+    probe = roles.make_probe(shipped_induction, repeat=10, batch=4, seed=1)
+    heads = [(1, 2), (0, 1)]
+    test = roles.causal_test(shipped_induction, probe, role, heads, seeds=2)
+    assert test.measure == ("kl" if role == "sink" else "loss")
+    assert test.role_rise == pytest.approx(_plain_rises(shipped_induction, probe, role, heads).mean(), abs=1e-4)
+    for rise, random_heads in zip(test.random_rises, test.random_heads):
+        assert rise == pytest.approx(_plain_rises(shipped_induction, probe, role, random_heads).mean(), abs=1e-4)
+
+
+def test_the_chunked_head_is_the_models_head_or_not_used(shipped_induction, monkeypatch):
+    probe = roles.make_probe(shipped_induction, repeat=6, batch=2, seed=0)
+    forwarded = roles.probe_forward(shipped_induction, probe, for_causal=True)
+    hidden, logits = forwarded.outputs.hidden_states[-1], forwarded.outputs.logits
+    head = roles._ChunkedHead.of(shipped_induction, hidden, logits)
+    assert head is not None  # the shipped model's head is a plain linear layer
+    monkeypatch.setattr(roles, "_VOCAB_CHUNK", 10)
+    assert roles._ChunkedHead.of(shipped_induction, hidden, logits * 2) is None  # a head that scales: the model's own
+    capped = roles._ChunkedHead(weight=head.weight, bias=torch.ones(head.weight.shape[0]), softcap=3.0)
+    expected = torch.tanh((hidden @ head.weight.T + 1) / 3.0) * 3.0
+    torch.testing.assert_close(torch.cat([chunk for _, chunk in capped.chunks(hidden)], -1), expected)
+    targets = torch.from_numpy(probe.ids)
+    torch.testing.assert_close(capped.target_logits(hidden, targets), expected.gather(-1, targets[..., None])[..., 0])
 
 
 @pytest.fixture(scope="module")
