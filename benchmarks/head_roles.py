@@ -9,19 +9,27 @@ probe, resumed at the lowest ablated layer, logits only at the measured position
 ``causal=False`` (the probe alone), and ``head_roles(batch=6, repeat=16)`` (the smaller probe: faster, wider
 intervals).
 
+``--baseline REF`` times the same whole roles view with the ``inspector/`` and ``kernels/`` of git ``REF`` (an
+earlier commit, extracted with ``git archive`` into a temporary folder and run in a child process on the same
+models, each loaded and warmed up there first) in the same run, so a speed-up is measured against its baseline.
+
 Run from the repository root::
 
     python -m benchmarks.head_roles
     python -m benchmarks.head_roles --write-docs
-    python -m benchmarks.head_roles --models bundled:gemma-3-270m --write-docs
+    python -m benchmarks.head_roles --models bundled:gemma-3-270m --baseline 39ba54f --write-docs
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
+import tempfile
 import time
 
-from benchmarks.report import OtherLoad, benchmark_parser, finish
+from benchmarks.report import REPO_ROOT, OtherLoad, benchmark_parser, finish
 
 SECTION_TITLE = "Head roles by probe (CPU)"
 MODELS = ("default", "bundled:smollm2-135m", "bundled:gemma-3-270m")
@@ -37,10 +45,38 @@ def _timed(call):
     return result, seconds, other.cores
 
 
+# The child process of --baseline: the earlier code's whole roles view, timed as main() times it, as one JSON line.
+_BASELINE_CHILD = """
+import json, sys, time
+from inspector import load_model
+from inspector.analyses import roles
+loaded = load_model(sys.argv[1], device="cpu")
+roles.head_roles(loaded, repeat=2, batch=2, top_k=1, seeds=2)
+started = time.perf_counter()
+result = roles.head_roles(loaded)
+seconds = time.perf_counter() - started
+print(json.dumps({"seconds": seconds, "verdicts": [[t.role, bool(t.causal), t.role_rise, t.random_mean]
+                                                   for t in result.tests]}))
+"""
+
+
+def _baseline_seconds(ref: str, spec: str) -> dict:
+    """The whole roles view of ``spec`` with git ``ref``'s code: {"seconds", "verdicts"} from a child process."""
+    with tempfile.TemporaryDirectory(prefix="roles-baseline-") as folder:
+        archive = subprocess.run(["git", "archive", ref, "inspector", "kernels"], cwd=REPO_ROOT, check=True,
+                                 capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
+        env = {**os.environ, "PYTHONPATH": folder}
+        done = subprocess.run([sys.executable, "-c", _BASELINE_CHILD, spec], cwd=folder, env=env, check=True,
+                              capture_output=True, text=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = benchmark_parser(__doc__, SECTION_TITLE)
     parser.add_argument("--models", nargs="+", default=list(MODELS), help="model specs (default: the three bundled)")
     parser.add_argument("--no-smaller", action="store_true", help="skip the smaller probe's rows (6 × R 16)")
+    parser.add_argument("--baseline", metavar="REF", help="also time the whole roles view with git REF's code")
     args = parser.parse_args(argv)
 
     import torch
@@ -60,6 +96,14 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_smaller:
             small, small_seconds, small_cores = _timed(lambda: roles.head_roles(loaded, **SMALLER))
             runs.append((small, small_seconds, None, small_cores, "smaller probe"))
+        if args.baseline:
+            earlier = _baseline_seconds(args.baseline, spec)  # other processes' load: the child itself, not shown
+            verdicts = ", ".join(f"{role} {'causal' if causal else 'not shown'} ({rise:+.2f} vs {random:+.2f})"
+                                 for role, causal, rise, random in earlier["verdicts"])
+            rows.append(f"| {info.name} | {info.num_layers}×{info.num_heads} | baseline, git {args.baseline} "
+                        f"(defaults): {roles.DEFAULT_BATCH} × {2 * roles.default_repeat(loaded) + 1} | — | "
+                        f"{earlier['seconds']:.1f} | — | — | {verdicts} | — |")
+            print(rows[-1], file=sys.stderr, flush=True)
         for item, total, probe_only, other_cores, label in runs:
             top = item.top_heads("induction", 1)[0]
             prev = item.top_heads("previous", 1)[0]
