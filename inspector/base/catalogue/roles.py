@@ -12,15 +12,16 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     # What each causal test measures (inspector.analyses.roles.verdict) ------------------------------------------------
     ("roles.measure.induction_loss", "the loss on the repeated half (nats)", "重复的后半段上的损失（奈特）"),
     ("roles.measure.previous_loss", "the loss on the first half (nats)", "前半段上的损失（奈特）"),
-    ("roles.measure.sink_kl", "the output change, KL(p ‖ p′) in nats, when the first token's weight is removed",
-     "移除第一个词元的权重后输出的变化，KL(p ‖ p′)（奈特）"),
+    ("roles.measure.sink_kl",
+     "the output change on the first half, KL(p ‖ p′) in nats, when the first token's weight is removed",
+     "移除第一个词元的权重后前半段输出的变化，KL(p ‖ p′)（奈特）"),
     ("roles.measure.induction_hidden", "the cosine distance of the repeated half's final hidden states",
      "重复的后半段最终隐藏状态的余弦距离"),
     ("roles.measure.previous_hidden", "the cosine distance of the first half's final hidden states",
      "前半段最终隐藏状态的余弦距离"),
     ("roles.measure.sink_hidden",
-     "the cosine distance of the final hidden states when the first token's weight is removed",
-     "移除第一个词元的权重后最终隐藏状态的余弦距离"),
+     "the cosine distance of the first half's final hidden states when the first token's weight is removed",
+     "移除第一个词元的权重后前半段最终隐藏状态的余弦距离"),
     # The verdict and the report (inspector.analyses.roles) ------------------------------------------------------------
     ("roles.verdict.causal",
      "The {role} role is causal on this model: removing its top heads ({heads}) changes {measure} by {rise} (95 % "
@@ -108,9 +109,10 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("chart.roles.causal_title", "Removing a role's heads vs as many random heads",
      "移除某角色的头 vs 移除同样数量的随机头"),
     ("chart.roles.causal_note",
-     "Induction: loss on the repeated half. Previous-token: loss on the first half. Sink: KL when the first "
-     "token's weight is removed. Bars: 95 % intervals (role: over probe sequences; random: over {seeds} seeds).",
-     "归纳：重复后半段上的损失。前一词元：前半段上的损失。汇点：移除第一个词元的权重后的 KL。"
+     "Induction: loss on the repeated half. Previous-token: loss on the first half. Sink: KL on the first half "
+     "when the first token's weight is removed. Bars: 95 % intervals (role: over probe sequences; random: over "
+     "{seeds} seeds).",
+     "归纳：重复后半段上的损失。前一词元：前半段上的损失。汇点：移除第一个词元的权重后前半段上的 KL。"
      "竖线：95% 区间（角色：跨探针序列；随机：跨 {seeds} 个种子）。"),
     ("chart.roles.query", "query position", "查询位置"),
     ("chart.roles.key", "key position", "键位置"),
