@@ -13,15 +13,17 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("roles.measure.induction_loss", "the loss on the repeated half (nats)", "重复的后半段上的损失（奈特）"),
     ("roles.measure.previous_loss", "the loss on the first half (nats)", "前半段上的损失（奈特）"),
     ("roles.measure.sink_kl",
-     "the output change on the first half, KL(p ‖ p′) in nats, when the first token's weight is removed",
-     "移除第一个词元的权重后前半段输出的变化，KL(p ‖ p′)（奈特）"),
-    ("roles.measure.induction_hidden", "the cosine distance of the repeated half's final hidden states",
-     "重复的后半段最终隐藏状态的余弦距离"),
-    ("roles.measure.previous_hidden", "the cosine distance of the first half's final hidden states",
-     "前半段最终隐藏状态的余弦距离"),
+     "the first half's next-token distribution (KL(p ‖ p′) from the unablated one, nats; the heads lose only the "
+     "first token's weight)",
+     "前半段的下一个词元分布（相对未消融分布的 KL(p ‖ p′)，奈特；这些头只去掉第一个词元的权重）"),
+    ("roles.measure.induction_hidden", "the repeated half's final hidden states (cosine distance from the unablated "
+     "ones)", "重复的后半段的最终隐藏状态（与未消融时的余弦距离）"),
+    ("roles.measure.previous_hidden", "the first half's final hidden states (cosine distance from the unablated ones)",
+     "前半段的最终隐藏状态（与未消融时的余弦距离）"),
     ("roles.measure.sink_hidden",
-     "the cosine distance of the first half's final hidden states when the first token's weight is removed",
-     "移除第一个词元的权重后前半段最终隐藏状态的余弦距离"),
+     "the first half's final hidden states (cosine distance from the unablated ones; the heads lose only the first "
+     "token's weight)",
+     "前半段的最终隐藏状态（与未消融时的余弦距离；这些头只去掉第一个词元的权重）"),
     # The verdict and the report (inspector.analyses.roles) ------------------------------------------------------------
     ("roles.verdict.causal",
      "The {role} role is causal on this model: removing its top heads ({heads}) changes {measure} by {rise} (95 % "
