@@ -5,10 +5,11 @@ The project trains small models on tasks whose answer depends on one token by co
 each with a model card, ``groundtruth.json`` (:class:`ModelCard`): the task, the accuracy it reached on fresh
 data, and — for the deceptive model — the bound its attention on the causal token stays under.
 
-:func:`score_example` runs every method of :mod:`inspector.analyses.attribution` on one generated example (the same
-:func:`inspector.analyses.attribution.attribute` call the Attribution page makes, its target the correct answer: the
-true class's probability, or the log-probability of the word to be copied) and ranks the causal token
-among the content tokens; :func:`scoreboard` does it over N fresh examples and reports, per method:
+:func:`score_example` runs every method of :mod:`inspector.analyses.attribution` on one generated example (the
+methods the Attribution page's :func:`~inspector.analyses.attribution.attribute` runs, through its
+:func:`~inspector.analyses.attribution.method_scores`; the target the correct answer: the true class's
+probability, or the log-probability of the word to be copied) and ranks the causal token among the content tokens;
+:func:`scoreboard` does it over N fresh examples and reports, per method:
 
 - **top-1 hit rate** — the causal token ranked first — and **top-k hit rate**, each with a 95 % Wilson
   interval (``scipy.stats.binomtest``);
@@ -47,9 +48,9 @@ from inspector.analyses.attribution import (
     REGISTRY,
     AttributionSettings,
     TargetSpec,
-    attribute,
     bootstrap_mean_interval,
     method_label,
+    method_scores,
 )
 from inspector.analyses.tasks import FRESH_SEED, Example, Task, generate, task
 from inspector.base.errors import InvalidRequestError
@@ -293,7 +294,9 @@ def score_example(loaded: LoadedModel, example: Example, card: ModelCard, *,
     spec = TargetSpec(class_index=example.label) if card.task.kind == "classifier" else TargetSpec(token=example.answer)
     settings = AttributionSettings(methods=tuple(methods), ig_steps=IG_STEPS, head_grid=False, permutations=0,
                                    faithfulness=False)
-    report = attribute(loaded, example.text, spec=spec, settings=settings, backend=backend)
+    # The methods' scores alone: the ranks need nothing else attribute() computes (its agreement between methods
+    # cost as long as the methods themselves over a scoreboard; issue 31).
+    report = method_scores(loaded, example.text, spec=spec, settings=settings, backend=backend)
     content = ~report.protected
     supporting = tuple(i + offset for i in example.supporting)
     return ExampleScores(example=example, tokens=report.tokens, position=position, supporting=supporting,
