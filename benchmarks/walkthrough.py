@@ -34,6 +34,7 @@ PAGES = {
     "lessons": ("lessons", {}),
     "groundtruth": ("groundtruth", {"model": "shipped:deceptive-attention"}),
     "compare": ("compare", {}),
+    "lecture": ("lecture", {}),
 }
 WIDTHS = (1400, 1000)
 LANGS = ("en", "zh")

@@ -18,6 +18,7 @@ from inspector import InspectorError
 from inspector.analyses.groundtruth import (
     DEFAULT_EXAMPLES,
     DEFAULT_TOP_K,
+    FEWER_EXAMPLES,
     ExampleScores,
     Scoreboard,
     card_for,
@@ -42,12 +43,12 @@ from inspector.core.forward import backend_for
 from inspector.core.loading import shipped_choices
 from inspector.output.export import Provenance
 from inspector.output.share import escape_markdown
+from inspector.serving.jobs import server_busy
 from views import session, share_state, sidebar
 from views.export_buttons import export_buttons
 from views.progress_bar import progress_bar
 
 MAX_SEED = 1_000_000
-FEWER_EXAMPLES = 20  # what a stopped scoreboard offers instead: about a fifth of the default's time
 
 
 @st.cache_data(max_entries=32, ttl=3600, show_spinner=False)
@@ -75,6 +76,18 @@ def cached_scoreboard(spec: str, examples: int, k: int, backend: str, _lang: str
             bar(done, total, note)
 
         return scoreboard(session.cached_model(spec), examples, k=k, backend=backend, progress=show)
+
+
+@st.cache_resource
+def finished_scoreboards() -> set[tuple]:
+    """The requests (model, examples, k, backend) whose whole scoreboard this server has computed: a busy server
+    shows those in full (a cache hit) rather than their first examples."""
+    return set()
+
+
+def score_all(request: tuple) -> None:
+    """A busy server showed the first examples of ``request``: the reader asks for all of them."""
+    st.session_state["_gt_all"] = request
 
 
 def stop_scoring(request: tuple, examples: int) -> None:
@@ -222,12 +235,17 @@ if stopped is not None and stopped["request"] == request:
     share_state.publish_view(replace(chosen.state, page="groundtruth", model=spec), layer=st.session_state["layer"],
                              head=st.session_state["head"])
     st.stop()
+# A busy server scores the first examples first (the same examples: the first FEWER_EXAMPLES of the request) and
+# offers the rest; a scoreboard it already has, or one the reader asked for in full, comes whole (issue 31, item 5).
+first_only = (examples > FEWER_EXAMPLES and request not in finished_scoreboards()
+              and st.session_state.get("_gt_all") != request and server_busy())
 stop_slot = st.empty()
 st.session_state["_gt_progress"] = 0
 stop_slot.button(t("gt.stop", lang), key="gt_stop", on_click=stop_scoring, args=(request, examples),
                  icon=":material/stop_circle:")
 try:
-    job = session.plan_job("groundtruth", loaded, lang, count=examples)  # a hosted instance's limits
+    # a hosted instance's limits
+    job = session.plan_job("groundtruth", loaded, lang, count=FEWER_EXAMPLES if first_only else examples)
     with job.running():
         board = cached_scoreboard(spec, job.keep, k, backend, lang)
 except InspectorError as err:
@@ -235,6 +253,13 @@ except InspectorError as err:
     st.error(str(err))
     st.stop()
 stop_slot.empty()
+if first_only:
+    busy_column, all_column = st.columns([3, 1], vertical_alignment="center")
+    busy_column.info(t("gt.busy_first", lang, n=board.examples, total=examples), icon=":material/speed:")
+    all_column.button(t("gt.score_all", lang, n=examples), key="gt_all", on_click=score_all, args=(request,),
+                      icon=":material/playlist_add:")
+elif board.examples == examples:
+    finished_scoreboards().add(request)
 status.update(state="complete", label=t("gt.board_done", lang, model=sidebar.shown_model_name(info.name, lang),
                                         n=board.examples, methods=len(board.methods), seconds=f"{board.seconds:.1f}"))
 mass, mass_low, mass_high = board.mass_interval()

@@ -63,6 +63,9 @@ from inspector.core.loading import CARD_NAME, DEFAULT_MODEL, LoadedModel, model_
 Variant = Literal["honest", "deceptive"]
 DEFAULT_TOP_K = 3
 DEFAULT_EXAMPLES = 100
+# What the Ground truth page scores after a Stop, or first on a busy server: about a fifth of the default's time. The
+# first examples of a request are the same at any size (one generator from one seed), so they are a true part of it.
+FEWER_EXAMPLES = 20
 MAX_EXAMPLES = 2000
 # Integrated-gradients points: the task models are small and their targets smooth; 16 keeps the scoreboard fast.
 IG_STEPS = 16
