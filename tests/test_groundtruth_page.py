@@ -157,16 +157,16 @@ def test_the_page_does_not_warn_about_the_sidebar_text_it_does_not_read():
     assert [w.value for w in at.warning if "[UNK]" in w.value.replace("\\", "")]
 
 
-def test_a_busy_server_scores_the_first_examples_first_and_all_of_them_on_request(monkeypatch):
-    """Issue 31, item 5: on a busy server the page shows the scoreboard of the first examples of the request, says
-    so, and scores all of them when asked; a quiet server scores them all at once."""
+def test_slow_scoring_shows_the_first_examples_first_and_all_of_them_on_request(monkeypatch):
+    """Issue 31, item 5: when all the examples would take longer than the first view's target at the pace of the
+    first ones (a busy server), the page shows the first ones' scoreboard, says so, and scores the rest when asked;
+    once whole, the scoreboard is what the page shows."""
     from inspector.analyses import groundtruth
-    from inspector.serving import jobs
 
-    monkeypatch.setattr(jobs, "server_busy", lambda: True)
-    # The page's smallest scoreboard first (not 20 of 21: half the examples to score, the same path).
+    # Every pace is too slow; the page's smallest scoreboard first (not 20 of 21: half the examples to score).
+    monkeypatch.setattr(groundtruth, "FIRST_VIEW_S", 0.0)
     monkeypatch.setattr(groundtruth, "FEWER_EXAMPLES", FEW_EXAMPLES)
-    FEWER_EXAMPLES, asked = FEW_EXAMPLES, FEW_EXAMPLES + 1  # noqa: N806
+    asked = FEW_EXAMPLES + 1
     at = _open_page()
     at.session_state["gt_examples"] = asked
     at.button(key="gt_pick_shipped:planted-token").click().run()
@@ -175,13 +175,13 @@ def test_a_busy_server_scores_the_first_examples_first_and_all_of_them_on_reques
     def scored() -> str:
         return next(c.value.replace("\\", "") for c in at.caption if "examples scored" in c.value)
 
-    assert f"{FEWER_EXAMPLES} examples scored" in scored()
-    assert any(f"first {FEWER_EXAMPLES} of the {asked} examples" in info.value for info in at.info)
+    assert f"{FEW_EXAMPLES} examples scored" in scored()
+    assert any(f"first {FEW_EXAMPLES} of the {asked} examples" in info.value for info in at.info)
     at.button(key="gt_all").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert f"{asked} examples scored" in scored()
-    assert not any("server is busy" in info.value for info in at.info)
-    # The whole scoreboard, once computed, is what a busy server shows next time, without being asked.
+    assert not any("slow on this server" in info.value for info in at.info)
+    # The whole scoreboard, once computed, is what the page shows next time, without being asked.
     del at.session_state["_gt_all"]
     at.run()
     assert f"{asked} examples scored" in scored()

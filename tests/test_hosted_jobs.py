@@ -154,16 +154,3 @@ def test_a_hosted_heads_run_past_its_deadline_is_one_line_and_no_bar(monkeypatch
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and "did not finish within the 1e-06 s" in errors[0], errors
     assert not at.get("progress")
-
-
-def test_a_server_is_busy_past_its_load_per_core_or_with_runs_waiting(monkeypatch):
-    from inspector.serving import jobs
-
-    assert not jobs.server_busy(load=0.9, cores=2) and not jobs.server_busy(load=2.9, cores=2)
-    assert jobs.server_busy(load=3.0, cores=2) and jobs.server_busy(load=12.0, cores=8)
-
-    class Waiting:
-        waiting = 1
-
-    monkeypatch.setattr(jobs, "process_queue", lambda: Waiting())
-    assert jobs.server_busy(load=0.0, cores=2)  # a run in line counts whatever the load

@@ -19,11 +19,14 @@ from inspector.analyses.groundtruth import (
     DEFAULT_EXAMPLES,
     DEFAULT_TOP_K,
     FEWER_EXAMPLES,
+    FIRST_VIEW_S,
     ExampleScores,
     Scoreboard,
+    ScoredExamples,
     card_for,
     reading,
     score_example,
+    score_examples,
     scoreboard,
     scoreboard_json,
     target_words,
@@ -43,7 +46,6 @@ from inspector.core.forward import backend_for
 from inspector.core.loading import shipped_choices
 from inspector.output.export import Provenance
 from inspector.output.share import escape_markdown
-from inspector.serving.jobs import server_busy
 from views import session, share_state, sidebar
 from views.export_buttons import export_buttons
 from views.progress_bar import progress_bar
@@ -60,14 +62,28 @@ def cached_example(spec: str, seed: int, backend: str) -> ExampleScores:
     return score_example(loaded, example, card, backend=backend)
 
 
+@st.cache_data(max_entries=32, ttl=3600, show_spinner=False)
+def cached_first_examples(spec: str, examples: int, backend: str, _total: int, _lang: str) -> ScoredExamples:
+    """The first ``examples`` of every request on this model, scored: how fast scoring goes now, and a part of any
+    larger scoreboard (never scored twice). The bar counts towards the request's ``_total``."""
+    with progress_bar(t("gt.progress_start", _lang, n=_total),
+                      lambda done, total, note: t("gt.progress", _lang, done=min(total, done + 1), n=_total)) as bar:
+        def show(done: int, total: int, note: str) -> None:
+            st.session_state["_gt_progress"] = done  # what the Stop button reports
+            bar(done, total, note)
+
+        return score_examples(session.cached_model(spec), examples, backend=backend, progress=show)
+
+
 # A scoreboard is a few KB (ranks of N examples × methods): kept an hour for every session of this server, so a
 # revisit or another visitor with the same model, seed, size and k gets it without scoring again (issue 31;
 # benchmarks/groundtruth_cache.py measures both views).
 @st.cache_data(max_entries=32, ttl=3600, show_spinner=False)
-def cached_scoreboard(spec: str, examples: int, k: int, backend: str, _lang: str) -> Scoreboard:
+def cached_scoreboard(spec: str, examples: int, k: int, backend: str, _lang: str,
+                      _first: ScoredExamples | None = None) -> Scoreboard:
     # The bar is made here, not passed in: Streamlit replays a cached function's elements on a hit, and can only
-    # replay those whose container the function itself created. The language only words the bar (so it is not
-    # part of the key: switching language never scores again).
+    # replay those whose container the function itself created. The language only words the bar, and _first (the
+    # first examples, scored already) only saves time: neither is part of the key.
     # done examples are scored when example done + 1 starts.
     with progress_bar(t("gt.progress_start", _lang, n=examples),
                       lambda done, total, note: t("gt.progress", _lang, done=min(total, done + 1), n=total)) as bar:
@@ -75,18 +91,18 @@ def cached_scoreboard(spec: str, examples: int, k: int, backend: str, _lang: str
             st.session_state["_gt_progress"] = done  # what the Stop button reports
             bar(done, total, note)
 
-        return scoreboard(session.cached_model(spec), examples, k=k, backend=backend, progress=show)
+        return scoreboard(session.cached_model(spec), examples, k=k, backend=backend, progress=show, scored=_first)
 
 
 @st.cache_resource
 def finished_scoreboards() -> set[tuple]:
-    """The requests (model, examples, k, backend) whose whole scoreboard this server has computed: a busy server
-    shows those in full (a cache hit) rather than their first examples."""
+    """The requests (model, examples, k, backend) whose whole scoreboard this server has computed: shown whole
+    (a cache hit) without looking at the first examples' pace."""
     return set()
 
 
 def score_all(request: tuple) -> None:
-    """A busy server showed the first examples of ``request``: the reader asks for all of them."""
+    """Scoring was slow and the page showed the first examples of ``request``: the reader asks for all of them."""
     st.session_state["_gt_all"] = request
 
 
@@ -235,33 +251,36 @@ if stopped is not None and stopped["request"] == request:
     share_state.publish_view(replace(chosen.state, page="groundtruth", model=spec), layer=st.session_state["layer"],
                              head=st.session_state["head"])
     st.stop()
-# A busy server scores the first examples first (the same examples: the first FEWER_EXAMPLES of the request) and
-# offers the rest; a scoreboard it already has, or one the reader asked for in full, comes whole (issue 31, item 5).
-first_only = (examples > FEWER_EXAMPLES and request not in finished_scoreboards()
-              and st.session_state.get("_gt_all") != request and server_busy())
 stop_slot = st.empty()
 st.session_state["_gt_progress"] = 0
 stop_slot.button(t("gt.stop", lang), key="gt_stop", on_click=stop_scoring, args=(request, examples),
                  icon=":material/stop_circle:")
 try:
-    # a hosted instance's limits
-    job = session.plan_job("groundtruth", loaded, lang, count=FEWER_EXAMPLES if first_only else examples)
+    job = session.plan_job("groundtruth", loaded, lang, count=examples)  # a hosted instance's limits
     with job.running():
-        board = cached_scoreboard(spec, job.keep, k, backend, lang)
+        # The first examples first, always (a part of the whole, never scored twice): when all would take longer
+        # than the first view's target at their pace — a busy server — their scoreboard is shown and the rest is
+        # scored on request (issue 31, item 5).
+        count, first, first_only = job.keep, None, False
+        if count > FEWER_EXAMPLES and request not in finished_scoreboards():
+            first = cached_first_examples(spec, FEWER_EXAMPLES, backend, count, lang)
+            first_only = st.session_state.get("_gt_all") != request and first.pace(count) > FIRST_VIEW_S
+        board = cached_scoreboard(spec, FEWER_EXAMPLES if first_only else count, k, backend, lang, first)
 except InspectorError as err:
     status.update(label=t("gt.board_failed", lang), state="error")
     st.error(str(err))
     st.stop()
 stop_slot.empty()
-if first_only:
-    busy_column, all_column = st.columns([3, 1], vertical_alignment="center")
-    busy_column.info(t("gt.busy_first", lang, n=board.examples, total=examples), icon=":material/speed:")
-    all_column.button(t("gt.score_all", lang, n=examples), key="gt_all", on_click=score_all, args=(request,),
-                      icon=":material/playlist_add:")
-elif board.examples == examples:
-    finished_scoreboards().add(request)
 status.update(state="complete", label=t("gt.board_done", lang, model=sidebar.shown_model_name(info.name, lang),
                                         n=board.examples, methods=len(board.methods), seconds=f"{board.seconds:.1f}"))
+if first_only:
+    slow_column, all_column = st.columns([3, 1], vertical_alignment="center")
+    slow_column.info(t("gt.first_only", lang, n=board.examples, total=count,
+                       seconds=f"{first.pace(count) - first.seconds:.0f}"), icon=":material/speed:")
+    all_column.button(t("gt.score_all", lang, n=count), key="gt_all", on_click=score_all, args=(request,),
+                      icon=":material/playlist_add:")
+else:
+    finished_scoreboards().add(request)
 mass, mass_low, mass_high = board.mass_interval()
 columns = st.columns(3 if card.attention_bound is not None else 2)
 # Three metrics fit one row of a 1000 px window only with short labels and short values: the full wording is in

@@ -26,7 +26,6 @@ none unless ``INSPECTOR_DEADLINE_S`` is set.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -53,11 +52,6 @@ JOB_KINDS: tuple[str, ...] = get_args(JobKind)
 # The job's name in a message (English, as every library error; the catalogue's f"job.{kind}" in a page's refusal).
 JOB_NAMES = {kind: t(f"job.{kind}", DEFAULT_LANGUAGE) for kind in JOB_KINDS}
 _FLOAT32_BYTES = 4
-# A server is busy when its runnable processes outnumber its cores by half again (the 1-minute load average): a page
-# with a long job then starts with a smaller one and offers the rest (Ground truth, issue 31, item 5). A quiet
-# 2-core machine running one page stays near 1 to 2; the contended runs of issue 31 (a scoreboard at 12x its quiet
-# time) ran at loads of 4 and more.
-BUSY_LOAD_PER_CORE = 1.5
 
 
 def job_token_limit(kind: str, info: ModelInfo, policy: HostingPolicy) -> int | None:
@@ -131,22 +125,6 @@ def _run_slot(on_wait: Callable[[int, int], None] | None) -> Iterator[None]:
         if waited and on_wait is not None:
             on_wait(0, queue.running)
         yield
-
-
-def server_busy(load: float | None = None, cores: int | None = None) -> bool:
-    """Whether this server is busy: runs wait in its run queue (:func:`~inspector.serving.run_queue.process_queue`),
-    or the 1-minute load average (``load``; default ``os.getloadavg``) is at least :data:`BUSY_LOAD_PER_CORE` per
-    core this process may use (``cores``). Where the load average is unknown, only the queue counts."""
-    if process_queue().waiting > 0:
-        return True
-    if load is None:
-        try:
-            load = os.getloadavg()[0]
-        except OSError:  # no load average on this platform
-            return False
-    if cores is None:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return load >= BUSY_LOAD_PER_CORE * cores
 
 
 def plan_job(policy: HostingPolicy, kind: str, loaded: LoadedModel, texts: Sequence[str] = (), *,
