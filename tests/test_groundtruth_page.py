@@ -138,6 +138,9 @@ def test_the_pages_in_chinese_show_no_english_sentence():
                            for chart in at.get("vega_lite_chart"))
         for shown in ("\n".join(texts), reading, charts):
             assert "积分梯度" in shown and "integrated gradients" not in shown, spec
+        # The scoreboard's title names the model in Chinese, not by its card's English label (issue 31).
+        assert any(title.startswith("已知答案：") and "哪种方法" in title for title in _titles(at)), spec
+        assert "Ground truth:" not in charts, spec
         assert "原始注意力" in set(at.dataframe[0].value.iloc[:, 0]) | set(at.dataframe[1].value.iloc[:, 0])
     assert any("找到机制" in column for column in at.dataframe[0].value.columns)  # the induction example
     at.selectbox(key="lang").set_value("en").run()

@@ -43,7 +43,7 @@ from inspector.charts.groundtruth import (
     scoreboard_table,
 )
 from inspector.core.forward import backend_for
-from inspector.core.loading import shipped_choices
+from inspector.core.loading import model_label, shipped_choices
 from inspector.output.export import Provenance
 from inspector.output.share import escape_markdown
 from views import session, share_state, sidebar
@@ -273,12 +273,11 @@ except InspectorError as err:
 stop_slot.empty()
 status.update(state="complete", label=t("gt.board_done", lang, model=sidebar.shown_model_name(info.name, lang),
                                         n=board.examples, methods=len(board.methods), seconds=f"{board.seconds:.1f}"))
-if first_only:
-    slow_column, all_column = st.columns([3, 1], vertical_alignment="center")
-    slow_column.info(t("gt.first_only", lang, n=board.examples, total=count,
-                       seconds=f"{first.pace(count) - first.seconds:.0f}"), icon=":material/speed:")
-    all_column.button(t("gt.score_all", lang, n=count), key="gt_all", on_click=score_all, args=(request,),
-                      icon=":material/playlist_add:")
+if first_only:  # the button under the note, not beside it: a side column cut its label to "为全部 10…" at 1000 px
+    st.info(t("gt.first_only", lang, n=board.examples, total=count, seconds=f"{first.pace(count) - first.seconds:.0f}"),
+            icon=":material/speed:")
+    st.button(t("gt.score_all", lang, n=count), key="gt_all", on_click=score_all, args=(request,),
+              icon=":material/playlist_add:")
 else:
     finished_scoreboards().add(request)
 mass, mass_low, mass_high = board.mass_interval()
@@ -296,7 +295,7 @@ if card.attention_bound is not None:
     columns[2].metric(t("gt.metric_bound_short", lang), f"{card.attention_bound:.1%}", help=t("gt.metric_bound", lang),
                       delta=t("gt.bound_kept" if under else "gt.bound_not_kept", lang),
                       delta_color="normal" if under else "inverse", delta_arrow="off")
-chart = scoreboard_chart(board, slide=slide, lang=lang)
+chart = scoreboard_chart(board, slide=slide, lang=lang, label=model_label(info.name, lang))
 board_provenance = Provenance(model=info.name, backend=ran_backend, text=t(
     "chart.gt.export_text", lang, examples=board.examples, task=task.name, seed=board.seed, k=board.k))
 st.altair_chart(chart)
