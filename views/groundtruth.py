@@ -10,6 +10,7 @@ and a reading in words. Models without a card (the bundled one) get buttons to s
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import replace
 
 import streamlit as st
@@ -51,9 +52,10 @@ from views.export_buttons import export_buttons
 from views.progress_bar import progress_bar
 
 MAX_SEED = 1_000_000
+CACHE_TTL_S = 3600  # an hour: every cached example and scoreboard
 
 
-@st.cache_data(max_entries=32, ttl=3600, show_spinner=False)
+@st.cache_data(max_entries=32, ttl=CACHE_TTL_S, show_spinner=False)
 def cached_example(spec: str, seed: int, backend: str) -> ExampleScores:
     """Every method on fresh example ``seed`` of the model's task (a frozen dataclass of NumPy arrays)."""
     loaded = session.cached_model(spec)
@@ -62,7 +64,7 @@ def cached_example(spec: str, seed: int, backend: str) -> ExampleScores:
     return score_example(loaded, example, card, backend=backend)
 
 
-@st.cache_data(max_entries=32, ttl=3600, show_spinner=False)
+@st.cache_data(max_entries=32, ttl=CACHE_TTL_S, show_spinner=False)
 def cached_first_examples(spec: str, examples: int, backend: str, _total: int, _lang: str) -> ScoredExamples:
     """The first ``examples`` of every request on this model, scored: how fast scoring goes now, and a part of any
     larger scoreboard (never scored twice). The bar counts towards the request's ``_total``."""
@@ -78,7 +80,7 @@ def cached_first_examples(spec: str, examples: int, backend: str, _total: int, _
 # A scoreboard is a few KB (ranks of N examples × methods): kept an hour for every session of this server, so a
 # revisit or another visitor with the same model, seed, size and k gets it without scoring again (issue 31;
 # benchmarks/groundtruth_cache.py measures both views).
-@st.cache_data(max_entries=32, ttl=3600, show_spinner=False)
+@st.cache_data(max_entries=32, ttl=CACHE_TTL_S, show_spinner=False)
 def cached_scoreboard(spec: str, examples: int, k: int, backend: str, _lang: str,
                       _first: ScoredExamples | None = None) -> Scoreboard:
     # The bar is made here, not passed in: Streamlit replays a cached function's elements on a hit, and can only
@@ -95,10 +97,16 @@ def cached_scoreboard(spec: str, examples: int, k: int, backend: str, _lang: str
 
 
 @st.cache_resource
-def finished_scoreboards() -> set[tuple]:
-    """The requests (model, examples, k, backend) whose whole scoreboard this server has computed: shown whole
-    (a cache hit) without looking at the first examples' pace."""
-    return set()
+def finished_scoreboards() -> dict[tuple, float]:
+    """The requests (model, examples, k, backend) whose whole scoreboard this server has computed, and when: while
+    its cache entry lives, shown whole (a cache hit) without looking at the first examples' pace."""
+    return {}
+
+
+def whole_board_cached(request: tuple) -> bool:
+    """``request``'s whole scoreboard was computed within the cache's lifetime (one evicted by newer entries before
+    then is scored again whole, at once)."""
+    return time.monotonic() - finished_scoreboards().get(request, -float("inf")) < CACHE_TTL_S
 
 
 def score_all(request: tuple) -> None:
@@ -262,7 +270,7 @@ try:
         # than the first view's target at their pace — a busy server — their scoreboard is shown and the rest is
         # scored on request (issue 31, item 5).
         count, first, first_only = job.keep, None, False
-        if count > FEWER_EXAMPLES and request not in finished_scoreboards():
+        if count > FEWER_EXAMPLES and not whole_board_cached(request):
             first = cached_first_examples(spec, FEWER_EXAMPLES, backend, count, lang)
             first_only = st.session_state.get("_gt_all") != request and first.pace(count) > FIRST_VIEW_S
         board = cached_scoreboard(spec, FEWER_EXAMPLES if first_only else count, k, backend, lang, first)
@@ -279,7 +287,7 @@ if first_only:  # the button under the note, not beside it: a side column cut it
     st.button(t("gt.score_all", lang, n=count), key="gt_all", on_click=score_all, args=(request,),
               icon=":material/playlist_add:")
 else:
-    finished_scoreboards().add(request)
+    finished_scoreboards()[request] = time.monotonic()
 mass, mass_low, mass_high = board.mass_interval()
 columns = st.columns(3 if card.attention_bound is not None else 2)
 # Three metrics fit one row of a 1000 px window only with short labels and short values: the full wording is in
