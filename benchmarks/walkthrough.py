@@ -34,6 +34,7 @@ PAGES = {
     "lessons": ("lessons", {}),
     "groundtruth": ("groundtruth", {"model": "shipped:deceptive-attention"}),
     "compare": ("compare", {}),
+    "lecture": ("lecture", {}),
 }
 WIDTHS = (1400, 1000)
 LANGS = ("en", "zh")
@@ -56,6 +57,25 @@ CONTENT_HEIGHT_JS = """() => {
 }"""
 EXCEPTIONS_JS = """() => [...document.querySelectorAll('[data-testid="stException"]')]
                        .map(el => el.innerText.split('\\n')[0].slice(0, 200))"""
+
+
+# Pages that open on no chart (the Lecture path draws its slide only when asked): opened without the layout test's
+# wait for a chart — until the app's script has stopped and the page's title is drawn.
+CHARTLESS_PAGES = {"lecture"}
+SCRIPT_STOPPED_JS = """() => document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state')
+                       === 'notRunning' && document.querySelector('[data-testid="stMain"] h1') !== null"""
+
+
+def open_chartless(browser, app_url: str, path: str, fields: dict, width: int):
+    """Open a page that draws no chart on arrival: (context, page) once its script has stopped."""
+    import urllib.parse
+
+    context = browser.new_context(viewport={"width": width, "height": VIEWPORT_HEIGHT})
+    page = context.new_page()
+    page.goto(f"{app_url}/{path}?" + urllib.parse.urlencode({"v": "1", **fields}))
+    page.wait_for_function(SCRIPT_STOPPED_JS, timeout=120_000)
+    page.wait_for_timeout(1000)  # the last elements mount after the script stops
+    return context, page
 
 
 class WalkthroughError(RuntimeError):
@@ -87,7 +107,10 @@ def walk_one(browser, app_url: str, page_name: str, width: int, lang: str, out: 
     context = page = None
     opened_before = set(browser.contexts)
     try:
-        context, page = open_case(browser, app_url, path, {**fields, "lang": lang}, width)
+        if page_name in CHARTLESS_PAGES:
+            context, page = open_chartless(browser, app_url, path, {**fields, "lang": lang}, width)
+        else:
+            context, page = open_case(browser, app_url, path, {**fields, "lang": lang}, width)
     except Exception as err:  # noqa: BLE001 — a page that never settles is a finding, not the end of the walk
         row["error"] = f"did not settle: {str(err).splitlines()[0]}"
         # open_case leaves its context open when it fails: picture what the page shows, then close it.

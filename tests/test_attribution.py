@@ -24,6 +24,7 @@ from inspector.analyses.attribution import (
     counterfactual_attention,
     eraser_faithfulness,
     leave_one_out,
+    method_scores,
     occlusion_on_embeddings,
     random_tau_interval,
     ranking_agreement,
@@ -374,11 +375,17 @@ def test_masked_lm_rows_are_read_at_the_targets_mask_even_with_other_masks(heade
 
 
 def test_scores_only_path_skips_faithfulness(headed_models):
-    report = attribute(headed_models["classifier"], TEXT, spec=TargetSpec(class_index=1),
-                       settings=AttributionSettings(ig_steps=4, faithfulness=False, permutations=0, head_grid=False))
+    settings = AttributionSettings(ig_steps=4, faithfulness=False, permutations=0, head_grid=False)
+    report = attribute(headed_models["classifier"], TEXT, spec=TargetSpec(class_index=1), settings=settings)
     assert report.faithfulness is None and report.counterfactual is None and report.agreement.head_tau is None
     assert report.target.class_index == 1 and set(report.scores) == set(METHODS)
     assert report_json(report)["faithfulness"] is None
+    # The scores alone (what the ground-truth scoreboard ranks): the same numbers, without the agreement.
+    scored = method_scores(headed_models["classifier"], TEXT, spec=TargetSpec(class_index=1), settings=settings)
+    assert scored.tokens == report.tokens and scored.query == report.query and scored.target == report.target
+    assert np.array_equal(scored.protected, report.protected) and list(scored.scores) == list(report.scores)
+    for method, values in report.scores.items():
+        np.testing.assert_array_equal(scored.scores[method], values)
 
 
 @pytest.mark.parametrize("slide", (False, True))

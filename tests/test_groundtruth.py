@@ -19,6 +19,7 @@ from inspector.analyses.groundtruth import (
     read_card,
     reading,
     score_example,
+    score_examples,
     scoreboard,
     scoreboard_json,
     top_ranked_tokens,
@@ -182,6 +183,24 @@ def test_scoreboard_on_the_deceptive_model_shows_attention_failing_where_occlusi
     payload = scoreboard_json(board)
     json.dumps(payload, allow_nan=False)
     assert payload["causal_attention_mass"]["bound"] == card_for(shipped["deceptive-attention"]).attention_bound
+
+
+def test_a_scoreboard_continues_from_its_first_examples_scored_earlier(shipped):
+    """Issue 31, item 5: the page scores the first examples of a request first; the whole scoreboard reuses them
+    (never scored twice) and equals one scored from scratch; the first ones of another seed are refused."""
+    loaded = shipped["planted-token"]
+    first = score_examples(loaded, 2)
+    assert [s.example for s in first.examples] == list(generate("planted-token", 2, seed=FRESH_SEED))
+    assert first.pace(4) == pytest.approx(2 * first.seconds)
+    calls = []
+    continued = scoreboard(loaded, 4, scored=first, progress=lambda done, total, note: calls.append(done))
+    assert calls == [2, 3, 4]  # only the last two were scored
+    whole = scoreboard(loaded, 4)
+    for name in ("ranks", "content", "top1", "mean_rank", "attention_mass", "head_top1", "head_weight"):
+        np.testing.assert_array_equal(getattr(continued, name), getattr(whole, name))
+    assert continued.seconds >= first.seconds
+    with pytest.raises(InvalidRequestError, match="not the first of this request"):
+        scoreboard(loaded, 4, seed=FRESH_SEED + 1, scored=first)
 
 
 def test_reading_contrasts_attention_with_occlusion_on_the_deceptive_model(shipped):

@@ -138,6 +138,9 @@ def test_the_pages_in_chinese_show_no_english_sentence():
                            for chart in at.get("vega_lite_chart"))
         for shown in ("\n".join(texts), reading, charts):
             assert "积分梯度" in shown and "integrated gradients" not in shown, spec
+        # The scoreboard's title names the model in Chinese, not by its card's English label (issue 31).
+        assert any(title.startswith("已知答案：") and "哪种方法" in title for title in _titles(at)), spec
+        assert "Ground truth:" not in charts, spec
         assert "原始注意力" in set(at.dataframe[0].value.iloc[:, 0]) | set(at.dataframe[1].value.iloc[:, 0])
     assert any("找到机制" in column for column in at.dataframe[0].value.columns)  # the induction example
     at.selectbox(key="lang").set_value("en").run()
@@ -155,3 +158,33 @@ def test_the_page_does_not_warn_about_the_sidebar_text_it_does_not_read():
         assert not [w.value for w in at.warning if "[UNK]" in w.value.replace("\\", "")], lang
     at.switch_page("views/inspect.py").run()
     assert [w.value for w in at.warning if "[UNK]" in w.value.replace("\\", "")]
+
+
+def test_slow_scoring_shows_the_first_examples_first_and_all_of_them_on_request(monkeypatch):
+    """Issue 31, item 5: when all the examples would take longer than the first view's target at the pace of the
+    first ones (a busy server), the page shows the first ones' scoreboard, says so, and scores the rest when asked;
+    once whole, the scoreboard is what the page shows."""
+    from inspector.analyses import groundtruth
+
+    # Every pace is too slow; the page's smallest scoreboard first (not 20 of 21: half the examples to score).
+    monkeypatch.setattr(groundtruth, "FIRST_VIEW_S", 0.0)
+    monkeypatch.setattr(groundtruth, "FEWER_EXAMPLES", FEW_EXAMPLES)
+    asked = FEW_EXAMPLES + 1
+    at = _open_page()
+    at.session_state["gt_examples"] = asked
+    at.button(key="gt_pick_shipped:planted-token").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+
+    def scored() -> str:
+        return next(c.value.replace("\\", "") for c in at.caption if "examples scored" in c.value)
+
+    assert f"{FEW_EXAMPLES} examples scored" in scored()
+    assert any(f"first {FEW_EXAMPLES} of the {asked} examples" in info.value for info in at.info)
+    at.button(key="gt_all").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert f"{asked} examples scored" in scored()
+    assert not any("slow on this server" in info.value for info in at.info)
+    # The whole scoreboard, once computed, is what the page shows next time, without being asked.
+    del at.session_state["_gt_all"]
+    at.run()
+    assert f"{asked} examples scored" in scored()

@@ -10,6 +10,7 @@ and a reading in words. Models without a card (the bundled one) get buttons to s
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import replace
 
 import streamlit as st
@@ -18,11 +19,15 @@ from inspector import InspectorError
 from inspector.analyses.groundtruth import (
     DEFAULT_EXAMPLES,
     DEFAULT_TOP_K,
+    FEWER_EXAMPLES,
+    FIRST_VIEW_S,
     ExampleScores,
     Scoreboard,
+    ScoredExamples,
     card_for,
     reading,
     score_example,
+    score_examples,
     scoreboard,
     scoreboard_json,
     target_words,
@@ -39,7 +44,7 @@ from inspector.charts.groundtruth import (
     scoreboard_table,
 )
 from inspector.core.forward import backend_for
-from inspector.core.loading import shipped_choices
+from inspector.core.loading import model_label, shipped_choices
 from inspector.output.export import Provenance
 from inspector.output.share import escape_markdown
 from views import session, share_state, sidebar
@@ -47,10 +52,10 @@ from views.export_buttons import export_buttons
 from views.progress_bar import progress_bar
 
 MAX_SEED = 1_000_000
-FEWER_EXAMPLES = 20  # what a stopped scoreboard offers instead: about a fifth of the default's time
+CACHE_TTL_S = 3600  # an hour: every cached example and scoreboard
 
 
-@st.cache_data(max_entries=32, ttl=3600, show_spinner=False)
+@st.cache_data(max_entries=32, ttl=CACHE_TTL_S, show_spinner=False)
 def cached_example(spec: str, seed: int, backend: str) -> ExampleScores:
     """Every method on fresh example ``seed`` of the model's task (a frozen dataclass of NumPy arrays)."""
     loaded = session.cached_model(spec)
@@ -59,14 +64,28 @@ def cached_example(spec: str, seed: int, backend: str) -> ExampleScores:
     return score_example(loaded, example, card, backend=backend)
 
 
+@st.cache_data(max_entries=32, ttl=CACHE_TTL_S, show_spinner=False)
+def cached_first_examples(spec: str, examples: int, backend: str, _total: int, _lang: str) -> ScoredExamples:
+    """The first ``examples`` of every request on this model, scored: how fast scoring goes now, and a part of any
+    larger scoreboard (never scored twice). The bar counts towards the request's ``_total``."""
+    with progress_bar(t("gt.progress_start", _lang, n=_total),
+                      lambda done, total, note: t("gt.progress", _lang, done=min(total, done + 1), n=_total)) as bar:
+        def show(done: int, total: int, note: str) -> None:
+            st.session_state["_gt_progress"] = done  # what the Stop button reports
+            bar(done, total, note)
+
+        return score_examples(session.cached_model(spec), examples, backend=backend, progress=show)
+
+
 # A scoreboard is a few KB (ranks of N examples × methods): kept an hour for every session of this server, so a
 # revisit or another visitor with the same model, seed, size and k gets it without scoring again (issue 31;
 # benchmarks/groundtruth_cache.py measures both views).
-@st.cache_data(max_entries=32, ttl=3600, show_spinner=False)
-def cached_scoreboard(spec: str, examples: int, k: int, backend: str, _lang: str) -> Scoreboard:
+@st.cache_data(max_entries=32, ttl=CACHE_TTL_S, show_spinner=False)
+def cached_scoreboard(spec: str, examples: int, k: int, backend: str, _lang: str,
+                      _first: ScoredExamples | None = None) -> Scoreboard:
     # The bar is made here, not passed in: Streamlit replays a cached function's elements on a hit, and can only
-    # replay those whose container the function itself created. The language only words the bar (so it is not
-    # part of the key: switching language never scores again).
+    # replay those whose container the function itself created. The language only words the bar, and _first (the
+    # first examples, scored already) only saves time: neither is part of the key.
     # done examples are scored when example done + 1 starts.
     with progress_bar(t("gt.progress_start", _lang, n=examples),
                       lambda done, total, note: t("gt.progress", _lang, done=min(total, done + 1), n=total)) as bar:
@@ -74,7 +93,25 @@ def cached_scoreboard(spec: str, examples: int, k: int, backend: str, _lang: str
             st.session_state["_gt_progress"] = done  # what the Stop button reports
             bar(done, total, note)
 
-        return scoreboard(session.cached_model(spec), examples, k=k, backend=backend, progress=show)
+        return scoreboard(session.cached_model(spec), examples, k=k, backend=backend, progress=show, scored=_first)
+
+
+@st.cache_resource
+def finished_scoreboards() -> dict[tuple, float]:
+    """The requests (model, examples, k, backend) whose whole scoreboard this server has computed, and when: while
+    its cache entry lives, shown whole (a cache hit) without looking at the first examples' pace."""
+    return {}
+
+
+def whole_board_cached(request: tuple) -> bool:
+    """``request``'s whole scoreboard was computed within the cache's lifetime (one evicted by newer entries before
+    then is scored again whole, at once)."""
+    return time.monotonic() - finished_scoreboards().get(request, -float("inf")) < CACHE_TTL_S
+
+
+def score_all(request: tuple) -> None:
+    """Scoring was slow and the page showed the first examples of ``request``: the reader asks for all of them."""
+    st.session_state["_gt_all"] = request
 
 
 def stop_scoring(request: tuple, examples: int) -> None:
@@ -229,7 +266,14 @@ stop_slot.button(t("gt.stop", lang), key="gt_stop", on_click=stop_scoring, args=
 try:
     job = session.plan_job("groundtruth", loaded, lang, count=examples)  # a hosted instance's limits
     with job.running():
-        board = cached_scoreboard(spec, job.keep, k, backend, lang)
+        # The first examples first, always (a part of the whole, never scored twice): when all would take longer
+        # than the first view's target at their pace — a busy server — their scoreboard is shown and the rest is
+        # scored on request (issue 31, item 5).
+        count, first, first_only = job.keep, None, False
+        if count > FEWER_EXAMPLES and not whole_board_cached(request):
+            first = cached_first_examples(spec, FEWER_EXAMPLES, backend, count, lang)
+            first_only = st.session_state.get("_gt_all") != request and first.pace(count) > FIRST_VIEW_S
+        board = cached_scoreboard(spec, FEWER_EXAMPLES if first_only else count, k, backend, lang, first)
 except InspectorError as err:
     status.update(label=t("gt.board_failed", lang), state="error")
     st.error(str(err))
@@ -237,6 +281,13 @@ except InspectorError as err:
 stop_slot.empty()
 status.update(state="complete", label=t("gt.board_done", lang, model=sidebar.shown_model_name(info.name, lang),
                                         n=board.examples, methods=len(board.methods), seconds=f"{board.seconds:.1f}"))
+if first_only:  # the button under the note, not beside it: a side column cut its label to "为全部 10…" at 1000 px
+    st.info(t("gt.first_only", lang, n=board.examples, total=count, seconds=f"{first.pace(count) - first.seconds:.0f}"),
+            icon=":material/speed:")
+    st.button(t("gt.score_all", lang, n=count), key="gt_all", on_click=score_all, args=(request,),
+              icon=":material/playlist_add:")
+else:
+    finished_scoreboards()[request] = time.monotonic()
 mass, mass_low, mass_high = board.mass_interval()
 columns = st.columns(3 if card.attention_bound is not None else 2)
 # Three metrics fit one row of a 1000 px window only with short labels and short values: the full wording is in
@@ -252,7 +303,7 @@ if card.attention_bound is not None:
     columns[2].metric(t("gt.metric_bound_short", lang), f"{card.attention_bound:.1%}", help=t("gt.metric_bound", lang),
                       delta=t("gt.bound_kept" if under else "gt.bound_not_kept", lang),
                       delta_color="normal" if under else "inverse", delta_arrow="off")
-chart = scoreboard_chart(board, slide=slide, lang=lang)
+chart = scoreboard_chart(board, slide=slide, lang=lang, label=model_label(info.name, lang))
 board_provenance = Provenance(model=info.name, backend=ran_backend, text=t(
     "chart.gt.export_text", lang, examples=board.examples, task=task.name, seed=board.seed, k=board.k))
 st.altair_chart(chart)

@@ -62,11 +62,13 @@ with step_column:
                  head=view.head, text=view.text)
     st.caption(escape_markdown(t("lecture.opens_lesson", lang, lesson=t(f"lesson{step.lesson}.title", lang), **where)
                                if step.lesson is not None else t("lecture.opens", lang, **where)))
+    # Open on its own line, Previous and Next on the next: the three in one row wrapped Next alone onto a second
+    # line in the step's column at 1000 px (both languages).
+    opened = st.button(t("lecture.open", lang), key="lecture_open", type="primary",
+                       help=t("lecture.open_help", lang), icon=":material/open_in_new:")
     with st.container(horizontal=True):
         st.button(t("lecture.previous", lang), key="lecture_previous", on_click=move, args=(-1,), disabled=index == 0,
                   icon=":material/arrow_back:")
-        opened = st.button(t("lecture.open", lang), key="lecture_open", type="primary",
-                           help=t("lecture.open_help", lang), icon=":material/open_in_new:")
         st.button(t("lecture.next", lang), key="lecture_next", on_click=move, args=(1,),
                   disabled=index == len(LECTURE) - 1, icon=":material/arrow_forward:")
     st.markdown(f"**{escape_markdown(t('lecture.link', lang))}**")

@@ -5,10 +5,11 @@ The project trains small models on tasks whose answer depends on one token by co
 each with a model card, ``groundtruth.json`` (:class:`ModelCard`): the task, the accuracy it reached on fresh
 data, and — for the deceptive model — the bound its attention on the causal token stays under.
 
-:func:`score_example` runs every method of :mod:`inspector.analyses.attribution` on one generated example (the same
-:func:`inspector.analyses.attribution.attribute` call the Attribution page makes, its target the correct answer: the
-true class's probability, or the log-probability of the word to be copied) and ranks the causal token
-among the content tokens; :func:`scoreboard` does it over N fresh examples and reports, per method:
+:func:`score_example` runs every method of :mod:`inspector.analyses.attribution` on one generated example (the
+methods the Attribution page's :func:`~inspector.analyses.attribution.attribute` runs, through its
+:func:`~inspector.analyses.attribution.method_scores`; the target the correct answer: the true class's
+probability, or the log-probability of the word to be copied) and ranks the causal token among the content tokens;
+:func:`scoreboard` does it over N fresh examples and reports, per method:
 
 - **top-1 hit rate** — the causal token ranked first — and **top-k hit rate**, each with a 95 % Wilson
   interval (``scipy.stats.binomtest``);
@@ -47,9 +48,9 @@ from inspector.analyses.attribution import (
     REGISTRY,
     AttributionSettings,
     TargetSpec,
-    attribute,
     bootstrap_mean_interval,
     method_label,
+    method_scores,
 )
 from inspector.analyses.tasks import FRESH_SEED, Example, Task, generate, task
 from inspector.base.errors import InvalidRequestError
@@ -62,6 +63,12 @@ from inspector.core.loading import CARD_NAME, DEFAULT_MODEL, LoadedModel, model_
 Variant = Literal["honest", "deceptive"]
 DEFAULT_TOP_K = 3
 DEFAULT_EXAMPLES = 100
+# What the Ground truth page scores after a Stop, and first of every request: about a fifth of the default's time.
+# The first examples of a request are the same at any size (one generator from one seed), so they are a true part of
+# it. When all of them would take longer than FIRST_VIEW_S at the pace of the first ones (a busy server), the page shows
+# the first ones' scoreboard and scores the rest on request (issue 31, item 5: the first view's target).
+FEWER_EXAMPLES = 20
+FIRST_VIEW_S = 20.0
 MAX_EXAMPLES = 2000
 # Integrated-gradients points: the task models are small and their targets smooth; 16 keeps the scoreboard fast.
 IG_STEPS = 16
@@ -293,7 +300,9 @@ def score_example(loaded: LoadedModel, example: Example, card: ModelCard, *,
     spec = TargetSpec(class_index=example.label) if card.task.kind == "classifier" else TargetSpec(token=example.answer)
     settings = AttributionSettings(methods=tuple(methods), ig_steps=IG_STEPS, head_grid=False, permutations=0,
                                    faithfulness=False)
-    report = attribute(loaded, example.text, spec=spec, settings=settings, backend=backend)
+    # The methods' scores alone: the ranks need nothing else attribute() computes (its agreement between methods
+    # cost as long as the methods themselves over a scoreboard; issue 31).
+    report = method_scores(loaded, example.text, spec=spec, settings=settings, backend=backend)
     content = ~report.protected
     supporting = tuple(i + offset for i in example.supporting)
     return ExampleScores(example=example, tokens=report.tokens, position=position, supporting=supporting,
@@ -407,41 +416,82 @@ class Scoreboard:
         return float(mean[0]), float(low[0]), float(high[0])
 
 
-def scoreboard(loaded: LoadedModel, examples: int = DEFAULT_EXAMPLES, *, seed: int = FRESH_SEED,
-               k: int = DEFAULT_TOP_K, methods: Sequence[str] = METHODS, backend: str = "torch",
-               progress: Progress | None = None) -> Scoreboard:
-    """:func:`score_example` on ``examples`` fresh examples of the model's task (from ``seed``), aggregated.
-    ``progress`` (:mod:`inspector.base.progress`) counts examples scored, called before each and at the end."""
+@dataclass(frozen=True)
+class ScoredExamples:
+    """The first examples of a request, scored (:func:`score_examples`): examples: one :class:`ExampleScores` per
+    example, in the order the task's generator made them from ``seed``; seconds: how long scoring them took."""
+
+    seed: int
+    examples: tuple[ExampleScores, ...]
+    seconds: float
+
+    def __post_init__(self) -> None:
+        if not self.examples or self.seconds < 0:
+            raise ValueError("ScoredExamples needs at least one example and a non-negative time")
+
+    def pace(self, count: int) -> float:
+        """Seconds ``count`` examples would take at the pace these were scored."""
+        return self.seconds * count / len(self.examples)
+
+
+def score_examples(loaded: LoadedModel, examples: int, *, seed: int = FRESH_SEED, methods: Sequence[str] = METHODS,
+                   backend: str = "torch", progress: Progress | None = None,
+                   scored: ScoredExamples | None = None) -> ScoredExamples:
+    """:func:`score_example` on the first ``examples`` fresh examples of the model's task (from ``seed``). The first
+    examples of a request are the same at every size (one generator from one seed): ``scored``, the first of them
+    scored earlier, are kept and only the rest scored. ``progress`` (:mod:`inspector.base.progress`) counts the
+    examples scored, called before each and at the end."""
     card = card_for(loaded)
     if not 1 <= examples <= MAX_EXAMPLES:
         raise InvalidRequestError(f"examples must be between 1 and {MAX_EXAMPLES}, got {examples}")
-    if k < 1:
-        raise InvalidRequestError(f"top-k needs k ≥ 1, got {k}")
+    kept = () if scored is None else scored.examples
+    wanted = generate(card.task.name, examples, seed=seed)
+    if scored is not None and (scored.seed != seed or len(kept) > examples
+                               or any(s.example != e for s, e in zip(kept, wanted, strict=False))):
+        raise InvalidRequestError("the examples scored earlier are not the first of this request (another seed, "
+                                  "task or size); score the request from its first example")
     say = progress or no_progress
     started = time.perf_counter()
-    scored = []
-    for index, example in enumerate(generate(card.task.name, examples, seed=seed)):
+    done = list(kept)
+    for index in range(len(kept), examples):
         say(index, examples, f"example {index + 1} of {examples}")
-        scored.append(score_example(loaded, example, card, methods=methods, backend=backend))
+        done.append(score_example(loaded, wanted[index], card, methods=methods, backend=backend))
     say(examples, examples, "done")
-    names = tuple(scored[0].ranks)
-    ranks = np.array([[s.ranks[m] for m in names] for s in scored], dtype=np.int64)  # (N, m)
-    content = np.array([int(s.content.sum()) for s in scored], dtype=np.int64)
-    mechanism = hit_rates(np.array([[s.mechanism_ranks[m] for m in names] for s in scored], dtype=np.int64))
-    magnitude = hit_rates(np.array([[s.magnitude_ranks[m] for m in names] for s in scored], dtype=np.int64))
-    correct = int(sum(s.model.correct[0] for s in scored))
+    spent = time.perf_counter() - started + (0.0 if scored is None else scored.seconds)
+    return ScoredExamples(seed=seed, examples=tuple(done), seconds=spent)
+
+
+def scoreboard(loaded: LoadedModel, examples: int = DEFAULT_EXAMPLES, *, seed: int = FRESH_SEED,
+               k: int = DEFAULT_TOP_K, methods: Sequence[str] = METHODS, backend: str = "torch",
+               progress: Progress | None = None, scored: ScoredExamples | None = None) -> Scoreboard:
+    """:func:`score_example` on ``examples`` fresh examples of the model's task (from ``seed``), aggregated.
+    ``progress`` (:mod:`inspector.base.progress`) counts examples scored, called before each and at the end;
+    ``scored``: the first examples, scored earlier (:func:`score_examples`), which are not scored again."""
+    card = card_for(loaded)
+    if k < 1:
+        raise InvalidRequestError(f"top-k needs k ≥ 1, got {k}")
+    run = score_examples(loaded, examples, seed=seed, methods=methods, backend=backend, progress=progress,
+                         scored=scored)
+    started = time.perf_counter()  # the scoring's own time is run.seconds (earlier examples' included)
+    done = run.examples
+    names = tuple(done[0].ranks)
+    ranks = np.array([[s.ranks[m] for m in names] for s in done], dtype=np.int64)  # (N, m)
+    content = np.array([int(s.content.sum()) for s in done], dtype=np.int64)
+    mechanism = hit_rates(np.array([[s.mechanism_ranks[m] for m in names] for s in done], dtype=np.int64))
+    magnitude = hit_rates(np.array([[s.magnitude_ranks[m] for m in names] for s in done], dtype=np.int64))
+    correct = int(sum(s.model.correct[0] for s in done))
     accuracy_low, accuracy_high = wilson_interval(correct, examples)
     return Scoreboard(
         model_name=loaded.info.name, card=card, methods=names, k=k, seed=seed, ranks=ranks, content=content,
         **aggregate_ranks(ranks, content, k), chance_top1=chance_hit_rate(content, 1),
         chance_topk=chance_hit_rate(content, k), chance_rank=float(np.mean((content + 1) / 2)),
         accuracy=correct / examples, accuracy_low=accuracy_low, accuracy_high=accuracy_high,
-        attention_mass=np.array([s.model.attention_mass[0] for s in scored]),
-        head_top1=np.mean([s.model.head_peaks[0] for s in scored], axis=0),
-        head_weight=np.mean([s.model.head_weight[0] for s in scored], axis=0),
+        attention_mass=np.array([s.model.attention_mass[0] for s in done]),
+        head_top1=np.mean([s.model.head_peaks[0] for s in done], axis=0),
+        head_weight=np.mean([s.model.head_weight[0] for s in done], axis=0),
         mechanism_top1=mechanism[0], mechanism_top1_low=mechanism[1], mechanism_top1_high=mechanism[2],
         magnitude_top1=magnitude[0], magnitude_top1_low=magnitude[1], magnitude_top1_high=magnitude[2],
-        seconds=time.perf_counter() - started)
+        seconds=run.seconds + time.perf_counter() - started)
 
 
 def scoreboard_json(board: Scoreboard) -> dict:

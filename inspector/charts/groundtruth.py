@@ -93,11 +93,13 @@ def _rate_panel(data: pd.DataFrame, order: list[str], *, field: str, title: str,
     return alt.layer(*layers).properties(width=width, height=alt.Step(34 if slide else 24))
 
 
-def scoreboard_chart(board: Scoreboard, *, slide: bool = False, lang: str = DEFAULT_LANGUAGE) -> alt.HConcatChart:
+def scoreboard_chart(board: Scoreboard, *, slide: bool = False, lang: str = DEFAULT_LANGUAGE,
+                     label: str | None = None) -> alt.HConcatChart:
     """Per method, the share of examples that rank the causal token first (and among the top k) with its
     95 % Wilson interval, best method first, against a random ranking's rate (dashed). For tasks with
     supporting tokens (induction) a third panel: the share whose top-ranked token is the causal token or a
-    supporting one — whether the method found the mechanism at all."""
+    supporting one — whether the method found the mechanism at all. ``label``: the model's name in ``lang`` for
+    the title (the caller's :func:`inspector.core.loading.model_label`; default: its card's English label)."""
     order_index = method_order(board)
     data = pd.DataFrame({
         "method": [_label(board.methods[i], lang) for i in order_index],
@@ -122,7 +124,7 @@ def scoreboard_chart(board: Scoreboard, *, slide: bool = False, lang: str = DEFA
                   truth=task_words(card.task, "truth", lang)),
                 t("chart.gt.scoreboard_key", lang)]
     chart = alt.hconcat(*panels, spacing=_PANEL_SPACING_PX).resolve_scale(y="shared").properties(
-        title=chart_title(t("chart.gt.scoreboard_title", lang, label=card.label), subtitle, slide=slide))
+        title=chart_title(t("chart.gt.scoreboard_title", lang, label=label or card.label), subtitle, slide=slide))
     return style_chart(chart, slide)
 
 

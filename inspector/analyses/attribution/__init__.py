@@ -16,8 +16,9 @@ corpus
   bootstrap intervals;
 - :mod:`~inspector.analyses.attribution.faithfulness` — ERASER comprehensiveness/sufficiency, decay curves, flips;
 - :mod:`~inspector.analyses.attribution.counterfactual` — uniform, permuted and adversarial attention rows;
-- :mod:`~inspector.analyses.attribution.report` — :func:`attribute`, the one call that loops over the registry, and
-  the JSON converters.
+- :mod:`~inspector.analyses.attribution.report` — :func:`attribute`, the one call that loops over the registry
+  (:func:`method_scores`: its scores alone, for callers that compare them with a known answer), and the JSON
+  converters.
 
 Each module's docstring cites the papers it implements and says when to prefer each measure.
 """
@@ -68,9 +69,11 @@ from inspector.analyses.attribution.report import (
                                              LONG_TEXT_TOKENS,
                                              AttributionReport,
                                              AttributionSettings,
+                                             MethodScores,
                                              attribute,
                                              corpus_agreement,
                                              counterfactual_json,
+                                             method_scores,
                                              report_json,
                                              word_level,
 )
@@ -89,11 +92,11 @@ __all__ = [
     "AdversarialRow", "Agreement", "AttributionMethod", "AttributionReport", "AttributionSettings",
     "CURVE_FRACTIONS", "CorpusAgreement", "CounterfactualAttention", "DEFAULT_REFERENCE", "FAITHFULNESS_BINS",
     "Faithfulness", "IntegratedGradientsRun", "LONG_TEXT_TOKENS", "METHODS",
-    "METHOD_LABELS", "MIN_GAIN", "MethodContext", "NORMAL_TAU_FROM", "PATIENCE", "QueryChoice",
+    "METHOD_LABELS", "MIN_GAIN", "MethodContext", "MethodScores", "NORMAL_TAU_FROM", "PATIENCE", "QueryChoice",
     "RANDOM_TAU_SAMPLES", "REGISTRY", "RemovalMode", "Target", "TargetKind", "TargetSpec", "adversarial_search",
     "agreement", "attention_rollout", "attribute", "attribution_method", "batch_size_for", "bootstrap_mean_interval",
     "corpus_agreement", "counterfactual_attention", "counterfactual_json", "eraser_faithfulness",
-    "head_tau_grid", "leave_one_out", "method_label", "model_faithfulness",
+    "head_tau_grid", "leave_one_out", "method_label", "method_scores", "model_faithfulness",
     "occlusion_on_embeddings",
     "random_tau_interval",
     "ranking_agreement", "register", "report_json", "resolve_target", "top_k_overlap", "unregister", "word_level",

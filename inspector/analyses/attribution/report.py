@@ -8,7 +8,7 @@ JSON.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -24,6 +24,8 @@ from inspector.analyses.attribution.rank_agreement import (
     head_tau_grid,
 )
 from inspector.analyses.attribution.targets import (
+    EncodingFacts,
+    Problem,
     QueryChoice,
     RemovalMode,
     Target,
@@ -35,6 +37,7 @@ from inspector.base.errors import InvalidRequestError, UnsupportedModelError
 from inspector.base.jsonable import to_jsonable
 from inspector.base.limits import ATTRIBUTION_MEMORY_BUDGET_BYTES
 from inspector.base.progress import Progress, no_progress
+from inspector.core.forward import ForwardResult
 from inspector.core.loading import LoadedModel
 
 # Every removal-based method costs about one forward per content token (occlusion, value zeroing) or per curve
@@ -155,22 +158,43 @@ def word_level(scores: np.ndarray, word_ids: np.ndarray) -> np.ndarray:
     return out
 
 
-def attribute(loaded: LoadedModel, text: str, *, spec: TargetSpec = TargetSpec(),
-              settings: AttributionSettings = AttributionSettings(), backend: str = "torch",
-              progress: Progress | None = None) -> AttributionReport:
-    """Every method in ``settings.methods`` on ``text``, their agreement, ERASER faithfulness, the layer ×
-    head τ grid and (``settings.permutations`` > 0) the uniform/permutation counterfactual — the one call the
-    Attribution page and ``python -m inspector attribute`` make. The adversarial search is separate
-    (:func:`~inspector.analyses.attribution.counterfactual_attention`): it takes far longer than everything else
-    together. A method that cannot run on this model (:class:`UnsupportedModelError`) is listed in ``skipped``.
-    ``progress`` (:mod:`inspector.base.progress`) counts percent of the job, each stage weighted by its usual
-    share: the baseline 5, the methods 55, faithfulness 25, the counterfactual 15."""
+@dataclass(frozen=True)
+class MethodScores:
+    """Every method's per-token scores for one (model, text, target) and nothing else — what :func:`attribute`
+    computes before it compares the methods (agreement, faithfulness, the counterfactual). tokens: n token
+    strings; protected: (n,) bool, never ranked; query: the row the layer-local methods read; scores: {method:
+    (n,) float64} in registry order; convergence, skipped, timings: as in :class:`AttributionReport`."""
+
+    target: Target
+    tokens: tuple[str, ...]
+    protected: np.ndarray
+    query: int
+    scores: dict[str, np.ndarray]
+    convergence: dict[str, IntegratedGradientsRun]
+    skipped: dict[str, str]
+    timings: dict[str, float]
+
+    def __post_init__(self) -> None:
+        n = len(self.tokens)
+        if self.protected.shape != (n,) or any(values.shape != (n,) for values in self.scores.values()):
+            raise ValueError(f"MethodScores: protected and every method's scores must be ({n},)")
+
+
+@dataclass(frozen=True)
+class _Scored:
+    """:func:`_score_methods`'s working state, which :func:`attribute` goes on from."""
+
+    problem: Problem
+    base: ForwardResult
+    facts: EncodingFacts
+    context: MethodContext
+    scores: MethodScores
+
+
+def _score_methods(loaded: LoadedModel, text: str, spec: TargetSpec, settings: AttributionSettings, backend: str,
+                   say: Callable[[int, str], None]) -> _Scored:
+    """Set the problem up and run every method in ``settings.methods`` through the registry's one contract."""
     timings: dict[str, float] = {}
-    announce = progress or no_progress
-
-    def say(percent: int, note: str) -> None:
-        announce(percent, 100, note)
-
     started = time.perf_counter()
     say(5, "running the model")
     problem, base, facts = setup_problem(loaded, text, spec, backend, settings.budget_bytes)
@@ -196,7 +220,39 @@ def attribute(loaded: LoadedModel, text: str, *, spec: TargetSpec = TargetSpec()
         except UnsupportedModelError as err:
             skipped[method.name] = str(err)
         timings[method.name] = time.perf_counter() - started
+    return _Scored(problem=problem, base=base, facts=facts, context=context, scores=MethodScores(
+        target=problem.target, tokens=facts.tokens, protected=problem.protected, query=query, scores=scores,
+        convergence=convergence, skipped=skipped, timings=timings))
 
+
+def method_scores(loaded: LoadedModel, text: str, *, spec: TargetSpec = TargetSpec(),
+                  settings: AttributionSettings = AttributionSettings(), backend: str = "torch") -> MethodScores:
+    """Every method in ``settings.methods`` on ``text`` — the scores :func:`attribute` starts from, without its
+    agreement, faithfulness, head grid and counterfactual. The ground-truth scoreboard ranks one token by each
+    method's scores a hundred times over and reads nothing else: the pairwise agreement alone (36 Kendall τ and
+    Spearman ρ per text) took about as long as every method together (issue 31)."""
+    return _score_methods(loaded, text, spec, settings, backend, lambda percent, note: None).scores
+
+
+def attribute(loaded: LoadedModel, text: str, *, spec: TargetSpec = TargetSpec(),
+              settings: AttributionSettings = AttributionSettings(), backend: str = "torch",
+              progress: Progress | None = None) -> AttributionReport:
+    """Every method in ``settings.methods`` on ``text``, their agreement, ERASER faithfulness, the layer ×
+    head τ grid and (``settings.permutations`` > 0) the uniform/permutation counterfactual — the one call the
+    Attribution page and ``python -m inspector attribute`` make. The adversarial search is separate
+    (:func:`~inspector.analyses.attribution.counterfactual_attention`): it takes far longer than everything else
+    together. A method that cannot run on this model (:class:`UnsupportedModelError`) is listed in ``skipped``.
+    ``progress`` (:mod:`inspector.base.progress`) counts percent of the job, each stage weighted by its usual
+    share: the baseline 5, the methods 55, faithfulness 25, the counterfactual 15."""
+    announce = progress or no_progress
+
+    def say(percent: int, note: str) -> None:
+        announce(percent, 100, note)
+
+    scored = _score_methods(loaded, text, spec, settings, backend, say)
+    problem, base, facts, context = scored.problem, scored.base, scored.facts, scored.context
+    scores, timings = scored.scores.scores, dict(scored.scores.timings)
+    layer, head, query = context.layer, context.head, context.query
     content = ~problem.protected
     head_tau = None
     if settings.head_grid:
@@ -220,12 +276,12 @@ def attribute(loaded: LoadedModel, text: str, *, spec: TargetSpec = TargetSpec()
     words = _words(text, facts.tokens, facts.word_ids, facts.offsets)
     say(100, "done")
     return AttributionReport(
-        model_name=info.name, text=text, target=problem.target, tokens=facts.tokens, special=facts.special,
+        model_name=loaded.info.name, text=text, target=problem.target, tokens=facts.tokens, special=facts.special,
         protected=problem.protected, word_ids=facts.word_ids, words=words, layer=layer, head=head,
         query=query, removal=settings.removal, scores=scores,
         word_scores={m: word_level(v, facts.word_ids) for m, v in scores.items()}, agreement=agreed,
-        faithfulness=faithful, convergence=convergence, counterfactual=counterfactual, skipped=skipped,
-        timings=timings)
+        faithfulness=faithful, convergence=scored.scores.convergence, counterfactual=counterfactual,
+        skipped=scored.scores.skipped, timings=timings)
 
 
 def corpus_agreement(loaded: LoadedModel, texts: Sequence[str], *, spec: TargetSpec = TargetSpec(),

@@ -64,6 +64,12 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "已在 {n} 个样例中的第 {done} 个后停止。停止的计分板不显示结果。"),
     ("gt.score_again", "Score {n} examples again", "重新为 {n} 个样例打分"),
     ("gt.score_fewer", "Score {n} examples (quicker)", "只为 {n} 个样例打分（更快）"),
+    ("gt.first_only", "Scoring is slow on this server just now: this scoreboard is over the first {n} of the {total} "
+     "examples (the same examples, the first of them). All {total} would take about {seconds} s more; they give "
+     "narrower intervals.",
+     "此刻服务器上打分很慢：这个计分板只用了全部 {total} 个样例中的前 {n} 个（同一批样例）。"
+     "为全部 {total} 个打分大约还要 {seconds} 秒，区间会更窄。"),
+    ("gt.score_all", "Score all {n}", "为全部 {n} 个打分"),
     ("gt.board_failed", "The scoreboard could not be computed", "无法计算计分板"),
     ("gt.board_done", "{model}: {n} examples scored with {methods} methods ({seconds} s of compute when first run)",
      "{model}：已用 {methods} 种方法为 {n} 个样例打分（首次运行计算耗时 {seconds} 秒）"),

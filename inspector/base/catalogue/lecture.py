@@ -11,10 +11,10 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lecture.steps", "Steps", "步骤"),
     ("lecture.step_of", "Step {n} of {total}", "第 {n} 步，共 {total} 步"),
     ("lecture.look", "What to look at", "看什么"),
-    ("lecture.opens", "Opens {page} on {model}, layer {layer}, head {head}, with the text “{text}”.",
+    ("lecture.opens", "Opens {page} on {model}, layer {layer}, head {head}, with the text “{text}”",
      "在{page}页面打开：{model}，第 {layer} 层第 {head} 个头，文本为“{text}”。"),
     ("lecture.opens_lesson", "Opens {page} at “{lesson}” on {model}, layer {layer}, head {head}, with the text "
-     "“{text}”.", "在{page}页面打开“{lesson}”：{model}，第 {layer} 层第 {head} 个头，文本为“{text}”。"),
+     "“{text}”", "在{page}页面打开“{lesson}”：{model}，第 {layer} 层第 {head} 个头，文本为“{text}”。"),
     ("lecture.open", "Open this step", "打开这一步"),
     ("lecture.open_help", "Opens the page with this step's model, text, layer and head, as its share link does.",
      "用这一步的模型、文本、层和头打开页面，与打开它的分享链接效果相同。"),
