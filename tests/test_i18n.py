@@ -277,7 +277,7 @@ def test_task_texts_in_the_catalogue_are_the_tasks_own():
     from inspector.analyses.tasks import TASKS
 
     for name, spec in TASKS.items():
-        for field in ("description", "truth"):
+        for field in ("name", "description", "truth"):
             assert t(f"gt.task.{name}.{field}", "en") == getattr(spec, field), (name, field)
             assert CJK.search(task_words(spec, field, "zh")), (name, field)
 

@@ -530,8 +530,9 @@ def example_json(scored: ExampleScores) -> dict:
                         "magnitude_ranks": scored.magnitude_ranks, "scores": scored.scores})
 
 
-def task_words(spec_task: Task, field: Literal["description", "truth"], lang: str = DEFAULT_LANGUAGE) -> str:
-    """A task's description or causal token in ``lang``: the catalogue's ``gt.task.NAME.FIELD`` where it has one
+def task_words(spec_task: Task, field: Literal["name", "description", "truth"], lang: str = DEFAULT_LANGUAGE,
+               ) -> str:
+    """A task's name, description or causal token in ``lang``: the catalogue's ``gt.task.NAME.FIELD`` where it has one
     (its English is the task's own text, a test keeps them equal), else the task's English."""
     key = f"gt.task.{spec_task.name}.{field}"
     return t(key, lang) if key in CATALOGUE else getattr(spec_task, field)
@@ -565,9 +566,10 @@ def _method_words(method: str, lang: str) -> str:
 def hit_rate_words(board: Scoreboard, lang: str = DEFAULT_LANGUAGE) -> list[str]:
     """The scoreboard in plain sentences in ``lang``, best method first (the CLI's summary)."""
     order = np.argsort(-board.top1, kind="stable")
-    lines = [t("gt.words.summary", lang, model=model_label(board.model_name, lang), task=board.card.task.name,
-               variant=t(f"gt.variant.{board.card.variant}", lang), accuracy=f"{board.accuracy:.1%}",
-               examples=board.examples, truth=task_words(board.card.task, "truth", lang))]
+    lines = [t("gt.words.summary", lang, model=model_label(board.model_name, lang),
+               task=task_words(board.card.task, "name", lang), variant=t(f"gt.variant.{board.card.variant}", lang),
+               accuracy=f"{board.accuracy:.1%}", examples=board.examples,
+               truth=task_words(board.card.task, "truth", lang))]
     for i in order:
         lines.append(t("gt.words.row", lang, method=_padded(_method_words(board.methods[i], lang), 28),
                        top1=f"{board.top1[i]:6.1%}", low=f"{board.top1_low[i]:.0%}", high=f"{board.top1_high[i]:.0%}",

@@ -120,7 +120,8 @@ def scoreboard_chart(board: Scoreboard, *, slide: bool = False, lang: str = DEFA
         panels.append(_rate_panel(data, order, field="mechanism_top1", title=t("chart.gt.mechanism", lang),
                                   chance=None, slide=slide, labels=False, width=width, lang=lang))
     card = board.card
-    subtitle = [t("chart.gt.scoreboard_subtitle", lang, examples=board.examples, task=card.task.name,
+    subtitle = [t("chart.gt.scoreboard_subtitle", lang, examples=board.examples,
+                  task=task_words(card.task, "name", lang),
                   truth=task_words(card.task, "truth", lang)),
                 t("chart.gt.scoreboard_key", lang)]
     chart = alt.hconcat(*panels, spacing=_PANEL_SPACING_PX).resolve_scale(y="shared").properties(

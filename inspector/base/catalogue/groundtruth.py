@@ -90,12 +90,14 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("gt.reading", "Reading", "解读"),
     ("gt.download_json", "Scoreboard (JSON)", "计分板（JSON）"),
     # The tasks, the target and the scoreboard in words (inspector.analyses.groundtruth) -------------------------------
+    ("gt.task.planted-token.name", "planted-token", "植入词元"),
     ("gt.task.planted-token.description",
      "A row of neutral words with one sentiment word (excellent, wonderful, delightful; terrible, awful, dreadful) "
      "planted at a random position; the label is that word's sentiment.",
      "一串中性词中在随机位置植入一个情感词（excellent、wonderful、delightful；terrible、awful、dreadful）；"
      "标签就是这个词的情感。"),
     ("gt.task.planted-token.truth", "the planted sentiment word", "植入的情感词"),
+    ("gt.task.induction.name", "induction", "归纳"),
     ("gt.task.induction.description",
      "Distinct words … A B … followed by A again; the model must predict B, the word that came after A the first "
      "time (an induction head's job).",
@@ -189,7 +191,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("chart.gt.mechanism", "top token is B or either A", "排第一的词元是 B 或任一个 A"),
     ("chart.gt.scoreboard_subtitle",
      "{examples} fresh examples of the {task} task; the causal token is known by construction: {truth}.",
-     "{task} 任务的 {examples} 个新样例；因果词元由构造可知：{truth}。"),
+     "“{task}”任务的 {examples} 个新样例；因果词元由构造可知：{truth}。"),
     ("chart.gt.scoreboard_key",
      "Bars: share of examples; black lines: 95 % Wilson interval; dashed red: a random ranking.",
      "条形：样例占比；黑线：95% 威尔逊区间；红色虚线：随机排序。"),
