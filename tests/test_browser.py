@@ -405,7 +405,9 @@ def test_the_toolbar_s_stop_leaves_no_running_line_on_the_page(session, app_url)
     """Issue 33, item 12: Streamlit's own Stop (the toolbar's) ends a run where it stands, with no chance to redraw,
     and "Measuring 72 heads…" with its spinner and the half-filled bar stayed on the page. What says "running"
     shows only while the page runs."""
-    text = " ".join(f"step {k} of a long text the Heads page measures" for k in range(60))  # ~480 tokens
+    # 47 × 10 + 2 = 472 tokens: long enough to stop mid-run, under MiniLM's 512 (at 60 × 10 + 2 = 602 the page
+    # refused the text, and the test passed only while the model loaded slowly enough to show "Measuring…" first).
+    text = " ".join(f"step {k} of a long text the Heads page measures" for k in range(47))
     session.page.goto(f"{app_url}/heads?{urllib.parse.urlencode({'text': text})}")
     measuring = session.page.get_by_text("Measuring 72 heads", exact=False)
     measuring.first.wait_for(timeout=FIRST_RENDER_TIMEOUT_MS)
