@@ -115,6 +115,7 @@ MEASURE_JS = r"""
         // A wrapped title is one <text> with a <tspan> per line: each line can be cut on its own.
         const lines = [...t.querySelectorAll('tspan')].map(s => s.textContent);
         out.texts.push({role, text: t.textContent, lines: lines.length ? lines : [t.textContent],
+                        subtitle: !!t.closest('.role-title-subtitle'),
                         x: Math.min(...xs), y: Math.min(...ys), r: Math.max(...xs), b: Math.max(...ys)});
       }
     }
@@ -194,6 +195,9 @@ def _is_number(text: str) -> bool:
     return re.fullmatch(r"[−\-+]?[0-9.,]+\s*%?|[0-9.]+e[−\-+]?[0-9]+", text.strip()) is not None
 
 
+NARROW_TITLE_PX, NARROW_TITLE_SHARE = 250, 0.65  # a title this narrow, on a chart this much wider, was wrapped short
+
+
 def chart_problems(chart: dict) -> list[str]:
     """What is wrong with one measured chart (an entry of :data:`MEASURE_JS`'s answer), as readable lines."""
     name = f"chart {chart['index']} ({chart.get('title') or 'untitled'!r})"
@@ -235,6 +239,16 @@ def chart_problems(chart: dict) -> list[str]:
                     break
     if chart.get("cutMarks"):
         problems.append(f"{name}: text in the cells cut short, e.g. {chart['cutMarks'][:3]}")
+    # A title wrapped for a narrow column on a chart the window drew wide (issue 31: "titles wrapped to ~150 px on
+    # wide charts"): several short lines where the chart has room for longer ones. (A subtitle keeps the narrow
+    # wrap: Vega-Lite re-wraps only the title by the drawn width, inspector.output.export.screen_title.)
+    drawn_width = chart["svgBox"]["r"] - chart["svgBox"]["x"]
+    for text in chart["texts"]:
+        width = text["r"] - text["x"]
+        if text["role"] == "title" and not text["subtitle"] and len(text["lines"]) > 1 and width < NARROW_TITLE_PX \
+                and width < NARROW_TITLE_SHARE * drawn_width:
+            problems.append(f"{name}: title wrapped to {width:.0f} px on a {drawn_width:.0f} px chart: "
+                            f"{text['lines']}")
     return problems
 
 

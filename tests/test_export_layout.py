@@ -7,6 +7,7 @@ Chinese; the plot keeps its height under a long header; hover hints stay on scre
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import xml.etree.ElementTree as ET
@@ -19,7 +20,7 @@ import pytest
 from inspector.analyses.heatmap import HeatmapOptions, HeatmapView
 from inspector.analyses.metrics import HeadEntropy
 from inspector.base.i18n import CATALOGUE, t
-from inspector.charts.base import CLOSING_PUNCTUATION, thinned_note, wrap_text
+from inspector.charts.base import CLOSING_PUNCTUATION, TITLE_FONT_PX, text_width_px, thinned_note, wrap_text
 from inspector.charts.inspect import (
     attention_heatmap_chart,
     entropy_by_layer_chart,
@@ -32,6 +33,7 @@ from inspector.output.export import (
     SLIDE_WIDTH_PX,
     Provenance,
     chart_svg,
+    screen_title,
     slide_svg,
     unwrap_lines,
     with_provenance,
@@ -211,3 +213,37 @@ def test_the_line_breaker_keeps_words_numbers_and_punctuation_whole(text, width,
         assert line[0] not in CLOSING_PUNCTUATION and line[-1] not in "（「『【《〈“‘", lines
     for piece in keep:
         assert any(piece in line for line in lines), (piece, lines)
+
+
+def _screen_branches(expression: str) -> list[tuple[float, list[str]]]:
+    """(width, lines) of every branch of screen_title's expression ``width >= W ? LINES : … : LINES``, the last
+    one (the narrow wrap) at width 0."""
+    decoder, branches, rest = json.JSONDecoder(), [], expression
+    while rest.startswith("width >= "):
+        width, rest = rest[len("width >= "):].split(" ? ", 1)
+        lines, end = decoder.raw_decode(rest)
+        branches.append((float(width), [lines] if isinstance(lines, str) else lines))
+        rest = rest[end:].removeprefix(" : ")
+    lines, _ = decoder.raw_decode(rest)
+    return [*branches, (0.0, [lines] if isinstance(lines, str) else lines)]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_on_screen_a_narrow_columns_title_rewraps_as_its_chart_grows(lang):
+    for name, chart in _charts(lang).items():
+        title = chart.to_dict()["title"]
+        screen = screen_title(chart)
+        if name == "heads" or not isinstance(title["text"], list):  # facets, and one-line titles: as they were
+            assert screen.to_dict() == chart.to_dict(), name
+            continue
+        drawn = screen.to_dict()["title"]
+        assert drawn["limit"] == {"expr": f"max({title['limit']}, width)"}
+        assert drawn.get("subtitle") == title.get("subtitle")
+        branches = _screen_branches(drawn["text"]["expr"])
+        assert branches[-1][1] == title["text"] and len(branches) > 1, name  # below every branch: the narrow wrap
+        counts = [len(lines) for _, lines in branches]
+        assert counts == sorted(counts) and len(set(counts)) == len(counts), (name, branches)  # fewer lines, wider
+        for width, lines in branches:
+            assert unwrap_lines(lines) == unwrap_lines(title["text"]), (name, lines)
+            assert all(text_width_px(line, TITLE_FONT_PX) <= max(width, title["limit"]) for line in lines), lines
+        assert with_provenance(chart, PROVENANCE, lang).to_dict()["title"]["text"] != drawn["text"]  # exports: static

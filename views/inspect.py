@@ -29,6 +29,7 @@ from inspector.output.export import (
     Provenance,
     capture_json,
     export_pack,
+    screen_title,
     view_numbers,
 )
 from inspector.output.share import escape_markdown
@@ -120,13 +121,15 @@ with entropy_column:
     # Decoder marks: the key/value head each grouped-query head shares, each layer's window (issue 27).
     marks = {"kv_heads": info.num_kv_heads, "windows": result.windows}
     grid = entropy_grid_chart(entropy, selected=(layer, head), selectable=True, slide=slide, lang=lang, **marks)
-    st.altair_chart(grid, on_select=select_head_from_grid, selection_mode=HEAD_SELECTION, key="entropy_grid")
+    # On screen the narrow column's titles re-wrap as the column grows (screen_title); exports wrap to the figure.
+    st.altair_chart(screen_title(grid), on_select=select_head_from_grid, selection_mode=HEAD_SELECTION,
+                    key="entropy_grid")
     st.caption(t("inspect.grid_caption", lang))
     # Exports get the grid without its click selection and "Click a cell…" subtitle: a slide cannot be clicked.
     exported_grid = entropy_grid_chart(entropy, selected=(layer, head), slide=slide, lang=lang, **marks)
     download_buttons("entropy-grid", exported_grid, provenance(), "grid")
     by_layer = session.cached_entropy_by_layer_chart(*capture_key, slide, lang, result)
-    st.altair_chart(by_layer)
+    st.altair_chart(screen_title(by_layer))
     download_buttons("entropy-by-layer", by_layer, provenance(), "by_layer")
 
 with attention_column:
@@ -149,7 +152,7 @@ with attention_column:
     else:
         heatmap = attention_heatmap_chart(view, slide=slide, lang=lang, kv_heads=info.num_kv_heads,
                                           num_heads=info.num_heads)
-        st.altair_chart(heatmap)
+        st.altair_chart(screen_title(heatmap))
         st.caption(t("inspect.heatmap_caption", lang))
         download_buttons(f"attention-L{layer}-H{head}", heatmap, provenance(layer, head), "heatmap",
                          cells=view.weights.size)

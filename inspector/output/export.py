@@ -202,6 +202,45 @@ def _font_sizes(chart, title: dict) -> tuple[float, float]:
             float(title.get("subtitleFontSize", configured.get("subtitleFontSize", _CAPTION_FONT_PX))))
 
 
+# Titles are wrapped on the server to the narrowest column a chart is shown in (charts.base.chart_title): at a 1000 px
+# window. A chart that fits its column grows with a wider window while its title keeps that wrap (the Inspect page's
+# entropy grid at 1400 px: a 180 px title over a 280 px plot). On screen, a single or layered chart's title is an
+# expression of its plot's width (Vega's `width` signal): the widest of these wrappings that the plot holds.
+_SCREEN_WRAPS = (1.25, 1.5, 2.0, 2.5, 3.0, 4.0)
+
+
+def screen_title(chart):
+    """``chart`` for the screen, its wrapped title re-wrapped as its column grows: for a single or layered chart
+    whose title runs over several lines, the title's lines become a Vega expression choosing, by the drawn plot's
+    width, among the wrappings at :data:`_SCREEN_WRAPS` × the title's width that take fewer lines (the narrow wrap
+    below them), and its limit follows. The subtitle keeps its wrap (Vega-Lite takes no expression there). Any other chart, and every
+    export (:func:`with_provenance` re-wraps to the figure), is left as it is."""
+    if not isinstance(chart, (alt.Chart, alt.LayerChart)):
+        return chart
+    title = _title_dict(chart)
+    lines, limit = title.get("text"), title.get("limit")
+    if not isinstance(lines, list) or len(lines) < 2 or not isinstance(limit, (int, float)):
+        return chart
+    whole, font = unwrap_lines(lines), _font_sizes(chart, title)[0]
+    branches, last = [], lines
+    for factor in _SCREEN_WRAPS:
+        wrapped = wrap_text(whole, limit * factor, font)
+        if len(wrapped) < len(last):  # a line fewer, or not worth the change (a wider wrap can leave an orphan)
+            branches.append((round(limit * factor), wrapped))
+            last = wrapped
+    if not branches:
+        return chart
+
+    def literal(value: list[str]) -> str:
+        return json.dumps(value[0] if len(value) == 1 else value, ensure_ascii=False)
+
+    expression = "".join(f"width >= {width} ? {literal(wrapped)} : " for width, wrapped in reversed(branches))
+    chart = chart.copy(deep=False)
+    chart.title = alt.TitleParams(**{**title, "text": alt.ExprRef(expression + literal(lines)),
+                                     "limit": alt.ExprRef(f"max({limit}, width)")})
+    return chart
+
+
 def with_provenance(chart, provenance: Provenance, lang: str = DEFAULT_LANGUAGE):
     """``chart`` laid out for export, with ``provenance.caption(lang)`` as the last lines of its title's subtitle (or
     as a small title when it has none). Works on any top-level chart, styled or not; adding the same caption twice is
