@@ -216,11 +216,12 @@ def test_the_line_breaker_keeps_words_numbers_and_punctuation_whole(text, width,
 
 
 def _screen_branches(expression: str) -> list[tuple[float, list[str]]]:
-    """(width, lines) of every branch of screen_title's expression ``width >= W ? LINES : … : LINES``, the last
+    """(width, lines) of every branch of screen_title's expression ``drawn >= W ? LINES : … : LINES``, the last
     one (the narrow wrap) at width 0."""
     decoder, branches, rest = json.JSONDecoder(), [], expression
-    while rest.startswith("width >= "):
-        width, rest = rest[len("width >= "):].split(" ? ", 1)
+    drawn = "containerSize()[0] - 20 >= "
+    while rest.startswith(drawn):
+        width, rest = rest[len(drawn):].split(" ? ", 1)
         lines, end = decoder.raw_decode(rest)
         branches.append((float(width), [lines] if isinstance(lines, str) else lines))
         rest = rest[end:].removeprefix(" : ")
@@ -237,7 +238,7 @@ def test_on_screen_a_narrow_columns_title_rewraps_as_its_chart_grows(lang):
             assert screen.to_dict() == chart.to_dict(), name
             continue
         drawn = screen.to_dict()["title"]
-        assert drawn["limit"] == {"expr": f"max({title['limit']}, width)"}
+        assert drawn["limit"] == {"expr": f"max({title['limit']}, containerSize()[0] - 20)"}
         assert drawn.get("subtitle") == title.get("subtitle")
         branches = _screen_branches(drawn["text"]["expr"])
         assert branches[-1][1] == title["text"] and len(branches) > 1, name  # below every branch: the narrow wrap

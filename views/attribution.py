@@ -39,7 +39,7 @@ from inspector.charts.attribution import (
 )
 from inspector.core.budget import count_tokens
 from inspector.core.forward import backend_for
-from inspector.output.export import Provenance
+from inspector.output.export import Provenance, screen_title
 from inspector.output.share import escape_markdown
 from views import session, share_state, sidebar
 from views.export_buttons import export_buttons
@@ -184,7 +184,7 @@ exported = Provenance(model=loaded.info.name, text=chosen.state.text, backend=ba
 
 def show(name: str, figure) -> None:
     """A chart and, under it, its PNG, SVG and 16:9 slide exports."""
-    st.altair_chart(figure)
+    st.altair_chart(screen_title(figure))
     export_buttons(f"attribution-{name}", figure, exported, lang, f"attr_export_{name}")
 
 

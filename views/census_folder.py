@@ -14,6 +14,7 @@ from inspector.analyses.census import CensusSummary, census_report, read_census
 from inspector.analyses.metrics import HealthThresholds
 from inspector.base.i18n import t
 from inspector.charts.census import census_columns, census_grid_chart, census_table, statistic_name
+from inspector.output.export import screen_title
 from inspector.output.share import escape_markdown
 
 CENSUS_MODE = "census"  # the Heads page's mode value; its label is the catalogue's heads.mode_census
@@ -49,7 +50,7 @@ def show_census(collapsed: float, diffuse: float, sink: float, *, hosted: bool, 
         st.warning(t("census.incomplete", lang, texts=summary.texts))
     statistic = st.selectbox(t("census.statistic", lang), STATISTICS, index=1, key="heads_census_statistic",
                              format_func=lambda name: statistic_name(name, lang))
-    st.altair_chart(census_grid_chart(summary, statistic, slide=slide, lang=lang))
+    st.altair_chart(screen_title(census_grid_chart(summary, statistic, slide=slide, lang=lang)))
     st.markdown("\n".join(f"- {escape_markdown(line)}" for line in census_report(summary, lang)))
     st.subheader(t("census.intervals", lang))
     columns = census_columns(lang)

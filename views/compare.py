@@ -41,7 +41,7 @@ from inspector.charts.compare import (
     query_rows_chart,
     ranked_heads_chart,
 )
-from inspector.output.export import Provenance
+from inspector.output.export import Provenance, screen_title
 from inspector.output.share import (
     COMPARE_DEFAULT_TEXT_B,
     CompareState,
@@ -297,7 +297,7 @@ def provenance(layer: int | None = None, head: int | None = None) -> Provenance:
 
 
 ranked = ranked_heads_chart(comparison, slide=slide, lang=lang)
-st.altair_chart(ranked, width="content")
+st.altair_chart(screen_title(ranked), width="content")
 export_buttons("compare-ranked-heads", ranked, provenance(), lang, "compare_ranked")
 st.subheader(t("compare.grid", lang))
 metrics = ["js", "entropy"] + (["shift"] if comparison.key_shift is not None else [])
@@ -306,8 +306,8 @@ if st.session_state.get("compare_metric") not in metrics:
 metric = st.segmented_control(t("compare.colour_by", lang), metrics, key="compare_metric",
                               format_func=lambda m: t(f"compare.colour_{m}", lang)) or "js"
 grid_figure = movement_grid_chart(comparison, metric, selected=(layer, head), slide=slide, lang=lang)
-st.altair_chart(grid_figure, width="content", on_select=select_head_from_grid, selection_mode=HEAD_SELECTION,
-                key="compare_grid")
+st.altair_chart(screen_title(grid_figure), width="content", on_select=select_head_from_grid,
+                selection_mode=HEAD_SELECTION, key="compare_grid")
 export_buttons(f"compare-grid-{metric}", grid_figure, provenance(), lang, "compare_grid_export")
 
 st.subheader(t("compare.pair", lang, layer=layer, head=head))
@@ -322,7 +322,7 @@ for column, name, figure in ((side_a, "a", head_heatmap_chart(pair, "A", slide=s
                              (difference_column, "difference", head_difference_chart(pair, slide=slide, lang=lang)),
                              (row_column, "rows", query_rows_chart(pair, slide=slide, lang=lang))):
     with column:
-        st.altair_chart(figure)
+        st.altair_chart(screen_title(figure))
         export_buttons(f"compare-L{layer}-H{head}-{name}", figure, provenance(layer, head), lang, f"compare_{name}")
 st.caption(t("compare.pair_caption", lang))
 

@@ -12,7 +12,7 @@ from inspector.analyses.roles import CAUSAL_ROLES, verdict
 from inspector.base.i18n import t
 from inspector.charts.roles import roles_map_chart
 from inspector.core.forward import backend_for
-from inspector.output.export import Provenance
+from inspector.output.export import Provenance, screen_title
 from inspector.output.share import escape_markdown
 from views import session
 from views.export_buttons import export_buttons
@@ -47,7 +47,7 @@ def _one_map(spec: str, name: str, side: str, backend: str, lang: str, slide: bo
         return
     st.caption(t("roles.page.done", lang, seconds=f"{seconds:.1f}"))
     chart = roles_map_chart(result, slide=slide, lang=lang)
-    st.altair_chart(chart, key=f"compare_roles_map_{side}")
+    st.altair_chart(screen_title(chart), key=f"compare_roles_map_{side}")
     probe = result.probe
     provenance = Provenance(model=name, text=t("roles.page.probe_text", lang, batch=probe.batch, repeat=probe.repeat,
                                                seed=probe.seed), backend=backend_for(loaded, backend))

@@ -15,6 +15,7 @@ from inspector.base.i18n import t
 from inspector.base.tokens import readable_token
 from inspector.charts.compare_shapes import shapes_attention_chart, shapes_entropy_chart
 from inspector.core.loading import ModelInfo
+from inspector.output.export import screen_title
 from inspector.output.share import escape_markdown
 
 
@@ -48,8 +49,8 @@ def render(run_a: TextRun, run_b: TextRun, info_a: ModelInfo, info_b: ModelInfo,
     st.selectbox(t("compare.shapes_query", lang), pieces, index=result.query, key="compare_shapes_query",
                  format_func=lambda i: f"{i}: {readable_token(result.segments[i])}")
     st.info(escape_markdown(shapes_sentence(result, lang, names)), icon=":material/compare_arrows:")
-    st.altair_chart(shapes_attention_chart(result, names, slide=slide, lang=lang))
-    st.altair_chart(shapes_entropy_chart(result, names, slide=slide, lang=lang))
+    st.altair_chart(screen_title(shapes_attention_chart(result, names, slide=slide, lang=lang)))
+    st.altair_chart(screen_title(shapes_entropy_chart(result, names, slide=slide, lang=lang)))
     st.caption(t("compare.shapes_output", lang))
     st.download_button(t("compare.shapes_download", lang),
                        lambda: json.dumps(shapes_json(result, lang), ensure_ascii=False, allow_nan=False),

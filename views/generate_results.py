@@ -21,7 +21,7 @@ from inspector.charts.generate import (
     layer_rows_chart,
     sink_chart,
 )
-from inspector.output.export import Provenance
+from inspector.output.export import Provenance, screen_title
 from inspector.output.share import escape_markdown
 from views.export_buttons import export_buttons
 from views.generate_run import run_again
@@ -78,7 +78,7 @@ def show_results(result: Generation, request: tuple, info, *, slide: bool, first
     def show(key: str, where=st) -> None:
         chart, prov, name = charts[key]
         with where.container():
-            st.altair_chart(chart)
+            st.altair_chart(screen_title(chart))
             export_buttons(name, chart, prov, lang, f"generate_{key}")
 
     show("row")

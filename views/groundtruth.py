@@ -45,7 +45,7 @@ from inspector.charts.groundtruth import (
 )
 from inspector.core.forward import backend_for
 from inspector.core.loading import model_label, shipped_choices
-from inspector.output.export import Provenance
+from inspector.output.export import Provenance, screen_title
 from inspector.output.share import escape_markdown
 from views import session, share_state, sidebar
 from views.export_buttons import export_buttons
@@ -228,7 +228,7 @@ st.markdown(escape_markdown(t("gt.answer", lang, predicted=scored.predicted, ans
                               probability=f"{probability:.1%}", target=target_words(scored, task.kind, lang))))
 ran_backend = backend_for(loaded, backend)  # the caption names the backend that ran, not the sidebar's "auto"
 example_figure = example_chart(scored, slide=slide, lang=lang)
-st.altair_chart(example_figure)
+st.altair_chart(screen_title(example_figure))
 export_buttons(f"groundtruth-{task.name}-example-{seed}", example_figure,
                Provenance(model=info.name, text=scored.example.text, backend=ran_backend), lang, "gt_example")
 st.dataframe(example_table(scored, top_ranked_tokens(scored), mechanism=mechanism, lang=lang), hide_index=True)
@@ -306,11 +306,11 @@ if card.attention_bound is not None:
 chart = scoreboard_chart(board, slide=slide, lang=lang, label=model_label(info.name, lang))
 board_provenance = Provenance(model=info.name, backend=ran_backend, text=t(
     "chart.gt.export_text", lang, examples=board.examples, task=task.name, seed=board.seed, k=board.k))
-st.altair_chart(chart)
+st.altair_chart(screen_title(chart))
 export_buttons(f"groundtruth-{task.name}-{card.variant}", chart, board_provenance, lang, "gt_board")
 st.dataframe(scoreboard_table(board, lang), hide_index=True)
 hits = head_hits_chart(board, slide=slide, lang=lang)
-st.altair_chart(hits)
+st.altair_chart(screen_title(hits))
 export_buttons(f"groundtruth-{task.name}-{card.variant}-heads", hits, board_provenance, lang, "gt_heads_chart")
 st.subheader(t("gt.reading", lang))
 st.markdown("\n".join(f"- {escape_markdown(line)}" for line in reading(board, lang)))

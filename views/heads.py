@@ -29,7 +29,7 @@ from inspector.analyses.metrics import TOKEN_CATEGORIES, HealthThresholds
 from inspector.base.i18n import t
 from inspector.charts.base import HEAD_SELECTION, selected_head
 from inspector.charts.heads import head_grid_chart, head_matrix_chart, mds_chart, pruning_chart
-from inspector.output.export import Provenance
+from inspector.output.export import Provenance, screen_title
 from inspector.output.share import escape_markdown
 from views import session, share_state, sidebar
 from views.census_folder import CENSUS_MODE, show_census
@@ -164,7 +164,7 @@ metric = st.segmented_control(t("heads.colour_by", lang), GRID_METRICS,
                               format_func=lambda name: t(f"heads.grid.{name}", lang),
                               key="heads_metric", default="entropy") or "entropy"
 grid = head_grid_chart(report, metric, selected=(layer, head), slide=slide, lang=lang)
-st.altair_chart(grid, on_select=open_in_inspect, selection_mode=HEAD_SELECTION, key="heads_grid")
+st.altair_chart(screen_title(grid), on_select=open_in_inspect, selection_mode=HEAD_SELECTION, key="heads_grid")
 exported = Provenance(model=info.name, backend=report.backend,
                       text=texts[0] if len(texts) == 1 else t("chart.heads.corpus_text", lang, n=len(texts)))
 export_buttons(f"heads-grid-{metric}", grid, exported, lang, "heads_grid_export")
@@ -215,7 +215,7 @@ maps = {"js": head_matrix_chart(report, stats.js_divergence, title=t("chart.head
         "mds": mds_chart(report, slide=slide, lang=lang)}
 for tab, (name, figure) in zip((js_tab, cka_tab, map_tab), maps.items()):
     with tab:
-        st.altair_chart(figure)
+        st.altair_chart(screen_title(figure))
         export_buttons(f"heads-{name}", figure, exported, lang, f"heads_{name}_export")
 pairs = report.pairs
 pair_columns = [t(f"heads.pairs.{name}", lang) for name in ("js", "first", "second", "both")]
@@ -227,7 +227,7 @@ st.caption(t("heads.pairs_caption", lang, measure=measure))
 
 st.subheader(t("heads.pruning", lang))
 pruning = pruning_chart(report, slide=slide, lang=lang)
-st.altair_chart(pruning)
+st.altair_chart(screen_title(pruning))
 export_buttons("pruning-curve", pruning, exported, lang, "heads_pruning_export")
 
 st.download_button(t("heads.download_json", lang), lambda: json.dumps(report_json(report, lang), allow_nan=False),

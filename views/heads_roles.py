@@ -30,7 +30,7 @@ from inspector.base.i18n import t
 from inspector.charts.base import HEAD_SELECTION, selected_head
 from inspector.charts.roles import causal_chart, probe_heatmap_chart, roles_map_chart
 from inspector.core.forward import backend_for
-from inspector.output.export import Provenance
+from inspector.output.export import Provenance, screen_title
 from inspector.output.share import escape_markdown
 from views import session
 from views.export_buttons import export_buttons
@@ -104,7 +104,7 @@ def _show_roles(spec: str, backend: str, model_name: str, lang: str, slide: bool
                             backend=backend_for(loaded, backend))
     picked = st.session_state.get("_roles_head") or result.top_heads("induction", 1)[0]
     roles_map = roles_map_chart(result, selected=picked, slide=slide, lang=lang)
-    event = st.altair_chart(roles_map, on_select="rerun", selection_mode=HEAD_SELECTION, key="roles_map")
+    event = st.altair_chart(screen_title(roles_map), on_select="rerun", selection_mode=HEAD_SELECTION, key="roles_map")
     clicked = selected_head(getattr(event, "selection", {}) or {})
     if clicked is not None and clicked != picked:
         st.session_state["_roles_head"] = clicked
@@ -117,11 +117,11 @@ def _show_roles(spec: str, backend: str, model_name: str, lang: str, slide: bool
                  column_config={t("roles.page.column_score", lang): st.column_config.NumberColumn(format="%.3f")})
     st.markdown(f"**{t('roles.page.causal', lang)}**")
     causal = causal_chart(result, slide=slide, lang=lang)
-    st.altair_chart(causal)
+    st.altair_chart(screen_title(causal))
     export_buttons("head-roles-causal", causal, provenance, lang, "roles_causal_export")
     st.caption(t("roles.page.pick", lang))
     heatmap = probe_heatmap_chart(result, *picked, slide=slide, lang=lang)
-    st.altair_chart(heatmap)
+    st.altair_chart(screen_title(heatmap))
     export_buttons(f"head-roles-probe-L{picked[0]}-H{picked[1]}", heatmap,
                    replace(provenance, layer=picked[0], head=picked[1]), lang, "roles_heatmap_export")
     st.download_button(t("roles.page.download_json", lang),

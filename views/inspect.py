@@ -163,7 +163,7 @@ if n_tokens > SMALL_MULTIPLES_MAX_TOKENS:
 else:
     heads_chart = session.cached_layer_heads_chart(*capture_key, layer, options, slide, lang, info.num_kv_heads,
                                                    result)
-    st.altair_chart(heads_chart)
+    st.altair_chart(screen_title(heads_chart))
     multiples_cells = info.num_heads * n_tokens * n_tokens
     if multiples_cells <= EXPORT_MAX_CELLS:
         download_buttons(f"layer-{layer}-heads", heads_chart, provenance(layer), "heads")

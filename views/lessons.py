@@ -26,7 +26,7 @@ from inspector.base.tokens import readable_tokens
 from inspector.charts import lessons as charts
 from inspector.charts.inspect import entropy_by_layer_chart
 from inspector.core.forward import backend_for
-from inspector.output.export import Provenance
+from inspector.output.export import Provenance, screen_title
 from inspector.output.share import decode_lesson, encode_lesson, encode_lessons, escape_markdown
 from views import lesson_quiz, lessons_decoder, session, share_state, sidebar
 from views.export_buttons import export_buttons
@@ -91,7 +91,7 @@ def show(name: str, figure, place=None) -> None:
     """A lesson's chart in ``place`` (a column; the page when None) with its PNG, SVG and 16:9 slide exports
     under it."""
     place = place if place is not None else st.container()
-    place.altair_chart(figure)
+    place.altair_chart(screen_title(figure))
     with place:
         export_buttons(name, figure, exported, lang, f"lessons_{name}")
 

@@ -23,12 +23,18 @@ from inspector.analyses.lessons_geometry import LinearLesson, WindowLesson, line
 from inspector.base.i18n import Notice, notice_text, t
 from inspector.charts import lessons_decoder as charts
 from inspector.core.bundled import bundled_choices
+from inspector.output.export import screen_title
 from inspector.output.share import LessonsState, ViewState, decode_lessons, escape_markdown
 from views import session, sidebar
 from views.progress_bar import progress_bar
 
 FIRST_DECODER_LESSON = 9  # D1 is lesson 9 in a share link's ``lesson=N``; D8 is 16
 ENCODER_SPEC = "default"  # MiniLM: the bidirectional, absolute-position contrast when the sidebar holds a decoder
+
+
+def _show(chart) -> None:
+    """A lesson's chart on screen, its title re-wrapped as the column grows (exports wrap to the figure)."""
+    st.altair_chart(screen_title(chart))
 
 
 @st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
@@ -169,12 +175,12 @@ def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool,
         header("lesson9")
         causal = lessons.causal
         # One above the other: side by side, two columns of a 1000 px window leave a 14-token mask no room.
-        st.altair_chart(charts.mask_chart(causal.encoder_visible, causal.encoder_tokens, slide=slide, lang=lang,
+        _show(charts.mask_chart(causal.encoder_visible, causal.encoder_tokens, slide=slide, lang=lang,
                                           title=t("lesson9.mask_chart", lang, model=sidebar.shown_model_name(
                                               causal.encoder, lang))))
-        st.altair_chart(charts.mask_chart(causal.decoder_visible, causal.decoder_tokens, slide=slide, lang=lang,
+        _show(charts.mask_chart(causal.decoder_visible, causal.decoder_tokens, slide=slide, lang=lang,
                                           title=t("lesson9.mask_chart", lang, model=model_name)))
-        st.altair_chart(charts.asymmetry_pair_chart(causal, title=t("lesson9.asym_chart", lang, layer=layer),
+        _show(charts.asymmetry_pair_chart(causal, title=t("lesson9.asym_chart", lang, layer=layer),
                                                     slide=slide, lang=lang))
         answer(causal.answer.text(lang))
 
@@ -189,9 +195,9 @@ def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool,
             t("lesson10.col_score", lang): [f"{r.score_change:.2e}" for r in rows],
             t("lesson10.col_relative", lang): [f"{r.relative_score_change:.1e}" for r in rows],
             t("lesson10.col_value", lang): [f"{r.value_change:.2e}" for r in rows]}), hide_index=True)
-        st.altair_chart(charts.rope_offset_chart(rope, title=t("lesson10.offset_chart", lang, layer=layer, head=head),
+        _show(charts.rope_offset_chart(rope, title=t("lesson10.offset_chart", lang, layer=layer, head=head),
                                                  slide=slide, lang=lang))
-        st.altair_chart(charts.rope_wavelength_chart(rope, title=t("lesson10.wave_chart", lang), slide=slide,
+        _show(charts.rope_wavelength_chart(rope, title=t("lesson10.wave_chart", lang), slide=slide,
                                                      lang=lang))
         answer(rope.answer.text(lang))
 
@@ -206,14 +212,14 @@ def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool,
             t("lesson11.col_bytes", lang): [r.bytes_per_token for r in gqa.rows],
             t("lesson11.col_mha", lang): [r.bytes_one_kv_per_query for r in gqa.rows],
             t("lesson11.col_saving", lang): [round(r.saving, 1) for r in gqa.rows]}), hide_index=True)
-        st.altair_chart(charts.js_heatmap(gqa, title=t("lesson11.chart", lang, layer=layer), slide=slide, lang=lang))
+        _show(charts.js_heatmap(gqa, title=t("lesson11.chart", lang, layer=layer), slide=slide, lang=lang))
         answer(gqa.answer.text(lang))
 
     with st.expander(t("lesson12.title", lang), expanded=opened == 12):
         header("lesson12")
         sinks = lessons.sinks
-        st.altair_chart(charts.sink_mass_chart(sinks, title=t("lesson12.chart", lang), slide=slide, lang=lang))
-        st.altair_chart(charts.sink_share_chart(sinks, title=t("lesson12.share_chart", lang, layer=layer),
+        _show(charts.sink_mass_chart(sinks, title=t("lesson12.chart", lang), slide=slide, lang=lang))
+        _show(charts.sink_share_chart(sinks, title=t("lesson12.share_chart", lang, layer=layer),
                                                 slide=slide, lang=lang))
         answer(sinks.answer.text(lang))
         if st.button(t("lesson12.run", lang), key="stream_run"):
@@ -246,7 +252,7 @@ def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool,
                     st.error(str(err))
                     window = None
             if window is not None:
-                st.altair_chart(charts.window_timing_chart(window, title=t("lesson13.chart", lang), slide=slide,
+                _show(charts.window_timing_chart(window, title=t("lesson13.chart", lang), slide=slide,
                                                            lang=lang))
                 answer(window.answer.text(lang))
 
@@ -262,18 +268,18 @@ def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool,
                     st.error(str(err))
                     linear = None
             if linear is not None:
-                st.altair_chart(charts.linear_weights_chart(linear, title=t("lesson14.chart", lang, head=head),
+                _show(charts.linear_weights_chart(linear, title=t("lesson14.chart", lang, head=head),
                                                             slide=slide, lang=lang))
-                st.altair_chart(charts.linear_timing_chart(linear, title=t("lesson14.time_chart", lang), slide=slide,
+                _show(charts.linear_timing_chart(linear, title=t("lesson14.time_chart", lang), slide=slide,
                                                            lang=lang))
                 answer(linear.answer.text(lang))
 
     with st.expander(t("lesson15.title", lang), expanded=opened == 15):
         header("lesson15")
         space = lessons.qk_space
-        st.altair_chart(charts.qk_scatter_chart(space, title=t("lesson15.chart", lang, layer=layer, head=head),
+        _show(charts.qk_scatter_chart(space, title=t("lesson15.chart", lang, layer=layer, head=head),
                                                 slide=slide, lang=lang))
-        st.altair_chart(charts.norm_gap_chart(space, title=t("lesson15.gap_chart", lang), slide=slide, lang=lang))
+        _show(charts.norm_gap_chart(space, title=t("lesson15.gap_chart", lang), slide=slide, lang=lang))
         answer(space.answer.text(lang))
 
     with st.expander(t("lesson16.title", lang), expanded=opened == 16):
@@ -286,7 +292,7 @@ def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool,
             t("lesson16.col_top", lang): [f"{projections.singular[n][0]:.3g}" for n in names],
             t("lesson16.col_smallest", lang): [f"{projections.singular[n][-1]:.3g}" for n in names]}),
             hide_index=True)
-        st.altair_chart(charts.singular_values_chart(projections, title=t("lesson16.chart", lang, layer=layer,
+        _show(charts.singular_values_chart(projections, title=t("lesson16.chart", lang, layer=layer,
                                                                             head=head), slide=slide, lang=lang))
         answer(projections.answer.text(lang))
     return lessons

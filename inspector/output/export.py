@@ -205,16 +205,17 @@ def _font_sizes(chart, title: dict) -> tuple[float, float]:
 # Titles are wrapped on the server to the narrowest column a chart is shown in (charts.base.chart_title): at a 1000 px
 # window. A chart that fits its column grows with a wider window while its title keeps that wrap (the Inspect page's
 # entropy grid at 1400 px: a 180 px title over a 280 px plot). On screen, a single or layered chart's title is an
-# expression of its plot's width (Vega's `width` signal): the widest of these wrappings that the plot holds.
+# expression of its drawn width (Vega's `containerSize()`): the widest of these wrappings that the plot holds.
 _SCREEN_WRAPS = (1.25, 1.5, 2.0, 2.5, 3.0, 4.0)
+_SCREEN_MARGIN_PX = 20  # the chart's padding either side of its title
 
 
 def screen_title(chart):
     """``chart`` for the screen, its wrapped title re-wrapped as its column grows: for a single or layered chart
-    whose title runs over several lines, the title's lines become a Vega expression choosing, by the drawn plot's
+    whose title runs over several lines, the title's lines become a Vega expression choosing, by the chart's drawn
     width, among the wrappings at :data:`_SCREEN_WRAPS` × the title's width that take fewer lines (the narrow wrap
-    below them), and its limit follows. The subtitle keeps its wrap (Vega-Lite takes no expression there). Any other chart, and every
-    export (:func:`with_provenance` re-wraps to the figure), is left as it is."""
+    below them), and its limit follows. The subtitle keeps its wrap (Vega-Lite takes no expression there). Any
+    other chart, and every export (:func:`with_provenance` re-wraps to the figure), is left as it is."""
     if not isinstance(chart, (alt.Chart, alt.LayerChart)):
         return chart
     title = _title_dict(chart)
@@ -234,10 +235,12 @@ def screen_title(chart):
     def literal(value: list[str]) -> str:
         return json.dumps(value[0] if len(value) == 1 else value, ensure_ascii=False)
 
-    expression = "".join(f"width >= {width} ? {literal(wrapped)} : " for width, wrapped in reversed(branches))
+    # The drawn width: the container's (Streamlit stretches a chart to its column, past a width set in steps).
+    drawn = f"containerSize()[0] - {_SCREEN_MARGIN_PX}"
+    expression = "".join(f"{drawn} >= {width} ? {literal(wrapped)} : " for width, wrapped in reversed(branches))
     chart = chart.copy(deep=False)
     chart.title = alt.TitleParams(**{**title, "text": alt.ExprRef(expression + literal(lines)),
-                                     "limit": alt.ExprRef(f"max({limit}, width)")})
+                                     "limit": alt.ExprRef(f"max({limit}, {drawn})")})
     return chart
 
 
