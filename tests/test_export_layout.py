@@ -20,7 +20,14 @@ import pytest
 from inspector.analyses.heatmap import HeatmapOptions, HeatmapView
 from inspector.analyses.metrics import HeadEntropy
 from inspector.base.i18n import CATALOGUE, t
-from inspector.charts.base import CLOSING_PUNCTUATION, TITLE_FONT_PX, text_width_px, thinned_note, wrap_text
+from inspector.charts.base import (
+    CLOSING_PUNCTUATION,
+    TITLE_FONT_PX,
+    text_width_px,
+    thinned_note,
+    title_text,
+    wrap_text,
+)
 from inspector.charts.inspect import (
     attention_heatmap_chart,
     entropy_by_layer_chart,
@@ -242,6 +249,7 @@ def test_on_screen_a_narrow_columns_title_rewraps_as_its_chart_grows(lang):
         assert drawn.get("subtitle") == title.get("subtitle")
         branches = _screen_branches(drawn["text"]["expr"])
         assert branches[-1][1] == title["text"] and len(branches) > 1, name  # below every branch: the narrow wrap
+        assert title_text(drawn) == title_text(title)  # what a test reads of a title on screen: its own wrap
         counts = [len(lines) for _, lines in branches]
         assert counts == sorted(counts) and len(set(counts)) == len(counts), (name, branches)  # fewer lines, wider
         for width, lines in branches:

@@ -269,11 +269,33 @@ def fit_to_column(chart: ChartT) -> ChartT:
 
 
 def title_text(title) -> str:
-    """A chart title's text as one string, whether it was given as a string or as wrapped lines."""
+    """A chart title's text as one string, whether it was given as a string, as wrapped lines, or as the screen's
+    expression choosing among wrappings (:func:`inspector.output.export.screen_title`: its last branch, the wrap
+    the title was made with)."""
     text = title.get("text") if isinstance(title, dict) else title
+    if isinstance(text, dict) and isinstance(text.get("expr"), str):
+        text = screen_title_lines(text["expr"])
     if text is None:
         return ""
     return " ".join(text) if isinstance(text, (list, tuple)) else str(text)
+
+
+def screen_title_lines(expression: str) -> list[str]:
+    """The lines of the last branch of a screen title's expression (``… ? LINES : LINES``): the title's own wrap."""
+    decoder, rest, lines = json.JSONDecoder(), expression, None
+    while rest:
+        start = rest.find(" : ")
+        candidate = rest[start + 3:] if start >= 0 else rest
+        try:
+            lines, end = decoder.raw_decode(candidate)
+            if not candidate[end:].strip():
+                break
+        except ValueError:
+            pass
+        if start < 0:
+            break
+        rest = rest[start + 3:]
+    return [lines] if isinstance(lines, str) else list(lines or [])
 
 
 # ---- zero is white. A sequential scale whose lowest colour is not white (Vega's "blues" starts light blue) makes
