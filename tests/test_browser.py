@@ -393,6 +393,7 @@ def test_a_page_switch_right_after_ctrl_enter_keeps_every_session_s_new_text(bro
             session.context.close()
 
 
+STOPPED_REDRAW_TIMEOUT_MS = 10_000
 _STOP_CLICKED = """() => {
     const stop = [...document.querySelectorAll('[data-testid="stStatusWidget"] button')]
         .find(button => button.innerText.includes('Stop'));
@@ -416,6 +417,12 @@ def test_the_toolbar_s_stop_leaves_no_running_line_on_the_page(session, app_url)
     session.page.wait_for_function(_STOP_CLICKED, timeout=RERUN_TIMEOUT_MS, polling=100)
     session.page.wait_for_function("document.querySelector('[data-testid=\"stApp\"]').dataset.testScriptState"
                                    " !== 'running'", timeout=RERUN_TIMEOUT_MS)
+    # Gone once the page has taken the stop in (the frontend's last redraw may land a moment after the state
+    # changes), and not drawn again: what the issue saw was the line staying for good.
+    for running_line in (measuring, session.page.locator('[data-testid="stProgress"]')):
+        for index in range(running_line.count()):
+            running_line.nth(index).wait_for(state="hidden", timeout=STOPPED_REDRAW_TIMEOUT_MS)
+    session.page.wait_for_timeout(1000)
     assert not measuring.filter(visible=True).count()
     assert not session.page.locator('[data-testid="stProgress"]').filter(visible=True).count()
     session.assert_clean()
