@@ -698,8 +698,7 @@ def _ablated_rises(loaded: LoadedModel, probe: ProbeSpec, role: Role, configs: S
         inputs["logits_to_keep"] = torch.as_tensor(kept, device=loaded.device)
     result = forward(loaded, inputs, interventions=interventions, backend=backend, stats=(), resume=resume)
     tiled = targets.to(loaded.device) if targets is not None else None
-    head = base_run.head if _takes_logits_to_keep(loaded) else None
-    return _copy_rises(loaded, role, base, result.outputs, positions, tiled, copies, head)
+    return _copy_rises(loaded, role, base, result.outputs, positions, tiled, copies, base_run.head)
 
 
 # ------------------------------------------------------------------------------------------------ the whole view
