@@ -427,7 +427,6 @@ KNOWN_LONG_MODULES: dict[str, str] = {
     "kernels/hf.py": "the cpustats helper owns kernels/",
     "inspector/analyses/compare.py": "the packages helper splits it next",
     "inspector/analyses/groundtruth.py": "the packages helper splits it next",
-    "inspector/analyses/roles.py": "the packages helper splits it next",
     "inspector/output/export.py": "the packages helper splits it next",
 }
 KNOWN_LONG_FUNCTIONS: dict[str, str] = {

@@ -70,9 +70,11 @@ def run(args: argparse.Namespace) -> None:
 
 
 def run_roles(args: argparse.Namespace) -> None:
-    """``heads --roles``: the probe and causal test of :func:`inspector.analyses.roles.head_roles`; options are
+    """``heads --roles``: the probe and causal test of :func:`inspector.analyses.roles_causal.head_roles`; options are
     checked before the model loads (and R against the model's length after)."""
-    from inspector.analyses.roles import DEFAULT_REPEAT, check_options, head_roles, roles_json, roles_report
+    from inspector.analyses.roles import DEFAULT_REPEAT, check_options, roles_json
+    from inspector.analyses.roles_causal import head_roles
+    from inspector.charts.sentences.roles import roles_report, roles_words
     from inspector.core.loading import load_model
 
     check_model_options(args)
@@ -82,6 +84,6 @@ def run_roles(args: argparse.Namespace) -> None:
     result = head_roles(loaded, repeat=args.repeat, batch=args.batch, top_k=args.top_k, window=args.window,
                         seed=args.seed, seeds=args.seeds, backend=args.backend, causal=not args.no_causal)
     if args.json:
-        write_json(roles_json(result, args.lang), args.json)
+        write_json(roles_json(result, **roles_words(result, args.lang)), args.json)
     if args.json != "-":
         print("\n".join(roles_report(result, args.lang)))
