@@ -50,6 +50,7 @@ from kernels import flash
 from kernels.fused_cpu import fused_attention, fused_unavailable_reason
 from kernels.interventions import HeadAblation as HeadAblation  # re-exported: callers import them from here
 from kernels.interventions import HeadGate as HeadGate
+from kernels.interventions import HeadPatch as HeadPatch
 from kernels.interventions import Intervention as Intervention
 from kernels.interventions import InterventionError as InterventionError
 from kernels.interventions import ScoreScale as ScoreScale
