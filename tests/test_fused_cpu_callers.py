@@ -11,7 +11,8 @@ from transformers import AutoModelForCausalLM
 
 import kernels.hf as hf
 from inspector.analyses import roles
-from inspector.analyses.census import InputRow, measure_rows
+from inspector.analyses.census.input import InputRow
+from inspector.analyses.census.measure import measure_rows
 from inspector.analyses.generate import generate
 from inspector.analyses.heads import head_report
 from inspector.core.capture import capture
