@@ -10,7 +10,7 @@ import torch
 from transformers import AutoModelForCausalLM
 
 import kernels.hf as hf
-from inspector.analyses import roles
+from inspector.analyses import roles_causal
 from inspector.analyses.census.input import InputRow
 from inspector.analyses.census.measure import measure_rows
 from inspector.analyses.generate import generate
@@ -69,7 +69,7 @@ def test_census_batches_take_the_fused_path(tiny_models, paths):
 
 
 def test_roles_batches_take_the_fused_path(tiny_llama, paths):
-    roles.head_roles(tiny_llama, repeat=8, batch=4, top_k=2, seeds=2)
+    roles_causal.head_roles(tiny_llama, repeat=8, batch=4, top_k=2, seeds=2)
     assert paths and set(paths) == {"fused"}
 
 
