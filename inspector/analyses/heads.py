@@ -8,7 +8,7 @@ the shared model):
 1. one plain forward that keeps every layer's exact weights and each head's value and output →
    entropy (raw, normalised), Clark et al.'s token-category masses, Gu et al.'s sink scores and the mean attention
    distance (reduced by the census engine's own batched reductions,
-   :func:`inspector.analyses.census.batch_statistics`, so
+   :func:`inspector.analyses.batching.batch_statistics`, so
    a corpus census and this report give one computation's numbers), Olsson et al.'s induction score,
    Kobayashi et al.'s norm-weighted category masses, Clark's JS divergence between heads and the cosine / linear
    CKA between what heads write (:mod:`inspector.analyses.metrics`, :mod:`inspector.analyses.redundancy`);
