@@ -427,14 +427,11 @@ KNOWN_LONG_MODULES: dict[str, str] = {
     "kernels/hf.py": "the cpustats helper owns kernels/",
     "inspector/analyses/compare.py": "the packages helper splits it next",
     "inspector/analyses/groundtruth.py": "the packages helper splits it next",
-    "inspector/analyses/heads.py": "the packages helper splits it next",
-    "inspector/analyses/roles.py": "the packages helper splits it next",
     "inspector/output/export.py": "the packages helper splits it next",
 }
 KNOWN_LONG_FUNCTIONS: dict[str, str] = {
     "views/lessons_decoder.py:render": "the registry helper's Lesson registry replaces the hand wiring",
     "inspector/analyses/generate.py:generate": "the packages helper splits it next",
-    "inspector/analyses/heads.py:head_report": "the packages helper splits it next",
 }
 
 
