@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> None:
     from transformers.utils import logging as hf_logging
 
     from inspector.analyses.compare import IncomparableModelsError, compare, comparison_json
+    from inspector.charts.sentences.compare import comparison_sentence
     from inspector.serving.run import Request
 
     # The weight-loading progress bar would put lines on stderr before a one-line error.
@@ -64,8 +65,9 @@ def run(args: argparse.Namespace) -> None:
 
     def work(plan, progress) -> dict:
         try:
-            return comparison_json(compare(loaded_a, args.text, loaded_b, text_b, query=query, keys=keys,
-                                           backend=args.backend), args.lang)
+            comparison = compare(loaded_a, args.text, loaded_b, text_b, query=query, keys=keys,
+                                 backend=args.backend)
+            return comparison_json(comparison, comparison_sentence(comparison, args.lang))
         except IncomparableModelsError:
             if args.text_b is not None or loaded_b is loaded_a:
                 raise
@@ -85,6 +87,7 @@ def _shapes_payload(loaded_a, loaded_b, args: argparse.Namespace) -> dict:
     """Models of different shapes on one text: :func:`inspector.analyses.compare_shapes.compare_shapes`'s JSON."""
     from inspector.analyses.compare import run_text
     from inspector.analyses.compare_shapes import compare_shapes, shapes_json
+    from inspector.charts.sentences.compare import shapes_words
 
     if args.keys is not None:
         raise InvalidRequestError("--keys compares two heads' rows; models of different shapes have no head "
@@ -96,4 +99,4 @@ def _shapes_payload(loaded_a, loaded_b, args: argparse.Namespace) -> dict:
     shapes = [(m.info.num_layers, m.info.num_heads, m.info.num_kv_heads) for m in (loaded_a, loaded_b)]
     result = compare_shapes(runs[0].capture, runs[1].capture, *shapes,
                             query=None if args.query is None else int(args.query))
-    return shapes_json(result, args.lang)
+    return shapes_json(result, **shapes_words(result, args.lang))
