@@ -80,6 +80,7 @@ from inspector.analyses.batching import (
 )
 from inspector.analyses.metrics import HealthFlags, HealthThresholds, flagged_heads, health_flags
 from inspector.base.assets import ASSETS_DIR, REPO_ROOT
+from inspector.base.display import Displayable
 from inspector.base.errors import InspectorError, InvalidRequestError
 from inspector.base.i18n import t
 from inspector.base.progress import Progress, print_progress
@@ -716,7 +717,7 @@ def _resolved_backend(loaded: LoadedModel, backend: str) -> str:
 # ----------------------------------------------------------------------------------------------- the summary
 
 @dataclass(frozen=True)
-class CensusSummary:
+class CensusSummary(Displayable):
     """A finished census, as summary.json holds it. L = layers, H = heads.
 
     mean, low, high: {statistic: (L, H) float32} — the mean over texts and its 95 % Student-t interval (NaN where
