@@ -114,8 +114,15 @@ def _attribution_views() -> dict[str, View]:
                                       "faithfulness on")
         return attribution.decay_chart(r.faithfulness, lang=lang)
 
-    return {"scores": lambda r, layer, head, lang: attribution.scores_chart(r, lang=lang),
-            "words": lambda r, layer, head, lang: attribution.scores_chart(r, words=True, lang=lang),
+    def scores(r: AttributionReport, words: bool, lang: str):
+        # The page stretches this chart to its column, and the cells' labels read the drawn width; a notebook
+        # cell has no column to stretch to, and a width that follows the cells would feed back into itself.
+        cells = len(r.words if words else r.tokens)
+        return attribution.scores_chart(r, words=words, lang=lang).properties(width=max(34, min(70, 1100 // cells))
+                                                                               * cells)
+
+    return {"scores": lambda r, layer, head, lang: scores(r, False, lang),
+            "words": lambda r, layer, head, lang: scores(r, True, lang),
             "faithfulness": decay}
 
 
