@@ -81,7 +81,7 @@ DYNAMIC_KEY_FAMILIES: tuple[str, ...] = (
     "heads.grid.{name}",
     "heads.column.{category}",
     "heads.pairs.{name}",
-    # inspector.analyses.roles: role_name f"roles.role.{role}", verdict f"roles.measure.{role}_{measure}"
+    # inspector.charts.sentences.roles: role_name f"roles.role.{role}", verdict f"roles.measure.{role}_{measure}"
     "roles.role.{role}",
     "roles.measure.{role}_{measure}",
     # inspector.charts.roles: the causal chart's axis f"chart.roles.y_{measure}"
@@ -92,7 +92,7 @@ DYNAMIC_KEY_FAMILIES: tuple[str, ...] = (
     # f"chart.heads.{kind}.diffuse"
     "chart.heads.{kind}.collapsed",
     "chart.heads.{kind}.diffuse",
-    # report_lines (inspector.analyses.census): f"census.report_{kind}", f"census.report_no_{kind}"
+    # census_report (inspector.charts.sentences.census): f"census.report_{kind}", f"census.report_no_{kind}"
     "census.report_{kind}",
     "census.report_no_{kind}",
     # statistic and unit names (inspector.charts.census): f"chart.census.stat.{statistic}",
