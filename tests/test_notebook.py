@@ -21,7 +21,7 @@ from inspector.analyses.attribution.report import AttributionSettings, attribute
 from inspector.analyses.compare import compare
 from inspector.analyses.generate import generate
 from inspector.analyses.heads import head_report
-from inspector.analyses.roles import head_roles
+from inspector.analyses.roles_causal import head_roles
 from inspector.base import display
 from inspector.base.errors import InvalidRequestError
 from inspector.base.progress import print_progress

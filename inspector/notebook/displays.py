@@ -24,7 +24,7 @@ import html
 from collections.abc import Iterable, Sequence
 
 from inspector.analyses.attribution.report import AttributionReport
-from inspector.analyses.census import CensusSummary
+from inspector.analyses.census.summary import CensusSummary
 from inspector.analyses.compare import Comparison
 from inspector.analyses.generate import Generation
 from inspector.analyses.groundtruth import Scoreboard

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from inspector.analyses.attribution.report import AttributionReport
-from inspector.analyses.census import CensusSummary
+from inspector.analyses.census.summary import CensusSummary
 from inspector.analyses.compare import Comparison
 from inspector.analyses.generate import Generation
 from inspector.analyses.groundtruth import Scoreboard
