@@ -11,15 +11,17 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from inspector.analyses.lessons_decoder import (
+from inspector.analyses.lessons import (
     CausalLesson,
     GQALesson,
+    LinearLesson,
     ProjectionsLesson,
+    QKSpaceLesson,
     RopeLesson,
     SinksLesson,
+    WindowLesson,
     kind_name_key,
 )
-from inspector.analyses.lessons_geometry import LinearLesson, QKSpaceLesson, WindowLesson
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.charts.base import (
     DARK2,
