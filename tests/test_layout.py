@@ -422,16 +422,11 @@ SIZED_FILES = ("app.py",)
 KNOWN_LONG_MODULES: dict[str, str] = {
     "inspector/core/loading.py": "the types helper (ModelSpec, the tokeniser facade) owns it",
     "kernels/flash.py": "the cpustats helper owns kernels/",
-    "kernels/hf.py": "the cpustats helper owns kernels/",
-    "inspector/analyses/compare.py": "the packages helper splits it next",
     "inspector/analyses/groundtruth.py": "the packages helper splits it next",
-    "inspector/analyses/heads.py": "the packages helper splits it next",
-    "inspector/analyses/roles.py": "the packages helper splits it next",
     "inspector/output/export.py": "the packages helper splits it next",
 }
 KNOWN_LONG_FUNCTIONS: dict[str, str] = {
     "inspector/analyses/generate.py:generate": "the packages helper splits it next",
-    "inspector/analyses/heads.py:head_report": "the packages helper splits it next",
 }
 
 

@@ -270,3 +270,54 @@ def test_bad_input_is_one_clear_typed_error(lms, tiny_bert):
         score_attribution(llama, TEXT, layer=0, head=4, query_position=3, key_position=1)
     with pytest.raises(InvalidRequestError, match="comes after"):
         score_attribution(llama, TEXT, layer=0, head=0, query_position=3, key_position=5)
+
+
+# ----------------------------------------------------------------------------------------------- the commands
+
+
+def test_explain_and_patch_commands_write_the_librarys_numbers(lms, lm_dirs, tmp_path):
+    import json
+
+    from inspector.cli import main
+
+    folder, loaded = str(lm_dirs["gemma3"]), lms["gemma3"]
+    out = tmp_path / "explain.json"
+    assert main(["explain", "--model", folder, "--text", TEXT, "--contrast", "dog", "--score", "1,1,11,9",
+                 "--json", str(out)]) == 0
+    written = json.loads(out.read_text())
+    dla = direct_logit_attribution(loaded, TEXT, contrast="dog")
+    np.testing.assert_allclose(written["direct_logit_attribution"]["heads"], dla.heads, rtol=1e-6, atol=1e-7)
+    assert written["direct_logit_attribution"]["target"] == pytest.approx(dla.target)
+    score = score_attribution(loaded, TEXT, layer=1, head=1, query_position=11, key_position=9)
+    np.testing.assert_allclose(written["score_attribution"]["table"], score.table, rtol=1e-6, atol=1e-7)
+    out = tmp_path / "patch.json"
+    assert main(["patch", "--model", folder, "--clean", TEXT, "--corrupted", CORRUPTED, "--answer", "cat",
+                 "--contrast", "dog", "--top-heads", "2", "--json", str(out)]) == 0
+    patched = activation_patching(loaded, TEXT, CORRUPTED, answer="cat", contrast="dog", top_heads=2)
+    written = json.loads(out.read_text())["patching"]
+    np.testing.assert_allclose(written["heads"], patched.restored(patched.heads), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(written["residual"], patched.restored(patched.residual), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("arguments, says", [
+    (["patch", "--clean", TEXT, "--corrupted", CORRUPTED + " fast", "--answer", "cat", "--contrast", "dog"],
+     "12 tokens"),
+    (["patch", "--clean", TEXT, "--corrupted", CORRUPTED, "--answer", "cat dog", "--contrast", "dog"], "is 2 tokens"),
+    (["explain", "--text", TEXT, "--position", "40"], "outside the text's 12 tokens"),
+    (["explain", "--text", TEXT, "--score", "0,9,3,1"], "heads 0–3"),
+    (["explain", "--text", TEXT, "--score", "0,1,3"], "LAYER,HEAD,QUERY,KEY"),
+])
+def test_commands_refuse_bad_input_in_one_line(lm_dirs, capsys, arguments, says):
+    from inspector.cli import main
+
+    assert main([*arguments, "--model", str(lm_dirs["llama"])]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.startswith("error: ") and says in error and "\n" not in error
+
+
+def test_commands_name_the_decoders_for_an_encoder(tiny_model_dirs, capsys):
+    from inspector.cli import main
+
+    assert main(["explain", "--model", str(tiny_model_dirs["bert"]), "--text", TEXT]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "bundled:smollm2-135m" in error and "bundled:gemma-3-270m" in error and "\n" not in error

@@ -76,9 +76,10 @@ def run(args: argparse.Namespace) -> None:
 def run_roles(args: argparse.Namespace) -> None:
     """``census --roles``: the head roles into OUT/roles.json, and the report's lines."""
     from inspector.analyses.census.roles import ROLES_FILE, census_roles
+    from inspector.charts.sentences.roles import roles_words
 
-    payload = census_roles(args.model, args.out, device=args.device, dtype=args.dtype, backend=args.backend,
-                           repeat=args.repeat, top_k=args.top_k, seed=args.seed)
+    payload = census_roles(args.model, args.out, words=roles_words, device=args.device, dtype=args.dtype,
+                           backend=args.backend, repeat=args.repeat, top_k=args.top_k, seed=args.seed)
     if args.json and args.data is None:
         write_json(payload, args.json)
     if args.json != "-":

@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> None:
     from transformers.utils import logging as hf_logging
 
     from inspector.analyses.compare import IncomparableModelsError, compare, comparison_json
+    from inspector.charts.sentences.compare import comparison_sentence
     from inspector.core.loading import load_model
 
     # The weight-loading progress bar would put lines on stderr before a one-line error.
@@ -62,8 +63,8 @@ def run(args: argparse.Namespace) -> None:
     loaded_b = loaded_a if args.model_b is None else load_model(args.model_b, device=args.device, dtype=args.dtype)
     text_b = args.text if args.text_b is None else args.text_b
     try:
-        payload = comparison_json(compare(loaded_a, args.text, loaded_b, text_b, query=query, keys=keys,
-                                          backend=args.backend), args.lang)
+        comparison = compare(loaded_a, args.text, loaded_b, text_b, query=query, keys=keys, backend=args.backend)
+        payload = comparison_json(comparison, comparison_sentence(comparison, args.lang))
     except IncomparableModelsError:
         if args.text_b is not None or loaded_b is loaded_a:
             raise
@@ -79,6 +80,7 @@ def _shapes_payload(loaded_a, loaded_b, args: argparse.Namespace) -> dict:
     """Models of different shapes on one text: :func:`inspector.analyses.compare_shapes.compare_shapes`'s JSON."""
     from inspector.analyses.compare import run_text
     from inspector.analyses.compare_shapes import compare_shapes, shapes_json
+    from inspector.charts.sentences.compare import shapes_words
 
     if args.keys is not None:
         raise InvalidRequestError("--keys compares two heads' rows; models of different shapes have no head "
@@ -90,4 +92,4 @@ def _shapes_payload(loaded_a, loaded_b, args: argparse.Namespace) -> dict:
     shapes = [(m.info.num_layers, m.info.num_heads, m.info.num_kv_heads) for m in (loaded_a, loaded_b)]
     result = compare_shapes(runs[0].capture, runs[1].capture, *shapes,
                             query=None if args.query is None else int(args.query))
-    return shapes_json(result, args.lang)
+    return shapes_json(result, **shapes_words(result, args.lang))

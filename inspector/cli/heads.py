@@ -41,8 +41,9 @@ def run(args: argparse.Namespace) -> None:
     if args.roles:
         run_roles(args)
         return
-    from inspector.analyses.heads import CORPUS_PATH, head_report, health_report, read_corpus, report_json
+    from inspector.analyses.heads import CORPUS_PATH, head_report, read_corpus, report_json
     from inspector.analyses.metrics import HealthThresholds
+    from inspector.charts.sentences.heads import health_report
     from inspector.core.loading import load_model
 
     check_model_options(args)
@@ -63,15 +64,17 @@ def run(args: argparse.Namespace) -> None:
     report = head_report(loaded, texts, thresholds=thresholds, ablation=args.ablation, backend=args.backend,
                          progress=print_progress if args.corpus is not None else None)
     if args.json:
-        write_json(report_json(report, args.lang), args.json)
+        write_json(report_json(report, health_report(report, args.lang)), args.json)
     if args.json != "-":
         print("\n".join(health_report(report, args.lang)))
 
 
 def run_roles(args: argparse.Namespace) -> None:
-    """``heads --roles``: the probe and causal test of :func:`inspector.analyses.roles.head_roles`; options are
+    """``heads --roles``: the probe and causal test of :func:`inspector.analyses.roles_causal.head_roles`; options are
     checked before the model loads (and R against the model's length after)."""
-    from inspector.analyses.roles import DEFAULT_REPEAT, check_options, head_roles, roles_json, roles_report
+    from inspector.analyses.roles import DEFAULT_REPEAT, check_options, roles_json
+    from inspector.analyses.roles_causal import head_roles
+    from inspector.charts.sentences.roles import roles_report, roles_words
     from inspector.core.loading import load_model
 
     check_model_options(args)
@@ -81,6 +84,6 @@ def run_roles(args: argparse.Namespace) -> None:
     result = head_roles(loaded, repeat=args.repeat, batch=args.batch, top_k=args.top_k, window=args.window,
                         seed=args.seed, seeds=args.seeds, backend=args.backend, causal=not args.no_causal)
     if args.json:
-        write_json(roles_json(result, args.lang), args.json)
+        write_json(roles_json(result, **roles_words(result, args.lang)), args.json)
     if args.json != "-":
         print("\n".join(roles_report(result, args.lang)))

@@ -13,8 +13,8 @@ from inspector.core.loading import model_label
 
 def census_report(summary: CensusSummary, lang: str = "en") -> list[str]:
     """The statistics part of the Heads page's health report, for a census: what was measured, the collapsed
-    and diffuse heads (same thresholds and flags as :func:`inspector.analyses.heads.health_report`) with their 95 %
-    intervals, and the sink heads. Ablation and gradient importance are not part of a census."""
+    and diffuse heads (same thresholds and flags as :func:`inspector.charts.sentences.heads.health_report`) with
+    their 95 % intervals, and the sink heads. Ablation and gradient importance are not part of a census."""
     th, flags, mean = summary.thresholds, summary.flags, summary.mean
     lines = [t("census.report_measured", lang, texts=summary.texts, tokens=summary.tokens,
                model=model_label(summary.model.get("name", summary.model.get("spec", "?")), lang),
