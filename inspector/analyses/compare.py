@@ -47,6 +47,7 @@ import numpy as np
 
 from inspector.analyses.divergence import JS_MAX, jensen_shannon_numpy
 from inspector.analyses.token_alignment import TokenAlignment, TokenChoice, align_tokens, default_query, resolve_token
+from inspector.base.display import Displayable
 from inspector.base.errors import InvalidRequestError, InvalidTextError
 from inspector.base.limits import COMPARE_WEIGHTS_BUDGET_BYTES
 from inspector.base.tokens import readable_tokens, token_labels
@@ -220,7 +221,7 @@ def compare_outputs(run_a: TextRun, run_b: TextRun) -> OutputComparison:
 # ------------------------------------------------------------------------------------------------ the result
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(Displayable):
     """Text/model A against text/model B, head by head.
 
     tokens_a: len_a strings, tokens_b: len_b. alignment: :class:`TokenAlignment`. query: (A position, B

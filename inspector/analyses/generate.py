@@ -32,6 +32,7 @@ from typing import Literal
 import numpy as np
 import torch
 
+from inspector.base.display import Displayable
 from inspector.base.errors import InspectorError, InvalidRequestError, InvalidTextError, UnsupportedModelError
 from inspector.base.progress import Progress, no_progress
 from inspector.core.forward import encode_text, forward
@@ -105,7 +106,7 @@ def next_token_distribution(logits: torch.Tensor, options: SamplingOptions) -> t
 
 
 @dataclass(frozen=True)
-class Generation:
+class Generation(Displayable):
     """One prompt's generation, every step measured. ``steps`` = how many tokens were generated (T); step ``t``'s
     query is the token at position ``prompt_len − 1 + t`` and its keys the ``prompt_len + t`` tokens before and
     including it (the module docstring). ``positions`` = prompt_len + T − 1, the longest row.

@@ -17,6 +17,7 @@ from typing import Literal
 import numpy as np
 import torch
 
+from inspector.base.display import Displayable
 from inspector.base.errors import DeviceOutOfMemoryError, InspectorError, InvalidRequestError
 from inspector.base.i18n import Notice
 from inspector.core.forward import encode_text, forward, token_word_ids
@@ -44,7 +45,7 @@ class OutputSummary:
 
 
 @dataclass(frozen=True)
-class Capture:
+class Capture(Displayable):
     """One forward's attention measurements for a single text.
 
     tokens: the tokenizer's own token strings, special tokens included (q_len of them).

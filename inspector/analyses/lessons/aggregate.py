@@ -39,6 +39,7 @@ from inspector.analyses.lessons.geometry import QKSpaceLesson, qk_space_lesson
 from inspector.analyses.lessons.sinks import ProjectionsLesson, SinksLesson, projections_lesson, sinks_lesson
 from inspector.analyses.lessons.timing import ComplexityLesson, TokenImportance, complexity_lesson, leave_one_out
 from inspector.analyses.metrics import HeadEntropy
+from inspector.base.display import Displayable
 from inspector.base.jsonable import to_jsonable
 from inspector.core.loading import LoadedModel
 
@@ -46,7 +47,7 @@ from inspector.core.loading import LoadedModel
 
 
 @dataclass(frozen=True)
-class Lessons:
+class Lessons(Displayable):
     """Every lesson for one model, text, layer and head. ``complexity`` and ``importance`` are None when not
     asked for (they cost extra time: timings, and one forward per token)."""
 
@@ -92,10 +93,10 @@ def lessons_json(lessons: Lessons, lang: str = "en") -> dict:
 
 
 @dataclass(frozen=True)
-class DecoderLessons:
+class DecoderLessons(Displayable):
     """The decoder-era lessons that run on every page load (each a few forwards of the text); the streaming, window
     and linear-attention timings run on request (:func:`streaming_perplexity`, and
-    :mod:`inspector.analyses.lessons_geometry`'s ``window_lesson`` and ``linear_lesson``)."""
+    :mod:`inspector.analyses.lessons.geometry`'s ``window_lesson`` and ``linear_lesson``)."""
 
     model: str
     encoder: str
