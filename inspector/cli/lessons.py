@@ -13,7 +13,9 @@ from inspector.cli.common import (
     add_text_options,
     check_model_options,
     int_in,
+    load,
     read_text,
+    run_request,
     warn_if_unreadable,
     write_json,
 )
@@ -115,14 +117,14 @@ def run_lessons(slugs: list[str], contexts: dict, lang: str) -> tuple[dict, dict
 
 def run(args: argparse.Namespace) -> None:
     from inspector.analyses.lessons.registry import LessonContext
-    from inspector.core.loading import load_model
+    from inspector.serving.run import Request
 
     check_model_options(args)
     lengths = parse_lengths(DEFAULT_TIMING if args.lengths is None else args.lengths)
     decoder_lengths = None if args.lengths is None or not lengths else lengths  # else each lesson's own
     slugs = parse_lessons(args.lessons, decoder=bool(args.decoder))
     text = read_text(args)
-    loaded = load_model(args.model, device=args.device, dtype=args.dtype)
+    loaded = load(args)
     loaded.info.check_layer(args.layer, "--layer")
     loaded.info.check_head(args.head, "--head")
     warn_if_unreadable(loaded, text, args.lang)
@@ -134,12 +136,13 @@ def run(args: argparse.Namespace) -> None:
     payload: dict = {"model": loaded.info.as_json(), "text": text, "backend": args.backend, "layer": args.layer,
                      "head": args.head, "lang": args.lang}
     if args.decoder:
-        decoder_model = load_model(args.decoder, device=args.device, dtype=args.dtype)
+        decoder_model = load(args, args.decoder)
         contexts["decoder"] = LessonContext(decoder_model, text, args.decoder_layer, args.decoder_head,
                                             backend=args.backend, contrast=loaded, lengths=decoder_lengths)
         payload["decoder"] = {"model": decoder_model.info.as_json(), "layer": args.decoder_layer,
                               "head": args.decoder_head}
-    written, not_applying, answers = run_lessons(slugs, contexts, args.lang)
+    _, (written, not_applying, answers) = run_request(Request(kind="lessons", texts=(text,)), loaded,
+                                                      lambda plan, progress: run_lessons(slugs, contexts, args.lang))
     payload.update(lessons=written, skipped={**skipped, **not_applying})
     if args.json:
         write_json(payload, args.json)
