@@ -424,7 +424,6 @@ KNOWN_LONG_MODULES: dict[str, str] = {
     "inspector/analyses/lessons_decoder.py": "the registry helper (the Lesson contract) owns the lessons modules",
     "inspector/core/loading.py": "the types helper (ModelSpec, the tokeniser facade) owns it",
     "kernels/flash.py": "the cpustats helper owns kernels/",
-    "inspector/analyses/groundtruth.py": "the packages helper splits it next",
     "inspector/output/export.py": "the packages helper splits it next",
 }
 KNOWN_LONG_FUNCTIONS: dict[str, str] = {
