@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     "inspector/cli": 7,  # one module per command
     "inspector/__init__.py": 7,  # the package's public names (load_model, capture, …) for scripts
     "inspector/__main__.py": 7,
+    "inspector/notebook": 7,  # a notebook's displays, show(), bertviz views, links, progress bars
     "views": 8,  # the Streamlit pages
     "app.py": 9,  # the shell
 }

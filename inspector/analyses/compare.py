@@ -47,9 +47,11 @@ import numpy as np
 
 from inspector.analyses.divergence import JS_MAX, jensen_shannon_numpy
 from inspector.analyses.token_alignment import TokenAlignment, TokenChoice, align_tokens, default_query, resolve_token
+from inspector.base.display import Displayable
 from inspector.base.errors import InvalidRequestError, InvalidTextError
 from inspector.base.limits import COMPARE_WEIGHTS_BUDGET_BYTES
 from inspector.base.tokens import readable_tokens, token_labels
+from inspector.core.budget import attention_bytes
 from inspector.core.capture import Capture, capture
 from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel
@@ -220,7 +222,7 @@ def compare_outputs(run_a: TextRun, run_b: TextRun) -> OutputComparison:
 # ------------------------------------------------------------------------------------------------ the result
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(Displayable):
     """Text/model A against text/model B, head by head.
 
     tokens_a: len_a strings, tokens_b: len_b. alignment: :class:`TokenAlignment`. query: (A position, B
@@ -385,7 +387,7 @@ def check_length(loaded: LoadedModel, text: str, what: str = "text") -> int:
     """Tokens of ``text`` (validated as a capture would); :class:`InvalidTextError` past the compare limits."""
     n = len(encode_text(loaded, text).tokens)
     info = loaded.info
-    weights = 2 * info.num_layers * info.num_heads * n * n * 4
+    weights = attention_bytes(info, n, copies=2)  # both texts, every layer
     if n > MAX_COMPARE_TOKENS or weights > COMPARE_WEIGHTS_BUDGET_BYTES:
         raise InvalidTextError(
             f"{what} has {n} tokens; Compare keeps every layer's attention weights of both texts and reads at most "

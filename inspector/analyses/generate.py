@@ -32,9 +32,10 @@ from typing import Literal
 import numpy as np
 import torch
 
+from inspector.base.display import Displayable
 from inspector.base.errors import InspectorError, InvalidRequestError, InvalidTextError, UnsupportedModelError
 from inspector.base.progress import Progress, no_progress
-from inspector.core.forward import encode_text, forward
+from inspector.core.forward import EncodedText, encode_text, forward
 from inspector.core.loading import LoadedModel
 
 # The longest generation one call makes: the page's slider and the CLI stop here (a CPU writes ~10 tokens/s).
@@ -105,7 +106,7 @@ def next_token_distribution(logits: torch.Tensor, options: SamplingOptions) -> t
 
 
 @dataclass(frozen=True)
-class Generation:
+class Generation(Displayable):
     """One prompt's generation, every step measured. ``steps`` = how many tokens were generated (T); step ``t``'s
     query is the token at position ``prompt_len − 1 + t`` and its keys the ``prompt_len + t`` tokens before and
     including it (the module docstring). ``positions`` = prompt_len + T − 1, the longest row.
@@ -291,6 +292,7 @@ def generate(
     progress: Progress = no_progress,
     on_token: Callable[[int, str, str], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    encoded: EncodedText | None = None,
 ) -> Generation:
     """Continue ``prompt`` by up to ``max_new_tokens`` tokens, measuring every step (see :class:`Generation`).
 
@@ -300,7 +302,8 @@ def generate(
     contract, once per token (units: tokens; a callback that raises stops the run). ``on_token(step, token,
     text)``: the new token's string and the generated text so far, for a page that streams them.
     ``should_stop()``: polled before each step; True ends the run there with ``finish == "stopped"`` and the
-    steps so far.
+    steps so far. ``encoded``: the prompt as :func:`render_prompt` and :func:`~inspector.core.forward.encode_text`
+    made it for the run's plan (:func:`inspector.serving.run.plan`), so the prompt is tokenised once; None: here.
 
     Raises :class:`InvalidTextError` (empty prompt, past the model's length), :class:`InvalidRequestError` (bad
     sampling options, max_new_tokens 0 or past the positions, a layer the model lacks, chat without a template),
@@ -311,8 +314,9 @@ def generate(
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
         check_request(loaded, 0, max_new_tokens)  # refuses before the prompt is even tokenised
     text, add_special = render_prompt(loaded, prompt, chat=chat)
-    encoded = encode_text(loaded, text, add_special_tokens=add_special)
-    prompt_ids = encoded.inputs["input_ids"]  # (1, prompt_len)
+    if encoded is None:
+        encoded = encode_text(loaded, text, add_special_tokens=add_special)
+    prompt_ids = encoded.inputs["input_ids"].to(loaded.device)  # (1, prompt_len)
     prompt_len = prompt_ids.shape[1]
     check_request(loaded, prompt_len, max_new_tokens)
     if weights == "all":

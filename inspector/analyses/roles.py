@@ -48,6 +48,7 @@ import torch
 
 from inspector.analyses.batching import batch_statistics
 from inspector.analyses.metrics import induction_score
+from inspector.base.display import Displayable
 from inspector.base.errors import InvalidRequestError
 from inspector.base.jsonable import to_jsonable
 from inspector.core.forward import forward
@@ -133,7 +134,7 @@ class CausalTest:
 
 
 @dataclass(frozen=True)
-class RolesResult:
+class RolesResult(Displayable):
     """Probe scores of every head, their dominant roles and the causal tests. L = layers, H = heads.
 
     scores / low / high: {role: (L, H) float32 in [0, 1]} — mean over the probe sequences and its 95 % t interval
