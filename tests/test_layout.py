@@ -428,7 +428,6 @@ KNOWN_LONG_MODULES: dict[str, str] = {
 }
 KNOWN_LONG_FUNCTIONS: dict[str, str] = {
     "views/lessons_decoder.py:render": "the registry helper's Lesson registry replaces the hand wiring",
-    "inspector/analyses/generate.py:generate": "the packages helper splits it next",
 }
 
 
