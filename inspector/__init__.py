@@ -16,8 +16,8 @@ from inspector.base.errors import InspectorError
 from inspector.core.capture import Capture, OutputSummary, capture
 from inspector.core.loading import LoadedModel, ModelInfo, load_model
 
-# The module whose import registers a renderer for every result type.
-_RENDERERS = "inspector.notebook.displays"
+# The package whose import registers a renderer for every result type.
+_RENDERERS = "inspector.notebook"
 # Names loaded on first access → the module that defines them.
 _LAZY = {name: "inspector.notebook" for name in ("capture_from_link", "head_view", "link", "model_view",
                                                    "progress_bar", "set_language", "show")}

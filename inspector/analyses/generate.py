@@ -54,6 +54,11 @@ def _decoder_check(loaded: LoadedModel) -> None:
             "cannot write text; pick bundled:smollm2-135m or bundled:gemma-3-270m")
 
 
+# Below this, logits / temperature overflows float32 (a 1e-40 or 5e-324 typed in crashed the draw, issue 45 item 4);
+# 0.01 already makes the most likely token win any gap of 0.5 logits by e^50.
+MIN_TEMPERATURE = 0.01
+
+
 @dataclass(frozen=True)
 class SamplingOptions:
     """How each next token is chosen. ``temperature`` 0 = greedy; ``top_k`` None = no top-k cut; ``top_p`` in
@@ -69,6 +74,10 @@ class SamplingOptions:
                 or self.temperature < 0:
             raise InvalidRequestError(f"temperature {self.temperature} must be a finite number ≥ 0 (0 = greedy: "
                                       "always the most likely token); try 0.7")
+        if 0 < self.temperature < MIN_TEMPERATURE:
+            raise InvalidRequestError(f"temperature {self.temperature:g} is below {MIN_TEMPERATURE:g}, the smallest "
+                                      "one float32 logits can be divided by; use 0 for greedy, or at least "
+                                      f"{MIN_TEMPERATURE:g}")
         if self.top_k is not None and (not isinstance(self.top_k, int) or self.top_k < 1):
             raise InvalidRequestError(f"top-k {self.top_k} must be a whole number ≥ 1 (the k most likely tokens "
                                       "are kept); leave it unset for no cut")
@@ -90,7 +99,8 @@ def next_token_distribution(logits: torch.Tensor, options: SamplingOptions) -> t
     logits = logits.float()
     if options.greedy:
         return torch.softmax(logits, dim=-1)
-    scores = logits / options.temperature
+    # The largest score becomes 0 before dividing, so no temperature ≥ MIN_TEMPERATURE overflows to inf / NaN.
+    scores = (logits - logits.max()) / options.temperature
     if options.top_k is not None and options.top_k < scores.shape[-1]:
         kth = torch.topk(scores, options.top_k).values[-1]
         scores = scores.masked_fill(scores < kth, float("-inf"))
@@ -98,7 +108,9 @@ def next_token_distribution(logits: torch.Tensor, options: SamplingOptions) -> t
     if options.top_p < 1:
         sorted_probs, order = torch.sort(probs, descending=True)
         before = torch.cumsum(sorted_probs, dim=-1) - sorted_probs  # mass of the tokens more likely than each
-        drop_sorted = before >= options.top_p  # the most likely token is always kept (its "before" is 0)
+        drop_sorted = before >= options.top_p
+        # The most likely token is always kept, even for a top-p that float32 rounds to 0 (1e-300, issue 45).
+        drop_sorted[0] = False
         drop = torch.zeros_like(drop_sorted).scatter(0, order, drop_sorted)
         probs = probs.masked_fill(drop, 0.0)
         probs = probs / probs.sum()

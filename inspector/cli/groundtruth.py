@@ -33,7 +33,8 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from inspector.analyses.groundtruth import hit_rate_words, scoreboard, scoreboard_json
+    from inspector.analyses.groundtruth import scoreboard, scoreboard_json
+    from inspector.charts.sentences.groundtruth import hit_rate_words
     from inspector.core.bundled import BUNDLED_PREFIX
     from inspector.core.loading import DEFAULT_MODEL, shipped_choices
     from inspector.serving.run import Request
