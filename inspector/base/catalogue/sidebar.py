@@ -187,6 +187,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("job.compare", "the comparison", "对比"),
     ("job.groundtruth", "the Ground-truth scoreboard", "已知答案计分板"),
     ("job.generate", "the generation", "生成"),
+    ("job.mechanism", "the patching run", "修补计算"),
     ("notice.job_corpus",
      "This hosted instance runs a Heads corpus of at most {tokens} tokens in one request: the first {kept} of the "
      "{asked} texts were measured. Run the app on your own machine (make app) for the whole corpus.",
