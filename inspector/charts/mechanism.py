@@ -31,7 +31,7 @@ def head_grid_chart(values: np.ndarray, title: str, subtitle: list[str], value_t
     layers, heads = values.shape
     data = pd.DataFrame({"layer": np.repeat(np.arange(layers), heads), "head": np.tile(np.arange(heads), layers),
                          "value": values.ravel().astype(float)})
-    layer_title, head_title = t("chart.inspect.layer", lang), t("chart.inspect.head", lang)
+    layer_title, head_title = t("chart.mech.layer", lang), t("chart.mech.head", lang)
     scale = _symmetric(values) if diverging else zero_white_scale("blues", None)
     chart = alt.Chart(data).mark_rect().encode(
         x=alt.X("head:O", title=head_title),
@@ -56,10 +56,10 @@ def residual_patch_chart(result: PatchingResult, *, slide: bool = False, lang: s
     chart = alt.Chart(data).mark_rect().encode(
         x=alt.X("token:N", sort=labels, title=t("chart.mech.position", lang),
                 axis=token_axis(labels, horizontal=True, slide=slide)),
-        y=alt.Y("layer:O", title=t("chart.inspect.layer", lang)),
+        y=alt.Y("layer:O", title=t("chart.mech.layer", lang)),
         color=alt.Color("restored:Q", title=value, scale=alt.Scale(scheme=_DIVERGING, domain=[-1, 1]),
                         legend=alt.Legend(orient="bottom")),
-        tooltip=[alt.Tooltip("layer:O", title=t("chart.inspect.layer", lang)),
+        tooltip=[alt.Tooltip("layer:O", title=t("chart.mech.layer", lang)),
                  alt.Tooltip("token:N", title=t("chart.mech.position", lang)),
                  alt.Tooltip("restored:Q", title=value, format=".3f")],
     ).properties(title=chart_title(t("chart.mech.residual_title", lang), [t("chart.mech.residual_note", lang)],
@@ -72,9 +72,9 @@ def mlp_patch_chart(result: PatchingResult, *, slide: bool = False, lang: str = 
     data = pd.DataFrame({"layer": np.arange(len(result.mlps)), "restored": result.restored(result.mlps)})
     value = t("chart.mech.restored", lang)
     chart = alt.Chart(data).mark_bar().encode(
-        x=alt.X("layer:O", title=t("chart.inspect.layer", lang)),
+        x=alt.X("layer:O", title=t("chart.mech.layer", lang)),
         y=alt.Y("restored:Q", title=value),
-        tooltip=[alt.Tooltip("layer:O", title=t("chart.inspect.layer", lang)),
+        tooltip=[alt.Tooltip("layer:O", title=t("chart.mech.layer", lang)),
                  alt.Tooltip("restored:Q", title=value, format=".3f")],
     ).properties(title=chart_title(t("chart.mech.mlp_title", lang), slide=slide), height=200)
     return style_chart(chart, slide)

@@ -73,6 +73,8 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     # The charts (inspector/charts/mechanism.py) ---------------------------------------------------------------------
     ("chart.mech.dla_title", "Direct contribution of each head to the target", "每个注意力头对目标的直接贡献"),
     ("chart.mech.dla_note", "Blue raises the target logit, red lowers it", "蓝色提高目标 logit，红色降低它"),
+    ("chart.mech.layer", "layer", "层"),
+    ("chart.mech.head", "head", "头"),
     ("chart.mech.logit", "logit", "logit 值"),
     ("chart.mech.attention_title", "Attention each head pays to “{token}” (position {position})",
      "每个头对“{token}”（位置 {position}）的注意力"),
