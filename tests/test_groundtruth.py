@@ -17,7 +17,6 @@ from inspector.analyses.groundtruth import (
     example_json,
     rank_of,
     read_card,
-    reading,
     score_example,
     score_examples,
     scoreboard,
@@ -27,6 +26,7 @@ from inspector.analyses.groundtruth import (
 )
 from inspector.analyses.tasks import FRESH_SEED, NEUTRAL_WORDS, TASKS, generate
 from inspector.base.errors import InvalidRequestError, ModelNotFoundError
+from inspector.charts.sentences.groundtruth import reading
 from inspector.cli import main
 from inspector.core.loading import load_model, shipped_choices
 

@@ -19,7 +19,6 @@ from inspector.base.i18n import CATALOGUE, LANGUAGES, t
 from inspector.charts.base import text_width_px
 from inspector.core.bundled import BUNDLED, BUNDLED_PREFIX
 from inspector.core.loading import DEFAULT_MODEL
-from inspector.output.export import SLIDE_HEIGHT_PX, SLIDE_WIDTH_PX, title_slide_svg
 from inspector.output.lecture import (
     LECTURE,
     LECTURE_PAGE,
@@ -41,6 +40,7 @@ from inspector.output.share import (
     decode_view,
     encode_lesson,
 )
+from inspector.output.slides import SLIDE_HEIGHT_PX, SLIDE_WIDTH_PX, title_slide_svg
 from tests.conftest import APP_PATH
 
 ROOT = Path(__file__).resolve().parents[1]

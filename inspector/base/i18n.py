@@ -82,7 +82,7 @@ DYNAMIC_KEY_FAMILIES: tuple[str, ...] = (
     "heads.grid.{name}",
     "heads.column.{category}",
     "heads.pairs.{name}",
-    # inspector.analyses.roles: role_name f"roles.role.{role}", verdict f"roles.measure.{role}_{measure}"
+    # inspector.charts.sentences.roles: role_name f"roles.role.{role}", verdict f"roles.measure.{role}_{measure}"
     "roles.role.{role}",
     "roles.measure.{role}_{measure}",
     # inspector.charts.roles: the causal chart's axis f"chart.roles.y_{measure}"
@@ -117,8 +117,8 @@ DYNAMIC_KEY_FAMILIES: tuple[str, ...] = (
     # views/lesson_quiz._decoder_questions: the choices t(f"quiz.rope.a{i}"), t(f"quiz.sink.a{i}") for i in 0 … 2
     "quiz.rope.a{i}",
     "quiz.sink.a{i}",
-    # task_words (inspector.analyses.groundtruth): f"gt.task.{spec_task.name}.{field}"; the scoreboard's summary:
-    # f"gt.variant.{board.card.variant}"
+    # task_words (inspector.charts.sentences.groundtruth): f"gt.task.{spec_task.name}.{field}"; the scoreboard's
+    # summary: f"gt.variant.{board.card.variant}"
     "gt.task.{task}.{field}",
     "gt.variant.{variant}",
     # the example chart's roles (inspector.charts.groundtruth): f"chart.gt.role.{role}"
