@@ -96,7 +96,7 @@ class _Stop(InspectorError):
 # Each text command and the library call it makes after loading the model (replaced by one that stops).
 TEXT_COMMANDS = {
     "analyze": ("inspector.core.capture", "capture", []),
-    "lessons": ("inspector.analyses.lessons", "all_lessons", []),
+    "lessons": ("inspector.analyses.lessons.registry", "LessonContext", []),
     "heads": ("inspector.analyses.heads", "head_report", []),
     "attribute": ("inspector.analyses.attribution", "attribute", ["--methods", "attention"]),
 }
@@ -122,7 +122,7 @@ def test_the_lessons_command_warns_in_its_language(monkeypatch, capsys):
     def stop(*args, **kwargs):
         raise _Stop("stopped after the warning")
 
-    monkeypatch.setattr(importlib.import_module("inspector.analyses.lessons"), "all_lessons", stop)
+    monkeypatch.setattr(importlib.import_module("inspector.analyses.lessons.registry"), "LessonContext", stop)
     assert main(["lessons", "--lang", "zh", "--text", CHINESE]) == 2
     assert "能读中文的模型" in capsys.readouterr().err
 

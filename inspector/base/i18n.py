@@ -105,9 +105,14 @@ DYNAMIC_KEY_FAMILIES: tuple[str, ...] = (
     "attribution.page.target_{kind}",
     "attribution.page.removal_{mode}",
     "attribution.page.column_{name}",
-    # views/lessons.header: t(number + ".question"), t(number + ".explain") for number = "lesson1" … "lesson7"
+    # views/lesson_page.LessonView.header and views/lessons.py over the lesson registry
+    # (inspector.analyses.lessons.registry, Lesson.key = f"lesson{number}"): t(f"{lesson.key}.title"),
+    # t(lesson.key + ".question"), t(lesson.key + ".explain")
+    "lesson{n}.title",
     "lesson{n}.question",
     "lesson{n}.explain",
+    # views/pages.navigation over the page registry (inspector.output.pages, PageSpec.nav_key): f"nav.{name}"
+    "nav.{page}",
     # the position lesson (inspector.analyses.lessons): f"lesson3.answer.{kind}", and += ".none" when no head is
     # positional
     "lesson3.answer.{kind}",

@@ -29,8 +29,7 @@ from inspector.analyses.compare import Comparison
 from inspector.analyses.generate import Generation
 from inspector.analyses.groundtruth import Scoreboard
 from inspector.analyses.heads import HeadReport
-from inspector.analyses.lessons import Lessons
-from inspector.analyses.lessons_decoder import DecoderLessons
+from inspector.analyses.lessons import DecoderLessons, Lessons
 from inspector.analyses.roles import RolesResult
 from inspector.base import display
 from inspector.base.errors import InspectorError
