@@ -308,3 +308,11 @@ def test_training_is_reproducible(tmp_path):
     import torch
 
     assert not torch.are_deterministic_algorithms_enabled()  # the scripts' settings do not leak into the caller
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**40), "1e3"])
+def test_cli_refuses_a_bad_seed_in_one_line(capsys, seed):
+    """Issue 45, item 5: ``groundtruth --seed -1`` gave a traceback."""
+    assert main(["groundtruth", "--model", "shipped:planted-token", "--examples", "3", "--seed", seed]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "--seed" in err and "Traceback" not in err

@@ -425,7 +425,6 @@ KNOWN_LONG_MODULES: dict[str, str] = {
     "kernels/flash.py": "the cpustats helper owns kernels/",
 }
 KNOWN_LONG_FUNCTIONS: dict[str, str] = {
-    "inspector/analyses/generate.py:generate": "the packages helper splits it next",
 }
 
 

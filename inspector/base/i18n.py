@@ -72,7 +72,7 @@ DYNAMIC_KEY_FAMILIES: tuple[str, ...] = (
     "model.shipped.{name}",
     # views/sidebar.sidebar, the example menu's titles: {example.title: f"example.{example.slug}"}
     "example.{slug}",
-    # unknown-token warning (inspector.analyses.unknown_tokens): f"unknown.script.{self.script}"
+    # unknown-token warning (inspector.charts.sentences.unknown_tokens): f"unknown.script.{found.script}"
     "unknown.script.{script}",
     # ablation words (inspector.analyses.heads), the pruning note (inspector.charts.heads) and the removal radio and
     # grid caption (views/heads.py): f"heads.mode.{mode}"
