@@ -153,3 +153,28 @@ def test_resuming_needs_the_blocks_wrapped_and_no_intervention_below(tiny_bert):
     delattr(unwrapped.model, "_inspector_resumable_layers")
     with pytest.raises(InvalidRequestError, match="transformer blocks were not found"):
         forward(unwrapped, inputs, keep_layer_outputs=True)
+
+
+def test_damaged_weights_predicting_nan_are_refused_in_one_line(tmp_path, capsys):
+    """Issue 45, item 7: flipped weight bytes predicted NaN (written as null) with exit 0."""
+    from safetensors.torch import load_file, save_file
+
+    from inspector.base.errors import CorruptModelError
+    from inspector.cli import main
+    from inspector.core.loading import load_model
+    from tests.conftest import save_tiny_model
+
+    folder = save_tiny_model(tmp_path / "llama", "llama", with_head=True)
+    text = "the cat sat on the mat"
+    assert forward(load_model(str(folder)), encode_text(load_model(str(folder)), text).inputs).outputs is not None
+    weights = load_file(folder / "model.safetensors")
+    name = next(key for key in weights if key.endswith("norm.weight"))
+    weights[name][0] = float("nan")
+    save_file(weights, folder / "model.safetensors", metadata={"format": "pt"})
+    damaged = load_model(str(folder))
+    with pytest.raises(CorruptModelError, match="NaN or infinite"):
+        forward(damaged, encode_text(damaged, text).inputs)
+    capsys.readouterr()  # save_pretrained's own progress bar above
+    assert main(["analyze", "--model", str(folder), "--text", text]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "NaN or infinite" in err and "Traceback" not in err

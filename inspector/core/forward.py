@@ -29,6 +29,7 @@ import torch
 
 from inspector.base.errors import (
     BackendError,
+    CorruptModelError,
     DeadlineExceededError,
     InvalidRequestError,
     InvalidTextError,
@@ -269,5 +270,21 @@ def _forward(loaded: LoadedModel, inputs: dict[str, torch.Tensor], chosen: str, 
         raise UnsupportedModelError(f"{info.name}: {err}") from err
     except BackendUnavailableError as err:
         raise BackendError(str(err)) from err
+    _check_finite_logits(info.name, outputs, inputs)
     return ForwardResult(outputs=outputs, records=request.records, backend=chosen,
                          layer_outputs=request.layer_outputs)
+
+
+def _check_finite_logits(name: str, outputs, inputs: dict) -> None:
+    """Refuse NaN or infinite logits at the text's own positions (padding rows may be anything): damaged weights
+    (flipped bytes) otherwise predicted NaN, written as ``null``, with exit 0 (issue 45, item 7)."""
+    logits = getattr(outputs, "logits", None)
+    if not isinstance(logits, torch.Tensor) or logits.dim() != 3:
+        return
+    mask = inputs.get("attention_mask")
+    rows = logits[-1:] if mask is None or mask.shape[:2] != logits.shape[:2] else logits[mask.bool()]
+    if not bool(torch.isfinite(rows.detach()).all()):
+        raise CorruptModelError(f"{name} predicted NaN or infinite scores for this text: its weights are damaged or "
+                                "overflow in this precision — for a bundled model run python -m inspector prepare "
+                                "again (delete its prepared folder first), else try --dtype float32 or download the "
+                                "model again")
