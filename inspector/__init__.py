@@ -1,8 +1,43 @@
 """Attention Inspector: load a transformer, run a text through one attention function, and measure how
-attention routes information. The library has no UI imports; ``app.py`` and the CLI are thin drivers over it."""
+attention routes information. The library has no UI imports; ``app.py`` and the CLI are thin drivers over it.
 
+In a notebook every result draws itself (issue 42). The renderers live in :mod:`inspector.notebook`, above the
+results' layers, so :mod:`inspector.base.display` (the protocol every result class inherits) is handed a loader
+here: this file runs before any ``inspector.*`` module, so before any result exists, and the loader imports
+:data:`_RENDERERS` the first time a result is drawn. The notebook's names (``inspector.show``, ``inspector.link`` …)
+load on first access the same way (PEP 562 ``__getattr__``). Neither runs when a module of the package is imported:
+the charts and Altair load when something is drawn, never because an analysis was imported.
+"""
+
+import importlib
+
+from inspector.base import display as _display
 from inspector.base.errors import InspectorError
 from inspector.core.capture import Capture, OutputSummary, capture
 from inspector.core.loading import LoadedModel, ModelInfo, load_model
 
-__all__ = ["Capture", "InspectorError", "LoadedModel", "ModelInfo", "OutputSummary", "capture", "load_model"]
+# The package whose import registers a renderer for every result type.
+_RENDERERS = "inspector.notebook"
+# Names loaded on first access → the module that defines them.
+_LAZY = {name: "inspector.notebook" for name in ("capture_from_link", "head_view", "link", "model_view",
+                                                   "progress_bar", "set_language", "show")}
+
+
+def _load_renderers() -> None:
+    importlib.import_module(_RENDERERS)
+
+
+_display.set_loader(_load_renderers)
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'inspector' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next access skips this function
+    return value
+
+
+__all__ = ["Capture", "InspectorError", "LoadedModel", "ModelInfo", "OutputSummary", "capture", "capture_from_link",
+           "head_view", "link", "load_model", "model_view", "progress_bar", "set_language", "show"]

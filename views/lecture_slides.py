@@ -1,12 +1,14 @@
 """A lecture step's 16:9 slide (issue 31, item 7): the step's title, its sentence of what to look at and, where it is
 cheap — one cached forward of the step's model, or lesson 4's simulation — the step's chart, through the slide export
-every page uses (:func:`inspector.output.export.slide_png`); else a title slide
-(:func:`inspector.output.export.title_slide_png`) that carries the step's link. Made only when its button is clicked.
+every page uses (:func:`inspector.output.slides.slide_png`); else a title slide
+(:func:`inspector.output.slides.title_slide_png`) that carries the step's link. Made only when its button is clicked.
 
 This module is UI only: it wires the cached model and capture of :mod:`views.session` to the library's charts.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import altair as alt
 import streamlit as st
@@ -19,8 +21,9 @@ from inspector.base.i18n import t
 from inspector.charts.inspect import attention_heatmap_chart, entropy_grid_chart, layer_heads_chart
 from inspector.charts.lessons import sweep_chart
 from inspector.core.forward import backend_for
-from inspector.output.export import Provenance, slide_png, title_slide_png
+from inspector.output.export import Provenance
 from inspector.output.lecture import LECTURE, LectureStep
+from inspector.output.slides import slide_png, title_slide_png
 from views import session, sidebar
 
 # What the page says a step's slide holds, by its chart (a title slide when the step has none).
@@ -52,7 +55,8 @@ def _step_chart(step: LectureStep, lang: str):
         sweep = cached_sweep()
         return (sweep_chart(sweep, title=t("lesson4.sweep_chart", lang), slide=True, lang=lang),
                 Provenance(model=info.name, text=view.text, backend=backend_for(loaded, view.backend)))
-    result = session.cached_capture(view.model, view.text, view.backend, (layer,), _keep_layer=layer)
+    planned = session.plan_inspect(view.model, view.text, layer)
+    result = session.planned_capture(view.model, view.backend, replace(planned, weights=(layer,)), layer)
     provenance = Provenance(model=info.name, text=result.text, backend=result.backend, layer=layer,
                             head=head if step.chart == "heatmap" else None)
     if step.chart == "heatmap":

@@ -33,6 +33,7 @@ import torch
 from inspector.analyses.mechanism.logits import token_id, token_strings
 from inspector.analyses.mechanism.parts import ModelParts, model_parts
 from inspector.analyses.mechanism.residual import MeasuredRun, embed, measure
+from inspector.base.display import Displayable
 from inspector.base.errors import InvalidRequestError
 from inspector.base.progress import Progress, no_progress
 from inspector.core.forward import encode_text, forward
@@ -48,7 +49,7 @@ class LengthMismatchError(InvalidRequestError):
 
 
 @dataclass(frozen=True)
-class PatchingResult:
+class PatchingResult(Displayable):
     """Activation patching of a clean/corrupted pair (see the module docstring). Values are raw logit differences
     answer − contrast at the last position; :meth:`restored` normalises them (0 = corrupted, 1 = clean).
 
