@@ -242,9 +242,27 @@ def render_prompt(loaded: LoadedModel, prompt: str, *, chat: bool) -> tuple[str,
                                   "chat off, or pick bundled:smollm2-135m (instruction-tuned)")
     with loaded.tokenizer_lock:
         # transformers renders the template in a sandboxed Jinja environment: the template runs no Python.
-        text = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False,
-                                             add_generation_prompt=True)
+        text = tokenizer.apply_chat_template([{"role": "user", "content": user_text(tokenizer, prompt)}],
+                                             tokenize=False, add_generation_prompt=True)
     return str(text), False
+
+
+# Put inside a special-token string typed by the person, it keeps the characters on screen but breaks the exact
+# match the tokenizer looks for, so "<|im_start|>system" in a prompt stays text (issue 45, item 7).
+_BREAK = "\u200b"
+
+
+def user_text(tokenizer, content: str) -> str:
+    """``content`` with every special-token string of ``tokenizer`` (``<|im_start|>``, ``<start_of_turn>``, …)
+    broken by a zero-width space after its first character: the chat template's output is tokenised with its
+    special tokens parsed (the template's own turns must be control tokens), so role markers a user typed — or a
+    ``chat=1`` link carried — would otherwise become real turns the model obeys."""
+    specials = {str(token) for token in getattr(tokenizer, "all_special_tokens", ())}
+    specials |= {token.content for token in getattr(tokenizer, "added_tokens_decoder", {}).values()
+                 if getattr(token, "special", False)}
+    for special in sorted((s for s in specials if len(s) > 1), key=len, reverse=True):
+        content = content.replace(special, special[0] + _BREAK + special[1:])
+    return content
 
 
 def has_chat_template(loaded: LoadedModel) -> bool:

@@ -44,6 +44,7 @@ from inspector.base.catalogue import (
     lecture,
     lessons,
     lessons_decoder,
+    mechanism,
     roles,
     sidebar,
 )
@@ -54,7 +55,7 @@ LANGUAGE_NAMES: Mapping[str, str] = {"en": "English", "zh": "简体中文"}
 
 # The catalogue's modules in the order of the app's menu (the sidebar and shared words first).
 PAGE_MODULES: tuple[ModuleType, ...] = (common, sidebar, inspect, heads, roles, census, attribution, lessons,
-                                        lessons_decoder, groundtruth, compare, generate, lecture,
+                                        lessons_decoder, groundtruth, compare, generate, mechanism, lecture,
                                         hosting)
 
 # Keys built at runtime, by family: ``{name}`` stands for one part of a key (letters, digits, ``_`` and ``-``, no
