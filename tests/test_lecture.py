@@ -16,8 +16,9 @@ import pytest
 from PIL import Image
 
 from inspector.base.i18n import CATALOGUE, LANGUAGES, t
+from inspector.base.model_ids import parsed_spec, spec_kind
 from inspector.charts.base import text_width_px
-from inspector.core.bundled import BUNDLED, BUNDLED_PREFIX
+from inspector.core.bundled import BUNDLED
 from inspector.core.loading import DEFAULT_MODEL
 from inspector.output.export import SLIDE_HEIGHT_PX, SLIDE_WIDTH_PX, title_slide_svg
 from inspector.output.lecture import (
@@ -71,7 +72,7 @@ def test_every_page_and_lesson_a_step_names_exists():
         assert f"views/{step.view.page}.py" in menu and (ROOT / "views" / f"{step.view.page}.py").exists()
         assert step.lesson is None or step.lesson in drawn
         model = step.view.model
-        assert model == DEFAULT_MODEL or model.removeprefix(BUNDLED_PREFIX) in BUNDLED, model
+        assert model == DEFAULT_MODEL or (spec_kind(model) == "bundled" and parsed_spec(model).name in BUNDLED), model
         for key in (step.title_key, step.look_key):
             assert key in CATALOGUE and all(CATALOGUE[key][lang].strip() for lang in LANGUAGES), key
 
