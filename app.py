@@ -16,8 +16,8 @@ from __future__ import annotations
 import altair as alt
 import streamlit as st
 
-from inspector.base.i18n import DEFAULT_LANGUAGE, LANGUAGES, t
-from views import sidebar
+from inspector.base.i18n import DEFAULT_LANGUAGE, LANGUAGES
+from views import pages, sidebar
 from views.progress_bar import RUNNING_STYLE
 from views.reconnect import notice_if_redrawn
 
@@ -40,21 +40,7 @@ st.html(RUNNING_STYLE)  # "running…" lines and bars show only while the page r
 lang = st.session_state.get("lang")
 lang = lang if lang in LANGUAGES else DEFAULT_LANGUAGE
 
-# The pages in menu order; share links name them by url_path (inspector.output.share.PAGES).
-PAGES = [
-    st.Page("views/inspect.py", title=t("nav.inspect", lang), icon=":material/grid_on:", url_path="inspect",
-            default=True),
-    st.Page("views/heads.py", title=t("nav.heads", lang), icon=":material/view_module:", url_path="heads"),
-    st.Page("views/attribution.py", title=t("nav.attribution", lang), icon=":material/balance:",
-            url_path="attribution"),
-    st.Page("views/lessons.py", title=t("nav.lessons", lang), icon=":material/school:", url_path="lessons"),
-    st.Page("views/groundtruth.py", title=t("nav.groundtruth", lang), icon=":material/verified:",
-            url_path="groundtruth"),
-    st.Page("views/compare.py", title=t("nav.compare", lang), icon=":material/compare_arrows:", url_path="compare"),
-    st.Page("views/generate.py", title=t("nav.generate", lang), icon=":material/edit_note:", url_path="generate"),
-    st.Page("views/lecture.py", title=t("nav.lecture", lang), icon=":material/co_present:", url_path="lecture"),
-]
-
 # A session that took over from a replica that died (issue 32) says so above the page it redraws.
 notice_if_redrawn(lang)
-st.navigation(PAGES).run()
+# The menu is the page registry's (inspector.output.pages; views.pages builds it): a new page is registered there.
+pages.navigation(lang).run()

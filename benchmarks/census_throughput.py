@@ -3,8 +3,8 @@ bundled model four ways, each in a fresh subprocess so its peak memory is its ow
 
 (a) ``capture`` — a loop of :func:`inspector.core.capture.capture` per text with every layer's weights, reduced with
     the Heads page's metric functions (token-category masses, sink scores, distance): the one-text path;
-(b) ``local`` — :func:`inspector.analyses.census.census`, engine ``local`` (length-bucketed padded batches, one layer's
-    weights materialised at a time);
+(b) ``local`` — :func:`inspector.analyses.census.run.census`, engine ``local`` (length-bucketed padded batches, one
+    layer's weights materialised at a time);
 (c) ``ray`` — the same census on Ray Data with ``--actors`` actors (Ray started by the census with 2 CPUs and
     shut down after; the time includes Ray's start and each actor loading the model);
 (d) ``eager`` — transformers' eager attention with ``output_attentions=True``, batched exactly like (b) (the same
@@ -40,7 +40,7 @@ LABELS = {"capture": "(a) capture per text", "local": "(b) census, local engine"
 
 
 def _texts(count: int) -> list[str]:
-    from inspector.analyses.census import CENSUS_CORPUS_PATH, read_input
+    from inspector.analyses.census.input import CENSUS_CORPUS_PATH, read_input
 
     rows = read_input(CENSUS_CORPUS_PATH, limit=count).rows
     return [row.value for row in rows]
@@ -69,7 +69,7 @@ def _run_capture(texts: list[str]) -> int:
 
 
 def _run_census(texts: list[str], engine: str, actors: int, batch_tokens: int) -> int:
-    from inspector.analyses.census import census
+    from inspector.analyses.census.run import census
 
     with tempfile.TemporaryDirectory() as folder:
         source = Path(folder) / "texts.txt"
@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
-    from inspector.analyses.census import DEFAULT_BATCH_TOKENS
+    from inspector.analyses.census.measure import DEFAULT_BATCH_TOKENS
 
     batch_tokens = args.batch_tokens or DEFAULT_BATCH_TOKENS
     if args.phase:

@@ -23,8 +23,9 @@ to one layer: :class:`ScoreScale` (another softmax temperature for some heads), 
 a head's queries as its keys: W_K := W_Q), :class:`WeightEdit` (replace some heads' weights — uniform,
 permuted, adversarial — and recompute their output as weights · V), :class:`HeadAblation` (zero a head's
 output, or replace it by its mean over the text's tokens), :class:`SequenceHeadAblation` (the same, with a
-different set of heads per sequence of the batch) and :class:`HeadGate` (multiply head outputs by a gate — shared
-or per sequence — that may require grad: Michel et al.'s importance is |∂L/∂gate| at gate = 1). They run in that order:
+different set of heads per sequence of the batch), :class:`HeadGate` (multiply head outputs by a gate — shared
+or per sequence — that may require grad: Michel et al.'s importance is |∂L/∂gate| at gate = 1) and :class:`HeadPatch`
+(another run's head outputs at chosen positions, per sequence: activation patching). They run in that order:
 the first two change the scores before the backend runs, so the statistics describe the attention the model
 actually used. The head output they act on is attention's ``(batch, heads, q_len, head_dim)`` result before
 the output projection, so zeroing it removes exactly that head's term from the residual stream (the output
@@ -240,7 +241,19 @@ class SequenceHeadAblation:
     mode: Literal["zero", "mean"] = "zero"
 
 
-Intervention = ScoreScale | TieKeysToQueries | WeightEdit | HeadAblation | HeadGate | SequenceHeadAblation
+@dataclass(frozen=True)
+class HeadPatch:
+    """Activation patching (Meng et al. 2022): where ``mask`` ((batch, heads, q_len) bool) is True, the head's output
+    at that query position becomes ``source``'s — (heads, q_len, d) or (batch, heads, q_len, d), another run's
+    outputs of this layer — so one batched forward patches a different set of (head, position) cells per copy."""
+
+    layer: int
+    mask: torch.Tensor
+    source: torch.Tensor
+
+
+Intervention = (ScoreScale | TieKeysToQueries | WeightEdit | HeadAblation | HeadGate | SequenceHeadAblation
+                | HeadPatch)
 
 
 @dataclass(frozen=True)
@@ -560,8 +573,8 @@ def _ablate(out: torch.Tensor, selected: torch.Tensor, mode: str, padding: torch
 
 
 def _after_attention(edits: list[Intervention], out: torch.Tensor, padding: torch.Tensor | None) -> torch.Tensor:
-    """Apply :class:`HeadAblation`, :class:`SequenceHeadAblation` and :class:`HeadGate` to the heads' outputs
-    ``(batch, heads, q_len, d)``."""
+    """Apply :class:`HeadAblation`, :class:`SequenceHeadAblation`, :class:`HeadGate` and :class:`HeadPatch` to the
+    heads' outputs ``(batch, heads, q_len, d)``."""
     batch, num_heads = out.shape[0], out.shape[1]
     for item in edits:
         if isinstance(item, HeadAblation):
@@ -579,6 +592,13 @@ def _after_attention(edits: list[Intervention], out: torch.Tensor, padding: torc
                 raise InterventionError(f"HeadGate at layer {item.layer} has shape {tuple(gate.shape)}, expected "
                                         f"({num_heads},) or ({batch}, {num_heads})")
             out = out * gate.to(dtype=out.dtype, device=out.device).reshape(-1, num_heads)[:, :, None, None]
+        elif isinstance(item, HeadPatch):
+            if (tuple(item.mask.shape) != tuple(out.shape[:3]) or item.mask.dtype != torch.bool
+                    or tuple(item.source.shape[-3:]) != tuple(out.shape[1:])):
+                raise InterventionError(f"HeadPatch at layer {item.layer}: mask {tuple(item.mask.shape)} "
+                                        f"({item.mask.dtype}) and source {tuple(item.source.shape)} do not fit the "
+                                        f"heads' output {tuple(out.shape)}")
+            out = torch.where(item.mask.to(out.device)[..., None], item.source.to(out), out)
     return out
 
 

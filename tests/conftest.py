@@ -17,6 +17,7 @@ from transformers import (  # noqa: E402
     AutoModelForCausalLM,
     BertConfig,
     DistilBertConfig,
+    Gemma3TextConfig,
     GPT2Config,
     LlamaConfig,
     MistralConfig,
@@ -66,6 +67,16 @@ TINY_ARCHITECTURES = {
                                             sliding_window=4, max_window_layers=1, max_position_embeddings=64,
                                             pad_token_id=0, bos_token_id=2, eos_token_id=3)),
               True),
+    # Gemma 3 in small: sandwich norms (post-attention and post-feed-forward), q/k norms, GQA, per-layer-type RoPE,
+    # a sliding window on two of three layers, scaled embeddings, (1 + w) RMSNorm weights.
+    "gemma3": (lambda: Gemma3TextConfig(**_common(hidden_size=32, num_hidden_layers=3, num_attention_heads=4,
+                                                  num_key_value_heads=2, head_dim=8, intermediate_size=64,
+                                                  sliding_window=4, query_pre_attn_scalar=8,
+                                                  layer_types=["sliding_attention", "full_attention",
+                                                               "sliding_attention"],
+                                                  max_position_embeddings=64, pad_token_id=0, bos_token_id=2,
+                                                  eos_token_id=3)),
+               True),
 }
 
 

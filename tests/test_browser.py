@@ -20,8 +20,10 @@ from pathlib import Path
 import pytest
 
 from benchmarks.live_app import CHART, CHART_DRAWN, AppServerError, click_grid_cell, heatmap_drawn, running_app
+from inspector.base.i18n import t
 from inspector.core.bundled import bundled_choices
 from inspector.core.loading import shipped_choices
+from inspector.output.pages import PAGE_REGISTRY
 from inspector.serving.hosting import DEFAULT_ALLOW_LIST
 
 pytestmark = pytest.mark.browser
@@ -266,6 +268,27 @@ def test_a_share_link_to_a_page_is_the_first_request_a_fresh_server_gets(browser
                 session.context.close()
     except AppServerError as err:
         pytest.fail(str(err))
+
+
+@pytest.mark.parametrize("name", list(PAGE_REGISTRY))
+def test_every_registered_page_path_opens_as_a_share_link(session, name):
+    """Issue 44, item 1: ``/inspect?…`` (the home page's own path, which the Lecture's steps and the sidebar once wrote)
+    opened on Streamlit's "Page not found". Every path the registry names opens its page, and the home page's path
+    lands on the root with the link's parameters kept."""
+    link = urllib.parse.urlencode({"v": "1", "text": "The cat sat.", "layer": "1", "head": "2", "page": name})
+    session.page.goto(f"{session.app_url}/{name}?{link}")
+    session.page.locator('[data-testid="stMain"] h1').first.wait_for(timeout=FIRST_RENDER_TIMEOUT_MS)
+    expected = "/" if PAGE_REGISTRY[name].default else f"/{name}"
+    session.page.wait_for_function(f"location.pathname === {expected!r} && location.search.includes('v=1')",
+                                   timeout=RERUN_TIMEOUT_MS)
+    if name != "lecture":  # the Lecture's link is its step alone
+        session.page.wait_for_function("location.search.includes('layer=1')", timeout=RERUN_TIMEOUT_MS)
+    session.page.wait_for_timeout(1_500)  # the frontend's "Page not found" dialog comes with the navigation message
+    assert session.page.get_by_text("Page not found").count() == 0
+    nav = session.page.locator('[data-testid="stSidebarNav"]')
+    current = nav.locator('a[aria-current="page"]').inner_text().split("\n")  # the icon's name, then the label
+    assert current[-1].strip() == t(PAGE_REGISTRY[name].nav_key, "en"), current
+    session.assert_clean()
 
 
 def test_the_menu_speaks_the_language_of_the_link(session):

@@ -1,4 +1,4 @@
-"""inspector/analyses/census.py (issue 16): batched statistics equal single-text runs on BERT, GPT-2 and Llama-style
+"""inspector/analyses/census/ (issue 16): batched statistics equal single-text runs on BERT, GPT-2 and Llama-style
 models
 with ragged lengths; the local and Ray engines write the same folder; a stopped run resumes without writing a
 shard twice; bad rows land in errors.jsonl; a different model or input is refused; the CLI and the Heads page
@@ -16,7 +16,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from inspector.analyses.batching import STATISTICS, length_buckets
-from inspector.analyses.census import CensusFolderError, InputRow, census, measure_rows, read_census
+from inspector.analyses.census.input import InputRow
+from inspector.analyses.census.measure import measure_rows
+from inspector.analyses.census.run import census
+from inspector.analyses.census.store import CensusFolderError
+from inspector.analyses.census.summary import read_census
 from inspector.analyses.heads import head_report
 from inspector.analyses.metrics import TOKEN_CATEGORIES, head_entropy
 from inspector.core.capture import capture
@@ -144,7 +148,7 @@ def _assert_same_census(first: Path, second: Path) -> None:
 def test_ray_engine_writes_the_same_folder_as_local(tiny_model_dirs, tmp_path):
     import ray  # no importorskip: this test must run (ray[data] is pinned in requirements.txt)
 
-    from inspector.analyses.census import ray_runtime_env
+    from inspector.analyses.census.ray_engine import ray_runtime_env
 
     spec, data = str(tiny_model_dirs["bert"]), _corpus(tmp_path)
     local = census(spec, data, out=tmp_path / "local", shard_size=8, batch_tokens=64, progress=None)
@@ -375,7 +379,7 @@ def test_summary_intervals_stay_inside_what_each_statistic_can_take():
     """A head whose every text scores 0 (a collapsed head's normalised entropy) or near 1 (a sink) gets an
     interval inside [0, 1], not −0.01–0.01 or 0.86–1.08."""
     from inspector.analyses.batching import STATISTIC_RANGES
-    from inspector.analyses.census import summarise
+    from inspector.analyses.census.summary import summarise
 
     rng = np.random.default_rng(0)
     values = {name: rng.uniform(0.0, 1.0, size=(6, 2, 3)).astype(np.float32) for name in STATISTICS}
@@ -469,7 +473,7 @@ def test_the_heads_page_never_opens_a_census_in_hosted_mode(bundled_census, monk
 
 
 def test_census_chart_and_table_in_chinese_show_no_english_words(bundled_census):
-    from inspector.analyses.census import STATISTIC_UNITS
+    from inspector.analyses.census.summary import STATISTIC_UNITS
     from inspector.analyses.metrics import HealthThresholds
     from inspector.charts.census import census_grid_chart, census_table, statistic_name, statistic_unit
     from tests.chart_text import chart_strings, english_words
@@ -501,7 +505,7 @@ def test_summary_intervals_are_student_t_intervals_over_the_texts_that_measured(
     text is skipped), as scipy.stats computes it."""
     from scipy import stats
 
-    from inspector.analyses.census import summarise
+    from inspector.analyses.census.summary import summarise
 
     rng = np.random.default_rng(0)
     values = {name: rng.normal(0.5, 0.2, size=(7, 2, 3)).astype(np.float32) for name in STATISTICS}
@@ -525,7 +529,7 @@ _NOT_LINE_BREAKS = "\u2028\u2029\u0085\x0b\x0c\x1c\x1d\x1e"
 def test_a_jsonl_input_keeps_every_record_whatever_characters_its_texts_hold(tmp_path):
     """Issue 33: json.dumps(..., ensure_ascii=False) writes U+2028 and friends as they are; four records are four
     rows, each with its own text and origin, and no "not JSON" error."""
-    from inspector.analyses.census import read_input
+    from inspector.analyses.census.input import read_input
 
     texts = [f"record {i} with {ch!r}: a{ch}b" for i, ch in enumerate(_NOT_LINE_BREAKS[:4])]
     source = tmp_path / "data.jsonl"
@@ -537,7 +541,7 @@ def test_a_jsonl_input_keeps_every_record_whatever_characters_its_texts_hold(tmp
 
 
 def test_a_text_input_has_one_row_a_line_and_no_origins_past_its_end(tmp_path):
-    from inspector.analyses.census import read_input
+    from inspector.analyses.census.input import read_input
 
     texts = [f"line {i}{ch}still line {i}" for i, ch in enumerate(_NOT_LINE_BREAKS[:4])]
     source = tmp_path / "corpus.txt"
@@ -558,7 +562,7 @@ def test_file_lines_breaks_at_newlines_only(text, lines):
 
 
 def test_a_resumed_run_reports_the_rate_of_the_texts_it_measured():
-    from inspector.analyses.census import _progress_note
+    from inspector.analyses.census.run import progress_note
 
-    assert _progress_note(1100, 2000, 10.0) == "census: 1100/2000 texts, 110.0 texts/s, ETA 8 s"
-    assert _progress_note(1100, 2000, 10.0, kept=1000) == "census: 1100/2000 texts, 10.0 texts/s, ETA 90 s"
+    assert progress_note(1100, 2000, 10.0) == "census: 1100/2000 texts, 110.0 texts/s, ETA 8 s"
+    assert progress_note(1100, 2000, 10.0, kept=1000) == "census: 1100/2000 texts, 10.0 texts/s, ETA 90 s"

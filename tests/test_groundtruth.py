@@ -282,8 +282,9 @@ def test_task_descriptions_name_their_truth():
 
 
 def test_the_heads_page_finds_the_induction_circuit(shipped):
-    from inspector.analyses.heads import head_report, health_report
+    from inspector.analyses.heads import head_report
     from inspector.analyses.metrics import TOKEN_CATEGORIES
+    from inspector.charts.sentences.heads import health_report
 
     example = generate("induction", 1, seed=FRESH_SEED)[0]
     report = head_report(shipped["induction"], example.text)

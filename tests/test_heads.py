@@ -16,14 +16,13 @@ from hypothesis import strategies as st
 from transformers import AutoModel, AutoModelForSequenceClassification
 
 from inspector.analyses.divergence import JS_MAX
+from inspector.analyses.head_importance import layer_normalized
 from inspector.analyses.heads import (
     CORPUS_PATH,
     INDUCTION_HEAD_SCORE,
     HeadStatistics,
     ReportProgress,
     head_report,
-    health_report,
-    layer_normalized,
     read_corpus,
     report_json,
     with_thresholds,
@@ -44,6 +43,7 @@ from inspector.analyses.redundancy import (
     js_divergence_matrix,
 )
 from inspector.base.errors import InvalidRequestError
+from inspector.charts.sentences.heads import health_report
 from inspector.cli import main
 from inspector.core.forward import encode_text, forward
 from inspector.core.loading import load_model
@@ -274,7 +274,8 @@ def test_batched_corpus_equals_one_text_at_a_time_on_ragged_lengths(tmp_path, ar
     ablations, gated gradients, pairs and pruning): every per-text number must be the text's own single-text
     number — for an encoder, a causal LM (next-token KL, last real token) and a sliding-window model."""
     from inspector.analyses.batching import length_buckets
-    from inspector.analyses.heads import _GROUP_TOKENS, _ablated_changes
+    from inspector.analyses.head_importance import ablated_changes
+    from inspector.analyses.heads import _GROUP_TOKENS
     from inspector.core.outputs import model_output
 
     loaded = load_model(str(save_tiny_model(tmp_path / arch, arch, with_head=arch != "bert")))
@@ -298,7 +299,7 @@ def test_batched_corpus_equals_one_text_at_a_time_on_ragged_lengths(tmp_path, ar
     for text in texts:
         inputs = encode_text(loaded, text).inputs
         base = model_output(loaded, forward(loaded, inputs, stats=()), inputs)
-        direct.append(_ablated_changes(loaded, inputs, base, masks.view(-1, layers, heads), ablation, "torch"))
+        direct.append(ablated_changes(loaded, inputs, base, masks.view(-1, layers, heads), ablation, "torch"))
     np.testing.assert_allclose(corpus.pairs.change_both, np.mean(direct, axis=0), rtol=1e-4, atol=1e-6)
 
 
@@ -317,13 +318,13 @@ def test_report_numbers_words_and_thresholds(tiny_bert):
     strict = with_thresholds(report, HealthThresholds(collapsed=0.99999, diffuse=1.0))
     assert strict.flags.collapsed.all() and not strict.flags.diffuse.any()
     assert any("< 0.99999 (collapsed)" in line for line in health_report(strict))
-    json.dumps(report_json(report), allow_nan=False)
+    json.dumps(report_json(report, health_report(report)), allow_nan=False)
 
 
 def test_pairs_reuse_the_single_head_ablations_and_match_a_direct_measurement(tiny_bert):
     """The second pass forwards only the pairs ablated together and the pruning steps; a pair's heads ablated
     one at a time are the first pass's single-head numbers — the same as ablating them afresh."""
-    from inspector.analyses.heads import _ablated_changes
+    from inspector.analyses.head_importance import ablated_changes
     from inspector.core.outputs import model_output
 
     report = head_report(tiny_bert, TEXT)
@@ -334,7 +335,7 @@ def test_pairs_reuse_the_single_head_ablations_and_match_a_direct_measurement(ti
     first, second = report.pairs.heads[0]
     masks[0, first] = masks[1, second] = True
     masks[2, [first, second]] = True
-    direct = _ablated_changes(tiny_bert, inputs, base, masks.view(3, layers, heads), "zero", "torch")
+    direct = ablated_changes(tiny_bert, inputs, base, masks.view(3, layers, heads), "zero", "torch")
     measured = [report.pairs.change_first[0], report.pairs.change_second[0], report.pairs.change_both[0]]
     np.testing.assert_allclose(measured, direct, rtol=1e-4, atol=1e-7)
     assert report.pruning.change[0] == 0.0  # nothing removed: no forward, 0 by definition
@@ -419,7 +420,7 @@ def test_induction_in_the_report_words_json_and_grid(tiny_bert):
     assert np.isnan(report.statistics.induction).all()
     assert ("No token repeats in the text, so induction heads cannot show here: give a text that repeats a phrase "
             "(… A B … A) to find them.") in health_report(report)
-    payload = report_json(report)
+    payload = report_json(report, health_report(report))
     json.dumps(payload, allow_nan=False)
     assert payload["induction"]["threshold"] == INDUCTION_HEAD_SCORE
     assert all(value is None for row in payload["induction"]["score"] for value in row)
@@ -481,18 +482,19 @@ def test_a_batch_of_output_changes_equals_output_change_row_by_row(tmp_path, tin
 def test_ablated_copies_resumed_at_their_heads_layer_equal_whole_forwards(tmp_path, arch, ablation):
     """Each single-head ablation copy starts at its head's layer from the unablated batch's block outputs
     (right-padded, ragged lengths); its output change equals the copy run through every layer."""
-    from inspector.analyses.heads import _texts_changes, _texts_statistics
+    from inspector.analyses.head_importance import texts_changes
+    from inspector.analyses.head_statistics import texts_statistics
 
     loaded = load_model(str(save_tiny_model(tmp_path / arch, arch, with_head=arch != "bert")))
     assert loaded.can_resume
     ids = [encode_text(loaded, text).inputs["input_ids"][0] for text in (TEXT, OTHER, "one two three")]
-    measured, outputs = _texts_statistics(loaded, ids, "torch")
+    measured, outputs = texts_statistics(loaded, ids, "torch")
     assert len(outputs) == loaded.info.num_layers and len({int(row.shape[0]) for row in ids}) > 1
     layers, heads = loaded.info.num_layers, loaded.info.num_heads
     single = torch.eye(layers * heads, dtype=torch.bool).view(layers * heads, layers, heads)
     bases = [base for *_, base in measured]
-    resumed = _texts_changes(loaded, ids, bases, single, ablation, "torch", outputs)
-    whole = _texts_changes(loaded, ids, bases, single, ablation, "torch")
+    resumed = texts_changes(loaded, ids, bases, single, ablation, "torch", outputs)
+    whole = texts_changes(loaded, ids, bases, single, ablation, "torch")
     # Something to compare: a random encoder attends almost uniformly, so the mean over its tokens is each token's
     # own output and mean ablation changes nothing; zero ablation, or any causal model, does change the output.
     assert (whole > 0).any() or (arch, ablation) == ("bert", "mean")
@@ -502,15 +504,15 @@ def test_ablated_copies_resumed_at_their_heads_layer_equal_whole_forwards(tmp_pa
 def test_gradient_importance_is_the_same_vmapped_or_one_direction_at_a_time(tiny_bert, monkeypatch):
     """An embedding's directions share one forward; the torch backend vmaps their backwards, Triton (whose
     backward kernel has no batching rule) runs them one after another. Both give the same importances."""
-    from inspector.analyses.heads import _texts_gradients
+    from inspector.analyses.head_importance import texts_gradients
     from inspector.core.outputs import model_output
 
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     ids = [encode_text(tiny_bert, text).inputs["input_ids"][0] for text in (TEXT, OTHER)]
     encoded = [encode_text(tiny_bert, text).inputs for text in (TEXT, OTHER)]
     bases = [model_output(tiny_bert, forward(tiny_bert, inputs, stats=()), inputs) for inputs in encoded]
-    vmapped = _texts_gradients(tiny_bert, ids, bases, "torch")
-    one_at_a_time = _texts_gradients(tiny_bert, ids, bases, "triton")
+    vmapped = texts_gradients(tiny_bert, ids, bases, "torch")
+    one_at_a_time = texts_gradients(tiny_bert, ids, bases, "triton")
     assert (vmapped > 0).all()
     np.testing.assert_allclose(one_at_a_time, vmapped, rtol=1e-4, atol=1e-6)
 
@@ -599,8 +601,8 @@ def _head_charts(report, lang: str) -> dict:
 def test_head_charts_in_chinese_show_no_english_words(bundled):
     import altair as alt
 
-    from inspector.analyses.heads import measure_words
     from inspector.charts.heads import head_grid_chart, pruning_chart
+    from inspector.charts.sentences.heads import measure_words
     from tests.chart_text import chart_strings, english_words
 
     report = head_report(bundled, "the cat sat on the mat , the cat ran")

@@ -198,7 +198,7 @@ def _head_reports(loaded):
 
 
 def test_health_report_in_chinese_has_no_english_sentence(tiny_bert):
-    from inspector.analyses.heads import health_report
+    from inspector.charts.sentences.heads import health_report
 
     reports = _head_reports(tiny_bert)
     for report in reports:

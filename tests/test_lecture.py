@@ -31,6 +31,7 @@ from inspector.output.lecture import (
     step_params,
     step_url,
 )
+from inspector.output.pages import PAGE_REGISTRY, lecture_targets
 from inspector.output.share import (
     LESSON_COUNT,
     PAGES,
@@ -55,21 +56,20 @@ def test_every_step_round_trips_through_the_share_link_parser(lang):
         assert decode_lesson(params) == (step.lesson, ())
         assert decode_generate(params) == (step.generate or GenerateState(), ())
         url = step_url("http://host:8501/lecture?lecture=x", step, lang)
-        assert url.startswith(f"http://host:8501/{step.view.page}?"), url
+        path = "" if PAGE_REGISTRY[step.view.page].default else step.view.page  # the home page is the root
+        assert url.startswith(f"http://host:8501/{path}?"), url
 
 
 def test_every_page_and_lesson_a_step_names_exists():
-    app = (ROOT / "app.py").read_text(encoding="utf-8")
-    menu = dict(re.findall(r'st\.Page\("(views/\w+\.py)".*?url_path="(\w+)"', app, re.DOTALL))
-    assert set(menu.values()) == set(PAGES)  # every page a link may name is in the menu, and the other way round
+    assert set(PAGES) == set(PAGE_REGISTRY)  # every page a link may name is in the menu, and the other way round
     lessons_code = "".join((ROOT / "views" / name).read_text(encoding="utf-8")
                            for name in ("lessons.py", "lessons_decoder.py"))
     # The lessons the Lessons page draws, numbered as a link's lesson=N: lesson1 … lesson{LESSON_COUNT}.
     drawn = {int(n) for n in re.findall(r'st\.expander\(t\("lesson(\d+)\.title"', lessons_code)}
     assert drawn == set(range(1, LESSON_COUNT + 1))
     for step in LECTURE:
-        assert step.view.page in PAGES and step.view.page != LECTURE_PAGE
-        assert f"views/{step.view.page}.py" in menu and (ROOT / "views" / f"{step.view.page}.py").exists()
+        assert step.view.page in lecture_targets() and step.view.page != LECTURE_PAGE
+        assert (ROOT / PAGE_REGISTRY[step.view.page].script).exists()
         assert step.lesson is None or step.lesson in drawn
         model = step.view.model
         assert model == DEFAULT_MODEL or (spec_kind(model) == "bundled" and parsed_spec(model).name in BUNDLED), model
@@ -126,6 +126,15 @@ def test_a_step_refuses_what_no_link_can_open():
 ])
 def test_page_url_points_the_app_at_another_page(base, expected):
     assert page_url(base, "lessons") == expected
+
+
+@pytest.mark.parametrize("base, expected", [
+    ("", "/"), ("http://h:1/lessons?lesson=4", "http://h:1/"), ("https://h/app/inspect?v=1", "https://h/app/"),
+    ("https://h/app/", "https://h/app/"),
+])
+def test_page_url_names_the_root_for_the_home_page_never_its_path(base, expected):
+    # /inspect opens too (views.pages sends it on), but the link the app writes is the path the menu shows.
+    assert page_url(base, "inspect") == expected
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

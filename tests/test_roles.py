@@ -248,7 +248,8 @@ def test_a_bundled_decoder_has_causal_induction_heads(smollm2):
 
 
 def test_census_roles_need_no_corpus_and_read_back(tmp_path, capsys):
-    from inspector.analyses.census import CensusFolderError, read_census_roles
+    from inspector.analyses.census.roles import read_census_roles
+    from inspector.analyses.census.store import CensusFolderError
 
     out = tmp_path / "induction-roles"
     assert main(["census", "--roles", "--model", "shipped:induction", "--out", str(out), "--repeat", "6",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from inspector.analyses.census import _batch_encoding
+from inspector.analyses.census.measure import batch_encoding
 from inspector.core.capture import capture
 from inspector.core.forward import encode_text
 
@@ -25,7 +25,7 @@ def test_a_typed_mask_stays_the_blank_of_a_masked_model(bundled):
 
 def test_the_census_reads_a_typed_separator_as_a_capture_does(bundled):
     texts = ["a [SEP] b", "plain text", "fill the [MASK] here"]
-    ids, masks = _batch_encoding(bundled, texts)
+    ids, masks = batch_encoding(bundled, texts)
     for text, row, mask in zip(texts, ids, masks):
         single = encode_text(bundled, text)
         assert row == single.inputs["input_ids"][0].tolist()

@@ -10,10 +10,11 @@ import streamlit as st
 
 from inspector import InspectorError
 from inspector.analyses.batching import STATISTICS
-from inspector.analyses.census import CensusSummary, census_report, read_census
+from inspector.analyses.census.summary import CensusSummary, read_census
 from inspector.analyses.metrics import HealthThresholds
 from inspector.base.i18n import t
 from inspector.charts.census import census_columns, census_grid_chart, census_table, statistic_name
+from inspector.charts.sentences.census import census_report
 from inspector.output.export import screen_title
 from inspector.output.share import escape_markdown
 

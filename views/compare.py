@@ -30,7 +30,7 @@ from inspector.analyses.compare import (
     resolve_token,
     run_text,
 )
-from inspector.base.i18n import notice_text, t
+from inspector.base.i18n import t
 from inspector.base.limits import MAX_TEXT_CHARS
 from inspector.base.tokens import readable_tokens
 from inspector.charts.base import HEAD_SELECTION, selected_head
@@ -51,7 +51,7 @@ from inspector.output.share import (
     encode_view,
     escape_markdown,
 )
-from views import compare_roles, compare_shapes, session, sidebar
+from views import compare_roles, compare_shapes, pages, session, sidebar
 from views.export_buttons import export_buttons
 
 started = time.perf_counter()
@@ -75,12 +75,10 @@ def cached_leave_one_out(spec: str, text: str, backend: str) -> AttributionRepor
 def restore_page_state() -> None:
     """Once per session: the link's Compare parameters; afterwards: values kept through a page switch (Streamlit
     drops a widget's value when another page's run does not draw it)."""
-    if not st.session_state.get("_compare_restored"):
-        st.session_state["_compare_restored"] = True
-        policy = session.hosting_policy()
-        options = sidebar.model_options(policy)
-        state, warnings = decode_compare(st.query_params.to_dict(), models=list(options) if policy.hosted else None)
-        st.session_state["_compare_warnings"] = warnings
+    policy = session.hosting_policy()
+    options = sidebar.model_options(policy)
+
+    def apply(state: CompareState) -> None:
         st.session_state["compare_text_b"] = state.text_b
         if state.model_b is not None:  # a model the picker does not list goes in its "Other" box, as in the sidebar
             st.session_state["compare_mode"] = "models"
@@ -89,6 +87,9 @@ def restore_page_state() -> None:
             if not in_list:
                 st.session_state["compare_model_b_other"] = state.model_b
         st.session_state["_compare_link_picks"] = (state.query, state.keys)
+
+    pages.restore_once("compare", lambda params: decode_compare(params, models=list(options) if policy.hosted
+                                                                else None), apply)
     for key, value in st.session_state.get("_compare_saved", {}).items():
         st.session_state.setdefault(key, value)
 
@@ -141,8 +142,7 @@ lang = chosen.state.lang
 title.title(t("compare.title", lang))
 st.caption(t("compare.caption", lang))
 restore_page_state()
-for warning in st.session_state.get("_compare_warnings", ()):
-    st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(notice_text(warning, lang))), icon="⚠️")
+pages.show_link_warnings("compare", lang)
 if st.session_state.get("compare_text_a") != st.session_state["text"]:
     st.session_state["compare_text_a"] = st.session_state["text"]  # the sidebar's text changed (or first run)
 st.session_state.setdefault("compare_text_b", COMPARE_DEFAULT_TEXT_B)
@@ -199,7 +199,7 @@ try:
             st.session_state["compare_key1"], st.session_state["compare_key2"] = (
                 (resolve(link_keys[0]), resolve(link_keys[1])) if len(link_keys) == 2 else (None, None))
     except InspectorError as err:
-        st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(str(err))), icon="⚠️")
+        pages.link_warning(str(err), lang)
     for key in ("compare_query", "compare_key1", "compare_key2"):
         if st.session_state.get(key) not in (None, *paired):  # the texts changed under an old pick
             st.session_state[key] = None

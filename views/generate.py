@@ -16,7 +16,7 @@ from dataclasses import replace
 import streamlit as st
 
 from inspector.analyses.generate import has_chat_template
-from inspector.base.i18n import notice_text, t
+from inspector.base.i18n import t
 from inspector.base.limits import MAX_TEXT_CHARS
 from inspector.output.share import (
     GENERATE_MAX_NEW_TOKENS,
@@ -26,10 +26,9 @@ from inspector.output.share import (
     GenerateState,
     encode_generate,
     encode_view,
-    escape_markdown,
     generate_share_url,
 )
-from views import sidebar
+from views import pages, sidebar
 from views.generate_results import show_results
 from views.generate_run import first_token_s, restore_page_state, run_or_reuse, save_page_state, sync_prompt
 
@@ -48,8 +47,7 @@ if not info.causal or info.head != "causal-lm":
               gemma=sidebar.shown_model_name("bundled:gemma-3-270m", lang)), icon=":material/edit_note:")
     st.stop()
 restore_page_state()
-for warning in st.session_state.get("_generate_warnings", ()):
-    st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(notice_text(warning, lang))), icon="⚠️")
+pages.show_link_warnings("generate", lang)
 
 if st.session_state.get("generate_prompt") != st.session_state["text"]:
     st.session_state["generate_prompt"] = st.session_state["text"]  # the sidebar's text changed (or first run)

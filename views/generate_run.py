@@ -13,8 +13,8 @@ import streamlit as st
 from inspector import InspectorError
 from inspector.analyses.generate import Generation, generate
 from inspector.base.i18n import t
-from inspector.output.share import decode_generate
-from views import session
+from inspector.output.share import GenerateState, decode_generate
+from views import pages, session
 
 PAGE_KEYS = ("generate_new", "generate_temp", "generate_topk", "generate_topp", "generate_seed", "generate_chat")
 KEPT_RUNS = 4  # finished runs kept per session (a 64-step SmolLM2 run with every layer's rows is ~15 MB)
@@ -22,13 +22,13 @@ KEPT_RUNS = 4  # finished runs kept per session (a 64-step SmolLM2 run with ever
 
 def restore_page_state() -> None:
     """Once per session: the link's Generate parameters; afterwards, the values kept through a page switch."""
-    if not st.session_state.get("_generate_restored"):
-        st.session_state["_generate_restored"] = True
-        state, warnings = decode_generate(st.query_params.to_dict())
-        st.session_state["_generate_warnings"] = warnings
+
+    def apply(state: GenerateState) -> None:
         for key in ("new", "temp", "topk", "topp", "seed", "chat"):
             st.session_state[f"generate_{key}"] = getattr(state, key)
         st.session_state["_generate_link_step"] = state.step
+
+    pages.restore_once("generate", decode_generate, apply)
     for key, value in st.session_state.get("_generate_saved", {}).items():
         st.session_state.setdefault(key, value)
 

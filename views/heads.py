@@ -19,8 +19,6 @@ from inspector.analyses.heads import (
     HeadReport,
     ReportProgress,
     head_report,
-    health_report,
-    measure_words,
     read_corpus,
     report_json,
     with_thresholds,
@@ -29,6 +27,7 @@ from inspector.analyses.metrics import TOKEN_CATEGORIES, HealthThresholds
 from inspector.base.i18n import t
 from inspector.charts.base import HEAD_SELECTION, selected_head
 from inspector.charts.heads import head_grid_chart, head_matrix_chart, mds_chart, pruning_chart
+from inspector.charts.sentences.heads import health_report, measure_words
 from inspector.output.export import Provenance, screen_title
 from inspector.output.share import escape_markdown
 from views import session, share_state, sidebar
@@ -230,7 +229,8 @@ pruning = pruning_chart(report, slide=slide, lang=lang)
 st.altair_chart(screen_title(pruning))
 export_buttons("pruning-curve", pruning, exported, lang, "heads_pruning_export")
 
-st.download_button(t("heads.download_json", lang), lambda: json.dumps(report_json(report, lang), allow_nan=False),
+st.download_button(t("heads.download_json", lang),
+                   lambda: json.dumps(report_json(report, health_report(report, lang)), allow_nan=False),
                    file_name="head-report.json", mime="application/json", key="heads_json",
                    icon=":material/download:", on_click="ignore")
 share_state.publish_view(replace(chosen.state, page="heads"), layer=layer, head=head)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from inspector.base.i18n import notice_text, t
-from inspector.output.lecture import LECTURE, decode_lecture, encode_lecture, step_params, step_url
+from inspector.base.i18n import t
+from inspector.output.lecture import LECTURE, LECTURE_PARAM, decode_lecture, encode_lecture, step_params, step_url
+from inspector.output.pages import PAGE_REGISTRY
 from inspector.output.share import ViewState, encode_view, escape_markdown
-from views import share_state, sidebar
+from views import pages, share_state, sidebar
 from views.lecture_slides import slide_caption, step_slide_png
 
 STEP_KEY = "lecture_step"
@@ -21,12 +22,17 @@ KEPT_KEY = "_lecture_kept"  # the step on screen, kept while another page runs
 
 
 def restore_step() -> None:
-    """Once per session: the step the link names (``lecture=SLUG``), with a warning when it names none."""
-    if st.session_state.get("_lecture_restored"):
-        return
-    st.session_state["_lecture_restored"] = True
-    index, warnings = decode_lecture(st.query_params.to_dict())
-    st.session_state[STEP_KEY], st.session_state["_lecture_warnings"] = index, warnings
+    """Once per session (and after a step was opened): the step the link names (``lecture=SLUG``), with a warning
+    when it names none; a link without one keeps the step on screen (back from a step's page)."""
+
+    def read(params):
+        return decode_lecture(params) if LECTURE_PARAM in params else (None, ())
+
+    def apply(index: int | None) -> None:
+        if index is not None:
+            st.session_state[STEP_KEY] = index
+
+    pages.restore_once("lecture", read, apply)
 
 
 def move(by: int) -> None:
@@ -39,8 +45,7 @@ lang = chosen.state.lang
 heading.title(t("lecture.title", lang))
 heading.caption(t("lecture.caption", lang))
 restore_step()
-for warning in st.session_state.get("_lecture_warnings", ()):
-    st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(notice_text(warning, lang))), icon="⚠️")
+pages.show_link_warnings("lecture", lang)
 
 if STEP_KEY not in st.session_state:  # back from a step's page: Streamlit dropped the radio's value, the step stays
     st.session_state[STEP_KEY] = st.session_state.get(KEPT_KEY, 0)
@@ -82,7 +87,7 @@ with step_column:
                        key="lecture_slide", icon=":material/slideshow:", on_click="ignore")
 
 if opened:
-    share_state.open_link(f"views/{view.page}.py", step_params(step, lang))
+    share_state.open_link(PAGE_REGISTRY[view.page].script, step_params(step, lang))
 
 # The address bar: this page and its step (the sidebar's model and text are not part of a lecture link).
 encoded = {**encode_view(ViewState(page="lecture", lang=lang)), **encode_lecture(index)}

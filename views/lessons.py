@@ -21,14 +21,14 @@ from inspector.analyses.lessons import (
     complexity_lesson,
     sharpest_pair,
 )
-from inspector.base.i18n import device_label, notice_text, t
+from inspector.base.i18n import device_label, t
 from inspector.base.tokens import readable_tokens
 from inspector.charts import lessons as charts
 from inspector.charts.inspect import entropy_by_layer_chart
 from inspector.core.forward import backend_for
 from inspector.output.export import Provenance, screen_title
 from inspector.output.share import decode_lesson, encode_lesson, encode_lessons, escape_markdown
-from views import lesson_quiz, lessons_decoder, session, share_state, sidebar
+from views import lesson_quiz, lessons_decoder, pages, session, share_state, sidebar
 from views.export_buttons import export_buttons
 from views.progress_bar import progress_bar
 
@@ -45,13 +45,13 @@ def opened_lesson() -> int | None:
     """The lesson a share link opens (``lesson=N``, e.g. a lecture step), read once per session with a warning when
     it is not one; None: lesson 1, as always. A decoder lesson (9 and up) takes the link's layer and head for the
     decoder section too (:func:`views.lessons_decoder.render`)."""
-    if not st.session_state.get("_lessons_restored"):
-        st.session_state["_lessons_restored"] = True
-        params = st.query_params.to_dict()
-        lesson, warnings = decode_lesson(params)
-        st.session_state["_lessons_opened"], st.session_state["_lessons_warnings"] = lesson, warnings
+
+    def apply(lesson: int | None) -> None:
+        st.session_state["_lessons_opened"] = lesson
         if lesson is not None and lesson > lessons_decoder.FIRST_DECODER_LESSON - 1:
             st.session_state["_decoder_link"] = (st.session_state.get("layer", 0), st.session_state.get("head", 0))
+
+    pages.restore_once("lessons", decode_lesson, apply)
     return st.session_state.get("_lessons_opened")
 
 
@@ -59,8 +59,7 @@ heading = st.container()  # the title is in the sidebar's language, known only o
 chosen, status, loaded = sidebar.open_page()
 lang = chosen.state.lang
 opened = opened_lesson()
-for warning in st.session_state.get("_lessons_warnings", ()):
-    st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(notice_text(warning, lang))), icon="⚠️")
+pages.show_link_warnings("lessons", lang)
 slide = chosen.state.slide
 heading.title(t("lessons.title", lang))
 heading.caption(t("lessons.caption", lang))

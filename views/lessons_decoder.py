@@ -20,12 +20,12 @@ from inspector.analyses.lessons_decoder import (
     streaming_perplexity,
 )
 from inspector.analyses.lessons_geometry import LinearLesson, WindowLesson, linear_lesson, window_lesson
-from inspector.base.i18n import Notice, notice_text, t
+from inspector.base.i18n import Notice, t
 from inspector.charts import lessons_decoder as charts
 from inspector.core.bundled import bundled_choices
 from inspector.output.export import screen_title
 from inspector.output.share import LessonsState, ViewState, decode_lessons, escape_markdown
-from views import session, sidebar
+from views import pages, session, sidebar
 from views.progress_bar import progress_bar
 
 FIRST_DECODER_LESSON = 9  # D1 is lesson 9 in a share link's ``lesson=N``; D8 is 16
@@ -69,21 +69,21 @@ def _decoder_choices(chosen: session.Inputs, loaded: LoadedModel) -> list[str]:
 def restore_link_state(choices: list[str]) -> None:
     """Once per session: the link's decoder (when this section offers it), and its layer and head, applied once the
     decoder is loaded (:func:`fit_link_layer_head`)."""
-    if st.session_state.get("_decoder_restored"):
-        return
-    st.session_state["_decoder_restored"] = True
     policy = session.hosting_policy()
-    state, warnings = decode_lessons(st.query_params.to_dict(),
-                                     models=list(sidebar.model_options(policy)) if policy.hosted else None)
-    notices = list(warnings)
-    if state.decoder is not None:
-        if state.decoder in choices:
-            st.session_state["decoder_model"] = state.decoder
-        else:  # a model the link may name, but not a decoder this section offers (an encoder, another sidebar's)
-            notices.append(Notice("decoder.link_not_offered", model=state.decoder, choices=", ".join(choices)))
-    if state.dlayer is not None or state.dhead is not None:
-        st.session_state["_decoder_link_layer_head"] = (state.dlayer, state.dhead)
-    st.session_state["_decoder_warnings"] = tuple(notices)
+
+    def apply(state: LessonsState) -> tuple[Notice, ...]:
+        notices = ()
+        if state.decoder is not None:
+            if state.decoder in choices:
+                st.session_state["decoder_model"] = state.decoder
+            else:  # a model the link may name, but not a decoder this section offers (an encoder, another sidebar's)
+                notices = (Notice("decoder.link_not_offered", model=state.decoder, choices=", ".join(choices)),)
+        if state.dlayer is not None or state.dhead is not None:
+            st.session_state["_decoder_link_layer_head"] = (state.dlayer, state.dhead)
+        return notices
+
+    pages.restore_once("decoder", lambda params: decode_lessons(
+        params, models=list(sidebar.model_options(policy)) if policy.hosted else None), apply)
 
 
 def fit_link_layer_head(num_layers: int, num_heads: int, lang: str) -> None:
@@ -96,7 +96,7 @@ def fit_link_layer_head(num_layers: int, num_heads: int, lang: str) -> None:
         fitted, clamps = wanted.fit(num_layers, num_heads)
         st.session_state["decoder_layer"], st.session_state["decoder_head"] = fitted.layer, fitted.head
         for notice in clamps:
-            st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(notice_text(notice, lang))), icon="⚠️")
+            pages.link_warning(notice, lang)
     for key, count in (("decoder_layer", num_layers), ("decoder_head", num_heads)):
         if st.session_state.get(key) is not None and st.session_state[key] not in range(count):
             st.session_state.pop(key)  # chosen on a larger decoder: the menu's default instead
@@ -135,8 +135,7 @@ def render(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool,
     st.caption(t("decoder.caption", lang))
     choices = _decoder_choices(chosen, loaded)
     restore_link_state(choices)
-    for notice in st.session_state.get("_decoder_warnings", ()):
-        st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(notice_text(notice, lang))), icon="⚠️")
+    pages.show_link_warnings("decoder", lang)
     if st.session_state.get("decoder_model") not in (None, *choices):
         st.session_state.pop("decoder_model")  # a choice from another sidebar model
     sidebar_is_decoder = chosen.spec in choices

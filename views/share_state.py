@@ -10,17 +10,9 @@ from dataclasses import replace
 
 import streamlit as st
 
-from inspector.base.i18n import notice_text, t
-from inspector.output.share import (
-    FLAGS,
-    MAX_LINK_CHARS,
-    ViewState,
-    encode_view,
-    escape_markdown,
-    link_fits,
-    share_url,
-    without_text,
-)
+from inspector.base.i18n import t
+from inspector.output.share import FLAGS, MAX_LINK_CHARS, ViewState, encode_view, link_fits, share_url, without_text
+from views import pages
 
 # Widget keys every page shares. Streamlit drops a widget's value when a run on another page does not draw that
 # same widget (the widget id includes the page), or when a run does not draw it at all (the "other model" box);
@@ -55,8 +47,7 @@ def clamp_layer_and_head(state: ViewState, num_layers: int, num_heads: int) -> N
     fitted, warnings = replace(state, layer=layer, head=head).fit(num_layers, num_heads)
     if link == (layer, head):
         for warning in warnings:
-            st.warning(t("sidebar.share_warning", state.lang,
-                         warning=escape_markdown(notice_text(warning, state.lang))), icon="⚠️")
+            pages.link_warning(warning, state.lang)
     if (fitted.layer, fitted.head) != (layer, head):
         st.session_state["_wanted_layer_head"] = (layer, head)
         st.session_state["_clamped_layer_head"] = (fitted.layer, fitted.head)
@@ -88,17 +79,11 @@ def publish_view(state: ViewState, *, layer: int, head: int, extra: Mapping[str,
                     icon=":material/link_off:")
 
 
-# The flags that make a page read its link once per session (views.sidebar, views.compare, views.generate,
-# views.lessons): cleared, the next page run reads the address bar again, as a freshly opened link.
-_RESTORED_FLAGS = ("_restored", "_compare_restored", "_generate_restored", "_lessons_restored", "_decoder_restored")
-
-
 def open_link(page_script: str, params: Mapping[str, str]) -> None:
     """Go to ``page_script`` (``views/NAME.py``) with ``params`` in the address bar and read them as a share link
     opened there would be: model, text, layer, head and the page's own parameters replace the session's (the
     Lecture page's "Open this step"). Ends the run (``st.switch_page``)."""
-    for flag in _RESTORED_FLAGS:
-        st.session_state.pop(flag, None)
+    pages.forget_links()  # every part reads the address bar again, as a freshly opened link
     # A layer and head the reader chose before a smaller model clamped them would come back over the link's.
     for key in ("_wanted_layer_head", "_clamped_layer_head"):
         st.session_state.pop(key, None)

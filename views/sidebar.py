@@ -17,7 +17,7 @@ import streamlit as st
 from inspector import InspectorError, LoadedModel
 from inspector.analyses.unknown_tokens import BUNDLED_MULTILINGUAL, script_of
 from inspector.base.examples import EXAMPLES
-from inspector.base.i18n import CATALOGUE, LANGUAGE_NAMES, LANGUAGES, notice_text, t
+from inspector.base.i18n import CATALOGUE, LANGUAGE_NAMES, LANGUAGES, t
 from inspector.base.limits import MAX_TEXT_CHARS
 from inspector.base.model_ids import parsed_spec, spec_kind
 from inspector.core.bundled import bundled_choices
@@ -30,7 +30,7 @@ from inspector.core.loading import (
 )
 from inspector.output.share import BACKENDS, FLAGS, ViewState, decode_view, escape_markdown
 from inspector.serving.hosting import HostingPolicy
-from views import session, share_state
+from views import pages, session, share_state
 
 OTHER_MODEL = "__other__"
 # The suggested hub models, by the catalogue key of their label: one per architecture family the attention function
@@ -87,12 +87,13 @@ def shown_model_name(name: str, lang: str) -> str:
 
 def _restore_once(policy: HostingPolicy) -> None:
     """Seed the widgets from the URL the session was opened with; later reruns leave them to the user."""
-    if st.session_state.get("_restored"):
-        return
-    st.session_state["_restored"] = True
     options = model_options(policy)
-    state, warnings = decode_view(st.query_params.to_dict(), models=list(options) if policy.hosted else None)
-    st.session_state["_share_warnings"] = warnings
+    pages.restore_once("view", lambda params: decode_view(params, models=list(options) if policy.hosted else None),
+                       lambda state: _apply_view(state, options))
+
+
+def _apply_view(state: ViewState, options: dict[str, str]) -> None:
+    """The shared widgets set from a link's view."""
     if state.model in options:
         st.session_state["model"] = state.model
     else:
@@ -142,9 +143,7 @@ def sidebar() -> session.Inputs:
         st.selectbox(t("sidebar.language", st.session_state.get("lang")), LANGUAGES,
                      format_func=LANGUAGE_NAMES.__getitem__, key="lang")
         lang = st.session_state["lang"]
-        for warning in st.session_state.get("_share_warnings", ()):
-            st.warning(t("sidebar.share_warning", lang, warning=escape_markdown(notice_text(warning, lang))),
-                       icon="⚠️")
+        pages.show_link_warnings("view", lang)
         st.header(t("sidebar.input", lang))
         choice = st.selectbox(t("sidebar.model", lang), list(options), key="model",
                               format_func=lambda spec: model_choice_label(spec, options[spec], lang))

@@ -8,7 +8,7 @@ the shared model):
 1. one plain forward that keeps every layer's exact weights and each head's value and output →
    entropy (raw, normalised), Clark et al.'s token-category masses, Gu et al.'s sink scores and the mean attention
    distance (reduced by the census engine's own batched reductions,
-   :func:`inspector.analyses.census.batch_statistics`, so
+   :func:`inspector.analyses.batching.batch_statistics`, so
    a corpus census and this report give one computation's numbers), Olsson et al.'s induction score,
    Kobayashi et al.'s norm-weighted category masses, Clark's JS divergence between heads and the cosine / linear
    CKA between what heads write (:mod:`inspector.analyses.metrics`, :mod:`inspector.analyses.redundancy`);
@@ -44,70 +44,58 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 import torch
 
-from inspector.analyses.batching import batch_statistics, length_buckets, padded_batch
+from inspector.analyses.batching import length_buckets
+from inspector.analyses.head_importance import (
+    EMBEDDING_DIRECTIONS,
+    AblationMode,
+    layer_normalized,
+    texts_changes,
+    texts_gradients,
+)
+from inspector.analyses.head_statistics import texts_statistics
 from inspector.analyses.metrics import (
-    REPORT_HEADS_PER_KIND,
     TOKEN_CATEGORIES,
     HealthFlags,
     HealthThresholds,
-    flagged_heads,
     health_flags,
-    induction_score,
-    norm_weighted_attention,
-    token_category_masks,
-    token_category_mass,
 )
-from inspector.analyses.redundancy import classical_mds, cluster_order, contribution_similarity, js_divergence_matrix
+from inspector.analyses.redundancy import classical_mds, cluster_order
 from inspector.base.assets import ASSETS_DIR
 from inspector.base.errors import InvalidRequestError, InvalidTextError
-from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.base.jsonable import to_jsonable
 from inspector.base.progress import Progress, no_progress
 from inspector.base.textfiles import read_file_lines
-from inspector.core.forward import backend_for, encode_text, forward
-from inspector.core.loading import LoadedModel, ModelInfo, model_label
+from inspector.core.forward import backend_for, encode_text
+from inspector.core.loading import LoadedModel, ModelInfo
 from inspector.core.outputs import (
-    ModelOutput,
     OutputKind,
-    head_writes,
-    model_output,
     output_change_name,
-    output_changes,
 )
-from kernels.hf import HeadGate, ResumeAt, SequenceHeadAblation
-
-AblationMode = Literal["zero", "mean"]
 
 CORPUS_PATH = ASSETS_DIR / "corpus" / "sentences.txt"
 # Texts in a report: enough for a corpus verdict, few enough that a page request stays bounded.
 MAX_TEXTS = 500
 PRUNING_STEP = 0.1
 REDUNDANT_PAIRS = 5
-# Embeddings have no label to take a loss against: L is their projection on this many fixed random directions
-# orthogonal to the unablated embedding (see gradient_importance).
-EMBEDDING_DIRECTIONS = 8
-# Copies per batched forward without gradients: copies × padded tokens stays under this, so long texts do not blow
-# up memory.
-_BATCH_TOKENS = 8192
 # Texts whose first pass runs together (see head_report): their single-head ablation copies × padded tokens.
 _GROUP_TOKENS = 8192
-# Copies per forward and backward: copies × padded tokens × hidden size stays under this (a backward keeps every
-# layer's activations), with one text's copies at the least.
-_GRADIENT_ELEMENTS = 2 ** 20
 # A forward and backward costs about this many forwards of the same batch (DESIGN.md: backward 2.5× forward).
 _BACKWARD_COST = 3
 
 
-# The census's mass columns in the order of inspector.analyses.metrics.TOKEN_CATEGORIES (HeadStatistics.token_mass).
-_CENSUS_MASSES = ("cls", "sep", "punctuation", "self", "previous", "next")
+# A head counts as an induction head when, on average, a repeated token puts more than this share of its attention
+# on the token that followed its earlier occurrence: two-fifths of the budget on a key chosen by content, where an
+# even spread gives it 1/(keys the row sees). Olsson et al. (2022) measure the same "prefix matching" score on
+# repeated random tokens, where clear induction heads score far higher; 0.4 is this project's cut-off, not theirs,
+# and the report states it wherever it is used.
+INDUCTION_HEAD_SCORE = 0.4
 
 # HeadStatistics fields that are NaN where a text cannot measure them; their corpus mean skips those texts.
 _NAN_SKIPPING_FIELDS = ("entropy_normalized", "induction")
@@ -347,204 +335,6 @@ def read_corpus(path: str | Path = CORPUS_PATH) -> list[str]:
     return texts
 
 
-def layer_normalized(raw: np.ndarray) -> np.ndarray:
-    """Michel et al.'s per-layer normalisation: each layer's scores divided by their ℓ2 norm (0 stays 0)."""
-    norms = np.linalg.norm(raw, axis=-1, keepdims=True)
-    return np.divide(raw, norms, out=np.zeros_like(raw, dtype=np.float64), where=norms > 0).astype(np.float32)
-
-
-def _row_chunks(lengths: Sequence[int], copies: int | Sequence[int], budget: int,
-                minimum: int = 1) -> list[list[tuple[int, int]]]:
-    """Rows (text k, copy c) — copies ``range(copies)``, or the given copy indices — of every text, cut into
-    consecutive forwards of at most ``budget`` padded tokens (rows × longest text; at least ``minimum`` rows
-    each)."""
-    chosen = range(copies) if isinstance(copies, int) else copies
-    rows = [(k, c) for k in range(len(lengths)) for c in chosen]
-    if not rows:
-        return []
-    per_forward = max(minimum, budget // max(lengths))
-    # Forwards of equal size: 288 rows at 273 a forward run as 144 + 144, not 273 + a wasteful 15.
-    per_forward = -(-len(rows) // -(-len(rows) // per_forward))
-    return [rows[start:start + per_forward] for start in range(0, len(rows), per_forward)]
-
-
-def _texts_changes(loaded: LoadedModel, ids: Sequence[torch.Tensor], bases: Sequence[ModelOutput],
-                   masks: torch.Tensor, mode: AblationMode, backend: str,
-                   layer_outputs: Sequence[torch.Tensor] | None = None) -> np.ndarray:
-    """Output change of each text for each ablation set: ``ids`` (K texts, each (T,)), their unablated outputs,
-    masks (S, L, H) bool — set s removes the heads where it is True. (K, S) float32. The K · S copies run in
-    right-padded batched forwards of at most :data:`_BATCH_TOKENS` padded tokens.
-
-    ``layer_outputs``: every transformer block's output for the K texts as one right-padded batch ((K, n,
-    hidden) per layer, from the forward that gave ``bases``). With them each copy starts at the first layer its
-    set ablates (:class:`kernels.hf.ResumeAt`): below it the copy is the unablated text, whose block outputs
-    are these. Copies are then grouped by that layer and padded to the same n."""
-    layers = masks.shape[1]
-    changes = np.zeros((len(ids), masks.shape[0]), dtype=np.float32)
-    lengths = [int(row.shape[0]) for row in ids]
-    # Each set's first ablated layer ((S, L) ablated-anywhere flags, first True), or 0 for every set.
-    starts = (masks.flatten(2).any(dim=2).int().argmax(dim=1).tolist() if layer_outputs is not None
-              else [0] * masks.shape[0])
-    width = int(layer_outputs[0].shape[1]) if layer_outputs is not None else None
-    for start in sorted(set(starts)):
-        sets = [s for s in range(masks.shape[0]) if starts[s] == start]
-        for part in _row_chunks(lengths, sets, _BATCH_TOKENS):
-            row_masks = masks[[s for _, s in part]]  # (R, L, H)
-            interventions = [SequenceHeadAblation(layer, row_masks[:, layer], mode) for layer in range(layers)
-                             if row_masks[:, layer].any()]
-            batch = padded_batch(loaded, [ids[k] for k, _ in part], width)
-            resume = None
-            if start > 0:
-                texts = torch.tensor([k for k, _ in part], device=layer_outputs[0].device)
-                resume = ResumeAt(start, tuple(output[texts] for output in layer_outputs[:start]))
-            result = forward(loaded, batch, interventions=interventions, backend=backend, stats=(), resume=resume)
-            found = output_changes(loaded, result, batch, [bases[k] for k, _ in part])
-            for r, (k, s) in enumerate(part):
-                changes[k, s] = found[r]
-    return changes
-
-
-def _ablated_changes(loaded: LoadedModel, inputs: dict[str, torch.Tensor], base: ModelOutput, masks: torch.Tensor,
-                     mode: AblationMode, backend: str) -> np.ndarray:
-    """Output change for each ablation set: masks (S, L, H) bool — set s removes the heads where it is True.
-    Runs batched forwards of copies of the text (chunked to :data:`_BATCH_TOKENS` tokens)."""
-    return _texts_changes(loaded, [inputs["input_ids"][0]], [base], masks, mode, backend)[0]
-
-
-def _texts_gradients(loaded: LoadedModel, ids: Sequence[torch.Tensor], bases: Sequence[ModelOutput],
-                     backend: str) -> np.ndarray:
-    """:func:`gradient_importance` of K texts at once: (K, L, H) float32. Texts are rows of right-padded
-    batches, each row with its own gates, so as rows never mix, each row's gate gradient is that of its own loss.
-    A distribution or logits output has one loss per text: one backward of their sum. An embedding has one loss
-    per direction: one forward, then one backward per direction — vmapped together on the torch backend
-    (``is_grads_batched``), one after another on Triton, whose backward kernel has no batching rule."""
-    info = loaded.info
-    device = loaded.device
-    embedding = bases[0].kind == "embedding"
-    copies = EMBEDDING_DIRECTIONS if embedding else 1
-    directions = []
-    if embedding:
-        for base in bases:
-            generator = torch.Generator().manual_seed(0)
-            found = torch.randn(copies, base.vector.shape[0], generator=generator)
-            found = found - (found @ base.vector)[:, None] * base.vector[None, :]  # ⊥ e
-            directions.append(torch.nn.functional.normalize(found, dim=1).to(device))
-    squares = torch.zeros(len(ids), info.num_layers, info.num_heads, dtype=torch.float32)
-    # A backward keeps every layer's activations (and an embedding's vmapped one makes `copies` of each gradient
-    # at a time): the batch is held to a token budget that shrinks as the hidden size grows, one text at least.
-    budget = max(1, _GRADIENT_ELEMENTS // (info.hidden_size * copies))
-    for part in _row_chunks([int(row.shape[0]) for row in ids], 1, budget):
-        texts = [k for k, _ in part]
-        gates = [torch.ones(len(part), info.num_heads, device=device, requires_grad=True)
-                 for _ in range(info.num_layers)]
-        batch = padded_batch(loaded, [ids[k] for k in texts])
-        result = forward(loaded, batch, interventions=[HeadGate(layer, gate) for layer, gate in enumerate(gates)],
-                         backend=backend, grad=True, stats=())
-        vectors = [model_output(loaded, result, batch, keep_graph=True, sequence=r).vector for r in range(len(part))]
-        with torch.enable_grad():
-            if embedding:
-                stacked = torch.stack(vectors)  # (R, hidden)
-                along = torch.stack([directions[k] for k in texts], dim=1)  # (copies, R, hidden): L_c = ⟨r_c, e⟩
-                if backend == "torch":
-                    grads = torch.autograd.grad((stacked,), gates, grad_outputs=(along,), is_grads_batched=True)
-                else:
-                    grads = [torch.stack(found) for found in zip(*(
-                        torch.autograd.grad((stacked,), gates, grad_outputs=(along[c],), retain_graph=c + 1 < copies)
-                        for c in range(copies)))]
-                per_gate = torch.stack([g.detach().float().cpu() for g in grads], dim=2)  # (copies, R, L, H)
-            else:
-                losses = []
-                for vector, k in zip(vectors, texts):
-                    log_probs = vector if bases[k].kind == "distribution" else torch.log_softmax(vector, dim=-1)
-                    losses.append(-log_probs[int(bases[k].vector.argmax())])  # logits → log p of the top one
-                grads = torch.autograd.grad(sum(losses), gates)
-                per_gate = torch.stack([g.detach().float().cpu() for g in grads], dim=1)[None]  # (1, R, L, H)
-        for r, k in enumerate(texts):
-            squares[k] += per_gate[:, r].pow(2).sum(dim=0)
-    return squares.sqrt().numpy().astype(np.float32)
-
-
-def gradient_importance(loaded: LoadedModel, inputs: dict[str, torch.Tensor], base: ModelOutput,
-                        backend: str) -> np.ndarray:
-    """Michel et al. (2019)'s head importance for one text before per-layer normalisation: |∂L/∂g_h| at
-    gates g = 1 (:class:`HeadGate` on every layer; the model's parameters get no gradient). (L, H) float32.
-
-    L is a loss whose first-order change says how much the output moves — the output-change measures
-    themselves are useless here, since a distance is at its minimum (gradient 0) at g = 1:
-
-    - next-token distribution / class logits: Michel's own setting with the model's prediction as the label,
-      L = −log p(ŷ) with ŷ the unablated model's top token or class;
-    - sentence embedding (no label exists): L_b = ⟨r_b, e(g_b)⟩ for :data:`EMBEDDING_DIRECTIONS` fixed random
-      unit directions r_b orthogonal to the unablated embedding e (one copy of the text per direction, each
-      with its own gates), and I_h = √Σ_b (∂L_b/∂g_{b,h})² — an estimate, proportional in expectation, of
-      ‖∂e/∂g_h‖, the first-order distance the unit embedding moves when the head's gate moves. Directions
-      come from a fixed seed, so the numbers are reproducible; the per-layer normalisation removes the scale.
-    """
-    return _texts_gradients(loaded, [inputs["input_ids"][0]], [base], backend)[0]
-
-
-def _texts_statistics(loaded: LoadedModel, ids: Sequence[torch.Tensor], backend: str,
-                      ) -> tuple[list[tuple[dict[str, np.ndarray], tuple[str, ...], np.ndarray, ModelOutput]],
-                                 list[torch.Tensor]]:
-    """The per-text statistics of K texts from one right-padded batched forward that keeps every layer's
-    weights and each head's value and output: per text, the :class:`HeadStatistics` fields but the two
-    importances, its tokens, its per-key sink scores (L, H, T) and its unablated output. Each text's weights,
-    values and outputs are cut to its own T tokens before any statistic is taken. Also every transformer
-    block's output for the batch (empty when the model cannot resume at a layer), what the ablated copies
-    start from (:func:`_texts_changes`)."""
-    info = loaded.info
-    layers, heads = info.num_layers, info.num_heads
-    batch = padded_batch(loaded, ids)
-    base_run = forward(loaded, batch, backend=backend, weights_layers="all", keep=("value", "output"),
-                       keep_layers="all", keep_layer_outputs=loaded.can_resume)
-    records = base_run.records
-    all_weights = torch.stack([r.weights for r in records], dim=1).float().cpu()  # (K, L, H, n, n), a copy
-    width = batch["input_ids"].shape[1]
-    special_ids = set(getattr(loaded.tokenizer, "all_special_ids", []))
-    lengths = [int(row.shape[0]) for row in ids]
-    tokens_of, special_of = [], []
-    category_masks = np.zeros((len(ids), width, 3), dtype=np.float64)
-    for k, row in enumerate(ids):
-        token_ids = row.tolist()
-        tokens_of.append(tuple(str(t) for t in loaded.tokenizer.convert_ids_to_tokens(token_ids)))
-        special_of.append(np.array([i in special_ids for i in token_ids], dtype=bool))
-        category_masks[k, :lengths[k]] = token_category_masks(tokens_of[k], special_of[k]).T
-    # Entropy, the category masses, sink scores and distances: the census's own reductions of this batch
-    # (inspector.analyses.batching.batch_statistics), so a head's numbers here and in a census are one computation. They
-    # overwrite the records' weights, which all_weights has copied for the statistics below.
-    reduced, all_key_scores = batch_statistics(records, lambda record: record.weights, lengths, category_masks)
-    census = {name: value.float().cpu().numpy() for name, value in reduced.items()}  # (K, L, H) each
-    all_key_scores = all_key_scores.float().cpu().numpy()  # (K, L, H, n)
-    # What each head writes, for the whole batch per layer: (K, H, n, hidden) values' and outputs' writes.
-    value_writes, output_writes = [], []
-    for layer, record in enumerate(records):
-        for name, into in (("value", value_writes), ("output", output_writes)):
-            vectors = record.tensors[name]  # (K, heads or kv_heads, n, head_dim)
-            flat = vectors.transpose(0, 1).reshape(vectors.shape[1], -1, vectors.shape[-1])
-            into.append(head_writes(loaded, layer, flat).view(heads, len(ids), width, -1).transpose(0, 1))
-    out = []
-    for k, row in enumerate(ids):
-        n, tokens, special = lengths[k], tokens_of[k], special_of[k]
-        weights = all_weights[k, :, :, :n, :n].numpy()  # (L, H, T, T)
-        value_norms = torch.stack([w[k, :, :n].norm(dim=-1) for w in value_writes]).cpu().numpy()  # (L, H, T)
-        contribution = torch.cat([w[k, :, :n] for w in output_writes]).cpu().numpy()  # (N, T, hidden)
-        cosine, cka = contribution_similarity(contribution)
-        key_scores = all_key_scores[k, :, :, :n]
-        stats = dict(
-            entropy=census["entropy"][k], entropy_normalized=census["entropy_normalized"][k],
-            layer_entropy=census["entropy"][k].mean(axis=-1),
-            token_mass=np.stack([census[f"mass_{name}"][k] for name in _CENSUS_MASSES], axis=-1),
-            norm_token_mass=token_category_mass(norm_weighted_attention(weights, value_norms), tokens, special),
-            first_token_sink=census["first_token_sink"][k], max_sink_score=census["max_sink_score"][k],
-            mean_distance=census["mean_distance"][k],
-            induction=induction_score(weights, row.cpu().numpy(), special),
-            js_divergence=js_divergence_matrix(weights.reshape(layers * heads, n, n)),
-            contribution_cosine=cosine, contribution_cka=cka,
-        )
-        out.append((stats, tokens, key_scores, model_output(loaded, base_run, batch, sequence=k)))
-    return out, base_run.layer_outputs
-
-
 def _text_statistics(loaded: LoadedModel, text: str, mode: AblationMode,
                      backend: str) -> tuple[HeadStatistics, tuple[str, ...], np.ndarray, dict]:
     """Statistics of one text, its tokens, its per-key sink scores (L, H, T) and the tensors the second pass
@@ -563,13 +353,13 @@ def _group_statistics(loaded: LoadedModel, inputs: Sequence[dict[str, torch.Tens
     info = loaded.info
     layers, heads = info.num_layers, info.num_heads
     ids = [item["input_ids"][0] for item in inputs]
-    measured, layer_outputs = _texts_statistics(loaded, ids, backend)
+    measured, layer_outputs = texts_statistics(loaded, ids, backend)
     bases = [base for *_, base in measured]
     single = torch.eye(layers * heads, dtype=torch.bool).view(layers * heads, layers, heads)  # copy b ablates head b
     # Each copy starts at its head's layer: on 6 layers that skips 15 of the 36 layer runs of a head's 6 copies.
-    ablation = _texts_changes(loaded, ids, bases, single, mode, backend,
+    ablation = texts_changes(loaded, ids, bases, single, mode, backend,
                               layer_outputs or None).reshape(len(ids), layers, heads)
-    gradients = _texts_gradients(loaded, ids, bases, backend)
+    gradients = texts_gradients(loaded, ids, bases, backend)
     return [(HeadStatistics(**stats, importance_ablation=ablation[k], gradient_raw=gradients[k]), tokens, key_scores,
              base) for k, (stats, tokens, key_scores, base) in enumerate(measured)]
 
@@ -584,6 +374,105 @@ def most_redundant_pairs(js: np.ndarray, count: int) -> np.ndarray:
 def pruning_order(importance: np.ndarray) -> np.ndarray:
     """(N,) flat head indices, least important first (ties by index, so the order is reproducible)."""
     return np.argsort(importance.ravel(), kind="stable").astype(np.int64)
+
+
+@dataclass(frozen=True)
+class _WorkPlan:
+    """What :func:`head_report` runs: every text's tokens (``lengths``), the L × H ``heads``, the pairs ablated
+    together, the pruning ``steps`` (heads removed, from 0 to all), and the work units of each text's two passes per
+    token (``first_pass``, ``second_pass``; ``total`` over all texts) that weigh the progress."""
+
+    lengths: list[int]
+    heads: int
+    pair_count: int
+    steps: np.ndarray
+    first_pass: int
+    second_pass: int
+
+    @property
+    def total(self) -> int:
+        return sum(self.lengths) * (self.first_pass + self.second_pass)
+
+
+def _work_plan(loaded: LoadedModel, lengths: list[int], pairs: int, pruning_step: float) -> _WorkPlan:
+    info = loaded.info
+    layers, heads = info.num_layers, info.num_heads
+    n = layers * heads
+    pair_count = min(pairs, n * (n - 1) // 2)
+    steps = np.unique(np.round(np.arange(0.0, 1.0 + 1e-9, pruning_step) * n).astype(np.int64))
+    if steps[-1] != n:
+        steps = np.append(steps, n)
+    # Work per text, in copies forwarded: the plain forward; one copy per head ablated, each running only the
+    # layers from its head's on when the model can resume (a head at layer l: (L − l) / L of a forward); the
+    # gated forward and its backward (one per direction for an embedding model, 1 otherwise — not known before
+    # the first output, so estimated as the larger); then each pair ablated together and each pruning step but
+    # the first.
+    ablation_copies = heads * (layers + 1) // 2 if loaded.can_resume else n
+    first_pass = 1 + ablation_copies + 1 + (_BACKWARD_COST - 1) * EMBEDDING_DIRECTIONS
+    return _WorkPlan(lengths=lengths, heads=n, pair_count=pair_count, steps=steps, first_pass=first_pass,
+                     second_pass=pair_count + len(steps) - 1)
+
+
+class _WorkProgress:
+    """The report's progress callback with the work done so far (in :class:`_WorkPlan` units)."""
+
+    def __init__(self, progress: Progress, total: int) -> None:
+        self.progress, self.total, self.done = progress, total, 0
+
+    def advance(self, units: int, note: str) -> None:
+        self.done += units
+        self.progress(self.done, self.total, f"{note} ({100 * self.done / self.total:.0f}% of the work)")
+
+
+def _first_pass(loaded: LoadedModel, encoded: list[dict[str, torch.Tensor]], plan: _WorkPlan, ablation: AblationMode,
+                backend: str, progress: _WorkProgress) -> tuple[list, list, list, list]:
+    """Per text, in input order: its :class:`HeadStatistics`, tokens, per-key sink scores and unablated output."""
+    count = len(encoded)
+    per_text: list = [None] * count
+    tokens: list = [None] * count
+    key_scores: list = [None] * count
+    bases: list = [None] * count
+    finished = 0
+    # Texts of about one length share their forwards (right-padded, see batching.padded_batch): a group's single-head
+    # ablation copies fill about one batch of _GROUP_TOKENS padded tokens, big enough for efficient matrix
+    # products on a CPU, small enough that the progress callback (and with it the page's Stop) comes every few
+    # texts. The callback still comes once per text, when its group is done.
+    for group in length_buckets(plan.lengths, max(1, _GROUP_TOKENS // plan.heads)):
+        for index, (stats, text_tokens, scores, base) in zip(
+                group, _group_statistics(loaded, [encoded[i] for i in group], ablation, backend)):
+            per_text[index], tokens[index], key_scores[index], bases[index] = stats, text_tokens, scores, base
+            finished += 1
+            progress.advance(plan.lengths[index] * plan.first_pass,
+                             f"Statistics, single-head ablations and gradients: text {finished} of {count}")
+    return per_text, tokens, key_scores, bases
+
+
+def _second_pass(loaded: LoadedModel, encoded: list[dict[str, torch.Tensor]], bases: list, plan: _WorkPlan,
+                 chosen: np.ndarray, order: np.ndarray, ablation: AblationMode, backend: str,
+                 progress: _WorkProgress) -> np.ndarray:
+    """The mean output change over the texts of each chosen pair ablated together, then of each pruning step but
+    the first: (pairs + steps − 1,) float64."""
+    info = loaded.info
+    # Only the pairs ablated together and the pruning steps need new forwards: a pair's heads ablated one at a
+    # time are single-head ablations the first pass measured on the same texts (their corpus mean is
+    # importance_ablation), and step 0 removes nothing, so its change is 0 by definition.
+    masks = torch.zeros(len(chosen) + len(plan.steps) - 1, plan.heads, dtype=torch.bool)
+    for p, (first, second) in enumerate(chosen):
+        masks[p, [first, second]] = True
+    for s, removed in enumerate(plan.steps[1:]):
+        masks[len(chosen) + s, order[:removed]] = True
+    count = len(encoded)
+    changes = np.zeros((count, masks.shape[0]), dtype=np.float64)
+    finished = 0
+    for group in length_buckets(plan.lengths, max(1, _GROUP_TOKENS // masks.shape[0])):
+        group_changes = texts_changes(loaded, [encoded[i]["input_ids"][0] for i in group], [bases[i] for i in group],
+                                      masks.view(-1, info.num_layers, info.num_heads), ablation, backend)
+        for index, row in zip(group, group_changes):
+            changes[index] = row
+            finished += 1
+            progress.advance(plan.lengths[index] * plan.second_pass,
+                             f"Redundant pairs and pruning: text {finished} of {count}")
+    return changes.mean(axis=0)
 
 
 def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
@@ -614,76 +503,25 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
     backend = backend_for(loaded, backend)
     # Every text's length and ids are checked before any slow work; the lengths also weigh the progress.
     encoded = [encode_text(loaded, text).inputs for text in texts]
-    lengths = [int(item["input_ids"].shape[1]) for item in encoded]
-    info = loaded.info
-    layers, heads = info.num_layers, info.num_heads
-    n = layers * heads
-    pair_count = min(pairs, n * (n - 1) // 2)
-    steps = np.unique(np.round(np.arange(0.0, 1.0 + 1e-9, pruning_step) * n).astype(np.int64))
-    if steps[-1] != n:
-        steps = np.append(steps, n)
-    # Work per text, in copies forwarded: the plain forward; one copy per head ablated, each running only the
-    # layers from its head's on when the model can resume (a head at layer l: (L − l) / L of a forward); the
-    # gated forward and its backward (one per direction for an embedding model, 1 otherwise — not known before
-    # the first output, so estimated as the larger); then each pair ablated together and each pruning step but
-    # the first.
-    ablation_copies = heads * (layers + 1) // 2 if loaded.can_resume else n
-    first_pass = 1 + ablation_copies + 1 + (_BACKWARD_COST - 1) * EMBEDDING_DIRECTIONS
-    second_pass = pair_count + len(steps) - 1
-    total = sum(lengths) * (first_pass + second_pass)
-    done = 0
-    report_progress = progress or no_progress
+    plan = _work_plan(loaded, [int(item["input_ids"].shape[1]) for item in encoded], pairs, pruning_step)
+    report_progress = _WorkProgress(progress or no_progress, plan.total)
     timings: dict[str, float] = {}
 
     started = time.perf_counter()
-    count = len(texts)
-    per_text: list = [None] * count
-    tokens: list = [None] * count
-    key_scores: list = [None] * count
-    bases: list = [None] * count
-    finished = 0
-    # Texts of about one length share their forwards (right-padded, see batching.padded_batch): a group's single-head
-    # ablation copies fill about one batch of _GROUP_TOKENS padded tokens, big enough for efficient matrix
-    # products on a CPU, small enough that the progress callback (and with it the page's Stop) comes every few
-    # texts. The callback still comes once per text, when its group is done.
-    for group in length_buckets(lengths, max(1, _GROUP_TOKENS // n)):
-        for index, (stats, text_tokens, scores, base) in zip(
-                group, _group_statistics(loaded, [encoded[i] for i in group], ablation, backend)):
-            per_text[index], tokens[index], key_scores[index], bases[index] = stats, text_tokens, scores, base
-            finished += 1
-            done += lengths[index] * first_pass
-            report_progress(done, total, f"Statistics, single-head ablations and gradients: text {finished} of "
-                                         f"{count} ({100 * done / total:.0f}% of the work)")
+    per_text, tokens, key_scores, bases = _first_pass(loaded, encoded, plan, ablation, backend, report_progress)
     statistics = HeadStatistics.mean(per_text)
     timings["statistics"] = time.perf_counter() - started
 
     started = time.perf_counter()
     importance_gradient = layer_normalized(statistics.gradient_raw.astype(np.float64))
-    chosen = most_redundant_pairs(statistics.js_divergence, pair_count)
+    chosen = most_redundant_pairs(statistics.js_divergence, plan.pair_count)
     order = pruning_order(importance_gradient)
-    # Only the pairs ablated together and the pruning steps need new forwards: a pair's heads ablated one at a
-    # time are single-head ablations the first pass measured on the same texts (their corpus mean is
-    # importance_ablation), and step 0 removes nothing, so its change is 0 by definition.
-    masks = torch.zeros(len(chosen) + len(steps) - 1, n, dtype=torch.bool)
-    for p, (first, second) in enumerate(chosen):
-        masks[p, [first, second]] = True
-    for s, removed in enumerate(steps[1:]):
-        masks[len(chosen) + s, order[:removed]] = True
-    changes = np.zeros((count, masks.shape[0]), dtype=np.float64)
-    finished = 0
-    for group in length_buckets(lengths, max(1, _GROUP_TOKENS // masks.shape[0])):
-        group_changes = _texts_changes(loaded, [encoded[i]["input_ids"][0] for i in group], [bases[i] for i in group],
-                                       masks.view(-1, layers, heads), ablation, backend)
-        for index, row in zip(group, group_changes):
-            changes[index] = row
-            finished += 1
-            done += lengths[index] * second_pass
-            report_progress(done, total, f"Redundant pairs and pruning: text {finished} of {count} "
-                                         f"({100 * done / total:.0f}% of the work)")
-    mean_changes = changes.mean(axis=0)
+    mean_changes = _second_pass(loaded, encoded, bases, plan, chosen, order, ablation, backend, report_progress)
     single = statistics.importance_ablation.ravel()
     pruning_changes = np.concatenate([[0.0], mean_changes[len(chosen):]])
     timings["pairs_and_pruning"] = time.perf_counter() - started
+    steps, n = plan.steps, plan.heads
+    info = loaded.info
 
     base = bases[0]
     return HeadReport(
@@ -702,170 +540,9 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
     )
 
 
-# ------------------------------------------------------------------------------------------- words and numbers
-
-# A head counts as an induction head when, on average, a repeated token puts more than this share of its attention
-# on the token that followed its earlier occurrence: two-fifths of the budget on a key chosen by content, where an
-# even spread gives it 1/(keys the row sees). Olsson et al. (2022) measure the same "prefix matching" score on
-# repeated random tokens, where clear induction heads score far higher; 0.4 is this project's cut-off, not theirs,
-# and the report states it wherever it is used.
-INDUCTION_HEAD_SCORE = 0.4
-# A head "moves little value" through its sinks when its norm-weighted share on [CLS]/[SEP] is below this
-# fraction of its attention share there (Kobayashi et al. 2020 show sink attention with small ‖f(x)‖).
-_SINK_VALUE_RATIO = 0.5
-_SINK_ATTENTION_SHARE = 0.3
-
-
-def _percent(x: float) -> str:
-    return f"{100 * x:.0f}%"
-
-
-# Token categories named in words; the others ([CLS], [SEP]) are token strings, shown as they are.
-_CATEGORY_KEYS = {"self": "heads.category.self", "previous": "heads.category.previous",
-                  "next": "heads.category.next", "punctuation": "heads.category.punctuation"}
-
-
-def _head_words(layer: int, head: int, lang: str) -> str:
-    return t("heads.report.head", lang, layer=layer, head=head)
-
-
-def measure_words(report: HeadReport, lang: str) -> str:
-    """The output measure in words. English keeps :func:`output_change_name`'s wording — the one the JSON and
-    the charts carry — so the English report reads as it always has; other languages take the catalogue's."""
-    return report.change_name if lang == DEFAULT_LANGUAGE else t(f"measure.{report.output_kind}", lang)
-
-
-def _where_it_looks(report: HeadReport, layer: int, head: int, lang: str) -> str:
-    mass = report.statistics.token_mass[layer, head]
-    top = int(np.argmax(mass))
-    category = TOKEN_CATEGORIES[top]
-    target = (t(_CATEGORY_KEYS[category], lang) if category in _CATEGORY_KEYS
-              else t("heads.category.token", lang, token=category))
-    return t("heads.report.looks", lang, share=_percent(mass[top]), target=target)
-
-
-def _ablation_words(report: HeadReport, layer: int, head: int, lang: str) -> str:
-    change = float(report.statistics.importance_ablation[layer, head])
-    ranks = np.argsort(-report.statistics.importance_ablation.ravel(), kind="stable")
-    rank = int(np.nonzero(ranks == layer * report.num_heads + head)[0][0]) + 1
-    return t("heads.report.ablation", lang, mode=t(f"heads.mode.{report.ablation_mode}", lang),
-             change=f"{change:.4f}", measure=measure_words(report, lang), rank=rank, total=ranks.size)
-
-
-def _induction_words(induction: np.ndarray, lang: str = DEFAULT_LANGUAGE) -> str:
-    """One line on induction heads (Olsson et al. 2022) from the (L, H) induction scores (NaN: nothing repeats)."""
-    if np.isnan(induction).all():
-        return t("heads.report.no_repeats", lang)
-    scores = np.where(np.isnan(induction), -np.inf, induction)
-    order = np.argsort(-scores.ravel(), kind="stable")
-    found = [int(flat) for flat in order if scores.flat[flat] > INDUCTION_HEAD_SCORE]
-    if not found:
-        top = np.unravel_index(int(order[0]), induction.shape)
-        return t("heads.report.no_induction", lang, threshold=_percent(INDUCTION_HEAD_SCORE),
-                 highest=f"{induction[top]:.2f}", head=_head_words(int(top[0]), int(top[1]), lang))
-    heads = induction.shape[1]
-    named = t("heads.report.list_separator", lang).join(
-        t("heads.report.scored_head", lang, head=_head_words(flat // heads, flat % heads, lang),
-          score=f"{induction.flat[flat]:.2f}") for flat in found[:REPORT_HEADS_PER_KIND])
-    more = (t("heads.report.and_more_inline", lang, n=len(found) - REPORT_HEADS_PER_KIND)
-            if len(found) > REPORT_HEADS_PER_KIND else "")
-    return t("heads.report.induction", lang, threshold=f"{INDUCTION_HEAD_SCORE:g}", named=named, more=more)
-
-
-def _pair_verdict(both: float, first: float, second: float) -> str:
-    """The catalogue key of what ablating a pair together says about its redundancy."""
-    if both <= 1.25 * max(first, second):
-        return "heads.report.pair_redundant"
-    if both < 0.9 * (first + second):
-        return "heads.report.pair_partly_redundant"
-    return "heads.report.pair_not_redundant"
-
-
-def health_report(report: HeadReport, lang: str = DEFAULT_LANGUAGE, *,
-                  per_kind: int | None = REPORT_HEADS_PER_KIND) -> list[str]:
-    """The health report in plain words, in ``lang`` (:data:`inspector.base.i18n.LANGUAGES`): one line per finding,
-    each citing its threshold and numbers, every line a catalogue sentence filled with the measured numbers. At
-    most ``per_kind`` collapsed and diffuse heads each, then "… and N more." (``per_kind=None``: every head)."""
-    stats, thresholds, flags = report.statistics, report.thresholds, report.flags
-    n_texts = len(report.texts)
-    measure = measure_words(report, lang)
-    lines = [t("heads.report.measured", lang,
-               texts=t("heads.report.texts_one" if n_texts == 1 else "heads.report.texts_many", lang, n=n_texts),
-               tokens=sum(len(tokens) for tokens in report.tokens), model=model_label(report.info.name, lang),
-               collapsed=f"{thresholds.collapsed:g}", diffuse=f"{thresholds.diffuse:g}", sink=f"{thresholds.sink:g}")]
-
-    def name(layer: int, head: int) -> str:
-        return _head_words(int(layer), int(head), lang)
-
-    def listed(mask: np.ndarray, key: np.ndarray, describe: Callable[[int, int], str], none: str) -> None:
-        named, more = flagged_heads(mask, key, per_kind)
-        if not named:
-            lines.append(none)
-            return
-        lines.extend(describe(layer, head) for layer, head in named)
-        if more:
-            lines.append(t("heads.report.and_more", lang, n=more))
-
-    listed(flags.collapsed, stats.entropy_normalized,
-           lambda layer, head: t("heads.report.collapsed", lang, head=name(layer, head),
-                          entropy=f"{stats.entropy_normalized[layer, head]:.2f}", threshold=f"{thresholds.collapsed:g}",
-                          looks=_where_it_looks(report, layer, head, lang),
-                          ablation=_ablation_words(report, layer, head, lang)),
-           t("heads.report.no_collapsed", lang, threshold=f"{thresholds.collapsed:g}",
-             lowest=f"{np.nanmin(stats.entropy_normalized):.2f}"))
-    listed(flags.diffuse, -stats.entropy_normalized,
-           lambda layer, head: t("heads.report.diffuse", lang, head=name(layer, head),
-                          entropy=f"{stats.entropy_normalized[layer, head]:.2f}", threshold=f"{thresholds.diffuse:g}",
-                          ablation=_ablation_words(report, layer, head, lang)),
-           t("heads.report.no_diffuse", lang, threshold=f"{thresholds.diffuse:g}",
-             highest=f"{np.nanmax(stats.entropy_normalized):.2f}"))
-
-    first = stats.first_token_sink
-    lines.append(t("heads.report.sinks", lang, sinks=int(flags.sink.sum()), heads=flags.sink.size,
-                   threshold=f"{thresholds.sink:g}", first=int((first > thresholds.sink).sum()),
-                   highest=f"{first.max():.2f}", head=name(*np.unravel_index(int(first.argmax()), first.shape))))
-    special_attention = stats.token_mass[..., :2].sum(axis=-1)
-    special_value = stats.norm_token_mass[..., :2].sum(axis=-1)
-    idle = (special_attention > _SINK_ATTENTION_SHARE) & (special_value < _SINK_VALUE_RATIO * special_attention)
-    listed(idle, special_value - special_attention,
-           lambda layer, head: t("heads.report.idle_sink", lang, head=name(layer, head),
-                          attention=_percent(special_attention[layer, head]),
-                          value=_percent(special_value[layer, head]),
-                          ablation=_ablation_words(report, layer, head, lang)),
-           t("heads.report.no_idle_sink", lang, share=_percent(_SINK_ATTENTION_SHARE)))
-    lines.append(_induction_words(stats.induction, lang))
-
-    ablation = stats.importance_ablation
-    top_ablation = np.unravel_index(int(ablation.argmax()), ablation.shape)
-    top_gradient = np.unravel_index(int(report.importance_gradient.argmax()), ablation.shape)
-    from scipy.stats import spearmanr
-
-    if np.ptp(ablation) > 0 and np.ptp(report.importance_gradient) > 0:
-        rho = spearmanr(ablation.ravel(), report.importance_gradient.ravel()).statistic
-        agreement = t("heads.report.rankings_agree", lang, rho=f"{rho:.2f}")
-    else:
-        agreement = t("heads.report.rankings_incomparable", lang)
-    lines.append(t("heads.report.most_important", lang, ablation_head=name(*top_ablation), measure=measure,
-                   ablation=f"{ablation[top_ablation]:.4f}", gradient_head=name(*top_gradient),
-                   gradient=f"{report.importance_gradient[top_gradient]:.2f}", agreement=agreement))
-    pairs = report.pairs
-    for p in range(min(2, len(pairs.heads))):
-        a, b = (report.head_name(x) for x in pairs.heads[p])
-        verdict = _pair_verdict(pairs.change_both[p], pairs.change_first[p], pairs.change_second[p])
-        lines.append(t("heads.report.pair", lang, a=a, b=b, js=f"{pairs.js_divergence[p]:.3f}",
-                       first=f"{pairs.change_first[p]:.4f}", second=f"{pairs.change_second[p]:.4f}",
-                       both=f"{pairs.change_both[p]:.4f}", verdict=t(verdict, lang)))
-    curve = report.pruning
-    half = int(np.argmin(np.abs(curve.fraction - 0.5)))
-    lines.append(t("heads.report.pruning", lang, removed=curve.heads_removed[half], heads=curve.order.size,
-                   share=_percent(curve.fraction[half]), half=f"{curve.change[half]:.4f}",
-                   everything=f"{curve.change[-1]:.4f}", measure=measure))
-    return lines
-
-
-def report_json(report: HeadReport, lang: str = DEFAULT_LANGUAGE) -> dict:
-    """The numbers of ``report`` as JSON-ready data (the CLI's ``--json`` and the page's download), its health
-    report in ``lang``."""
+def report_json(report: HeadReport, health: Sequence[str]) -> dict:
+    """The numbers of ``report`` as JSON-ready data (the CLI's ``--json`` and the page's download), with ``health``,
+    its health report's lines in the reader's language (:func:`inspector.charts.sentences.heads.health_report`)."""
     stats = report.statistics
     by_category = lambda mass: {c: mass[..., i] for i, c in enumerate(TOKEN_CATEGORIES)}  # noqa: E731
     heads = [report.head_name(i) for i in range(report.order.size)]
@@ -908,6 +585,6 @@ def report_json(report: HeadReport, lang: str = DEFAULT_LANGUAGE) -> dict:
                           "heads_removed": report.pruning.heads_removed.tolist(),
                           "change": report.pruning.change,
                           "order": [heads[i] for i in report.pruning.order]},
-        "health_report": health_report(report, lang),
+        "health_report": list(health),
         "timings": {k: round(v, 3) for k, v in report.timings.items()},
     }, significant_digits=7)

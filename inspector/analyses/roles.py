@@ -330,7 +330,7 @@ def _inputs(loaded: LoadedModel, ids: np.ndarray) -> dict[str, torch.Tensor]:
 def mean_interval(values: np.ndarray, bounds: tuple[float, float] = (0.0, 1.0),
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean over axis 0 of ``values`` (n, …) and its 95 % Student-t interval (NaN-skipping; clipped to
-    ``bounds``). The t quantile from scipy.special (stdtrit), as :func:`inspector.analyses.census.summarise`."""
+    ``bounds``). The t quantile from scipy.special (stdtrit), as :func:`inspector.analyses.census.summary.summarise`."""
     from scipy.special import stdtrit
 
     values = np.asarray(values, dtype=np.float64)

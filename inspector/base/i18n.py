@@ -92,7 +92,7 @@ DYNAMIC_KEY_FAMILIES: tuple[str, ...] = (
     # f"chart.heads.{kind}.diffuse"
     "chart.heads.{kind}.collapsed",
     "chart.heads.{kind}.diffuse",
-    # report_lines (inspector.analyses.census): f"census.report_{kind}", f"census.report_no_{kind}"
+    # census_report (inspector.charts.sentences.census): f"census.report_{kind}", f"census.report_no_{kind}"
     "census.report_{kind}",
     "census.report_no_{kind}",
     # statistic and unit names (inspector.charts.census): f"chart.census.stat.{statistic}",

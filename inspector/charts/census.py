@@ -1,7 +1,7 @@
-"""Altair chart of a :class:`~inspector.analyses.census.CensusSummary`: the layer × head grid of one statistic's mean
-over the corpus, with its 95 % interval in the tooltip and the Heads page's C / D marks for collapsed and diffuse
-heads. Builders take finished numbers and compute no analysis; what a reader sees is in ``lang``, from the catalogue
-(``chart.census.*``)."""
+"""Altair chart of a :class:`~inspector.analyses.census.summary.CensusSummary`: the layer × head grid of one statistic's
+mean over the corpus, with its 95 % interval in the tooltip and the Heads page's C / D marks for collapsed and
+diffuse heads. Builders take finished numbers and compute no analysis; what a reader sees is in ``lang``, from the
+catalogue (``chart.census.*``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from inspector.analyses.census import STATISTIC_UNITS, CensusSummary
+from inspector.analyses.census.summary import STATISTIC_UNITS, CensusSummary
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.charts.base import ENTROPY_SCHEME, chart_title, head_axis, mark_ink, style_chart
 from inspector.charts.heads import health_words
@@ -23,7 +23,8 @@ def statistic_name(statistic: str, lang: str = DEFAULT_LANGUAGE) -> str:
 
 
 def statistic_unit(statistic: str, lang: str = DEFAULT_LANGUAGE) -> str:
-    """The unit of ``statistic`` (:data:`inspector.analyses.census.STATISTIC_UNITS`; any other is a share) in words."""
+    """The unit of ``statistic`` (:data:`inspector.analyses.census.summary.STATISTIC_UNITS`; any other is a share)
+    in words."""
     return t(f"chart.census.unit.{statistic if statistic in STATISTIC_UNITS else 'share'}", lang)
 
 

@@ -13,7 +13,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from inspector.analyses.heads import HeadReport, measure_words
+from inspector.analyses.heads import HeadReport
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.charts.base import (
     ENTROPY_SCHEME,
@@ -30,6 +30,7 @@ from inspector.charts.base import (
     token_axis,
     zero_white_scale,
 )
+from inspector.charts.sentences.heads import measure_words
 
 # What the head grid can be coloured by: key → (catalogue key of the legend title, colour scheme, fixed domain or
 # None).

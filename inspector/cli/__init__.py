@@ -1,5 +1,5 @@
 """Command line: ``python -m inspector COMMAND`` — analyze, heads, attribute, lessons, groundtruth, compare,
-generate, census, info, prepare.
+generate, census, explain, patch, info, prepare.
 Every page of the app gets a twin here that computes the same numbers through the same library call and writes
 them as JSON (``prepare`` converts the bundled decoders once).
 
@@ -19,8 +19,8 @@ from pathlib import Path
 from inspector.base.errors import InspectorError
 from inspector.cli.common import add_model_options, parse_layers, prepare_bundled_models
 
-COMMANDS = ("analyze", "heads", "attribute", "lessons", "groundtruth", "compare", "generate", "census", "info",
-            "prepare")
+COMMANDS = ("analyze", "heads", "attribute", "lessons", "groundtruth", "compare", "generate", "census", "explain",
+            "patch", "info", "prepare")
 
 __all__ = ["COMMANDS", "build_parser", "main", "parse_layers"]
 

@@ -39,15 +39,13 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from inspector.analyses.census import (
-        CENSUS_CORPUS_PATH,
-        DEFAULT_BATCH_TOKENS,
-        DEFAULT_SHARD_SIZE,
-        census,
-        summary_json,
-    )
+    from inspector.analyses.census.input import CENSUS_CORPUS_PATH
+    from inspector.analyses.census.measure import DEFAULT_BATCH_TOKENS
+    from inspector.analyses.census.run import DEFAULT_SHARD_SIZE, census
+    from inspector.analyses.census.summary import summary_json
     from inspector.analyses.roles import DEFAULT_BATCH, DEFAULT_REPEAT, DEFAULT_SEEDS, DEFAULT_WINDOW, check_options
     from inspector.base.errors import InvalidRequestError
+    from inspector.charts.sentences.census import census_report
 
     if args.data is None and not args.roles:
         raise InvalidRequestError("census needs --data PATH (a corpus), or --roles (head roles by probe, no corpus)")
@@ -64,11 +62,11 @@ def run(args: argparse.Namespace) -> None:
                      shard_size=DEFAULT_SHARD_SIZE if args.shard_size is None else args.shard_size,
                      backend=args.backend, device=args.device,
                      dtype=args.dtype, address=args.address, actors=args.actors,
-                     gpus_per_actor=args.gpus_per_actor, num_cpus=args.num_cpus)
+                     gpus_per_actor=args.gpus_per_actor, num_cpus=args.num_cpus, report=census_report)
     if args.json:
-        write_json(summary_json(summary), args.json)
+        write_json(summary_json(summary, census_report), args.json)
     if args.json != "-":
-        lines = summary_json(summary)["report"]
+        lines = census_report(summary)
         print(f"summary: {summary.folder}/summary.json ({summary.texts} texts, {summary.errors} in errors.jsonl)")
         print("\n".join(lines[:REPORT_LINES_SHOWN]))
     if args.roles:
@@ -77,7 +75,7 @@ def run(args: argparse.Namespace) -> None:
 
 def run_roles(args: argparse.Namespace) -> None:
     """``census --roles``: the head roles into OUT/roles.json, and the report's lines."""
-    from inspector.analyses.census import ROLES_FILE, census_roles
+    from inspector.analyses.census.roles import ROLES_FILE, census_roles
 
     payload = census_roles(args.model, args.out, device=args.device, dtype=args.dtype, backend=args.backend,
                            repeat=args.repeat, top_k=args.top_k, seed=args.seed)

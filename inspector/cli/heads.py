@@ -41,8 +41,9 @@ def run(args: argparse.Namespace) -> None:
     if args.roles:
         run_roles(args)
         return
-    from inspector.analyses.heads import CORPUS_PATH, head_report, health_report, read_corpus, report_json
+    from inspector.analyses.heads import CORPUS_PATH, head_report, read_corpus, report_json
     from inspector.analyses.metrics import HealthThresholds
+    from inspector.charts.sentences.heads import health_report
     from inspector.core.loading import load_model
 
     check_model_options(args)
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace) -> None:
     report = head_report(loaded, texts, thresholds=thresholds, ablation=args.ablation, backend=args.backend,
                          progress=print_progress if args.corpus is not None else None)
     if args.json:
-        write_json(report_json(report, args.lang), args.json)
+        write_json(report_json(report, health_report(report, args.lang)), args.json)
     if args.json != "-":
         print("\n".join(health_report(report, args.lang)))
 

@@ -22,14 +22,14 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, get_args
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from urllib.parse import urlencode
 
 from inspector.base.examples import EXAMPLES
 from inspector.base.i18n import DEFAULT_LANGUAGE, Notice
 from inspector.core.loading import DEFAULT_MODEL
+from inspector.output.pages import lecture_targets, page_url
 from inspector.output.share import (
     LESSON_COUNT,
-    PAGES,
     GenerateState,
     ViewState,
     encode_generate,
@@ -73,9 +73,9 @@ class LectureStep:
     def __post_init__(self) -> None:
         if not isinstance(self.slug, str) or not _SLUG.fullmatch(self.slug):
             raise ValueError(f"LectureStep.slug must be lower-case words joined by '-'; got {self.slug!r}")
-        if self.view.page not in PAGES or self.view.page == LECTURE_PAGE:
+        if self.view.page not in lecture_targets():
             raise ValueError(f"step {self.slug!r}: page {self.view.page!r} is not a page a step can open "
-                             f"({', '.join(p for p in PAGES if p != LECTURE_PAGE)})")
+                             f"({', '.join(lecture_targets())})")
         if self.view.lang != DEFAULT_LANGUAGE:
             raise ValueError(f"step {self.slug!r}: the language is the reader's, not the step's")
         if self.lesson is not None and (self.view.page != "lessons" or isinstance(self.lesson, bool)
@@ -128,16 +128,6 @@ def step_params(step: LectureStep, lang: str = DEFAULT_LANGUAGE) -> dict[str, st
     if step.generate is not None:
         params.update(encode_generate(step.generate))
     return params
-
-
-def page_url(base_url: str, page: str) -> str:
-    """``base_url`` (the address the app runs at, on any of its pages) pointing at ``page`` instead, no query: the
-    last path segment is replaced when it names a page, else ``page`` is appended (the app's root)."""
-    scheme, netloc, path, _, _ = urlsplit(base_url)
-    parts = path.rstrip("/").split("/")
-    if parts and parts[-1] in PAGES:
-        parts = parts[:-1]
-    return urlunsplit((scheme, netloc, "/".join([*parts, page]), "", ""))
 
 
 def step_url(base_url: str, step: LectureStep, lang: str = DEFAULT_LANGUAGE) -> str:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import unicodedata
 import zlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
@@ -45,10 +46,10 @@ from inspector.base.limits import MAX_TEXT_CHARS
 from inspector.base.model_ids import DEFAULT_MODEL, claimed_kind, parsed_spec
 from inspector.core.bundled import BUNDLED, bundled_choices
 from inspector.core.loading import shipped_model_path
+from inspector.output.pages import page_names
 
 SHARE_VERSION = 1
-PAGES: tuple[str, ...] = ("inspect", "heads", "attribution", "lessons", "groundtruth", "compare", "generate",
-                          "lecture")
+PAGES: tuple[str, ...] = page_names()  # the page registry's (inspector.output.pages), in menu order
 BACKENDS: tuple[str, ...] = ("auto", "torch", "triton")
 # A text whose URL-encoded form has up to this many characters travels as readable ``text=``; a longer one as
 # whichever is shorter, ``text=`` or the compressed ``tz=`` (non-Latin text, 9 characters a letter once encoded,
@@ -158,6 +159,7 @@ def _last(value: object) -> object:
     if isinstance(value, (list, tuple)):
         return value[-1] if value else None
     return value
+
 
 def _text_reader(params: Mapping[str, str | Sequence[str]], warnings: list[Notice]) -> Callable[[str], str | None]:
     """``get(key)``: a link parameter's last value as text, None when absent — or, with a warning in ``warnings``,
@@ -364,8 +366,6 @@ class CompareState:
 
 def _token_problem(value: str) -> Notice | None:
     """Why ``value`` cannot be a query or key token from a link (empty, long, control characters), or None."""
-    import unicodedata  # local: this block is kept apart from the module's imports
-
     if not value.strip() or len(value) > _MAX_TOKEN_CHARS or any(unicodedata.category(c) == "Cc" for c in value):
         return Notice("share.not_a_token", largest=_MAX_TOKEN_CHARS)
     return None
@@ -434,8 +434,7 @@ def encode_compare(state: CompareState) -> dict[str, str]:
 
 def compare_share_url(base_url: str, state: ViewState, compare_state: CompareState) -> str:
     """:func:`share_url` with the Compare page's parameters added."""
-    scheme, netloc, path, _, _ = urlsplit(base_url)
-    return urlunsplit((scheme, netloc, path, urlencode({**encode_view(state), **encode_compare(compare_state)}), ""))
+    return share_url(base_url, state, encode_compare(compare_state))
 
 
 # ------------------------------------------------------------------------------ generate page state (issue 28)
@@ -519,9 +518,7 @@ def encode_generate(state: GenerateState) -> dict[str, str]:
 
 def generate_share_url(base_url: str, state: ViewState, generate_state: GenerateState) -> str:
     """:func:`share_url` with the Generate page's parameters added."""
-    scheme, netloc, path, _, _ = urlsplit(base_url)
-    return urlunsplit((scheme, netloc, path, urlencode({**encode_view(state), **encode_generate(generate_state)}),
-                       ""))
+    return share_url(base_url, state, encode_generate(generate_state))
 
 
 # ------------------------------------------------------------------------------ lessons page state (issue 30)

@@ -16,7 +16,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "此普查尚未完成：目前 {texts} 条文本。重新运行同一命令即可继续。"),
     ("census.statistic", "Statistic", "统计量"),
     ("census.intervals", "Per-head means with 95% intervals", "各头的平均值及 95% 区间"),
-    # The census report's sentences (inspector.analyses.census) --------------------------------------------------------
+    # The census report's sentences (inspector.charts.sentences.census) ------------------------------------------
     ("census.report_measured",
      "Census of {texts} texts ({tokens} tokens) of {model}; {errors} rows could not be measured (see errors.jsonl). "
      "Numbers are means over the texts with 95% intervals. Thresholds: collapsed = normalised entropy < {collapsed}, "

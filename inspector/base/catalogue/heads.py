@@ -92,7 +92,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "注意力最相似的几对头，分别单独消融和一起消融（{measure}）。"),
     ("heads.pruning", "Pruning", "剪枝"),
     ("heads.download_json", "Numbers (JSON)", "数值（JSON）"),
-    # The health report's sentences (inspector.analyses.heads.health_report) -------------------------------------------
+    # The health report's sentences (inspector.charts.sentences.heads.health_report) -----------------------------------
     ("heads.category.self", "the token itself", "词元自身"),
     ("heads.category.previous", "the previous token", "前一个词元"),
     ("heads.category.next", "the next token", "后一个词元"),

@@ -1,0 +1,202 @@
+"""The census's statistics pass (the package docstring says how): rows → tokens → length buckets of padded batches →
+one forward each, statistics only → :class:`TextCensus` per text, :class:`RowError` per refused row. Writes nothing:
+:mod:`inspector.analyses.census.store` keeps what this measures."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from inspector.analyses.batching import (
+    CPU_MAX_PADDING,
+    GPU_MAX_PADDING,
+    STATISTICS,
+    batch_statistics,
+    length_buckets,
+    padded_batch,
+)
+from inspector.analyses.census.input import InputRow, row_problem
+from inspector.base.errors import InspectorError, InvalidRequestError
+from inspector.core.forward import encode_text, forward, reads_special_tokens_as_text
+from inspector.core.loading import LoadedModel
+from kernels.reference import materialize_weights
+
+# Padded tokens (batch × longest text) per forward. On the CPU larger batches stop paying off around here; on a GPU
+# raise it (--batch-tokens) until memory or throughput says stop.
+DEFAULT_BATCH_TOKENS = 8192
+
+
+# ------------------------------------------------------------------------------------- the statistics pass
+
+@dataclass(frozen=True)
+class TextCensus:
+    """One text's numbers: ``statistics`` maps each of :data:`STATISTICS` to (layers, heads) float32."""
+
+    index: int
+    text: str
+    tokens: int
+    statistics: dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class RowError:
+    """A row that was not measured: where it is and why (goes to errors.jsonl)."""
+
+    index: int
+    origin: str
+    reason: str
+
+    def as_json(self) -> dict:
+        return {"index": self.index, "origin": self.origin, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class _Encoded:
+    index: int
+    text: str
+    ids: np.ndarray  # (T,) int64
+    special: np.ndarray  # (T,) bool
+    category_masks: np.ndarray  # (3, T) bool: [CLS]/BOS, [SEP]/EOS, punctuation (metrics.token_category_masks)
+
+
+def batch_encoding(loaded: LoadedModel, texts: list[str]) -> tuple[list[list[int]], list[list[int]]]:
+    """Token ids and special-tokens masks of ``texts`` from one tokenizer call (a fast tokenizer encodes the list
+    in one go): the same ids, text by text, as :func:`inspector.core.forward.encode_text`'s untruncated call."""
+    if not texts:
+        return [], []
+    # Special-token strings typed in a text are read as text, as a single capture reads them (one call per rule).
+    ids: list[list[int]] = [[] for _ in texts]
+    masks: list[list[int]] = [[] for _ in texts]
+    for split in (True, False):
+        chosen = [i for i, text in enumerate(texts) if reads_special_tokens_as_text(loaded.tokenizer, text) == split]
+        if not chosen:
+            continue
+        with loaded.tokenizer_lock:
+            batch = loaded.tokenizer([texts[i] for i in chosen], truncation=False, verbose=False,
+                                     return_special_tokens_mask=True, split_special_tokens=split)
+        for k, i in enumerate(chosen):
+            ids[i], masks[i] = batch["input_ids"][k], batch["special_tokens_mask"][k]
+    return ids, masks
+
+
+def _encode_rows(loaded: LoadedModel, rows: Iterable[InputRow], truncate: bool,
+                 ) -> tuple[list[_Encoded], list[RowError]]:
+    """Tokenise each row the way a single-text capture does; bad rows become :class:`RowError`.
+
+    The texts are tokenised in one batch call; a text the single-text checks could refuse or cut (too long, no
+    tokens, only special tokens, an id outside the vocabulary) goes through :func:`inspector.core.forward.encode_text`
+    itself, so its error message or truncation is exactly a capture's."""
+    from inspector.analyses.metrics import is_punctuation
+
+    rows = list(rows)
+    problems = [row_problem(row.value) for row in rows]
+    all_ids, all_special = batch_encoding(loaded, [r.value for r, p in zip(rows, problems) if p is None])
+    limit, vocabulary = loaded.info.max_positions, loaded.info.vocab_size
+    special_ids = set(getattr(loaded.tokenizer, "all_special_ids", []))
+    punctuation: dict[int, bool] = {}  # is_punctuation of each id's token, looked up once per call
+    encoded, errors = [], []
+    batch_position = 0
+    for row, problem in zip(rows, problems):
+        if problem is None:
+            ids, special_mask = all_ids[batch_position], all_special[batch_position]
+            batch_position += 1
+            if not ids or len(ids) > limit or all(special_mask) or min(ids) < 0 or max(ids) >= vocabulary:
+                try:
+                    ids = encode_text(loaded, row.value, truncate=truncate).encoding["input_ids"][0].tolist()
+                except InspectorError as err:
+                    problem = str(err)
+        if problem is not None:
+            errors.append(RowError(row.index, row.origin, problem))
+            continue
+        unseen = [i for i in dict.fromkeys(ids) if i not in punctuation]
+        if unseen:
+            tokens = loaded.tokenizer.convert_ids_to_tokens(unseen)
+            punctuation.update((i, is_punctuation(str(token))) for i, token in zip(unseen, tokens))
+        # The Heads page's definitions (inspector.analyses.heads._text_statistics, metrics.token_category_masks):
+        # special =
+        # an id among all_special_ids; [CLS] = a special token at position 0, [SEP] = any other special token,
+        # punctuation = a punctuation token that is not special.
+        special = np.fromiter((i in special_ids for i in ids), dtype=bool, count=len(ids))
+        first = np.zeros(len(ids), dtype=bool)
+        first[:1] = special[:1]
+        punctuation_mask = np.fromiter((punctuation[i] for i in ids), dtype=bool, count=len(ids)) & ~special
+        encoded.append(_Encoded(row.index, row.value, np.asarray(ids, dtype=np.int64), special,
+                                np.stack([first, special & ~first, punctuation_mask])))
+    return encoded, errors
+
+
+def _materialize(backend: str, query: torch.Tensor, key: torch.Tensor, lse: torch.Tensor, *, causal: bool,
+                 scale: float, padding: torch.Tensor | None, window: int | None) -> torch.Tensor:
+    """One layer's exact weights (batch, heads, n, n) float32, as the attention function makes them."""
+    if backend == "triton":
+        from kernels import flash
+
+        return flash.materialize_weights(query, key, lse=lse, causal=causal, scale=scale, key_padding_mask=padding,
+                                         window=window)
+    return materialize_weights(query, key, lse=lse, causal=causal, scale=scale, key_padding_mask=padding,
+                               window=window)
+
+
+def _measure_bucket(loaded: LoadedModel, items: list[_Encoded], backend: str) -> list[TextCensus]:
+    info, device = loaded.info, loaded.device
+    lengths_list = [len(item.ids) for item in items]
+    n, batch = max(lengths_list), len(items)
+    inputs = padded_batch(loaded, [torch.from_numpy(item.ids).to(device) for item in items])
+    category_masks = np.zeros((batch, n, 3), dtype=np.float64)
+    for b, item in enumerate(items):  # zero past each text's T, like its padded keys
+        category_masks[b, :lengths_list[b]] = item.category_masks.T
+    # The statistics need every layer's attention and nothing after the last one: that layer's output projection
+    # and MLP (9 of its 12 d² weight units: an eighth of a 6-layer model's matrix products) and the head never run.
+    result = forward(loaded, inputs, backend=backend, stats=("entropy", "lse"), keep=("query", "key"),
+                     keep_layers="all", stop_after=info.num_layers - 1)
+    records = result.records
+    if len(records) != info.num_layers:
+        raise InspectorError(f"{info.name} ran {len(records)} attention layers but declares {info.num_layers}; "
+                             "its attention does not all go through the inspector's attention function")
+    padding = inputs["attention_mask"].bool()
+    padding = None if bool(padding.all()) else padding
+
+    def materialized(record) -> torch.Tensor:
+        weights = _materialize(backend, record.tensors["query"], record.tensors["key"], record.stats["lse"],
+                               causal=record.causal, scale=record.scale, padding=padding, window=record.window)
+        record.tensors.clear()
+        return weights
+
+    reduced, _ = batch_statistics(records, materialized, lengths_list, category_masks)
+    host = {name: reduced[name].float().cpu().numpy() for name in STATISTICS}  # (B, L, H) each
+    return [TextCensus(index=item.index, text=item.text, tokens=lengths_list[b],
+                       statistics={name: host[name][b] for name in STATISTICS}) for b, item in enumerate(items)]
+
+
+def measure_rows(loaded: LoadedModel, rows: Sequence[InputRow], *, batch_tokens: int = DEFAULT_BATCH_TOKENS,
+                 truncate: bool = False, backend: str = "torch", max_padding: float | None = None,
+                 ) -> tuple[list[TextCensus], list[RowError]]:
+    """The census of ``rows``: tokenised, bucketed by length into padded batches of at most ``batch_tokens``
+    padded tokens and at most ``max_padding`` padding per real token (default: :data:`CPU_MAX_PADDING` on the
+    CPU, :data:`GPU_MAX_PADDING` elsewhere), measured (see the module docstring). Results come back in input
+    order; bad rows (empty, not text, too long without ``truncate``) come back as :class:`RowError` and never
+    stop the others."""
+    if batch_tokens < 1:
+        raise InvalidRequestError(f"--batch-tokens must be at least 1, got {batch_tokens}")
+    if max_padding is None:
+        max_padding = CPU_MAX_PADDING if torch.device(loaded.device).type == "cpu" else GPU_MAX_PADDING
+    encoded, errors = _encode_rows(loaded, rows, truncate)
+    measured: list[TextCensus] = []
+    for bucket in length_buckets([len(item.ids) for item in encoded], batch_tokens, max_padding):
+        measured.extend(_measure_bucket(loaded, [encoded[i] for i in bucket], backend))
+    measured.sort(key=lambda item: item.index)
+    return measured, errors
+
+
+def resolved_backend(loaded: LoadedModel, backend: str) -> str:
+    from inspector.base.errors import BackendError
+    from kernels.hf import BackendUnavailableError, resolve_backend
+
+    try:
+        return resolve_backend(backend, loaded.device)
+    except BackendUnavailableError as err:
+        raise BackendError(str(err)) from err
+

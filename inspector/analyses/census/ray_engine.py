@@ -1,0 +1,162 @@
+"""The census's Ray engine: the pending shards on Ray Data — a stateful actor per model copy (:class:`CensusWorker`)
+runs :func:`inspector.analyses.census.measure.measure_rows`, the local engine's function, and the driver writes each
+shard as soon as its rows are back. Ray is imported only here, and only when this engine runs."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from inspector.analyses.batching import STATISTICS
+from inspector.analyses.census.input import InputRow, row_problem
+from inspector.analyses.census.measure import RowError, TextCensus, measure_rows, resolved_backend
+from inspector.analyses.census.store import CensusPlan
+from inspector.base.assets import REPO_ROOT
+from inspector.base.errors import InspectorError, InvalidRequestError
+
+# Rows handed to one Ray actor call: the actor buckets them by length itself.
+_RAY_BATCH_ROWS = 256
+
+
+# ------------------------------------------------------------------------------------------- the Ray engine
+
+def ray_runtime_env(address: str | None = None) -> dict:
+    """The ``runtime_env`` Ray workers need to import this code: on a local Ray, this checkout on PYTHONPATH; on a
+    cluster, the ``inspector`` and ``kernels`` packages uploaded as ``py_modules`` (the cluster's Python must have
+    requirements.txt installed). Offline settings travel along, so workers never reach for the network either."""
+    root = REPO_ROOT
+    env_vars = {name: os.environ[name] for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HOME",
+                                                     "TRITON_INTERPRET") if name in os.environ}
+    if address:
+        return {"py_modules": [str(root / "inspector"), str(root / "kernels")], "env_vars": env_vars}
+    env_vars["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)
+    return {"env_vars": env_vars}
+
+
+class CensusWorker:
+    """The Ray Data actor: loads the model once (in ``__init__``), then measures each batch of rows it is handed
+    with :func:`measure_rows` — the local engine's function — and returns one output row per input row (``error``
+    empty when the row was measured; statistics NaN otherwise)."""
+
+    def __init__(self, spec: str, device: str, dtype: str, backend: str, batch_tokens: int, truncate: bool,
+                 threads: int) -> None:
+        from inspector.core.loading import load_model
+
+        torch.set_num_threads(max(1, threads))  # actors share the machine's cores instead of each taking all
+        self.loaded = load_model(spec, device=device, dtype=dtype)
+        self.backend = resolved_backend(self.loaded, backend)
+        self.batch_tokens, self.truncate = batch_tokens, truncate
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        rows = [InputRow(int(i), str(o), str(v)) for i, o, v in zip(batch["index"], batch["origin"], batch["text"])]
+        measured, errors = measure_rows(self.loaded, rows, batch_tokens=self.batch_tokens, truncate=self.truncate,
+                                        backend=self.backend)
+        info = self.loaded.info
+        size = info.num_layers * info.num_heads
+        by_index = {m.index: m for m in measured}
+        reasons = {e.index: e.reason for e in errors}
+        out: dict[str, np.ndarray] = {
+            "index": np.array([r.index for r in rows], dtype=np.int64),
+            "tokens": np.array([by_index[r.index].tokens if r.index in by_index else 0 for r in rows], np.int32),
+            "error": np.array([reasons.get(r.index, "") for r in rows], dtype=object),
+        }
+        blank = np.full(size, np.nan, dtype=np.float32)
+        for name in STATISTICS:
+            out[name] = np.stack([by_index[r.index].statistics[name].reshape(-1) if r.index in by_index else blank
+                                  for r in rows])
+        return out
+
+
+def run_ray(plan: CensusPlan, *, spec: str, shard_done: Callable[[int, list[TextCensus], list[RowError]], None],
+             batch_tokens: int, truncate: bool, backend: str, device: str, dtype: str, address: str | None,
+             actors: int, gpus_per_actor: float, num_cpus: int | None) -> None:
+    """The pending shards on Ray Data: rows → ``map_batches(CensusWorker)`` on an actor pool → this process
+    writes each shard as soon as all its rows are back (so an interrupted run keeps its finished shards)."""
+    try:
+        import ray
+    except ImportError as err:
+        raise InvalidRequestError("the ray engine needs Ray Data: pip install 'ray[data]' (pinned in "
+                                  "requirements.txt), or use --engine local") from err
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    started_here = not ray.is_initialized()
+    if started_here:
+        try:
+            if address:
+                ray.init(address=address, runtime_env=ray_runtime_env(address), log_to_driver=False,
+                         logging_level=logging.WARNING)
+            else:
+                ray.init(num_cpus=num_cpus or os.cpu_count(), include_dashboard=False, log_to_driver=False,
+                         runtime_env=ray_runtime_env(), logging_level=logging.WARNING)
+        except ConnectionError as err:
+            raise InvalidRequestError(f"cannot reach the Ray cluster at {address}: {err} — check --address / "
+                                      "RAY_ADDRESS, or leave both unset to start Ray on this machine") from err
+    try:
+        import ray.data
+
+        context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = False  # the census reports its own progress, per shard
+        context.print_on_execution_start = False
+        layers, heads = plan.manifest["shape"]
+        texts: dict[int, str] = {}
+        shard_of: dict[int, int] = {}
+        expected = {shard: 0 for shard in plan.pending}
+        measured: dict[int, list[TextCensus]] = {shard: [] for shard in plan.pending}
+        errors: dict[int, list[RowError]] = {shard: [] for shard in plan.pending}
+        items = []
+        for shard, rows in plan.pending.items():
+            for row in rows:
+                problem = row_problem(row.value)
+                if problem is not None:  # refused here: no actor needs to see it
+                    errors[shard].append(RowError(row.index, row.origin, problem))
+                    continue
+                texts[row.index], shard_of[row.index] = row.value, shard
+                expected[shard] += 1
+                items.append({"index": row.index, "origin": row.origin, "text": row.value})
+        received = {shard: 0 for shard in plan.pending}
+        for shard in plan.pending:
+            if expected[shard] == 0:
+                shard_done(shard, [], errors[shard])
+        if not items:
+            return
+        cpus = float(ray.cluster_resources().get("CPU", 1))
+        threads = max(1, int(cpus // actors)) if not address else 1
+        dataset = ray.data.from_items(items).map_batches(
+            CensusWorker, batch_size=_RAY_BATCH_ROWS, batch_format="numpy",
+            compute=ray.data.ActorPoolStrategy(size=actors),
+            num_gpus=gpus_per_actor or None, num_cpus=1 if gpus_per_actor else min(1.0, cpus / actors),
+            fn_constructor_kwargs=dict(spec=spec, device=device, dtype=dtype, backend=backend,
+                                       batch_tokens=batch_tokens, truncate=truncate, threads=threads))
+
+        def take(batch: dict[str, np.ndarray]) -> None:
+            for position, index in enumerate(batch["index"].tolist()):
+                shard = shard_of[index]
+                reason = str(batch["error"][position])
+                if reason:
+                    origin = next(r.origin for r in plan.pending[shard] if r.index == index)
+                    errors[shard].append(RowError(index, origin, reason))
+                else:
+                    measured[shard].append(TextCensus(
+                        index=index, text=texts[index], tokens=int(batch["tokens"][position]),
+                        statistics={name: np.asarray(batch[name][position], np.float32).reshape(layers, heads)
+                                    for name in STATISTICS}))
+                received[shard] += 1
+                if received[shard] == expected[shard]:
+                    shard_done(shard, sorted(measured.pop(shard), key=lambda m: m.index), errors.pop(shard))
+
+        try:
+            for batch in dataset.iter_batches(batch_size=None, batch_format="numpy"):
+                take(batch)  # each shard is written as soon as its last row is back
+        except ray.exceptions.RayError as err:
+            cause = getattr(err, "cause", None)
+            if isinstance(cause, InspectorError):  # e.g. the model cannot be loaded on the workers
+                raise type(cause)(str(cause)) from err
+            first = (str(cause or err).strip().splitlines() or [type(err).__name__])[-1]
+            raise InspectorError(f"the Ray engine failed: {first[:300]} — the finished shards are kept; fix the "
+                                 "cause and rerun to resume, or use --engine local") from err
+    finally:
+        if started_here:
+            ray.shutdown()
