@@ -499,7 +499,6 @@ SIZED_FILES = ("app.py",)
 KNOWN_LONG_MODULES: dict[str, str] = {
     "inspector/analyses/lessons.py": "the registry helper (the Lesson contract) owns the lessons modules",
     "inspector/analyses/lessons_decoder.py": "the registry helper (the Lesson contract) owns the lessons modules",
-    "inspector/core/loading.py": "the types helper (ModelSpec, the tokeniser facade) owns it",
     "kernels/flash.py": "the cpustats helper owns kernels/",
     "kernels/hf.py": "the cpustats helper owns kernels/",
     "inspector/analyses/compare.py": "the packages helper splits it next",

@@ -185,11 +185,8 @@ def _offered_model_problem(model: str, models: Collection[str] | None) -> Notice
 
 def _model_problem(model: str) -> Notice | None:
     """Why ``model`` cannot come from a link (a clause: "is not …"), or None if it can."""
-    if model != model.strip():  # the loader would strip it; a link's value is taken as written
-        return Notice("share.model_not_hub_id")
-    spec, kind = parsed_spec(model), claimed_kind(model)  # the loader's own reading: one name rule per kind
-    if kind == "default":
-        return None
+    # The loader's own reading, one name rule per kind; a value with blanks around it is taken as written.
+    spec, kind = parsed_spec(model), claimed_kind(model) if model == model.strip() else None
     if kind == "bundled":
         return None if spec is not None and spec.name in BUNDLED else \
             Notice("share.model_not_bundled", choices=", ".join(bundled_choices()))
@@ -198,8 +195,9 @@ def _model_problem(model: str) -> Notice | None:
             shipped_model_path(spec.name if spec is not None else model)
         except InspectorError as err:
             return Notice("share.model_not_shipped", error=err.notice or str(err))
+    if kind in ("default", "shipped"):
         return None
-    if spec is None or spec.kind != "hub":  # name or org/name ("gpt2" has no org); never a path
+    if kind != "hub":  # name or org/name ("gpt2" has no org); never a path
         return Notice("share.model_not_hub_id")
     try:
         # Same text, different meaning: the loader prefers an existing folder to a hub id of that name.
