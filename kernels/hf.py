@@ -13,23 +13,17 @@ padding — and checked once per forward against the mask pattern transformers d
 function cannot honour (packed sequences, chunked or custom overlays, prepared 4-D masks) is an error, not a
 silent difference. ``softcap``, ``s_aux`` (attention sinks) and attention dropout are refused the same way.
 
-Two compute backends answer to the same contract: ``torch`` (:func:`kernels.reference.blocked_attention`, query
-blocks, any device) and ``triton`` (:mod:`kernels.flash`: the fused FlashAttention kernel for the output and the
+Two compute backends answer to the same contract: ``torch`` and ``triton``. ``torch`` runs PyTorch's fused CPU
+flash-attention op with the statistics derived from its log-sum-exp (:mod:`kernels.fused_cpu`) wherever that is
+exact, and :func:`kernels.reference.blocked_attention` (query blocks, any device) where it is not — autograd
+recording, tensors off the CPU, an explicit query block size; each layer's record names the path that ran and why.
+``triton`` (:mod:`kernels.flash`: the fused FlashAttention kernel for the output and the
 statistics, its materialise kernel for requested weights, its Triton backward when autograd records).
 ``auto`` picks Triton for CUDA tensors and torch otherwise; Triton on the CPU needs ``TRITON_INTERPRET=1``.
 
-Interventions (DESIGN's one-function principle) travel in the same request, one frozen dataclass each, and apply
-to one layer: :class:`ScoreScale` (another softmax temperature for some heads), :class:`TieKeysToQueries` (use
-a head's queries as its keys: W_K := W_Q), :class:`WeightEdit` (replace some heads' weights — uniform,
-permuted, adversarial — and recompute their output as weights · V), :class:`HeadAblation` (zero a head's
-output, or replace it by its mean over the text's tokens), :class:`SequenceHeadAblation` (the same, with a
-different set of heads per sequence of the batch), :class:`HeadGate` (multiply head outputs by a gate — shared
-or per sequence — that may require grad: Michel et al.'s importance is |∂L/∂gate| at gate = 1) and :class:`HeadPatch`
-(another run's head outputs at chosen positions, per sequence: activation patching). They run in that order:
-the first two change the scores before the backend runs, so the statistics describe the attention the model
-actually used. The head output they act on is attention's ``(batch, heads, q_len, head_dim)`` result before
-the output projection, so zeroing it removes exactly that head's term from the residual stream (the output
-projection's bias stays).
+Interventions (:mod:`kernels.interventions`) travel in the same request, one frozen dataclass each, and apply
+to one layer; the score edits run before the backend, so the statistics describe the attention the model
+actually used.
 
 One thing lives outside the attention function: :func:`install_layer_resume` wraps each transformer block once at
 load so that a request can :class:`ResumeAt` a layer — the blocks below it return outputs an earlier forward of
@@ -44,7 +38,7 @@ import contextlib
 import contextvars
 import time
 import types
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -53,11 +47,21 @@ from transformers import AttentionInterface
 from transformers.masking_utils import AttentionMaskInterface, causal_mask_function, prepare_padding_mask
 
 from kernels import flash
+from kernels.fused_cpu import fused_attention, fused_unavailable_reason
+from kernels.interventions import HeadAblation as HeadAblation  # re-exported: callers import them from here
+from kernels.interventions import HeadGate as HeadGate
+from kernels.interventions import HeadPatch as HeadPatch
+from kernels.interventions import Intervention as Intervention
+from kernels.interventions import InterventionError as InterventionError
+from kernels.interventions import ScoreScale as ScoreScale
+from kernels.interventions import SequenceHeadAblation as SequenceHeadAblation
+from kernels.interventions import TieKeysToQueries as TieKeysToQueries
+from kernels.interventions import WeightEdit as WeightEdit
+from kernels.interventions import after_attention, before_scores, edit_weights
 from kernels.reference import (
     StatName,
     blocked_attention,
     materialize_weights,
-    row_entropy,
     visible_key_counts,
     visible_keys_mask,
 )
@@ -74,10 +78,6 @@ class AttentionContractError(ValueError):
 
 class BackendUnavailableError(RuntimeError):
     """The requested compute backend cannot run here (e.g. Triton without a GPU)."""
-
-
-class InterventionError(ValueError):
-    """An intervention names a head that does not exist, or asks for something the layer cannot do."""
 
 
 class DeadlinePassed(RuntimeError):
@@ -162,7 +162,8 @@ class LayerRecord:
     (batch, heads, q_len, d) and ``key`` / ``value`` (batch, kv_heads, k_len, d) as the layer received them
     (after the projections and any rotary embedding), ``output`` (batch, heads, q_len, d): each head's
     attention output after interventions, before the output projection. k_len: how many keys the layer
-    received (with a KV cache that keeps a sliding window, fewer than the text's length).
+    received (with a KV cache that keeps a sliding window, fewer than the text's length). path: which compute path
+    ran — ``"triton"``, ``"fused"`` (the fused CPU op, :mod:`kernels.fused_cpu`) or ``"blocked: <why not fused>"``.
     """
 
     layer: int
@@ -174,86 +175,12 @@ class LayerRecord:
     weights: torch.Tensor | None
     tensors: dict[str, torch.Tensor] = field(default_factory=dict)
     k_len: int | None = None
+    path: str = ""
 
 
 TensorName = Literal["query", "key", "value", "output"]
 TENSOR_NAMES: tuple[TensorName, ...] = ("query", "key", "value", "output")
 
-
-@dataclass(frozen=True)
-class ScoreScale:
-    """Scale the chosen heads' scores by ``scale`` instead of the model's own (1/√d_k for most models)."""
-
-    layer: int
-    heads: tuple[int, ...]
-    scale: float
-
-
-@dataclass(frozen=True)
-class TieKeysToQueries:
-    """Use each chosen head's queries as its keys (W_K := W_Q, biases included): scores become q_i·q_j,
-    symmetric. Only for self-attention without a cache (q_len = k_len)."""
-
-    layer: int
-    heads: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class WeightEdit:
-    """Replace the chosen heads' weights by ``edit(weights, visible)`` and recompute their output as
-    weights · V. ``weights``: (batch, len(heads), q_len, k_len) float32 — the exact weights (with autograd
-    when the forward records it); ``visible``: bool broadcastable to it, True where a key may be attended.
-    ``edit`` returns a tensor of the same shape (rows need not sum to 1, but usually should)."""
-
-    layer: int
-    heads: tuple[int, ...]
-    edit: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
-
-
-@dataclass(frozen=True)
-class HeadAblation:
-    """Remove the chosen heads' contribution: ``zero`` their output, or replace it by its ``mean`` over the
-    text's (non-padding) query positions — the mean keeps the head's constant offset and removes only what
-    depends on the token."""
-
-    layer: int
-    heads: tuple[int, ...]
-    mode: Literal["zero", "mean"] = "zero"
-
-
-@dataclass(frozen=True)
-class HeadGate:
-    """Multiply every head's output by ``gate``: a (heads,) tensor shared by the batch, or (batch, heads) — one
-    gate per sequence, so one batched forward can gate each copy of a text differently. May require grad."""
-
-    layer: int
-    gate: torch.Tensor
-
-
-@dataclass(frozen=True)
-class SequenceHeadAblation:
-    """:class:`HeadAblation` chosen per sequence: sequence b has the heads where ``mask[b]`` is True removed
-    (``mask``: (batch, heads) bool). One batched forward over copies of a text then ablates a different set
-    of heads in each copy — how :mod:`inspector.analyses.heads` measures every head's importance in one call."""
-
-    layer: int
-    mask: torch.Tensor
-    mode: Literal["zero", "mean"] = "zero"
-
-
-@dataclass(frozen=True)
-class HeadPatch:
-    """Activation patching (Meng et al. 2022): where ``mask`` ((batch, heads, q_len) bool) is True, the head's output
-    at that query position becomes ``source``'s — (heads, q_len, d) or (batch, heads, q_len, d), another run's
-    outputs of this layer — so one batched forward patches a different set of (head, position) cells per copy."""
-
-    layer: int
-    mask: torch.Tensor
-    source: torch.Tensor
-
-
-Intervention = (ScoreScale | TieKeysToQueries | WeightEdit | HeadAblation | HeadGate | SequenceHeadAblation
-                | HeadPatch)
 
 
 @dataclass(frozen=True)
@@ -435,10 +362,11 @@ def inspector_attention(
     layer = request.first_layer + len(request.records) if request is not None else None
     edits = request.interventions_at(layer) if request is not None else []
     kept = {"query": query, "key": key, "value": value}
-    query, key, value = _before_scores(edits, query, key, value, scale=scale)
+    query, key, value = before_scores(edits, query, key, value, scale=scale)
 
     stats_wanted = request.stats if request is not None else ()
     stats_to_compute = tuple(dict.fromkeys((*stats_wanted, "lse")))  # lse is needed to materialise weights
+    path = "triton"
     if backend == "triton":
         reason = flash.triton_unavailable_reason(query.device, dtype=query.dtype, head_dim=query.shape[-1])
         if reason is not None:
@@ -447,9 +375,9 @@ def inspector_attention(
         out, stats = flash.flash_attention(query, key, value, causal=causal, scale=scale, key_padding_mask=padding,
                                            window=window, stats=stats_to_compute)
     else:
-        out, stats = blocked_attention(query, key, value, causal=causal, scale=scale, key_padding_mask=padding,
-                                       window=window, stats=stats_to_compute,
-                                       block_size=request.block_size if request is not None else None)
+        out, stats, path = _torch_backend(query, key, value, causal=causal, scale=scale, padding=padding,
+                                          window=window, stats=stats_to_compute,
+                                          block_size=request.block_size if request is not None else None)
 
     want_weights = request is not None and request.wants_weights(layer)
     return_weights = bool(kwargs.get("output_attentions"))
@@ -459,9 +387,9 @@ def inspector_attention(
         weights = _exact_weights(backend, query, key, stats["lse"], causal=causal, scale=scale, padding=padding,
                                  window=window)
     if weight_edits:
-        out, weights, stats = _edit_weights(weight_edits, out, weights, stats, value, causal=causal, window=window,
+        out, weights, stats = edit_weights(weight_edits, out, weights, stats, value, causal=causal, window=window,
                                             padding=padding)
-    out = _after_attention(edits, out, padding)
+    out = after_attention(edits, out, padding)
     if request is not None:
         declared = getattr(module, "layer_idx", None)
         if isinstance(declared, int) and declared != layer:
@@ -476,130 +404,28 @@ def inspector_attention(
             visible_keys=visible.expand(query.shape[0], q_len),
             weights=weights.detach() if want_weights else None,
             tensors=({name: kept[name].detach() for name in request.keep} if request.wants_tensors(layer) else {}),
-            k_len=k_len,
+            k_len=k_len, path=path,
         ))
         if request.stop_after is not None and layer >= request.stop_after:
             raise AttentionDone(f"layer {layer} recorded; the request stops after it")
     return out.transpose(1, 2).contiguous(), (weights if return_weights else None)
 
 
-def _head_indices(item: Intervention, num_heads: int) -> list[int]:
-    heads = [int(h) for h in item.heads]
-    bad = [h for h in heads if not 0 <= h < num_heads]
-    if bad or not heads:
-        raise InterventionError(f"{type(item).__name__} at layer {item.layer} names heads {heads}; this layer has "
-                                f"heads 0–{num_heads - 1}")
-    return heads
-
-
-def _head_factor(num_heads: int, heads: Sequence[int], value: float, like: torch.Tensor) -> torch.Tensor:
-    """(1, heads, 1, 1) tensor: ``value`` at ``heads``, 1 elsewhere — multiplying by it is autograd-safe."""
-    factor = torch.ones(num_heads, dtype=like.dtype, device=like.device)
-    factor[list(heads)] = value
-    return factor[None, :, None, None]
-
-
-def _before_scores(edits: list[Intervention], query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, *,
-                   scale: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Apply :class:`ScoreScale` (by rescaling the heads' queries, so every backend honours it) and
-    :class:`TieKeysToQueries` (keys and values expanded to one per query head first, so tying one query head
-    does not change the others that share its key/value head under GQA)."""
-    num_heads = query.shape[1]
-    for item in edits:
-        if isinstance(item, ScoreScale):
-            if not item.scale >= 0:
-                raise InterventionError(f"ScoreScale at layer {item.layer}: scale must be ≥ 0, got {item.scale}")
-            query = query * _head_factor(num_heads, _head_indices(item, num_heads), item.scale / scale, query)
-        elif isinstance(item, TieKeysToQueries):
-            heads = _head_indices(item, num_heads)
-            if query.shape[2] != key.shape[2]:
-                raise InterventionError("TieKeysToQueries needs self-attention over the whole text (no KV cache): "
-                                        f"q_len {query.shape[2]} ≠ k_len {key.shape[2]}")
-            group = num_heads // key.shape[1]
-            if group > 1:
-                key, value = key.repeat_interleave(group, dim=1), value.repeat_interleave(group, dim=1)
-            tied = torch.zeros(num_heads, dtype=torch.bool, device=query.device)
-            tied[heads] = True
-            key = torch.where(tied[None, :, None, None], query.to(key.dtype), key)
-    return query, key, value
-
-
-def _edit_weights(edits: list[WeightEdit], out: torch.Tensor, weights: torch.Tensor, stats: dict[str, torch.Tensor],
-                  value: torch.Tensor, *, causal: bool, window: int | None,
-                  padding: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
-    """Apply :class:`WeightEdit` s in order; the edited heads' output becomes weights · V and their entropy and
-    sink mass are recomputed from the new weights (their log-sum-exp stays the original scores')."""
-    num_heads, q_len, k_len = out.shape[1], out.shape[2], value.shape[2]
-    visible = visible_keys_mask(q_len, k_len, causal=causal, window=window, key_padding_mask=padding,
-                                device=out.device)  # (batch or 1, 1, q_len, k_len)
-    values = value.repeat_interleave(num_heads // value.shape[1], dim=1).float()  # (batch, heads, k_len, d)
-    out, weights, stats = out.clone(), weights.clone(), dict(stats)
-    edited_heads: set[int] = set()
-    for item in edits:
-        heads = _head_indices(item, num_heads)
-        edited_heads.update(heads)
-        original = weights[:, heads]
-        edited = item.edit(original, visible)
-        if not isinstance(edited, torch.Tensor) or edited.shape != original.shape:
-            raise InterventionError(f"WeightEdit at layer {item.layer} returned "
-                                    f"{getattr(edited, 'shape', type(edited))}, expected {tuple(original.shape)}")
-        edited = edited.float()
-        weights[:, heads] = edited
-        out[:, heads] = torch.matmul(edited, values[:, heads]).to(out.dtype)
-    changed = sorted(edited_heads)  # the other heads' statistics are the backend's, unchanged
-    for name in ("entropy", "sink"):
-        if name in stats:
-            stats[name] = stats[name].clone()
-            stats[name][:, changed] = (row_entropy(weights[:, changed]) if name == "entropy"
-                                       else weights[:, changed, :, 0]).to(stats[name].dtype)
-    return out, weights, stats
-
-
-def _ablate(out: torch.Tensor, selected: torch.Tensor, mode: str, padding: torch.Tensor | None,
-            what: str) -> torch.Tensor:
-    """``out`` (batch, heads, q_len, d) with the heads where ``selected`` ((heads,) or (batch, heads) bool) is True
-    zeroed or replaced by their mean over the sequence's real (non-padding) query positions."""
-    q_len = out.shape[2]
-    selected = selected.to(out.device).reshape(-1 if selected.dim() == 2 else 1, out.shape[1])[:, :, None, None]
-    if mode == "zero":
-        return torch.where(selected, torch.zeros((), dtype=out.dtype, device=out.device), out)
-    if mode == "mean":
-        real = (padding[:, -q_len:] if padding is not None
-                else torch.ones(out.shape[0], q_len, dtype=torch.bool, device=out.device))
-        weights = (real.to(out.dtype) / real.sum(dim=-1, keepdim=True).clamp_min(1))[:, None, :, None]
-        mean = (out * weights).sum(dim=2, keepdim=True).expand_as(out)  # (batch, heads, q_len, d)
-        return torch.where(selected, mean, out)
-    raise InterventionError(f"{what} mode must be 'zero' or 'mean', got {mode!r}")
-
-
-def _after_attention(edits: list[Intervention], out: torch.Tensor, padding: torch.Tensor | None) -> torch.Tensor:
-    """Apply :class:`HeadAblation`, :class:`SequenceHeadAblation`, :class:`HeadGate` and :class:`HeadPatch` to the
-    heads' outputs ``(batch, heads, q_len, d)``."""
-    batch, num_heads = out.shape[0], out.shape[1]
-    for item in edits:
-        if isinstance(item, HeadAblation):
-            selected = torch.zeros(num_heads, dtype=torch.bool, device=out.device)
-            selected[_head_indices(item, num_heads)] = True
-            out = _ablate(out, selected, item.mode, padding, "HeadAblation")
-        elif isinstance(item, SequenceHeadAblation):
-            if tuple(item.mask.shape) != (batch, num_heads) or item.mask.dtype != torch.bool:
-                raise InterventionError(f"SequenceHeadAblation at layer {item.layer} has a {item.mask.dtype} mask of "
-                                        f"shape {tuple(item.mask.shape)}, expected bool ({batch}, {num_heads})")
-            out = _ablate(out, item.mask, item.mode, padding, "SequenceHeadAblation")
-        elif isinstance(item, HeadGate):
-            gate = item.gate
-            if tuple(gate.shape) not in ((num_heads,), (batch, num_heads)):
-                raise InterventionError(f"HeadGate at layer {item.layer} has shape {tuple(gate.shape)}, expected "
-                                        f"({num_heads},) or ({batch}, {num_heads})")
-            out = out * gate.to(dtype=out.dtype, device=out.device).reshape(-1, num_heads)[:, :, None, None]
-        elif isinstance(item, HeadPatch):
-            if (tuple(item.mask.shape) != tuple(out.shape[:3]) or item.mask.dtype != torch.bool
-                    or tuple(item.source.shape[-3:]) != tuple(out.shape[1:])):
-                raise InterventionError(f"HeadPatch at layer {item.layer}: mask {tuple(item.mask.shape)} "
-                                        f"({item.mask.dtype}) and source {tuple(item.source.shape)} do not fit the "
-                                        f"heads' output {tuple(out.shape)}")
-            out = torch.where(item.mask.to(out.device)[..., None], item.source.to(out), out)
-    return out
+def _torch_backend(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, *, causal: bool, scale: float,
+                   padding: torch.Tensor | None, window: int | None, stats: tuple[StatName, ...],
+                   block_size: int | None) -> tuple[torch.Tensor, dict[str, torch.Tensor], str]:
+    """The ``torch`` backend: the fused CPU op with the statistics derived from its log-sum-exp
+    (:mod:`kernels.fused_cpu`) wherever that is exact, the blocked path otherwise. Returns the output, the
+    statistics and which path ran (``"fused"``, or ``"blocked: <reason>"``)."""
+    reason = ("the request sets a query block size, a parameter of the blocked path" if block_size is not None
+              else fused_unavailable_reason(query, key, value))
+    if reason is None:
+        out, stats_out = fused_attention(query, key, value, causal=causal, scale=scale, key_padding_mask=padding,
+                                         window=window, stats=stats)
+        return out, stats_out, "fused"
+    out, stats_out = blocked_attention(query, key, value, causal=causal, scale=scale, key_padding_mask=padding,
+                                       window=window, stats=stats, block_size=block_size)
+    return out, stats_out, f"blocked: {reason}"
 
 
 def _exact_weights(backend: Backend, query: torch.Tensor, key: torch.Tensor, lse: torch.Tensor, *, causal: bool,

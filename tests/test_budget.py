@@ -1,19 +1,36 @@
-"""inspector/core/budget.py: the token limit (positions or memory, whichever is smaller), which layers' weights a
-request keeps, and refusals — all before any forward."""
+"""inspector/core/budget.py (the one bytes formula) and the Inspect run's plan (inspector/serving/run.py): the token
+limit (positions or memory, whichever is smaller), which layers' weights a request keeps, and refusals — all before
+any forward."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
 import pytest
 
 from inspector.base.errors import InvalidTextError
 from inspector.base.limits import MAX_TEXT_CHARS
-from inspector.core.budget import RequestPlan, max_tokens, plan_request, weights_bytes
+from inspector.core.budget import attention_bytes, max_tokens, tokens_within
 from inspector.core.loading import LoadedModel
+from inspector.serving.hosting import HostingPolicy
+from inspector.serving.run import Plan, Request, plan
 
 WORDS = "the cat sat on the mat and the dog ran fast"
+
+
+def plan_request(loaded: LoadedModel, text: str, layer: int, *, budget_bytes: int | None = None) -> Plan:
+    policy = HostingPolicy() if budget_bytes is None else HostingPolicy(weights_budget_bytes=budget_bytes)
+    return plan(Request(kind="inspect", texts=(text,), weights="all", layer=layer), loaded, policy)
+
+
+def test_one_bytes_formula_and_its_inverse(tiny_bert):
+    info = tiny_bert.info
+    assert attention_bytes(info, 10) == info.num_layers * info.num_heads * 100 * 4
+    assert attention_bytes(info, 10, 2, layers=1) == 2 * info.num_heads * 100 * 4
+    for copies, layers in ((1, None), (8, None), (2, 1)):
+        n = tokens_within(info, 10**7, copies, layers=layers)
+        assert attention_bytes(info, n, copies, layers=layers) <= 10**7 < attention_bytes(info, n + 1, copies,
+                                                                                          layers=layers)
 
 
 def test_the_token_limit_is_the_smaller_of_positions_and_memory(bundled):
@@ -27,9 +44,11 @@ def test_the_token_limit_is_the_smaller_of_positions_and_memory(bundled):
 def test_all_layers_are_kept_while_they_fit_and_only_the_layer_on_screen_past_that(tiny_bert):
     n = len(tiny_bert.tokenizer(WORDS)["input_ids"])
     fits = plan_request(tiny_bert, WORDS, 1)
-    assert fits == RequestPlan(n_tokens=n, max_tokens=64, weights_layers=None)
-    tight = plan_request(tiny_bert, WORDS, 1, budget_bytes=weights_bytes(tiny_bert.info, n) - 1)
-    assert tight.weights_layers == (1,) and tight.n_tokens == n
+    assert fits.lengths == (n,) and fits.max_tokens == 64 and fits.weights == "all" and not fits.notices
+    assert fits.encodings[0].tokens == tuple(tiny_bert.tokenizer.convert_ids_to_tokens(
+        tiny_bert.tokenizer(WORDS)["input_ids"]))  # tokenised once, for the forward too
+    tight = plan_request(tiny_bert, WORDS, 1, budget_bytes=attention_bytes(tiny_bert.info, n) - 1)
+    assert tight.weights == (1,) and tight.lengths == (n,)
     assert "only layer 1" in tight.notice and "MiB" in tight.notice
 
 
@@ -67,9 +86,10 @@ def test_empty_text_is_refused(tiny_bert, text):
         plan_request(tiny_bert, text, 0)
 
 
-def test_a_plan_checks_its_own_invariants():
-    plan = RequestPlan(n_tokens=10, max_tokens=64, weights_layers=None)
-    with pytest.raises(ValueError, match="n_tokens"):
-        replace(plan, n_tokens=65)
-    with pytest.raises(ValueError, match="notice"):
-        replace(plan, weights_layers=(0,))
+def test_a_request_checks_its_own_invariants():
+    with pytest.raises(ValueError, match="kind"):
+        Request(kind="a-census")
+    with pytest.raises(ValueError, match="one text"):
+        Request(kind="inspect", texts=("a", "b"))
+    assert Request(kind="inspect", texts=["a"], weights=[2, 1]) == Request(kind="inspect", texts=("a",),
+                                                                          weights=(2, 1))

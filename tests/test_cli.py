@@ -112,11 +112,13 @@ class _ModelLoaded(Exception):
 def no_model_load(monkeypatch):
     """load_model replaced by a sentinel, so a test can prove a refusal came before any model loaded."""
     import inspector.core.loading
+    import inspector.serving.hosting
 
     def refuse(*args, **kwargs):
         raise _ModelLoaded
 
     monkeypatch.setattr(inspector.core.loading, "load_model", refuse)
+    monkeypatch.setattr(inspector.serving.hosting, "load_model", refuse)  # how every command loads (issue 39)
 
 
 def _one_error_line(capsys) -> str:

@@ -68,6 +68,7 @@ def empty_folder(tmp_path, monkeypatch):
 def test_any_arguments_end_in_exit_0_or_one_error_line(empty_folder, argv):
     out, err = io.StringIO(), io.StringIO()
     with mock.patch("inspector.core.loading.load_model", side_effect=_ModelLoaded), \
+            mock.patch("inspector.serving.hosting.load_model", side_effect=_ModelLoaded), \
             contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             status = main(argv)
@@ -83,6 +84,7 @@ def test_any_arguments_end_in_exit_0_or_one_error_line(empty_folder, argv):
 def test_the_fuzz_reaches_the_loader_and_refuses(empty_folder):
     """The two outcomes the fuzz accepts both happen: valid arguments reach load_model, bad ones do not."""
     with mock.patch("inspector.core.loading.load_model", side_effect=_ModelLoaded), \
+            mock.patch("inspector.serving.hosting.load_model", side_effect=_ModelLoaded), \
             contextlib.redirect_stderr(io.StringIO()):
         with pytest.raises(_ModelLoaded):
             main(["analyze", "--text", "hi", "--weights", "0,2-4"])

@@ -18,17 +18,15 @@ from inspector.analyses.compare import (
     JS_MAX,
     IncomparableModelsError,
     TextRun,
-    align_tokens,
     compare,
     compare_rows,
     comparison_json,
-    comparison_sentence,
-    default_query,
     head_pair,
-    resolve_token,
 )
+from inspector.analyses.token_alignment import align_tokens, default_query, resolve_token
 from inspector.base.errors import InvalidRequestError, InvalidTextError
 from inspector.base.i18n import LANGUAGES
+from inspector.charts.sentences.compare import comparison_sentence
 from inspector.cli import main
 from inspector.core.capture import Capture, OutputSummary
 from inspector.core.loading import load_model
@@ -204,7 +202,7 @@ def test_the_tired_wide_pair_on_the_bundled_model(tired_wide):
     for lang in LANGUAGES:
         sentence = comparison_sentence(result, lang)
         assert "72" in sentence and "animal" in sentence and f"{result.output.change:.4f}" in sentence
-    json.dumps(comparison_json(result), allow_nan=False)
+    json.dumps(comparison_json(result, comparison_sentence(result)), allow_nan=False)
 
 
 def test_identical_inputs_give_zero_everywhere(bundled):
@@ -271,7 +269,7 @@ def test_cli_writes_the_same_numbers(tmp_path, tired_wide):
     assert main(["compare", "--text", TIRED, "--text-b", WIDE, "--query", "it", "--keys", "animal,street",
                  "--backend", "torch", "--json", str(out)]) == 0
     payload = json.loads(out.read_text())
-    assert payload == json.loads(json.dumps(comparison_json(tired_wide)))
+    assert payload == json.loads(json.dumps(comparison_json(tired_wide, comparison_sentence(tired_wide))))
 
 
 def test_cli_bad_input_exits_2_with_one_line():

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from inspector import capture
-from inspector.analyses.compare_shapes import common_segments, compare_shapes, shapes_json, shapes_sentence
+from inspector.analyses.compare_shapes import common_segments, compare_shapes, shapes_json
 from inspector.base.errors import InvalidRequestError
 from inspector.charts.compare_shapes import shapes_attention_chart, shapes_entropy_chart
+from inspector.charts.sentences.compare import shapes_sentence, shapes_words
 from inspector.cli import main
 from inspector.core.loading import load_model
 
@@ -63,7 +64,7 @@ def test_what_is_compared_between_models_of_different_shapes(two_shapes):
     assert result.attention_b[-1] == pytest.approx(row[0] + row[-1], abs=1e-6)  # [CLS] and [SEP]
     assert 0 < result.js <= np.log(2)
     assert "tired" in shapes_sentence(result, "en") and "tired" in shapes_sentence(result, "zh")
-    payload = shapes_json(result)
+    payload = shapes_json(result, **shapes_words(result))
     assert payload["kind"] == "different-shapes" and payload["output"]["comparable"] is False
     json.dumps(payload, allow_nan=False)
     with pytest.raises(InvalidRequestError):

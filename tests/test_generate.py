@@ -166,6 +166,23 @@ def test_top_k_and_top_p_cut_the_distribution_by_hand():
     close(sharp, torch.softmax(logits / 0.5, dim=-1), "weights")
 
 
+@pytest.mark.parametrize("temperature, top_p", [(0.01, 1.0), (1.0, 1e-300), (0.01, 1e-300), (100.0, 1e-45)])
+def test_extreme_sampling_options_still_draw_a_token(decoders, capsys, temperature, top_p):
+    """Issue 45, items 4 and 7: a top-p that float32 rounds to 0 or the smallest temperature allowed crashed the
+    draw (NaN probabilities); now they draw the most likely token, or from a finite distribution."""
+    logits = torch.tensor([3.0e4, -2.0e4, 1.0, 0.0])
+    probs = next_token_distribution(logits, SamplingOptions(temperature=temperature, top_p=top_p))
+    assert torch.isfinite(probs).all() and math.isclose(float(probs.sum()), 1.0, rel_tol=1e-5)
+    assert int(probs.argmax()) == 0
+    result = generate(decoders["llama"], PROMPT, max_new_tokens=3, temperature=temperature, top_p=top_p, seed=1,
+                      stop_at_eos=False)
+    assert result.steps == 3
+    folder = str(decoders["llama"].info.source)
+    assert main(["generate", "--model", folder, "--prompt", PROMPT, "--max-new-tokens", "2", "--temperature",
+                 str(temperature), "--top-p", str(top_p), "--json", "-"]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+
+
 def test_streaming_callbacks_and_stop(decoders):
     loaded = decoders["llama"]
     seen, bar = [], []
@@ -242,6 +259,8 @@ def test_cli_writes_the_library_numbers(decoders, tmp_path, capsys):
     (["--prompt", "hi", "--top-p", "1.5"], "--top-p"),
     (["--prompt", "hi", "--top-k", "0"], "--top-k"),
     (["--prompt", "the cat " * 40], "reads at most 64"),
+    (["--prompt", "hi", "--temperature", "1e-40"], "use 0 for greedy"),  # issue 45, item 4: overflowed the draw
+    (["--prompt", "hi", "--temperature", "5e-324"], "use 0 for greedy"),
 ])
 def test_cli_bad_input_exits_2_with_one_line(decoders, capsys, argv, words):
     assert main(["generate", "--model", str(decoders["llama"].info.source), *argv]) == 2

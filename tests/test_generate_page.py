@@ -66,6 +66,19 @@ def test_the_page_writes_with_smollm2_and_the_link_carries_the_run():
     assert not at.exception and at.code[0].value.startswith("The capital of France is Paris")
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("lang, words", [("en", "sampling at 0.01"), ("zh", "改用 0.01 抽样")])
+def test_a_temperature_too_small_to_divide_by_is_raised_with_one_line(lang, words):
+    """Issue 45, item 4: a temperature of 1e-40 typed in showed "This app has encountered an error"."""
+    at = _generate_page({"model": "bundled:smollm2-135m", "text": "The capital of France is", "new": "2",
+                         "lang": lang})
+    at.number_input(key="generate_temp").set_value(1e-40).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert [i.value for i in at.info if words in i.value], [i.value for i in at.info]
+    assert at.code[0].value.startswith("The capital of France is")
+    assert at.query_params["temp"] in ("0.01", ["0.01"])
+
+
 # ------------------------------------------------------------------------------------------------ real browser
 
 CHART_DRAWN = '[data-testid="stVegaLiteChart"] svg.marks'

@@ -65,7 +65,7 @@ def test_a_plan_states_its_invariants():
     with pytest.raises(ValueError, match="notice"):
         JobPlan(kind="heads", deadline_s=None, max_tokens=None, requested=5, keep=2)
     with pytest.raises(ValueError, match="kind"):
-        JobPlan(kind="census", deadline_s=None, max_tokens=None)
+        JobPlan(kind="a-census", deadline_s=None, max_tokens=None)
 
 
 def test_a_job_deadline_stops_every_forward_inside_it_and_only_there(tiny_bert):

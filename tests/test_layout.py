@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     "inspector/cli": 7,  # one module per command
     "inspector/__init__.py": 7,  # the package's public names (load_model, capture, …) for scripts
     "inspector/__main__.py": 7,
+    "inspector/notebook": 7,  # a notebook's displays, show(), bertviz views, links, progress bars
     "views": 8,  # the Streamlit pages
     "app.py": 9,  # the shell
 }
@@ -500,10 +501,7 @@ KNOWN_LONG_MODULES: dict[str, str] = {
     "inspector/analyses/lessons.py": "the registry helper (the Lesson contract) owns the lessons modules",
     "inspector/analyses/lessons_decoder.py": "the registry helper (the Lesson contract) owns the lessons modules",
     "kernels/flash.py": "the cpustats helper owns kernels/",
-    "kernels/hf.py": "the cpustats helper owns kernels/",
-    "inspector/analyses/compare.py": "the packages helper splits it next",
     "inspector/analyses/groundtruth.py": "the packages helper splits it next",
-    "inspector/analyses/roles.py": "the packages helper splits it next",
     "inspector/output/export.py": "the packages helper splits it next",
 }
 KNOWN_LONG_FUNCTIONS: dict[str, str] = {

@@ -9,8 +9,9 @@ import pytest
 import torch
 from transformers import AutoModel
 
-from inspector.analyses import roles
+from inspector.analyses import roles, roles_causal
 from inspector.base.errors import InvalidRequestError
+from inspector.charts.sentences.roles import roles_words, verdict
 from inspector.cli import main
 from inspector.core.forward import forward
 from inspector.core.loading import load_model
@@ -55,7 +56,7 @@ def test_every_score_equals_an_independent_computation_from_eager_weights(tiny_m
     """BERT (bidirectional), Llama (RoPE, grouped-query) and Mistral (sliding window 4 < the local window 6)."""
     folder = tiny_model_dirs[arch]
     loaded = load_model(str(folder))
-    result = roles.head_roles(loaded, repeat=REPEAT, batch=BATCH, window=6, causal=False)
+    result = roles_causal.head_roles(loaded, repeat=REPEAT, batch=BATCH, window=6, causal=False)
     expected = _eager_scores(folder, result.probe.ids, REPEAT, window=6)
     for role in roles.ROLES:
         np.testing.assert_allclose(result.scores[role], expected[role].mean(0), atol=2e-5, err_msg=role)
@@ -96,7 +97,7 @@ FORCED = {
 def test_a_head_forced_into_a_role_is_found_as_that_role_and_no_other(tiny_llama, role):
     forced = (1, 2)
     edit = WeightEdit(layer=forced[0], heads=(forced[1],), edit=FORCED[role])
-    result = roles.head_roles(tiny_llama, repeat=REPEAT, batch=BATCH, causal=False, interventions=(edit,))
+    result = roles_causal.head_roles(tiny_llama, repeat=REPEAT, batch=BATCH, causal=False, interventions=(edit,))
     assert result.dominant[forced] == role
     assert result.top_heads(role, 1) == [forced]
     assert result.scores[role][forced] > 0.95
@@ -108,22 +109,22 @@ def test_a_head_forced_into_a_role_is_found_as_that_role_and_no_other(tiny_llama
 
 def test_the_shipped_induction_model_its_circuit_found_and_proven(shipped_induction):
     loaded = shipped_induction
-    result = roles.head_roles(loaded, repeat=12, batch=6, top_k=4, seeds=3, causal=False)
+    result = roles_causal.head_roles(loaded, repeat=12, batch=6, top_k=4, seeds=3, causal=False)
     induction = result.scores["induction"]
     # The copy happens in the second layer (tests/test_groundtruth.py): all four of its heads, none of the first's.
     assert (induction[1] > 0.8).all() and (result.low["induction"][1] > 0.7).all() and (induction[0] < 0.4).all()
     assert (result.dominant[1] == "induction").all()
     assert result.top_heads("previous", 1) == [(0, 1)] and result.dominant[0, 1] == "previous"
     # Removing the induction layer breaks the repeat: the loss on the repeated half rises by nats.
-    whole_layer = roles.causal_test(loaded, result.probe, "induction", [(1, h) for h in range(4)], seeds=3)
+    whole_layer = roles_causal.causal_test(loaded, result.probe, "induction", [(1, h) for h in range(4)], seeds=3)
     assert whole_layer.measure == "loss" and whole_layer.role_low > 1.0
     assert all(layer == 0 for heads in whole_layer.random_heads for layer, _ in heads)  # no other heads in layer 1
     # The circuit's previous-token head (its first half, which the induction heads read): causal for the repeat,
     # and as many random heads of its layer are not.
-    circuit = roles.causal_test(loaded, result.probe, "induction", [(0, 1)], seeds=3)
+    circuit = roles_causal.causal_test(loaded, result.probe, "induction", [(0, 1)], seeds=3)
     assert circuit.causal and circuit.role_low > 1.0 and circuit.random_high < 0.5
-    assert "is causal" in roles.verdict(circuit) and "因果" in roles.verdict(circuit, "zh")
-    others = roles.causal_test(loaded, result.probe, "induction", [(0, 0)], seeds=3)
+    assert "is causal" in verdict(circuit) and "因果" in verdict(circuit, "zh")
+    others = roles_causal.causal_test(loaded, result.probe, "induction", [(0, 0)], seeds=3)
     assert not others.causal
 
 
@@ -131,7 +132,7 @@ def _plain_rises(loaded, probe, role, heads) -> np.ndarray:
     """(batch,) the causal test's rise for ``heads`` by the plainest route: one forward from the first layer of the
     probe read up to its last measured position (what a causal model's predictions there see), the heads removed,
     the model's own logits, log-softmax and KL by torch — no resuming, no chunked head, no batched copies."""
-    positions = roles._measured_positions(role, probe.repeat, probe.length)
+    positions = roles_causal._measured_positions(role, probe.repeat, probe.length)
     ids = torch.from_numpy(probe.ids[:, :positions.max() + 1])
     mask = torch.ones(ids.shape[0], loaded.info.num_heads, dtype=torch.bool)
     edits = []
@@ -139,7 +140,7 @@ def _plain_rises(loaded, probe, role, heads) -> np.ndarray:
         chosen = torch.zeros_like(mask)
         chosen[:, [head for at, head in heads if at == layer]] = True
         edits.append(WeightEdit(layer=layer, heads=tuple(range(loaded.info.num_heads)),
-                                edit=roles._first_token_removed(chosen)) if role == "sink"
+                                edit=roles_causal._first_token_removed(chosen)) if role == "sink"
                      else SequenceHeadAblation(layer=layer, mask=chosen, mode="mean"))
     inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
     before = forward(loaded, inputs, stats=()).outputs.logits[:, positions].log_softmax(-1).double()
@@ -152,10 +153,10 @@ def _plain_rises(loaded, probe, role, heads) -> np.ndarray:
 
 @pytest.mark.parametrize("role", roles.CAUSAL_ROLES)
 def test_every_rise_equals_a_plain_forward_of_what_the_measure_reads(shipped_induction, role, monkeypatch):
-    monkeypatch.setattr(roles, "_VOCAB_CHUNK", 8)  # the 53-token vocabulary in seven chunks, the last one short
+    monkeypatch.setattr(roles_causal, "_VOCAB_CHUNK", 8)  # the 53-token vocabulary in seven chunks, the last one short
     probe = roles.make_probe(shipped_induction, repeat=10, batch=4, seed=1)
     heads = [(1, 2), (0, 1)]
-    test = roles.causal_test(shipped_induction, probe, role, heads, seeds=2)
+    test = roles_causal.causal_test(shipped_induction, probe, role, heads, seeds=2)
     assert test.measure == ("kl" if role == "sink" else "loss")
     assert test.role_rise == pytest.approx(_plain_rises(shipped_induction, probe, role, heads).mean(), abs=1e-4)
     for rise, random_heads in zip(test.random_rises, test.random_heads):
@@ -166,11 +167,12 @@ def test_the_chunked_head_is_the_models_head_or_not_used(shipped_induction, monk
     probe = roles.make_probe(shipped_induction, repeat=6, batch=2, seed=0)
     forwarded = roles.probe_forward(shipped_induction, probe, for_causal=True)
     hidden, logits = forwarded.outputs.hidden_states[-1], forwarded.outputs.logits
-    head = roles._ChunkedHead.of(shipped_induction, hidden, logits)
+    head = roles_causal._ChunkedHead.of(shipped_induction, hidden, logits)
     assert head is not None  # the shipped model's head is a plain linear layer
-    monkeypatch.setattr(roles, "_VOCAB_CHUNK", 10)
-    assert roles._ChunkedHead.of(shipped_induction, hidden, logits * 2) is None  # a head that scales: the model's own
-    capped = roles._ChunkedHead(weight=head.weight, bias=torch.ones(head.weight.shape[0]), softcap=3.0)
+    monkeypatch.setattr(roles_causal, "_VOCAB_CHUNK", 10)
+    # A head that scales: the model's own.
+    assert roles_causal._ChunkedHead.of(shipped_induction, hidden, logits * 2) is None
+    capped = roles_causal._ChunkedHead(weight=head.weight, bias=torch.ones(head.weight.shape[0]), softcap=3.0)
     expected = torch.tanh((hidden @ head.weight.T + 1) / 3.0) * 3.0
     torch.testing.assert_close(torch.cat([chunk for _, chunk in capped.chunks(hidden)], -1), expected)
     targets = torch.from_numpy(probe.ids)
@@ -183,25 +185,25 @@ def shipped_induction():
 
 
 def test_seeds_make_the_probe_reproducible(tiny_llama):
-    first = roles.head_roles(tiny_llama, repeat=REPEAT, batch=BATCH, seed=3, causal=False)
-    again = roles.head_roles(tiny_llama, repeat=REPEAT, batch=BATCH, seed=3, causal=False)
-    other = roles.head_roles(tiny_llama, repeat=REPEAT, batch=BATCH, seed=4, causal=False)
+    first = roles_causal.head_roles(tiny_llama, repeat=REPEAT, batch=BATCH, seed=3, causal=False)
+    again = roles_causal.head_roles(tiny_llama, repeat=REPEAT, batch=BATCH, seed=3, causal=False)
+    other = roles_causal.head_roles(tiny_llama, repeat=REPEAT, batch=BATCH, seed=4, causal=False)
     assert np.array_equal(first.probe.ids, again.probe.ids) and not np.array_equal(first.probe.ids, other.probe.ids)
     for role in roles.ROLES:
         np.testing.assert_array_equal(first.scores[role], again.scores[role])
     rng = [np.random.default_rng(7) for _ in range(2)]
-    assert (roles.random_same_layer_heads([(0, 1), (1, 0)], 4, rng[0], 2)
-            == roles.random_same_layer_heads([(0, 1), (1, 0)], 4, rng[1], 2))
+    assert (roles_causal.random_same_layer_heads([(0, 1), (1, 0)], 4, rng[0], 2)
+            == roles_causal.random_same_layer_heads([(0, 1), (1, 0)], 4, rng[1], 2))
 
 
 def test_the_causal_test_runs_batched_and_reports_json(tiny_llama):
-    result = roles.head_roles(tiny_llama, repeat=REPEAT, batch=BATCH, top_k=2, seeds=2)
+    result = roles_causal.head_roles(tiny_llama, repeat=REPEAT, batch=BATCH, top_k=2, seeds=2)
     assert [test.role for test in result.tests] == list(roles.CAUSAL_ROLES)
     for test in result.tests:
         assert test.measure == "hidden" and len(test.heads) == 2 and test.random_rises.shape == (2,)
         for heads in test.random_heads:  # same layers where they have other heads, never the role's own
             assert not set(heads) & set(test.heads)
-    payload = roles.roles_json(result, "zh")
+    payload = roles.roles_json(result, **roles_words(result, "zh"))
     assert payload["probe"]["repeat"] == REPEAT and len(payload["causal_tests"]) == 3
     assert len(payload["scores"]["induction"]["mean"]) == 2 and payload["report"][0].startswith("探针")
 
@@ -216,7 +218,7 @@ def test_the_causal_test_runs_batched_and_reports_json(tiny_llama):
 def test_bad_options_are_refused_in_one_line(tiny_llama, options, message):
     settings = {"repeat": REPEAT, "batch": BATCH, "causal": False, **options}
     with pytest.raises(InvalidRequestError, match=message):
-        roles.head_roles(tiny_llama, **settings)
+        roles_causal.head_roles(tiny_llama, **settings)
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -241,10 +243,10 @@ def test_the_cli_prints_roles_and_writes_json(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_a_bundled_decoder_has_causal_induction_heads(smollm2):
-    result = roles.head_roles(smollm2)  # the defaults: R = 20, batch 8, top-k 3, 4 seeds
+    result = roles_causal.head_roles(smollm2)  # the defaults: R = 20, batch 8, top-k 3, 4 seeds
     top = result.top_heads("induction", 1)[0]
     assert result.scores["induction"][top] > 0.5 and result.dominant[top] == "induction"
-    assert result.test("induction").causal, roles.verdict(result.test("induction"))
+    assert result.test("induction").causal, verdict(result.test("induction"))
 
 
 def test_census_roles_need_no_corpus_and_read_back(tmp_path, capsys):
@@ -270,7 +272,7 @@ def test_the_roles_charts_draw_and_export_with_provenance(tiny_llama, lang):
     from inspector.charts.roles import causal_chart, probe_heatmap_chart, roles_map_chart, roles_table
     from inspector.output.export import Provenance, chart_svg, with_provenance
 
-    result = roles.head_roles(tiny_llama, repeat=REPEAT, batch=BATCH, top_k=1, seeds=2)
+    result = roles_causal.head_roles(tiny_llama, repeat=REPEAT, batch=BATCH, top_k=1, seeds=2)
     roles_map = roles_map_chart(result, selected=(1, 2), lang=lang)
     assert len(roles_table(result, lang)) == 8 and set(roles_table(result, lang)["role_key"]) <= {*roles.ROLES, "none"}
     svg = chart_svg(with_provenance(roles_map, Provenance(model=tiny_llama.info.name, text="probe", backend="torch"),

@@ -11,7 +11,7 @@ import pytest
 
 from inspector.base.errors import HostingConfigError
 from inspector.base.i18n import Notice, notice_text
-from inspector.serving.run_queue import QueuePolicy, RunQueue, ServerBusyError, queued
+from inspector.serving.run_queue import QueuePolicy, RunQueue, ServerBusyError
 
 WAIT_S = 10.0  # how long a test waits for a thread to reach a point before it fails (never reached when correct)
 
@@ -125,29 +125,6 @@ def test_a_stopped_waiter_leaves_the_line():
     assert holder.done.wait(WAIT_S) and queue.running == 0
 
 
-def test_queued_waits_outside_the_call_and_a_held_slot_passes_through():
-    """What views/session.py does: the slot is taken inside the (cached) call; a call that must wait is left,
-    the wait happens outside, and the call runs again holding the slot (its inner ``slot`` passes through)."""
-    queue, log = RunQueue(QueuePolicy(slots=1)), []
-    holder = Heavy(queue, "holder", log).start()
-    assert holder.started.wait(WAIT_S)
-    calls, positions = [], []
-
-    def heavy_call() -> str:
-        calls.append("call")
-        with queue.slot():
-            return "result"
-
-    def release_later(position: int, running: int) -> None:
-        positions.append((position, running))
-        holder.release.set()
-
-    assert queued(heavy_call, release_later, queue) == "result"
-    assert calls == ["call", "call"] and positions[0] == (1, 1)
-    assert queue.running == 0 and queue.waiting == 0
-    assert queued(heavy_call, release_later, queue) == "result" and calls[2:] == ["call"], "a free slot: one call"
-
-
 def test_the_policy_reads_the_environment():
     assert QueuePolicy.from_env({}).slots is None
     assert QueuePolicy.from_env({"INSPECTOR_HOSTED": "1"}).slots == 2
@@ -207,19 +184,23 @@ def test_the_inspect_page_waits_in_line_and_shows_its_position(monkeypatch):
 
 
 def test_a_job_takes_a_slot_at_its_first_forward_and_its_clock_starts_when_admitted(monkeypatch, tiny_bert):
-    """Every page's long job (JobPlan.running, issue 32 beyond Inspect): no slot while nothing computes (a job served
+    """Every page's long job (Plan.running, issue 32 beyond Inspect): no slot while nothing computes (a job served
     from caches never queues), one slot from its first forward to the end of its block; a job that had to wait is
     told its place, then position 0 when it runs, and the wait is not taken from its deadline."""
     from inspector.core.forward import forward
     from inspector.serving import run_queue
     from inspector.serving.jobs import JobPlan
+    from inspector.serving.run import Plan, Request
+
+    def job(kind: str, deadline_s: float | None) -> Plan:
+        return Plan(request=Request(kind=kind), job=JobPlan(kind=kind, deadline_s=deadline_s, max_tokens=None))
 
     monkeypatch.setenv("INSPECTOR_MAX_CONCURRENT_RUNS", "1")
     run_queue.process_queue.cache_clear()
     try:
         queue = run_queue.process_queue()
         inputs = tiny_bert.tokenizer("a queue forms", return_tensors="pt")
-        with JobPlan(kind="heads", deadline_s=None, max_tokens=None).running():
+        with job("heads", None).running():
             assert queue.running == 0, "no slot before the job computes"
             forward(tiny_bert, inputs)
             forward(tiny_bert, inputs)
@@ -230,7 +211,7 @@ def test_a_job_takes_a_slot_at_its_first_forward_and_its_clock_starts_when_admit
         assert holder.started.wait(WAIT_S)
         positions: list[int] = []
         threading.Timer(0.8, holder.release.set).start()  # the other run ends after longer than our deadline
-        with JobPlan(kind="lessons", deadline_s=0.5, max_tokens=None).running(
+        with job("lessons", 0.5).running(
                 lambda position, running: positions.append(position)):
             forward(tiny_bert, inputs)  # would raise DeadlineExceededError if the wait counted
             assert queue.running == 1

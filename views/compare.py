@@ -22,14 +22,12 @@ from inspector.analyses.compare import (
     JS_THRESHOLD,
     SHIFT_THRESHOLD,
     TextRun,
-    align_tokens,
     compare_runs,
     comparison_json,
-    comparison_sentence,
     head_pair,
-    resolve_token,
     run_text,
 )
+from inspector.analyses.token_alignment import align_tokens, resolve_token
 from inspector.base.i18n import t
 from inspector.base.limits import MAX_TEXT_CHARS
 from inspector.base.tokens import readable_tokens
@@ -41,6 +39,7 @@ from inspector.charts.compare import (
     query_rows_chart,
     ranked_heads_chart,
 )
+from inspector.charts.sentences.compare import comparison_sentence
 from inspector.output.export import Provenance, screen_title
 from inspector.output.share import (
     COMPARE_DEFAULT_TEXT_B,
@@ -347,8 +346,9 @@ if st.session_state.get("_compare_loo") == loo_key:
                                                            for name in list(rows[0])[1:]})
         st.caption(escape_markdown(t("compare.loo_caption", lang, target=loo_a.target.description)))
 
-st.download_button(t("compare.download", lang), lambda: json.dumps(comparison_json(comparison, lang),
-                                                                   ensure_ascii=False, allow_nan=False),
+st.download_button(t("compare.download", lang),
+                   lambda: json.dumps(comparison_json(comparison, comparison_sentence(comparison, lang)),
+                                      ensure_ascii=False, allow_nan=False),
                    file_name="compare.json", mime="application/json", key="compare_json",
                    icon=":material/download:", on_click="ignore")
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector import InspectorError
-from inspector.analyses.roles import CAUSAL_ROLES, verdict
+from inspector.analyses.roles import CAUSAL_ROLES
 from inspector.base.i18n import t
 from inspector.charts.roles import roles_map_chart
+from inspector.charts.sentences.roles import verdict
 from inspector.core.forward import backend_for
 from inspector.output.export import Provenance, screen_title
 from inspector.output.share import escape_markdown

@@ -10,10 +10,11 @@ import streamlit as st
 
 from inspector import InspectorError
 from inspector.analyses.compare import TextRun
-from inspector.analyses.compare_shapes import compare_shapes, shapes_json, shapes_sentence
+from inspector.analyses.compare_shapes import compare_shapes, shapes_json
 from inspector.base.i18n import t
 from inspector.base.tokens import readable_token
 from inspector.charts.compare_shapes import shapes_attention_chart, shapes_entropy_chart
+from inspector.charts.sentences.compare import shapes_sentence, shapes_words
 from inspector.core.loading import ModelInfo
 from inspector.output.export import screen_title
 from inspector.output.share import escape_markdown
@@ -53,6 +54,7 @@ def render(run_a: TextRun, run_b: TextRun, info_a: ModelInfo, info_b: ModelInfo,
     st.altair_chart(screen_title(shapes_entropy_chart(result, names, slide=slide, lang=lang)))
     st.caption(t("compare.shapes_output", lang))
     st.download_button(t("compare.shapes_download", lang),
-                       lambda: json.dumps(shapes_json(result, lang), ensure_ascii=False, allow_nan=False),
+                       lambda: json.dumps(shapes_json(result, **shapes_words(result, lang)), ensure_ascii=False,
+                                          allow_nan=False),
                        file_name="compare-models.json", mime="application/json", key="compare_shapes_json",
                        icon=":material/download:", on_click="ignore")

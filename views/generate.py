@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from inspector.analyses.generate import has_chat_template
+from inspector.analyses.generate import MIN_TEMPERATURE, has_chat_template
 from inspector.base.i18n import t
 from inspector.base.limits import MAX_TEXT_CHARS
 from inspector.output.share import (
@@ -69,6 +69,10 @@ topp = columns[3].number_input(t("generate.top_p", lang), 0.01, 1.0, step=0.05, 
                                help=t("generate.top_p_help", lang), disabled=temp == 0)
 seed = columns[4].number_input(t("generate.seed", lang), 0, GENERATE_MAX_SEED, step=1, key="generate_seed",
                                help=t("generate.seed_help", lang), disabled=temp == 0)
+if 0 < temp < MIN_TEMPERATURE:  # 1e-40 typed in: logits / T would overflow (issue 45, item 4)
+    st.info(t("generate.temperature_raised", lang, value=f"{temp:g}", low=f"{MIN_TEMPERATURE:g}"),
+            icon=":material/thermostat:")
+    temp = MIN_TEMPERATURE
 chat = st.toggle(t("generate.chat", lang), key="generate_chat", disabled=not chat_offered,
                  help=t("generate.chat_help" if chat_offered else "generate.chat_unavailable", lang))
 save_page_state()

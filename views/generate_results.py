@@ -56,7 +56,10 @@ def show_results(result: Generation, request: tuple, info, *, slide: bool, first
                                   p=f"{float(result.chosen_prob[step]):.3f}",
                                   position=result.prompt_len - 1 + step)))
     layer_column, head_column = st.columns(2)
-    layer = layer_column.selectbox(t("inspect.layer", lang), range(info.num_layers), key="layer")
+    layers = sorted(result.weights) or list(range(info.num_layers))  # a long prompt's plan may keep fewer layers
+    if st.session_state.get("layer") not in layers:
+        st.session_state["layer"] = layers[0]
+    layer = layer_column.selectbox(t("inspect.layer", lang), layers, key="layer")
     head = head_column.selectbox(t("inspect.head", lang), range(info.num_heads), key="head")
 
     def provenance(layer: int | None = None, head: int | None = None) -> Provenance:

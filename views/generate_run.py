@@ -14,6 +14,7 @@ from inspector import InspectorError
 from inspector.analyses.generate import Generation, generate
 from inspector.base.i18n import t
 from inspector.output.share import GenerateState, decode_generate
+from inspector.serving.run import Plan
 from views import pages, session
 
 PAGE_KEYS = ("generate_new", "generate_temp", "generate_topk", "generate_topp", "generate_seed", "generate_chat")
@@ -67,7 +68,7 @@ def first_token_s(request: tuple) -> float | None:
     return first if timed_request == request else None
 
 
-def stream(loaded, request: tuple, options: dict, lang: str) -> Generation:
+def stream(loaded, request: tuple, options: dict, lang: str, job: Plan) -> Generation:
     """Run the model with the tokens written into the page as they come, and a Stop button."""
     text_slot, bar_slot, stop_slot = st.empty(), st.empty(), st.empty()
     stop_slot.button(t("generate.stop", lang), key="generate_stop", on_click=stop_run, args=(request,),
@@ -87,8 +88,8 @@ def stream(loaded, request: tuple, options: dict, lang: str) -> Generation:
 
     result = generate(loaded, options["prompt"], max_new_tokens=options["new"], temperature=options["temp"],
                       top_k=options["topk"] or None, top_p=options["topp"], seed=options["seed"],
-                      chat=options["chat"], weights="all", backend=options["backend"], on_token=on_token,
-                      progress=progress)
+                      chat=options["chat"], weights=job.weights, backend=options["backend"], on_token=on_token,
+                      progress=progress, encoded=job.encodings[0])
     st.session_state["_generate_first_token"] = (request, first[0] if first else None)
     for slot in (text_slot, bar_slot, stop_slot):
         slot.empty()
@@ -107,7 +108,8 @@ def run_or_reuse(loaded, request: tuple, options: dict, status, lang: str) -> Ge
     try:
         # A hosted instance's limits (issue 33, item 1): the prompt's length and the new tokens planned before the
         # run (refused or cut with a notice), the deadline held while it runs.
-        job = session.plan_job("generate", loaded, lang, [options["prompt"]], count=options["new"])
+        job = session.plan_job("generate", loaded, lang, [options["prompt"]], count=options["new"],
+                               chat=options["chat"], weights="all")
         if stopped is not None and stopped[0] == request:
             if stopped[1] < 1:  # stopped before the first token: nothing to show
                 status.clear()
@@ -118,12 +120,12 @@ def run_or_reuse(loaded, request: tuple, options: dict, status, lang: str) -> Ge
             with job.running():
                 result = generate(loaded, options["prompt"], max_new_tokens=min(int(stopped[1]), job.keep),
                                   temperature=options["temp"], top_k=options["topk"] or None,
-                                  top_p=options["topp"], seed=options["seed"], chat=options["chat"], weights="all",
-                                  backend=options["backend"])
+                                  top_p=options["topp"], seed=options["seed"], chat=options["chat"],
+                                  weights=job.weights, backend=options["backend"], encoded=job.encodings[0])
             result = replace(result, max_new_tokens=options["new"], finish="stopped")
         else:
             with job.running():
-                result = stream(loaded, request, {**options, "new": job.keep}, lang)
+                result = stream(loaded, request, {**options, "new": job.keep}, lang, job)
     except InspectorError as err:
         status.update(label=t("generate.failed", lang), state="error")
         st.error(str(err))

@@ -1,7 +1,7 @@
 """The Heads page's roles block (issue 29): probe every head with repeated random tokens, draw the roles map, the top
 heads per role, the causal test and a clicked head's probe heatmap. One cached library call
-(:func:`inspector.analyses.roles.head_roles`, the same as ``python -m inspector heads --roles``); views/heads.py calls
-:func:`show_roles` with one line."""
+(:func:`inspector.analyses.roles_causal.head_roles`, the same as ``python -m inspector heads --roles``);
+views/heads.py calls :func:`show_roles` with one line."""
 
 from __future__ import annotations
 
@@ -21,14 +21,13 @@ from inspector.analyses.roles import (
     ROLES,
     RolesResult,
     default_repeat,
-    head_roles,
-    role_name,
     roles_json,
-    verdict,
 )
+from inspector.analyses.roles_causal import head_roles
 from inspector.base.i18n import t
 from inspector.charts.base import HEAD_SELECTION, selected_head
 from inspector.charts.roles import causal_chart, probe_heatmap_chart, roles_map_chart
+from inspector.charts.sentences.roles import role_name, roles_words, verdict
 from inspector.core.forward import backend_for
 from inspector.output.export import Provenance, screen_title
 from inspector.output.share import escape_markdown
@@ -125,6 +124,7 @@ def _show_roles(spec: str, backend: str, model_name: str, lang: str, slide: bool
     export_buttons(f"head-roles-probe-L{picked[0]}-H{picked[1]}", heatmap,
                    replace(provenance, layer=picked[0], head=picked[1]), lang, "roles_heatmap_export")
     st.download_button(t("roles.page.download_json", lang),
-                       lambda: json.dumps(roles_json(result, lang), ensure_ascii=False, allow_nan=False),
+                       lambda: json.dumps(roles_json(result, **roles_words(result, lang)), ensure_ascii=False,
+                                          allow_nan=False),
                        file_name="head-roles.json", mime="application/json", key="roles_json",
                        icon=":material/download:", on_click="ignore")

@@ -8,6 +8,8 @@ This module is UI only: it wires the cached model and capture of :mod:`views.ses
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import altair as alt
 import streamlit as st
 
@@ -52,7 +54,8 @@ def _step_chart(step: LectureStep, lang: str):
         sweep = cached_sweep()
         return (sweep_chart(sweep, title=t("lesson4.sweep_chart", lang), slide=True, lang=lang),
                 Provenance(model=info.name, text=view.text, backend=backend_for(loaded, view.backend)))
-    result = session.cached_capture(view.model, view.text, view.backend, (layer,), _keep_layer=layer)
+    planned = session.plan_inspect(view.model, view.text, layer)
+    result = session.planned_capture(view.model, view.backend, replace(planned, weights=(layer,)), layer)
     provenance = Provenance(model=info.name, text=result.text, backend=result.backend, layer=layer,
                             head=head if step.chart == "heatmap" else None)
     if step.chart == "heatmap":

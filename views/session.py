@@ -14,6 +14,7 @@ instance's memory budget and deadline.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import streamlit as st
@@ -37,15 +38,11 @@ from inspector.charts.bertviz import (
     model_view_max_layers,
 )
 from inspector.charts.inspect import entropy_by_layer_chart, layer_heads_chart
-from inspector.core.budget import RequestPlan, plan_request
 from inspector.core.bundled import BUNDLED, bundled_decoder, is_prepared, prepare
-from inspector.core.capture import capture_within_memory
 from inspector.core.loading import model_label
 from inspector.output.share import ViewState, escape_markdown
 from inspector.serving.hosting import HostingPolicy, load_allowed_model
-from inspector.serving.jobs import JobPlan
-from inspector.serving.jobs import plan_job as _plan_job
-from inspector.serving.run_queue import process_queue, queued
+from inspector.serving.run import Plan, Request, plan, run_capture
 from views.byte_cache import ByteCache, byte_cached
 from views.progress_bar import progress_bar, while_running
 
@@ -151,48 +148,61 @@ def warn_if_unreadable(chosen: Inputs) -> bool:
     return warning is not None
 
 
-def plan_job(kind: str, loaded: LoadedModel, lang: str, texts=(), *, count: int | None = None) -> JobPlan:
+def plan_job(kind: str, loaded: LoadedModel, lang: str, texts=(), *, count: int | None = None,
+             **options) -> Plan:
     """Every long job's one line (issue 33, item 1): plan ``kind`` (heads, attribution, lessons, compare,
-    groundtruth, generate) for ``texts`` — and ``count`` corpus texts, examples or new tokens — under this
-    instance's policy (:func:`inspector.serving.jobs.plan_job`). A refusal raises its :class:`InspectorError`
-    for the page's own ``except`` to show in one line; a shrink shows its notice here. Run the job inside
-    ``with plan.running():`` (the deadline) on ``plan.kept(items)`` / ``plan.keep``."""
+    groundtruth, generate) for ``texts`` — and ``count`` corpus texts, examples or new tokens; ``options``: the
+    rest of the :class:`~inspector.serving.run.Request` (``chat``, ``weights``) — under this instance's policy
+    (:func:`inspector.serving.run.plan`). A refusal raises its :class:`InspectorError` for the page's own
+    ``except`` to show in one line; a shrink shows its notice here. Run the job inside ``with plan.running():``
+    (the run slot and the deadline) on ``plan.kept(items)`` / ``plan.keep``."""
+    request = Request(kind=kind, texts=tuple(texts), count=count, **{"weights": None, **options})
     try:
-        plan = _plan_job(hosting_policy(), kind, loaded, texts, count=count)
+        planned = plan(request, loaded, hosting_policy())
     except OverBudgetError as err:  # its Notice in the page's language (the library's is English)
         notice = err.args[0] if err.args else None
         if isinstance(notice, Notice) and lang != DEFAULT_LANGUAGE:
             named = Notice(notice.key, **{**notice.values, "model": model_label(loaded.info.name, lang)})
             raise OverBudgetError(named.text(lang)) from err
         raise
-    if plan.notice is not None:
-        st.info(notice_text(plan.notice, lang), icon=":material/timer:")
-    return replace(plan, on_wait=QueueLine(lang).report)
+    for notice in planned.notices:
+        st.info(notice_text(notice, lang), icon=":material/timer:")
+    return replace(planned, on_wait=QueueLine(lang).report)
+
+
+def outside_replay(draw: Callable[..., None]) -> Callable[..., None]:
+    """``draw`` called with Streamlit's cache recording switched off: a run waits for its slot inside a cached
+    function (its first forward, or a cache miss, asks for it), and Streamlit records what a cached function draws
+    to replay it on the next hit — a line drawn into a placeholder made outside the function cannot be replayed
+    (``CacheReplayClosureError``)."""
+
+    def call(*args) -> None:
+        token = in_cached_function.set(False)
+        try:
+            draw(*args)
+        finally:
+            in_cached_function.reset(token)
+
+    return call
 
 
 class QueueLine:
     """Where a job that waits for one of the server's run slots (issue 32) shows its place in line: a placeholder
-    made before the job starts, filled while it waits and emptied when it runs.
-
-    The wait happens inside the job's cached function (its first forward asks for the slot), and Streamlit
-    records what a cached function draws to replay it on the next cache hit — a line drawn into a placeholder
-    made outside the function cannot be replayed (``CacheReplayClosureError``), so it is drawn with that
-    recording switched off."""
+    made before the job starts, filled while it waits and emptied when it runs (drawn :func:`outside_replay`)."""
 
     def __init__(self, lang: str):
         self.lang = lang
         self.slot = st.empty()
 
     def report(self, position: int, running: int) -> None:
-        token = in_cached_function.set(False)
-        try:
-            if position == 0:
-                self.slot.empty()
-            else:
-                self.slot.info(t("queue.position", self.lang, position=position, running=running),
-                               icon=":material/hourglass_top:")
-        finally:
-            in_cached_function.reset(token)
+        outside_replay(self._draw)(position, running)
+
+    def _draw(self, position: int, running: int) -> None:
+        if position == 0:
+            self.slot.empty()
+        else:
+            self.slot.info(t("queue.position", self.lang, position=position, running=running),
+                           icon=":material/hourglass_top:")
 
 
 def result_cache_bytes() -> int:
@@ -215,29 +225,36 @@ _model_calls = _ModelCalls()
 
 # Bounded by bytes: a 512-token capture of the bundled model with every layer's weights is ~75 MB, a sentence's 0.1 MB.
 @byte_cached(RESULTS)
-def cached_capture(spec: str, text: str, backend: str, weights_layers: tuple[int, ...] | None,
-                   _keep_layer: int = 0) -> Capture:
-    """Entropy and statistics for every layer, exact weights for ``weights_layers`` (None = every layer),
-    so choosing another head — or, within the memory budget, another layer — redraws without a forward.
-    Out of memory, the run is retried keeping ``_keep_layer``'s weights only, then on the CPU (not part of the
-    cache key: the layer on screen must not force a new forward when every layer's weights are kept)."""
+def cached_capture(spec: str, text: str, backend: str, weights: tuple[int, ...] | str | None, *, _plan: Plan,
+                   _on_wait: Callable[[int, int], None] | None = None) -> Capture:
+    """The library's Inspect run (:func:`inspector.serving.run.run_capture`) of ``_plan`` — whose text and weights
+    are ``text`` and ``weights`` — cached by what names it: entropy and statistics for every layer, exact weights
+    for ``weights`` (``"all"`` while they fit), so choosing another head — or, within the memory budget, another
+    layer — redraws without a forward. A cache miss takes one of the server's run slots (``_on_wait`` draws the
+    place in line); out of memory, the run keeps the layer on screen's weights only, then runs on the CPU."""
     _model_calls.ran = True  # runs only on a cache miss, in the session's own script thread
     loaded = cached_model(spec)
     on_cpu = loaded.device.type == "cpu"
-    with process_queue().slot():  # a cache miss is a forward: it takes one of the server's run slots (issue 32)
-        return capture_within_memory(loaded, text, backend=backend, weights="all" if weights_layers is None
-                                     else weights_layers, keep_layer=_keep_layer,
-                                     deadline_s=hosting_policy().deadline_s,
-                                     cpu_model=None if on_cpu else lambda: cached_model(spec, "cpu"))
+    return run_capture(_plan, loaded, backend=backend, on_wait=_on_wait,
+                       cpu_model=None if on_cpu else lambda: cached_model(spec, "cpu"))
 
 
-def planned_capture(spec: str, text: str, backend: str, planned: RequestPlan, layer: int) -> Capture:
+def planned_capture(spec: str, backend: str, planned: Plan, layer: int,
+                    on_wait: Callable[[int, int], None] | None = None) -> Capture:
     """The cached capture for a plan, holding ``layer``'s weights (an out-of-memory retry may have kept another
     layer's: then that layer is asked for on its own)."""
-    result = cached_capture(spec, text, backend, planned.weights_layers, _keep_layer=layer)
+    text = planned.request.texts[0]
+    result = cached_capture(spec, text, backend, planned.weights, _plan=planned, _on_wait=on_wait)
     if layer not in result.weights:
-        result = cached_capture(spec, text, backend, (int(layer),), _keep_layer=layer)
+        alone = replace(planned, weights=(int(layer),))
+        result = cached_capture(spec, text, backend, alone.weights, _plan=alone, _on_wait=on_wait)
     return result
+
+
+def plan_inspect(spec: str, text: str, layer: int) -> Plan:
+    """The Inspect run's plan for ``text`` on ``spec`` (the text tokenised once, for the forward too)."""
+    return plan(Request(kind="inspect", texts=(text,), weights="all", layer=int(layer)), cached_model(spec),
+                hosting_policy())
 
 
 def run(inputs: Inputs, loaded: LoadedModel, layer: int, status: Progress) -> tuple[Capture | None, bool]:
@@ -245,22 +262,23 @@ def run(inputs: Inputs, loaded: LoadedModel, layer: int, status: Progress) -> tu
 
     Every layer's weights are kept while they fit the memory budget; past it, only ``layer``'s (with a notice),
     so a long text costs one layer's n×n and another layer needs one more forward."""
-    status.update(label=t("inputs.running", inputs.state.lang))
+    lang = inputs.state.lang
+    status.update(label=t("inputs.running", lang))
     _model_calls.ran = False
     try:
-        planned = plan_request(loaded, inputs.state.text, layer, budget_bytes=hosting_policy().weights_budget_bytes)
-        # Past the server's run slots, wait in line showing the place (inspector.serving.run_queue, issue 32).
-        result = queued(lambda: planned_capture(inputs.spec, inputs.state.text, inputs.state.backend, planned, layer),
-                        lambda position, running: status.update(label=t(
-                            "queue.position", inputs.state.lang, position=position, running=running)))
+        planned = plan_inspect(inputs.spec, inputs.state.text, layer)
+        # Past the server's run slots, the line shows the place in line (inspector.serving.run_queue, issue 32).
+        waiting = outside_replay(lambda position, running: status.update(label=t(
+            "queue.position", lang, position=position, running=running)) if position else None)
+        result = planned_capture(inputs.spec, inputs.state.backend, planned, layer, waiting)
     except InspectorError as err:
-        status.update(label=t("inputs.run_failed", inputs.state.lang), state="error")
-        st.error(notice_text(err.args[0] if err.args else str(err), inputs.state.lang))
+        status.update(label=t("inputs.run_failed", lang), state="error")
+        st.error(notice_text(err.args[0] if err.args else str(err), lang))
         return None, False
-    if planned.notice:
-        st.info(notice_text(planned.notice, inputs.state.lang), icon=":material/memory:")
+    for notice in planned.notices:
+        st.info(notice_text(notice, lang), icon=":material/memory:")
     for notice in result.notices:
-        st.warning(notice_text(notice, inputs.state.lang), icon=":material/memory:")
+        st.warning(notice_text(notice, lang), icon=":material/memory:")
     return result, _model_calls.ran
 
 
@@ -276,9 +294,7 @@ def cached_bertviz(kind: str, spec: str, text: str, backend: str, layer: int,
 
 def _bertviz(kind: str, spec: str, text: str, backend: str, layer: int,
              head: int | None) -> tuple[str, int, list[int]]:
-    loaded = cached_model(spec)
-    planned = plan_request(loaded, text, layer, budget_bytes=hosting_policy().weights_budget_bytes)
-    result = planned_capture(spec, text, backend, planned, layer)
+    result = planned_capture(spec, backend, plan_inspect(spec, text, layer), layer)
     fits = head_view_max_layers(result) if kind == "head" else model_view_max_layers(result)
     # Past the memory budget the capture holds the layer on screen only.
     fits = min(fits, len(result.weights))

@@ -38,28 +38,24 @@ texts are limited to :data:`MAX_COMPARE_TOKENS` tokens.
 
 from __future__ import annotations
 
-import difflib
 import math
 import time
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 import numpy as np
 
 from inspector.analyses.divergence import JS_MAX, jensen_shannon_numpy
+from inspector.analyses.token_alignment import TokenAlignment, TokenChoice, align_tokens, default_query, resolve_token
+from inspector.base.display import Displayable
 from inspector.base.errors import InvalidRequestError, InvalidTextError
-from inspector.base.i18n import t
 from inspector.base.limits import COMPARE_WEIGHTS_BUDGET_BYTES
 from inspector.base.tokens import readable_tokens, token_labels
+from inspector.core.budget import attention_bytes
 from inspector.core.capture import Capture, capture
 from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel
 from inspector.core.outputs import ModelOutput, model_output, output_change
-
-PairKind = Literal["equal", "replace"]
-TokenChoice = int | str
 
 # A sentence pair is a few dozen tokens; the weights of both texts are held to COMPARE_WEIGHTS_BUDGET_BYTES.
 MAX_COMPARE_TOKENS = 256
@@ -95,114 +91,6 @@ EXAMPLE_PAIRS: tuple[ComparePair, ...] = (
 class IncomparableModelsError(InvalidRequestError):
     """Two models cannot be compared head by head: different layers × heads, or tokenizers that split the text
     into different tokens."""
-
-
-# ------------------------------------------------------------------------------------------------ alignment
-
-@dataclass(frozen=True)
-class TokenAlignment:
-    """Which token of text A stands for which token of text B.
-
-    pairs: (pairs, 2) int64 — (position in A, position in B) of each aligned token, in order.
-    kinds: one ``"equal"`` or ``"replace"`` per pair. differs_a: (len_a,) bool — True where A's token is not
-    matched by an equal token (replaced, deleted); differs_b: (len_b,) bool likewise. partner_a: (len_a,) int64 —
-    B position of each A token's partner, −1 if none; partner_b: (len_b,) int64 likewise.
-    common_prefix: how many leading tokens are equal in both."""
-
-    pairs: np.ndarray
-    kinds: tuple[PairKind, ...]
-    differs_a: np.ndarray
-    differs_b: np.ndarray
-    partner_a: np.ndarray
-    partner_b: np.ndarray
-    common_prefix: int
-
-    def __post_init__(self) -> None:
-        if self.pairs.ndim != 2 or self.pairs.shape[1] != 2 or len(self.kinds) != len(self.pairs):
-            raise ValueError(f"TokenAlignment.pairs has shape {self.pairs.shape} for {len(self.kinds)} kinds")
-        if self.differs_a.shape != self.partner_a.shape or self.differs_b.shape != self.partner_b.shape:
-            raise ValueError("TokenAlignment: differs and partner arrays must have one entry per token")
-        for a, b in self.pairs:
-            if self.partner_a[a] != b or self.partner_b[b] != a:
-                raise ValueError(f"TokenAlignment: pair ({a}, {b}) is not recorded in the partner arrays")
-        if len(self.pairs) and ((np.diff(self.pairs[:, 0]) <= 0).any() or (np.diff(self.pairs[:, 1]) <= 0).any()):
-            raise ValueError("TokenAlignment.pairs must increase on both sides (an alignment never crosses)")
-
-    @property
-    def identical(self) -> bool:
-        return not self.differs_a.any() and not self.differs_b.any()
-
-
-def align_tokens(tokens_a: Sequence[str], tokens_b: Sequence[str]) -> TokenAlignment:
-    """Align two token sequences (see the module docstring): SequenceMatcher's equal blocks, replaced spans
-    paired position by position up to the shorter side, the rest unpaired."""
-    matcher = difflib.SequenceMatcher(None, list(tokens_a), list(tokens_b), autojunk=False)
-    pairs: list[tuple[int, int]] = []
-    kinds: list[PairKind] = []
-    differs_a, differs_b = np.ones(len(tokens_a), bool), np.ones(len(tokens_b), bool)
-    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
-        if tag == "equal":
-            pairs.extend(zip(range(a0, a1), range(b0, b1)))
-            kinds.extend(["equal"] * (a1 - a0))
-            differs_a[a0:a1] = False
-            differs_b[b0:b1] = False
-        elif tag == "replace":
-            paired = min(a1 - a0, b1 - b0)
-            pairs.extend(zip(range(a0, a0 + paired), range(b0, b0 + paired)))
-            kinds.extend(["replace"] * paired)
-    partner_a, partner_b = np.full(len(tokens_a), -1, np.int64), np.full(len(tokens_b), -1, np.int64)
-    for a, b in pairs:
-        partner_a[a], partner_b[b] = b, a
-    prefix = 0
-    while prefix < min(len(tokens_a), len(tokens_b)) and tokens_a[prefix] == tokens_b[prefix]:
-        prefix += 1
-    return TokenAlignment(pairs=np.array(pairs, dtype=np.int64).reshape(-1, 2), kinds=tuple(kinds),
-                          differs_a=differs_a, differs_b=differs_b, partner_a=partner_a, partner_b=partner_b,
-                          common_prefix=prefix)
-
-
-def normalized_token(token: str) -> str:
-    """A token as a person types it: word-piece markers (``##``, ``Ġ``, ``▁``) dropped, NFKC, lower case."""
-    for marker in ("##", "Ġ", "▁"):
-        token = token.removeprefix(marker)
-    return unicodedata.normalize("NFKC", token).strip().lower()
-
-
-def default_query(alignment: TokenAlignment, special_a: np.ndarray | None = None) -> int:
-    """A's position of the default query: the first differing slot after the common prefix when it is paired,
-    else the first paired token after it; identical texts: the last non-special token of A."""
-    special = np.zeros(len(alignment.partner_a), bool) if special_a is None else np.asarray(special_a, bool)
-    paired = [int(a) for a, _ in alignment.pairs if not special[a]]
-    after = [a for a in paired if a >= alignment.common_prefix]
-    if after and not alignment.identical:
-        return after[0]
-    if paired:
-        return paired[-1]
-    raise InvalidRequestError("the two texts share no token that could serve as the query; make them differ in "
-                              "a word or two, not throughout")
-
-
-def resolve_token(choice: TokenChoice, tokens_a: Sequence[str], tokens_b: Sequence[str], alignment: TokenAlignment,
-                  what: str = "query") -> tuple[int, int]:
-    """``choice`` (a position in text A, or a token string — the first such token of A, else of B, that has a
-    partner) → its (A position, B position). Raises :class:`InvalidRequestError` naming what exists."""
-    if isinstance(choice, (int, np.integer)) and not isinstance(choice, bool):
-        position = int(choice)
-        if not 0 <= position < len(tokens_a):
-            raise InvalidRequestError(f"{what} position {position} does not exist: text A has tokens "
-                                      f"0–{len(tokens_a) - 1}")
-        if alignment.partner_a[position] < 0:
-            raise InvalidRequestError(f"{what} “{tokens_a[position]}” (position {position}) has no partner in text B "
-                                      "(it was inserted or deleted); pick a token both texts have")
-        return position, int(alignment.partner_a[position])
-    if not isinstance(choice, str) or not normalized_token(choice):
-        raise InvalidRequestError(f"{what} must be a token string or a position in text A; got {choice!r}")
-    wanted = normalized_token(choice)
-    for a, b in alignment.pairs:
-        if normalized_token(tokens_a[a]) == wanted or normalized_token(tokens_b[b]) == wanted:
-            return int(a), int(b)
-    shown = ", ".join(dict.fromkeys(tokens_a[a] for a, _ in alignment.pairs))
-    raise InvalidRequestError(f"{what} “{choice}” is not a token both texts have; tokens with a partner: {shown}")
 
 
 # ------------------------------------------------------------------------------------------------ per-row math
@@ -334,7 +222,7 @@ def compare_outputs(run_a: TextRun, run_b: TextRun) -> OutputComparison:
 # ------------------------------------------------------------------------------------------------ the result
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(Displayable):
     """Text/model A against text/model B, head by head.
 
     tokens_a: len_a strings, tokens_b: len_b. alignment: :class:`TokenAlignment`. query: (A position, B
@@ -499,7 +387,7 @@ def check_length(loaded: LoadedModel, text: str, what: str = "text") -> int:
     """Tokens of ``text`` (validated as a capture would); :class:`InvalidTextError` past the compare limits."""
     n = len(encode_text(loaded, text).tokens)
     info = loaded.info
-    weights = 2 * info.num_layers * info.num_heads * n * n * 4
+    weights = attention_bytes(info, n, copies=2)  # both texts, every layer
     if n > MAX_COMPARE_TOKENS or weights > COMPARE_WEIGHTS_BUDGET_BYTES:
         raise InvalidTextError(
             f"{what} has {n} tokens; Compare keeps every layer's attention weights of both texts and reads at most "
@@ -608,45 +496,15 @@ def head_pair(comparison: Comparison, layer: int, head: int) -> HeadPair:
                     query_b=rows.aligned_b)
 
 
-# ------------------------------------------------------------------------------------------------ words, JSON
-
-def _number(value: float, digits: int = 3) -> str:
-    return f"{value:.{digits}f}"
-
-
-def comparison_sentence(comparison: Comparison, lang: str = "en") -> str:
-    """One sentence composed from the numbers, in ``lang`` (the catalogue's compare.* entries)."""
-    total = comparison.num_layers * comparison.num_heads
-    query = comparison.token_label(comparison.query)
-    layer, head = (int(x) for x in comparison.ranked[0])
-    if comparison.key_shift is not None:
-        key1, key2 = (comparison.token_label(k) for k in comparison.keys)
-        best = np.unravel_index(int(np.argmax(comparison.key_shift)), comparison.key_shift.shape)
-        attention = t("compare.sentence_keys", lang, moved=comparison.moved_heads, total=total, query=query,
-                      key1=key1, key2=key2, layer=int(best[0]), head=int(best[1]),
-                      shift=_number(float(comparison.key_shift[best])))
-    else:
-        attention = t("compare.sentence_js", lang, moved=comparison.moved_heads, total=total, query=query,
-                      threshold=JS_THRESHOLD, layer=layer, head=head, js=_number(float(comparison.js[layer, head])))
-    out = comparison.output
-    if out.kind is None:
-        output = t("compare.sentence_output_none", lang)
-    elif out.kind == "embedding":
-        output = t("compare.sentence_output_embedding", lang, change=_number(out.change, 4))
-    else:
-        key = "compare.sentence_output_distribution" if out.kind == "distribution" else "compare.sentence_output_logits"
-        top_a, top_b = readable_tokens((out.top_a[0][0], out.top_b[0][0]))
-        output = t(key, lang, change=_number(out.change, 4), top_a=top_a, top_b=top_b,
-                   delta=f"{out.probability_change:+.3f}")
-    return t("compare.sentence", lang, attention=attention, output=output)
-
+# ------------------------------------------------------------------------------------------------ JSON
 
 def _floats(array: np.ndarray | None) -> list | None:
     return None if array is None else np.round(np.asarray(array, np.float64), 6).tolist()
 
 
-def comparison_json(comparison: Comparison, lang: str = "en") -> dict:
-    """The numbers of a comparison as JSON-ready data (the CLI writes it; the page offers it as a download)."""
+def comparison_json(comparison: Comparison, sentence: str) -> dict:
+    """The numbers of a comparison as JSON-ready data (the CLI writes it; the page offers it as a download), with
+    ``sentence``, :func:`inspector.charts.sentences.compare.comparison_sentence` in the reader's language."""
     out = comparison.output
     keys = None if comparison.keys is None else [
         {"a": a, "b": b, "token": comparison.token_label((a, b))} for a, b in comparison.keys]
@@ -675,5 +533,5 @@ def comparison_json(comparison: Comparison, lang: str = "en") -> dict:
         "output": {"kind": out.kind, "change": out.change, "top_a": [list(p) for p in out.top_a],
                    "top_b": [list(p) for p in out.top_b], "probability_change": out.probability_change,
                    "note": out.note},
-        "sentence": comparison_sentence(comparison, lang),
+        "sentence": sentence,
     }

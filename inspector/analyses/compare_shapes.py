@@ -29,7 +29,6 @@ import numpy as np
 from inspector.analyses.divergence import JS_MAX, jensen_shannon_numpy
 from inspector.analyses.metrics import head_entropy
 from inspector.base.errors import InvalidRequestError
-from inspector.base.i18n import t
 from inspector.core.capture import Capture
 
 
@@ -172,25 +171,9 @@ def compare_shapes(a: Capture, b: Capture, shape_a: tuple[int, int, int], shape_
                             causal_a=a.causal, causal_b=b.causal)
 
 
-def shapes_sentence(result: ShapesComparison, lang: str = "en", names: tuple[str, str] | None = None) -> str:
-    """One sentence from the numbers, in ``lang``; ``names``: how the two models are named (default: as they are)."""
-    name_a, name_b = names or (result.model_a, result.model_b)
-    top_a = int(np.argmax(result.attention_a))
-    top_b = int(np.argmax(result.attention_b))
-    special = t("compare.shapes_special", lang)
-
-    def segment(index: int) -> str:
-        return special if index == len(result.segments) else result.segments[index]
-
-    return t("compare.shapes_sentence", lang, model_a=name_a, model_b=name_b,
-             shape_a="×".join(str(x) for x in result.shape_a[:2]), shape_b="×".join(str(x) for x in result.shape_b[:2]),
-             query=result.segments[result.query], top_a=segment(top_a), top_b=segment(top_b),
-             share_a=f"{result.attention_a[top_a]:.0%}", share_b=f"{result.attention_b[top_b]:.0%}",
-             js=f"{result.js:.3f}")
-
-
-def shapes_json(result: ShapesComparison, lang: str = "en") -> dict:
-    """The numbers as JSON-ready data (the CLI writes it; the page offers it)."""
+def shapes_json(result: ShapesComparison, *, note: str, sentence: str) -> dict:
+    """The numbers as JSON-ready data (the CLI writes it; the page offers it), with the words in the reader's
+    language (:func:`inspector.charts.sentences.compare.shapes_words`): the output's ``note`` and the ``sentence``."""
     def floats(array: np.ndarray) -> list:
         return [None if not np.isfinite(x) else round(float(x), 6) for x in array]
 
@@ -206,5 +189,5 @@ def shapes_json(result: ShapesComparison, lang: str = "en") -> dict:
             "attention_by_segment": {"a": floats(result.attention_a), "b": floats(result.attention_b),
                                      "last_entry": "special tokens"},
             "js": round(result.js, 6),
-            "output": {"comparable": False, "note": t("compare.shapes_output", lang)},
-            "sentence": shapes_sentence(result, lang)}
+            "output": {"comparable": False, "note": note},
+            "sentence": sentence}

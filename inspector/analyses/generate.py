@@ -32,9 +32,10 @@ from typing import Literal
 import numpy as np
 import torch
 
+from inspector.base.display import Displayable
 from inspector.base.errors import InspectorError, InvalidRequestError, InvalidTextError, UnsupportedModelError
 from inspector.base.progress import Progress, no_progress
-from inspector.core.forward import encode_text, forward
+from inspector.core.forward import EncodedText, encode_text, forward
 from inspector.core.loading import LoadedModel
 
 # The longest generation one call makes: the page's slider and the CLI stop here (a CPU writes ~10 tokens/s).
@@ -53,6 +54,11 @@ def _decoder_check(loaded: LoadedModel) -> None:
             "cannot write text; pick bundled:smollm2-135m or bundled:gemma-3-270m")
 
 
+# Below this, logits / temperature overflows float32 (a 1e-40 or 5e-324 typed in crashed the draw, issue 45 item 4);
+# 0.01 already makes the most likely token win any gap of 0.5 logits by e^50.
+MIN_TEMPERATURE = 0.01
+
+
 @dataclass(frozen=True)
 class SamplingOptions:
     """How each next token is chosen. ``temperature`` 0 = greedy; ``top_k`` None = no top-k cut; ``top_p`` in
@@ -68,6 +74,10 @@ class SamplingOptions:
                 or self.temperature < 0:
             raise InvalidRequestError(f"temperature {self.temperature} must be a finite number ≥ 0 (0 = greedy: "
                                       "always the most likely token); try 0.7")
+        if 0 < self.temperature < MIN_TEMPERATURE:
+            raise InvalidRequestError(f"temperature {self.temperature:g} is below {MIN_TEMPERATURE:g}, the smallest "
+                                      "one float32 logits can be divided by; use 0 for greedy, or at least "
+                                      f"{MIN_TEMPERATURE:g}")
         if self.top_k is not None and (not isinstance(self.top_k, int) or self.top_k < 1):
             raise InvalidRequestError(f"top-k {self.top_k} must be a whole number ≥ 1 (the k most likely tokens "
                                       "are kept); leave it unset for no cut")
@@ -89,7 +99,8 @@ def next_token_distribution(logits: torch.Tensor, options: SamplingOptions) -> t
     logits = logits.float()
     if options.greedy:
         return torch.softmax(logits, dim=-1)
-    scores = logits / options.temperature
+    # The largest score becomes 0 before dividing, so no temperature ≥ MIN_TEMPERATURE overflows to inf / NaN.
+    scores = (logits - logits.max()) / options.temperature
     if options.top_k is not None and options.top_k < scores.shape[-1]:
         kth = torch.topk(scores, options.top_k).values[-1]
         scores = scores.masked_fill(scores < kth, float("-inf"))
@@ -97,7 +108,9 @@ def next_token_distribution(logits: torch.Tensor, options: SamplingOptions) -> t
     if options.top_p < 1:
         sorted_probs, order = torch.sort(probs, descending=True)
         before = torch.cumsum(sorted_probs, dim=-1) - sorted_probs  # mass of the tokens more likely than each
-        drop_sorted = before >= options.top_p  # the most likely token is always kept (its "before" is 0)
+        drop_sorted = before >= options.top_p
+        # The most likely token is always kept, even for a top-p that float32 rounds to 0 (1e-300, issue 45).
+        drop_sorted[0] = False
         drop = torch.zeros_like(drop_sorted).scatter(0, order, drop_sorted)
         probs = probs.masked_fill(drop, 0.0)
         probs = probs / probs.sum()
@@ -105,7 +118,7 @@ def next_token_distribution(logits: torch.Tensor, options: SamplingOptions) -> t
 
 
 @dataclass(frozen=True)
-class Generation:
+class Generation(Displayable):
     """One prompt's generation, every step measured. ``steps`` = how many tokens were generated (T); step ``t``'s
     query is the token at position ``prompt_len − 1 + t`` and its keys the ``prompt_len + t`` tokens before and
     including it (the module docstring). ``positions`` = prompt_len + T − 1, the longest row.
@@ -291,6 +304,7 @@ def generate(
     progress: Progress = no_progress,
     on_token: Callable[[int, str, str], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    encoded: EncodedText | None = None,
 ) -> Generation:
     """Continue ``prompt`` by up to ``max_new_tokens`` tokens, measuring every step (see :class:`Generation`).
 
@@ -300,7 +314,8 @@ def generate(
     contract, once per token (units: tokens; a callback that raises stops the run). ``on_token(step, token,
     text)``: the new token's string and the generated text so far, for a page that streams them.
     ``should_stop()``: polled before each step; True ends the run there with ``finish == "stopped"`` and the
-    steps so far.
+    steps so far. ``encoded``: the prompt as :func:`render_prompt` and :func:`~inspector.core.forward.encode_text`
+    made it for the run's plan (:func:`inspector.serving.run.plan`), so the prompt is tokenised once; None: here.
 
     Raises :class:`InvalidTextError` (empty prompt, past the model's length), :class:`InvalidRequestError` (bad
     sampling options, max_new_tokens 0 or past the positions, a layer the model lacks, chat without a template),
@@ -311,8 +326,9 @@ def generate(
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
         check_request(loaded, 0, max_new_tokens)  # refuses before the prompt is even tokenised
     text, add_special = render_prompt(loaded, prompt, chat=chat)
-    encoded = encode_text(loaded, text, add_special_tokens=add_special)
-    prompt_ids = encoded.inputs["input_ids"]  # (1, prompt_len)
+    if encoded is None:
+        encoded = encode_text(loaded, text, add_special_tokens=add_special)
+    prompt_ids = encoded.inputs["input_ids"].to(loaded.device)  # (1, prompt_len)
     prompt_len = prompt_ids.shape[1]
     check_request(loaded, prompt_len, max_new_tokens)
     if weights == "all":

@@ -53,6 +53,7 @@ from inspector.analyses.attribution import (
     method_scores,
 )
 from inspector.analyses.tasks import FRESH_SEED, Example, Task, generate, task
+from inspector.base.display import Displayable
 from inspector.base.errors import InvalidRequestError
 from inspector.base.i18n import CATALOGUE, DEFAULT_LANGUAGE, t
 from inspector.base.jsonable import to_jsonable
@@ -348,7 +349,7 @@ def aggregate_ranks(ranks: np.ndarray, content: np.ndarray, k: int) -> dict[str,
 
 
 @dataclass(frozen=True)
-class Scoreboard:
+class Scoreboard(Displayable):
     """Every method over N fresh examples of a ground-truth model.
 
     methods: m names; k: the k of top-k; seed: the examples' seed. ranks: (N, m) int, the causal token's rank

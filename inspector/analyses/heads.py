@@ -68,6 +68,7 @@ from inspector.analyses.metrics import (
 )
 from inspector.analyses.redundancy import classical_mds, cluster_order
 from inspector.base.assets import ASSETS_DIR
+from inspector.base.display import Displayable
 from inspector.base.errors import InvalidRequestError, InvalidTextError
 from inspector.base.jsonable import to_jsonable
 from inspector.base.progress import Progress, no_progress
@@ -210,7 +211,7 @@ class PruningCurve:
 
 
 @dataclass(frozen=True)
-class HeadReport:
+class HeadReport(Displayable):
     """Everything the Heads page and ``python -m inspector heads`` show, for one text or a corpus.
 
     info: the model. texts: the texts (one in single-text mode). tokens: per text, the tokenizer's strings.

@@ -44,6 +44,7 @@ from scipy.special import entr
 
 from inspector.analyses.attribution import batch_size_for
 from inspector.analyses.metrics import HeadEntropy, HealthThresholds, head_entropy_from_rows
+from inspector.base.display import Displayable
 from inspector.base.errors import InvalidRequestError
 from inspector.base.i18n import device_label, t
 from inspector.base.jsonable import to_jsonable
@@ -957,7 +958,7 @@ def leave_one_out(loaded: LoadedModel, text: str, *, backend: str = "torch") -> 
 
 
 @dataclass(frozen=True)
-class Lessons:
+class Lessons(Displayable):
     """Every lesson for one model, text, layer and head. ``complexity`` and ``importance`` are None when not
     asked for (they cost extra time: timings, and one forward per token)."""
 

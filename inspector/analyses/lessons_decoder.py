@@ -35,6 +35,7 @@ import torch
 from inspector.analyses.divergence import jensen_shannon_numpy
 from inspector.analyses.lessons import Answer, _check_shapes, _f, _pct, asymmetry_index, position_kind
 from inspector.analyses.lessons_geometry import QKSpaceLesson, qk_space_lesson
+from inspector.base.display import Displayable
 from inspector.base.errors import InvalidRequestError, UnsupportedModelError
 from inspector.base.examples import long_corpus_text as long_text
 from inspector.base.jsonable import to_jsonable
@@ -618,7 +619,7 @@ def projections_lesson(loaded: LoadedModel, layer: int, head: int) -> Projection
 
 
 @dataclass(frozen=True)
-class DecoderLessons:
+class DecoderLessons(Displayable):
     """The decoder-era lessons that run on every page load (each a few forwards of the text); the streaming, window
     and linear-attention timings run on request (:func:`streaming_perplexity`, and
     :mod:`inspector.analyses.lessons_geometry`'s ``window_lesson`` and ``linear_lesson``)."""

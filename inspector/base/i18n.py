@@ -81,7 +81,7 @@ DYNAMIC_KEY_FAMILIES: tuple[str, ...] = (
     "heads.grid.{name}",
     "heads.column.{category}",
     "heads.pairs.{name}",
-    # inspector.analyses.roles: role_name f"roles.role.{role}", verdict f"roles.measure.{role}_{measure}"
+    # inspector.charts.sentences.roles: role_name f"roles.role.{role}", verdict f"roles.measure.{role}_{measure}"
     "roles.role.{role}",
     "roles.measure.{role}_{measure}",
     # inspector.charts.roles: the causal chart's axis f"chart.roles.y_{measure}"

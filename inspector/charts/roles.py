@@ -11,7 +11,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from inspector.analyses.roles import NO_ROLE, ROLES, RolesResult, role_name
+from inspector.analyses.roles import NO_ROLE, ROLES, RolesResult
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.charts.base import (
     HEAD_SELECTION,
@@ -21,6 +21,7 @@ from inspector.charts.base import (
     style_chart,
     weight_scale,
 )
+from inspector.charts.sentences.roles import role_name
 
 # One colour per role (Tableau 10, colour-blind-safe order), grey for none.
 ROLE_COLOURS = {"induction": "#e15759", "duplicate": "#b07aa1", "previous": "#4e79a7", "sink": "#f28e2b",

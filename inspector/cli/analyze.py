@@ -11,7 +11,10 @@ from inspector.cli.common import (
     add_text_options,
     check_layers,
     check_model_options,
+    cpu_loader,
+    load,
     parse_layers,
+    plan_request,
     read_text,
     warn_if_unreadable,
     write_json,
@@ -32,23 +35,25 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from inspector.analyses.metrics import head_entropy
-    from inspector.core.capture import capture
-    from inspector.core.loading import load_model
     from inspector.output.export import capture_json
+    from inspector.serving.run import Request, run_capture
 
     check_model_options(args)
     weights = parse_layers(args.weights)
     text = read_text(args)
-    loaded = load_model(args.model, device=args.device, dtype=args.dtype)
+    loaded = load(args)
     check_layers(weights, loaded.info)
     warn_if_unreadable(loaded, text)
+    request = Request(kind="inspect", texts=(text,), weights=weights, truncate=args.truncate,
+                      layer=weights[0] if isinstance(weights, list) and weights else 0)
     try:
-        result = capture(loaded, text, backend=args.backend, weights=weights, truncate=args.truncate)
+        planned = plan_request(request, loaded)
     except InvalidTextError as err:
         if args.truncate or not _too_long(loaded, text):
             raise
         raise InvalidTextError(f"{err} (or pass --truncate to read its first {loaded.info.max_positions} "
                                "tokens)") from err
+    result = run_capture(planned, loaded, backend=args.backend, cpu_model=cpu_loader(args, loaded))
     if args.json:
         write_json(capture_json(loaded.info, result), args.json)
         if args.json != "-":

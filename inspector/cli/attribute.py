@@ -16,8 +16,10 @@ from inspector.cli.common import (
     add_text_options,
     check_model_options,
     int_in,
+    load,
     read_lines,
     read_text,
+    run_request,
     warn_if_unreadable,
     write_json,
 )
@@ -127,7 +129,7 @@ def run(args: argparse.Namespace) -> None:
         report_json,
     )
     from inspector.base.jsonable import to_jsonable
-    from inspector.core.loading import load_model
+    from inspector.serving.run import Request
 
     check_model_options(args)
     methods = (METHODS if args.methods.strip() == "all"
@@ -148,23 +150,30 @@ def run(args: argparse.Namespace) -> None:
     spec = TargetSpec(reference=args.reference, token=args.token, class_index=args.class_index)
     settings = AttributionSettings(layer=args.layer, head=args.head, query=query, methods=methods,
                                    ig_steps=args.ig_steps, removal=args.removal, permutations=args.permutations)
-    loaded = load_model(args.model, device=args.device, dtype=args.dtype)
+    loaded = load(args)
     _check_against_model(args, loaded)
     warn_if_unreadable(loaded, text)
-    report = attribute(loaded, text, spec=spec, settings=settings, backend=args.backend)
-    payload = report_json(report)
-    counterfactual = report.counterfactual
-    if args.adversarial_steps > 0:
-        counterfactual = counterfactual_attention(loaded, text, spec=spec, layer=report.layer, head=report.head,
-                                                  query=report.query, permutations=args.permutations,
-                                                  steps=args.adversarial_steps, backend=args.backend,
-                                                  progress=print_progress)
-        payload["counterfactual"] = counterfactual_json(counterfactual)
-    if texts is not None:
-        corpus = corpus_agreement(loaded, texts, spec=spec, settings=settings, backend=args.backend)
-        payload["corpus_agreement"] = to_jsonable({"methods": list(corpus.methods), "texts": len(texts),
-                                                   "kendall_mean": corpus.mean, "kendall_low_95": corpus.low,
-                                                   "kendall_high_95": corpus.high, "resamples": corpus.resamples})
+
+    def work(plan, progress):
+        report = attribute(loaded, text, spec=spec, settings=settings, backend=args.backend)
+        payload = report_json(report)
+        counterfactual = report.counterfactual
+        if args.adversarial_steps > 0:
+            counterfactual = counterfactual_attention(loaded, text, spec=spec, layer=report.layer, head=report.head,
+                                                      query=report.query, permutations=args.permutations,
+                                                      steps=args.adversarial_steps, backend=args.backend,
+                                                      progress=progress)
+            payload["counterfactual"] = counterfactual_json(counterfactual)
+        if texts is not None:
+            corpus = corpus_agreement(loaded, texts, spec=spec, settings=settings, backend=args.backend)
+            payload["corpus_agreement"] = to_jsonable({"methods": list(corpus.methods), "texts": len(texts),
+                                                       "kendall_mean": corpus.mean, "kendall_low_95": corpus.low,
+                                                       "kendall_high_95": corpus.high,
+                                                       "resamples": corpus.resamples})
+        return report, payload, counterfactual
+
+    _, (report, payload, counterfactual) = run_request(Request(kind="attribution", texts=(text,)), loaded, work,
+                                                       progress=print_progress)
     if args.json:
         write_json(payload, args.json)
         if args.json != "-":

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from inspector.cli.common import BACKENDS, write_json
+from inspector.cli.common import BACKENDS, run_request, write_json
 
 HELP = "census: per-head statistics over a corpus (Parquet shards + summary; local or Ray); --roles: head roles"
 REPORT_LINES_SHOWN = 6
@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> None:
     from inspector.analyses.roles import DEFAULT_BATCH, DEFAULT_REPEAT, DEFAULT_SEEDS, DEFAULT_WINDOW, check_options
     from inspector.base.errors import InvalidRequestError
     from inspector.charts.sentences.census import census_report
+    from inspector.serving.run import Request
 
     if args.data is None and not args.roles:
         raise InvalidRequestError("census needs --data PATH (a corpus), or --roles (head roles by probe, no corpus)")
@@ -56,13 +57,12 @@ def run(args: argparse.Namespace) -> None:
         run_roles(args)
         return
     data = CENSUS_CORPUS_PATH if args.data == "bundled" else args.data
-    summary = census(args.model, data, out=args.out, engine=args.engine, column=args.column, limit=args.limit,
-                     truncate=args.truncate,
-                     batch_tokens=DEFAULT_BATCH_TOKENS if args.batch_tokens is None else args.batch_tokens,
-                     shard_size=DEFAULT_SHARD_SIZE if args.shard_size is None else args.shard_size,
-                     backend=args.backend, device=args.device,
-                     dtype=args.dtype, address=args.address, actors=args.actors,
-                     gpus_per_actor=args.gpus_per_actor, num_cpus=args.num_cpus, report=census_report)
+    _, summary = run_request(Request(kind="census"), None, lambda plan, progress: census(
+        args.model, data, out=args.out, engine=args.engine, column=args.column, limit=args.limit,
+        truncate=args.truncate, batch_tokens=DEFAULT_BATCH_TOKENS if args.batch_tokens is None else args.batch_tokens,
+        shard_size=DEFAULT_SHARD_SIZE if args.shard_size is None else args.shard_size, backend=args.backend,
+        device=args.device, dtype=args.dtype, address=args.address, actors=args.actors,
+        gpus_per_actor=args.gpus_per_actor, num_cpus=args.num_cpus, report=census_report))
     if args.json:
         write_json(summary_json(summary, census_report), args.json)
     if args.json != "-":
@@ -76,9 +76,12 @@ def run(args: argparse.Namespace) -> None:
 def run_roles(args: argparse.Namespace) -> None:
     """``census --roles``: the head roles into OUT/roles.json, and the report's lines."""
     from inspector.analyses.census.roles import ROLES_FILE, census_roles
+    from inspector.charts.sentences.roles import roles_words
+    from inspector.serving.run import Request
 
-    payload = census_roles(args.model, args.out, device=args.device, dtype=args.dtype, backend=args.backend,
-                           repeat=args.repeat, top_k=args.top_k, seed=args.seed)
+    _, payload = run_request(Request(kind="census"), None, lambda plan, progress: census_roles(
+        args.model, args.out, words=roles_words, device=args.device, dtype=args.dtype, backend=args.backend,
+        repeat=args.repeat, top_k=args.top_k, seed=args.seed))
     if args.json and args.data is None:
         write_json(payload, args.json)
     if args.json != "-":

@@ -231,3 +231,49 @@ def prepare_bundled_models(args: argparse.Namespace) -> None:
         spec = ModelSpec.parse(text)  # a malformed spec is refused here, in one line (exit 2)
         if spec.kind == "bundled":
             prepare(spec, progress=stderr_progress())
+
+
+def hosting_policy():
+    """The instance's :class:`~inspector.serving.hosting.HostingPolicy` from the environment: with
+    ``INSPECTOR_HOSTED=1`` a command honours the hosted limits a page does (issue 39)."""
+    from inspector.serving.hosting import HostingPolicy
+
+    return HostingPolicy.from_env()
+
+
+def load(args: argparse.Namespace, spec: str | None = None):
+    """The model ``spec`` (default ``--model``) on ``--device`` in ``--dtype``, loaded under the hosting policy
+    (:func:`inspector.serving.hosting.load_allowed_model`: the allow-list when hosted, the parameter cap)."""
+    from inspector.serving.hosting import load_allowed_model
+
+    return load_allowed_model(spec or args.model, hosting_policy(), device=args.device, dtype=args.dtype)
+
+
+def run_request(request, loaded, work: Callable, *, progress=None):
+    """Plan ``request`` (an :class:`inspector.serving.run.Request`) on ``loaded`` as a page would, print the plan's
+    notices on stderr, then ``work(plan, progress)`` inside the one run (the run slot, the deadline, the progress
+    checks): returns (plan, what ``work`` returned)."""
+    from inspector.base.progress import no_progress
+    from inspector.serving.run import run
+
+    planned = plan_request(request, loaded)
+    return planned, run(planned, lambda checked: work(planned, checked), progress=progress or no_progress)
+
+
+def plan_request(request, loaded):
+    """The plan of ``request`` on ``loaded`` under :func:`hosting_policy` (:func:`inspector.serving.run.plan`), its
+    notices (fewer layers' weights, texts, examples or new tokens) printed on stderr."""
+    from inspector.serving.run import plan
+
+    planned = plan(request, loaded, hosting_policy())
+    for notice in planned.notices:
+        print(f"notice: {notice}", file=sys.stderr)
+    return planned
+
+
+def cpu_loader(args: argparse.Namespace, loaded):
+    """For a run's out-of-memory fallback: a loader of ``--model`` on the CPU (None when ``loaded`` is there)."""
+    if loaded.device.type == "cpu":
+        return None
+    return lambda: load(argparse.Namespace(**{**vars(args), "device": "cpu"}))
+

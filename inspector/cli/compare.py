@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from inspector.base.errors import InvalidRequestError
-from inspector.cli.common import BACKENDS, write_json
+from inspector.cli.common import BACKENDS, load, plan_request, run_request, write_json
 
 HELP = "compare two texts (or two models) head by head: which heads moved a token's attention, and the output"
 
@@ -49,7 +49,8 @@ def run(args: argparse.Namespace) -> None:
     from transformers.utils import logging as hf_logging
 
     from inspector.analyses.compare import IncomparableModelsError, compare, comparison_json
-    from inspector.core.loading import load_model
+    from inspector.charts.sentences.compare import comparison_sentence
+    from inspector.serving.run import Request
 
     # The weight-loading progress bar would put lines on stderr before a one-line error.
     hf_logging.disable_progress_bar()
@@ -58,17 +59,24 @@ def run(args: argparse.Namespace) -> None:
         raise InvalidRequestError("nothing to compare: give --text-b (two texts) or --model-b (two models)")
     keys = parse_keys(args.keys)
     query = None if args.query is None else _token(args.query)
-    loaded_a = load_model(args.model, device=args.device, dtype=args.dtype)
-    loaded_b = loaded_a if args.model_b is None else load_model(args.model_b, device=args.device, dtype=args.dtype)
+    loaded_a = load(args)
+    loaded_b = loaded_a if args.model_b is None else load(args, args.model_b)
     text_b = args.text if args.text_b is None else args.text_b
-    try:
-        payload = comparison_json(compare(loaded_a, args.text, loaded_b, text_b, query=query, keys=keys,
-                                          backend=args.backend), args.lang)
-    except IncomparableModelsError:
-        if args.text_b is not None or loaded_b is loaded_a:
-            raise
-        # Two models of different shapes or tokenizers on one text (MiniLM vs Gemma): what both have (issue 27).
-        payload = _shapes_payload(loaded_a, loaded_b, args)
+
+    def work(plan, progress) -> dict:
+        try:
+            comparison = compare(loaded_a, args.text, loaded_b, text_b, query=query, keys=keys,
+                                 backend=args.backend)
+            return comparison_json(comparison, comparison_sentence(comparison, args.lang))
+        except IncomparableModelsError:
+            if args.text_b is not None or loaded_b is loaded_a:
+                raise
+            # Two models of different shapes or tokenizers on one text (MiniLM vs Gemma): what both have (issue 27).
+            return _shapes_payload(loaded_a, loaded_b, args)
+
+    if loaded_b is not loaded_a:  # each model's own token count is held to its limit (issue 45, item 2)
+        plan_request(Request(kind="compare", texts=(text_b,)), loaded_b)
+    _, payload = run_request(Request(kind="compare", texts=(args.text, text_b)), loaded_a, work)
     if args.json:
         write_json(payload, args.json)
     if args.json != "-":
@@ -79,6 +87,7 @@ def _shapes_payload(loaded_a, loaded_b, args: argparse.Namespace) -> dict:
     """Models of different shapes on one text: :func:`inspector.analyses.compare_shapes.compare_shapes`'s JSON."""
     from inspector.analyses.compare import run_text
     from inspector.analyses.compare_shapes import compare_shapes, shapes_json
+    from inspector.charts.sentences.compare import shapes_words
 
     if args.keys is not None:
         raise InvalidRequestError("--keys compares two heads' rows; models of different shapes have no head "
@@ -90,4 +99,4 @@ def _shapes_payload(loaded_a, loaded_b, args: argparse.Namespace) -> dict:
     shapes = [(m.info.num_layers, m.info.num_heads, m.info.num_kv_heads) for m in (loaded_a, loaded_b)]
     result = compare_shapes(runs[0].capture, runs[1].capture, *shapes,
                             query=None if args.query is None else int(args.query))
-    return shapes_json(result, args.lang)
+    return shapes_json(result, **shapes_words(result, args.lang))

@@ -8,7 +8,17 @@ import argparse
 import sys
 
 from inspector.base.errors import InvalidTextError
-from inspector.cli.common import BACKENDS, check_layers, check_model_options, float_in, int_in, parse_layers, write_json
+from inspector.cli.common import (
+    BACKENDS,
+    check_layers,
+    check_model_options,
+    float_in,
+    int_in,
+    load,
+    parse_layers,
+    run_request,
+    write_json,
+)
 
 HELP = ("continue a prompt on a causal LM (--model bundled:smollm2-135m or bundled:gemma-3-270m), measuring each "
         "new token's attention over the KV cache")
@@ -38,19 +48,24 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from inspector.analyses.generate import SamplingOptions, generate, generation_json
     from inspector.base.progress import print_progress
-    from inspector.core.loading import load_model
+    from inspector.serving.run import Request
 
     check_model_options(args)
     if not args.prompt.strip():
         raise InvalidTextError("the prompt is empty; give --prompt with the beginning of a text to continue")
     SamplingOptions(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, seed=args.seed)  # checks
     weights = parse_layers(args.weights)
-    loaded = load_model(args.model, device=args.device, dtype=args.dtype)
+    loaded = load(args)
     check_layers(weights, loaded.info)
-    result = generate(loaded, args.prompt, max_new_tokens=args.max_new_tokens, temperature=args.temperature,
-                      top_k=args.top_k, top_p=args.top_p, seed=args.seed, chat=args.chat, weights=weights,
-                      backend=args.backend, stop_at_eos=not args.no_eos,
-                      progress=print_progress if sys.stderr.isatty() else _quiet)
+    # Planned as the page plans it (issue 45, item 3): the prompt tokenised once, the new tokens and the layers whose
+    # rows are kept held to the budget — fewer layers with a notice, or a refusal in one line.
+    request = Request(kind="generate", texts=(args.prompt,), count=args.max_new_tokens, weights=weights,
+                      chat=args.chat)
+    _, result = run_request(request, loaded, lambda plan, progress: generate(
+        loaded, args.prompt, max_new_tokens=plan.keep, temperature=args.temperature, top_k=args.top_k,
+        top_p=args.top_p, seed=args.seed, chat=args.chat, weights=plan.weights, backend=args.backend,
+        stop_at_eos=not args.no_eos, progress=progress, encoded=plan.encodings[0]),
+        progress=print_progress if sys.stderr.isatty() else _quiet)
     if args.json:
         write_json(generation_json(result), args.json)
     if args.json != "-":

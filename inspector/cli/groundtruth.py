@@ -7,7 +7,7 @@ import argparse
 
 from inspector.base.errors import InvalidRequestError
 from inspector.base.progress import print_progress
-from inspector.cli.common import BACKENDS, check_model_options, int_in, write_json
+from inspector.cli.common import BACKENDS, check_model_options, int_in, load, run_request, write_json
 
 HELP = "score every attribution method on a shipped model whose causal token is known (the Ground truth page's twin)"
 
@@ -35,7 +35,8 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from inspector.analyses.groundtruth import hit_rate_words, scoreboard, scoreboard_json
     from inspector.base.model_ids import ModelSpec
-    from inspector.core.loading import load_model, shipped_choices
+    from inspector.core.loading import shipped_choices
+    from inspector.serving.run import Request
 
     check_model_options(args)
     spec = ModelSpec.parse(args.model)
@@ -43,9 +44,11 @@ def run(args: argparse.Namespace) -> None:
         name = "the bundled all-MiniLM-L6-v2" if spec.kind == "default" else spec.text
         raise InvalidRequestError(f"{name} has no known causal tokens; pick one of the "
                                   f"ground-truth models with --model ({', '.join(shipped_choices())})")
-    loaded = load_model(args.model, device=args.device, dtype=args.dtype)
-    board = scoreboard(loaded, args.examples, seed=args.seed, k=args.top_k, backend=args.backend,
-                       progress=print_progress)
+    loaded = load(args)
+    request = Request(kind="groundtruth", count=args.examples)
+    _, board = run_request(request, loaded, lambda plan, progress: scoreboard(
+        loaded, plan.keep, seed=args.seed, k=args.top_k, backend=args.backend, progress=progress),
+        progress=print_progress)
     if args.json:
         write_json(scoreboard_json(board), args.json)
     if args.json != "-":

@@ -6,7 +6,16 @@ import argparse
 
 from inspector.base.errors import InvalidTextError
 from inspector.base.progress import print_progress
-from inspector.cli.common import BACKENDS, check_model_options, float_in, read_lines, warn_if_unreadable, write_json
+from inspector.cli.common import (
+    BACKENDS,
+    check_model_options,
+    float_in,
+    load,
+    read_lines,
+    run_request,
+    warn_if_unreadable,
+    write_json,
+)
 
 HELP = "head report: entropy health, sinks, redundancy, importance, pruning; --roles: head roles by probe"
 
@@ -44,7 +53,7 @@ def run(args: argparse.Namespace) -> None:
     from inspector.analyses.heads import CORPUS_PATH, head_report, read_corpus, report_json
     from inspector.analyses.metrics import HealthThresholds
     from inspector.charts.sentences.heads import health_report
-    from inspector.core.loading import load_model
+    from inspector.serving.run import Request
 
     check_model_options(args)
     thresholds = HealthThresholds(collapsed=args.collapsed, diffuse=args.diffuse, sink=args.sink)
@@ -57,12 +66,13 @@ def run(args: argparse.Namespace) -> None:
     else:
         read_lines(args.corpus, "--corpus")  # a readable, non-empty regular file; read_corpus drops comments
         texts = read_corpus(args.corpus)
-    loaded = load_model(args.model, device=args.device, dtype=args.dtype)
+    loaded = load(args)
     if args.text is not None:
         warn_if_unreadable(loaded, args.text)
-
-    report = head_report(loaded, texts, thresholds=thresholds, ablation=args.ablation, backend=args.backend,
-                         progress=print_progress if args.corpus is not None else None)
+    request = Request(kind="heads", texts=tuple(texts), count=len(texts) if args.corpus is not None else None)
+    _, report = run_request(request, loaded, lambda plan, progress: head_report(
+        loaded, list(plan.kept(texts)), thresholds=thresholds, ablation=args.ablation, backend=args.backend,
+        progress=progress), progress=print_progress if args.corpus is not None else None)
     if args.json:
         write_json(report_json(report, health_report(report, args.lang)), args.json)
     if args.json != "-":
@@ -70,18 +80,21 @@ def run(args: argparse.Namespace) -> None:
 
 
 def run_roles(args: argparse.Namespace) -> None:
-    """``heads --roles``: the probe and causal test of :func:`inspector.analyses.roles.head_roles`; options are
+    """``heads --roles``: the probe and causal test of :func:`inspector.analyses.roles_causal.head_roles`; options are
     checked before the model loads (and R against the model's length after)."""
-    from inspector.analyses.roles import DEFAULT_REPEAT, check_options, head_roles, roles_json, roles_report
-    from inspector.core.loading import load_model
+    from inspector.analyses.roles import DEFAULT_REPEAT, check_options, roles_json
+    from inspector.analyses.roles_causal import head_roles
+    from inspector.charts.sentences.roles import roles_report, roles_words
+    from inspector.serving.run import Request
 
     check_model_options(args)
     check_options(repeat=DEFAULT_REPEAT if args.repeat is None else args.repeat, batch=args.batch, top_k=args.top_k,
                   window=args.window, seeds=args.seeds)
-    loaded = load_model(args.model, device=args.device, dtype=args.dtype)
-    result = head_roles(loaded, repeat=args.repeat, batch=args.batch, top_k=args.top_k, window=args.window,
-                        seed=args.seed, seeds=args.seeds, backend=args.backend, causal=not args.no_causal)
+    loaded = load(args)
+    _, result = run_request(Request(kind="heads"), loaded, lambda plan, progress: head_roles(
+        loaded, repeat=args.repeat, batch=args.batch, top_k=args.top_k, window=args.window, seed=args.seed,
+        seeds=args.seeds, backend=args.backend, causal=not args.no_causal))
     if args.json:
-        write_json(roles_json(result, args.lang), args.json)
+        write_json(roles_json(result, **roles_words(result, args.lang)), args.json)
     if args.json != "-":
         print("\n".join(roles_report(result, args.lang)))

@@ -13,7 +13,9 @@ from inspector.cli.common import (
     add_text_options,
     check_model_options,
     int_in,
+    load,
     read_text,
+    run_request,
     warn_if_unreadable,
     write_json,
 )
@@ -63,25 +65,33 @@ def parse_lengths(spec: str) -> list[int]:
 
 def run(args: argparse.Namespace) -> None:
     from inspector.analyses.lessons import all_lessons, lessons_json
-    from inspector.core.loading import load_model
+    from inspector.serving.run import Request
 
     check_model_options(args)
     lengths = parse_lengths(args.lengths)
     text = read_text(args)
-    loaded = load_model(args.model, device=args.device, dtype=args.dtype)
+    loaded = load(args)
     loaded.info.check_layer(args.layer, "--layer")
     loaded.info.check_head(args.head, "--head")
     warn_if_unreadable(loaded, text, args.lang)
-    result = all_lessons(loaded, text, args.layer, args.head, backend=args.backend, timing_lengths=lengths or None,
-                         importance=True)
-    payload = {**lessons_json(result, args.lang), "model": loaded.info.as_json(), "lang": args.lang}
-    decoder = None
-    if args.decoder:
-        from inspector.analyses.lessons_decoder import decoder_lessons, decoder_lessons_json
+    decoder_model = load(args, args.decoder) if args.decoder else None
 
-        decoder_model = load_model(args.decoder, device=args.device, dtype=args.dtype)
-        decoder = decoder_lessons(loaded, decoder_model, text, args.decoder_layer, args.decoder_head,
-                                  backend=args.backend)
+    def work(plan, progress):
+        result = all_lessons(loaded, text, args.layer, args.head, backend=args.backend,
+                             timing_lengths=lengths or None, importance=True)
+        decoder = None
+        if decoder_model is not None:
+            from inspector.analyses.lessons_decoder import decoder_lessons
+
+            decoder = decoder_lessons(loaded, decoder_model, text, args.decoder_layer, args.decoder_head,
+                                      backend=args.backend)
+        return result, decoder
+
+    _, (result, decoder) = run_request(Request(kind="lessons", texts=(text,)), loaded, work)
+    payload = {**lessons_json(result, args.lang), "model": loaded.info.as_json(), "lang": args.lang}
+    if decoder is not None:
+        from inspector.analyses.lessons_decoder import decoder_lessons_json
+
         payload["decoder"] = {**decoder_lessons_json(decoder, args.lang), "model": decoder_model.info.as_json()}
     if args.json:
         write_json(payload, args.json)

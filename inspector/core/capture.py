@@ -17,9 +17,10 @@ from typing import Literal
 import numpy as np
 import torch
 
+from inspector.base.display import Displayable
 from inspector.base.errors import DeviceOutOfMemoryError, InspectorError, InvalidRequestError
 from inspector.base.i18n import Notice
-from inspector.core.forward import encode_text, forward, token_word_ids
+from inspector.core.forward import EncodedText, encode_text, forward, token_word_ids
 from inspector.core.loading import LoadedModel, ModelInfo
 
 WeightsChoice = Literal["all"] | Iterable[int] | None
@@ -44,7 +45,7 @@ class OutputSummary:
 
 
 @dataclass(frozen=True)
-class Capture:
+class Capture(Displayable):
     """One forward's attention measurements for a single text.
 
     tokens: the tokenizer's own token strings, special tokens included (q_len of them).
@@ -162,16 +163,24 @@ def capture(
     weights: WeightsChoice = "all",
     truncate: bool = False,
     deadline_s: float | None = None,
+    encoded: EncodedText | None = None,
 ) -> Capture:
     """Run ``text`` through ``loaded`` and return every layer's entropy, log-sum-exp and sink mass, plus exact
     weights for the layers in ``weights`` (``"all"``, an iterable of layer indices, or None).
+
+    ``encoded``: ``text`` already tokenised by :func:`inspector.core.forward.encode_text` (a run's plan did it;
+    issue 39: a run tokenises its text once) — its inputs are moved to ``loaded``'s device, so a CPU retry can reuse
+    it; None: tokenised here.
 
     ``deadline_s``: seconds the forward may take; it is checked as each attention layer starts, and past it the
     forward stops with :class:`DeadlineExceededError` (None = no deadline)."""
     info = loaded.info
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    encoded = encode_text(loaded, text, truncate=truncate)
+    if encoded is None:
+        encoded = encode_text(loaded, text, truncate=truncate)
+    else:
+        encoded = replace(encoded, inputs={name: value.to(loaded.device) for name, value in encoded.inputs.items()})
     layers_wanted = _weights_layers(weights, info)
     timings["tokenize"] = time.perf_counter() - started
 
@@ -223,10 +232,12 @@ def is_out_of_memory(err: BaseException) -> bool:
         isinstance(err, RuntimeError) and "DefaultCPUAllocator: can't allocate memory" in str(err))
 
 
-def _release_memory(device: torch.device) -> None:
-    """Give back what a failed forward allocated, so the next request starts from the same free memory."""
+def release_memory(device: torch.device | None) -> None:
+    """Give back what a failed forward allocated, so the next request starts from the same free memory (``device``
+    None: whichever devices are in use)."""
     gc.collect()
-    if device.type == "cuda":
+    if (device is None and torch.cuda.is_available() and torch.cuda.is_initialized()) or (
+            device is not None and device.type == "cuda"):
         torch.cuda.empty_cache()
 
 
@@ -239,11 +250,13 @@ def capture_within_memory(
     keep_layer: int = 0,
     cpu_model: Callable[[], LoadedModel] | None = None,
     deadline_s: float | None = None,
+    encoded: EncodedText | None = None,
 ) -> Capture:
     """:func:`capture`, retried when the device runs out of memory: first with only ``keep_layer``'s weights
     (when more were asked for), then — if ``cpu_model`` is given (a loader of the same model on the CPU, called
     only if needed) — on the CPU. The capture's ``notices`` say which retry produced it. Memory is released after
-    each failure, so the next request starts clean; when every try fails, :class:`DeviceOutOfMemoryError`."""
+    each failure, so the next request starts clean; when every try fails, :class:`DeviceOutOfMemoryError`.
+    ``encoded``: the text's encoding from a run's plan (:func:`capture`), reused by every try."""
     device = loaded.device
     where = "GPU" if device.type == "cuda" else device.type.upper()
     attempts: list[tuple[Callable[[], LoadedModel], str, WeightsChoice, str | None]] = [
@@ -258,7 +271,7 @@ def capture_within_memory(
     for model_for, attempt_backend, attempt_weights, notice in attempts:
         try:
             result = capture(model_for(), text, backend=attempt_backend, weights=attempt_weights,
-                             deadline_s=deadline_s)
+                             deadline_s=deadline_s, encoded=encoded)
         except RuntimeError as err:  # torch.OutOfMemoryError is a RuntimeError
             if not is_out_of_memory(err):
                 raise
@@ -266,7 +279,7 @@ def capture_within_memory(
         else:
             return replace(result, notices=result.notices + ((notice,) if notice else ()))
         # Outside the except block: the exception (and the tensors its traceback holds) is gone by now.
-        _release_memory(device)
+        release_memory(device)
     raise DeviceOutOfMemoryError(
         f"{loaded.info.name} ran out of memory {len(failures)} times ({failures[-1]}), even with one layer's weights"
         + ("" if cpu_model is None else " and on the CPU")

@@ -4,11 +4,9 @@ item 1): Heads, Attribution, Lessons, Compare, Ground truth and Generate.
 Before a job starts, :func:`plan_job` reads what it was asked (its texts, and how many corpus texts, examples or
 new tokens) and the instance's :class:`~inspector.serving.hosting.HostingPolicy`, and either refuses it in one
 line (:class:`OverBudgetError`: a text past the job's token limit for this model) or shrinks it with a
-:class:`~inspector.base.i18n.Notice` (fewer corpus texts, examples or new tokens). While it runs,
-:meth:`JobPlan.running` holds the deadline (:mod:`inspector.core.deadline`): every forward of the job stops as an
-attention layer starts past it, and every progress call checks it, with :class:`DeadlineExceededError`. It also
-admits the job through the server's run queue (:mod:`inspector.serving.run_queue`, issue 32) as its first forward
-starts: at most the queue's slots of heavy jobs compute at once on a server, the rest wait in line.
+:class:`~inspector.base.i18n.Notice` (fewer corpus texts, examples or new tokens). It is one part of the one
+planner, :func:`inspector.serving.run.plan`, which runs the job (:func:`inspector.serving.run.run`: the run slot and
+the deadline).
 
 The token limit of a job on a model is the smaller of
 
@@ -26,9 +24,8 @@ none unless ``INSPECTOR_DEADLINE_S`` is set.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal, get_args
 
 from inspector.base.errors import OverBudgetError
@@ -41,17 +38,14 @@ from inspector.base.limits import (
     HOSTED_JOB_TOKENS,
     JOB_MEMORY_COPIES,
 )
-from inspector.core.budget import count_tokens
-from inspector.core.deadline import JobDeadline, job_deadline
+from inspector.core.budget import count_tokens, tokens_within
 from inspector.core.loading import LoadedModel, ModelInfo
 from inspector.serving.hosting import HostingPolicy
-from inspector.serving.run_queue import process_queue
 
 JobKind = Literal["heads", "attribution", "lessons", "compare", "groundtruth", "generate"]
 JOB_KINDS: tuple[str, ...] = get_args(JobKind)
 # The job's name in a message (English, as every library error; the catalogue's f"job.{kind}" in a page's refusal).
 JOB_NAMES = {kind: t(f"job.{kind}", DEFAULT_LANGUAGE) for kind in JOB_KINDS}
-_FLOAT32_BYTES = 4
 
 
 def job_token_limit(kind: str, info: ModelInfo, policy: HostingPolicy) -> int | None:
@@ -61,8 +55,7 @@ def job_token_limit(kind: str, info: ModelInfo, policy: HostingPolicy) -> int | 
         return None
     scale = min(1.0, math.sqrt(HOSTED_JOB_REFERENCE_PARAMETERS / max(info.num_parameters, 1)))
     by_time = max(16, int(HOSTED_JOB_TOKENS[kind] * scale))
-    per_token_squared = JOB_MEMORY_COPIES[kind] * info.num_layers * info.num_heads * _FLOAT32_BYTES
-    by_memory = math.isqrt(policy.job_memory_bytes // per_token_squared)
+    by_memory = tokens_within(info, policy.job_memory_bytes, JOB_MEMORY_COPIES[kind])
     return max(1, min(by_time, by_memory, info.max_positions))
 
 
@@ -73,8 +66,7 @@ class JobPlan:
     ``kind``: the job (:data:`JobKind`). ``deadline_s``: seconds it may run (None = none). ``max_tokens``: the
     longest text it may read (None = no limit; every text given was within it). ``keep``: how many of the
     requested items (corpus texts, examples, new tokens) it runs — ``requested`` when nothing was cut, None when
-    the job has no such count. ``notice``: why fewer were kept, or None when nothing was cut. ``on_wait``: how
-    :meth:`running` reports a wait in the run queue when not given one (a page sets it to draw the position).
+    the job has no such count. ``notice``: why fewer were kept, or None when nothing was cut.
     """
 
     kind: str
@@ -83,11 +75,10 @@ class JobPlan:
     requested: int | None = None
     keep: int | None = None
     notice: Notice | None = None
-    on_wait: Callable[[int, int], None] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.kind not in JOB_KINDS:
-            raise ValueError(f"JobPlan.kind {self.kind!r} is not one of {JOB_KINDS}")
+        if self.kind not in (*JOB_KINDS, "inspect", "census"):
+            raise ValueError(f"JobPlan.kind {self.kind!r} is not one of {JOB_KINDS}, 'inspect' or 'census'")
         if (self.requested is None) != (self.keep is None):
             raise ValueError("JobPlan.keep is set exactly when a count was requested")
         if self.keep is not None and not 0 < self.keep <= self.requested:
@@ -95,43 +86,17 @@ class JobPlan:
         if (self.notice is not None) != (self.keep is not None and self.keep < self.requested):
             raise ValueError("JobPlan.notice must explain exactly the plans that cut the request")
 
-    def running(self, on_wait: Callable[[int, int], None] | None = None
-                ) -> AbstractContextManager[JobDeadline | None]:
-        """Hold the job's deadline for the code inside the ``with`` block (:func:`inspector.core.deadline
-        .job_deadline`), and admit it through this server's run queue as its first forward starts (issue 32: a
-        job served from caches never queues). ``on_wait(position, running)`` is called while it waits in line, and
-        ``on_wait(0, running)`` once when a run that waited gets its slot."""
-        report = on_wait or self.on_wait
-        return job_deadline(self.deadline_s, JOB_NAMES[self.kind], admit=lambda: _run_slot(report))
-
     def kept(self, items: Sequence) -> Sequence:
         """``items`` cut to :attr:`keep` (all of them when nothing was cut)."""
         return items if self.keep is None else items[:self.keep]
 
 
-@contextmanager
-def _run_slot(on_wait: Callable[[int, int], None] | None) -> Iterator[None]:
-    """One of the process's run slots (:func:`inspector.serving.run_queue.process_queue`), reporting the wait."""
-    queue = process_queue()
-    waited = False
-
-    def report(position: int, running: int) -> None:
-        nonlocal waited
-        waited = True
-        if on_wait is not None:
-            on_wait(position, running)
-
-    with queue.slot(report):
-        if waited and on_wait is not None:
-            on_wait(0, queue.running)
-        yield
-
-
 def plan_job(policy: HostingPolicy, kind: str, loaded: LoadedModel, texts: Sequence[str] = (), *,
-             count: int | None = None) -> JobPlan:
+             count: int | None = None, lengths: Sequence[int] | None = None) -> JobPlan:
     """Plan ``kind`` on ``loaded`` for ``texts`` under ``policy`` (module docstring). ``count``: the corpus
     texts, examples or new tokens asked for (None: the job has no such count; for a Heads corpus run it is
-    ``len(texts)``).
+    ``len(texts)``). ``lengths``: the texts' token counts when the caller already tokenised them
+    (:func:`inspector.serving.run.plan`), so they are not tokenised twice.
 
     Raises :class:`OverBudgetError` — before anything runs — when a text is longer than the job's token limit,
     and :class:`InvalidTextError` for a text the model cannot read at all."""
@@ -139,7 +104,12 @@ def plan_job(policy: HostingPolicy, kind: str, loaded: LoadedModel, texts: Seque
         raise ValueError(f"plan_job: unknown job {kind!r}; one of {JOB_KINDS}")
     info = loaded.info
     limit = job_token_limit(kind, info, policy)
-    lengths = [count_tokens(loaded, text) for text in texts] if limit is not None else []
+    if limit is None:
+        lengths = []
+    elif lengths is None:
+        lengths = [count_tokens(loaded, text) for text in texts]
+    else:
+        lengths = list(lengths)
     if kind == "heads" and count is not None and count > 1:
         return _plan_corpus(policy, loaded, lengths, count, limit)
     for length in lengths:

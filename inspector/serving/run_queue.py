@@ -8,10 +8,9 @@ has a length cap and a wait limit: a run that would be queued past ``max_waiting
 ``max_wait_s``, is refused with :class:`ServerBusyError` — one line for the visitor rather than a page that never
 finishes.
 
-How the app uses it (views/session.py): the slot is taken *inside* the cached computation — a cache hit never
-queues — with :meth:`RunQueue.slot`; the session's run helper wraps the cached call in :func:`queued`, so a run that
-must wait leaves the cache, waits outside it while showing its position (the cache cannot draw anything), and
-calls again holding its slot.
+How it is used: every run takes its slot through :func:`inspector.serving.run.run` (at once: a command, the Inspect
+page's cache miss) or :meth:`inspector.serving.run.Plan.running` (as a page job's first forward starts, so a job
+served from caches never queues) — :meth:`RunQueue.slot` is the one way in.
 
 Environment (read by :meth:`QueuePolicy.from_env`; hosted defaults apply with ``INSPECTOR_HOSTED=1``, locally no
 cap unless set):
@@ -31,7 +30,6 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TypeVar
 
 from inspector.base.errors import InspectorError
 from inspector.base.i18n import Notice
@@ -45,16 +43,11 @@ HOSTED_MAX_WAIT_S = 120.0
 # How often a waiting run wakes to report its position and let Streamlit stop it (a rerun, a closed tab).
 POLL_S = 0.25
 _TRUE = ("1", "true", "yes", "on")
-T = TypeVar("T")
 
 
 class ServerBusyError(InspectorError):
     """The run queue is full, or a run waited past the limit. ``args[0]`` is a :class:`Notice` (``queue.busy`` or
     ``queue.waited_too_long``), so a page shows it in the visitor's language."""
-
-
-class RunQueued(Exception):
-    """Internal: a run would have to wait, and its caller asked to wait outside the cache (:func:`queued`)."""
 
 
 @dataclass(frozen=True)
@@ -83,10 +76,9 @@ class QueuePolicy:
 
 
 class _Holder(threading.local):
-    """Per thread: whether it holds a slot (nested heavy calls reuse it) and whether it waits outside the cache."""
+    """Per thread: whether it holds a slot (nested heavy calls reuse it)."""
 
     holding = False
-    defer = False
 
 
 class RunQueue:
@@ -114,9 +106,8 @@ class RunQueue:
     @contextmanager
     def slot(self, on_wait: Callable[[int, int], None] | None = None) -> Iterator[None]:
         """Hold a slot for the body. Free and nobody waiting: at once. Otherwise wait in line, calling
-        ``on_wait(position, running)`` (position 1 = next) on every wake-up — or, when the thread is inside
-        :func:`queued`, raise :class:`RunQueued` so the caller waits outside the cache. A thread that already holds a
-        slot passes through. Raises :class:`ServerBusyError` past ``max_waiting`` or ``max_wait_s``."""
+        ``on_wait(position, running)`` (position 1 = next) on every wake-up. A thread that already holds a slot
+        passes through. Raises :class:`ServerBusyError` past ``max_waiting`` or ``max_wait_s``."""
         if self._local.holding:
             yield
             return
@@ -125,8 +116,6 @@ class RunQueue:
             if self._free() and not self._waiting:
                 self._running += 1
                 ticket = None
-            elif self._local.defer:
-                raise RunQueued
             elif len(self._waiting) >= self.policy.max_waiting:
                 raise ServerBusyError(Notice("queue.busy", waiting=len(self._waiting)))
             else:
@@ -166,31 +155,9 @@ class RunQueue:
                     self._lock.notify_all()
             raise
 
-    @contextmanager
-    def deferring(self) -> Iterator[None]:
-        """Inside: :meth:`slot` raises :class:`RunQueued` instead of waiting (see :func:`queued`)."""
-        before, self._local.defer = self._local.defer, True
-        try:
-            yield
-        finally:
-            self._local.defer = before
-
 
 @lru_cache(maxsize=1)
 def process_queue() -> RunQueue:
     """This server process's queue, configured from the environment once."""
     return RunQueue(QueuePolicy.from_env())
 
-
-def queued(call: Callable[[], T], on_wait: Callable[[int, int], None], queue: RunQueue | None = None) -> T:
-    """``call()``, whose heavy part takes a slot of ``queue`` (default: the process's) inside a cache: a cache hit
-    or a free slot returns at once; otherwise wait for a slot here, reporting ``on_wait(position, running)``, and
-    call again holding it."""
-    queue = queue or process_queue()
-    try:
-        with queue.deferring():
-            return call()
-    except RunQueued:
-        pass
-    with queue.slot(on_wait):
-        return call()

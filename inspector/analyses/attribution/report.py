@@ -33,6 +33,7 @@ from inspector.analyses.attribution.targets import (
     query_index,
     setup_problem,
 )
+from inspector.base.display import Displayable
 from inspector.base.errors import InvalidRequestError, UnsupportedModelError
 from inspector.base.jsonable import to_jsonable
 from inspector.base.limits import ATTRIBUTION_MEMORY_BUDGET_BYTES
@@ -81,7 +82,7 @@ class AttributionSettings:
 
 
 @dataclass(frozen=True)
-class AttributionReport:
+class AttributionReport(Displayable):
     """Every method's per-token scores for one (model, text, target), their agreement and faithfulness.
 
     tokens: n token strings; special: (n,) bool; protected: (n,) bool — never removed or ranked (specials and

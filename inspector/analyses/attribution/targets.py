@@ -26,6 +26,7 @@ import torch
 from inspector.base.errors import InvalidRequestError, InvalidTextError, UnsupportedModelError
 from inspector.base.limits import ATTRIBUTION_MEMORY_BUDGET_BYTES
 from inspector.base.tokens import readable_tokens
+from inspector.core.budget import attention_bytes
 from inspector.core.forward import ForwardResult, encode_text, forward, token_word_ids
 from inspector.core.loading import LoadedModel
 from inspector.core.outputs import output_position, pooled_embedding
@@ -113,8 +114,8 @@ class EncodingFacts:
 
 def _sequence_bytes(loaded: LoadedModel, n: int, *, backward: bool) -> int:
     info = loaded.info
-    per_layer = n * (_HIDDEN_TENSORS_PER_TOKEN * info.hidden_size + _SCORE_TENSORS_PER_HEAD * info.num_heads * n)
-    return max(1, info.num_layers * per_layer * 4 * (3 if backward else 1))
+    hidden = info.num_layers * n * _HIDDEN_TENSORS_PER_TOKEN * info.hidden_size * 4  # float32 activations
+    return max(1, (hidden + attention_bytes(info, n, _SCORE_TENSORS_PER_HEAD)) * (3 if backward else 1))
 
 
 def batch_size_for(loaded: LoadedModel, n_tokens: int, *, backward: bool,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,20 +21,29 @@ from inspector.analyses.census.store import (
 from inspector.base.errors import InvalidRequestError
 from inspector.core.loading import LoadedModel
 
+if TYPE_CHECKING:
+    from inspector.analyses.roles import RolesResult
+
+# The sentences roles.json carries (verdicts, report), built above the analyses: the command line passes
+# inspector.charts.sentences.roles.roles_words.
+RolesWords = Callable[["RolesResult"], dict[str, list[str]]]
+
 # ----------------------------------------------------------------------------------------------- head roles
 
 ROLES_FILE = "roles.json"
 
 
-def census_roles(spec: str, out: str | Path, *, loaded: LoadedModel | None = None, device: str = "auto",
-                 dtype: str = "auto", backend: str = "auto", **options) -> dict:
-    """Probe the head roles of model ``spec`` (:func:`inspector.analyses.roles.head_roles` with ``options``: repeat,
-    batch, top_k, window, seed, seeds) — no corpus needed — and write them into the census folder ``out`` as
+def census_roles(spec: str, out: str | Path, *, words: RolesWords, loaded: LoadedModel | None = None,
+                 device: str = "auto", dtype: str = "auto", backend: str = "auto", **options) -> dict:
+    """Probe the head roles of model ``spec`` (:func:`inspector.analyses.roles_causal.head_roles` with ``options``:
+    repeat, batch, top_k, window, seed, seeds) — no corpus needed — and write them into the census folder ``out`` as
     ``roles.json`` next to (or without) a corpus census, so roles can be compared across models. The census's own
     files and readers are untouched (:func:`read_census` does not read this file); :func:`read_census_roles` does.
-    Returns the JSON written: :func:`inspector.analyses.roles.roles_json` plus the census's ``model`` description
+    Returns the JSON written: :func:`inspector.analyses.roles.roles_json` (its verdicts and report from ``words``,
+    the command line's :func:`inspector.charts.sentences.roles.roles_words`) plus the census's ``model`` description
     and ``shape``."""
-    from inspector.analyses.roles import head_roles, roles_json
+    from inspector.analyses.roles import roles_json
+    from inspector.analyses.roles_causal import head_roles
     from inspector.core.loading import load_model
 
     out = Path(out)
@@ -41,7 +52,7 @@ def census_roles(spec: str, out: str | Path, *, loaded: LoadedModel | None = Non
     if loaded is None:
         loaded = load_model(spec, device=device, dtype=dtype)
     result = head_roles(loaded, backend=backend, **options)
-    payload = roles_json(result)
+    payload = roles_json(result, **words(result))
     payload.update(model=describe_model(spec, loaded.info), model_name=result.model, shape=list(result.shape),
                    written=now(), code=code_version())
     out.mkdir(parents=True, exist_ok=True)

@@ -24,6 +24,7 @@ from inspector.analyses.census.store import (
     write_json,
 )
 from inspector.analyses.metrics import HealthFlags, HealthThresholds, health_flags
+from inspector.base.display import Displayable
 from inspector.base.errors import InvalidRequestError
 
 STATISTIC_UNITS = {"entropy": "nats", "entropy_normalized": "entropy / log(visible keys)",
@@ -34,7 +35,7 @@ CONFIDENCE = 0.95
 # ----------------------------------------------------------------------------------------------- the summary
 
 @dataclass(frozen=True)
-class CensusSummary:
+class CensusSummary(Displayable):
     """A finished census, as summary.json holds it. L = layers, H = heads.
 
     mean, low, high: {statistic: (L, H) float32} — the mean over texts and its 95 % Student-t interval (NaN where

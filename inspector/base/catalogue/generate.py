@@ -20,6 +20,10 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("generate.temperature_help", "0 = greedy: always the most likely token. Above 0, tokens are drawn from "
                                   "softmax(logits / temperature).",
      "0 = 贪心：总是取最可能的词元。大于 0 时，从 softmax(logits / 温度) 中抽样。"),
+    ("generate.temperature_raised",
+     "Temperature {value} is below {low}, the smallest one the model's scores can be divided by: sampling at {low} "
+     "(0 = greedy).",
+     "温度 {value} 低于 {low}（模型分数能够除以的最小温度）：改用 {low} 抽样（0 = 贪心）。"),
     ("generate.top_k", "Top-k", "Top-k"),
     ("generate.top_k_help", "Keep only the k most likely tokens before drawing (0 = no cut).",
      "抽样前只保留最可能的 k 个词元（0 = 不截断）。"),

@@ -1,7 +1,7 @@
 """Head roles by probe (issue 29): the roles block of the Heads page (views/heads_roles.py), its report and charts."""
 
 ENTRIES: tuple[tuple[str, ...], ...] = (
-    # Role names (inspector.analyses.roles.role_name) ------------------------------------------------------------------
+    # Role names (inspector.charts.sentences.roles.role_name) ----------------------------------------------------------
     ("roles.role.induction", "induction", "归纳"),
     ("roles.role.duplicate", "duplicate-token", "重复词元"),
     ("roles.role.previous", "previous-token", "前一词元"),
@@ -9,7 +9,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("roles.role.local", "local", "局部"),
     ("roles.role.broad", "broad", "宽泛"),
     ("roles.role.none", "none", "无"),
-    # What each causal test measures (inspector.analyses.roles.verdict) ------------------------------------------------
+    # What each causal test measures (inspector.charts.sentences.roles.verdict) ----------------------------------------
     ("roles.measure.induction_loss", "the loss on the repeated half (nats)", "重复的后半段上的损失（奈特）"),
     ("roles.measure.previous_loss", "the loss on the first half (nats)", "前半段上的损失（奈特）"),
     ("roles.measure.sink_kl",
@@ -24,7 +24,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "the first half's final hidden states (cosine distance from the unablated ones; the heads lose only the first "
      "token's weight)",
      "前半段的最终隐藏状态（与未消融时的余弦距离；这些头只去掉第一个词元的权重）"),
-    # The verdict and the report (inspector.analyses.roles) ------------------------------------------------------------
+    # The verdict and the report (inspector.charts.sentences.roles) ----------------------------------------------------
     ("roles.verdict.causal",
      "The {role} role is causal on this model: removing its top heads ({heads}) changes {measure} by {rise} (95 % "
      "interval {low} to {high}), more than as many random heads of the same layers ({random}, {rlow} to {rhigh} over "

@@ -188,6 +188,8 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("job.compare", "the comparison", "对比"),
     ("job.groundtruth", "the Ground-truth scoreboard", "已知答案计分板"),
     ("job.generate", "the generation", "生成"),
+    ("job.inspect", "the Inspect view", "Inspect 视图"),
+    ("job.census", "the census", "普查"),
     ("notice.job_corpus",
      "This hosted instance runs a Heads corpus of at most {tokens} tokens in one request: the first {kept} of the "
      "{asked} texts were measured. Run the app on your own machine (make app) for the whole corpus.",
@@ -198,6 +200,16 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "scored. Run the app on your own machine (make app) for more.",
      "本托管实例一次请求最多评分 {kept} 个样例：所要求的 {asked} 个中评分了 {kept} 个。如需更多，请在自己的机器上"
      "运行本应用（make app）。"),
+    ("notice.generate_weights",
+     "Every asked-for layer's attention rows at {n} tokens would not fit the {mib} MiB one request may keep: this "
+     "generation keeps {kept} of the {asked} layers' weights ({layers}); every layer's statistics are kept.",
+     "在 {n} 个词元上保存所要求的每一层注意力行，会超过单次请求可保留的 {mib} MiB：本次生成只保留 {asked} 层中 {kept} "
+     "层的权重（{layers}）；所有层的统计量都会保留。"),
+    ("notice.generate_weights_refused",
+     "at {n} tokens not even one layer of {model}'s attention rows fits the {mib} MiB one request may keep (it allows "
+     "{longest} tokens) — shorten the prompt or ask for fewer new tokens, or ask for no weights (--weights none)",
+     "在 {n} 个词元上，{model} 连一层注意力行都放不进单次请求可保留的 {mib} MiB（最多允许 {longest} 个词元）——请缩短"
+     "提示、减少新词元，或不要求权重（--weights none）。"),
     ("notice.job_new_tokens",
      "This hosted instance generates at most {kept} new tokens for this text in one request ({asked} asked for). "
      "Run the app on your own machine (make app) for longer generations.",

@@ -1,0 +1,164 @@
+"""Attention and every per-row statistic from PyTorch's fused CPU flash-attention op (issue 43).
+
+``torch.ops.aten._scaled_dot_product_flash_attention_for_cpu`` — the kernel behind
+``F.scaled_dot_product_attention`` on the CPU — returns the output and the log-sum-exp of the scaled scores, never
+the n × n weights. The statistics follow from that (``shared/DESIGN.md``, Numerics):
+
+* **entropy** ``H_i = LSE_i − Σ_j p_ij s_ij`` and ``Σ_j p_ij s_ij = scale · q_i · (Σ_j p_ij k_j)``: the last sum is
+  the attention output with the *keys* as values, so one more call of the same op gives it;
+* **sink mass** ``p_i0 = exp(s_i0 − LSE_i)``, one dot product per row;
+* exact **weights**, only where asked, ``exp(s − LSE)`` (:func:`kernels.reference.materialize_weights`).
+
+Supported: causal and bidirectional attention, 2-D key padding, sliding windows, KV caches (queries are the last
+``q_len`` positions; the op's own causal flag is top-left aligned, so a cache with 1 < q_len < k_len gets an
+explicit mask), grouped-query attention (the op broadcasts key/value heads itself: no copies), and rows that see
+no key (the contract of :mod:`kernels.reference`: output 0, entropy 0, sink 0, log-sum-exp −inf).
+
+Numerics. ``LSE − scale·q·ō_K`` subtracts two numbers of the size of the scores to get one of the size of
+``log k_len``: in fp32 the difference loses ``|s| · 2⁻²⁴`` per term. Two things keep it inside
+``tests/tolerances.py``: the keys are centred first (``k − mean_j k_j`` per sequence and key head shifts every
+score of a row by one constant, which changes neither the weights, the output nor the entropy, and removes the
+large shared key component real models carry), and the combination is done in float64. Where the centred scores
+can still exceed :data:`FP32_SCORE_LIMIT` in magnitude, both calls run in float64 instead.
+
+Where the trick does not hold, :func:`fused_unavailable_reason` says why and the caller falls back to the blocked
+path: autograd recording (the op's log-sum-exp carries no gradient), tensors off the CPU, values whose head size
+differs from the queries', a torch without the op. Soft-capping and learned sink logits change the scores
+inside the softmax; the adapter refuses those before any backend runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from kernels.reference import StatName, check_attention_inputs, visible_key_counts, visible_keys_mask
+
+_FLASH_CPU = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
+
+# Centred scores up to this magnitude keep fp32's cancellation error in the entropy below ~1e-6 nats (measured:
+# tests/test_fused_cpu.py); beyond it both fused calls run in float64.
+FP32_SCORE_LIMIT = 24.0
+
+
+def fused_unavailable_reason(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> str | None:
+    """Why the fused CPU path cannot compute this call exactly, or None when it can."""
+    if _FLASH_CPU is None:
+        return "this torch build has no fused CPU flash-attention op"
+    if q.device.type != "cpu":
+        return f"the tensors are on {q.device.type}; the fused op runs on the CPU only"
+    if torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)):
+        return "autograd records this forward and the fused op's log-sum-exp carries no gradient"
+    if v.shape[-1] != q.shape[-1]:
+        return f"values have head size {v.shape[-1]} and queries {q.shape[-1]}; the fused op needs one head size"
+    if not q.dtype.is_floating_point:
+        return f"{q.dtype} inputs"
+    return None
+
+
+def _mask_and_causal_flag(q_len: int, k_len: int, *, causal: bool, window: int | None,
+                          key_padding_mask: torch.Tensor | None, dtype: torch.dtype,
+                          device: torch.device) -> tuple[torch.Tensor | None, bool]:
+    """The additive mask ((batch or 1, 1, q_len or 1, k_len), 0 or −inf) and causal flag the op needs.
+
+    The op's causal flag lets query i see keys j ≤ i (top-left): our causal limit when q_len = k_len, and no
+    limit at all for a single query at the last position (a decode step). Otherwise the limit goes in the mask.
+    """
+    use_flag = causal and q_len == k_len
+    causal_in_mask = causal and q_len not in (1, k_len)
+    window_hides = window is not None and k_len - 1 - window >= 0  # the last query loses key 0 to the window
+    if not causal_in_mask and not window_hides:
+        if key_padding_mask is None:
+            return None, use_flag
+        visible = key_padding_mask[:, None, None, :]  # (batch, 1, 1, k_len): broadcast over rows
+    else:
+        visible = visible_keys_mask(q_len, k_len, causal=causal_in_mask, window=window,
+                                    key_padding_mask=key_padding_mask, device=device)
+    mask = torch.zeros(visible.shape, dtype=dtype, device=device)
+    return mask.masked_fill_(~visible.to(device), float("-inf")), use_flag
+
+
+def fused_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    *,
+    causal: bool,
+    scale: float,
+    key_padding_mask: torch.Tensor | None = None,
+    window: int | None = None,
+    stats: Sequence[StatName] = ("entropy", "lse"),
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """:func:`kernels.reference.blocked_attention`'s contract through the fused CPU op.
+
+    ``q (batch, heads, q_len, d)``, ``k, v (batch, kv_heads, k_len, d)``. Returns ``out`` like ``q`` (dtype
+    included) and ``stats``: float32 ``(batch, heads, q_len)`` tensors ``entropy`` (nats), ``lse``, ``sink``.
+    Not differentiable: check :func:`fused_unavailable_reason` first.
+    """
+    check_attention_inputs(q, k, v, key_padding_mask, window, stats)
+    reason = fused_unavailable_reason(q, k, v)
+    if reason is not None:
+        raise ValueError(f"the fused CPU path cannot run this call: {reason}")
+    batch, heads, q_len, _ = q.shape
+    k_len = k.shape[2]
+    centre = k.mean(dim=2, keepdim=True, dtype=torch.float64)  # (batch, kv_heads, 1, d)
+    compute = torch.float64 if q.dtype == torch.float64 else torch.float32
+    keys = k.to(compute) - centre.to(compute)  # every score of a row moves by scale·q·centre: weights unchanged
+    if compute != torch.float64 and "entropy" in stats and _centred_score_bound(q, keys, scale) > FP32_SCORE_LIMIT:
+        compute = torch.float64
+        keys = k.double() - centre  # centred in float64 too: fp32 rounding here would move single scores
+    queries, keys, values = (t.to(compute) for t in (q, keys, v))
+    mask, use_flag = _mask_and_causal_flag(q_len, k_len, causal=causal, window=window,
+                                           key_padding_mask=key_padding_mask, dtype=compute, device=q.device)
+    out, lse_centred = _FLASH_CPU(queries, keys, values, 0.0, use_flag, attn_mask=mask, scale=scale)
+    group = heads // k.shape[1]
+    shift = scale * _rowwise_dot(q, centre.expand(-1, -1, q_len, -1), group)  # (batch, heads, q_len) float64
+    lse = lse_centred.double() + shift
+    counts = visible_key_counts(q_len, k_len, causal=causal, window=window, key_padding_mask=key_padding_mask,
+                                device=q.device)[:, None, :]  # (batch or 1, 1, q_len)
+    empty = counts == 0
+    result: dict[str, torch.Tensor] = {}
+    if "entropy" in stats:
+        mean_key, _ = _FLASH_CPU(queries, keys, keys, 0.0, use_flag, attn_mask=mask, scale=scale)  # Σ_j p_j k_j
+        mean_score = scale * _rowwise_dot(queries, mean_key, 1)  # Σ_j p_j s_j of the centred scores
+        entropy = lse_centred.double() - mean_score
+        upper = torch.log(counts.clamp_min(1).double())  # rounding must not leave [0, log visible keys]
+        result["entropy"] = torch.minimum(entropy.clamp_min(0.0), upper).masked_fill(empty, 0.0).float()
+    if "lse" in stats:
+        result["lse"] = lse.masked_fill(empty, float("-inf")).float()
+    if "sink" in stats:
+        result["sink"] = _sink_mass(q, k, lse, scale=scale, window=window, key_padding_mask=key_padding_mask,
+                                    empty=empty)
+    if bool(empty.any()):
+        out = out.masked_fill(empty[..., None], 0.0)
+    return out.to(q.dtype), {name: result[name] for name in stats}
+
+
+def _rowwise_dot(queries: torch.Tensor, keys: torch.Tensor, group: int) -> torch.Tensor:
+    """float64 ``queries · keys`` along head_dim, row by row: ``queries (batch, heads, rows, d)``, ``keys (batch,
+    heads / group, rows, d)`` (each key head serves ``group`` query heads) → ``(batch, heads, rows)``."""
+    batch, heads, rows, dim = queries.shape
+    grouped = queries.double().reshape(batch, heads // group, group, rows, dim)
+    return (grouped * keys.double()[:, :, None]).sum(dim=-1).reshape(batch, heads, rows)
+
+
+def _centred_score_bound(q: torch.Tensor, keys: torch.Tensor, scale: float) -> float:
+    """An upper bound on |scale · q_i · k_j| over every row and key (Cauchy–Schwarz), O(n·d)."""
+    return float(abs(scale) * q.float().norm(dim=-1).max() * keys.float().norm(dim=-1).max()) if q.numel() else 0.0
+
+
+def _sink_mass(q: torch.Tensor, k: torch.Tensor, lse: torch.Tensor, *, scale: float, window: int | None,
+               key_padding_mask: torch.Tensor | None, empty: torch.Tensor) -> torch.Tensor:
+    """``exp(s_i0 − LSE_i)`` where row i sees key 0, else 0: float32 ``(batch, heads, q_len)``."""
+    batch, heads, q_len, _ = q.shape
+    k_len = k.shape[2]
+    first_key = k[:, :, :1].expand(-1, -1, q_len, -1)  # (batch, kv_heads, q_len, d), a view
+    sink = torch.exp(scale * _rowwise_dot(q, first_key, heads // k.shape[1]) - lse)  # (batch, heads, q_len)
+    sees_first = ~empty
+    if window is not None:  # query i (position k_len − q_len + i) keeps key 0 while its position is < window
+        position = k_len - q_len + torch.arange(q_len, device=q.device)
+        sees_first = sees_first & (position < window)[None, None, :]
+    if key_padding_mask is not None:
+        sees_first = sees_first & key_padding_mask[:, :1, None].to(q.device)
+    return torch.where(sees_first, sink, torch.zeros((), dtype=sink.dtype)).float()
