@@ -46,7 +46,6 @@ if TYPE_CHECKING:  # for type checkers and editors only; never run
     from inspector.base.model_ids import ModelSpec
     from inspector.core.capture import Capture, OutputSummary, capture
     from inspector.core.loading import LoadedModel, ModelInfo, load_model
-    from inspector.notebook import capture_from_link, head_view, link, model_view, progress_bar, set_language, show
 
 
 def _load_renderers() -> None:
