@@ -13,8 +13,7 @@ import argparse
 import time
 
 import kernels.hf  # noqa: F401  (registers the inspector attention implementation)
-from inspector.analyses.lessons_decoder import streaming_perplexity
-from inspector.analyses.lessons_geometry import window_lesson
+from inspector.analyses.lessons import streaming_perplexity, window_lesson
 from inspector.core.loading import load_model
 
 

@@ -5,7 +5,8 @@ Only loopback: JupyterLab listens on 127.0.0.1 with a token, its configuration, 
 and runtime folders live in a temporary folder, and its update and news checks are off.
 
 Timing (docs/BENCHMARKS.md "Quickstart notebook"): ``python -m benchmarks.live_notebook [--rounds N]`` executes
-docs/notebooks/quickstart.ipynb N times with nbclient on a fresh ipykernel and prints each wall time.
+docs/notebooks/quickstart.ipynb N times with nbclient on a fresh ipykernel and prints each wall time (kernel start
+included) and each code cell's time.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -144,9 +146,15 @@ def main() -> None:
     args = parser.parse_args()
     print(f"load before: {Path('/proc/loadavg').read_text().strip()}")
     for round_ in range(args.rounds):
-        _, seconds = execute_notebook()
+        notebook, seconds = execute_notebook()
         print(f"round {round_ + 1}: quickstart executed in {seconds:.1f} s "
               f"(load {Path('/proc/loadavg').read_text().split()[0]})")
+        for number, cell in enumerate(notebook.cells):
+            timing = cell.metadata.get("execution", {})
+            if cell.cell_type == "code" and "shell.execute_reply" in timing:
+                took = (datetime.fromisoformat(timing["shell.execute_reply"])
+                        - datetime.fromisoformat(timing["iopub.execute_input"])).total_seconds()
+                print(f"  cell {number:2d} {took:6.1f} s  {cell.source.splitlines()[0][:60]}")
 
 
 if __name__ == "__main__":

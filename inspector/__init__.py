@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 from inspector.base import display as _display
 
-# The module whose import registers a renderer for every result type.
-_RENDERERS = "inspector.notebook.displays"
+# The package whose import registers a renderer for every result type.
+_RENDERERS = "inspector.notebook"
 # Public names loaded on first access → the module that defines them.
 _LAZY = {
     "InspectorError": "inspector.base.errors",

@@ -349,12 +349,12 @@ def _stopping(*args, **kwargs):
 def test_every_page_warns_when_the_model_cannot_read_the_text(page, lang, monkeypatch):
     import inspector.analyses.attribution
     import inspector.analyses.heads
-    import inspector.analyses.lessons
+    import inspector.analyses.lessons.registry
 
     # The pages' slow analyses stop at once with an error (shown by the page): the warning comes before them.
     monkeypatch.setattr(inspector.analyses.heads, "head_report", _stopping)
     monkeypatch.setattr(inspector.analyses.attribution, "attribute", _stopping)
-    monkeypatch.setattr(inspector.analyses.lessons, "all_lessons", _stopping)
+    monkeypatch.setattr(inspector.analyses.lessons.registry, "compute_part", _stopping)
     at = AppTest.from_file(str(APP), default_timeout=APP_TIMEOUT_S)
     at.query_params["text"], at.query_params["lang"] = CHINESE, lang
     at.run()

@@ -352,6 +352,24 @@ def test_cli_writes_a_census_and_bad_input_is_one_line(tiny_model_dirs, tmp_path
     assert error.count("\n") == 1 and "does not exist" in error
 
 
+def test_cli_refuses_a_column_typo_and_a_device_in_one_line(tiny_model_dirs, tmp_path, capsys):
+    """Issue 45, item 7: a --column typo "succeeded" with 0 texts and NaN lines; /dev/zero "did not exist"."""
+    from inspector.cli import main
+
+    data = tmp_path / "texts.jsonl"
+    data.write_text('{"text": "the cat sat", "id": 1}\n{"text": "a dog ran", "id": 2}\n', encoding="utf-8")
+    arguments = ["census", "--model", str(tiny_model_dirs["bert"]), "--data", str(data), "--out"]
+    assert main([*arguments, str(tmp_path / "typo"), "--column", "txet"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "'txet'" in error and "'text'" in error and "--column" in error
+    assert not (tmp_path / "typo" / "summary.json").exists()
+    assert main([*arguments, str(tmp_path / "ok")]) == 0  # the right column still reads
+    capsys.readouterr()
+    assert main([*arguments[:4], "/dev/zero", "--out", str(tmp_path / "zero")]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "not a regular file" in error and "does not exist" not in error
+
+
 @pytest.mark.parametrize("extra, message", [
     (["--shard-size", "0"], "--shard-size must be at least 1, got 0"),
     (["--batch-tokens", "0"], "--batch-tokens must be at least 1, got 0"),

@@ -42,6 +42,41 @@ def test_the_nginx_config_holds_the_links_the_app_makes(tmp_path):
         assert checked == 0
 
 
+def test_every_replica_down_is_the_documented_503_and_idle_clients_are_bounded(tmp_path):
+    """Issue 45, item 7: with every replica down nginx answered 502; idle half-sent connections were unbounded.
+    nginx alone on the loopback, its replicas' ports closed: the balancer's own 503 page, with Retry-After."""
+    import subprocess
+    import urllib.error
+    import urllib.request
+
+    port, replica_ports = free_port(), [free_port(), free_port()]
+    config = render_config(TEMPLATE.read_text(), run_dir=tmp_path, port=port, replica_ports=replica_ports)
+    for directive in ("client_header_timeout 10s;", "client_body_timeout 10s;", "limit_conn inspector_per_client",
+                      "reset_timedout_connection on;", "error_page 502 503 504 =503 /_balancer/unavailable;"):
+        assert directive in config
+    if not Path(NGINX).exists():
+        pytest.skip("nginx is not installed (apt-get install nginx)")
+    (tmp_path / "tmp").mkdir()
+    (tmp_path / "nginx.conf").write_text(config)
+    nginx = subprocess.Popen([NGINX, "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf"), "-e",
+                              str(tmp_path / "e.log")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10)
+            except urllib.error.HTTPError as err:
+                status, retry, body = err.code, err.headers.get("Retry-After"), err.read().decode()
+                break
+            except OSError:  # not listening yet
+                assert time.monotonic() < deadline and nginx.poll() is None, "nginx did not start"
+                time.sleep(0.1)
+        assert status == 503 and retry == "10" and balancer_pages().unavailable.strip() in body
+    finally:
+        nginx.terminate()
+        nginx.wait(timeout=10)
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     if not Path(NGINX).exists():

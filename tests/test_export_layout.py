@@ -36,15 +36,13 @@ from inspector.charts.inspect import (
 )
 from inspector.output.export import (
     SCREEN_ONLY_KEYS,
-    SLIDE_HEIGHT_PX,
-    SLIDE_WIDTH_PX,
     Provenance,
     chart_svg,
     screen_title,
-    slide_svg,
     unwrap_lines,
     with_provenance,
 )
+from inspector.output.slides import SLIDE_HEIGHT_PX, SLIDE_WIDTH_PX, slide_svg
 
 FONTS = Path("/usr/share/fonts/truetype")
 LATIN, LATIN_BOLD = FONTS / "dejavu/DejaVuSans.ttf", FONTS / "dejavu/DejaVuSans-Bold.ttf"

@@ -17,7 +17,6 @@ from inspector.analyses.groundtruth import (
     example_json,
     rank_of,
     read_card,
-    reading,
     score_example,
     score_examples,
     scoreboard,
@@ -27,6 +26,7 @@ from inspector.analyses.groundtruth import (
 )
 from inspector.analyses.tasks import FRESH_SEED, NEUTRAL_WORDS, TASKS, generate
 from inspector.base.errors import InvalidRequestError, ModelNotFoundError
+from inspector.charts.sentences.groundtruth import reading
 from inspector.cli import main
 from inspector.core.loading import load_model, shipped_choices
 
@@ -308,3 +308,11 @@ def test_training_is_reproducible(tmp_path):
     import torch
 
     assert not torch.are_deterministic_algorithms_enabled()  # the scripts' settings do not leak into the caller
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**40), "1e3"])
+def test_cli_refuses_a_bad_seed_in_one_line(capsys, seed):
+    """Issue 45, item 5: ``groundtruth --seed -1`` gave a traceback."""
+    assert main(["groundtruth", "--model", "shipped:planted-token", "--examples", "3", "--seed", seed]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "--seed" in err and "Traceback" not in err

@@ -249,7 +249,7 @@ def _board(task_name: str, variant: str, *, faint: bool = True, peaks: bool = Tr
 
 
 def test_ground_truth_reading_in_chinese_has_no_english_sentence():
-    from inspector.analyses.groundtruth import hit_rate_words, reading
+    from inspector.charts.sentences.groundtruth import hit_rate_words, reading
 
     boards = [_board("induction", "deceptive"), _board("planted-token", "honest", faint=False, stated=0.5),
               _board("planted-token", "deceptive", peaks=False)]
@@ -273,8 +273,8 @@ def test_ground_truth_reading_in_chinese_has_no_english_sentence():
 
 
 def test_task_texts_in_the_catalogue_are_the_tasks_own():
-    from inspector.analyses.groundtruth import task_words
     from inspector.analyses.tasks import TASKS
+    from inspector.charts.sentences.groundtruth import task_words
 
     for name, spec in TASKS.items():
         for field in ("name", "description", "truth"):
@@ -356,8 +356,9 @@ def untranslated(texts: list[str], prefixes: Iterable[str] = ISSUE_15_PREFIXES) 
 
 @pytest.mark.parametrize("spec", ["shipped:planted-token", "shipped:induction"])
 def test_the_target_in_chinese_says_what_the_attribution_report_says(spec):
-    from inspector.analyses.groundtruth import card_for, score_example, target_words
+    from inspector.analyses.groundtruth import card_for, score_example
     from inspector.analyses.tasks import FRESH_SEED, generate
+    from inspector.charts.sentences.groundtruth import target_words
     from inspector.core.loading import load_model
 
     loaded = load_model(spec)

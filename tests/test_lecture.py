@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from inspector.analyses.lessons.registry import LESSONS
 from inspector.base.i18n import CATALOGUE, LANGUAGES, t
 from inspector.base.model_ids import parsed_spec, spec_kind
 from inspector.charts.base import text_width_px
 from inspector.core.bundled import BUNDLED
 from inspector.core.loading import DEFAULT_MODEL
-from inspector.output.export import SLIDE_HEIGHT_PX, SLIDE_WIDTH_PX, title_slide_svg
 from inspector.output.lecture import (
     LECTURE,
     LECTURE_PAGE,
@@ -42,6 +42,7 @@ from inspector.output.share import (
     decode_view,
     encode_lesson,
 )
+from inspector.output.slides import SLIDE_HEIGHT_PX, SLIDE_WIDTH_PX, title_slide_svg
 from tests.conftest import APP_PATH
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,10 +63,8 @@ def test_every_step_round_trips_through_the_share_link_parser(lang):
 
 def test_every_page_and_lesson_a_step_names_exists():
     assert set(PAGES) == set(PAGE_REGISTRY)  # every page a link may name is in the menu, and the other way round
-    lessons_code = "".join((ROOT / "views" / name).read_text(encoding="utf-8")
-                           for name in ("lessons.py", "lessons_decoder.py"))
-    # The lessons the Lessons page draws, numbered as a link's lesson=N: lesson1 … lesson{LESSON_COUNT}.
-    drawn = {int(n) for n in re.findall(r'st\.expander\(t\("lesson(\d+)\.title"', lessons_code)}
+    # The lessons the Lessons page draws (it loops over the registry), numbered as a link's lesson=N.
+    drawn = {lesson.number for lesson in LESSONS.values()}
     assert drawn == set(range(1, LESSON_COUNT + 1))
     for step in LECTURE:
         assert step.view.page in lecture_targets() and step.view.page != LECTURE_PAGE

@@ -278,11 +278,12 @@ def test_cli_writes_every_lessons_numbers(tiny_model_dirs, tmp_path, capsys):
     assert main(["lessons", "--model", str(tiny_model_dirs["llama"]), "--text", TEXT, "--layer", "1", "--head", "3",
                  "--lang", "zh", "--lengths", "16,32", "--json", str(out)]) == 0
     payload = json.loads(out.read_text(encoding="utf-8"))
-    for name in ("definition", "why_qk", "position", "sweep", "scaling", "multi_head", "entropy", "complexity",
-                 "importance"):
-        assert payload[name] is not None, name
-    assert payload["lang"] == "zh" and "旋转位置编码" in payload["position"]["answer"]
-    assert payload["complexity"]["lengths"] == [16, 32] and payload["model"]["num_heads"] == 4
+    lessons = payload["lessons"]
+    assert list(lessons) == ["definition", "why_qk", "position", "scaling", "multi_head", "entropy", "complexity",
+                             "quiz"] and payload["skipped"] == {}  # every lesson of the sidebar's model, no decoder
+    assert lessons["scaling"]["result"]["sweep"]["slope"] and lessons["quiz"]["requested"]["change"]
+    assert payload["lang"] == "zh" and "旋转位置编码" in lessons["position"]["result"]["answer"]
+    assert lessons["complexity"]["requested"]["lengths"] == [16, 32] and payload["model"]["num_heads"] == 4
     assert main(["lessons", "--model", str(tiny_model_dirs["llama"]), "--text", TEXT, "--layer", "7"]) == 2
     assert "layers 0–1" in capsys.readouterr().err
 

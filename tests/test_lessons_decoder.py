@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from inspector.analyses import lessons_decoder as D
-from inspector.analyses import lessons_geometry as G
+import inspector.analyses.lessons as D
 from inspector.analyses.lessons import (
     BUSY_SPREAD,
     all_lessons,
@@ -23,6 +22,7 @@ from inspector.analyses.lessons import (
     has_repeated_span,
     timing_spread,
 )
+from inspector.analyses.lessons import geometry as G
 from inspector.base.errors import InvalidRequestError
 from inspector.base.i18n import LANGUAGES
 from inspector.core.forward import encode_text, forward
@@ -321,8 +321,11 @@ def test_cli_writes_the_decoder_lessons(lm, tmp_path):
     out = tmp_path / "lessons.json"
     assert main(["lessons", "--model", str(bert), "--decoder", str(folder), "--decoder-layer", "1",
                  "--decoder-head", "2", "--text", TEXT, "--lang", "zh", "--lengths", "none", "--json", str(out)]) == 0
-    payload = json.loads(out.read_text(encoding="utf-8"))["decoder"]
+    written = json.loads(out.read_text(encoding="utf-8"))
+    payload, lessons = written["decoder"], written["lessons"]
     assert payload["layer"] == 1 and payload["head"] == 2 and payload["model"]["num_kv_heads"] == 2
-    rope = payload["rope"]["rope"]
-    assert rope["score_change"] < 1e-5 * rope["score_max"] and "奈特" in payload["causal"]["answer"]
-    assert payload["gqa"]["kv_head_of"] == [0, 0, 1, 1] and "键/值头" in payload["gqa"]["answer"]
+    rope = lessons["rope"]["result"]["rope"]
+    assert rope["score_change"] < 1e-5 * rope["score_max"] and "奈特" in lessons["causal"]["result"]["answer"]
+    gqa = lessons["gqa"]["result"]
+    assert gqa["kv_head_of"] == [0, 0, 1, 1] and "键/值头" in gqa["answer"]
+    assert written["skipped"] == {"complexity": "--lengths none", "window": f"does not apply to {folder.name}"}

@@ -21,6 +21,9 @@ from inspector.analyses.attribution.report import AttributionSettings, attribute
 from inspector.analyses.compare import compare
 from inspector.analyses.generate import generate
 from inspector.analyses.heads import head_report
+from inspector.analyses.mechanism.logits import direct_logit_attribution
+from inspector.analyses.mechanism.patching import activation_patching
+from inspector.analyses.mechanism.scores import score_attribution
 from inspector.analyses.roles_causal import head_roles
 from inspector.base import display
 from inspector.base.errors import InvalidRequestError
@@ -29,7 +32,7 @@ from inspector.charts.bertviz import head_view_max_layers
 from inspector.charts.jupyter import RENDERER_NAME, VEGALITE_MIMETYPE
 from inspector.core.capture import capture
 from inspector.core.loading import load_model
-from inspector.notebook import displays, progress, views
+from inspector.notebook import displays, mechanism, progress, views
 from inspector.notebook.bridge import capture_from_link, head_view, link, model_view
 from inspector.output.share import decode_generate, decode_view
 from tests.conftest import save_tiny_model
@@ -98,6 +101,27 @@ def test_a_hostile_token_is_shown_as_text(results, name):
     assert html.escape(SHOWN) in bundle["text/html"]
     assert "<img" not in bundle["text/html"]
     assert SHOWN in bundle["text/plain"]
+
+
+@pytest.fixture(scope="module")
+def mechanism_results(tiny_llama_lm):
+    text = "the cat sat on the mat"
+    return [direct_logit_attribution(tiny_llama_lm, text, contrast="dog"),
+            activation_patching(tiny_llama_lm, text, "the dog sat on the mat", answer="cat", contrast="dog",
+                                top_heads=2),
+            score_attribution(tiny_llama_lm, text, layer=1, head=1, query_position=-1, key_position=2)]
+
+
+def test_mechanism_results_show_their_summary_with_the_sum_rule(mechanism_results):
+    dla, patching, score = mechanism_results
+    assert set(mechanism.RENDERERS) == {type(dla), type(dla.lens), type(patching), type(score)}
+    for result in (*mechanism_results, dla.lens):
+        bundle = result._repr_mimebundle_()
+        assert {"text/html", "text/plain"} <= set(bundle) and "<img" not in bundle["text/html"]
+    assert "sum-rule residual" in dla._repr_mimebundle_()["text/plain"]
+    assert "clean" in patching._repr_mimebundle_()["text/plain"]
+    hostile = dataclasses.replace(score, tokens=(EVIL, *score.tokens[1:]))
+    assert html.escape(SHOWN) in hostile._repr_mimebundle_()["text/html"]
 
 
 def test_ipython_shows_the_summary_then_the_chart(results, monkeypatch):
@@ -294,7 +318,9 @@ def test_the_quickstart_runs_offline_and_every_cell_shows_what_it_should(execute
         [sorted(kinds) for kinds in outputs] for outputs in EXPECTED_OUTPUTS]
     assert cells[-1].outputs[-1]["data"]["text/plain"] == "True"  # the link's capture is the notebook's
     assert "动物" in cells[4].outputs[1]["data"]["text/html"]
-    assert seconds < 240, f"the quickstart took {seconds:.0f} s"  # README promises about a minute; the CI has slack
+    # About a minute on two quiet CPU cores (docs/BENCHMARKS.md); the bound leaves room for a machine shared with other
+    # jobs (194 s was seen at a load average of 13 on 2 cores) while still catching a cell that hangs or loops.
+    assert seconds < 300, f"the quickstart took {seconds:.0f} s"
 
 
 # ---------------------------------------------------------------------------------------- JupyterLab in Chromium

@@ -210,7 +210,10 @@ def test_the_causal_test_runs_batched_and_reports_json(tiny_llama):
 
 @pytest.mark.parametrize("options, message", [
     (dict(repeat=1), "at least 2"),
-    (dict(window=0), "at least 1"),
+    (dict(window=0), "1 to 1,048,576"),
+    (dict(window=10**30), "1 to 1,048,576"),
+    (dict(seeds=10**12), "2 to 100"),
+    (dict(seed=-1), r"0 to 2\^63"),
     (dict(top_k=5), "at most 4"),
     (dict(batch=1), "2 to"),
     (dict(repeat=40), "reads at most 64"),
@@ -223,13 +226,19 @@ def test_bad_options_are_refused_in_one_line(tiny_llama, options, message):
 
 @pytest.mark.parametrize("argv, message", [
     (["--repeat", "1"], "needs at least 2"),
-    (["--window", "0"], "must be at least 1"),
-    (["--top-k", "0"], "--top-k is 0"),
+    (["--window", "0"], "must be 1 to"),
+    # Issue 45, item 7: a traceback, "pick a smaller --top-k" for 0, and a run that never ended.
+    (["--window", str(10**30)], "must be 1 to 1,048,576"),
+    (["--window", "1e30"], "--window"),
+    (["--top-k", "0"], "use --top-k 1 or more"),
+    (["--seeds", str(10**12)], "2 to 100"),
+    (["--seed", "-1"], "0 to 2^63"),
 ])
 def test_the_cli_refuses_bad_options_before_loading(capsys, argv, message):
     assert main(["heads", "--roles", "--model", "no/such-model", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and message in err and err.startswith("error:")
+    assert "smaller" not in err
 
 
 def test_the_cli_prints_roles_and_writes_json(tmp_path, capsys):

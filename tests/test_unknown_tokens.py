@@ -16,11 +16,11 @@ from inspector.analyses.unknown_tokens import (
     script_of,
     unknown_token_share,
     unknown_tokens,
-    unreadable_text_warning,
 )
 from inspector.base.errors import InspectorError
 from inspector.base.examples import EXAMPLES
 from inspector.base.i18n import t
+from inspector.charts.sentences.unknown_tokens import unknown_tokens_warning, unreadable_text_warning
 from inspector.cli import main
 
 # The sentence of the issue: the bundled model reads 11 of its 15 characters as [UNK].
@@ -62,10 +62,10 @@ def test_bundled_model_cannot_read_chinese_and_says_which_models_can(bundled):
     assert found.suggested == MODELS_FOR_SCRIPT["han"]
     assert found.suggested[0] == "bundled:gemma-3-270m"  # the bundled model that reads Chinese first (issue 27)
     assert "google-bert/bert-base-chinese" in found.suggested and "Qwen/Qwen2.5-0.5B" in found.suggested
-    english = found.message("en")
+    english = unknown_tokens_warning(found, "en")
     assert "11 of its 15 tokens (73%)" in english and "Chinese" in english
     assert "google-bert/bert-base-chinese" in english and "Qwen/Qwen2.5-0.5B" in english
-    chinese = found.message("zh")
+    chinese = unknown_tokens_warning(found, "zh")
     assert "15 个词元中有 11 个" in chinese and "能读中文的模型" in chinese and "Qwen/Qwen2.5-0.5B" in chinese
     assert unreadable_text_warning(bundled, CHINESE, "zh") == chinese
 
@@ -96,7 +96,7 @@ class _Stop(InspectorError):
 # Each text command and the library call it makes after loading the model (replaced by one that stops).
 TEXT_COMMANDS = {
     "analyze": ("inspector.core.capture", "capture", []),
-    "lessons": ("inspector.analyses.lessons", "all_lessons", []),
+    "lessons": ("inspector.analyses.lessons.registry", "LessonContext", []),
     "heads": ("inspector.analyses.heads", "head_report", []),
     "attribute": ("inspector.analyses.attribution", "attribute", ["--methods", "attention"]),
 }
@@ -122,7 +122,7 @@ def test_the_lessons_command_warns_in_its_language(monkeypatch, capsys):
     def stop(*args, **kwargs):
         raise _Stop("stopped after the warning")
 
-    monkeypatch.setattr(importlib.import_module("inspector.analyses.lessons"), "all_lessons", stop)
+    monkeypatch.setattr(importlib.import_module("inspector.analyses.lessons.registry"), "LessonContext", stop)
     assert main(["lessons", "--lang", "zh", "--text", CHINESE]) == 2
     assert "能读中文的模型" in capsys.readouterr().err
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector.base.i18n import t
-from inspector.output.export import EXPORT_MAX_CELLS, Provenance, chart_png, chart_svg, slide_png, with_provenance
+from inspector.output.export import EXPORT_MAX_CELLS, Provenance, chart_png, chart_svg, with_provenance
+from inspector.output.slides import slide_png
 
 
 def export_buttons(name: str, chart, provenance: Provenance, lang: str, key: str, *, cells: int = 0) -> None:

@@ -25,13 +25,10 @@ from inspector.analyses.groundtruth import (
     Scoreboard,
     ScoredExamples,
     card_for,
-    reading,
     score_example,
     score_examples,
     scoreboard,
     scoreboard_json,
-    target_words,
-    task_words,
     top_ranked_tokens,
 )
 from inspector.analyses.tasks import FRESH_SEED, generate
@@ -43,6 +40,7 @@ from inspector.charts.groundtruth import (
     scoreboard_chart,
     scoreboard_table,
 )
+from inspector.charts.sentences.groundtruth import reading, target_words, task_words
 from inspector.core.forward import backend_for
 from inspector.core.loading import model_label, shipped_choices
 from inspector.output.export import Provenance, screen_title

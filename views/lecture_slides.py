@@ -1,7 +1,7 @@
 """A lecture step's 16:9 slide (issue 31, item 7): the step's title, its sentence of what to look at and, where it is
 cheap — one cached forward of the step's model, or lesson 4's simulation — the step's chart, through the slide export
-every page uses (:func:`inspector.output.export.slide_png`); else a title slide
-(:func:`inspector.output.export.title_slide_png`) that carries the step's link. Made only when its button is clicked.
+every page uses (:func:`inspector.output.slides.slide_png`); else a title slide
+(:func:`inspector.output.slides.title_slide_png`) that carries the step's link. Made only when its button is clicked.
 
 This module is UI only: it wires the cached model and capture of :mod:`views.session` to the library's charts.
 """
@@ -21,8 +21,9 @@ from inspector.base.i18n import t
 from inspector.charts.inspect import attention_heatmap_chart, entropy_grid_chart, layer_heads_chart
 from inspector.charts.lessons import sweep_chart
 from inspector.core.forward import backend_for
-from inspector.output.export import Provenance, slide_png, title_slide_png
+from inspector.output.export import Provenance
 from inspector.output.lecture import LECTURE, LectureStep
+from inspector.output.slides import slide_png, title_slide_png
 from views import session, sidebar
 
 # What the page says a step's slide holds, by its chart (a title slide when the step has none).

@@ -16,12 +16,12 @@ import numpy as np
 import streamlit as st
 
 from inspector import InspectorError
-from inspector.analyses.lessons import Lessons, TokenImportance, attention_target, leave_one_out
-from inspector.analyses.lessons_decoder import DecoderLessons
+from inspector.analyses.lessons import DefinitionLesson, TokenImportance, attention_target
 from inspector.base.i18n import t
 from inspector.charts.base import token_labels
 from inspector.output.share import escape_markdown
 from views import session
+from views.lesson_page import LessonView, cached_requested
 from views.progress_bar import progress_bar
 from views.sidebar import shown_model_name
 
@@ -29,10 +29,10 @@ ANSWERS_KEY = "quiz_answers"
 PENDING_KEY = "quiz_pending"  # (question, guess) a Reveal click asked to answer
 
 
-@st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
 def cached_importance(spec: str, text: str, backend: str) -> TokenImportance:
-    """Leave-one-out over the text's tokens: one forward per token."""
-    return leave_one_out(session.cached_model(spec), text, backend=backend)
+    """Leave-one-out over the text's tokens (the quiz lesson's measurement on request): one forward per token. Layer
+    and head 0: the measurement reads neither, so another head asks nothing new."""
+    return cached_requested("quiz", spec, None, text, backend, 0, 0)
 
 
 @dataclass(frozen=True)
@@ -113,18 +113,19 @@ def _choice_question(name: str, question: tuple, text: str, options: list[str], 
         answers[question].show(lang)
 
 
-def _decoder_questions(decoder: DecoderLessons, lang: str, asked_about: tuple) -> None:
-    """Questions on the decoder lessons, answered from their measurements on the chosen decoder."""
+def _decoder_questions(decoder: LessonView, lang: str, asked_about: tuple) -> None:
+    """Questions on the decoder lessons, answered from their measurements on the section's decoder (``decoder``: the
+    section's page, its results by slug)."""
     st.markdown(f"**{escape_markdown(t('quiz.decoder.heading', lang))}**")
-    model = escape_markdown(shown_model_name(decoder.model, lang))
-    about = (*asked_about, decoder.model, decoder.layer, decoder.head)
-    rope = decoder.rope.rope
+    model = escape_markdown(shown_model_name(decoder.info.name, lang))
+    about = (*asked_about, decoder.info.name, decoder.layer, decoder.head)
+    rope = decoder.results["rope"].rope
     relative = rope.relative_score_change
     correct = 0 if relative < 1e-3 else 1 if relative < 0.1 else 2
     _choice_question("rope", ("rope", *about), t("quiz.rope.q", lang, model=model, shift=rope.shift),
                      [t(f"quiz.rope.a{i}", lang) for i in range(3)], correct, "quiz.rope.fact",
                      {"change": f"{rope.score_change:.1e}", "relative": f"{relative:.1e}"}, lang)
-    sinks = decoder.sinks
+    sinks = decoder.results["sinks"]
     share = sinks.key_share
     top = int(share.argmax())
     _choice_question("sink", ("sink", *about), t("quiz.sink.q", lang, model=model, layer=decoder.layer),
@@ -132,7 +133,7 @@ def _decoder_questions(decoder: DecoderLessons, lang: str, asked_about: tuple) -
                      0 if top == 0 else 2 if top == len(share) - 1 else 1, "quiz.sink.fact",
                      {"first": f"{100 * share[0]:.0f}%", "other": f"{100 * share[1:].max():.0f}%",
                       "layer": str(decoder.layer)}, lang)
-    own = decoder.gqa.rows[0]
+    own = decoder.results["gqa"].rows[0]
     group = own.num_heads // own.kv_heads
     factors = [1, group, 2 * group] if group > 1 else [1, 2, 4]
     _choice_question("gqa", ("gqa", *about), t("quiz.gqa.q", lang, model=model, heads=own.num_heads,
@@ -143,8 +144,9 @@ def _decoder_questions(decoder: DecoderLessons, lang: str, asked_about: tuple) -
                                                "saving": f"{own.saving:.1f}"}, lang)
 
 
-def render(lessons: Lessons, chosen: session.Inputs, lang: str, decoder: DecoderLessons | None = None) -> None:
-    definition = lessons.definition
+def render(definition: DefinitionLesson, chosen: session.Inputs, lang: str, decoder: LessonView | None = None) -> None:
+    """The quiz on lesson 1's weights (``definition``), the token that matters most (measured on request) and, with a
+    decoder chosen, the decoder lessons' results."""
     labels = token_labels(definition.tokens)
     shown = [escape_markdown(label) for label in labels]
     content = [i for i in range(len(labels)) if not definition.special[i]] or list(range(len(labels)))

@@ -23,7 +23,6 @@ from streamlit.runtime.caching.cached_message_replay import in_cached_function
 from inspector import Capture, InspectorError, LoadedModel
 from inspector.analyses.heatmap import HeatmapOptions, layer_views
 from inspector.analyses.metrics import head_entropy
-from inspector.analyses.unknown_tokens import unreadable_text_warning
 from inspector.base.errors import OverBudgetError
 from inspector.base.i18n import DEFAULT_LANGUAGE, Notice, notice_text, t
 from inspector.base.limits import HOSTED_RESULT_CACHE_BYTES, RESULT_CACHE_BYTES
@@ -38,6 +37,7 @@ from inspector.charts.bertviz import (
     model_view_max_layers,
 )
 from inspector.charts.inspect import entropy_by_layer_chart, layer_heads_chart
+from inspector.charts.sentences.unknown_tokens import unreadable_text_warning
 from inspector.core.bundled import BUNDLED, bundled_decoder, is_prepared, prepare
 from inspector.core.loading import model_label
 from inspector.output.share import ViewState, escape_markdown

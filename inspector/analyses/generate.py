@@ -242,9 +242,27 @@ def render_prompt(loaded: LoadedModel, prompt: str, *, chat: bool) -> tuple[str,
                                   "chat off, or pick bundled:smollm2-135m (instruction-tuned)")
     with loaded.tokenizer_lock:
         # transformers renders the template in a sandboxed Jinja environment: the template runs no Python.
-        text = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False,
-                                             add_generation_prompt=True)
+        text = tokenizer.apply_chat_template([{"role": "user", "content": user_text(tokenizer, prompt)}],
+                                             tokenize=False, add_generation_prompt=True)
     return str(text), False
+
+
+# Put inside a special-token string typed by the person, it keeps the characters on screen but breaks the exact
+# match the tokenizer looks for, so "<|im_start|>system" in a prompt stays text (issue 45, item 7).
+_BREAK = "\u200b"
+
+
+def user_text(tokenizer, content: str) -> str:
+    """``content`` with every special-token string of ``tokenizer`` (``<|im_start|>``, ``<start_of_turn>``, …)
+    broken by a zero-width space after its first character: the chat template's output is tokenised with its
+    special tokens parsed (the template's own turns must be control tokens), so role markers a user typed — or a
+    ``chat=1`` link carried — would otherwise become real turns the model obeys."""
+    specials = {str(token) for token in getattr(tokenizer, "all_special_tokens", ())}
+    specials |= {token.content for token in getattr(tokenizer, "added_tokens_decoder", {}).values()
+                 if getattr(token, "special", False)}
+    for special in sorted((s for s in specials if len(s) > 1), key=len, reverse=True):
+        content = content.replace(special, special[0] + _BREAK + special[1:])
+    return content
 
 
 def has_chat_template(loaded: LoadedModel) -> bool:
@@ -331,12 +349,7 @@ def generate(
     prompt_ids = encoded.inputs["input_ids"].to(loaded.device)  # (1, prompt_len)
     prompt_len = prompt_ids.shape[1]
     check_request(loaded, prompt_len, max_new_tokens)
-    if weights == "all":
-        layers_wanted = frozenset(range(info.num_layers))
-    elif weights is None:
-        layers_wanted = frozenset()
-    else:
-        layers_wanted = frozenset(info.check_layer(int(layer), "a weights layer") for layer in weights)
+    layers_wanted = _layers_wanted(info, weights)
     eos = _eos_ids(loaded) if stop_at_eos else frozenset()
 
     from transformers import DynamicCache
@@ -344,11 +357,7 @@ def generate(
     cache = DynamicCache(config=loaded.model.config)
     generator = torch.Generator(device="cpu").manual_seed(options.seed)
     device = loaded.device
-    ids: list[int] = []
-    stats: dict[str, list[torch.Tensor]] = {"entropy": [], "lse": [], "sink": []}
-    visible: list[torch.Tensor] = []
-    rows: dict[int, list[tuple[int, torch.Tensor]]] = {layer: [] for layer in sorted(layers_wanted)}
-    cand_ids, cand_probs, chosen_prob, chosen_rank, kv_bytes, step_s = [], [], [], [], [], []
+    trace = _Trace(rows={layer: [] for layer in sorted(layers_wanted)})
     windows: tuple[int | None, ...] = ()
     finish: Finish = "length"
     prefill_s = 0.0
@@ -361,82 +370,129 @@ def generate(
         started = time.perf_counter()
         result = forward(loaded, inputs, backend=backend, weights_layers=layers_wanted or None,
                          stats=("entropy", "lse", "sink"), cache=cache, logits_to_keep=1)
-        backend_ran = result.backend
-        records = result.records
+        backend_ran, records = result.backend, result.records
         if len(records) != info.num_layers:
             raise InspectorError(f"{info.name} ran {len(records)} attention layers but declares {info.num_layers}; "
                                  "its attention does not all go through the inspector's attention function")
-        seen = prompt_len + step  # tokens the cache holds after this forward
-        for name in stats:
-            # (layers, heads): the last query's row of each layer (the prefill has prompt_len queries, a decode 1)
-            stats[name].append(torch.stack([r.stats[name][0, :, -1] for r in records]))
-        slid = [r.layer for r in records if r.k_len is not None and r.k_len < seen]
-        if slid:  # the cache dropped token 0: its first key is a later token, and token 0's weight is 0
-            stats["sink"][-1][slid] = 0.0
-        visible.append(torch.stack([r.visible_keys[0, -1] for r in records]))
-        for record in records:
-            if record.weights is not None:
-                rows[record.layer].append((seen, record.weights[0, :, -1]))  # (heads, k_len) over the last k_len
+        trace.keep(records, prompt_len + step)
         windows = tuple(r.window for r in records)
-        logits = result.outputs.logits[0, -1]  # (vocab,)
-        probs = next_token_distribution(logits, options)
-        if options.greedy:
-            token = int(torch.argmax(logits))
-        else:
-            token = int(torch.multinomial(probs.cpu(), 1, generator=generator))
-        top = torch.topk(probs, min(CANDIDATES, probs.shape[-1]))
-        cand_ids.append(top.indices.cpu())
-        cand_probs.append(top.values.cpu())
-        chosen_prob.append(float(probs[token]))
-        # greedy: the arg-max of the logits is the softmax's largest entry (softmax is monotone), rank 0
-        chosen_rank.append(0 if options.greedy else int((probs > probs[token]).sum()))
-        kv_bytes.append(_cache_bytes(cache))
-        ids.append(token)
+        token, probs = _choose_token(result.outputs.logits[0, -1], options, generator)
+        trace.choose(token, probs, options.greedy, _cache_bytes(cache))
         elapsed = time.perf_counter() - started
         if step == 0:
             prefill_s = elapsed
-        step_s.append(elapsed)
+        trace.step_s.append(elapsed)
         token_text = _token_string(loaded, token)
         progress(step + 1, max_new_tokens, f"token {step + 1}/{max_new_tokens}: {token_text!r}")
         if on_token is not None:
-            on_token(step, token_text, _decode(loaded, ids))
+            on_token(step, token_text, _decode(loaded, trace.ids))
         if token in eos:
             finish = "eos"
             break
         inputs = {"input_ids": torch.tensor([[token]], device=device)}
-    if finish != "length" and ids:
-        progress(max_new_tokens, max_new_tokens, f"{len(ids)} tokens ({finish})")
+    if finish != "length" and trace.ids:
+        progress(max_new_tokens, max_new_tokens, f"{len(trace.ids)} tokens ({finish})")
 
-    steps = len(ids)
-    positions = prompt_len + steps - 1
-    stacked = {name: torch.stack(values).float().cpu().numpy() for name, values in stats.items()}
-    seen_keys = torch.stack(visible).cpu().numpy().astype(np.int32)  # (T, layers)
-    kv = np.asarray(kv_bytes, dtype=np.int64)  # (T, layers)
-    group = info.num_heads // max(info.num_kv_heads, 1)
-    weights_out = {}
-    for layer, layer_rows in rows.items():
-        full = np.zeros((steps, info.num_heads, positions), dtype=np.float32)
-        for t, (seen, row) in enumerate(layer_rows):
-            k_len = row.shape[-1]
-            full[t, :, seen - k_len:seen] = row.float().cpu().numpy()  # a cache that slid keeps the last keys
-        weights_out[layer] = full
-    candidate_ids = torch.stack(cand_ids).numpy().astype(np.int64)
+    candidate_ids = torch.stack(trace.cand_ids).numpy().astype(np.int64)
     with loaded.tokenizer_lock:
         candidate_tokens = tuple(tuple(_shown_tokens(loaded, row.tolist())) for row in candidate_ids)
-        tokens = tuple(_shown_tokens(loaded, ids))
-        pieces = tuple(str(loaded.tokenizer.decode([i], skip_special_tokens=False)) for i in ids)
+        tokens = tuple(_shown_tokens(loaded, trace.ids))
+        pieces = tuple(str(loaded.tokenizer.decode([i], skip_special_tokens=False)) for i in trace.ids)
     return Generation(
         model_name=info.name, prompt=prompt, chat=chat, prompt_text=text, prompt_tokens=encoded.tokens,
-        prompt_ids=prompt_ids[0].cpu().numpy().astype(np.int64), token_ids=np.asarray(ids, dtype=np.int64),
-        tokens=tokens, pieces=pieces, text=_decode(loaded, ids), candidate_ids=candidate_ids,
-        candidate_tokens=candidate_tokens,
-        candidate_probs=torch.stack(cand_probs).float().numpy(),
-        chosen_prob=np.asarray(chosen_prob, dtype=np.float32), chosen_rank=np.asarray(chosen_rank, dtype=np.int32),
-        entropy=stacked["entropy"], lse=stacked["lse"], sink_mass=stacked["sink"], visible_keys=seen_keys,
-        windows=windows, weights=weights_out, kv_cache_bytes=kv, kv_cache_bytes_mha=kv * group,
-        prefill_s=prefill_s, step_s=np.asarray(step_s, dtype=np.float64), options=options,
+        prompt_ids=prompt_ids[0].cpu().numpy().astype(np.int64), token_ids=np.asarray(trace.ids, dtype=np.int64),
+        tokens=tokens, pieces=pieces, text=_decode(loaded, trace.ids), candidate_ids=candidate_ids,
+        candidate_tokens=candidate_tokens, **trace.arrays(info.num_heads, info.num_kv_heads, prompt_len),
+        windows=windows, prefill_s=prefill_s, options=options,
         max_new_tokens=max_new_tokens, finish=finish, backend=backend_ran, num_heads=info.num_heads,
         num_kv_heads=info.num_kv_heads)
+
+
+def _choose_token(logits: torch.Tensor, options: SamplingOptions, generator: torch.Generator,
+                  ) -> tuple[int, torch.Tensor]:
+    """The next token from the last position's ``logits`` (vocab,) — the arg-max when greedy, else a draw — and the
+    sampling distribution it came from."""
+    probs = next_token_distribution(logits, options)
+    if options.greedy:
+        return int(torch.argmax(logits)), probs
+    return int(torch.multinomial(probs.cpu(), 1, generator=generator)), probs
+
+
+def _layers_wanted(info, weights: Iterable[int] | Literal["all"] | None) -> frozenset[int]:
+    """The layers whose attention rows :func:`generate` keeps, each checked against the model."""
+    if weights == "all":
+        return frozenset(range(info.num_layers))
+    if weights is None:
+        return frozenset()
+    return frozenset(info.check_layer(int(layer), "a weights layer") for layer in weights)
+
+
+@dataclass
+class _Trace:
+    """What :func:`generate` gathers step by step (T = the steps so far): per step the last query's statistics
+    (layers, heads), visible keys (layers,), the kept weight rows of ``rows``' layers, the token chosen with its
+    probability, rank and the top candidates, the KV cache's bytes per layer and the step's seconds."""
+
+    rows: dict[int, list[tuple[int, torch.Tensor]]]
+    ids: list[int] = field(default_factory=list)
+    stats: dict[str, list[torch.Tensor]] = field(default_factory=lambda: {"entropy": [], "lse": [], "sink": []})
+    visible: list[torch.Tensor] = field(default_factory=list)
+    cand_ids: list[torch.Tensor] = field(default_factory=list)
+    cand_probs: list[torch.Tensor] = field(default_factory=list)
+    chosen_prob: list[float] = field(default_factory=list)
+    chosen_rank: list[int] = field(default_factory=list)
+    kv_bytes: list = field(default_factory=list)
+    step_s: list[float] = field(default_factory=list)
+
+    def keep(self, records, seen: int) -> None:
+        """One step's last-query statistics, visible keys and kept weight rows; ``seen``: the tokens the cache holds
+        after this step's forward."""
+        for name in self.stats:
+            # (layers, heads): the last query's row of each layer (the prefill has prompt_len queries, a decode 1)
+            self.stats[name].append(torch.stack([r.stats[name][0, :, -1] for r in records]))
+        slid = [r.layer for r in records if r.k_len is not None and r.k_len < seen]
+        if slid:  # the cache dropped token 0: its first key is a later token, and token 0's weight is 0
+            self.stats["sink"][-1][slid] = 0.0
+        self.visible.append(torch.stack([r.visible_keys[0, -1] for r in records]))
+        for record in records:
+            if record.weights is not None:
+                self.rows[record.layer].append((seen, record.weights[0, :, -1]))  # (heads, k_len) over the last k_len
+
+    def choose(self, token: int, probs: torch.Tensor, greedy: bool, kv_bytes) -> None:
+        """The step's token, drawn from ``probs`` (vocab,), with its candidates and the cache's bytes after it."""
+        top = torch.topk(probs, min(CANDIDATES, probs.shape[-1]))
+        self.cand_ids.append(top.indices.cpu())
+        self.cand_probs.append(top.values.cpu())
+        self.chosen_prob.append(float(probs[token]))
+        # greedy: the arg-max of the logits is the softmax's largest entry (softmax is monotone), rank 0
+        self.chosen_rank.append(0 if greedy else int((probs > probs[token]).sum()))
+        self.kv_bytes.append(kv_bytes)
+        self.ids.append(token)
+
+    def arrays(self, heads: int, kv_heads: int, prompt_len: int) -> dict:
+        """The :class:`Generation` fields these steps fill, as arrays."""
+        steps = len(self.ids)
+        stacked = {name: torch.stack(values).float().cpu().numpy() for name, values in self.stats.items()}
+        kv = np.asarray(self.kv_bytes, dtype=np.int64)  # (T, layers)
+        return dict(
+            candidate_probs=torch.stack(self.cand_probs).float().numpy(),
+            chosen_prob=np.asarray(self.chosen_prob, dtype=np.float32),
+            chosen_rank=np.asarray(self.chosen_rank, dtype=np.int32),
+            entropy=stacked["entropy"], lse=stacked["lse"], sink_mass=stacked["sink"],
+            visible_keys=torch.stack(self.visible).cpu().numpy().astype(np.int32),  # (T, layers)
+            weights={layer: _weights_rows(layer_rows, steps, heads, prompt_len + steps - 1)
+                     for layer, layer_rows in self.rows.items()},
+            kv_cache_bytes=kv, kv_cache_bytes_mha=kv * (heads // max(kv_heads, 1)),
+            step_s=np.asarray(self.step_s, dtype=np.float64))
+
+
+def _weights_rows(layer_rows: list[tuple[int, torch.Tensor]], steps: int, heads: int, positions: int) -> np.ndarray:
+    """One layer's kept rows as (steps, heads, positions) float32, zero where a step's query saw no key."""
+    full = np.zeros((steps, heads, positions), dtype=np.float32)
+    for t, (seen, row) in enumerate(layer_rows):
+        k_len = row.shape[-1]
+        full[t, :, seen - k_len:seen] = row.float().cpu().numpy()  # a cache that slid keeps the last keys
+    return full
 
 
 def _shown_tokens(loaded: LoadedModel, ids: list[int]) -> list[str]:

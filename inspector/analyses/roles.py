@@ -75,6 +75,11 @@ DEFAULT_WINDOW = 4
 DEFAULT_SEEDS = 4
 DEFAULT_SEED = 0
 MAX_BATCH = 256
+# Bounds that keep a typed-in option from running forever or overflowing (issue 45, item 7: --seeds 10**12 ran
+# with memory growing, --window 10**30 overflowed a C long). A window past any model's positions means "no limit".
+MAX_SEEDS = 100
+MAX_WINDOW = 1 << 20
+MAX_SEED = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -192,7 +197,7 @@ class RolesResult(Displayable):
 
 
 def check_options(*, repeat: int, batch: int, top_k: int, window: int, seeds: int, num_heads: int | None = None,
-                  max_positions: int | None = None) -> None:
+                  max_positions: int | None = None, seed: int | None = None) -> None:
     """Refuse bad probe options with one :class:`InvalidRequestError` saying what, why and the fix (before any
     forward; ``num_heads`` — layers × heads — and ``max_positions`` once a model is known)."""
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 2:
@@ -201,13 +206,19 @@ def check_options(*, repeat: int, batch: int, top_k: int, window: int, seeds: in
     if not isinstance(batch, int) or not 2 <= batch <= MAX_BATCH:
         raise InvalidRequestError(f"the probe batch is {batch!r} sequences; an interval needs 2 to {MAX_BATCH} — "
                                   "use --batch in that range")
-    if not isinstance(window, int) or window < 1:
-        raise InvalidRequestError(f"the local window is {window!r} tokens; it must be at least 1 — use --window 1 "
-                                  "or more")
-    if not isinstance(seeds, int) or seeds < 2:
-        raise InvalidRequestError(f"the causal test draws random heads with {seeds!r} seeds; an interval needs at "
-                                  "least 2")
-    if not isinstance(top_k, int) or top_k < 1 or (num_heads is not None and top_k > num_heads):
+    if not isinstance(window, int) or not 1 <= window <= MAX_WINDOW:
+        raise InvalidRequestError(f"the local window is {_shown(window)} tokens; it must be 1 to {MAX_WINDOW:,} — use "
+                                  "--window in that range")
+    if not isinstance(seeds, int) or not 2 <= seeds <= MAX_SEEDS:
+        raise InvalidRequestError(f"the causal test draws random heads with {_shown(seeds)} seeds; an interval needs "
+                                  f"2 to {MAX_SEEDS} — use --seeds in that range")
+    if seed is not None and (not isinstance(seed, int) or not 0 <= seed <= MAX_SEED):
+        raise InvalidRequestError(f"the probe seed is {_shown(seed)}; it must be a whole number from 0 to 2^63 − 1 — "
+                                  "use --seed 0, say")
+    if isinstance(top_k, int) and top_k < 1:
+        raise InvalidRequestError(f"--top-k is {top_k}; the causal test ablates at least 1 head — use --top-k 1 or "
+                                  "more")
+    if not isinstance(top_k, int) or (num_heads is not None and top_k > num_heads):
         limit = (f" and at most {num_heads}, half the model's heads (as many random heads are its comparison)"
                  if num_heads is not None else "")
         raise InvalidRequestError(f"--top-k is {top_k!r}; the causal test ablates at least 1 head{limit} — "
@@ -215,6 +226,12 @@ def check_options(*, repeat: int, batch: int, top_k: int, window: int, seeds: in
     if max_positions is not None and 2 * repeat + 1 > max_positions:
         raise InvalidRequestError(f"the probe is 2 × {repeat} + 1 = {2 * repeat + 1} tokens; this model reads at most "
                                   f"{max_positions} — use --repeat {(max_positions - 1) // 2} or less")
+
+
+def _shown(value: object) -> str:
+    """A number for a message, a huge one cut to its first digits (a 10**30 typed in stays one short line)."""
+    text = repr(value)
+    return text if len(text) <= 24 else text[:12] + "…"
 
 
 def default_repeat(loaded: LoadedModel) -> int:

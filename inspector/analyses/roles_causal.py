@@ -371,7 +371,7 @@ def head_roles(loaded: LoadedModel, *, repeat: int | None = None, batch: int = D
     info = loaded.info
     repeat = default_repeat(loaded) if repeat is None else repeat
     check_options(repeat=repeat, batch=batch, top_k=top_k, window=window, seeds=seeds,
-                  num_heads=info.num_layers * info.num_heads // 2, max_positions=info.max_positions)
+                  num_heads=info.num_layers * info.num_heads // 2, max_positions=info.max_positions, seed=seed)
     thresholds = dict(thresholds or ROLE_THRESHOLDS)
     probe = make_probe(loaded, repeat=repeat, batch=batch, seed=seed)
     # One unablated forward for both parts: the weights for the scores, the block outputs and logits for the test.

@@ -18,9 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from inspector.base.errors import InspectorError
-from inspector.base.i18n import t
 from inspector.core.forward import encode_text
-from inspector.core.loading import LoadedModel, model_label
+from inspector.core.loading import LoadedModel
 
 # More than this share of a text's tokens unknown to the model, and its attention says little about the text.
 UNKNOWN_SHARE_LIMIT = 0.2
@@ -68,14 +67,6 @@ class UnknownTokens:
     def too_many(self) -> bool:
         """More than :data:`UNKNOWN_SHARE_LIMIT` of the tokens are unknown: the model cannot read the text."""
         return self.share > UNKNOWN_SHARE_LIMIT
-
-    def message(self, lang: str = "en") -> str:
-        """The warning, in ``lang``: how many tokens are unknown, what that means, which models read the text (the
-        model named as :func:`inspector.core.loading.model_label` names it in ``lang``)."""
-        return t("unknown.warning", lang, unknown=self.unknown, total=self.total, share=f"{self.share:.0%}",
-                 model=model_label(self.model, lang), limit=f"{UNKNOWN_SHARE_LIMIT:.0%}",
-                 script=t(f"unknown.script.{self.script}", lang),
-                 models=", ".join(self.suggested) or "—")
 
 
 def script_of(text: str) -> str:
@@ -127,9 +118,3 @@ def _unknown_characters(encoding, text: str, unknown: np.ndarray) -> str:
         return text
     spans = offsets[0].tolist()
     return "".join(text[start:end] for (start, end), is_unknown in zip(spans, unknown) if is_unknown) or text
-
-
-def unreadable_text_warning(loaded: LoadedModel, text: str, lang: str = "en") -> str | None:
-    """The warning for ``text`` when the model cannot read it (:attr:`UnknownTokens.too_many`), else None."""
-    found = unknown_tokens(loaded, text)
-    return found.message(lang) if found is not None and found.too_many else None

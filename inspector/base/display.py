@@ -35,8 +35,8 @@ Mimebundle = dict[str, Any]
 @dataclass(frozen=True)
 class Drawing:
     """What one result shows: ``summary_html`` (a compact HTML block, every user string escaped),
-    ``summary_text`` (the same for a plain-text console), ``chart`` (the main chart's mimebundle — Vega-Lite,
-    an SVG fallback, its text — or empty when there is none) and ``extra`` (more outputs, e.g. a bertviz view)."""
+    ``summary_text`` (the same for a plain-text console) and ``chart`` (the main chart's mimebundle — Vega-Lite,
+    an SVG fallback, its text — or empty when there is none)."""
 
     summary_html: str
     summary_text: str

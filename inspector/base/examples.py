@@ -73,3 +73,19 @@ def long_corpus_text(words: int = 640) -> str:
     lines = [line for line in LONG_TEXT_PATH.read_text(encoding="utf-8").splitlines()
              if line.strip() and not line.startswith("#")]
     return " ".join(" ".join(lines).split()[:words])
+
+
+# The Mechanism page's clean/corrupted pairs (issue 40): one token differs, the answer and the contrast are single
+# tokens for the bundled decoder that reads each language (SmolLM2 English, Gemma 3 Chinese).
+MECHANISM_EXAMPLES: dict[str, dict[str, str]] = {
+    "en": {"clean": "The capital of France is Paris. The capital of Italy is",
+           "corrupted": "The capital of France is Paris. The capital of Spain is",
+           "answer": " Rome", "contrast": " Madrid"},
+    "zh": {"clean": "法国的首都是巴黎。意大利的首都是", "corrupted": "法国的首都是巴黎。日本的首都是",
+           "answer": "罗马", "contrast": "东京"},
+}
+
+
+def mechanism_example(lang: str) -> dict[str, str]:
+    """The Mechanism page's example pair in ``lang`` (English for a language without one)."""
+    return MECHANISM_EXAMPLES.get(lang, MECHANISM_EXAMPLES["en"])

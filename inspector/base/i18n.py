@@ -44,6 +44,7 @@ from inspector.base.catalogue import (
     lecture,
     lessons,
     lessons_decoder,
+    mechanism,
     roles,
     sidebar,
 )
@@ -54,7 +55,7 @@ LANGUAGE_NAMES: Mapping[str, str] = {"en": "English", "zh": "简体中文"}
 
 # The catalogue's modules in the order of the app's menu (the sidebar and shared words first).
 PAGE_MODULES: tuple[ModuleType, ...] = (common, sidebar, inspect, heads, roles, census, attribution, lessons,
-                                        lessons_decoder, groundtruth, compare, generate, lecture,
+                                        lessons_decoder, groundtruth, compare, generate, mechanism, lecture,
                                         hosting)
 
 # Keys built at runtime, by family: ``{name}`` stands for one part of a key (letters, digits, ``_`` and ``-``, no
@@ -71,7 +72,7 @@ DYNAMIC_KEY_FAMILIES: tuple[str, ...] = (
     "model.shipped.{name}",
     # views/sidebar.sidebar, the example menu's titles: {example.title: f"example.{example.slug}"}
     "example.{slug}",
-    # unknown-token warning (inspector.analyses.unknown_tokens): f"unknown.script.{self.script}"
+    # unknown-token warning (inspector.charts.sentences.unknown_tokens): f"unknown.script.{found.script}"
     "unknown.script.{script}",
     # ablation words (inspector.analyses.heads), the pruning note (inspector.charts.heads) and the removal radio and
     # grid caption (views/heads.py): f"heads.mode.{mode}"
@@ -104,9 +105,14 @@ DYNAMIC_KEY_FAMILIES: tuple[str, ...] = (
     "attribution.page.target_{kind}",
     "attribution.page.removal_{mode}",
     "attribution.page.column_{name}",
-    # views/lessons.header: t(number + ".question"), t(number + ".explain") for number = "lesson1" … "lesson7"
+    # views/lesson_page.LessonView.header and views/lessons.py over the lesson registry
+    # (inspector.analyses.lessons.registry, Lesson.key = f"lesson{number}"): t(f"{lesson.key}.title"),
+    # t(lesson.key + ".question"), t(lesson.key + ".explain")
+    "lesson{n}.title",
     "lesson{n}.question",
     "lesson{n}.explain",
+    # views/pages.navigation over the page registry (inspector.output.pages, PageSpec.nav_key): f"nav.{name}"
+    "nav.{page}",
     # the position lesson (inspector.analyses.lessons): f"lesson3.answer.{kind}", and += ".none" when no head is
     # positional
     "lesson3.answer.{kind}",
@@ -116,8 +122,8 @@ DYNAMIC_KEY_FAMILIES: tuple[str, ...] = (
     # views/lesson_quiz._decoder_questions: the choices t(f"quiz.rope.a{i}"), t(f"quiz.sink.a{i}") for i in 0 … 2
     "quiz.rope.a{i}",
     "quiz.sink.a{i}",
-    # task_words (inspector.analyses.groundtruth): f"gt.task.{spec_task.name}.{field}"; the scoreboard's summary:
-    # f"gt.variant.{board.card.variant}"
+    # task_words (inspector.charts.sentences.groundtruth): f"gt.task.{spec_task.name}.{field}"; the scoreboard's
+    # summary: f"gt.variant.{board.card.variant}"
     "gt.task.{task}.{field}",
     "gt.variant.{variant}",
     # the example chart's roles (inspector.charts.groundtruth): f"chart.gt.role.{role}"

@@ -22,7 +22,8 @@ COMPARE_WEIGHTS_BUDGET_BYTES = 512 * 2**20
 # 12-head MiniLM (23 M parameters) — chosen from single runs on a 2-core server (docs/BENCHMARKS.md "Hosted
 # jobs") to end well inside the 60 s deadline — and scaled down for larger models. Attribution runs occlusion,
 # value zeroing and ERASER at about one forward per token and per removal, so it gets the fewest tokens.
-HOSTED_JOB_TOKENS = {"heads": 256, "attribution": 128, "lessons": 256, "compare": 256, "generate": 256}
+HOSTED_JOB_TOKENS = {"heads": 256, "attribution": 128, "lessons": 256, "compare": 256, "generate": 256,
+                     "mechanism": 64}  # patching runs ~3 × layers × tokens copies of the text
 # The reference model's parameters: a model with p parameters gets HOSTED_JOB_TOKENS × sqrt(this / p) tokens.
 HOSTED_JOB_REFERENCE_PARAMETERS = 23_000_000
 # A Heads corpus run: the tokens of all its texts together (the report's work grows with their sum).
@@ -35,7 +36,8 @@ HOSTED_GENERATE_NEW_TOKENS = 64
 # n×n float32 attention (heads · layers · n² · 4 bytes): the Heads report keeps per-text weights for its divergences
 # and ablates every head; attribution batches occlusion rows and gradient activations of the same order.
 HOSTED_JOB_MEMORY_BYTES = 1_024 * 2**20
-JOB_MEMORY_COPIES = {"heads": 8, "attribution": 64, "lessons": 8, "compare": 4, "generate": 2, "groundtruth": 4}
+JOB_MEMORY_COPIES = {"heads": 8, "attribution": 64, "lessons": 8, "compare": 4, "generate": 2, "groundtruth": 4,
+                     "mechanism": 16}
 # Large results cached in one server process (captures with their n×n weights, the charts drawn from them, bertviz's
 # HTML), counted in bytes (views/byte_cache.py; issue 33, item 11): a handful of long texts' captures locally, three
 # on a hosted instance, where several visitors share the memory — or hundreds of sentences'.

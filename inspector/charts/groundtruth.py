@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from inspector.analyses.attribution import METHOD_LABELS, method_label
-from inspector.analyses.groundtruth import ExampleScores, Scoreboard, rank_of, task_words
+from inspector.analyses.groundtruth import ExampleScores, Scoreboard, rank_of
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.charts.base import (
     FULL_WIDTH_PX,
@@ -31,6 +31,7 @@ from inspector.charts.base import (
     wrap_text,
     zero_white_scale,
 )
+from inspector.charts.sentences.groundtruth import task_words
 
 HIT_COLOR = "#4c78a8"
 INTERVAL_COLOR = "#222222"

@@ -1,5 +1,5 @@
-"""Altair charts for the decoder-era lessons (:mod:`inspector.analyses.lessons_decoder`,
-:mod:`inspector.analyses.lessons_geometry`), over finished numbers only. Conventions as in
+"""Altair charts for the decoder-era lessons (:mod:`inspector.analyses.lessons`: ``decoder``, ``sinks``,
+``geometry``), over finished numbers only. Conventions as in
 :mod:`inspector.charts.lessons`: titles from the caller in the page's language, every other visible word from the
 catalogue in ``lang``, tokens labelled ``"position: token"`` and only ever passed as data, colour legends of
 heatmaps under the plot (:func:`inspector.charts.lessons.heatmap_legend`), ``slide`` applied last.
@@ -11,15 +11,17 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from inspector.analyses.lessons_decoder import (
+from inspector.analyses.lessons import (
     CausalLesson,
     GQALesson,
+    LinearLesson,
     ProjectionsLesson,
+    QKSpaceLesson,
     RopeLesson,
     SinksLesson,
+    WindowLesson,
     kind_name_key,
 )
-from inspector.analyses.lessons_geometry import LinearLesson, QKSpaceLesson, WindowLesson
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.charts.base import (
     DARK2,

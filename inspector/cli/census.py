@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> None:
         raise InvalidRequestError("census needs --data PATH (a corpus), or --roles (head roles by probe, no corpus)")
     if args.roles:
         check_options(repeat=DEFAULT_REPEAT if args.repeat is None else args.repeat, batch=DEFAULT_BATCH,
-                      top_k=args.top_k, window=DEFAULT_WINDOW, seeds=DEFAULT_SEEDS)
+                      top_k=args.top_k, window=DEFAULT_WINDOW, seeds=DEFAULT_SEEDS, seed=args.seed)
     if args.data is None:
         run_roles(args)
         return

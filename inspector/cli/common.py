@@ -194,7 +194,7 @@ def write_json(payload: dict, destination: str) -> None:
 
 def warn_if_unreadable(loaded, text: str, lang: str = "en") -> None:
     """One line on stderr when the model maps too much of ``text`` to its unknown token (issue 17); the run goes on."""
-    from inspector.analyses.unknown_tokens import unreadable_text_warning
+    from inspector.charts.sentences.unknown_tokens import unreadable_text_warning
 
     warning = unreadable_text_warning(loaded, text, lang)
     if warning is not None:

@@ -33,8 +33,9 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from inspector.analyses.groundtruth import hit_rate_words, scoreboard, scoreboard_json
+    from inspector.analyses.groundtruth import scoreboard, scoreboard_json
     from inspector.base.model_ids import ModelSpec
+    from inspector.charts.sentences.groundtruth import hit_rate_words
     from inspector.core.loading import shipped_choices
     from inspector.serving.run import Request
 

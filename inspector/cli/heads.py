@@ -89,7 +89,7 @@ def run_roles(args: argparse.Namespace) -> None:
 
     check_model_options(args)
     check_options(repeat=DEFAULT_REPEAT if args.repeat is None else args.repeat, batch=args.batch, top_k=args.top_k,
-                  window=args.window, seeds=args.seeds)
+                  window=args.window, seeds=args.seeds, seed=args.seed)
     loaded = load(args)
     _, result = run_request(Request(kind="heads"), loaded, lambda plan, progress: head_roles(
         loaded, repeat=args.repeat, batch=args.batch, top_k=args.top_k, window=args.window, seed=args.seed,

@@ -25,6 +25,7 @@ HELP = "every lesson's numbers and answers (the Lessons page's twin)"
 # twelve heads) is the cap here too, and a handful of lengths is enough to read the O(n²) slope.
 MAX_TIMING_LENGTH = 4096
 MAX_TIMING_LENGTHS = 8
+DEFAULT_TIMING = "128,256,512"
 
 
 def add_arguments(sub: argparse.ArgumentParser) -> None:
@@ -43,9 +44,36 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
                      help="the decoder's layer for the decoder-era lessons (default: 0)")
     sub.add_argument("--decoder-head", type=int_in(0, MAX_LAYER_INDEX), default=0,
                      help="the decoder's head for the decoder-era lessons (default: 0)")
-    sub.add_argument("--lengths", default="128,256,512",
-                     help=f"lengths n timed by the O(n²) lesson (each 1 to {MAX_TIMING_LENGTH}, at most "
-                          f"{MAX_TIMING_LENGTHS}), or 'none' to skip it (default: 128,256,512)")
+    sub.add_argument("--lessons", default="all",
+                     help="which lessons to run, by name, comma-separated (default: all; the decoder lessons need "
+                          "--decoder): " + ", ".join(_lesson_names()))
+    sub.add_argument("--lengths", default=None,
+                     help=f"lengths n the timing lessons time (each 1 to {MAX_TIMING_LENGTH}, at most "
+                          f"{MAX_TIMING_LENGTHS}), or 'none' to skip the O(n²) lesson (default: {DEFAULT_TIMING} for "
+                          "the O(n²) lesson, the page's own for the sliding-window and linear-attention lessons)")
+
+
+def _lesson_names() -> list[str]:
+    from inspector.analyses.lessons.registry import LESSONS
+
+    return list(LESSONS)
+
+
+def parse_lessons(spec: str, *, decoder: bool) -> list[str]:
+    """``--lessons``: the registered lessons named (``all``: every one, the decoder lessons only with a decoder)."""
+    from inspector.analyses.lessons.registry import LESSONS
+
+    if spec.strip().lower() == "all":
+        return [slug for slug, lesson in LESSONS.items() if decoder or lesson.part != "decoder"]
+    names = [name.strip() for name in spec.split(",") if name.strip()]
+    unknown = [name for name in names if name not in LESSONS]
+    if unknown or not names:
+        raise InvalidRequestError(f"--lessons {spec[:60]!r}: expected names from {', '.join(LESSONS)}, or 'all'")
+    needing = [name for name in names if LESSONS[name].part == "decoder"]
+    if needing and not decoder:
+        raise InvalidRequestError(f"--lessons: {', '.join(needing)} run on a decoder; add --decoder, e.g. "
+                                  "--decoder bundled:smollm2-135m")
+    return names
 
 
 def parse_lengths(spec: str) -> list[int]:
@@ -63,46 +91,64 @@ def parse_lengths(spec: str) -> list[int]:
     return [int(part) for part in parts]
 
 
+def run_lessons(slugs: list[str], contexts: dict, lang: str) -> tuple[dict, dict, list[str]]:
+    """Every lesson of ``slugs`` on its part's context (``contexts``: part → LessonContext): (JSON by slug; the lessons
+    left out and why; the answers written in ``lang``)."""
+    from inspector.analyses.lessons.registry import LESSONS, lesson_answers, lesson_json
+
+    written: dict[str, dict] = {}
+    skipped: dict[str, str] = {}
+    answers: list[str] = []
+    for slug in slugs:
+        lesson = LESSONS[slug]
+        context = contexts[lesson.part]
+        if not lesson.applies(context.loaded):
+            skipped[slug] = f"does not apply to {context.loaded.info.name}"
+            continue
+        entry: dict = {"number": lesson.number}
+        for kind, measure in (("result", lesson.compute), ("requested", lesson.on_request)):
+            if measure is not None:
+                value = measure(context)
+                entry[kind] = lesson_json(value, lang)
+                answers += [f"[{slug}] {answer.text(lang)}" for answer in lesson_answers(value)]
+        written[slug] = entry
+    return written, skipped, answers
+
+
 def run(args: argparse.Namespace) -> None:
-    from inspector.analyses.lessons import all_lessons, lessons_json
+    from inspector.analyses.lessons.registry import LessonContext
     from inspector.serving.run import Request
 
     check_model_options(args)
-    lengths = parse_lengths(args.lengths)
+    lengths = parse_lengths(DEFAULT_TIMING if args.lengths is None else args.lengths)
+    decoder_lengths = None if args.lengths is None or not lengths else lengths  # else each lesson's own
+    slugs = parse_lessons(args.lessons, decoder=bool(args.decoder))
     text = read_text(args)
     loaded = load(args)
     loaded.info.check_layer(args.layer, "--layer")
     loaded.info.check_head(args.head, "--head")
     warn_if_unreadable(loaded, text, args.lang)
-    decoder_model = load(args, args.decoder) if args.decoder else None
-
-    def work(plan, progress):
-        result = all_lessons(loaded, text, args.layer, args.head, backend=args.backend,
-                             timing_lengths=lengths or None, importance=True)
-        decoder = None
-        if decoder_model is not None:
-            from inspector.analyses.lessons_decoder import decoder_lessons
-
-            decoder = decoder_lessons(loaded, decoder_model, text, args.decoder_layer, args.decoder_head,
-                                      backend=args.backend)
-        return result, decoder
-
-    _, (result, decoder) = run_request(Request(kind="lessons", texts=(text,)), loaded, work)
-    payload = {**lessons_json(result, args.lang), "model": loaded.info.as_json(), "lang": args.lang}
-    if decoder is not None:
-        from inspector.analyses.lessons_decoder import decoder_lessons_json
-
-        payload["decoder"] = {**decoder_lessons_json(decoder, args.lang), "model": decoder_model.info.as_json()}
+    encoder = LessonContext(loaded, text, args.layer, args.head, backend=args.backend, lengths=lengths or None)
+    contexts: dict = {"encoder": encoder, "quiz": encoder}
+    skipped = {}
+    if not lengths and "complexity" in slugs:  # --lengths none: no timing
+        slugs, skipped = [slug for slug in slugs if slug != "complexity"], {"complexity": "--lengths none"}
+    payload: dict = {"model": loaded.info.as_json(), "text": text, "backend": args.backend, "layer": args.layer,
+                     "head": args.head, "lang": args.lang}
+    if args.decoder:
+        decoder_model = load(args, args.decoder)
+        contexts["decoder"] = LessonContext(decoder_model, text, args.decoder_layer, args.decoder_head,
+                                            backend=args.backend, contrast=loaded, lengths=decoder_lengths)
+        payload["decoder"] = {"model": decoder_model.info.as_json(), "layer": args.decoder_layer,
+                              "head": args.decoder_head}
+    _, (written, not_applying, answers) = run_request(Request(kind="lessons", texts=(text,)), loaded,
+                                                      lambda plan, progress: run_lessons(slugs, contexts, args.lang))
+    payload.update(lessons=written, skipped={**skipped, **not_applying})
     if args.json:
         write_json(payload, args.json)
         if args.json != "-":
-            print(f"wrote {args.json}: lessons for layer {args.layer}, head {args.head} of {loaded.info.name}",
-                  file=sys.stderr)
+            print(f"wrote {args.json}: {len(written)} lessons for layer {args.layer}, head {args.head} of "
+                  f"{loaded.info.name}", file=sys.stderr)
         return
-    for name in ("definition", "why_qk", "position", "sweep", "scaling", "multi_head", "entropy", "complexity"):
-        lesson = getattr(result, name)
-        if lesson is not None:
-            print(f"[{name}] {lesson.answer.text(args.lang)}\n")
-    if decoder is not None:
-        for name in ("causal", "rope", "gqa", "sinks", "qk_space", "projections"):
-            print(f"[decoder.{name}] {getattr(decoder, name).answer.text(args.lang)}\n")
+    for line in answers:
+        print(line + "\n")

@@ -172,8 +172,9 @@ def capture(
     issue 39: a run tokenises its text once) — its inputs are moved to ``loaded``'s device, so a CPU retry can reuse
     it; None: tokenised here.
 
-    ``deadline_s``: seconds the forward may take; it is checked as each attention layer starts, and past it the
-    forward stops with :class:`DeadlineExceededError` (None = no deadline)."""
+    ``deadline_s``: seconds the forward may take (:func:`inspector.core.forward.forward`'s; a run's own deadline,
+    :func:`inspector.core.deadline.job_deadline`, binds too); checked as each attention layer starts, past it the
+    forward stops with :class:`DeadlineExceededError` (None = none of its own)."""
     info = loaded.info
     timings: dict[str, float] = {}
     started = time.perf_counter()
@@ -249,7 +250,6 @@ def capture_within_memory(
     weights: WeightsChoice = "all",
     keep_layer: int = 0,
     cpu_model: Callable[[], LoadedModel] | None = None,
-    deadline_s: float | None = None,
     encoded: EncodedText | None = None,
 ) -> Capture:
     """:func:`capture`, retried when the device runs out of memory: first with only ``keep_layer``'s weights
@@ -271,7 +271,7 @@ def capture_within_memory(
     for model_for, attempt_backend, attempt_weights, notice in attempts:
         try:
             result = capture(model_for(), text, backend=attempt_backend, weights=attempt_weights,
-                             deadline_s=deadline_s, encoded=encoded)
+                             encoded=encoded)
         except RuntimeError as err:  # torch.OutOfMemoryError is a RuntimeError
             if not is_out_of_memory(err):
                 raise

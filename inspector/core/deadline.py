@@ -41,8 +41,8 @@ class JobDeadline:
     job: str
 
     def __post_init__(self) -> None:
-        if not self.seconds > 0:
-            raise ValueError(f"JobDeadline.seconds must be positive; got {self.seconds}")
+        if not self.seconds >= 0:
+            raise ValueError(f"JobDeadline.seconds must be 0 or more; got {self.seconds}")
 
     def message(self, where: str) -> str:
         return (f"{self.job} did not finish within the {self.seconds:g} s this server gives one request (stopped "

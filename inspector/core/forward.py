@@ -20,7 +20,6 @@ attached to the shared model: every per-call choice travels in the request, a co
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -35,7 +34,7 @@ from inspector.base.errors import (
     InvalidTextError,
     UnsupportedModelError,
 )
-from inspector.core.deadline import admit_job, current_deadline
+from inspector.core.deadline import admit_job, current_deadline, job_deadline
 from inspector.core.loading import LoadedModel
 from kernels.hf import (
     AttentionContractError,
@@ -200,8 +199,10 @@ def forward(
     tensors (query, key, value, output) to keep, for which layers. ``stats``: the per-row statistics the records
     carry (``()`` when only the outputs matter: batched evaluations skip the entropy pass). Autograd records
     only when ``grad`` is True (the model's parameters never require grad; gradients flow to inputs and to
-    intervention tensors). ``deadline_s``: seconds the forward may take, checked as each attention layer
-    starts (None = no deadline). ``resume``: start at a layer, the blocks below returning kept outputs
+    intervention tensors). ``deadline_s``: seconds this forward may take (None = no deadline of its own) — a
+    :func:`inspector.core.deadline.job_deadline` around it, the one deadline mechanism, so a run's deadline that comes
+    sooner still binds; it is checked as each attention layer starts. ``resume``: start at a layer, the blocks below
+    returning kept outputs
     (:class:`kernels.hf.ResumeAt`); ``keep_layer_outputs``: keep every block's output
     (:attr:`ForwardResult.layer_outputs`) for such a later forward. Both need :attr:`LoadedModel.can_resume`.
     ``stop_after``: end the forward once that layer's attention is recorded — the records are complete up to it,
@@ -230,14 +231,24 @@ def forward(
             raise InvalidRequestError(f"an intervention below layer {first}, where the forward resumes, would not run")
     chosen = backend_for(loaded, backend)
     admit_job()  # a job's first forward waits for its admission (a hosted server's run slot) here
+    q_len = next(iter(inputs.values())).shape[1]  # ids, mask (batch, n) and embeddings (batch, n, hidden)
     # The clock starts here, after tokenising: the deadline bounds the model's work, not the caller's.
-    deadline = None if deadline_s is None else time.monotonic() + deadline_s
-    # A whole job's deadline (inspector.core.deadline) binds each of its forwards; the sooner one applies.
-    job = current_deadline()
-    by_job = job is not None and (deadline is None or job.at < deadline)
+    with job_deadline(deadline_s, f"{info.name} on {q_len} tokens"):
+        return _forward(loaded, inputs, chosen, interventions=interventions, weights_layers=weights_layers, keep=keep,
+                        keep_layers=keep_layers, grad=grad, stats=stats, resume=resume,
+                        keep_layer_outputs=keep_layer_outputs, stop_after=stop_after, cache=cache,
+                        logits_to_keep=logits_to_keep)
+
+
+def _forward(loaded: LoadedModel, inputs: dict[str, torch.Tensor], chosen: str, *, interventions, weights_layers,
+             keep, keep_layers, grad, stats, resume, keep_layer_outputs, stop_after, cache,
+             logits_to_keep) -> ForwardResult:
+    """:func:`forward` once its arguments are checked, inside its deadline."""
+    info = loaded.info
+    job = current_deadline()  # the run's one deadline (inspector.core.deadline) binds each of its forwards
     request = AttentionRequest(backend=chosen, stats=stats, weights_layers=weights_layers,
                                interventions=tuple(interventions), keep=keep, keep_layers=keep_layers,
-                               deadline=job.at if by_job else deadline, resume=resume,
+                               deadline=None if job is None else job.at, resume=resume,
                                keep_layer_outputs=keep_layer_outputs, stop_after=stop_after)
     context = torch.enable_grad() if grad else torch.inference_mode()
     try:
@@ -251,12 +262,7 @@ def forward(
     except AttentionDone:
         outputs = None
     except DeadlinePassed as err:
-        if by_job:
-            raise DeadlineExceededError(job.message(f"at a forward: {err}")) from err
-        q_len = next(iter(inputs.values())).shape[1]  # ids, mask (batch, n) and embeddings (batch, n, hidden)
-        raise DeadlineExceededError(f"{info.name} did not finish {q_len} tokens within the {deadline_s:g} s this "
-                                    f"server allows one run ({err}); the server may be busy or the text long — "
-                                    "try again, shorten the text, or pick a smaller model") from err
+        raise DeadlineExceededError(job.message(f"at a forward: {err}")) from err
     except InterventionError as err:
         raise InvalidRequestError(str(err)) from err
     except AttentionContractError as err:

@@ -13,7 +13,7 @@ offline, links to and from the app, and progress bars.
 ``import inspector`` is enough: the package face exposes these names and draws results through them.
 """
 
-from inspector.notebook import displays  # noqa: F401 — renderers for results and for show()'s charts
+from inspector.notebook import displays, mechanism  # noqa: F401 — renderers for results and for show()'s charts
 from inspector.notebook.bridge import BertvizView, capture_from_link, head_view, link, model_view
 from inspector.notebook.progress import in_notebook, progress_bar
 from inspector.notebook.views import VIEWS, language, register_views, set_language, show

@@ -29,8 +29,7 @@ from inspector.analyses.compare import Comparison
 from inspector.analyses.generate import Generation
 from inspector.analyses.groundtruth import Scoreboard
 from inspector.analyses.heads import HeadReport
-from inspector.analyses.lessons import Lessons
-from inspector.analyses.lessons_decoder import DecoderLessons
+from inspector.analyses.lessons import DecoderLessons, Lessons
 from inspector.analyses.roles import RolesResult
 from inspector.base import display
 from inspector.base.errors import InspectorError
@@ -86,14 +85,22 @@ def summary(kind: str, model: str, facts: Iterable[tuple[str, object]], tokens: 
     return f'<div class="inspector-summary" style="{_STYLE}">' + "<br>".join(lines) + "</div>", text
 
 
-def _views_line(result: object) -> tuple[str, str]:
-    names = list(VIEWS[next(kind for kind in type(result).__mro__ if kind in VIEWS)])
-    return "views", ", ".join(f'"{name}"' for name in names) + " — inspector.show(result, view)"
+def _views(result: object) -> list[str]:
+    return next((list(VIEWS[kind]) for kind in type(result).__mro__ if kind in VIEWS), [])
 
 
-def _drawn(result: object, parts: tuple[str, str]) -> display.Drawing:
-    """The summary ``parts`` with the result's main chart (or, when drawing fails, the reason instead)."""
+def views_line(result: object) -> list[tuple[str, str]]:
+    """The summary's line naming ``result``'s views for :func:`~inspector.notebook.views.show` (none: no line)."""
+    names = _views(result)
+    return [("views", ", ".join(f'"{name}"' for name in names) + " — inspector.show(result, view)")] if names else []
+
+
+def drawn(result: object, parts: tuple[str, str]) -> display.Drawing:
+    """The summary ``parts`` with the result's main chart (or, when drawing fails, the reason instead; a result
+    without views shows its summary alone)."""
     summary_html, summary_text = parts
+    if not _views(result):
+        return display.Drawing(summary_html, summary_text)
     try:
         chart = chart_bundle(show(result, lang=language()))
     except InspectorError as error:
@@ -110,19 +117,19 @@ def _capture(c: Capture) -> display.Drawing:
              ("backend", c.backend)]
     facts += [("predicts", predictions)] if predictions else []
     facts += [("notice", notice) for notice in c.notices]
-    return _drawn(c, summary("Capture", c.model_name, [*facts, _views_line(c)], c.tokens))
+    return drawn(c, summary("Capture", c.model_name, [*facts, *views_line(c)], c.tokens))
 
 
 def _generation(g: Generation) -> display.Drawing:
     facts = [("prompt tokens", g.prompt_len), ("generated", f"{g.steps} tokens ({g.finish})"),
              ("text", g.text), ("layers × heads", f"{g.entropy.shape[1]} × {g.entropy.shape[2]}")]
-    return _drawn(g, summary("Generation", g.model_name, [*facts, _views_line(g)], g.prompt_tokens + g.tokens))
+    return drawn(g, summary("Generation", g.model_name, [*facts, *views_line(g)], g.prompt_tokens + g.tokens))
 
 
 def _head_report(r: HeadReport) -> display.Drawing:
     facts = [("texts", len(r.texts)), ("layers × heads", f"{r.info.num_layers} × {r.info.num_heads}"),
              ("ablation", r.ablation_mode), ("output change", r.change_name), ("backend", r.backend)]
-    return _drawn(r, summary("Head report", r.info.name, [*facts, _views_line(r)], r.tokens[0] if r.tokens else ()))
+    return drawn(r, summary("Head report", r.info.name, [*facts, *views_line(r)], r.tokens[0] if r.tokens else ()))
 
 
 def _roles(r: RolesResult) -> display.Drawing:
@@ -130,7 +137,7 @@ def _roles(r: RolesResult) -> display.Drawing:
     facts = [("layers × heads", " × ".join(map(str, r.dominant.shape))),
              ("dominant roles", ", ".join(f"{role} {count}" for role, count in zip(roles, counts))),
              ("causal tests", len(r.tests)), ("probe", f"{r.probe.batch} sequences of {r.probe.length} tokens")]
-    return _drawn(r, summary("Head roles", r.model, [*facts, _views_line(r)]))
+    return drawn(r, summary("Head roles", r.model, [*facts, *views_line(r)]))
 
 
 def _count(values) -> tuple[list[str], list[int]]:
@@ -143,36 +150,36 @@ def _count(values) -> tuple[list[str], list[int]]:
 def _attribution(r: AttributionReport) -> display.Drawing:
     facts = [("methods", ", ".join(r.scores)), ("target", r.target.description),
              ("layer · head", f"{r.layer} · {r.head}"), ("skipped", ", ".join(r.skipped) or "none")]
-    return _drawn(r, summary("Attribution report", r.model_name, [*facts, _views_line(r)], r.tokens))
+    return drawn(r, summary("Attribution report", r.model_name, [*facts, *views_line(r)], r.tokens))
 
 
 def _census(s: CensusSummary) -> display.Drawing:
     facts = [("texts", s.texts), ("refused", s.errors), ("tokens", s.tokens), ("statistics", ", ".join(s.mean)),
              ("folder", s.folder or "—")]
-    return _drawn(s, summary("Census summary", str(s.model.get("name", "")), [*facts, _views_line(s)]))
+    return drawn(s, summary("Census summary", str(s.model.get("name", "")), [*facts, *views_line(s)]))
 
 
 def _lessons(x: Lessons) -> display.Drawing:
     facts = [("lessons", "definition, why Q and K, position, √d scaling, multi-head, entropy"
               + (", complexity" if x.complexity else "") + (", token importance" if x.importance else "")),
              ("backend", x.backend)]
-    return _drawn(x, summary("Lessons", x.model, [*facts, _views_line(x)], x.definition.tokens))
+    return drawn(x, summary("Lessons", x.model, [*facts, *views_line(x)], x.definition.tokens))
 
 
 def _decoder_lessons(x: DecoderLessons) -> display.Drawing:
     facts = [("contrast encoder", x.encoder), ("layer · head", f"{x.layer} · {x.head}"),
              ("lessons", "causal mask, RoPE, grouped-query, sinks, query–key space, projections")]
-    return _drawn(x, summary("Decoder lessons", x.model, [*facts, _views_line(x)]))
+    return drawn(x, summary("Decoder lessons", x.model, [*facts, *views_line(x)]))
 
 
 def _scoreboard(b: Scoreboard) -> display.Drawing:
     facts = [("methods", ", ".join(b.methods)), ("examples", len(b.content)), ("model accuracy", f"{b.accuracy:.2f}")]
-    return _drawn(b, summary("Ground-truth scoreboard", b.model_name, [*facts, _views_line(b)]))
+    return drawn(b, summary("Ground-truth scoreboard", b.model_name, [*facts, *views_line(b)]))
 
 
 def _comparison(c: Comparison) -> display.Drawing:
     facts = [("model B", c.model_b), ("text A", c.text_a), ("text B", c.text_b), ("query (A, B)", c.query)]
-    return _drawn(c, summary("Comparison", c.model_a, [*facts, _views_line(c)], c.tokens_a))
+    return drawn(c, summary("Comparison", c.model_a, [*facts, *views_line(c)], c.tokens_a))
 
 
 RENDERERS = {Capture: _capture, Generation: _generation, HeadReport: _head_report, RolesResult: _roles,

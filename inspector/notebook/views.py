@@ -22,8 +22,7 @@ from inspector.analyses.generate import Generation
 from inspector.analyses.groundtruth import Scoreboard
 from inspector.analyses.heads import HeadReport
 from inspector.analyses.heatmap import HeatmapOptions, heatmap_view, layer_views
-from inspector.analyses.lessons import Lessons
-from inspector.analyses.lessons_decoder import DecoderLessons
+from inspector.analyses.lessons import DecoderLessons, Lessons
 from inspector.analyses.metrics import head_entropy
 from inspector.analyses.roles import RolesResult
 from inspector.base.errors import InvalidRequestError

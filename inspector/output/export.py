@@ -129,7 +129,7 @@ SCREEN_ONLY_KEYS = ("chart.hover.token", "chart.hover.head", "chart.thinned.toke
                     "chart.gt.hover", "chart.compare.grid_subtitle",
                     "chart.inspect.grid_click", "chart.roles.map_hover", "chart.heads.grid_click")
 _ESTIMATE_MARGIN = 1.12
-_BOLD_ADVANCE = 1.1  # a bold title's letters are wider than the estimate's regular ones
+BOLD_ADVANCE = 1.1  # a bold title's letters are wider than the estimate's regular ones
 _WIDE_PUNCTUATION = "，。、；：？！）」』】》〉”’（「『【《〈“‘"
 
 
@@ -148,7 +148,7 @@ def _drawn_width(chart) -> float:
     return float(size.group(1)) if size else float(EXPORT_HEADER_MIN_PX)
 
 
-def _title_dict(chart) -> dict:
+def title_dict(chart) -> dict:
     title = getattr(chart, "title", alt.Undefined)
     if title is alt.Undefined or title is None:
         return {}
@@ -183,7 +183,7 @@ def _wide_end(ch: str) -> bool:
     return ch in _WIDE_PUNCTUATION or text_width_px(ch, 1) > 1
 
 
-def _screen_only(text: str, lang: str) -> str:
+def screen_only(text: str, lang: str) -> str:
     for key in SCREEN_ONLY_KEYS:
         for language in (lang, DEFAULT_LANGUAGE):
             text = text.replace(t(key, language), "")
@@ -218,7 +218,7 @@ def screen_title(chart):
     other chart, and every export (:func:`with_provenance` re-wraps to the figure), is left as it is."""
     if not isinstance(chart, (alt.Chart, alt.LayerChart)):
         return chart
-    title = _title_dict(chart)
+    title = title_dict(chart)
     lines, limit = title.get("text"), title.get("limit")
     if not isinstance(lines, list) or len(lines) < 2 or not isinstance(limit, (int, float)):
         return chart
@@ -255,7 +255,7 @@ def with_provenance(chart, provenance: Provenance, lang: str = DEFAULT_LANGUAGE)
     the plot, and one without a width of its own is :data:`EXPORT_PLOT_PX` wide; sentences that ask for a mouse
     (:data:`SCREEN_ONLY_KEYS`) are left out."""
     caption = provenance.caption(lang)
-    title = _title_dict(chart)
+    title = title_dict(chart)
     subtitle = unwrap_lines(title.get("subtitle"))
     if title.get("text") and _squeezed(subtitle).endswith(_squeezed(caption)):
         return chart  # already exported
@@ -283,8 +283,8 @@ def with_provenance(chart, provenance: Provenance, lang: str = DEFAULT_LANGUAGE)
         chart.title = alt.TitleParams(text=caption_lines[0] if len(caption_lines) == 1 else caption_lines,
                                       fontSize=11, fontWeight="normal", anchor="start", limit=header)
         return chart
-    text_lines = wrap_text(unwrap_lines(title["text"]), fits, title_px * _BOLD_ADVANCE)
-    notes = _screen_only(subtitle, lang)
+    text_lines = wrap_text(unwrap_lines(title["text"]), fits, title_px * BOLD_ADVANCE)
+    notes = screen_only(subtitle, lang)
     note_lines = wrap_text(notes, fits, subtitle_px) if notes else []
     chart.title = alt.TitleParams(**{**title, "text": text_lines[0] if len(text_lines) == 1 else text_lines,
                                      "subtitle": note_lines + caption_lines, "limit": header})
@@ -353,7 +353,7 @@ _FONT_SIZE = re.compile(r'font-size="([0-9.]+)px"')
 _FILL = re.compile(r'fill="([^"]+)"')
 
 
-def _embolden_wide_text(svg: str) -> str:
+def embolden_wide_text(svg: str) -> str:
     def outline(match: re.Match) -> str:
         attributes, content = match.group(1), match.group(2)
         if " stroke=" in attributes or not any(text_width_px(ch, 1) > 1 for ch in content):
@@ -366,7 +366,7 @@ def _embolden_wide_text(svg: str) -> str:
     return _BOLD_TEXT.sub(outline, svg)
 
 
-def _render(kind: str, chart, **options):
+def render(kind: str, chart, **options):
     """The chart drawn by vl-convert as SVG text, or as PNG bytes rasterised from that SVG (``scale`` in options)."""
     import vl_convert as vlc
 
@@ -377,11 +377,11 @@ def _render(kind: str, chart, **options):
     except ValueError as err:
         raise InspectorError(f"could not draw the figure as {kind.upper()}: {str(err).splitlines()[0]} — the "
                              "numbers are still available as JSON; please report this chart") from err
-    svg = _embolden_wide_text(svg)
-    return svg if kind == "svg" else _svg_png(svg, scale=options.get("scale", 1.0))
+    svg = embolden_wide_text(svg)
+    return svg if kind == "svg" else svg_png(svg, scale=options.get("scale", 1.0))
 
 
-def _svg_png(svg: str, *, scale: float) -> bytes:
+def svg_png(svg: str, *, scale: float) -> bytes:
     """Rasterise an SVG already drawn: half the work of laying the chart out again for the PNG."""
     import vl_convert as vlc
 
@@ -398,139 +398,12 @@ def chart_png(chart, *, scale: float = 2.0) -> bytes:
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not MIN_SCALE <= scale <= MAX_SCALE:
         raise InvalidRequestError(f"PNG scale {scale!r} is out of range — use a number from {MIN_SCALE} to "
                                   f"{MAX_SCALE} (2 is sharp on slides)")
-    return _render("png", chart, scale=float(scale))
+    return render("png", chart, scale=float(scale))
 
 
 def chart_svg(chart) -> str:
     """SVG text of ``chart``; text marks (token strings, titles) are XML-escaped by the renderer."""
-    return _render("svg", chart)
-
-
-# ---- a 16:9 slide (issue 31): the chart's title as the slide's heading, its notes under it, the chart scaled into the
-# middle and the provenance caption at the foot, on a 1920 × 1080 canvas — ready to drop onto a slide as it is.
-SLIDE_WIDTH_PX, SLIDE_HEIGHT_PX = 1920, 1080
-_SLIDE_MARGIN_PX = 72
-_SLIDE_TITLE_PX, _SLIDE_NOTE_PX, _SLIDE_CAPTION_PX = 52, 28, 22
-_SVG_SIZE = re.compile(r'<svg[^>]*?\swidth="([0-9.]+)"[^>]*?\sheight="([0-9.]+)"')
-
-
-def _svg_text_lines(lines: list[str], *, x: float, y: float, size: float, line_px: float, bold: bool = False,
-                    colour: str = "#000") -> tuple[str, float]:
-    """SVG ``<text>`` elements for ``lines`` from baseline ``y``; returns them and the y below the last line."""
-    from xml.sax.saxutils import escape
-
-    parts = []
-    for line in lines:
-        y += line_px
-        weight = ' font-weight="bold"' if bold else ""
-        parts.append(f'<text x="{x:.0f}" y="{y - (line_px - size) / 2:.0f}" font-family="sans-serif" '
-                     f'font-size="{size}px"{weight} fill="{colour}">{escape(line)}</text>')
-    return "".join(parts), y
-
-
-def slide_svg(chart, provenance: Provenance, lang: str = DEFAULT_LANGUAGE, *, title: str | None = None) -> str:
-    """``chart`` as a 16:9 slide (1920 × 1080 SVG): ``title`` (default: the chart's own) as the heading, the chart's
-    notes (hover hints left out) under it, the chart scaled to fill the rest and ``provenance.caption(lang)`` at the
-    foot. Every line is wrapped CJK-aware to the slide's width."""
-    chart_title = _title_dict(chart)
-    heading = title if title is not None else unwrap_lines(chart_title.get("text"))
-    notes = _screen_only(unwrap_lines(chart_title.get("subtitle")), lang)
-    body = chart.copy(deep=False)
-    body.title = alt.Undefined
-    if isinstance(body, (alt.Chart, alt.LayerChart)):
-        body.autosize = alt.AutoSizeParams(type="pad")
-        if getattr(body, "width", alt.Undefined) in (alt.Undefined, "container"):
-            body.width = EXPORT_PLOT_PX * 2
-    inner = _render("svg", body)
-    size = _SVG_SIZE.search(inner)
-    inner_w, inner_h = (float(size.group(1)), float(size.group(2))) if size else (EXPORT_PLOT_PX, EXPORT_PLOT_PX)
-    text_px = SLIDE_WIDTH_PX - 2 * _SLIDE_MARGIN_PX
-    top, y = "", float(_SLIDE_MARGIN_PX) - 16
-    if heading:
-        drawn, y = _svg_text_lines(wrap_text(heading, text_px, _SLIDE_TITLE_PX), x=_SLIDE_MARGIN_PX, y=y,
-                                   size=_SLIDE_TITLE_PX, line_px=_SLIDE_TITLE_PX * 1.25, bold=True)
-        top += drawn
-    if notes:
-        drawn, y = _svg_text_lines(wrap_text(notes, text_px, _SLIDE_NOTE_PX), x=_SLIDE_MARGIN_PX, y=y + 8,
-                                   size=_SLIDE_NOTE_PX, line_px=_SLIDE_NOTE_PX * 1.35, colour="#444")
-        top += drawn
-    caption_lines = wrap_text(provenance.caption(lang), text_px, _SLIDE_CAPTION_PX)
-    caption_top = SLIDE_HEIGHT_PX - _SLIDE_MARGIN_PX / 2 - len(caption_lines) * _SLIDE_CAPTION_PX * 1.35
-    foot, _ = _svg_text_lines(caption_lines, x=_SLIDE_MARGIN_PX, y=caption_top, size=_SLIDE_CAPTION_PX,
-                              line_px=_SLIDE_CAPTION_PX * 1.35, colour="#555")
-    area_top, area_bottom = y + 24, caption_top - 16
-    scale = max(0.05, min(text_px / inner_w, (area_bottom - area_top) / inner_h))
-    width, height = inner_w * scale, inner_h * scale
-    left = _SLIDE_MARGIN_PX + (text_px - width) / 2
-    # The chart's own SVG, nested and scaled: its text stays text (selectable, escaped by vl-convert).
-    opening = inner.strip()[:inner.strip().index(">") + 1]
-    resized = re.sub(r'\s(width|height)="[0-9.]+"', "", opening).replace(
-        "<svg ", f'<svg x="{left:.1f}" y="{area_top:.1f}" width="{width:.1f}" height="{height:.1f}" ', 1)
-    nested = resized + inner.strip()[len(opening):]
-    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" version="1.1" '
-           f'width="{SLIDE_WIDTH_PX}" height="{SLIDE_HEIGHT_PX}" viewBox="0 0 {SLIDE_WIDTH_PX} {SLIDE_HEIGHT_PX}">'
-           f'<rect width="{SLIDE_WIDTH_PX}" height="{SLIDE_HEIGHT_PX}" fill="white"/>{top}{nested}{foot}</svg>')
-    return _embolden_wide_text(svg)
-
-
-def slide_png(chart, provenance: Provenance, lang: str = DEFAULT_LANGUAGE, *, title: str | None = None) -> bytes:
-    """:func:`slide_svg` as a 1920 × 1080 PNG."""
-    return _svg_png(slide_svg(chart, provenance, lang, title=title), scale=1.0)
-
-
-def _link_lines(link: str, width_px: float, font_px: float) -> list[str]:
-    """A URL in lines no wider than ``width_px`` (estimated): broken after ``?`` or ``&`` where it can be, else
-    anywhere — a link has no spaces for :func:`wrap_text` to break at."""
-    lines, line = [], ""
-    for piece in re.split(r"(?<=[?&])", link):
-        while text_width_px(line + piece, font_px) > width_px:
-            if line:
-                lines.append(line)
-                line = ""
-                continue
-            cut = max(1, next((i for i in range(len(piece), 0, -1) if text_width_px(piece[:i], font_px) <= width_px),
-                              1))
-            lines.append(piece[:cut])
-            piece = piece[cut:]
-        line += piece
-    return [*lines, line] if line else lines
-
-
-def title_slide_svg(title: str, notes: str, caption: str, *, kicker: str = "", link: str = "") -> str:
-    """A 16:9 slide without a chart (1920 × 1080 SVG): ``kicker`` (a small line above, e.g. "Step 3 of 10"),
-    ``title`` large, ``notes`` under it, ``caption`` and then ``link`` (a URL, broken at its ``&``) at the foot — laid
-    out and wrapped like :func:`slide_svg`'s."""
-    text_px = SLIDE_WIDTH_PX - 2 * _SLIDE_MARGIN_PX
-    title_px, notes_px = _SLIDE_TITLE_PX * 1.4, _SLIDE_NOTE_PX * 1.5
-    title_lines = wrap_text(title, text_px, title_px * _BOLD_ADVANCE)
-    note_lines = wrap_text(notes, text_px, notes_px) if notes else []
-    block = ((_SLIDE_CAPTION_PX * 1.6 if kicker else 0) + len(title_lines) * title_px * 1.25
-             + (24 + len(note_lines) * notes_px * 1.4 if note_lines else 0))
-    y = max(float(_SLIDE_MARGIN_PX), (SLIDE_HEIGHT_PX - block) / 2 - _SLIDE_MARGIN_PX / 2)
-    body = ""
-    if kicker:
-        drawn, y = _svg_text_lines([kicker], x=_SLIDE_MARGIN_PX, y=y, size=_SLIDE_CAPTION_PX,
-                                   line_px=_SLIDE_CAPTION_PX * 1.6, colour="#555")
-        body += drawn
-    drawn, y = _svg_text_lines(title_lines, x=_SLIDE_MARGIN_PX, y=y, size=title_px, line_px=title_px * 1.25, bold=True)
-    body += drawn
-    if note_lines:
-        drawn, y = _svg_text_lines(note_lines, x=_SLIDE_MARGIN_PX, y=y + 24, size=notes_px, line_px=notes_px * 1.4,
-                                   colour="#333")
-        body += drawn
-    caption_lines = wrap_text(caption, text_px, _SLIDE_CAPTION_PX) + _link_lines(link, text_px, _SLIDE_CAPTION_PX)
-    caption_top = SLIDE_HEIGHT_PX - _SLIDE_MARGIN_PX / 2 - len(caption_lines) * _SLIDE_CAPTION_PX * 1.35
-    foot, _ = _svg_text_lines(caption_lines, x=_SLIDE_MARGIN_PX, y=caption_top, size=_SLIDE_CAPTION_PX,
-                              line_px=_SLIDE_CAPTION_PX * 1.35, colour="#555")
-    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{SLIDE_WIDTH_PX}" height="{SLIDE_HEIGHT_PX}" '
-           f'viewBox="0 0 {SLIDE_WIDTH_PX} {SLIDE_HEIGHT_PX}"><rect width="{SLIDE_WIDTH_PX}" '
-           f'height="{SLIDE_HEIGHT_PX}" fill="white"/>{body}{foot}</svg>')
-    return _embolden_wide_text(svg)
-
-
-def title_slide_png(title: str, notes: str, caption: str, *, kicker: str = "", link: str = "") -> bytes:
-    """:func:`title_slide_svg` as a 1920 × 1080 PNG."""
-    return _svg_png(title_slide_svg(title, notes, caption, kicker=kicker, link=link), scale=1.0)
+    return render("svg", chart)
 
 
 _WINDOWS_RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(10)), *(f"LPT{i}" for i in range(10))}
@@ -576,7 +449,7 @@ def export_pack(charts: Mapping[str, Any], numbers: Mapping, provenance: Provena
             taken.add(stem)
             svg = chart_svg(with_provenance(chart, provenance, lang))
             write(f"{stem}.svg", svg)
-            write(f"{stem}.png", _svg_png(svg, scale=2.0))
+            write(f"{stem}.png", svg_png(svg, scale=2.0))
         write("numbers.json", _dumps(numbers))
         write("provenance.json", _dumps(provenance.as_json(lang)))
     return buffer.getvalue()

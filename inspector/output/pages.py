@@ -108,6 +108,7 @@ register_page(PageSpec("groundtruth", ":material/verified:"))
 register_page(PageSpec("compare", ":material/compare_arrows:", link_keys=("text_b", "tzb", "model_b", "query", "keys")))
 register_page(PageSpec("generate", ":material/edit_note:",
                        link_keys=("new", "temp", "topk", "topp", "seed", "chat", "step")))
+register_page(PageSpec("mechanism", ":material/hub:", link_keys=("mcorrupt", "manswer", "mcontrast", "mcell")))
 register_page(PageSpec("lecture", ":material/co_present:", link_keys=("lecture",), lecture_target=False))
 
 

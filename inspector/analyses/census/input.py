@@ -46,6 +46,9 @@ def _input_files(source: Path) -> tuple[Path, ...]:
             raise InvalidRequestError(f"the folder {source} has no {', '.join(INPUT_SUFFIXES)} files; put the texts "
                                       "there one per line (.txt) or as a column of .jsonl/.parquet rows")
         return files
+    if source.exists() and not source.is_file():  # /dev/zero, a pipe: reading it would never end (issue 45)
+        raise InvalidRequestError(f"the input {source} is not a regular file (a device, pipe or socket); give a "
+                                  ".txt, .jsonl or .parquet file or a folder of them")
     if not source.is_file():
         raise InvalidRequestError(f"the input {source} does not exist; give a .txt, .jsonl or .parquet file or a "
                                   "folder of them")
@@ -92,7 +95,28 @@ def _rows_of(path: Path, column: str, start: int) -> list[InputRow]:
                 value = (record.get(column, Unreadable(f"the JSON object has no key {column!r}"))
                          if isinstance(record, dict) else Unreadable("the line is not a JSON object"))
         rows.append(InputRow(start + len(rows), f"{name}:{number}", value))
+    if path.suffix == ".jsonl":
+        _check_column_named(path, column, lines)
     return rows
+
+
+def _check_column_named(path: Path, column: str, lines: list[str]) -> None:
+    """Refuse a .jsonl file where no JSON object has ``column``: a typo in --column, not rows to list as errors
+    (issue 45: it "succeeded" with 0 texts and NaN lines)."""
+    keys: dict[str, None] = {}
+    for line in lines:
+        try:
+            record = json.loads(line) if line.strip() else None
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict):
+            if column in record:
+                return
+            keys.update(dict.fromkeys(record))
+    if keys:
+        shown = ", ".join(repr(k) for k in list(keys)[:8])
+        raise InvalidRequestError(f"no JSON object in {path} has the key {column!r} (they have {shown}); name the "
+                                  "text column with --column")
 
 
 @dataclass(frozen=True)

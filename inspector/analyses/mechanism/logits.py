@@ -38,6 +38,7 @@ from inspector.analyses.mechanism.residual import (
     measure,
     residual_components,
 )
+from inspector.base.display import Displayable
 from inspector.base.errors import InvalidRequestError, UnsupportedModelError
 from inspector.core.forward import encode_text
 from inspector.core.loading import LoadedModel
@@ -54,7 +55,7 @@ def _check_sum(target: float, parts: np.ndarray, residual: float, what: str) -> 
 
 
 @dataclass(frozen=True)
-class LogitLens:
+class LogitLens(Displayable):
     """The prediction read off the residual after the embeddings (row 0) and after each layer (row l + 1).
 
     top_ids: (layers + 1, k) int64; top_tokens: (layers + 1, k) str; top_probs: (layers + 1, k) float32 (softmax over
@@ -80,7 +81,7 @@ class LogitLens:
 
 
 @dataclass(frozen=True)
-class DirectLogitAttribution:
+class DirectLogitAttribution(Displayable):
     """The target logit (or logit difference) at ``position`` split into the direct writes of every component.
 
     tokens: (n,) the tokenizer's token strings. answer_id/answer_token; contrast_id/contrast_token (None: the target is

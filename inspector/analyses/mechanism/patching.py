@@ -24,6 +24,7 @@ Nothing is attached to the shared model.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -33,6 +34,7 @@ import torch
 from inspector.analyses.mechanism.logits import token_id, token_strings
 from inspector.analyses.mechanism.parts import ModelParts, model_parts
 from inspector.analyses.mechanism.residual import MeasuredRun, embed, measure
+from inspector.base.display import Displayable
 from inspector.base.errors import InvalidRequestError
 from inspector.base.progress import Progress, no_progress
 from inspector.core.forward import encode_text, forward
@@ -48,7 +50,7 @@ class LengthMismatchError(InvalidRequestError):
 
 
 @dataclass(frozen=True)
-class PatchingResult:
+class PatchingResult(Displayable):
     """Activation patching of a clean/corrupted pair (see the module docstring). Values are raw logit differences
     answer − contrast at the last position; :meth:`restored` normalises them (0 = corrupted, 1 = clean).
 
@@ -95,7 +97,11 @@ class PatchingResult:
 class PatchingRun:
     """The clean and corrupted runs of a pair, and the patched copies run from them (every method returns raw logit
     differences, one per copy). ``clean``/``corrupted``: :class:`MeasuredRun` s; ``direction``: (hidden,) float32,
-    W_U[answer] − W_U[contrast]."""
+    W_U[answer] − W_U[contrast].
+
+    ``start``: the first position where the texts differ. A causal model computes the same activations for both texts
+    before it, so patching there changes nothing, and every copy runs only the positions from ``start`` on, against
+    the corrupted text's keys and values before it (one prefix forward, its KV cache copied per batch)."""
 
     def __init__(self, loaded: LoadedModel, parts: ModelParts, clean: MeasuredRun, corrupted: MeasuredRun,
                  answer_id: int, contrast_id: int, deadline_s: float | None = None):
@@ -106,6 +112,18 @@ class PatchingRun:
                                                                     - parts.unembed_bias[contrast_id])
         self.deadline_s = deadline_s
         self.layers = len(clean.block_outputs)
+        differ = torch.nonzero(clean.ids != corrupted.ids)
+        self.start = int(differ[0, 0]) if differ.numel() else len(clean.ids)
+        self.corrupted_value = float(self.metric(corrupted.block_outputs[-1][None, -1])[0])
+        self.clean_value = float(self.metric(clean.block_outputs[-1][None, -1])[0])
+        self.prefix_cache = None
+        if 0 < self.start < len(clean.ids):
+            from transformers import DynamicCache
+
+            self.prefix_cache = DynamicCache(config=loaded.model.config)
+            prefix = corrupted.ids[None, :self.start]
+            forward(loaded, {"input_ids": prefix, "attention_mask": torch.ones_like(prefix)}, stats=(),
+                    cache=self.prefix_cache, logits_to_keep=1, deadline_s=deadline_s)
 
     def metric(self, final: torch.Tensor) -> np.ndarray:
         """(B,) logit differences from final residuals at the last position (B, hidden), through the model's norm."""
@@ -115,21 +133,29 @@ class PatchingRun:
     def _copies(self, batch: int, resume_layer: int, last_output: torch.Tensor | None, interventions=(),
                 embeds: torch.Tensor | None = None) -> np.ndarray:
         """Run ``batch`` copies of the corrupted text from ``resume_layer`` (the residual entering it: ``last_output``
-        (batch, n, hidden), or the corrupted run's), or from ``embeds`` at layer 0."""
-        ids = self.corrupted.ids[None].expand(batch, -1)
-        inputs = {"attention_mask": torch.ones_like(ids)}
+        (batch, n, hidden), or the corrupted run's), or from ``embeds`` (batch, n, hidden) at layer 0 — positions from
+        :attr:`start` on."""
+        n, start = len(self.corrupted.ids), self.start
+        if start == n:
+            return np.full(batch, self.corrupted_value)
+        ids = self.corrupted.ids[None, start:].expand(batch, -1)
+        inputs = {"attention_mask": torch.ones(batch, n, dtype=torch.long, device=ids.device)}
         if embeds is not None:
-            inputs["inputs_embeds"] = embeds
+            inputs["inputs_embeds"] = embeds[:, start:]
         else:
             inputs["input_ids"] = ids
         resume = None
         if resume_layer > 0:
-            outputs = [out[None].expand(batch, -1, -1) for out in self.corrupted.block_outputs[:resume_layer]]
+            outputs = [out[None, start:].expand(batch, -1, -1) for out in self.corrupted.block_outputs[:resume_layer]]
             if last_output is not None:
-                outputs[-1] = last_output
+                outputs[-1] = last_output[:, start:]
             resume = ResumeAt(layer=resume_layer, outputs=tuple(outputs))
+        cache = None
+        if self.prefix_cache is not None:
+            cache = copy.deepcopy(self.prefix_cache)
+            cache.batch_repeat_interleave(batch)
         result = forward(self.loaded, inputs, interventions=interventions, stats=(), resume=resume,
-                         keep_layer_outputs=True, deadline_s=self.deadline_s,
+                         keep_layer_outputs=True, deadline_s=self.deadline_s, cache=cache,
                          logits_to_keep=torch.zeros(0, dtype=torch.long, device=ids.device))
         return self.metric(result.layer_outputs[-1][:, -1])
 
@@ -141,8 +167,8 @@ class PatchingRun:
         """Copies patching the clean heads' outputs where ``masks`` ((B, heads, n) bool) is True at ``layer``."""
         values = []
         for rows in self._chunks(masks.shape[0]):
-            mask = masks[rows].to(self.clean.ids.device)
-            patch = HeadPatch(layer=layer, mask=mask, source=self.clean.head_outputs[layer])
+            mask = masks[rows, :, self.start:].to(self.clean.ids.device)
+            patch = HeadPatch(layer=layer, mask=mask, source=self.clean.head_outputs[layer][:, self.start:])
             values.append(self._copies(mask.shape[0], layer, None, interventions=(patch,)))
         return np.concatenate(values)
 
@@ -221,19 +247,23 @@ def activation_patching(loaded: LoadedModel, clean: str, corrupted: str, *, answ
         mlps[layer] = run.mlp_patch(layer)
         done += 1
         progress(done, total, f"MLPs: layer {layer + 1}/{layers}")
-    residual = np.zeros((layers, n))
+    # Before the first differing token both texts' activations are equal: patching there restores nothing.
+    residual = np.full((layers, n), run.corrupted_value)
+    differing = torch.eye(n, dtype=torch.bool)[run.start:]
     for layer in range(layers):
-        residual[layer] = run.residual_patch(layer, torch.eye(n, dtype=torch.bool))
+        if len(differing):
+            residual[layer, run.start:] = run.residual_patch(layer, differing)
         done += 1
         progress(done, total, f"residual stream: layer {layer + 1}/{layers}")
-    clean_value = float(run.metric(run.clean.block_outputs[-1][None, -1])[0])
-    corrupted_value = float(run.metric(run.corrupted.block_outputs[-1][None, -1])[0])
+    clean_value, corrupted_value = run.clean_value, run.corrupted_value
     chosen = _top(head_values, corrupted_value, top_heads)
-    by_position = np.zeros((len(chosen), n))
+    by_position = np.full((len(chosen), n), corrupted_value)
+    positions = torch.arange(run.start, n)
     for k, (layer, head) in enumerate(chosen):
-        masks = torch.zeros(n, heads, n, dtype=torch.bool)
-        masks[torch.arange(n), head, torch.arange(n)] = True
-        by_position[k] = run.head_patch(layer, masks)
+        masks = torch.zeros(len(positions), heads, n, dtype=torch.bool)
+        masks[torch.arange(len(positions)), head, positions] = True
+        if len(positions):
+            by_position[k, run.start:] = run.head_patch(layer, masks)
         done += 1
         progress(done, total, f"top heads by position: {k + 1}/{len(chosen)}")
     progress(total, total, "patching done")

@@ -24,6 +24,7 @@ import torch
 
 from inspector.analyses.mechanism.parts import check_position, freeze_norm, model_parts, rotate
 from inspector.analyses.mechanism.residual import measure, residual_components
+from inspector.base.display import Displayable
 from inspector.base.errors import InvalidRequestError
 from inspector.core.forward import encode_text
 from inspector.core.loading import LoadedModel
@@ -38,7 +39,7 @@ def _check_sum(total: float, cells: np.ndarray, what: str) -> None:
 
 
 @dataclass(frozen=True)
-class ScoreAttribution:
+class ScoreAttribution(Displayable):
     """One pre-softmax score split into query-side × key-side components.
 
     components: (C,) labels of the residual's writers (the last one, "bias", is each side's norm and projection bias).

@@ -6,6 +6,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("nav.inspect", "Inspect", "查看"),
     ("nav.heads", "Heads", "注意力头"),
     ("nav.attribution", "Attribution", "归因"),
+    ("nav.mechanism", "Mechanism", "机制"),
     ("nav.lessons", "Lessons", "课程"),
     ("nav.groundtruth", "Ground truth", "已知答案"),
     ("nav.compare", "Compare", "对比"),

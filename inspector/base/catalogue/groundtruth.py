@@ -89,7 +89,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("gt.bound_not_kept", "the mean is not clearly under it", "平均值没有明确低于上限"),
     ("gt.reading", "Reading", "解读"),
     ("gt.download_json", "Scoreboard (JSON)", "计分板（JSON）"),
-    # The tasks, the target and the scoreboard in words (inspector.analyses.groundtruth) -------------------------------
+    # The tasks, the target and the scoreboard in words (inspector.charts.sentences.groundtruth) ----------------------
     ("gt.task.planted-token.name", "planted-token", "植入词元"),
     ("gt.task.planted-token.description",
      "A row of neutral words with one sentiment word (excellent, wonderful, delightful; terrible, awful, dreadful) "

@@ -1,6 +1,6 @@
 """The Lessons page's second part (views/lessons_decoder.py): lessons for the decoder era (issue 30) — causal masks,
 RoPE, grouped-query attention, sinks, sliding windows, linear attention, the query–key space and the projection
-matrices (inspector.analyses.lessons_decoder, inspector.analyses.lessons_geometry), and their quiz questions."""
+matrices (inspector.analyses.lessons: decoder, sinks, geometry), and their quiz questions."""
 
 ENTRIES: tuple[tuple[str, ...], ...] = (
     # The section (views/lessons_decoder.py) ---------------------------------------------------------------------------

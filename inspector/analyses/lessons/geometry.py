@@ -27,7 +27,8 @@ import torch
 from scipy import stats as scipy_stats
 
 from inspector.analyses.divergence import jensen_shannon_numpy
-from inspector.analyses.lessons import BUSY_SPREAD, Answer, _check_shapes, _f, _pct, exponent_interval, timing_spread
+from inspector.analyses.lessons.common import BUSY_SPREAD, Answer, _check_shapes, _f, _pct
+from inspector.analyses.lessons.timing import exponent_interval, timing_spread
 from inspector.base.errors import InvalidRequestError
 from inspector.base.examples import long_corpus_text as long_text
 from inspector.core.forward import encode_text, forward

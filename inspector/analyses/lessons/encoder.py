@@ -1,257 +1,50 @@
-"""Lessons: the questions about attention people fumble, each answered by a measurement on the loaded model and
-the user's text, with an answer paragraph composed from the measured numbers (in every language of
-:mod:`inspector.base.i18n`) — not canned prose.
-
-One function per lesson, each returning a frozen dataclass of numbers (NumPy arrays, shapes in the docstrings)
-and an :class:`Answer` (a catalogue key plus the formatted numbers it cites):
-
-1. :func:`definition_lesson` — X, Q, K, V, S, A, O of one head with their real sizes; rows of A sum to 1.
-2. :func:`why_qk_lesson` — softmax(XXᵀ)X "looks at itself"; separate W_Q, W_K make S asymmetric
-   (‖S − Sᵀ‖_F / ‖S‖_F); tying W_K := W_Q through the attention function (:class:`kernels.hf.TieKeysToQueries`).
-3. :func:`position_lesson` — absolute position embeddings (added to X) or RoPE (rotates Q and K only); mean
-   weight by relative offset i − j per head; positional heads (> :data:`POSITIONAL_HEAD_MIN_WEIGHT` on one
-   offset; Clark et al. 2019 found previous/next-token heads in BERT this way).
-4. :func:`scaling_sweep` (simulation, seeded) and :func:`real_scaling_lesson` — why 1/√d_k (Vaswani et al. 2017,
-   §3.2.1: for unit-variance entries, q·k has variance d_k) and why not 1/d_k; the softmax Jacobian
-   J = diag(p) − ppᵀ shows the gradient vanishing when the softmax saturates.
-5. :func:`multi_head_lesson` — the reshape d_model → heads × d_k; effective rank (Roy & Vetterli 2007:
-   exp of the entropy of the normalised singular values) of S = QKᵀ, whose rank is at most d_k (A = softmax(S)
-   is not bounded that way — the softmax is not linear); each head's contribution norm after W_O (Kobayashi et
-   al. 2020); what each head specialises in (an offset, special tokens, or content).
-6. :func:`entropy_lesson` — per-layer normalised entropy (Clark et al. 2019), the "shallow broad, deep sharp"
-   check (Spearman ρ of layer mean vs depth, scipy) and the collapsed / diffuse alarms.
-7. :func:`complexity_lesson` — time and memory of materialised attention vs the flash path (Dao et al. 2022) over
-   n, measured live on the current device.
-8. Quiz: :func:`attention_target` (where a head looks from a query) and :func:`leave_one_out` (which token
-   matters most for the output: delete it and measure the change, Jain & Wallace 2019).
-
-:func:`all_lessons` runs them for the page and the CLI. Everything goes through :mod:`inspector.core.outputs`
-(interventions in the one attention function); nothing is attached to the shared model.
-"""
+"""Lessons 1–6 on the sidebar's model and text (:mod:`inspector.analyses.lessons` lists them all): the definition
+with real shapes, why Q and K, position, why √d_k, multi-head, entropy per layer."""
 
 from __future__ import annotations
 
 import functools
 import math
-import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 from scipy import stats as scipy_stats
-from scipy.special import entr
 
-from inspector.analyses.attribution import batch_size_for
-from inspector.analyses.metrics import HeadEntropy, HealthThresholds, head_entropy_from_rows
-from inspector.base.display import Displayable
+from inspector.analyses.lessons.common import (
+    COLLAPSED_BELOW,
+    CONTROL_SEED,
+    DIFFUSE_ABOVE,
+    POSITIONAL_HEAD_MIN_WEIGHT,
+    SCALE_NAMES,
+    SPECIAL_HEAD_MIN_WEIGHT,
+    SWEEP_DIMS,
+    SWEEP_KEYS,
+    SWEEP_QUERIES,
+    SWEEP_SEED,
+    Answer,
+    _check_shapes,
+    _f,
+    _head_tensors,
+    _pct,
+    _record,
+    _row_entropy,
+    _Run,
+    _visible,
+    asymmetry_index,
+    attention_input,
+    diagonal_share,
+    effective_rank,
+    position_kind,
+    softmax_jacobian_norm,
+)
+from inspector.analyses.metrics import HeadEntropy, head_entropy_from_rows
 from inspector.base.errors import InvalidRequestError
-from inspector.base.i18n import device_label, t
-from inspector.base.jsonable import to_jsonable
-from inspector.base.progress import Progress, no_progress
-from inspector.core.forward import ForwardResult, encode_text, forward
-from inspector.core.loading import LoadedModel, model_label
+from inspector.core.forward import forward
+from inspector.core.loading import LoadedModel
 from inspector.core.outputs import head_writes, model_output, output_change
-from kernels.hf import TENSOR_NAMES, ScoreScale, TieKeysToQueries
-from kernels.reference import blocked_attention, default_block_size, reference_attention, visible_keys_mask
-
-# A head whose mean weight on one relative offset exceeds this is called positional (it mostly looks a fixed
-# distance away, whatever the content); also the threshold for a head that specialises in special tokens.
-POSITIONAL_HEAD_MIN_WEIGHT = 0.5
-SPECIAL_HEAD_MIN_WEIGHT = 0.5
-# Entropy alarms on the normalised mean entropy (entropy / log visible keys, 0 … 1) of a head: below
-# COLLAPSED_BELOW it sends almost all weight to one key; above DIFFUSE_ABOVE it is nearly uniform. The same
-# defaults as the Heads page's health report (one definition: metrics.HealthThresholds).
-COLLAPSED_BELOW = HealthThresholds().collapsed
-DIFFUSE_ABOVE = HealthThresholds().diffuse
-# The synthetic sweep of lesson 4a.
-SWEEP_DIMS: tuple[int, ...] = (8, 16, 32, 64, 128, 256, 512, 1024)
-SWEEP_KEYS = 64
-SWEEP_QUERIES = 256
-SWEEP_SEED = 0
-SCALE_NAMES: tuple[str, ...] = ("1", "1/√d", "1/d")
-# Lesson 7: small lengths by default so the measurement takes seconds on a laptop CPU.
-DEFAULT_LENGTHS: tuple[int, ...] = (128, 256, 512, 1024)
-# Each length is timed this many times after a warm-up; the lesson reports the median and a bootstrap interval for
-# the fitted exponent over the runs (issue 30: one run's n^2.64, 2.52, 2.70 on reruns taught noise, not O(n²)).
-TIMING_REPEATS = 7
-EXPONENT_RESAMPLES = 400
-# Above this relative spread of a length's runs ((q75 − q25) / median) the lesson says the machine was too busy to
-# trust the timings, whatever the fit says.
-BUSY_SPREAD = 0.25
-# Lesson 3's control text (random distinct tokens in place of the text's): its seed.
-CONTROL_SEED = 0
-# Answer placeholders whose value is a model's name (ModelInfo.name): shown through model_label.
-MODEL_PLACEHOLDERS = ("model", "encoder", "decoder", "absolute")
-
-
-@dataclass(frozen=True)
-class Answer:
-    """An answer paragraph: a catalogue key and the measured numbers it cites, already formatted as text."""
-
-    key: str
-    values: Mapping[str, str]
-    # Placeholders whose value is itself a catalogue key (a term such as the output measure), translated too.
-    terms: Mapping[str, str] = field(default_factory=dict)
-    # Placeholders that list named values: (catalogue key of a name, its value as text) pairs, each written
-    # "name: value" in ``lang`` (a full-width colon in Chinese) and joined with the language's list separator.
-    named: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
-    # Placeholders that list numbers (layers 5, 11, 17), joined with the language's separator ("5、11、17" in
-    # Chinese); an empty list reads "—".
-    lists: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-
-    def text(self, lang: str = "en") -> str:
-        # A placeholder that names a model shows the name a person reads in ``lang`` ("Gemma 3 270M (bundled)",
-        # not its spec "bundled:gemma-3-270m"); the values keep the spec for exports.
-        values = {name: model_label(value, lang) if name in MODEL_PLACEHOLDERS else value
-                  for name, value in self.values.items()}
-        listed = {name: t("lessons.list_separator", lang).join(
-                      t("lessons.named_value", lang, name=t(key, lang), value=value) for key, value in pairs)
-                  for name, pairs in self.named.items()}
-        numbers = {name: t("lessons.number_separator", lang).join(items) or "—" for name, items in self.lists.items()}
-        return t(self.key, lang, **values, **listed, **numbers,
-                 **{name: t(key, lang) for name, key in self.terms.items()})
-
-
-def _f(x: float, digits: int = 2) -> str:
-    return "n/a" if not math.isfinite(float(x)) else f"{float(x):.{digits}f}"
-
-
-def _pct(x: float) -> str:
-    return "n/a" if not math.isfinite(float(x)) else f"{100 * float(x):.0f}%"
-
-
-def _check_shapes(owner: object, expected: Mapping[str, tuple[int, ...]]) -> None:
-    for name, shape in expected.items():
-        actual = np.shape(getattr(owner, name))
-        if actual != shape:
-            raise ValueError(f"{type(owner).__name__}.{name} has shape {actual}, expected {shape}")
-
-
-# ------------------------------------------------------------------------------------------------- one forward
-
-
-@dataclass
-class _Run:
-    """The baseline forward the lessons share (not cached: it holds live tensors)."""
-
-    loaded: LoadedModel
-    inputs: dict
-    tokens: tuple[str, ...]
-    special: np.ndarray  # (q_len,) bool
-    result: ForwardResult
-    layer: int
-    head: int
-    backend: str
-
-
-def _run(loaded: LoadedModel, text: str, layer: int, head: int, backend: str) -> _Run:
-    layer, head = loaded.info.check_layer(layer), loaded.info.check_head(head)
-    encoded = encode_text(loaded, text)
-    result = forward(loaded, encoded.inputs, backend=backend, weights_layers=frozenset({layer}), keep=TENSOR_NAMES,
-                     keep_layers=frozenset({layer}))
-    return _Run(loaded, encoded.inputs, encoded.tokens, encoded.special, result, layer, head, backend)
-
-
-def _record(run: _Run, layer: int | None = None):
-    return run.result.records[run.layer if layer is None else layer]
-
-
-def _head_tensors(run: _Run) -> dict[str, np.ndarray]:
-    """The chosen head's q, k, v (q_len, d_k) and output (q_len, d_k), float64; k and v from its key/value head
-    (grouped-query attention shares one among several query heads)."""
-    record = _record(run)
-    group = record.tensors["query"].shape[1] // record.tensors["key"].shape[1]
-    pick = {"query": run.head, "key": run.head // group, "value": run.head // group, "output": run.head}
-    return {name: record.tensors[name][0, index].double().cpu().numpy() for name, index in pick.items()}
-
-
-def _visible(run: _Run) -> np.ndarray:
-    """(q_len, k_len) bool: which keys each query of the chosen layer may see."""
-    record = _record(run)
-    n = len(run.tokens)
-    return visible_keys_mask(n, n, causal=record.causal, window=record.window)[0, 0].numpy()
-
-
-_PRE_NORMS = (".ln_1", ".input_layernorm")  # GPT-2, Llama/Mistral/Qwen2: the norm applied before attention
-
-
-def attention_input(loaded: LoadedModel, hidden: torch.Tensor, layer: int) -> tuple[torch.Tensor, bool]:
-    """What the attention of ``layer`` reads: for pre-LN models (GPT-2's ``ln_1``, Llama's ``input_layernorm``)
-    LN(x) computed by calling the layer's own norm module (read-only, no hooks); for post-LN models (BERT,
-    DistilBERT) the residual stream x itself. Returns ``(x (q_len, hidden), whether a norm was applied)``."""
-    norms = [module for name, module in loaded.model.named_modules() if name.endswith(_PRE_NORMS)]
-    if len(norms) == loaded.info.num_layers:
-        with torch.inference_mode():
-            return norms[layer](hidden), True
-    return hidden, False
-
-
-def position_kind(loaded: LoadedModel) -> str:
-    """``rope`` (rotary: positions rotate Q and K only), ``absolute`` (a learned position embedding added to X),
-    ``relative`` (BERT's relative-key variants) or ``unknown``, read from the config and the modules."""
-    config = loaded.model.config
-    if getattr(config, "rope_parameters", None) or getattr(config, "rope_theta", None) or \
-            getattr(config, "rope_scaling", None):
-        return "rope"
-    kind = getattr(config, "position_embedding_type", "absolute")
-    if kind and kind != "absolute":
-        return "relative"
-    names = [name for name, _ in loaded.model.named_modules()]
-    if any(name.endswith(("position_embeddings", "wpe")) for name in names):
-        return "absolute"
-    return "unknown"
-
-
-def _row_entropy(weights: np.ndarray) -> np.ndarray:
-    """Entropy in nats of each row of ``weights`` (..., k_len), 0·log 0 = 0 (scipy's ``entr``)."""
-    return entr(weights).sum(axis=-1)
-
-
-def diagonal_share(scores: np.ndarray, visible: np.ndarray) -> float:
-    """Share of rows whose largest visible score is on the diagonal ("the token looks at itself"), over the
-    rows that can see at least two keys. ``scores``, ``visible``: (q_len, k_len), queries = keys."""
-    masked = np.where(visible, scores, -np.inf)
-    rows = visible.sum(axis=-1) >= 2
-    if not rows.any():
-        return float("nan")
-    return float((masked.argmax(axis=-1) == np.arange(len(scores)))[rows].mean())
-
-
-def asymmetry_index(query: np.ndarray, key: np.ndarray) -> float:
-    """‖S − Sᵀ‖_F / ‖S‖_F for S = Q Kᵀ (``query``, ``key``: (n, d)): 0 for tied projections (K = Q, S
-    symmetric), up to 2 for an antisymmetric S (S − Sᵀ = 2S)."""
-    scores = np.asarray(query, np.float64) @ np.asarray(key, np.float64).T
-    norm = np.linalg.norm(scores)
-    return float(np.linalg.norm(scores - scores.T) / norm) if norm > 0 else 0.0
-
-
-def effective_rank(matrix: np.ndarray) -> float:
-    """Roy & Vetterli (2007): exp(H(σ / Σσ)) over the singular values σ — between 1 and the rank, and so never
-    above it; it counts how many directions carry the matrix, weighting each by its singular value. Prefer it to
-    the numerical rank (count of singular values above rounding) to compare heads: the numerical rank counts a
-    direction that carries 0.1% of the matrix as fully as the largest one."""
-    sigma = np.linalg.svd(np.asarray(matrix, np.float64), compute_uv=False)
-    total = sigma.sum()
-    if total <= 0:
-        return 0.0
-    p = sigma / total
-    p = p[p > 0]
-    return float(np.exp(-(p * np.log(p)).sum()))
-
-
-def softmax_jacobian(p: torch.Tensor) -> torch.Tensor:
-    """∂softmax(s)/∂s = diag(p) − p pᵀ for probabilities ``p`` (..., k) → (..., k, k). Its norm is 0 for a
-    one-hot p (a saturated softmax passes no gradient back to the scores)."""
-    return torch.diag_embed(p) - p[..., :, None] * p[..., None, :]
-
-
-def softmax_jacobian_norm(p: torch.Tensor) -> torch.Tensor:
-    """‖diag(p) − ppᵀ‖_F for probabilities ``p`` (..., k) → (...), without building the k × k matrix:
-    ‖D‖² − 2⟨D, ppᵀ⟩ + ‖ppᵀ‖² = Σp² − 2Σp³ + (Σp²)²."""
-    squares = p.pow(2).sum(dim=-1)
-    return (squares - 2 * p.pow(3).sum(dim=-1) + squares.pow(2)).clamp_min(0).sqrt()
-
+from kernels.hf import ScoreScale, TieKeysToQueries
 
 # -------------------------------------------------------------------------------------------------- lesson 1
 
@@ -752,249 +545,3 @@ def entropy_lesson(run: _Run) -> EntropyLesson:
                          answer=Answer("lesson6.answer.holds" if holds else "lesson6.answer.fails", values))
 
 
-# -------------------------------------------------------------------------------------------------- lesson 7
-
-
-@dataclass(frozen=True)
-class ComplexityLesson:
-    """Lesson 7, measured live. lengths: (L,). materialised_ms, flash_ms: (L,) median wall time of ``repeats``
-    runs of :func:`kernels.reference.reference_attention` (all n×n weights in fp32) and of the flash path (Triton
-    FlashAttention on CUDA, :func:`kernels.reference.blocked_attention` query blocks elsewhere);
-    materialised_runs_ms, flash_runs_ms: (L, repeats) every run. time_exponent: b of time ≈ a·n^b fitted to the
-    materialised medians, exponent_low / exponent_high its 95% bootstrap interval (:func:`exponent_interval`);
-    spread: :func:`timing_spread` of both paths' runs; busy: spread > :data:`BUSY_SPREAD`.
-    materialised_bytes, flash_bytes: (L,) what each holds beyond Q, K, V and O in theory. measured_*_bytes: (L,)
-    peak allocation measured by CUDA's allocator; NaN on the CPU, where PyTorch reports no peak."""
-
-    device: str
-    flash_backend: str
-    heads: int
-    d_k: int
-    dtype: str
-    lengths: np.ndarray
-    materialised_ms: np.ndarray
-    flash_ms: np.ndarray
-    materialised_bytes: np.ndarray
-    flash_bytes: np.ndarray
-    measured_materialised_bytes: np.ndarray
-    measured_flash_bytes: np.ndarray
-    time_exponent: float
-    answer: Answer
-    materialised_runs_ms: np.ndarray = field(default_factory=lambda: np.zeros((0, 1)))
-    flash_runs_ms: np.ndarray = field(default_factory=lambda: np.zeros((0, 1)))
-    exponent_low: float = math.nan
-    exponent_high: float = math.nan
-    spread: float = math.nan
-    busy: bool = False
-
-    def __post_init__(self) -> None:
-        _check_shapes(self, {name: (len(self.lengths),) for name in
-                             ("materialised_ms", "flash_ms", "materialised_bytes", "flash_bytes",
-                              "measured_materialised_bytes", "measured_flash_bytes")})
-        _check_shapes(self, {name: (len(self.lengths), self.materialised_runs_ms.shape[1])
-                             for name in ("materialised_runs_ms", "flash_runs_ms")})
-
-
-def _timed(fn, device: torch.device, repeats: int) -> tuple[list[float], float]:
-    """(every one of ``repeats`` runs' wall time in milliseconds, peak extra bytes or NaN) of ``fn()`` after one
-    warm-up call."""
-    cuda = device.type == "cuda"
-    fn()
-    if cuda:
-        torch.cuda.synchronize(device)
-        torch.cuda.reset_peak_memory_stats(device)
-    before = torch.cuda.memory_allocated(device) if cuda else 0
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        fn()
-        if cuda:
-            torch.cuda.synchronize(device)
-        times.append(1000 * (time.perf_counter() - started))
-    peak = float(torch.cuda.max_memory_allocated(device) - before) if cuda else math.nan
-    return times, peak
-
-
-def exponent_interval(lengths: np.ndarray, runs_ms: np.ndarray, *, resamples: int = EXPONENT_RESAMPLES,
-                      seed: int = 0) -> tuple[float, float, float]:
-    """The growth exponent b of time ≈ a·n^b, fitted (least squares on log–log) to the median of each length's
-    runs, and a 95% bootstrap interval for it: each resample draws, for every length, one of its runs at random
-    and fits again (the spread of the runs — a busy machine — widens the interval; the fit's own residuals do
-    not enter). ``lengths``: (L,) ≥ 2 distinct; ``runs_ms``: (L, repeats). Returns (exponent, low, high); NaNs
-    for fewer than two lengths."""
-    lengths = np.asarray(lengths, dtype=np.float64)
-    runs = np.asarray(runs_ms, dtype=np.float64)
-    if len(np.unique(lengths)) < 2:
-        return math.nan, math.nan, math.nan
-    x = np.log(lengths)
-    exponent = float(np.polyfit(x, np.log(np.median(runs, axis=1)), 1)[0])
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, runs.shape[1], size=(resamples, len(lengths)))  # (resamples, L)
-    sampled = np.log(runs[np.arange(len(lengths))[None, :], picks])  # (resamples, L)
-    centred = x - x.mean()
-    slopes = (sampled - sampled.mean(axis=1, keepdims=True)) @ centred / (centred @ centred)  # (resamples,)
-    low, high = np.percentile(slopes, [2.5, 97.5])
-    return exponent, float(low), float(high)
-
-
-def timing_spread(runs_ms: np.ndarray) -> float:
-    """The largest relative spread of one length's runs, (q75 − q25) / median over ``runs_ms`` (L, repeats):
-    0 on a quiet machine; above :data:`BUSY_SPREAD` the machine was too busy for the timings to be trusted."""
-    runs = np.asarray(runs_ms, dtype=np.float64)
-    q25, q50, q75 = np.percentile(runs, [25, 50, 75], axis=1)
-    return float(((q75 - q25) / np.maximum(q50, 1e-12)).max())
-
-
-def complexity_lesson(lengths: Sequence[int] = DEFAULT_LENGTHS, *, heads: int = 12, d_k: int = 64,
-                      device: str | torch.device | None = None, repeats: int = TIMING_REPEATS, seed: int = 0,
-                      progress: Progress | None = None) -> ComplexityLesson:
-    """Time ``softmax(QKᵀ/√d)V`` for one sequence of each length with ``heads`` heads of size ``d_k``.
-    ``progress`` (:mod:`inspector.base.progress`) counts lengths timed, called before each (done = its index in
-    ``lengths``) and at the end."""
-    from kernels import flash
-
-    if not lengths or min(lengths) < 1 or repeats < 1:
-        raise InvalidRequestError(f"lengths must be positive and repeats ≥ 1; got {list(lengths)}, {repeats}")
-    device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    use_triton = device.type == "cuda" and flash.triton_usable(device)
-    dtype = torch.float16 if use_triton else torch.float32
-    generator = torch.Generator(device=device).manual_seed(seed)
-    scale = d_k ** -0.5
-    rows = {name: [] for name in ("mat_ms", "flash_ms", "mat_bytes", "flash_bytes", "mat_peak", "flash_peak")}
-    announce = progress or no_progress
-    for index, n in enumerate(lengths):
-        announce(index, len(lengths), f"timing n = {n}")
-        q, k, v = (torch.randn(1, heads, n, d_k, generator=generator, device=device, dtype=dtype) for _ in range(3))
-        with torch.inference_mode():
-            runs, peak = _timed(lambda: reference_attention(q, k, v, causal=False, scale=scale), device, repeats)
-            rows["mat_ms"].append(runs)
-            rows["mat_peak"].append(peak)
-            if use_triton:
-                flash_fn = lambda: flash.flash_attention(q, k, v, causal=False, scale=scale, stats=("lse",))  # noqa: E731
-                extra = heads * n * 4  # the fp32 log-sum-exp; score tiles live in on-chip memory
-            else:
-                flash_fn = lambda: blocked_attention(q, k, v, causal=False, scale=scale, stats=("lse",))  # noqa: E731
-                extra = min(n, default_block_size(1, heads, n)) * n * heads * 4  # one block of fp32 scores
-            runs, peak = _timed(flash_fn, device, repeats)
-        rows["flash_ms"].append(runs)
-        rows["flash_peak"].append(peak)
-        rows["mat_bytes"].append(2 * heads * n * n * 4)  # fp32 scores and weights, both n×n
-        rows["flash_bytes"].append(extra)
-    announce(len(lengths), len(lengths), "done")
-    lengths_array = np.asarray(lengths, dtype=np.int64)
-    mat_runs, flash_runs = np.asarray(rows["mat_ms"]), np.asarray(rows["flash_ms"])  # (L, repeats)
-    mat_ms, flash_ms = np.median(mat_runs, axis=1), np.median(flash_runs, axis=1)
-    exponent, low, high = exponent_interval(lengths_array, mat_runs)
-    spread = max(timing_spread(mat_runs), timing_spread(flash_runs))
-    busy = spread > BUSY_SPREAD
-    backend = "Triton FlashAttention" if use_triton else "blocked PyTorch (query blocks)"
-    last = len(lengths) - 1
-    values = {"device": device_label(device), "n": str(int(lengths_array[last])),
-              "mat_ms": _f(mat_ms[last], 1), "flash_ms": _f(flash_ms[last], 1),
-              "mat_mb": _f(rows["mat_bytes"][last] / 2**20, 1), "flash_mb": _f(rows["flash_bytes"][last] / 2**20, 1),
-              "exponent": _f(exponent), "low": _f(low), "high": _f(high), "repeats": str(repeats),
-              "spread": _pct(spread), "heads": str(heads), "d_k": str(d_k)}
-    return ComplexityLesson(
-        device=str(device), flash_backend=backend, heads=heads, d_k=d_k, dtype=str(dtype).removeprefix("torch."),
-        lengths=lengths_array, materialised_ms=mat_ms, flash_ms=flash_ms,
-        materialised_bytes=np.asarray(rows["mat_bytes"], dtype=np.float64),
-        flash_bytes=np.asarray(rows["flash_bytes"], dtype=np.float64),
-        measured_materialised_bytes=np.asarray(rows["mat_peak"]), measured_flash_bytes=np.asarray(rows["flash_peak"]),
-        time_exponent=exponent, materialised_runs_ms=mat_runs, flash_runs_ms=flash_runs, exponent_low=low,
-        exponent_high=high, spread=spread, busy=busy,
-        answer=Answer("lesson7.answer.busy" if busy else "lesson7.answer", values,
-                      {"backend": "backend.triton" if use_triton else "backend.blocked"}))
-
-
-# -------------------------------------------------------------------------------------------------- lesson 8
-
-
-def attention_target(definition: DefinitionLesson, query: int) -> tuple[int, float]:
-    """The key the head sends most of ``query``'s budget to, and that weight (the quiz's reveal)."""
-    if not 0 <= query < len(definition.tokens):
-        raise InvalidRequestError(f"query position {query} is outside the text's {len(definition.tokens)} tokens")
-    row = definition.weights[query]
-    return int(row.argmax()), float(row.max())
-
-
-@dataclass(frozen=True)
-class TokenImportance:
-    """Leave-one-out (Jain & Wallace 2019): the output change when each token is deleted from the text.
-    change: (q_len,) float64, NaN for tokens not deleted (special tokens and the output position). measure: the
-    output kind compared (:func:`inspector.core.outputs.output_change_name`)."""
-
-    tokens: tuple[str, ...]
-    change: np.ndarray
-    measure: str
-    best: int
-
-    def __post_init__(self) -> None:
-        _check_shapes(self, {"change": (len(self.tokens),)})
-
-
-def leave_one_out(loaded: LoadedModel, text: str, *, backend: str = "torch") -> TokenImportance:
-    encoded = encode_text(loaded, text)
-    inputs, tokens, special, device = encoded.inputs, encoded.tokens, encoded.special, loaded.device
-    base_result = forward(loaded, inputs, backend=backend)
-    base = model_output(loaded, base_result, inputs)
-    change = np.full(len(tokens), np.nan)
-    left_out = [p for p in range(len(tokens)) if not special[p] and p != base.position]
-    # Every deletion leaves n − 1 tokens, so the texts batch without padding, as many per forward as fit.
-    chunk = batch_size_for(loaded, len(tokens) - 1, backward=False)
-    for start in range(0, len(left_out), chunk):
-        positions = left_out[start:start + chunk]
-        keep = torch.tensor([[i for i in range(len(tokens)) if i != p] for p in positions], device=device)
-        reduced = {name: tensor[0][keep] for name, tensor in inputs.items()}  # (len(positions), n − 1)
-        result = forward(loaded, reduced, backend=backend, stats=())
-        for b, position in enumerate(positions):
-            change[position] = output_change(base, model_output(loaded, result, reduced, sequence=b))
-    if not np.isfinite(change).any():
-        raise InvalidRequestError("the text has no token that can be left out (only special tokens); type a longer "
-                                  "text")
-    return TokenImportance(tokens=tokens, change=change, measure=base.kind, best=int(np.nanargmax(change)))
-
-
-# -------------------------------------------------------------------------------------------------- all of them
-
-
-@dataclass(frozen=True)
-class Lessons(Displayable):
-    """Every lesson for one model, text, layer and head. ``complexity`` and ``importance`` are None when not
-    asked for (they cost extra time: timings, and one forward per token)."""
-
-    model: str
-    text: str
-    backend: str
-    definition: DefinitionLesson
-    why_qk: WhyQKLesson
-    position: PositionLesson
-    sweep: ScalingSweep
-    scaling: RealScaling
-    multi_head: MultiHeadLesson
-    entropy: EntropyLesson
-    complexity: ComplexityLesson | None = None
-    importance: TokenImportance | None = None
-
-
-def all_lessons(loaded: LoadedModel, text: str, layer: int, head: int, *, backend: str = "torch",
-                timing_lengths: Sequence[int] | None = None, importance: bool = False) -> Lessons:
-    """Run lessons 1–6 on ``text`` for ``layer`` and ``head``; lesson 7 when ``timing_lengths`` is given (with the
-    model's heads and head size); the leave-one-out of the quiz when ``importance``."""
-    run = _run(loaded, text, layer, head, backend)
-    definition = definition_lesson(run)
-    position = position_lesson(run)
-    info = loaded.info
-    return Lessons(
-        model=info.name, text=text, backend=backend, definition=definition, why_qk=why_qk_lesson(run, definition),
-        position=position, sweep=_default_sweep(), scaling=real_scaling_lesson(run, definition),
-        multi_head=multi_head_lesson(run, position), entropy=entropy_lesson(run),
-        complexity=(complexity_lesson(timing_lengths, heads=info.num_heads, d_k=info.head_dim,
-                                      device=loaded.device)
-                    if timing_lengths else None),
-        importance=leave_one_out(loaded, text, backend=backend) if importance else None)
-
-
-def lessons_json(lessons: Lessons, lang: str = "en") -> dict:
-    """Every number of ``lessons`` as plain JSON (NaN → null), answers written in ``lang``."""
-    return to_jsonable(lessons, overrides={Answer: lambda answer: answer.text(lang),
-                                           HeadEntropy: lambda h: {"raw": h.raw, "normalized": h.normalized}})

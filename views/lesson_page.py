@@ -1,0 +1,110 @@
+"""What every lesson's drawing on the Lessons page shares (views/lessons.py loops over the lesson registry,
+:mod:`inspector.analyses.lessons.registry`): the cached library calls — one per part of the page, and one per lesson
+measured on request — and :class:`LessonView`, the page's state a lesson draws with (its question, its charts with
+their exports, its answers, its "run" button).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+
+from inspector import InspectorError
+from inspector.analyses.lessons import registry
+from inspector.analyses.lessons.registry import LESSONS, Lesson, LessonContext, lesson_answers
+from inspector.base.i18n import t
+from inspector.output.export import Provenance, screen_title
+from inspector.output.share import escape_markdown
+from views import session
+from views.export_buttons import export_buttons
+from views.progress_bar import progress_bar
+
+
+def lesson_context(spec: str, contrast: str | None, text: str, backend: str, layer: int, head: int,
+             lengths: Sequence[int] | None = None, progress=None) -> LessonContext:
+    return LessonContext(session.cached_model(spec), text, layer, head, backend=backend, lengths=lengths,
+                         contrast=None if contrast is None else session.cached_model(contrast), progress=progress)
+
+
+@st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
+def cached_part(part: str, spec: str, contrast: str | None, text: str, backend: str, layer: int,
+                head: int) -> dict[str, Any]:
+    """Every lesson of ``part`` that runs with the page, by slug: NumPy arrays only, safe to share between sessions
+    (the encoder lessons share one baseline forward)."""
+    return registry.compute_part(part, lesson_context(spec, contrast, text, backend, layer, head))
+
+
+@st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
+def cached_requested(slug: str, spec: str, contrast: str | None, text: str, backend: str, layer: int,
+                     head: int) -> Any:
+    """Lesson ``slug``'s measurement on request (seconds: a long text's perplexity, timings, one forward per token)."""
+    return LESSONS[slug].on_request(lesson_context(spec, contrast, text, backend, layer, head))
+
+
+@dataclass(frozen=True)
+class LessonView:
+    """The page's state a lesson draws with: the language and slide mode, the model (its sidebar ``spec``, the name
+    shown, its info), the text, backend, layer and head the lessons ran on, the contrast model (a decoder lesson's
+    encoder), the lesson a link opened, the provenance of the exports (None: no export buttons) and the part's
+    results."""
+
+    lang: str
+    slide: bool
+    spec: str
+    model_name: str
+    info: Any  # inspector.core.loading.ModelInfo
+    text: str
+    backend: str
+    layer: int
+    head: int
+    contrast: str | None = None
+    opened: int | None = None
+    exported: Provenance | None = None
+    results: Mapping[str, Any] = field(default_factory=dict)  # the part's results, by slug (lesson 2 reads lesson 1's)
+
+    def expanded(self, lesson: Lesson) -> bool:
+        """Lesson 1 opens when a link opens none; a link's lesson opens."""
+        return self.opened == lesson.number or (self.opened is None and lesson.number == 1)
+
+    def header(self, lesson: Lesson) -> None:
+        """The lesson's question and short explanation."""
+        st.markdown(f"**{escape_markdown(t('lessons.question', self.lang))}** "
+                    f"{escape_markdown(t(lesson.key + '.question', self.lang))}")
+        st.caption(t(lesson.key + ".explain", self.lang))
+
+    def show(self, name: str, figure, place=None) -> None:
+        """A lesson's chart in ``place`` (a column; the page when None), its title re-wrapped as the column grows, with
+        its PNG, SVG and 16:9 slide exports under it when the page exports."""
+        place = place if place is not None else st.container()
+        place.altair_chart(screen_title(figure))
+        if self.exported is not None:
+            with place:
+                export_buttons(name, figure, self.exported, self.lang, f"lessons_{name}")
+
+    def answer(self, *results: Any, texts: Sequence[str] = ()) -> None:
+        """The answer paragraph(s) the results wrote from their numbers (and ``texts``), shown as plain text."""
+        st.markdown(f"**{escape_markdown(t('lessons.answer', self.lang))}**")
+        for text in [answer.text(self.lang) for result in results for answer in lesson_answers(result)] + [*texts]:
+            st.info(escape_markdown(text))
+
+    def requested(self, slug: str, button_key: str, label_key: str) -> Any | None:
+        """A lesson's measurement on request: its button; once clicked, the result (cached) for as long as the model,
+        text, backend, layer and head stay — None before, or with the error shown when it fails."""
+        wanted = (self.spec, self.contrast, self.text, self.backend, self.layer, self.head)
+        remembered = f"_requested:{slug}"
+        if not (st.button(t(label_key, self.lang), key=button_key) or st.session_state.get(remembered) == wanted):
+            return None
+        with progress_bar(t("decoder.measuring", self.lang)):
+            try:
+                result = cached_requested(slug, *wanted)
+            except InspectorError as err:
+                st.error(str(err))
+                return None
+        st.session_state[remembered] = wanted
+        return result
+
+
+Draw = Callable[[LessonView, Any], None]  # a lesson's drawing: (the page, its compute result or None)

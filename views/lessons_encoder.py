@@ -1,0 +1,152 @@
+"""The Lessons page's lessons 1–7 on the sidebar's model, one drawing per registered lesson (:data:`DRAW`, by slug):
+tables, charts (:mod:`inspector.charts.lessons`) and the answers the library wrote from the numbers. Lesson 7 times
+on request, with its own lengths."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from inspector import InspectorError
+from inspector.analyses.lessons import DEFAULT_LENGTHS, SCALE_NAMES, sharpest_pair
+from inspector.analyses.lessons.registry import LESSONS
+from inspector.base.i18n import device_label, t
+from inspector.base.tokens import readable_tokens
+from inspector.charts import lessons as charts
+from inspector.charts.inspect import entropy_by_layer_chart
+from views.lesson_page import Draw, LessonView, lesson_context
+from views.progress_bar import progress_bar
+
+TIMING_CHOICES = (128, 256, 512, 1024, 2048, 4096)
+
+
+def draw_definition(page: LessonView, definition) -> None:
+    lang = page.lang
+    st.markdown(f"**{t('lesson1.shapes', lang)}**")
+    shapes = [("X", definition.x), ("Q", definition.query), ("K", definition.key), ("V", definition.value),
+              ("S = QKᵀ·scale", definition.scores), ("A = softmax(S)", definition.weights),
+              ("O = AV", definition.output)]
+    st.dataframe(pd.DataFrame({t("lesson1.col_tensor", lang): [name for name, _ in shapes],
+                               t("lesson1.col_shape", lang): [" × ".join(map(str, m.shape)) for _, m in shapes],
+                               t("lesson1.col_values", lang): [", ".join(f"{v:.3f}" for v in m[0, :5])
+                                                                for _, m in shapes]}),
+                 hide_index=True)
+    if definition.position == "rope":
+        st.caption(t("lesson1.rope_note", lang))
+    page.show("lesson1-weights", charts.weights_chart(
+        definition.weights, definition.tokens, title=t("lesson1.chart", lang, layer=page.layer, head=page.head),
+        slide=page.slide, lang=lang, keep=sharpest_pair(definition.weights)))
+    st.dataframe(pd.DataFrame({t("lesson1.col_query", lang): readable_tokens(definition.tokens),
+                               "Σ_j A_ij": definition.row_sums}),
+                 hide_index=True, height=180, column_config={"Σ_j A_ij": st.column_config.NumberColumn(format="%.7f")})
+    page.answer(definition)
+
+
+def draw_why_qk(page: LessonView, why_qk) -> None:
+    lang, slide = page.lang, page.slide
+    page.show("lesson2-asymmetry", charts.asymmetry_chart(why_qk, title=t("lesson2.chart_asym", lang), slide=slide,
+                                                          lang=lang))
+    page.show("lesson2-tied", charts.tied_weights_chart(why_qk, page.results["definition"].tokens,
+                                                        title=t("lesson2.chart_tied", lang, head=page.head),
+                                                        slide=slide, lang=lang))
+    page.answer(why_qk)
+
+
+def draw_position(page: LessonView, position) -> None:
+    page.show("lesson3-offsets", charts.offset_chart(position, title=t("lesson3.chart", page.lang, layer=page.layer),
+                                                     slide=page.slide, lang=page.lang))
+    page.answer(position)
+
+
+def draw_scaling(page: LessonView, scaling) -> None:
+    lang, slide = page.lang, page.slide
+    sweep, real = scaling.sweep, scaling.real
+    st.caption(t("lessons.simulation", lang, queries=sweep.queries, keys=sweep.keys, seed=sweep.seed))
+    left, right = st.columns(2)
+    page.show("lesson4-variance", charts.variance_chart(sweep, title=t("lesson4.variance_chart", lang), slide=slide,
+                                                        lang=lang), left)
+    page.show("lesson4-sweep", charts.sweep_chart(sweep, title=t("lesson4.sweep_chart", lang), slide=slide,
+                                                  lang=lang), right)
+    table = pd.DataFrame([{"d": int(d), t("lesson4.table_scale", lang): name,
+                           t("lesson4.table_variance", lang): sweep.score_variance[j],
+                           t("lesson4.table_entropy_nats", lang): sweep.entropy[i, j],
+                           t("lesson4.table_max", lang): sweep.max_weight[i, j],
+                           t("lesson4.table_jacobian", lang): sweep.jacobian_norm[i, j]}
+                          for j, d in enumerate(sweep.dims) for i, name in enumerate(SCALE_NAMES)])
+    # The Jacobian's column under its symbol, the words in its help: the table then fits a 1000 px window.
+    jacobian = st.column_config.Column("‖J‖_F", help=t("lesson4.table_jacobian", lang) + "\n\n"
+                                       + t("lesson4.jacobian_help", lang))
+    st.dataframe(table, hide_index=True, height=240, column_config={t("lesson4.table_jacobian", lang): jacobian})
+    st.dataframe(pd.DataFrame({t("lesson4.table_scale", lang): [f"{n} = {s:.4g}"
+                                                                for n, s in zip(SCALE_NAMES, real.scales)],
+                               t("lesson4.table_entropy", lang): real.normalized_entropy,
+                               t("lesson4.table_max", lang): real.max_weight,
+                               t("lesson4.table_change", lang): real.output_change}), hide_index=True)
+    page.answer(scaling)
+
+
+def draw_multi_head(page: LessonView, multi) -> None:
+    lang = page.lang
+    # The library names the steps; the two that are words are worded here, the symbols stay as they are.
+    steps = {"split": t("lesson5.step.split", lang), "concat · W_O": t("lesson5.step.concat", lang)}
+    st.dataframe(pd.DataFrame({t("lesson5.col_step", lang): [steps.get(step, step) for step, _ in multi.reshape],
+                               t("lesson5.col_shape", lang): [" × ".join(map(str, shape))
+                                                              for _, shape in multi.reshape]}),
+                 hide_index=True)
+    roles = {role: t(f"lesson5.role.{role}", lang) for role in ("offset", "special", "content")}
+    page.show("lesson5-contributions", charts.contribution_chart(
+        multi, roles, title=t("lesson5.chart", lang, layer=page.layer), slide=page.slide, lang=lang))
+    page.answer(multi)
+
+
+def draw_entropy(page: LessonView, entropy) -> None:
+    page.show("lesson6-entropy", entropy_by_layer_chart(entropy.entropy, slide=page.slide, lang=page.lang))
+    page.answer(entropy)
+
+
+def measured_mib(peak_bytes, device: str, lang: str) -> list[str]:
+    """Measured peaks as MiB text; where nothing was measured (NaN: the CPU reports no peak) the table says so
+    instead of showing "None"."""
+    return [t("lesson7.not_measured", lang, device=device_label(device)) if not np.isfinite(value)
+            else f"{value / 2**20:.2f}"
+            for value in np.asarray(peak_bytes, dtype=np.float64)]
+
+
+def draw_complexity(page: LessonView, _: object) -> None:
+    """Timed on request, live (never cached: the reader asks for a fresh measurement), at the lengths chosen."""
+    lang = page.lang
+    lengths = st.multiselect(t("lesson7.lengths", lang), TIMING_CHOICES, default=list(DEFAULT_LENGTHS),
+                             key="timing_lengths", placeholder=t("lesson7.lengths_placeholder", lang))
+    if st.button(t("lesson7.run", lang), key="timing_run", disabled=not lengths):
+        ordered = sorted(lengths)
+        # Before each length done = its index; the last call (done == total) keeps the last length's label.
+        with progress_bar(None, lambda done, total, note: t("lesson7.measuring", lang,
+                                                          n=ordered[min(done, total - 1)])) as bar:
+            try:
+                context = lesson_context(page.spec, None, page.text, page.backend, page.layer, page.head, ordered, bar)
+                st.session_state["timing"] = LESSONS["complexity"].on_request(context)
+            except (InspectorError, RuntimeError) as err:  # RuntimeError: out of memory at a large n
+                st.error(str(err))
+    timing = st.session_state.get("timing")
+    if timing is None:
+        return
+    page.show("lesson7-complexity", charts.complexity_chart(
+        timing, title=t("lesson7.chart", lang, device=device_label(timing.device)), slide=page.slide, lang=lang))
+    mib = 2**20
+    st.dataframe(pd.DataFrame({"n": timing.lengths, t("lesson7.col_mat_ms", lang): timing.materialised_ms,
+                               t("lesson7.col_flash_ms", lang): timing.flash_ms,
+                               t("lesson7.col_mat_theory", lang): timing.materialised_bytes / mib,
+                               t("lesson7.col_flash_theory", lang): timing.flash_bytes / mib,
+                               t("lesson7.col_mat_measured", lang): measured_mib(
+                                   timing.measured_materialised_bytes, timing.device, lang),
+                               t("lesson7.col_flash_measured", lang): measured_mib(
+                                   timing.measured_flash_bytes, timing.device, lang)}),
+                 hide_index=True)
+    st.caption(t("lesson7.memory_note", lang))
+    page.answer(timing)
+
+
+DRAW: dict[str, Draw] = {"definition": draw_definition, "why_qk": draw_why_qk, "position": draw_position,
+                         "scaling": draw_scaling, "multi_head": draw_multi_head, "entropy": draw_entropy,
+                         "complexity": draw_complexity}
