@@ -23,7 +23,7 @@ KNOWN_TORCH_THROUGH_ANALYSES = {
     "inspector.charts.attribution", "inspector.charts.census", "inspector.charts.compare",
     "inspector.charts.compare_shapes", "inspector.charts.generate", "inspector.charts.groundtruth",
     "inspector.charts.heads", "inspector.charts.inspect", "inspector.charts.lessons",
-    "inspector.charts.lessons_decoder", "inspector.charts.roles",
+    "inspector.charts.lessons_decoder", "inspector.charts.mechanism", "inspector.charts.roles",
 }
 
 
