@@ -117,6 +117,7 @@ def _child(texts: int, repeats: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global INSPECT_TOKENS, PROMPT_TOKENS, NEW_TOKENS  # the child reads the sizes the parent was given
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base", type=Path, help="a checkout of the earlier code (omit in the child)")
     parser.add_argument("--rounds", type=int, default=3)
@@ -127,7 +128,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--new-tokens", type=int, default=NEW_TOKENS)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    global INSPECT_TOKENS, PROMPT_TOKENS, NEW_TOKENS
     INSPECT_TOKENS, PROMPT_TOKENS, NEW_TOKENS = tuple(args.tokens), args.prompt_tokens, args.new_tokens
     if args.child:
         print(json.dumps(_child(args.texts, args.repeats)))

@@ -104,6 +104,83 @@ def test_an_unknown_bundled_name_lists_them(capfd):
     assert "the bundled decoders are bundled:gemma-3-270m, bundled:smollm2-135m" in capfd.readouterr().err
 
 
+def _fake_prepare(decoder: bundled.BundledDecoder, final: Path, say) -> None:
+    """Stands in for the real conversion (slow): a tiny llama with its tokenizer, marked the way _convert marks."""
+    from tests.conftest import save_tiny_model
+
+    work = final.parent / f".partial-{decoder.name}-fake"
+    save_tiny_model(work, "llama", with_head=True)
+    marker = {"spec": decoder.spec, "sha256": decoder.sha256, "preparation_version": bundled.PREPARATION_VERSION,
+              "files": {name: bundled._sha256(work / name) for name in bundled._DIGESTED if (work / name).is_file()}}
+    (work / MARKER_NAME).write_text(json.dumps(marker), encoding="utf-8")
+    os.replace(work, final)
+
+
+def _truncate_weights(folder: Path) -> None:
+    weights = folder / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-100])
+
+
+def _edit_json(folder: Path, name: str, key: str, value) -> None:
+    data = json.loads((folder / name).read_text())
+    (folder / name).write_text(json.dumps({**data, key: value}))
+
+
+DAMAGE = {
+    "truncated weights": (_truncate_weights, "has"),
+    "edited config.json": (lambda f: _edit_json(f, "config.json", "num_hidden_layers", 1), "config.json was edited"),
+    "edited prepared.json": (lambda f: _edit_json(f, MARKER_NAME, "sha256", "0" * 64), "prepared.json was edited"),
+    "missing tokenizer.json": (lambda f: (f / "tokenizer.json").unlink(), "tokenizer.json is missing"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DAMAGE))
+def test_a_damaged_prepared_folder_is_prepared_again_or_refused_in_one_line(monkeypatch, tmp_path, capfd, case):
+    """Issue 45, item 6: none of these may load silently. A writable cache prepares the folder again; a read-only
+    one refuses in one line naming the folder and the fix."""
+    damage, problem = DAMAGE[case]
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    decoder = BUNDLED["smollm2-135m"]
+    final = prepared_path(decoder, cache)
+    _fake_prepare(decoder, final, None)
+    assert bundled.is_prepared(decoder, cache)
+    damage(final)
+    assert not bundled.is_prepared(decoder, cache) and problem in bundled.prepared_problem(decoder, final)
+    conversions = []
+    monkeypatch.setattr(bundled, "_convert", lambda *a: (conversions.append(a), _fake_prepare(*a)))
+    monkeypatch.setenv("INSPECTOR_CACHE_DIR", str(cache))
+    real_access = os.access
+    monkeypatch.setattr(bundled.os, "access", lambda path, mode: False if Path(path) == cache else
+                        real_access(path, mode))  # read-only (the tests run as root, so chmod cannot say it)
+    assert main(["info", "--model", "bundled:smollm2-135m"]) == 2
+    err = capfd.readouterr().err.strip()
+    assert "\n" not in err and str(final) in err and problem in err and "python -m inspector prepare" in err
+    assert conversions == [] and final.exists()  # nothing written to a read-only cache
+    monkeypatch.setattr(bundled.os, "access", real_access)
+    assert bundled.prepare("bundled:smollm2-135m", root=cache) == final
+    assert len(conversions) == 1 and bundled.is_prepared(decoder, cache)
+
+
+def test_a_read_only_cache_is_read_and_an_empty_one_refused_in_one_line(monkeypatch, tmp_path, capfd):
+    """Issue 45, items 5 and 6: a prepared read-only cache is used as it is; an empty read-only one (prepare,
+    analyze) is one line naming the folder and the fix."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setenv("INSPECTOR_CACHE_DIR", str(cache))
+    monkeypatch.setattr(bundled.os, "access", lambda path, mode: False)
+    monkeypatch.setattr(bundled, "_convert", lambda *a: pytest.fail("a read-only cache was written"))
+    for command in (["prepare", "--model", "bundled:smollm2-135m"],
+                    ["analyze", "--model", "bundled:smollm2-135m", "--text", ENGLISH]):
+        assert main(command) == 2
+        err = capfd.readouterr().err.strip()
+        assert "\n" not in err and str(cache) in err and "INSPECTOR_CACHE_DIR" in err and "Traceback" not in err
+    decoder = BUNDLED["smollm2-135m"]
+    _fake_prepare(decoder, prepared_path(decoder, cache), None)
+    assert main(["info", "--model", "bundled:smollm2-135m"]) == 0
+    capfd.readouterr()
+
+
 def _prepare_in_subprocess(cache: Path) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "inspector", "prepare", "--model", "bundled:smollm2-135m"],
                             cwd=ROOT, env=dict(os.environ, INSPECTOR_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT)),

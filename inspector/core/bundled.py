@@ -228,8 +228,60 @@ def prepared_path(decoder: BundledDecoder, root: Path | None = None) -> Path:
 
 
 def is_prepared(decoder: BundledDecoder, root: Path | None = None) -> bool:
-    """Whether the prepared folder exists (it appears complete or not at all: it is renamed into place)."""
-    return (prepared_path(decoder, root) / MARKER_NAME).is_file()
+    """Whether the prepared folder exists (it appears complete or not at all: it is renamed into place) and is
+    still whole (:func:`prepared_problem`)."""
+    folder = prepared_path(decoder, root)
+    return (folder / MARKER_NAME).is_file() and prepared_problem(decoder, folder) is None
+
+
+_NEEDED = ("config.json", "tokenizer.json", "model.safetensors")
+_DIGESTED = ("config.json", "tokenizer.json", "tokenizer_config.json")  # small files whose SHA-256 the marker keeps
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(_HASH_BLOCK), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _safetensors_problem(path: Path) -> str | None:
+    """Whether the file is as long as its own header says (a truncated copy is not): 8 bytes of header length, the
+    JSON header, then the tensors' bytes up to the largest end offset."""
+    try:
+        with path.open("rb") as handle:
+            length = int.from_bytes(handle.read(8), "little")
+            header = json.loads(handle.read(length)) if 0 < length < 2**27 else None
+        ends = [entry["data_offsets"][1] for key, entry in header.items() if key != "__metadata__"]
+        expected = 8 + length + max(ends, default=0)
+    except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return f"{path.name} is not a readable safetensors file"
+    size = path.stat().st_size
+    return None if size == expected else f"{path.name} has {size:,} bytes where its header says {expected:,}"
+
+
+def prepared_problem(decoder: BundledDecoder, folder: Path) -> str | None:
+    """What is wrong with a prepared folder (issue 45, item 6), or None: its prepared.json edited or for another
+    source, a needed file missing, the weights truncated, or a file whose SHA-256 the marker keeps edited."""
+    try:
+        marker = json.loads((folder / MARKER_NAME).read_text(encoding="utf-8"))
+        identity = (marker["spec"], marker["sha256"], marker["preparation_version"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return f"its {MARKER_NAME} is unreadable"
+    if identity != (decoder.spec, decoder.sha256, PREPARATION_VERSION):
+        return f"its {MARKER_NAME} was edited (it names another source or version)"
+    missing = [name for name in _NEEDED if not (folder / name).is_file()]
+    if missing:
+        return f"{', '.join(missing)} is missing"
+    problem = _safetensors_problem(folder / "model.safetensors")
+    if problem:
+        return problem
+    digests = marker.get("files", {})  # folders prepared before issue 45 carry none
+    for name, digest in (digests.items() if isinstance(digests, dict) else ()):
+        if not (folder / name).is_file() or _sha256(folder / name) != digest:
+            return f"{name} was edited since it was prepared"
+    return None
 
 
 # A conversion's stages speak as (note, share of the conversion done in [0, 1]); _in_percent makes that a Progress.
@@ -254,11 +306,18 @@ def prepare(spec: str | ModelSpec, *, progress: Progress | None = None, root: Pa
     final = prepared_path(decoder, root)
     if is_prepared(decoder, root):
         return final
+    problem = prepared_problem(decoder, final) if (final / MARKER_NAME).is_file() else None
     try:
         root.mkdir(parents=True, exist_ok=True)
+        if not os.access(root, os.W_OK):
+            raise PermissionError(f"{root} is read-only")
     except OSError as err:
-        raise ModelNotFoundError(f"cannot create the model cache {root} ({err}); set {CACHE_ENV} to a writable "
-                                 "folder") from err
+        if problem:
+            raise CorruptModelError(f"the prepared folder {final} is damaged ({problem}) and the cache cannot be "
+                                    f"written; delete that folder, or set {CACHE_ENV} to a writable folder, and run "
+                                    f"python -m inspector prepare {decoder.spec}") from err
+        raise ModelNotFoundError(f"cannot write the model cache {root} ({err}); set {CACHE_ENV} to a writable "
+                                 f"folder and run python -m inspector prepare {decoder.spec}") from err
     with _PROCESS_LOCKS[decoder.name], FileLock(str(root / f"{decoder.name}.lock")):
         if is_prepared(decoder, root):  # another process prepared it while this one waited
             return final
@@ -276,8 +335,8 @@ def _remove_leftovers(decoder: BundledDecoder, root: Path) -> None:
         else:
             leftover.unlink(missing_ok=True)
     final = prepared_path(decoder, root)
-    if final.exists() and not (final / MARKER_NAME).is_file():
-        shutil.rmtree(final, ignore_errors=True)
+    if final.exists() and (not (final / MARKER_NAME).is_file() or prepared_problem(decoder, final) is not None):
+        shutil.rmtree(final, ignore_errors=True)  # damaged since it was prepared: prepared again below
 
 
 def _convert(decoder: BundledDecoder, final: Path, say: _Stage) -> None:
@@ -291,7 +350,8 @@ def _convert(decoder: BundledDecoder, final: Path, say: _Stage) -> None:
         _dequantise(decoder, gguf, out, say)
         gguf.unlink()
         marker = {"spec": decoder.spec, "sha256": decoder.sha256, "preparation_version": PREPARATION_VERSION,
-                  "seconds": round(time.perf_counter() - started, 1), **_versions()}
+                  "seconds": round(time.perf_counter() - started, 1), **_versions(),
+                  "files": {name: _sha256(out / name) for name in _DIGESTED if (out / name).is_file()}}
         (out / MARKER_NAME).write_text(json.dumps(marker, indent=2), encoding="utf-8")
         os.replace(out, final)  # atomic within one file system: the folder appears whole or not at all
         say(f"{decoder.spec}: prepared in {time.perf_counter() - started:.0f} s → {final}", 1.0)
