@@ -30,6 +30,7 @@ once it must be widened back to fp32.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import importlib.util
 import json
@@ -339,24 +340,53 @@ def _remove_leftovers(decoder: BundledDecoder, root: Path) -> None:
         shutil.rmtree(final, ignore_errors=True)  # damaged since it was prepared: prepared again below
 
 
+def space_needed(decoder: BundledDecoder) -> int:
+    """Bytes a preparation of ``decoder`` needs free at its peak: the GGUF copy and the float32 weights side by side,
+    plus room for the tokenizer and config files."""
+    gguf = sum(path.stat().st_size for path in decoder.sources() if path.is_file())
+    return gguf + 4 * decoder.card.num_parameters + 64 * 2**20
+
+
+def _no_space(decoder: BundledDecoder, root: Path, needed: int) -> ModelNotFoundError:
+    free = shutil.disk_usage(root).free
+    return ModelNotFoundError(f"preparing {decoder.spec} needs about {needed / 2**20:,.0f} MiB free in {root}, which "
+                              f"has {free / 2**20:,.0f} MiB; free some space there, or set {CACHE_ENV} to a folder on "
+                              f"a disk with room, and run python -m inspector prepare {decoder.spec}")
+
+
 def _convert(decoder: BundledDecoder, final: Path, say: _Stage) -> None:
     started = time.perf_counter()
     root = final.parent
-    work = Path(tempfile.mkdtemp(prefix=f"{_PARTIAL}{decoder.name}-", dir=root))
+    needed = space_needed(decoder)
+    if shutil.disk_usage(root).free < needed:  # refused before a byte is written (issue 45, item 5)
+        raise _no_space(decoder, root, needed)
     try:
-        gguf = work / "source.gguf"
-        _verified_copy(decoder, gguf, say)
-        out = work / "model"
-        _dequantise(decoder, gguf, out, say)
-        gguf.unlink()
-        marker = {"spec": decoder.spec, "sha256": decoder.sha256, "preparation_version": PREPARATION_VERSION,
-                  "seconds": round(time.perf_counter() - started, 1), **_versions(),
-                  "files": {name: _sha256(out / name) for name in _DIGESTED if (out / name).is_file()}}
-        (out / MARKER_NAME).write_text(json.dumps(marker, indent=2), encoding="utf-8")
-        os.replace(out, final)  # atomic within one file system: the folder appears whole or not at all
-        say(f"{decoder.spec}: prepared in {time.perf_counter() - started:.0f} s → {final}", 1.0)
+        work = Path(tempfile.mkdtemp(prefix=f"{_PARTIAL}{decoder.name}-", dir=root))
+    except OSError as err:
+        raise _no_space(decoder, root, needed) if err.errno == errno.ENOSPC else err
+    try:
+        _convert_into(decoder, final, work, say, started)
+    except OSError as err:
+        if err.errno != errno.ENOSPC:
+            raise
+        raise _no_space(decoder, root, needed) from err  # the finally below leaves no partial folder
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _convert_into(decoder: BundledDecoder, final: Path, work: Path, say: _Stage, started: float) -> None:
+    """Copy, dequantise and mark ``decoder`` in ``work``, then rename the result to ``final``."""
+    gguf = work / "source.gguf"
+    _verified_copy(decoder, gguf, say)
+    out = work / "model"
+    _dequantise(decoder, gguf, out, say)
+    gguf.unlink()
+    marker = {"spec": decoder.spec, "sha256": decoder.sha256, "preparation_version": PREPARATION_VERSION,
+              "seconds": round(time.perf_counter() - started, 1), **_versions(),
+              "files": {name: _sha256(out / name) for name in _DIGESTED if (out / name).is_file()}}
+    (out / MARKER_NAME).write_text(json.dumps(marker, indent=2), encoding="utf-8")
+    os.replace(out, final)  # atomic within one file system: the folder appears whole or not at all
+    say(f"{decoder.spec}: prepared in {time.perf_counter() - started:.0f} s → {final}", 1.0)
 
 
 def _verified_copy(decoder: BundledDecoder, destination: Path, say: _Stage) -> None:
