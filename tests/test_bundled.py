@@ -181,6 +181,38 @@ def test_a_read_only_cache_is_read_and_an_empty_one_refused_in_one_line(monkeypa
     capfd.readouterr()
 
 
+def test_a_full_disk_is_one_line_with_the_space_needed_and_leaves_no_folder(monkeypatch, tmp_path, capfd):
+    """Issue 45, item 5: a full disk, or room for the folder but not the copies (ENOSPC from the writer): the user
+    hears how much space is needed and where, and nothing is left but the lock file."""
+    import errno
+    import shutil
+    from collections import namedtuple
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("INSPECTOR_CACHE_DIR", str(cache))
+    needed = bundled.space_needed(BUNDLED["smollm2-135m"])
+    assert needed > 4 * BUNDLED["smollm2-135m"].card.num_parameters
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(bundled.shutil, "disk_usage", lambda path: usage(10**9, 10**9 - 2**20, 2**20))
+    assert main(["prepare", "--model", "bundled:smollm2-135m"]) == 2
+    err = capfd.readouterr().err.strip()
+    assert "\n" not in err and f"needs about {needed / 2**20:,.0f} MiB free in {cache}, which has 1 MiB" in err
+    assert sorted(p.name for p in cache.iterdir()) == ["smollm2-135m.lock"]
+
+    monkeypatch.setattr(bundled.shutil, "disk_usage", shutil.disk_usage)
+
+    def full_disk(decoder, gguf, out, say):
+        out.mkdir()
+        (out / "model.safetensors").write_bytes(b"half")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(bundled, "_dequantise", full_disk)
+    assert main(["prepare", "--model", "bundled:smollm2-135m"]) == 2
+    err = capfd.readouterr().err.strip()
+    assert "\n" not in err.strip() and f"MiB free in {cache}" in err and "INSPECTOR_CACHE_DIR" in err
+    assert sorted(p.name for p in cache.iterdir()) == ["smollm2-135m.lock"]
+
+
 def _prepare_in_subprocess(cache: Path) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "inspector", "prepare", "--model", "bundled:smollm2-135m"],
                             cwd=ROOT, env=dict(os.environ, INSPECTOR_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT)),

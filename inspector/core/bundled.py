@@ -30,6 +30,7 @@ once it must be widened back to fp32.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import importlib.util
 import json
@@ -44,9 +45,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inspector.base.errors import CorruptModelError, ModelNotFoundError
+from inspector.base.i18n import Notice
+from inspector.base.model_ids import BUNDLED_PREFIX, ModelSpec
 from inspector.base.progress import Progress, no_progress
 
-BUNDLED_PREFIX = "bundled:"
+__all__ = ["BUNDLED", "BUNDLED_PREFIX", "BundledDecoder", "ModelCard", "bundled_choices", "bundled_decoder",
+           "card_for", "cache_root", "is_prepared", "prepare", "prepared_path"]
 # Bump when the conversion writes something different: folders of another version are never read.
 PREPARATION_VERSION = 1
 CACHE_ENV = "INSPECTOR_CACHE_DIR"
@@ -115,7 +119,7 @@ class BundledDecoder:
 
     @property
     def spec(self) -> str:
-        return BUNDLED_PREFIX + self.name
+        return ModelSpec.bundled(self.name).text
 
 
 def _package_missing(distribution: str, module: str) -> ModelNotFoundError:
@@ -186,19 +190,27 @@ def bundled_choices() -> dict[str, str]:
     return {decoder.spec: decoder.card.label for decoder in BUNDLED.values()}
 
 
-def bundled_decoder(spec_or_name: str) -> BundledDecoder:
-    """The :class:`BundledDecoder` of ``bundled:NAME`` (or ``NAME``), else :class:`ModelNotFoundError` listing them."""
-    name = spec_or_name.removeprefix(BUNDLED_PREFIX)
-    if name not in BUNDLED:
-        raise ModelNotFoundError(f"there is no bundled model '{name[:60]}'; the bundled decoders are "
-                                 f"{', '.join(bundled_choices())} (and 'default', all-MiniLM-L6-v2)")
-    return BUNDLED[name]
+def bundled_decoder(spec: str | ModelSpec) -> BundledDecoder:
+    """The :class:`BundledDecoder` of ``bundled:NAME`` (a string or a parsed :class:`ModelSpec`), else
+    :class:`ModelNotFoundError` listing them (a spec of another kind, an empty or unknown NAME, ``bundled:../x``)."""
+    parsed = spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec)
+    if parsed.kind != "bundled" or parsed.name not in BUNDLED:
+        raise ModelNotFoundError(f"there is no bundled model {parsed.text[:60]!r}; the bundled decoders are "
+                                 f"{', '.join(bundled_choices())} (and 'default', all-MiniLM-L6-v2)",
+                                 notice=Notice("error.no_bundled_model", spec=parsed.text[:60],
+                                               choices=", ".join(bundled_choices())))
+    return BUNDLED[parsed.name]
 
 
-def card_for(spec: str) -> ModelCard | None:
-    """The card of a bundled spec, None for any other spec."""
-    name = spec.removeprefix(BUNDLED_PREFIX)
-    return BUNDLED[name].card if spec.startswith(BUNDLED_PREFIX) and name in BUNDLED else None
+def card_for(spec: str | ModelSpec) -> ModelCard | None:
+    """The card of a bundled spec, None for any other spec (a malformed one included)."""
+    parsed = spec if isinstance(spec, ModelSpec) else None
+    if parsed is None:
+        try:
+            parsed = ModelSpec.parse(spec)
+        except ModelNotFoundError:
+            return None
+    return BUNDLED[parsed.name].card if parsed.kind == "bundled" and parsed.name in BUNDLED else None
 
 
 def cache_root() -> Path:
@@ -281,7 +293,7 @@ def _in_percent(progress: Progress) -> _Stage:
     return lambda note, fraction: progress(min(100, int(100 * fraction)), 100, note)
 
 
-def prepare(spec_or_name: str, *, progress: Progress | None = None, root: Path | None = None) -> Path:
+def prepare(spec: str | ModelSpec, *, progress: Progress | None = None, root: Path | None = None) -> Path:
     """The prepared folder of a bundled model, converting its GGUF first if no process has yet; see the module
     docstring. ``progress`` (:mod:`inspector.base.progress`; units: percent of the conversion) hears each stage of a
     conversion (nothing when the folder is ready).
@@ -290,7 +302,7 @@ def prepare(spec_or_name: str, *, progress: Progress | None = None, root: Path |
     :class:`ModelNotFoundError` when the package is not installed or the cache cannot be written."""
     from filelock import FileLock
 
-    decoder = bundled_decoder(spec_or_name)
+    decoder = bundled_decoder(spec)
     root = root or cache_root()
     final = prepared_path(decoder, root)
     if is_prepared(decoder, root):
@@ -328,24 +340,53 @@ def _remove_leftovers(decoder: BundledDecoder, root: Path) -> None:
         shutil.rmtree(final, ignore_errors=True)  # damaged since it was prepared: prepared again below
 
 
+def space_needed(decoder: BundledDecoder) -> int:
+    """Bytes a preparation of ``decoder`` needs free at its peak: the GGUF copy and the float32 weights side by side,
+    plus room for the tokenizer and config files."""
+    gguf = sum(path.stat().st_size for path in decoder.sources() if path.is_file())
+    return gguf + 4 * decoder.card.num_parameters + 64 * 2**20
+
+
+def _no_space(decoder: BundledDecoder, root: Path, needed: int) -> ModelNotFoundError:
+    free = shutil.disk_usage(root).free
+    return ModelNotFoundError(f"preparing {decoder.spec} needs about {needed / 2**20:,.0f} MiB free in {root}, which "
+                              f"has {free / 2**20:,.0f} MiB; free some space there, or set {CACHE_ENV} to a folder on "
+                              f"a disk with room, and run python -m inspector prepare {decoder.spec}")
+
+
 def _convert(decoder: BundledDecoder, final: Path, say: _Stage) -> None:
     started = time.perf_counter()
     root = final.parent
-    work = Path(tempfile.mkdtemp(prefix=f"{_PARTIAL}{decoder.name}-", dir=root))
+    needed = space_needed(decoder)
+    if shutil.disk_usage(root).free < needed:  # refused before a byte is written (issue 45, item 5)
+        raise _no_space(decoder, root, needed)
     try:
-        gguf = work / "source.gguf"
-        _verified_copy(decoder, gguf, say)
-        out = work / "model"
-        _dequantise(decoder, gguf, out, say)
-        gguf.unlink()
-        marker = {"spec": decoder.spec, "sha256": decoder.sha256, "preparation_version": PREPARATION_VERSION,
-                  "seconds": round(time.perf_counter() - started, 1), **_versions(),
-                  "files": {name: _sha256(out / name) for name in _DIGESTED if (out / name).is_file()}}
-        (out / MARKER_NAME).write_text(json.dumps(marker, indent=2), encoding="utf-8")
-        os.replace(out, final)  # atomic within one file system: the folder appears whole or not at all
-        say(f"{decoder.spec}: prepared in {time.perf_counter() - started:.0f} s → {final}", 1.0)
+        work = Path(tempfile.mkdtemp(prefix=f"{_PARTIAL}{decoder.name}-", dir=root))
+    except OSError as err:
+        raise _no_space(decoder, root, needed) if err.errno == errno.ENOSPC else err
+    try:
+        _convert_into(decoder, final, work, say, started)
+    except OSError as err:
+        if err.errno != errno.ENOSPC:
+            raise
+        raise _no_space(decoder, root, needed) from err  # the finally below leaves no partial folder
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _convert_into(decoder: BundledDecoder, final: Path, work: Path, say: _Stage, started: float) -> None:
+    """Copy, dequantise and mark ``decoder`` in ``work``, then rename the result to ``final``."""
+    gguf = work / "source.gguf"
+    _verified_copy(decoder, gguf, say)
+    out = work / "model"
+    _dequantise(decoder, gguf, out, say)
+    gguf.unlink()
+    marker = {"spec": decoder.spec, "sha256": decoder.sha256, "preparation_version": PREPARATION_VERSION,
+              "seconds": round(time.perf_counter() - started, 1), **_versions(),
+              "files": {name: _sha256(out / name) for name in _DIGESTED if (out / name).is_file()}}
+    (out / MARKER_NAME).write_text(json.dumps(marker, indent=2), encoding="utf-8")
+    os.replace(out, final)  # atomic within one file system: the folder appears whole or not at all
+    say(f"{decoder.spec}: prepared in {time.perf_counter() - started:.0f} s → {final}", 1.0)
 
 
 def _verified_copy(decoder: BundledDecoder, destination: Path, say: _Stage) -> None:
