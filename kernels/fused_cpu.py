@@ -15,11 +15,14 @@ explicit mask), grouped-query attention (the op broadcasts key/value heads itsel
 no key (the contract of :mod:`kernels.reference`: output 0, entropy 0, sink 0, log-sum-exp −inf).
 
 Numerics. ``LSE − scale·q·ō_K`` subtracts two numbers of the size of the scores to get one of the size of
-``log k_len``: in fp32 the difference loses ``|s| · 2⁻²⁴`` per term. Two things keep it inside
-``tests/tolerances.py``: the keys are centred first (``k − mean_j k_j`` per sequence and key head shifts every
-score of a row by one constant, which changes neither the weights, the output nor the entropy, and removes the
-large shared key component real models carry), and the combination is done in float64. Where the centred scores
-can still exceed :data:`FP32_SCORE_LIMIT` in magnitude, both calls run in float64 instead.
+``log k_len``, and the op accumulates ``ō_K`` in fp32: the entropy then errs by about ``7 · 2⁻²⁴ · |s|``.
+Three things keep it inside ``tests/tolerances.py``: the keys are centred first (``k − mean_j k_j`` per sequence
+and key head shifts every score of a row by one constant, which changes neither the weights, the output nor the
+entropy, and removes the large shared key component real models carry); the combination is done in float64; and
+where the centred scores can exceed :data:`FP32_SCORE_LIMIT` in magnitude (a Cauchy–Schwarz bound, O(n·d)), the
+keys-as-values call runs in float64 — measured on the bundled models, fp32 there would err by up to 2.2e-5 nats
+against float64, the blocked path by up to 1e-5. The output always comes from the first call, in the inputs'
+precision (fp32 for 16-bit inputs), like SDPA's.
 
 Where the trick does not hold, :func:`fused_unavailable_reason` says why and the caller falls back to the blocked
 path: autograd recording (the op's log-sum-exp carries no gradient), tensors off the CPU, values whose head size
@@ -100,47 +103,46 @@ def fused_attention(
     reason = fused_unavailable_reason(q, k, v)
     if reason is not None:
         raise ValueError(f"the fused CPU path cannot run this call: {reason}")
-    batch, heads, q_len, _ = q.shape
-    k_len = k.shape[2]
+    q_len, k_len = q.shape[2], k.shape[2]
     centre = k.mean(dim=2, keepdim=True, dtype=torch.float64)  # (batch, kv_heads, 1, d)
     compute = torch.float64 if q.dtype == torch.float64 else torch.float32
+    queries, values = q.to(compute), v.to(compute)
     keys = k.to(compute) - centre.to(compute)  # every score of a row moves by scale·q·centre: weights unchanged
-    if compute != torch.float64 and "entropy" in stats and _centred_score_bound(q, keys, scale) > FP32_SCORE_LIMIT:
-        compute = torch.float64
-        keys = k.double() - centre  # centred in float64 too: fp32 rounding here would move single scores
-    queries, keys, values = (t.to(compute) for t in (q, keys, v))
     mask, use_flag = _mask_and_causal_flag(q_len, k_len, causal=causal, window=window,
                                            key_padding_mask=key_padding_mask, dtype=compute, device=q.device)
     out, lse_centred = _FLASH_CPU(queries, keys, values, 0.0, use_flag, attn_mask=mask, scale=scale)
-    group = heads // k.shape[1]
-    shift = scale * _rowwise_dot(q, centre.expand(-1, -1, q_len, -1), group)  # (batch, heads, q_len) float64
-    lse = lse_centred.double() + shift
     counts = visible_key_counts(q_len, k_len, causal=causal, window=window, key_padding_mask=key_padding_mask,
                                 device=q.device)[:, None, :]  # (batch or 1, 1, q_len)
     empty = counts == 0
     result: dict[str, torch.Tensor] = {}
     if "entropy" in stats:
-        mean_key, _ = _FLASH_CPU(queries, keys, keys, 0.0, use_flag, attn_mask=mask, scale=scale)  # Σ_j p_j k_j
-        mean_score = scale * _rowwise_dot(queries, mean_key, 1)  # Σ_j p_j s_j of the centred scores
-        entropy = lse_centred.double() - mean_score
+        if compute != torch.float64 and _centred_score_bound(q, keys, scale) > FP32_SCORE_LIMIT:
+            # The keys-as-values call in float64 (centred in float64: fp32 rounding would move single scores); its
+            # log-sum-exp replaces the fp32 one, so entropy, LSE and sink mass all come from float64 sums.
+            queries, keys = q.double(), k.double() - centre
+            mask = mask.double() if mask is not None else None
+        mean_key, lse_centred = _FLASH_CPU(queries, keys, keys, 0.0, use_flag, attn_mask=mask, scale=scale)
+        mean_score = torch.linalg.vecdot(queries, mean_key).double() * scale  # Σ_j p_j s_j, centred scores
         upper = torch.log(counts.clamp_min(1).double())  # rounding must not leave [0, log visible keys]
-        result["entropy"] = torch.minimum(entropy.clamp_min(0.0), upper).masked_fill(empty, 0.0).float()
-    if "lse" in stats:
-        result["lse"] = lse.masked_fill(empty, float("-inf")).float()
-    if "sink" in stats:
-        result["sink"] = _sink_mass(q, k, lse, scale=scale, window=window, key_padding_mask=key_padding_mask,
-                                    empty=empty)
+        entropy = torch.minimum((lse_centred.double() - mean_score).clamp_min_(0.0), upper)
+        result["entropy"] = entropy.masked_fill_(empty, 0.0).float()
+    if "lse" in stats:  # the model's own (uncentred) scores' log-sum-exp: add back scale·q·centre
+        shift = _scores_against(queries, centre.to(queries.dtype), scale)
+        result["lse"] = (lse_centred + shift).masked_fill_(empty, float("-inf")).float()
+    if "sink" in stats:  # exp(s_i0 − LSE_i) with both centred: the shift cancels
+        first = _scores_against(queries, keys[:, :, :1], scale) - lse_centred
+        result["sink"] = _sink_mass(first, k_len, window=window, key_padding_mask=key_padding_mask, empty=empty)
     if bool(empty.any()):
         out = out.masked_fill(empty[..., None], 0.0)
     return out.to(q.dtype), {name: result[name] for name in stats}
 
 
-def _rowwise_dot(queries: torch.Tensor, keys: torch.Tensor, group: int) -> torch.Tensor:
-    """float64 ``queries · keys`` along head_dim, row by row: ``queries (batch, heads, rows, d)``, ``keys (batch,
-    heads / group, rows, d)`` (each key head serves ``group`` query heads) → ``(batch, heads, rows)``."""
-    batch, heads, rows, dim = queries.shape
-    grouped = queries.double().reshape(batch, heads // group, group, rows, dim)
-    return (grouped * keys.double()[:, :, None]).sum(dim=-1).reshape(batch, heads, rows)
+def _scores_against(queries: torch.Tensor, key_rows: torch.Tensor, scale: float) -> torch.Tensor:
+    """``scale · q_i · key`` for one key per key head: ``queries (batch, heads, rows, d)``, ``key_rows (batch,
+    kv_heads, 1, d)`` (each key head serves heads / kv_heads query heads) → ``(batch, heads, rows)``, one matmul."""
+    group = queries.shape[1] // key_rows.shape[1]
+    key_rows = key_rows.repeat_interleave(group, dim=1) if group > 1 else key_rows  # (batch, heads, 1, d): tiny
+    return (queries @ key_rows.transpose(-1, -2)).squeeze(-1) * scale
 
 
 def _centred_score_bound(q: torch.Tensor, keys: torch.Tensor, scale: float) -> float:
@@ -148,17 +150,15 @@ def _centred_score_bound(q: torch.Tensor, keys: torch.Tensor, scale: float) -> f
     return float(abs(scale) * q.float().norm(dim=-1).max() * keys.float().norm(dim=-1).max()) if q.numel() else 0.0
 
 
-def _sink_mass(q: torch.Tensor, k: torch.Tensor, lse: torch.Tensor, *, scale: float, window: int | None,
+def _sink_mass(first_minus_lse: torch.Tensor, k_len: int, *, window: int | None,
                key_padding_mask: torch.Tensor | None, empty: torch.Tensor) -> torch.Tensor:
-    """``exp(s_i0 − LSE_i)`` where row i sees key 0, else 0: float32 ``(batch, heads, q_len)``."""
-    batch, heads, q_len, _ = q.shape
-    k_len = k.shape[2]
-    first_key = k[:, :, :1].expand(-1, -1, q_len, -1)  # (batch, kv_heads, q_len, d), a view
-    sink = torch.exp(scale * _rowwise_dot(q, first_key, heads // k.shape[1]) - lse)  # (batch, heads, q_len)
-    sees_first = ~empty
+    """``exp(s_i0 − LSE_i)`` (given the exponent, ``(batch, heads, q_len)``) where row i sees key 0, else 0:
+    float32 ``(batch, heads, q_len)``."""
+    q_len = first_minus_lse.shape[-1]
+    sees_first = ~empty  # causal or not, a row that sees any key sees key 0 unless padding or the window hides it
     if window is not None:  # query i (position k_len − q_len + i) keeps key 0 while its position is < window
-        position = k_len - q_len + torch.arange(q_len, device=q.device)
+        position = k_len - q_len + torch.arange(q_len, device=first_minus_lse.device)
         sees_first = sees_first & (position < window)[None, None, :]
     if key_padding_mask is not None:
-        sees_first = sees_first & key_padding_mask[:, :1, None].to(q.device)
-    return torch.where(sees_first, sink, torch.zeros((), dtype=sink.dtype)).float()
+        sees_first = sees_first & key_padding_mask[:, :1, None].to(first_minus_lse.device)
+    return torch.exp(first_minus_lse).float().masked_fill_(~sees_first, 0.0)

@@ -266,3 +266,26 @@ def test_the_installed_console_script_works_from_any_folder(tmp_path):
     refused = subprocess.run([str(venv / "bin" / "attention-inspector"), "analyze", "--text", " "],
                              capture_output=True, text=True, cwd=elsewhere, env=env, timeout=300)
     assert refused.returncode == 2 and refused.stderr.startswith("error: the text is empty")
+
+
+@pytest.mark.parametrize("command", ["analyze", "prepare", "info", "groundtruth"])
+@pytest.mark.parametrize("spec,message", [
+    ("bundled:nope", "there is no bundled model 'bundled:nope'"),
+    ("bundled:", "'bundled:' names no bundled model"),
+    ("bundled:../x", "'bundled:../x' names no bundled model"),
+    ("shipped:../x", "'shipped:../x' names no shipped model"),
+])
+def test_a_bad_bundled_or_shipped_spec_is_one_line_and_exit_2(capsys, no_model_load, command, spec, message):
+    """Issue 45 item 5: ``--model bundled:`` with an unknown, empty or traversal name was a traceback (``prepare``:
+    KeyError). Each is refused before any model loads, in one line."""
+    args = [command, "--model", spec] + (["--text", "hi"] if command == "analyze" else [])
+    assert main(args) == 2
+    line = _one_error_line(capsys)
+    assert message in line and "Traceback" not in line
+
+
+def test_a_bad_bundled_spec_via_subprocess_is_one_line():
+    done = subprocess.run([sys.executable, "-m", "inspector", "prepare", "--model", "bundled:nope"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "there is no bundled model 'bundled:nope'" in done.stderr

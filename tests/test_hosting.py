@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import inspector.core.loading
+import inspector.core.model_folders
 import inspector.serving.hosting
 from inspector.base.errors import (
     HostingConfigError,
@@ -180,7 +181,7 @@ def fake_hub(monkeypatch, tiny_model_dirs):
     def install(parameters: int) -> FakeHub:
         hub = FakeHub(parameters, tiny_model_dirs["bert"])
         monkeypatch.setenv("HF_HUB_OFFLINE", "")
-        monkeypatch.setattr(inspector.core.loading, "_hub_reachable", lambda: True)
+        monkeypatch.setattr(inspector.core.model_folders, "_hub_reachable", lambda: True)
         monkeypatch.setattr("huggingface_hub.snapshot_download", hub.snapshot_download)
         monkeypatch.setattr("huggingface_hub.get_safetensors_metadata", hub.get_safetensors_metadata)
         return hub

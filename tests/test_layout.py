@@ -347,6 +347,83 @@ def import_cycles(files: list[Path]) -> list[list[str]]:
     return cycles
 
 
+def eager_imports(source: str, package: list[str]) -> list[tuple[str, int]]:
+    """The modules ``source`` imports when it runs: its module-level statements (under ``if``/``try`` too), not
+    inside a function or class, nor under ``if TYPE_CHECKING:`` (a lazy package face, PEP 562, imports in its
+    ``__getattr__``)."""
+    tree = ast.parse(source)
+    body: list[ast.stmt] = []
+    pending = list(tree.body)
+    while pending:
+        node = pending.pop(0)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            pending.extend(node.orelse)
+            continue
+        if isinstance(node, (ast.If, ast.Try, ast.With)):
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                for child in getattr(node, field, []):
+                    pending.extend(child.body if isinstance(child, ast.ExceptHandler) else [child])
+            continue
+        body.append(node)
+    return imports_by_line(ast.unparse(ast.Module(body=body, type_ignores=[])), package) if body else []
+
+
+def parent_inits(path: Path) -> list[Path]:
+    """The package ``__init__.py`` files that run before ``path`` whenever anything imports it (importing
+    ``inspector.base.i18n`` runs inspector/__init__.py and inspector/base/__init__.py first), outermost first."""
+    inits = [folder / "__init__.py" for folder in path.parents if ROOT in folder.parents]
+    return [init for init in reversed(inits) if init.is_file() and init != path]
+
+
+def upward_imports_through_parent_inits(files: list[Path]) -> list[str]:
+    """An import of ``inspector.base.i18n`` runs ``inspector/__init__.py`` first: whatever that file imports as it
+    runs comes with every module below it. A package ``__init__`` may import eagerly only what each of its modules'
+    layers may import."""
+    problems = []
+    for path in files:
+        source = layer_of(path)
+        for init in parent_inits(path):
+            for name, line in eager_imports(init.read_text(encoding="utf-8"), _package_of(init)):
+                target = _repo_file(name)
+                destination = layer_of(target) if target is not None else None
+                if destination is not None and LAYERS[destination] > LAYERS[source]:
+                    problems.append(f"importing {relative(path)} ({source}, rank {LAYERS[source]}) runs "
+                                    f"{relative(init)}, which imports {relative(target)} ({destination}, rank "
+                                    f"{LAYERS[destination]}) at its line {line}: make that import lazy (PEP 562 "
+                                    "__getattr__)")
+                    break
+    return problems
+
+
+def test_no_parent_init_drags_in_a_higher_layer():
+    assert upward_imports_through_parent_inits(layered_files()) == []
+
+
+def test_the_parent_init_check_sees_an_eager_package_face(tmp_path, monkeypatch):
+    """The check fails on the package face this project had until issue 39 (``inspector/__init__.py`` importing
+    core eagerly, so ``import inspector.base.i18n`` loaded torch), and passes on a lazy one."""
+    fake = tmp_path / "inspector"
+    for folder in ("base", "core"):
+        (fake / folder).mkdir(parents=True)
+        (fake / folder / "__init__.py").write_text("")
+    (fake / "base" / "i18n.py").write_text("X = 1\n")
+    (fake / "base" / "limits.py").write_text("from inspector.base.i18n import X\n")
+    (fake / "core" / "loading.py").write_text("import torch\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    imported_modules.cache_clear()
+    limits = fake / "base" / "limits.py"
+    (fake / "__init__.py").write_text("from inspector.core.loading import load_model\n")
+    problems = upward_imports_through_parent_inits([limits])
+    assert len(problems) == 1 and "runs inspector/__init__.py, which imports inspector/core/loading.py" in problems[0]
+    (fake / "__init__.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                      "    from inspector.core.loading import load_model\n"
+                                      "def __getattr__(name):\n    from inspector.core import loading\n"
+                                      "    return getattr(loading, name)\n")
+    assert upward_imports_through_parent_inits([limits]) == []
+
+
 def test_every_layer_in_the_table_exists():
     missing = [entry for entry in LAYERS if not (ROOT / entry).exists()]
     assert missing == [], f"{missing} are listed in LAYERS but do not exist: update the table with the move"
@@ -421,7 +498,6 @@ SIZED_FILES = ("app.py",)
 # What is still over while issue 39's helpers work in parallel, each with who splits it. The test fails when an entry
 # is no longer over (the list can only shrink); the integrator empties it at the end.
 KNOWN_LONG_MODULES: dict[str, str] = {
-    "inspector/core/loading.py": "the types helper (ModelSpec, the tokeniser facade) owns it",
     "kernels/flash.py": "the cpustats helper owns kernels/",
 }
 KNOWN_LONG_FUNCTIONS: dict[str, str] = {

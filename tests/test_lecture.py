@@ -17,8 +17,9 @@ from PIL import Image
 
 from inspector.analyses.lessons.registry import LESSONS
 from inspector.base.i18n import CATALOGUE, LANGUAGES, t
+from inspector.base.model_ids import parsed_spec, spec_kind
 from inspector.charts.base import text_width_px
-from inspector.core.bundled import BUNDLED, BUNDLED_PREFIX
+from inspector.core.bundled import BUNDLED
 from inspector.core.loading import DEFAULT_MODEL
 from inspector.output.lecture import (
     LECTURE,
@@ -70,7 +71,7 @@ def test_every_page_and_lesson_a_step_names_exists():
         assert (ROOT / PAGE_REGISTRY[step.view.page].script).exists()
         assert step.lesson is None or step.lesson in drawn
         model = step.view.model
-        assert model == DEFAULT_MODEL or model.removeprefix(BUNDLED_PREFIX) in BUNDLED, model
+        assert model == DEFAULT_MODEL or (spec_kind(model) == "bundled" and parsed_spec(model).name in BUNDLED), model
         for key in (step.title_key, step.look_key):
             assert key in CATALOGUE and all(CATALOGUE[key][lang].strip() for lang in LANGUAGES), key
 

@@ -8,8 +8,9 @@ from huggingface_hub.errors import HFValidationError
 from huggingface_hub.utils import validate_repo_id
 
 import inspector.core.loading
+import inspector.core.model_folders
 from inspector.base.errors import HostingConfigError, ModelNotFoundError
-from inspector.base.model_ids import HUB_ID_PATTERN, is_hub_id
+from inspector.base.model_ids import HUB_ID_PATTERN, ModelSpec, is_hub_id, is_spec_name, parsed_spec, spec_kind
 from inspector.core.loading import resolve_model_folder
 from inspector.output.share import ViewState, decode_view
 from inspector.serving.hosting import read_allow_list
@@ -47,7 +48,7 @@ def test_the_hub_refuses_what_is_only_ours_to_refuse_or_not_at_all():
 def test_loading_share_links_and_the_allow_list_agree(text, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)  # no folder of that name where a relative spec would be looked up
     fetched = []
-    monkeypatch.setattr(inspector.core.loading, "_resolve_hub_id",
+    monkeypatch.setattr(inspector.core.model_folders, "_resolve_hub_id",
                         lambda repo_id, **_: fetched.append(repo_id) or tmp_path)
     try:
         resolve_model_folder(text)
@@ -69,3 +70,51 @@ def test_loading_share_links_and_the_allow_list_agree(text, monkeypatch, tmp_pat
         allowed = False
 
     assert loads == linked == allowed == is_hub_id(text)
+
+
+# ---------------------------------------------------------------------------------------- model specs
+
+
+@pytest.mark.parametrize("text,kind,name", [
+    ("default", "default", "default"), ("  default ", "default", "default"),
+    ("bundled:gemma-3-270m", "bundled", "gemma-3-270m"), ("shipped:induction", "shipped", "induction"),
+    ("gpt2", "hub", "gpt2"), ("openai-community/gpt2", "hub", "openai-community/gpt2"),
+    ("./models/mine", "folder", "./models/mine"), ("/abs/path", "folder", "/abs/path"), ("org/名", "folder", "org/名"),
+])
+def test_a_spec_is_read_once_into_its_kind(text, kind, name):
+    spec = ModelSpec.parse(text)
+    assert (spec.kind, spec.name) == (kind, name)
+    assert ModelSpec.parse(spec.text) == spec and str(spec) == spec.text
+
+
+@pytest.mark.parametrize("text", ["bundled:", "bundled:../x", "bundled:a/b", "shipped:café", "shipped:ab-",
+                                  "shipped:.hidden", "shipped:a..b", "", "   ", None])
+def test_a_spec_whose_name_is_no_name_is_one_typed_error(text):
+    """One name rule per kind: the NAME of bundled:/shipped: is one part of a hub id — the loader's old
+    ``_SHIPPED_NAME`` took ``café`` and ``ab-``, which the allow-list refused."""
+    with pytest.raises(ModelNotFoundError) as caught:
+        ModelSpec.parse(text)
+    assert caught.value.notice is not None and caught.value.notice.key.startswith("error.spec_")
+    assert "\n" not in str(caught.value)
+    assert parsed_spec(text) is None and spec_kind(text) is None
+
+
+@pytest.mark.parametrize("name", ["café", "ab-", "a..b", "../x", ".x", "a/b", ""])
+def test_the_loader_the_links_and_the_allow_list_refuse_the_same_shipped_names(name, tmp_path):
+    assert not is_spec_name(name)
+    with pytest.raises(ModelNotFoundError):
+        resolve_model_folder(f"shipped:{name}")
+    state, warnings = decode_view({"model": f"shipped:{name}"})
+    assert state.model != f"shipped:{name}" and len(warnings) == 1
+    (tmp_path / "m").mkdir()
+    allow_list = tmp_path / "allowed.toml"
+    allow_list.write_text(f'[[shipped]]\nname = "{name}"\npath = "m"\n', encoding="utf-8")
+    with pytest.raises(HostingConfigError):
+        read_allow_list(allow_list)
+
+
+def test_a_valid_spec_value_refuses_a_name_of_another_kind():
+    with pytest.raises(ValueError):
+        ModelSpec("bundled", "../x")
+    with pytest.raises(ValueError):
+        ModelSpec("hub", "org/名")

@@ -26,6 +26,7 @@ from inspector.analyses.metrics import head_entropy
 from inspector.base.errors import OverBudgetError
 from inspector.base.i18n import DEFAULT_LANGUAGE, Notice, notice_text, t
 from inspector.base.limits import HOSTED_RESULT_CACHE_BYTES, RESULT_CACHE_BYTES
+from inspector.base.model_ids import parsed_spec
 from inspector.charts.bertviz import (
     head_view_height,
     head_view_html,
@@ -37,7 +38,7 @@ from inspector.charts.bertviz import (
 )
 from inspector.charts.inspect import entropy_by_layer_chart, layer_heads_chart
 from inspector.charts.sentences.unknown_tokens import unreadable_text_warning
-from inspector.core.bundled import BUNDLED, BUNDLED_PREFIX, bundled_decoder, is_prepared, prepare
+from inspector.core.bundled import BUNDLED, bundled_decoder, is_prepared, prepare
 from inspector.core.loading import model_label
 from inspector.output.share import ViewState, escape_markdown
 from inspector.serving.hosting import HostingPolicy, load_allowed_model
@@ -115,7 +116,8 @@ def prepare_bundled(spec: str, lang: str) -> None:
     bar on the page while it runs, instead of a page that seems to hang. Nothing when it is prepared (``make app``
     prepares them during set-up), when ``spec`` is not a bundled decoder, or when this instance does not offer it
     (loading then refuses it with its own message)."""
-    if not spec.startswith(BUNDLED_PREFIX) or spec.removeprefix(BUNDLED_PREFIX) not in BUNDLED:
+    parsed = parsed_spec(spec)
+    if parsed is None or parsed.kind != "bundled" or parsed.name not in BUNDLED:
         return
     policy = hosting_policy()
     if policy.hosted and not policy.allows(spec):

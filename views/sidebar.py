@@ -19,11 +19,11 @@ from inspector.analyses.unknown_tokens import BUNDLED_MULTILINGUAL, script_of
 from inspector.base.examples import EXAMPLES
 from inspector.base.i18n import CATALOGUE, LANGUAGE_NAMES, LANGUAGES, t
 from inspector.base.limits import MAX_TEXT_CHARS
+from inspector.base.model_ids import parsed_spec, spec_kind
 from inspector.core.bundled import bundled_choices
 from inspector.core.loading import (
     DEFAULT_MODEL,
     DEFAULT_MODEL_LABEL,
-    SHIPPED_PREFIX,
     model_label,
     shipped_choices,
     shipped_kind,
@@ -72,15 +72,15 @@ def model_choice_label(spec: str, label: str, lang: str) -> str:
     key = _SUGGESTED_LABEL_KEYS.get(spec)
     if key is not None and label == t(key, "en"):
         return t(key, lang)
-    if spec.startswith(SHIPPED_PREFIX) and lang != "en" and label == shipped_choices().get(spec):
-        return t("model.ground_truth", lang, name=shipped_kind(spec, lang) or spec.removeprefix(SHIPPED_PREFIX))
+    if spec_kind(spec) == "shipped" and lang != "en" and label == shipped_choices().get(spec):
+        return t("model.ground_truth", lang, name=shipped_kind(spec, lang) or parsed_spec(spec).name)
     return label
 
 
 def shown_model_name(name: str, lang: str) -> str:
     """A loaded model's name (``ModelInfo.name``) as a page's status line shows it: the bundled model's in ``lang``,
     a shipped model as its menu shows it (not its ``shipped:NAME`` spec)."""
-    if name.startswith(SHIPPED_PREFIX) and name in shipped_choices():
+    if spec_kind(name) == "shipped" and name in shipped_choices():
         return model_choice_label(name, shipped_choices()[name], lang)
     return model_label(name, lang)
 

@@ -133,6 +133,8 @@ DYNAMIC_KEY_FAMILIES: tuple[str, ...] = (
     # views/generate.py: how a run ended, f"generate.finish.{result.finish}"
     "generate.finish.{finish}",
     "compare.colour_{metric}",
+    # inspector.base.errors.error_text: an error's class sentence f"error.kind.{error_kind(err)}" (ERROR_KINDS)
+    "error.kind.{kind}",
 )
 
 

@@ -221,11 +221,15 @@ def stderr_progress(stream=None):
 def prepare_bundled_models(args: argparse.Namespace) -> None:
     """Before a command loads a bundled decoder (``--model bundled:NAME``, or ``--model-b``) for the first time:
     prepare it here, with its progress on stderr, so the command's own output stays clean."""
-    from inspector.core.bundled import BUNDLED_PREFIX, prepare
+    from inspector.base.model_ids import ModelSpec
+    from inspector.core.bundled import prepare
 
     for option in ("model", "model_b"):
-        spec = (getattr(args, option, None) or "").strip()
-        if spec.startswith(BUNDLED_PREFIX):
+        text = getattr(args, option, None)
+        if not (text or "").strip():  # an empty --model is check_model_options's to refuse
+            continue
+        spec = ModelSpec.parse(text)  # a malformed spec is refused here, in one line (exit 2)
+        if spec.kind == "bundled":
             prepare(spec, progress=stderr_progress())
 
 

@@ -34,15 +34,15 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from inspector.analyses.groundtruth import scoreboard, scoreboard_json
+    from inspector.base.model_ids import ModelSpec
     from inspector.charts.sentences.groundtruth import hit_rate_words
-    from inspector.core.bundled import BUNDLED_PREFIX
-    from inspector.core.loading import DEFAULT_MODEL, shipped_choices
+    from inspector.core.loading import shipped_choices
     from inspector.serving.run import Request
 
     check_model_options(args)
-    spec = args.model.strip()
-    if spec == DEFAULT_MODEL or spec.startswith(BUNDLED_PREFIX):  # known to have no card: say so before loading
-        name = "the bundled all-MiniLM-L6-v2" if spec == DEFAULT_MODEL else spec
+    spec = ModelSpec.parse(args.model)
+    if spec.kind in ("default", "bundled"):  # known to have no card: say so before loading
+        name = "the bundled all-MiniLM-L6-v2" if spec.kind == "default" else spec.text
         raise InvalidRequestError(f"{name} has no known causal tokens; pick one of the "
                                   f"ground-truth models with --model ({', '.join(shipped_choices())})")
     loaded = load(args)

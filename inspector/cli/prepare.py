@@ -17,23 +17,23 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from inspector.core.bundled import BUNDLED, BUNDLED_PREFIX, is_prepared, prepare
+    from inspector.base.model_ids import ModelSpec
+    from inspector.core.bundled import BUNDLED, bundled_choices, bundled_decoder, is_prepared, prepare
 
-    spec = (args.model or "").strip()
-    if spec == "all":
-        names = list(BUNDLED)
-    elif spec.startswith(BUNDLED_PREFIX):
-        names = [spec]
+    text = (args.model or "").strip()
+    if text == "all":
+        specs = [ModelSpec.bundled(name) for name in BUNDLED]
     else:
-        raise InvalidRequestError(f"--model {spec[:60]!r}: only the bundled decoders are prepared ("
-                                  f"{', '.join(BUNDLED_PREFIX + name for name in BUNDLED)}, or all); other models "
-                                  "load directly")
+        spec = ModelSpec.parse(text)
+        if spec.kind != "bundled":
+            raise InvalidRequestError(f"--model {text[:60]!r}: only the bundled decoders are prepared ("
+                                      f"{', '.join(bundled_choices())}, or all); other models load directly")
+        specs = [spec]
     prepared = {}
-    for name in names:
-        was_ready = is_prepared(BUNDLED[name.removeprefix(BUNDLED_PREFIX)])
-        folder = prepare(name, progress=stderr_progress())
-        prepared[BUNDLED_PREFIX + name.removeprefix(BUNDLED_PREFIX)] = {"folder": str(folder),
-                                                                       "already_prepared": was_ready}
+    for spec in specs:
+        was_ready = is_prepared(bundled_decoder(spec))  # an unknown NAME is refused here, in one line
+        folder = prepare(spec, progress=stderr_progress())
+        prepared[spec.text] = {"folder": str(folder), "already_prepared": was_ready}
     if args.json:
         write_json(prepared, args.json)
     else:

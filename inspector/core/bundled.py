@@ -45,9 +45,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inspector.base.errors import CorruptModelError, ModelNotFoundError
+from inspector.base.i18n import Notice
+from inspector.base.model_ids import BUNDLED_PREFIX, ModelSpec
 from inspector.base.progress import Progress, no_progress
 
-BUNDLED_PREFIX = "bundled:"
+__all__ = ["BUNDLED", "BUNDLED_PREFIX", "BundledDecoder", "ModelCard", "bundled_choices", "bundled_decoder",
+           "card_for", "cache_root", "is_prepared", "prepare", "prepared_path"]
 # Bump when the conversion writes something different: folders of another version are never read.
 PREPARATION_VERSION = 1
 CACHE_ENV = "INSPECTOR_CACHE_DIR"
@@ -116,7 +119,7 @@ class BundledDecoder:
 
     @property
     def spec(self) -> str:
-        return BUNDLED_PREFIX + self.name
+        return ModelSpec.bundled(self.name).text
 
 
 def _package_missing(distribution: str, module: str) -> ModelNotFoundError:
@@ -187,19 +190,27 @@ def bundled_choices() -> dict[str, str]:
     return {decoder.spec: decoder.card.label for decoder in BUNDLED.values()}
 
 
-def bundled_decoder(spec_or_name: str) -> BundledDecoder:
-    """The :class:`BundledDecoder` of ``bundled:NAME`` (or ``NAME``), else :class:`ModelNotFoundError` listing them."""
-    name = spec_or_name.removeprefix(BUNDLED_PREFIX)
-    if name not in BUNDLED:
-        raise ModelNotFoundError(f"there is no bundled model '{name[:60]}'; the bundled decoders are "
-                                 f"{', '.join(bundled_choices())} (and 'default', all-MiniLM-L6-v2)")
-    return BUNDLED[name]
+def bundled_decoder(spec: str | ModelSpec) -> BundledDecoder:
+    """The :class:`BundledDecoder` of ``bundled:NAME`` (a string or a parsed :class:`ModelSpec`), else
+    :class:`ModelNotFoundError` listing them (a spec of another kind, an empty or unknown NAME, ``bundled:../x``)."""
+    parsed = spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec)
+    if parsed.kind != "bundled" or parsed.name not in BUNDLED:
+        raise ModelNotFoundError(f"there is no bundled model {parsed.text[:60]!r}; the bundled decoders are "
+                                 f"{', '.join(bundled_choices())} (and 'default', all-MiniLM-L6-v2)",
+                                 notice=Notice("error.no_bundled_model", spec=parsed.text[:60],
+                                               choices=", ".join(bundled_choices())))
+    return BUNDLED[parsed.name]
 
 
-def card_for(spec: str) -> ModelCard | None:
-    """The card of a bundled spec, None for any other spec."""
-    name = spec.removeprefix(BUNDLED_PREFIX)
-    return BUNDLED[name].card if spec.startswith(BUNDLED_PREFIX) and name in BUNDLED else None
+def card_for(spec: str | ModelSpec) -> ModelCard | None:
+    """The card of a bundled spec, None for any other spec (a malformed one included)."""
+    parsed = spec if isinstance(spec, ModelSpec) else None
+    if parsed is None:
+        try:
+            parsed = ModelSpec.parse(spec)
+        except ModelNotFoundError:
+            return None
+    return BUNDLED[parsed.name].card if parsed.kind == "bundled" and parsed.name in BUNDLED else None
 
 
 def cache_root() -> Path:
@@ -282,7 +293,7 @@ def _in_percent(progress: Progress) -> _Stage:
     return lambda note, fraction: progress(min(100, int(100 * fraction)), 100, note)
 
 
-def prepare(spec_or_name: str, *, progress: Progress | None = None, root: Path | None = None) -> Path:
+def prepare(spec: str | ModelSpec, *, progress: Progress | None = None, root: Path | None = None) -> Path:
     """The prepared folder of a bundled model, converting its GGUF first if no process has yet; see the module
     docstring. ``progress`` (:mod:`inspector.base.progress`; units: percent of the conversion) hears each stage of a
     conversion (nothing when the folder is ready).
@@ -291,7 +302,7 @@ def prepare(spec_or_name: str, *, progress: Progress | None = None, root: Path |
     :class:`ModelNotFoundError` when the package is not installed or the cache cannot be written."""
     from filelock import FileLock
 
-    decoder = bundled_decoder(spec_or_name)
+    decoder = bundled_decoder(spec)
     root = root or cache_root()
     final = prepared_path(decoder, root)
     if is_prepared(decoder, root):

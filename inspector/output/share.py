@@ -43,9 +43,9 @@ from inspector.base.errors import InspectorError
 from inspector.base.examples import DEFAULT_TEXT
 from inspector.base.i18n import DEFAULT_LANGUAGE, LANGUAGES, Notice
 from inspector.base.limits import MAX_TEXT_CHARS
-from inspector.base.model_ids import is_hub_id
-from inspector.core.bundled import BUNDLED, BUNDLED_PREFIX
-from inspector.core.loading import DEFAULT_MODEL, SHIPPED_PREFIX, shipped_model_path
+from inspector.base.model_ids import DEFAULT_MODEL, claimed_kind, parsed_spec
+from inspector.core.bundled import BUNDLED, bundled_choices
+from inspector.core.loading import shipped_model_path
 from inspector.output.pages import page_names
 
 SHARE_VERSION = 1
@@ -185,18 +185,19 @@ def _offered_model_problem(model: str, models: Collection[str] | None) -> Notice
 
 def _model_problem(model: str) -> Notice | None:
     """Why ``model`` cannot come from a link (a clause: "is not …"), or None if it can."""
-    if model == DEFAULT_MODEL:
-        return None
-    if model.startswith(BUNDLED_PREFIX):
-        return None if model.removeprefix(BUNDLED_PREFIX) in BUNDLED else \
-            f"is not a bundled model ({', '.join(BUNDLED_PREFIX + name for name in BUNDLED)})"
-    if model.startswith(SHIPPED_PREFIX):
+    # The loader's own reading, one name rule per kind; a value with blanks around it is taken as written.
+    spec, kind = parsed_spec(model), claimed_kind(model) if model == model.strip() else None
+    if kind == "bundled":
+        return None if spec is not None and spec.name in BUNDLED else \
+            Notice("share.model_not_bundled", choices=", ".join(bundled_choices()))
+    if kind == "shipped":
         try:
-            shipped_model_path(model.removeprefix(SHIPPED_PREFIX))
+            shipped_model_path(spec.name if spec is not None else model)
         except InspectorError as err:
-            return Notice("share.model_not_shipped", error=str(err))
+            return Notice("share.model_not_shipped", error=err.notice or str(err))
+    if kind in ("default", "shipped"):
         return None
-    if not is_hub_id(model):  # the loader's own rule: name or org/name ("gpt2" has no org)
+    if kind != "hub":  # name or org/name ("gpt2" has no org); never a path
         return Notice("share.model_not_hub_id")
     try:
         # Same text, different meaning: the loader prefers an existing folder to a hub id of that name.

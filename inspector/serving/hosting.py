@@ -45,7 +45,7 @@ from inspector.base.limits import (
     HOSTED_JOB_MEMORY_BYTES,
     HOSTED_WEIGHTS_BUDGET_BYTES,
 )
-from inspector.base.model_ids import is_hub_id
+from inspector.base.model_ids import is_hub_id, is_spec_name
 from inspector.core.bundled import bundled_choices
 from inspector.core.loading import DEFAULT_MODEL, DEFAULT_MODEL_LABEL, LoadedModel, load_model, shipped_choices
 
@@ -189,7 +189,7 @@ def read_allow_list(path: Path) -> tuple[tuple[AllowedHubModel, ...], tuple[Ship
         hub_models.append(AllowedHubModel(hub_id, revision, str(entry.get("label") or f"{hub_id} (hub)")))
     for index, entry in enumerate(data.get("shipped", [])):
         name, relative = entry.get("name"), entry.get("path")
-        if not is_hub_id(name) or not isinstance(relative, str):
+        if not is_spec_name(name) or not isinstance(relative, str):
             raise HostingConfigError(f"{path}: [[shipped]] entry {index + 1} needs a name (letters, digits, -_.) "
                                      "and a path to its folder, relative to the allow-list file")
         folder = (path.parent / relative).resolve()

@@ -54,4 +54,53 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "栏太窄时只标出每隔 k 个的注意力头。"),
     ("chart.hover.token", "Hover a cell for its token.", "把鼠标移到格子上可看它的词元。"),
     ("chart.hover.head", "Hover a cell for its head.", "把鼠标移到格子上可看它是哪个头。"),
+    # Errors in the reader's language (inspector.base.errors): an error without a sentence of its own is shown, on a
+    # page in another language, by its class's sentence: error_text builds f"error.kind.{error_kind(err)}" -------------
+    ("error.kind.inspector", "The request could not be run. Check the model and the options, then try again.",
+     "无法运行这个请求。请检查模型和选项后再试。"),
+    ("error.kind.model_not_found", "This model cannot be found. Pick a model from the sidebar's menu.",
+     "找不到这个模型。请从侧边栏的菜单里选一个模型。"),
+    ("error.kind.not_a_model", "This model's files cannot be read: they are damaged or incomplete. Pick another "
+     "model.", "这个模型的文件无法读取：文件已损坏或不完整。请换一个模型。"),
+    ("error.kind.unsafe_model", "This model would run code that comes with it, which the inspector never does. Pick "
+     "another model.", "这个模型需要运行随附的代码，本工具从不这样做。请换一个模型。"),
+    ("error.kind.unsupported_model", "This model is not supported: its attention cannot be read here. Pick a model "
+     "such as BERT, GPT-2, Llama or Qwen2.", "不支持这个模型：这里读不到它的注意力。请选 BERT、GPT-2、Llama 或 Qwen2 "
+     "这类模型。"),
+    ("error.kind.hub_unavailable", "The Hugging Face hub cannot be reached, and this model is not in the local "
+     "cache. Pick a bundled model.", "无法连接 Hugging Face，本地缓存里也没有这个模型。请选一个内置模型。"),
+    ("error.kind.invalid_text", "The text cannot be read by this model: it is empty or too long. Shorten or change "
+     "it.", "这个模型读不了这段文本：文本为空或太长。请缩短或修改文本。"),
+    ("error.kind.backend", "The chosen attention backend cannot run here. Pick the automatic backend.",
+     "所选的注意力后端无法在这里运行。请选择自动后端。"),
+    ("error.kind.invalid_request", "An option asks for something this model does not have. Change the option.",
+     "某个选项要求的内容在这个模型里不存在。请修改这个选项。"),
+    ("error.kind.model_not_allowed", "This instance does not offer this model. Pick one from the sidebar's menu.",
+     "这个实例不提供这个模型。请从侧边栏的菜单里选一个。"),
+    ("error.kind.model_too_large", "This model is larger than this instance allows. Pick a smaller model.",
+     "这个模型超过了本实例允许的大小。请选一个更小的模型。"),
+    ("error.kind.hosting_config", "This instance's settings cannot be read. Tell its operator.",
+     "无法读取本实例的设置。请告诉它的管理员。"),
+    ("error.kind.deadline_exceeded", "The computation took longer than this instance allows and was stopped. "
+     "Shorten the text or ask for less.", "计算超过了本实例允许的时间，已停止。请缩短文本或减少请求的内容。"),
+    ("error.kind.device_out_of_memory", "The computation ran out of memory. Shorten the text or ask for fewer "
+     "layers.", "计算时内存不足。请缩短文本或减少请求的层数。"),
+    ("error.kind.corrupt_model", "The files of this bundled model are damaged. The operator can repair them with "
+     "python -m inspector prepare.", "这个内置模型的文件已损坏。管理员可以用 python -m inspector prepare 修复。"),
+    ("error.kind.over_budget", "This request asks for more than this instance gives one request. Shorten the text or "
+     "ask for less.", "这个请求超过了本实例对单个请求的限额。请缩短文本或减少请求的内容。"),
+    # A model spec that names nothing (ModelSpec.parse, inspector.core.bundled, inspector.core.model_folders) ----------
+    ("error.spec_empty", "No model was given. Pick a model from the sidebar's menu.",
+     "没有指定模型。请从侧边栏的菜单里选一个模型。"),
+    ("error.spec_bad_name", "'{spec}' names no {kind} model: after '{kind}:' comes a model's name (letters, digits, "
+     "'-', '_' or '.'), never empty and never a path.",
+     "“{spec}”不是任何 {kind} 模型：“{kind}:”后面应是模型名（字母、数字、“-”“_”或“.”），不能为空，也不能是路径。"),
+    ("error.no_bundled_model", "There is no bundled model '{spec}'. The bundled decoders are {choices}, and "
+     "'default' (all-MiniLM-L6-v2).", "没有名为“{spec}”的内置模型。内置解码器有 {choices}，以及“default”"
+     "（all-MiniLM-L6-v2）。"),
+    ("error.no_shipped_model", "There is no shipped model '{name}'. The shipped models are {choices}.",
+     "没有名为“{name}”的随附模型。随附模型有 {choices}。"),
+    ("error.bundled_damaged", "The prepared files of {model} are damaged. The operator can prepare them again with "
+     "python -m inspector prepare --model {model}.", "{model} 准备好的文件已损坏。管理员可以用 python -m inspector "
+     "prepare --model {model} 重新准备。"),
 )

@@ -81,6 +81,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("share.model", "model={value} {problem}; using the bundled model instead.",
      "model={value} {problem}；改用内置模型。"),
     ("share.model_not_shipped", "is not a model this project ships ({error})", "不是本项目自带的模型（{error}）"),
+    ("share.model_not_bundled", "is not a bundled model ({choices})", "不是内置模型（{choices}）"),
     ("share.model_not_hub_id",
      "is not a Hugging Face hub id of the form name or org/name (links cannot name local folders)",
      "不是 name 或 org/name 形式的 Hugging Face hub id（链接不能指向本地文件夹）"),

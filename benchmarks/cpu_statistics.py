@@ -1,0 +1,229 @@
+"""Statistics at fused-kernel speed on the CPU (issue 43): ours against transformers' SDPA and eager attention, and
+the census's and Generate's throughput before and after, all in one run.
+
+- **Inspect**: ``capture(loaded, text, weights=[0])`` — the forward through the one attention function, every
+  layer's entropy, log-sum-exp and sink mass, and layer 0's exact weights — against the same folder loaded with
+  ``attn_implementation="sdpa"`` and ``"eager"`` (a plain forward, no statistics, ``use_cache=False``): MiniLM
+  (the default model) at 128/512 tokens, each bundled decoder at 128/512/2,048. Interleaved rounds (ours, SDPA,
+  eager, ours, …) after one warm-up each, medians.
+- **Census and Generate, before and after**: the census's texts/s (``measure_rows`` on the default model) and
+  Generate's tokens/s (``generate`` on SmolLM2, greedy, every step's statistics) in child processes, each tree
+  in turn per round: ``before`` is ``git archive BEFORE`` extracted to a temporary folder, ``after`` this checkout.
+
+Run from the repository root (the machine's other load is recorded, see benchmarks/report.py)::
+
+    python -m benchmarks.cpu_statistics
+    python -m benchmarks.cpu_statistics --rounds 3 --write-docs
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.inspect_latency import text_of_length
+from benchmarks.report import REPO_ROOT, OtherLoad, benchmark_parser, finish
+
+SECTION_TITLE = "Statistics at fused-kernel speed (CPU)"
+ROWS = {"default": (128, 512), "bundled:smollm2-135m": (128, 512, 2048), "bundled:gemma-3-270m": (128, 512, 2048)}
+BEFORE = "1cf9936"  # the last commit with the blocked path as the CPU backend
+
+_THROUGHPUT_CODE = """
+import json, time
+import torch
+from benchmarks.inspect_latency import text_of_length
+from inspector import load_model
+try:
+    from inspector.analyses.census.input import InputRow
+    from inspector.analyses.census.measure import measure_rows
+except ImportError:  # before the census became a package
+    from inspector.analyses.census import InputRow, measure_rows
+from inspector.analyses.generate import generate
+
+encoder = load_model("default", device="cpu")
+rows = [InputRow(i, f"t:{{i}}", text_of_length(encoder.tokenizer, 16 + (i * 37) % 112)) for i in range({texts})]
+measure_rows(encoder, rows[:8], backend="torch")  # warm-up
+started = time.perf_counter()
+measured, errors = measure_rows(encoder, rows, backend="torch")
+census_s = time.perf_counter() - started
+assert not errors and len(measured) == len(rows)
+decoder = load_model("bundled:smollm2-135m", device="cpu")
+generate(decoder, "The history of the", max_new_tokens=4, stop_at_eos=False, backend="torch")  # warm-up
+started = time.perf_counter()
+result = generate(decoder, "The history of the", max_new_tokens={new_tokens}, stop_at_eos=False, backend="torch")
+generate_s = time.perf_counter() - started
+print(json.dumps({{"texts_per_s": len(rows) / census_s, "tokens_per_s": result.steps / generate_s}}))
+"""
+
+
+def _models(spec: str):
+    """(ours, sdpa, eager): the project's loaded model and transformers' two twins of the same folder."""
+    import torch
+    from transformers import AutoModel, AutoModelForCausalLM
+
+    from inspector import load_model
+
+    loaded = load_model(spec, device="cpu")
+    auto = AutoModel if spec == "default" else AutoModelForCausalLM
+    folder = loaded.model.config._name_or_path  # the folder the loader read ("default" names the bundled one)
+    twins = [auto.from_pretrained(folder, attn_implementation=name, dtype=torch.float32).eval()
+             for name in ("sdpa", "eager")]
+    return loaded, *twins
+
+
+def inspect_rows(spec: str, lengths: tuple[int, ...], rounds: int) -> tuple[list[dict], object]:
+    """Interleaved rounds of ours / SDPA / eager at each length: seconds per call, and the other load."""
+    import torch
+
+    from inspector import capture
+
+    loaded, sdpa, eager = _models(spec)
+    rows = []
+    for tokens in lengths:
+        text = text_of_length(loaded.tokenizer, tokens)
+        encoded = loaded.tokenizer(text, return_tensors="pt")
+        extra = {} if spec == "default" else {"use_cache": False}
+
+        def plain(model, encoded=encoded, extra=extra):
+            with torch.no_grad():
+                return model(**encoded, **extra)
+
+        calls = {"ours": lambda text=text: capture(loaded, text, weights=[0]),
+                 "sdpa": lambda: plain(sdpa), "eager": lambda: plain(eager)}
+        got = len(capture(loaded, text, weights=[0]).tokens)
+        if got != tokens:
+            raise RuntimeError(f"{spec}: capture saw {got} tokens, expected {tokens}")
+        for call in calls.values():
+            call()  # warm-up
+        seconds: dict[str, list[float]] = {name: [] for name in calls}
+        with OtherLoad() as other:
+            for _ in range(rounds):
+                for name, call in calls.items():
+                    started = time.perf_counter()
+                    call()
+                    seconds[name].append(time.perf_counter() - started)
+        rows.append(dict(spec=spec, tokens=tokens, other=other.cores, loadavg=_loadavg(), **seconds))
+        print(f"  {spec} {tokens}: " + ", ".join(f"{n} {statistics.median(s) * 1000:.0f} ms"
+                                                 for n, s in seconds.items()), file=sys.stderr, flush=True)
+    return rows, loaded.info
+
+
+def _loadavg() -> str:
+    return " / ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def _extract_before(commit: str, into: Path) -> Path:
+    archive = into / "before.tar"
+    subprocess.run(["git", "archive", "--format=tar", "-o", str(archive), commit], cwd=REPO_ROOT, check=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(into / "tree", filter="data")
+    return into / "tree"
+
+
+def _throughput(tree: Path, texts: int, new_tokens: int) -> dict:
+    code = _THROUGHPUT_CODE.format(texts=texts, new_tokens=new_tokens)
+    done = subprocess.run([sys.executable, "-c", code], cwd=tree, capture_output=True, text=True, timeout=1800,
+                          env=dict(os.environ, PYTHONPATH=str(tree)))
+    if done.returncode != 0:
+        raise RuntimeError(f"{tree}: {done.stderr.strip().splitlines()[-1]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def throughput_rounds(rounds: int, texts: int, new_tokens: int) -> dict[str, list[dict]]:
+    """Census texts/s and Generate tokens/s of the ``before`` tree and this one, alternating per round."""
+    results: dict[str, list[dict]] = {"before": [], "after": []}
+    with tempfile.TemporaryDirectory() as scratch:
+        trees = {"before": _extract_before(BEFORE, Path(scratch)), "after": REPO_ROOT}
+        for _ in range(rounds):
+            for name, tree in trees.items():
+                with OtherLoad() as other:
+                    result = _throughput(tree, texts, new_tokens)
+                results[name].append(dict(result, other=other.cores))
+                print(f"  {name}: {result}", file=sys.stderr, flush=True)
+    return results
+
+
+def _ms(values: list[float]) -> str:
+    ms = [v * 1000 for v in values]
+    return f"{statistics.median(ms):,.0f} ({min(ms):,.0f}–{max(ms):,.0f})"
+
+
+def _tables(inspect: list[dict], throughput: dict[str, list[dict]]) -> str:
+    def ratio(row, name):
+        return statistics.median(row["ours"]) / statistics.median(row[name])
+
+    lines = ["| model | tokens | ours, median (min–max) ms | SDPA ms | eager ms | ours ÷ SDPA | ours ÷ eager "
+             "| other load (CPUs) | load average |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += [f"| {r['spec']} | {r['tokens']:,} | {_ms(r['ours'])} | {_ms(r['sdpa'])} | {_ms(r['eager'])} "
+              f"| **{ratio(r, 'sdpa'):.2f}** | {ratio(r, 'eager'):.2f} | {r['other']:.2f} | {r['loadavg']} |"
+              for r in inspect]
+    if throughput:
+        lines += ["", "| code | census texts/s, median (min–max) | Generate tokens/s, median (min–max) "
+                  "| other load (CPUs) |", "|---|---:|---:|---:|"]
+        for name, results in throughput.items():
+            cells = []
+            for key in ("texts_per_s", "tokens_per_s"):
+                values = [r[key] for r in results]
+                cells.append(f"{statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f})")
+            label = f"before ({BEFORE}, blocked path)" if name == "before" else "after (this checkout, fused path)"
+            lines.append(f"| {label} | {cells[0]} | {cells[1]} | {max(r['other'] for r in results):.2f} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = benchmark_parser(__doc__, SECTION_TITLE)
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved timed rounds per row (default: 3)")
+    parser.add_argument("--models", nargs="+", default=list(ROWS), choices=list(ROWS))
+    parser.add_argument("--max-tokens", type=int, default=2048, help="skip longer rows (default: %(default)s)")
+    parser.add_argument("--texts", type=int, default=64, help="census texts per throughput run (default: 64)")
+    parser.add_argument("--new-tokens", type=int, default=32, help="Generate's new tokens per run (default: 32)")
+    parser.add_argument("--throughput-rounds", type=int, default=2,
+                        help="before/after child-process rounds; 0 skips them (default: 2)")
+    args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    started_load = _loadavg()
+    inspect, infos = [], {}
+    for spec in args.models:
+        lengths = tuple(n for n in ROWS[spec] if n <= args.max_tokens)
+        rows, infos[spec] = inspect_rows(spec, lengths, args.rounds)
+        inspect.extend(rows)
+    throughput = throughput_rounds(args.throughput_rounds, args.texts, args.new_tokens) if args.throughput_rounds \
+        else {}
+    import torch
+
+    notes = [
+        f"- Inspect: `capture(loaded, text, weights=[0])` (every layer's entropy, log-sum-exp and sink mass + layer "
+        f"0's exact weights) against a plain forward of the same folder loaded with `attn_implementation='sdpa'` "
+        f"and `'eager'` (`use_cache=False` for the decoders), {args.rounds} interleaved rounds after one warm-up "
+        "each, medians; texts are repeated words, token counts include special tokens.",
+        f"- Census / Generate: child processes, `before` = `git archive {BEFORE}` extracted to a temporary folder "
+        f"(the blocked path), `after` = this checkout, alternating, {args.throughput_rounds} rounds each; census = "
+        f"`measure_rows` of {args.texts} texts of 16–127 tokens on the default model (all statistics, default "
+        f"batching); Generate = `generate(bundled:smollm2-135m, 'The history of the', max_new_tokens="
+        f"{args.new_tokens})`, greedy, every step's statistics, prefill included in the time.",
+        f"- torch threads: {torch.get_num_threads()}. The machine was shared with other agents' jobs (tests, "
+        f"servers) throughout: load average {started_load} when the run started and {_loadavg()} when it ended; "
+        "'other load' is the CPUs other processes kept busy during each row. Contended rows read as such; the "
+        "ratios compare calls interleaved in the same minutes.",
+    ]
+    shapes = "; ".join(f"{spec}: {info.architecture}, {info.num_layers} layers × {info.num_heads} heads "
+                       f"({info.num_kv_heads} key/value), head_dim {info.head_dim}, fp32 on cpu"
+                       for spec, info in infos.items()) + "; batch 1"
+    finish(args.write_docs, SECTION_TITLE,
+           "Ours (every statistic + one layer's weights) against transformers' SDPA and eager attention; the "
+           "census's and Generate's throughput before and after the fused CPU path (issue 43).",
+           module="benchmarks.cpu_statistics", argv=argv, shapes=shapes, table=_tables(inspect, throughput),
+           notes=notes)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
