@@ -124,6 +124,18 @@ def test_mechanism_results_show_their_summary_with_the_sum_rule(mechanism_result
     assert html.escape(SHOWN) in hostile._repr_mimebundle_()["text/html"]
 
 
+def test_mechanism_results_draw_every_view_of_the_mechanism_page(mechanism_results):
+    """Each mechanism result's bundle carries its main chart, and show() draws every view it names."""
+    dla, patching, score = mechanism_results
+    expected = {type(dla): {"heads"}, type(patching): {"heads", "residual", "mlps"},
+                type(score): {"pairs", "marginals", "products"}}
+    for result in mechanism_results:
+        assert set(views.views_of(result)) == expected[type(result)]
+        assert VEGALITE_MIMETYPE in result._repr_mimebundle_()
+        for name in expected[type(result)]:
+            assert views.show(result, name).to_dict()["$schema"]
+
+
 def test_ipython_shows_the_summary_then_the_chart(results, monkeypatch):
     """Two outputs in IPython: JupyterLab ranks HTML above Vega-Lite in one bundle, which would hide the chart."""
     published = []
@@ -289,7 +301,8 @@ EXPECTED_OUTPUTS = [
     [WIDGET, SUMMARY, CHART],  # Gemma's capture
     [CHART],  # its heatmap
     [WIDGET, SUMMARY, CHART],  # the generation (its progress bar, then the result)
-    [SUMMARY, CHART],  # roles
+    [WIDGET, SUMMARY, CHART],  # roles (its progress bar, then the result)
+    [SUMMARY, CHART],  # direct logit attribution
     [["stdout"], ["text/plain"]],  # the link
 ]
 

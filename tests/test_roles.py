@@ -197,7 +197,11 @@ def test_seeds_make_the_probe_reproducible(tiny_llama):
 
 
 def test_the_causal_test_runs_batched_and_reports_json(tiny_llama):
-    result = roles_causal.head_roles(tiny_llama, repeat=REPEAT, batch=BATCH, top_k=2, seeds=2)
+    calls = []
+    result = roles_causal.head_roles(tiny_llama, repeat=REPEAT, batch=BATCH, top_k=2, seeds=2,
+                                     progress=lambda done, total, note: calls.append((done, total)))
+    stages = 1 + len(roles.CAUSAL_ROLES)  # the probe, then each role's test: the progress contract's last call
+    assert calls == [(done, stages) for done in range(1, stages + 1)]
     assert [test.role for test in result.tests] == list(roles.CAUSAL_ROLES)
     for test in result.tests:
         assert test.measure == "hidden" and len(test.heads) == 2 and test.random_rises.shape == (2,)

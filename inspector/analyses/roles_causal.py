@@ -64,6 +64,7 @@ from inspector.analyses.roles import (
     takes_logits_to_keep,
 )
 from inspector.base.errors import InvalidRequestError
+from inspector.base.progress import Progress, no_progress
 from inspector.core.forward import forward
 from inspector.core.loading import LoadedModel
 from kernels.hf import Intervention, ResumeAt, SequenceHeadAblation, WeightEdit
@@ -362,12 +363,13 @@ def head_roles(loaded: LoadedModel, *, repeat: int | None = None, batch: int = D
                top_k: int = DEFAULT_TOP_K, window: int = DEFAULT_WINDOW, seed: int = DEFAULT_SEED,
                seeds: int = DEFAULT_SEEDS, backend: str = "torch", causal: bool = True,
                thresholds: dict[str, float] | None = None, interventions: Sequence[Intervention] = (),
-               ) -> RolesResult:
+               progress: Progress = no_progress) -> RolesResult:
     """Probe every head of ``loaded`` (``repeat`` random ids, default :func:`default_repeat`; ``batch``
     sequences; ``seed``), assign dominant roles, and — when ``causal`` — run the causal test of the top ``top_k``
     heads of each role of :data:`CAUSAL_ROLES` against ``seeds`` random draws. Raises
     :class:`InvalidRequestError` for bad options (:func:`check_options`). ``interventions`` apply to every forward
-    (the roles of an edited model: a head forced into a role by a :class:`kernels.hf.WeightEdit`)."""
+    (the roles of an edited model: a head forced into a role by a :class:`kernels.hf.WeightEdit`). ``progress``
+    (:mod:`inspector.base.progress`) counts stages: the probe, then each role's causal test when ``causal``."""
     info = loaded.info
     repeat = default_repeat(loaded) if repeat is None else repeat
     check_options(repeat=repeat, batch=batch, top_k=top_k, window=window, seeds=seeds,
@@ -388,12 +390,18 @@ def head_roles(loaded: LoadedModel, *, repeat: int | None = None, batch: int = D
     result = RolesResult(model=info.name, probe=probe, window=window, top_k=top_k, seeds=seeds, thresholds=thresholds,
                          scores=scores, low=low, high=high, sink_rate=sink_rate, dominant=dominant, windows=windows,
                          weights_example=example)
+    stages = 1 + (len(CAUSAL_ROLES) if causal else 0)
+    progress(1, stages, "roles: probe measured")
     if not causal:
         return result
     base_run = _BaseRun.of(loaded, probe, forwarded)
     del forwarded  # the records' weights are in the scores now
-    tests = tuple(causal_test(loaded, probe, role, result.top_heads(role), seeds=seeds, seed=seed, backend=backend,
-                              base_run=base_run, interventions=interventions) for role in CAUSAL_ROLES)
+    tests = []
+    for done, role in enumerate(CAUSAL_ROLES, start=2):
+        tests.append(causal_test(loaded, probe, role, result.top_heads(role), seeds=seeds, seed=seed, backend=backend,
+                                 base_run=base_run, interventions=interventions))
+        progress(done, stages, f"roles: causal test of {role} ({done - 1} of {len(CAUSAL_ROLES)})")
+    tests = tuple(tests)
     return RolesResult(**{**result.__dict__, "tests": tests})
 
 

@@ -2,8 +2,8 @@
 direct logit attribution with its logit lens, activation patching, and score attribution of one cell.
 
 Each shows the summary a reader needs first — what was decomposed, the sum-rule residual, the largest parts — with
-every token escaped (:func:`inspector.notebook.displays.summary`). Their charts join :data:`CHARTS` (the views
-:func:`inspector.notebook.show` draws) where the chart modules provide them; until then a result shows its summary.
+every token escaped (:func:`inspector.notebook.displays.summary`), then its main chart: :data:`CHARTS` are the views
+:func:`inspector.notebook.show` draws, the Mechanism page's own charts (:mod:`inspector.charts.mechanism`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,11 @@ from inspector.analyses.mechanism.logits import DirectLogitAttribution, LogitLen
 from inspector.analyses.mechanism.patching import PatchingResult
 from inspector.analyses.mechanism.scores import ScoreAttribution
 from inspector.base import display
+from inspector.base.i18n import t
 from inspector.base.tokens import readable_tokens
+from inspector.charts import mechanism as charts
 from inspector.notebook.displays import drawn, summary, views_line
+from inspector.notebook.views import register_views
 
 # The largest parts a summary names.
 TOP_PARTS = 3
@@ -72,10 +75,30 @@ def _score(a: ScoreAttribution) -> display.Drawing:
     return drawn(a, summary("Score attribution", cell, [*facts, *views_line(a)], a.tokens))
 
 
+def _dla_heads(d: DirectLogitAttribution, layer, head, lang: str):
+    return charts.head_grid_chart(d.heads, t("chart.mech.dla_title", lang), [t("chart.mech.dla_note", lang)],
+                                  t("chart.mech.logit", lang), lang=lang)
+
+
+def _patched_heads(p: PatchingResult, layer, head, lang: str):
+    return charts.head_grid_chart(p.restored(p.heads), t("chart.mech.patch_heads_title", lang),
+                                  [t("chart.mech.patch_heads_note", lang)], t("chart.mech.restored", lang), lang=lang)
+
+
 RENDERERS = {DirectLogitAttribution: _logit_attribution, LogitLens: _logit_lens, PatchingResult: _patching,
              ScoreAttribution: _score}
-# The chart views of each mechanism result, the main one first (empty until the chart module lands).
-CHARTS: dict[type, dict] = {}
+# The chart views of each mechanism result, the main one first (the Mechanism page's charts).
+CHARTS: dict[type, dict] = {
+    DirectLogitAttribution: {"heads": _dla_heads},
+    PatchingResult: {"heads": _patched_heads,
+                     "residual": lambda p, layer, head, lang: charts.residual_patch_chart(p, lang=lang),
+                     "mlps": lambda p, layer, head, lang: charts.mlp_patch_chart(p, lang=lang)},
+    ScoreAttribution: {"pairs": lambda a, layer, head, lang: charts.score_pairs_chart(a, lang=lang),
+                       "marginals": lambda a, layer, head, lang: charts.score_marginals_chart(a, lang=lang),
+                       "products": lambda a, layer, head, lang: charts.products_chart(a, lang=lang)},
+}
 
 for _kind, _render in RENDERERS.items():
     display.register(_kind, _render)
+for _kind, _views in CHARTS.items():
+    register_views(_kind, _views)
