@@ -189,6 +189,9 @@ def open_app_page(view: str, *, timeout: float = 240, query: dict[str, str] | No
     for name, value in (query or {}).items():
         at.query_params[name] = value
     at.run()
+    # A link names its page in its path, so the home page never rewrites its address bar: put the link back.
+    for name, value in (query or {}).items():
+        at.query_params[name] = value
     at.switch_page(f"views/{view}.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at

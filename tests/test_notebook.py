@@ -75,10 +75,12 @@ def results(tiny_bert, tiny_llama, tiny_llama_lm):
 
 
 def test_every_result_with_a_renderer_has_views_and_the_mixin():
-    assert set(displays.RENDERERS) == set(views.VIEWS)
-    for kind in displays.RENDERERS:
+    renderers = {**displays.RENDERERS, **mechanism.RENDERERS}
+    assert set(views.VIEWS) <= set(renderers)
+    assert {kind.__name__ for kind in set(renderers) - set(views.VIEWS)} == {"LogitLens"}  # a table, no chart
+    for kind in renderers:
         assert issubclass(kind, display.Displayable), kind.__name__
-        assert display.renderer_for(object.__new__(kind)) is displays.RENDERERS[kind]
+        assert display.renderer_for(object.__new__(kind)) is renderers[kind]
 
 
 @pytest.mark.parametrize("name", ["capture", "generation", "head report", "roles", "attribution", "comparison"])
@@ -377,6 +379,6 @@ def test_jupyterlab_draws_the_executed_quickstart_offline(executed, browser, tmp
         frame.locator("#bertviz svg line").first.wait_for(state="attached", timeout=30_000)
         assert frame.locator("#bertviz svg line").count() > 100
         assert frame.locator("#bertviz svg text").count() >= 2 * 16  # both columns of MiniLM's 16 tokens
-        assert page.locator(".inspector-summary").count() == 4
+        assert page.locator(".inspector-summary").count() == sum(outputs.count(SUMMARY) for outputs in EXPECTED_OUTPUTS)
         page.close()
     assert outside == []

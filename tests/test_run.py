@@ -19,7 +19,8 @@ from inspector.core.budget import attention_bytes
 from inspector.core.forward import forward
 from inspector.core.loading import LoadedModel
 from inspector.serving.hosting import HostingPolicy
-from inspector.serving.run import Request, RunStopped, plan, run, run_capture
+from inspector.serving.jobs import JOB_KINDS
+from inspector.serving.run import RUN_KINDS, Request, RunStopped, plan, run, run_capture
 from inspector.serving.run_queue import QueuePolicy, RunQueue
 
 TEXT = "the cat sat on the mat and the dog ran fast"
@@ -238,3 +239,11 @@ def decoder(decoder_dir):
     from inspector.core.loading import load_model
 
     return load_model(str(decoder_dir), device="cpu")
+
+
+def test_every_page_job_is_a_run_kind():
+    """A page plans its job through the one run: a job kind it cannot name would crash the page (the Mechanism
+    page's patching did, before "mechanism" was a run kind)."""
+    assert set(JOB_KINDS) <= set(RUN_KINDS)
+    for kind in JOB_KINDS:
+        assert Request(kind=kind, texts=("a",) if kind == "generate" else ("a", "b")).kind == kind

@@ -46,7 +46,8 @@ from inspector.serving.hosting import HostingPolicy
 from inspector.serving.jobs import JobPlan, plan_job
 from inspector.serving.run_queue import RunQueue, process_queue
 
-RunKind = Literal["inspect", "heads", "attribution", "lessons", "compare", "groundtruth", "generate", "census"]
+RunKind = Literal["inspect", "heads", "attribution", "lessons", "compare", "groundtruth", "generate", "mechanism",
+                  "census"]
 RUN_KINDS: tuple[str, ...] = get_args(RunKind)
 T = TypeVar("T")
 OnWait = Callable[[int, int], None]
