@@ -257,9 +257,12 @@ def main(argv: list[str] | None = None) -> int:
         "is not timed.",
         f"- Both sides in the same run, per model: a warm-up of ours, {(args.rounds + 1) // 2} round(s) of ours, "
         f"{tl_rounds if args.tl_python else 0} round(s) of TransformerLens, {args.rounds // 2} round(s) of ours; "
-        f"medians. torch threads {torch.get_num_threads()} on each side. The machine was shared with other agents' "
-        "processes (the last column: CPUs they kept busy during the model's rounds); load averages "
-        + " → ".join(loads) + ".",
+        f"medians. torch threads {torch.get_num_threads()} on each side (OMP_NUM_THREADS, inherited by "
+        "TransformerLens's process). The machine was shared with other agents' processes (the last column: CPUs "
+        "they kept busy during the model's rounds); load averages " + " → ".join(loads) + ". The kernel shares the "
+        "CPUs between sessions (autogroup), so under that load a process gets a fraction of a core whatever its nice "
+        "value, and with two threads one mostly waits on the other (a trial of TransformerLens's head patching on "
+        "SmolLM2 with 2 threads took 4–8 s per patched forward): hence one thread on each side.",
         *_verdicts(measured),
     ]
     finish(args.write_docs, SECTION_TITLE, "Issue 40's Mechanism analyses on the bundled decoders against "
