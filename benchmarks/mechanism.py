@@ -264,6 +264,8 @@ def main(argv: list[str] | None = None) -> int:
         "value, and with two threads one mostly waits on the other (a trial of TransformerLens's head patching on "
         "SmolLM2 with 2 threads took 4–8 s per patched forward): hence one thread on each side.",
         *_verdicts(measured),
+        "- The verdicts are for this run, under the load in the last column: a contended time is not an idle "
+        "machine's. Each side's rounds ran under the same load, so the ratio is the fairer figure.",
     ]
     finish(args.write_docs, SECTION_TITLE, "Issue 40's Mechanism analyses on the bundled decoders against "
            "TransformerLens.", module="benchmarks.mechanism", argv=argv, shapes="; ".join(shapes), table=table,
