@@ -58,6 +58,11 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("inspect.bertviz_layers",
      "Layers {first}–{last} only: every layer of a text this long would draw too many lines to stay responsive.",
      "只显示第 {first}–{last} 层：文本这么长时画出所有层的连线会太多，界面会变慢。"),
+    # bertviz's own words inside its views (inspector.charts.bertviz)
+    ("bertviz.layer", "Layer:", "层："),
+    ("bertviz.layers", "Layers", "层"),
+    ("bertviz.heads", "Heads", "头"),
+    ("bertviz.layer_head", "Layer {layer}, Head {head}", "第 {layer} 层，第 {head} 个头"),
     ("inspect.export", "Export", "导出"),
     ("inspect.export_pack", "Export pack (PNG + SVG + JSON of the numbers, zip)",
      "导出包（PNG + SVG + 数值 JSON，zip）"),
