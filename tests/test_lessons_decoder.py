@@ -333,8 +333,8 @@ def test_cli_writes_the_decoder_lessons(lm, tmp_path):
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_rope_answer_names_each_kind_of_layer_in_a_sentence(lang):
-    """Issue 44 item 9: Gemma's two kinds of layer read "每 全局：5,640,334，局部（窗口）：58,470 个词元转一圈" — a named
-    list dropped inside a sentence built around one number. The list now follows the words it answers."""
+    """Issue 44 item 9: Gemma's two kinds of layer read "每 全局：5,640,334，局部（窗口）：58,470 个词元转一圈" — a
+    named list dropped inside a sentence built around one number. The list now follows the words it answers."""
     values = {"model": "m", "shift": "100", "rope_change": "1e-6", "rope_rel": "1e-7", "rope_v": "0", "layer": "5",
               "head": "1", "gap": "0", "p1": "64", "p2": "96", "span": "64"}
     named = {"thetas": (("chart.decoder.global", "θ = 1,000,000"), ("chart.decoder.local", "θ = 10,000")),
