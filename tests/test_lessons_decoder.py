@@ -334,6 +334,20 @@ def test_cli_writes_the_decoder_lessons(lm, tmp_path):
     assert written["skipped"] == {"complexity": "--lengths none", "window": f"does not apply to {folder.name}"}
 
 
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_rope_answer_names_each_kind_of_layer_in_a_sentence(lang):
+    """Issue 44 item 9: Gemma's two kinds of layer read "每 全局：5,640,334，局部（窗口）：58,470 个词元转一圈" — a
+    named list dropped inside a sentence built around one number. The list now follows the words it answers."""
+    values = {"model": "m", "shift": "100", "rope_change": "1e-6", "rope_rel": "1e-7", "rope_v": "0", "layer": "5",
+              "head": "1", "gap": "0", "p1": "64", "p2": "96", "span": "64"}
+    named = {"thetas": (("chart.decoder.global", "θ = 1,000,000"), ("chart.decoder.local", "θ = 10,000")),
+             "slowest": (("chart.decoder.global", "5,640,334"), ("chart.decoder.local", "58,470"))}
+    text = D.Answer("lesson10.answer", values, named=named).text(lang)
+    expected = {"en": "Tokens per full turn of the slowest pair — global: 5,640,334, local (window): 58,470.",
+                "zh": "最慢的一对坐标转一整圈所需的词元数——全局：5,640,334，局部（窗口）：58,470。"}[lang]
+    assert expected in text and "每 全局" not in text and "turns once in global" not in text
+
+
 def test_complexity_lesson_counts_bytes_and_flops_that_grow_exactly_as_n_squared():
     """The measures no busy machine disturbs (issue 44, item 5): the bytes of the n×n weights the materialised path
     allocated — the budget's one formula — and the FLOPs of QKᵀ and AV, 2·n²·d each per head; both fit n^2."""
