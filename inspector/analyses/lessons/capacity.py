@@ -47,6 +47,8 @@ ROPE_BASE = 10000.0
 POSITION_SEED = 0
 # A spread over p below this is rounding: the similarity depends on the offset alone.
 RELATIVE_ONLY_BELOW = 1e-6
+# Where lesson 18's rotary frequencies come from → the catalogue key that says so.
+_ROPE_SOURCE_KEYS = {"model": "lesson18.rope_source.model", "formula": "lesson18.rope_source.formula"}
 
 
 @dataclass(frozen=True)
@@ -243,4 +245,4 @@ def position_codes_lesson(loaded: LoadedModel) -> PositionCodesLesson:
     return PositionCodesLesson(offsets=offsets, d_model=info.hidden_size, rope_dim=2 * len(inverse),
                                rope_source=source, sinusoidal=sinusoidal, sinusoidal_spread=sinusoidal_spread,
                                learned=learned, learned_spread=learned_spread, rope=rope, rope_spread=rope_spread,
-                               answer=Answer(key, values, {"rope_source": f"lesson18.rope_source.{source}"}))
+                               answer=Answer(key, values, {"rope_source": _ROPE_SOURCE_KEYS[source]}))

@@ -436,22 +436,23 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lesson18.answer",
      "Sinusoidal codes at d = {d_model}: neighbours (Δ = {offset}) have cosine {sin_near}, positions {far} apart "
      "{sin_far}. RoPE at d_k = {rope_dim} ({rope_source}): {rope_near} and {rope_far}. For both formulas the "
-     "similarity depends on the offset alone: its spread over absolute positions is at most {formula_spread} "
-     "(rounding). {model}'s learned table gives {learned_near} and {learned_far}, with a spread of {learned_spread} "
-     "over positions: learned freely, it is not a function of the offset alone.",
+     "similarity depends on the offset alone: its spread over absolute positions is at most {formula_spread}, below "
+     "{threshold} (rounding). {model}'s learned table gives {learned_near} and {learned_far}, with a spread of "
+     "{learned_spread} over positions: learned freely, it is not a function of the offset alone.",
      "d = {d_model} 的正弦编码：相邻位置（Δ = {offset}）的余弦为 {sin_near}，相距 {far} 的位置为 {sin_far}。"
      "d_k = {rope_dim} 的 RoPE（{rope_source}）：{rope_near} 和 {rope_far}。两个公式的相似度都只取决于偏移："
-     "随绝对位置的离散度至多 {formula_spread}（舍入误差）。{model} 学到的位置表给出 {learned_near} 和 "
-     "{learned_far}，随位置的离散度为 {learned_spread}：它是自由学到的，不只是偏移的函数。"),
+     "随绝对位置的离散度至多 {formula_spread}，低于 {threshold}（舍入误差）。{model} 学到的位置表给出 "
+     "{learned_near} 和 {learned_far}，随位置的离散度为 {learned_spread}：它是自由学到的，不只是偏移的函数。"),
     ("lesson18.answer.no_table",
      "Sinusoidal codes at d = {d_model}: neighbours (Δ = {offset}) have cosine {sin_near}, positions {far} apart "
      "{sin_far}. RoPE at d_k = {rope_dim} ({rope_source}): {rope_near} and {rope_far}. For both formulas the "
-     "similarity depends on the offset alone: its spread over absolute positions is at most {formula_spread} "
-     "(rounding). {model} has no learned position table; pick MiniLM in the sidebar to see one beside them.",
+     "similarity depends on the offset alone: its spread over absolute positions is at most {formula_spread}, below "
+     "{threshold} (rounding). {model} has no learned position table; pick MiniLM in the sidebar to see one beside "
+     "them.",
      "d = {d_model} 的正弦编码：相邻位置（Δ = {offset}）的余弦为 {sin_near}，相距 {far} 的位置为 {sin_far}。"
      "d_k = {rope_dim} 的 RoPE（{rope_source}）：{rope_near} 和 {rope_far}。两个公式的相似度都只取决于偏移："
-     "随绝对位置的离散度至多 {formula_spread}（舍入误差）。{model} 没有学到的位置表；在侧边栏选择 MiniLM "
-     "即可把它放在旁边对比。"),
+     "随绝对位置的离散度至多 {formula_spread}，低于 {threshold}（舍入误差）。{model} 没有学到的位置表；"
+     "在侧边栏选择 MiniLM 即可把它放在旁边对比。"),
     ("lesson1.products",
      "Each score is a sum over the d_k dimensions: S_ij = scale · Σ_d q_i,d · k_j,d. The Mechanism page draws those "
      "per-dimension products q_d · k_d for one cell of the sidebar's layer and head (its section 3, “Why this head "
