@@ -417,8 +417,9 @@ def test_a_rank_cut_of_the_heads_scores_is_exact_at_full_rank(tiny_models):
     lesson = head_dim_lesson(definition, simulated=np.zeros(len(BOTTLENECK_DIMS)))
     n, d_k = len(definition.tokens), definition.d_k
     assert d_k < n and list(lesson.ranks) == list(range(1, d_k + 1))
-    # Rank d_k keeps S = QKᵀ·scale whole (its rank is at most d_k): the weights come back exactly.
-    assert lesson.head_kl[-1] < 1e-9 and lesson.head_kl[0] > lesson.head_kl[-1]
+    # Rank d_k keeps S = QKᵀ·scale whole (its rank is at most d_k): the weights come back, up to the fp32 rounding of
+    # the model's scores.
+    assert lesson.head_kl[-1] < 1e-6 and lesson.head_kl[0] > 100 * lesson.head_kl[-1]
     assert lesson.needed is None or lesson.head_kl[lesson.needed - 1] < KEEPS_PATTERN_BELOW
     for lang in LANGUAGES:
         text = lesson.answer.text(lang)
