@@ -59,5 +59,8 @@ def test_a_heatmap_cell_on_inspect_opens_why_this_cell_here(lang):
     assert at.number_input(key="mech_query").value == 11 and at.number_input(key="mech_key").value == 10
     assert (at.session_state["layer"], at.session_state["head"]) == (16, 4)
     assert at.session_state["model"] == "bundled:smollm2-135m" and at.session_state["text"] == example["clean"]
+    shown = [element.value.replace("\\", "") for element in (*at.caption, *at.markdown)]
+    assert any("10: ␣Italy" in text for text in shown)  # the cell's tokens as the page reads them …
+    assert not any("Ġ" in text for text in shown)  # … never the byte-level vocabulary's "ĠItaly"
     titles = [title_text(json.loads(chart.proto.spec).get("title", {})) for chart in at.get("vega_lite_chart")]
     assert any(t("chart.mech.marginals_title", lang) in title for title in titles), titles  # that cell's score
