@@ -212,10 +212,11 @@ try:
             st.session_state[key] = None
     picks = ("compare_query", "compare_key1", "compare_key2")
     if st.session_state.get("_compare_defaults_for") != (text_a, text_b):
-        # New texts with nothing picked: their example pair's query and keys ("it", animal, street) where the texts
-        # have those tokens; a tokenizer that splits them otherwise keeps "auto" and no keys, silently.
+        # New texts with nothing picked (by the reader or a link): their example pair's query and keys ("it", animal,
+        # street) where the texts have those tokens; a tokenizer that splits them otherwise keeps "auto" and no keys.
         st.session_state["_compare_defaults_for"] = (text_a, text_b)
-        nothing_picked = all(st.session_state.get(key) is None for key in picks)
+        nothing_picked = link_query is None and link_keys is None and \
+            all(st.session_state.get(key) is None for key in picks)
         if nothing_picked and (opening.text_a, opening.text_b) == (text_a, text_b):
             keys_of_pair = (*(opening.keys or ()), None, None)[:2]
             for key, choice in zip(picks, (opening.query, *keys_of_pair), strict=True):
