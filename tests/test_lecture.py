@@ -16,6 +16,7 @@ import pytest
 from PIL import Image
 
 from inspector.analyses.lessons.registry import LESSONS
+from inspector.base.examples import mechanism_example
 from inspector.base.i18n import CATALOGUE, LANGUAGES, t
 from inspector.base.model_ids import parsed_spec, spec_kind
 from inspector.charts.base import text_width_px
@@ -30,6 +31,7 @@ from inspector.output.lecture import (
     decode_lecture,
     encode_lecture,
     page_url,
+    step_index,
     step_params,
     step_url,
 )
@@ -97,7 +99,8 @@ def test_the_path_tells_the_storyline_in_order():
 def test_zh_steps_open_on_gemma_with_the_chinese_sentence():
     """简体中文 readers walk the path on Gemma, the bundled model that reads Chinese, with the Chinese twin of each
     step's text, at the step's own page, layer, head and lesson (issue 44, item 8)."""
-    for step in LECTURE:
+    assert [step.slug for step in LECTURE if not step.zh_on_gemma] == ["mechanism"]  # SmolLM2's English pair
+    for step in (step for step in LECTURE if step.zh_on_gemma):
         state, _ = decode_view(step_params(step, "zh"))
         assert state.model == GEMMA and state.lang == "zh", step.slug
         assert state.text == ZH_TEXTS[step.view.text] and not state.text.isascii(), step.slug
@@ -105,6 +108,41 @@ def test_zh_steps_open_on_gemma_with_the_chinese_sentence():
         assert decode_lesson(step_params(step, "zh")) == (step.lesson, ())
     assert {ZH_TEXTS[step.view.text] for step in LECTURE} >= {"动物没有过马路，因为它太累了。"}
     assert all(step.view_for("en") == replace(step.view, lang="en") for step in LECTURE)  # English: as written
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_mechanism_step_carries_the_example_pair(lang):
+    step = LECTURE[step_index("mechanism")]
+    example = mechanism_example("en")  # SmolLM2 reads English, whatever the reader's language
+    params = step_params(step, lang)
+    state, _ = decode_view(params)
+    assert (state.page, state.model, state.text) == ("mechanism", "bundled:smollm2-135m", example["clean"])
+    assert {name: params[name] for name in ("mcorrupt", "manswer", "mcontrast")} == {
+        "mcorrupt": example["corrupted"], "manswer": example["answer"], "mcontrast": example["contrast"]}
+    assert set(dict(step.own)) <= set(PAGE_REGISTRY["mechanism"].link_keys)
+    with pytest.raises(ValueError, match="link parameters"):  # another page's parameter
+        LectureStep("x", "lecture.soft.title", "lecture.soft.look", ViewState(page="mechanism"), own=(("lesson", "3"),))
+
+
+@pytest.mark.slow
+def test_the_mechanism_step_opens_the_page_with_its_pair_filled():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP_PATH), default_timeout=900)
+    at.query_params.update({"lang": "zh", "lecture": "mechanism"})
+    at.switch_page("views/lecture.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.radio(key="lecture_step").value == step_index("mechanism")
+    at.button(key="lecture_open").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    example = mechanism_example("en")
+    assert at.session_state["model"] == "bundled:smollm2-135m" and at.session_state["text"] == example["clean"]
+    assert (at.session_state["layer"], at.session_state["head"]) == (16, 4)
+    assert at.text_input(key="mech_answer").value == example["answer"]
+    assert at.text_input(key="mech_contrast").value == example["contrast"]
+    assert at.text_area(key="mech_corrupted").value == example["corrupted"]
+    assert not at.error, [e.value for e in at.error]
+    assert any(t("mech.patch_header", "zh") in header.value for header in at.header)
 
 
 def test_the_lecture_page_link_names_its_step():

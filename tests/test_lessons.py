@@ -434,9 +434,9 @@ def test_the_sinusoidal_formula_and_rope_depend_on_the_offset_alone_a_learned_ta
     assert bert.sinusoidal[0] == pytest.approx(1) and bert.rope[0] == pytest.approx(1)
     assert bert.sinusoidal_spread.max() < 1e-9 and bert.rope_spread.max() < 1e-9
     assert bert.learned is not None and bert.learned_spread[1:].mean() > 1e-3
-    assert bert.rope_source == "formula" and bert.answer.key == "lesson18.answer"
+    assert bert.rope_source == "formula" and bert.answer.key == "lesson19.answer"
     llama = position_codes_lesson(tiny_models["llama"])
-    assert llama.learned is None and llama.rope_source == "model" and llama.answer.key == "lesson18.answer.no_table"
+    assert llama.learned is None and llama.rope_source == "model" and llama.answer.key == "lesson19.answer.no_table"
     for lang in LANGUAGES:
         assert bert.answer.values["learned_spread"] in bert.answer.text(lang)
         assert llama.answer.values["sin_near"] in llama.answer.text(lang)

@@ -32,8 +32,8 @@ def test_every_lesson_renders_with_a_chart_and_a_measured_answer():
     at = _lessons_page({"layer": "2", "head": "3"})
     assert [e.label for e in at.expander][:10] == [
         "1 · The definition, with real shapes", "2 · Why not softmax(XXᵀ)X?", "3 · Where position enters",
-        "18 · Sinusoidal, learned and rotary positions, side by side", "4 · Why √d_k, and why not d_k",
-        "17 · A head dimension that is too small hurts", "5 · What multi-head splits", "6 · Entropy as a diagnostic",
+        "19 · Sinusoidal, learned and rotary positions, side by side", "4 · Why √d_k, and why not d_k",
+        "18 · A head dimension that is too small hurts", "5 · What multi-head splits", "6 · Entropy as a diagnostic",
         "7 · Why O(n²) matters, and what FlashAttention changes", "8 · Quiz"]
     titles = _titles(at)
     assert "A = softmax(S) · layer 2, head 3" in titles and "Layer 2: mean weight by offset i − j" in titles

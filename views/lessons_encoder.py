@@ -1,4 +1,4 @@
-"""The Lessons page's lessons 1–7, 17 and 18 on the sidebar's model, one drawing per registered lesson (:data:`DRAW`,
+"""The Lessons page's lessons 1–7, 18 and 19 on the sidebar's model, one drawing per registered lesson (:data:`DRAW`,
 by slug, in the page's order): tables, charts (:mod:`inspector.charts.lessons`) and the answers the library wrote from
 the numbers. Lesson 7 times on request, with its own lengths."""
 
@@ -93,30 +93,30 @@ def draw_scaling(page: LessonView, scaling) -> None:
 
 def draw_head_dim(page: LessonView, lesson) -> None:
     lang, slide = page.lang, page.slide
-    st.caption(t("lesson17.limits", lang, keys=lesson.keys, steps=lesson.steps, seed=lesson.seed))
+    st.caption(t("lesson18.limits", lang, keys=lesson.keys, steps=lesson.steps, seed=lesson.seed))
     left, right = st.columns(2)
-    page.show("lesson17-simulation", charts.bottleneck_chart(lesson, title=t("lesson17.sim_chart", lang),
+    page.show("lesson18-simulation", charts.bottleneck_chart(lesson, title=t("lesson18.sim_chart", lang),
                                                              slide=slide, lang=lang), left)
-    page.show("lesson17-head", charts.rank_cut_chart(lesson, title=t("lesson17.head_chart", lang, layer=page.layer,
+    page.show("lesson18-head", charts.rank_cut_chart(lesson, title=t("lesson18.head_chart", lang, layer=page.layer,
                                                                      head=page.head), slide=slide, lang=lang), right)
     page.answer(lesson)
 
 
 def draw_position_codes(page: LessonView, lesson) -> None:
     lang = page.lang
-    names = {"sinusoidal": t("lesson18.code.sinusoidal", lang, d=lesson.d_model),
-             "learned": t("lesson18.code.learned", lang), "rope": t("lesson18.code.rope", lang, d=lesson.rope_dim)}
-    page.show("lesson18-codes", charts.position_codes_chart(lesson, names, title=t("lesson18.chart", lang),
+    names = {"sinusoidal": t("lesson19.code.sinusoidal", lang, d=lesson.d_model),
+             "learned": t("lesson19.code.learned", lang), "rope": t("lesson19.code.rope", lang, d=lesson.rope_dim)}
+    page.show("lesson19-codes", charts.position_codes_chart(lesson, names, title=t("lesson19.chart", lang),
                                                             slide=page.slide, lang=lang))
     rows = [(code, values, spread) for code, values, spread in
             (("sinusoidal", lesson.sinusoidal, lesson.sinusoidal_spread),
              ("learned", lesson.learned, lesson.learned_spread), ("rope", lesson.rope, lesson.rope_spread))
             if values is not None]
     far = int(lesson.offsets[-1])
-    st.dataframe(pd.DataFrame({t("lesson18.col_code", lang): [names[code] for code, _, _ in rows],
-                               t("lesson18.col_near", lang): [values[1] for _, values, _ in rows],
-                               t("lesson18.col_far", lang, far=far): [values[-1] for _, values, _ in rows],
-                               t("lesson18.col_spread", lang): [f"{spread[1:].mean():.1e}" for _, _, spread in rows]}),
+    st.dataframe(pd.DataFrame({t("lesson19.col_code", lang): [names[code] for code, _, _ in rows],
+                               t("lesson19.col_near", lang): [values[1] for _, values, _ in rows],
+                               t("lesson19.col_far", lang, far=far): [values[-1] for _, values, _ in rows],
+                               t("lesson19.col_spread", lang): [f"{spread[1:].mean():.1e}" for _, _, spread in rows]}),
                  hide_index=True)
     page.answer(lesson)
 

@@ -1,7 +1,8 @@
 """The lecture path (issue 31, item 7): the storyline DESIGN.md tells — attention as soft addressing, where Q, K and V
 come from, why not softmax(XXᵀ)X, why √d_k, what multi-head splits, where position enters, entropy per head,
 attention ≠ explanation, O(n²) and FlashAttention, causal vs bidirectional, RoPE, sinks, sliding windows, linear
-attention and generation with the KV cache — as an ordered tuple of steps (issue 31 item 7, issue 44 item 8).
+attention, which heads a prediction needs (activation patching) and generation with the KV cache — as an ordered
+tuple of steps (issue 31 item 7, issue 44 item 8).
 
 A step is data, not code: the catalogue keys of its title and of its one sentence of what to look at, and the share
 link that opens it — a :class:`~inspector.output.share.ViewState` (page, model, text, layer, head) plus the page's
@@ -15,7 +16,9 @@ Encoder steps run on the bundled MiniLM (``default``); decoder steps on the bund
 (sliding windows, two RoPE bases, strong sinks). For 简体中文 readers every step opens on Gemma with the Chinese twin
 of its text (:meth:`LectureStep.view_for`). The layers and heads were picked on these texts (CPU, fp32): MiniLM's
 layer 3, head 1 sends 0.68 of the row of "it" to "animal" and 0.05 to "street"; its layer 0, head 2 is the sharpest
-head (normalised entropy ≈ 0); Gemma's layer 5, head 1 puts 0.99 of the mean row on ``<bos>``.
+head (normalised entropy ≈ 0); Gemma's layer 5, head 1 puts 0.99 of the mean row on ``<bos>``; SmolLM2's layer 16,
+head 4 puts 0.92 of the last row of the Mechanism pair on " Italy", yet is not among the three heads whose
+patching restores " Rome" most (lesson D9).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from urllib.parse import urlencode
 from inspector.base.examples import EXAMPLES, mechanism_example
 from inspector.base.i18n import DEFAULT_LANGUAGE, Notice
 from inspector.core.loading import DEFAULT_MODEL
-from inspector.output.pages import lecture_targets, page_url
+from inspector.output.pages import PAGE_REGISTRY, lecture_targets, page_url
 from inspector.output.share import (
     LESSON_COUNT,
     GenerateState,
@@ -57,6 +60,7 @@ _PROMPT = "The capital of France is Paris. The capital of Italy is"
 ZH_MODEL = GEMMA
 ZH_TEXTS = {_ANIMAL: "动物没有过马路，因为它太累了。", _PROMPT: mechanism_example("zh")["clean"]}
 _GEMMA_LAYERS, _GEMMA_HEADS = 18, 4  # Gemma 3 270M: every zh step's layer and head must exist there
+_PAIR = mechanism_example("en")  # the Mechanism page's English pair; its clean text is _PROMPT
 
 
 @dataclass(frozen=True)
@@ -67,8 +71,12 @@ class LectureStep:
     step's title and of its one sentence of what to look at. view: the page, model, text, layer and head the step
     opens (``lang`` is the reader's, set by :func:`step_params`; ``page`` is never the Lecture page). lesson: the
     Lessons section it opens (1 … :data:`~inspector.output.share.LESSON_COUNT`; Lessons steps only). generate: the
-    Generate page's run and step (Generate steps only). chart: the chart the step's slide shows (one of
-    :data:`CHART_KINDS`), or None for a title slide — the step's own chart needs the page's full run."""
+    Generate page's run and step (Generate steps only). own: the page's own link parameters as (name, value) pairs,
+    each one of its :attr:`~inspector.output.pages.PageSpec.link_keys` (the Mechanism page's corrupted text, answer
+    and contrast). chart: the chart the step's slide shows (one of :data:`CHART_KINDS`), or None for a title slide —
+    the step's own chart needs the page's full run. zh_on_gemma: whether 简体中文 readers get the step on Gemma with
+    the Chinese twin of its text (:meth:`view_for`); False keeps it as written in every language (the Mechanism step:
+    its own parameters are the English pair SmolLM2 reads, and its head 4 has no twin among Gemma's 4 heads)."""
 
     slug: str
     title_key: str
@@ -76,7 +84,9 @@ class LectureStep:
     view: ViewState
     lesson: int | None = None
     generate: GenerateState | None = None
+    own: tuple[tuple[str, str], ...] = ()
     chart: ChartKind | None = None
+    zh_on_gemma: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.slug, str) or not _SLUG.fullmatch(self.slug):
@@ -92,16 +102,22 @@ class LectureStep:
                              f"to {LESSON_COUNT}")
         if self.generate is not None and self.view.page != "generate":
             raise ValueError(f"step {self.slug!r}: Generate settings need the Generate page")
+        keys = PAGE_REGISTRY[self.view.page].link_keys
+        if not all(isinstance(pair, tuple) and len(pair) == 2 and pair[0] in keys and isinstance(pair[1], str)
+                   for pair in self.own):
+            raise ValueError(f"step {self.slug!r}: own must be (name, text) pairs of page {self.view.page!r}'s link "
+                             f"parameters {keys}; got {self.own!r}")
         if self.chart is not None and self.chart not in CHART_KINDS:
             raise ValueError(f"step {self.slug!r}: chart {self.chart!r} is not one of {CHART_KINDS}")
-        if self.view.text not in ZH_TEXTS or not (self.view.layer < _GEMMA_LAYERS and self.view.head < _GEMMA_HEADS):
+        if self.zh_on_gemma and (self.view.text not in ZH_TEXTS
+                                 or not (self.view.layer < _GEMMA_LAYERS and self.view.head < _GEMMA_HEADS)):
             raise ValueError(f"step {self.slug!r}: its text needs a Chinese twin in ZH_TEXTS and its layer and head "
                              f"must exist on Gemma ({_GEMMA_LAYERS} layers × {_GEMMA_HEADS} heads) for zh readers")
 
     def view_for(self, lang: str) -> ViewState:
         """The view the step opens for a reader of ``lang``: its own, or in 简体中文 Gemma with the Chinese twin of its
         text (same page, layer and head); ``lang`` set."""
-        if lang == "zh":
+        if lang == "zh" and self.zh_on_gemma:
             return replace(self.view, model=ZH_MODEL, text=ZH_TEXTS[self.view.text], lang=lang)
         return replace(self.view, lang=lang)
 
@@ -138,6 +154,10 @@ LECTURE: tuple[LectureStep, ...] = (
                 ViewState(page="lessons", model=GEMMA, text=_ANIMAL, layer=5, head=1), lesson=13),
     LectureStep("linear", "lecture.linear.title", "lecture.linear.look",
                 ViewState(page="lessons", model=SMOLLM2, text=_ANIMAL, layer=3, head=0), lesson=14),
+    LectureStep("mechanism", "lecture.mechanism.title", "lecture.mechanism.look",
+                ViewState(page="mechanism", model=SMOLLM2, text=_PAIR["clean"], layer=16, head=4),
+                own=(("mcorrupt", _PAIR["corrupted"]), ("manswer", _PAIR["answer"]),
+                     ("mcontrast", _PAIR["contrast"])), zh_on_gemma=False),
     LectureStep("generate", "lecture.generate.title", "lecture.generate.look",
                 ViewState(page="generate", model=SMOLLM2, text=_PROMPT, layer=3, head=0),
                 generate=GenerateState(new=8, step=0)),
@@ -156,6 +176,7 @@ def step_params(step: LectureStep, lang: str = DEFAULT_LANGUAGE) -> dict[str, st
         params.update(encode_lesson(step.lesson))
     if step.generate is not None:
         params.update(encode_generate(step.generate))
+    params.update(step.own)
     return params
 
 

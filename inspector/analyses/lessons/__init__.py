@@ -10,9 +10,10 @@ The package, by job:
 - :mod:`.timing` — lesson 7 (O(n²) against the flash path, timed live) and the quiz's measurements (lesson 8);
 - :mod:`.decoder` — D1–D3 (causal vs bidirectional, RoPE, grouped-query attention);
 - :mod:`.sinks` — D4 (attention sinks, streaming-LLM perplexity) and D8 (the head's projections);
-- :mod:`.capacity` — lessons 17 (a head dimension too small: the low-rank bottleneck) and 18 (sinusoidal, learned
+- :mod:`.capacity` — lessons 18 (a head dimension too small: the low-rank bottleneck) and 19 (sinusoidal, learned
   and rotary position codes side by side);
 - :mod:`.geometry` — D5–D7 (sliding windows, linear attention, the query–key space);
+- :mod:`.mechanism` — D9 (the token the heads look at against the heads the answer needs: activation patching);
 - :mod:`.registry` — the :class:`Lesson` contract, :class:`LessonContext` and the registry;
 - :mod:`.aggregate` — lessons 1–7 / the decoder lessons in one call, for scripts and benchmarks.
 
@@ -91,6 +92,13 @@ from inspector.analyses.lessons.geometry import (
     qk_space_lesson,
     window_lesson,
 )
+from inspector.analyses.lessons.mechanism import (
+    MechanismLesson,
+    MechanismPair,
+    lesson_pair,
+    mechanism_lesson,
+    pair_from_text,
+)
 from inspector.analyses.lessons.registry import (
     LESSONS,
     PARTS,
@@ -145,6 +153,8 @@ __all__ = [
     "LessonContext",
     "Lessons",
     "LinearLesson",
+    "MechanismLesson",
+    "MechanismPair",
     "MultiHeadLesson",
     "PARTS",
     "POSITIONAL_HEAD_MIN_WEIGHT",
@@ -188,12 +198,15 @@ __all__ = [
     "lesson_answers",
     "lesson_count",
     "lesson_json",
+    "lesson_pair",
     "lessons_json",
     "lessons_of",
     "linear_lesson",
     "long_text",
+    "mechanism_lesson",
     "mean_weight_by_offset",
     "multi_head_lesson",
+    "pair_from_text",
     "position_codes_lesson",
     "position_kind",
     "position_lesson",

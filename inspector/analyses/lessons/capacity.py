@@ -1,7 +1,7 @@
-"""Two seed points that had no experiment (issue 44, item 11): lesson 17, a head dimension that is too small hurts
-(§5.2), and lesson 18, the sinusoidal formula applied live beside learned and rotary positions (§3.3).
+"""Two seed points that had no experiment (issue 44, item 11): lesson 18, a head dimension that is too small hurts
+(§5.2), and lesson 19, the sinusoidal formula applied live beside learned and rotary positions (§3.3).
 
-Lesson 17 has two parts. A seeded simulation of the low-rank bottleneck (Bhojanapalli et al. 2020, "Low-Rank
+Lesson 18 has two parts. A seeded simulation of the low-rank bottleneck (Bhojanapalli et al. 2020, "Low-Rank
 Bottleneck in Multi-head Attention Models"): the scores of a head are S = QKᵀ with Q, K of n × d_k, so rank(S) ≤ d_k;
 for random dense target patterns over n keys (Dirichlet rows, whose log-probabilities are full rank) we fit Q and K by
 gradient descent for each d_k and report the best mean KL(target ‖ softmax(QKᵀ)) reached. Its limits, stated on the
@@ -11,7 +11,7 @@ bound on the true minimum. Then the chosen head on the reader's text: its scores
 to d_k — how many of its d_k dimensions the head's pattern on this text uses. Cutting a trained head is not training
 a smaller one: a head trained with d_k = r might do better.
 
-Lesson 18: cosine similarity between the position codes of positions p and p + Δ, against the offset Δ, for the
+Lesson 19: cosine similarity between the position codes of positions p and p + Δ, against the offset Δ, for the
 sinusoidal formula of Vaswani et al. (2017) at the model's width, the model's own learned position table when it has
 one (BERT's ``position_embeddings``, GPT-2's ``wpe``), and RoPE (Su et al. 2021): a fixed vector q rotated to p and to
 p + Δ, with the model's own rotary frequencies when it has them, else base 10000 at its head size. For each Δ the mean
@@ -33,27 +33,27 @@ from inspector.analyses.lessons.decoder import rope_frequencies
 from inspector.analyses.lessons.encoder import DefinitionLesson
 from inspector.core.loading import LoadedModel
 
-# Lesson 17's simulation: keys (= queries) per pattern, the d_k swept, the optimiser's budget, the seed.
+# Lesson 18's simulation: keys (= queries) per pattern, the d_k swept, the optimiser's budget, the seed.
 BOTTLENECK_KEYS = 32
 BOTTLENECK_DIMS: tuple[int, ...] = (1, 2, 4, 8, 16, 32)
 BOTTLENECK_STEPS = 400
 BOTTLENECK_SEED = 0
 # KL (nats, mean over rows) below which a rank-r cut of the head's scores reproduces its weights (the answer names r).
 KEEPS_PATTERN_BELOW = 0.05
-# Lesson 18: offsets Δ = 0 … MAX_OFFSET, over positions p = 0 … POSITIONS − 1 − Δ; RoPE's base when the model has none.
+# Lesson 19: offsets Δ = 0 … MAX_OFFSET, over positions p = 0 … POSITIONS − 1 − Δ; RoPE's base when the model has none.
 MAX_OFFSET = 48
 POSITIONS = 128
 ROPE_BASE = 10000.0
 POSITION_SEED = 0
 # A spread over p below this is rounding: the similarity depends on the offset alone.
 RELATIVE_ONLY_BELOW = 1e-6
-# Where lesson 18's rotary frequencies come from → the catalogue key that says so.
-_ROPE_SOURCE_KEYS = {"model": "lesson18.rope_source.model", "formula": "lesson18.rope_source.formula"}
+# Where lesson 19's rotary frequencies come from → the catalogue key that says so.
+_ROPE_SOURCE_KEYS = {"model": "lesson19.rope_source.model", "formula": "lesson19.rope_source.formula"}
 
 
 @dataclass(frozen=True)
 class HeadDimLesson:
-    """Lesson 17. Simulation: dims (D,) the d_k fitted, simulated_kl (D,) the best mean KL(target ‖ softmax(QKᵀ)) in
+    """Lesson 18. Simulation: dims (D,) the d_k fitted, simulated_kl (D,) the best mean KL(target ‖ softmax(QKᵀ)) in
     nats over ``keys`` random Dirichlet(1) rows, after ``steps`` Adam steps, seed ``seed``. The chosen head: ranks
     (R,) = 1 … min(d_k, n), head_kl (R,) mean KL(A ‖ softmax(S_r)) of its weights A from those of its scores cut to
     rank r (visible keys only), d_k its size, tokens the text's length, needed the smallest r with head_kl below
@@ -123,7 +123,7 @@ def rank_cut_kl(definition: DefinitionLesson) -> np.ndarray:
 
 
 def head_dim_lesson(definition: DefinitionLesson, simulated: np.ndarray | None = None) -> HeadDimLesson:
-    """Lesson 17 on the chosen head (``definition``: lesson 1's result); ``simulated``: :func:`bottleneck_sweep`'s
+    """Lesson 18 on the chosen head (``definition``: lesson 1's result); ``simulated``: :func:`bottleneck_sweep`'s
     result when the caller keeps one (it is the same for every model and text)."""
     simulated = bottleneck_sweep() if simulated is None else np.asarray(simulated)
     head_kl = rank_cut_kl(definition)
@@ -139,15 +139,15 @@ def head_dim_lesson(definition: DefinitionLesson, simulated: np.ndarray | None =
     return HeadDimLesson(dims=dims, simulated_kl=simulated, keys=BOTTLENECK_KEYS, steps=BOTTLENECK_STEPS,
                          seed=BOTTLENECK_SEED, layer=definition.layer, head=definition.head, d_k=definition.d_k,
                          tokens=len(definition.tokens), ranks=ranks, head_kl=head_kl, needed=needed,
-                         answer=Answer("lesson17.answer" if needed is not None else "lesson17.answer.all", values))
+                         answer=Answer("lesson18.answer" if needed is not None else "lesson18.answer.all", values))
 
 
-# -------------------------------------------------------------------------------------------------- lesson 18
+# -------------------------------------------------------------------------------------------------- lesson 19
 
 
 @dataclass(frozen=True)
 class PositionCodesLesson:
-    """Lesson 18. offsets: (Δ,) 0 … :data:`MAX_OFFSET`. For each code — ``sinusoidal`` (the formula at width
+    """Lesson 19. offsets: (Δ,) 0 … :data:`MAX_OFFSET`. For each code — ``sinusoidal`` (the formula at width
     ``d_model``), ``learned`` (the model's table; None when it has none) and ``rope`` (a fixed vector rotated, at
     ``rope_dim`` with ``rope_source`` "model" or "formula") — the mean over p of cos(code(p), code(p + Δ)) and its
     spread (standard deviation over p), each (Δ,)."""
@@ -215,7 +215,7 @@ def learned_table(loaded: LoadedModel) -> np.ndarray | None:
 
 
 def position_codes_lesson(loaded: LoadedModel) -> PositionCodesLesson:
-    """Lesson 18 on ``loaded``: the sinusoidal formula at its width, its learned table if any, RoPE at its head size
+    """Lesson 19 on ``loaded``: the sinusoidal formula at its width, its learned table if any, RoPE at its head size
     (its own frequencies when it is a rotary model)."""
     info = loaded.info
     table = learned_table(loaded)
@@ -241,7 +241,7 @@ def position_codes_lesson(loaded: LoadedModel) -> PositionCodesLesson:
     if learned is not None:
         values |= {"learned_near": _f(learned[1]), "learned_far": _f(learned[-1]),
                    "learned_spread": _f(float(learned_spread[1:].mean()), 3)}
-    key = "lesson18.answer" if learned is not None else "lesson18.answer.no_table"
+    key = "lesson19.answer" if learned is not None else "lesson19.answer.no_table"
     return PositionCodesLesson(offsets=offsets, d_model=info.hidden_size, rope_dim=2 * len(inverse),
                                rope_source=source, sinusoidal=sinusoidal, sinusoidal_spread=sinusoidal_spread,
                                learned=learned, learned_spread=learned_spread, rope=rope, rope_spread=rope_spread,

@@ -88,10 +88,10 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "或按内容——最后由 W_O 再混合起来。"),
     ("lecture.position.title", "Where position enters", "位置信息从哪里进入"),
     ("lecture.position.look",
-     "Lesson 3: attention alone is order-blind; read the mean weight by offset i − j, then lesson 18 just below: the "
+     "Lesson 3: attention alone is order-blind; read the mean weight by offset i − j, then lesson 19 just below: the "
      "sinusoidal formula, the model's learned table and RoPE side by side — only the formulas depend on the offset "
      "alone.",
-     "课程 3：注意力本身不看顺序；先看按偏移 i − j 的平均权重，再看紧接着的课程 18：正弦公式、模型学到的位置表和 "
+     "课程 3：注意力本身不看顺序；先看按偏移 i − j 的平均权重，再看紧接着的课程 19：正弦公式、模型学到的位置表和 "
      "RoPE 并排对比——只有公式的相似度只取决于偏移。"),
     ("lecture.entropy.title", "Entropy per head", "每个头的熵"),
     ("lecture.entropy.look",
@@ -141,6 +141,14 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "weights: the linear head cannot be as sharp as the softmax one.",
      "课程 D6：把 exp(q·k) 换成 φ(q)·φ(k)，n × n 矩阵就消失了——开销随 n 线性增长——但比较权重："
      "线性注意力的头无法像 softmax 的头那样尖锐。"),
+    ("lecture.mechanism.title", "Looking is not using: which heads the answer needs",
+     "看到不等于用到：答案需要哪些头"),
+    ("lecture.mechanism.look",
+     "Set the attention grid beside the patching grid: the heads that look at “Italy” are bright in one, the heads "
+     "whose clean output brings “ Rome” back in the other. Lesson D9 names both lists with their numbers and says "
+     "whether they are the same heads.",
+     "把注意力网格和修补网格放在一起看：一张图里亮的是看向“Italy”的头，"
+     "另一张图里亮的是把干净输出放回后能让“ Rome”回来的头。课程 D9 用数字列出这两组头，并说明它们是否相同。"),
     ("lecture.generate.title", "Generation with a KV cache", "用 KV 缓存生成"),
     ("lecture.generate.look",
      "Scrub through the steps: each new token is one query row against the cached keys and values of every earlier "
