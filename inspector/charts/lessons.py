@@ -290,7 +290,7 @@ def growth_chart(lesson: ComplexityLesson, *, title: str, slide: bool = False,
 
 def bottleneck_chart(lesson: HeadDimLesson, *, title: str, slide: bool = False,
                      lang: str = DEFAULT_LANGUAGE) -> alt.Chart:
-    """Lesson 17's simulation: the best mean KL (nats) against d_k, log-scaled d_k."""
+    """Lesson 18's simulation: the best mean KL (nats) against d_k, log-scaled d_k."""
     data = pd.DataFrame({"d_k": lesson.dims, "KL": lesson.simulated_kl})
     chart = alt.Chart(data).mark_line(point=True, strokeWidth=4 if slide else 2).encode(
         x=alt.X("d_k:Q", scale=alt.Scale(type="log", base=2)),
@@ -302,7 +302,7 @@ def bottleneck_chart(lesson: HeadDimLesson, *, title: str, slide: bool = False,
 
 def rank_cut_chart(lesson: HeadDimLesson, *, title: str, slide: bool = False,
                    lang: str = DEFAULT_LANGUAGE) -> alt.Chart:
-    """Lesson 17 on the chosen head: KL (nats) of its weights with its scores cut to rank r, against r."""
+    """Lesson 18 on the chosen head: KL (nats) of its weights with its scores cut to rank r, against r."""
     data = pd.DataFrame({"r": lesson.ranks, "KL": lesson.head_kl})
     chart = alt.Chart(data).mark_line(point=True, strokeWidth=4 if slide else 2).encode(
         x=alt.X("r:Q", title=t("chart.lessons.rank_kept", lang), scale=alt.Scale(domainMin=1)),
@@ -315,13 +315,13 @@ def rank_cut_chart(lesson: HeadDimLesson, *, title: str, slide: bool = False,
 
 def position_codes_chart(lesson: PositionCodesLesson, names: dict[str, str], *, title: str, slide: bool = False,
                          lang: str = DEFAULT_LANGUAGE) -> alt.Chart:
-    """Lesson 18: mean cosine similarity of the codes of p and p + Δ against Δ, one line per code; ``names``: each
+    """Lesson 19: mean cosine similarity of the codes of p and p + Δ against Δ, one line per code; ``names``: each
     code's name in ``lang``, by ``sinusoidal``, ``learned`` and ``rope`` (a missing learned table draws no line)."""
     series = [("sinusoidal", lesson.sinusoidal), ("learned", lesson.learned), ("rope", lesson.rope)]
     shown = [names[code] for code, values in series if values is not None]
     data = pd.concat([pd.DataFrame({"Δ": lesson.offsets, "code": names[code], "cos": values})
                       for code, values in series if values is not None], ignore_index=True)
-    code, cosine = t("lesson18.col_code", lang), t("chart.lessons.cosine", lang)
+    code, cosine = t("lesson19.col_code", lang), t("chart.lessons.cosine", lang)
     chart = alt.Chart(data).mark_line(strokeWidth=4 if slide else 2).encode(
         x=alt.X("Δ:Q", title=t("chart.lessons.offset", lang) + " Δ"), y=alt.Y("cos:Q", title=cosine),
         color=alt.Color("code:N", title=code, sort=shown, scale=keyed_colours(shown, DARK2),
