@@ -414,8 +414,8 @@ def _work_plan(loaded: LoadedModel, lengths: list[int], pairs: int, pruning_step
                      second_pass=pair_count + len(steps) - 1)
 
 
-class _WorkProgress:
-    """The report's progress callback with the work done so far (in :class:`_WorkPlan` units)."""
+class _WorkCounter:
+    """The work done so far (in :class:`_WorkPlan` units), told to the report's :data:`Progress` at each advance."""
 
     def __init__(self, progress: Progress, total: int) -> None:
         self.progress, self.total, self.done = progress, total, 0
@@ -426,7 +426,7 @@ class _WorkProgress:
 
 
 def _first_pass(loaded: LoadedModel, encoded: list[dict[str, torch.Tensor]], plan: _WorkPlan, ablation: AblationMode,
-                backend: str, progress: _WorkProgress) -> tuple[list, list, list, list]:
+                backend: str, counter: _WorkCounter) -> tuple[list, list, list, list]:
     """Per text, in input order: its :class:`HeadStatistics`, tokens, per-key sink scores and unablated output."""
     count = len(encoded)
     per_text: list = [None] * count
@@ -443,14 +443,14 @@ def _first_pass(loaded: LoadedModel, encoded: list[dict[str, torch.Tensor]], pla
                 group, _group_statistics(loaded, [encoded[i] for i in group], ablation, backend)):
             per_text[index], tokens[index], key_scores[index], bases[index] = stats, text_tokens, scores, base
             finished += 1
-            progress.advance(plan.lengths[index] * plan.first_pass,
-                             f"Statistics, single-head ablations and gradients: text {finished} of {count}")
+            counter.advance(plan.lengths[index] * plan.first_pass,
+                            f"Statistics, single-head ablations and gradients: text {finished} of {count}")
     return per_text, tokens, key_scores, bases
 
 
 def _second_pass(loaded: LoadedModel, encoded: list[dict[str, torch.Tensor]], bases: list, plan: _WorkPlan,
                  chosen: np.ndarray, order: np.ndarray, ablation: AblationMode, backend: str,
-                 progress: _WorkProgress) -> np.ndarray:
+                 counter: _WorkCounter) -> np.ndarray:
     """The mean output change over the texts of each chosen pair ablated together, then of each pruning step but
     the first: (pairs + steps − 1,) float64."""
     info = loaded.info
@@ -471,8 +471,8 @@ def _second_pass(loaded: LoadedModel, encoded: list[dict[str, torch.Tensor]], ba
         for index, row in zip(group, group_changes):
             changes[index] = row
             finished += 1
-            progress.advance(plan.lengths[index] * plan.second_pass,
-                             f"Redundant pairs and pruning: text {finished} of {count}")
+            counter.advance(plan.lengths[index] * plan.second_pass,
+                            f"Redundant pairs and pruning: text {finished} of {count}")
     return changes.mean(axis=0)
 
 
@@ -505,11 +505,11 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
     # Every text's length and ids are checked before any slow work; the lengths also weigh the progress.
     encoded = [encode_text(loaded, text).inputs for text in texts]
     plan = _work_plan(loaded, [int(item["input_ids"].shape[1]) for item in encoded], pairs, pruning_step)
-    report_progress = _WorkProgress(progress or no_progress, plan.total)
+    counter = _WorkCounter(progress or no_progress, plan.total)
     timings: dict[str, float] = {}
 
     started = time.perf_counter()
-    per_text, tokens, key_scores, bases = _first_pass(loaded, encoded, plan, ablation, backend, report_progress)
+    per_text, tokens, key_scores, bases = _first_pass(loaded, encoded, plan, ablation, backend, counter)
     statistics = HeadStatistics.mean(per_text)
     timings["statistics"] = time.perf_counter() - started
 
@@ -517,7 +517,7 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
     importance_gradient = layer_normalized(statistics.gradient_raw.astype(np.float64))
     chosen = most_redundant_pairs(statistics.js_divergence, plan.pair_count)
     order = pruning_order(importance_gradient)
-    mean_changes = _second_pass(loaded, encoded, bases, plan, chosen, order, ablation, backend, report_progress)
+    mean_changes = _second_pass(loaded, encoded, bases, plan, chosen, order, ablation, backend, counter)
     single = statistics.importance_ablation.ravel()
     pruning_changes = np.concatenate([[0.0], mean_changes[len(chosen):]])
     timings["pairs_and_pruning"] = time.perf_counter() - started
