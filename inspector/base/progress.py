@@ -18,7 +18,7 @@ converges early reports its whole budget as done), so a command line can end its
 there. A callback that raises stops the job at that call (the Heads page's Stop button, Ctrl-C in a census).
 
 Three positional values, not a dataclass, because that is all a job knows: how long a job has taken is the
-caller's clock (the Heads page's rate and ETA, :class:`inspector.analyses.heads.ReportProgress`), and a job
+caller's clock (the Heads page's rate and ETA, :class:`inspector.analyses.head_progress.ReportProgress`), and a job
 whose command line shows a rate says it in its note (the census).
 
 Every job takes this one type, by this name — no alias, no other shape (a conversion's stages and the attribution
