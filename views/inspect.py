@@ -15,6 +15,7 @@ import streamlit as st
 from inspector import InspectorError
 from inspector.analyses.heatmap import HeatmapOptions, heatmap_view, layer_views
 from inspector.analyses.metrics import head_entropy
+from inspector.base.errors import error_text
 from inspector.base.i18n import t
 from inspector.charts.base import HEAD_SELECTION, selected_head, token_labels
 from inspector.charts.bertviz import IFRAME_MAX_HEIGHT
@@ -144,7 +145,7 @@ with attention_column:
     try:
         view = heatmap_view(result, layer, head, options)
     except InspectorError as err:
-        st.error(str(err))
+        session.show_error(err, lang)
         st.stop()
     if len(view.query_tokens) > HEATMAP_MAX_TOKENS and not st.toggle(
             t("inspect.draw_large", lang, rows=len(view.query_tokens), cols=len(view.key_tokens)), key="draw_large"):
@@ -185,7 +186,7 @@ if st.toggle(t("inspect.bertviz_toggle", lang), key="bertviz"):
                 html, height, shown = session.cached_bertviz(kind, chosen.spec, chosen.state.text, chosen.state.backend,
                                                             layer, head if kind == "head" else None)
             except InspectorError as err:
-                st.info(str(err))
+                st.info(error_text(err, lang))
                 continue
             if len(shown) < info.num_layers:
                 st.caption(t("inspect.bertviz_layers", lang, first=shown[0], last=shown[-1]))
