@@ -130,7 +130,7 @@ def resolve_model_folder(spec: str | ModelSpec, *, revision: str | None = None, 
         exists = path.exists()
     except (OSError, ValueError, RuntimeError) as err:  # a name too long, a NUL byte, an unknown ~user
         raise ModelNotFoundError(f"{text[:60]!r} is neither an existing folder nor a valid Hugging Face hub id "
-                                 f"({err})", notice=Notice("error.model_unknown", model=text[:60])) from None
+                                 f"({err})", notice=Notice("error.model_unknown", model=text[:200])) from None
     if exists:  # the loader prefers an existing folder to a hub id of the same name
         if not path.is_dir():
             raise NotAModelError(f"'{text}' is a file; a model is a folder with config.json, tokenizer files and "
@@ -139,7 +139,7 @@ def resolve_model_folder(spec: str | ModelSpec, *, revision: str | None = None, 
     if parsed.kind != "hub":
         raise ModelNotFoundError(f"'{text}' is neither an existing folder nor a valid Hugging Face hub id "
                                  "(like 'bert-base-uncased' or 'openai-community/gpt2')",
-                                 notice=Notice("error.model_unknown", model=text[:60]))
+                                 notice=Notice("error.model_unknown", model=text[:200]))
     return _resolve_hub_id(text, revision=revision, max_parameters=max_parameters), text
 
 
