@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CJK = re.compile(r"[\u4e00-\u9fff]")
 # The catalogue's error sentences: the shared ones and each page's own.
 ERROR_KEY_PREFIXES = ("error.", "mech.error.", "attribution.error.", "generate.error.", "compare.error.",
-                      "gt.error.", "inspect.error.", "heads.error.")
+                      "decoder.error.", "lessons.error.", "gt.error.", "inspect.error.", "heads.error.")
 ERROR_KEYS = sorted(key for key in CATALOGUE if key.startswith(ERROR_KEY_PREFIXES))
 DECODER = "bundled:gemma-3-270m"
 # A bundled decoder's prepared folder in the cache (inspector.core.bundled; "gemma-3-270m-a5fd3b62230a-v1"): the
