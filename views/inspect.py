@@ -184,7 +184,7 @@ if st.toggle(t("inspect.bertviz_toggle", lang), key="bertviz"):
         with tab:
             try:
                 html, height, shown = session.cached_bertviz(kind, chosen.spec, chosen.state.text, chosen.state.backend,
-                                                            layer, head if kind == "head" else None)
+                                                            layer, head if kind == "head" else None, lang)
             except InspectorError as err:
                 st.info(error_text(err, lang))
                 continue

@@ -146,7 +146,8 @@ def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None
     (layer, head) outlines that cell. ``selectable`` adds a click selection named :data:`HEAD_SELECTION`
     over the fields ``layer`` and ``head`` to the coloured cells (for ``st.altair_chart(on_select=…)``).
     ``kv_heads`` (the model's key/value heads, grouped-query attention): each head is labelled "head·kv head"
-    ("5·1": query head 5 reads key/value head 1). ``windows`` (each layer's window, :attr:`Capture.windows`): in a
+    ("5·1": query head 5 reads key/value head 1; the title's note explains it with the selected head, or the last
+    one: an example from the model on screen). ``windows`` (each layer's window, :attr:`Capture.windows`): in a
     model with sliding-window layers each layer is labelled "local 512" or "global".
     """
     data = head_entropy_data(entropy, kv_heads=kv_heads, windows=windows, lang=lang)
@@ -156,8 +157,12 @@ def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None
     # Every head numbered when there is room; in the narrow column every k-th, the selected one first (issue 31).
     numbers = head_axis(heads, keep=keep, slide=slide, font_px=10, labelFontSize=alt.Undefined if slide else 10)
     head_title = t("heads.column.head", lang)
+    notes = [t("chart.inspect.grid_click", lang)] if selectable else []
     if "kv" in data:
         group = heads // kv_heads
+        example = heads - 1 if selected is None else int(selected[1])
+        notes.append(t("chart.inspect.gqa_note", lang, heads=heads, kv=kv_heads, head=example,
+                       kv_head=example // group))
         numbers = head_axis(heads, keep=keep, slide=slide, font_px=10, labelFontSize=alt.Undefined if slide else 10,
                             extra_chars=1 + len(str(max(kv_heads - 1, 0))),
                             label=f"datum.value + '·' + floor(datum.value / {group})")
@@ -196,10 +201,7 @@ def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None
         layers_drawn.extend(_outline(base, *selected, slide=slide))
     step = _SLIDE_GRID_CELL_PX if slide else _GRID_CELL_PX
     chart = alt.layer(*layers_drawn).properties(
-        title=chart_title(t("chart.inspect.grid_title", lang),
-                          ([t("chart.inspect.grid_click", lang)] if selectable else [])
-                          + ([t("chart.inspect.gqa_note", lang, heads=entropy.raw.shape[1], kv=kv_heads)]
-                             if "kv" in data else []),
+        title=chart_title(t("chart.inspect.grid_title", lang), notes,
                           width=FULL_WIDTH_PX if slide else NARROW_COLUMN_PX, slide=slide),
         width=alt.Step(step), height=alt.Step(step),
     )

@@ -45,6 +45,8 @@ MIN_SCALE, MAX_SCALE = 0.25, 8.0
 # and the SVG's size grow with the cell count, and past 128 × 128 a download takes seconds on a 2-CPU
 # machine. The app checks this before offering an image download; the library does not refuse.
 EXPORT_MAX_CELLS = 128 * 128
+# Licence names a reader's language translates (catalogue keys); any other (Apache-2.0) reads the same everywhere.
+LICENCE_NAMES = {"Gemma Terms of Use": "export.licence.gemma_terms"}
 _SOFTWARE = ("transformers", "torch", "altair", "vl-convert-python")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 
@@ -92,7 +94,9 @@ class Provenance:
         card = card_for(self.model)
         if card is not None:  # a bundled decoder: what its weights are and under which terms (issue 27)
             model = t("export.model_card", lang, model=model,
-                      card=t("export.card", lang, quantization=card.quantization, licence=card.licence))
+                      card=t("export.card", lang, quantization=card.quantization, dtype=card.dequantized_to,
+                             licence=t(LICENCE_NAMES[card.licence], lang) if card.licence in LICENCE_NAMES
+                             else card.licence))
         parts = [model, f"“{_text_excerpt(self.text)}”"]
         if self.layer is not None and self.head is not None:
             parts.append(t("export.layer_head", lang, layer=self.layer, head=self.head))

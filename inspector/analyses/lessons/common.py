@@ -38,7 +38,17 @@ DEFAULT_LENGTHS: tuple[int, ...] = (128, 256, 512, 1024)
 # Each length is timed this many times after a warm-up; the lesson reports the median and a bootstrap interval for
 # the fitted exponent over the runs (issue 30: one run's n^2.64, 2.52, 2.70 on reruns taught noise, not O(n²)).
 TIMING_REPEATS = 7
+# Untimed rounds over every length before the timed ones: the first length then no longer pays the allocator's and
+# the kernels' first-call costs (issue 44: a V-shaped curve, fitted exponent 0.47).
+TIMING_WARMUPS = 2
 EXPONENT_RESAMPLES = 400
+# A quiet run whose fitted time exponent stays below this did not show the square growth at these lengths (fixed
+# costs dominate small n): the answer says so instead of claiming O(n²) from the clock.
+TIME_SHOWS_SQUARE_FROM = 1.5
+# Lesson 7's blocked path on a CPU takes this many queries per block (fewer when the block budget says so), a tile
+# size of the order FlashAttention uses: every length above it is computed in several blocks, so "blocked equals
+# materialised" is tested at every such length, not only where the default budget would split the queries.
+QUERY_BLOCK = 64
 # Above this relative spread of a length's runs ((q75 − q25) / median) the lesson says the machine was too busy to
 # trust the timings, whatever the fit says.
 BUSY_SPREAD = 0.25

@@ -45,7 +45,11 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("export.part", "Heads {first}–{last} of {heads} (part {part} of {parts}).",
      "第 {first}–{last} 个头，共 {heads} 个（第 {part} 部分，共 {parts} 部分）。"),
     ("export.model_card", "{model} ({card})", "{model}（{card}）"),
-    ("export.card", "{quantization}; licence: {licence}", "{quantization}；许可：{licence}"),
+    ("export.card", "{quantization}, dequantised to {dtype}; licence: {licence}",
+     "{quantization}，已反量化为 {dtype}；许可：{licence}"),
+    # A licence's name in the reader's language, the owner's own name beside it so it stays recognisable
+    # (inspector.output.export.LICENCE_NAMES).
+    ("export.licence.gemma_terms", "Gemma Terms of Use", "Gemma 使用条款（Gemma Terms of Use）"),
     # Axis labels thinned to fit a narrow column (inspector.charts.base) -----------------------------------------------
     # The hover hints are separate sentences: on screen only, never in an export (inspector.output.export).
     ("chart.thinned.token", "In a narrow column only every k-th token is labelled.",

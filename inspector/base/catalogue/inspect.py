@@ -58,6 +58,11 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("inspect.bertviz_layers",
      "Layers {first}–{last} only: every layer of a text this long would draw too many lines to stay responsive.",
      "只显示第 {first}–{last} 层：文本这么长时画出所有层的连线会太多，界面会变慢。"),
+    # bertviz's own words inside its views (inspector.charts.bertviz)
+    ("bertviz.layer", "Layer:", "层："),
+    ("bertviz.layers", "Layers", "层"),
+    ("bertviz.heads", "Heads", "头"),
+    ("bertviz.layer_head", "Layer {layer}, Head {head}", "第 {layer} 层，第 {head} 个头"),
     ("inspect.export", "Export", "导出"),
     ("inspect.export_pack", "Export pack (PNG + SVG + JSON of the numbers, zip)",
      "导出包（PNG + SVG + 数值 JSON，zip）"),
@@ -113,8 +118,9 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("chart.inspect.kv_head", "key/value head", "键/值头"),
     ("chart.inspect.head_kv_axis", "head · key/value head", "头 · 键/值头"),
     ("chart.inspect.gqa_note",
-     "{heads} query heads share {kv} key/value {kv|head|heads}: 5·1 = head 5 reads kv head 1.",
-     "{heads} 个查询头共享 {kv} 个键/值头：5·1 = 第 5 个头读取第 1 个键/值头。"),
+     "{heads} query heads share {kv} key/value {kv|head|heads}: {head}·{kv_head} = head {head} reads kv head "
+     "{kv_head}.",
+     "{heads} 个查询头共享 {kv} 个键/值头：{head}·{kv_head} = 第 {head} 个头读取第 {kv_head} 个键/值头。"),
     ("chart.inspect.local", "local {window}", "局部 {window}"),
     ("chart.inspect.global", "global", "全局"),
     ("chart.inspect.layer_kind", "attention span", "注意力范围"),

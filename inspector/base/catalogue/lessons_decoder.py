@@ -92,29 +92,31 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "Every position of {model} moved by {shift}: the largest change of any score in any layer and head is "
      "{rope_change} ({rope_rel} of the largest score) and of any value {rope_v} — rounding. Head {head} of layer "
      "{layer}: one q/k pair placed 0…{span} tokens apart scores the same with the query at position {p1} or {p2} "
-     "(largest difference {gap}). Its frequencies: {thetas}; the slowest pair turns once in {slowest} tokens. So "
+     "(largest difference {gap}). Its frequencies: {thetas}. Tokens per full turn of the slowest pair — {slowest}. So "
      "RoPE puts position into the scores as the offset between query and key only: it rotates Q and K, leaves V "
      "untouched, and a whole text moved along scores the same.",
      "把 {model} 的每个位置平移 {shift}：任意层、任意头的得分最大变化为 {rope_change}（最大得分的 "
      "{rope_rel}），值向量的最大"
      "变化为 {rope_v}——只是舍入误差。第 {layer} 层第 {head} 个头：同一对 q/k 相隔 0…{span} 个词元时，查询位于位置 {p1} "
-     "或 {p2} 得分相同（最大差 {gap}）。它的频率：{thetas}；最慢的一对坐标每 {slowest} 个词元转一圈。所以 RoPE "
+     "或 {p2} 得分相同（最大差 {gap}）。它的频率：{thetas}。最慢的一对坐标转一整圈所需的词元数——{slowest}。所以 RoPE "
      "只把查询与键之间的偏移作为位置放进得分：它旋转 Q 和 K，不碰 V，整段文本一起平移，得分不变。"),
     ("lesson10.answer.contrast",
      "Every position of {model} moved by {shift}: the largest change of any score in any layer and head is "
      "{rope_change} ({rope_rel} of the largest score) and of any value {rope_v} — rounding. On {absolute}, whose "
      "learned positions are added to X, a shift of {abs_shift} changes scores by up to {abs_change} ({abs_rel} of the "
      "largest) and values by up to {abs_v}. Head {head} of layer {layer}: one q/k pair placed 0…{span} tokens apart "
-     "scores the same with the query at position {p1} or {p2} (largest difference {gap}). Its frequencies: {thetas}; "
-     "the slowest pair turns once in {slowest} tokens. So RoPE puts position into the scores as the offset between "
-     "query and key only: it rotates Q and K, leaves V untouched, and a whole text moved along scores the same.",
+     "scores the same with the query at position {p1} or {p2} (largest difference {gap}). Its frequencies: {thetas}. "
+     "Tokens per full turn of the slowest pair — {slowest}. So RoPE puts position into the scores as the offset "
+     "between query and key only: it rotates Q and K, leaves V untouched, and a whole text moved along scores the "
+     "same.",
      "把 {model} 的每个位置平移 {shift}：任意层、任意头的得分最大变化为 {rope_change}（最大得分的 "
      "{rope_rel}），值向量的最大"
      "变化为 {rope_v}——只是舍入误差。而在把学到的位置加到 X 上的 {absolute} 上，平移 {abs_shift} 使得分最多变化 "
      "{abs_change}（最大得分的 {abs_rel}），值最多变化 {abs_v}。第 {layer} 层第 {head} 个头：同一对 q/k 相隔 "
      "0…{span} 个"
-     "词元时，查询位于位置 {p1} 或 {p2} 得分相同（最大差 {gap}）。它的频率：{thetas}；最慢的一对坐标每 {slowest} 个词元"
-     "转一圈。所以 RoPE 只把查询与键之间的偏移作为位置放进得分：它旋转 Q 和 K，不碰 V，整段文本一起平移，得分不变。"),
+     "词元时，查询位于位置 {p1} 或 {p2} 得分相同（最大差 {gap}）。它的频率：{thetas}。"
+     "最慢的一对坐标转一整圈所需的词元数——{slowest}。所以 RoPE 只把查询与键之间的偏移作为位置放进得分：它旋转 Q 和 K，"
+     "不碰 V，整段文本一起平移，得分不变。"),
     ("chart.decoder.offset", "offset i − j", "偏移 i − j"),
     ("chart.decoder.score", "score", "得分"),
     ("chart.decoder.query_at", "query at", "查询位置"),
@@ -135,7 +137,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "缓存）。分组查询注意力让多个查询头共用一个键/值头，缓存按组大小缩小；"
      "多查询注意力只保留一个键/值头。同一组的查询头仍然不同：它们共用地址，而不是问题。"),
     ("lesson11.col_model", "model", "模型"),
-    ("lesson11.col_heads", "query : key/value heads", "查询头 : 键/值头"),
+    ("lesson11.col_heads", "query : key/value heads", "查询头∶键/值头"),
     ("lesson11.col_bytes", "KV bytes / token", "每词元 KV 字节"),
     ("lesson11.col_mha", "one K/V head per query head", "每个查询头一个 K/V 头"),
     ("lesson11.col_saving", "saving ×", "节省倍数"),
