@@ -184,11 +184,14 @@ def test_the_bundled_model_without_a_card_says_so_in_chinese(bundled):
 def test_no_page_shows_an_error_as_its_english_text():
     """Every page shows an error through session.show_error / error_text: ``str(err)`` is the library's English
     developer text (a folder of the server, on an English or a Chinese page)."""
+    shown_as_text = re.compile(r"\b(st|session|pages)\.\w+\(.*\bstr\((err|error|exc)\b|st\.error\(str\(")
     sources = [ROOT / "app.py", *sorted((ROOT / "views").glob("*.py"))]
     found = [f"{path.name}:{number}: {line.strip()}" for path in sources
              for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
-             if "st.error(str(" in line or "str(err" in line]
+             if shown_as_text.search(line)]
     assert not found, found
+    assert shown_as_text.search("    st.error(str(err))") and shown_as_text.search("st.info(str(err))")
+    assert shown_as_text.search("pages.link_warning(str(err), lang)")
     assert "show_error" in (ROOT / "views" / "session.py").read_text(encoding="utf-8")
 
 

@@ -352,22 +352,28 @@ def _register_fonts() -> None:
 
 # The CJK font (WenQuanYi Micro Hei) has no bold face: a bold title in Chinese came out regular in every export.
 # Bold text with wide characters in it is drawn with an outline of its own colour, a stroke about 1/22 of the size.
-_BOLD_TEXT = re.compile(r'<text([^>]*?font-weight="bold"[^>]*)>(.*?)</text>', re.DOTALL)
+# An opening tag is matched attribute by attribute (a value may hold ">"), so an empty, self-closing
+# ``<text …/>`` is never an opening tag: a pattern that took it for one spanned to the next ``</text>`` and wrote
+# malformed XML (the Heads grid in 简体中文; issue 44).
+_TEXT_ELEMENT = re.compile(r'<text((?:\s+[\w:.-]+="[^"]*")*)\s*>(.*?)</text>', re.DOTALL)
 _FONT_SIZE = re.compile(r'font-size="([0-9.]+)px"')
 _FILL = re.compile(r'fill="([^"]+)"')
 
 
 def embolden_wide_text(svg: str) -> str:
+    """``svg`` with every bold ``<text>`` element that holds a wide (CJK) character outlined in its own fill colour;
+    everything else, empty self-closing text elements included, is left byte for byte as it was."""
     def outline(match: re.Match) -> str:
         attributes, content = match.group(1), match.group(2)
-        if " stroke=" in attributes or not any(text_width_px(ch, 1) > 1 for ch in content):
+        if ('font-weight="bold"' not in attributes or " stroke=" in attributes
+                or not any(text_width_px(ch, 1) > 1 for ch in content)):
             return match.group(0)
         size = float(_FONT_SIZE.search(attributes).group(1)) if _FONT_SIZE.search(attributes) else 13.0
         colour = _FILL.search(attributes).group(1) if _FILL.search(attributes) else "#000"
         return (f'<text{attributes} stroke="{colour}" stroke-width="{size / 22:.2f}" stroke-linejoin="round">'
                 f"{content}</text>")
 
-    return _BOLD_TEXT.sub(outline, svg)
+    return _TEXT_ELEMENT.sub(outline, svg)
 
 
 def render(kind: str, chart, **options):
