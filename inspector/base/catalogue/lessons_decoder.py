@@ -364,23 +364,25 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lesson15.answer",
      "Head {head} of layer {layer}: after translating the keys and scaling queries by α = {alpha} (and keys by 1/α) "
      "the weights change by at most {unchanged} — nothing. The first two principal components carry {explained} of "
-     "the variance. Spearman ρ between query–key distance and dot product is {rho}: nearer means a higher score, so "
-     "the picture can be read that way. Before the rescaling, mean ‖q‖ / ‖k‖ is {gap_layer} in this layer and "
-     "ranges {gap_min}–{gap_max} over the layers (largest in layer {gap_top}).",
+     "the variance. Spearman ρ between query–key distance and dot product is {rho} (p = {p}): at most −{min_rho} "
+     "with p < {test_alpha}, so nearer means a higher score and the picture can be read that way. Before the "
+     "rescaling, mean ‖q‖ / ‖k‖ is {gap_layer} in this layer and ranges {gap_min}–{gap_max} over the layers "
+     "(largest in layer {gap_top}).",
      "第 {layer} 层第 {head} 个头：平移键、把查询乘以 α = {alpha}（键除以 α）之后，权重最多变化 {unchanged}——没有变化。"
-     "前两个主成分占方差的 {explained}。查询–键距离与点积之间的 Spearman ρ 为 "
-     "{rho}：越近得分越高，所以可以这样读这张图。"
+     "前两个主成分占方差的 {explained}。查询–键距离与点积之间的 Spearman ρ 为 {rho}（p = {p}）：不高于 −{min_rho} "
+     "且 p < {test_alpha}，所以越近得分越高，可以这样读这张图。"
      "重新缩放之前，这一层的平均 ‖q‖ / ‖k‖ 为 {gap_layer}，各层在 {gap_min}–{gap_max} 之间（第 {gap_top} 层最大）。"),
     ("lesson15.answer.weak",
      "Head {head} of layer {layer}: after translating the keys and scaling queries by α = {alpha} (and keys by 1/α) "
      "the weights change by at most {unchanged} — nothing. The first two principal components carry {explained} of "
-     "the variance. Spearman ρ between query–key distance and dot product is {rho}: here nearness does not mean a "
-     "higher score, so do not read the picture as “close = attended”. Before the rescaling, mean ‖q‖ / ‖k‖ is "
+     "the variance. Spearman ρ between query–key distance and dot product is {rho} (p = {p}): not at most −{min_rho} "
+     "with p < {test_alpha}, so it is not shown that nearness means a higher score — do not read the picture as "
+     "“close = attended”. Before the rescaling, mean ‖q‖ / ‖k‖ is "
      "{gap_layer} in this layer and ranges {gap_min}–{gap_max} over the layers (largest in layer {gap_top}).",
      "第 {layer} 层第 {head} 个头：平移键、把查询乘以 α = {alpha}（键除以 α）之后，权重最多变化 {unchanged}——没有变化。"
-     "前两个主成分占方差的 {explained}。查询–键距离与点积之间的 Spearman ρ 为 {rho}：这里近并不意味着得分高，所以不要把"
-     "这张图读成“近 = 被关注”。重新缩放之前，这一层的平均 ‖q‖ / ‖k‖ 为 {gap_layer}，各层在 {gap_min}–{gap_max} 之间"
-     "（第 {gap_top} 层最大）。"),
+     "前两个主成分占方差的 {explained}。查询–键距离与点积之间的 Spearman ρ 为 {rho}（p = {p}）：没有做到不高于 "
+     "−{min_rho} 且 p < {test_alpha}，所以未能显示近就意味着得分高——不要把这张图读成“近 = 被关注”。"
+     "重新缩放之前，这一层的平均 ‖q‖ / ‖k‖ 为 {gap_layer}，各层在 {gap_min}–{gap_max} 之间（第 {gap_top} 层最大）。"),
     ("chart.decoder.role", "vector", "向量"),
     ("chart.decoder.query", "query", "查询"),
     ("chart.decoder.key", "key", "键"),
@@ -462,6 +464,17 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "on this pair, which is what a measurement can say.",
      "看向 {token} 的 {top} 个头正是恢复 {answer} 的前 {top} 个头：在这对文本上，注意力与修补一致——这也只是这对文本上的"
      "测量结论。"),
+    # Errors of the decoder lessons (inspector.analyses.lessons: decoder, geometry, sinks) ----------------------------
+    ("decoder.error.not_decoder", "{model} is not a causal language model; pick a bundled decoder (SmolLM2 or "
+     "Gemma 3).", "{model} 不是因果语言模型；请选一个内置解码器（SmolLM2 或 Gemma 3）。"),
+    ("decoder.error.no_room_to_shift", "The text's {tokens} tokens leave no room to shift positions in {model}; "
+     "shorten the text.", "这段文本的 {tokens} 个词元让 {model} 没有平移位置的余地；请缩短文本。"),
+    ("decoder.error.no_rope", "{model} does not use rotary position embeddings; pick a bundled decoder (SmolLM2 or "
+     "Gemma 3) for this lesson.", "{model} 不使用旋转位置编码；这节课请选一个内置解码器（SmolLM2 或 Gemma 3）。"),
+    ("decoder.error.no_window", "{model} has no sliding-window layer; pick Gemma 3 270M (15 of its 18 layers see a "
+     "512-token window).", "{model} 没有滑动窗口层；请选 Gemma 3 270M（它的 18 层中有 15 层只看 512 个词元的窗口）。"),
+    ("decoder.error.text_within_window", "The text has {tokens} tokens, not more than the window of {window}; use a "
+     "longer text.", "这段文本有 {tokens} 个词元，没有超过 {window} 个词元的窗口；请用更长的文本。"),
     # The quiz's questions on these lessons (views/lesson_quiz.py) -----------------------------------------------------
     ("quiz.decoder.heading", "Questions on the decoder lessons", "关于解码器课程的问题"),
     ("quiz.decoder.choice", "Your answer", "你的答案"),
