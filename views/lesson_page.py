@@ -16,6 +16,7 @@ from inspector import InspectorError
 from inspector.analyses.lessons import registry
 from inspector.analyses.lessons.registry import LESSONS, Lesson, LessonContext, lesson_answers
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
+from inspector.base.progress import Progress
 from inspector.output.export import Provenance, screen_title
 from inspector.output.share import escape_markdown
 from views import session
@@ -24,7 +25,8 @@ from views.progress_bar import progress_bar
 
 
 def lesson_context(spec: str, contrast: str | None, text: str, backend: str, layer: int, head: int,
-                   lengths: Sequence[int] | None = None, progress=None, lang: str = DEFAULT_LANGUAGE) -> LessonContext:
+                   lengths: Sequence[int] | None = None, progress: Progress | None = None,
+                   lang: str = DEFAULT_LANGUAGE) -> LessonContext:
     return LessonContext(session.cached_model(spec), text, layer, head, backend=backend, lengths=lengths,
                          contrast=None if contrast is None else session.cached_model(contrast), progress=progress,
                          lang=lang)
@@ -103,7 +105,7 @@ class LessonView:
             try:
                 result = cached_requested(slug, *wanted)
             except InspectorError as err:
-                st.error(str(err))
+                session.show_error(err, self.lang)
                 return None
         st.session_state[remembered] = wanted
         return result
