@@ -231,9 +231,10 @@ def test_answers_contain_the_numbers_they_cite(lessons, lang):
 def test_answer_terms_are_translated():
     answer = Answer("lesson2.answer", {k: "1" for k in ("xx_share", "qk_share", "qk_mean", "asym", "asym_min",
                                                         "asym_max", "head", "layer", "tied_share", "tv", "entropy",
-                                                        "tied_entropy", "change")},
-                    {"measure": "measure.embedding"})
+                                                        "tied_entropy", "change", "asym_far")},
+                    {"measure": "measure.embedding", "symmetry": "lessons.asymmetry.near"})
     assert "cosine distance" in answer.text("en") and "余弦距离" in answer.text("zh")
+    assert "not shown to be far from symmetric" in answer.text("en") and "未能显示 S 远非对称" in answer.text("zh")
 
 
 def test_quiz_reveals_come_from_the_measurements(lessons):
@@ -479,3 +480,25 @@ def test_lesson6_states_its_test_in_every_verdict(verdict, lang):
     if verdict == "not_shown":
         assert ("not shown" in text) if lang == "en" else ("未能显示" in text)
         assert "holds here" not in text and "成立" not in text
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_symmetry_and_parking_verdicts_flip_at_their_thresholds(lang):
+    """Lessons 2 and D1 said “S is far from symmetric” and D4 “a parking spot, not a source” whatever the numbers
+    (issue 44 item 4): each is now a term chosen by a stated threshold, just above and just below it."""
+    from inspector.analyses.lessons.common import ASYMMETRY_FAR, PARKING_RATIO, asymmetry_term
+    from inspector.analyses.lessons.sinks import parking_term
+    from inspector.base.i18n import t
+
+    assert asymmetry_term(ASYMMETRY_FAR) == "lessons.asymmetry.far"
+    assert asymmetry_term(ASYMMETRY_FAR - 1e-9) == "lessons.asymmetry.near"
+    assert parking_term(0.6, PARKING_RATIO * 0.6 - 1e-9) == "lessons.sink.parking"
+    assert parking_term(0.6, PARKING_RATIO * 0.6) == "lessons.sink.not_parking"
+    shown = {"en": "not shown", "zh": "未能显示"}[lang]
+    assert shown in t("lessons.asymmetry.near", lang) and shown in t("lessons.sink.not_parking", lang)
+
+
+def test_the_why_qk_answer_names_its_threshold(lessons):
+    answer = lessons["bert"].why_qk.answer
+    assert answer.values["asym_far"] == "0.50" and answer.terms["symmetry"].startswith("lessons.asymmetry.")
+    assert "at least 0.50" in answer.text("en") and "至少 0.50" in answer.text("zh")

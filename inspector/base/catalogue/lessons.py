@@ -77,15 +77,22 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lesson2.answer",
      "On this text, with XXᵀ the largest score of {xx_share} of the rows is on the diagonal: the token “only looks "
      "at itself”. With the learned QKᵀ that share is {qk_share} for head {head} ({qk_mean} on average over the "
-     "layer's heads). S is far from symmetric: ‖S − Sᵀ‖/‖S‖ is {asym} for head {head} ({asym_min}–{asym_max} across "
-     "heads; 0 would mean W_Q = W_K). Tying W_K := W_Q for head {head} through the attention function moves each row "
+     "layer's heads). {symmetry}: ‖S − Sᵀ‖/‖S‖ is {asym} for head {head} ({asym_min}–{asym_max} across heads; 0 "
+     "would mean W_Q = W_K, “far” means at least {asym_far}). Tying W_K := W_Q for head {head} through the attention "
+     "function moves each row "
      "by {tv} in total variation, changes the self-attending share to {tied_share} and the mean entropy from "
      "{entropy} to {tied_entropy} nats; the model's output changes by {change} ({measure}).",
      "在这段文本上，用 XXᵀ 时有 {xx_share} 的行最大得分落在对角线上：词元“只看自己”。用学到的 QKᵀ 时，第 {head} "
-     "个头的这一比例是 {qk_share}（该层所有头平均为 {qk_mean}）。S 远非对称：第 {head} 个头的 ‖S − Sᵀ‖/‖S‖ 为 "
-     "{asym}（各头在 {asym_min}–{asym_max} 之间；为 0 则意味着 W_Q = W_K）。通过注意力函数令第 {head} 个头 W_K := "
+     "个头的这一比例是 {qk_share}（该层所有头平均为 {qk_mean}）。{symmetry}：第 {head} 个头的 ‖S − Sᵀ‖/‖S‖ 为 "
+     "{asym}（各头在 {asym_min}–{asym_max} 之间；为 0 则意味着 W_Q = W_K，“远非对称”指至少 {asym_far}）。通过注意力函数"
+     "令第 {head} 个头 W_K := "
      "W_Q 后，每行权重的总变差距离平均变化 {tv}，关注自身的比例变为 {tied_share}，平均熵从 {entropy} 变为 "
      "{tied_entropy} 奈特；模型输出变化 {change}（{measure}）。"),
+    # Verdict terms of the lessons' answers (inspector.analyses.lessons.common: asymmetry_term; sinks.parking_term)
+    ("lessons.asymmetry.far", "S is far from symmetric", "S 远非对称"),
+    ("lessons.asymmetry.near", "S is not shown to be far from symmetric", "未能显示 S 远非对称"),
+    ("lessons.sink.parking", "a parking spot, not a source", "是停放处，不是来源"),
+    ("lessons.sink.not_parking", "not shown to be a mere parking spot", "未能显示它只是停放处"),
     # Lesson 3 ---------------------------------------------------------------------------------------------------------
     ("lesson3.title", "3 · Where position enters", "3 · 位置信息从哪里进入"),
     ("lesson3.question", "Attention itself is order-blind — so where does word order come in?",
