@@ -29,8 +29,18 @@ from inspector.analyses.lessons import (
     softmax_jacobian,
     softmax_jacobian_norm,
 )
-from inspector.analyses.lessons.common import VERDICT_ALPHA, rank_trend
+from inspector.analyses.lessons.capacity import (
+    BOTTLENECK_DIMS,
+    BOTTLENECK_KEYS,
+    KEEPS_PATTERN_BELOW,
+    bottleneck_sweep,
+    head_dim_lesson,
+    position_codes_lesson,
+    sinusoidal_codes,
+)
+from inspector.analyses.lessons.common import VERDICT_ALPHA, _f, rank_trend
 from inspector.analyses.lessons.encoder import DEPTH_ANSWERS, depth_trend
+from inspector.analyses.lessons.registry import LessonContext, compute_part
 from inspector.base.errors import InvalidRequestError
 from inspector.base.i18n import LANGUAGES
 from inspector.core.loading import load_model
@@ -283,7 +293,8 @@ def test_cli_writes_every_lessons_numbers(tiny_model_dirs, tmp_path, capsys):
     payload = json.loads(out.read_text(encoding="utf-8"))
     lessons = payload["lessons"]
     assert list(lessons) == ["definition", "why_qk", "position", "scaling", "multi_head", "entropy", "complexity",
-                             "quiz"] and payload["skipped"] == {}  # every lesson of the sidebar's model, no decoder
+                             "quiz", "head_dim", "position_codes"]  # every lesson of the sidebar's model, by number
+    assert payload["skipped"] == {}
     assert lessons["scaling"]["result"]["sweep"]["slope"] and lessons["quiz"]["requested"]["change"]
     assert payload["lang"] == "zh" and "旋转位置编码" in lessons["position"]["result"]["answer"]
     assert lessons["complexity"]["requested"]["lengths"] == [16, 32] and payload["model"]["num_heads"] == 4
@@ -388,6 +399,49 @@ def test_a_listed_numbers_answer_joins_them_in_the_readers_language():
     assert answer.text("en") == "layers: 5, 11, 17"
     assert answer.text("zh").endswith("5、11、17")
     assert Answer("lessons.named_value", {"name": "layers"}, lists={"value": ()}).text("en") == "layers: —"
+
+
+# ----------------------------------------------------------------- lessons 18 and 19 (issue 44, item 11)
+
+
+def test_the_bottleneck_simulation_falls_to_zero_only_when_d_k_reaches_n():
+    """Random dense targets over n = 32 keys: rank(QKᵀ) ≤ d_k, so the best KL stays well above 0 for a narrow head and
+    reaches ~0 at d_k = n (Bhojanapalli et al. 2020)."""
+    kl = bottleneck_sweep()
+    assert len(kl) == len(BOTTLENECK_DIMS) and BOTTLENECK_DIMS[-1] == BOTTLENECK_KEYS
+    assert kl[0] > 0.2 and kl[-1] < 1e-3
+    assert all(later <= earlier + 1e-6 for earlier, later in zip(kl, kl[1:]))  # a wider head never does worse
+
+
+def test_a_rank_cut_of_the_heads_scores_is_exact_at_full_rank(tiny_models):
+    context = LessonContext(tiny_models["bert"], TEXT, 1, 2)
+    definition = compute_part("encoder", context)["definition"]
+    lesson = head_dim_lesson(definition, simulated=np.zeros(len(BOTTLENECK_DIMS)))
+    n, d_k = len(definition.tokens), definition.d_k
+    assert d_k < n and list(lesson.ranks) == list(range(1, d_k + 1))
+    # Rank d_k keeps S = QKᵀ·scale whole (its rank is at most d_k): the weights come back, up to the fp32 rounding of
+    # the model's scores.
+    assert lesson.head_kl[-1] < 1e-6 and lesson.head_kl[0] > 100 * lesson.head_kl[-1]
+    assert lesson.needed is None or lesson.head_kl[lesson.needed - 1] < KEEPS_PATTERN_BELOW
+    for lang in LANGUAGES:
+        text = lesson.answer.text(lang)
+        assert f"d_k = {d_k}" in text and _f(lesson.head_kl[0]) in text
+
+
+def test_the_sinusoidal_formula_and_rope_depend_on_the_offset_alone_a_learned_table_does_not(tiny_models):
+    codes = sinusoidal_codes(5, 6)
+    assert np.allclose(codes[:, 0], np.sin(np.arange(5))) and np.allclose(codes[:, 1], np.cos(np.arange(5)))
+    assert np.allclose(codes[:, 4], np.sin(np.arange(5) / 10000 ** (4 / 6)))
+    bert = position_codes_lesson(tiny_models["bert"])  # learned absolute positions (random init: no structure)
+    assert bert.sinusoidal[0] == pytest.approx(1) and bert.rope[0] == pytest.approx(1)
+    assert bert.sinusoidal_spread.max() < 1e-9 and bert.rope_spread.max() < 1e-9
+    assert bert.learned is not None and bert.learned_spread[1:].mean() > 1e-3
+    assert bert.rope_source == "formula" and bert.answer.key == "lesson19.answer"
+    llama = position_codes_lesson(tiny_models["llama"])
+    assert llama.learned is None and llama.rope_source == "model" and llama.answer.key == "lesson19.answer.no_table"
+    for lang in LANGUAGES:
+        assert bert.answer.values["learned_spread"] in bert.answer.text(lang)
+        assert llama.answer.values["sin_near"] in llama.answer.text(lang)
 
 
 # ------------------------------------------------------------------------- verdicts with a threshold (issue 44)
