@@ -13,6 +13,7 @@ import streamlit as st
 
 from inspector import InspectorError
 from inspector.analyses.attribution import (
+    COMPLETENESS_GAP,
     DEFAULT_REFERENCE,
     LONG_TEXT_TOKENS,
     AttributionReport,
@@ -181,6 +182,10 @@ if ig is not None:
     st.caption(escape_markdown(t("attribution.page.ig_caption", lang, steps=ig.steps, batch=ig.internal_batch_size,
                                  baseline=baseline, baseline_value=f"{ig.baseline_value:.4g}",
                                  delta=f"{ig.delta:.2g}")))
+    if ig.incomplete(report.target.value):  # the scores do not add up to what they explain (issue 44)
+        st.warning(t("attribution.page.ig_incomplete", lang, gap=f"{ig.relative_gap(report.target.value):.0%}",
+                     threshold=f"{COMPLETENESS_GAP:.0%}", delta=f"{ig.delta:.3g}",
+                     change=f"{report.target.value - ig.baseline_value:.3g}"), icon=":material/warning:")
 for method, reason in report.skipped.items():
     st.warning(escape_markdown(t("attribution.page.skipped", lang, method=method_label(method, lang), reason=reason)))
 

@@ -69,6 +69,7 @@ from inspector.analyses.lessons.encoder import (
     position_lesson,
     real_scaling_lesson,
     scaling_sweep,
+    seeing_rows,
     sharpest_pair,
     why_qk_lesson,
 )
@@ -190,6 +191,7 @@ __all__ = [
     "rotate",
     "run_requested",
     "scaling_sweep",
+    "seeing_rows",
     "sharpest_pair",
     "sinks_lesson",
     "softmax_jacobian",

@@ -94,6 +94,12 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "convergence delta {delta} (Σ attributions − (f(x) − f(baseline))).",
      "积分梯度：{steps} 步（每批 {batch} 步），基线 = {baseline}（f = {baseline_value}）；收敛误差 {delta}（Σ 归因 − "
      "(f(x) − f(基线))）。"),
+    ("attribution.page.ig_incomplete",
+     "Integrated gradients is incomplete here: its scores miss {gap} of the change they explain (delta {delta} "
+     "against f(x) − f(baseline) = {change}; flagged above {threshold}). Read them as a ranking, not as shares of "
+     "f — more steps narrow the gap.",
+     "此处积分梯度不满足完备性：得分漏掉了所要解释变化的 {gap}（误差 {delta}，而 f(x) − f(基线) = {change}；"
+     "超过 {threshold} 即提示）。只把它们当作排序来读，不要当作 f 的份额——增加步数可以缩小差距。"),
     ("attribution.page.skipped", "{method} could not run: {reason}", "{method} 无法运行：{reason}"),
     ("attribution.page.scores", "Per-token scores", "每个词元的得分"),
     ("attribution.page.read_mean", "the mean over heads", "各头平均"),
