@@ -86,6 +86,8 @@ def target_words(target: Target, lang: str) -> str:
         return target.description
     # The library marks a target that is the model's own prediction in its description; the page keeps that.
     predicted = t("attribution.page.target_predicted", lang) if "prediction)" in target.description else ""
+    if target.skipped:  # the top prediction was whitespace or special: the most likely word is explained instead
+        predicted = t("attribution.page.target_skipped", lang, skipped=target.skipped)
     if target.kind == "class":
         return t("attribution.page.target_class", lang, label=target.label, predicted=predicted)
     if target.kind in ("masked-token", "next-token"):

@@ -16,7 +16,7 @@ from inspector import InspectorError
 from inspector.analyses.heatmap import HeatmapOptions, heatmap_view, layer_views
 from inspector.analyses.metrics import head_entropy
 from inspector.base.i18n import t
-from inspector.charts.base import HEAD_SELECTION, selected_head, token_labels
+from inspector.charts.base import HEAD_SELECTION, WIDE_COLUMN_PX, selected_head, token_labels
 from inspector.charts.bertviz import IFRAME_MAX_HEIGHT
 from inspector.charts.inspect import (
     SMALL_MULTIPLES_MAX_TOKENS,
@@ -152,7 +152,10 @@ with attention_column:
     else:
         heatmap = attention_heatmap_chart(view, slide=slide, lang=lang, kv_heads=info.num_kv_heads,
                                           num_heads=info.num_heads)
-        st.altair_chart(screen_title(heatmap))
+        # On screen the cells are sized to the column, so they stay square when Streamlit fits its width (issue 44).
+        st.altair_chart(screen_title(attention_heatmap_chart(
+            view, slide=slide, lang=lang, kv_heads=info.num_kv_heads, num_heads=info.num_heads,
+            column_px=None if slide else WIDE_COLUMN_PX)))
         st.caption(t("inspect.heatmap_caption", lang))
         download_buttons(f"attention-L{layer}-H{head}", heatmap, provenance(layer, head), "heatmap",
                          cells=view.weights.size)
