@@ -17,11 +17,11 @@ from transformers import AutoModel, AutoModelForSequenceClassification
 
 from inspector.analyses.divergence import JS_MAX
 from inspector.analyses.head_importance import layer_normalized
+from inspector.analyses.head_progress import ReportProgress
 from inspector.analyses.heads import (
     CORPUS_PATH,
     INDUCTION_HEAD_SCORE,
     HeadStatistics,
-    ReportProgress,
     head_report,
     read_corpus,
     report_json,

@@ -19,6 +19,7 @@ from inspector.analyses.heatmap import HeatmapView
 from inspector.analyses.metrics import HeadEntropy
 from inspector.base.i18n import DEFAULT_LANGUAGE, notice_text, t
 from inspector.charts.base import (
+    CELL_SELECTION,
     ENTROPY_SCHEME,
     FULL_WIDTH_PX,
     HEAD_SELECTION,
@@ -263,7 +264,7 @@ def heatmap_title(view: HeatmapView, lang: str, kv_heads: int | None = None, num
 
 def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False, lang: str = DEFAULT_LANGUAGE,
                             kv_heads: int | None = None, num_heads: int | None = None,
-                            column_px: int | None = None) -> alt.Chart | alt.LayerChart:
+                            selectable: bool = False, column_px: int | None = None) -> alt.Chart | alt.LayerChart:
     """Heatmap of one head's attention: row = query (attending), column = key (attended to), colour = weight.
 
     Labels, title ("Layer L, head H: attention weights") and subtitle (the view's notes, in ``lang``) come from
@@ -271,6 +272,8 @@ def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False, lang: str
     ``kv_heads``/``num_heads`` (the model's): a grouped-query head's title names the key/value head it shares.
     Cells the query could not see (``view.masked``: a causal model's later keys, keys outside a window) are drawn
     grey, not white, with their own legend entry: their zero is the mask's, not the head's choice.
+    ``selectable`` adds a click selection named :data:`CELL_SELECTION` on the visible cells (their row and column
+    indices; read it with :func:`~inspector.charts.base.selected_cell`).
 
     ``column_px``: on screen, the column the chart is drawn in at a 1000 px window. Streamlit stretches (or
     squeezes) a step-sized chart's width to its column but keeps its height, so 16 keys of 28 px in a 290 px column
@@ -297,12 +300,15 @@ def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False, lang: str
                alt.Tooltip("key:N", title=t("chart.inspect.key_token", lang)),
                alt.Tooltip("weight:Q", title=weight, format=".3f")]
     base = alt.Chart(data)
-    cells = base.mark_rect().encode(
+    cells = base.mark_rect(cursor="pointer" if selectable else "default").encode(
         x=x, y=y,
         color=alt.Color("weight:Q", title=weight, scale=weight_scale(slide, largest_weight(view.weights)),
                         legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=_GRID_LEGEND_PX)),
         tooltip=tooltip,
     )
+    if selectable:
+        cells = cells.add_params(alt.selection_point(name=CELL_SELECTION, fields=["query_index", "key_index"],
+                                                     on="click", clear="dblclick"))
     title = chart_title(heatmap_title(view, lang, kv_heads, num_heads), notes, width=column, slide=slide)
     if view.masked is None:
         chart = cells.properties(title=title, width=alt.Step(cell), height=alt.Step(cell))

@@ -270,20 +270,34 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "(collapsed) or near 1 (diffuse) is worth a look.",
      "归一化熵（熵 / log 可见键数）在一行把全部权重放在一个键上时为 0，均匀时为 1。Clark 等人（2019）发现 BERT "
      "浅层注意力宽、深层更尖锐；熵接近 0（坍缩）或接近 1（弥散）的头值得查看。"),
+    # The verdict is a one-sided Spearman test of "entropy falls with depth" at α = {alpha}
+    # (inspector.analyses.lessons.encoder.depth_trend): holds, its opposite shown, or not shown.
     ("lesson6.answer.holds",
      "“Shallow broad, deep sharp” holds here: the first half of the {layers} layers averages {shallow} normalised "
-     "entropy, the second half {deep} (Spearman ρ with depth {rho}). Alarms: {collapsed} of {heads} heads "
-     "{collapsed|is|are} collapsed (< {low}: {collapsed_list}) and {diffuse} diffuse (> {high}: {diffuse_list}).",
-     "“浅层宽、深层尖”在这里成立：{layers} 层中前一半的平均归一化熵为 {shallow}，后一半为 {deep}（与深度的 Spearman "
-     "ρ 为 {rho}）。警报：{heads} 个头中有 {collapsed} 个坍缩（< {low}：{collapsed_list}），{diffuse} 个弥散（> "
-     "{high}：{diffuse_list}）。"),
+     "entropy, the second half {deep}, and entropy falls with depth by a one-sided Spearman test (ρ = {rho}, "
+     "p = {p} < {alpha}). Alarms: {collapsed} of {heads} heads {collapsed|is|are} collapsed (< {low}: "
+     "{collapsed_list}) and {diffuse} diffuse (> {high}: {diffuse_list}).",
+     "“浅层宽、深层尖”在这里成立：{layers} 层中前一半的平均归一化熵为 {shallow}，后一半为 {deep}，单侧 Spearman "
+     "检验显示熵随深度下降（ρ = {rho}，p = {p} < {alpha}）。警报：{heads} 个头中有 {collapsed} 个坍缩（< {low}："
+     "{collapsed_list}），{diffuse} 个弥散（> {high}：{diffuse_list}）。"),
     ("lesson6.answer.fails",
-     "“Shallow broad, deep sharp” does not hold here: the first half of the {layers} layers averages {shallow} "
-     "normalised entropy, the second half {deep} (Spearman ρ with depth {rho}). Alarms: {collapsed} of {heads} heads "
+     "“Shallow broad, deep sharp” does not hold here — the opposite does: the first half of the {layers} layers "
+     "averages {shallow} normalised entropy, the second half {deep}, and entropy rises with depth by a one-sided "
+     "Spearman test (ρ = {rho}, p = {p_opposite} < {alpha}). Alarms: {collapsed} of {heads} heads "
      "{collapsed|is|are} collapsed (< {low}: {collapsed_list}) and {diffuse} diffuse (> {high}: {diffuse_list}).",
-     "“浅层宽、深层尖”在这里不成立：{layers} 层中前一半的平均归一化熵为 {shallow}，后一半为 {deep}（与深度的 "
-     "Spearman ρ 为 {rho}）。警报：{heads} 个头中有 {collapsed} 个坍缩（< {low}：{collapsed_list}），{diffuse} "
-     "个弥散（> {high}：{diffuse_list}）。"),
+     "“浅层宽、深层尖”在这里不成立，反而相反：{layers} 层中前一半的平均归一化熵为 {shallow}，后一半为 {deep}，单侧 "
+     "Spearman 检验显示熵随深度上升（ρ = {rho}，p = {p_opposite} < {alpha}）。警报：{heads} 个头中有 {collapsed} "
+     "个坍缩（< {low}：{collapsed_list}），{diffuse} 个弥散（> {high}：{diffuse_list}）。"),
+    ("lesson6.answer.not_shown",
+     "“Shallow broad, deep sharp” is not shown here: the first half of the {layers} layers averages {shallow} "
+     "normalised entropy, the second half {deep}, but a one-sided Spearman test of entropy falling with depth gives "
+     "ρ = {rho}, p = {p} — not below {alpha}, so the difference is within what a random order of the layers gives. "
+     "Alarms: {collapsed} of {heads} heads {collapsed|is|are} collapsed (< {low}: {collapsed_list}) and {diffuse} "
+     "diffuse (> {high}: {diffuse_list}).",
+     "这里未能显示“浅层宽、深层尖”：{layers} 层中前一半的平均归一化熵为 {shallow}，后一半为 {deep}，但检验熵随深度"
+     "下降的单侧 Spearman 检验给出 ρ = {rho}，p = {p}——不低于 {alpha}，这点差别在各层随机排列时也会出现。警报："
+     "{heads} 个头中有 {collapsed} 个坍缩（< {low}：{collapsed_list}），{diffuse} 个弥散（> {high}："
+     "{diffuse_list}）。"),
     # Lesson 7 ---------------------------------------------------------------------------------------------------------
     ("lesson7.title", "7 · Why O(n²) matters, and what FlashAttention changes",
      "7 · 为什么 O(n²) 很重要，FlashAttention 改变了什么"),
@@ -400,6 +414,13 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lesson8.importance_locked", "Answered for this text: the guess is locked and counted once.",
      "这段文本已作答：猜测已锁定，只计一次分。"),
     ("lesson8.score", "Score this session: {right} of {asked}", "本次得分：共 {asked} 题，答对 {right} 题"),
+    # Errors of the lessons' inputs (inspector.analyses.lessons: sinks, timing) --------------------------------------
+    ("lessons.error.text_too_short", "This lesson needs a text of at least {tokens} tokens; type a longer text.",
+     "这节课需要至少 {tokens} 个词元的文本；请输入更长的文本。"),
+    ("lessons.error.query", "Query position {query} is outside the text's {tokens} tokens; pick another token.",
+     "查询位置 {query} 超出了文本的 {tokens} 个词元；请选另一个词元。"),
+    ("lessons.error.nothing_to_leave_out", "The text has no token that can be left out (only special tokens); type a "
+     "longer text.", "这段文本没有可以删去的词元（只有特殊词元）；请输入更长的文本。"),
     # Chart words every lesson's charts share (inspector.charts.lessons) -----------------------------------------------
     ("chart.lessons.blocked", "blocked PyTorch (query blocks)", "分块 PyTorch（按查询分块）"),
     ("chart.lessons.key", "key", "键"),
