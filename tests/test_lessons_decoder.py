@@ -395,3 +395,32 @@ def test_complexity_answer_says_when_the_clock_shows_nothing():
         assert ("too busy to trust" in busy and "show nothing about the growth" in busy) if lang == "en" else \
             ("不可信" in busy and "不能说明增长规律" in busy)
         assert ("did not show the square growth" in flat) if lang == "en" else ("没有显示出平方增长" in flat)
+
+
+def test_nearness_is_read_only_from_a_strong_negative_correlation():
+    """D7 (issue 44 item 4): ρ = −0.22 was read as “closer means a higher score”. The picture may be read that way
+    only when ρ ≤ −QK_MIN_RHO and the one-sided test gives p < VERDICT_ALPHA; at the boundary, the same data judged
+    with a threshold just below and just above its own |ρ|."""
+    from inspector.analyses.lessons.common import QK_MIN_RHO, VERDICT_ALPHA
+
+    generator = np.random.default_rng(0)
+    distance = generator.random(400)
+    for noise, readable in ((0.05, True), (2.0, False)):
+        dot = -distance + noise * generator.normal(size=400)
+        rho, p, shown = G.nearness_verdict(distance, dot)
+        assert shown == readable and (rho <= -QK_MIN_RHO) == readable
+        assert G.nearness_verdict(distance, dot, min_rho=abs(rho) - 1e-3)[2] == (p < VERDICT_ALPHA)
+        assert not G.nearness_verdict(distance, dot, min_rho=abs(rho) + 1e-3)[2]
+    weak = -distance + 4.0 * generator.normal(size=400)  # about ρ = −0.2: significant with 400 pairs, still weak
+    rho, p, shown = G.nearness_verdict(distance, weak)
+    assert -QK_MIN_RHO < rho < 0 and p < VERDICT_ALPHA and not shown
+    assert not G.nearness_verdict(distance, distance)[2]  # farther means higher: never readable as nearer
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_qk_space_answer_states_its_threshold(lessons, lang):
+    space = lessons.qk_space
+    text = space.answer.text(lang)
+    assert "−0.50" in text and "p = " in text and "0.05" in text
+    weak = space.answer.key == "lesson15.answer.weak"
+    assert weak == (("not shown" in text) if lang == "en" else ("未能显示" in text))

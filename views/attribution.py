@@ -42,7 +42,7 @@ from inspector.core.budget import count_tokens
 from inspector.core.forward import backend_for
 from inspector.output.export import Provenance, screen_title
 from inspector.output.share import escape_markdown
-from views import session, share_state, sidebar
+from views import pages, session, share_state, sidebar
 from views.export_buttons import export_buttons
 from views.progress_bar import progress_bar
 
@@ -103,6 +103,16 @@ lang = chosen.state.lang
 heading.title(t("attribution.page.title", lang))
 heading.caption(t("attribution.page.caption", lang))
 
+def _take_link_layer_head(named: bool) -> None:
+    """A link that names a layer or head (a lecture step: layer 3, head 1) sets this page's own menus to them — the
+    sidebar has already fitted them to the model; without this the page kept its default, the last layer (issue 44)."""
+    if named:
+        st.session_state["attr_layer"] = st.session_state["layer"]
+        st.session_state["attr_head"] = st.session_state["head"]
+
+
+pages.restore_once("attribution", lambda params: (bool({"layer", "head"} & set(params)), ()), _take_link_layer_head)
+
 with st.expander(t("attribution.page.settings", lang), expanded=True):
     # The target on its own row: beside three selectboxes it left them too narrow for "mean over heads" at 1000 px.
     target_column = st.container()
@@ -152,7 +162,7 @@ try:
     job = session.plan_job("attribution", loaded, lang, [chosen.state.text])  # a hosted instance's limits
 except InspectorError as err:
     status.update(label=t("inputs.run_failed", lang), state="error")
-    st.error(str(err))
+    session.show_error(err, lang)
     st.stop()
 if n_tokens > LONG_TEXT_TOKENS and not st.toggle(t("attribution.page.long_toggle", lang, n=n_tokens),
                                                  key="attr_long"):
@@ -165,7 +175,7 @@ try:
                                     class_index, layer, head, query, removal, ig_steps)
 except InspectorError as err:
     status.update(label=t("attribution.page.failed", lang), state="error")
-    st.error(str(err))
+    session.show_error(err, lang)
     st.stop()
 total = sum(report.timings.values())
 status.update(state="complete", label=t("attribution.page.done", lang, n=len(report.tokens),
@@ -226,7 +236,7 @@ if st.button(t("attribution.page.corpus_button", lang), key="attr_corpus"):
             with job.running():
                 corpus = cached_corpus(chosen.spec, chosen.state.backend, reference, removal, ig_steps)
         except InspectorError as err:
-            st.error(str(err))
+            session.show_error(err, lang)
             corpus = None
     if corpus is not None:
         show("corpus-agreement", agreement_chart(corpus.methods, corpus.mean,
@@ -265,7 +275,7 @@ if st.button(t("attribution.page.adversarial_button", lang), key="attr_adversari
                 query=report.query, backend=chosen.state.backend, progress=bar)
             st.session_state["attr_adversarial"] = {key: adversarial}
         except InspectorError as err:
-            st.error(str(err))
+            session.show_error(err, lang)
 shown = adversarial or cf
 if shown is not None:
     uniform_column, permutation_column, adversarial_column = st.columns(3)
