@@ -104,7 +104,7 @@ def test_an_unknown_bundled_name_lists_them(capfd):
     assert "the bundled decoders are bundled:gemma-3-270m, bundled:smollm2-135m" in capfd.readouterr().err
 
 
-def _fake_prepare(decoder: bundled.BundledDecoder, final: Path, say) -> None:
+def _fake_prepare(decoder: bundled.BundledDecoder, final: Path, progress) -> None:
     """Stands in for the real conversion (slow): a tiny llama with its tokenizer, marked the way _convert marks."""
     from tests.conftest import save_tiny_model
 
@@ -201,7 +201,7 @@ def test_a_full_disk_is_one_line_with_the_space_needed_and_leaves_no_folder(monk
 
     monkeypatch.setattr(bundled.shutil, "disk_usage", shutil.disk_usage)
 
-    def full_disk(decoder, gguf, out, say):
+    def full_disk(decoder, gguf, out, progress):
         out.mkdir()
         (out / "model.safetensors").write_bytes(b"half")
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -366,7 +366,9 @@ def test_an_export_names_the_quantisation_and_the_licence(lang):
     caption = provenance.caption(lang)
     label = {"en": "Gemma 3 270M (bundled)", "zh": "Gemma 3 270M（内置）"}[lang]  # in the reader's language
     opening = {"en": " (", "zh": "（"}[lang]  # full-width in a Chinese sentence (issue 31)
-    assert caption.startswith(f"{label}{opening}Q4_K_M GGUF, dequantised to fp32")
-    assert "Gemma Terms of Use" in caption and ("许可" in caption) == (lang == "zh")
+    card = {"en": "Q4_K_M GGUF, dequantised to fp32; licence: Gemma Terms of Use",
+            "zh": "Q4_K_M GGUF，已反量化为 fp32；许可：Gemma 使用条款（Gemma Terms of Use）"}[lang]  # issue 44 item 9
+    assert caption.startswith(f"{label}{opening}{card}")
+    assert ("dequantised" in caption) == (lang == "en") and ("许可" in caption) == (lang == "zh")
     assert provenance.as_json(lang)["card"]["licence_url"] == "https://ai.google.dev/gemma/terms"
     assert Provenance(model="default", text="x", backend="torch").as_json()["card"] is None

@@ -4,6 +4,8 @@ identities, and one clear typed error per bad input."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -183,6 +185,26 @@ def test_score_attribution_sum_rule_and_eager_weights(lms, lm_dirs, arch):
         assert len(result.components) == 1 + (arch == "gpt2") + layer * per_layer + 1
 
 
+def test_score_charts_name_every_component_in_chinese(lms):
+    """GPT-2 has every kind of component (embedding, position, heads, MLPs, attention biases, bias): the charts write
+    each in Chinese, and the frozen norms too — no English word left but the model's own head and MLP labels."""
+    from inspector.charts.mechanism import component_text, score_marginals_chart, score_pairs_chart
+    from views.mechanism_panels import frozen_text
+
+    result = score_attribution(lms["gpt2"], TEXT, layer=1, head=1, query_position=-1, key_position=9)
+    kinds = {name.split(" ", 1)[-1] if name.startswith("L") else name for name in result.components}
+    assert {"embedding", "position", "bias", "attn bias", "MLP"} <= kinds
+    shown = [component_text(name, "zh") for name in result.components]
+    english = re.compile(r"embedding|position|bias|attn")
+    assert not [text for text in shown if english.search(text)], shown
+    assert component_text("L0H3", "zh") == "L0H3" and component_text("L2 attn bias", "zh") == "L2 注意力偏置"
+    for chart in (score_pairs_chart(result, lang="zh"), score_marginals_chart(result, lang="zh")):
+        labels = set(chart.data["pair" if "pair" in chart.data else "component"])
+        assert not [label for label in labels if english.search(label)], labels
+    assert frozen_text(("input norm", "query norm", "key norm"), "zh") == "输入归一化，查询归一化，键归一化"
+    assert frozen_text(("final norm", "some new norm"), "en") == "final norm, some new norm"
+
+
 def test_score_attribution_refuses_a_key_outside_the_window(lms):
     with pytest.raises(InvalidRequestError, match="sliding window of 4"):
         score_attribution(lms["gemma3"], TEXT, layer=0, head=0, query_position=11, key_position=2)
@@ -321,3 +343,32 @@ def test_commands_name_the_decoders_for_an_encoder(tiny_model_dirs, capsys):
     assert main(["explain", "--model", str(tiny_model_dirs["bert"]), "--text", TEXT]) == 2
     error = capsys.readouterr().err.strip()
     assert "bundled:smollm2-135m" in error and "bundled:gemma-3-270m" in error and "\n" not in error
+
+
+def test_hosted_commands_refuse_a_text_past_the_mechanism_limit(lm_dirs, tmp_path, monkeypatch, capsys):
+    """``explain`` and ``patch`` plan a "mechanism" run under the hosting policy, as the Mechanism page does (issue 39):
+    with ``INSPECTOR_HOSTED=1`` a text past the hosted token limit is refused in one line, exit 2, before any forward.
+    The limit here is the job memory's (1 MiB holds 16 copies of a 2-layer × 4-head model's attention up to 45 tokens)
+    and the text's 52 tokens are within the model's 64 positions, so only the hosted plan refuses it."""
+    from inspector.cli import main
+
+    long_text = " ".join([TEXT] * 5)  # 50 words, 52 tokens
+    long_corrupted = " ".join([CORRUPTED] * 5)
+    commands = {"explain": ["explain", "--text", long_text, "--json", "-"],
+                "patch": ["patch", "--clean", long_text, "--corrupted", long_corrupted, "--answer", "cat",
+                          "--contrast", "dog", "--json", "-"]}
+    allow_list = tmp_path / "allowed.toml"
+    allow_list.write_text(f'[[shipped]]\nname = "tiny-llama"\npath = "{lm_dirs["llama"]}"\n', encoding="utf-8")
+    for argv in commands.values():  # locally nothing caps them
+        assert main([*argv, "--model", str(lm_dirs["llama"])]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("INSPECTOR_HOSTED", "1")
+    monkeypatch.setenv("INSPECTOR_ALLOWED_MODELS", str(allow_list))
+    monkeypatch.setenv("INSPECTOR_JOB_MEMORY_MB", "1")
+    for command, argv in commands.items():
+        assert main([*argv, "--model", "tiny-llama"]) == 2, command
+        captured = capsys.readouterr()
+        lines = captured.err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: the text has 52 tokens; on this hosted instance the "
+                                                       "mechanism run reads at most 45 tokens"), (command, lines)
+        assert captured.out == ""

@@ -13,6 +13,7 @@ import streamlit as st
 
 from inspector import InspectorError
 from inspector.analyses.attribution import (
+    COMPLETENESS_GAP,
     DEFAULT_REFERENCE,
     LONG_TEXT_TOKENS,
     AttributionReport,
@@ -25,6 +26,7 @@ from inspector.analyses.attribution import (
     corpus_agreement,
     counterfactual_attention,
     method_label,  # the corpus table and the warnings name methods as the charts do
+    removal_modes,
 )
 from inspector.base.examples import EXAMPLES
 from inspector.base.i18n import t
@@ -41,7 +43,7 @@ from inspector.core.budget import count_tokens
 from inspector.core.forward import backend_for
 from inspector.output.export import Provenance, screen_title
 from inspector.output.share import escape_markdown
-from views import session, share_state, sidebar
+from views import pages, session, share_state, sidebar
 from views.export_buttons import export_buttons
 from views.progress_bar import progress_bar
 
@@ -84,6 +86,8 @@ def target_words(target: Target, lang: str) -> str:
         return target.description
     # The library marks a target that is the model's own prediction in its description; the page keeps that.
     predicted = t("attribution.page.target_predicted", lang) if "prediction)" in target.description else ""
+    if target.skipped:  # the top prediction was whitespace or special: the most likely word is explained instead
+        predicted = t("attribution.page.target_skipped", lang, skipped=target.skipped)
     if target.kind == "class":
         return t("attribution.page.target_class", lang, label=target.label, predicted=predicted)
     if target.kind in ("masked-token", "next-token"):
@@ -101,6 +105,16 @@ slide = chosen.state.slide
 lang = chosen.state.lang
 heading.title(t("attribution.page.title", lang))
 heading.caption(t("attribution.page.caption", lang))
+
+def _take_link_layer_head(named: bool) -> None:
+    """A link that names a layer or head (a lecture step: layer 3, head 1) sets this page's own menus to them — the
+    sidebar has already fitted them to the model; without this the page kept its default, the last layer (issue 44)."""
+    if named:
+        st.session_state["attr_layer"] = st.session_state["layer"]
+        st.session_state["attr_head"] = st.session_state["head"]
+
+
+pages.restore_once("attribution", lambda params: (bool({"layer", "head"} & set(params)), ()), _take_link_layer_head)
 
 with st.expander(t("attribution.page.settings", lang), expanded=True):
     # The target on its own row: beside three selectboxes it left them too narrow for "mean over heads" at 1000 px.
@@ -134,9 +148,14 @@ with st.expander(t("attribution.page.settings", lang), expanded=True):
         query = int(st.number_input(t("attribution.page.query_index", lang), min_value=0,
                                     max_value=info.max_positions - 1, value=0, key="attr_query_index"))
     removal_column, steps_column, level_column = st.columns(3)
-    removal = removal_column.radio(t("attribution.page.removal", lang), ["mask", "delete"], horizontal=True,
+    # Only the modes this model supports, the stand-in named by the model's own token (issue 44).
+    modes = removal_modes(loaded)
+    if st.session_state.get("attr_removal") not in modes:
+        st.session_state.pop("attr_removal", None)
+    removal = removal_column.radio(t("attribution.page.removal", lang), list(modes), horizontal=True,
                                    key="attr_removal",
-                                   format_func=lambda mode: t(f"attribution.page.removal_{mode}", lang))
+                                   format_func=lambda mode: t("attribution.page.removal_mask", lang, token=modes[mode])
+                                   if mode == "mask" else t("attribution.page.removal_delete", lang))
     ig_steps = steps_column.select_slider(t("attribution.page.ig_steps", lang), [8, 16, 32, 64], value=16,
                                           key="attr_ig_steps")
     words = level_column.toggle(t("inspect.words", lang), key="attr_words", help=t("attribution.page.words_help", lang))
@@ -146,7 +165,7 @@ try:
     job = session.plan_job("attribution", loaded, lang, [chosen.state.text])  # a hosted instance's limits
 except InspectorError as err:
     status.update(label=t("inputs.run_failed", lang), state="error")
-    st.error(str(err))
+    session.show_error(err, lang)
     st.stop()
 if n_tokens > LONG_TEXT_TOKENS and not st.toggle(t("attribution.page.long_toggle", lang, n=n_tokens),
                                                  key="attr_long"):
@@ -159,7 +178,7 @@ try:
                                     class_index, layer, head, query, removal, ig_steps)
 except InspectorError as err:
     status.update(label=t("attribution.page.failed", lang), state="error")
-    st.error(str(err))
+    session.show_error(err, lang)
     st.stop()
 total = sum(report.timings.values())
 status.update(state="complete", label=t("attribution.page.done", lang, n=len(report.tokens),
@@ -175,6 +194,10 @@ if ig is not None:
     st.caption(escape_markdown(t("attribution.page.ig_caption", lang, steps=ig.steps, batch=ig.internal_batch_size,
                                  baseline=baseline, baseline_value=f"{ig.baseline_value:.4g}",
                                  delta=f"{ig.delta:.2g}")))
+    if ig.incomplete(report.target.value):  # the scores do not add up to what they explain (issue 44)
+        st.warning(t("attribution.page.ig_incomplete", lang, gap=f"{ig.relative_gap(report.target.value):.0%}",
+                     threshold=f"{COMPLETENESS_GAP:.0%}", delta=f"{ig.delta:.3g}",
+                     change=f"{report.target.value - ig.baseline_value:.3g}"), icon=":material/warning:")
 for method, reason in report.skipped.items():
     st.warning(escape_markdown(t("attribution.page.skipped", lang, method=method_label(method, lang), reason=reason)))
 
@@ -220,7 +243,7 @@ if st.button(t("attribution.page.corpus_button", lang), key="attr_corpus"):
             with job.running():
                 corpus = cached_corpus(chosen.spec, chosen.state.backend, reference, removal, ig_steps)
         except InspectorError as err:
-            st.error(str(err))
+            session.show_error(err, lang)
             corpus = None
     if corpus is not None:
         show("corpus-agreement", agreement_chart(corpus.methods, corpus.mean,
@@ -259,7 +282,7 @@ if st.button(t("attribution.page.adversarial_button", lang), key="attr_adversari
                 query=report.query, backend=chosen.state.backend, progress=bar)
             st.session_state["attr_adversarial"] = {key: adversarial}
         except InspectorError as err:
-            st.error(str(err))
+            session.show_error(err, lang)
 shown = adversarial or cf
 if shown is not None:
     uniform_column, permutation_column, adversarial_column = st.columns(3)

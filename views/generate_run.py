@@ -96,7 +96,7 @@ def stream(loaded, request: tuple, options: dict, lang: str, job: Plan) -> Gener
     return result
 
 
-def run_or_reuse(loaded, request: tuple, options: dict, status, lang: str) -> Generation:
+def run_or_reuse(loaded, request: tuple, options: dict, status: session.StatusLine, lang: str) -> Generation:
     """The finished run for ``request`` kept in the session, or a new one: streamed, or — after Stop — the tokens
     written before the click, regenerated exactly. ``options``: prompt, prompt_shown, new, temp, topk, topp, seed,
     chat, backend. An :class:`InspectorError` ends the page with one error box."""
@@ -128,7 +128,7 @@ def run_or_reuse(loaded, request: tuple, options: dict, status, lang: str) -> Ge
                 result = stream(loaded, request, {**options, "new": job.keep}, lang, job)
     except InspectorError as err:
         status.update(label=t("generate.failed", lang), state="error")
-        st.error(str(err))
+        session.show_error(err, lang)
         st.stop()
     keep(request, result)
     return result

@@ -15,15 +15,16 @@ import streamlit as st
 
 from inspector import InspectorError
 from inspector.analyses.divergence import JS_MAX
+from inspector.analyses.head_progress import ReportProgress
 from inspector.analyses.heads import (
     HeadReport,
-    ReportProgress,
     head_report,
     read_corpus,
     report_json,
     with_thresholds,
 )
 from inspector.analyses.metrics import TOKEN_CATEGORIES, HealthThresholds
+from inspector.base.errors import error_text
 from inspector.base.i18n import t
 from inspector.charts.base import HEAD_SELECTION, selected_head
 from inspector.charts.heads import head_grid_chart, head_matrix_chart, mds_chart, pruning_chart
@@ -92,7 +93,7 @@ try:
     corpus = tuple(read_corpus())
 except InspectorError as err:
     corpus = ()
-    st.warning(str(err))
+    st.warning(error_text(err, lang))
 hosted = session.hosting_policy().hosted
 mode_labels = {"text": t("heads.mode_text", lang), "corpus": t("heads.mode_corpus", lang, n=len(corpus))}
 if not hosted:  # a visitor must not make the server read its paths
@@ -143,7 +144,7 @@ try:
                                                lang), thresholds)
 except InspectorError as err:
     status.update(label=t("heads.failed", lang), state="error")
-    st.error(str(err))
+    session.show_error(err, lang)
     st.stop()
 stop_slot.empty()
 seconds = sum(report.timings.values())
@@ -189,20 +190,28 @@ stats = report.statistics
 
 
 def category_name(category: str) -> str:
-    """A token category as a column label: [CLS] and [SEP] are token strings, the others words."""
-    return t(f"heads.column.{category}", lang) if category.isalpha() else category
+    """A token category as a column label: the special ones by the model's own tokens, the others words."""
+    return t(f"heads.column.{category}", lang) if category.isalpha() else report.category_name(category)
 
 
+# A column that must be 0 on this model (a special category its tokenizer never added, "next" under a causal mask)
+# is left out and the caption says why (issue 44).
 table = {t("heads.column.head", lang): [report.head_name(i) for i in range(stats.entropy.size)]}
 for index, category in enumerate(TOKEN_CATEGORIES):
-    table[f"→ {category_name(category)}"] = stats.token_mass[..., index].ravel()
+    if report.category_shown(category):
+        table[f"→ {category_name(category)}"] = stats.token_mass[..., index].ravel()
 for index, category in enumerate(TOKEN_CATEGORIES[:2]):
-    table[f"‖αf(x)‖ → {category}"] = stats.norm_token_mass[..., index].ravel()
+    if report.category_shown(category):
+        table[f"‖αf(x)‖ → {category_name(category)}"] = stats.norm_token_mass[..., index].ravel()
 table[t("heads.column.first_sink", lang)] = stats.first_token_sink.ravel()
 table[t("heads.column.distance", lang)] = stats.mean_distance.ravel()
 st.dataframe(table, hide_index=True, height=260,
              column_config={name: st.column_config.NumberColumn(format="%.3f") for name in list(table)[1:]})
 st.caption(t("heads.where_caption", lang))
+if not all(report.category_shown(category) for category in TOKEN_CATEGORIES):
+    st.caption(t("heads.where_hidden", lang, causal=t("heads.where_hidden_causal", lang) if report.info.causal else "",
+                 specials=t("heads.where_hidden_specials", lang)
+                 if not all(report.category_shown(category) for category in TOKEN_CATEGORIES[:2]) else ""))
 
 st.subheader(t("heads.redundancy", lang))
 js_tab, cka_tab, map_tab = st.tabs([t("heads.tab_js", lang), t("heads.tab_cka", lang), t("heads.tab_mds", lang)])

@@ -1,6 +1,6 @@
-"""The Lessons page's lessons 1–7 on the sidebar's model, one drawing per registered lesson (:data:`DRAW`, by slug):
-tables, charts (:mod:`inspector.charts.lessons`) and the answers the library wrote from the numbers. Lesson 7 times
-on request, with its own lengths."""
+"""The Lessons page's lessons 1–7, 18 and 19 on the sidebar's model, one drawing per registered lesson (:data:`DRAW`,
+by slug, in the page's order): tables, charts (:mod:`inspector.charts.lessons`) and the answers the library wrote from
+the numbers. Lesson 7 times on request, with its own lengths."""
 
 from __future__ import annotations
 
@@ -10,11 +10,14 @@ import streamlit as st
 
 from inspector import InspectorError
 from inspector.analyses.lessons import DEFAULT_LENGTHS, SCALE_NAMES, sharpest_pair
+from inspector.analyses.lessons.common import TIMING_WARMUPS
 from inspector.analyses.lessons.registry import LESSONS
 from inspector.base.i18n import device_label, t
 from inspector.base.tokens import readable_tokens
 from inspector.charts import lessons as charts
 from inspector.charts.inspect import entropy_by_layer_chart
+from inspector.output.pages import PAGE_REGISTRY
+from views import session
 from views.lesson_page import Draw, LessonView, lesson_context
 from views.progress_bar import progress_bar
 
@@ -36,10 +39,13 @@ def draw_definition(page: LessonView, definition) -> None:
         st.caption(t("lesson1.rope_note", lang))
     page.show("lesson1-weights", charts.weights_chart(
         definition.weights, definition.tokens, title=t("lesson1.chart", lang, layer=page.layer, head=page.head),
-        slide=page.slide, lang=lang, keep=sharpest_pair(definition.weights)))
+        slide=page.slide, lang=lang, keep=sharpest_pair(definition.weights, definition.visible)))
     st.dataframe(pd.DataFrame({t("lesson1.col_query", lang): readable_tokens(definition.tokens),
                                "Σ_j A_ij": definition.row_sums}),
                  hide_index=True, height=180, column_config={"Σ_j A_ij": st.column_config.NumberColumn(format="%.7f")})
+    st.caption(t("lesson1.products", lang))
+    st.page_link(PAGE_REGISTRY["mechanism"].script, label=t("lesson1.products_link", lang),
+                 icon=":material/arrow_forward:")
     page.answer(definition)
 
 
@@ -86,6 +92,36 @@ def draw_scaling(page: LessonView, scaling) -> None:
     page.answer(scaling)
 
 
+def draw_head_dim(page: LessonView, lesson) -> None:
+    lang, slide = page.lang, page.slide
+    st.caption(t("lesson18.limits", lang, keys=lesson.keys, steps=lesson.steps, seed=lesson.seed))
+    left, right = st.columns(2)
+    page.show("lesson18-simulation", charts.bottleneck_chart(lesson, title=t("lesson18.sim_chart", lang),
+                                                             slide=slide, lang=lang), left)
+    page.show("lesson18-head", charts.rank_cut_chart(lesson, title=t("lesson18.head_chart", lang, layer=page.layer,
+                                                                     head=page.head), slide=slide, lang=lang), right)
+    page.answer(lesson)
+
+
+def draw_position_codes(page: LessonView, lesson) -> None:
+    lang = page.lang
+    names = {"sinusoidal": t("lesson19.code.sinusoidal", lang, d=lesson.d_model),
+             "learned": t("lesson19.code.learned", lang), "rope": t("lesson19.code.rope", lang, d=lesson.rope_dim)}
+    page.show("lesson19-codes", charts.position_codes_chart(lesson, names, title=t("lesson19.chart", lang),
+                                                            slide=page.slide, lang=lang))
+    rows = [(code, values, spread) for code, values, spread in
+            (("sinusoidal", lesson.sinusoidal, lesson.sinusoidal_spread),
+             ("learned", lesson.learned, lesson.learned_spread), ("rope", lesson.rope, lesson.rope_spread))
+            if values is not None]
+    far = int(lesson.offsets[-1])
+    st.dataframe(pd.DataFrame({t("lesson19.col_code", lang): [names[code] for code, _, _ in rows],
+                               t("lesson19.col_near", lang): [values[1] for _, values, _ in rows],
+                               t("lesson19.col_far", lang, far=far): [values[-1] for _, values, _ in rows],
+                               t("lesson19.col_spread", lang): [f"{spread[1:].mean():.1e}" for _, _, spread in rows]}),
+                 hide_index=True)
+    page.answer(lesson)
+
+
 def draw_multi_head(page: LessonView, multi) -> None:
     lang = page.lang
     # The library names the steps; the two that are words are worded here, the symbols stay as they are.
@@ -114,28 +150,36 @@ def measured_mib(peak_bytes, device: str, lang: str) -> list[str]:
 
 
 def draw_complexity(page: LessonView, _: object) -> None:
-    """Timed on request, live (never cached: the reader asks for a fresh measurement), at the lengths chosen."""
+    """Timed on request, live (never cached: the reader asks for a fresh measurement), at the lengths chosen; the
+    counted measures (bytes, FLOPs, max |Δ|) beside the times, and recomputation explained."""
     lang = page.lang
+    st.caption(t("lesson7.recompute", lang))
     lengths = st.multiselect(t("lesson7.lengths", lang), TIMING_CHOICES, default=list(DEFAULT_LENGTHS),
                              key="timing_lengths", placeholder=t("lesson7.lengths_placeholder", lang))
     if st.button(t("lesson7.run", lang), key="timing_run", disabled=not lengths):
         ordered = sorted(lengths)
-        # Before each length done = its index; the last call (done == total) keeps the last length's label.
-        with progress_bar(None, lambda done, total, note: t("lesson7.measuring", lang,
-                                                          n=ordered[min(done, total - 1)])) as bar:
+        # Rounds over every length: before each, done = rounds finished; the last call (done == total) keeps its label.
+        with progress_bar(None, lambda done, total, note: t("lesson7.measuring", lang, round=min(done + 1, total),
+                                                          rounds=total, warmups=TIMING_WARMUPS)) as bar:
             try:
                 context = lesson_context(page.spec, None, page.text, page.backend, page.layer, page.head, ordered, bar)
                 st.session_state["timing"] = LESSONS["complexity"].on_request(context)
             except (InspectorError, RuntimeError) as err:  # RuntimeError: out of memory at a large n
-                st.error(str(err))
+                session.show_error(err, lang)
     timing = st.session_state.get("timing")
     if timing is None:
         return
+    left, right = st.columns(2)
     page.show("lesson7-complexity", charts.complexity_chart(
-        timing, title=t("lesson7.chart", lang, device=device_label(timing.device)), slide=page.slide, lang=lang))
+        timing, title=t("lesson7.chart", lang, device=device_label(timing.device)), slide=page.slide, lang=lang), left)
+    page.show("lesson7-growth", charts.growth_chart(timing, title=t("lesson7.growth_chart", lang), slide=page.slide,
+                                                    lang=lang), right)
     mib = 2**20
     st.dataframe(pd.DataFrame({"n": timing.lengths, t("lesson7.col_mat_ms", lang): timing.materialised_ms,
                                t("lesson7.col_flash_ms", lang): timing.flash_ms,
+                               t("lesson7.col_weight_bytes", lang): timing.weight_bytes / mib,
+                               t("lesson7.col_gflops", lang): timing.flops / 1e9,
+                               t("lesson7.col_delta", lang): [f"{delta:.1e}" for delta in timing.max_abs_delta],
                                t("lesson7.col_mat_theory", lang): timing.materialised_bytes / mib,
                                t("lesson7.col_flash_theory", lang): timing.flash_bytes / mib,
                                t("lesson7.col_mat_measured", lang): measured_mib(
@@ -148,5 +192,5 @@ def draw_complexity(page: LessonView, _: object) -> None:
 
 
 DRAW: dict[str, Draw] = {"definition": draw_definition, "why_qk": draw_why_qk, "position": draw_position,
-                         "scaling": draw_scaling, "multi_head": draw_multi_head, "entropy": draw_entropy,
-                         "complexity": draw_complexity}
+                         "position_codes": draw_position_codes, "scaling": draw_scaling, "head_dim": draw_head_dim,
+                         "multi_head": draw_multi_head, "entropy": draw_entropy, "complexity": draw_complexity}

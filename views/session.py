@@ -23,8 +23,8 @@ from streamlit.runtime.caching.cached_message_replay import in_cached_function
 from inspector import Capture, InspectorError, LoadedModel
 from inspector.analyses.heatmap import HeatmapOptions, layer_views
 from inspector.analyses.metrics import head_entropy
-from inspector.base.errors import OverBudgetError
-from inspector.base.i18n import DEFAULT_LANGUAGE, Notice, notice_text, t
+from inspector.base.errors import error_text
+from inspector.base.i18n import notice_text, t
 from inspector.base.limits import HOSTED_RESULT_CACHE_BYTES, RESULT_CACHE_BYTES
 from inspector.base.model_ids import parsed_spec
 from inspector.charts.bertviz import (
@@ -43,6 +43,7 @@ from inspector.core.loading import model_label
 from inspector.output.share import ViewState, escape_markdown
 from inspector.serving.hosting import HostingPolicy, load_allowed_model
 from inspector.serving.run import Plan, Request, plan, run_capture
+from inspector.serving.run_queue import OnWait
 from views.byte_cache import ByteCache, byte_cached
 from views.progress_bar import progress_bar, while_running
 
@@ -59,7 +60,7 @@ def cached_model(spec: str, device: str = "auto") -> LoadedModel:
     return load_allowed_model(spec, hosting_policy(), device=device)
 
 
-class Progress:
+class StatusLine:
     """One line that shows which stage a run is in (loading the model, running attention, computing
     metrics) and then what ran. A placeholder rather than ``st.status``, whose every creation sleeps 50 ms —
     a sixth of a head-click rerun. A running stage's line shows only while the page runs
@@ -92,7 +93,15 @@ class Inputs:
     state: ViewState
 
 
-def load(inputs: Inputs, status: Progress) -> LoadedModel | None:
+def show_error(err: BaseException, lang: str, *, quoted: bool = False) -> None:
+    """Every page's one way to show an error: in the page's language (:func:`~inspector.base.errors.error_text`: the
+    error's catalogue sentence, else its class's), never the library's English developer text on another page.
+    ``quoted``: the message may quote what a file holds, so it is shown as plain text (no Markdown)."""
+    text = error_text(err, lang)
+    st.error(escape_markdown(text) if quoted else text)
+
+
+def load(inputs: Inputs, status: StatusLine) -> LoadedModel | None:
     """The cached model for ``inputs``, or None after showing why it cannot load."""
     if not inputs.spec:
         st.info(t("inputs.type_model", inputs.state.lang))
@@ -103,7 +112,7 @@ def load(inputs: Inputs, status: Progress) -> LoadedModel | None:
         loaded = cached_model(inputs.spec)
     except InspectorError as err:
         status.update(label=t("inputs.load_failed", inputs.state.lang), state="error")
-        st.error(str(err))
+        show_error(err, inputs.state.lang)
         return None
     # Loaded: the line says nothing until the page runs something ("Loading the model…" stayed on screen while a
     # page waited for its long-text confirmation, or showed a census folder; issue 33).
@@ -157,14 +166,7 @@ def plan_job(kind: str, loaded: LoadedModel, lang: str, texts=(), *, count: int 
     ``except`` to show in one line; a shrink shows its notice here. Run the job inside ``with plan.running():``
     (the run slot and the deadline) on ``plan.kept(items)`` / ``plan.keep``."""
     request = Request(kind=kind, texts=tuple(texts), count=count, **{"weights": None, **options})
-    try:
-        planned = plan(request, loaded, hosting_policy())
-    except OverBudgetError as err:  # its Notice in the page's language (the library's is English)
-        notice = err.args[0] if err.args else None
-        if isinstance(notice, Notice) and lang != DEFAULT_LANGUAGE:
-            named = Notice(notice.key, **{**notice.values, "model": model_label(loaded.info.name, lang)})
-            raise OverBudgetError(named.text(lang)) from err
-        raise
+    planned = plan(request, loaded, hosting_policy())  # a refusal's notice names the model as the menu does
     for notice in planned.notices:
         st.info(notice_text(notice, lang), icon=":material/timer:")
     return replace(planned, on_wait=QueueLine(lang).report)
@@ -226,7 +228,7 @@ _model_calls = _ModelCalls()
 # Bounded by bytes: a 512-token capture of the bundled model with every layer's weights is ~75 MB, a sentence's 0.1 MB.
 @byte_cached(RESULTS)
 def cached_capture(spec: str, text: str, backend: str, weights: tuple[int, ...] | str | None, *, _plan: Plan,
-                   _on_wait: Callable[[int, int], None] | None = None) -> Capture:
+                   _on_wait: OnWait | None = None) -> Capture:
     """The library's Inspect run (:func:`inspector.serving.run.run_capture`) of ``_plan`` — whose text and weights
     are ``text`` and ``weights`` — cached by what names it: entropy and statistics for every layer, exact weights
     for ``weights`` (``"all"`` while they fit), so choosing another head — or, within the memory budget, another
@@ -240,7 +242,7 @@ def cached_capture(spec: str, text: str, backend: str, weights: tuple[int, ...] 
 
 
 def planned_capture(spec: str, backend: str, planned: Plan, layer: int,
-                    on_wait: Callable[[int, int], None] | None = None) -> Capture:
+                    on_wait: OnWait | None = None) -> Capture:
     """The cached capture for a plan, holding ``layer``'s weights (an out-of-memory retry may have kept another
     layer's: then that layer is asked for on its own)."""
     text = planned.request.texts[0]
@@ -257,7 +259,7 @@ def plan_inspect(spec: str, text: str, layer: int) -> Plan:
                 hosting_policy())
 
 
-def run(inputs: Inputs, loaded: LoadedModel, layer: int, status: Progress) -> tuple[Capture | None, bool]:
+def run(inputs: Inputs, loaded: LoadedModel, layer: int, status: StatusLine) -> tuple[Capture | None, bool]:
     """The cached capture for the inputs (None after showing why it cannot run) and whether the model ran.
 
     Every layer's weights are kept while they fit the memory budget; past it, only ``layer``'s (with a notice),
@@ -273,7 +275,7 @@ def run(inputs: Inputs, loaded: LoadedModel, layer: int, status: Progress) -> tu
         result = planned_capture(inputs.spec, inputs.state.backend, planned, layer, waiting)
     except InspectorError as err:
         status.update(label=t("inputs.run_failed", lang), state="error")
-        st.error(notice_text(err.args[0] if err.args else str(err), lang))
+        show_error(err, lang)
         return None, False
     for notice in planned.notices:
         st.info(notice_text(notice, lang), icon=":material/memory:")
@@ -284,26 +286,26 @@ def run(inputs: Inputs, loaded: LoadedModel, layer: int, status: Progress) -> tu
 
 @byte_cached(RESULTS)  # the HTML carries every shown layer's n×n weights as text
 def cached_bertviz(kind: str, spec: str, text: str, backend: str, layer: int,
-                   head: int | None = None) -> tuple[str, int, list[int]]:
+                   head: int | None = None, lang: str = "en") -> tuple[str, int, list[int]]:
     """bertviz's head or model view as offline HTML, its height, and the layers it shows: every layer when
     they fit the view's drawing limit, else the ones around ``layer``. The head view opens on ``layer`` and
-    ``head`` (the ones on screen)."""
+    ``head`` (the ones on screen); its own words are in ``lang``."""
     with st.spinner("Building the bertviz view…"):
-        return _bertviz(kind, spec, text, backend, layer, head)
+        return _bertviz(kind, spec, text, backend, layer, head, lang)
 
 
 def _bertviz(kind: str, spec: str, text: str, backend: str, layer: int,
-             head: int | None) -> tuple[str, int, list[int]]:
+             head: int | None, lang: str) -> tuple[str, int, list[int]]:
     result = planned_capture(spec, backend, plan_inspect(spec, text, layer), layer)
     fits = head_view_max_layers(result) if kind == "head" else model_view_max_layers(result)
     # Past the memory budget the capture holds the layer on screen only.
     fits = min(fits, len(result.weights))
     layers = layers_around(result, layer, fits)
     if kind == "head":
-        return (head_view_html(result, layers=layers or None, layer=layer if layer in layers else None, head=head),
-                head_view_height(result), layers)
-    return (model_view_html(result, layers=layers or None), model_view_height(result, layers=layers or None),
-            layers)
+        return (head_view_html(result, layers=layers or None, layer=layer if layer in layers else None, head=head,
+                               lang=lang), head_view_height(result), layers)
+    return (model_view_html(result, layers=layers or None, lang=lang),
+            model_view_height(result, layers=layers or None), layers)
 
 
 # Charts that a head click does not change, kept per capture so they are not rebuilt on every click. Keyed by what

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 import time
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -49,12 +50,14 @@ from inspector.analyses.divergence import JS_MAX, jensen_shannon_numpy
 from inspector.analyses.token_alignment import TokenAlignment, TokenChoice, align_tokens, default_query, resolve_token
 from inspector.base.display import Displayable
 from inspector.base.errors import InvalidRequestError, InvalidTextError
+from inspector.base.i18n import Notice
 from inspector.base.limits import COMPARE_WEIGHTS_BUDGET_BYTES
 from inspector.base.tokens import readable_tokens, token_labels
 from inspector.core.budget import attention_bytes
 from inspector.core.capture import Capture, capture
 from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel
+from inspector.core.model_folders import model_name
 from inspector.core.outputs import ModelOutput, model_output, output_change
 
 # A sentence pair is a few dozen tokens; the weights of both texts are held to COMPARE_WEIGHTS_BUDGET_BYTES.
@@ -78,14 +81,61 @@ class ComparePair:
     keys: tuple[str, ...] | None = None
 
 
+# The famous picture asks where the pronoun looks, so its query is "it" (issue 44: the page's default query was the
+# differing word, tired/wide). In Chinese, Gemma 3's tokenizer reads 它 inside one token, 因为它, and 马路 as 马 + 路.
+COREFERENCE = ComparePair("compare.example_coreference",
+                          "The animal didn't cross the street because it was too tired.",
+                          "The animal didn't cross the street because it was too wide.", query="it", keys=DEFAULT_KEYS)
+COREFERENCE_ZH = ComparePair("compare.example_coreference_zh", "动物没有过马路，因为它太累了。",
+                             "动物没有过马路，因为它太宽了。", query="因为它", keys=("动物", "路"))
 EXAMPLE_PAIRS: tuple[ComparePair, ...] = (
-    ComparePair("compare.example_coreference", "The animal didn't cross the street because it was too tired.",
-                "The animal didn't cross the street because it was too wide.", query="it", keys=DEFAULT_KEYS),
+    COREFERENCE,
+    COREFERENCE_ZH,
     ComparePair("compare.example_agreement", "The keys to the old cabinet are on the table.",
                 "The key to the old cabinets is on the table.", query="are", keys=("cabinet", "keys")),
     ComparePair("compare.example_negation", "The movie we saw last night was good.",
                 "The movie we saw last night was not good.", query="good", keys=()),
 )
+
+
+def text_script(text: str) -> str:
+    """The script most of ``text``'s letters are written in: the first word of their Unicode names (``"LATIN"``,
+    ``"CJK"`` for Chinese characters, ``"CYRILLIC"`` …); ``""`` for a text without letters."""
+    counts: dict[str, int] = {}
+    for char in text:
+        if char.isalpha():
+            script = unicodedata.name(char, "UNKNOWN").split()[0]
+            counts[script] = counts.get(script, 0) + 1
+    return max(counts, key=counts.__getitem__) if counts else ""
+
+
+def default_pair(text_a: str) -> ComparePair:
+    """The example pair the page opens with for ``text_a``: the pair that starts with it, else the coreference pair
+    in text A's script (Chinese for a Chinese text A, so A and B are never in two languages by default)."""
+    for pair in EXAMPLE_PAIRS:
+        if pair.text_a == text_a:
+            return pair
+    return COREFERENCE_ZH if text_script(text_a) == "CJK" else COREFERENCE
+
+
+# Below this share of the two texts' tokens paired as equal, the texts are not a minimal pair and a head-by-head
+# comparison pairs unrelated tokens ("动物/The"): the page says so. The coreference pairs align 88–93 %.
+MIN_EQUAL_SHARE = 0.5
+
+
+def pair_warning(text_a: str, text_b: str, alignment: TokenAlignment) -> Notice | None:
+    """One sentence when ``text_a`` and ``text_b`` are not a pair worth comparing token by token: written in
+    different scripts (a Chinese A against an English B), or less than :data:`MIN_EQUAL_SHARE` of their tokens
+    paired as equal. None when they are."""
+    script_a, script_b = text_script(text_a), text_script(text_b)
+    total = len(alignment.differs_a) + len(alignment.differs_b)
+    equal = int((~alignment.differs_a).sum() + (~alignment.differs_b).sum())
+    share = equal / total if total else 1.0
+    if script_a and script_b and script_a != script_b:
+        return Notice("compare.warn_scripts", share=f"{share:.0%}")
+    if share < MIN_EQUAL_SHARE:
+        return Notice("compare.warn_alignment", share=f"{share:.0%}", threshold=f"{MIN_EQUAL_SHARE:.0%}")
+    return None
 
 
 class IncomparableModelsError(InvalidRequestError):
@@ -331,7 +381,10 @@ def compare_runs(run_a: TextRun, run_b: TextRun, *, query: TokenChoice | None = 
         raise IncomparableModelsError(
             f"{cap_a.model_name} has {cap_a.num_layers} layers × {cap_a.num_heads} heads and {cap_b.model_name} "
             f"{cap_b.num_layers} × {cap_b.num_heads}: heads can only be compared one to one between models of the "
-            "same shape — pick a model of the same architecture (a base model and its fine-tune)")
+            "same shape — pick a model of the same architecture (a base model and its fine-tune)",
+            notice=Notice("compare.error.shapes", model_a=model_name(cap_a.model_name), layers_a=cap_a.num_layers,
+                          heads_a=cap_a.num_heads, model_b=model_name(cap_b.model_name), layers_b=cap_b.num_layers,
+                          heads_b=cap_b.num_heads))
     missing = [layer for cap in (cap_a, cap_b) for layer in range(cap.num_layers) if layer not in cap.weights]
     if missing:
         raise InvalidRequestError(f"a capture lacks layer {missing[0]}'s weights; compare needs every layer's")
@@ -340,7 +393,9 @@ def compare_runs(run_a: TextRun, run_b: TextRun, *, query: TokenChoice | None = 
             f"the two tokenizers split the text differently ({cap_a.model_name}: {len(cap_a.tokens)} tokens, "
             f"{cap_b.model_name}: {len(cap_b.tokens)}; first difference at "
             f"{_first_difference(cap_a.tokens, cap_b.tokens)}), so rows cannot be matched token by token — "
-            "compare models that share a tokenizer")
+            "compare models that share a tokenizer",
+            notice=Notice("compare.error.tokenizers", model_a=model_name(cap_a.model_name),
+                          model_b=model_name(cap_b.model_name)))
     alignment = align_tokens(cap_a.tokens, cap_b.tokens)
     if query is None:
         first = default_query(alignment, cap_a.special)
@@ -359,7 +414,8 @@ def compare_runs(run_a: TextRun, run_b: TextRun, *, query: TokenChoice | None = 
         key_pairs = tuple(resolve_token(k, cap_a.tokens, cap_b.tokens, alignment, "key") for k in keys)
         if key_pairs[0] == key_pairs[1]:
             raise InvalidRequestError(f"the two keys are the same token “{cap_a.tokens[key_pairs[0][0]]}”; pick two "
-                                      "different tokens")
+                                      "different tokens",
+                                      notice=Notice("compare.error.same_keys", token=cap_a.tokens[key_pairs[0][0]]))
     rows_a, rows_b = _rows(cap_a, query_pair[0]), _rows(cap_b, query_pair[1])
     rows = compare_rows(rows_a, rows_b, alignment.pairs, key_pairs)
     entropy_change = (cap_b.entropy[:, :, query_pair[1]].astype(np.float64)
@@ -393,7 +449,8 @@ def check_length(loaded: LoadedModel, text: str, what: str = "text") -> int:
             f"{what} has {n} tokens; Compare keeps every layer's attention weights of both texts and reads at most "
             f"{MAX_COMPARE_TOKENS} tokens (and {COMPARE_WEIGHTS_BUDGET_BYTES // 2**20} MiB of weights: "
             f"{info.num_layers} × {info.num_heads} heads of {n}² need {weights / 2**20:.0f} MiB) — compare a "
-            "sentence or two, not a document")
+            "sentence or two, not a document",
+            notice=Notice("compare.error.too_long", tokens=n, limit=MAX_COMPARE_TOKENS))
     return n
 
 
@@ -425,7 +482,10 @@ def compare(loaded_a: LoadedModel, text_a: str, loaded_b: LoadedModel, text_b: s
         raise IncomparableModelsError(
             f"{info_a.name} has {info_a.num_layers} layers × {info_a.num_heads} heads and {info_b.name} "
             f"{info_b.num_layers} × {info_b.num_heads}: heads can only be compared one to one between models of the "
-            "same shape — pick a model of the same architecture (a base model and its fine-tune)")
+            "same shape — pick a model of the same architecture (a base model and its fine-tune)",
+            notice=Notice("compare.error.shapes", model_a=model_name(info_a.name), layers_a=info_a.num_layers,
+                          heads_a=info_a.num_heads, model_b=model_name(info_b.name), layers_b=info_b.num_layers,
+                          heads_b=info_b.num_heads))
     run_a = run_text(loaded_a, text_a, backend=backend, what="text A")
     run_b = run_a if same_model and text_a == text_b else run_text(loaded_b, text_b, backend=backend, what="text B")
     if not same_model:
@@ -436,7 +496,9 @@ def compare(loaded_a: LoadedModel, text_a: str, loaded_b: LoadedModel, text_b: s
                 raise IncomparableModelsError(
                     f"{info_a.name} and {info_b.name} split the text differently ({len(tokens)} and {len(theirs)} "
                     f"tokens; first difference at {_first_difference(tokens, theirs)}), so attention rows cannot be "
-                    "matched token by token — compare models that share a tokenizer")
+                    "matched token by token — compare models that share a tokenizer",
+                    notice=Notice("compare.error.tokenizers", model_a=model_name(info_a.name),
+                                  model_b=model_name(info_b.name)))
     runs_s = time.perf_counter() - started
     result = compare_runs(run_a, run_b, query=query, keys=keys)
     result.timings["runs"] = runs_s

@@ -19,6 +19,7 @@ from inspector.analyses.heatmap import HeatmapView
 from inspector.analyses.metrics import HeadEntropy
 from inspector.base.i18n import DEFAULT_LANGUAGE, notice_text, t
 from inspector.charts.base import (
+    CELL_SELECTION,
     ENTROPY_SCHEME,
     FULL_WIDTH_PX,
     HEAD_SELECTION,
@@ -57,6 +58,7 @@ _SLIDE_MULTIPLES_PER_ROW = 2
 # Token labels longer than this are cut (with "…"); the heatmap's colour legend sits under the plot, so the
 # labels and the plot share the column's width.
 _HEATMAP_LABEL_LIMIT_PX = 110
+_AXIS_TITLE_PX = 20  # a vertical axis title and its padding, beside the labels
 _SLIDE_HEATMAP_LABEL_LIMIT_PX = 150
 # A compact legend under a grid: narrower than the narrowest column the grid is shown in.
 _GRID_LEGEND_PX = 100
@@ -146,7 +148,8 @@ def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None
     (layer, head) outlines that cell. ``selectable`` adds a click selection named :data:`HEAD_SELECTION`
     over the fields ``layer`` and ``head`` to the coloured cells (for ``st.altair_chart(on_select=…)``).
     ``kv_heads`` (the model's key/value heads, grouped-query attention): each head is labelled "head·kv head"
-    ("5·1": query head 5 reads key/value head 1). ``windows`` (each layer's window, :attr:`Capture.windows`): in a
+    ("5·1": query head 5 reads key/value head 1; the title's note explains it with the selected head, or the last
+    one: an example from the model on screen). ``windows`` (each layer's window, :attr:`Capture.windows`): in a
     model with sliding-window layers each layer is labelled "local 512" or "global".
     """
     data = head_entropy_data(entropy, kv_heads=kv_heads, windows=windows, lang=lang)
@@ -156,8 +159,12 @@ def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None
     # Every head numbered when there is room; in the narrow column every k-th, the selected one first (issue 31).
     numbers = head_axis(heads, keep=keep, slide=slide, font_px=10, labelFontSize=alt.Undefined if slide else 10)
     head_title = t("heads.column.head", lang)
+    notes = [t("chart.inspect.grid_click", lang)] if selectable else []
     if "kv" in data:
         group = heads // kv_heads
+        example = heads - 1 if selected is None else int(selected[1])
+        notes.append(t("chart.inspect.gqa_note", lang, heads=heads, kv=kv_heads, head=example,
+                       kv_head=example // group))
         numbers = head_axis(heads, keep=keep, slide=slide, font_px=10, labelFontSize=alt.Undefined if slide else 10,
                             extra_chars=1 + len(str(max(kv_heads - 1, 0))),
                             label=f"datum.value + '·' + floor(datum.value / {group})")
@@ -196,10 +203,7 @@ def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None
         layers_drawn.extend(_outline(base, *selected, slide=slide))
     step = _SLIDE_GRID_CELL_PX if slide else _GRID_CELL_PX
     chart = alt.layer(*layers_drawn).properties(
-        title=chart_title(t("chart.inspect.grid_title", lang),
-                          ([t("chart.inspect.grid_click", lang)] if selectable else [])
-                          + ([t("chart.inspect.gqa_note", lang, heads=entropy.raw.shape[1], kv=kv_heads)]
-                             if "kv" in data else []),
+        title=chart_title(t("chart.inspect.grid_title", lang), notes,
                           width=FULL_WIDTH_PX if slide else NARROW_COLUMN_PX, slide=slide),
         width=alt.Step(step), height=alt.Step(step),
     )
@@ -259,7 +263,8 @@ def heatmap_title(view: HeatmapView, lang: str, kv_heads: int | None = None, num
 
 
 def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False, lang: str = DEFAULT_LANGUAGE,
-                            kv_heads: int | None = None, num_heads: int | None = None) -> alt.Chart | alt.LayerChart:
+                            kv_heads: int | None = None, num_heads: int | None = None,
+                            selectable: bool = False, column_px: int | None = None) -> alt.Chart | alt.LayerChart:
     """Heatmap of one head's attention: row = query (attending), column = key (attended to), colour = weight.
 
     Labels, title ("Layer L, head H: attention weights") and subtitle (the view's notes, in ``lang``) come from
@@ -267,10 +272,20 @@ def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False, lang: str
     ``kv_heads``/``num_heads`` (the model's): a grouped-query head's title names the key/value head it shares.
     Cells the query could not see (``view.masked``: a causal model's later keys, keys outside a window) are drawn
     grey, not white, with their own legend entry: their zero is the mask's, not the head's choice.
+    ``selectable`` adds a click selection named :data:`CELL_SELECTION` on the visible cells (their row and column
+    indices; read it with :func:`~inspector.charts.base.selected_cell`).
+
+    ``column_px``: on screen, the column the chart is drawn in at a 1000 px window. Streamlit stretches (or
+    squeezes) a step-sized chart's width to its column but keeps its height, so 16 keys of 28 px in a 290 px column
+    were tall, narrow cells (issue 44): the rows take the height the squeezed columns get, and the cells stay square.
+    Exports leave it out and keep their larger cells.
     """
     data = heatmap_data(view)
     cell = _cell_px(max(view.weights.shape), slide)
     label_limit = _SLIDE_HEATMAP_LABEL_LIMIT_PX if slide else _HEATMAP_LABEL_LIMIT_PX
+    if column_px is not None:  # the plot's drawn width: the column less the query labels and the axis title
+        drawn = column_px - label_limit - _AXIS_TITLE_PX
+        cell = int(np.clip(drawn // max(view.weights.shape[1], 1), _MIN_CELL_PX, cell))
     column = FULL_WIDTH_PX if slide else WIDE_COLUMN_PX
     notes = _notes(view.notes, lang)
     if may_thin(view.key_labels, column - label_limit, slide) or cell < 14:
@@ -285,12 +300,15 @@ def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False, lang: str
                alt.Tooltip("key:N", title=t("chart.inspect.key_token", lang)),
                alt.Tooltip("weight:Q", title=weight, format=".3f")]
     base = alt.Chart(data)
-    cells = base.mark_rect().encode(
+    cells = base.mark_rect(cursor="pointer" if selectable else "default").encode(
         x=x, y=y,
         color=alt.Color("weight:Q", title=weight, scale=weight_scale(slide, largest_weight(view.weights)),
                         legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=_GRID_LEGEND_PX)),
         tooltip=tooltip,
     )
+    if selectable:
+        cells = cells.add_params(alt.selection_point(name=CELL_SELECTION, fields=["query_index", "key_index"],
+                                                     on="click", clear="dblclick"))
     title = chart_title(heatmap_title(view, lang, kv_heads, num_heads), notes, width=column, slide=slide)
     if view.masked is None:
         chart = cells.properties(title=title, width=alt.Step(cell), height=alt.Step(cell))

@@ -18,11 +18,17 @@ from inspector.core.loading import LoadedModel, ModelInfo
 _FLOAT32_BYTES = 4
 
 
+def weight_bytes(heads: int, n: int, copies: float = 1) -> int:
+    """Bytes of ``copies`` copies of ``heads`` float32 n×n attention weight matrices: copies · heads · n² · 4."""
+    return int(copies * heads * n * n * _FLOAT32_BYTES)
+
+
 def attention_bytes(info: ModelInfo, n: int, copies: float = 1, *, layers: int | None = None) -> int:
     """Bytes of ``copies`` copies of the float32 n×n attention weights of ``layers`` layers (None = every layer of
-    ``info``): copies · layers · heads · n² · 4. The one formula every planner, check and estimate uses."""
+    ``info``): copies · layers · heads · n² · 4 (:func:`weight_bytes`). The one formula every planner, check and
+    estimate uses."""
     count = info.num_layers if layers is None else layers
-    return int(copies * count * info.num_heads * n * n * _FLOAT32_BYTES)
+    return weight_bytes(count * info.num_heads, n, copies)
 
 
 def tokens_within(info: ModelInfo, budget_bytes: int, copies: float = 1, *, layers: int | None = None) -> int:

@@ -39,6 +39,7 @@ from inspector.analyses.attribution.faithfulness import (
                                              model_faithfulness,
 )
 from inspector.analyses.attribution.methods import (
+    COMPLETENESS_GAP,
                                              METHOD_LABELS,
                                              METHODS,
                                              REGISTRY,
@@ -85,12 +86,14 @@ from inspector.analyses.attribution.targets import (
     TargetKind,
     TargetSpec,
     batch_size_for,
+    removal_modes,
     resolve_target,
 )
 
 __all__ = [
     "AdversarialRow", "Agreement", "AttributionMethod", "AttributionReport", "AttributionSettings",
-    "CURVE_FRACTIONS", "CorpusAgreement", "CounterfactualAttention", "DEFAULT_REFERENCE", "FAITHFULNESS_BINS",
+    "COMPLETENESS_GAP", "CURVE_FRACTIONS", "CorpusAgreement", "CounterfactualAttention", "DEFAULT_REFERENCE",
+    "FAITHFULNESS_BINS",
     "Faithfulness", "IntegratedGradientsRun", "LONG_TEXT_TOKENS", "METHODS",
     "METHOD_LABELS", "MIN_GAIN", "MethodContext", "MethodScores", "NORMAL_TAU_FROM", "PATIENCE", "QueryChoice",
     "RANDOM_TAU_SAMPLES", "REGISTRY", "RemovalMode", "Target", "TargetKind", "TargetSpec", "adversarial_search",
@@ -98,6 +101,6 @@ __all__ = [
     "corpus_agreement", "counterfactual_attention", "counterfactual_json", "eraser_faithfulness",
     "head_tau_grid", "leave_one_out", "method_label", "method_scores", "model_faithfulness",
     "occlusion_on_embeddings",
-    "random_tau_interval",
+    "random_tau_interval", "removal_modes",
     "ranking_agreement", "register", "report_json", "resolve_target", "top_k_overlap", "unregister", "word_level",
 ]

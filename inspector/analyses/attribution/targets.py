@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from inspector.base.errors import InvalidRequestError, InvalidTextError, UnsupportedModelError
+from inspector.base.i18n import Notice
 from inspector.base.limits import ATTRIBUTION_MEMORY_BUDGET_BYTES
 from inspector.base.tokens import readable_tokens
 from inspector.core.budget import attention_bytes
@@ -56,7 +57,9 @@ class TargetSpec:
 class Target:
     """The resolved scalar f(x). kind: see :data:`TargetKind`; description: f in words; value: f(x);
     position: the token row a language model is read at; token_id/token: the predicted token;
-    class_index/label: the classifier's class; reference: the reference sentence (similarity)."""
+    class_index/label: the classifier's class; reference: the reference sentence (similarity); skipped: a language
+    model's top prediction (readable) when the default target passed over it as whitespace or special
+    (:func:`default_token`)."""
 
     kind: TargetKind
     description: str
@@ -67,6 +70,7 @@ class Target:
     class_index: int | None = None
     label: str | None = None
     reference: str | None = None
+    skipped: str | None = None
 
     def __post_init__(self) -> None:
         if not math.isfinite(self.value):
@@ -167,7 +171,8 @@ def _single_token_id(loaded: LoadedModel, token: str) -> int:
             ids = [direct] if isinstance(direct, int) and direct != tokenizer.unk_token_id else ids
     if len(ids) != 1:
         raise InvalidRequestError(f"the target token {token!r} is {len(ids)} tokens for this tokenizer; choose a "
-                                  "word that is a single token (or leave it empty for the model's top prediction)")
+                                  "word that is a single token (or leave it empty for the model's top prediction)",
+                                  notice=Notice("attribution.error.target_tokens", token=token, count=len(ids)))
     return int(ids[0])
 
 
@@ -189,7 +194,9 @@ def setup_problem(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str
         probs = torch.softmax(outputs.logits[0].float(), dim=-1)
         index = int(probs.argmax()) if spec.class_index is None else int(spec.class_index)
         if not 0 <= index < probs.numel():
-            raise InvalidRequestError(f"class {index} does not exist: the classifier has classes 0–{probs.numel() - 1}")
+            raise InvalidRequestError(f"class {index} does not exist: the classifier has classes 0–{probs.numel() - 1}",
+                                      notice=Notice("attribution.error.no_class", index=index,
+                                                    last=probs.numel() - 1))
         label = loaded.info.labels[index] if index < len(loaded.info.labels) else str(index)
         target = Target(kind="class", value=float(probs[index]), class_index=index, label=label,
                         description=f"the probability the classifier gives class “{label}”"
@@ -198,20 +205,27 @@ def setup_problem(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str
         position = output_position(loaded, inputs)  # the first [MASK], or the last real token
         if position is None:
             raise InvalidTextError(f"a masked language model predicts the word at {tokenizer.mask_token or '[MASK]'}; "
-                                   "the text has none — put it where the model should fill in a word")
+                                   "the text has none — put it where the model should fill in a word",
+                                   notice=Notice("attribution.error.no_mask", mask=tokenizer.mask_token or "[MASK]"))
         if head == "masked-lm":
             protected[position] = True
         log_probs = torch.log_softmax(outputs.logits[0, position].float(), dim=-1)
-        token_id = int(log_probs.argmax()) if not spec.token else _single_token_id(loaded, spec.token)
+        top = int(log_probs.argmax())
+        token_id = default_token(loaded, log_probs) if not spec.token else _single_token_id(loaded, spec.token)
         token = str(tokenizer.convert_ids_to_tokens(token_id))
         where = "at the [MASK]" if head == "masked-lm" else "as the next token after the text"
+        skipped = readable_tokens([str(tokenizer.convert_ids_to_tokens(top))])[0] if token_id != top and \
+            not spec.token else None
+        why = (" (the model's top prediction)" if token_id == top else
+               f" (the model's most likely word: its top prediction “{skipped}” is whitespace or a special token)"
+               if skipped else "")
         target = Target(kind="masked-token" if head == "masked-lm" else "next-token", position=position,
-                        token_id=token_id, token=token, value=float(log_probs[token_id]),
-                        description=f"the log-probability of “{readable_tokens([token])[0]}” {where}"
-                                    + (" (the model's top prediction)" if token_id == int(log_probs.argmax()) else ""))
+                        token_id=token_id, token=token, value=float(log_probs[token_id]), skipped=skipped,
+                        description=f"the log-probability of “{readable_tokens([token])[0]}” {where}{why}")
     else:
         if not spec.reference or not spec.reference.strip():
-            raise InvalidTextError("the target compares the text with a reference sentence; type one")
+            raise InvalidTextError("the target compares the text with a reference sentence; type one",
+                                   notice=Notice("attribution.error.no_reference"))
         ref_inputs = encode_text(loaded, spec.reference).inputs
         ref_out = forward(loaded, ref_inputs, backend=backend).outputs
         reference = pooled_embedding(ref_out.hidden_states[-1], ref_inputs["attention_mask"])[0]
@@ -220,13 +234,33 @@ def setup_problem(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str
                         description=f"the cosine similarity between the text's sentence embedding (mean of the last "
                                     f"layer over its tokens) and that of the reference “{spec.reference}”")
     if (~protected).sum() < 2:
-        raise InvalidTextError("the text needs at least two tokens besides the special ones to compare rankings")
+        raise InvalidTextError("the text needs at least two tokens besides the special ones to compare rankings",
+                               notice=Notice("attribution.error.too_short"))
     offsets = encoding.get("offset_mapping")
     facts = EncodingFacts(tokens=encoded.tokens, special=special, word_ids=token_word_ids(encoding, special),
                           offsets=offsets[0].numpy() if offsets is not None else None)
     problem = Problem(loaded=loaded, input_ids=ids, attention_mask=inputs["attention_mask"], target=target,
                       reference=reference, protected=protected, backend=backend, budget_bytes=budget_bytes)
     return problem, base, facts
+
+
+# How far down the ranking the default target looks for a word before it settles for the top prediction.
+_DEFAULT_TOKEN_CANDIDATES = 50
+
+
+def default_token(loaded: LoadedModel, log_probs: torch.Tensor) -> int:
+    """The token a language model's target explains when none is named: its most likely prediction that is not
+    whitespace only and not a special token (Gemma's top next token after a sentence is often "↵↵", which explains
+    nothing about the text; issue 44), among the :data:`_DEFAULT_TOKEN_CANDIDATES` most likely; the top prediction
+    when none of them is a word. ``log_probs``: (vocab,)."""
+    tokenizer = loaded.tokenizer
+    special = set(tokenizer.all_special_ids)
+    ranked = torch.topk(log_probs, min(_DEFAULT_TOKEN_CANDIDATES, log_probs.numel())).indices.tolist()
+    with loaded.tokenizer_lock:
+        for token_id in ranked:
+            if token_id not in special and tokenizer.decode([token_id]).strip():
+                return int(token_id)
+    return int(ranked[0])
 
 
 def resolve_target(loaded: LoadedModel, text: str, spec: TargetSpec = TargetSpec(), *,
@@ -248,7 +282,8 @@ def query_index(query: QueryChoice, problem: Problem) -> int:
     if query == "last":
         return n - 1
     if isinstance(query, bool) or not isinstance(query, int) or not 0 <= query < n:
-        raise InvalidRequestError(f"query {query!r} is not a token position: the text has tokens 0–{n - 1}")
+        raise InvalidRequestError(f"query {query!r} is not a token position: the text has tokens 0–{n - 1}",
+                                  notice=Notice("attribution.error.query", query=repr(query), last=n - 1))
     return int(query)
 
 
@@ -291,7 +326,21 @@ def replacement_id(loaded: LoadedModel) -> tuple[int, str]:
         if token is not None and token_id is not None:
             return int(token_id), str(token)
     raise UnsupportedModelError("this tokenizer has no [MASK], [UNK] or [PAD] token to replace removed tokens "
-                                "with; choose removal by deletion")
+                                "with; choose removal by deletion", notice=Notice("attribution.error.no_replacement"))
+
+
+def removal_modes(loaded: LoadedModel) -> dict[str, str | None]:
+    """The removal modes ``loaded`` supports, each with the token that stands in for a removed one (None: the
+    token is deleted): ``{"mask": "[MASK]", "delete": None}`` on BERT, ``{"mask": "<unk>", …}`` on a decoder whose
+    tokenizer has no mask token, only ``{"delete": None}`` when it has none of [MASK], [UNK] or [PAD]. A page offers
+    these and names the stand-in (issue 44: "replace by [MASK]" on a model without one)."""
+    modes: dict[str, str | None] = {}
+    try:
+        modes["mask"] = replacement_id(loaded)[1]
+    except UnsupportedModelError:
+        pass
+    modes["delete"] = None
+    return modes
 
 
 def embed_forward(problem: Problem) -> Callable[[torch.Tensor], torch.Tensor]:

@@ -10,7 +10,10 @@ The package, by job:
 - :mod:`.timing` — lesson 7 (O(n²) against the flash path, timed live) and the quiz's measurements (lesson 8);
 - :mod:`.decoder` — D1–D3 (causal vs bidirectional, RoPE, grouped-query attention);
 - :mod:`.sinks` — D4 (attention sinks, streaming-LLM perplexity) and D8 (the head's projections);
+- :mod:`.capacity` — lessons 18 (a head dimension too small: the low-rank bottleneck) and 19 (sinusoidal, learned
+  and rotary position codes side by side);
 - :mod:`.geometry` — D5–D7 (sliding windows, linear attention, the query–key space);
+- :mod:`.mechanism` — D9 (the token the heads look at against the heads the answer needs: activation patching);
 - :mod:`.registry` — the :class:`Lesson` contract, :class:`LessonContext` and the registry;
 - :mod:`.aggregate` — lessons 1–7 / the decoder lessons in one call, for scripts and benchmarks.
 
@@ -24,6 +27,15 @@ from inspector.analyses.lessons.aggregate import (
     decoder_lessons,
     decoder_lessons_json,
     lessons_json,
+)
+from inspector.analyses.lessons.capacity import (
+    HeadDimLesson,
+    PositionCodesLesson,
+    bottleneck_sweep,
+    head_dim_lesson,
+    position_codes_lesson,
+    rank_cut_kl,
+    sinusoidal_codes,
 )
 from inspector.analyses.lessons.common import (
     BUSY_SPREAD,
@@ -69,6 +81,7 @@ from inspector.analyses.lessons.encoder import (
     position_lesson,
     real_scaling_lesson,
     scaling_sweep,
+    seeing_rows,
     sharpest_pair,
     why_qk_lesson,
 )
@@ -79,6 +92,13 @@ from inspector.analyses.lessons.geometry import (
     linear_lesson,
     qk_space_lesson,
     window_lesson,
+)
+from inspector.analyses.lessons.mechanism import (
+    MechanismLesson,
+    MechanismPair,
+    lesson_pair,
+    mechanism_lesson,
+    pair_from_text,
 )
 from inspector.analyses.lessons.registry import (
     LESSONS,
@@ -128,14 +148,18 @@ __all__ = [
     "DefinitionLesson",
     "EntropyLesson",
     "GQALesson",
+    "HeadDimLesson",
     "LESSONS",
     "Lesson",
     "LessonContext",
     "Lessons",
     "LinearLesson",
+    "MechanismLesson",
+    "MechanismPair",
     "MultiHeadLesson",
     "PARTS",
     "POSITIONAL_HEAD_MIN_WEIGHT",
+    "PositionCodesLesson",
     "PositionLesson",
     "ProjectionsLesson",
     "QKSpaceLesson",
@@ -153,6 +177,7 @@ __all__ = [
     "all_lessons",
     "asymmetry_index",
     "attention_target",
+    "bottleneck_sweep",
     "causal_lesson",
     "complexity_lesson",
     "compute_part",
@@ -166,6 +191,7 @@ __all__ = [
     "exponent_interval",
     "gqa_lesson",
     "has_repeated_span",
+    "head_dim_lesson",
     "head_projections",
     "keep_keys_edit",
     "kind_name_key",
@@ -173,16 +199,21 @@ __all__ = [
     "lesson_answers",
     "lesson_count",
     "lesson_json",
+    "lesson_pair",
     "lessons_json",
     "lessons_of",
     "linear_lesson",
     "long_text",
+    "mechanism_lesson",
     "mean_weight_by_offset",
     "multi_head_lesson",
+    "pair_from_text",
+    "position_codes_lesson",
     "position_kind",
     "position_lesson",
     "projections_lesson",
     "qk_space_lesson",
+    "rank_cut_kl",
     "real_scaling_lesson",
     "register_lesson",
     "rope_frequencies",
@@ -190,8 +221,10 @@ __all__ = [
     "rotate",
     "run_requested",
     "scaling_sweep",
+    "seeing_rows",
     "sharpest_pair",
     "sinks_lesson",
+    "sinusoidal_codes",
     "softmax_jacobian",
     "softmax_jacobian_norm",
     "streaming_keep",

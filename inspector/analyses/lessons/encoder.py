@@ -13,6 +13,7 @@ import torch
 from scipy import stats as scipy_stats
 
 from inspector.analyses.lessons.common import (
+    ASYMMETRY_FAR,
     COLLAPSED_BELOW,
     CONTROL_SEED,
     DIFFUSE_ABOVE,
@@ -24,19 +25,23 @@ from inspector.analyses.lessons.common import (
     SWEEP_QUERIES,
     SWEEP_SEED,
     Answer,
+    RankTrend,
     _check_shapes,
     _f,
     _head_tensors,
+    _p,
     _pct,
     _record,
     _row_entropy,
     _Run,
     _visible,
     asymmetry_index,
+    asymmetry_term,
     attention_input,
     diagonal_share,
     effective_rank,
     position_kind,
+    rank_trend,
     softmax_jacobian_norm,
 )
 from inspector.analyses.metrics import HeadEntropy, head_entropy_from_rows
@@ -86,11 +91,27 @@ class DefinitionLesson:
                              "row_sums": (n,)})
 
 
-def sharpest_pair(weights: np.ndarray) -> tuple[int, int]:
+# A query row that sees fewer keys than this puts all its weight on the one it sees by construction (a causal model's
+# first row: `<bos>` → itself), so it is neither a finding nor a question (issue 44).
+MIN_VISIBLE_KEYS = 2
+
+
+def seeing_rows(visible: np.ndarray) -> np.ndarray:
+    """(q_len,) bool: the query rows that see at least :data:`MIN_VISIBLE_KEYS` keys (all of them when none does).
+    ``visible``: (q_len, k_len) bool."""
+    seeing = np.asarray(visible, dtype=bool).sum(axis=-1) >= MIN_VISIBLE_KEYS
+    return seeing if seeing.any() else np.ones_like(seeing)
+
+
+def sharpest_pair(weights: np.ndarray, visible: np.ndarray | None = None) -> tuple[int, int]:
     """(query, key) of a head's sharpest row and the key that row spends most on — the pair lesson 1's answer is
-    about, so its heatmap labels them first (issue 31). ``weights``: (q_len, k_len)."""
+    about, so its heatmap labels them first (issue 31). ``weights``: (q_len, k_len); ``visible``: (q_len, k_len)
+    bool — when given, only the rows that see two or more keys compete (:func:`seeing_rows`)."""
     weights = np.asarray(weights, dtype=float)
-    best = int(weights.max(axis=-1).argmax())
+    peaks = weights.max(axis=-1)
+    if visible is not None:
+        peaks = np.where(seeing_rows(visible), peaks, -np.inf)
+    best = int(peaks.argmax())
     return best, int(weights[best].argmax())
 
 
@@ -103,7 +124,8 @@ def definition_lesson(run: _Run) -> DefinitionLesson:
     weights = record.weights[0, run.head].double().cpu().numpy()
     row_sums = weights.sum(axis=-1)
     scores = tensors["query"] @ tensors["key"].T * record.scale
-    best, top = sharpest_pair(weights)
+    visible = _visible(run)
+    best, top = sharpest_pair(weights, visible)
     n = len(run.tokens)
     values = {"n": str(n), "d_model": str(info.hidden_size), "d_k": str(info.head_dim), "heads": str(info.num_heads),
               "kv_heads": str(info.num_kv_heads), "scale": _f(record.scale, 4), "layer": str(run.layer),
@@ -114,9 +136,10 @@ def definition_lesson(run: _Run) -> DefinitionLesson:
         d_k=info.head_dim,
         num_heads=info.num_heads, num_kv_heads=info.num_kv_heads, scale=float(record.scale),
         position=position_kind(run.loaded), pre_norm=pre_norm, x=x.double().cpu().numpy(), query=tensors["query"],
-        key=tensors["key"], value=tensors["value"], scores=scores, visible=_visible(run), weights=weights,
+        key=tensors["key"], value=tensors["value"], scores=scores, visible=visible, weights=weights,
         output=tensors["output"], row_sums=row_sums,
-        answer=Answer("lesson1.answer.prenorm" if pre_norm else "lesson1.answer", values))
+        answer=Answer("lesson1.answer.prenorm" if pre_norm else "lesson1.answer", values, terms={
+            "sharpest": "lesson1.sharpest" if seeing_rows(visible).all() else "lesson1.sharpest_seeing"}))
 
 
 # -------------------------------------------------------------------------------------------------- lesson 2
@@ -178,12 +201,13 @@ def why_qk_lesson(run: _Run, definition: DefinitionLesson) -> WhyQKLesson:
               "asym": _f(asymmetry[run.head]), "asym_min": _f(asymmetry.min()), "asym_max": _f(asymmetry.max()),
               "head": str(run.head), "layer": str(run.layer), "tied_share": _pct(tied_share),
               "tv": _f(weight_change), "entropy": _f(entropy), "tied_entropy": _f(tied_entropy),
-              "change": f"{change:.2e}"}
+              "change": f"{change:.2e}", "asym_far": _f(ASYMMETRY_FAR)}
     return WhyQKLesson(layer=run.layer, head=run.head, xx_diagonal_share=xx_share, qk_diagonal_share=shares,
                        asymmetry=asymmetry, weights=definition.weights, tied_weights=tied_weights,
                        tied_diagonal_share=tied_share, entropy=entropy, tied_entropy=tied_entropy,
                        weight_change=weight_change, output_change=change, output_measure=base_out.kind,
-                       answer=Answer("lesson2.answer", values, {"measure": f"measure.{base_out.kind}"}))
+                       answer=Answer("lesson2.answer", values, {"measure": f"measure.{base_out.kind}",
+                                                                "symmetry": asymmetry_term(asymmetry[run.head])}))
 
 
 # -------------------------------------------------------------------------------------------------- lesson 3
@@ -505,19 +529,34 @@ def multi_head_lesson(run: _Run, position: PositionLesson) -> MultiHeadLesson:
 class EntropyLesson:
     """Lesson 6. entropy: per-head entropy (raw (layers, heads) nats, normalized (layers, heads) in [0, 1]).
     layer_normalized: (layers,) mean normalised entropy of each layer. spearman: ρ of layer_normalized vs depth
-    (negative = sharper with depth). collapsed, diffuse: (layer, head) pairs past the alarm thresholds."""
+    (negative = sharper with depth). trend: the one-sided test of "sharper with depth" (:func:`depth_trend`): the
+    answer says it holds only when the test shows it. collapsed, diffuse: (layer, head) pairs past the alarm
+    thresholds."""
 
     entropy: HeadEntropy
     layer_normalized: np.ndarray
     spearman: float
     shallow_mean: float
     deep_mean: float
+    trend: RankTrend
     collapsed: tuple[tuple[int, int], ...]
     diffuse: tuple[tuple[int, int], ...]
     answer: Answer
 
     def __post_init__(self) -> None:
         _check_shapes(self, {"layer_normalized": (self.entropy.raw.shape[0],)})
+
+
+# Lesson 6's answer for each verdict of depth_trend: the claim shown, its opposite shown, or neither.
+DEPTH_ANSWERS = {"shown": "lesson6.answer.holds", "opposite": "lesson6.answer.fails",
+                 "not_shown": "lesson6.answer.not_shown"}
+
+
+def depth_trend(layer_normalized: np.ndarray) -> RankTrend:
+    """“Shallow broad, deep sharp” as a test: Spearman's ρ between depth and each layer's mean normalised entropy,
+    one-sided for “falls with depth” (:func:`~inspector.analyses.lessons.common.rank_trend`, α = VERDICT_ALPHA). A
+    larger shallow mean alone is not evidence: with 18 layers a ρ of −0.06 is what a random order gives."""
+    return rank_trend(np.arange(len(layer_normalized)), layer_normalized, claimed="less")
 
 
 def entropy_lesson(run: _Run) -> EntropyLesson:
@@ -528,20 +567,20 @@ def entropy_lesson(run: _Run) -> EntropyLesson:
     normalized = head_entropy.normalized
     layer_normalized = np.nanmean(normalized, axis=-1)
     layers = len(layer_normalized)
-    rho = float(scipy_stats.spearmanr(np.arange(layers), layer_normalized).statistic) if layers > 2 else \
-        float(np.sign(layer_normalized[-1] - layer_normalized[0]))
+    trend = depth_trend(layer_normalized)
+    rho = trend.rho
     half = max(1, layers // 2)
     shallow, deep = float(np.nanmean(layer_normalized[:half])), float(np.nanmean(layer_normalized[-half:]))
     collapsed = tuple((int(layer), int(h)) for layer, h in zip(*np.nonzero(normalized < COLLAPSED_BELOW)))
     diffuse = tuple((int(layer), int(h)) for layer, h in zip(*np.nonzero(normalized > DIFFUSE_ABOVE)))
-    holds = shallow > deep
-    values = {"shallow": _f(shallow), "deep": _f(deep), "rho": _f(rho), "collapsed": str(len(collapsed)),
+    values = {"shallow": _f(shallow), "deep": _f(deep), "rho": _f(rho), "p": _p(trend.p),
+              "p_opposite": _p(trend.p_opposite), "alpha": f"{trend.alpha:g}", "collapsed": str(len(collapsed)),
               "diffuse": str(len(diffuse)), "low": _f(COLLAPSED_BELOW), "high": _f(DIFFUSE_ABOVE),
               "heads": str(normalized.size), "layers": str(layers),
               "collapsed_list": ", ".join(f"L{layer}H{h}" for layer, h in collapsed[:8]) or "—",
               "diffuse_list": ", ".join(f"L{layer}H{h}" for layer, h in diffuse[:8]) or "—"}
     return EntropyLesson(entropy=head_entropy, layer_normalized=layer_normalized, spearman=rho, shallow_mean=shallow,
-                         deep_mean=deep, collapsed=collapsed, diffuse=diffuse,
-                         answer=Answer("lesson6.answer.holds" if holds else "lesson6.answer.fails", values))
+                         deep_mean=deep, trend=trend, collapsed=collapsed, diffuse=diffuse,
+                         answer=Answer(DEPTH_ANSWERS[trend.verdict], values))
 
 

@@ -24,15 +24,27 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from scipy import stats as scipy_stats
 
 from inspector.analyses.divergence import jensen_shannon_numpy
-from inspector.analyses.lessons.common import BUSY_SPREAD, Answer, _check_shapes, _f, _pct
+from inspector.analyses.lessons.common import (
+    BLUR_MARGIN,
+    BUSY_SPREAD,
+    QK_MIN_RHO,
+    VERDICT_ALPHA,
+    Answer,
+    _check_shapes,
+    _f,
+    _p,
+    _pct,
+    rank_trend,
+)
 from inspector.analyses.lessons.timing import exponent_interval, timing_spread
 from inspector.base.errors import InvalidRequestError
 from inspector.base.examples import long_corpus_text as long_text
+from inspector.base.i18n import Notice
 from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel
+from inspector.core.model_folders import model_name
 from inspector.core.outputs import model_output, output_change
 from kernels.hf import WeightEdit
 from kernels.reference import visible_keys_mask
@@ -127,12 +139,14 @@ def window_lesson(loaded: LoadedModel, *, text: str | None = None, lengths: Sequ
     window, local, global_ = window_layers(loaded, 5, probe.inputs)
     if window is None:
         raise InvalidRequestError(f"{info.name} has no sliding-window layer; pick Gemma 3 270M (15 of its 18 layers "
-                                  "see a 512-token window)")
+                                  "see a 512-token window)",
+                                  notice=Notice("decoder.error.no_window", model=model_name(info.name)))
     encoded = encode_text(loaded, text or long_text(4 * window + 256), truncate=True)
     n = min(encoded.inputs["input_ids"].shape[1], window + 64)
     inputs = {name: tensor[:, :n] for name, tensor in encoded.inputs.items()}
     if n <= window:
-        raise InvalidRequestError(f"the text has {n} tokens, not more than the window of {window}; use a longer text")
+        raise InvalidRequestError(f"the text has {n} tokens, not more than the window of {window}; use a longer text",
+                                  notice=Notice("decoder.error.text_within_window", tokens=n, window=window))
     local_layer, global_layer = local[0], (global_[0] if global_ else None)
     layers = frozenset({local_layer} | ({global_layer} if global_layer is not None else set()))
     result = forward(loaded, inputs, backend=backend, weights_layers=layers,
@@ -245,6 +259,13 @@ def _entropy(weights: np.ndarray) -> float:
     return float(entr(weights).sum(axis=-1).mean())
 
 
+def blur_term(entropy_softmax: float, entropy_linear: float) -> str:
+    """The catalogue key of what linear attention did to the routing: "blurrier" when the mean row entropy rose by at
+    least :data:`BLUR_MARGIN` nats, else "not shown to be blurrier"."""
+    return "lessons.linear.blurrier" if entropy_linear - entropy_softmax >= BLUR_MARGIN else \
+        "lessons.linear.not_blurrier"
+
+
 def linear_lesson(loaded: LoadedModel, text: str, layer: int, head: int, *, lengths: Sequence[int] = LINEAR_LENGTHS,
                   repeats: int = TIMING_REPEATS, backend: str = "torch") -> LinearLesson:
     info = loaded.info
@@ -290,14 +311,15 @@ def linear_lesson(loaded: LoadedModel, text: str, layer: int, head: int, *, leng
               "js_max": _f(js.max(), 3), "h_soft": _f(_entropy(weights)), "h_lin": _f(_entropy(linear)),
               "change": f"{change:.2e}", "last": str(int(lengths_a[-1])), "soft_ms": _f(np.median(soft_runs[-1]), 2),
               "lin_ms": _f(np.median(lin_runs[-1]), 2), "soft_exp": _f(soft_exp), "lin_exp": _f(lin_exp),
-              "d_k": str(d), "spread": _pct(spread)}
+              "d_k": str(d), "spread": _pct(spread), "blur_margin": _f(BLUR_MARGIN)}
+    blur = blur_term(_entropy(weights), _entropy(linear))
     key = "lesson14.answer.busy" if spread > BUSY_SPREAD else "lesson14.answer"
     return LinearLesson(layer=layer, head=head, tokens=encoded.tokens, weights=weights, linear=linear, js=js,
                         entropy_softmax=_entropy(weights), entropy_linear=_entropy(linear), output_change=change,
                         output_measure=base_out.kind, lengths=lengths_a, softmax_ms=np.median(soft_runs_a, axis=1),
                         linear_ms=np.median(lin_runs_a, axis=1), exponent_softmax=soft_exp, exponent_linear=lin_exp,
                         spread=spread,
-                        answer=Answer(key, values, {"measure": f"measure.{base_out.kind}"}))
+                        answer=Answer(key, values, {"measure": f"measure.{base_out.kind}", "blur": blur}))
 
 
 # ------------------------------------------------------------------------------------------- query–key space
@@ -371,11 +393,21 @@ def qk_space_lesson(loaded: LoadedModel, text: str, layer: int, head: int, *, ba
     explained = float((sigma[:2] ** 2).sum() / max((sigma ** 2).sum(), 1e-30))
     distance = np.linalg.norm(q2[:, None, :] - k2[None, :, :], axis=-1)[visible]
     dot = (q2 @ k2.T)[visible]
-    rho = float(scipy_stats.spearmanr(distance, dot).statistic) if len(dot) > 2 else math.nan
+    rho, p, readable = nearness_verdict(distance, dot)
     gap = np.asarray(gaps)
     values = {"layer": str(layer), "head": str(head), "alpha": _f(alpha), "explained": _pct(explained),
-              "rho": _f(rho), "unchanged": f"{unchanged:.1e}", "gap_min": _f(gap.min()), "gap_max": _f(gap.max()),
+              "rho": _f(rho), "p": _p(p), "min_rho": _f(QK_MIN_RHO), "test_alpha": f"{VERDICT_ALPHA:g}",
+              "unchanged": f"{unchanged:.1e}", "gap_min": _f(gap.min()), "gap_max": _f(gap.max()),
               "gap_layer": _f(gap[layer]), "gap_top": str(int(gap.argmax()))}
     return QKSpaceLesson(layer=layer, head=head, tokens=encoded.tokens, query_xy=xy[:n], key_xy=xy[n:],
                          explained=explained, alpha=alpha, spearman=rho, unchanged=unchanged, norm_gap=gap,
-                         answer=Answer("lesson15.answer" if rho < 0 else "lesson15.answer.weak", values))
+                         answer=Answer("lesson15.answer" if readable else "lesson15.answer.weak", values))
+
+
+def nearness_verdict(distance: np.ndarray, dot: np.ndarray, *, min_rho: float = QK_MIN_RHO,
+                     alpha: float = VERDICT_ALPHA) -> tuple[float, float, bool]:
+    """(ρ, one-sided p, readable): Spearman's ρ between query–key distance and dot product, tested for “nearer means
+    a higher score” (ρ < 0). The picture may be read that way only for a strong link: ρ ≤ −min_rho and p < alpha."""
+    trend = rank_trend(distance, dot, claimed="less", alpha=alpha)
+    readable = trend.verdict == "shown" and trend.rho <= -min_rho
+    return trend.rho, trend.p, readable

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
+from inspector.analyses.lessons.capacity import head_dim_lesson, position_codes_lesson
 from inspector.analyses.lessons.common import DEFAULT_LENGTHS, Answer, _run, position_kind
 from inspector.analyses.lessons.decoder import causal_lesson, gqa_lesson, rope_lesson
 from inspector.analyses.lessons.encoder import (
@@ -33,11 +34,12 @@ from inspector.analyses.lessons.encoder import (
     why_qk_lesson,
 )
 from inspector.analyses.lessons.geometry import linear_lesson, qk_space_lesson, window_lesson
+from inspector.analyses.lessons.mechanism import lesson_pair, mechanism_lesson
 from inspector.analyses.lessons.sinks import SINK_TOKENS, projections_lesson, sinks_lesson, streaming_perplexity
 from inspector.analyses.lessons.timing import complexity_lesson, leave_one_out
 from inspector.analyses.metrics import HeadEntropy
 from inspector.base.errors import InvalidRequestError
-from inspector.base.i18n import CATALOGUE, LANGUAGES
+from inspector.base.i18n import CATALOGUE, DEFAULT_LANGUAGE, LANGUAGES
 from inspector.base.jsonable import to_jsonable
 from inspector.base.progress import Progress
 from inspector.core.loading import LoadedModel
@@ -50,15 +52,16 @@ class LessonContext:
     """What a lesson measures on: ``loaded`` (the sidebar's model; the decoder section's for a decoder lesson), the
     text, the layer and head (checked against the model), the backend, ``contrast`` (a decoder lesson's encoder beside
     it: the bidirectional, absolute-position contrast), ``lengths`` (the lengths n the timing lessons time — lesson 7,
-    the window and linear-attention lessons; None: each lesson's own default) and a ``progress`` callback.
+    the window and linear-attention lessons; None: each lesson's own default), a ``progress`` callback and ``lang``
+    (the reader's language: a lesson that brings its own example, D9's pair, takes it in that language).
 
     The lessons of one part share work through :meth:`shared` (the encoder lessons' one baseline forward, lesson 1's
     result that lessons 2 and 4 read): one context is one request, never cached itself."""
 
     def __init__(self, loaded: LoadedModel, text: str, layer: int, head: int, *, backend: str = "torch",
                  contrast: LoadedModel | None = None, lengths: Sequence[int] | None = None,
-                 progress: Progress | None = None):
-        self.loaded, self.text, self.backend, self.contrast = loaded, text, backend, contrast
+                 progress: Progress | None = None, lang: str = DEFAULT_LANGUAGE):
+        self.loaded, self.text, self.backend, self.contrast, self.lang = loaded, text, backend, contrast, lang
         self.layer, self.head = loaded.info.check_layer(layer), loaded.info.check_head(head)
         self.lengths, self.progress = (None if lengths is None else tuple(lengths)), progress
         self._shared: dict[str, Any] = {}
@@ -120,7 +123,8 @@ class Lesson:
     """One lesson. number: 1 … :func:`lesson_count` (``lesson=N`` in a link, ``lessonN.*`` in the catalogue). slug: its
     JSON key. part: where the page draws it. compute / on_request: ``(LessonContext) -> result`` (a frozen dataclass
     with ``answer`` or ``answers``); at least one. applies: whether the lesson can run on a model (the window lesson
-    needs sliding-window layers); the page says why not, the command leaves it out with a note."""
+    needs sliding-window layers); the page says why not, the command leaves it out with a note. follows: the lesson
+    of the same part it is drawn right after (a lesson added later beside the one it extends); None: by number."""
 
     number: int
     slug: str
@@ -128,6 +132,7 @@ class Lesson:
     compute: Callable[[LessonContext], Any] | None = None
     on_request: Callable[[LessonContext], Any] | None = None
     applies: Callable[[LoadedModel], bool] = _always
+    follows: int | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.number, bool) or not isinstance(self.number, int) or self.number < 1:
@@ -165,8 +170,12 @@ def lesson_count() -> int:
 
 
 def lessons_of(part: str) -> tuple[Lesson, ...]:
-    """The registered lessons of ``part``, by number."""
-    return tuple(lesson for lesson in LESSONS.values() if lesson.part == part)
+    """The registered lessons of ``part`` in the page's order: by number, each lesson that ``follows`` another right
+    after it."""
+    def place(lesson: Lesson) -> tuple[int, int]:
+        return (lesson.number, 0) if lesson.follows is None else (lesson.follows, lesson.number)
+
+    return tuple(sorted((lesson for lesson in LESSONS.values() if lesson.part == part), key=place))
 
 
 def lesson_answers(result: Any) -> tuple[Answer, ...]:
@@ -243,6 +252,13 @@ register_lesson(Lesson(15, "qk_space", "decoder", compute=lambda c: qk_space_les
     c.loaded, c.text, c.layer, c.head, backend=c.backend)))
 register_lesson(Lesson(16, "projections", "decoder", compute=lambda c: projections_lesson(c.loaded, c.layer,
                                                                                          c.head)))
+# D9 patches every head of the decoder (seconds on a bundled one): on request.
+register_lesson(Lesson(17, "mechanism", "decoder", on_request=lambda c: mechanism_lesson(
+    c.loaded, lesson_pair(c.loaded, c.lang, c.text), progress=c.progress)))
+# Issue 44, item 11: seed points that had no experiment, drawn beside the lessons they extend.
+register_lesson(Lesson(18, "head_dim", "encoder", compute=lambda c: head_dim_lesson(_definition(c)), follows=4))
+register_lesson(Lesson(19, "position_codes", "encoder", compute=lambda c: position_codes_lesson(c.loaded),
+                       follows=3))
 
 
 def compute_part(part: str, context: LessonContext) -> dict[str, Any]:

@@ -9,12 +9,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from inspector.analyses.lessons.common import Answer, _check_shapes, _f, _pct
+from inspector.analyses.lessons.common import PARKING_RATIO, Answer, _check_shapes, _f, _pct
 from inspector.analyses.lessons.decoder import SINK_TOKENS, STREAM_TOKENS, STREAM_WINDOW
 from inspector.base.errors import InvalidRequestError, UnsupportedModelError
 from inspector.base.examples import long_corpus_text as long_text
+from inspector.base.i18n import Notice
 from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel
+from inspector.core.model_folders import model_name
 from inspector.core.outputs import head_writes, model_output, output_change, output_projection
 from kernels.hf import WeightEdit
 
@@ -98,7 +100,8 @@ def streaming_perplexity(loaded: LoadedModel, *, tokens: int = STREAM_TOKENS, wi
     quarter of the text on a model that reads fewer positions than ``tokens``."""
     if not loaded.info.causal or loaded.info.head != "causal-lm":
         raise InvalidRequestError(f"{loaded.info.name} is not a causal language model: the streaming experiment "
-                                  "needs next-token predictions; pick a bundled decoder")
+                                  "needs next-token predictions; pick a bundled decoder",
+                                  notice=Notice("decoder.error.not_decoder", model=model_name(loaded.info.name)))
     encoded = encode_text(loaded, long_text(), truncate=True)
     inputs = {name: tensor[:, :tokens] for name, tensor in encoded.inputs.items()}
     n = inputs["input_ids"].shape[1]
@@ -113,6 +116,12 @@ def streaming_perplexity(loaded: LoadedModel, *, tokens: int = STREAM_TOKENS, wi
     return n, window, scores
 
 
+def parking_term(weight_share: float, norm_share: float) -> str:
+    """The catalogue key of what the first token is: "a parking spot, not a source" when its share of the
+    norm-weighted attention is below :data:`PARKING_RATIO` × its share of the weight, else "not shown"."""
+    return "lessons.sink.parking" if norm_share < PARKING_RATIO * weight_share else "lessons.sink.not_parking"
+
+
 def sinks_lesson(loaded: LoadedModel, text: str, layer: int, *, stream: bool = True,
                  backend: str = "torch") -> SinksLesson:
     info = loaded.info
@@ -120,7 +129,8 @@ def sinks_lesson(loaded: LoadedModel, text: str, layer: int, *, stream: bool = T
     encoded = encode_text(loaded, text)
     n = len(encoded.tokens)
     if n < 3:
-        raise InvalidRequestError("the sink lesson needs a text of at least 3 tokens")
+        raise InvalidRequestError("the sink lesson needs a text of at least 3 tokens",
+                                  notice=Notice("lessons.error.text_too_short", tokens=3))
     base = forward(loaded, encoded.inputs, backend=backend, weights_layers=frozenset({layer}), keep=("value",),
                    keep_layers=frozenset({layer}))
     rows = slice(1, None) if info.causal else slice(None)
@@ -152,14 +162,17 @@ def sinks_lesson(loaded: LoadedModel, text: str, layer: int, *, stream: bool = T
               "top_mass": _pct(sink_mass[top]), "mean_mass": _pct(sink_mass.mean()), "layer": str(layer),
               "weight_share": _pct(weight_share.mean()), "norm_share": _pct(norm_share.mean()),
               "v_first": _f(norms[:, 0].mean()), "v_rest": _f(norms[:, 1:].mean()),
-              "change_layer": f"{changes[0]:.2e}", "change_all": f"{changes[1]:.2e}"}
+              "change_layer": f"{changes[0]:.2e}", "change_all": f"{changes[1]:.2e}",
+              "ratio": _f(PARKING_RATIO), "parking_limit": _pct(PARKING_RATIO * weight_share.mean())}
+    parking = parking_term(float(weight_share.mean()), float(norm_share.mean()))
     return SinksLesson(model=info.name, layer=layer, sink_mass=sink_mass, weight_share=weight_share,
                        norm_share=norm_share, value_norm_first=float(norms[:, 0].mean()),
                        value_norm_rest=float(norms[:, 1:].mean()), removal_change_layer=changes[0],
                        removal_change_all=changes[1], output_measure=base_out.kind, stream_tokens=stream_tokens,
                        stream_window=window if stream_ppl is not None else STREAM_WINDOW,
                        stream_perplexity=stream_ppl,
-                       answer=Answer("lesson12.answer", values, {"measure": f"measure.{base_out.kind}"}),
+                       answer=Answer("lesson12.answer", values, {"measure": f"measure.{base_out.kind}",
+                                                                 "parking": parking}),
                        stream_answer=stream_answer, key_share=weights.mean(axis=(0, 1)))
 
 

@@ -20,10 +20,13 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("attribution.page.query_last", "last", "最后一个"),
     ("attribution.page.query_index_option", "index…", "指定位置…"),
     ("attribution.page.target_predicted", " (its prediction)", "（即它的预测）"),
+    ("attribution.page.target_skipped",
+     " (the model's most likely word: its top prediction “{skipped}” is whitespace or a special token)",
+     "（模型最可能的词：它的首选预测“{skipped}”是空白或特殊词元）"),
     ("attribution.page.target_class", "the probability the classifier gives class “{label}”{predicted}",
      "分类器给类别“{label}”的概率{predicted}"),
-    ("attribution.page.target_token", "Target token (empty: the model's top prediction)",
-     "目标词元（留空：模型的首选预测）"),
+    ("attribution.page.target_token", "Target token (empty: the model's most likely word)",
+     "目标词元（留空：模型最可能的词）"),
     ("attribution.page.target_value", "f(x) = {value}: {description}.", "f(x) = {value}：{description}。"),
     ("attribution.page.target_masked_token", "the log-probability of “{token}” at the [MASK]{predicted}",
      "[MASK] 处“{token}”的对数概率{predicted}"),
@@ -44,9 +47,10 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "的参考句子——修改参考句子，就能问是什么让文本的意思不同。"),
     ("attribution.page.in_use_next_token",
      "Target in use: **the log-probability of the model's own next token** after the text — attribution explains "
-     "the prediction it makes. Name a token below to explain that one instead.",
-     "当前目标：**模型自己预测的下一个词元的对数概率**（接在文本之后）——归因解释的是它做出的预测。在下面填一个词元，"
-     "就改为解释那个词元。"),
+     "the prediction it makes (its most likely word: a top prediction that is only whitespace, such as ↵, or a "
+     "special token is passed over, and the target below says so). Name a token below to explain that one instead.",
+     "当前目标：**模型自己预测的下一个词元的对数概率**（接在文本之后）——归因解释的是它做出的预测（取它最可能的词：只是"
+     "空白（如 ↵）或特殊词元的首选预测会被跳过，下面的目标会说明）。在下面填一个词元，就改为解释那个词元。"),
     ("attribution.page.in_use_masked_token",
      "Target in use: **the log-probability of the model's top word at the [MASK]**. Name a token below to explain "
      "that one instead.",
@@ -67,7 +71,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "auto：语言模型取被预测词元所在的行，否则解码器取最后一个词元，编码器取第一个词元（[CLS]）"),
     ("attribution.page.query_index", "Query token index", "查询词元的位置"),
     ("attribution.page.removal", "Removal (occlusion and ERASER)", "移除方式（遮挡和 ERASER）"),
-    ("attribution.page.removal_mask", "replace by [MASK]", "替换为 [MASK]"),
+    ("attribution.page.removal_mask", "replace by {token}", "替换为 {token}"),
     ("attribution.page.removal_delete", "delete", "删除"),
     ("attribution.page.ig_steps", "Integrated-gradients steps", "积分梯度步数"),
     ("attribution.page.words_help", "A word's score = sum over its pieces.", "一个词的得分 = 其各子词得分之和。"),
@@ -94,6 +98,12 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "convergence delta {delta} (Σ attributions − (f(x) − f(baseline))).",
      "积分梯度：{steps} 步（每批 {batch} 步），基线 = {baseline}（f = {baseline_value}）；收敛误差 {delta}（Σ 归因 − "
      "(f(x) − f(基线))）。"),
+    ("attribution.page.ig_incomplete",
+     "Integrated gradients is incomplete here: its scores miss {gap} of the change they explain (delta {delta} "
+     "against f(x) − f(baseline) = {change}; flagged above {threshold}). Read them as a ranking, not as shares of "
+     "f — more steps narrow the gap.",
+     "此处积分梯度不满足完备性：得分漏掉了所要解释变化的 {gap}（误差 {delta}，而 f(x) − f(基线) = {change}；"
+     "超过 {threshold} 即提示）。只把它们当作排序来读，不要当作 f 的份额——增加步数可以缩小差距。"),
     ("attribution.page.skipped", "{method} could not run: {reason}", "{method} 无法运行：{reason}"),
     ("attribution.page.scores", "Per-token scores", "每个词元的得分"),
     ("attribution.page.read_mean", "the mean over heads", "各头平均"),
@@ -155,9 +165,15 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "At {where}, {uniform}; the adversarial search found no row within |Δf| ≤ {epsilon:g}, so this attention is "
      "constrained by the output here.",
      "在{where}处，{uniform}；对抗搜索没有找到满足 |Δf| ≤ {epsilon:g} 的行，因此这里的注意力受到输出的约束。"),
-    ("attribution.strength_entirely", "almost entirely different", "几乎完全不同"),
-    ("attribution.strength_substantially", "substantially different", "明显不同"),
-    ("attribution.strength_mildly", "only mildly different", "仅略有不同"),
+    # Judged by the JSD's share of its maximum (inspector.analyses.attribution.counterfactual: ENTIRELY_DIFFERENT,
+    # SUBSTANTIALLY_DIFFERENT), each word with its band.
+    ("attribution.strength_entirely", "almost entirely different (above {entirely} of the largest possible JSD)",
+     "几乎完全不同（超过最大可能 JSD 的 {entirely}）"),
+    ("attribution.strength_substantially",
+     "substantially different (above {substantially} of the largest possible JSD, at most {entirely})",
+     "明显不同（超过最大可能 JSD 的 {substantially}，至多 {entirely}）"),
+    ("attribution.strength_mildly", "only mildly different (at most {substantially} of the largest possible JSD)",
+     "仅略有不同（至多为最大可能 JSD 的 {substantially}）"),
     ("attribution.conclusion_not_unique", "So this attention map is not a unique explanation of the output.",
      "所以这张注意力图并不是输出的唯一解释。"),
     ("attribution.conclusion_constrained", "Here the output does constrain the attention.",
@@ -177,6 +193,24 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "({floor:.4g}) — this target has no decision to flip",
      "f 降到 {threshold:.4g} 以下，即从 f(x) = {start:.4g} 到移除所有内容词元后的 f（{floor:.4g}）的中点——"
      "这个目标没有可翻转的决策"),
+    # Errors of the target and the query a page asks for (inspector.analyses.attribution.targets) ---------------------
+    ("attribution.error.target_tokens", "The target token '{token}' is {count} tokens for this tokenizer; choose a "
+     "word that is a single token (or leave it empty for the model's top prediction).",
+     "目标词元“{token}”在这个分词器中是 {count} 个词元；请选一个只占一个词元的词（或留空，使用模型的首选预测）。"),
+    ("attribution.error.no_class", "Class {index} does not exist: the classifier has classes 0–{last}.",
+     "类别 {index} 不存在：分类器只有类别 0–{last}。"),
+    ("attribution.error.no_mask", "A masked language model predicts the word at {mask}; the text has none — put it "
+     "where the model should fill in a word.", "掩码语言模型预测的是 {mask} 处的词；这段文本里没有——请把它放在模型"
+     "应该填词的位置。"),
+    ("attribution.error.no_reference", "The target compares the text with a reference sentence; type one.",
+     "这个目标把文本和一个参考句子比较；请输入参考句子。"),
+    ("attribution.error.too_short", "The text needs at least two tokens besides the special ones to compare "
+     "rankings; type a longer text.", "除特殊词元外，文本至少需要两个词元才能比较排序；请输入更长的文本。"),
+    ("attribution.error.query", "Query {query} is not a token position: the text has tokens 0–{last}.",
+     "查询 {query} 不是词元位置：文本只有词元 0–{last}。"),
+    ("attribution.error.no_replacement", "This tokenizer has no [MASK], [UNK] or [PAD] token to replace removed tokens "
+     "with; choose removal by deletion.", "这个分词器没有可以替换被删除词元的 [MASK]、[UNK] 或 [PAD] 词元；请选择按"
+     "删除来移除。"),
     # Charts and tables (inspector.charts.attribution) -----------------------------------------------------------------
     ("chart.attribution.word", "word", "词"),
     ("chart.attribution.token", "token", "词元"),

@@ -48,6 +48,8 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("generate.finish.eos", "the model ended its text", "模型结束了文本"),
     ("generate.finish.stopped", "stopped", "已停止"),
     ("generate.output", "The text", "生成的文本"),
+    ("generate.ended_with", "The model ended its text with its end token “{token}”, left out of the text above.",
+     "模型用它的结束词元“{token}”结束了文本，上面的文本里没有写出它。"),
     ("generate.again", "Generate again", "重新生成"),
     ("generate.stopped", "Stopped after {n} tokens: the steps below are the ones written.",
      "在 {n} 个词元后停止：下面只显示已经写出的步骤。"),
@@ -65,6 +67,18 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("generate.rate_metric", "Tokens per second", "每秒词元数"),
     ("generate.first_token_metric", "First token after", "首个词元用时"),
     ("generate.download", "Download the run (JSON)", "下载本次生成（JSON）"),
+    # Errors of the prompt and the run a page asks for (inspector.analyses.generate) ----------------------------------
+    ("generate.error.not_decoder", "{model} is not a causal language model, so it cannot write text; pick SmolLM2 "
+     "135M or Gemma 3 270M.", "{model} 不是因果语言模型，不能写文本；请选 SmolLM2 135M 或 Gemma 3 270M。"),
+    ("generate.error.empty_prompt", "The prompt is empty; type the beginning of a text for the model to continue.",
+     "提示为空；请输入一段文本的开头，让模型续写。"),
+    ("generate.error.no_chat_template", "{model} has no chat template, so a chat prompt cannot be built; turn chat "
+     "off, or pick SmolLM2 135M (instruction-tuned).", "{model} 没有对话模板，无法构造对话提示；请关闭对话，或选 "
+     "SmolLM2 135M（经过指令微调）。"),
+    ("generate.error.past_positions", "The prompt has {prompt} tokens and {new} new ones would go past the {limit} "
+     "positions {model} reads; ask for at most {room} new tokens or shorten the prompt.",
+     "提示有 {prompt} 个词元，再加 {new} 个新词元会超过 {model} 能读的 {limit} 个位置；请最多要求 {room} 个新词元，"
+     "或缩短提示。"),
     # The charts (inspector/charts/generate.py) ----------------------------------------------------------------------
     ("chart.generate.prompt", "prompt", "提示词"),
     ("chart.generate.generated", "generated", "生成的"),
@@ -95,9 +109,9 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("chart.generate.entropy_subtitle", "Dark = sharp (a few keys); which heads sharpen when the model copies?",
      "颜色越深越集中（只看少数几个键）；模型复制词元时，哪些头变得集中？"),
     ("chart.generate.sink", "Attention on the first token", "对第一个词元的注意力"),
-    ("chart.generate.sink_title", "Sink mass per step", "每一步的汇聚注意力"),
+    ("chart.generate.sink_title", "Sink mass per step", "每一步的汇点质量"),
     ("chart.generate.sink_subtitle", "Mean weight the query puts on the first token (an attention sink).",
-     "查询放在第一个词元上的平均权重（注意力汇聚点）。"),
+     "查询放在第一个词元上的平均权重（注意力汇点）。"),
     ("chart.generate.sink_layer", "layer {layer} (mean of its heads)", "第 {layer} 层（各头平均）"),
     ("chart.generate.sink_model", "whole model (mean)", "整个模型（平均）"),
     ("chart.generate.kv_title", "KV cache size per step", "每一步的 KV 缓存大小"),

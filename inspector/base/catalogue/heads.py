@@ -74,6 +74,12 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("heads.column.next", "next", "后一个"),
     ("heads.column.first_sink", "first-token sink score", "第一个词元的汇点得分"),
     ("heads.column.distance", "mean distance (tokens)", "平均距离（词元）"),
+    ("heads.where_hidden", "Columns left out because they are 0 by construction on this model:{causal}{specials}",
+     "本模型上必然为 0 的列未列出：{causal}{specials}"),
+    ("heads.where_hidden_causal", " “next” (a causal mask hides every later token);",
+     "“后一个”（因果掩码遮住了后面的所有词元）；"),
+    ("heads.where_hidden_specials", " a special-token column (the tokenizer added no such token to the text).",
+     "特殊词元列（分词器没有给文本加这类词元）。"),
     ("heads.where_caption",
      "Shares of each head's attention budget, mean over queries; ‖αf(x)‖ columns: the same share of the "
      "norm-weighted attention, which is small when a sink receives weight but sends little value.",
@@ -118,14 +124,18 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "Induction heads (a repeated token attends to the token that followed its earlier occurrence — Olsson et al. "
      "2022; score > {threshold}): {named}{more}.",
      "归纳头（重复出现的词元关注它上次出现时紧随其后的词元——Olsson 等，2022；得分 > {threshold}）：{named}{more}。"),
-    ("heads.report.pair_redundant", "redundant: removing both costs little more than the larger of the two",
-     "冗余：同时移除两者的代价只比两者中较大的那个多一点"),
+    # Judged by inspector.charts.sentences.heads.pair_verdict: {factor} × the larger alone = {limit}, {additive} × the
+    # two added = {total}.
+    ("heads.report.pair_redundant",
+     "redundant: removing both costs at most {factor} × the larger of the two ({limit})",
+     "冗余：同时移除两者的代价不超过两者中较大者的 {factor} 倍（{limit}）"),
     ("heads.report.pair_partly_redundant",
-     "partly redundant: removing both costs more than either alone but less than the two added",
-     "部分冗余：同时移除两者的代价大于单独移除任何一个，但小于两者之和"),
+     "partly redundant: removing both costs more than {factor} × the larger alone ({limit}) but less than "
+     "{additive} × the two added ({total})",
+     "部分冗余：同时移除两者的代价超过较大者的 {factor} 倍（{limit}），但低于两者之和的 {additive} 倍（{total}）"),
     ("heads.report.pair_not_redundant",
-     "not redundant in effect: removing both costs as much as the two added, or more",
-     "实际效果上不冗余：同时移除两者的代价等于或超过两者之和"),
+     "not redundant in effect: removing both costs at least {additive} × the two added ({total})",
+     "实际效果上不冗余：同时移除两者的代价至少为两者之和的 {additive} 倍（{total}）"),
     ("heads.report.measured",
      "Measured on {texts} ({tokens} tokens) of {model}; numbers are means over the texts. Thresholds: collapsed = "
      "normalised entropy < {collapsed}, diffuse = normalised entropy > {diffuse}, sink = a key's sink score > {sink} "
@@ -152,14 +162,18 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "{heads} 个头中有 {sinks} 个有汇点键（最大汇点得分 > {threshold}）；其中 {first} 个落在第一个词元上（第一个词元"
      "的最高得分 {highest}，{head}）。"),
     ("heads.report.idle_sink",
-     "{head}: {attention} of its attention goes to [CLS]/[SEP] but only {value} of its norm-weighted attention ‖α "
+     "{head}: {attention} of its attention goes to {specials} but only {value} of its norm-weighted attention ‖α "
      "f(x)‖ (Kobayashi et al. 2020) — heavy sink attention that moves little value; {ablation}.",
-     "{head}：它 {attention} 的注意力流向 [CLS]/[SEP]，但按范数加权的注意力 ‖α f(x)‖ 只有 {value} 流向那里"
+     "{head}：它 {attention} 的注意力流向 {specials}，但按范数加权的注意力 ‖α f(x)‖ 只有 {value} 流向那里"
      "（Kobayashi 等，2020）——大量汇点注意力却几乎不搬运值；{ablation}。"),
     ("heads.report.no_idle_sink",
-     "No head sends more than {share} of its attention to [CLS]/[SEP] while moving less than half as much of its "
+     "No head sends more than {share} of its attention to {specials} while moving less than half as much of its "
      "value there.",
-     "没有哪个头在把超过 {share} 的注意力送往 [CLS]/[SEP] 的同时，搬运到那里的值还不到注意力的一半。"),
+     "没有哪个头在把超过 {share} 的注意力送往 {specials} 的同时，搬运到那里的值还不到注意力的一半。"),
+    ("heads.report.no_special_tokens",
+     "The tokenizer added no special token to this text, so no head can park its attention on one; a sink, if "
+     "any, is an ordinary token (see the sink line above).",
+     "分词器没有给这段文本加任何特殊词元，所以没有头能把注意力停在特殊词元上；如果有汇点，它是普通词元（见上面关于汇点的一行）。"),
     ("heads.report.rankings_agree", "Spearman correlation of the two rankings over all heads: {rho}.",
      "两种排名在所有头上的 Spearman 相关系数：{rho}。"),
     ("heads.report.rankings_incomparable",
@@ -187,6 +201,9 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("chart.heads.metric.ablation", "importance: output change when ablated", "重要性：消融后输出的变化"),
     ("chart.heads.metric.gradient", "importance: gradient score (Michel)", "重要性：梯度得分（Michel）"),
     ("chart.heads.flag.collapsed", "collapsed", "坍缩"),
+    # Errors of the Heads page's own corpus (inspector.analyses.heads.read_corpus) ------------------------------------
+    ("heads.error.corpus_unreadable", "The example corpus cannot be read on this server; use the text mode, and tell "
+     "the operator.", "这台服务器读不了示例语料库；请使用单段文本模式，并告诉管理员。"),
     # The one-character marks drawn on collapsed and diffuse heads (the grids' subtitles say what they mean).
     ("chart.heads.mark.collapsed", "C", "坍"),
     ("chart.heads.flag.diffuse", "diffuse", "弥散"),

@@ -47,6 +47,15 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "Row = the query token doing the attending; its weights over the key columns sum to 1 (unless special tokens "
      "are hidden).",
      "行 = 发出注意力的查询词元；它在各键列上的权重之和为 1（隐藏特殊词元时除外）。"),
+    ("inspect.why_cell_hint",
+     "Click a cell to ask why this head attends from that query to that key (the Mechanism page splits its score).",
+     "点击一个格子，问问这个头为什么从该查询看向该键（机制页面会拆分它的得分）。"),
+    ("inspect.why_cell_masked",
+     "That cell is a later key the causal mask hides: its zero is the mask's. Click a cell on or left of the diagonal.",
+     "这个格子是因果掩码遮住的后面的键：它的零来自掩码。请点击对角线上或其左侧的格子。"),
+    ("inspect.why_cell", "Layer {layer}, head {head}: query {query} → key {key}.",
+     "第 {layer} 层第 {head} 个头：查询 {query} → 键 {key}。"),
+    ("inspect.why_cell_open", "Why does this head attend here? → Mechanism", "这个头为什么看这里？→ 机制"),
     ("inspect.every_head", "Every head of layer {layer}", "第 {layer} 层的所有头"),
     ("inspect.multiples_info", "Small multiples are drawn for texts of up to {limit} tokens; this one has {n}.",
      "小多图只为不超过 {limit} 个词元的文本绘制；这段文本有 {n} 个。"),
@@ -58,6 +67,11 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("inspect.bertviz_layers",
      "Layers {first}–{last} only: every layer of a text this long would draw too many lines to stay responsive.",
      "只显示第 {first}–{last} 层：文本这么长时画出所有层的连线会太多，界面会变慢。"),
+    # bertviz's own words inside its views (inspector.charts.bertviz)
+    ("bertviz.layer", "Layer:", "层："),
+    ("bertviz.layers", "Layers", "层"),
+    ("bertviz.heads", "Heads", "头"),
+    ("bertviz.layer_head", "Layer {layer}, Head {head}", "第 {layer} 层，第 {head} 个头"),
     ("inspect.export", "Export", "导出"),
     ("inspect.export_pack", "Export pack (PNG + SVG + JSON of the numbers, zip)",
      "导出包（PNG + SVG + 数值 JSON，zip）"),
@@ -80,6 +94,18 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("notice.special_hidden",
      "Special tokens hidden ({hidden}): rows no longer sum to 1 — what is missing went to the hidden tokens.",
      "已隐藏特殊词元（{hidden}）：各行之和不再为 1——缺少的部分分给了被隐藏的词元。"),
+    # Errors of the interactive views (inspector.charts.bertviz) -----------------------------------------------------
+    ("inspect.error.head_view_tokens", "The text has {tokens} tokens; the head view shows at most {limit} — shorten "
+     "the text, or use the per-head heatmap, which reads long texts.", "这段文本有 {tokens} 个词元；头视图最多显示 "
+     "{limit} 个——请缩短文本，或使用能读长文本的单头热力图。"),
+    ("inspect.error.model_view_tokens", "The text has {tokens} tokens; the model view shows at most {limit} — shorten "
+     "the text, or use the head view, which shows one layer at a time.", "这段文本有 {tokens} 个词元；模型视图最多"
+     "显示 {limit} 个——请缩短文本，或使用一次只显示一层的头视图。"),
+    ("inspect.error.view_too_large", "This view would draw too much at once for this text; shorten the text or use "
+     "the per-head heatmap.", "对这段文本来说，这个视图一次要画的内容太多；请缩短文本，或使用单头热力图。"),
+    ("inspect.error.bertviz_missing", "The interactive views cannot be drawn on this server (their script files are "
+     "missing); the heatmaps still work. Tell the operator.", "这台服务器无法绘制交互视图（它们的脚本文件缺失）；热力图"
+     "仍然可用。请告诉管理员。"),
     # Charts (inspector.charts.inspect): axis, legend and tooltip words the Heads and census charts share --------------
     ("chart.inspect.layer", "layer", "层"),
     ("chart.inspect.entropy_per_log_keys", "entropy / log(keys)", "熵 / log(键数)"),
@@ -101,8 +127,9 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("chart.inspect.kv_head", "key/value head", "键/值头"),
     ("chart.inspect.head_kv_axis", "head · key/value head", "头 · 键/值头"),
     ("chart.inspect.gqa_note",
-     "{heads} query heads share {kv} key/value {kv|head|heads}: 5·1 = head 5 reads kv head 1.",
-     "{heads} 个查询头共享 {kv} 个键/值头：5·1 = 第 5 个头读取第 1 个键/值头。"),
+     "{heads} query heads share {kv} key/value {kv|head|heads}: {head}·{kv_head} = head {head} reads kv head "
+     "{kv_head}.",
+     "{heads} 个查询头共享 {kv} 个键/值头：{head}·{kv_head} = 第 {head} 个头读取第 {kv_head} 个键/值头。"),
     ("chart.inspect.local", "local {window}", "局部 {window}"),
     ("chart.inspect.global", "global", "全局"),
     ("chart.inspect.layer_kind", "attention span", "注意力范围"),
