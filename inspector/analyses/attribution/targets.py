@@ -159,12 +159,10 @@ def target_values(problem: Problem, outputs, mask: torch.Tensor,
 
 
 def _single_token_id(loaded: LoadedModel, token: str) -> int:
-    tokenizer = loaded.tokenizer
-    with loaded.tokenizer_lock:
-        ids = tokenizer(token, add_special_tokens=False)["input_ids"]
-        if len(ids) != 1:
-            direct = tokenizer.convert_tokens_to_ids(token)
-            ids = [direct] if isinstance(direct, int) and direct != tokenizer.unk_token_id else ids
+    ids = loaded.codec.input_ids(token, add_special_tokens=False)
+    if len(ids) != 1:
+        direct = loaded.codec.vocabulary_id(token)
+        ids = [direct] if isinstance(direct, int) and direct != loaded.tokenizer.unk_token_id else ids
     if len(ids) != 1:
         raise InvalidRequestError(f"the target token {token!r} is {len(ids)} tokens for this tokenizer; choose a "
                                   "word that is a single token (or leave it empty for the model's top prediction)")
@@ -203,7 +201,7 @@ def setup_problem(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str
             protected[position] = True
         log_probs = torch.log_softmax(outputs.logits[0, position].float(), dim=-1)
         token_id = int(log_probs.argmax()) if not spec.token else _single_token_id(loaded, spec.token)
-        token = str(tokenizer.convert_ids_to_tokens(token_id))
+        token = str(loaded.codec.token_string(token_id))
         where = "at the [MASK]" if head == "masked-lm" else "as the next token after the text"
         target = Target(kind="masked-token" if head == "masked-lm" else "next-token", position=position,
                         token_id=token_id, token=token, value=float(log_probs[token_id]),
