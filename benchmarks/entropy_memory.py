@@ -97,10 +97,11 @@ def _entropy_eager(model, input_ids, attention_mask):
     """Every layer's per-row entropy from eager ``output_attentions``: (layers, heads, q_len) float32."""
     import torch
 
+    from kernels.reference import row_entropy
+
     with torch.inference_mode():
         outputs = model(input_ids=input_ids, attention_mask=attention_mask, output_attentions=True)
-        # (batch, heads, n, n) per layer; xlogy makes 0·log 0 = 0.
-        return torch.stack([-torch.special.xlogy(p[0], p[0]).sum(dim=-1) for p in outputs.attentions])
+        return torch.stack([row_entropy(p[0]) for p in outputs.attentions])  # (batch, heads, n, n) per layer
 
 
 def measure_variant(variant: str, n: int, repeats: int, max_positions: int, entropy_out: Path,
