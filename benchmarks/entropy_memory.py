@@ -183,6 +183,8 @@ def _table(rows: list[dict]) -> str:
 
 
 def _notes(rows: list[dict], repeats: int) -> list[str]:
+    from inspector.core.budget import weights_bytes
+
     layers, heads = MODEL_SIZES["num_hidden_layers"], MODEL_SIZES["num_attention_heads"]
     notes = [
         f"- Peak − before: `ru_maxrss` after the measured forwards minus the resident set size just before them "
@@ -200,7 +202,8 @@ def _notes(rows: list[dict], repeats: int) -> list[str]:
         "checksums, checked).",
         "- For scale (computed, not measured): the weights `output_attentions` keeps are "
         "layers × heads × n² × 4 B = "
-        + ", ".join(f"{layers * heads * row['n'] ** 2 * 4 / 2**20:,.0f} MiB at n = {row['n']}" for row in rows) + ".",
+        + ", ".join(f"{weights_bytes(layers * heads, row['n'], row['n']) / 2**20:,.0f} MiB at n = {row['n']}"
+                    for row in rows) + ".",
     ]
     for row in rows:
         for variant in VARIANTS:

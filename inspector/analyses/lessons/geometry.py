@@ -31,6 +31,7 @@ from inspector.analyses.lessons.common import BUSY_SPREAD, Answer, _check_shapes
 from inspector.analyses.lessons.timing import exponent_interval, timing_spread
 from inspector.base.errors import InvalidRequestError
 from inspector.base.examples import long_corpus_text as long_text
+from inspector.core.budget import attention_bytes, weights_bytes
 from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel
 from inspector.core.outputs import model_output, output_change
@@ -154,8 +155,8 @@ def window_lesson(loaded: LoadedModel, *, text: str | None = None, lengths: Sequ
             local_runs.append(_runs_ms(lambda: banded_attention(q, k, v, scale=d ** -0.5, window=window), repeats))
             global_runs.append(_runs_ms(lambda: banded_attention(q, k, v, scale=d ** -0.5, window=None), repeats))
     lengths_a = np.asarray(lengths, dtype=np.int64)
-    local_bytes = (heads * lengths_a * np.minimum(lengths_a, window) * 4).astype(np.float64)
-    global_bytes = (heads * lengths_a * lengths_a * 4).astype(np.float64)
+    local_bytes = np.array([weights_bytes(heads, length, min(length, window)) for length in lengths], np.float64)
+    global_bytes = np.array([attention_bytes(info, length, layers=1) for length in lengths], np.float64)
     local_ms, global_ms = np.median(local_runs, axis=1), np.median(global_runs, axis=1)
     spread = max(timing_spread(np.asarray(local_runs)), timing_spread(np.asarray(global_runs)))
     # Layers stacked below the first global layer pass information back at most window − 1 tokens each.

@@ -25,6 +25,7 @@ from inspector.analyses.lessons.encoder import DefinitionLesson
 from inspector.base.errors import InvalidRequestError
 from inspector.base.i18n import device_label
 from inspector.base.progress import Progress, no_progress
+from inspector.core.budget import weights_bytes
 from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel
 from inspector.core.outputs import model_output, output_change
@@ -152,11 +153,11 @@ def complexity_lesson(lengths: Sequence[int] = DEFAULT_LENGTHS, *, heads: int = 
                 extra = heads * n * 4  # the fp32 log-sum-exp; score tiles live in on-chip memory
             else:
                 flash_fn = lambda: blocked_attention(q, k, v, causal=False, scale=scale, stats=("lse",))  # noqa: E731
-                extra = min(n, default_block_size(1, heads, n)) * n * heads * 4  # one block of fp32 scores
+                extra = weights_bytes(heads, min(n, default_block_size(1, heads, n)), n)  # one block of fp32 scores
             runs, peak = _timed(flash_fn, device, repeats)
         rows["flash_ms"].append(runs)
         rows["flash_peak"].append(peak)
-        rows["mat_bytes"].append(2 * heads * n * n * 4)  # fp32 scores and weights, both n×n
+        rows["mat_bytes"].append(weights_bytes(heads, n, n, copies=2))  # fp32 scores and weights, both n×n
         rows["flash_bytes"].append(extra)
     announce(len(lengths), len(lengths), "done")
     lengths_array = np.asarray(lengths, dtype=np.int64)
