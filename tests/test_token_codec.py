@@ -134,9 +134,15 @@ def test_the_chat_prompt_is_the_chat_template_rendered(tokenizer):
 
 
 def test_a_loaded_model_carries_a_codec_of_its_own_tokenizer(tiny_bert):
+    from inspector.core.loading import LoadedModel
+
     assert tiny_bert.codec.tokenizer is tiny_bert.tokenizer
     assert not hasattr(tiny_bert, "tokenizer_lock")
     assert tiny_bert.codec.input_ids(TEXTS[0]) == tiny_bert.tokenizer(TEXTS[0])["input_ids"]
+    # A second model over the same tokenizer object serialises on the same lock; another tokenizer has its own.
+    twin = LoadedModel(model=tiny_bert.model, tokenizer=tiny_bert.tokenizer, info=tiny_bert.info)
+    assert twin.codec is not tiny_bert.codec and twin.codec._lock is tiny_bert.codec._lock
+    assert TokenCodec(make_tokenizer())._lock is not tiny_bert.codec._lock
 
 
 def test_threads_encoding_at_once_through_one_codec_get_each_text_s_own_ids(bundled):

@@ -4,9 +4,11 @@ goes through a :class:`TokenCodec`, ``loaded.codec``.
 A loaded model is shared by every Streamlit session and every worker thread, and a Hugging Face fast tokenizer is
 not safe to call from two threads at once: a call with truncation or padding options sets them on the shared Rust
 tokenizer first, and a second thread inside the tokenizer meanwhile fails with "Already borrowed" or reads the
-other call's settings. Each method here holds the codec's own lock for the whole tokenizer call, so no caller
-takes a lock by hand and none can forget to. Reading the tokenizer's attributes (``pad_token_id``,
-``all_special_ids``, ``chat_template`` …) needs no lock and stays on ``loaded.tokenizer``.
+other call's settings. Each method here holds the tokenizer's lock for the whole tokenizer call, so no caller
+takes a lock by hand and none can forget to. The lock belongs to the tokenizer, not to one codec: two loaded models
+built over one tokenizer object (a test's copy of a model, a model rewrapped) serialise on the same lock. Reading
+the tokenizer's attributes (``pad_token_id``, ``all_special_ids``, ``chat_template`` …) needs no lock and stays on
+``loaded.tokenizer``.
 
 Every method returns exactly what the tokenizer's own call returns (the same ids, the same token strings): the
 codec adds the lock and names, never a change of behaviour. ``tests/test_token_codec.py`` holds that and scans the
@@ -16,17 +18,30 @@ library and the pages for any tokenizer call made elsewhere.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Sequence
+
+_LOCKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tokenizer → the one lock of its calls
+_LOCKS_GUARD = threading.Lock()
+
+
+def _lock_of(tokenizer) -> threading.Lock:
+    """The lock every codec of ``tokenizer`` holds (a fresh one for a tokenizer that cannot be weakly referenced)."""
+    with _LOCKS_GUARD:
+        try:
+            return _LOCKS.setdefault(tokenizer, threading.Lock())
+        except TypeError:
+            return threading.Lock()
 
 
 class TokenCodec:
-    """A tokenizer (``PreTrainedTokenizerBase``) whose every call is serialised by one lock of its own.
+    """A tokenizer (``PreTrainedTokenizerBase``) whose every call is serialised by the tokenizer's one lock.
 
     ``tokenizer`` is the wrapped tokenizer itself, for its attributes; call it only through the methods below."""
 
     def __init__(self, tokenizer) -> None:
         self.tokenizer = tokenizer
-        self._lock = threading.Lock()
+        self._lock = _lock_of(tokenizer)
 
     def __repr__(self) -> str:
         return f"TokenCodec({type(self.tokenizer).__name__})"
