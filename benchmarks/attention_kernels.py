@@ -280,7 +280,7 @@ def measure_shape(shape: Shape, bench: Bench, *, dtype, device: str, smoke: bool
                   budget_left) -> Row:
     import torch
 
-    from inspector.core.budget import weights_bytes
+    from inspector.core.budget import weight_bytes
     from kernels.flash import flash_attention, materialize_weights
 
     row = Row(shape)
@@ -339,7 +339,7 @@ def measure_shape(shape: Shape, bench: Bench, *, dtype, device: str, smoke: bool
         # because `stats` is deleted below; `materialize` is deleted with it, so the LSE is freed just as before.
         materialize = lambda lse=stats["lse"]: materialize_weights(q, k, lse=lse, causal=shape.causal,  # noqa: E731
                                                                    scale=scale, heads=[0])
-        row.materialize_bytes = weights_bytes(shape.batch, shape.n, shape.n)  # one head's fp32 weights per sequence
+        row.materialize_bytes = weight_bytes(shape.batch, shape.n)  # one head's fp32 weights per sequence
         if row.materialize_bytes < 0.3 * free:
             row.materialize_ms = bench.time_ms(materialize)
             weights = materialize()

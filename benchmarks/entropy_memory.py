@@ -183,7 +183,7 @@ def _table(rows: list[dict]) -> str:
 
 
 def _notes(rows: list[dict], repeats: int) -> list[str]:
-    from inspector.core.budget import weights_bytes
+    from inspector.core.budget import weight_bytes
 
     layers, heads = MODEL_SIZES["num_hidden_layers"], MODEL_SIZES["num_attention_heads"]
     notes = [
@@ -202,7 +202,7 @@ def _notes(rows: list[dict], repeats: int) -> list[str]:
         "checksums, checked).",
         "- For scale (computed, not measured): the weights `output_attentions` keeps are "
         "layers × heads × n² × 4 B = "
-        + ", ".join(f"{weights_bytes(layers * heads, row['n'], row['n']) / 2**20:,.0f} MiB at n = {row['n']}"
+        + ", ".join(f"{weight_bytes(layers * heads, row['n']) / 2**20:,.0f} MiB at n = {row['n']}"
                     for row in rows) + ".",
     ]
     for row in rows:

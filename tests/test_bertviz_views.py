@@ -136,6 +136,22 @@ def test_views_are_self_contained_and_fetch_nothing(sentence_capture, build):
     assert build(sentence_capture) == page
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_views_own_words_are_in_the_page_language(sentence_capture, lang):
+    """Issue 44 item 9: bertviz's "Layer:" label, its model view's axis titles and detail heading speak ``lang``."""
+    head = views.head_view_html(sentence_capture, lang=lang)
+    model = views.model_view_html(sentence_capture, lang=lang)
+    if lang == "zh":
+        assert "层： <select" in head and "Layer:" not in head and '<html lang="zh-Hans">' in head
+        assert '.text("\\u5c42")' in model and '.text("\\u5934")' in model  # 层, 头 (the script escapes non-ASCII)
+        assert "'Layer '" not in model and '"Layers"' not in model and '"Heads"' not in model
+        assert '.text("\\u7b2c " + config.layers[layerIndex] + " \\u5c42\\uff0c\\u7b2c " + config.heads[headIndex]' \
+            in model  # 第 L 层，第 H 个头
+    else:
+        assert "Layer: <select" in head and '.text("Layers")' in model and '.text("Heads")' in model
+        assert '.text("Layer " + config.layers[layerIndex] + ", Head " + config.heads[headIndex] + "")' in model
+
+
 def test_weights_are_embedded_rounded_and_tokens_unchanged(sentence_capture):
     params = embedded_params(views.model_view_html(sentence_capture, layers=[1, 4], heads=[0, 7]))
     attention = np.array(params["attention"][0]["attn"])  # (layers, heads, q_len, q_len)

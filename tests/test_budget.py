@@ -12,7 +12,7 @@ import pytest
 
 from inspector.base.errors import InvalidTextError
 from inspector.base.limits import MAX_TEXT_CHARS
-from inspector.core.budget import attention_bytes, max_tokens, tokens_within, weights_bytes
+from inspector.core.budget import attention_bytes, max_tokens, tokens_within, weight_bytes
 from inspector.core.loading import LoadedModel
 from inspector.serving.hosting import HostingPolicy
 from inspector.serving.run import Plan, Request, plan
@@ -37,11 +37,12 @@ def test_one_bytes_formula_and_its_inverse(tiny_bert):
 
 def test_the_model_formula_is_the_shape_formula(tiny_bert):
     info = tiny_bert.info
-    assert weights_bytes(3, 5, 7) == 3 * 5 * 7 * 4
-    assert weights_bytes(3, 5, 7, copies=2.5) == int(2.5 * 3 * 5 * 7 * 4)
+    assert weight_bytes(3, 5) == 3 * 5 * 5 * 4
+    assert weight_bytes(3, 5, keys=7) == 3 * 5 * 7 * 4
+    assert weight_bytes(3, 5, 2.5, keys=7) == int(2.5 * 3 * 5 * 7 * 4)
     for copies, layers in ((1, None), (8, None), (2, 1), (0.5, 2)):
         count = info.num_layers if layers is None else layers
-        assert attention_bytes(info, 13, copies, layers=layers) == weights_bytes(count * info.num_heads, 13, 13, copies)
+        assert attention_bytes(info, 13, copies, layers=layers) == weight_bytes(count * info.num_heads, 13, copies)
 
 
 # heads · n² · 4 written by hand: a squared length ("n * n", "n ** 2") and the float32 size on one line.
@@ -59,7 +60,7 @@ def test_one_bytes_formula_in_the_library_the_pages_and_the_benchmarks():
     offenders = [f"{p.relative_to(root).as_posix()}:{number}: {line.strip()}" for p in files
                  for number, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
                  if _HAND_BYTES.search(line)]
-    assert not offenders, "use inspector.core.budget.attention_bytes or weights_bytes:\n" + "\n".join(offenders)
+    assert not offenders, "use inspector.core.budget.attention_bytes or weight_bytes:\n" + "\n".join(offenders)
     for old in ("global_bytes = (heads * lengths_a * lengths_a * 4)", "rows.append(2 * heads * n * n * 4)",
                 "info.num_layers * info.num_heads * tokens**2 * 4 / 2**20", "layers * heads * row['n'] ** 2 * 4",
                 "4 * heads * n * n"):

@@ -366,7 +366,9 @@ def test_an_export_names_the_quantisation_and_the_licence(lang):
     caption = provenance.caption(lang)
     label = {"en": "Gemma 3 270M (bundled)", "zh": "Gemma 3 270M（内置）"}[lang]  # in the reader's language
     opening = {"en": " (", "zh": "（"}[lang]  # full-width in a Chinese sentence (issue 31)
-    assert caption.startswith(f"{label}{opening}Q4_K_M GGUF, dequantised to fp32")
-    assert "Gemma Terms of Use" in caption and ("许可" in caption) == (lang == "zh")
+    card = {"en": "Q4_K_M GGUF, dequantised to fp32; licence: Gemma Terms of Use",
+            "zh": "Q4_K_M GGUF，已反量化为 fp32；许可：Gemma 使用条款（Gemma Terms of Use）"}[lang]  # issue 44 item 9
+    assert caption.startswith(f"{label}{opening}{card}")
+    assert ("dequantised" in caption) == (lang == "en") and ("许可" in caption) == (lang == "zh")
     assert provenance.as_json(lang)["card"]["licence_url"] == "https://ai.google.dev/gemma/terms"
     assert Provenance(model="default", text="x", backend="torch").as_json()["card"] is None

@@ -4,6 +4,7 @@ mode changes type sizes and palettes, and Streamlit accepts the entropy grid's c
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 
@@ -15,6 +16,7 @@ import pytest
 from inspector.analyses.heatmap import HeatmapOptions, HeatmapView
 from inspector.analyses.metrics import HeadEntropy
 from inspector.charts.base import (
+    CELL_SELECTION,
     HEAD_SELECTION,
     NARROW_COLUMN_PX,
     THINNED_NOTE,
@@ -22,6 +24,7 @@ from inspector.charts.base import (
     chart_title,
     composable,
     mark_ink,
+    selected_cell,
     selected_head,
     style_chart,
     text_width_px,
@@ -182,6 +185,55 @@ def test_streamlit_accepts_the_selection_and_reports_it_by_name():
 ])
 def test_selected_head_reads_streamlits_event(selection, expected):
     assert selected_head(selection) == expected
+
+
+@pytest.mark.parametrize("selection,expected", [
+    ({"cell_pick": [{"query_index": 5, "key_index": 2}]}, (5, 2)), ({"cell_pick": []}, None), (None, None),
+    ({"head_pick": [{"layer": 2, "head": 7}]}, None), ({"cell_pick": [{"query_index": 5}]}, None),
+    ({"cell_pick": [{"query_index": 1.5, "key_index": 0}]}, None),
+])
+def test_selected_cell_reads_streamlits_event(selection, expected):
+    assert selected_cell(selection) == expected
+
+
+def test_a_selectable_causal_heatmap_selects_only_the_visible_cells():
+    """A causal LM's heatmap on Inspect: the click selection (rows and columns of the view) sits on the weights'
+    layer, not on the masked cells', and Streamlit accepts it by name."""
+    from streamlit.testing.v1 import AppTest
+
+    later = np.triu(np.ones((5, 5), dtype=bool), 1)  # (5, 5) the keys a causal query cannot see
+    weights = np.where(later, 0, _row_stochastic(5)).astype(np.float32)
+    view = dataclasses.replace(_view(TOKENS[:5], weights=weights), masked=later, causal=True)
+    spec = attention_heatmap_chart(view, selectable=True).to_dict()
+    (param,) = spec["params"]
+    assert param["name"] == CELL_SELECTION == "cell_pick"
+    assert param["select"]["fields"] == ["query_index", "key_index"] and param["select"]["on"] == "click"
+    (view_name,) = param["views"]
+    (cells,) = [layer for layer in spec["layer"] if layer.get("name") == view_name]
+    assert cells["encoding"]["color"]["field"] == "weight" and cells["mark"]["cursor"] == "pointer"
+    assert "params" not in attention_heatmap_chart(view).to_dict()
+
+    def page():
+        import dataclasses
+
+        import numpy as np
+        import streamlit as st
+
+        from inspector.analyses.heatmap import HeatmapOptions, HeatmapView
+        from inspector.charts.base import CELL_SELECTION
+        from inspector.charts.inspect import attention_heatmap_chart
+
+        tokens = ("a", "b", "c")
+        view = HeatmapView(weights=np.tril(np.full((3, 3), 0.5, dtype=np.float32)), query_labels=tokens,
+                           key_labels=tokens, query_tokens=tokens, key_tokens=tokens, layer=0, head=0,
+                           options=HeatmapOptions())
+        view = dataclasses.replace(view, masked=np.triu(np.ones((3, 3), dtype=bool), 1), causal=True)
+        event = st.altair_chart(attention_heatmap_chart(view, selectable=True), on_select="rerun",
+                                selection_mode=CELL_SELECTION, key="heatmap")
+        st.text(",".join(sorted(event.selection)))
+
+    app = AppTest.from_function(page, default_timeout=60).run()
+    assert not app.exception and [t.value for t in app.text] == ["cell_pick"]
 
 
 def test_layer_heads_chart_is_small_multiples_of_every_head():

@@ -53,21 +53,23 @@ def test_the_default_pair_shows_the_ranked_heads_the_grid_and_both_heatmaps():
     strip = at.code[0].value.replace("\u00a0", " ")  # the strip keeps each label on one line
     assert "13: tired ~" in strip and "13: wide ~" in strip and "10: it   " in strip
     titles = _titles(at)
-    assert titles == ["Top 12 heads: “tired/wide”", "How far “tired/wide” moved its attention, head by head",
+    # The famous picture's query is the pronoun (issue 44), not the differing word.
+    assert titles == ["Top 12 heads: “it”", "How far “it” moved its attention, head by head",
                       "Text A: layer 0, head 0", "Text B: layer 0, head 0", "B − A: layer 0, head 0",
                       "Row of the query, layer 0, head 0"]
     assert "of 72 heads" in _sentence(at) and "animal" in _sentence(at)
     metrics = {metric.label: metric.value for metric in at.metric}
     assert metrics["Heads that moved"].endswith("/ 72") and float(metrics["Output change"]) > 0
     assert at.query_params["page"] == "compare" and at.query_params["keys"] == "2,8"
+    assert at.query_params["query"] == "10"
 
 
 def test_picking_the_query_head_and_an_example_redraws():
     at = open_app_page("compare")
-    assert "Query read: “13: tired/wide” (chosen automatically)." in [c.value.replace("\\", "") for c in at.caption]
-    at.selectbox(key="compare_query").set_value(10).run()
-    assert "“it” moves" in _sentence(at).replace("\\", "")
     assert "Query read: “10: it”." in [c.value.replace("\\", "") for c in at.caption]
+    assert "“it” moves" in _sentence(at).replace("\\", "")
+    at.selectbox(key="compare_query").set_value(None).run()
+    assert "Query read: “13: tired/wide” (chosen automatically)." in [c.value.replace("\\", "") for c in at.caption]
     at.selectbox(key="layer").set_value(3).run()
     at.selectbox(key="head").set_value(1).run()
     assert not at.exception and "Text A: layer 3, head 1" in _titles(at)
@@ -148,11 +150,54 @@ def test_the_page_speaks_chinese():
     # The query menu's auto option is one word whatever the texts (a label with the token went stale on screen:
     # Streamlit keeps a selectbox's value as its label; issue 31); the caption names the query the comparison read.
     query = at.selectbox(key="compare_query")
-    assert query.value is None and query.options[0] == "自动"
+    assert query.value == 10 and query.options[0] == "自动"
+    assert "读取的查询：“10: it”。" in [c.value.replace("\\", "") for c in at.caption]
+    query.set_value(None).run()
     assert "读取的查询：“13: tired/wide”（自动选择）。" in [c.value.replace("\\", "") for c in at.caption]
     assert "第一个不同的词元" in query.help
     status = next(c.value.replace("\\", "") for c in at.caption if "all-MiniLM-L6-v2" in c.value.replace("\\", ""))
     assert "内置" in status and "bundled" not in status
+
+
+ZH_TIRED, ZH_WIDE = "动物没有过马路，因为它太累了。", "动物没有过马路，因为它太宽了。"
+
+
+def _pair_warnings(at) -> list[str]:
+    """The page's warnings about the pair itself (MiniLM also warns that it reads Chinese as [UNK])."""
+    return [w.value for w in at.warning if "pair up" in w.value or "能配对" in w.value]
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_chinese_text_a_gets_the_chinese_pair_and_no_mixed_language_comparison(lang):
+    """Issue 44 item 3: with a Chinese text A the page compared it with the English default B ("动物/The" moves…)
+    and said nothing. Text B now follows A's pair; B in another script, or a poorly aligned B, gets one warning."""
+    at = open_app_page("compare", query={"v": "1", "lang": lang, "text": ZH_TIRED})
+    assert at.text_area(key="compare_text_a").value == ZH_TIRED
+    assert at.text_area(key="compare_text_b").value == ZH_WIDE
+    assert not _pair_warnings(at) and "The" not in at.code[0].value
+    at.text_area(key="compare_text_b").set_value(TIRED).run()  # the reader writes an English B
+    assert not at.exception
+    warning = {"zh": "文本 A 与文本 B 用的是不同的文字", "en": "Text A and text B are written in different scripts"}
+    assert len(_pair_warnings(at)) == 1 and warning[lang] in _pair_warnings(at)[0]
+    at.text_area(key="compare_text_b").set_value(ZH_WIDE).run()
+    assert not _pair_warnings(at)
+    # One script, but not a minimal pair: 2 of 20 tokens ([CLS], [SEP]) pair as equal.
+    at.text_area(key="compare_text_a").set_value("Rain is coming soon, let us go home.").run()
+    at.text_area(key="compare_text_b").set_value("The quarterly report was late again.").run()
+    share = {"zh": "（低于 50%）", "en": "(below 50%)"}
+    assert len(_pair_warnings(at)) == 1 and share[lang] in _pair_warnings(at)[0].replace("\\", "")
+
+
+def test_the_chinese_example_pair_on_gemma_asks_where_it_looks():
+    """The Chinese pair on the bundled Gemma 3 (which reads Chinese): the query is the token that holds 它 and the
+    keys are 动物 and 路 (马路 is two tokens), as the famous picture needs."""
+    at = open_app_page("compare", query={"v": "1", "lang": "zh", "model": "bundled:gemma-3-270m", "text": ZH_TIRED})
+    assert not at.exception and not at.error and not at.warning
+    query = at.selectbox(key="compare_query")
+    assert query.value is not None and "因为它" in query.format_func(query.value)
+    keys = (at.selectbox(key="compare_key1"), at.selectbox(key="compare_key2"))
+    assert [key.format_func(key.value).split(": ")[1] for key in keys] == ["动物", "路"]
+    assert "因为它" in _sentence(at).replace("\\", "")
 
 
 # ------------------------------------------------------------------------------------------------ Chromium

@@ -100,6 +100,15 @@ def test_grid_labels_heads_with_their_kv_head_and_layers_with_their_window(windo
     assert json.dumps([" · 全局", "", ""], ensure_ascii=True) in base["y"]["axis"]["labelExpr"]
     assert base["y"]["title"] == "层（未标注的为局部 4）"
     assert any(tip.get("field") == "kv" for tip in base["tooltip"])
+    # The note's example is a head of the model on screen (issue 44: "head 5" was shown on a 4-head model): the
+    # selected head, or the last one.
+    for selected, en, zh in ((None, "3·0 = head 3 reads kv head 0", "3·0 = 第 3 个头读取第 0 个键/值头"),
+                             ((1, 2), "2·0 = head 2 reads kv head 0", "2·0 = 第 2 个头读取第 0 个键/值头")):
+        for lang, note in (("en", en), ("zh", zh)):
+            title = entropy_grid_chart(entropy, kv_heads=1, windows=result.windows, selected=selected,
+                                       lang=lang).to_dict()["title"]
+            shown = "".join(title["subtitle"]).replace(" ", "")  # wrapped to the column: compare without spaces
+            assert note.replace(" ", "") in shown and "5·1" not in shown
     # A model without grouped-query heads or windows keeps its plain grid.
     plain = entropy_grid_chart(entropy).to_dict()["layer"][0]["encoding"]
     assert "'·'" not in plain["x"]["axis"].get("labelExpr", "") and "labelExpr" not in plain["y"].get("axis", {})

@@ -16,6 +16,7 @@ import pytest
 from PIL import Image
 
 from inspector.analyses.lessons.registry import LESSONS
+from inspector.base.examples import mechanism_example
 from inspector.base.i18n import CATALOGUE, LANGUAGES, t
 from inspector.base.model_ids import parsed_spec, spec_kind
 from inspector.charts.base import text_width_px
@@ -28,6 +29,7 @@ from inspector.output.lecture import (
     decode_lecture,
     encode_lecture,
     page_url,
+    step_index,
     step_params,
     step_url,
 )
@@ -89,6 +91,41 @@ def test_the_path_tells_the_storyline_in_order():
                                          decoders[1:])  # the encoder story first, then the decoders
 
 
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_mechanism_step_carries_the_example_pair(lang):
+    step = LECTURE[step_index("mechanism")]
+    example = mechanism_example("en")  # SmolLM2 reads English, whatever the reader's language
+    params = step_params(step, lang)
+    state, _ = decode_view(params)
+    assert (state.page, state.model, state.text) == ("mechanism", "bundled:smollm2-135m", example["clean"])
+    assert {name: params[name] for name in ("mcorrupt", "manswer", "mcontrast")} == {
+        "mcorrupt": example["corrupted"], "manswer": example["answer"], "mcontrast": example["contrast"]}
+    assert set(dict(step.own)) <= set(PAGE_REGISTRY["mechanism"].link_keys)
+    with pytest.raises(ValueError, match="link parameters"):  # another page's parameter
+        LectureStep("x", "lecture.soft.title", "lecture.soft.look", ViewState(page="mechanism"), own=(("lesson", "3"),))
+
+
+@pytest.mark.slow
+def test_the_mechanism_step_opens_the_page_with_its_pair_filled():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP_PATH), default_timeout=900)
+    at.query_params.update({"lang": "zh", "lecture": "mechanism"})
+    at.switch_page("views/lecture.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.radio(key="lecture_step").value == step_index("mechanism")
+    at.button(key="lecture_open").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    example = mechanism_example("en")
+    assert at.session_state["model"] == "bundled:smollm2-135m" and at.session_state["text"] == example["clean"]
+    assert (at.session_state["layer"], at.session_state["head"]) == (16, 4)
+    assert at.text_input(key="mech_answer").value == example["answer"]
+    assert at.text_input(key="mech_contrast").value == example["contrast"]
+    assert at.text_area(key="mech_corrupted").value == example["corrupted"]
+    assert not at.error, [e.value for e in at.error]
+    assert any(t("mech.patch_header", "zh") in header.value for header in at.header)
+
+
 def test_the_lecture_page_link_names_its_step():
     for index in range(len(LECTURE)):
         assert decode_lecture(encode_lecture(index)) == (index, ())
@@ -100,7 +137,7 @@ def test_the_lecture_page_link_names_its_step():
 
 def test_a_lesson_link_roundtrips_and_a_bad_one_warns():
     assert decode_lesson(encode_lesson(12)) == (12, ()) and encode_lesson(None) == {}
-    for bad in ("0", "17", "x", "-1"):
+    for bad in ("0", str(LESSON_COUNT + 1), "x", "-1"):
         lesson, warnings = decode_lesson({"lesson": bad})
         assert lesson is None and len(warnings) == 1 and warnings[0].text("zh").startswith("lesson=")
 

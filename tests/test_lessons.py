@@ -29,6 +29,8 @@ from inspector.analyses.lessons import (
     softmax_jacobian,
     softmax_jacobian_norm,
 )
+from inspector.analyses.lessons.common import VERDICT_ALPHA, rank_trend
+from inspector.analyses.lessons.encoder import DEPTH_ANSWERS, depth_trend
 from inspector.base.errors import InvalidRequestError
 from inspector.base.i18n import LANGUAGES
 from inspector.core.loading import load_model
@@ -184,7 +186,7 @@ def test_entropy_lesson_alarms_use_the_thresholds(lessons):
     normalized = lesson.entropy.normalized
     assert {(layer, h) for layer, h in zip(*np.nonzero(normalized < COLLAPSED_BELOW))} == set(lesson.collapsed)
     assert {(layer, h) for layer, h in zip(*np.nonzero(normalized > DIFFUSE_ABOVE))} == set(lesson.diffuse)
-    assert lesson.answer.key.endswith("holds" if lesson.shallow_mean > lesson.deep_mean else "fails")
+    assert lesson.answer.key == DEPTH_ANSWERS[depth_trend(lesson.layer_normalized).verdict]
     assert lesson.collapsed == () and len(lesson.diffuse) > 0  # random weights: nothing collapses
 
 
@@ -385,3 +387,41 @@ def test_a_listed_numbers_answer_joins_them_in_the_readers_language():
     assert answer.text("en") == "layers: 5, 11, 17"
     assert answer.text("zh").endswith("5、11、17")
     assert Answer("lessons.named_value", {"name": "layers"}, lists={"value": ()}).text("en") == "layers: —"
+
+
+# ------------------------------------------------------------------------- verdicts with a threshold (issue 44)
+
+
+def test_depth_trend_holds_only_below_its_threshold():
+    """Lesson 6 says “shallow broad, deep sharp” holds only when a one-sided Spearman test shows entropy falling with
+    depth (p < VERDICT_ALPHA); the shallow mean being larger is not enough. At the boundary: the same layers judged
+    with α just above and just below their own p."""
+    falling = np.array([0.9, 0.85, 0.8, 0.82, 0.7, 0.72, 0.6, 0.65, 0.5, 0.55])
+    trend = depth_trend(falling)
+    assert trend.rho < 0 and trend.p < VERDICT_ALPHA and trend.verdict == "shown"
+    assert rank_trend(np.arange(10), falling, claimed="less", alpha=trend.p * 1.01).verdict == "shown"
+    assert rank_trend(np.arange(10), falling, claimed="less", alpha=trend.p * 0.99).verdict == "not_shown"
+    # As on issue 44's Gemma (shallow 0.56 > deep 0.53, ρ = −0.06 over 18 layers): not shown, whatever the means say.
+    weak = np.array([0.50, 0.62, 0.55, 0.58, 0.51, 0.60, 0.57, 0.54, 0.59,
+                     0.52, 0.61, 0.50, 0.56, 0.53, 0.49, 0.58, 0.51, 0.55])
+    assert weak[:9].mean() > weak[9:].mean()
+    trend = depth_trend(weak)
+    assert trend.rho < 0 and trend.p > VERDICT_ALPHA and trend.verdict == "not_shown"  # a weak negative ρ
+    rising = falling[::-1]
+    assert depth_trend(rising).verdict == "opposite"
+    assert depth_trend(np.full(6, 0.5)).verdict == "not_shown"  # no order at all
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("verdict", ["shown", "opposite", "not_shown"])
+def test_lesson6_states_its_test_in_every_verdict(verdict, lang):
+    from inspector.analyses.lessons.common import Answer
+
+    values = {"shallow": "0.56", "deep": "0.53", "rho": "-0.06", "p": "0.41", "p_opposite": "0.59", "alpha": "0.05",
+              "collapsed": "0", "diffuse": "1", "low": "0.10", "high": "0.90", "heads": "72", "layers": "18",
+              "collapsed_list": "—", "diffuse_list": "L5H1"}
+    text = Answer(DEPTH_ANSWERS[verdict], values).text(lang)
+    assert "ρ = -0.06" in text and "0.05" in text and "Spearman" in text
+    if verdict == "not_shown":
+        assert ("not shown" in text) if lang == "en" else ("未能显示" in text)
+        assert "holds here" not in text and "成立" not in text

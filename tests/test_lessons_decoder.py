@@ -15,6 +15,7 @@ import torch
 import inspector.analyses.lessons as D
 from inspector.analyses.lessons import (
     BUSY_SPREAD,
+    Answer,
     all_lessons,
     complexity_lesson,
     control_inputs,
@@ -23,11 +24,13 @@ from inspector.analyses.lessons import (
     timing_spread,
 )
 from inspector.analyses.lessons import geometry as G
+from inspector.analyses.lessons.common import TIME_SHOWS_SQUARE_FROM
 from inspector.base.errors import InvalidRequestError
 from inspector.base.i18n import LANGUAGES
+from inspector.core.budget import weight_bytes
 from inspector.core.forward import encode_text, forward
 from inspector.core.loading import load_model
-from kernels.reference import visible_keys_mask
+from kernels.reference import blocked_attention, reference_attention, visible_keys_mask
 from tests.conftest import save_tiny_model
 
 TEXT = "the animal did n't cross the street because it was too tired ."
@@ -276,7 +279,7 @@ def test_complexity_lesson_reports_medians_and_an_interval():
     assert lesson.materialised_runs_ms.shape == (2, 3)
     np.testing.assert_allclose(lesson.materialised_ms, np.median(lesson.materialised_runs_ms, axis=1))
     assert lesson.exponent_low <= lesson.time_exponent <= lesson.exponent_high or not lesson.busy
-    assert lesson.answer.key == ("lesson7.answer.busy" if lesson.busy else "lesson7.answer")
+    assert lesson.answer.key in (("lesson7.answer.busy",) if lesson.busy else ("lesson7.answer", "lesson7.answer.flat"))
     assert lesson.answer.values["repeats"] == "3"
 
 
@@ -329,3 +332,95 @@ def test_cli_writes_the_decoder_lessons(lm, tmp_path):
     gqa = lessons["gqa"]["result"]
     assert gqa["kv_head_of"] == [0, 0, 1, 1] and "键/值头" in gqa["answer"]
     assert written["skipped"] == {"complexity": "--lengths none", "window": f"does not apply to {folder.name}"}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_rope_answer_names_each_kind_of_layer_in_a_sentence(lang):
+    """Issue 44 item 9: Gemma's two kinds of layer read "每 全局：5,640,334，局部（窗口）：58,470 个词元转一圈" — a
+    named list dropped inside a sentence built around one number. The list now follows the words it answers."""
+    values = {"model": "m", "shift": "100", "rope_change": "1e-6", "rope_rel": "1e-7", "rope_v": "0", "layer": "5",
+              "head": "1", "gap": "0", "p1": "64", "p2": "96", "span": "64"}
+    named = {"thetas": (("chart.decoder.global", "θ = 1,000,000"), ("chart.decoder.local", "θ = 10,000")),
+             "slowest": (("chart.decoder.global", "5,640,334"), ("chart.decoder.local", "58,470"))}
+    text = D.Answer("lesson10.answer", values, named=named).text(lang)
+    expected = {"en": "Tokens per full turn of the slowest pair — global: 5,640,334, local (window): 58,470.",
+                "zh": "最慢的一对坐标转一整圈所需的词元数——全局：5,640,334，局部（窗口）：58,470。"}[lang]
+    assert expected in text and "每 全局" not in text and "turns once in global" not in text
+
+
+def test_complexity_lesson_counts_bytes_and_flops_that_grow_exactly_as_n_squared():
+    """The measures no busy machine disturbs (issue 44, item 5): the bytes of the n×n weights the materialised path
+    allocated — the budget's one formula — and the FLOPs of QKᵀ and AV, 2·n²·d each per head; both fit n^2."""
+    lengths, heads, d_k = (24, 80, 200), 3, 8
+    lesson = complexity_lesson(lengths, heads=heads, d_k=d_k, device="cpu", repeats=2, warmups=1)
+    assert list(lesson.weight_bytes) == [weight_bytes(heads, n) for n in lengths]
+    assert list(lesson.weight_bytes) == [heads * n * n * 4 for n in lengths]
+    assert list(lesson.flops) == [heads * (2 * n * n * d_k + 2 * n * n * d_k) for n in lengths]
+    assert lesson.bytes_exponent == pytest.approx(2.0, abs=1e-9)
+    assert lesson.flops_exponent == pytest.approx(2.0, abs=1e-9)
+    assert lesson.answers[0].key == "lesson7.counted" and lesson.answers[0].values["bytes_exponent"] == "2.00"
+    assert lesson.materialised_runs_ms.shape == (3, 2)  # the warm-up round is not among the runs
+
+
+def test_complexity_lesson_max_delta_is_blocked_against_materialised_on_its_own_inputs():
+    lengths, heads, d_k = (40, 150), 2, 16
+    lesson = complexity_lesson(lengths, heads=heads, d_k=d_k, device="cpu", repeats=1, warmups=0)
+    generator = torch.Generator().manual_seed(0)  # the lesson's inputs: seed 0, (q, k, v) per length in order
+    expected = []
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the lesson measures
+    try:
+        for n in lengths:
+            q, k, v = (torch.randn(1, heads, n, d_k, generator=generator) for _ in range(3))
+            reference, _ = reference_attention(q, k, v, causal=False, scale=d_k ** -0.5)
+            blocked, _ = blocked_attention(q, k, v, causal=False, scale=d_k ** -0.5, stats=("lse",), block_size=64)
+            expected.append(float((blocked - reference).abs().max()))
+    finally:
+        torch.set_num_threads(threads)
+    np.testing.assert_allclose(lesson.max_abs_delta, expected, rtol=1e-6)
+    assert 0 < lesson.max_abs_delta[1] < 1e-5  # 150 queries in three blocks of 64: equal up to rounding
+    assert lesson.answers[0].values["delta"] == f"{expected[-1]:.1e}"
+
+
+def test_complexity_answer_says_when_the_clock_shows_nothing():
+    """A busy run says its timings show nothing about the growth; a quiet one whose exponent stays flat says the clock
+    did not show n² and points at the counted measures — neither claims O(n²) from the times."""
+    lesson = complexity_lesson((16, 32), heads=2, d_k=8, device="cpu", repeats=3, warmups=1)
+    expected = ("lesson7.answer.busy" if lesson.busy else
+                "lesson7.answer" if lesson.time_exponent >= TIME_SHOWS_SQUARE_FROM else "lesson7.answer.flat")
+    assert lesson.answer.key == expected
+    for lang in LANGUAGES:
+        busy = Answer("lesson7.answer.busy", lesson.answer.values, lesson.answer.terms).text(lang)
+        flat = Answer("lesson7.answer.flat", lesson.answer.values, lesson.answer.terms).text(lang)
+        assert ("too busy to trust" in busy and "show nothing about the growth" in busy) if lang == "en" else \
+            ("不可信" in busy and "不能说明增长规律" in busy)
+        assert ("did not show the square growth" in flat) if lang == "en" else ("没有显示出平方增长" in flat)
+
+
+def test_nearness_is_read_only_from_a_strong_negative_correlation():
+    """D7 (issue 44 item 4): ρ = −0.22 was read as “closer means a higher score”. The picture may be read that way
+    only when ρ ≤ −QK_MIN_RHO and the one-sided test gives p < VERDICT_ALPHA; at the boundary, the same data judged
+    with a threshold just below and just above its own |ρ|."""
+    from inspector.analyses.lessons.common import QK_MIN_RHO, VERDICT_ALPHA
+
+    generator = np.random.default_rng(0)
+    distance = generator.random(400)
+    for noise, readable in ((0.05, True), (2.0, False)):
+        dot = -distance + noise * generator.normal(size=400)
+        rho, p, shown = G.nearness_verdict(distance, dot)
+        assert shown == readable and (rho <= -QK_MIN_RHO) == readable
+        assert G.nearness_verdict(distance, dot, min_rho=abs(rho) - 1e-3)[2] == (p < VERDICT_ALPHA)
+        assert not G.nearness_verdict(distance, dot, min_rho=abs(rho) + 1e-3)[2]
+    weak = -distance + 4.0 * generator.normal(size=400)  # about ρ = −0.2: significant with 400 pairs, still weak
+    rho, p, shown = G.nearness_verdict(distance, weak)
+    assert -QK_MIN_RHO < rho < 0 and p < VERDICT_ALPHA and not shown
+    assert not G.nearness_verdict(distance, distance)[2]  # farther means higher: never readable as nearer
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_qk_space_answer_states_its_threshold(lessons, lang):
+    space = lessons.qk_space
+    text = space.answer.text(lang)
+    assert "−0.50" in text and "p = " in text and "0.05" in text
+    weak = space.answer.key == "lesson15.answer.weak"
+    assert weak == (("not shown" in text) if lang == "en" else ("未能显示" in text))

@@ -158,6 +158,14 @@ def test_timing_lesson_measures_on_request():
     assert None not in measured and "None" not in map(str, measured)
     if any(title.startswith("Time vs n on cpu") for title in _titles(at)):
         assert set(measured) == {"not measured on cpu"}  # the CPU reports no peak allocation
+    # Blocked equals materialised, live: the max |Δ| on screen is the one just measured, in the table and the answer.
+    timing = at.session_state["timing"]
+    table = next(frame.value for frame in at.dataframe if "max |Δ| flash vs materialised" in frame.value.columns)
+    assert list(table["max |Δ| flash vs materialised"]) == [f"{delta:.1e}" for delta in timing.max_abs_delta]
+    counted = next(a for a in answers if a.startswith("Counted, not timed"))
+    assert f"max |Δ| = {timing.max_abs_delta[-1]:.1e}" in counted and "n^2.00 and n^2.00" in counted
+    assert any("Recomputation" in caption.value and "bandwidth" in caption.value for caption in at.caption)
+    assert {"Growth with n: counted measures against the clock (log–log)"} <= set(_titles(at))
 
 
 def test_language_and_text_survive_switching_pages():

@@ -26,11 +26,11 @@ def _assert_the_contract(calls):
     assert calls[-1][0] == calls[-1][1]
 
 
-def test_the_lesson_timings_report_each_length_and_the_end():
+def test_the_lesson_timings_report_each_round_and_the_end():
     calls, progress = _recorder()
-    complexity_lesson((16, 32, 48), heads=2, d_k=8, device="cpu", repeats=1, progress=progress)
-    _assert_the_contract(calls)
-    assert [c[0] for c in calls] == [0, 1, 2, 3] and calls[0][2] == "timing n = 16"
+    complexity_lesson((16, 32, 48), heads=2, d_k=8, device="cpu", repeats=2, warmups=1, progress=progress)
+    _assert_the_contract(calls)  # one warm-up round and two timed rounds, each over every length
+    assert [c[0] for c in calls] == [0, 1, 2, 3] and calls[0][2] == "round 1 of 3"
 
 
 def test_the_attribution_report_the_corpus_agreement_and_the_head_report_keep_the_contract(tiny_bert):

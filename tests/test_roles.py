@@ -210,6 +210,9 @@ def test_the_causal_test_runs_batched_and_reports_json(tiny_llama):
     payload = roles.roles_json(result, **roles_words(result, "zh"))
     assert payload["probe"]["repeat"] == REPEAT and len(payload["causal_tests"]) == 3
     assert len(payload["scores"]["induction"]["mean"]) == 2 and payload["report"][0].startswith("探针")
+    # Issue 44 item 9: the role counts are joined with the Chinese enumeration comma, not "; ".
+    counts = next(line for line in payload["report"] if "归纳" in line and "、" in line)
+    assert ";" not in counts and ", " not in counts
 
 
 @pytest.mark.parametrize("options, message", [

@@ -25,6 +25,7 @@ from inspector.analyses.attribution import (
     corpus_agreement,
     counterfactual_attention,
     method_label,  # the corpus table and the warnings name methods as the charts do
+    removal_modes,
 )
 from inspector.base.examples import EXAMPLES
 from inspector.base.i18n import t
@@ -134,9 +135,14 @@ with st.expander(t("attribution.page.settings", lang), expanded=True):
         query = int(st.number_input(t("attribution.page.query_index", lang), min_value=0,
                                     max_value=info.max_positions - 1, value=0, key="attr_query_index"))
     removal_column, steps_column, level_column = st.columns(3)
-    removal = removal_column.radio(t("attribution.page.removal", lang), ["mask", "delete"], horizontal=True,
+    # Only the modes this model supports, the stand-in named by the model's own token (issue 44).
+    modes = removal_modes(loaded)
+    if st.session_state.get("attr_removal") not in modes:
+        st.session_state.pop("attr_removal", None)
+    removal = removal_column.radio(t("attribution.page.removal", lang), list(modes), horizontal=True,
                                    key="attr_removal",
-                                   format_func=lambda mode: t(f"attribution.page.removal_{mode}", lang))
+                                   format_func=lambda mode: t("attribution.page.removal_mask", lang, token=modes[mode])
+                                   if mode == "mask" else t("attribution.page.removal_delete", lang))
     ig_steps = steps_column.select_slider(t("attribution.page.ig_steps", lang), [8, 16, 32, 64], value=16,
                                           key="attr_ig_steps")
     words = level_column.toggle(t("inspect.words", lang), key="attr_words", help=t("attribution.page.words_help", lang))

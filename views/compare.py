@@ -24,11 +24,13 @@ from inspector.analyses.compare import (
     TextRun,
     compare_runs,
     comparison_json,
+    default_pair,
     head_pair,
+    pair_warning,
     run_text,
 )
 from inspector.analyses.token_alignment import align_tokens, resolve_token
-from inspector.base.i18n import t
+from inspector.base.i18n import notice_text, t
 from inspector.base.limits import MAX_TEXT_CHARS
 from inspector.base.tokens import readable_tokens
 from inspector.charts.base import HEAD_SELECTION, selected_head
@@ -144,7 +146,13 @@ restore_page_state()
 pages.show_link_warnings("compare", lang)
 if st.session_state.get("compare_text_a") != st.session_state["text"]:
     st.session_state["compare_text_a"] = st.session_state["text"]  # the sidebar's text changed (or first run)
-st.session_state.setdefault("compare_text_b", COMPARE_DEFAULT_TEXT_B)
+# Text B follows text A's example pair until the reader edits it: a Chinese text A gets the Chinese pair's B, never
+# the English default (issue 44). A link's B is the reader's; only the link's default B counts as untouched.
+opening = default_pair(st.session_state["compare_text_a"])
+st.session_state.setdefault("_compare_default_b", COMPARE_DEFAULT_TEXT_B)
+if st.session_state.get("compare_text_b", COMPARE_DEFAULT_TEXT_B) == st.session_state["_compare_default_b"]:
+    st.session_state["compare_text_b"] = opening.text_b
+st.session_state["_compare_default_b"] = opening.text_b
 
 mode_column, example_column = st.columns([2, 3])
 mode = mode_column.radio(t("compare.mode", lang), ["texts", "models"], key="compare_mode", horizontal=True,
@@ -202,6 +210,20 @@ try:
     for key in ("compare_query", "compare_key1", "compare_key2"):
         if st.session_state.get(key) not in (None, *paired):  # the texts changed under an old pick
             st.session_state[key] = None
+    picks = ("compare_query", "compare_key1", "compare_key2")
+    if st.session_state.get("_compare_defaults_for") != (text_a, text_b):
+        # New texts with nothing picked (by the reader or a link): their example pair's query and keys ("it", animal,
+        # street) where the texts have those tokens; a tokenizer that splits them otherwise keeps "auto" and no keys.
+        st.session_state["_compare_defaults_for"] = (text_a, text_b)
+        nothing_picked = link_query is None and link_keys is None and \
+            all(st.session_state.get(key) is None for key in picks)
+        if nothing_picked and (opening.text_a, opening.text_b) == (text_a, text_b):
+            keys_of_pair = (*(opening.keys or ()), None, None)[:2]
+            for key, choice in zip(picks, (opening.query, *keys_of_pair), strict=True):
+                try:
+                    st.session_state[key] = None if choice is None else resolve(choice)
+                except InspectorError:
+                    st.session_state[key] = None
 except InspectorError as err:
     status.update(label=t("compare.failed", lang), state="error")
     st.error(str(err))
@@ -239,13 +261,6 @@ def key_label(a):
 
 st.session_state.setdefault("compare_key1", None)
 st.session_state.setdefault("compare_key2", None)
-if "_compare_keys_defaulted" not in st.session_state:  # first run: the default pair when both texts have it
-    st.session_state["_compare_keys_defaulted"] = True
-    if st.session_state["compare_key1"] is None:
-        try:
-            st.session_state["compare_key1"], st.session_state["compare_key2"] = resolve("animal"), resolve("street")
-        except InspectorError:
-            pass
 key1 = key1_column.selectbox(t("compare.key1", lang), [None, *paired], key="compare_key1", format_func=key_label,
                              help=t("compare.keys_help", lang))
 key2 = key2_column.selectbox(t("compare.key2", lang), [None, *paired], key="compare_key2", format_func=key_label)
@@ -268,6 +283,9 @@ st.subheader(t("compare.alignment", lang))
 st.code(f"A   {token_strip(tokens_a, alignment.differs_a, alignment.partner_a)}\n"
         f"B   {token_strip(tokens_b, alignment.differs_b, alignment.partner_b)}", language=None, wrap_lines=True)
 st.caption(t("compare.alignment_caption", lang))
+mismatch = pair_warning(text_a, text_b, alignment)
+if mismatch is not None:
+    st.warning(notice_text(mismatch, lang), icon=":material/translate:")
 if alignment.identical and comparison.model_a == comparison.model_b:
     st.info(t("compare.identical", lang))
 st.info(escape_markdown(comparison_sentence(comparison, lang)), icon=":material/compare_arrows:")

@@ -189,20 +189,28 @@ stats = report.statistics
 
 
 def category_name(category: str) -> str:
-    """A token category as a column label: [CLS] and [SEP] are token strings, the others words."""
-    return t(f"heads.column.{category}", lang) if category.isalpha() else category
+    """A token category as a column label: the special ones by the model's own tokens, the others words."""
+    return t(f"heads.column.{category}", lang) if category.isalpha() else report.category_name(category)
 
 
+# A column that must be 0 on this model (a special category its tokenizer never added, "next" under a causal mask)
+# is left out and the caption says why (issue 44).
 table = {t("heads.column.head", lang): [report.head_name(i) for i in range(stats.entropy.size)]}
 for index, category in enumerate(TOKEN_CATEGORIES):
-    table[f"→ {category_name(category)}"] = stats.token_mass[..., index].ravel()
+    if report.category_shown(category):
+        table[f"→ {category_name(category)}"] = stats.token_mass[..., index].ravel()
 for index, category in enumerate(TOKEN_CATEGORIES[:2]):
-    table[f"‖αf(x)‖ → {category}"] = stats.norm_token_mass[..., index].ravel()
+    if report.category_shown(category):
+        table[f"‖αf(x)‖ → {category_name(category)}"] = stats.norm_token_mass[..., index].ravel()
 table[t("heads.column.first_sink", lang)] = stats.first_token_sink.ravel()
 table[t("heads.column.distance", lang)] = stats.mean_distance.ravel()
 st.dataframe(table, hide_index=True, height=260,
              column_config={name: st.column_config.NumberColumn(format="%.3f") for name in list(table)[1:]})
 st.caption(t("heads.where_caption", lang))
+if not all(report.category_shown(category) for category in TOKEN_CATEGORIES):
+    st.caption(t("heads.where_hidden", lang, causal=t("heads.where_hidden_causal", lang) if report.info.causal else "",
+                 specials=t("heads.where_hidden_specials", lang)
+                 if not all(report.category_shown(category) for category in TOKEN_CATEGORIES[:2]) else ""))
 
 st.subheader(t("heads.redundancy", lang))
 js_tab, cka_tab, map_tab = st.tabs([t("heads.tab_js", lang), t("heads.tab_cka", lang), t("heads.tab_mds", lang)])

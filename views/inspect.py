@@ -1,5 +1,6 @@
-"""Inspect: the token strip, a clickable layer × head entropy grid, the chosen head's attention heatmap,
-every head of its layer, the entropy profile by layer, bertviz's views (served offline), and exports.
+"""Inspect: the token strip, a clickable layer × head entropy grid, the chosen head's attention heatmap (for a causal
+LM, a clicked cell opens "why this cell" on the Mechanism page), every head of its layer, the entropy profile by layer,
+bertviz's views (served offline), and exports.
 
 Widgets → one cached library call → charts. Clicking a grid cell or choosing another head only redraws:
 the capture already holds every layer's weights (within the memory budget of :mod:`inspector.core.budget`).
@@ -8,6 +9,7 @@ the capture already holds every layer's weights (within the memory budget of :mo
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import altair as alt
 import streamlit as st
@@ -16,7 +18,7 @@ from inspector import InspectorError
 from inspector.analyses.heatmap import HeatmapOptions, heatmap_view, layer_views
 from inspector.analyses.metrics import head_entropy
 from inspector.base.i18n import t
-from inspector.charts.base import HEAD_SELECTION, selected_head, token_labels
+from inspector.charts.base import CELL_SELECTION, HEAD_SELECTION, selected_cell, selected_head, token_labels
 from inspector.charts.bertviz import IFRAME_MAX_HEIGHT
 from inspector.charts.inspect import (
     SMALL_MULTIPLES_MAX_TOKENS,
@@ -32,7 +34,8 @@ from inspector.output.export import (
     screen_title,
     view_numbers,
 )
-from inspector.output.share import escape_markdown
+from inspector.output.pages import PAGE_REGISTRY
+from inspector.output.share import encode_view, escape_markdown
 from views import session, share_state, sidebar
 from views.export_buttons import export_buttons
 
@@ -109,6 +112,30 @@ def select_head_from_grid() -> None:
         st.session_state["layer"], st.session_state["head"] = picked
 
 
+# A causal LM's heatmap cell opens "why this cell" on the Mechanism page (its score attribution, issue 40).
+explains_cells = info.causal and info.head == "causal-lm"
+
+
+def why_this_cell(view, picked: tuple[int, int] | None) -> None:
+    """Under a causal LM's heatmap: the clicked cell (``picked``: its row and column in ``view``) and the button that
+    opens the Mechanism page's score attribution of this layer, head, query and key — or the line saying to click."""
+    rows, columns = len(view.query_positions), len(view.key_positions)
+    if picked is None or not (0 <= picked[0] < rows and 0 <= picked[1] < columns):
+        st.caption(t("inspect.why_cell_hint", lang))
+        return
+    query, key = view.query_positions[picked[0]], view.key_positions[picked[1]]
+    if key > query:  # a later key: the mask's zero, nothing to explain
+        st.caption(t("inspect.why_cell_masked", lang))
+        return
+    st.markdown(escape_markdown(t("inspect.why_cell", lang, layer=layer, head=head,
+                                  query=f"{query}: {view.query_tokens[picked[0]]}",
+                                  key=f"{key}: {view.key_tokens[picked[1]]}")))
+    if st.button(t("inspect.why_cell_open", lang), key="why_cell_open", icon=":material/hub:"):
+        view_state = replace(chosen.state, page="mechanism", layer=int(layer), head=int(head))
+        share_state.open_link(PAGE_REGISTRY["mechanism"].script,
+                              {**encode_view(view_state), "mcell": f"{query},{key}"})
+
+
 st.subheader(t("inspect.tokens", lang))
 # st.code shows the tokenizer's strings verbatim and escaped; positions match the chart labels.
 st.code("   ".join(token_labels(result.tokens)), language=None, wrap_lines=True)
@@ -151,9 +178,15 @@ with attention_column:
         st.info(t("inspect.large_info", lang, limit=HEATMAP_MAX_TOKENS))
     else:
         heatmap = attention_heatmap_chart(view, slide=slide, lang=lang, kv_heads=info.num_kv_heads,
-                                          num_heads=info.num_heads)
-        st.altair_chart(screen_title(heatmap))
+                                          num_heads=info.num_heads, selectable=explains_cells)
+        if explains_cells:
+            event = st.altair_chart(screen_title(heatmap), on_select="rerun", selection_mode=CELL_SELECTION,
+                                    key="heatmap_cell")
+        else:
+            st.altair_chart(screen_title(heatmap))
         st.caption(t("inspect.heatmap_caption", lang))
+        if explains_cells:
+            why_this_cell(view, selected_cell(event.get("selection")))
         download_buttons(f"attention-L{layer}-H{head}", heatmap, provenance(layer, head), "heatmap",
                          cells=view.weights.size)
 
@@ -183,7 +216,7 @@ if st.toggle(t("inspect.bertviz_toggle", lang), key="bertviz"):
         with tab:
             try:
                 html, height, shown = session.cached_bertviz(kind, chosen.spec, chosen.state.text, chosen.state.backend,
-                                                            layer, head if kind == "head" else None)
+                                                            layer, head if kind == "head" else None, lang)
             except InspectorError as err:
                 st.info(str(err))
                 continue

@@ -15,7 +15,7 @@ import streamlit as st
 from inspector import InspectorError
 from inspector.analyses.lessons import registry
 from inspector.analyses.lessons.registry import LESSONS, Lesson, LessonContext, lesson_answers
-from inspector.base.i18n import t
+from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.output.export import Provenance, screen_title
 from inspector.output.share import escape_markdown
 from views import session
@@ -24,9 +24,10 @@ from views.progress_bar import progress_bar
 
 
 def lesson_context(spec: str, contrast: str | None, text: str, backend: str, layer: int, head: int,
-             lengths: Sequence[int] | None = None, progress=None) -> LessonContext:
+                   lengths: Sequence[int] | None = None, progress=None, lang: str = DEFAULT_LANGUAGE) -> LessonContext:
     return LessonContext(session.cached_model(spec), text, layer, head, backend=backend, lengths=lengths,
-                         contrast=None if contrast is None else session.cached_model(contrast), progress=progress)
+                         contrast=None if contrast is None else session.cached_model(contrast), progress=progress,
+                         lang=lang)
 
 
 @st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
@@ -39,9 +40,10 @@ def cached_part(part: str, spec: str, contrast: str | None, text: str, backend: 
 
 @st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
 def cached_requested(slug: str, spec: str, contrast: str | None, text: str, backend: str, layer: int,
-                     head: int) -> Any:
-    """Lesson ``slug``'s measurement on request (seconds: a long text's perplexity, timings, one forward per token)."""
-    return LESSONS[slug].on_request(lesson_context(spec, contrast, text, backend, layer, head))
+                     head: int, lang: str) -> Any:
+    """Lesson ``slug``'s measurement on request (seconds: a long text's perplexity, timings, one forward per token,
+    patching every head); ``lang``: the reader's, for a lesson that brings its own example."""
+    return LESSONS[slug].on_request(lesson_context(spec, contrast, text, backend, layer, head, lang=lang))
 
 
 @dataclass(frozen=True)
@@ -92,8 +94,8 @@ class LessonView:
 
     def requested(self, slug: str, button_key: str, label_key: str) -> Any | None:
         """A lesson's measurement on request: its button; once clicked, the result (cached) for as long as the model,
-        text, backend, layer and head stay — None before, or with the error shown when it fails."""
-        wanted = (self.spec, self.contrast, self.text, self.backend, self.layer, self.head)
+        text, backend, layer, head and language stay — None before, or with the error shown when it fails."""
+        wanted = (self.spec, self.contrast, self.text, self.backend, self.layer, self.head, self.lang)
         remembered = f"_requested:{slug}"
         if not (st.button(t(label_key, self.lang), key=button_key) or st.session_state.get(remembered) == wanted):
             return None

@@ -17,7 +17,7 @@ import streamlit as st
 
 from inspector import InspectorError
 from inspector.analyses.lessons import DefinitionLesson, TokenImportance, attention_target
-from inspector.base.i18n import t
+from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.charts.base import token_labels
 from inspector.output.share import escape_markdown
 from views import session
@@ -31,8 +31,8 @@ PENDING_KEY = "quiz_pending"  # (question, guess) a Reveal click asked to answer
 
 def cached_importance(spec: str, text: str, backend: str) -> TokenImportance:
     """Leave-one-out over the text's tokens (the quiz lesson's measurement on request): one forward per token. Layer
-    and head 0: the measurement reads neither, so another head asks nothing new."""
-    return cached_requested("quiz", spec, None, text, backend, 0, 0)
+    and head 0, the default language: the measurement reads none of them, so another head asks nothing new."""
+    return cached_requested("quiz", spec, None, text, backend, 0, 0, DEFAULT_LANGUAGE)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ The section picks its own decoder (a page-local menu: the bundled decoders, and 
 and never writes the sidebar's model, so the other pages keep theirs. With an encoder in the sidebar nothing heavy
 runs until a decoder is chosen; a line says which to pick. Widgets → one cached call over the registry's decoder
 lessons (:func:`views.lesson_page.cached_part`) → one drawing per lesson (:data:`DRAW`, by slug); the streaming-LLM,
-window and linear-attention measurements run on request.
+window and linear-attention measurements and D9's patching run on request.
 """
 
 from __future__ import annotations
@@ -15,10 +15,12 @@ import streamlit as st
 from inspector import InspectorError, LoadedModel
 from inspector.analyses.lessons.registry import lessons_of
 from inspector.base.i18n import Notice, t
+from inspector.base.tokens import is_byte_level, readable_token
 from inspector.charts import lessons_decoder as charts
 from inspector.core.bundled import bundled_choices
-from inspector.output.share import LessonsState, ViewState, decode_lessons, escape_markdown
-from views import pages, session, sidebar
+from inspector.output.pages import PAGE_REGISTRY
+from inspector.output.share import LessonsState, ViewState, decode_lessons, encode_view, escape_markdown
+from views import pages, session, share_state, sidebar
 from views.lesson_page import Draw, LessonView, cached_part
 
 FIRST_DECODER_LESSON = lessons_of("decoder")[0].number  # D1 is lesson 9 in a share link's ``lesson=N``
@@ -251,6 +253,42 @@ def draw_projections(page: LessonView, projections) -> None:
     page.answer(projections)
 
 
+def mechanism_link(page: LessonView, mechanism) -> dict[str, str]:
+    """The Mechanism page's link for lesson D9's pair: the decoder, the clean text, the section's layer and head, the
+    corrupted text, the answer and the contrast (:data:`views.mechanism.OWN`'s parameters)."""
+    view = ViewState(page="mechanism", model=page.spec, text=mechanism.clean, lang=page.lang, layer=page.layer,
+                     head=page.head)
+    return {**encode_view(view), "mcorrupt": mechanism.corrupted, "manswer": mechanism.answer_text,
+            "mcontrast": mechanism.contrast_text}
+
+
+def draw_mechanism(page: LessonView, _: object) -> None:
+    lang = page.lang
+    mechanism = page.requested("mechanism", "mechanism_run", "lesson17.run")
+    if mechanism is None:
+        return
+    st.caption(escape_markdown(t("lesson17.pair", lang, clean=mechanism.clean, corrupted=mechanism.corrupted)))
+    if mechanism.source == "text":
+        st.caption(escape_markdown(t("lesson17.pair_from_text", lang, model=page.model_name)))
+    byte_level = is_byte_level((mechanism.attended_token, mechanism.answer_token, mechanism.contrast_token))
+    token, answer, contrast = (readable_token(token, byte_level) for token in (
+        mechanism.attended_token, mechanism.answer_token, mechanism.contrast_token))
+    columns = st.columns(3)
+    tables = ((t("lesson17.col_attending", lang, token=f"{mechanism.attended_position}: {token}"),
+               mechanism.attending, [f"{w:.2f}" for w in mechanism.attending_weights]),
+              (t("lesson17.col_restoring", lang, answer=answer), mechanism.restoring,
+               [f"{r:.0%}" for r in mechanism.restored]),
+              (t("lesson17.col_writing", lang, answer=answer, contrast=contrast), mechanism.writing,
+               [f"{d:+.2f}" for d in mechanism.direct]))
+    # Side by side, one row per head: the reader compares the lists before reading the answer written from them.
+    for column, (title, heads, values) in zip(columns, tables, strict=True):
+        column.dataframe(pd.DataFrame({title: [f"L{layer}H{head}  {value}" for (layer, head), value in
+                                               zip(heads, values, strict=True)]}), hide_index=True)
+    page.answer(mechanism)
+    if st.button(t("lesson17.open", lang), key="mechanism_open", icon=":material/hub:"):
+        share_state.open_link(PAGE_REGISTRY["mechanism"].script, mechanism_link(page, mechanism))
+
+
 DRAW: dict[str, Draw] = {"causal": draw_causal, "rope": draw_rope, "gqa": draw_gqa, "sinks": draw_sinks,
                          "window": draw_window, "linear": draw_linear, "qk_space": draw_qk_space,
-                         "projections": draw_projections}
+                         "projections": draw_projections, "mechanism": draw_mechanism}

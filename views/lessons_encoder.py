@@ -10,6 +10,7 @@ import streamlit as st
 
 from inspector import InspectorError
 from inspector.analyses.lessons import DEFAULT_LENGTHS, SCALE_NAMES, sharpest_pair
+from inspector.analyses.lessons.common import TIMING_WARMUPS
 from inspector.analyses.lessons.registry import LESSONS
 from inspector.base.i18n import device_label, t
 from inspector.base.tokens import readable_tokens
@@ -114,15 +115,17 @@ def measured_mib(peak_bytes, device: str, lang: str) -> list[str]:
 
 
 def draw_complexity(page: LessonView, _: object) -> None:
-    """Timed on request, live (never cached: the reader asks for a fresh measurement), at the lengths chosen."""
+    """Timed on request, live (never cached: the reader asks for a fresh measurement), at the lengths chosen; the
+    counted measures (bytes, FLOPs, max |Δ|) beside the times, and recomputation explained."""
     lang = page.lang
+    st.caption(t("lesson7.recompute", lang))
     lengths = st.multiselect(t("lesson7.lengths", lang), TIMING_CHOICES, default=list(DEFAULT_LENGTHS),
                              key="timing_lengths", placeholder=t("lesson7.lengths_placeholder", lang))
     if st.button(t("lesson7.run", lang), key="timing_run", disabled=not lengths):
         ordered = sorted(lengths)
-        # Before each length done = its index; the last call (done == total) keeps the last length's label.
-        with progress_bar(None, lambda done, total, note: t("lesson7.measuring", lang,
-                                                          n=ordered[min(done, total - 1)])) as bar:
+        # Rounds over every length: before each, done = rounds finished; the last call (done == total) keeps its label.
+        with progress_bar(None, lambda done, total, note: t("lesson7.measuring", lang, round=min(done + 1, total),
+                                                          rounds=total, warmups=TIMING_WARMUPS)) as bar:
             try:
                 context = lesson_context(page.spec, None, page.text, page.backend, page.layer, page.head, ordered, bar)
                 st.session_state["timing"] = LESSONS["complexity"].on_request(context)
@@ -131,11 +134,17 @@ def draw_complexity(page: LessonView, _: object) -> None:
     timing = st.session_state.get("timing")
     if timing is None:
         return
+    left, right = st.columns(2)
     page.show("lesson7-complexity", charts.complexity_chart(
-        timing, title=t("lesson7.chart", lang, device=device_label(timing.device)), slide=page.slide, lang=lang))
+        timing, title=t("lesson7.chart", lang, device=device_label(timing.device)), slide=page.slide, lang=lang), left)
+    page.show("lesson7-growth", charts.growth_chart(timing, title=t("lesson7.growth_chart", lang), slide=page.slide,
+                                                    lang=lang), right)
     mib = 2**20
     st.dataframe(pd.DataFrame({"n": timing.lengths, t("lesson7.col_mat_ms", lang): timing.materialised_ms,
                                t("lesson7.col_flash_ms", lang): timing.flash_ms,
+                               t("lesson7.col_weight_bytes", lang): timing.weight_bytes / mib,
+                               t("lesson7.col_gflops", lang): timing.flops / 1e9,
+                               t("lesson7.col_delta", lang): [f"{delta:.1e}" for delta in timing.max_abs_delta],
                                t("lesson7.col_mat_theory", lang): timing.materialised_bytes / mib,
                                t("lesson7.col_flash_theory", lang): timing.flash_bytes / mib,
                                t("lesson7.col_mat_measured", lang): measured_mib(

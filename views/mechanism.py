@@ -32,7 +32,7 @@ from inspector.output.export import Provenance, screen_title
 from inspector.output.share import escape_markdown
 from views import pages, session, share_state, sidebar
 from views.export_buttons import export_buttons
-from views.mechanism_panels import lens_table, show_patching, show_score, top_heads_line
+from views.mechanism_panels import lens_table, show_patching, show_score, shown_token, top_heads_line
 from views.progress_bar import progress_bar
 
 CACHE_TTL_S = 3600
@@ -131,8 +131,8 @@ st.markdown(escape_markdown(top_heads_line(dla, lang)))
 grid_left, grid_right = st.columns(2)
 contributions = head_grid_chart(dla.heads, t("chart.mech.dla_title", lang), [t("chart.mech.dla_note", lang)],
                                 t("chart.mech.logit", lang), slide=slide, lang=lang)
-attention = head_grid_chart(dla.attention_to_key, t("chart.mech.attention_title", lang, token=dla.tokens[
-    dla.key_position], position=dla.key_position), [t("chart.mech.attention_note", lang)],
+attention = head_grid_chart(dla.attention_to_key, t("chart.mech.attention_title", lang, token=shown_token(
+    dla.tokens[dla.key_position], dla.tokens), position=dla.key_position), [t("chart.mech.attention_note", lang)],
     t("chart.mech.weight", lang), diverging=False, slide=slide, lang=lang)
 with grid_left:
     st.altair_chart(screen_title(contributions))
@@ -178,8 +178,9 @@ columns = st.columns(2)
 query = int(columns[0].number_input(t("mech.query", lang), 0, n - 1, query, key="mech_query"))
 key = int(columns[1].number_input(t("mech.key", lang), 0, query, min(key, query), key="mech_key"))
 st.session_state["mech_cell"] = f"{query},{key}"
-st.caption(escape_markdown(t("mech.score_cell", lang, layer=layer, head=head, query=f"{query}: {dla.tokens[query]}",
-                             key=f"{key}: {dla.tokens[key]}")))
+st.caption(escape_markdown(t("mech.score_cell", lang, layer=layer, head=head,
+                             query=f"{query}: {shown_token(dla.tokens[query], dla.tokens)}",
+                             key=f"{key}: {shown_token(dla.tokens[key], dla.tokens)}")))
 score = None
 try:
     score = cached_score(spec, clean, layer, head, query, key)

@@ -8,7 +8,7 @@ import streamlit as st
 
 from inspector.analyses.mechanism import DirectLogitAttribution, PatchingResult, ScoreAttribution
 from inspector.base.i18n import t
-from inspector.base.tokens import readable_token
+from inspector.base.tokens import is_byte_level, readable_token
 from inspector.charts.mechanism import (
     head_grid_chart,
     mlp_patch_chart,
@@ -22,10 +22,15 @@ from inspector.output.share import escape_markdown
 from views.export_buttons import export_buttons
 
 
+def shown_token(token: str, tokens) -> str:
+    """``token`` as the page shows it, read as byte-level BPE when the text's ``tokens`` are ("ĠRome" → "␣Rome")."""
+    return readable_token(token, is_byte_level(tokens))
+
+
 def top_heads_line(dla: DirectLogitAttribution, lang: str) -> str:
     """One sentence: the target, its value, the sum rule and the heads writing most of it."""
-    target = readable_token(dla.answer_token) + ("" if dla.contrast_token is None
-                                                 else f" − {readable_token(dla.contrast_token)}")
+    target = shown_token(dla.answer_token, dla.tokens) + ("" if dla.contrast_token is None
+                                                          else f" − {shown_token(dla.contrast_token, dla.tokens)}")
     heads = ", ".join(f"L{layer}H{head} ({value:+.2f})" for layer, head, value in dla.top_heads(3))
     return t("mech.dla_line", lang, target=target, value=f"{dla.target:.3f}", residual=f"{dla.residual:.1e}",
              heads=heads, frozen=", ".join(dla.frozen), position=dla.position)
@@ -35,18 +40,19 @@ def lens_table(dla: DirectLogitAttribution, lang: str) -> pd.DataFrame:
     """The logit lens: one row per layer (the embeddings first), its top tokens and the answer's rank."""
     lens = dla.lens
     rows = [t("mech.lens_embeddings", lang)] + [str(layer) for layer in range(dla.heads.shape[0])]
-    tops = [", ".join(f"{readable_token(token)} {prob:.0%}" for token, prob in zip(tokens, probs, strict=True))
+    tops = [", ".join(f"{shown_token(token, dla.tokens)} {prob:.0%}"
+                      for token, prob in zip(tokens, probs, strict=True))
             for tokens, probs in zip(lens.top_tokens, lens.top_probs, strict=True)]
-    return pd.DataFrame({t("mech.lens_after", lang): rows, t("mech.lens_top", lang): tops,
-                         t("mech.lens_rank", lang, answer=readable_token(dla.answer_token)): lens.answer_rank + 1})
+    rank = t("mech.lens_rank", lang, answer=shown_token(dla.answer_token, dla.tokens))
+    return pd.DataFrame({t("mech.lens_after", lang): rows, t("mech.lens_top", lang): tops, rank: lens.answer_rank + 1})
 
 
 def show_patching(result: PatchingResult, provenance: Provenance, slide: bool, lang: str) -> None:
     """The patching panel: the two runs' logit differences, heads, residual × position, MLPs."""
     st.markdown(escape_markdown(t("mech.patch_line", lang, clean=f"{result.clean_value:.3f}",
                                   corrupted=f"{result.corrupted_value:.3f}",
-                                  answer=readable_token(result.answer_token),
-                                  contrast=readable_token(result.contrast_token))))
+                                  answer=shown_token(result.answer_token, result.clean_tokens),
+                                  contrast=shown_token(result.contrast_token, result.clean_tokens))))
     heads = head_grid_chart(result.restored(result.heads), t("chart.mech.patch_heads_title", lang),
                             [t("chart.mech.patch_heads_note", lang)], t("chart.mech.restored", lang), slide=slide,
                             lang=lang)
@@ -66,7 +72,8 @@ def show_patching(result: PatchingResult, provenance: Provenance, slide: bool, l
 def show_score(result: ScoreAttribution, provenance: Provenance, slide: bool, lang: str) -> None:
     """The score panel: the sum rule, the top pairs, the marginals (with the runner-up key) and the products."""
     runner = ("" if result.runner_up is None else
-              t("mech.score_runner", lang, key=result.runner_up, token=readable_token(result.tokens[result.runner_up]),
+              t("mech.score_runner", lang, key=result.runner_up,
+                token=shown_token(result.tokens[result.runner_up], result.tokens),
                 score=f"{result.runner_up_score:.3f}"))
     st.markdown(escape_markdown(t("mech.score_line", lang, score=f"{result.score:.3f}",
                                   residual=f"{result.residual:.1e}", frozen=", ".join(result.frozen)) + runner))

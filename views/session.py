@@ -284,26 +284,26 @@ def run(inputs: Inputs, loaded: LoadedModel, layer: int, status: Progress) -> tu
 
 @byte_cached(RESULTS)  # the HTML carries every shown layer's n×n weights as text
 def cached_bertviz(kind: str, spec: str, text: str, backend: str, layer: int,
-                   head: int | None = None) -> tuple[str, int, list[int]]:
+                   head: int | None = None, lang: str = "en") -> tuple[str, int, list[int]]:
     """bertviz's head or model view as offline HTML, its height, and the layers it shows: every layer when
     they fit the view's drawing limit, else the ones around ``layer``. The head view opens on ``layer`` and
-    ``head`` (the ones on screen)."""
+    ``head`` (the ones on screen); its own words are in ``lang``."""
     with st.spinner("Building the bertviz view…"):
-        return _bertviz(kind, spec, text, backend, layer, head)
+        return _bertviz(kind, spec, text, backend, layer, head, lang)
 
 
 def _bertviz(kind: str, spec: str, text: str, backend: str, layer: int,
-             head: int | None) -> tuple[str, int, list[int]]:
+             head: int | None, lang: str) -> tuple[str, int, list[int]]:
     result = planned_capture(spec, backend, plan_inspect(spec, text, layer), layer)
     fits = head_view_max_layers(result) if kind == "head" else model_view_max_layers(result)
     # Past the memory budget the capture holds the layer on screen only.
     fits = min(fits, len(result.weights))
     layers = layers_around(result, layer, fits)
     if kind == "head":
-        return (head_view_html(result, layers=layers or None, layer=layer if layer in layers else None, head=head),
-                head_view_height(result), layers)
-    return (model_view_html(result, layers=layers or None), model_view_height(result, layers=layers or None),
-            layers)
+        return (head_view_html(result, layers=layers or None, layer=layer if layer in layers else None, head=head,
+                               lang=lang), head_view_height(result), layers)
+    return (model_view_html(result, layers=layers or None, lang=lang),
+            model_view_height(result, layers=layers or None), layers)
 
 
 # Charts that a head click does not change, kept per capture so they are not rebuilt on every click. Keyed by what

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 import time
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -49,6 +50,7 @@ from inspector.analyses.divergence import JS_MAX, jensen_shannon_numpy
 from inspector.analyses.token_alignment import TokenAlignment, TokenChoice, align_tokens, default_query, resolve_token
 from inspector.base.display import Displayable
 from inspector.base.errors import InvalidRequestError, InvalidTextError
+from inspector.base.i18n import Notice
 from inspector.base.limits import COMPARE_WEIGHTS_BUDGET_BYTES
 from inspector.base.tokens import readable_tokens, token_labels
 from inspector.core.budget import attention_bytes
@@ -78,14 +80,61 @@ class ComparePair:
     keys: tuple[str, ...] | None = None
 
 
+# The famous picture asks where the pronoun looks, so its query is "it" (issue 44: the page's default query was the
+# differing word, tired/wide). In Chinese, Gemma 3's tokenizer reads 它 inside one token, 因为它, and 马路 as 马 + 路.
+COREFERENCE = ComparePair("compare.example_coreference",
+                          "The animal didn't cross the street because it was too tired.",
+                          "The animal didn't cross the street because it was too wide.", query="it", keys=DEFAULT_KEYS)
+COREFERENCE_ZH = ComparePair("compare.example_coreference_zh", "动物没有过马路，因为它太累了。",
+                             "动物没有过马路，因为它太宽了。", query="因为它", keys=("动物", "路"))
 EXAMPLE_PAIRS: tuple[ComparePair, ...] = (
-    ComparePair("compare.example_coreference", "The animal didn't cross the street because it was too tired.",
-                "The animal didn't cross the street because it was too wide.", query="it", keys=DEFAULT_KEYS),
+    COREFERENCE,
+    COREFERENCE_ZH,
     ComparePair("compare.example_agreement", "The keys to the old cabinet are on the table.",
                 "The key to the old cabinets is on the table.", query="are", keys=("cabinet", "keys")),
     ComparePair("compare.example_negation", "The movie we saw last night was good.",
                 "The movie we saw last night was not good.", query="good", keys=()),
 )
+
+
+def text_script(text: str) -> str:
+    """The script most of ``text``'s letters are written in: the first word of their Unicode names (``"LATIN"``,
+    ``"CJK"`` for Chinese characters, ``"CYRILLIC"`` …); ``""`` for a text without letters."""
+    counts: dict[str, int] = {}
+    for char in text:
+        if char.isalpha():
+            script = unicodedata.name(char, "UNKNOWN").split()[0]
+            counts[script] = counts.get(script, 0) + 1
+    return max(counts, key=counts.__getitem__) if counts else ""
+
+
+def default_pair(text_a: str) -> ComparePair:
+    """The example pair the page opens with for ``text_a``: the pair that starts with it, else the coreference pair
+    in text A's script (Chinese for a Chinese text A, so A and B are never in two languages by default)."""
+    for pair in EXAMPLE_PAIRS:
+        if pair.text_a == text_a:
+            return pair
+    return COREFERENCE_ZH if text_script(text_a) == "CJK" else COREFERENCE
+
+
+# Below this share of the two texts' tokens paired as equal, the texts are not a minimal pair and a head-by-head
+# comparison pairs unrelated tokens ("动物/The"): the page says so. The coreference pairs align 88–93 %.
+MIN_EQUAL_SHARE = 0.5
+
+
+def pair_warning(text_a: str, text_b: str, alignment: TokenAlignment) -> Notice | None:
+    """One sentence when ``text_a`` and ``text_b`` are not a pair worth comparing token by token: written in
+    different scripts (a Chinese A against an English B), or less than :data:`MIN_EQUAL_SHARE` of their tokens
+    paired as equal. None when they are."""
+    script_a, script_b = text_script(text_a), text_script(text_b)
+    total = len(alignment.differs_a) + len(alignment.differs_b)
+    equal = int((~alignment.differs_a).sum() + (~alignment.differs_b).sum())
+    share = equal / total if total else 1.0
+    if script_a and script_b and script_a != script_b:
+        return Notice("compare.warn_scripts", share=f"{share:.0%}")
+    if share < MIN_EQUAL_SHARE:
+        return Notice("compare.warn_alignment", share=f"{share:.0%}", threshold=f"{MIN_EQUAL_SHARE:.0%}")
+    return None
 
 
 class IncomparableModelsError(InvalidRequestError):

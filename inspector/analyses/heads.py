@@ -65,6 +65,7 @@ from inspector.analyses.metrics import (
     HealthFlags,
     HealthThresholds,
     health_flags,
+    token_category_masks,
 )
 from inspector.analyses.redundancy import classical_mds, cluster_order
 from inspector.base.assets import ASSETS_DIR
@@ -220,7 +221,9 @@ class HeadReport(Displayable):
     ablation_mode: "zero" or "mean". importance_gradient: (L, H) Michel's score of the corpus mean, each
     layer divided by its ℓ2 norm. flags: heads crossing ``thresholds``. order: (N,) clustered order of the
     heads by JS divergence. mds: (N, 2) classical-MDS map of the JS divergence. pairs, pruning: see their
-    classes. timings: seconds per stage."""
+    classes. timings: seconds per stage. special_tokens: the model's own tokens in the two special categories of
+    :data:`TOKEN_CATEGORIES` over the texts, in order of first appearance — ``([CLS]'s, [SEP]'s)``: ``(("<bos>",),
+    ())`` on Gemma, ``((), ())`` when the tokenizer adds none (issue 44: a decoder's report spoke of [CLS]/[SEP])."""
 
     info: ModelInfo
     texts: tuple[str, ...]
@@ -240,6 +243,7 @@ class HeadReport(Displayable):
     pruning: PruningCurve
     backend: str
     timings: dict
+    special_tokens: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
     def __post_init__(self) -> None:
         layers, heads = self.statistics.entropy.shape
@@ -256,6 +260,21 @@ class HeadReport(Displayable):
     @property
     def num_heads(self) -> int:
         return self.statistics.entropy.shape[1]
+
+    def category_shown(self, category: str) -> bool:
+        """Whether a column of :data:`TOKEN_CATEGORIES` can hold anything on this model: a special category needs
+        its tokens in the texts, and "next" needs bidirectional attention (a causal mask makes it 0 by
+        construction)."""
+        if category in TOKEN_CATEGORIES[:2]:
+            return bool(self.special_tokens[TOKEN_CATEGORIES.index(category)])
+        return not (category == "next" and self.info.causal)
+
+    def category_name(self, category: str) -> str:
+        """A special category of :data:`TOKEN_CATEGORIES` by this model's own tokens ("<bos>", "[SEP]",
+        "</s>/<pad>"); any other category as it is."""
+        if category in TOKEN_CATEGORIES[:2] and self.special_tokens[TOKEN_CATEGORIES.index(category)]:
+            return "/".join(self.special_tokens[TOKEN_CATEGORIES.index(category)])
+        return category
 
     def head_name(self, flat: int) -> str:
         layer, head = divmod(int(flat), self.num_heads)
@@ -503,7 +522,8 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
         raise InvalidRequestError(f"pruning_step must be in (0, 1], got {pruning_step}")
     backend = backend_for(loaded, backend)
     # Every text's length and ids are checked before any slow work; the lengths also weigh the progress.
-    encoded = [encode_text(loaded, text).inputs for text in texts]
+    encodings = [encode_text(loaded, text) for text in texts]
+    encoded = [encoding.inputs for encoding in encodings]
     plan = _work_plan(loaded, [int(item["input_ids"].shape[1]) for item in encoded], pairs, pruning_step)
     report_progress = _WorkProgress(progress or no_progress, plan.total)
     timings: dict[str, float] = {}
@@ -537,8 +557,19 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
                              change_both=mean_changes[:len(chosen)].astype(np.float32)),
         pruning=PruningCurve(fraction=(steps / n).astype(np.float32), heads_removed=steps,
                              change=pruning_changes.astype(np.float32), order=order),
-        backend=backend, timings=timings,
+        backend=backend, timings=timings, special_tokens=_special_tokens(encodings),
     )
+
+
+def _special_tokens(encodings) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The distinct token strings of the two special categories of :data:`TOKEN_CATEGORIES` over ``encodings``
+    (:class:`~inspector.core.forward.EncodedText`), each in order of first appearance."""
+    found: tuple[dict, dict] = ({}, {})
+    for encoding in encodings:
+        masks = token_category_masks(encoding.tokens, encoding.special)
+        for category in (0, 1):
+            found[category].update(dict.fromkeys(tok for tok, hit in zip(encoding.tokens, masks[category]) if hit))
+    return tuple(found[0]), tuple(found[1])
 
 
 def report_json(report: HeadReport, health: Sequence[str]) -> dict:

@@ -101,9 +101,8 @@ DYNAMIC_KEY_FAMILIES: tuple[str, ...] = (
     "chart.census.stat.{statistic}",
     "chart.census.unit.{statistic}",
     # views/attribution.py: the target's description f"attribution.page.target_{target.kind.replace('-', '_')}",
-    # the removal menu f"attribution.page.removal_{mode}", the corpus table's columns f"attribution.page.column_{name}"
+    # the corpus table's columns f"attribution.page.column_{name}"
     "attribution.page.target_{kind}",
-    "attribution.page.removal_{mode}",
     "attribution.page.column_{name}",
     # views/lesson_page.LessonView.header and views/lessons.py over the lesson registry
     # (inspector.analyses.lessons.registry, Lesson.key = f"lesson{number}"): t(f"{lesson.key}.title"),

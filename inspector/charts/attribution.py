@@ -86,8 +86,9 @@ def scores_chart(report: AttributionReport, *, words: bool = False, slide: bool 
     widths = json.dumps([round(_CELL_TEXT_MARGIN * text_width_px(text, font) + 4, 1)
                          for text in data["text"][:len(units)]])
     fits = f"{widths}[indexof({json.dumps(units, ensure_ascii=True)}, datum.unit)] <= width / {len(units)}"
-    labels = base.transform_calculate(shown=f"{fits} ? datum.text : ''").mark_text(fontSize=font).encode(
-        text="shown:N")
+    # The test sits in the mark's encoding, not in a transform: a calculate transform reading `width` (which the
+    # step-sized x scale derives from the data) made Vega's dataflow a cycle, and every export failed (issue 44).
+    labels = base.mark_text(fontSize=font).encode(text=alt.condition(fits, alt.Text("text:N"), alt.value("")))
     notes = [t("chart.attribution.scores_note", lang)]
     if may_thin(units, FULL_WIDTH_PX - _LABEL_LIMIT, slide):
         notes.append(thinned_note(lang))

@@ -56,6 +56,9 @@ SELECTION_COLOR = "#ff4b4b"  # Streamlit's accent: the outlined head matches the
 # The entropy grid's click selection; the app reads ``event.selection[HEAD_SELECTION]`` →
 # ``[{"layer": …, "head": …}]`` (empty after a click on the background).
 HEAD_SELECTION = "head_pick"
+# The attention heatmap's click selection (Inspect, a causal LM's "why this cell"): ``event.selection[CELL_SELECTION]``
+# → ``[{"query_index": …, "key_index": …}]``, the clicked cell's row and column in the view.
+CELL_SELECTION = "cell_pick"
 
 ChartT = TypeVar("ChartT", bound=alt.TopLevelMixin)
 
@@ -463,21 +466,33 @@ def may_thin(labels: Sequence[str], narrowest_px: float, slide: bool = False) ->
     return len(labels) * pitch > narrowest_px
 
 
-def selected_head(selection) -> tuple[int, int] | None:
-    """The (layer, head) picked in the entropy grid, from Streamlit's ``event.selection`` (a mapping), or None.
+def _picked_pair(selection, name: str, names: tuple[str, str]) -> tuple[int, int] | None:
+    """The two integer fields ``names`` of the first point of Streamlit's ``event.selection[name]``, or None.
 
     Streamlit reports a point selection as a list of the selected points' fields
     (``{"head_pick": [{"layer": 2, "head": 7}]}``) and an empty one as ``{}`` or ``[]``; anything else —
     a missing key, non-integer values — is treated as no pick rather than an error.
     """
     try:
-        points = selection.get(HEAD_SELECTION) if hasattr(selection, "get") else None
+        points = selection.get(name) if hasattr(selection, "get") else None
         if not isinstance(points, (list, tuple)) or not points:
             return None
         point = points[0]
-        layer, head = point["layer"], point["head"]
-        if isinstance(layer, bool) or isinstance(head, bool) or int(layer) != layer or int(head) != head:
+        first, second = point[names[0]], point[names[1]]
+        if isinstance(first, bool) or isinstance(second, bool) or int(first) != first or int(second) != second:
             return None
-        return int(layer), int(head)
+        return int(first), int(second)
     except (KeyError, TypeError, ValueError, OverflowError):
         return None
+
+
+def selected_head(selection) -> tuple[int, int] | None:
+    """The (layer, head) picked in the entropy grid, from Streamlit's ``event.selection`` (a mapping), or None."""
+    return _picked_pair(selection, HEAD_SELECTION, ("layer", "head"))
+
+
+def selected_cell(selection) -> tuple[int, int] | None:
+    """The (row, column) of the heatmap cell clicked — indices into the view's rows and columns, not token positions
+    (:attr:`~inspector.analyses.heatmap.HeatmapView.query_positions` maps them) — from Streamlit's
+    ``event.selection``, or None."""
+    return _picked_pair(selection, CELL_SELECTION, ("query_index", "key_index"))

@@ -52,6 +52,7 @@ import torch
 
 from inspector.base.assets import ASSETS_DIR
 from inspector.base.errors import InspectorError, InvalidRequestError
+from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.base.tokens import readable_tokens
 from inspector.core.capture import Capture
 
@@ -110,6 +111,13 @@ _ROOT_DIV = re.compile(r'<div id="(bertviz-[0-9a-f]{32})"')
 # iframe, and a fixed id keeps the HTML identical for identical input (stable caching, no iframe reload).
 _ROOT_DIV_ID = "bertviz"
 
+# bertviz's own words, each found exactly once in its markup or script and replaced by the catalogue's sentence in
+# the page's language (issue 44: "Layer:" stayed English on a Chinese page). The model view's detail heading is
+# JavaScript that joins a layer and a head number; it is rebuilt from "bertviz.layer_head" around the same two values.
+_HEAD_VIEW_LABEL = "Layer: <select"
+_MODEL_VIEW_WORDS = {'.text("Layers")': "bertviz.layers", '.text("Heads")': "bertviz.heads"}
+_MODEL_VIEW_DETAIL = """.text('Layer ' + config.layers[layerIndex] + ", Head " + config.heads[headIndex])"""
+
 # Hands the globals set by the inlined d3 and jQuery to require.js under the names bertviz asks for.
 _AMD_SHIM = ('define("d3", [], function () { return window.d3; });\n'
              'define("jquery", [], function () { return window.jQuery; });')
@@ -139,13 +147,14 @@ _FIT_WIDTH_SCRIPT = """(function () {
 
 
 def head_view_html(capture: Capture, *, layers: Sequence[int] | None = None, layer: int | None = None,
-                   head: int | None = None) -> str:
+                   head: int | None = None, lang: str = DEFAULT_LANGUAGE) -> str:
     """bertviz's head view of ``capture`` as one offline HTML document.
 
     layers: the layers offered in the view's layer menu (default: every layer whose weights the capture
     holds). layer: the one shown on load (default: the first offered) — the app passes the layer on screen, so
     the view opens where the page is. head: show only that head on load (the others stay a click away; default:
-    every head). Raises :class:`InvalidRequestError` for a layer that does not exist
+    every head). lang: the language of the view's own words (its layer menu's label). Raises
+    :class:`InvalidRequestError` for a layer that does not exist
     or was not captured, or when the text is too long for the view (:data:`HEAD_VIEW_MAX_TOKENS`,
     :data:`MAX_LINES_DRAWN_AT_ONCE`, :data:`HEAD_VIEW_MAX_EMBEDDED_WEIGHTS`; :func:`head_view_max_layers`
     says how many layers fit).
@@ -181,15 +190,17 @@ def head_view_html(capture: Capture, *, layers: Sequence[int] | None = None, lay
     view = bertviz.head_view(_bertviz_attention(capture, chosen), shown, include_layers=chosen,
                              layer=None if layer is None else int(layer),
                              heads=None if head is None else [int(head)], html_action="return")
-    return _offline_document(view.data, title="bertviz head view")
+    markup = _replace_once(view.data, _HEAD_VIEW_LABEL, f"{html_lib.escape(t('bertviz.layer', lang))} <select")
+    return _offline_document(markup, title="bertviz head view", lang=lang)
 
 
 def model_view_html(capture: Capture, *, layers: Sequence[int] | None = None, heads: Sequence[int] | None = None,
-                    display_mode: ViewMode = "light") -> str:
+                    display_mode: ViewMode = "light", lang: str = DEFAULT_LANGUAGE) -> str:
     """bertviz's model view of ``capture`` (one thumbnail per layer and head) as one offline HTML document.
 
     layers, heads: which rows and columns to draw (default: all). display_mode: ``"light"`` (white
-    thumbnails, matching Streamlit's default theme) or ``"dark"`` (bertviz's default). Raises
+    thumbnails, matching Streamlit's default theme) or ``"dark"`` (bertviz's default). lang: the language of the
+    view's own words (its axis titles and the detail heading). Raises
     :class:`InvalidRequestError` for a layer or head that does not exist, a layer whose weights were not
     captured, or a text too long for the view (:data:`MODEL_VIEW_MAX_TOKENS`, :data:`MAX_LINES_DRAWN_AT_ONCE`).
     """
@@ -218,7 +229,23 @@ def model_view_html(capture: Capture, *, layers: Sequence[int] | None = None, he
     view = bertviz.model_view(_bertviz_attention(capture, chosen_layers), list(readable_tokens(capture.tokens)),
                               include_layers=chosen_layers, include_heads=chosen_heads, display_mode=display_mode,
                               html_action="return")
-    return _offline_document(view.data, title="bertviz model view")
+    page = view.data
+    for english, key in _MODEL_VIEW_WORDS.items():
+        page = _replace_once(page, english, f".text({_script_safe_json(t(key, lang))})")
+    heading = t("bertviz.layer_head", lang, layer="{layer}", head="{head}")  # the template, its words translated
+    before, middle_after = heading.split("{layer}")
+    middle, after = middle_after.split("{head}")
+    page = _replace_once(page, _MODEL_VIEW_DETAIL, f".text({_script_safe_json(before)} + config.layers[layerIndex] + "
+                                                   f"{_script_safe_json(middle)} + config.heads[headIndex] + "
+                                                   f"{_script_safe_json(after)})")
+    return _offline_document(page, title="bertviz model view", lang=lang)
+
+
+def _replace_once(page: str, old: str, new: str) -> str:
+    """``page`` with its one ``old`` replaced by ``new``; a bertviz whose page lacks it fails loudly."""
+    if page.count(old) != 1:
+        raise _bertviz_template_error(f"{old!r} not found exactly once")
+    return page.replace(old, new)
 
 
 def head_view_max_layers(capture: Capture) -> int:
@@ -357,7 +384,7 @@ def _bertviz_template_error(what: str) -> InspectorError:
                           f"{BERTVIZ_VERSION} and found {found} — install bertviz=={BERTVIZ_VERSION}")
 
 
-def _offline_document(bertviz_html: str, *, title: str) -> str:
+def _offline_document(bertviz_html: str, *, title: str, lang: str = DEFAULT_LANGUAGE) -> str:
     """Rewrite the page bertviz returned into one offline, script-safe document (see the module docstring)."""
     if not bertviz_html.startswith(_CDN_REQUIRE_TAG):
         raise _bertviz_template_error("no cdnjs require.js tag first")
@@ -394,7 +421,8 @@ def _offline_document(bertviz_html: str, *, title: str) -> str:
     policy = (f"default-src 'none'; script-src {hashes}; style-src 'unsafe-inline'; base-uri 'none'; "
               "form-action 'none'")
     vendored = "\n".join(f"<script>{source}</script>" for source in scripts[:-3])
-    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+    html_lang = "zh-Hans" if lang == "zh" else "en"
+    return (f'<!DOCTYPE html>\n<html lang="{html_lang}">\n<head>\n<meta charset="utf-8">\n'
             f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
             f"<title>{html_lib.escape(title)}</title>\n<style>{_PAGE_STYLE}</style>\n</head>\n<body>\n"
             f"{vendored}\n<script>{_AMD_SHIM}</script>\n{markup.strip()}\n<script>{script}</script>\n"

@@ -19,6 +19,7 @@ from inspector.analyses.heatmap import HeatmapView
 from inspector.analyses.metrics import HeadEntropy
 from inspector.base.i18n import DEFAULT_LANGUAGE, notice_text, t
 from inspector.charts.base import (
+    CELL_SELECTION,
     ENTROPY_SCHEME,
     FULL_WIDTH_PX,
     HEAD_SELECTION,
@@ -146,7 +147,8 @@ def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None
     (layer, head) outlines that cell. ``selectable`` adds a click selection named :data:`HEAD_SELECTION`
     over the fields ``layer`` and ``head`` to the coloured cells (for ``st.altair_chart(on_select=…)``).
     ``kv_heads`` (the model's key/value heads, grouped-query attention): each head is labelled "head·kv head"
-    ("5·1": query head 5 reads key/value head 1). ``windows`` (each layer's window, :attr:`Capture.windows`): in a
+    ("5·1": query head 5 reads key/value head 1; the title's note explains it with the selected head, or the last
+    one: an example from the model on screen). ``windows`` (each layer's window, :attr:`Capture.windows`): in a
     model with sliding-window layers each layer is labelled "local 512" or "global".
     """
     data = head_entropy_data(entropy, kv_heads=kv_heads, windows=windows, lang=lang)
@@ -156,8 +158,12 @@ def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None
     # Every head numbered when there is room; in the narrow column every k-th, the selected one first (issue 31).
     numbers = head_axis(heads, keep=keep, slide=slide, font_px=10, labelFontSize=alt.Undefined if slide else 10)
     head_title = t("heads.column.head", lang)
+    notes = [t("chart.inspect.grid_click", lang)] if selectable else []
     if "kv" in data:
         group = heads // kv_heads
+        example = heads - 1 if selected is None else int(selected[1])
+        notes.append(t("chart.inspect.gqa_note", lang, heads=heads, kv=kv_heads, head=example,
+                       kv_head=example // group))
         numbers = head_axis(heads, keep=keep, slide=slide, font_px=10, labelFontSize=alt.Undefined if slide else 10,
                             extra_chars=1 + len(str(max(kv_heads - 1, 0))),
                             label=f"datum.value + '·' + floor(datum.value / {group})")
@@ -196,10 +202,7 @@ def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None
         layers_drawn.extend(_outline(base, *selected, slide=slide))
     step = _SLIDE_GRID_CELL_PX if slide else _GRID_CELL_PX
     chart = alt.layer(*layers_drawn).properties(
-        title=chart_title(t("chart.inspect.grid_title", lang),
-                          ([t("chart.inspect.grid_click", lang)] if selectable else [])
-                          + ([t("chart.inspect.gqa_note", lang, heads=entropy.raw.shape[1], kv=kv_heads)]
-                             if "kv" in data else []),
+        title=chart_title(t("chart.inspect.grid_title", lang), notes,
                           width=FULL_WIDTH_PX if slide else NARROW_COLUMN_PX, slide=slide),
         width=alt.Step(step), height=alt.Step(step),
     )
@@ -259,7 +262,8 @@ def heatmap_title(view: HeatmapView, lang: str, kv_heads: int | None = None, num
 
 
 def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False, lang: str = DEFAULT_LANGUAGE,
-                            kv_heads: int | None = None, num_heads: int | None = None) -> alt.Chart | alt.LayerChart:
+                            kv_heads: int | None = None, num_heads: int | None = None,
+                            selectable: bool = False) -> alt.Chart | alt.LayerChart:
     """Heatmap of one head's attention: row = query (attending), column = key (attended to), colour = weight.
 
     Labels, title ("Layer L, head H: attention weights") and subtitle (the view's notes, in ``lang``) come from
@@ -267,6 +271,8 @@ def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False, lang: str
     ``kv_heads``/``num_heads`` (the model's): a grouped-query head's title names the key/value head it shares.
     Cells the query could not see (``view.masked``: a causal model's later keys, keys outside a window) are drawn
     grey, not white, with their own legend entry: their zero is the mask's, not the head's choice.
+    ``selectable`` adds a click selection named :data:`CELL_SELECTION` on the visible cells (their row and column
+    indices; read it with :func:`~inspector.charts.base.selected_cell`).
     """
     data = heatmap_data(view)
     cell = _cell_px(max(view.weights.shape), slide)
@@ -285,12 +291,15 @@ def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False, lang: str
                alt.Tooltip("key:N", title=t("chart.inspect.key_token", lang)),
                alt.Tooltip("weight:Q", title=weight, format=".3f")]
     base = alt.Chart(data)
-    cells = base.mark_rect().encode(
+    cells = base.mark_rect(cursor="pointer" if selectable else "default").encode(
         x=x, y=y,
         color=alt.Color("weight:Q", title=weight, scale=weight_scale(slide, largest_weight(view.weights)),
                         legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=_GRID_LEGEND_PX)),
         tooltip=tooltip,
     )
+    if selectable:
+        cells = cells.add_params(alt.selection_point(name=CELL_SELECTION, fields=["query_index", "key_index"],
+                                                     on="click", clear="dblclick"))
     title = chart_title(heatmap_title(view, lang, kv_heads, num_heads), notes, width=column, slide=slide)
     if view.masked is None:
         chart = cells.properties(title=title, width=alt.Step(cell), height=alt.Step(cell))

@@ -261,5 +261,30 @@ def complexity_chart(lesson: ComplexityLesson, *, title: str, slide: bool = Fals
     return style_chart(chart, slide)
 
 
-__all__ = ["asymmetry_chart", "complexity_chart", "contribution_chart", "offset_chart", "sweep_chart",
+def growth_chart(lesson: ComplexityLesson, *, title: str, slide: bool = False,
+                 lang: str = DEFAULT_LANGUAGE) -> alt.Chart:
+    """Each measure of lesson 7 divided by its value at the shortest n, against n, log–log: the counted bytes of the
+    n×n weights and the counted FLOPs (slope 2 exactly), the materialised path's median time (a busy machine bends
+    it), and (n / n₀)² as the reference line."""
+    base = lesson.lengths / lesson.lengths[0]
+    series = [("chart.lessons.growth_square", base ** 2),
+              ("chart.lessons.growth_bytes", lesson.weight_bytes / lesson.weight_bytes[0]),
+              ("chart.lessons.growth_flops", lesson.flops / lesson.flops[0]),
+              ("chart.lessons.growth_time", lesson.materialised_ms / lesson.materialised_ms[0])]
+    names = [t(key, lang) for key, _ in series]
+    data = pd.concat([pd.DataFrame({"n": lesson.lengths, "measure": name, "ratio": values})
+                      for name, (_, values) in zip(names, series)], ignore_index=True)
+    measure, ratio = t("chart.lessons.measure", lang), t("chart.lessons.ratio", lang)
+    chart = alt.Chart(data).mark_line(point=True, strokeWidth=4 if slide else 2).encode(
+        x=alt.X("n:Q", scale=alt.Scale(type="log", base=2)),
+        y=alt.Y("ratio:Q", title=ratio, scale=alt.Scale(type="log")),
+        color=alt.Color("measure:N", title=measure, sort=names, scale=keyed_colours(names, DARK2),
+                        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=FULL_WIDTH_PX)),
+        strokeDash=alt.condition(alt.datum.measure == names[0], alt.value([6, 4]), alt.value([1, 0])),
+        tooltip=["n:Q", alt.Tooltip("measure:N", title=measure), alt.Tooltip("ratio:Q", title=ratio, format=".3g")],
+    ).properties(title=chart_title(title, slide=slide), width=420, height=260)
+    return style_chart(chart, slide)
+
+
+__all__ = ["asymmetry_chart", "complexity_chart", "contribution_chart", "growth_chart", "offset_chart", "sweep_chart",
            "tied_weights_chart", "variance_chart", "weights_chart"]

@@ -11,7 +11,7 @@ import pandas as pd
 
 from inspector.analyses.mechanism import PatchingResult, ScoreAttribution
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
-from inspector.base.tokens import readable_token
+from inspector.base.tokens import is_byte_level, readable_token
 from inspector.charts.base import chart_title, style_chart, token_axis, zero_white_scale
 
 _DIVERGING = "redblue"
@@ -48,7 +48,8 @@ def residual_patch_chart(result: PatchingResult, *, slide: bool = False, lang: s
     ``layer``, ``position``, ``token`` (a unique "p: clean / corrupted" label), ``restored``."""
     restored = result.restored(result.residual)
     layers, n = restored.shape
-    labels = [f"{p}: {readable_token(c)}" + ("" if c == x else f" / {readable_token(x)}")
+    byte_level = is_byte_level(result.clean_tokens + result.corrupted_tokens)  # "ĠItaly" is read " Italy"
+    labels = [f"{p}: {readable_token(c, byte_level)}" + ("" if c == x else f" / {readable_token(x, byte_level)}")
               for p, (c, x) in enumerate(zip(result.clean_tokens, result.corrupted_tokens, strict=True))]
     data = pd.DataFrame({"layer": np.repeat(np.arange(layers), n), "token": labels * layers,
                          "restored": restored.ravel()})

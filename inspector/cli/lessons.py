@@ -35,10 +35,11 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--head", type=int_in(0, MAX_LAYER_INDEX), default=0,
                      help="the head the lessons look at (default: 0)")
     sub.add_argument("--backend", default="auto", choices=BACKENDS, help="attention backend (default: auto)")
-    sub.add_argument("--lang", default="en", choices=["en", "zh"], help="language of the answers (default: en)")
+    sub.add_argument("--lang", default="en", choices=["en", "zh"],
+                     help="language of the answers and of the mechanism lesson's example pair (default: en)")
     sub.add_argument("--decoder", default=None,
-                     help="also run the decoder-era lessons (causal, RoPE, GQA, sinks, query-key space, projections) "
-                          "on this decoder, e.g. bundled:smollm2-135m, with --model as the encoder contrast "
+                     help="also run the decoder-era lessons (causal, RoPE, GQA, sinks, query-key space, projections, "
+                          "mechanism) on this decoder, e.g. bundled:smollm2-135m, with --model as the encoder contrast "
                           "(--decoder-layer, --decoder-head pick its layer and head; default 0)")
     sub.add_argument("--decoder-layer", type=int_in(0, MAX_LAYER_INDEX), default=0,
                      help="the decoder's layer for the decoder-era lessons (default: 0)")
@@ -138,7 +139,8 @@ def run(args: argparse.Namespace) -> None:
     if args.decoder:
         decoder_model = load(args, args.decoder)
         contexts["decoder"] = LessonContext(decoder_model, text, args.decoder_layer, args.decoder_head,
-                                            backend=args.backend, contrast=loaded, lengths=decoder_lengths)
+                                            backend=args.backend, contrast=loaded, lengths=decoder_lengths,
+                                            lang=args.lang)
         payload["decoder"] = {"model": decoder_model.info.as_json(), "layer": args.decoder_layer,
                               "head": args.decoder_head}
     _, (written, not_applying, answers) = run_request(Request(kind="lessons", texts=(text,)), loaded,

@@ -4,9 +4,9 @@ formula for every planner, check and estimate).
 Statistics (entropy, log-sum-exp, sink mass) cost O(layers · heads · n) and are always computed; exact weights cost
 layers · heads · n² float32 numbers, which for a 32-layer × 32-head model at 512 tokens is already 1 GiB.
 :func:`attention_bytes` is that product, with the copies a job keeps at once; :func:`tokens_within` is its inverse.
-:func:`weights_bytes` is the same product for shapes that are not one model's n × n (a band of keys, a block of
-queries, a benchmark's random heads): every bytes figure of weights or scores, in the library, the lessons and the
-benchmarks, is one of the two.
+:func:`weight_bytes` is the same product for any number of heads, and for shapes that are not n × n (a band of
+keys, a block of queries): every bytes figure of weights or scores, in the library, the lessons and the benchmarks,
+is one of the two.
 The plan that decides what a request may keep is :func:`inspector.serving.run.plan`.
 """
 
@@ -21,17 +21,20 @@ from inspector.core.loading import LoadedModel, ModelInfo
 _FLOAT32_BYTES = 4
 
 
-def weights_bytes(heads: int, q_len: int, k_len: int, copies: float = 1) -> int:
-    """Bytes of ``copies`` float32 (heads, q_len, k_len) weight or score tensors: copies · heads · q_len · k_len · 4
-    (``heads`` counts every (layer, head) matrix held)."""
-    return int(copies * heads * q_len * k_len * _FLOAT32_BYTES)
+def weight_bytes(heads: int, n: int, copies: float = 1, *, keys: int | None = None) -> int:
+    """Bytes of ``copies`` copies of ``heads`` float32 attention weight (or score) matrices of n queries × ``keys``
+    keys (None = n, the n×n weights): copies · heads · n · keys · 4. ``heads`` counts every (layer, head) matrix
+    held; ``keys`` serves the shapes that are not n × n (a sliding window's band, a block of queries against every
+    key)."""
+    return int(copies * heads * n * (n if keys is None else keys) * _FLOAT32_BYTES)
 
 
 def attention_bytes(info: ModelInfo, n: int, copies: float = 1, *, layers: int | None = None) -> int:
     """Bytes of ``copies`` copies of the float32 n×n attention weights of ``layers`` layers (None = every layer of
-    ``info``): copies · layers · heads · n² · 4. The one formula every planner, check and estimate uses."""
+    ``info``): copies · layers · heads · n² · 4 (:func:`weight_bytes`). The one formula every planner, check and
+    estimate uses."""
     count = info.num_layers if layers is None else layers
-    return weights_bytes(count * info.num_heads, n, n, copies)
+    return weight_bytes(count * info.num_heads, n, copies)
 
 
 def tokens_within(info: ModelInfo, budget_bytes: int, copies: float = 1, *, layers: int | None = None) -> int:

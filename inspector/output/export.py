@@ -45,6 +45,8 @@ MIN_SCALE, MAX_SCALE = 0.25, 8.0
 # and the SVG's size grow with the cell count, and past 128 × 128 a download takes seconds on a 2-CPU
 # machine. The app checks this before offering an image download; the library does not refuse.
 EXPORT_MAX_CELLS = 128 * 128
+# Licence names a reader's language translates (catalogue keys); any other (Apache-2.0) reads the same everywhere.
+LICENCE_NAMES = {"Gemma Terms of Use": "export.licence.gemma_terms"}
 _SOFTWARE = ("transformers", "torch", "altair", "vl-convert-python")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 
@@ -92,7 +94,9 @@ class Provenance:
         card = card_for(self.model)
         if card is not None:  # a bundled decoder: what its weights are and under which terms (issue 27)
             model = t("export.model_card", lang, model=model,
-                      card=t("export.card", lang, quantization=card.quantization, licence=card.licence))
+                      card=t("export.card", lang, quantization=card.quantization, dtype=card.dequantized_to,
+                             licence=t(LICENCE_NAMES[card.licence], lang) if card.licence in LICENCE_NAMES
+                             else card.licence))
         parts = [model, f"“{_text_excerpt(self.text)}”"]
         if self.layer is not None and self.head is not None:
             parts.append(t("export.layer_head", lang, layer=self.layer, head=self.head))
@@ -348,22 +352,28 @@ def _register_fonts() -> None:
 
 # The CJK font (WenQuanYi Micro Hei) has no bold face: a bold title in Chinese came out regular in every export.
 # Bold text with wide characters in it is drawn with an outline of its own colour, a stroke about 1/22 of the size.
-_BOLD_TEXT = re.compile(r'<text([^>]*?font-weight="bold"[^>]*)>(.*?)</text>', re.DOTALL)
+# An opening tag is matched attribute by attribute (a value may hold ">"), so an empty, self-closing
+# ``<text …/>`` is never an opening tag: a pattern that took it for one spanned to the next ``</text>`` and wrote
+# malformed XML (the Heads grid in 简体中文; issue 44).
+_TEXT_ELEMENT = re.compile(r'<text((?:\s+[\w:.-]+="[^"]*")*)\s*>(.*?)</text>', re.DOTALL)
 _FONT_SIZE = re.compile(r'font-size="([0-9.]+)px"')
 _FILL = re.compile(r'fill="([^"]+)"')
 
 
 def embolden_wide_text(svg: str) -> str:
+    """``svg`` with every bold ``<text>`` element that holds a wide (CJK) character outlined in its own fill colour;
+    everything else, empty self-closing text elements included, is left byte for byte as it was."""
     def outline(match: re.Match) -> str:
         attributes, content = match.group(1), match.group(2)
-        if " stroke=" in attributes or not any(text_width_px(ch, 1) > 1 for ch in content):
+        if ('font-weight="bold"' not in attributes or " stroke=" in attributes
+                or not any(text_width_px(ch, 1) > 1 for ch in content)):
             return match.group(0)
         size = float(_FONT_SIZE.search(attributes).group(1)) if _FONT_SIZE.search(attributes) else 13.0
         colour = _FILL.search(attributes).group(1) if _FILL.search(attributes) else "#000"
         return (f'<text{attributes} stroke="{colour}" stroke-width="{size / 22:.2f}" stroke-linejoin="round">'
                 f"{content}</text>")
 
-    return _BOLD_TEXT.sub(outline, svg)
+    return _TEXT_ELEMENT.sub(outline, svg)
 
 
 def render(kind: str, chart, **options):

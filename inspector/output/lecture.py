@@ -1,6 +1,7 @@
 """The lecture path (issue 31, item 7): the storyline DESIGN.md tells — attention as soft addressing, where Q, K and V
 come from, why √d_k, what multi-head splits, entropy per head, attention ≠ explanation, causal vs bidirectional,
-RoPE, sinks and generation with the KV cache — as an ordered tuple of steps.
+RoPE, sinks, which heads a prediction needs (activation patching) and generation with the KV cache — as an ordered
+tuple of steps.
 
 A step is data, not code: the catalogue keys of its title and of its one sentence of what to look at, and the share
 link that opens it — a :class:`~inspector.output.share.ViewState` (page, model, text, layer, head) plus the page's
@@ -13,7 +14,9 @@ rot when a page or a lesson moves. The Lecture page (``views/lecture.py``) shows
 Encoder steps run on the bundled MiniLM (``default``); decoder steps on the bundled SmolLM2 (fast) or Gemma 3 270M
 (sliding windows, two RoPE bases, strong sinks). The layers and heads were picked on these texts (CPU, fp32): MiniLM's
 layer 3, head 1 sends 0.68 of the row of "it" to "animal" and 0.05 to "street"; its layer 0, head 2 is the sharpest
-head (normalised entropy ≈ 0); Gemma's layer 5, head 1 puts 0.99 of the mean row on ``<bos>``.
+head (normalised entropy ≈ 0); Gemma's layer 5, head 1 puts 0.99 of the mean row on ``<bos>``; SmolLM2's layer 16,
+head 4 puts 0.92 of the last row of the Mechanism pair on " Italy", yet is not among the three heads whose
+patching restores " Rome" most (lesson D9).
 """
 
 from __future__ import annotations
@@ -24,10 +27,10 @@ from dataclasses import dataclass, replace
 from typing import Literal, get_args
 from urllib.parse import urlencode
 
-from inspector.base.examples import EXAMPLES
+from inspector.base.examples import EXAMPLES, mechanism_example
 from inspector.base.i18n import DEFAULT_LANGUAGE, Notice
 from inspector.core.loading import DEFAULT_MODEL
-from inspector.output.pages import lecture_targets, page_url
+from inspector.output.pages import PAGE_REGISTRY, lecture_targets, page_url
 from inspector.output.share import (
     LESSON_COUNT,
     GenerateState,
@@ -49,6 +52,7 @@ _SLUG = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 
 _ANIMAL = EXAMPLES[0].text  # "The animal didn't cross the street because it was too tired."
 _PROMPT = "The capital of France is Paris. The capital of Italy is"
+_PAIR = mechanism_example("en")  # the Mechanism page's English pair; its clean text is _PROMPT
 
 
 @dataclass(frozen=True)
@@ -59,8 +63,10 @@ class LectureStep:
     step's title and of its one sentence of what to look at. view: the page, model, text, layer and head the step
     opens (``lang`` is the reader's, set by :func:`step_params`; ``page`` is never the Lecture page). lesson: the
     Lessons section it opens (1 … :data:`~inspector.output.share.LESSON_COUNT`; Lessons steps only). generate: the
-    Generate page's run and step (Generate steps only). chart: the chart the step's slide shows (one of
-    :data:`CHART_KINDS`), or None for a title slide — the step's own chart needs the page's full run."""
+    Generate page's run and step (Generate steps only). own: the page's own link parameters as (name, value) pairs,
+    each one of its :attr:`~inspector.output.pages.PageSpec.link_keys` (the Mechanism page's corrupted text, answer
+    and contrast). chart: the chart the step's slide shows (one of :data:`CHART_KINDS`), or None for a title slide —
+    the step's own chart needs the page's full run."""
 
     slug: str
     title_key: str
@@ -68,6 +74,7 @@ class LectureStep:
     view: ViewState
     lesson: int | None = None
     generate: GenerateState | None = None
+    own: tuple[tuple[str, str], ...] = ()
     chart: ChartKind | None = None
 
     def __post_init__(self) -> None:
@@ -84,6 +91,11 @@ class LectureStep:
                              f"to {LESSON_COUNT}")
         if self.generate is not None and self.view.page != "generate":
             raise ValueError(f"step {self.slug!r}: Generate settings need the Generate page")
+        keys = PAGE_REGISTRY[self.view.page].link_keys
+        if not all(isinstance(pair, tuple) and len(pair) == 2 and pair[0] in keys and isinstance(pair[1], str)
+                   for pair in self.own):
+            raise ValueError(f"step {self.slug!r}: own must be (name, text) pairs of page {self.view.page!r}'s link "
+                             f"parameters {keys}; got {self.own!r}")
         if self.chart is not None and self.chart not in CHART_KINDS:
             raise ValueError(f"step {self.slug!r}: chart {self.chart!r} is not one of {CHART_KINDS}")
 
@@ -109,6 +121,10 @@ LECTURE: tuple[LectureStep, ...] = (
                 ViewState(page="lessons", model=GEMMA, text=_ANIMAL, layer=3, head=0), lesson=10),
     LectureStep("sinks", "lecture.sinks.title", "lecture.sinks.look",
                 ViewState(page="inspect", model=GEMMA, text=_ANIMAL, layer=5, head=1), chart="heatmap"),
+    LectureStep("mechanism", "lecture.mechanism.title", "lecture.mechanism.look",
+                ViewState(page="mechanism", model=SMOLLM2, text=_PAIR["clean"], layer=16, head=4),
+                own=(("mcorrupt", _PAIR["corrupted"]), ("manswer", _PAIR["answer"]),
+                     ("mcontrast", _PAIR["contrast"]))),
     LectureStep("generate", "lecture.generate.title", "lecture.generate.look",
                 ViewState(page="generate", model=SMOLLM2, text=_PROMPT, layer=3, head=0),
                 generate=GenerateState(new=8, step=0)),
@@ -127,6 +143,7 @@ def step_params(step: LectureStep, lang: str = DEFAULT_LANGUAGE) -> dict[str, st
         params.update(encode_lesson(step.lesson))
     if step.generate is not None:
         params.update(encode_generate(step.generate))
+    params.update(step.own)
     return params
 
 

@@ -579,10 +579,10 @@ def encode_lessons(state: LessonsState) -> dict[str, str]:
 
 # ------------------------------------------------------------------------------ lessons page state (issue 31)
 # The Lessons page's own parameter, next to the ViewState ones (decode_view ignores it): ``lesson``, the section opened
-# (1 … LESSON_COUNT: lessons 1–8, then the decoder lessons D1–D8 as 9–16, which run on the link's model when it is a
+# (1 … LESSON_COUNT: lessons 1–8, then the decoder lessons D1–D9 as 9–17, which run on the link's model when it is a
 # decoder, at the link's layer and head). Written only when set, so every older link opens the page as before. Like
 # decode_view, decode_lesson never raises.
-LESSON_COUNT = 16
+LESSON_COUNT = 17
 
 
 def decode_lesson(params: Mapping[str, str | Sequence[str]]) -> tuple[int | None, tuple[Notice, ...]]:

@@ -85,6 +85,7 @@ from inspector.analyses.attribution.targets import (
     TargetKind,
     TargetSpec,
     batch_size_for,
+    removal_modes,
     resolve_target,
 )
 
@@ -98,6 +99,6 @@ __all__ = [
     "corpus_agreement", "counterfactual_attention", "counterfactual_json", "eraser_faithfulness",
     "head_tau_grid", "leave_one_out", "method_label", "method_scores", "model_faithfulness",
     "occlusion_on_embeddings",
-    "random_tau_interval",
+    "random_tau_interval", "removal_modes",
     "ranking_agreement", "register", "report_json", "resolve_target", "top_k_overlap", "unregister", "word_level",
 ]

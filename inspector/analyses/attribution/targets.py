@@ -292,6 +292,20 @@ def replacement_id(loaded: LoadedModel) -> tuple[int, str]:
                                 "with; choose removal by deletion")
 
 
+def removal_modes(loaded: LoadedModel) -> dict[str, str | None]:
+    """The removal modes ``loaded`` supports, each with the token that stands in for a removed one (None: the
+    token is deleted): ``{"mask": "[MASK]", "delete": None}`` on BERT, ``{"mask": "<unk>", …}`` on a decoder whose
+    tokenizer has no mask token, only ``{"delete": None}`` when it has none of [MASK], [UNK] or [PAD]. A page offers
+    these and names the stand-in (issue 44: "replace by [MASK]" on a model without one)."""
+    modes: dict[str, str | None] = {}
+    try:
+        modes["mask"] = replacement_id(loaded)[1]
+    except UnsupportedModelError:
+        pass
+    modes["delete"] = None
+    return modes
+
+
 def embed_forward(problem: Problem) -> Callable[[torch.Tensor], torch.Tensor]:
     """f as a function of input embeddings (batch, n, hidden) → (batch,), for Captum."""
 

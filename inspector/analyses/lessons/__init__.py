@@ -11,6 +11,7 @@ The package, by job:
 - :mod:`.decoder` — D1–D3 (causal vs bidirectional, RoPE, grouped-query attention);
 - :mod:`.sinks` — D4 (attention sinks, streaming-LLM perplexity) and D8 (the head's projections);
 - :mod:`.geometry` — D5–D7 (sliding windows, linear attention, the query–key space);
+- :mod:`.mechanism` — D9 (the token the heads look at against the heads the answer needs: activation patching);
 - :mod:`.registry` — the :class:`Lesson` contract, :class:`LessonContext` and the registry;
 - :mod:`.aggregate` — lessons 1–7 / the decoder lessons in one call, for scripts and benchmarks.
 
@@ -80,6 +81,13 @@ from inspector.analyses.lessons.geometry import (
     qk_space_lesson,
     window_lesson,
 )
+from inspector.analyses.lessons.mechanism import (
+    MechanismLesson,
+    MechanismPair,
+    lesson_pair,
+    mechanism_lesson,
+    pair_from_text,
+)
 from inspector.analyses.lessons.registry import (
     LESSONS,
     PARTS,
@@ -133,6 +141,8 @@ __all__ = [
     "LessonContext",
     "Lessons",
     "LinearLesson",
+    "MechanismLesson",
+    "MechanismPair",
     "MultiHeadLesson",
     "PARTS",
     "POSITIONAL_HEAD_MIN_WEIGHT",
@@ -173,12 +183,15 @@ __all__ = [
     "lesson_answers",
     "lesson_count",
     "lesson_json",
+    "lesson_pair",
     "lessons_json",
     "lessons_of",
     "linear_lesson",
     "long_text",
+    "mechanism_lesson",
     "mean_weight_by_offset",
     "multi_head_lesson",
+    "pair_from_text",
     "position_kind",
     "position_lesson",
     "projections_lesson",

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
+from scipy import stats as scipy_stats
 
 from inspector.analyses.metrics import HealthThresholds
 from inspector.base.i18n import t
@@ -37,12 +38,30 @@ DEFAULT_LENGTHS: tuple[int, ...] = (128, 256, 512, 1024)
 # Each length is timed this many times after a warm-up; the lesson reports the median and a bootstrap interval for
 # the fitted exponent over the runs (issue 30: one run's n^2.64, 2.52, 2.70 on reruns taught noise, not O(n²)).
 TIMING_REPEATS = 7
+# Untimed rounds over every length before the timed ones: the first length then no longer pays the allocator's and
+# the kernels' first-call costs (issue 44: a V-shaped curve, fitted exponent 0.47).
+TIMING_WARMUPS = 2
 EXPONENT_RESAMPLES = 400
+# A quiet run whose fitted time exponent stays below this did not show the square growth at these lengths (fixed
+# costs dominate small n): the answer says so instead of claiming O(n²) from the clock.
+TIME_SHOWS_SQUARE_FROM = 1.5
+# Lesson 7's blocked path on a CPU takes this many queries per block (fewer when the block budget says so), a tile
+# size of the order FlashAttention uses: every length above it is computed in several blocks, so "blocked equals
+# materialised" is tested at every such length, not only where the default budget would split the queries.
+QUERY_BLOCK = 64
 # Above this relative spread of a length's runs ((q75 − q25) / median) the lesson says the machine was too busy to
 # trust the timings, whatever the fit says.
 BUSY_SPREAD = 0.25
 # Lesson 3's control text (random distinct tokens in place of the text's): its seed.
 CONTROL_SEED = 0
+# A verdict read from a rank correlation is stated only when a one-sided test in its direction gives p below this
+# (scipy.stats.spearmanr); otherwise the lesson says "not shown" (issue 44: "shallow broad, deep sharp holds" was
+# written for ρ = −0.06).
+VERDICT_ALPHA = 0.05
+# Lesson D7: "nearer means a higher score" also needs a strong link, ρ(distance, dot product) ≤ −QK_MIN_RHO. Its
+# query–key pairs share queries and keys, so the test's p is optimistic; the size of ρ is the main threshold (ρ =
+# −0.22 read as "closer means higher" in issue 44).
+QK_MIN_RHO = 0.5
 # Answer placeholders whose value is a model's name (ModelInfo.name): shown through model_label.
 MODEL_PLACEHOLDERS = ("model", "encoder", "decoder", "absolute")
 
@@ -81,6 +100,40 @@ def _f(x: float, digits: int = 2) -> str:
 
 def _pct(x: float) -> str:
     return "n/a" if not math.isfinite(float(x)) else f"{100 * float(x):.0f}%"
+
+
+def _p(x: float) -> str:
+    """A p-value as text: two significant digits, "< 0.001" below that."""
+    return "n/a" if not math.isfinite(float(x)) else "< 0.001" if x < 1e-3 else f"{float(x):.2g}"
+
+
+@dataclass(frozen=True)
+class RankTrend:
+    """A one-sided Spearman test of a claimed direction. rho: Spearman's ρ; p: the one-sided p-value in the claimed
+    direction; p_opposite: in the other; verdict: ``"shown"`` (p < alpha), ``"opposite"`` (p_opposite < alpha) or
+    ``"not_shown"`` (neither, or fewer than 3 finite points)."""
+
+    rho: float
+    p: float
+    p_opposite: float
+    alpha: float
+    verdict: str
+
+
+def rank_trend(x: np.ndarray, y: np.ndarray, *, claimed: str, alpha: float = VERDICT_ALPHA) -> RankTrend:
+    """Spearman's ρ between ``x`` and ``y`` tested one-sided for the ``claimed`` direction (``"less"``: y falls as x
+    grows; ``"greater"``: it rises); pairs with a non-finite value are left out."""
+    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    finite = np.isfinite(x) & np.isfinite(y)
+    x, y = x[finite], y[finite]
+    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return RankTrend(rho=math.nan, p=math.nan, p_opposite=math.nan, alpha=alpha, verdict="not_shown")
+    opposite = "greater" if claimed == "less" else "less"
+    test = scipy_stats.spearmanr(x, y, alternative=claimed)
+    p_opposite = float(scipy_stats.spearmanr(x, y, alternative=opposite).pvalue)
+    p = float(test.pvalue)
+    verdict = "shown" if p < alpha else "opposite" if p_opposite < alpha else "not_shown"
+    return RankTrend(rho=float(test.statistic), p=p, p_opposite=p_opposite, alpha=alpha, verdict=verdict)
 
 
 def _check_shapes(owner: object, expected: Mapping[str, tuple[int, ...]]) -> None:

@@ -24,9 +24,11 @@ from inspector.analyses.lessons.common import (
     SWEEP_QUERIES,
     SWEEP_SEED,
     Answer,
+    RankTrend,
     _check_shapes,
     _f,
     _head_tensors,
+    _p,
     _pct,
     _record,
     _Run,
@@ -36,6 +38,7 @@ from inspector.analyses.lessons.common import (
     diagonal_share,
     effective_rank,
     position_kind,
+    rank_trend,
     softmax_jacobian_norm,
 )
 from inspector.analyses.metrics import HeadEntropy, head_entropy_from_rows
@@ -506,19 +509,34 @@ def multi_head_lesson(run: _Run, position: PositionLesson) -> MultiHeadLesson:
 class EntropyLesson:
     """Lesson 6. entropy: per-head entropy (raw (layers, heads) nats, normalized (layers, heads) in [0, 1]).
     layer_normalized: (layers,) mean normalised entropy of each layer. spearman: ρ of layer_normalized vs depth
-    (negative = sharper with depth). collapsed, diffuse: (layer, head) pairs past the alarm thresholds."""
+    (negative = sharper with depth). trend: the one-sided test of "sharper with depth" (:func:`depth_trend`): the
+    answer says it holds only when the test shows it. collapsed, diffuse: (layer, head) pairs past the alarm
+    thresholds."""
 
     entropy: HeadEntropy
     layer_normalized: np.ndarray
     spearman: float
     shallow_mean: float
     deep_mean: float
+    trend: RankTrend
     collapsed: tuple[tuple[int, int], ...]
     diffuse: tuple[tuple[int, int], ...]
     answer: Answer
 
     def __post_init__(self) -> None:
         _check_shapes(self, {"layer_normalized": (self.entropy.raw.shape[0],)})
+
+
+# Lesson 6's answer for each verdict of depth_trend: the claim shown, its opposite shown, or neither.
+DEPTH_ANSWERS = {"shown": "lesson6.answer.holds", "opposite": "lesson6.answer.fails",
+                 "not_shown": "lesson6.answer.not_shown"}
+
+
+def depth_trend(layer_normalized: np.ndarray) -> RankTrend:
+    """“Shallow broad, deep sharp” as a test: Spearman's ρ between depth and each layer's mean normalised entropy,
+    one-sided for “falls with depth” (:func:`~inspector.analyses.lessons.common.rank_trend`, α = VERDICT_ALPHA). A
+    larger shallow mean alone is not evidence: with 18 layers a ρ of −0.06 is what a random order gives."""
+    return rank_trend(np.arange(len(layer_normalized)), layer_normalized, claimed="less")
 
 
 def entropy_lesson(run: _Run) -> EntropyLesson:
@@ -529,20 +547,20 @@ def entropy_lesson(run: _Run) -> EntropyLesson:
     normalized = head_entropy.normalized
     layer_normalized = np.nanmean(normalized, axis=-1)
     layers = len(layer_normalized)
-    rho = float(scipy_stats.spearmanr(np.arange(layers), layer_normalized).statistic) if layers > 2 else \
-        float(np.sign(layer_normalized[-1] - layer_normalized[0]))
+    trend = depth_trend(layer_normalized)
+    rho = trend.rho
     half = max(1, layers // 2)
     shallow, deep = float(np.nanmean(layer_normalized[:half])), float(np.nanmean(layer_normalized[-half:]))
     collapsed = tuple((int(layer), int(h)) for layer, h in zip(*np.nonzero(normalized < COLLAPSED_BELOW)))
     diffuse = tuple((int(layer), int(h)) for layer, h in zip(*np.nonzero(normalized > DIFFUSE_ABOVE)))
-    holds = shallow > deep
-    values = {"shallow": _f(shallow), "deep": _f(deep), "rho": _f(rho), "collapsed": str(len(collapsed)),
+    values = {"shallow": _f(shallow), "deep": _f(deep), "rho": _f(rho), "p": _p(trend.p),
+              "p_opposite": _p(trend.p_opposite), "alpha": f"{trend.alpha:g}", "collapsed": str(len(collapsed)),
               "diffuse": str(len(diffuse)), "low": _f(COLLAPSED_BELOW), "high": _f(DIFFUSE_ABOVE),
               "heads": str(normalized.size), "layers": str(layers),
               "collapsed_list": ", ".join(f"L{layer}H{h}" for layer, h in collapsed[:8]) or "—",
               "diffuse_list": ", ".join(f"L{layer}H{h}" for layer, h in diffuse[:8]) or "—"}
     return EntropyLesson(entropy=head_entropy, layer_normalized=layer_normalized, spearman=rho, shallow_mean=shallow,
-                         deep_mean=deep, collapsed=collapsed, diffuse=diffuse,
-                         answer=Answer("lesson6.answer.holds" if holds else "lesson6.answer.fails", values))
+                         deep_mean=deep, trend=trend, collapsed=collapsed, diffuse=diffuse,
+                         answer=Answer(DEPTH_ANSWERS[trend.verdict], values))
 
 

@@ -24,14 +24,23 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from scipy import stats as scipy_stats
 
 from inspector.analyses.divergence import jensen_shannon_numpy
-from inspector.analyses.lessons.common import BUSY_SPREAD, Answer, _check_shapes, _f, _pct
+from inspector.analyses.lessons.common import (
+    BUSY_SPREAD,
+    QK_MIN_RHO,
+    VERDICT_ALPHA,
+    Answer,
+    _check_shapes,
+    _f,
+    _p,
+    _pct,
+    rank_trend,
+)
 from inspector.analyses.lessons.timing import exponent_interval, timing_spread
 from inspector.base.errors import InvalidRequestError
 from inspector.base.examples import long_corpus_text as long_text
-from inspector.core.budget import attention_bytes, weights_bytes
+from inspector.core.budget import attention_bytes, weight_bytes
 from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel
 from inspector.core.outputs import model_output, output_change
@@ -155,7 +164,7 @@ def window_lesson(loaded: LoadedModel, *, text: str | None = None, lengths: Sequ
             local_runs.append(_runs_ms(lambda: banded_attention(q, k, v, scale=d ** -0.5, window=window), repeats))
             global_runs.append(_runs_ms(lambda: banded_attention(q, k, v, scale=d ** -0.5, window=None), repeats))
     lengths_a = np.asarray(lengths, dtype=np.int64)
-    local_bytes = np.array([weights_bytes(heads, length, min(length, window)) for length in lengths], np.float64)
+    local_bytes = np.array([weight_bytes(heads, length, keys=min(length, window)) for length in lengths], np.float64)
     global_bytes = np.array([attention_bytes(info, length, layers=1) for length in lengths], np.float64)
     local_ms, global_ms = np.median(local_runs, axis=1), np.median(global_runs, axis=1)
     spread = max(timing_spread(np.asarray(local_runs)), timing_spread(np.asarray(global_runs)))
@@ -367,11 +376,21 @@ def qk_space_lesson(loaded: LoadedModel, text: str, layer: int, head: int, *, ba
     explained = float((sigma[:2] ** 2).sum() / max((sigma ** 2).sum(), 1e-30))
     distance = np.linalg.norm(q2[:, None, :] - k2[None, :, :], axis=-1)[visible]
     dot = (q2 @ k2.T)[visible]
-    rho = float(scipy_stats.spearmanr(distance, dot).statistic) if len(dot) > 2 else math.nan
+    rho, p, readable = nearness_verdict(distance, dot)
     gap = np.asarray(gaps)
     values = {"layer": str(layer), "head": str(head), "alpha": _f(alpha), "explained": _pct(explained),
-              "rho": _f(rho), "unchanged": f"{unchanged:.1e}", "gap_min": _f(gap.min()), "gap_max": _f(gap.max()),
+              "rho": _f(rho), "p": _p(p), "min_rho": _f(QK_MIN_RHO), "test_alpha": f"{VERDICT_ALPHA:g}",
+              "unchanged": f"{unchanged:.1e}", "gap_min": _f(gap.min()), "gap_max": _f(gap.max()),
               "gap_layer": _f(gap[layer]), "gap_top": str(int(gap.argmax()))}
     return QKSpaceLesson(layer=layer, head=head, tokens=encoded.tokens, query_xy=xy[:n], key_xy=xy[n:],
                          explained=explained, alpha=alpha, spearman=rho, unchanged=unchanged, norm_gap=gap,
-                         answer=Answer("lesson15.answer" if rho < 0 else "lesson15.answer.weak", values))
+                         answer=Answer("lesson15.answer" if readable else "lesson15.answer.weak", values))
+
+
+def nearness_verdict(distance: np.ndarray, dot: np.ndarray, *, min_rho: float = QK_MIN_RHO,
+                     alpha: float = VERDICT_ALPHA) -> tuple[float, float, bool]:
+    """(ρ, one-sided p, readable): Spearman's ρ between query–key distance and dot product, tested for “nearer means
+    a higher score” (ρ < 0). The picture may be read that way only for a strong link: ρ ≤ −min_rho and p < alpha."""
+    trend = rank_trend(distance, dot, claimed="less", alpha=alpha)
+    readable = trend.verdict == "shown" and trend.rho <= -min_rho
+    return trend.rho, trend.p, readable

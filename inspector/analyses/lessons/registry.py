@@ -33,11 +33,12 @@ from inspector.analyses.lessons.encoder import (
     why_qk_lesson,
 )
 from inspector.analyses.lessons.geometry import linear_lesson, qk_space_lesson, window_lesson
+from inspector.analyses.lessons.mechanism import lesson_pair, mechanism_lesson
 from inspector.analyses.lessons.sinks import SINK_TOKENS, projections_lesson, sinks_lesson, streaming_perplexity
 from inspector.analyses.lessons.timing import complexity_lesson, leave_one_out
 from inspector.analyses.metrics import HeadEntropy
 from inspector.base.errors import InvalidRequestError
-from inspector.base.i18n import CATALOGUE, LANGUAGES
+from inspector.base.i18n import CATALOGUE, DEFAULT_LANGUAGE, LANGUAGES
 from inspector.base.jsonable import to_jsonable
 from inspector.base.progress import Progress
 from inspector.core.loading import LoadedModel
@@ -50,15 +51,16 @@ class LessonContext:
     """What a lesson measures on: ``loaded`` (the sidebar's model; the decoder section's for a decoder lesson), the
     text, the layer and head (checked against the model), the backend, ``contrast`` (a decoder lesson's encoder beside
     it: the bidirectional, absolute-position contrast), ``lengths`` (the lengths n the timing lessons time — lesson 7,
-    the window and linear-attention lessons; None: each lesson's own default) and a ``progress`` callback.
+    the window and linear-attention lessons; None: each lesson's own default), a ``progress`` callback and ``lang``
+    (the reader's language: a lesson that brings its own example, D9's pair, takes it in that language).
 
     The lessons of one part share work through :meth:`shared` (the encoder lessons' one baseline forward, lesson 1's
     result that lessons 2 and 4 read): one context is one request, never cached itself."""
 
     def __init__(self, loaded: LoadedModel, text: str, layer: int, head: int, *, backend: str = "torch",
                  contrast: LoadedModel | None = None, lengths: Sequence[int] | None = None,
-                 progress: Progress | None = None):
-        self.loaded, self.text, self.backend, self.contrast = loaded, text, backend, contrast
+                 progress: Progress | None = None, lang: str = DEFAULT_LANGUAGE):
+        self.loaded, self.text, self.backend, self.contrast, self.lang = loaded, text, backend, contrast, lang
         self.layer, self.head = loaded.info.check_layer(layer), loaded.info.check_head(head)
         self.lengths, self.progress = (None if lengths is None else tuple(lengths)), progress
         self._shared: dict[str, Any] = {}
@@ -243,6 +245,9 @@ register_lesson(Lesson(15, "qk_space", "decoder", compute=lambda c: qk_space_les
     c.loaded, c.text, c.layer, c.head, backend=c.backend)))
 register_lesson(Lesson(16, "projections", "decoder", compute=lambda c: projections_lesson(c.loaded, c.layer,
                                                                                          c.head)))
+# D9 patches every head of the decoder (seconds on a bundled one): on request.
+register_lesson(Lesson(17, "mechanism", "decoder", on_request=lambda c: mechanism_lesson(
+    c.loaded, lesson_pair(c.loaded, c.lang, c.text), progress=c.progress)))
 
 
 def compute_part(part: str, context: LessonContext) -> dict[str, Any]:

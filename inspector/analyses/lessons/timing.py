@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -15,7 +16,10 @@ from inspector.analyses.lessons.common import (
     BUSY_SPREAD,
     DEFAULT_LENGTHS,
     EXPONENT_RESAMPLES,
+    QUERY_BLOCK,
+    TIME_SHOWS_SQUARE_FROM,
     TIMING_REPEATS,
+    TIMING_WARMUPS,
     Answer,
     _check_shapes,
     _f,
@@ -25,7 +29,7 @@ from inspector.analyses.lessons.encoder import DefinitionLesson
 from inspector.base.errors import InvalidRequestError
 from inspector.base.i18n import device_label
 from inspector.base.progress import Progress, no_progress
-from inspector.core.budget import weights_bytes
+from inspector.core.budget import weight_bytes
 from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel
 from inspector.core.outputs import model_output, output_change
@@ -38,12 +42,18 @@ from kernels.reference import blocked_attention, default_block_size, reference_a
 class ComplexityLesson:
     """Lesson 7, measured live. lengths: (L,). materialised_ms, flash_ms: (L,) median wall time of ``repeats``
     runs of :func:`kernels.reference.reference_attention` (all n×n weights in fp32) and of the flash path (Triton
-    FlashAttention on CUDA, :func:`kernels.reference.blocked_attention` query blocks elsewhere);
-    materialised_runs_ms, flash_runs_ms: (L, repeats) every run. time_exponent: b of time ≈ a·n^b fitted to the
-    materialised medians, exponent_low / exponent_high its 95% bootstrap interval (:func:`exponent_interval`);
+    FlashAttention on CUDA, :func:`kernels.reference.blocked_attention` query blocks elsewhere), warm-ups excluded;
+    materialised_runs_ms, flash_runs_ms: (L, repeats) every timed run. time_exponent: b of time ≈ a·n^b fitted to
+    the materialised medians, exponent_low / exponent_high its 95% bootstrap interval (:func:`exponent_interval`);
     spread: :func:`timing_spread` of both paths' runs; busy: spread > :data:`BUSY_SPREAD`.
     materialised_bytes, flash_bytes: (L,) what each holds beyond Q, K, V and O in theory. measured_*_bytes: (L,)
-    peak allocation measured by CUDA's allocator; NaN on the CPU, where PyTorch reports no peak."""
+    peak allocation measured by CUDA's allocator; NaN on the CPU, where PyTorch reports no peak.
+
+    The measures that no busy machine disturbs: weight_bytes: (L,) bytes of the n×n weights the materialised path
+    allocated (the tensor it returned, equal to :func:`inspector.core.budget.weight_bytes`); flops: (L,) the
+    multiply-adds counted, 2·n²·d for QKᵀ and 2·n²·d for AV per head; bytes_exponent, flops_exponent: their fitted
+    growth (2 by construction, so the page can show O(n²) whatever the timings do). max_abs_delta: (L,) max |Δ|
+    between the flash path's output and the materialised one on the same Q, K, V — blocked equals materialised."""
 
     device: str
     flash_backend: str
@@ -65,33 +75,64 @@ class ComplexityLesson:
     exponent_high: float = math.nan
     spread: float = math.nan
     busy: bool = False
+    weight_bytes: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    flops: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    bytes_exponent: float = math.nan
+    flops_exponent: float = math.nan
+    max_abs_delta: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    counted: Answer | None = None
 
     def __post_init__(self) -> None:
         _check_shapes(self, {name: (len(self.lengths),) for name in
                              ("materialised_ms", "flash_ms", "materialised_bytes", "flash_bytes",
-                              "measured_materialised_bytes", "measured_flash_bytes")})
+                              "measured_materialised_bytes", "measured_flash_bytes", "weight_bytes", "flops",
+                              "max_abs_delta")})
         _check_shapes(self, {name: (len(self.lengths), self.materialised_runs_ms.shape[1])
                              for name in ("materialised_runs_ms", "flash_runs_ms")})
 
+    @property
+    def answers(self) -> tuple[Answer, ...]:
+        """The counted measures and max |Δ| first (they hold on any machine), then what the clock said."""
+        return (self.answer,) if self.counted is None else (self.counted, self.answer)
 
-def _timed(fn, device: torch.device, repeats: int) -> tuple[list[float], float]:
-    """(every one of ``repeats`` runs' wall time in milliseconds, peak extra bytes or NaN) of ``fn()`` after one
-    warm-up call."""
+
+@contextmanager
+def _quiet_threads(device: torch.device):
+    """One intra-op thread while timing on a CPU: on a busy 2-core machine a second thread mostly waits for a core
+    another process holds, which is what made runs of one length spread by more than their median (issue 44)."""
+    if device.type != "cpu":
+        yield
+        return
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _timed_once(fn, device: torch.device) -> tuple[float, float]:
+    """(wall time of one ``fn()`` in milliseconds, peak extra bytes it allocated on CUDA or NaN)."""
     cuda = device.type == "cuda"
-    fn()
     if cuda:
         torch.cuda.synchronize(device)
         torch.cuda.reset_peak_memory_stats(device)
     before = torch.cuda.memory_allocated(device) if cuda else 0
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        fn()
-        if cuda:
-            torch.cuda.synchronize(device)
-        times.append(1000 * (time.perf_counter() - started))
-    peak = float(torch.cuda.max_memory_allocated(device) - before) if cuda else math.nan
-    return times, peak
+    started = time.perf_counter()
+    fn()
+    if cuda:
+        torch.cuda.synchronize(device)
+    elapsed = 1000 * (time.perf_counter() - started)
+    return elapsed, (float(torch.cuda.max_memory_allocated(device) - before) if cuda else math.nan)
+
+
+def growth_exponent(lengths: np.ndarray, values: np.ndarray) -> float:
+    """b of value ≈ a·n^b, least squares on log–log over ``lengths`` (L,) and ``values`` (L,) > 0; NaN for fewer
+    than two distinct lengths."""
+    lengths = np.asarray(lengths, dtype=np.float64)
+    if len(np.unique(lengths)) < 2:
+        return math.nan
+    return float(np.polyfit(np.log(lengths), np.log(np.asarray(values, dtype=np.float64)), 1)[0])
 
 
 def exponent_interval(lengths: np.ndarray, runs_ms: np.ndarray, *, resamples: int = EXPONENT_RESAMPLES,
@@ -106,7 +147,7 @@ def exponent_interval(lengths: np.ndarray, runs_ms: np.ndarray, *, resamples: in
     if len(np.unique(lengths)) < 2:
         return math.nan, math.nan, math.nan
     x = np.log(lengths)
-    exponent = float(np.polyfit(x, np.log(np.median(runs, axis=1)), 1)[0])
+    exponent = growth_exponent(lengths, np.median(runs, axis=1))
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, runs.shape[1], size=(resamples, len(lengths)))  # (resamples, L)
     sampled = np.log(runs[np.arange(len(lengths))[None, :], picks])  # (resamples, L)
@@ -125,64 +166,104 @@ def timing_spread(runs_ms: np.ndarray) -> float:
 
 
 def complexity_lesson(lengths: Sequence[int] = DEFAULT_LENGTHS, *, heads: int = 12, d_k: int = 64,
-                      device: str | torch.device | None = None, repeats: int = TIMING_REPEATS, seed: int = 0,
+                      device: str | torch.device | None = None, repeats: int = TIMING_REPEATS,
+                      warmups: int = TIMING_WARMUPS, seed: int = 0,
                       progress: Progress | None = None) -> ComplexityLesson:
-    """Time ``softmax(QKᵀ/√d)V`` for one sequence of each length with ``heads`` heads of size ``d_k``.
-    ``progress`` (:mod:`inspector.base.progress`) counts lengths timed, called before each (done = its index in
-    ``lengths``) and at the end."""
+    """Time ``softmax(QKᵀ/√d)V`` for one sequence of each length with ``heads`` heads of size ``d_k``, and count
+    what does not depend on the clock (the n×n weights' bytes, the FLOPs, max |Δ| flash vs materialised).
+
+    Made for a busy machine (issue 44: every run flagged busy, one curve V-shaped with exponent 0.47): ``warmups``
+    untimed rounds over every length first (allocator, kernels and caches settle; the first length no longer pays
+    them), then ``repeats`` rounds, each timing every length once in turn — a burst of load then hits every length
+    alike instead of one — on one CPU thread (:func:`_quiet_threads`); each length reports the median of its runs.
+    ``progress`` (:mod:`inspector.base.progress`) counts rounds: called before each (done = rounds finished, total =
+    ``warmups + repeats``) and at the end."""
     from kernels import flash
 
-    if not lengths or min(lengths) < 1 or repeats < 1:
-        raise InvalidRequestError(f"lengths must be positive and repeats ≥ 1; got {list(lengths)}, {repeats}")
+    if not lengths or min(lengths) < 1 or repeats < 1 or warmups < 0:
+        raise InvalidRequestError(f"lengths must be positive, repeats ≥ 1 and warm-ups ≥ 0; got {list(lengths)}, "
+                                  f"{repeats}, {warmups}")
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     use_triton = device.type == "cuda" and flash.triton_usable(device)
     dtype = torch.float16 if use_triton else torch.float32
     generator = torch.Generator(device=device).manual_seed(seed)
     scale = d_k ** -0.5
-    rows = {name: [] for name in ("mat_ms", "flash_ms", "mat_bytes", "flash_bytes", "mat_peak", "flash_peak")}
+    inputs = [tuple(torch.randn(1, heads, n, d_k, generator=generator, device=device, dtype=dtype) for _ in range(3))
+              for n in lengths]  # (q, k, v) per length, each (1, heads, n, d_k)
+
+    def block(n: int) -> int:  # queries per block: at most QUERY_BLOCK, so every n above it is really blocked
+        return min(n, QUERY_BLOCK, default_block_size(1, heads, n))
+
+    def materialised(q, k, v):
+        return reference_attention(q, k, v, causal=False, scale=scale)
+
+    def flash_path(q, k, v):
+        if use_triton:
+            return flash.flash_attention(q, k, v, causal=False, scale=scale, stats=("lse",))
+        return blocked_attention(q, k, v, causal=False, scale=scale, stats=("lse",), block_size=block(q.shape[2]))
+
+    rounds = warmups + repeats
     announce = progress or no_progress
-    for index, n in enumerate(lengths):
-        announce(index, len(lengths), f"timing n = {n}")
-        q, k, v = (torch.randn(1, heads, n, d_k, generator=generator, device=device, dtype=dtype) for _ in range(3))
-        with torch.inference_mode():
-            runs, peak = _timed(lambda: reference_attention(q, k, v, causal=False, scale=scale), device, repeats)
-            rows["mat_ms"].append(runs)
-            rows["mat_peak"].append(peak)
-            if use_triton:
-                flash_fn = lambda: flash.flash_attention(q, k, v, causal=False, scale=scale, stats=("lse",))  # noqa: E731
-                extra = heads * n * 4  # the fp32 log-sum-exp; score tiles live in on-chip memory
-            else:
-                flash_fn = lambda: blocked_attention(q, k, v, causal=False, scale=scale, stats=("lse",))  # noqa: E731
-                extra = weights_bytes(heads, min(n, default_block_size(1, heads, n)), n)  # one block of fp32 scores
-            runs, peak = _timed(flash_fn, device, repeats)
-        rows["flash_ms"].append(runs)
-        rows["flash_peak"].append(peak)
-        rows["mat_bytes"].append(weights_bytes(heads, n, n, copies=2))  # fp32 scores and weights, both n×n
-        rows["flash_bytes"].append(extra)
-    announce(len(lengths), len(lengths), "done")
+    mat_runs, flash_runs = np.zeros((len(lengths), repeats)), np.zeros((len(lengths), repeats))
+    mat_peak, flash_peak = np.full(len(lengths), math.nan), np.full(len(lengths), math.nan)
+    with torch.inference_mode(), _quiet_threads(device):
+        for done in range(rounds):
+            announce(done, rounds, f"round {done + 1} of {rounds}")
+            for index, qkv in enumerate(inputs):
+                mat_ms, mat_bytes = _timed_once(lambda: materialised(*qkv), device)
+                flash_ms, flash_extra = _timed_once(lambda: flash_path(*qkv), device)
+                if done >= warmups:
+                    mat_runs[index, done - warmups], flash_runs[index, done - warmups] = mat_ms, flash_ms
+                    mat_peak[index] = np.fmax(mat_peak[index], mat_bytes)
+                    flash_peak[index] = np.fmax(flash_peak[index], flash_extra)
+        weight_sizes, deltas = [], []
+        for qkv in inputs:  # untimed: the weights the materialised path allocates, and blocked = materialised
+            reference_out, weights = materialised(*qkv)
+            weight_sizes.append(weights.element_size() * weights.nelement())
+            deltas.append(float((flash_path(*qkv)[0].float() - reference_out.float()).abs().max()))
+    announce(rounds, rounds, "done")
     lengths_array = np.asarray(lengths, dtype=np.int64)
-    mat_runs, flash_runs = np.asarray(rows["mat_ms"]), np.asarray(rows["flash_ms"])  # (L, repeats)
     mat_ms, flash_ms = np.median(mat_runs, axis=1), np.median(flash_runs, axis=1)
     exponent, low, high = exponent_interval(lengths_array, mat_runs)
     spread = max(timing_spread(mat_runs), timing_spread(flash_runs))
     busy = spread > BUSY_SPREAD
+    mat_theory = [weight_bytes(heads, n, copies=2) for n in lengths]  # fp32 scores and weights, both n×n
+    if use_triton:
+        flash_theory = [heads * n * 4 for n in lengths]  # the fp32 log-sum-exp; score tiles live in on-chip memory
+    else:
+        flash_theory = [weight_bytes(heads, block(n), keys=n) for n in lengths]  # one block of fp32 scores
+    flops = np.asarray([2 * (2 * n * n * d_k) * heads for n in lengths], dtype=np.float64)  # QKᵀ and AV, per head
+    sizes = np.asarray(weight_sizes, dtype=np.float64)
+    bytes_exponent, flops_exponent = growth_exponent(lengths_array, sizes), growth_exponent(lengths_array, flops)
     backend = "Triton FlashAttention" if use_triton else "blocked PyTorch (query blocks)"
+    backend_key = {"backend": "backend.triton" if use_triton else "backend.blocked"}
     last = len(lengths) - 1
     values = {"device": device_label(device), "n": str(int(lengths_array[last])),
               "mat_ms": _f(mat_ms[last], 1), "flash_ms": _f(flash_ms[last], 1),
-              "mat_mb": _f(rows["mat_bytes"][last] / 2**20, 1), "flash_mb": _f(rows["flash_bytes"][last] / 2**20, 1),
+              "mat_mb": _f(mat_theory[last] / 2**20, 1), "flash_mb": _f(flash_theory[last] / 2**20, 1),
               "exponent": _f(exponent), "low": _f(low), "high": _f(high), "repeats": str(repeats),
-              "spread": _pct(spread), "heads": str(heads), "d_k": str(d_k)}
+              "warmups": str(warmups), "spread": _pct(spread), "heads": str(heads), "d_k": str(d_k)}
+    counted = Answer("lesson7.counted", {
+        "n": values["n"], "heads": str(heads), "d_k": str(d_k), "weights_mb": _f(sizes[last] / 2**20, 1),
+        "bytes_exponent": _f(bytes_exponent), "gflops": f"{flops[last] / 1e9:.3g}",
+        "flops_exponent": _f(flops_exponent),
+        "delta": f"{deltas[last]:.1e}", "dtype": str(dtype).removeprefix("torch.")}, backend_key)
+    if busy:
+        key = "lesson7.answer.busy"
+    elif not exponent >= TIME_SHOWS_SQUARE_FROM:
+        key = "lesson7.answer.flat"
+    else:
+        key = "lesson7.answer"
     return ComplexityLesson(
         device=str(device), flash_backend=backend, heads=heads, d_k=d_k, dtype=str(dtype).removeprefix("torch."),
         lengths=lengths_array, materialised_ms=mat_ms, flash_ms=flash_ms,
-        materialised_bytes=np.asarray(rows["mat_bytes"], dtype=np.float64),
-        flash_bytes=np.asarray(rows["flash_bytes"], dtype=np.float64),
-        measured_materialised_bytes=np.asarray(rows["mat_peak"]), measured_flash_bytes=np.asarray(rows["flash_peak"]),
+        materialised_bytes=np.asarray(mat_theory, dtype=np.float64),
+        flash_bytes=np.asarray(flash_theory, dtype=np.float64),
+        measured_materialised_bytes=mat_peak, measured_flash_bytes=flash_peak,
         time_exponent=exponent, materialised_runs_ms=mat_runs, flash_runs_ms=flash_runs, exponent_low=low,
-        exponent_high=high, spread=spread, busy=busy,
-        answer=Answer("lesson7.answer.busy" if busy else "lesson7.answer", values,
-                      {"backend": "backend.triton" if use_triton else "backend.blocked"}))
+        exponent_high=high, spread=spread, busy=busy, weight_bytes=sizes, flops=flops, bytes_exponent=bytes_exponent,
+        flops_exponent=flops_exponent, max_abs_delta=np.asarray(deltas), counted=counted,
+        answer=Answer(key, {**values, "threshold": _f(TIME_SHOWS_SQUARE_FROM, 1)}, backend_key))
 
 
 # -------------------------------------------------------------------------------------------------- lesson 8

@@ -67,7 +67,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "auto：语言模型取被预测词元所在的行，否则解码器取最后一个词元，编码器取第一个词元（[CLS]）"),
     ("attribution.page.query_index", "Query token index", "查询词元的位置"),
     ("attribution.page.removal", "Removal (occlusion and ERASER)", "移除方式（遮挡和 ERASER）"),
-    ("attribution.page.removal_mask", "replace by [MASK]", "替换为 [MASK]"),
+    ("attribution.page.removal_mask", "replace by {token}", "替换为 {token}"),
     ("attribution.page.removal_delete", "delete", "删除"),
     ("attribution.page.ig_steps", "Integrated-gradients steps", "积分梯度步数"),
     ("attribution.page.words_help", "A word's score = sum over its pieces.", "一个词的得分 = 其各子词得分之和。"),

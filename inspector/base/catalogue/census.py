@@ -22,8 +22,8 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "Numbers are means over the texts with 95% intervals. Thresholds: collapsed = normalised entropy < {collapsed}, "
      "diffuse = normalised entropy > {diffuse}, sink = a key's sink score > {sink} (Gu et al. 2024).",
      "{model} 的普查：{texts} 条文本（{tokens} 个词元）；{errors} 行无法测量（见 errors.jsonl）。数值为各文本的平均"
-     "值，附 95% 置信区间。阈值：塌缩 = 归一化熵 < {collapsed}，弥散 = 归一化熵 > {diffuse}，汇聚点 = "
-     "某个键的汇聚分数 > {sink}（Gu 等，2024）。"),
+     "值，附 95% 置信区间。阈值：塌缩 = 归一化熵 < {collapsed}，弥散 = 归一化熵 > {diffuse}，汇点 = "
+     "某个键的汇点分数 > {sink}（Gu 等，2024）。"),
     ("census.report_no_collapsed", "No collapsed head: every normalised entropy is ≥ {threshold} (lowest {value}).",
      "没有塌缩的头：所有归一化熵都 ≥ {threshold}（最低 {value}）。"),
     ("census.report_no_diffuse", "No diffuse head: every normalised entropy is ≤ {threshold} (highest {value}).",
@@ -40,7 +40,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "{sinks} of {heads} heads {sinks|has|have} a sink key (mean largest sink score > {threshold}); {first} "
      "of them on the first "
      "token (highest first-token score {highest}, 95% interval {interval}, Layer {layer} head {head}).",
-     "{heads} 个头中有 {sinks} 个存在汇聚键（平均最大汇聚分数 > {threshold}）；其中 {first} 个在第一个词元上（第一个"
+     "{heads} 个头中有 {sinks} 个存在汇点键（平均最大汇点分数 > {threshold}）；其中 {first} 个在第一个词元上（第一个"
      "词元的最高分数为 {highest}，95% 区间 {interval}，第 {layer} 层第 {head} 个头）。"),
     # Charts (inspector.charts.census) ---------------------------------------------------------------------------------
     # Census statistics by their names in inspector.analyses.batching.STATISTICS (English: the name with spaces).

@@ -39,13 +39,20 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     # A bundled decoder's card in the provenance line: quantisation and licence (model facts, kept as written).
     ("export.too_large", "An image of {cells} cells would take long to draw (the limit is {limit}); the numbers are in "
      "the export pack.", "这张图有 {cells} 个格子，绘制会很慢（上限为 {limit}）；数值在导出包里。"),
+    ("export.failed", "The {kind} export failed, so nothing was downloaded ({reason}). The numbers behind the chart "
+     "are still in the export pack; please report this chart.",
+     "{kind} 导出失败，没有下载任何文件（{reason}）。图背后的数值仍在导出包里；请报告这张图。"),
     ("export.slide", "Slide 16:9", "16:9 幻灯片"),
     ("export.slide_help", "A 1920 × 1080 PNG: the chart's title, the chart and where it came from — ready for a slide.",
      "1920 × 1080 的 PNG：图表标题、图表和来源说明，可直接放进幻灯片。"),
     ("export.part", "Heads {first}–{last} of {heads} (part {part} of {parts}).",
      "第 {first}–{last} 个头，共 {heads} 个（第 {part} 部分，共 {parts} 部分）。"),
     ("export.model_card", "{model} ({card})", "{model}（{card}）"),
-    ("export.card", "{quantization}; licence: {licence}", "{quantization}；许可：{licence}"),
+    ("export.card", "{quantization}, dequantised to {dtype}; licence: {licence}",
+     "{quantization}，已反量化为 {dtype}；许可：{licence}"),
+    # A licence's name in the reader's language, the owner's own name beside it so it stays recognisable
+    # (inspector.output.export.LICENCE_NAMES).
+    ("export.licence.gemma_terms", "Gemma Terms of Use", "Gemma 使用条款（Gemma Terms of Use）"),
     # Axis labels thinned to fit a narrow column (inspector.charts.base) -----------------------------------------------
     # The hover hints are separate sentences: on screen only, never in an export (inspector.output.export).
     ("chart.thinned.token", "In a narrow column only every k-th token is labelled.",

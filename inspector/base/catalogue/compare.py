@@ -79,6 +79,19 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("compare.server_time", "Server time for this view: {ms} ms", "本视图的服务器耗时：{ms} 毫秒"),
     # The example pairs and the one-sentence summary (inspector.analyses.compare) --------------------------------------
     ("compare.example_coreference", "Coreference: too tired / too wide", "指代：太累 / 太宽"),
+    ("compare.example_coreference_zh", "Coreference in Chinese: 太累 / 太宽 (Gemma 3 270M reads it)",
+     "指代（中文）：太累 / 太宽"),
+    # A pair not worth comparing token by token (inspector.analyses.compare.pair_warning; MIN_EQUAL_SHARE)
+    ("compare.warn_scripts",
+     "Text A and text B are written in different scripts: only {share} of their tokens pair up, so the pairs below "
+     "match unrelated words — write B in A's language (the examples include a Chinese pair).",
+     "文本 A 与文本 B 用的是不同的文字：只有 {share} 的词元能配对，下面的配对是不相关的词——请用 A 的语言写 B"
+     "（示例里有一对中文句子）。"),
+    ("compare.warn_alignment",
+     "Only {share} of the two texts' tokens pair up (below {threshold}): they are not a minimal pair, so the pairs "
+     "below match unrelated words — change one word of A to make B.",
+     "两段文本只有 {share} 的词元能配对（低于 {threshold}）：它们不是只差一处的一对句子，下面的配对是不相关的词——"
+     "请只改 A 中的一个词得到 B。"),
     ("compare.example_agreement", "Agreement: the key … is / the keys … are", "一致：单数 / 复数"),
     ("compare.example_negation", "Negation: is / is not", "否定：是 / 不是"),
     ("compare.sentence_keys",

@@ -74,6 +74,12 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("heads.column.next", "next", "后一个"),
     ("heads.column.first_sink", "first-token sink score", "第一个词元的汇点得分"),
     ("heads.column.distance", "mean distance (tokens)", "平均距离（词元）"),
+    ("heads.where_hidden", "Columns left out because they are 0 by construction on this model:{causal}{specials}",
+     "本模型上必然为 0 的列未列出：{causal}{specials}"),
+    ("heads.where_hidden_causal", " “next” (a causal mask hides every later token);",
+     "“后一个”（因果掩码遮住了后面的所有词元）；"),
+    ("heads.where_hidden_specials", " a special-token column (the tokenizer added no such token to the text).",
+     "特殊词元列（分词器没有给文本加这类词元）。"),
     ("heads.where_caption",
      "Shares of each head's attention budget, mean over queries; ‖αf(x)‖ columns: the same share of the "
      "norm-weighted attention, which is small when a sink receives weight but sends little value.",
@@ -152,14 +158,18 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "{heads} 个头中有 {sinks} 个有汇点键（最大汇点得分 > {threshold}）；其中 {first} 个落在第一个词元上（第一个词元"
      "的最高得分 {highest}，{head}）。"),
     ("heads.report.idle_sink",
-     "{head}: {attention} of its attention goes to [CLS]/[SEP] but only {value} of its norm-weighted attention ‖α "
+     "{head}: {attention} of its attention goes to {specials} but only {value} of its norm-weighted attention ‖α "
      "f(x)‖ (Kobayashi et al. 2020) — heavy sink attention that moves little value; {ablation}.",
-     "{head}：它 {attention} 的注意力流向 [CLS]/[SEP]，但按范数加权的注意力 ‖α f(x)‖ 只有 {value} 流向那里"
+     "{head}：它 {attention} 的注意力流向 {specials}，但按范数加权的注意力 ‖α f(x)‖ 只有 {value} 流向那里"
      "（Kobayashi 等，2020）——大量汇点注意力却几乎不搬运值；{ablation}。"),
     ("heads.report.no_idle_sink",
-     "No head sends more than {share} of its attention to [CLS]/[SEP] while moving less than half as much of its "
+     "No head sends more than {share} of its attention to {specials} while moving less than half as much of its "
      "value there.",
-     "没有哪个头在把超过 {share} 的注意力送往 [CLS]/[SEP] 的同时，搬运到那里的值还不到注意力的一半。"),
+     "没有哪个头在把超过 {share} 的注意力送往 {specials} 的同时，搬运到那里的值还不到注意力的一半。"),
+    ("heads.report.no_special_tokens",
+     "The tokenizer added no special token to this text, so no head can park its attention on one; a sink, if "
+     "any, is an ordinary token (see the sink line above).",
+     "分词器没有给这段文本加任何特殊词元，所以没有头能把注意力停在特殊词元上；如果有汇点，它是普通词元（见上面关于汇点的一行）。"),
     ("heads.report.rankings_agree", "Spearman correlation of the two rankings over all heads: {rho}.",
      "两种排名在所有头上的 Spearman 相关系数：{rho}。"),
     ("heads.report.rankings_incomparable",

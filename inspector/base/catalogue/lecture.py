@@ -102,6 +102,14 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "where a head parks the budget it does not need.",
      "在 Gemma 的热图中，大多数行都把很大一部分权重放在第一个词元上，无论它是什么：这是一个汇点，"
      "头把用不上的预算停放在这里。"),
+    ("lecture.mechanism.title", "Looking is not using: which heads the answer needs",
+     "看到不等于用到：答案需要哪些头"),
+    ("lecture.mechanism.look",
+     "Set the attention grid beside the patching grid: the heads that look at “Italy” are bright in one, the heads "
+     "whose clean output brings “ Rome” back in the other. Lesson D9 names both lists with their numbers and says "
+     "whether they are the same heads.",
+     "把注意力网格和修补网格放在一起看：一张图里亮的是看向“Italy”的头，"
+     "另一张图里亮的是把干净输出放回后能让“ Rome”回来的头。课程 D9 用数字列出这两组头，并说明它们是否相同。"),
     ("lecture.generate.title", "Generation with a KV cache", "用 KV 缓存生成"),
     ("lecture.generate.look",
      "Scrub through the steps: each new token is one query row against the cached keys and values of every earlier "

@@ -265,20 +265,34 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "(collapsed) or near 1 (diffuse) is worth a look.",
      "归一化熵（熵 / log 可见键数）在一行把全部权重放在一个键上时为 0，均匀时为 1。Clark 等人（2019）发现 BERT "
      "浅层注意力宽、深层更尖锐；熵接近 0（坍缩）或接近 1（弥散）的头值得查看。"),
+    # The verdict is a one-sided Spearman test of "entropy falls with depth" at α = {alpha}
+    # (inspector.analyses.lessons.encoder.depth_trend): holds, its opposite shown, or not shown.
     ("lesson6.answer.holds",
      "“Shallow broad, deep sharp” holds here: the first half of the {layers} layers averages {shallow} normalised "
-     "entropy, the second half {deep} (Spearman ρ with depth {rho}). Alarms: {collapsed} of {heads} heads "
-     "{collapsed|is|are} collapsed (< {low}: {collapsed_list}) and {diffuse} diffuse (> {high}: {diffuse_list}).",
-     "“浅层宽、深层尖”在这里成立：{layers} 层中前一半的平均归一化熵为 {shallow}，后一半为 {deep}（与深度的 Spearman "
-     "ρ 为 {rho}）。警报：{heads} 个头中有 {collapsed} 个坍缩（< {low}：{collapsed_list}），{diffuse} 个弥散（> "
-     "{high}：{diffuse_list}）。"),
+     "entropy, the second half {deep}, and entropy falls with depth by a one-sided Spearman test (ρ = {rho}, "
+     "p = {p} < {alpha}). Alarms: {collapsed} of {heads} heads {collapsed|is|are} collapsed (< {low}: "
+     "{collapsed_list}) and {diffuse} diffuse (> {high}: {diffuse_list}).",
+     "“浅层宽、深层尖”在这里成立：{layers} 层中前一半的平均归一化熵为 {shallow}，后一半为 {deep}，单侧 Spearman "
+     "检验显示熵随深度下降（ρ = {rho}，p = {p} < {alpha}）。警报：{heads} 个头中有 {collapsed} 个坍缩（< {low}："
+     "{collapsed_list}），{diffuse} 个弥散（> {high}：{diffuse_list}）。"),
     ("lesson6.answer.fails",
-     "“Shallow broad, deep sharp” does not hold here: the first half of the {layers} layers averages {shallow} "
-     "normalised entropy, the second half {deep} (Spearman ρ with depth {rho}). Alarms: {collapsed} of {heads} heads "
+     "“Shallow broad, deep sharp” does not hold here — the opposite does: the first half of the {layers} layers "
+     "averages {shallow} normalised entropy, the second half {deep}, and entropy rises with depth by a one-sided "
+     "Spearman test (ρ = {rho}, p = {p_opposite} < {alpha}). Alarms: {collapsed} of {heads} heads "
      "{collapsed|is|are} collapsed (< {low}: {collapsed_list}) and {diffuse} diffuse (> {high}: {diffuse_list}).",
-     "“浅层宽、深层尖”在这里不成立：{layers} 层中前一半的平均归一化熵为 {shallow}，后一半为 {deep}（与深度的 "
-     "Spearman ρ 为 {rho}）。警报：{heads} 个头中有 {collapsed} 个坍缩（< {low}：{collapsed_list}），{diffuse} "
-     "个弥散（> {high}：{diffuse_list}）。"),
+     "“浅层宽、深层尖”在这里不成立，反而相反：{layers} 层中前一半的平均归一化熵为 {shallow}，后一半为 {deep}，单侧 "
+     "Spearman 检验显示熵随深度上升（ρ = {rho}，p = {p_opposite} < {alpha}）。警报：{heads} 个头中有 {collapsed} "
+     "个坍缩（< {low}：{collapsed_list}），{diffuse} 个弥散（> {high}：{diffuse_list}）。"),
+    ("lesson6.answer.not_shown",
+     "“Shallow broad, deep sharp” is not shown here: the first half of the {layers} layers averages {shallow} "
+     "normalised entropy, the second half {deep}, but a one-sided Spearman test of entropy falling with depth gives "
+     "ρ = {rho}, p = {p} — not below {alpha}, so the difference is within what a random order of the layers gives. "
+     "Alarms: {collapsed} of {heads} heads {collapsed|is|are} collapsed (< {low}: {collapsed_list}) and {diffuse} "
+     "diffuse (> {high}: {diffuse_list}).",
+     "这里未能显示“浅层宽、深层尖”：{layers} 层中前一半的平均归一化熵为 {shallow}，后一半为 {deep}，但检验熵随深度"
+     "下降的单侧 Spearman 检验给出 ρ = {rho}，p = {p}——不低于 {alpha}，这点差别在各层随机排列时也会出现。警报："
+     "{heads} 个头中有 {collapsed} 个坍缩（< {low}：{collapsed_list}），{diffuse} 个弥散（> {high}："
+     "{diffuse_list}）。"),
     # Lesson 7 ---------------------------------------------------------------------------------------------------------
     ("lesson7.title", "7 · Why O(n²) matters, and what FlashAttention changes",
      "7 · 为什么 O(n²) 很重要，FlashAttention 改变了什么"),
@@ -290,12 +304,27 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "still O(n²): what changes is memory and memory traffic.",
      "显式计算的注意力会写出完整的 n × n 得分和权重矩阵；FlashAttention（Dao 等，2022）按块流式读取键并使用在线 "
      "softmax，n × n 矩阵从不存在于内存中。计算量仍是 O(n²)：改变的是内存占用和内存读写量。"),
+    ("lesson7.recompute",
+     "Recomputation: for training, the backward pass needs the weights again. Materialised attention stores all n × n "
+     "of them; FlashAttention stores only two numbers per query row — the row's maximum and sum, folded into its "
+     "log-sum-exp — and recomputes each tile of weights from Q, K and those row statistics when the backward reaches "
+     "it. The trade: it does more arithmetic (the scores are computed twice) to move far fewer bytes, because on a "
+     "GPU reading and writing an n × n matrix in slow memory costs more time than recomputing it in fast on-chip "
+     "memory. Compute is cheap, bandwidth is not.",
+     "重计算：训练时反向传播还需要这些权重。显式计算的注意力把 n × n 个权重全部存下来；FlashAttention "
+     "每个查询行只存两个数——这一行的最大值和总和，合并为它的 log-sum-exp——反向传播到某一块时，再用 Q、K 和这些行统计量"
+     "重新算出这一块的权重。这是一笔交换：多做一些计算（得分算两遍），换来少搬很多字节，因为在 GPU 上把 n × n "
+     "矩阵写进慢速显存再读出来，比在快速的片上存储里重新计算更费时间。算力便宜，带宽昂贵。"),
     ("lesson7.not_measured", "not measured on {device}", "{device} 上未测量"),
     ("lesson7.lengths", "Lengths n", "长度 n"),
     ("lesson7.lengths_placeholder", "Choose lengths…", "选择长度…"),
     ("lesson7.run", "Measure on this device", "在本设备上测量"),
-    ("lesson7.measuring", "Timing attention at n = {n}…", "正在测量 n = {n} 时的注意力耗时…"),
+    ("lesson7.measuring", "Timing attention: round {round} of {rounds} over every length (the first {warmups} not "
+     "counted)…",
+     "正在测量注意力耗时：第 {round} 轮，共 {rounds} 轮，每轮测所有长度（前 {warmups} 轮为预热，不计入）…"),
     ("lesson7.chart", "Time vs n on {device} (log–log)", "{device} 上耗时随 n 的变化（双对数）"),
+    ("lesson7.growth_chart", "Growth with n: counted measures against the clock (log–log)",
+     "随 n 的增长：计数度量与计时对比（双对数）"),
     ("lesson7.col_mat_ms", "materialised, ms", "显式计算，毫秒"),
     ("lesson7.col_flash_ms", "flash, ms", "flash，毫秒"),
     ("lesson7.col_mat_theory", "materialised, MiB (theory)", "显式计算，MiB（理论）"),
@@ -307,30 +336,53 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "reports no peak, so only the theoretical column is shown.",
      "字节数：每条路径理论上额外占用的内存。实测峰值来自 CUDA 分配器；在 CPU 上 PyTorch 不报告峰值，因此只显示理论"
      "值。"),
+    ("lesson7.col_weight_bytes", "n × n weights, MiB (allocated)", "n × n 权重，MiB（实际分配）"),
+    ("lesson7.col_gflops", "QKᵀ + AV, GFLOP (counted)", "QKᵀ + AV，GFLOP（计数）"),
+    ("lesson7.col_delta", "max |Δ| flash vs materialised", "max |Δ|：flash 与显式计算之差"),
+    ("lesson7.counted",
+     "Counted, not timed — these hold on any machine, busy or not: at n = {n} the materialised path allocated "
+     "{weights_mb} MiB for the n × n weights of {heads} heads, and QKᵀ and AV cost {gflops} GFLOP (2·n²·d_k each, per "
+     "head, d_k = {d_k}). Both grow as n^{bytes_exponent} and n^{flops_exponent} over these lengths: that is O(n²). "
+     "The flash path ({backend}) computed the same output: max |Δ| = {delta} against the materialised output "
+     "({dtype}), measured just now.",
+     "这些是计数而非计时——无论机器忙不忙都成立：n = {n} 时，显式计算路径为 {heads} 个头的 n × n 权重分配了 "
+     "{weights_mb} MiB，QKᵀ 和 AV 共需 {gflops} GFLOP（每个头各 2·n²·d_k，d_k = {d_k}）。在这些长度上两者分别按 "
+     "n^{bytes_exponent} 和 n^{flops_exponent} 增长：这就是 O(n²)。flash 路径（{backend}）"
+     "算出了同样的输出：与显式计算的输出相比 max |Δ| = {delta}（{dtype}），刚刚实测。"),
     ("lesson7.answer",
-     "Measured just now on {device} with {heads} heads of d_k = {d_k}, the median of {repeats} runs per length: at "
-     "n = {n} the materialised path took {mat_ms} ms and needs {mat_mb} MiB for the n × n scores and weights; the "
-     "flash path ({backend}) took {flash_ms} ms with {flash_mb} MiB beyond Q, K, V and O. Materialised time grew as "
-     "n^{exponent} over these lengths (95% interval {low}–{high} over the runs; the runs of one length spread by "
-     "at most {spread}). Small n is dominated by fixed costs, so the exponent reaches 2 only at longer lengths.",
-     "刚刚在 {device} 上用 {heads} 个 d_k = {d_k} 的头测得，每个长度取 {repeats} 次运行的中位数：n = {n} "
-     "时显式计算路径耗时 "
-     "{mat_ms} 毫秒，n × n 得分和权重需要 {mat_mb} MiB；flash 路径（{backend}）耗时 {flash_ms} 毫秒，除 Q、K、V、O "
-     "外只需 {flash_mb} MiB。在这些长度上显式计算路径的耗时按 n^{exponent} 增长（按各次运行得到的 95% 区间为 "
-     "{low}–{high}；同一长度各次运行的离散度最多 {spread}）。n "
+     "Measured just now on {device} with {heads} heads of d_k = {d_k}, the median of {repeats} runs per length after "
+     "{warmups} warm-up rounds: at n = {n} the materialised path took {mat_ms} ms and needs {mat_mb} MiB for the "
+     "n × n scores and weights; the flash path ({backend}) took {flash_ms} ms with {flash_mb} MiB beyond Q, K, V and "
+     "O. Materialised time grew as n^{exponent} over these lengths (95% interval {low}–{high} over the runs; the runs "
+     "of one length spread by at most {spread}). Small n is dominated by fixed costs, so the exponent reaches 2 only "
+     "at longer lengths.",
+     "刚刚在 {device} 上用 {heads} 个 d_k = {d_k} 的头测得，先预热 {warmups} 轮，再对每个长度取 {repeats} "
+     "次运行的中位数：n = {n} 时显式计算路径耗时 {mat_ms} 毫秒，n × n 得分和权重需要 {mat_mb} MiB；flash 路径"
+     "（{backend}）耗时 {flash_ms} 毫秒，除 Q、K、V、O 外只需 {flash_mb} MiB。在这些长度上显式计算路径的耗时按 "
+     "n^{exponent} 增长（按各次运行得到的 95% 区间为 {low}–{high}；同一长度各次运行的离散度最多 {spread}）。n "
      "较小时固定开销占主导，所以只有在更长的长度上指数才接近 2。"),
+    ("lesson7.answer.flat",
+     "The clock did not show the square growth at these lengths: materialised time grew only as n^{exponent} (95% "
+     "interval {low}–{high}, below {threshold}), the median of {repeats} runs per length after {warmups} warm-up "
+     "rounds on {device}. Fixed costs (calls, allocation, threads) dominate small n; the counted bytes and FLOPs "
+     "above are the evidence for O(n²) here. For what they are worth: at n = {n} the materialised path took {mat_ms} "
+     "ms and the flash path ({backend}) {flash_ms} ms. Add longer lengths (2048, 4096) to see the clock follow.",
+     "在这些长度上计时没有显示出平方增长：显式计算的耗时只按 n^{exponent} 增长（95% 区间 {low}–{high}，低于 "
+     "{threshold}），这是在 {device} 上预热 {warmups} 轮后每个长度 {repeats} 次运行的中位数。n 较小时固定开销（调用、"
+     "分配内存、线程）占主导；这里 O(n²) 的证据是上面计数得到的字节数和 FLOPs。仅供参考：n = {n} 时显式计算路径耗时 "
+     "{mat_ms} 毫秒，flash 路径（{backend}）耗时 {flash_ms} 毫秒。加入更长的长度（2048、4096）可以看到计时跟上。"),
     ("lesson7.answer.busy",
-     "The machine was too busy to trust these timings: the runs of one length spread by up to {spread} (median of "
-     "{repeats} runs per length on {device}). For what they are worth: at n = {n} the materialised path took {mat_ms} "
-     "ms ({mat_mb} MiB for the n × n scores and weights) and the flash path ({backend}) {flash_ms} ms ({flash_mb} "
-     "MiB); the fitted exponent n^{exponent} has a 95% interval of {low}–{high}. Measure again when the machine is "
-     "idle, or with longer lengths.",
-     "机器太忙，这些计时不可信：同一长度各次运行的离散度高达 {spread}（在 {device} 上每个长度取 {repeats} "
-     "次运行的中位数）。"
-     "仅供参考：n = {n} 时显式计算路径耗时 {mat_ms} 毫秒（n × n 得分和权重需 {mat_mb} MiB），"
-     "flash 路径（{backend}）耗时 "
-     "{flash_ms} 毫秒（{flash_mb} MiB）；拟合指数 n^{exponent} 的 95% 区间为 {low}–{high}。请在机器空闲时重新测量，"
-     "或选用更长的长度。"),
+     "The machine was too busy to trust these timings, so they show nothing about the growth: the runs of one length "
+     "spread by up to {spread} (median of {repeats} runs per length after {warmups} warm-up rounds on {device}). For "
+     "what they are worth: at n = {n} the materialised path took {mat_ms} ms ({mat_mb} MiB for the n × n scores and "
+     "weights) and the flash path ({backend}) {flash_ms} ms ({flash_mb} MiB); the fitted exponent n^{exponent} has a "
+     "95% interval of {low}–{high}. The counted bytes and FLOPs above show O(n²) regardless; measure again when the "
+     "machine is idle to see the clock agree.",
+     "机器太忙，这些计时不可信，不能说明增长规律：同一长度各次运行的离散度高达 {spread}（在 {device} 上预热 "
+     "{warmups} 轮后每个长度取 {repeats} 次运行的中位数）。仅供参考：n = {n} 时显式计算路径耗时 {mat_ms} 毫秒"
+     "（n × n 得分和权重需 {mat_mb} MiB），flash 路径（{backend}）耗时 {flash_ms} 毫秒（{flash_mb} MiB）；"
+     "拟合指数 n^{exponent} 的 95% 区间为 {low}–{high}。上面计数得到的字节数和 FLOPs 无论如何都显示 O(n²)；"
+     "请在机器空闲时重新测量，看计时是否一致。"),
     # Lesson 8 ---------------------------------------------------------------------------------------------------------
     ("lesson8.title", "8 · Quiz", "8 · 小测验"),
     ("lesson8.explain", "Commit to a guess, then reveal the measurement. Your score is kept for this session.",
@@ -371,10 +423,16 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("chart.lessons.role", "role", "分工"),
     ("chart.lessons.norm", "norm", "范数"),
     ("chart.lessons.share", "share", "占比"),
-    ("chart.lessons.rank", "rank(S)", "秩(S)"),
-    ("chart.lessons.effective_rank", "erank(S)", "有效秩(S)"),
+    ("chart.lessons.rank", "rank(S)", "S 的秩"),
+    ("chart.lessons.effective_rank", "erank(S)", "S 的有效秩"),
     ("chart.lessons.materialised", "materialised n×n", "显式 n×n 矩阵"),
     ("chart.lessons.path", "path", "路径"),
+    ("chart.lessons.growth_square", "(n / n₀)², the O(n²) line", "(n / n₀)²，即 O(n²) 参考线"),
+    ("chart.lessons.growth_bytes", "n × n weights' bytes (allocated)", "n × n 权重的字节数（实际分配）"),
+    ("chart.lessons.growth_flops", "FLOPs of QKᵀ and AV (counted)", "QKᵀ 与 AV 的 FLOPs（计数）"),
+    ("chart.lessons.growth_time", "materialised time (median, clock)", "显式计算耗时（中位数，计时）"),
+    ("chart.lessons.measure", "measure", "度量"),
+    ("chart.lessons.ratio", "× value at the shortest n", "相对最短 n 时的倍数"),
     ("chart.lessons.ms", "ms", "毫秒"),
     # A long text's lesson heatmaps pooled into blocks (inspector.charts.lessons; issue 33) --------------------------
     ("chart.lessons.pooled",

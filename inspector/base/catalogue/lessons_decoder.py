@@ -92,29 +92,31 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "Every position of {model} moved by {shift}: the largest change of any score in any layer and head is "
      "{rope_change} ({rope_rel} of the largest score) and of any value {rope_v} — rounding. Head {head} of layer "
      "{layer}: one q/k pair placed 0…{span} tokens apart scores the same with the query at position {p1} or {p2} "
-     "(largest difference {gap}). Its frequencies: {thetas}; the slowest pair turns once in {slowest} tokens. So "
+     "(largest difference {gap}). Its frequencies: {thetas}. Tokens per full turn of the slowest pair — {slowest}. So "
      "RoPE puts position into the scores as the offset between query and key only: it rotates Q and K, leaves V "
      "untouched, and a whole text moved along scores the same.",
      "把 {model} 的每个位置平移 {shift}：任意层、任意头的得分最大变化为 {rope_change}（最大得分的 "
      "{rope_rel}），值向量的最大"
      "变化为 {rope_v}——只是舍入误差。第 {layer} 层第 {head} 个头：同一对 q/k 相隔 0…{span} 个词元时，查询位于位置 {p1} "
-     "或 {p2} 得分相同（最大差 {gap}）。它的频率：{thetas}；最慢的一对坐标每 {slowest} 个词元转一圈。所以 RoPE "
+     "或 {p2} 得分相同（最大差 {gap}）。它的频率：{thetas}。最慢的一对坐标转一整圈所需的词元数——{slowest}。所以 RoPE "
      "只把查询与键之间的偏移作为位置放进得分：它旋转 Q 和 K，不碰 V，整段文本一起平移，得分不变。"),
     ("lesson10.answer.contrast",
      "Every position of {model} moved by {shift}: the largest change of any score in any layer and head is "
      "{rope_change} ({rope_rel} of the largest score) and of any value {rope_v} — rounding. On {absolute}, whose "
      "learned positions are added to X, a shift of {abs_shift} changes scores by up to {abs_change} ({abs_rel} of the "
      "largest) and values by up to {abs_v}. Head {head} of layer {layer}: one q/k pair placed 0…{span} tokens apart "
-     "scores the same with the query at position {p1} or {p2} (largest difference {gap}). Its frequencies: {thetas}; "
-     "the slowest pair turns once in {slowest} tokens. So RoPE puts position into the scores as the offset between "
-     "query and key only: it rotates Q and K, leaves V untouched, and a whole text moved along scores the same.",
+     "scores the same with the query at position {p1} or {p2} (largest difference {gap}). Its frequencies: {thetas}. "
+     "Tokens per full turn of the slowest pair — {slowest}. So RoPE puts position into the scores as the offset "
+     "between query and key only: it rotates Q and K, leaves V untouched, and a whole text moved along scores the "
+     "same.",
      "把 {model} 的每个位置平移 {shift}：任意层、任意头的得分最大变化为 {rope_change}（最大得分的 "
      "{rope_rel}），值向量的最大"
      "变化为 {rope_v}——只是舍入误差。而在把学到的位置加到 X 上的 {absolute} 上，平移 {abs_shift} 使得分最多变化 "
      "{abs_change}（最大得分的 {abs_rel}），值最多变化 {abs_v}。第 {layer} 层第 {head} 个头：同一对 q/k 相隔 "
      "0…{span} 个"
-     "词元时，查询位于位置 {p1} 或 {p2} 得分相同（最大差 {gap}）。它的频率：{thetas}；最慢的一对坐标每 {slowest} 个词元"
-     "转一圈。所以 RoPE 只把查询与键之间的偏移作为位置放进得分：它旋转 Q 和 K，不碰 V，整段文本一起平移，得分不变。"),
+     "词元时，查询位于位置 {p1} 或 {p2} 得分相同（最大差 {gap}）。它的频率：{thetas}。"
+     "最慢的一对坐标转一整圈所需的词元数——{slowest}。所以 RoPE 只把查询与键之间的偏移作为位置放进得分：它旋转 Q 和 K，"
+     "不碰 V，整段文本一起平移，得分不变。"),
     ("chart.decoder.offset", "offset i − j", "偏移 i − j"),
     ("chart.decoder.score", "score", "得分"),
     ("chart.decoder.query_at", "query at", "查询位置"),
@@ -135,7 +137,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "缓存）。分组查询注意力让多个查询头共用一个键/值头，缓存按组大小缩小；"
      "多查询注意力只保留一个键/值头。同一组的查询头仍然不同：它们共用地址，而不是问题。"),
     ("lesson11.col_model", "model", "模型"),
-    ("lesson11.col_heads", "query : key/value heads", "查询头 : 键/值头"),
+    ("lesson11.col_heads", "query : key/value heads", "查询头∶键/值头"),
     ("lesson11.col_bytes", "KV bytes / token", "每词元 KV 字节"),
     ("lesson11.col_mha", "one K/V head per query head", "每个查询头一个 K/V 头"),
     ("lesson11.col_saving", "saving ×", "节省倍数"),
@@ -362,23 +364,25 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lesson15.answer",
      "Head {head} of layer {layer}: after translating the keys and scaling queries by α = {alpha} (and keys by 1/α) "
      "the weights change by at most {unchanged} — nothing. The first two principal components carry {explained} of "
-     "the variance. Spearman ρ between query–key distance and dot product is {rho}: nearer means a higher score, so "
-     "the picture can be read that way. Before the rescaling, mean ‖q‖ / ‖k‖ is {gap_layer} in this layer and "
-     "ranges {gap_min}–{gap_max} over the layers (largest in layer {gap_top}).",
+     "the variance. Spearman ρ between query–key distance and dot product is {rho} (p = {p}): at most −{min_rho} "
+     "with p < {test_alpha}, so nearer means a higher score and the picture can be read that way. Before the "
+     "rescaling, mean ‖q‖ / ‖k‖ is {gap_layer} in this layer and ranges {gap_min}–{gap_max} over the layers "
+     "(largest in layer {gap_top}).",
      "第 {layer} 层第 {head} 个头：平移键、把查询乘以 α = {alpha}（键除以 α）之后，权重最多变化 {unchanged}——没有变化。"
-     "前两个主成分占方差的 {explained}。查询–键距离与点积之间的 Spearman ρ 为 "
-     "{rho}：越近得分越高，所以可以这样读这张图。"
+     "前两个主成分占方差的 {explained}。查询–键距离与点积之间的 Spearman ρ 为 {rho}（p = {p}）：不高于 −{min_rho} "
+     "且 p < {test_alpha}，所以越近得分越高，可以这样读这张图。"
      "重新缩放之前，这一层的平均 ‖q‖ / ‖k‖ 为 {gap_layer}，各层在 {gap_min}–{gap_max} 之间（第 {gap_top} 层最大）。"),
     ("lesson15.answer.weak",
      "Head {head} of layer {layer}: after translating the keys and scaling queries by α = {alpha} (and keys by 1/α) "
      "the weights change by at most {unchanged} — nothing. The first two principal components carry {explained} of "
-     "the variance. Spearman ρ between query–key distance and dot product is {rho}: here nearness does not mean a "
-     "higher score, so do not read the picture as “close = attended”. Before the rescaling, mean ‖q‖ / ‖k‖ is "
+     "the variance. Spearman ρ between query–key distance and dot product is {rho} (p = {p}): not at most −{min_rho} "
+     "with p < {test_alpha}, so it is not shown that nearness means a higher score — do not read the picture as "
+     "“close = attended”. Before the rescaling, mean ‖q‖ / ‖k‖ is "
      "{gap_layer} in this layer and ranges {gap_min}–{gap_max} over the layers (largest in layer {gap_top}).",
      "第 {layer} 层第 {head} 个头：平移键、把查询乘以 α = {alpha}（键除以 α）之后，权重最多变化 {unchanged}——没有变化。"
-     "前两个主成分占方差的 {explained}。查询–键距离与点积之间的 Spearman ρ 为 {rho}：这里近并不意味着得分高，所以不要把"
-     "这张图读成“近 = 被关注”。重新缩放之前，这一层的平均 ‖q‖ / ‖k‖ 为 {gap_layer}，各层在 {gap_min}–{gap_max} 之间"
-     "（第 {gap_top} 层最大）。"),
+     "前两个主成分占方差的 {explained}。查询–键距离与点积之间的 Spearman ρ 为 {rho}（p = {p}）：没有做到不高于 "
+     "−{min_rho} 且 p < {test_alpha}，所以未能显示近就意味着得分高——不要把这张图读成“近 = 被关注”。"
+     "重新缩放之前，这一层的平均 ‖q‖ / ‖k‖ 为 {gap_layer}，各层在 {gap_min}–{gap_max} 之间（第 {gap_top} 层最大）。"),
     ("chart.decoder.role", "vector", "向量"),
     ("chart.decoder.query", "query", "查询"),
     ("chart.decoder.key", "key", "键"),
@@ -411,6 +415,55 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("chart.decoder.matrix", "matrix", "矩阵"),
     ("chart.decoder.index", "index", "序号"),
     ("chart.decoder.sigma", "singular value σ", "奇异值 σ"),
+    # Lesson 17: the token the heads look at against the heads the answer needs ---------------------------------------
+    ("lesson17.title", "D9 · Looking is not using: attention against patching",
+     "D9 · 看到不等于用到：注意力与激活修补"),
+    ("lesson17.question", "Are the heads that look at the telling token the heads that make the answer?",
+     "盯着关键词元的那些头，就是产生答案的头吗？"),
+    ("lesson17.explain",
+     "Two texts one word apart (“… of Italy is” / “… of Spain is”) make the model answer differently. Where the last "
+     "token's heads look is one measurement; which heads the answer needs is another: copy one head's output from the "
+     "clean run into the corrupted run and see how much of the answer comes back (activation patching; 0 = the "
+     "corrupted run, 100% = the clean run). The answer below is written from both lists.",
+     "两段只差一个词的文本（“……意大利的首都是” / “……日本的首都是”）让模型给出不同的答案。"
+     "最后一个词元的头看向哪里是一种测量；答案需要哪些头是另一种：把某个头在干净文本上的输出复制到被破坏的运行中，"
+     "看答案恢复了多少（激活修补；0 = 被破坏的运行，100% = 干净的运行）。下面的回答由这两张表写成。"),
+    ("lesson17.run", "Run the pair and patch every head (seconds on a bundled decoder)",
+     "运行这对文本并修补每个头（内置解码器上需数秒）"),
+    ("lesson17.pair", "Clean: “{clean}” · corrupted: “{corrupted}”", "干净：“{clean}” · 被破坏：“{corrupted}”"),
+    ("lesson17.pair_from_text",
+     "{model} does not read the example pair, so the pair is made from your text: one word replaced, the answer the "
+     "model's own top prediction and the contrast its runner-up.",
+     "{model} 读不了示例文本对，所以这对文本由你的文本构成：替换了一个词，答案是模型自己的首选预测，对照是次选。"),
+    ("lesson17.col_attending", "Heads looking at {token} (weight)", "看向 {token} 的头（权重）"),
+    ("lesson17.col_restoring", "Heads whose patching restores {answer} (share restored)",
+     "修补后恢复 {answer} 的头（恢复比例）"),
+    ("lesson17.col_writing", "Heads writing {answer} − {contrast} directly (logit)",
+     "直接写入 {answer} − {contrast} 的头（logit）"),
+    ("lesson17.open", "Open this pair on the Mechanism page", "在机制页面打开这对文本"),
+    ("lesson17.answer",
+     "In {model}, the last token's heads look most at {token} (position {position}); the {top} heads weighing it most "
+     "are {attending}. Patching one head's clean output into the corrupted run moves the logit difference "
+     "{answer} − {contrast} from {corrupted} back towards {clean} most for {restoring}. The heads writing the "
+     "difference directly into the logits are {writing}.",
+     "在 {model} 中，最后一个词元的头最关注 {token}（位置 {position}）；给它权重最大的 {top} 个头是 {attending}。"
+     "把某一个头在干净文本上的输出修补进被破坏的运行，logit 差 {answer} − {contrast} 从 {corrupted} 向 {clean} "
+     "恢复最多的是 {restoring}。直接把这个差写入 logit 的头是 {writing}。"),
+    ("lesson17.verdict_none",
+     "None of the {top} heads that look at {token} is among the {top} that restore {answer}: where a head looks does "
+     "not say which heads the answer needs.",
+     "看向 {token} 的 {top} 个头中，没有一个在恢复 {answer} 的前 {top} 个头里："
+     "头看向哪里，并不说明答案需要哪些头。"),
+    ("lesson17.verdict_some",
+     "{shared} of the {top} heads that look at {token} are also among the {top} that restore {answer}: the two lists "
+     "overlap, but attention alone would have named the wrong heads for the rest.",
+     "看向 {token} 的 {top} 个头中，有 {shared} 个也在恢复 {answer} 的前 {top} 个头里："
+     "两张表有重叠，但只看注意力，其余的头就会认错。"),
+    ("lesson17.verdict_all",
+     "The {top} heads that look at {token} are the {top} that restore {answer}: here attention and patching agree — "
+     "on this pair, which is what a measurement can say.",
+     "看向 {token} 的 {top} 个头正是恢复 {answer} 的前 {top} 个头：在这对文本上，注意力与修补一致——这也只是这对文本上的"
+     "测量结论。"),
     # The quiz's questions on these lessons (views/lesson_quiz.py) -----------------------------------------------------
     ("quiz.decoder.heading", "Questions on the decoder lessons", "关于解码器课程的问题"),
     ("quiz.decoder.choice", "Your answer", "你的答案"),

@@ -147,7 +147,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("inputs.load_failed", "The model could not be loaded", "模型无法加载"),
     ("unknown.switch", "Switch to {model}: it reads {script} offline", "切换到 {model}：它无需下载就能读{script}"),
     ("unknown.sidebar_hint", "Choose one under “Model” in the sidebar, or type its hub id under “Other”.",
-     "在侧栏的“模型”中选择一个，或在“其他”中输入它的 hub id。"),
+     "在侧边栏的“模型”中选择一个，或在“其他”中输入它的 hub id。"),
     ("inputs.running", "Running attention…", "正在运行注意力…"),
     ("inputs.run_failed", "The text could not be run", "无法运行这段文本"),
     ("notice.weights_budget",

@@ -23,7 +23,7 @@ def _percent(x: float) -> str:
     return f"{100 * x:.0f}%"
 
 
-# Token categories named in words; the others ([CLS], [SEP]) are token strings, shown as they are.
+# Token categories named in words; the two special ones by the model's own tokens (HeadReport.category_name).
 _CATEGORY_KEYS = {"self": "heads.category.self", "previous": "heads.category.previous",
                   "next": "heads.category.next", "punctuation": "heads.category.punctuation"}
 
@@ -43,7 +43,7 @@ def _where_it_looks(report: HeadReport, layer: int, head: int, lang: str) -> str
     top = int(np.argmax(mass))
     category = TOKEN_CATEGORIES[top]
     target = (t(_CATEGORY_KEYS[category], lang) if category in _CATEGORY_KEYS
-              else t("heads.category.token", lang, token=category))
+              else t("heads.category.token", lang, token=report.category_name(category)))
     return t("heads.report.looks", lang, share=_percent(mass[top]), target=target)
 
 
@@ -130,12 +130,16 @@ def health_report(report: HeadReport, lang: str = DEFAULT_LANGUAGE, *,
     special_attention = stats.token_mass[..., :2].sum(axis=-1)
     special_value = stats.norm_token_mass[..., :2].sum(axis=-1)
     idle = (special_attention > _SINK_ATTENTION_SHARE) & (special_value < _SINK_VALUE_RATIO * special_attention)
-    listed(idle, special_value - special_attention,
-           lambda layer, head: t("heads.report.idle_sink", lang, head=name(layer, head),
-                          attention=_percent(special_attention[layer, head]),
-                          value=_percent(special_value[layer, head]),
-                          ablation=_ablation_words(report, layer, head, lang)),
-           t("heads.report.no_idle_sink", lang, share=_percent(_SINK_ATTENTION_SHARE)))
+    specials = "/".join(dict.fromkeys(token for tokens in report.special_tokens for token in tokens))
+    if not specials:  # no special token in the texts (SmolLM2 adds none): nothing to send attention to
+        lines.append(t("heads.report.no_special_tokens", lang))
+    else:
+        listed(idle, special_value - special_attention,
+               lambda layer, head: t("heads.report.idle_sink", lang, head=name(layer, head), specials=specials,
+                              attention=_percent(special_attention[layer, head]),
+                              value=_percent(special_value[layer, head]),
+                              ablation=_ablation_words(report, layer, head, lang)),
+               t("heads.report.no_idle_sink", lang, share=_percent(_SINK_ATTENTION_SHARE), specials=specials))
     lines.append(_induction_words(stats.induction, lang))
 
     ablation = stats.importance_ablation

@@ -41,8 +41,9 @@ def roles_report(result: RolesResult, lang: str = DEFAULT_LANGUAGE, *, per_role:
                           for layer, head in heads)
         lines.append(t("roles.report.top", lang, role=role_name(role, lang), heads=shown))
     counts = {role: int((result.dominant == role).sum()) for role in (*ROLES, NO_ROLE)}
-    lines.append(t("roles.report.counts", lang, counts="; ".join(f"{role_name(role, lang)} {n}"
-                                                                  for role, n in counts.items())))
+    separator = t("heads.report.list_separator", lang)
+    lines.append(t("roles.report.counts", lang,
+                   counts=separator.join(f"{role_name(role, lang)} {n}" for role, n in counts.items())))
     lines.extend(verdict(test, lang) for test in result.tests)
     return lines
 

@@ -1,0 +1,116 @@
+"""A decoder's pages speak its own vocabulary (issue 44, item 7): the Heads report names the model's special tokens
+(``<bos>``, not "[CLS]/[SEP]"), leaves out the columns a causal mask or a missing special token makes 0 by
+construction and says why in one line, and Attribution offers only the removal modes the tokenizer supports, naming
+the token that stands in. On tiny causal models whose tokenizer adds ``<bos>`` (as Gemma's does), or nothing (as
+SmolLM2's does), next to the tiny BERT."""
+
+from __future__ import annotations
+
+import pytest
+
+from inspector.analyses.attribution import removal_modes
+from inspector.analyses.heads import head_report
+from inspector.analyses.metrics import TOKEN_CATEGORIES
+from inspector.charts.sentences.heads import health_report
+from inspector.core.loading import load_model
+from tests.conftest import VOCAB_WORDS, open_app_page, save_tiny_model
+
+TEXT = "the cat sat on the mat and the dog ran"
+
+
+def decoder_tokenizer(specials: str):
+    """A word-level tokenizer as a decoder's: ``"bos"`` adds ``<bos>`` in front and has ``<unk>`` and ``<pad>`` (no
+    mask token, like Gemma's); ``"none"`` adds nothing and has no [MASK], [UNK] or [PAD] at all."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    names = ["<pad>", "<unk>", "<bos>", "<eos>"] if specials == "bos" else ["<unk>"]
+    vocab = {tok: i for i, tok in enumerate(names + VOCAB_WORDS)}
+    # "none": the word-level model still maps an unknown word somewhere, but transformers is told of no unk token.
+    backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    if specials == "bos":
+        backend.post_processor = processors.TemplateProcessing(single="<bos> $A", special_tokens=[
+            ("<bos>", vocab["<bos>"])])
+        return PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="<unk>", pad_token="<pad>",
+                                       bos_token="<bos>", eos_token="<eos>", model_max_length=64)
+    return PreTrainedTokenizerFast(tokenizer_object=backend, model_max_length=64)
+
+
+@pytest.fixture(scope="module")
+def decoder_dirs(tmp_path_factory):
+    """Tiny Llama folders with a ``<bos>`` tokenizer and with one that adds no special token."""
+    root = tmp_path_factory.mktemp("tiny-decoders")
+    folders = {}
+    for specials in ("bos", "none"):
+        folder = save_tiny_model(root / specials, "llama")
+        decoder_tokenizer(specials).save_pretrained(folder)
+        folders[specials] = folder
+    return folders
+
+
+@pytest.fixture(scope="module")
+def bos_decoder(decoder_dirs):
+    return load_model(str(decoder_dirs["bos"]))
+
+
+def test_the_heads_report_names_the_decoders_own_special_token(bos_decoder, tiny_bert):
+    report = head_report(bos_decoder, TEXT, pairs=1, pruning_step=0.5)
+    assert report.info.causal and report.special_tokens == (("<bos>",), ())
+    assert report.category_name("[CLS]") == "<bos>"
+    # "next" is 0 by construction under the causal mask, and so is a special category the tokenizer never adds.
+    assert report.statistics.token_mass[..., TOKEN_CATEGORIES.index("next")].max() == 0
+    assert [c for c in TOKEN_CATEGORIES if not report.category_shown(c)] == ["[SEP]", "next"]
+    for lang in ("en", "zh"):
+        lines = "\n".join(health_report(report, lang, per_kind=None))
+        assert "[CLS]" not in lines and "[SEP]" not in lines, lines
+        assert "<bos>" in lines  # the idle-sink line names the model's own token
+    encoder = head_report(tiny_bert, TEXT, pairs=1, pruning_step=0.5)
+    assert encoder.special_tokens == (("[CLS]",), ("[SEP]",))
+    assert all(encoder.category_shown(c) for c in TOKEN_CATEGORIES)
+    assert "[CLS]/[SEP]" in "\n".join(health_report(encoder, "en", per_kind=None))
+
+
+def test_a_text_without_special_tokens_says_so_instead_of_naming_cls(decoder_dirs):
+    report = head_report(load_model(str(decoder_dirs["none"])), TEXT, pairs=1, pruning_step=0.5)
+    assert report.special_tokens == ((), ())
+    assert not report.category_shown("[CLS]") and not report.category_shown("[SEP]")
+    for lang, words in (("en", "added no special token"), ("zh", "没有给这段文本加任何特殊词元")):
+        lines = "\n".join(health_report(report, lang, per_kind=None))
+        assert words in lines and "[CLS]" not in lines and "[SEP]" not in lines
+
+
+def test_removal_modes_are_the_ones_the_tokenizer_supports(bos_decoder, decoder_dirs, tiny_bert):
+    assert removal_modes(tiny_bert) == {"mask": "[MASK]", "delete": None}
+    assert removal_modes(bos_decoder) == {"mask": "<unk>", "delete": None}  # no mask token: <unk> stands in
+    assert removal_modes(load_model(str(decoder_dirs["none"]))) == {"delete": None}
+
+
+def _on_model(page: str, folder, lang: str = "en"):
+    at = open_app_page(page, query={"lang": lang})
+    at.text_area(key="text").set_value(TEXT)  # words the tiny vocabulary holds
+    at.selectbox(key="model").set_value("__other__").run()
+    at.text_input(key="model_other").set_value(str(folder)).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+@pytest.mark.slow
+def test_the_heads_page_on_a_decoder_hides_the_zero_columns_and_says_why(decoder_dirs):
+    at = _on_model("heads", decoder_dirs["bos"])
+    assert not at.error, [e.value for e in at.error]
+    columns = [list(frame.value.columns) for frame in at.dataframe if "→ <bos>" in frame.value.columns]
+    assert columns, [list(frame.value.columns) for frame in at.dataframe]
+    assert "→ next" not in columns[0] and "→ [SEP]" not in columns[0] and "‖αf(x)‖ → <bos>" in columns[0]
+    captions = [c.value for c in at.caption if "0 by construction" in c.value]
+    assert len(captions) == 1 and "causal mask" in captions[0]
+    assert not [m.value for m in at.markdown if "[CLS]" in m.value or "[SEP]" in m.value]
+
+
+@pytest.mark.slow
+def test_the_attribution_page_offers_only_what_the_model_supports(decoder_dirs):
+    at = _on_model("attribution", decoder_dirs["bos"])
+    removal = at.radio(key="attr_removal")
+    assert list(removal.options) == ["replace by <unk>", "delete"]
+    at = _on_model("attribution", decoder_dirs["none"], lang="zh")
+    assert list(at.radio(key="attr_removal").options) == ["删除"]
