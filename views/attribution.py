@@ -152,7 +152,7 @@ try:
     job = session.plan_job("attribution", loaded, lang, [chosen.state.text])  # a hosted instance's limits
 except InspectorError as err:
     status.update(label=t("inputs.run_failed", lang), state="error")
-    st.error(str(err))
+    session.show_error(err, lang)
     st.stop()
 if n_tokens > LONG_TEXT_TOKENS and not st.toggle(t("attribution.page.long_toggle", lang, n=n_tokens),
                                                  key="attr_long"):
@@ -165,7 +165,7 @@ try:
                                     class_index, layer, head, query, removal, ig_steps)
 except InspectorError as err:
     status.update(label=t("attribution.page.failed", lang), state="error")
-    st.error(str(err))
+    session.show_error(err, lang)
     st.stop()
 total = sum(report.timings.values())
 status.update(state="complete", label=t("attribution.page.done", lang, n=len(report.tokens),
@@ -226,7 +226,7 @@ if st.button(t("attribution.page.corpus_button", lang), key="attr_corpus"):
             with job.running():
                 corpus = cached_corpus(chosen.spec, chosen.state.backend, reference, removal, ig_steps)
         except InspectorError as err:
-            st.error(str(err))
+            session.show_error(err, lang)
             corpus = None
     if corpus is not None:
         show("corpus-agreement", agreement_chart(corpus.methods, corpus.mean,
@@ -265,7 +265,7 @@ if st.button(t("attribution.page.adversarial_button", lang), key="attr_adversari
                 query=report.query, backend=chosen.state.backend, progress=bar)
             st.session_state["attr_adversarial"] = {key: adversarial}
         except InspectorError as err:
-            st.error(str(err))
+            session.show_error(err, lang)
 shown = adversarial or cf
 if shown is not None:
     uniform_column, permutation_column, adversarial_column = st.columns(3)

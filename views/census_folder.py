@@ -17,6 +17,7 @@ from inspector.charts.census import census_columns, census_grid_chart, census_ta
 from inspector.charts.sentences.census import census_report
 from inspector.output.export import screen_title
 from inspector.output.share import escape_markdown
+from views import session
 
 CENSUS_MODE = "census"  # the Heads page's mode value; its label is the catalogue's heads.mode_census
 
@@ -38,7 +39,7 @@ def show_census(collapsed: float, diffuse: float, sink: float, *, hosted: bool, 
     try:
         summary = cached_census(folder.strip(), collapsed, diffuse, sink)
     except InspectorError as err:
-        st.error(escape_markdown(str(err)))  # it may quote what the folder holds
+        session.show_error(err, lang, quoted=True)  # it may quote what the folder holds
         st.stop()
     manifest = summary.manifest
     # Everything read from the folder is shown as text: a manifest's code_version of "![](http://…)" once made the

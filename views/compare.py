@@ -30,6 +30,7 @@ from inspector.analyses.compare import (
     run_text,
 )
 from inspector.analyses.token_alignment import align_tokens, resolve_token
+from inspector.base.errors import error_text
 from inspector.base.i18n import notice_text, t
 from inspector.base.limits import MAX_TEXT_CHARS
 from inspector.base.tokens import readable_tokens
@@ -206,7 +207,7 @@ try:
             st.session_state["compare_key1"], st.session_state["compare_key2"] = (
                 (resolve(link_keys[0]), resolve(link_keys[1])) if len(link_keys) == 2 else (None, None))
     except InspectorError as err:
-        pages.link_warning(str(err), lang)
+        pages.link_warning(error_text(err, lang), lang)
     for key in ("compare_query", "compare_key1", "compare_key2"):
         if st.session_state.get(key) not in (None, *paired):  # the texts changed under an old pick
             st.session_state[key] = None
@@ -226,7 +227,7 @@ try:
                     st.session_state[key] = None
 except InspectorError as err:
     status.update(label=t("compare.failed", lang), state="error")
-    st.error(str(err))
+    session.show_error(err, lang)
     st.stop()
 
 
@@ -269,7 +270,7 @@ try:
     comparison = compare_runs(run_a, run_b, query=query, keys=keys)
 except InspectorError as err:
     status.update(label=t("compare.failed", lang), state="error")
-    st.error(str(err))
+    session.show_error(err, lang)
     st.stop()
 # The query the comparison read, from the comparison itself: the box above can only say "auto".
 query_column.caption(t("compare.query_used", lang, token=escape_markdown(label(comparison.query[0])),
@@ -353,7 +354,7 @@ if st.session_state.get("_compare_loo") == loo_key:
                 loo_a, loo_b = (cached_leave_one_out(spec_a, text_a, backend),
                                 cached_leave_one_out(spec_b, text_b, backend))
         except InspectorError as err:
-            st.error(str(err))
+            session.show_error(err, lang)
             loo_a = loo_b = None
     if loo_a is not None:
         rows = [{"token": label(int(a)), f"A: attention L{layer} H{head}": float(comparison.rows_a[layer, head, a]),

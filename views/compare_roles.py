@@ -44,7 +44,7 @@ def _one_map(spec: str, name: str, side: str, backend: str, lang: str, slide: bo
                           length=2 * options["repeat"] + 1)):
             result, seconds = cached_roles(spec, backend, **options)
     except InspectorError as err:
-        st.error(str(err))
+        session.show_error(err, lang)
         return
     st.caption(t("roles.page.done", lang, seconds=f"{seconds:.1f}"))
     chart = roles_map_chart(result, slide=slide, lang=lang)

@@ -18,6 +18,7 @@ from inspector.charts.sentences.compare import shapes_sentence, shapes_words
 from inspector.core.loading import ModelInfo
 from inspector.output.export import screen_title
 from inspector.output.share import escape_markdown
+from views import session
 
 
 def comparable_head_by_head(run_a: TextRun, run_b: TextRun) -> bool:
@@ -44,7 +45,7 @@ def render(run_a: TextRun, run_b: TextRun, info_a: ModelInfo, info_b: ModelInfo,
                 raise
             result = compare_shapes(run_a.capture, run_b.capture, shape_a, shape_b)  # the text changed under a pick
     except InspectorError as err:
-        st.error(str(err))
+        session.show_error(err, lang)
         return
     pieces = list(range(len(result.segments)))
     st.selectbox(t("compare.shapes_query", lang), pieces, index=result.query, key="compare_shapes_query",

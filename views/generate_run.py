@@ -128,7 +128,7 @@ def run_or_reuse(loaded, request: tuple, options: dict, status, lang: str) -> Ge
                 result = stream(loaded, request, {**options, "new": job.keep}, lang, job)
     except InspectorError as err:
         status.update(label=t("generate.failed", lang), state="error")
-        st.error(str(err))
+        session.show_error(err, lang)
         st.stop()
     keep(request, result)
     return result

@@ -32,6 +32,7 @@ from inspector.analyses.groundtruth import (
     top_ranked_tokens,
 )
 from inspector.analyses.tasks import FRESH_SEED, generate
+from inspector.base.errors import error_text
 from inspector.base.i18n import t
 from inspector.charts.groundtruth import (
     example_chart,
@@ -182,7 +183,7 @@ except InspectorError as err:
     st.info(escape_markdown(t("gt.needs_card", lang, model=model_name))
             + t("gt.pick_model" if offered else "gt.none_offered", lang))
     if loaded.info.source != "default":  # a folder without a (readable) card: the library says what is missing
-        st.caption(escape_markdown(str(err)))
+        st.caption(escape_markdown(error_text(err, lang)))
     for option, label in offered.items():
         st.button(sidebar.model_choice_label(option, label, lang), key=f"gt_pick_{option}", on_click=pick_model,
                   args=(option,))
@@ -217,7 +218,7 @@ try:
     scored = cached_example(spec, seed, backend)
 except InspectorError as err:
     status.update(label=t("gt.example_failed", lang), state="error")
-    st.error(str(err))
+    session.show_error(err, lang)
     st.stop()
 mechanism = task.name == "induction"
 probability = float(scored.model.probability[0])
@@ -274,7 +275,7 @@ try:
         board = cached_scoreboard(spec, FEWER_EXAMPLES if first_only else count, k, backend, lang, first)
 except InspectorError as err:
     status.update(label=t("gt.board_failed", lang), state="error")
-    st.error(str(err))
+    session.show_error(err, lang)
     st.stop()
 stop_slot.empty()
 status.update(state="complete", label=t("gt.board_done", lang, model=sidebar.shown_model_name(info.name, lang),

@@ -24,6 +24,7 @@ from inspector.analyses.heads import (
     with_thresholds,
 )
 from inspector.analyses.metrics import TOKEN_CATEGORIES, HealthThresholds
+from inspector.base.errors import error_text
 from inspector.base.i18n import t
 from inspector.charts.base import HEAD_SELECTION, selected_head
 from inspector.charts.heads import head_grid_chart, head_matrix_chart, mds_chart, pruning_chart
@@ -92,7 +93,7 @@ try:
     corpus = tuple(read_corpus())
 except InspectorError as err:
     corpus = ()
-    st.warning(str(err))
+    st.warning(error_text(err, lang))
 hosted = session.hosting_policy().hosted
 mode_labels = {"text": t("heads.mode_text", lang), "corpus": t("heads.mode_corpus", lang, n=len(corpus))}
 if not hosted:  # a visitor must not make the server read its paths
@@ -143,7 +144,7 @@ try:
                                                lang), thresholds)
 except InspectorError as err:
     status.update(label=t("heads.failed", lang), state="error")
-    st.error(str(err))
+    session.show_error(err, lang)
     st.stop()
 stop_slot.empty()
 seconds = sum(report.timings.values())

@@ -94,7 +94,7 @@ def _show_roles(spec: str, backend: str, model_name: str, lang: str, slide: bool
                           length=2 * repeat + 1)):
             result, seconds = cached_roles(spec, backend, repeat, batch, top_k, window, seed)
     except InspectorError as err:
-        st.error(str(err))
+        session.show_error(err, lang)
         return
     st.caption(t("roles.page.done", lang, seconds=f"{seconds:.1f}"))
     probe = result.probe

@@ -17,6 +17,7 @@ import streamlit as st
 from inspector import InspectorError
 from inspector.analyses.heatmap import HeatmapOptions, heatmap_view, layer_views
 from inspector.analyses.metrics import head_entropy
+from inspector.base.errors import error_text
 from inspector.base.i18n import t
 from inspector.charts.base import CELL_SELECTION, HEAD_SELECTION, selected_cell, selected_head, token_labels
 from inspector.charts.bertviz import IFRAME_MAX_HEIGHT
@@ -171,7 +172,7 @@ with attention_column:
     try:
         view = heatmap_view(result, layer, head, options)
     except InspectorError as err:
-        st.error(str(err))
+        session.show_error(err, lang)
         st.stop()
     if len(view.query_tokens) > HEATMAP_MAX_TOKENS and not st.toggle(
             t("inspect.draw_large", lang, rows=len(view.query_tokens), cols=len(view.key_tokens)), key="draw_large"):
@@ -218,7 +219,7 @@ if st.toggle(t("inspect.bertviz_toggle", lang), key="bertviz"):
                 html, height, shown = session.cached_bertviz(kind, chosen.spec, chosen.state.text, chosen.state.backend,
                                                             layer, head if kind == "head" else None, lang)
             except InspectorError as err:
-                st.info(str(err))
+                st.info(error_text(err, lang))
                 continue
             if len(shown) < info.num_layers:
                 st.caption(t("inspect.bertviz_layers", lang, first=shown[0], last=shown[-1]))

@@ -103,7 +103,7 @@ class LessonView:
             try:
                 result = cached_requested(slug, *wanted)
             except InspectorError as err:
-                st.error(str(err))
+                session.show_error(err, self.lang)
                 return None
         st.session_state[remembered] = wanted
         return result

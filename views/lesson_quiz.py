@@ -188,7 +188,7 @@ def render(definition: DefinitionLesson, chosen: session.Inputs, lang: str, deco
                                       [chosen.state.text]).running():
                     importance = cached_importance(chosen.spec, chosen.state.text, chosen.state.backend)
             except InspectorError as err:
-                st.error(str(err))
+                session.show_error(err, lang)
                 importance = None
         if importance is not None:
             best, change = importance.best, importance.change

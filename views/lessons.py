@@ -55,7 +55,7 @@ try:
         results = cached_part("encoder", chosen.spec, None, text, backend, layer, head)
 except InspectorError as err:
     status.update(label=t("inputs.run_failed", lang), state="error")
-    st.error(str(err))
+    session.show_error(err, lang)
     st.stop()
 model_name = sidebar.shown_model_name(info.name, lang)  # the bundled model's name in the page's language
 status.update(state="complete", label=t("lessons.done", lang, model=model_name, n=len(results["definition"].tokens),

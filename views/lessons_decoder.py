@@ -136,7 +136,7 @@ def section(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool,
         try:
             results = cached_part("decoder", spec, encoder_spec, chosen.state.text, backend, layer, head)
         except InspectorError as err:
-            st.error(str(err))
+            session.show_error(err, lang)
             return None
     page = LessonView(lang=lang, slide=slide, spec=spec, model_name=sidebar.shown_model_name(info.name, lang),
                       info=info, text=chosen.state.text, backend=backend, layer=layer, head=head,

@@ -16,6 +16,7 @@ from inspector.base.i18n import device_label, t
 from inspector.base.tokens import readable_tokens
 from inspector.charts import lessons as charts
 from inspector.charts.inspect import entropy_by_layer_chart
+from views import session
 from views.lesson_page import Draw, LessonView, lesson_context
 from views.progress_bar import progress_bar
 
@@ -130,7 +131,7 @@ def draw_complexity(page: LessonView, _: object) -> None:
                 context = lesson_context(page.spec, None, page.text, page.backend, page.layer, page.head, ordered, bar)
                 st.session_state["timing"] = LESSONS["complexity"].on_request(context)
             except (InspectorError, RuntimeError) as err:  # RuntimeError: out of memory at a large n
-                st.error(str(err))
+                session.show_error(err, lang)
     timing = st.session_state.get("timing")
     if timing is None:
         return

@@ -125,7 +125,7 @@ try:
     dla = cached_dla(spec, clean, answer, contrast)
 except InspectorError as err:
     status.update(label=t("mech.failed", lang), state="error")
-    st.error(str(err))
+    session.show_error(err, lang)
     st.stop()
 st.markdown(escape_markdown(top_heads_line(dla, lang)))
 grid_left, grid_right = st.columns(2)
@@ -165,7 +165,7 @@ else:
             with job.running():
                 patched = cached_patching(spec, clean, corrupted, answer, contrast, lang)
         except InspectorError as err:
-            st.error(str(err))
+            session.show_error(err, lang)
         stop_slot.empty()
 if patched is not None:
     show_patching(patched, provenance, slide, lang)
@@ -185,7 +185,7 @@ score = None
 try:
     score = cached_score(spec, clean, layer, head, query, key)
 except InspectorError as err:
-    st.error(str(err))
+    session.show_error(err, lang)
 if score is not None:
     show_score(score, provenance, slide, lang)
 status.update(label=t("mech.done", lang), state="complete")

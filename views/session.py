@@ -23,8 +23,8 @@ from streamlit.runtime.caching.cached_message_replay import in_cached_function
 from inspector import Capture, InspectorError, LoadedModel
 from inspector.analyses.heatmap import HeatmapOptions, layer_views
 from inspector.analyses.metrics import head_entropy
-from inspector.base.errors import OverBudgetError
-from inspector.base.i18n import DEFAULT_LANGUAGE, Notice, notice_text, t
+from inspector.base.errors import error_text
+from inspector.base.i18n import notice_text, t
 from inspector.base.limits import HOSTED_RESULT_CACHE_BYTES, RESULT_CACHE_BYTES
 from inspector.base.model_ids import parsed_spec
 from inspector.charts.bertviz import (
@@ -92,6 +92,14 @@ class Inputs:
     state: ViewState
 
 
+def show_error(err: BaseException, lang: str, *, quoted: bool = False) -> None:
+    """Every page's one way to show an error: in the page's language (:func:`~inspector.base.errors.error_text`: the
+    error's catalogue sentence, else its class's), never the library's English developer text on another page.
+    ``quoted``: the message may quote what a file holds, so it is shown as plain text (no Markdown)."""
+    text = error_text(err, lang)
+    st.error(escape_markdown(text) if quoted else text)
+
+
 def load(inputs: Inputs, status: Progress) -> LoadedModel | None:
     """The cached model for ``inputs``, or None after showing why it cannot load."""
     if not inputs.spec:
@@ -103,7 +111,7 @@ def load(inputs: Inputs, status: Progress) -> LoadedModel | None:
         loaded = cached_model(inputs.spec)
     except InspectorError as err:
         status.update(label=t("inputs.load_failed", inputs.state.lang), state="error")
-        st.error(str(err))
+        show_error(err, inputs.state.lang)
         return None
     # Loaded: the line says nothing until the page runs something ("Loading the model…" stayed on screen while a
     # page waited for its long-text confirmation, or showed a census folder; issue 33).
@@ -157,14 +165,7 @@ def plan_job(kind: str, loaded: LoadedModel, lang: str, texts=(), *, count: int 
     ``except`` to show in one line; a shrink shows its notice here. Run the job inside ``with plan.running():``
     (the run slot and the deadline) on ``plan.kept(items)`` / ``plan.keep``."""
     request = Request(kind=kind, texts=tuple(texts), count=count, **{"weights": None, **options})
-    try:
-        planned = plan(request, loaded, hosting_policy())
-    except OverBudgetError as err:  # its Notice in the page's language (the library's is English)
-        notice = err.args[0] if err.args else None
-        if isinstance(notice, Notice) and lang != DEFAULT_LANGUAGE:
-            named = Notice(notice.key, **{**notice.values, "model": model_label(loaded.info.name, lang)})
-            raise OverBudgetError(named.text(lang)) from err
-        raise
+    planned = plan(request, loaded, hosting_policy())  # a refusal's notice names the model as the menu does
     for notice in planned.notices:
         st.info(notice_text(notice, lang), icon=":material/timer:")
     return replace(planned, on_wait=QueueLine(lang).report)
@@ -273,7 +274,7 @@ def run(inputs: Inputs, loaded: LoadedModel, layer: int, status: Progress) -> tu
         result = planned_capture(inputs.spec, inputs.state.backend, planned, layer, waiting)
     except InspectorError as err:
         status.update(label=t("inputs.run_failed", lang), state="error")
-        st.error(notice_text(err.args[0] if err.args else str(err), lang))
+        show_error(err, lang)
         return None, False
     for notice in planned.notices:
         st.info(notice_text(notice, lang), icon=":material/memory:")

@@ -12,6 +12,8 @@ bundled one with a warning.
 
 from __future__ import annotations
 
+import logging
+
 import streamlit as st
 
 from inspector import InspectorError, LoadedModel
@@ -28,9 +30,11 @@ from inspector.core.loading import (
     shipped_choices,
     shipped_kind,
 )
-from inspector.output.share import BACKENDS, FLAGS, ViewState, decode_view, escape_markdown
+from inspector.output.share import BACKENDS, FLAGS, ViewState, decode_view
 from inspector.serving.hosting import HostingPolicy
 from views import pages, session, share_state
+
+_log = logging.getLogger(__name__)  # what a visitor must not read (an operator's file paths) goes to the server log
 
 OTHER_MODEL = "__other__"
 # The suggested hub models, by the catalogue key of their label: one per architecture family the attention function
@@ -131,9 +135,10 @@ def sidebar() -> session.Inputs:
     by app.py before the page: a page switch carries the values of the entry script's widgets only."""
     try:
         policy = session.hosting_policy()
-    except InspectorError as err:  # the operator's settings, not the visitor's input
-        st.error(t("sidebar.misconfigured", st.session_state.get("lang") or st.query_params.get("lang"),
-                   error=escape_markdown(str(err))))
+    except InspectorError as err:  # the operator's settings, not the visitor's input: the details (a file's path)
+        _log.error("the hosting settings cannot be read: %s", err)  # go to the server's log, never to the page
+        lang = st.session_state.get("lang") or st.query_params.get("lang")
+        st.error(t("sidebar.misconfigured", lang, error=t("error.kind.hosting_config", lang)))
         st.stop()
     _restore_once(policy)
     share_state.keep_across_pages(share_state.SIDEBAR_KEYS + share_state.PAGE_KEYS)  # before any of them is drawn

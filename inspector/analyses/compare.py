@@ -57,6 +57,7 @@ from inspector.core.budget import attention_bytes
 from inspector.core.capture import Capture, capture
 from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel
+from inspector.core.model_folders import model_name
 from inspector.core.outputs import ModelOutput, model_output, output_change
 
 # A sentence pair is a few dozen tokens; the weights of both texts are held to COMPARE_WEIGHTS_BUDGET_BYTES.
@@ -379,7 +380,10 @@ def compare_runs(run_a: TextRun, run_b: TextRun, *, query: TokenChoice | None = 
         raise IncomparableModelsError(
             f"{cap_a.model_name} has {cap_a.num_layers} layers × {cap_a.num_heads} heads and {cap_b.model_name} "
             f"{cap_b.num_layers} × {cap_b.num_heads}: heads can only be compared one to one between models of the "
-            "same shape — pick a model of the same architecture (a base model and its fine-tune)")
+            "same shape — pick a model of the same architecture (a base model and its fine-tune)",
+            notice=Notice("compare.error.shapes", model_a=model_name(cap_a.model_name), layers_a=cap_a.num_layers,
+                          heads_a=cap_a.num_heads, model_b=model_name(cap_b.model_name), layers_b=cap_b.num_layers,
+                          heads_b=cap_b.num_heads))
     missing = [layer for cap in (cap_a, cap_b) for layer in range(cap.num_layers) if layer not in cap.weights]
     if missing:
         raise InvalidRequestError(f"a capture lacks layer {missing[0]}'s weights; compare needs every layer's")
@@ -388,7 +392,9 @@ def compare_runs(run_a: TextRun, run_b: TextRun, *, query: TokenChoice | None = 
             f"the two tokenizers split the text differently ({cap_a.model_name}: {len(cap_a.tokens)} tokens, "
             f"{cap_b.model_name}: {len(cap_b.tokens)}; first difference at "
             f"{_first_difference(cap_a.tokens, cap_b.tokens)}), so rows cannot be matched token by token — "
-            "compare models that share a tokenizer")
+            "compare models that share a tokenizer",
+            notice=Notice("compare.error.tokenizers", model_a=model_name(cap_a.model_name),
+                          model_b=model_name(cap_b.model_name)))
     alignment = align_tokens(cap_a.tokens, cap_b.tokens)
     if query is None:
         first = default_query(alignment, cap_a.special)
@@ -407,7 +413,8 @@ def compare_runs(run_a: TextRun, run_b: TextRun, *, query: TokenChoice | None = 
         key_pairs = tuple(resolve_token(k, cap_a.tokens, cap_b.tokens, alignment, "key") for k in keys)
         if key_pairs[0] == key_pairs[1]:
             raise InvalidRequestError(f"the two keys are the same token “{cap_a.tokens[key_pairs[0][0]]}”; pick two "
-                                      "different tokens")
+                                      "different tokens",
+                                      notice=Notice("compare.error.same_keys", token=cap_a.tokens[key_pairs[0][0]]))
     rows_a, rows_b = _rows(cap_a, query_pair[0]), _rows(cap_b, query_pair[1])
     rows = compare_rows(rows_a, rows_b, alignment.pairs, key_pairs)
     entropy_change = (cap_b.entropy[:, :, query_pair[1]].astype(np.float64)
@@ -441,7 +448,8 @@ def check_length(loaded: LoadedModel, text: str, what: str = "text") -> int:
             f"{what} has {n} tokens; Compare keeps every layer's attention weights of both texts and reads at most "
             f"{MAX_COMPARE_TOKENS} tokens (and {COMPARE_WEIGHTS_BUDGET_BYTES // 2**20} MiB of weights: "
             f"{info.num_layers} × {info.num_heads} heads of {n}² need {weights / 2**20:.0f} MiB) — compare a "
-            "sentence or two, not a document")
+            "sentence or two, not a document",
+            notice=Notice("compare.error.too_long", tokens=n, limit=MAX_COMPARE_TOKENS))
     return n
 
 
@@ -473,7 +481,10 @@ def compare(loaded_a: LoadedModel, text_a: str, loaded_b: LoadedModel, text_b: s
         raise IncomparableModelsError(
             f"{info_a.name} has {info_a.num_layers} layers × {info_a.num_heads} heads and {info_b.name} "
             f"{info_b.num_layers} × {info_b.num_heads}: heads can only be compared one to one between models of the "
-            "same shape — pick a model of the same architecture (a base model and its fine-tune)")
+            "same shape — pick a model of the same architecture (a base model and its fine-tune)",
+            notice=Notice("compare.error.shapes", model_a=model_name(info_a.name), layers_a=info_a.num_layers,
+                          heads_a=info_a.num_heads, model_b=model_name(info_b.name), layers_b=info_b.num_layers,
+                          heads_b=info_b.num_heads))
     run_a = run_text(loaded_a, text_a, backend=backend, what="text A")
     run_b = run_a if same_model and text_a == text_b else run_text(loaded_b, text_b, backend=backend, what="text B")
     if not same_model:
@@ -484,7 +495,9 @@ def compare(loaded_a: LoadedModel, text_a: str, loaded_b: LoadedModel, text_b: s
                 raise IncomparableModelsError(
                     f"{info_a.name} and {info_b.name} split the text differently ({len(tokens)} and {len(theirs)} "
                     f"tokens; first difference at {_first_difference(tokens, theirs)}), so attention rows cannot be "
-                    "matched token by token — compare models that share a tokenizer")
+                    "matched token by token — compare models that share a tokenizer",
+                    notice=Notice("compare.error.tokenizers", model_a=model_name(info_a.name),
+                                  model_b=model_name(info_b.name)))
     runs_s = time.perf_counter() - started
     result = compare_runs(run_a, run_b, query=query, keys=keys)
     result.timings["runs"] = runs_s

@@ -34,9 +34,11 @@ import torch
 
 from inspector.base.display import Displayable
 from inspector.base.errors import InspectorError, InvalidRequestError, InvalidTextError, UnsupportedModelError
+from inspector.base.i18n import Notice
 from inspector.base.progress import Progress, no_progress
 from inspector.core.forward import EncodedText, encode_text, forward
 from inspector.core.loading import LoadedModel
+from inspector.core.model_folders import model_name
 
 # The longest generation one call makes: the page's slider and the CLI stop here (a CPU writes ~10 tokens/s).
 MAX_NEW_TOKENS = 512
@@ -51,7 +53,8 @@ def _decoder_check(loaded: LoadedModel) -> None:
     if not info.causal or info.head != "causal-lm":
         raise UnsupportedModelError(
             f"{info.name} is not a causal language model (it is {info.architecture}, head {info.head!r}), so it "
-            "cannot write text; pick bundled:smollm2-135m or bundled:gemma-3-270m")
+            "cannot write text; pick bundled:smollm2-135m or bundled:gemma-3-270m",
+            notice=Notice("generate.error.not_decoder", model=model_name(info.name)))
 
 
 # Below this, logits / temperature overflows float32 (a 1e-40 or 5e-324 typed in crashed the draw, issue 45 item 4);
@@ -233,13 +236,15 @@ def render_prompt(loaded: LoadedModel, prompt: str, *, chat: bool) -> tuple[str,
     chat template's rendering of one user message with the assistant's turn opened (then it carries its own
     special tokens)."""
     if not isinstance(prompt, str) or not prompt.strip():
-        raise InvalidTextError("the prompt is empty; type the beginning of a text for the model to continue")
+        raise InvalidTextError("the prompt is empty; type the beginning of a text for the model to continue",
+                               notice=Notice("generate.error.empty_prompt"))
     if not chat:
         return prompt, True
     tokenizer = loaded.tokenizer
     if not getattr(tokenizer, "chat_template", None):
         raise InvalidRequestError(f"{loaded.info.name} has no chat template, so a chat prompt cannot be built; turn "
-                                  "chat off, or pick bundled:smollm2-135m (instruction-tuned)")
+                                  "chat off, or pick bundled:smollm2-135m (instruction-tuned)",
+                                  notice=Notice("generate.error.no_chat_template", model=model_name(loaded.info.name)))
     # transformers renders the template in a sandboxed Jinja environment: the template runs no Python.
     text = loaded.codec.chat_prompt([{"role": "user", "content": user_text(tokenizer, prompt)}],
                                     add_generation_prompt=True)
@@ -302,7 +307,10 @@ def check_request(loaded: LoadedModel, prompt_len: int, max_new_tokens: int) -> 
         raise InvalidRequestError(f"the prompt has {prompt_len} tokens and {max_new_tokens} new ones would make "
                                   f"{prompt_len + max_new_tokens}, past the {limit:,} positions {loaded.info.name} "
                                   f"reads; ask for at most {max(limit - prompt_len, 0)} new tokens or shorten the "
-                                  "prompt")
+                                  "prompt", notice=Notice("generate.error.past_positions", prompt=prompt_len,
+                                                          new=max_new_tokens, limit=f"{limit:,}",
+                                                          model=model_name(loaded.info.name),
+                                                          room=max(limit - prompt_len, 0)))
 
 
 def generate(

@@ -52,10 +52,12 @@ from inspector.analyses.attribution import (
 from inspector.analyses.tasks import FRESH_SEED, Example, Task, generate, task
 from inspector.base.display import Displayable
 from inspector.base.errors import InvalidRequestError
+from inspector.base.i18n import Notice
 from inspector.base.jsonable import to_jsonable
 from inspector.base.progress import Progress, no_progress
 from inspector.core.forward import encode_text, forward
 from inspector.core.loading import CARD_NAME, DEFAULT_MODEL, LoadedModel, shipped_choices
+from inspector.core.model_folders import model_name
 
 Variant = Literal["honest", "deceptive"]
 DEFAULT_TOP_K = 3
@@ -96,13 +98,17 @@ class ModelCard:
             raise ValueError("ModelCard accuracies must be shares in [0, 1]")
 
 
-def read_card(folder: str | Path) -> ModelCard:
-    """The model card of the model in ``folder``; :class:`InvalidRequestError` if it has none or it is malformed."""
+def read_card(folder: str | Path, name: str | None = None) -> ModelCard:
+    """The model card of the model in ``folder``; :class:`InvalidRequestError` if it has none or it is malformed.
+    ``name``: the model's name (``ModelInfo.name``), as the messages name it — a bundled decoder's folder is a cache
+    folder a visitor never picked (issue 39); None: the folder's own name."""
     path = Path(folder) / CARD_NAME
+    model = model_name(name) if name is not None else Path(folder).name
     if not path.is_file():
-        raise InvalidRequestError(f"'{Path(folder).name}' has no {CARD_NAME}: ground-truth scoring needs a model "
-                                  "trained on a task whose causal token is known — pick one of the shipped models "
-                                  f"({', '.join(shipped_choices()) or 'none found'}) or train one with training/*.py")
+        raise InvalidRequestError(f"'{model}' has no {CARD_NAME}: ground-truth scoring needs a model trained on a "
+                                  "task whose causal token is known — pick one of the shipped models "
+                                  f"({', '.join(shipped_choices()) or 'none found'}) or train one with training/*.py",
+                                  notice=Notice("gt.error.no_card", model=model, choices=_ground_truth_models()))
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
         return ModelCard(task=task(raw["task"]), variant=raw["variant"],
@@ -114,15 +120,21 @@ def read_card(folder: str | Path) -> ModelCard:
                          training=dict(raw.get("training", {})))
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise InvalidRequestError(f"{path} is not a readable model card ({err}); retrain the model with its "
-                                  "training script") from err
+                                  "training script", notice=Notice("gt.error.bad_card", model=model)) from err
 
 
 def card_for(loaded: LoadedModel) -> ModelCard:
     """The model card of a loaded model (its folder is ``info.source``)."""
     if loaded.info.source == DEFAULT_MODEL:
         raise InvalidRequestError("the bundled all-MiniLM-L6-v2 has no known causal tokens; pick one of the "
-                                  f"ground-truth models ({', '.join(shipped_choices())})")
-    return read_card(loaded.info.source)
+                                  f"ground-truth models ({', '.join(shipped_choices())})",
+                                  notice=Notice("gt.error.bundled_no_card", choices=_ground_truth_models()))
+    return read_card(loaded.info.source, loaded.info.name)
+
+
+def _ground_truth_models() -> str:
+    """The shipped models as their menu names them, for a sentence that asks to pick one."""
+    return ", ".join(shipped_choices().values()) or "—"
 
 
 # ------------------------------------------------------------------------------------------- one example

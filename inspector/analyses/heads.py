@@ -71,6 +71,7 @@ from inspector.analyses.redundancy import classical_mds, cluster_order
 from inspector.base.assets import ASSETS_DIR
 from inspector.base.display import Displayable
 from inspector.base.errors import InvalidRequestError, InvalidTextError
+from inspector.base.i18n import Notice
 from inspector.base.jsonable import to_jsonable
 from inspector.base.progress import Progress, no_progress
 from inspector.base.textfiles import read_file_lines
@@ -348,10 +349,11 @@ def read_corpus(path: str | Path = CORPUS_PATH) -> list[str]:
         lines = read_file_lines(path)
     except (OSError, UnicodeDecodeError) as err:
         raise InvalidRequestError(f"cannot read the corpus {path}: {err} — give a UTF-8 text file with one "
-                                  "text per line") from err
+                                  "text per line", notice=Notice("heads.error.corpus_unreadable")) from err
     texts = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
     if not texts:
-        raise InvalidTextError(f"the corpus {path} has no texts; put one sentence per line")
+        raise InvalidTextError(f"the corpus {path} has no texts; put one sentence per line",
+                               notice=Notice("heads.error.corpus_unreadable"))
     return texts
 
 

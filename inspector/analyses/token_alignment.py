@@ -13,6 +13,7 @@ from typing import Literal
 import numpy as np
 
 from inspector.base.errors import InvalidRequestError
+from inspector.base.i18n import Notice
 
 PairKind = Literal["equal", "replace"]
 TokenChoice = int | str
@@ -98,7 +99,7 @@ def default_query(alignment: TokenAlignment, special_a: np.ndarray | None = None
     if paired:
         return paired[-1]
     raise InvalidRequestError("the two texts share no token that could serve as the query; make them differ in "
-                              "a word or two, not throughout")
+                              "a word or two, not throughout", notice=Notice("compare.error.no_shared_token"))
 
 
 def resolve_token(choice: TokenChoice, tokens_a: Sequence[str], tokens_b: Sequence[str], alignment: TokenAlignment,
@@ -109,10 +110,14 @@ def resolve_token(choice: TokenChoice, tokens_a: Sequence[str], tokens_b: Sequen
         position = int(choice)
         if not 0 <= position < len(tokens_a):
             raise InvalidRequestError(f"{what} position {position} does not exist: text A has tokens "
-                                      f"0–{len(tokens_a) - 1}")
+                                      f"0–{len(tokens_a) - 1}",
+                                      notice=Notice("compare.error.no_position", position=position,
+                                                    last=len(tokens_a) - 1))
         if alignment.partner_a[position] < 0:
             raise InvalidRequestError(f"{what} “{tokens_a[position]}” (position {position}) has no partner in text B "
-                                      "(it was inserted or deleted); pick a token both texts have")
+                                      "(it was inserted or deleted); pick a token both texts have",
+                                      notice=Notice("compare.error.no_partner", token=tokens_a[position],
+                                                    position=position))
         return position, int(alignment.partner_a[position])
     if not isinstance(choice, str) or not normalized_token(choice):
         raise InvalidRequestError(f"{what} must be a token string or a position in text A; got {choice!r}")
@@ -121,4 +126,5 @@ def resolve_token(choice: TokenChoice, tokens_a: Sequence[str], tokens_b: Sequen
         if normalized_token(tokens_a[a]) == wanted or normalized_token(tokens_b[b]) == wanted:
             return int(a), int(b)
     shown = ", ".join(dict.fromkeys(tokens_a[a] for a, _ in alignment.pairs))
-    raise InvalidRequestError(f"{what} “{choice}” is not a token both texts have; tokens with a partner: {shown}")
+    raise InvalidRequestError(f"{what} “{choice}” is not a token both texts have; tokens with a partner: {shown}",
+                              notice=Notice("compare.error.not_shared", token=choice, tokens=shown))

@@ -68,7 +68,7 @@ DYNAMIC_KEY_FAMILIES: tuple[str, ...] = (
     "measure.{kind}",
     # method_label (inspector.analyses.attribution.methods): f"method.{method}"
     "method.{name}",
-    # a shipped model's kind (inspector.core.loading.shipped_kind): f"model.shipped.{folder}"
+    # a shipped model's kind (inspector.core.model_folders._shipped_kind_key): f"model.shipped.{folder}"
     "model.shipped.{name}",
     # views/sidebar.sidebar, the example menu's titles: {example.title: f"example.{example.slug}"}
     "example.{slug}",

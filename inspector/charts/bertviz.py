@@ -52,7 +52,7 @@ import torch
 
 from inspector.base.assets import ASSETS_DIR
 from inspector.base.errors import InspectorError, InvalidRequestError
-from inspector.base.i18n import DEFAULT_LANGUAGE, t
+from inspector.base.i18n import DEFAULT_LANGUAGE, Notice, t
 from inspector.base.tokens import readable_tokens
 from inspector.core.capture import Capture
 
@@ -170,20 +170,23 @@ def head_view_html(capture: Capture, *, layers: Sequence[int] | None = None, lay
     if n_tokens > HEAD_VIEW_MAX_TOKENS:
         raise InvalidRequestError(
             f"the text has {n_tokens} tokens; the head view shows at most {HEAD_VIEW_MAX_TOKENS} — shorten the "
-            "text, or use the per-head heatmap, which reads long texts")
+            "text, or use the per-head heatmap, which reads long texts",
+            notice=Notice("inspect.error.head_view_tokens", tokens=n_tokens, limit=HEAD_VIEW_MAX_TOKENS))
     lines = heads * n_tokens ** 2
     if lines > MAX_LINES_DRAWN_AT_ONCE:
         raise InvalidRequestError(
             f"the head view would draw {heads} heads × {n_tokens}² tokens = {lines:,} lines per layer; it stays "
             f"responsive up to {MAX_LINES_DRAWN_AT_ONCE:,} — shorten the text to "
-            f"{math.isqrt(MAX_LINES_DRAWN_AT_ONCE // heads)} tokens, or use the per-head heatmap")
+            f"{math.isqrt(MAX_LINES_DRAWN_AT_ONCE // heads)} tokens, or use the per-head heatmap",
+            notice=Notice("inspect.error.view_too_large"))
     embedded = len(chosen) * lines
     if embedded > HEAD_VIEW_MAX_EMBEDDED_WEIGHTS:
         fits = head_view_max_layers(capture)
         raise InvalidRequestError(
             f"the head view would embed {len(chosen)} layers × {heads} heads × {n_tokens}² tokens = {embedded:,} "
             f"weights; it holds at most {HEAD_VIEW_MAX_EMBEDDED_WEIGHTS:,} to keep the page under 5 MB — offer at "
-            f"most {fits} layer{'s' if fits != 1 else ''} for this text (layers=[…]), or shorten it")
+            f"most {fits} layer{'s' if fits != 1 else ''} for this text (layers=[…]), or shorten it",
+            notice=Notice("inspect.error.view_too_large"))
     import bertviz  # deferred: it imports IPython, which only these two functions need
 
     shown = list(readable_tokens(capture.tokens))  # Ġ and Ċ as ␣ and ↵
@@ -213,7 +216,8 @@ def model_view_html(capture: Capture, *, layers: Sequence[int] | None = None, he
     if n_tokens > MODEL_VIEW_MAX_TOKENS:
         raise InvalidRequestError(
             f"the text has {n_tokens} tokens; the model view shows at most {MODEL_VIEW_MAX_TOKENS} (each thumbnail "
-            f"grows with the text) — shorten the text, or use the head view, which shows one layer at a time")
+            f"grows with the text) — shorten the text, or use the head view, which shows one layer at a time",
+            notice=Notice("inspect.error.model_view_tokens", tokens=n_tokens, limit=MODEL_VIEW_MAX_TOKENS))
     lines = len(chosen_layers) * len(chosen_heads) * n_tokens ** 2
     if lines > MAX_LINES_DRAWN_AT_ONCE:
         layers_fit = MAX_LINES_DRAWN_AT_ONCE // (len(chosen_heads) * n_tokens ** 2)
@@ -223,7 +227,7 @@ def model_view_html(capture: Capture, *, layers: Sequence[int] | None = None, he
         raise InvalidRequestError(
             f"the model view would draw {len(chosen_layers)} layers × {len(chosen_heads)} heads × {n_tokens}² "
             f"tokens = {lines:,} lines at once; it stays responsive up to {MAX_LINES_DRAWN_AT_ONCE:,} — {advice}, "
-            "or shorten the text")
+            "or shorten the text", notice=Notice("inspect.error.view_too_large"))
     import bertviz  # deferred: it imports IPython, which only these two functions need
 
     view = bertviz.model_view(_bertviz_attention(capture, chosen_layers), list(readable_tokens(capture.tokens)),
@@ -364,13 +368,14 @@ def _vendored_scripts() -> tuple[str, ...]:
         path = VENDOR_DIR / name
         if not path.is_file():
             raise InspectorError(f"{path} is missing, so the bertviz views cannot be drawn offline — restore it "
-                                 "from git or run assets/static/vendor/fetch.sh")
+                                 "from git or run assets/static/vendor/fetch.sh",
+                                 notice=Notice("inspect.error.bertviz_missing"))
         source = path.read_text(encoding="utf-8")
         # "</script" would end the inline element early and "<!--" can change how it is parsed; none of the
         # vendored files contains either.
         if "</script" in source.lower() or "<!--" in source:
             raise InspectorError(f"{name} contains '</script' or '<!--' and cannot be inlined inside a <script> — "
-                                 "vendor a build without them")
+                                 "vendor a build without them", notice=Notice("inspect.error.bertviz_missing"))
         scripts.append(source)
     return tuple(scripts)
 

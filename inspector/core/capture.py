@@ -22,6 +22,7 @@ from inspector.base.errors import DeviceOutOfMemoryError, InspectorError, Invali
 from inspector.base.i18n import Notice
 from inspector.core.forward import EncodedText, encode_text, forward, token_word_ids
 from inspector.core.loading import LoadedModel, ModelInfo
+from inspector.core.model_folders import model_name
 
 WeightsChoice = Literal["all"] | Iterable[int] | None
 
@@ -283,4 +284,5 @@ def capture_within_memory(
     raise DeviceOutOfMemoryError(
         f"{loaded.info.name} ran out of memory {len(failures)} times ({failures[-1]}), even with one layer's weights"
         + ("" if cpu_model is None else " and on the CPU")
-        + "; the server is short of memory — try a shorter text or a smaller model, or try again later")
+        + "; the server is short of memory — try a shorter text or a smaller model, or try again later",
+        notice=Notice("error.capture_out_of_memory", model=model_name(loaded.info.name)))

@@ -29,6 +29,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from inspector.base.errors import DeadlineExceededError
+from inspector.base.i18n import Notice
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,12 @@ class JobDeadline:
         return (f"{self.job} did not finish within the {self.seconds:g} s this server gives one request (stopped "
                 f"{where}); the server may be busy or the text long — try again, shorten the text or ask for less, "
                 "or run the app on your own machine (make app) for long jobs")
+
+    def error(self, where: str) -> DeadlineExceededError:
+        """The error that stops the job: :meth:`message` for the CLI and logs, and a notice for a page (without
+        ``where``, which names the code's step). ``job`` may be a :class:`Notice` (a job's catalogue name)."""
+        return DeadlineExceededError(self.message(where),
+                                     notice=Notice("error.deadline", job=self.job, seconds=f"{self.seconds:g}"))
 
 
 @dataclass
@@ -109,4 +116,4 @@ def check_deadline(where: str = "between two steps") -> None:
     """Raise :class:`DeadlineExceededError` when the current job's deadline has passed (no-op outside a job)."""
     deadline = _JOB.get()
     if deadline is not None and time.monotonic() > deadline.at:
-        raise DeadlineExceededError(deadline.message(where))
+        raise deadline.error(where)

@@ -30,13 +30,14 @@ import torch
 from inspector.base.errors import (
     BackendError,
     CorruptModelError,
-    DeadlineExceededError,
     InvalidRequestError,
     InvalidTextError,
     UnsupportedModelError,
 )
+from inspector.base.i18n import Notice
 from inspector.core.deadline import admit_job, current_deadline, job_deadline
 from inspector.core.loading import LoadedModel
+from inspector.core.model_folders import model_name
 from kernels.hf import (
     AttentionContractError,
     AttentionDone,
@@ -90,7 +91,8 @@ def _validated_encoding(loaded: LoadedModel, text: str, *, truncate: bool, add_s
     """The tokenizer's ``BatchEncoding`` of ``text`` (batch of one, PyTorch tensors, on the CPU) and whether it
     was truncated, after the checks :func:`encode_text` states."""
     if not isinstance(text, str) or not text.strip():
-        raise InvalidTextError("the text is empty; type or paste a sentence to inspect")
+        raise InvalidTextError("the text is empty; type or paste a sentence to inspect",
+                               notice=Notice("error.text_empty"))
     tokenizer, limit = loaded.tokenizer, loaded.info.max_positions
     options = dict(return_tensors="pt", return_special_tokens_mask=True,
                    return_offsets_mapping=bool(getattr(tokenizer, "is_fast", False)),
@@ -102,15 +104,19 @@ def _validated_encoding(loaded: LoadedModel, text: str, *, truncate: bool, add_s
     if full_length > limit:
         if not truncate:
             raise InvalidTextError(f"the text has {full_length} tokens; {loaded.info.name} reads at most "
-                                   f"{limit} — shorten it or pick a long-context model")
+                                   f"{limit} — shorten it or pick a long-context model",
+                                   notice=Notice("error.text_too_long", tokens=f"{full_length:,}",
+                                                 model=model_name(loaded.info.name), limit=f"{limit:,}"))
         encoding = loaded.codec.encode(text, truncation=True, max_length=limit, **options)
     ids = encoding["input_ids"]
     if ids.shape[1] == 0:
-        raise InvalidTextError("the text produced no tokens for this model's tokenizer")
+        raise InvalidTextError("the text produced no tokens for this model's tokenizer",
+                               notice=Notice("error.text_no_tokens"))
     if bool(encoding["special_tokens_mask"].all()):
         # e.g. only zero-width or control characters: the model would see [CLS] [SEP] and nothing of the text.
         raise InvalidTextError("the text has nothing this model's tokenizer reads — only invisible characters (zero-"
-                               "width spaces, direction marks, …) or special tokens; type or paste visible text")
+                               "width spaces, direction marks, …) or special tokens; type or paste visible text",
+                               notice=Notice("error.text_invisible"))
     if int(ids.min()) < 0 or int(ids.max()) >= loaded.info.vocab_size:
         raise InvalidTextError(f"the tokenizer produced id {int(ids.max())}, outside the model's vocabulary of "
                                f"{loaded.info.vocab_size}; the tokenizer does not belong to this model")
@@ -233,7 +239,7 @@ def forward(
     admit_job()  # a job's first forward waits for its admission (a hosted server's run slot) here
     q_len = next(iter(inputs.values())).shape[1]  # ids, mask (batch, n) and embeddings (batch, n, hidden)
     # The clock starts here, after tokenising: the deadline bounds the model's work, not the caller's.
-    with job_deadline(deadline_s, f"{info.name} on {q_len} tokens"):
+    with job_deadline(deadline_s, Notice("error.deadline_forward", model=model_name(info.name), tokens=q_len)):
         return _forward(loaded, inputs, chosen, interventions=interventions, weights_layers=weights_layers, keep=keep,
                         keep_layers=keep_layers, grad=grad, stats=stats, resume=resume,
                         keep_layer_outputs=keep_layer_outputs, stop_after=stop_after, cache=cache,
@@ -262,7 +268,7 @@ def _forward(loaded: LoadedModel, inputs: dict[str, torch.Tensor], chosen: str, 
     except AttentionDone:
         outputs = None
     except DeadlinePassed as err:
-        raise DeadlineExceededError(job.message(f"at a forward: {err}")) from err
+        raise job.error(f"at a forward: {err}") from err
     except InterventionError as err:
         raise InvalidRequestError(str(err)) from err
     except AttentionContractError as err:

@@ -22,7 +22,7 @@ import json
 import math
 import stat
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -50,6 +50,7 @@ from inspector.core.model_folders import (
     check_parameter_count,
     hub_parameter_count,
     model_label,
+    model_name,
     resolve_model_folder,
     shipped_choices,
     shipped_kind,
@@ -120,11 +121,15 @@ class ModelInfo:
     def check_layer(self, layer: int, what: str = "layer") -> int:
         """``layer`` as an int if this model has it, else :class:`InvalidRequestError` naming the valid range.
         ``what`` names the option in the message (``"--layer"``, ``"an intervention's layer"`` …)."""
-        return _checked_index(layer, self.num_layers, what, f"{self.name} has layers 0–{self.num_layers - 1}")
+        return _checked_index(layer, self.num_layers, what, f"{self.name} has layers 0–{self.num_layers - 1}",
+                              lambda value: Notice("error.no_such_layer", layer=value, model=model_name(self.name),
+                                                   last=self.num_layers - 1))
 
     def check_head(self, head: int, what: str = "head") -> int:
         """``head`` as an int if each layer of this model has it, else :class:`InvalidRequestError`."""
-        return _checked_index(head, self.num_heads, what, f"{self.name} has heads 0–{self.num_heads - 1} per layer")
+        return _checked_index(head, self.num_heads, what, f"{self.name} has heads 0–{self.num_heads - 1} per layer",
+                              lambda value: Notice("error.no_such_head", head=value, model=model_name(self.name),
+                                                   last=self.num_heads - 1))
 
     def as_json(self) -> dict:
         return {"name": self.name, "source": self.source, "architecture": self.architecture,
@@ -165,9 +170,9 @@ class LoadedModel:
         return kernels.hf.layer_resume_installed(self.model, self.info.num_layers)
 
 
-def _checked_index(value, count: int, what: str, valid: str) -> int:
+def _checked_index(value, count: int, what: str, valid: str, notice: Callable[[object], Notice]) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= int(value) < count:
-        raise InvalidRequestError(f"{what} {value} does not exist: {valid}")
+        raise InvalidRequestError(f"{what} {value} does not exist: {valid}", notice=notice(value))
     return int(value)
 
 

@@ -19,7 +19,7 @@ from urllib.parse import urlparse
 
 from inspector.base.assets import ASSETS_DIR
 from inspector.base.errors import HubUnavailableError, ModelNotFoundError, ModelTooLargeError, NotAModelError
-from inspector.base.i18n import CATALOGUE, Notice, t
+from inspector.base.i18n import CATALOGUE, Notice, notice_text, t
 from inspector.base.model_ids import ModelSpec, is_spec_name, parsed_spec
 from inspector.base.progress import Progress
 from inspector.core.bundled import bundled_choices, prepare
@@ -65,22 +65,35 @@ def model_label(name: str, lang: str = "en") -> str:
     """The name a person reads for a model (chart titles, export captions, reports): a shipped model's label from its
     card (``"shipped:induction"`` → its card's ``label``), the bundled model's in ``lang``, a bundled decoder's from
     its card (``"bundled:gemma-3-270m"`` → ``"Gemma 3 270M (bundled)"``), any other name unchanged."""
+    return notice_text(model_name(name), lang)
+
+
+def model_name(name: str) -> str:
+    """:func:`model_label` as a sentence's value: a :class:`~inspector.base.i18n.Notice` for a name the catalogue
+    words (the bundled model, a bundled decoder, a shipped model of a known kind), translated with the sentence that
+    names it — an error names the model a visitor picked, never its cache folder (issue 39)."""
     if name == DEFAULT_MODEL_LABEL:
-        return t("model.bundled", lang)
+        return Notice("model.bundled")
     decoders = bundled_choices()
     if name in decoders:  # "Gemma 3 270M (bundled)", "Gemma 3 270M（内置）"
-        return t("model.bundled_decoder", lang, name=decoders[name].removesuffix(" (bundled)"))
-    if name in shipped_choices() and shipped_kind(name, lang) is not None:
-        return t("model.shipped_label", lang, name=shipped_kind(name, lang))
+        return Notice("model.bundled_decoder", name=decoders[name].removesuffix(" (bundled)"))
+    kind = _shipped_kind_key(name)
+    if name in shipped_choices() and kind is not None:
+        return Notice("model.shipped_label", name=Notice(kind))
     return shipped_choices().get(name, name)
 
 
 def shipped_kind(spec: str, lang: str = "en") -> str | None:
     """What kind of model a shipped model is, in ``lang`` (``"shipped:induction"`` → "induction language model",
     "归纳语言模型"), or None for a folder the catalogue does not describe (its card's label is used as written)."""
+    key = _shipped_kind_key(spec)
+    return None if key is None else t(key, lang)
+
+
+def _shipped_kind_key(spec: str) -> str | None:
     parsed = parsed_spec(spec)
     key = f"model.shipped.{parsed.name}" if parsed is not None and parsed.kind == "shipped" else None
-    return t(key, lang) if key in CATALOGUE else None
+    return key if key in CATALOGUE else None
 
 
 @functools.cache
@@ -117,15 +130,16 @@ def resolve_model_folder(spec: str | ModelSpec, *, revision: str | None = None, 
         exists = path.exists()
     except (OSError, ValueError, RuntimeError) as err:  # a name too long, a NUL byte, an unknown ~user
         raise ModelNotFoundError(f"{text[:60]!r} is neither an existing folder nor a valid Hugging Face hub id "
-                                 f"({err})") from None
+                                 f"({err})", notice=Notice("error.model_unknown", model=text[:200])) from None
     if exists:  # the loader prefers an existing folder to a hub id of the same name
         if not path.is_dir():
             raise NotAModelError(f"'{text}' is a file; a model is a folder with config.json, tokenizer files and "
-                                 "*.safetensors weights")
+                                 "*.safetensors weights", notice=Notice("error.model_is_file", model=text[:60]))
         return path.resolve(), path.name
     if parsed.kind != "hub":
         raise ModelNotFoundError(f"'{text}' is neither an existing folder nor a valid Hugging Face hub id "
-                                 "(like 'bert-base-uncased' or 'openai-community/gpt2')")
+                                 "(like 'bert-base-uncased' or 'openai-community/gpt2')",
+                                 notice=Notice("error.model_unknown", model=text[:200]))
     return _resolve_hub_id(text, revision=revision, max_parameters=max_parameters), text
 
 
@@ -134,7 +148,9 @@ def check_parameter_count(name: str, count: int, max_parameters: int | None) -> 
     if max_parameters is not None and count > max_parameters:
         raise ModelTooLargeError(f"'{name}' has {count:,} parameters, more than the {max_parameters:,} this "
                                  "instance allows (to keep memory for every visitor); pick a smaller model, or run "
-                                 "the app on your own machine (make app), which has no cap")
+                                 "the app on your own machine (make app), which has no cap",
+                                 notice=Notice("error.model_too_large", model=model_name(name), parameters=f"{count:,}",
+                                               limit=f"{max_parameters:,}"))
 
 
 def hub_parameter_count(repo_id: str, revision: str | None = None) -> int:
@@ -179,18 +195,21 @@ def _resolve_hub_id(repo_id: str, *, revision: str | None = None, max_parameters
         return Path(snapshot_download(repo_id, revision=revision, local_files_only=True,
                                       allow_patterns=_HUB_ALLOW_PATTERNS))
     except HFValidationError as err:
-        raise ModelNotFoundError(f"'{repo_id}' is not a valid Hugging Face hub id: {err}") from err
+        raise ModelNotFoundError(f"'{repo_id}' is not a valid Hugging Face hub id: {err}",
+                                 notice=Notice("error.model_unknown", model=repo_id[:60])) from err
     except LocalEntryNotFoundError:
         pass
     offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
     if offline or not _hub_reachable():
         why = "HF_HUB_OFFLINE is set" if offline else "the Hugging Face hub cannot be reached (no network)"
         raise HubUnavailableError(f"'{repo_id}' is not in the local Hugging Face cache and {why}; connect to the "
-                                  "network, or download the model elsewhere and pass its folder path")
+                                  "network, or download the model elsewhere and pass its folder path",
+                                  notice=Notice("error.hub_offline", model=repo_id[:60]))
     if max_parameters is not None:
         check_parameter_count(repo_id, hub_parameter_count(repo_id, revision), max_parameters)
     try:
         return Path(snapshot_download(repo_id, revision=revision, allow_patterns=_HUB_ALLOW_PATTERNS,
                                       etag_timeout=10))
     except Exception as err:  # noqa: BLE001 — hub errors come in many types; all mean "could not fetch"
-        raise HubUnavailableError(f"could not download '{repo_id}' from the Hugging Face hub: {err}") from err
+        raise HubUnavailableError(f"could not download '{repo_id}' from the Hugging Face hub: {err}",
+                                  notice=Notice("error.hub_download_failed", model=repo_id[:60])) from err

@@ -40,6 +40,7 @@ from pathlib import Path
 
 from inspector.base.assets import ASSETS_DIR
 from inspector.base.errors import HostingConfigError, ModelNotAllowedError
+from inspector.base.i18n import Notice
 from inspector.base.limits import (
     ALL_LAYERS_WEIGHTS_BUDGET_BYTES,
     HOSTED_JOB_MEMORY_BYTES,
@@ -215,7 +216,8 @@ def load_allowed_model(spec: str, policy: HostingPolicy, device: str = "auto", d
         offered = ", ".join(policy.model_choices())
         raise ModelNotAllowedError(f"'{spec}' is not one of the models this hosted instance offers ({offered}); it "
                                    "loads only listed models, never a folder or any hub id — pick one of those, or "
-                                   "run the app on your own machine (make app) to load anything")
+                                   "run the app on your own machine (make app) to load anything",
+                                   notice=Notice("error.model_not_offered", model=spec[:60]))
     shipped = {m.name: m for m in policy.shipped}
     if spec in shipped:
         return load_model(str(shipped[spec].folder), device, dtype, max_parameters=policy.max_parameters)

@@ -40,6 +40,7 @@ from inspector.base.limits import (
 )
 from inspector.core.budget import count_tokens, tokens_within
 from inspector.core.loading import LoadedModel, ModelInfo
+from inspector.core.model_folders import model_name
 from inspector.serving.hosting import HostingPolicy
 
 JobKind = Literal["heads", "attribution", "lessons", "compare", "groundtruth", "generate", "mechanism"]
@@ -116,7 +117,8 @@ def plan_job(policy: HostingPolicy, kind: str, loaded: LoadedModel, texts: Seque
         if length > limit:
             # A Notice: its English text for the CLI and logs, its key for a page in the reader's language.
             raise OverBudgetError(Notice("notice.job_refused", length=f"{length:,}", job=Notice(f"job.{kind}"),
-                                         limit=f"{limit:,}", model=info.name, seconds=f"{policy.deadline_s or 0:g}",
+                                         limit=f"{limit:,}", model=model_name(info.name),
+                                         seconds=f"{policy.deadline_s or 0:g}",
                                          mib=f"{policy.job_memory_bytes / 2**20:,.0f}"))
     keep, notice = count, None
     if policy.hosted and count is not None:
@@ -147,7 +149,9 @@ def _plan_corpus(policy: HostingPolicy, loaded: LoadedModel, lengths: list[int],
         if keep < 2:
             raise OverBudgetError(f"the corpus's first texts already take more than the {budget:,} tokens this hosted "
                                   f"instance gives one Heads corpus run with {loaded.info.name} — run it on your own "
-                                  "machine (make app)")
+                                  "machine (make app)",
+                                  notice=Notice("error.corpus_too_large", tokens=f"{budget:,}",
+                                                model=model_name(loaded.info.name)))
         if keep < count:
             notice = Notice("notice.job_corpus", asked=count, kept=keep, tokens=f"{budget:,}")
     return JobPlan(kind="heads", deadline_s=policy.deadline_s, max_tokens=limit, requested=count, keep=keep,

@@ -42,6 +42,7 @@ from inspector.core.capture import Capture, WeightsChoice, capture_within_memory
 from inspector.core.deadline import check_deadline, job_deadline
 from inspector.core.forward import EncodedText, encode_text
 from inspector.core.loading import LoadedModel, ModelInfo
+from inspector.core.model_folders import model_name
 from inspector.serving.hosting import HostingPolicy
 from inspector.serving.jobs import JobPlan, plan_job
 from inspector.serving.run_queue import RunQueue, process_queue
@@ -143,7 +144,9 @@ def plan(request: Request, loaded: LoadedModel | None, policy: HostingPolicy) ->
         if isinstance(text, str) and len(text) > MAX_TEXT_CHARS:
             raise InvalidTextError(f"the text has {len(text):,} characters; this app reads at most "
                                    f"{MAX_TEXT_CHARS:,} (a long paste would stall the page before the model could "
-                                   "refuse it) — paste a shorter passage")
+                                   "refuse it) — paste a shorter passage",
+                                   notice=Notice("error.text_too_many_characters", characters=f"{len(text):,}",
+                                                 limit=f"{MAX_TEXT_CHARS:,}"))
     if request.kind == "inspect":
         return _plan_inspect(request, loaded, policy)
     if request.kind == "census":  # a batch job over a corpus (its engine loads the model): a run slot, no deadline
@@ -195,7 +198,9 @@ def _plan_inspect(request: Request, loaded: LoadedModel, policy: HostingPolicy) 
                 f"the text has {n:,} tokens; {info.name}'s attention weights for one layer ({info.num_heads} heads × "
                 f"{n:,}²) would not fit the {budget / 2**20:,.0f} MiB this server gives one request, which allows "
                 f"{limit:,} tokens — shorten the text or run the app on a machine with a larger "
-                "INSPECTOR_WEIGHTS_BUDGET_MB")
+                "INSPECTOR_WEIGHTS_BUDGET_MB",
+                notice=Notice("error.weights_too_large", tokens=f"{n:,}", model=model_name(info.name),
+                              mib=f"{budget / 2**20:,.0f}", limit=f"{limit:,}"))
     weights, notices = request.weights, ()
     needed = attention_bytes(info, n, layers=len(wanted))
     if wanted and needed > budget:
@@ -220,7 +225,7 @@ def _generate_weights(request: Request, info: ModelInfo, positions: int,
         return request.weights, None
     fit = budget // attention_bytes(info, positions, copies, layers=1)
     if fit < 1:
-        raise OverBudgetError(Notice("notice.generate_weights_refused", n=f"{positions:,}", model=info.name,
+        raise OverBudgetError(Notice("notice.generate_weights_refused", n=f"{positions:,}", model=model_name(info.name),
                                      mib=f"{budget / 2**20:,.0f}",
                                      longest=f"{tokens_within(info, budget, copies, layers=1):,}"))
     kept = wanted[:fit]
@@ -251,7 +256,7 @@ def holding(plan: Plan, *, on_wait: OnWait | None = None, queue: RunQueue | None
             lazy: bool = False) -> Iterator[None]:
     """The run's slot and its one deadline for the ``with`` block. ``lazy``: the slot is taken as the first forward
     inside starts (a page's job over cached functions); otherwise at once, and the deadline starts once it is held."""
-    name = job_name(plan.job.kind)
+    name = Notice(f"job.{plan.job.kind}")  # its catalogue name: a deadline's notice says it in the page's language
     if lazy:
         with job_deadline(plan.deadline_s, name, admit=lambda: _run_slot(on_wait, queue)):
             yield
@@ -293,7 +298,8 @@ def run(plan: Plan, work: Callable[[Progress], T], *, progress: Progress = no_pr
             failure = str(err).splitlines()[0][:200] if str(err) else type(err).__name__
     release_memory(None)  # outside the except block: the traceback's tensors are gone by now
     raise DeviceOutOfMemoryError(f"{job_name(plan.job.kind)} ran out of memory ({failure}); the machine is short of "
-                                 "memory — try a shorter text, ask for less or pick a smaller model")
+                                 "memory — try a shorter text, ask for less or pick a smaller model",
+                                 notice=Notice("error.out_of_memory", job=Notice(f"job.{plan.job.kind}")))
 
 
 def run_capture(plan: Plan, loaded: LoadedModel, *, backend: str = "auto",

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from inspector.base.errors import InvalidRequestError, InvalidTextError, UnsupportedModelError
+from inspector.base.i18n import Notice
 from inspector.base.limits import ATTRIBUTION_MEMORY_BUDGET_BYTES
 from inspector.base.tokens import readable_tokens
 from inspector.core.budget import attention_bytes
@@ -165,7 +166,8 @@ def _single_token_id(loaded: LoadedModel, token: str) -> int:
         ids = [direct] if isinstance(direct, int) and direct != loaded.tokenizer.unk_token_id else ids
     if len(ids) != 1:
         raise InvalidRequestError(f"the target token {token!r} is {len(ids)} tokens for this tokenizer; choose a "
-                                  "word that is a single token (or leave it empty for the model's top prediction)")
+                                  "word that is a single token (or leave it empty for the model's top prediction)",
+                                  notice=Notice("attribution.error.target_tokens", token=token, count=len(ids)))
     return int(ids[0])
 
 
@@ -187,7 +189,9 @@ def setup_problem(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str
         probs = torch.softmax(outputs.logits[0].float(), dim=-1)
         index = int(probs.argmax()) if spec.class_index is None else int(spec.class_index)
         if not 0 <= index < probs.numel():
-            raise InvalidRequestError(f"class {index} does not exist: the classifier has classes 0–{probs.numel() - 1}")
+            raise InvalidRequestError(f"class {index} does not exist: the classifier has classes 0–{probs.numel() - 1}",
+                                      notice=Notice("attribution.error.no_class", index=index,
+                                                    last=probs.numel() - 1))
         label = loaded.info.labels[index] if index < len(loaded.info.labels) else str(index)
         target = Target(kind="class", value=float(probs[index]), class_index=index, label=label,
                         description=f"the probability the classifier gives class “{label}”"
@@ -196,7 +200,8 @@ def setup_problem(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str
         position = output_position(loaded, inputs)  # the first [MASK], or the last real token
         if position is None:
             raise InvalidTextError(f"a masked language model predicts the word at {tokenizer.mask_token or '[MASK]'}; "
-                                   "the text has none — put it where the model should fill in a word")
+                                   "the text has none — put it where the model should fill in a word",
+                                   notice=Notice("attribution.error.no_mask", mask=tokenizer.mask_token or "[MASK]"))
         if head == "masked-lm":
             protected[position] = True
         log_probs = torch.log_softmax(outputs.logits[0, position].float(), dim=-1)
@@ -209,7 +214,8 @@ def setup_problem(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str
                                     + (" (the model's top prediction)" if token_id == int(log_probs.argmax()) else ""))
     else:
         if not spec.reference or not spec.reference.strip():
-            raise InvalidTextError("the target compares the text with a reference sentence; type one")
+            raise InvalidTextError("the target compares the text with a reference sentence; type one",
+                                   notice=Notice("attribution.error.no_reference"))
         ref_inputs = encode_text(loaded, spec.reference).inputs
         ref_out = forward(loaded, ref_inputs, backend=backend).outputs
         reference = pooled_embedding(ref_out.hidden_states[-1], ref_inputs["attention_mask"])[0]
@@ -218,7 +224,8 @@ def setup_problem(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str
                         description=f"the cosine similarity between the text's sentence embedding (mean of the last "
                                     f"layer over its tokens) and that of the reference “{spec.reference}”")
     if (~protected).sum() < 2:
-        raise InvalidTextError("the text needs at least two tokens besides the special ones to compare rankings")
+        raise InvalidTextError("the text needs at least two tokens besides the special ones to compare rankings",
+                               notice=Notice("attribution.error.too_short"))
     offsets = encoding.get("offset_mapping")
     facts = EncodingFacts(tokens=encoded.tokens, special=special, word_ids=token_word_ids(encoding, special),
                           offsets=offsets[0].numpy() if offsets is not None else None)
@@ -246,7 +253,8 @@ def query_index(query: QueryChoice, problem: Problem) -> int:
     if query == "last":
         return n - 1
     if isinstance(query, bool) or not isinstance(query, int) or not 0 <= query < n:
-        raise InvalidRequestError(f"query {query!r} is not a token position: the text has tokens 0–{n - 1}")
+        raise InvalidRequestError(f"query {query!r} is not a token position: the text has tokens 0–{n - 1}",
+                                  notice=Notice("attribution.error.query", query=repr(query), last=n - 1))
     return int(query)
 
 
@@ -289,7 +297,7 @@ def replacement_id(loaded: LoadedModel) -> tuple[int, str]:
         if token is not None and token_id is not None:
             return int(token_id), str(token)
     raise UnsupportedModelError("this tokenizer has no [MASK], [UNK] or [PAD] token to replace removed tokens "
-                                "with; choose removal by deletion")
+                                "with; choose removal by deletion", notice=Notice("attribution.error.no_replacement"))
 
 
 def removal_modes(loaded: LoadedModel) -> dict[str, str | None]:

@@ -35,9 +35,11 @@ import torch
 from inspector.analyses.divergence import jensen_shannon_numpy
 from inspector.analyses.lessons.common import Answer, _check_shapes, _f, _pct, asymmetry_index, position_kind
 from inspector.base.errors import InvalidRequestError
+from inspector.base.i18n import Notice
 from inspector.core.bundled import BUNDLED
 from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel
+from inspector.core.model_folders import model_name
 from inspector.core.outputs import model_output, output_change
 from kernels.hf import TieKeysToQueries
 from kernels.reference import visible_keys_mask
@@ -104,7 +106,8 @@ def _visible(result, layer: int, n: int) -> np.ndarray:
 def causal_lesson(encoder: LoadedModel, decoder: LoadedModel, text: str, layer: int, head: int, *,
                   backend: str = "torch") -> CausalLesson:
     if not decoder.info.causal or decoder.info.head != "causal-lm":
-        raise InvalidRequestError(f"{decoder.info.name} is not a causal language model; pick a bundled decoder")
+        raise InvalidRequestError(f"{decoder.info.name} is not a causal language model; pick a bundled decoder",
+                                  notice=Notice("decoder.error.not_decoder", model=model_name(decoder.info.name)))
     layer, head = decoder.info.check_layer(layer), decoder.info.check_head(head)
     enc = encode_text(encoder, text)
     enc_result = forward(encoder, enc.inputs, backend=backend, stop_after=0, stats=("lse",))
@@ -193,7 +196,8 @@ def shift_invariance(loaded: LoadedModel, text: str, *, shift: int = POSITION_SH
     shift = int(min(shift, loaded.info.max_positions - n - _position_offset(loaded)))
     if shift < 1:
         raise InvalidRequestError(f"the text's {n} tokens leave no room to shift positions in {loaded.info.name}; "
-                                  "shorten the text")
+                                  "shorten the text", notice=Notice("decoder.error.no_room_to_shift", tokens=n,
+                                                                    model=model_name(loaded.info.name)))
     results = []
     for start in (0, shift):
         positions = torch.arange(start, start + n, device=loaded.device)[None] + _position_offset(loaded)
@@ -265,7 +269,8 @@ def rope_lesson(loaded: LoadedModel, text: str, layer: int, head: int, *, absolu
     frequencies = rope_frequencies(loaded)
     if position_kind(loaded) != "rope" or not frequencies:
         raise InvalidRequestError(f"{loaded.info.name} does not use rotary position embeddings; pick a bundled "
-                                  "decoder (SmolLM2 or Gemma 3) for this lesson")
+                                  "decoder (SmolLM2 or Gemma 3) for this lesson",
+                                  notice=Notice("decoder.error.no_rope", model=model_name(loaded.info.name)))
     layer, head = loaded.info.check_layer(layer), loaded.info.check_head(head)
     rope = shift_invariance(loaded, text, backend=backend)
     contrast = shift_invariance(absolute, text, backend=backend) if absolute is not None else None

@@ -40,9 +40,11 @@ from inspector.analyses.lessons.common import (
 from inspector.analyses.lessons.timing import exponent_interval, timing_spread
 from inspector.base.errors import InvalidRequestError
 from inspector.base.examples import long_corpus_text as long_text
+from inspector.base.i18n import Notice
 from inspector.core.budget import attention_bytes, weight_bytes
 from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel
+from inspector.core.model_folders import model_name
 from inspector.core.outputs import model_output, output_change
 from kernels.hf import WeightEdit
 from kernels.reference import row_entropy, visible_keys_mask
@@ -137,12 +139,14 @@ def window_lesson(loaded: LoadedModel, *, text: str | None = None, lengths: Sequ
     window, local, global_ = window_layers(loaded, 5, probe.inputs)
     if window is None:
         raise InvalidRequestError(f"{info.name} has no sliding-window layer; pick Gemma 3 270M (15 of its 18 layers "
-                                  "see a 512-token window)")
+                                  "see a 512-token window)",
+                                  notice=Notice("decoder.error.no_window", model=model_name(info.name)))
     encoded = encode_text(loaded, text or long_text(4 * window + 256), truncate=True)
     n = min(encoded.inputs["input_ids"].shape[1], window + 64)
     inputs = {name: tensor[:, :n] for name, tensor in encoded.inputs.items()}
     if n <= window:
-        raise InvalidRequestError(f"the text has {n} tokens, not more than the window of {window}; use a longer text")
+        raise InvalidRequestError(f"the text has {n} tokens, not more than the window of {window}; use a longer text",
+                                  notice=Notice("decoder.error.text_within_window", tokens=n, window=window))
     local_layer, global_layer = local[0], (global_[0] if global_ else None)
     layers = frozenset({local_layer} | ({global_layer} if global_layer is not None else set()))
     result = forward(loaded, inputs, backend=backend, weights_layers=layers,

@@ -13,8 +13,10 @@ from inspector.analyses.lessons.common import Answer, _check_shapes, _f, _pct
 from inspector.analyses.lessons.decoder import SINK_TOKENS, STREAM_TOKENS, STREAM_WINDOW
 from inspector.base.errors import InvalidRequestError, UnsupportedModelError
 from inspector.base.examples import long_corpus_text as long_text
+from inspector.base.i18n import Notice
 from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel
+from inspector.core.model_folders import model_name
 from inspector.core.outputs import head_writes, model_output, output_change, output_projection
 from kernels.hf import WeightEdit
 
@@ -98,7 +100,8 @@ def streaming_perplexity(loaded: LoadedModel, *, tokens: int = STREAM_TOKENS, wi
     quarter of the text on a model that reads fewer positions than ``tokens``."""
     if not loaded.info.causal or loaded.info.head != "causal-lm":
         raise InvalidRequestError(f"{loaded.info.name} is not a causal language model: the streaming experiment "
-                                  "needs next-token predictions; pick a bundled decoder")
+                                  "needs next-token predictions; pick a bundled decoder",
+                                  notice=Notice("decoder.error.not_decoder", model=model_name(loaded.info.name)))
     encoded = encode_text(loaded, long_text(), truncate=True)
     inputs = {name: tensor[:, :tokens] for name, tensor in encoded.inputs.items()}
     n = inputs["input_ids"].shape[1]
@@ -120,7 +123,8 @@ def sinks_lesson(loaded: LoadedModel, text: str, layer: int, *, stream: bool = T
     encoded = encode_text(loaded, text)
     n = len(encoded.tokens)
     if n < 3:
-        raise InvalidRequestError("the sink lesson needs a text of at least 3 tokens")
+        raise InvalidRequestError("the sink lesson needs a text of at least 3 tokens",
+                                  notice=Notice("lessons.error.text_too_short", tokens=3))
     base = forward(loaded, encoded.inputs, backend=backend, weights_layers=frozenset({layer}), keep=("value",),
                    keep_layers=frozenset({layer}))
     rows = slice(1, None) if info.causal else slice(None)

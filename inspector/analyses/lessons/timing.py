@@ -27,7 +27,7 @@ from inspector.analyses.lessons.common import (
 )
 from inspector.analyses.lessons.encoder import DefinitionLesson
 from inspector.base.errors import InvalidRequestError
-from inspector.base.i18n import device_label
+from inspector.base.i18n import Notice, device_label
 from inspector.base.progress import Progress, no_progress
 from inspector.core.budget import weight_bytes
 from inspector.core.forward import encode_text, forward
@@ -272,7 +272,8 @@ def complexity_lesson(lengths: Sequence[int] = DEFAULT_LENGTHS, *, heads: int = 
 def attention_target(definition: DefinitionLesson, query: int) -> tuple[int, float]:
     """The key the head sends most of ``query``'s budget to, and that weight (the quiz's reveal)."""
     if not 0 <= query < len(definition.tokens):
-        raise InvalidRequestError(f"query position {query} is outside the text's {len(definition.tokens)} tokens")
+        raise InvalidRequestError(f"query position {query} is outside the text's {len(definition.tokens)} tokens",
+                                  notice=Notice("lessons.error.query", query=query, tokens=len(definition.tokens)))
     row = definition.weights[query]
     return int(row.argmax()), float(row.max())
 
@@ -310,7 +311,7 @@ def leave_one_out(loaded: LoadedModel, text: str, *, backend: str = "torch") -> 
             change[position] = output_change(base, model_output(loaded, result, reduced, sequence=b))
     if not np.isfinite(change).any():
         raise InvalidRequestError("the text has no token that can be left out (only special tokens); type a longer "
-                                  "text")
+                                  "text", notice=Notice("lessons.error.nothing_to_leave_out"))
     return TokenImportance(tokens=tokens, change=change, measure=base.kind, best=int(np.nanargmax(change)))
 
 

@@ -40,8 +40,10 @@ from inspector.analyses.mechanism.residual import (
 )
 from inspector.base.display import Displayable
 from inspector.base.errors import InvalidRequestError, UnsupportedModelError
+from inspector.base.i18n import Notice
 from inspector.core.forward import encode_text
 from inspector.core.loading import LoadedModel
+from inspector.core.model_folders import model_name
 from inspector.core.token_codec import TokenCodec
 
 SUM_RULE_TOLERANCE = 1e-4  # relative to the largest |part|, |target| or 1
@@ -144,7 +146,8 @@ def token_id(loaded: LoadedModel, token: str, what: str) -> int:
     tokenisation without special tokens, which must be exactly one token. :class:`InvalidRequestError` otherwise."""
     tokenizer = loaded.tokenizer
     if not isinstance(token, str) or not token:
-        raise InvalidRequestError(f"{what} is empty; give one token of the model's vocabulary")
+        raise InvalidRequestError(f"{what} is empty; give one token of the model's vocabulary",
+                                  notice=Notice("mech.error.token_empty"))
     direct = loaded.codec.vocabulary_id(token)
     if isinstance(direct, int) and direct != tokenizer.unk_token_id and 0 <= direct < loaded.info.vocab_size:
         return direct
@@ -152,7 +155,9 @@ def token_id(loaded: LoadedModel, token: str, what: str) -> int:
     pieces = loaded.codec.token_strings(ids)
     if len(ids) != 1:
         raise InvalidRequestError(f"{what} {token!r} is {len(ids)} tokens for {loaded.info.name} ({pieces}); a logit "
-                                  "belongs to one token — give a single token (often with its leading space)")
+                                  "belongs to one token — give a single token (often with its leading space)",
+                                  notice=Notice("mech.error.not_one_token", token=token, count=len(ids),
+                                                model=model_name(loaded.info.name), pieces=" ".join(pieces)))
     return int(ids[0])
 
 

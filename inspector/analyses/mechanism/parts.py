@@ -21,7 +21,9 @@ from dataclasses import dataclass
 import torch
 
 from inspector.base.errors import InvalidRequestError, UnsupportedModelError
+from inspector.base.i18n import Notice
 from inspector.core.loading import LoadedModel
+from inspector.core.model_folders import model_name
 from kernels.hf import is_attention_module, transformer_layers
 
 # model_type → family; the family decides where the norms sit (see LayerParts).
@@ -172,11 +174,14 @@ def model_parts(loaded: LoadedModel) -> ModelParts:
     if not info.causal or info.head != "causal-lm":
         raise UnsupportedModelError(f"{info.name} is not a decoder language model (it is {info.architecture}); the "
                                     "mechanism analyses explain a next-token prediction — pick a decoder such as "
-                                    + DECODER_NAMES)
+                                    + DECODER_NAMES, notice=Notice("mech.error.not_decoder",
+                                                                   model=model_name(info.name), decoders=DECODER_NAMES))
     family = FAMILIES.get(info.model_type)
     if family is None:
         raise UnsupportedModelError(f"{info.name} ({info.model_type}): the mechanism analyses support Llama, Mistral, "
-                                    "Qwen2/3, GPT-2 and Gemma 3 decoders — pick one such as " + DECODER_NAMES)
+                                    "Qwen2/3, GPT-2 and Gemma 3 decoders — pick one such as " + DECODER_NAMES,
+                                    notice=Notice("mech.error.family", model=model_name(info.name),
+                                                  decoders=DECODER_NAMES))
     model = loaded.model
     blocks = transformer_layers(model, info.num_layers)
     base = getattr(model, "transformer", None) or getattr(model, "model", None)
@@ -198,5 +203,7 @@ def check_position(position: int, length: int, what: str) -> int:
     :class:`InvalidRequestError` naming the range."""
     if isinstance(position, bool) or not isinstance(position, int) or not -length <= position < length:
         raise InvalidRequestError(f"{what} {position!r} is outside the text's {length} tokens; choose 0–{length - 1} "
-                                  "(or −1 for the last)")
+                                  "(or −1 for the last)",
+                                  notice=Notice("mech.error.position", position=repr(position), length=length,
+                                                last=length - 1))
     return position % length

@@ -36,6 +36,7 @@ from inspector.analyses.mechanism.parts import ModelParts, model_parts
 from inspector.analyses.mechanism.residual import MeasuredRun, embed, measure
 from inspector.base.display import Displayable
 from inspector.base.errors import InvalidRequestError
+from inspector.base.i18n import Notice
 from inspector.base.progress import Progress, no_progress
 from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel
@@ -204,7 +205,8 @@ def _encode_pair(loaded: LoadedModel, clean: str, corrupted: str):
         raise LengthMismatchError(
             f"the clean text has {len(first.tokens)} tokens {list(first.tokens)} and the corrupted text "
             f"{len(second.tokens)} {list(second.tokens)}; patching swaps activations position by position, so both "
-            "must have the same number of tokens — change a word for one of the same token count")
+            "must have the same number of tokens — change a word for one of the same token count",
+            notice=Notice("mech.error.length_mismatch", clean=len(first.tokens), corrupted=len(second.tokens)))
     return first, second
 
 
@@ -216,7 +218,8 @@ def patching_run(loaded: LoadedModel, clean: str, corrupted: str, *, answer: str
     answer_id, contrast_id = token_id(loaded, answer, "the answer"), token_id(loaded, contrast, "the contrast")
     if answer_id == contrast_id:
         raise InvalidRequestError(f"the answer and the contrast are the same token ({answer!r}); the metric is their "
-                                  "logit difference — give two different tokens")
+                                  "logit difference — give two different tokens",
+                                  notice=Notice("mech.error.same_tokens", token=answer))
     runs = [measure(loaded, parts, encoded.inputs, deadline_s=deadline_s) for encoded in (first, second)]
     return (PatchingRun(loaded, parts, runs[0], runs[1], answer_id, contrast_id, deadline_s),
             first.tokens, second.tokens)

@@ -26,6 +26,7 @@ from inspector.analyses.mechanism.parts import check_position, freeze_norm, mode
 from inspector.analyses.mechanism.residual import measure, residual_components
 from inspector.base.display import Displayable
 from inspector.base.errors import InvalidRequestError
+from inspector.base.i18n import Notice
 from inspector.core.forward import encode_text
 from inspector.core.loading import LoadedModel
 
@@ -149,12 +150,15 @@ def score_attribution(loaded: LoadedModel, text: str, *, layer: int, head: int, 
     i = check_position(query_position, n, "the query position")
     j = check_position(key_position, n, "the key position")
     if j > i:
-        raise InvalidRequestError(f"key {j} comes after query {i}; a causal model's query sees only keys 0–{i}")
+        raise InvalidRequestError(f"key {j} comes after query {i}; a causal model's query sees only keys 0–{i}",
+                                  notice=Notice("mech.error.key_after_query", key=j, query=i))
     run = measure(loaded, parts, encoded.inputs, keep_qk=True, stop_after=layer)
     record = run.records[layer]
     if record.window is not None and i - j >= record.window:
         raise InvalidRequestError(f"layer {layer} attends within a sliding window of {record.window} tokens; query {i} "
-                                  f"cannot see key {j} — choose a key from {i - record.window + 1} to {i}")
+                                  f"cannot see key {j} — choose a key from {i - record.window + 1} to {i}",
+                                  notice=Notice("mech.error.outside_window", layer=layer, window=record.window, key=j,
+                                                query=i, first=i - record.window + 1))
     kv_head = head // (info.num_heads // info.num_kv_heads)
     real_q, real_k = record.tensors["query"][0, head].double(), record.tensors["key"][0, kv_head].double()
     real_scores = record.scale * (real_k @ real_q[i])  # (n,)

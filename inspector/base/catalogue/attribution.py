@@ -177,6 +177,24 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "({floor:.4g}) — this target has no decision to flip",
      "f 降到 {threshold:.4g} 以下，即从 f(x) = {start:.4g} 到移除所有内容词元后的 f（{floor:.4g}）的中点——"
      "这个目标没有可翻转的决策"),
+    # Errors of the target and the query a page asks for (inspector.analyses.attribution.targets) ---------------------
+    ("attribution.error.target_tokens", "The target token '{token}' is {count} tokens for this tokenizer; choose a "
+     "word that is a single token (or leave it empty for the model's top prediction).",
+     "目标词元“{token}”在这个分词器中是 {count} 个词元；请选一个只占一个词元的词（或留空，使用模型的首选预测）。"),
+    ("attribution.error.no_class", "Class {index} does not exist: the classifier has classes 0–{last}.",
+     "类别 {index} 不存在：分类器只有类别 0–{last}。"),
+    ("attribution.error.no_mask", "A masked language model predicts the word at {mask}; the text has none — put it "
+     "where the model should fill in a word.", "掩码语言模型预测的是 {mask} 处的词；这段文本里没有——请把它放在模型"
+     "应该填词的位置。"),
+    ("attribution.error.no_reference", "The target compares the text with a reference sentence; type one.",
+     "这个目标把文本和一个参考句子比较；请输入参考句子。"),
+    ("attribution.error.too_short", "The text needs at least two tokens besides the special ones to compare "
+     "rankings; type a longer text.", "除特殊词元外，文本至少需要两个词元才能比较排序；请输入更长的文本。"),
+    ("attribution.error.query", "Query {query} is not a token position: the text has tokens 0–{last}.",
+     "查询 {query} 不是词元位置：文本只有词元 0–{last}。"),
+    ("attribution.error.no_replacement", "This tokenizer has no [MASK], [UNK] or [PAD] token to replace removed tokens "
+     "with; choose removal by deletion.", "这个分词器没有可以替换被删除词元的 [MASK]、[UNK] 或 [PAD] 词元；请选择按"
+     "删除来移除。"),
     # Charts and tables (inspector.charts.attribution) -----------------------------------------------------------------
     ("chart.attribution.word", "word", "词"),
     ("chart.attribution.token", "token", "词元"),

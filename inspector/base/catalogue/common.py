@@ -110,4 +110,58 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("error.bundled_damaged", "The prepared files of {model} are damaged. The operator can prepare them again with "
      "python -m inspector prepare --model {model}.", "{model} 准备好的文件已损坏。管理员可以用 python -m inspector "
      "prepare --model {model} 重新准备。"),
+    # Errors a page shows in its language, with the values of what went wrong: the text (inspector.core.forward,
+    # inspector.serving.run), the run's limits (inspector.core.deadline, inspector.serving.run and jobs,
+    # inspector.core.capture), the model (inspector.core.model_folders and loading, inspector.serving.hosting) ------
+    ("error.text_empty", "The text is empty; type or paste a sentence to inspect.",
+     "文本为空；请输入或粘贴一句要查看的话。"),
+    ("error.text_too_long", "The text has {tokens} tokens; {model} reads at most {limit} — shorten it or pick a "
+     "long-context model.",
+     "这段文本有 {tokens} 个词元；{model} 最多读取 {limit} 个——请缩短文本，或选一个能读长文本的模型。"),
+    ("error.text_no_tokens", "The text produced no tokens for this model's tokenizer; type or paste other text.",
+     "这段文本在这个模型的分词器下没有产生任何词元；请输入或粘贴别的文本。"),
+    ("error.text_invisible", "The text has nothing this model's tokenizer reads — only invisible characters "
+     "(zero-width spaces, direction marks, …) or special tokens; type or paste visible text.",
+     "这段文本里没有这个模型的分词器能读的内容——只有不可见字符（零宽空格、方向标记等）或特殊词元；请输入或粘贴可见的文本。"),
+    ("error.text_too_many_characters", "The text has {characters} characters; this app reads at most {limit} — "
+     "paste a shorter passage.", "这段文本有 {characters} 个字符；本应用最多读取 {limit} 个——请粘贴更短的段落。"),
+    ("error.weights_too_large", "The text has {tokens} tokens; one layer of {model}'s attention weights would not fit "
+     "the {mib} MiB this server gives one request, which allows {limit} tokens — shorten the text.",
+     "这段文本有 {tokens} 个词元；{model} 一层的注意力权重放不进本服务器给单个请求的 {mib} MiB（最多允许 {limit} "
+     "个词元）——请缩短文本。"),
+    ("error.corpus_too_large", "The corpus's first texts already take more than the {tokens} tokens this hosted "
+     "instance gives one Heads corpus run with {model} — run it on your own machine (make app).",
+     "语料库的前几段文本已经超过本托管实例在 {model} 上给一次 Heads 语料库运行的 {tokens} 个词元——请在自己的电脑上运行"
+     "（make app）。"),
+    ("error.deadline", "{job} did not finish within the {seconds} s this server gives one request; the server may be "
+     "busy or the text long — try again, shorten the text or ask for less.",
+     "{job}未能在本服务器给单个请求的 {seconds} 秒内完成；服务器可能正忙，或文本太长——请重试、缩短文本或减少请求的"
+     "内容。"),
+    ("error.deadline_forward", "{model} on {tokens} tokens", "{model} 处理 {tokens} 个词元"),
+    ("error.out_of_memory", "{job} ran out of memory; the machine is short of memory — try a shorter text, ask for "
+     "less or pick a smaller model.",
+     "{job}内存不足；这台机器的内存不够——请缩短文本、减少请求的内容或选一个更小的模型。"),
+    ("error.capture_out_of_memory", "{model} ran out of memory, even with one layer's weights; the server is short of "
+     "memory — try a shorter text or a smaller model, or try again later.",
+     "即使只保留一层的权重，{model} 仍然内存不足；服务器的内存不够——请缩短文本、换一个更小的模型，或稍后再试。"),
+    ("error.model_unknown", "'{model}' is neither a model on this machine nor a valid Hugging Face hub id (like "
+     "'openai-community/gpt2'); pick a model from the sidebar's menu.",
+     "“{model}”既不是这台机器上的模型，也不是有效的 Hugging Face 模型 id（例如“openai-community/gpt2”）；请从侧边栏的"
+     "菜单里选一个模型。"),
+    ("error.model_is_file", "'{model}' is a file; a model is a folder with config.json, tokenizer files and "
+     "*.safetensors weights.",
+     "“{model}”是一个文件；模型应是一个包含 config.json、分词器文件和 *.safetensors 权重的文件夹。"),
+    ("error.model_too_large", "{model} has {parameters} parameters, more than the {limit} this instance allows; pick "
+     "a smaller model.", "{model} 有 {parameters} 个参数，超过了本实例允许的 {limit} 个；请选一个更小的模型。"),
+    ("error.hub_offline", "'{model}' is not in the local Hugging Face cache and the hub cannot be reached; connect "
+     "to the network, or pick a bundled model.",
+     "本地 Hugging Face 缓存里没有“{model}”，也无法连接 Hugging Face；请连上网络，或选一个内置模型。"),
+    ("error.hub_download_failed", "'{model}' could not be downloaded from the Hugging Face hub; try again later, or "
+     "pick a bundled model.", "无法从 Hugging Face 下载“{model}”；请稍后再试，或选一个内置模型。"),
+    ("error.model_not_offered", "'{model}' is not one of the models this instance offers; pick one from the "
+     "sidebar's menu.", "“{model}”不在本实例提供的模型之中；请从侧边栏的菜单里选一个。"),
+    ("error.no_such_layer", "Layer {layer} does not exist: {model} has layers 0–{last}.",
+     "第 {layer} 层不存在：{model} 只有第 0–{last} 层。"),
+    ("error.no_such_head", "Head {head} does not exist: {model} has heads 0–{last} per layer.",
+     "第 {head} 个头不存在：{model} 每层只有第 0–{last} 个头。"),
 )

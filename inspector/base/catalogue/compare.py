@@ -155,6 +155,29 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "对所有层和头取平均；最后一条：特殊词元。"),
     ("chart.compare.shapes_piece", "piece of the text", "文本片段"),
     ("chart.compare.shapes_share", "share of attention", "注意力占比"),
+    # Errors of the two runs and the tokens a page asks for (inspector.analyses.compare, token_alignment) -------------
+    ("compare.error.shapes", "{model_a} has {layers_a} layers × {heads_a} heads and {model_b} {layers_b} × "
+     "{heads_b}: heads can only be compared one to one between models of the same shape — pick a model of the same "
+     "architecture (a base model and its fine-tune).", "{model_a} 有 {layers_a} 层 × {heads_a} 个头，{model_b} 有 "
+     "{layers_b} × {heads_b}：只有形状相同的模型才能逐个头对比——请选同一架构的模型（例如基础模型和它的微调版）。"),
+    ("compare.error.tokenizers", "{model_a} and {model_b} split the text differently, so attention rows cannot be "
+     "matched token by token — compare models that share a tokenizer.", "{model_a} 和 {model_b} 对这段文本的切分"
+     "不同，注意力行无法逐词元对应——请对比共用分词器的模型。"),
+    ("compare.error.too_long", "A text has {tokens} tokens; Compare keeps every layer's attention weights of both "
+     "texts and reads at most {limit} — compare a sentence or two, not a document.",
+     "有一段文本有 {tokens} 个词元；对比会保留两段文本每一层的注意力权重，最多读取 {limit} 个——请对比一两句话，而不是"
+     "整篇文档。"),
+    ("compare.error.same_keys", "The two keys are the same token '{token}'; pick two different tokens.",
+     "两个键是同一个词元“{token}”；请选两个不同的词元。"),
+    ("compare.error.no_shared_token", "The two texts share no token that could serve as the query; make them differ "
+     "in a word or two, not throughout.", "两段文本没有可以作为查询的共同词元；请让它们只差一两个词，而不是处处不同。"),
+    ("compare.error.no_position", "Position {position} does not exist: text A has tokens 0–{last}.",
+     "位置 {position} 不存在：文本 A 只有词元 0–{last}。"),
+    ("compare.error.no_partner", "'{token}' (position {position}) has no partner in text B (it was inserted or "
+     "deleted); pick a token both texts have.", "“{token}”（位置 {position}）在文本 B 中没有对应词元（它是插入或删除"
+     "的）；请选两段文本都有的词元。"),
+    ("compare.error.not_shared", "'{token}' is not a token both texts have; tokens with a partner: {tokens}.",
+     "“{token}”不是两段文本共有的词元；有对应的词元：{tokens}。"),
     # Charts (inspector.charts.compare) --------------------------------------------------------------------------------
     ("chart.compare.legend_js", "JS divergence of the query's rows (nats)", "查询词元两行的 JS 散度（奈特）"),
     ("chart.compare.legend_shift", "key shift: mass moved from key 1 to key 2", "键转移：从键 1 移到键 2 的注意力"),

@@ -65,6 +65,18 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("generate.rate_metric", "Tokens per second", "每秒词元数"),
     ("generate.first_token_metric", "First token after", "首个词元用时"),
     ("generate.download", "Download the run (JSON)", "下载本次生成（JSON）"),
+    # Errors of the prompt and the run a page asks for (inspector.analyses.generate) ----------------------------------
+    ("generate.error.not_decoder", "{model} is not a causal language model, so it cannot write text; pick SmolLM2 "
+     "135M or Gemma 3 270M.", "{model} 不是因果语言模型，不能写文本；请选 SmolLM2 135M 或 Gemma 3 270M。"),
+    ("generate.error.empty_prompt", "The prompt is empty; type the beginning of a text for the model to continue.",
+     "提示为空；请输入一段文本的开头，让模型续写。"),
+    ("generate.error.no_chat_template", "{model} has no chat template, so a chat prompt cannot be built; turn chat "
+     "off, or pick SmolLM2 135M (instruction-tuned).", "{model} 没有对话模板，无法构造对话提示；请关闭对话，或选 "
+     "SmolLM2 135M（经过指令微调）。"),
+    ("generate.error.past_positions", "The prompt has {prompt} tokens and {new} new ones would go past the {limit} "
+     "positions {model} reads; ask for at most {room} new tokens or shorten the prompt.",
+     "提示有 {prompt} 个词元，再加 {new} 个新词元会超过 {model} 能读的 {limit} 个位置；请最多要求 {room} 个新词元，"
+     "或缩短提示。"),
     # The charts (inspector/charts/generate.py) ----------------------------------------------------------------------
     ("chart.generate.prompt", "prompt", "提示词"),
     ("chart.generate.generated", "generated", "生成的"),

@@ -178,6 +178,15 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("gt.reading.caution",
      "Caution: the model's accuracy here, {accuracy} [{low}–{high}], is below the {stated} its card states.",
      "注意：模型在这里的准确率 {accuracy} [{low}–{high}] 低于其模型卡声明的 {stated}。"),
+    # Errors of the model card (inspector.analyses.groundtruth): the model as its menu names it, never its folder ----
+    ("gt.error.no_card", "{model} has no ground-truth card: scoring needs a model trained on a task whose causal "
+     "token is known — pick one of the ground-truth models ({choices}).", "{model} 没有已知答案卡片：打分需要一个在"
+     "因果词元已知的任务上训练的模型——请选一个已知答案模型（{choices}）。"),
+    ("gt.error.bad_card", "The ground-truth card of {model} cannot be read; the model must be trained again with its "
+     "training script.", "无法读取 {model} 的已知答案卡片；需要用它的训练脚本重新训练这个模型。"),
+    ("gt.error.bundled_no_card", "The bundled all-MiniLM-L6-v2 has no known causal tokens; pick one of the "
+     "ground-truth models ({choices}).",
+     "内置的 all-MiniLM-L6-v2 没有已知的因果词元；请选一个已知答案模型（{choices}）。"),
     # Charts and tables (inspector.charts.groundtruth) -----------------------------------------------------------------
     ("chart.gt.causal_mark", "◆ causal", "◆ 因果"),
     ("chart.gt.supporting_mark", "◇ supporting", "◇ 辅助"),

@@ -197,6 +197,9 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("chart.heads.metric.ablation", "importance: output change when ablated", "重要性：消融后输出的变化"),
     ("chart.heads.metric.gradient", "importance: gradient score (Michel)", "重要性：梯度得分（Michel）"),
     ("chart.heads.flag.collapsed", "collapsed", "坍缩"),
+    # Errors of the Heads page's own corpus (inspector.analyses.heads.read_corpus) ------------------------------------
+    ("heads.error.corpus_unreadable", "The example corpus cannot be read on this server; use the text mode, and tell "
+     "the operator.", "这台服务器读不了示例语料库；请使用单段文本模式，并告诉管理员。"),
     # The one-character marks drawn on collapsed and diffuse heads (the grids' subtitles say what they mean).
     ("chart.heads.mark.collapsed", "C", "坍"),
     ("chart.heads.flag.diffuse", "diffuse", "弥散"),

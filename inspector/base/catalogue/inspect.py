@@ -94,6 +94,18 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("notice.special_hidden",
      "Special tokens hidden ({hidden}): rows no longer sum to 1 — what is missing went to the hidden tokens.",
      "已隐藏特殊词元（{hidden}）：各行之和不再为 1——缺少的部分分给了被隐藏的词元。"),
+    # Errors of the interactive views (inspector.charts.bertviz) -----------------------------------------------------
+    ("inspect.error.head_view_tokens", "The text has {tokens} tokens; the head view shows at most {limit} — shorten "
+     "the text, or use the per-head heatmap, which reads long texts.", "这段文本有 {tokens} 个词元；头视图最多显示 "
+     "{limit} 个——请缩短文本，或使用能读长文本的单头热力图。"),
+    ("inspect.error.model_view_tokens", "The text has {tokens} tokens; the model view shows at most {limit} — shorten "
+     "the text, or use the head view, which shows one layer at a time.", "这段文本有 {tokens} 个词元；模型视图最多"
+     "显示 {limit} 个——请缩短文本，或使用一次只显示一层的头视图。"),
+    ("inspect.error.view_too_large", "This view would draw too much at once for this text; shorten the text or use "
+     "the per-head heatmap.", "对这段文本来说，这个视图一次要画的内容太多；请缩短文本，或使用单头热力图。"),
+    ("inspect.error.bertviz_missing", "The interactive views cannot be drawn on this server (their script files are "
+     "missing); the heatmaps still work. Tell the operator.", "这台服务器无法绘制交互视图（它们的脚本文件缺失）；热力图"
+     "仍然可用。请告诉管理员。"),
     # Charts (inspector.charts.inspect): axis, legend and tooltip words the Heads and census charts share --------------
     ("chart.inspect.layer", "layer", "层"),
     ("chart.inspect.entropy_per_log_keys", "entropy / log(keys)", "熵 / log(键数)"),

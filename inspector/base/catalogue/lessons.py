@@ -409,6 +409,13 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lesson8.importance_locked", "Answered for this text: the guess is locked and counted once.",
      "这段文本已作答：猜测已锁定，只计一次分。"),
     ("lesson8.score", "Score this session: {right} of {asked}", "本次得分：共 {asked} 题，答对 {right} 题"),
+    # Errors of the lessons' inputs (inspector.analyses.lessons: sinks, timing) --------------------------------------
+    ("lessons.error.text_too_short", "This lesson needs a text of at least {tokens} tokens; type a longer text.",
+     "这节课需要至少 {tokens} 个词元的文本；请输入更长的文本。"),
+    ("lessons.error.query", "Query position {query} is outside the text's {tokens} tokens; pick another token.",
+     "查询位置 {query} 超出了文本的 {tokens} 个词元；请选另一个词元。"),
+    ("lessons.error.nothing_to_leave_out", "The text has no token that can be left out (only special tokens); type a "
+     "longer text.", "这段文本没有可以删去的词元（只有特殊词元）；请输入更长的文本。"),
     # Chart words every lesson's charts share (inspector.charts.lessons) -----------------------------------------------
     ("chart.lessons.blocked", "blocked PyTorch (query blocks)", "分块 PyTorch（按查询分块）"),
     ("chart.lessons.key", "key", "键"),

@@ -464,6 +464,17 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "on this pair, which is what a measurement can say.",
      "看向 {token} 的 {top} 个头正是恢复 {answer} 的前 {top} 个头：在这对文本上，注意力与修补一致——这也只是这对文本上的"
      "测量结论。"),
+    # Errors of the decoder lessons (inspector.analyses.lessons: decoder, geometry, sinks) ----------------------------
+    ("decoder.error.not_decoder", "{model} is not a causal language model; pick a bundled decoder (SmolLM2 or "
+     "Gemma 3).", "{model} 不是因果语言模型；请选一个内置解码器（SmolLM2 或 Gemma 3）。"),
+    ("decoder.error.no_room_to_shift", "The text's {tokens} tokens leave no room to shift positions in {model}; "
+     "shorten the text.", "这段文本的 {tokens} 个词元让 {model} 没有平移位置的余地；请缩短文本。"),
+    ("decoder.error.no_rope", "{model} does not use rotary position embeddings; pick a bundled decoder (SmolLM2 or "
+     "Gemma 3) for this lesson.", "{model} 不使用旋转位置编码；这节课请选一个内置解码器（SmolLM2 或 Gemma 3）。"),
+    ("decoder.error.no_window", "{model} has no sliding-window layer; pick Gemma 3 270M (15 of its 18 layers see a "
+     "512-token window).", "{model} 没有滑动窗口层；请选 Gemma 3 270M（它的 18 层中有 15 层只看 512 个词元的窗口）。"),
+    ("decoder.error.text_within_window", "The text has {tokens} tokens, not more than the window of {window}; use a "
+     "longer text.", "这段文本有 {tokens} 个词元，没有超过 {window} 个词元的窗口；请用更长的文本。"),
     # The quiz's questions on these lessons (views/lesson_quiz.py) -----------------------------------------------------
     ("quiz.decoder.heading", "Questions on the decoder lessons", "关于解码器课程的问题"),
     ("quiz.decoder.choice", "Your answer", "你的答案"),

@@ -70,6 +70,33 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("mech.done", "Done", "完成"),
     ("mech.download_json", "Download the numbers (JSON)", "下载数据（JSON）"),
     ("mech.link_too_long", "The link's {name} was too long and was not used.", "链接中的 {name} 过长，未被使用。"),
+    # Errors of the pair and the tokens a page asks for (inspector.analyses.mechanism) --------------------------------
+    ("mech.error.length_mismatch", "The clean text has {clean} tokens and the corrupted text {corrupted}; patching "
+     "swaps activations position by position, so both must have the same number of tokens — change a word for one of "
+     "the same token count.",
+     "干净文本有 {clean} 个词元，被破坏的文本有 {corrupted} 个；修补按位置逐个交换激活，所以两段"
+     "文本的词元数必须相同——请把一个词换成词元数相同的词。"),
+    ("mech.error.same_tokens", "The answer and the contrast are the same token ('{token}'); the metric is their logit "
+     "difference — give two different tokens.", "答案和对照是同一个词元（“{token}”）；指标是二者的 logit 差——请给出两个"
+     "不同的词元。"),
+    ("mech.error.token_empty", "A token to measure is empty; give one token of the model's vocabulary.",
+     "要测量的词元为空；请给出模型词表里的一个词元。"),
+    ("mech.error.not_one_token", "'{token}' is {count} tokens for {model} ({pieces}); a logit belongs to one token — "
+     "give a single token (often with its leading space).", "“{token}”在 {model} 中是 {count} 个词元（{pieces}）；"
+     "logit 属于单个词元——请给出一个词元（通常带着前面的空格）。"),
+    ("mech.error.position", "Position {position} is outside the text's {length} tokens; choose 0–{last} (or −1 for "
+     "the last).", "位置 {position} 超出了文本的 {length} 个词元；请选 0–{last}（或用 −1 表示最后一个）。"),
+    ("mech.error.not_decoder", "{model} is not a decoder language model; the mechanism analyses explain a next-token "
+     "prediction — pick a decoder such as {decoders}.", "{model} 不是解码器语言模型；机制分析解释的是下一个词元的预测——"
+     "请选一个解码器，例如 {decoders}。"),
+    ("mech.error.family", "The mechanism analyses do not support {model}; they support Llama, Mistral, Qwen2/3, GPT-2 "
+     "and Gemma 3 decoders — pick one such as {decoders}.", "机制分析不支持 {model}；它支持 Llama、Mistral、Qwen2/3、"
+     "GPT-2 和 Gemma 3 解码器——请选一个，例如 {decoders}。"),
+    ("mech.error.key_after_query", "Key {key} comes after query {query}; a causal model's query sees only keys "
+     "0–{query}.", "键 {key} 在查询 {query} 之后；因果模型的查询只能看到键 0–{query}。"),
+    ("mech.error.outside_window", "Layer {layer} attends within a sliding window of {window} tokens; query {query} "
+     "cannot see key {key} — choose a key from {first} to {query}.", "第 {layer} 层只在 {window} 个词元的滑动窗口内"
+     "计算注意力；查询 {query} 看不到键 {key}——请选 {first} 到 {query} 之间的键。"),
     # The charts (inspector/charts/mechanism.py) ---------------------------------------------------------------------
     ("chart.mech.dla_title", "Direct contribution of each head to the target", "每个注意力头对目标的直接贡献"),
     ("chart.mech.dla_note", "Blue raises the target logit, red lowers it", "蓝色提高目标 logit，红色降低它"),
