@@ -17,7 +17,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from kernels.flash import _COMPILE_ONLY, KernelConfig, launch_kwargs
+from kernels.flash_launch import _COMPILE_ONLY, KernelConfig, launch_kwargs
 
 # Dynamic shared memory one block may use on sm_90 (H100/H200): 227 KiB.
 SM90_SHARED_MEMORY_BYTES = 232448
@@ -39,7 +39,7 @@ def compile_only(arch: int = 90, warp_size: int = 32,
                  kernels: Sequence[str] | None = None) -> Iterator[list[CompiledVariant]]:
     """Within the block, kernel launches compile for CUDA ``sm_{arch}`` and are recorded; nothing runs.
 
-    ``kernels``: compile only these kernels (names as in ``kernels.flash.COMPILED_CONFIGS``); others are skipped.
+    ``kernels``: compile only these kernels (names as in ``kernels.flash_launch.COMPILED_CONFIGS``); others are skipped.
     Compiled kernels land in Triton's on-disk cache under the key a real launch computes (same source, target,
     options and specialisation), so a later launch on that GPU loads instead of compiling.
     """

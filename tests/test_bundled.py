@@ -104,7 +104,7 @@ def test_an_unknown_bundled_name_lists_them(capfd):
     assert "the bundled decoders are bundled:gemma-3-270m, bundled:smollm2-135m" in capfd.readouterr().err
 
 
-def _fake_prepare(decoder: bundled.BundledDecoder, final: Path, say) -> None:
+def _fake_prepare(decoder: bundled.BundledDecoder, final: Path, progress) -> None:
     """Stands in for the real conversion (slow): a tiny llama with its tokenizer, marked the way _convert marks."""
     from tests.conftest import save_tiny_model
 
@@ -201,7 +201,7 @@ def test_a_full_disk_is_one_line_with_the_space_needed_and_leaves_no_folder(monk
 
     monkeypatch.setattr(bundled.shutil, "disk_usage", shutil.disk_usage)
 
-    def full_disk(decoder, gguf, out, say):
+    def full_disk(decoder, gguf, out, progress):
         out.mkdir()
         (out / "model.safetensors").write_bytes(b"half")
         raise OSError(errno.ENOSPC, "No space left on device")

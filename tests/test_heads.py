@@ -17,11 +17,11 @@ from transformers import AutoModel, AutoModelForSequenceClassification
 
 from inspector.analyses.divergence import JS_MAX
 from inspector.analyses.head_importance import layer_normalized
+from inspector.analyses.head_progress import ReportProgress
 from inspector.analyses.heads import (
     CORPUS_PATH,
     INDUCTION_HEAD_SCORE,
     HeadStatistics,
-    ReportProgress,
     head_report,
     read_corpus,
     report_json,
@@ -653,3 +653,22 @@ def test_a_corpus_line_holding_a_unicode_line_separator_stays_one_text(tmp_path)
     assert read_corpus(corpus) == ["one\u2028still one", "two\x0cstill two"]
     corpus.write_text("one\u2028still one\ntwo\x0cstill two\r\n", encoding="utf-8")
     assert read_lines(str(corpus), "--corpus") == ["one\u2028still one", "two\x0cstill two"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_pair_verdict_states_its_thresholds_and_flips_at_them(lang):
+    """Issue 44 item 4: the redundancy verdict of two heads ablated together names the factors it was judged by, and
+    changes just above and just below each: REDUNDANT_FACTOR × the larger alone, ADDITIVE_FACTOR × the two added."""
+    from inspector.charts.sentences.heads import ADDITIVE_FACTOR, REDUNDANT_FACTOR, pair_verdict
+
+    first, second = 0.4, 0.3
+    limit, total = REDUNDANT_FACTOR * first, ADDITIVE_FACTOR * (first + second)
+    eps = 1e-9
+    assert pair_verdict(limit, first, second, lang)[0] == "heads.report.pair_redundant"
+    assert pair_verdict(limit + eps, first, second, lang)[0] == "heads.report.pair_partly_redundant"
+    assert pair_verdict(total - eps, first, second, lang)[0] == "heads.report.pair_partly_redundant"
+    assert pair_verdict(total, first, second, lang)[0] == "heads.report.pair_not_redundant"
+    for both in (limit, (limit + total) / 2, total):
+        sentence = pair_verdict(both, first, second, lang)[1]
+        assert f"{REDUNDANT_FACTOR:g}" in sentence or f"{ADDITIVE_FACTOR:g}" in sentence
+        assert f"{limit:.4f}" in sentence or f"{total:.4f}" in sentence

@@ -23,8 +23,10 @@ from inspector.charts.base import text_width_px
 from inspector.core.bundled import BUNDLED
 from inspector.core.loading import DEFAULT_MODEL
 from inspector.output.lecture import (
+    GEMMA,
     LECTURE,
     LECTURE_PAGE,
+    ZH_TEXTS,
     LectureStep,
     decode_lecture,
     encode_lecture,
@@ -55,7 +57,7 @@ def test_every_step_round_trips_through_the_share_link_parser(lang):
     for step in LECTURE:
         params = step_params(step, lang)
         state, warnings = decode_view(params)
-        assert warnings == () and state == replace(step.view, lang=lang), step.slug
+        assert warnings == () and state == step.view_for(lang), step.slug
         assert decode_lesson(params) == (step.lesson, ())
         assert decode_generate(params) == (step.generate or GenerateState(), ())
         url = step_url("http://host:8501/lecture?lecture=x", step, lang)
@@ -80,15 +82,32 @@ def test_every_page_and_lesson_a_step_names_exists():
 
 def test_the_path_tells_the_storyline_in_order():
     slugs = [step.slug for step in LECTURE]
-    assert len(set(slugs)) == len(slugs) and 8 <= len(LECTURE) <= 12
+    assert len(set(slugs)) == len(slugs) and 12 <= len(LECTURE) <= 18
     assert slugs[0] == "soft-addressing" and slugs[-1] == "generate"
     pages = {step.slug: step.view.page for step in LECTURE}
     assert pages["not-explanation"] == "attribution" and pages["generate"] == "generate"
     assert {step.lesson for step in LECTURE} >= {4, 5, 9, 10, 16}  # √d, multi-head, causal, RoPE, W_Q/W_K/W_V
+    # The seed's points the path once skipped (issue 44): why not XXᵀ, position, O(n²) and FlashAttention, sliding
+    # windows, linear attention — each a step that opens its lesson.
+    assert {step.lesson for step in LECTURE} >= {2, 3, 7, 13, 14}
     encoders = [step for step in LECTURE if step.view.model == DEFAULT_MODEL]
     decoders = [step for step in LECTURE if step.view.model != DEFAULT_MODEL]
     assert encoders and decoders and all(LECTURE.index(s) < LECTURE.index(d) for s in encoders[:5] for d in
                                          decoders[1:])  # the encoder story first, then the decoders
+
+
+def test_zh_steps_open_on_gemma_with_the_chinese_sentence():
+    """简体中文 readers walk the path on Gemma, the bundled model that reads Chinese, with the Chinese twin of each
+    step's text, at the step's own page, layer, head and lesson (issue 44, item 8)."""
+    assert [step.slug for step in LECTURE if not step.zh_on_gemma] == ["mechanism"]  # SmolLM2's English pair
+    for step in (step for step in LECTURE if step.zh_on_gemma):
+        state, _ = decode_view(step_params(step, "zh"))
+        assert state.model == GEMMA and state.lang == "zh", step.slug
+        assert state.text == ZH_TEXTS[step.view.text] and not state.text.isascii(), step.slug
+        assert (state.page, state.layer, state.head) == (step.view.page, step.view.layer, step.view.head)
+        assert decode_lesson(step_params(step, "zh")) == (step.lesson, ())
+    assert {ZH_TEXTS[step.view.text] for step in LECTURE} >= {"动物没有过马路，因为它太累了。"}
+    assert all(step.view_for("en") == replace(step.view, lang="en") for step in LECTURE)  # English: as written
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
@@ -208,30 +227,41 @@ def test_the_lecture_page_lists_the_steps_and_opens_one_as_its_link_does(lang):
     assert not at.error and not at.warning, [w.value for w in at.warning]
     radio = at.radio(key="lecture_step")
     assert radio.options == [f"{i} · {t(step.title_key, lang)}" for i, step in enumerate(LECTURE, 1)]
-    assert radio.value == 2  # the link's step is the current one
-    assert _link(at).endswith("?" + step_url("", LECTURE[2], lang).split("?")[1])
+    sqrt_d = _index("sqrt-d")
+    assert radio.value == sqrt_d  # the link's step is the current one
+    assert _link(at).endswith("?" + step_url("", LECTURE[sqrt_d], lang).split("?")[1])
     assert at.link_button[0].proto.url == _link(at)
     assert dict(at.query_params).get("lecture") in ("sqrt-d", ["sqrt-d"])
     at.button(key="lecture_previous").click().run()
-    assert at.radio(key="lecture_step").value == 1 and _link(at) == step_url(_link(at).split("?")[0], LECTURE[1], lang)
-    assert t(LECTURE[1].look_key, lang) in at.info[0].value.replace("\\", "")
+    before = sqrt_d - 1
+    assert at.radio(key="lecture_step").value == before
+    assert _link(at) == step_url(_link(at).split("?")[0], LECTURE[before], lang)
+    assert t(LECTURE[before].look_key, lang) in at.info[0].value.replace("\\", "")
     at.radio(key="lecture_step").set_value(0).run()
     at.session_state["layer"], at.session_state["head"] = 0, 0  # the reader's own choice, replaced by the step's
     at.button(key="lecture_open").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    first = LECTURE[0].view
+    first = LECTURE[0].view_for(lang)  # 简体中文: Gemma and the Chinese sentence (issue 44)
     assert (at.session_state["layer"], at.session_state["head"]) == (first.layer, first.head)
     assert at.session_state["model"] == first.model and at.session_state["text"] == first.text
     assert at.selectbox(key="layer").value == first.layer and at.selectbox(key="head").value == first.head
     assert at.get("vega_lite_chart")  # the Inspect page drew its charts
 
 
-@pytest.mark.parametrize("index, lang", [(1, "zh"), (2, "en")])  # a title slide; lesson 4's simulation (MiniLM)
-def test_a_step_slide_is_a_16_9_png(index, lang):
+def _index(slug: str) -> int:
+    return next(i for i, step in enumerate(LECTURE) if step.slug == slug)
+
+
+@pytest.mark.parametrize("slug, lang", [("qkv", "zh"), ("sqrt-d", "en"), ("not-explanation", "en")])
+def test_a_step_slide_is_a_16_9_png(slug, lang):
+    """A title slide; lesson 4's simulation; "attention is not explanation" — once a title-only slide (issue 44) — now
+    the agreement of attention with the attribution methods on the step's sentence."""
     from views.lecture_slides import slide_caption, step_slide_png
 
+    index = _index(slug)
     step = LECTURE[index]
     assert (step.chart is None) == (slide_caption(step, lang) == t("lecture.slide_title", lang))
+    assert slug != "not-explanation" or step.chart == "agreement"
     image = Image.open(io.BytesIO(step_slide_png(index, lang, "http://host/lecture")))
     assert image.size == (SLIDE_WIDTH_PX, SLIDE_HEIGHT_PX)
     assert image.convert("L").getextrema()[0] < 80  # ink: the title at least
@@ -250,4 +280,36 @@ def test_a_lessons_step_opens_its_lesson_and_keeps_it_in_the_link():
     assert (at.selectbox(key="layer").value, at.selectbox(key="head").value) == (3, 1)
     assert dict(at.query_params).get("lesson") in ("4", ["4"])
     at.switch_page("views/lecture.py").run()  # back to the lecture: the step it was on, ready for "Next"
-    assert at.radio(key="lecture_step").value == 2 and not at.exception
+    assert at.radio(key="lecture_step").value == _index("sqrt-d") and not at.exception
+
+
+def _open_step(slug: str, lang: str = "en"):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP_PATH), default_timeout=400)
+    at.query_params.update({"lecture": slug, "lang": lang})
+    at.switch_page("views/lecture.py").run()
+    at.button(key="lecture_open").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
+    return at
+
+
+def test_the_not_explanation_step_opens_attribution_at_its_layer_and_head():
+    """Issue 44: Attribution kept its own default (the last layer, 5) and ignored the step's layer 3, head 1."""
+    at = _open_step("not-explanation")
+    view = LECTURE[_index("not-explanation")].view
+    assert (at.selectbox(key="attr_layer").value, at.selectbox(key="attr_head").value) == (view.layer, view.head)
+    assert at.session_state["model"] == view.model and at.session_state["text"] == view.text
+
+
+def test_a_lessons_step_scrolls_to_its_lesson_once():
+    """The step opens its lesson's expander and scrolls the page to it (issue 44: it landed 1–2 screens above)."""
+    at = _open_step("complexity")
+    opened = {e.label: e.proto.expanded for e in at.expander}
+    assert opened["7 · Why O(n²) matters, and what FlashAttention changes"]
+    assert not opened["1 · The definition, with real shapes"]
+    scripts = [element.proto.body for element in at.get("html") if "scrollIntoView" in element.proto.body]
+    assert len(scripts) == 1 and ".st-key-lesson-7" in scripts[0]
+    at.run()  # the reader's next action: no scroll back to the lesson
+    assert not [element for element in at.get("html") if "scrollIntoView" in element.proto.body]
+

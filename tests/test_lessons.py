@@ -29,8 +29,18 @@ from inspector.analyses.lessons import (
     softmax_jacobian,
     softmax_jacobian_norm,
 )
-from inspector.analyses.lessons.common import VERDICT_ALPHA, rank_trend
+from inspector.analyses.lessons.capacity import (
+    BOTTLENECK_DIMS,
+    BOTTLENECK_KEYS,
+    KEEPS_PATTERN_BELOW,
+    bottleneck_sweep,
+    head_dim_lesson,
+    position_codes_lesson,
+    sinusoidal_codes,
+)
+from inspector.analyses.lessons.common import VERDICT_ALPHA, _f, rank_trend
 from inspector.analyses.lessons.encoder import DEPTH_ANSWERS, depth_trend
+from inspector.analyses.lessons.registry import LessonContext, compute_part
 from inspector.base.errors import InvalidRequestError
 from inspector.base.i18n import LANGUAGES
 from inspector.core.loading import load_model
@@ -221,9 +231,10 @@ def test_answers_contain_the_numbers_they_cite(lessons, lang):
 def test_answer_terms_are_translated():
     answer = Answer("lesson2.answer", {k: "1" for k in ("xx_share", "qk_share", "qk_mean", "asym", "asym_min",
                                                         "asym_max", "head", "layer", "tied_share", "tv", "entropy",
-                                                        "tied_entropy", "change")},
-                    {"measure": "measure.embedding"})
+                                                        "tied_entropy", "change", "asym_far")},
+                    {"measure": "measure.embedding", "symmetry": "lessons.asymmetry.near"})
     assert "cosine distance" in answer.text("en") and "余弦距离" in answer.text("zh")
+    assert "not shown to be far from symmetric" in answer.text("en") and "未能显示 S 远非对称" in answer.text("zh")
 
 
 def test_quiz_reveals_come_from_the_measurements(lessons):
@@ -282,7 +293,8 @@ def test_cli_writes_every_lessons_numbers(tiny_model_dirs, tmp_path, capsys):
     payload = json.loads(out.read_text(encoding="utf-8"))
     lessons = payload["lessons"]
     assert list(lessons) == ["definition", "why_qk", "position", "scaling", "multi_head", "entropy", "complexity",
-                             "quiz"] and payload["skipped"] == {}  # every lesson of the sidebar's model, no decoder
+                             "quiz", "head_dim", "position_codes"]  # every lesson of the sidebar's model, by number
+    assert payload["skipped"] == {}
     assert lessons["scaling"]["result"]["sweep"]["slope"] and lessons["quiz"]["requested"]["change"]
     assert payload["lang"] == "zh" and "旋转位置编码" in lessons["position"]["result"]["answer"]
     assert lessons["complexity"]["requested"]["lengths"] == [16, 32] and payload["model"]["num_heads"] == 4
@@ -389,6 +401,49 @@ def test_a_listed_numbers_answer_joins_them_in_the_readers_language():
     assert Answer("lessons.named_value", {"name": "layers"}, lists={"value": ()}).text("en") == "layers: —"
 
 
+# ----------------------------------------------------------------- lessons 18 and 19 (issue 44, item 11)
+
+
+def test_the_bottleneck_simulation_falls_to_zero_only_when_d_k_reaches_n():
+    """Random dense targets over n = 32 keys: rank(QKᵀ) ≤ d_k, so the best KL stays well above 0 for a narrow head and
+    reaches ~0 at d_k = n (Bhojanapalli et al. 2020)."""
+    kl = bottleneck_sweep()
+    assert len(kl) == len(BOTTLENECK_DIMS) and BOTTLENECK_DIMS[-1] == BOTTLENECK_KEYS
+    assert kl[0] > 0.2 and kl[-1] < 1e-3
+    assert all(later <= earlier + 1e-6 for earlier, later in zip(kl, kl[1:]))  # a wider head never does worse
+
+
+def test_a_rank_cut_of_the_heads_scores_is_exact_at_full_rank(tiny_models):
+    context = LessonContext(tiny_models["bert"], TEXT, 1, 2)
+    definition = compute_part("encoder", context)["definition"]
+    lesson = head_dim_lesson(definition, simulated=np.zeros(len(BOTTLENECK_DIMS)))
+    n, d_k = len(definition.tokens), definition.d_k
+    assert d_k < n and list(lesson.ranks) == list(range(1, d_k + 1))
+    # Rank d_k keeps S = QKᵀ·scale whole (its rank is at most d_k): the weights come back, up to the fp32 rounding of
+    # the model's scores.
+    assert lesson.head_kl[-1] < 1e-6 and lesson.head_kl[0] > 100 * lesson.head_kl[-1]
+    assert lesson.needed is None or lesson.head_kl[lesson.needed - 1] < KEEPS_PATTERN_BELOW
+    for lang in LANGUAGES:
+        text = lesson.answer.text(lang)
+        assert f"d_k = {d_k}" in text and _f(lesson.head_kl[0]) in text
+
+
+def test_the_sinusoidal_formula_and_rope_depend_on_the_offset_alone_a_learned_table_does_not(tiny_models):
+    codes = sinusoidal_codes(5, 6)
+    assert np.allclose(codes[:, 0], np.sin(np.arange(5))) and np.allclose(codes[:, 1], np.cos(np.arange(5)))
+    assert np.allclose(codes[:, 4], np.sin(np.arange(5) / 10000 ** (4 / 6)))
+    bert = position_codes_lesson(tiny_models["bert"])  # learned absolute positions (random init: no structure)
+    assert bert.sinusoidal[0] == pytest.approx(1) and bert.rope[0] == pytest.approx(1)
+    assert bert.sinusoidal_spread.max() < 1e-9 and bert.rope_spread.max() < 1e-9
+    assert bert.learned is not None and bert.learned_spread[1:].mean() > 1e-3
+    assert bert.rope_source == "formula" and bert.answer.key == "lesson19.answer"
+    llama = position_codes_lesson(tiny_models["llama"])
+    assert llama.learned is None and llama.rope_source == "model" and llama.answer.key == "lesson19.answer.no_table"
+    for lang in LANGUAGES:
+        assert bert.answer.values["learned_spread"] in bert.answer.text(lang)
+        assert llama.answer.values["sin_near"] in llama.answer.text(lang)
+
+
 # ------------------------------------------------------------------------- verdicts with a threshold (issue 44)
 
 
@@ -425,3 +480,25 @@ def test_lesson6_states_its_test_in_every_verdict(verdict, lang):
     if verdict == "not_shown":
         assert ("not shown" in text) if lang == "en" else ("未能显示" in text)
         assert "holds here" not in text and "成立" not in text
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_symmetry_and_parking_verdicts_flip_at_their_thresholds(lang):
+    """Lessons 2 and D1 said “S is far from symmetric” and D4 “a parking spot, not a source” whatever the numbers
+    (issue 44 item 4): each is now a term chosen by a stated threshold, just above and just below it."""
+    from inspector.analyses.lessons.common import ASYMMETRY_FAR, PARKING_RATIO, asymmetry_term
+    from inspector.analyses.lessons.sinks import parking_term
+    from inspector.base.i18n import t
+
+    assert asymmetry_term(ASYMMETRY_FAR) == "lessons.asymmetry.far"
+    assert asymmetry_term(ASYMMETRY_FAR - 1e-9) == "lessons.asymmetry.near"
+    assert parking_term(0.6, PARKING_RATIO * 0.6 - 1e-9) == "lessons.sink.parking"
+    assert parking_term(0.6, PARKING_RATIO * 0.6) == "lessons.sink.not_parking"
+    shown = {"en": "not shown", "zh": "未能显示"}[lang]
+    assert shown in t("lessons.asymmetry.near", lang) and shown in t("lessons.sink.not_parking", lang)
+
+
+def test_the_why_qk_answer_names_its_threshold(lessons):
+    answer = lessons["bert"].why_qk.answer
+    assert answer.values["asym_far"] == "0.50" and answer.terms["symmetry"].startswith("lessons.asymmetry.")
+    assert "at least 0.50" in answer.text("en") and "至少 0.50" in answer.text("zh")

@@ -30,9 +30,10 @@ def _titles(at: AppTest) -> list[str]:
 
 def test_every_lesson_renders_with_a_chart_and_a_measured_answer():
     at = _lessons_page({"layer": "2", "head": "3"})
-    assert [e.label for e in at.expander][:8] == [
+    assert [e.label for e in at.expander][:10] == [
         "1 · The definition, with real shapes", "2 · Why not softmax(XXᵀ)X?", "3 · Where position enters",
-        "4 · Why √d_k, and why not d_k", "5 · What multi-head splits", "6 · Entropy as a diagnostic",
+        "19 · Sinusoidal, learned and rotary positions, side by side", "4 · Why √d_k, and why not d_k",
+        "18 · A head dimension that is too small hurts", "5 · What multi-head splits", "6 · Entropy as a diagnostic",
         "7 · Why O(n²) matters, and what FlashAttention changes", "8 · Quiz"]
     titles = _titles(at)
     assert "A = softmax(S) · layer 2, head 3" in titles and "Layer 2: mean weight by offset i − j" in titles
@@ -40,6 +41,13 @@ def test_every_lesson_renders_with_a_chart_and_a_measured_answer():
     answers = [info.value for info in at.info]
     assert any("16 tokens × d\\_model \\= 384" in a for a in answers), answers
     assert any(a.startswith("Simulation\\: the variance of q·k") for a in answers)
+    # Lessons 17 and 18 (issue 44, item 11): the simulation with its limits, the head cut to rank r, the three codes.
+    assert {"Simulation: best KL to a random target vs d_k", "Layer 2, head 3: KL of its weights with scores cut to "
+            "rank r", "Similarity of position codes vs offset Δ"} <= set(titles)
+    assert any("Sinusoidal codes at d \\= 384" in a and "learned table gives" in a for a in answers), answers
+    assert any("Its limits" in caption.value for caption in at.caption)
+    # Lesson 1 points at the Mechanism page's per-dimension products q_d · k_d.
+    assert [link.proto.page for link in at.get("page_link")] == ["mechanism"]
     assert "Measured" in at.caption[1].value and "layer 2, head 3" in at.caption[1].value.replace("\\", "")
 
 

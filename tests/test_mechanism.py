@@ -321,3 +321,32 @@ def test_commands_name_the_decoders_for_an_encoder(tiny_model_dirs, capsys):
     assert main(["explain", "--model", str(tiny_model_dirs["bert"]), "--text", TEXT]) == 2
     error = capsys.readouterr().err.strip()
     assert "bundled:smollm2-135m" in error and "bundled:gemma-3-270m" in error and "\n" not in error
+
+
+def test_hosted_commands_refuse_a_text_past_the_mechanism_limit(lm_dirs, tmp_path, monkeypatch, capsys):
+    """``explain`` and ``patch`` plan a "mechanism" run under the hosting policy, as the Mechanism page does (issue 39):
+    with ``INSPECTOR_HOSTED=1`` a text past the hosted token limit is refused in one line, exit 2, before any forward.
+    The limit here is the job memory's (1 MiB holds 16 copies of a 2-layer × 4-head model's attention up to 45 tokens)
+    and the text's 52 tokens are within the model's 64 positions, so only the hosted plan refuses it."""
+    from inspector.cli import main
+
+    long_text = " ".join([TEXT] * 5)  # 50 words, 52 tokens
+    long_corrupted = " ".join([CORRUPTED] * 5)
+    commands = {"explain": ["explain", "--text", long_text, "--json", "-"],
+                "patch": ["patch", "--clean", long_text, "--corrupted", long_corrupted, "--answer", "cat",
+                          "--contrast", "dog", "--json", "-"]}
+    allow_list = tmp_path / "allowed.toml"
+    allow_list.write_text(f'[[shipped]]\nname = "tiny-llama"\npath = "{lm_dirs["llama"]}"\n', encoding="utf-8")
+    for argv in commands.values():  # locally nothing caps them
+        assert main([*argv, "--model", str(lm_dirs["llama"])]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("INSPECTOR_HOSTED", "1")
+    monkeypatch.setenv("INSPECTOR_ALLOWED_MODELS", str(allow_list))
+    monkeypatch.setenv("INSPECTOR_JOB_MEMORY_MB", "1")
+    for command, argv in commands.items():
+        assert main([*argv, "--model", "tiny-llama"]) == 2, command
+        captured = capsys.readouterr()
+        lines = captured.err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: the text has 52 tokens; on this hosted instance the "
+                                                       "mechanism run reads at most 45 tokens"), (command, lines)
+        assert captured.out == ""

@@ -54,3 +54,34 @@ def test_the_command_line_rewrites_one_line_and_ends_it_at_the_total(capsys):
     print_progress(3, 3, "text 3 of 3")
     err = capsys.readouterr().err  # not a terminal: three spaces clear what a longer note left
     assert err == "\rtext 1 of 3   \rtext 3 of 3   \n"
+
+
+def test_every_progress_callback_is_the_one_type_and_look_alikes_have_their_own_names():
+    """A source scan (issue 39, "one progress contract"): no module but inspector/base/progress.py spells the
+    contract's shape ``Callable[[int, int, str], None]`` (an alias would be a second name for it), every parameter
+    named ``progress`` that is annotated is annotated with :data:`~inspector.base.progress.Progress`, and no class is
+    named ``Progress`` (the page's status line is ``StatusLine``)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    files = [p for folder in ("inspector", "views", "kernels") for p in (root / folder).rglob("*.py")]
+    files.append(root / "app.py")
+    spelled, annotated, classes, checked = [], [], [], 0
+    for path in files:
+        name = str(path.relative_to(root))
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Subscript) and ast.unparse(node) == "Callable[[int, int, str], None]" \
+                    and name != "inspector/base/progress.py":
+                spelled.append(name)
+            if isinstance(node, ast.ClassDef) and node.name == "Progress":
+                classes.append(name)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                for argument in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
+                    if argument.arg == "progress" and argument.annotation is not None:
+                        checked += 1
+                        if ast.unparse(argument.annotation) not in ("Progress", "Progress | None"):
+                            annotated.append(f"{name}:{node.name}")
+    assert checked > 10  # the scan sees the jobs' signatures
+    assert (spelled, annotated, classes) == ([], [], [])

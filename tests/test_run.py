@@ -247,3 +247,34 @@ def test_every_page_job_is_a_run_kind():
     assert set(JOB_KINDS) <= set(RUN_KINDS)
     for kind in JOB_KINDS:
         assert Request(kind=kind, texts=("a",) if kind == "generate" else ("a", "b")).kind == kind
+
+
+# Commands that run no model forward, so they plan no run: ``info`` prints a loaded model's facts (loaded under the
+# hosting policy like every command's), ``prepare`` converts the bundled decoders' files.
+NO_FORWARD_COMMANDS = {"info", "prepare"}
+
+
+def test_every_command_that_runs_an_analysis_runs_it_through_the_one_run():
+    """A source scan of inspector/cli/: each command module that imports an analysis builds a
+    :class:`~inspector.serving.run.Request` and runs it (``run_request`` or ``run_capture``) — not only imports the
+    run — and no command loads a model around the hosting policy (``load_model`` instead of ``common.load``)."""
+    import ast
+    from pathlib import Path
+
+    from inspector.cli import COMMANDS
+
+    folder = Path(__file__).resolve().parents[1] / "inspector" / "cli"
+    running = set()
+    for command in COMMANDS:
+        tree = ast.parse((folder / f"{command}.py").read_text(encoding="utf-8"))
+        imported = {(node.module, alias.name) for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                    for alias in node.names}
+        called = {node.func.id for node in ast.walk(tree)
+                  if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+        assert "load_model" not in called, f"inspector {command} loads its model around the hosting policy"
+        if not any(module.startswith("inspector.analyses") for module, _ in imported if module):
+            continue
+        running.add(command)
+        assert ("inspector.serving.run", "Request") in imported, f"inspector {command} plans no Request"
+        assert "Request" in called and called & {"run_request", "run_capture"}, f"inspector {command} runs no run"
+    assert running == set(COMMANDS) - NO_FORWARD_COMMANDS

@@ -153,8 +153,8 @@ def test_the_inspect_page_waits_in_line_and_shows_its_position(monkeypatch):
     queue = run_queue.process_queue()
     assert queue.policy.slots == 2
     labels: list[str] = []
-    update = views.session.Progress.update
-    monkeypatch.setattr(views.session.Progress, "update",
+    update = views.session.StatusLine.update
+    monkeypatch.setattr(views.session.StatusLine, "update",
                         lambda self, *, label, state="running": (labels.append(label), update(self, label=label,
                                                                                               state=state))[1])
     log: list[str] = []

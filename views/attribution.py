@@ -42,7 +42,7 @@ from inspector.core.budget import count_tokens
 from inspector.core.forward import backend_for
 from inspector.output.export import Provenance, screen_title
 from inspector.output.share import escape_markdown
-from views import session, share_state, sidebar
+from views import pages, session, share_state, sidebar
 from views.export_buttons import export_buttons
 from views.progress_bar import progress_bar
 
@@ -102,6 +102,16 @@ slide = chosen.state.slide
 lang = chosen.state.lang
 heading.title(t("attribution.page.title", lang))
 heading.caption(t("attribution.page.caption", lang))
+
+def _take_link_layer_head(named: bool) -> None:
+    """A link that names a layer or head (a lecture step: layer 3, head 1) sets this page's own menus to them — the
+    sidebar has already fitted them to the model; without this the page kept its default, the last layer (issue 44)."""
+    if named:
+        st.session_state["attr_layer"] = st.session_state["layer"]
+        st.session_state["attr_head"] = st.session_state["head"]
+
+
+pages.restore_once("attribution", lambda params: (bool({"layer", "head"} & set(params)), ()), _take_link_layer_head)
 
 with st.expander(t("attribution.page.settings", lang), expanded=True):
     # The target on its own row: beside three selectboxes it left them too narrow for "mean over heads" at 1000 px.

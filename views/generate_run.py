@@ -96,7 +96,7 @@ def stream(loaded, request: tuple, options: dict, lang: str, job: Plan) -> Gener
     return result
 
 
-def run_or_reuse(loaded, request: tuple, options: dict, status, lang: str) -> Generation:
+def run_or_reuse(loaded, request: tuple, options: dict, status: session.StatusLine, lang: str) -> Generation:
     """The finished run for ``request`` kept in the session, or a new one: streamed, or — after Stop — the tokens
     written before the click, regenerated exactly. ``options``: prompt, prompt_shown, new, temp, topk, topp, seed,
     chat, backend. An :class:`InspectorError` ends the page with one error box."""

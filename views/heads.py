@@ -15,9 +15,9 @@ import streamlit as st
 
 from inspector import InspectorError
 from inspector.analyses.divergence import JS_MAX
+from inspector.analyses.head_progress import ReportProgress
 from inspector.analyses.heads import (
     HeadReport,
-    ReportProgress,
     head_report,
     read_corpus,
     report_json,

@@ -54,7 +54,7 @@ index = steps_column.radio(t("lecture.steps", lang), range(len(LECTURE)), key=ST
                            format_func=lambda i: f"{i + 1} · {t(LECTURE[i].title_key, lang)}")
 st.session_state[KEPT_KEY] = index
 step = LECTURE[index]
-view = step.view
+view = step.view_for(lang)  # 简体中文: Gemma and the Chinese sentence
 url = step_url(st.context.url or "", step, lang)
 
 with step_column:

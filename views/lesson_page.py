@@ -6,7 +6,8 @@ their exports, its answers, its "run" button).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,15 +17,33 @@ from inspector import InspectorError
 from inspector.analyses.lessons import registry
 from inspector.analyses.lessons.registry import LESSONS, Lesson, LessonContext, lesson_answers
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
+from inspector.base.progress import Progress
 from inspector.output.export import Provenance, screen_title
 from inspector.output.share import escape_markdown
 from views import session
 from views.export_buttons import export_buttons
 from views.progress_bar import progress_bar
 
+SCROLL_KEY = "_lessons_scroll_to"  # the lesson a link just opened: scrolled to once, when it is drawn
+# Scrolls the page to the lesson's container (Streamlit gives a keyed container the class st-key-KEY); retried while
+# the element is not yet in the document, for at most 10 s. Runs once: the page draws it only on the link's first run.
+_SCROLL_SCRIPT = """<script>
+(function scroll(tries) {
+  const target = document.querySelector(".st-key-%s");
+  if (target) { target.scrollIntoView({block: "start"}); }
+  else if (tries > 0) { setTimeout(() => scroll(tries - 1), 200); }
+})(50);
+</script>"""
+
+
+def anchor_key(number: int) -> str:
+    """The key of lesson ``number``'s container on the Lessons page (its anchor: class ``st-key-lesson-N``)."""
+    return f"lesson-{number}"
+
 
 def lesson_context(spec: str, contrast: str | None, text: str, backend: str, layer: int, head: int,
-                   lengths: Sequence[int] | None = None, progress=None, lang: str = DEFAULT_LANGUAGE) -> LessonContext:
+                   lengths: Sequence[int] | None = None, progress: Progress | None = None,
+                   lang: str = DEFAULT_LANGUAGE) -> LessonContext:
     return LessonContext(session.cached_model(spec), text, layer, head, backend=backend, lengths=lengths,
                          contrast=None if contrast is None else session.cached_model(contrast), progress=progress,
                          lang=lang)
@@ -70,6 +89,18 @@ class LessonView:
     def expanded(self, lesson: Lesson) -> bool:
         """Lesson 1 opens when a link opens none; a link's lesson opens."""
         return self.opened == lesson.number or (self.opened is None and lesson.number == 1)
+
+    @contextmanager
+    def section(self, lesson: Lesson) -> Iterator[None]:
+        """The lesson's expander (open when :meth:`expanded`) in a container keyed :func:`anchor_key`; when a link
+        just opened this lesson (a lecture step), the page scrolls to it once (issue 44: the step landed at the top
+        of the page, one or two screens above the lesson)."""
+        with st.container(key=anchor_key(lesson.number)):
+            with st.expander(t(f"{lesson.key}.title", self.lang), expanded=self.expanded(lesson)):
+                yield
+        if st.session_state.get(SCROLL_KEY) == lesson.number:
+            del st.session_state[SCROLL_KEY]
+            st.html(_SCROLL_SCRIPT % anchor_key(lesson.number), unsafe_allow_javascript=True)
 
     def header(self, lesson: Lesson) -> None:
         """The lesson's question and short explanation."""

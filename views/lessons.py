@@ -18,7 +18,7 @@ from inspector.core.forward import backend_for
 from inspector.output.export import Provenance
 from inspector.output.share import decode_lesson, encode_lesson, encode_lessons
 from views import lesson_quiz, lessons_decoder, lessons_encoder, pages, session, share_state, sidebar
-from views.lesson_page import LessonView, cached_part
+from views.lesson_page import SCROLL_KEY, LessonView, cached_part
 
 DRAW = {**lessons_encoder.DRAW, **lessons_decoder.DRAW}  # every registered lesson's drawing but the quiz's
 
@@ -30,7 +30,9 @@ def opened_lesson() -> int | None:
 
     def apply(lesson: int | None) -> None:
         st.session_state["_lessons_opened"] = lesson
-        if lesson is not None and lesson >= lessons_decoder.FIRST_DECODER_LESSON:
+        if lesson is not None:  # scrolled to once, when drawn (views.lesson_page.LessonView.section)
+            st.session_state[SCROLL_KEY] = lesson
+        if lesson in lessons_decoder.DECODER_LESSONS:
             st.session_state["_decoder_link"] = (st.session_state.get("layer", 0), st.session_state.get("head", 0))
 
     pages.restore_once("lessons", decode_lesson, apply)
@@ -66,7 +68,7 @@ page = LessonView(lang=lang, slide=chosen.state.slide, spec=chosen.spec, model_n
                   exported=Provenance(model=info.name, text=text, backend=backend_for(loaded, backend), layer=layer,
                                       head=head))
 for lesson in lessons_of("encoder"):
-    with st.expander(t(f"{lesson.key}.title", lang), expanded=page.expanded(lesson)):
+    with page.section(lesson):
         page.header(lesson)
         DRAW[lesson.slug](page, results.get(lesson.slug))
 

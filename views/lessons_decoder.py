@@ -23,7 +23,7 @@ from inspector.output.share import LessonsState, ViewState, decode_lessons, enco
 from views import pages, session, share_state, sidebar
 from views.lesson_page import Draw, LessonView, cached_part
 
-FIRST_DECODER_LESSON = lessons_of("decoder")[0].number  # D1 is lesson 9 in a share link's ``lesson=N``
+DECODER_LESSONS = frozenset(lesson.number for lesson in lessons_of("decoder"))  # D1–D8: lesson=9 … 16 in a link
 ENCODER_SPEC = "default"  # MiniLM: the bidirectional, absolute-position contrast when the sidebar holds a decoder
 
 
@@ -142,7 +142,7 @@ def section(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool,
                       info=info, text=chosen.state.text, backend=backend, layer=layer, head=head,
                       contrast=encoder_spec, opened=opened, results=results)
     for lesson in lessons_of("decoder"):
-        with st.expander(t(f"{lesson.key}.title", lang), expanded=page.expanded(lesson)):
+        with page.section(lesson):
             page.header(lesson)
             DRAW[lesson.slug](page, results.get(lesson.slug))
     return page

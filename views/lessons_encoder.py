@@ -1,6 +1,6 @@
-"""The Lessons page's lessons 1–7 on the sidebar's model, one drawing per registered lesson (:data:`DRAW`, by slug):
-tables, charts (:mod:`inspector.charts.lessons`) and the answers the library wrote from the numbers. Lesson 7 times
-on request, with its own lengths."""
+"""The Lessons page's lessons 1–7, 18 and 19 on the sidebar's model, one drawing per registered lesson (:data:`DRAW`,
+by slug, in the page's order): tables, charts (:mod:`inspector.charts.lessons`) and the answers the library wrote from
+the numbers. Lesson 7 times on request, with its own lengths."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from inspector.base.i18n import device_label, t
 from inspector.base.tokens import readable_tokens
 from inspector.charts import lessons as charts
 from inspector.charts.inspect import entropy_by_layer_chart
+from inspector.output.pages import PAGE_REGISTRY
 from views import session
 from views.lesson_page import Draw, LessonView, lesson_context
 from views.progress_bar import progress_bar
@@ -42,6 +43,9 @@ def draw_definition(page: LessonView, definition) -> None:
     st.dataframe(pd.DataFrame({t("lesson1.col_query", lang): readable_tokens(definition.tokens),
                                "Σ_j A_ij": definition.row_sums}),
                  hide_index=True, height=180, column_config={"Σ_j A_ij": st.column_config.NumberColumn(format="%.7f")})
+    st.caption(t("lesson1.products", lang))
+    st.page_link(PAGE_REGISTRY["mechanism"].script, label=t("lesson1.products_link", lang),
+                 icon=":material/arrow_forward:")
     page.answer(definition)
 
 
@@ -86,6 +90,36 @@ def draw_scaling(page: LessonView, scaling) -> None:
                                t("lesson4.table_max", lang): real.max_weight,
                                t("lesson4.table_change", lang): real.output_change}), hide_index=True)
     page.answer(scaling)
+
+
+def draw_head_dim(page: LessonView, lesson) -> None:
+    lang, slide = page.lang, page.slide
+    st.caption(t("lesson18.limits", lang, keys=lesson.keys, steps=lesson.steps, seed=lesson.seed))
+    left, right = st.columns(2)
+    page.show("lesson18-simulation", charts.bottleneck_chart(lesson, title=t("lesson18.sim_chart", lang),
+                                                             slide=slide, lang=lang), left)
+    page.show("lesson18-head", charts.rank_cut_chart(lesson, title=t("lesson18.head_chart", lang, layer=page.layer,
+                                                                     head=page.head), slide=slide, lang=lang), right)
+    page.answer(lesson)
+
+
+def draw_position_codes(page: LessonView, lesson) -> None:
+    lang = page.lang
+    names = {"sinusoidal": t("lesson19.code.sinusoidal", lang, d=lesson.d_model),
+             "learned": t("lesson19.code.learned", lang), "rope": t("lesson19.code.rope", lang, d=lesson.rope_dim)}
+    page.show("lesson19-codes", charts.position_codes_chart(lesson, names, title=t("lesson19.chart", lang),
+                                                            slide=page.slide, lang=lang))
+    rows = [(code, values, spread) for code, values, spread in
+            (("sinusoidal", lesson.sinusoidal, lesson.sinusoidal_spread),
+             ("learned", lesson.learned, lesson.learned_spread), ("rope", lesson.rope, lesson.rope_spread))
+            if values is not None]
+    far = int(lesson.offsets[-1])
+    st.dataframe(pd.DataFrame({t("lesson19.col_code", lang): [names[code] for code, _, _ in rows],
+                               t("lesson19.col_near", lang): [values[1] for _, values, _ in rows],
+                               t("lesson19.col_far", lang, far=far): [values[-1] for _, values, _ in rows],
+                               t("lesson19.col_spread", lang): [f"{spread[1:].mean():.1e}" for _, _, spread in rows]}),
+                 hide_index=True)
+    page.answer(lesson)
 
 
 def draw_multi_head(page: LessonView, multi) -> None:
@@ -158,5 +192,5 @@ def draw_complexity(page: LessonView, _: object) -> None:
 
 
 DRAW: dict[str, Draw] = {"definition": draw_definition, "why_qk": draw_why_qk, "position": draw_position,
-                         "scaling": draw_scaling, "multi_head": draw_multi_head, "entropy": draw_entropy,
-                         "complexity": draw_complexity}
+                         "position_codes": draw_position_codes, "scaling": draw_scaling, "head_dim": draw_head_dim,
+                         "multi_head": draw_multi_head, "entropy": draw_entropy, "complexity": draw_complexity}

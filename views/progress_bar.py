@@ -24,6 +24,9 @@ _keys = itertools.count()  # a key only needs to differ from the others in its r
 RUNNING_STYLE = ('<style>[data-testid="stApp"]:not([data-test-script-state="running"])'
                  f':not([data-test-script-state="rerunRequested"]) [class*="st-key-{RUNNING_KEY}"] '
                  '{display: none}</style>')
+# A bar's words for one step of a job: ``label(done, total, note)`` → the text beside the bar, in the page's language.
+# Not a Progress: it shows nothing, it returns the words a Progress shows.
+ProgressLabel = Callable[[int, int, str], str]
 
 
 def while_running(place=st):
@@ -32,7 +35,7 @@ def while_running(place=st):
 
 
 @contextmanager
-def progress_bar(start: str | None, label: Callable[[int, int, str], str] | None = None) -> Iterator[Progress]:
+def progress_bar(start: str | None, label: ProgressLabel | None = None) -> Iterator[Progress]:
     """A bar showing ``start`` (None: no text) at 0 while the ``with`` body runs; yields the job's ``progress``
     callback, which moves the bar to done / total with the text ``label(done, total, note)`` (the page's own
     words in its language; None: the job's English note as it is), and checks the job's deadline

@@ -43,6 +43,7 @@ from inspector.core.loading import model_label
 from inspector.output.share import ViewState, escape_markdown
 from inspector.serving.hosting import HostingPolicy, load_allowed_model
 from inspector.serving.run import Plan, Request, plan, run_capture
+from inspector.serving.run_queue import OnWait
 from views.byte_cache import ByteCache, byte_cached
 from views.progress_bar import progress_bar, while_running
 
@@ -59,7 +60,7 @@ def cached_model(spec: str, device: str = "auto") -> LoadedModel:
     return load_allowed_model(spec, hosting_policy(), device=device)
 
 
-class Progress:
+class StatusLine:
     """One line that shows which stage a run is in (loading the model, running attention, computing
     metrics) and then what ran. A placeholder rather than ``st.status``, whose every creation sleeps 50 ms —
     a sixth of a head-click rerun. A running stage's line shows only while the page runs
@@ -100,7 +101,7 @@ def show_error(err: BaseException, lang: str, *, quoted: bool = False) -> None:
     st.error(escape_markdown(text) if quoted else text)
 
 
-def load(inputs: Inputs, status: Progress) -> LoadedModel | None:
+def load(inputs: Inputs, status: StatusLine) -> LoadedModel | None:
     """The cached model for ``inputs``, or None after showing why it cannot load."""
     if not inputs.spec:
         st.info(t("inputs.type_model", inputs.state.lang))
@@ -227,7 +228,7 @@ _model_calls = _ModelCalls()
 # Bounded by bytes: a 512-token capture of the bundled model with every layer's weights is ~75 MB, a sentence's 0.1 MB.
 @byte_cached(RESULTS)
 def cached_capture(spec: str, text: str, backend: str, weights: tuple[int, ...] | str | None, *, _plan: Plan,
-                   _on_wait: Callable[[int, int], None] | None = None) -> Capture:
+                   _on_wait: OnWait | None = None) -> Capture:
     """The library's Inspect run (:func:`inspector.serving.run.run_capture`) of ``_plan`` — whose text and weights
     are ``text`` and ``weights`` — cached by what names it: entropy and statistics for every layer, exact weights
     for ``weights`` (``"all"`` while they fit), so choosing another head — or, within the memory budget, another
@@ -241,7 +242,7 @@ def cached_capture(spec: str, text: str, backend: str, weights: tuple[int, ...] 
 
 
 def planned_capture(spec: str, backend: str, planned: Plan, layer: int,
-                    on_wait: Callable[[int, int], None] | None = None) -> Capture:
+                    on_wait: OnWait | None = None) -> Capture:
     """The cached capture for a plan, holding ``layer``'s weights (an out-of-memory retry may have kept another
     layer's: then that layer is asked for on its own)."""
     text = planned.request.texts[0]
@@ -258,7 +259,7 @@ def plan_inspect(spec: str, text: str, layer: int) -> Plan:
                 hosting_policy())
 
 
-def run(inputs: Inputs, loaded: LoadedModel, layer: int, status: Progress) -> tuple[Capture | None, bool]:
+def run(inputs: Inputs, loaded: LoadedModel, layer: int, status: StatusLine) -> tuple[Capture | None, bool]:
     """The cached capture for the inputs (None after showing why it cannot run) and whether the model ran.
 
     Every layer's weights are kept while they fit the memory budget; past it, only ``layer``'s (with a notice),

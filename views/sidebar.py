@@ -202,14 +202,14 @@ def offer_reader(chosen: session.Inputs, options: dict[str, str]) -> None:
               args=(reader,))
 
 
-def open_page(*, clamp: bool = True, reads_text: bool = True) -> tuple[session.Inputs, session.Progress, LoadedModel]:
-    """Every page's first steps: the sidebar, the progress line, the cached model — the run stops here, with the
+def open_page(*, clamp: bool = True, reads_text: bool = True) -> tuple[session.Inputs, session.StatusLine, LoadedModel]:
+    """Every page's first steps: the sidebar, the status line, the cached model — the run stops here, with the
     reason shown, when there is none — the unknown-token warning about the sidebar's text (``reads_text``: only on
     a page that analyses that text; the Ground truth page scores its own examples) and (``clamp``) the layer and
     head fitted to that model. A page whose title depends on the sidebar's language reserves a container for it
     before calling this."""
     chosen = inputs()
-    status = session.Progress()
+    status = session.StatusLine()
     loaded = session.load(chosen, status)
     if loaded is None:
         st.stop()

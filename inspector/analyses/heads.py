@@ -282,61 +282,6 @@ class HeadReport(Displayable):
         return f"L{layer}H{head}"
 
 
-@dataclass(frozen=True)
-class ReportProgress:
-    """How far a head report has got, for a progress bar and its label: ``done`` of ``total`` work units (the
-    numbers :func:`head_report` passes to its progress callback) over ``texts`` texts, ``elapsed`` seconds after
-    it started.
-
-    The units are the report's estimated cost (token-copies forwarded, see :func:`head_report`), counted over
-    both passes, so :attr:`fraction` is the share of the whole job and the bar moves at an even pace. The label
-    counts :attr:`texts_done` — the fraction in texts — so the bar and its count of texts always agree.
-    """
-
-    done: int
-    total: int
-    texts: int
-    elapsed: float
-
-    def __post_init__(self) -> None:
-        if self.total <= 0 or not 0 <= self.done <= self.total:
-            raise ValueError(f"ReportProgress: need 0 <= done <= total and total > 0, got {self.done} of {self.total}")
-        if self.texts < 1 or self.elapsed < 0:
-            raise ValueError(f"ReportProgress: need texts >= 1 and elapsed >= 0, got {self.texts} and {self.elapsed}")
-
-    @property
-    def fraction(self) -> float:
-        """Share of the work done, in [0, 1]."""
-        return self.done / self.total
-
-    @property
-    def texts_done(self) -> int:
-        """Texts' worth of work done: the fraction in texts, rounded down (all texts only when everything is)."""
-        return self.texts if self.done == self.total else min(self.texts - 1, int(self.fraction * self.texts))
-
-    @property
-    def rate(self) -> float | None:
-        """Texts per second so far (texts' worth of work per second of elapsed time); None before any work."""
-        if self.done == 0 or self.elapsed <= 0:
-            return None
-        return self.fraction * self.texts / self.elapsed
-
-    @property
-    def eta(self) -> float | None:
-        """Seconds left if the rest goes at the pace so far; None before any work (no pace to go by)."""
-        if self.done == 0:
-            return None
-        return self.elapsed * (self.total - self.done) / self.done
-
-    def label_values(self) -> dict[str, str]:
-        """The numbers a progress label shows, as text: ``percent`` ("40%"), ``done`` and ``n`` (texts' worth
-        done, of how many), ``rate`` (texts/s) and ``eta`` (whole seconds left); "…" where not known yet."""
-        rate, eta = self.rate, self.eta
-        return {"percent": f"{int(100 * self.fraction)}%", "done": str(self.texts_done), "n": str(self.texts),
-                "rate": "…" if rate is None else f"{rate:.2f}" if rate < 10 else f"{rate:.0f}",
-                "eta": "…" if eta is None else f"{eta:.0f}"}
-
-
 def with_thresholds(report: HeadReport, thresholds: HealthThresholds) -> HeadReport:
     """``report`` judged by other thresholds: only the flags change, so no model call is needed."""
     return replace(report, thresholds=thresholds, flags=health_flags(report.statistics.entropy_normalized,
@@ -435,8 +380,8 @@ def _work_plan(loaded: LoadedModel, lengths: list[int], pairs: int, pruning_step
                      second_pass=pair_count + len(steps) - 1)
 
 
-class _WorkProgress:
-    """The report's progress callback with the work done so far (in :class:`_WorkPlan` units)."""
+class _WorkCounter:
+    """The work done so far (in :class:`_WorkPlan` units), told to the report's :data:`Progress` at each advance."""
 
     def __init__(self, progress: Progress, total: int) -> None:
         self.progress, self.total, self.done = progress, total, 0
@@ -447,7 +392,7 @@ class _WorkProgress:
 
 
 def _first_pass(loaded: LoadedModel, encoded: list[dict[str, torch.Tensor]], plan: _WorkPlan, ablation: AblationMode,
-                backend: str, progress: _WorkProgress) -> tuple[list, list, list, list]:
+                backend: str, counter: _WorkCounter) -> tuple[list, list, list, list]:
     """Per text, in input order: its :class:`HeadStatistics`, tokens, per-key sink scores and unablated output."""
     count = len(encoded)
     per_text: list = [None] * count
@@ -464,14 +409,14 @@ def _first_pass(loaded: LoadedModel, encoded: list[dict[str, torch.Tensor]], pla
                 group, _group_statistics(loaded, [encoded[i] for i in group], ablation, backend)):
             per_text[index], tokens[index], key_scores[index], bases[index] = stats, text_tokens, scores, base
             finished += 1
-            progress.advance(plan.lengths[index] * plan.first_pass,
-                             f"Statistics, single-head ablations and gradients: text {finished} of {count}")
+            counter.advance(plan.lengths[index] * plan.first_pass,
+                            f"Statistics, single-head ablations and gradients: text {finished} of {count}")
     return per_text, tokens, key_scores, bases
 
 
 def _second_pass(loaded: LoadedModel, encoded: list[dict[str, torch.Tensor]], bases: list, plan: _WorkPlan,
                  chosen: np.ndarray, order: np.ndarray, ablation: AblationMode, backend: str,
-                 progress: _WorkProgress) -> np.ndarray:
+                 counter: _WorkCounter) -> np.ndarray:
     """The mean output change over the texts of each chosen pair ablated together, then of each pruning step but
     the first: (pairs + steps − 1,) float64."""
     info = loaded.info
@@ -492,8 +437,8 @@ def _second_pass(loaded: LoadedModel, encoded: list[dict[str, torch.Tensor]], ba
         for index, row in zip(group, group_changes):
             changes[index] = row
             finished += 1
-            progress.advance(plan.lengths[index] * plan.second_pass,
-                             f"Redundant pairs and pruning: text {finished} of {count}")
+            counter.advance(plan.lengths[index] * plan.second_pass,
+                            f"Redundant pairs and pruning: text {finished} of {count}")
     return changes.mean(axis=0)
 
 
@@ -507,9 +452,9 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
     (:mod:`inspector.base.progress`) is called after each text of each pass (2 × len(texts) calls); done and
     total count work units — each text's tokens times the copies of it forwarded (a backward counted as
     :data:`_BACKWARD_COST` forwards) — so done / total is the share of the whole job, not of the calls
-    (:class:`ReportProgress` turns them into a fraction, texts/s and an ETA). Texts of one length group finish
-    together, so their calls come together once the group's forwards are done (a few texts at a time; a
-    callback that raises — the page's Stop — stops the report there).
+    (:class:`~inspector.analyses.head_progress.ReportProgress` turns them into a fraction, texts/s and an ETA).
+    Texts of one length group finish together, so their calls come together once the group's forwards are done (a
+    few texts at a time; a callback that raises — the page's Stop — stops the report there).
     Raises :class:`InvalidTextError` / :class:`InvalidRequestError` for bad texts or options before the slow part
     where it can."""
     texts = (texts,) if isinstance(texts, str) else tuple(texts)
@@ -527,11 +472,11 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
     encodings = [encode_text(loaded, text) for text in texts]
     encoded = [encoding.inputs for encoding in encodings]
     plan = _work_plan(loaded, [int(item["input_ids"].shape[1]) for item in encoded], pairs, pruning_step)
-    report_progress = _WorkProgress(progress or no_progress, plan.total)
+    counter = _WorkCounter(progress or no_progress, plan.total)
     timings: dict[str, float] = {}
 
     started = time.perf_counter()
-    per_text, tokens, key_scores, bases = _first_pass(loaded, encoded, plan, ablation, backend, report_progress)
+    per_text, tokens, key_scores, bases = _first_pass(loaded, encoded, plan, ablation, backend, counter)
     statistics = HeadStatistics.mean(per_text)
     timings["statistics"] = time.perf_counter() - started
 
@@ -539,7 +484,7 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
     importance_gradient = layer_normalized(statistics.gradient_raw.astype(np.float64))
     chosen = most_redundant_pairs(statistics.js_divergence, plan.pair_count)
     order = pruning_order(importance_gradient)
-    mean_changes = _second_pass(loaded, encoded, bases, plan, chosen, order, ablation, backend, report_progress)
+    mean_changes = _second_pass(loaded, encoded, bases, plan, chosen, order, ablation, backend, counter)
     single = statistics.importance_ablation.ravel()
     pruning_changes = np.concatenate([[0.0], mean_changes[len(chosen):]])
     timings["pairs_and_pruning"] = time.perf_counter() - started

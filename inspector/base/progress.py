@@ -18,8 +18,14 @@ converges early reports its whole budget as done), so a command line can end its
 there. A callback that raises stops the job at that call (the Heads page's Stop button, Ctrl-C in a census).
 
 Three positional values, not a dataclass, because that is all a job knows: how long a job has taken is the
-caller's clock (the Heads page's rate and ETA, :class:`inspector.analyses.heads.ReportProgress`), and a job
+caller's clock (the Heads page's rate and ETA, :class:`inspector.analyses.head_progress.ReportProgress`), and a job
 whose command line shows a rate says it in its note (the census).
+
+Every job takes this one type, by this name — no alias, no other shape (a conversion's stages and the attribution
+report's stages speak in percent through it). What merely looks like it is a different thing with its own name: a
+run's place in the server's queue (:data:`inspector.serving.run_queue.OnWait`, ``(position, running)``), the words a
+page's bar shows for a step (``views.progress_bar.ProgressLabel``, returning text), a page's status line
+(``views.session.StatusLine``, which shows a stage, not a share of a job).
 """
 
 from __future__ import annotations

@@ -16,7 +16,9 @@ import pandas as pd
 from inspector.analyses.lessons import (
     SCALE_NAMES,
     ComplexityLesson,
+    HeadDimLesson,
     MultiHeadLesson,
+    PositionCodesLesson,
     PositionLesson,
     ScalingSweep,
     WhyQKLesson,
@@ -286,5 +288,49 @@ def growth_chart(lesson: ComplexityLesson, *, title: str, slide: bool = False,
     return style_chart(chart, slide)
 
 
-__all__ = ["asymmetry_chart", "complexity_chart", "contribution_chart", "growth_chart", "offset_chart", "sweep_chart",
-           "tied_weights_chart", "variance_chart", "weights_chart"]
+def bottleneck_chart(lesson: HeadDimLesson, *, title: str, slide: bool = False,
+                     lang: str = DEFAULT_LANGUAGE) -> alt.Chart:
+    """Lesson 18's simulation: the best mean KL (nats) against d_k, log-scaled d_k."""
+    data = pd.DataFrame({"d_k": lesson.dims, "KL": lesson.simulated_kl})
+    chart = alt.Chart(data).mark_line(point=True, strokeWidth=4 if slide else 2).encode(
+        x=alt.X("d_k:Q", scale=alt.Scale(type="log", base=2)),
+        y=alt.Y("KL:Q", title=t("chart.lessons.kl_nats", lang)),
+        tooltip=["d_k:Q", alt.Tooltip("KL:Q", title=t("chart.lessons.kl_nats", lang), format=".4f")],
+    ).properties(title=chart_title(title, slide=slide), width=HALF_COLUMN_PX, height=220)
+    return style_chart(chart, slide)
+
+
+def rank_cut_chart(lesson: HeadDimLesson, *, title: str, slide: bool = False,
+                   lang: str = DEFAULT_LANGUAGE) -> alt.Chart:
+    """Lesson 18 on the chosen head: KL (nats) of its weights with its scores cut to rank r, against r."""
+    data = pd.DataFrame({"r": lesson.ranks, "KL": lesson.head_kl})
+    chart = alt.Chart(data).mark_line(point=True, strokeWidth=4 if slide else 2).encode(
+        x=alt.X("r:Q", title=t("chart.lessons.rank_kept", lang), scale=alt.Scale(domainMin=1)),
+        y=alt.Y("KL:Q", title=t("chart.lessons.kl_nats", lang)),
+        tooltip=[alt.Tooltip("r:Q", title=t("chart.lessons.rank_kept", lang)),
+                 alt.Tooltip("KL:Q", title=t("chart.lessons.kl_nats", lang), format=".4f")],
+    ).properties(title=chart_title(title, slide=slide), width=HALF_COLUMN_PX, height=220)
+    return style_chart(chart, slide)
+
+
+def position_codes_chart(lesson: PositionCodesLesson, names: dict[str, str], *, title: str, slide: bool = False,
+                         lang: str = DEFAULT_LANGUAGE) -> alt.Chart:
+    """Lesson 19: mean cosine similarity of the codes of p and p + Δ against Δ, one line per code; ``names``: each
+    code's name in ``lang``, by ``sinusoidal``, ``learned`` and ``rope`` (a missing learned table draws no line)."""
+    series = [("sinusoidal", lesson.sinusoidal), ("learned", lesson.learned), ("rope", lesson.rope)]
+    shown = [names[code] for code, values in series if values is not None]
+    data = pd.concat([pd.DataFrame({"Δ": lesson.offsets, "code": names[code], "cos": values})
+                      for code, values in series if values is not None], ignore_index=True)
+    code, cosine = t("lesson19.col_code", lang), t("chart.lessons.cosine", lang)
+    chart = alt.Chart(data).mark_line(strokeWidth=4 if slide else 2).encode(
+        x=alt.X("Δ:Q", title=t("chart.lessons.offset", lang) + " Δ"), y=alt.Y("cos:Q", title=cosine),
+        color=alt.Color("code:N", title=code, sort=shown, scale=keyed_colours(shown, DARK2),
+                        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=FULL_WIDTH_PX)),
+        tooltip=["Δ:Q", alt.Tooltip("code:N", title=code), alt.Tooltip("cos:Q", title=cosine, format=".3f")],
+    ).properties(title=chart_title(title, slide=slide), width=420, height=240)
+    return style_chart(chart, slide)
+
+
+__all__ = ["asymmetry_chart", "bottleneck_chart", "complexity_chart", "contribution_chart", "growth_chart",
+           "offset_chart", "position_codes_chart", "rank_cut_chart", "sweep_chart", "tied_weights_chart",
+           "variance_chart", "weights_chart"]

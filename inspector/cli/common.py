@@ -12,10 +12,17 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from inspector.base.errors import InvalidRequestError, InvalidTextError
 from inspector.base.jsonable import to_jsonable
+from inspector.base.progress import Progress, no_progress
 from inspector.base.textfiles import file_lines
+
+if TYPE_CHECKING:  # the run is imported when a command runs one (python -m inspector --help stays light)
+    from inspector.serving.run import Plan, Request
+
+T = TypeVar("T")
 
 BACKENDS = ["auto", "torch", "triton"]
 DTYPES = ["auto", "float32", "fp32", "float16", "fp16", "bfloat16", "bf16"]
@@ -201,7 +208,7 @@ def warn_if_unreadable(loaded, text: str, lang: str = "en") -> None:
         print(f"warning: {warning}", file=sys.stderr)
 
 
-def stderr_progress(stream=None):
+def stderr_progress(stream=None) -> Progress:
     """A :data:`inspector.base.progress.Progress` that prints each new stage of a long step on its own stderr line
     (``[ 35%] bundled:gemma-3-270m: dequantising the tensors to fp32``); a stage's own counters (the text in
     brackets) do not make new lines. Unlike :func:`~inspector.base.progress.print_progress`, which rewrites one line,
@@ -249,18 +256,18 @@ def load(args: argparse.Namespace, spec: str | None = None):
     return load_allowed_model(spec or args.model, hosting_policy(), device=args.device, dtype=args.dtype)
 
 
-def run_request(request, loaded, work: Callable, *, progress=None):
+def run_request(request: Request, loaded, work: Callable[[Plan, Progress], T], *,
+                progress: Progress | None = None) -> tuple[Plan, T]:
     """Plan ``request`` (an :class:`inspector.serving.run.Request`) on ``loaded`` as a page would, print the plan's
     notices on stderr, then ``work(plan, progress)`` inside the one run (the run slot, the deadline, the progress
     checks): returns (plan, what ``work`` returned)."""
-    from inspector.base.progress import no_progress
     from inspector.serving.run import run
 
     planned = plan_request(request, loaded)
     return planned, run(planned, lambda checked: work(planned, checked), progress=progress or no_progress)
 
 
-def plan_request(request, loaded):
+def plan_request(request: Request, loaded) -> Plan:
     """The plan of ``request`` on ``loaded`` under :func:`hosting_policy` (:func:`inspector.serving.run.plan`), its
     notices (fewer layers' weights, texts, examples or new tokens) printed on stderr."""
     from inspector.serving.run import plan

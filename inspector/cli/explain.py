@@ -8,7 +8,7 @@ import argparse
 import re
 
 from inspector.base.errors import InvalidRequestError
-from inspector.cli.common import add_text_options, check_model_options, read_text, write_json
+from inspector.cli.common import add_text_options, check_model_options, load, read_text, run_request, write_json
 
 HELP = "which components write a prediction (direct logit attribution, logit lens) and why a head attends (--score)"
 _SCORE = re.compile(r"\s*(-?[0-9]{1,6})\s*,\s*(-?[0-9]{1,6})\s*,\s*(-?[0-9]{1,6})\s*,\s*(-?[0-9]{1,6})\s*")
@@ -34,18 +34,25 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from inspector.analyses.mechanism import direct_logit_attribution, score_attribution
     from inspector.analyses.mechanism.records import dla_json, score_json
-    from inspector.core.loading import load_model
+    from inspector.serving.run import Request
 
     check_model_options(args)
     text = read_text(args)
     cell = parse_score(args.score) if args.score is not None else None
-    loaded = load_model(args.model, device=args.device, dtype=args.dtype)
-    dla = direct_logit_attribution(loaded, text, answer=args.answer, contrast=args.contrast, position=args.position)
-    payload = {"model": loaded.info.as_json(), "direct_logit_attribution": dla_json(dla)}
-    score = None
-    if cell is not None:
+    loaded = load(args)
+
+    def work(plan, progress):
+        dla = direct_logit_attribution(loaded, text, answer=args.answer, contrast=args.contrast,
+                                       position=args.position)
+        if cell is None:
+            return dla, None
         layer, head, query, key = cell
-        score = score_attribution(loaded, text, layer=layer, head=head, query_position=query, key_position=key)
+        return dla, score_attribution(loaded, text, layer=layer, head=head, query_position=query, key_position=key)
+
+    # Planned as the Mechanism page plans its job: the text held to the hosted token limit, one run slot, one deadline.
+    _, (dla, score) = run_request(Request(kind="mechanism", texts=(text,)), loaded, work)
+    payload = {"model": loaded.info.as_json(), "direct_logit_attribution": dla_json(dla)}
+    if score is not None:
         payload["score_attribution"] = score_json(score)
     if args.json:
         write_json(payload, args.json)

@@ -93,7 +93,7 @@ def run_roles(args: argparse.Namespace) -> None:
     loaded = load(args)
     _, result = run_request(Request(kind="heads"), loaded, lambda plan, progress: head_roles(
         loaded, repeat=args.repeat, batch=args.batch, top_k=args.top_k, window=args.window, seed=args.seed,
-        seeds=args.seeds, backend=args.backend, causal=not args.no_causal))
+        seeds=args.seeds, backend=args.backend, causal=not args.no_causal, progress=progress), progress=print_progress)
     if args.json:
         write_json(roles_json(result, **roles_words(result, args.lang)), args.json)
     if args.json != "-":

@@ -1,10 +1,11 @@
-"""``python -m inspector info``: architecture facts of a model."""
+"""``python -m inspector info``: architecture facts of a model. It runs no forward, so it plans no run; the model is
+loaded under the hosting policy as every command's is (the allow-list when ``INSPECTOR_HOSTED=1``)."""
 
 from __future__ import annotations
 
 import argparse
 
-from inspector.cli.common import check_model_options, write_json
+from inspector.cli.common import check_model_options, load, write_json
 
 HELP = "architecture facts of a model"
 
@@ -14,10 +15,8 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from inspector.core.loading import load_model
-
     check_model_options(args)
-    info = load_model(args.model, device=args.device, dtype=args.dtype).info.as_json()
+    info = load(args).info.as_json()
     if args.json:
         write_json(info, args.json)
     else:

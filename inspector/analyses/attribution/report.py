@@ -8,7 +8,7 @@ JSON.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -193,11 +193,12 @@ class _Scored:
 
 
 def _score_methods(loaded: LoadedModel, text: str, spec: TargetSpec, settings: AttributionSettings, backend: str,
-                   say: Callable[[int, str], None]) -> _Scored:
-    """Set the problem up and run every method in ``settings.methods`` through the registry's one contract."""
+                   progress: Progress) -> _Scored:
+    """Set the problem up and run every method in ``settings.methods`` through the registry's one contract;
+    ``progress`` hears percent of :func:`attribute`'s job (the baseline at 5, the methods up to 60)."""
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    say(5, "running the model")
+    progress(5, 100, "running the model")
     problem, base, facts = setup_problem(loaded, text, spec, backend, settings.budget_bytes)
     info = loaded.info
     layer = info.num_layers - 1 if settings.layer is None else info.check_layer(settings.layer)
@@ -212,7 +213,7 @@ def _score_methods(loaded: LoadedModel, text: str, spec: TargetSpec, settings: A
     convergence: dict[str, IntegratedGradientsRun] = {}
     skipped: dict[str, str] = {}
     for done, method in enumerate(chosen):
-        say(5 + 55 * done // len(chosen), method.label)
+        progress(5 + 55 * done // len(chosen), 100, method.label)
         started = time.perf_counter()
         try:
             scores[method.name] = method(context)
@@ -232,7 +233,7 @@ def method_scores(loaded: LoadedModel, text: str, *, spec: TargetSpec = TargetSp
     agreement, faithfulness, head grid and counterfactual. The ground-truth scoreboard ranks one token by each
     method's scores a hundred times over and reads nothing else: the pairwise agreement alone (36 Kendall τ and
     Spearman ρ per text) took about as long as every method together (issue 31)."""
-    return _score_methods(loaded, text, spec, settings, backend, lambda percent, note: None).scores
+    return _score_methods(loaded, text, spec, settings, backend, no_progress).scores
 
 
 def attribute(loaded: LoadedModel, text: str, *, spec: TargetSpec = TargetSpec(),
@@ -245,12 +246,8 @@ def attribute(loaded: LoadedModel, text: str, *, spec: TargetSpec = TargetSpec()
     together. A method that cannot run on this model (:class:`UnsupportedModelError`) is listed in ``skipped``.
     ``progress`` (:mod:`inspector.base.progress`) counts percent of the job, each stage weighted by its usual
     share: the baseline 5, the methods 55, faithfulness 25, the counterfactual 15."""
-    announce = progress or no_progress
-
-    def say(percent: int, note: str) -> None:
-        announce(percent, 100, note)
-
-    scored = _score_methods(loaded, text, spec, settings, backend, say)
+    progress = progress or no_progress
+    scored = _score_methods(loaded, text, spec, settings, backend, progress)
     problem, base, facts, context = scored.problem, scored.base, scored.facts, scored.context
     scores, timings = scored.scores.scores, dict(scored.scores.timings)
     layer, head, query = context.layer, context.head, context.query
@@ -263,19 +260,19 @@ def attribute(loaded: LoadedModel, text: str, *, spec: TargetSpec = TargetSpec()
     agreed = agreement(scores, content, k=settings.top_k, seed=settings.seed, head_tau=head_tau)
     faithful = None
     if settings.faithfulness:
-        say(60, "faithfulness (ERASER)")
+        progress(60, 100, "faithfulness (ERASER)")
         started = time.perf_counter()
         faithful = model_faithfulness(problem, scores, settings.removal)
         timings["faithfulness"] = time.perf_counter() - started
     counterfactual = None
     if settings.permutations > 0:
-        say(85, "counterfactual attention")
+        progress(85, 100, "counterfactual attention")
         started = time.perf_counter()
         counterfactual = counterfactual_rows(problem, base, layer=layer, head=head, query=query,
                                              permutations=settings.permutations, adversarial=False, seed=settings.seed)
         timings["counterfactual"] = time.perf_counter() - started
     words = _words(text, facts.tokens, facts.word_ids, facts.offsets)
-    say(100, "done")
+    progress(100, 100, "done")
     return AttributionReport(
         model_name=loaded.info.name, text=text, target=problem.target, tokens=facts.tokens, special=facts.special,
         protected=problem.protected, word_ids=facts.word_ids, words=words, layer=layer, head=head,

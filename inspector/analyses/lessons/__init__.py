@@ -10,6 +10,8 @@ The package, by job:
 - :mod:`.timing` — lesson 7 (O(n²) against the flash path, timed live) and the quiz's measurements (lesson 8);
 - :mod:`.decoder` — D1–D3 (causal vs bidirectional, RoPE, grouped-query attention);
 - :mod:`.sinks` — D4 (attention sinks, streaming-LLM perplexity) and D8 (the head's projections);
+- :mod:`.capacity` — lessons 18 (a head dimension too small: the low-rank bottleneck) and 19 (sinusoidal, learned
+  and rotary position codes side by side);
 - :mod:`.geometry` — D5–D7 (sliding windows, linear attention, the query–key space);
 - :mod:`.mechanism` — D9 (the token the heads look at against the heads the answer needs: activation patching);
 - :mod:`.registry` — the :class:`Lesson` contract, :class:`LessonContext` and the registry;
@@ -25,6 +27,15 @@ from inspector.analyses.lessons.aggregate import (
     decoder_lessons,
     decoder_lessons_json,
     lessons_json,
+)
+from inspector.analyses.lessons.capacity import (
+    HeadDimLesson,
+    PositionCodesLesson,
+    bottleneck_sweep,
+    head_dim_lesson,
+    position_codes_lesson,
+    rank_cut_kl,
+    sinusoidal_codes,
 )
 from inspector.analyses.lessons.common import (
     BUSY_SPREAD,
@@ -136,6 +147,7 @@ __all__ = [
     "DefinitionLesson",
     "EntropyLesson",
     "GQALesson",
+    "HeadDimLesson",
     "LESSONS",
     "Lesson",
     "LessonContext",
@@ -146,6 +158,7 @@ __all__ = [
     "MultiHeadLesson",
     "PARTS",
     "POSITIONAL_HEAD_MIN_WEIGHT",
+    "PositionCodesLesson",
     "PositionLesson",
     "ProjectionsLesson",
     "QKSpaceLesson",
@@ -163,6 +176,7 @@ __all__ = [
     "all_lessons",
     "asymmetry_index",
     "attention_target",
+    "bottleneck_sweep",
     "causal_lesson",
     "complexity_lesson",
     "compute_part",
@@ -176,6 +190,7 @@ __all__ = [
     "exponent_interval",
     "gqa_lesson",
     "has_repeated_span",
+    "head_dim_lesson",
     "head_projections",
     "keep_keys_edit",
     "kind_name_key",
@@ -192,10 +207,12 @@ __all__ = [
     "mean_weight_by_offset",
     "multi_head_lesson",
     "pair_from_text",
+    "position_codes_lesson",
     "position_kind",
     "position_lesson",
     "projections_lesson",
     "qk_space_lesson",
+    "rank_cut_kl",
     "real_scaling_lesson",
     "register_lesson",
     "rope_frequencies",
@@ -205,6 +222,7 @@ __all__ = [
     "scaling_sweep",
     "sharpest_pair",
     "sinks_lesson",
+    "sinusoidal_codes",
     "softmax_jacobian",
     "softmax_jacobian_norm",
     "streaming_keep",

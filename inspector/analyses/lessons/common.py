@@ -62,6 +62,12 @@ VERDICT_ALPHA = 0.05
 # query–key pairs share queries and keys, so the test's p is optimistic; the size of ρ is the main threshold (ρ =
 # −0.22 read as "closer means higher" in issue 44).
 QK_MIN_RHO = 0.5
+# "S is far from symmetric" (lessons 2 and D1) when ‖S − Sᵀ‖_F/‖S‖_F is at least this: 0 for W_Q = W_K, about √2 for
+# a matrix of unrelated entries. The measure is exact (one forward, no sampling), so the margin is the evidence.
+ASYMMETRY_FAR = 0.5
+# "A parking spot, not a source" (D4) when the first token's share of the norm-weighted attention is below this
+# fraction of its share of the weight — the Heads report's idle-sink ratio (Kobayashi et al. 2020).
+PARKING_RATIO = 0.5
 # Answer placeholders whose value is a model's name (ModelInfo.name): shown through model_label.
 MODEL_PLACEHOLDERS = ("model", "encoder", "decoder", "absolute")
 
@@ -100,6 +106,11 @@ def _f(x: float, digits: int = 2) -> str:
 
 def _pct(x: float) -> str:
     return "n/a" if not math.isfinite(float(x)) else f"{100 * float(x):.0f}%"
+
+
+def asymmetry_term(asymmetry: float) -> str:
+    """The catalogue key saying whether S is far from symmetric (‖S − Sᵀ‖/‖S‖ ≥ :data:`ASYMMETRY_FAR`)."""
+    return "lessons.asymmetry.far" if asymmetry >= ASYMMETRY_FAR else "lessons.asymmetry.near"
 
 
 def _p(x: float) -> str:

@@ -33,7 +33,16 @@ import numpy as np
 import torch
 
 from inspector.analyses.divergence import jensen_shannon_numpy
-from inspector.analyses.lessons.common import Answer, _check_shapes, _f, _pct, asymmetry_index, position_kind
+from inspector.analyses.lessons.common import (
+    ASYMMETRY_FAR,
+    Answer,
+    _check_shapes,
+    _f,
+    _pct,
+    asymmetry_index,
+    asymmetry_term,
+    position_kind,
+)
 from inspector.base.errors import InvalidRequestError
 from inspector.base.i18n import Notice
 from inspector.core.bundled import BUNDLED
@@ -129,11 +138,12 @@ def causal_lesson(encoder: LoadedModel, decoder: LoadedModel, text: str, layer: 
               "enc_share": _pct(enc_visible.mean()), "dec_share": _pct(dec_visible.mean()), "layer": str(layer),
               "head": str(head), "asym": _f(asymmetry[head]), "asym_min": _f(asymmetry.min()),
               "asym_max": _f(asymmetry.max()), "tied": f"{tied_asymmetry.max():.1e}", "kl_head": f"{kl[0]:.2e}",
-              "kl_layer": f"{kl[1]:.2e}"}
+              "kl_layer": f"{kl[1]:.2e}", "asym_far": _f(ASYMMETRY_FAR)}
     return CausalLesson(encoder=encoder.info.name, decoder=decoder.info.name, encoder_tokens=enc.tokens,
                         decoder_tokens=dec.tokens, encoder_visible=enc_visible, decoder_visible=dec_visible,
                         layer=layer, head=head, asymmetry=asymmetry, tied_asymmetry=tied_asymmetry, kl_head=kl[0],
-                        kl_layer=kl[1], answer=Answer("lesson9.answer", values))
+                        kl_layer=kl[1], answer=Answer("lesson9.answer", values,
+                                                      {"symmetry": asymmetry_term(asymmetry[head])}))
 
 
 # ------------------------------------------------------------------------------------------------------ RoPE

@@ -13,6 +13,7 @@ import torch
 from scipy import stats as scipy_stats
 
 from inspector.analyses.lessons.common import (
+    ASYMMETRY_FAR,
     COLLAPSED_BELOW,
     CONTROL_SEED,
     DIFFUSE_ABOVE,
@@ -34,6 +35,7 @@ from inspector.analyses.lessons.common import (
     _Run,
     _visible,
     asymmetry_index,
+    asymmetry_term,
     attention_input,
     diagonal_share,
     effective_rank,
@@ -181,12 +183,13 @@ def why_qk_lesson(run: _Run, definition: DefinitionLesson) -> WhyQKLesson:
               "asym": _f(asymmetry[run.head]), "asym_min": _f(asymmetry.min()), "asym_max": _f(asymmetry.max()),
               "head": str(run.head), "layer": str(run.layer), "tied_share": _pct(tied_share),
               "tv": _f(weight_change), "entropy": _f(entropy), "tied_entropy": _f(tied_entropy),
-              "change": f"{change:.2e}"}
+              "change": f"{change:.2e}", "asym_far": _f(ASYMMETRY_FAR)}
     return WhyQKLesson(layer=run.layer, head=run.head, xx_diagonal_share=xx_share, qk_diagonal_share=shares,
                        asymmetry=asymmetry, weights=definition.weights, tied_weights=tied_weights,
                        tied_diagonal_share=tied_share, entropy=entropy, tied_entropy=tied_entropy,
                        weight_change=weight_change, output_change=change, output_measure=base_out.kind,
-                       answer=Answer("lesson2.answer", values, {"measure": f"measure.{base_out.kind}"}))
+                       answer=Answer("lesson2.answer", values, {"measure": f"measure.{base_out.kind}",
+                                                                "symmetry": asymmetry_term(asymmetry[run.head])}))
 
 
 # -------------------------------------------------------------------------------------------------- lesson 3

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
+from inspector.analyses.lessons.capacity import head_dim_lesson, position_codes_lesson
 from inspector.analyses.lessons.common import DEFAULT_LENGTHS, Answer, _run, position_kind
 from inspector.analyses.lessons.decoder import causal_lesson, gqa_lesson, rope_lesson
 from inspector.analyses.lessons.encoder import (
@@ -122,7 +123,8 @@ class Lesson:
     """One lesson. number: 1 … :func:`lesson_count` (``lesson=N`` in a link, ``lessonN.*`` in the catalogue). slug: its
     JSON key. part: where the page draws it. compute / on_request: ``(LessonContext) -> result`` (a frozen dataclass
     with ``answer`` or ``answers``); at least one. applies: whether the lesson can run on a model (the window lesson
-    needs sliding-window layers); the page says why not, the command leaves it out with a note."""
+    needs sliding-window layers); the page says why not, the command leaves it out with a note. follows: the lesson
+    of the same part it is drawn right after (a lesson added later beside the one it extends); None: by number."""
 
     number: int
     slug: str
@@ -130,6 +132,7 @@ class Lesson:
     compute: Callable[[LessonContext], Any] | None = None
     on_request: Callable[[LessonContext], Any] | None = None
     applies: Callable[[LoadedModel], bool] = _always
+    follows: int | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.number, bool) or not isinstance(self.number, int) or self.number < 1:
@@ -167,8 +170,12 @@ def lesson_count() -> int:
 
 
 def lessons_of(part: str) -> tuple[Lesson, ...]:
-    """The registered lessons of ``part``, by number."""
-    return tuple(lesson for lesson in LESSONS.values() if lesson.part == part)
+    """The registered lessons of ``part`` in the page's order: by number, each lesson that ``follows`` another right
+    after it."""
+    def place(lesson: Lesson) -> tuple[int, int]:
+        return (lesson.number, 0) if lesson.follows is None else (lesson.follows, lesson.number)
+
+    return tuple(sorted((lesson for lesson in LESSONS.values() if lesson.part == part), key=place))
 
 
 def lesson_answers(result: Any) -> tuple[Answer, ...]:
@@ -248,6 +255,10 @@ register_lesson(Lesson(16, "projections", "decoder", compute=lambda c: projectio
 # D9 patches every head of the decoder (seconds on a bundled one): on request.
 register_lesson(Lesson(17, "mechanism", "decoder", on_request=lambda c: mechanism_lesson(
     c.loaded, lesson_pair(c.loaded, c.lang, c.text), progress=c.progress)))
+# Issue 44, item 11: seed points that had no experiment, drawn beside the lessons they extend.
+register_lesson(Lesson(18, "head_dim", "encoder", compute=lambda c: head_dim_lesson(_definition(c)), follows=4))
+register_lesson(Lesson(19, "position_codes", "encoder", compute=lambda c: position_codes_lesson(c.loaded),
+                       follows=3))
 
 
 def compute_part(part: str, context: LessonContext) -> dict[str, Any]:

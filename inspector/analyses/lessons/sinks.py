@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from inspector.analyses.lessons.common import Answer, _check_shapes, _f, _pct
+from inspector.analyses.lessons.common import PARKING_RATIO, Answer, _check_shapes, _f, _pct
 from inspector.analyses.lessons.decoder import SINK_TOKENS, STREAM_TOKENS, STREAM_WINDOW
 from inspector.base.errors import InvalidRequestError, UnsupportedModelError
 from inspector.base.examples import long_corpus_text as long_text
@@ -116,6 +116,12 @@ def streaming_perplexity(loaded: LoadedModel, *, tokens: int = STREAM_TOKENS, wi
     return n, window, scores
 
 
+def parking_term(weight_share: float, norm_share: float) -> str:
+    """The catalogue key of what the first token is: "a parking spot, not a source" when its share of the
+    norm-weighted attention is below :data:`PARKING_RATIO` × its share of the weight, else "not shown"."""
+    return "lessons.sink.parking" if norm_share < PARKING_RATIO * weight_share else "lessons.sink.not_parking"
+
+
 def sinks_lesson(loaded: LoadedModel, text: str, layer: int, *, stream: bool = True,
                  backend: str = "torch") -> SinksLesson:
     info = loaded.info
@@ -156,14 +162,17 @@ def sinks_lesson(loaded: LoadedModel, text: str, layer: int, *, stream: bool = T
               "top_mass": _pct(sink_mass[top]), "mean_mass": _pct(sink_mass.mean()), "layer": str(layer),
               "weight_share": _pct(weight_share.mean()), "norm_share": _pct(norm_share.mean()),
               "v_first": _f(norms[:, 0].mean()), "v_rest": _f(norms[:, 1:].mean()),
-              "change_layer": f"{changes[0]:.2e}", "change_all": f"{changes[1]:.2e}"}
+              "change_layer": f"{changes[0]:.2e}", "change_all": f"{changes[1]:.2e}",
+              "ratio": _f(PARKING_RATIO), "parking_limit": _pct(PARKING_RATIO * weight_share.mean())}
+    parking = parking_term(float(weight_share.mean()), float(norm_share.mean()))
     return SinksLesson(model=info.name, layer=layer, sink_mass=sink_mass, weight_share=weight_share,
                        norm_share=norm_share, value_norm_first=float(norms[:, 0].mean()),
                        value_norm_rest=float(norms[:, 1:].mean()), removal_change_layer=changes[0],
                        removal_change_all=changes[1], output_measure=base_out.kind, stream_tokens=stream_tokens,
                        stream_window=window if stream_ppl is not None else STREAM_WINDOW,
                        stream_perplexity=stream_ppl,
-                       answer=Answer("lesson12.answer", values, {"measure": f"measure.{base_out.kind}"}),
+                       answer=Answer("lesson12.answer", values, {"measure": f"measure.{base_out.kind}",
+                                                                 "parking": parking}),
                        stream_answer=stream_answer, key_share=weights.mean(axis=(0, 1)))
 
 

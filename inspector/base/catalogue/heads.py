@@ -124,14 +124,18 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "Induction heads (a repeated token attends to the token that followed its earlier occurrence — Olsson et al. "
      "2022; score > {threshold}): {named}{more}.",
      "归纳头（重复出现的词元关注它上次出现时紧随其后的词元——Olsson 等，2022；得分 > {threshold}）：{named}{more}。"),
-    ("heads.report.pair_redundant", "redundant: removing both costs little more than the larger of the two",
-     "冗余：同时移除两者的代价只比两者中较大的那个多一点"),
+    # Judged by inspector.charts.sentences.heads.pair_verdict: {factor} × the larger alone = {limit}, {additive} × the
+    # two added = {total}.
+    ("heads.report.pair_redundant",
+     "redundant: removing both costs at most {factor} × the larger of the two ({limit})",
+     "冗余：同时移除两者的代价不超过两者中较大者的 {factor} 倍（{limit}）"),
     ("heads.report.pair_partly_redundant",
-     "partly redundant: removing both costs more than either alone but less than the two added",
-     "部分冗余：同时移除两者的代价大于单独移除任何一个，但小于两者之和"),
+     "partly redundant: removing both costs more than {factor} × the larger alone ({limit}) but less than "
+     "{additive} × the two added ({total})",
+     "部分冗余：同时移除两者的代价超过较大者的 {factor} 倍（{limit}），但低于两者之和的 {additive} 倍（{total}）"),
     ("heads.report.pair_not_redundant",
-     "not redundant in effect: removing both costs as much as the two added, or more",
-     "实际效果上不冗余：同时移除两者的代价等于或超过两者之和"),
+     "not redundant in effect: removing both costs at least {additive} × the two added ({total})",
+     "实际效果上不冗余：同时移除两者的代价至少为两者之和的 {additive} 倍（{total}）"),
     ("heads.report.measured",
      "Measured on {texts} ({tokens} tokens) of {model}; numbers are means over the texts. Thresholds: collapsed = "
      "normalised entropy < {collapsed}, diffuse = normalised entropy > {diffuse}, sink = a key's sink score > {sink} "

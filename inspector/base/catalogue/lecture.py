@@ -39,6 +39,11 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lecture.slide_chart.sweep",
      "A 1920 × 1080 slide with the step's title, what to look at and lesson 4's simulation of entropy against d.",
      "一张 1920 × 1080 的幻灯片：这一步的标题、看什么，以及第 4 课中熵随 d 变化的模拟。"),
+    ("lecture.slide_chart.agreement",
+     "A 1920 × 1080 slide with the step's title, what to look at and how far attention (layer {layer}, head {head}) "
+     "and the attribution methods agree on this sentence (Kendall τ), computed when you click.",
+     "一张 1920 × 1080 的幻灯片：这一步的标题、看什么，以及在这句话上注意力（第 {layer} 层第 {head} 个头）与各种归因"
+     "方法的一致程度（Kendall τ），点击时计算。"),
     ("lecture.slide_title",
      "A 1920 × 1080 title slide: the step's title, what to look at and its link. This step's chart needs the page's "
      "own run: open the step and use the 16:9 slide button under the chart there.",
@@ -54,7 +59,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lecture.soft.look",
      "Read the row of “it” in the heatmap: the query spends a budget of exactly 1 over the keys, and how much goes to "
      "“animal” rather than “street” is the address it looked up.",
-     "在热图中看“it”这一行：查询把总和恰好为 1 的预算分给各个键，分给“animal”而不是“street”的那部分，"
+     "在热图中看“它”这一行：查询把总和恰好为 1 的预算分给各个键，分给“动物”而不是“马路”的那部分，"
      "就是它查到的地址。"),
     ("lecture.qkv.title", "Where Q, K and V come from", "Q、K、V 从哪里来"),
     ("lecture.qkv.look",
@@ -62,6 +67,13 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "their shapes and singular values, and note that the score form W_Q W_Kᵀ has rank at most d_k.",
      "课程 D8：q、k、v 是同一个词元向量 x 分别乘以三个学到的矩阵 W_Q、W_K、W_V；比较它们的形状和奇异值，"
      "并注意得分形式 W_Q W_Kᵀ 的秩至多为 d_k。"),
+    ("lecture.why_xx.title", "Why not softmax(XXᵀ)X", "为什么不直接用 softmax(XXᵀ)X"),
+    ("lecture.why_xx.look",
+     "Lesson 2: with no projections a token's score with itself is its squared norm, so it mostly attends to itself, "
+     "and x_i·x_j = x_j·x_i makes every score matrix symmetric; compare the real head's asymmetry with the head whose "
+     "W_K is tied to W_Q.",
+     "课程 2：没有投影时，词元与自身的得分就是它的范数平方，所以它主要关注自己；x_i·x_j = x_j·x_i 又让得分矩阵总是"
+     "对称的。比较真实的头和把 W_K 绑定为 W_Q 的头的非对称度。"),
     ("lecture.sqrt_d.title", "Why divide by √d_k", "为什么除以 √d_k"),
     ("lecture.sqrt_d.look",
      "Lesson 4: the variance of q·k grows like d_k, so without scaling the softmax turns one-hot as d grows and with "
@@ -72,8 +84,15 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lecture.multi_head.look",
      "Lesson 5: d_model is cut into heads of d_k each, and every head of the layer looks with its own pattern — by "
      "offset, at [CLS] and [SEP], or by content — before W_O mixes them back.",
-     "课程 5：d_model 被切成若干个维度为 d_k 的头，同一层的每个头都有自己的看法——按偏移、看 [CLS] 和 [SEP]、"
+     "课程 5：d_model 被切成若干个维度为 d_k 的头，同一层的每个头都有自己的看法——按偏移、看第一个词元 <bos>、"
      "或按内容——最后由 W_O 再混合起来。"),
+    ("lecture.position.title", "Where position enters", "位置信息从哪里进入"),
+    ("lecture.position.look",
+     "Lesson 3: attention alone is order-blind; read the mean weight by offset i − j, then lesson 19 just below: the "
+     "sinusoidal formula, the model's learned table and RoPE side by side — only the formulas depend on the offset "
+     "alone.",
+     "课程 3：注意力本身不看顺序；先看按偏移 i − j 的平均权重，再看紧接着的课程 19：正弦公式、模型学到的位置表和 "
+     "RoPE 并排对比——只有公式的相似度只取决于偏移。"),
     ("lecture.entropy.title", "Entropy per head", "每个头的熵"),
     ("lecture.entropy.look",
      "The layer × head grid: low entropy is a head that looks at one or two tokens, high entropy one that spreads "
@@ -85,6 +104,13 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "disagree, and the counterfactual rows that leave the output unchanged, are why a bright cell is not a cause.",
      "在同一句话上比较原始注意力与梯度、积分梯度和遮挡：它们不一致的地方，以及不改变输出的反事实注意力行，"
      "说明亮的格子并不是原因。"),
+    ("lecture.complexity.title", "O(n²), and what FlashAttention changes", "O(n²)，以及 FlashAttention 改变了什么"),
+    ("lecture.complexity.look",
+     "Lesson 7: click “Measure on this device”; the counted bytes of the n × n weights and the FLOPs grow as n² on any "
+     "machine, the flash path's output equals the materialised one (max |Δ| shown), and FlashAttention recomputes the "
+     "weights in the backward instead of storing them — compute traded for bandwidth.",
+     "课程 7：点击“在本设备上测量”；n × n 权重的字节数和 FLOPs 在任何机器上都按 n² 增长，flash 路径的输出与显式计算"
+     "相同（显示 max |Δ|），FlashAttention 在反向传播中重新计算权重而不是存下来——用算力换带宽。"),
     ("lecture.causal.title", "Causal vs bidirectional", "因果与双向"),
     ("lecture.causal.look",
      "Lesson D1: BERT's mask lets every token see the whole sentence, a decoder's lets token i see only tokens up to "
@@ -102,6 +128,19 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "where a head parks the budget it does not need.",
      "在 Gemma 的热图中，大多数行都把很大一部分权重放在第一个词元上，无论它是什么：这是一个汇点，"
      "头把用不上的预算停放在这里。"),
+    ("lecture.windows.title", "Sliding windows vs global layers", "滑动窗口层与全局层"),
+    ("lecture.windows.look",
+     "Lesson D5 on Gemma: click its button; a sliding-window layer's cost and cache stop growing past the window while "
+     "a global layer's keep growing, and a token outside every window can still be reached through the global "
+     "layers.",
+     "课程 D5（Gemma）：点击它的按钮；滑动窗口层的开销和缓存超过窗口后不再增长，全局层则一直增长；"
+     "所有窗口之外的词元仍可以通过全局层被看到。"),
+    ("lecture.linear.title", "Linear attention: what it gives up", "线性注意力：放弃了什么"),
+    ("lecture.linear.look",
+     "Lesson D6: replace exp(q·k) by φ(q)·φ(k) and the n × n matrix disappears — cost linear in n — but compare the "
+     "weights: the linear head cannot be as sharp as the softmax one.",
+     "课程 D6：把 exp(q·k) 换成 φ(q)·φ(k)，n × n 矩阵就消失了——开销随 n 线性增长——但比较权重："
+     "线性注意力的头无法像 softmax 的头那样尖锐。"),
     ("lecture.mechanism.title", "Looking is not using: which heads the answer needs",
      "看到不等于用到：答案需要哪些头"),
     ("lecture.mechanism.look",

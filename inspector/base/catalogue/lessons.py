@@ -77,15 +77,22 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lesson2.answer",
      "On this text, with XXᵀ the largest score of {xx_share} of the rows is on the diagonal: the token “only looks "
      "at itself”. With the learned QKᵀ that share is {qk_share} for head {head} ({qk_mean} on average over the "
-     "layer's heads). S is far from symmetric: ‖S − Sᵀ‖/‖S‖ is {asym} for head {head} ({asym_min}–{asym_max} across "
-     "heads; 0 would mean W_Q = W_K). Tying W_K := W_Q for head {head} through the attention function moves each row "
+     "layer's heads). {symmetry}: ‖S − Sᵀ‖/‖S‖ is {asym} for head {head} ({asym_min}–{asym_max} across heads; 0 "
+     "would mean W_Q = W_K, “far” means at least {asym_far}). Tying W_K := W_Q for head {head} through the attention "
+     "function moves each row "
      "by {tv} in total variation, changes the self-attending share to {tied_share} and the mean entropy from "
      "{entropy} to {tied_entropy} nats; the model's output changes by {change} ({measure}).",
      "在这段文本上，用 XXᵀ 时有 {xx_share} 的行最大得分落在对角线上：词元“只看自己”。用学到的 QKᵀ 时，第 {head} "
-     "个头的这一比例是 {qk_share}（该层所有头平均为 {qk_mean}）。S 远非对称：第 {head} 个头的 ‖S − Sᵀ‖/‖S‖ 为 "
-     "{asym}（各头在 {asym_min}–{asym_max} 之间；为 0 则意味着 W_Q = W_K）。通过注意力函数令第 {head} 个头 W_K := "
+     "个头的这一比例是 {qk_share}（该层所有头平均为 {qk_mean}）。{symmetry}：第 {head} 个头的 ‖S − Sᵀ‖/‖S‖ 为 "
+     "{asym}（各头在 {asym_min}–{asym_max} 之间；为 0 则意味着 W_Q = W_K，“远非对称”指至少 {asym_far}）。通过注意力函数"
+     "令第 {head} 个头 W_K := "
      "W_Q 后，每行权重的总变差距离平均变化 {tv}，关注自身的比例变为 {tied_share}，平均熵从 {entropy} 变为 "
      "{tied_entropy} 奈特；模型输出变化 {change}（{measure}）。"),
+    # Verdict terms of the lessons' answers (inspector.analyses.lessons.common: asymmetry_term; sinks.parking_term)
+    ("lessons.asymmetry.far", "S is far from symmetric", "S 远非对称"),
+    ("lessons.asymmetry.near", "S is not shown to be far from symmetric", "未能显示 S 远非对称"),
+    ("lessons.sink.parking", "a parking spot, not a source", "是停放处，不是来源"),
+    ("lessons.sink.not_parking", "not shown to be a mere parking spot", "未能显示它只是停放处"),
     # Lesson 3 ---------------------------------------------------------------------------------------------------------
     ("lesson3.title", "3 · Where position enters", "3 · 位置信息从哪里进入"),
     ("lesson3.question", "Attention itself is order-blind — so where does word order come in?",
@@ -383,6 +390,97 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "（n × n 得分和权重需 {mat_mb} MiB），flash 路径（{backend}）耗时 {flash_ms} 毫秒（{flash_mb} MiB）；"
      "拟合指数 n^{exponent} 的 95% 区间为 {low}–{high}。上面计数得到的字节数和 FLOPs 无论如何都显示 O(n²)；"
      "请在机器空闲时重新测量，看计时是否一致。"),
+    # Lesson 18 (issue 44, item 11; drawn after lesson 4) ----------------------------------------------------------
+    ("lesson18.title", "18 · A head dimension that is too small hurts", "18 · 头的维度太小会有损失"),
+    ("lesson18.question", "What does a small d_k cost — and how many dimensions does a real head use?",
+     "d_k 太小会损失什么？一个真实的头实际用了多少维？"),
+    ("lesson18.explain",
+     "A head's scores are S = QKᵀ with Q and K of n × d_k, so S has rank at most d_k: with d_k < n some attention "
+     "patterns cannot be written at all (Bhojanapalli et al. 2020, the low-rank bottleneck). Left: a simulation. "
+     "Right: the chosen head, its scores cut to their r strongest directions.",
+     "一个头的得分是 S = QKᵀ，其中 Q、K 都是 n × d_k，所以 S 的秩至多为 d_k：d_k < n 时，有些注意力模式根本写不出来"
+     "（Bhojanapalli 等，2020，低秩瓶颈）。左图是模拟；右图是所选的头，把它的得分截断到最强的 r 个方向。"),
+    ("lesson18.limits",
+     "Simulation (seeded, not the model): {keys} random dense target rows over {keys} keys (Dirichlet(1)), Q and K "
+     "fitted by {steps} Adam steps for each d_k, seed {seed}. Its limits: random targets are harder than the patterns "
+     "a trained head learns, and the optimiser's best is an upper bound on the true minimum. On the right, cutting a "
+     "trained head is not training a smaller one: a head trained with d_k = r could do better.",
+     "模拟（固定随机种子，不是模型）：{keys} 个键上的 {keys} 行随机稠密目标（Dirichlet(1)），对每个 d_k 用 {steps} "
+     "步 Adam 拟合 Q 和 K，种子 {seed}。它的局限：随机目标比训练出来的头学到的模式更难，优化器找到的最优值只是真实"
+     "最小值的上界。右图中，截断一个训练好的头并不等于训练一个更小的头：用 d_k = r 训练出来的头可能做得更好。"),
+    ("lesson18.sim_chart", "Simulation: best KL to a random target vs d_k", "模拟：与随机目标的最小 KL 随 d_k 的变化"),
+    ("lesson18.head_chart", "Layer {layer}, head {head}: KL of its weights with scores cut to rank r",
+     "第 {layer} 层第 {head} 个头：得分截断到秩 r 后权重的 KL"),
+    ("lesson18.answer",
+     "Simulation: fitting random dense patterns over {keys} keys, the best mean KL was {low_kl} nats with "
+     "d_k = {low_d}, {mid_kl} with d_k = {mid_d} and {high_kl} with d_k = {high_d} = n — a head narrower than the "
+     "text cannot write every pattern. On this text ({n} tokens), layer {layer}, head {head} has d_k = {d_k}: cut to "
+     "its strongest direction its weights are {one_kl} nats away from the real ones, and {needed} directions bring "
+     "them below {threshold} nats. Its pattern here uses about {needed} of its {d_k} dimensions.",
+     "模拟：在 {keys} 个键上拟合随机稠密模式，d_k = {low_d} 时最小平均 KL 为 {low_kl} 奈特，d_k = {mid_d} 时为 "
+     "{mid_kl}，d_k = {high_d} = n 时为 {high_kl}——比文本更窄的头写不出所有模式。在这段文本上（{n} 个词元），第 "
+     "{layer} 层第 {head} 个头的 d_k = {d_k}：只保留最强的一个方向时，它的权重与真实权重相差 {one_kl} 奈特，保留 "
+     "{needed} 个方向就降到 {threshold} 奈特以下。它在这里的模式大约用了 {d_k} 维中的 {needed} 维。"),
+    ("lesson18.answer.all",
+     "Simulation: fitting random dense patterns over {keys} keys, the best mean KL was {low_kl} nats with "
+     "d_k = {low_d}, {mid_kl} with d_k = {mid_d} and {high_kl} with d_k = {high_d} = n — a head narrower than the "
+     "text cannot write every pattern. On this text ({n} tokens), layer {layer}, head {head} has d_k = {d_k}: cut to "
+     "its strongest direction its weights are {one_kl} nats away from the real ones, and no cut below its full size "
+     "brings them under {threshold} nats: its pattern here uses every dimension it has.",
+     "模拟：在 {keys} 个键上拟合随机稠密模式，d_k = {low_d} 时最小平均 KL 为 {low_kl} 奈特，d_k = {mid_d} 时为 "
+     "{mid_kl}，d_k = {high_d} = n 时为 {high_kl}——比文本更窄的头写不出所有模式。在这段文本上（{n} 个词元），第 "
+     "{layer} 层第 {head} 个头的 d_k = {d_k}：只保留最强的一个方向时，它的权重与真实权重相差 {one_kl} 奈特，"
+     "任何小于完整维度的截断都不能降到 {threshold} 奈特以下：它在这里的模式用上了所有维度。"),
+    # Lesson 19 (issue 44, item 11; drawn after lesson 3) ----------------------------------------------------------
+    ("lesson19.title", "19 · Sinusoidal, learned and rotary positions, side by side",
+     "19 · 正弦、学习式与旋转位置编码的对比"),
+    ("lesson19.question", "How similar are the codes of two positions, as a function of their distance?",
+     "两个位置的编码有多相似？这与它们的距离有什么关系？"),
+    ("lesson19.explain",
+     "The sinusoidal formula PE(p, 2i) = sin(p / 10000^(2i/d)), PE(p, 2i+1) = cos(p / 10000^(2i/d)) applied live at "
+     "this model's width, the model's own learned position table if it has one, and RoPE rotating one fixed vector "
+     "to each position. The chart shows cos(code(p), code(p + Δ)) averaged over p; the table its spread over p.",
+     "现场按本模型的宽度套用正弦公式 PE(p, 2i) = sin(p / 10000^(2i/d))、PE(p, 2i+1) = cos(p / 10000^(2i/d))，"
+     "再加上模型自己学到的位置表（如果有的话），以及用 RoPE 把同一个固定向量旋转到各个位置。"
+     "图中是对 p 取平均的 cos(code(p), code(p + Δ))；表中是它随 p 的离散程度。"),
+    ("lesson19.chart", "Similarity of position codes vs offset Δ", "位置编码的相似度随偏移 Δ 的变化"),
+    ("lesson19.col_code", "code", "编码"),
+    ("lesson19.col_near", "cos at Δ = 1", "Δ = 1 时的 cos"),
+    ("lesson19.col_far", "cos at Δ = {far}", "Δ = {far} 时的 cos"),
+    ("lesson19.col_spread", "spread over p (mean over Δ)", "随 p 的离散度（对 Δ 取平均）"),
+    ("lesson19.code.sinusoidal", "sinusoidal (formula, d = {d})", "正弦（公式，d = {d}）"),
+    ("lesson19.code.learned", "learned (this model's table)", "学习式（本模型的位置表）"),
+    ("lesson19.code.rope", "RoPE (rotation, d_k = {d})", "RoPE（旋转，d_k = {d}）"),
+    ("lesson19.rope_source.model", "this model's own rotary frequencies", "本模型自己的旋转频率"),
+    ("lesson19.rope_source.formula", "base 10000 at this model's head size, as RoPE would",
+     "按本模型的头维度、以 10000 为底，如同 RoPE"),
+    ("lesson19.answer",
+     "Sinusoidal codes at d = {d_model}: neighbours (Δ = {offset}) have cosine {sin_near}, positions {far} apart "
+     "{sin_far}. RoPE at d_k = {rope_dim} ({rope_source}): {rope_near} and {rope_far}. For both formulas the "
+     "similarity depends on the offset alone: its spread over absolute positions is at most {formula_spread}, below "
+     "{threshold} (rounding). {model}'s learned table gives {learned_near} and {learned_far}, with a spread of "
+     "{learned_spread} over positions: learned freely, it is not a function of the offset alone.",
+     "d = {d_model} 的正弦编码：相邻位置（Δ = {offset}）的余弦为 {sin_near}，相距 {far} 的位置为 {sin_far}。"
+     "d_k = {rope_dim} 的 RoPE（{rope_source}）：{rope_near} 和 {rope_far}。两个公式的相似度都只取决于偏移："
+     "随绝对位置的离散度至多 {formula_spread}，低于 {threshold}（舍入误差）。{model} 学到的位置表给出 "
+     "{learned_near} 和 {learned_far}，随位置的离散度为 {learned_spread}：它是自由学到的，不只是偏移的函数。"),
+    ("lesson19.answer.no_table",
+     "Sinusoidal codes at d = {d_model}: neighbours (Δ = {offset}) have cosine {sin_near}, positions {far} apart "
+     "{sin_far}. RoPE at d_k = {rope_dim} ({rope_source}): {rope_near} and {rope_far}. For both formulas the "
+     "similarity depends on the offset alone: its spread over absolute positions is at most {formula_spread}, below "
+     "{threshold} (rounding). {model} has no learned position table; pick MiniLM in the sidebar to see one beside "
+     "them.",
+     "d = {d_model} 的正弦编码：相邻位置（Δ = {offset}）的余弦为 {sin_near}，相距 {far} 的位置为 {sin_far}。"
+     "d_k = {rope_dim} 的 RoPE（{rope_source}）：{rope_near} 和 {rope_far}。两个公式的相似度都只取决于偏移："
+     "随绝对位置的离散度至多 {formula_spread}，低于 {threshold}（舍入误差）。{model} 没有学到的位置表；"
+     "在侧边栏选择 MiniLM 即可把它放在旁边对比。"),
+    ("lesson1.products",
+     "Each score is a sum over the d_k dimensions: S_ij = scale · Σ_d q_i,d · k_j,d. The Mechanism page draws those "
+     "per-dimension products q_d · k_d for one cell of the sidebar's layer and head (its section 3, “Why this head "
+     "attends here”), bertviz's neuron view.",
+     "每个得分都是 d_k 个维度上的求和：S_ij = scale · Σ_d q_i,d · k_j,d。机制页面为侧边栏所选层和头的一个格子"
+     "画出这些逐维乘积 q_d · k_d（第 3 部分“这个头为什么看向这里”），即 bertviz 的神经元视图。"),
+    ("lesson1.products_link", "Per-dimension products on the Mechanism page", "在机制页面查看逐维乘积"),
     # Lesson 8 ---------------------------------------------------------------------------------------------------------
     ("lesson8.title", "8 · Quiz", "8 · 小测验"),
     ("lesson8.explain", "Commit to a guess, then reveal the measurement. Your score is kept for this session.",
@@ -434,6 +532,9 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("chart.lessons.effective_rank", "erank(S)", "S 的有效秩"),
     ("chart.lessons.materialised", "materialised n×n", "显式 n×n 矩阵"),
     ("chart.lessons.path", "path", "路径"),
+    ("chart.lessons.kl_nats", "KL, nats", "KL，奈特"),
+    ("chart.lessons.rank_kept", "rank r kept", "保留的秩 r"),
+    ("chart.lessons.cosine", "cosine similarity", "余弦相似度"),
     ("chart.lessons.growth_square", "(n / n₀)², the O(n²) line", "(n / n₀)²，即 O(n²) 参考线"),
     ("chart.lessons.growth_bytes", "n × n weights' bytes (allocated)", "n × n 权重的字节数（实际分配）"),
     ("chart.lessons.growth_flops", "FLOPs of QKᵀ and AV (counted)", "QKᵀ 与 AV 的 FLOPs（计数）"),

@@ -47,15 +47,17 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "第 {layer} 层各头的 ‖S − Sᵀ‖ / ‖S‖：自身的 W_K 与 W_K := W_Q"),
     ("lesson9.answer",
      "On this text {encoder} ({n_e} tokens) lets each token see every token: {enc_share} of the query–key pairs are "
-     "visible. {decoder} ({n_d} tokens) is causal: {dec_share} are — the future is masked. In its layer {layer} the "
-     "scores are far from symmetric: ‖S − Sᵀ‖/‖S‖ is {asym} for head {head} ({asym_min}–{asym_max} across heads); "
-     "with W_K := W_Q it is {tied}. Tying head {head} changes the next-token distribution by KL = {kl_head} nats; "
+     "visible. {decoder} ({n_d} tokens) is causal: {dec_share} are — the future is masked. In its layer {layer}, "
+     "{symmetry}: ‖S − Sᵀ‖/‖S‖ is {asym} for head {head} ({asym_min}–{asym_max} across heads; “far” means at least "
+     "{asym_far}); with W_K := W_Q it is {tied}. Tying head {head} changes the next-token distribution by KL = "
+     "{kl_head} nats; "
      "tying every head of the layer by {kl_layer} nats. That is how GPT differs from BERT: BERT reads the whole text "
      "in both directions, a GPT-style decoder only what came before — which is what lets it be trained to predict "
      "the next token.",
      "在这段文本上，{encoder}（{n_e} 个词元）让每个词元看到所有词元：{enc_share} 的查询–键对可见。{decoder}（{n_d} 个"
-     "词元）是因果的：只有 {dec_share} 可见——未来被遮住。在它的第 {layer} 层，得分远非对称：第 {head} 个头的 "
-     "‖S − Sᵀ‖/‖S‖ 为 {asym}（各头在 {asym_min}–{asym_max} 之间）；令 W_K := W_Q 后为 {tied}。绑定第 {head} "
+     "词元）是因果的：只有 {dec_share} 可见——未来被遮住。在它的第 {layer} 层，{symmetry}：第 {head} 个头的 "
+     "‖S − Sᵀ‖/‖S‖ 为 {asym}（各头在 {asym_min}–{asym_max} 之间；“远非对称”指至少 {asym_far}）；令 W_K := W_Q 后为 "
+     "{tied}。绑定第 {head} "
      "个头使下一个"
      "词元的分布改变 KL = {kl_head} 奈特；绑定该层所有头改变 {kl_layer} 奈特。这就是 GPT 与 BERT 的不同：BERT "
      "双向读整段文本，GPT 式解码器只读前面的内容——所以能被训练来预测下一个词元。"),
@@ -199,15 +201,17 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lesson12.answer",
      "In {model} the first token takes {mean_mass} of the attention on average over its {layers} layers, most in "
      "layer {top_layer} ({top_mass}). In layer {layer} it gets {weight_share} of the weight but only {norm_share} of "
-     "the norm-weighted attention: its value, written through W_O, has norm {v_first} against {v_rest} for the "
-     "other tokens — a parking spot, not a source. Removing its column and renormalising changes the output by "
+     "the norm-weighted attention (below {ratio} × its weight share, {parking_limit}, would make it a parking "
+     "spot): its value, written through W_O, has norm {v_first} against {v_rest} for the other tokens — {parking}. "
+     "Removing its column and renormalising changes the output by "
      "{change_layer} ({measure}) in layer {layer}, and by {change_all} in every layer. So a sink exists because a "
      "softmax row must spend its whole budget: a head with nothing to fetch parks it on the first token, the one "
      "token every query can see.",
      "在 {model} 中，第一个词元在 {layers} 层里平均获得 {mean_mass} 的注意力，第 {top_layer} "
      "层最多（{top_mass}）。在第 "
-     "{layer} 层它获得 {weight_share} 的权重，却只占按范数加权的注意力的 {norm_share}：它经 W_O 写出的值的范数为 "
-     "{v_first}，其他词元为 {v_rest}——是停放处，不是来源。去掉它那一列并重新归一化，第 {layer} 层使输出改变 "
+     "{layer} 层它获得 {weight_share} 的权重，却只占按范数加权的注意力的 {norm_share}（低于其权重份额的 {ratio} 倍，即 "
+     "{parking_limit}，才算停放处）：它经 W_O 写出的值的范数为 {v_first}，其他词元为 {v_rest}——{parking}。去掉它那一列"
+     "并重新归一化，第 {layer} 层使输出改变 "
      "{change_layer}（{measure}），所有层都这样做则改变 {change_all}。所以汇点之所以存在，是因为 softmax 的每一行"
      "必须花完全部预算：没什么可取的头把预算停放在第一个词元上——唯一一个每个查询都看得到的词元。"),
     ("lesson12.stream",

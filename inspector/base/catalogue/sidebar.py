@@ -188,7 +188,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("job.compare", "the comparison", "对比"),
     ("job.groundtruth", "the Ground-truth scoreboard", "已知答案计分板"),
     ("job.generate", "the generation", "生成"),
-    ("job.mechanism", "the patching run", "修补计算"),
+    ("job.mechanism", "the mechanism run", "机制计算"),
     ("job.inspect", "the Inspect view", "Inspect 视图"),
     ("job.census", "the census", "普查"),
     ("notice.job_corpus",

@@ -75,13 +75,25 @@ def _induction_words(induction: np.ndarray, lang: str = DEFAULT_LANGUAGE) -> str
     return t("heads.report.induction", lang, threshold=f"{INDUCTION_HEAD_SCORE:g}", named=named, more=more)
 
 
-def _pair_verdict(both: float, first: float, second: float) -> str:
-    """The catalogue key of what ablating a pair together says about its redundancy."""
-    if both <= 1.25 * max(first, second):
-        return "heads.report.pair_redundant"
-    if both < 0.9 * (first + second):
-        return "heads.report.pair_partly_redundant"
-    return "heads.report.pair_not_redundant"
+# A pair of heads is "redundant" when ablating both costs at most REDUNDANT_FACTOR × the larger single cost, "not
+# redundant" when it costs at least ADDITIVE_FACTOR × the two added, "partly" in between. The ablations are single
+# deterministic forwards (no sampling), so the evidence is the margin to these factors, which the sentence states.
+REDUNDANT_FACTOR = 1.25
+ADDITIVE_FACTOR = 0.9
+
+
+def pair_verdict(both: float, first: float, second: float, lang: str = DEFAULT_LANGUAGE) -> tuple[str, str]:
+    """(catalogue key, sentence in ``lang``) of what ablating a pair together says about its redundancy, with the
+    thresholds it was judged by."""
+    larger, added = max(first, second), first + second
+    if both <= REDUNDANT_FACTOR * larger:
+        key = "heads.report.pair_redundant"
+    elif both < ADDITIVE_FACTOR * added:
+        key = "heads.report.pair_partly_redundant"
+    else:
+        key = "heads.report.pair_not_redundant"
+    return key, t(key, lang, factor=f"{REDUNDANT_FACTOR:g}", limit=f"{REDUNDANT_FACTOR * larger:.4f}",
+                  additive=f"{ADDITIVE_FACTOR:g}", total=f"{ADDITIVE_FACTOR * added:.4f}")
 
 
 def health_report(report: HeadReport, lang: str = DEFAULT_LANGUAGE, *,
@@ -158,10 +170,10 @@ def health_report(report: HeadReport, lang: str = DEFAULT_LANGUAGE, *,
     pairs = report.pairs
     for p in range(min(2, len(pairs.heads))):
         a, b = (report.head_name(x) for x in pairs.heads[p])
-        verdict = _pair_verdict(pairs.change_both[p], pairs.change_first[p], pairs.change_second[p])
+        _, verdict = pair_verdict(pairs.change_both[p], pairs.change_first[p], pairs.change_second[p], lang)
         lines.append(t("heads.report.pair", lang, a=a, b=b, js=f"{pairs.js_divergence[p]:.3f}",
                        first=f"{pairs.change_first[p]:.4f}", second=f"{pairs.change_second[p]:.4f}",
-                       both=f"{pairs.change_both[p]:.4f}", verdict=t(verdict, lang)))
+                       both=f"{pairs.change_both[p]:.4f}", verdict=verdict))
     curve = report.pruning
     half = int(np.argmin(np.abs(curve.fraction - 0.5)))
     lines.append(t("heads.report.pruning", lang, removed=curve.heads_removed[half], heads=curve.order.size,
