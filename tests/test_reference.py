@@ -154,6 +154,11 @@ def test_row_entropy_of_a_tensor_is_the_array_s_and_its_gradient_is_finite_at_ze
 # Σ p log p written by hand: xlogy, scipy's entr, or "p * log(p" — only the one row_entropy may.
 _HAND_ENTROPY = re.compile(r"xlogy|\bentr\b|\b(\w+) \* (?:np|torch|math)\.log\(\1\b")
 _ENTROPY_HOME = "kernels/reference.py"
+# Lines that hold p log p and are no entropy, each with why. The test fails when an entry no longer matches.
+_NOT_AN_ENTROPY = {
+    "inspector/analyses/lessons/capacity.py": "KL(target ‖ fitted) term by term: t log t − t log f cancel element by "
+                                              "element, which −H(t) − Σ t log f would not near KL = 0",
+}
 
 
 def test_one_row_entropy():
@@ -163,11 +168,13 @@ def test_one_row_entropy():
     files = [p for folder in ("inspector", "kernels", "views", "benchmarks", "training")
              for p in sorted((root / folder).rglob("*.py"))]
     assert any(p.name == "divergence.py" for p in files)
-    offenders = [f"{p.relative_to(root).as_posix()}:{number}: {line.strip()}" for p in files
-                 if p.relative_to(root).as_posix() != _ENTROPY_HOME
-                 for number, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
-                 if _HAND_ENTROPY.search(line)]
+    found = {(p.relative_to(root).as_posix(), number, line.strip()) for p in files
+             if p.relative_to(root).as_posix() != _ENTROPY_HOME
+             for number, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if _HAND_ENTROPY.search(line)}
+    offenders = [f"{path}:{number}: {line}" for path, number, line in sorted(found) if path not in _NOT_AN_ENTROPY]
     assert not offenders, "use kernels.reference.row_entropy:\n" + "\n".join(offenders)
+    assert {path for path, _, _ in found} >= set(_NOT_AN_ENTROPY)  # every exception is still needed
     for old in ("entr(weights).sum(axis=-1)", "-torch.special.xlogy(p, p).sum(-1)",
                 "-(p * np.log(p)).sum()", "p * torch.log(p.clamp_min(1e-30))"):
         assert _HAND_ENTROPY.search(old), old  # each way it was written before
