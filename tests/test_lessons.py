@@ -494,8 +494,14 @@ def test_symmetry_and_parking_verdicts_flip_at_their_thresholds(lang):
     assert asymmetry_term(ASYMMETRY_FAR - 1e-9) == "lessons.asymmetry.near"
     assert parking_term(0.6, PARKING_RATIO * 0.6 - 1e-9) == "lessons.sink.parking"
     assert parking_term(0.6, PARKING_RATIO * 0.6) == "lessons.sink.not_parking"
+    from inspector.analyses.lessons.common import BLUR_MARGIN
+    from inspector.analyses.lessons.geometry import blur_term
+
+    assert blur_term(1.0, 1.0 + BLUR_MARGIN) == "lessons.linear.blurrier"  # D6's "blurrier"
+    assert blur_term(1.0, 1.0 + BLUR_MARGIN - 1e-9) == "lessons.linear.not_blurrier"
     shown = {"en": "not shown", "zh": "未能显示"}[lang]
     assert shown in t("lessons.asymmetry.near", lang) and shown in t("lessons.sink.not_parking", lang)
+    assert shown in t("lessons.linear.not_blurrier", lang)
 
 
 def test_the_why_qk_answer_names_its_threshold(lessons):

@@ -202,6 +202,8 @@ def test_linear_attention_equals_its_direct_formula(causal):
 
 def test_linear_lesson_rows_and_output(lm):
     lesson = G.linear_lesson(lm["llama"], TEXT, 1, 1, lengths=(16, 32), repeats=2)
+    assert lesson.answer.terms["blur"] == G.blur_term(lesson.entropy_softmax, lesson.entropy_linear)
+    assert "0.05" in lesson.answer.text("en") and "0.05" in lesson.answer.text("zh")
     np.testing.assert_allclose(lesson.linear.sum(-1), 1.0, atol=1e-9)
     assert np.triu(lesson.linear, 1).max() == 0  # causal: no weight on the future
     assert (lesson.js >= 0).all() and lesson.js[0] == pytest.approx(0.0, abs=1e-12)  # row 0 has one key

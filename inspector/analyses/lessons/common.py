@@ -68,6 +68,8 @@ ASYMMETRY_FAR = 0.5
 # "A parking spot, not a source" (D4) when the first token's share of the norm-weighted attention is below this
 # fraction of its share of the weight — the Heads report's idle-sink ratio (Kobayashi et al. 2020).
 PARKING_RATIO = 0.5
+# "Blurrier" (D6) when linear attention raises the head's mean row entropy by at least this many nats.
+BLUR_MARGIN = 0.05
 # Answer placeholders whose value is a model's name (ModelInfo.name): shown through model_label.
 MODEL_PLACEHOLDERS = ("model", "encoder", "decoder", "absolute")
 

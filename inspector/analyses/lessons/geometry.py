@@ -27,6 +27,7 @@ import torch
 
 from inspector.analyses.divergence import jensen_shannon_numpy
 from inspector.analyses.lessons.common import (
+    BLUR_MARGIN,
     BUSY_SPREAD,
     QK_MIN_RHO,
     VERDICT_ALPHA,
@@ -253,6 +254,13 @@ class LinearLesson:
         _check_shapes(self, {"softmax_ms": (len(self.lengths),), "linear_ms": (len(self.lengths),)})
 
 
+def blur_term(entropy_softmax: float, entropy_linear: float) -> str:
+    """The catalogue key of what linear attention did to the routing: "blurrier" when the mean row entropy rose by at
+    least :data:`BLUR_MARGIN` nats, else "not shown to be blurrier"."""
+    return "lessons.linear.blurrier" if entropy_linear - entropy_softmax >= BLUR_MARGIN else \
+        "lessons.linear.not_blurrier"
+
+
 def linear_lesson(loaded: LoadedModel, text: str, layer: int, head: int, *, lengths: Sequence[int] = LINEAR_LENGTHS,
                   repeats: int = TIMING_REPEATS, backend: str = "torch") -> LinearLesson:
     info = loaded.info
@@ -299,14 +307,15 @@ def linear_lesson(loaded: LoadedModel, text: str, layer: int, head: int, *, leng
               "js_max": _f(js.max(), 3), "h_soft": _f(entropy_softmax), "h_lin": _f(entropy_linear),
               "change": f"{change:.2e}", "last": str(int(lengths_a[-1])), "soft_ms": _f(np.median(soft_runs[-1]), 2),
               "lin_ms": _f(np.median(lin_runs[-1]), 2), "soft_exp": _f(soft_exp), "lin_exp": _f(lin_exp),
-              "d_k": str(d), "spread": _pct(spread)}
+              "d_k": str(d), "spread": _pct(spread), "blur_margin": _f(BLUR_MARGIN)}
+    blur = blur_term(entropy_softmax, entropy_linear)
     key = "lesson14.answer.busy" if spread > BUSY_SPREAD else "lesson14.answer"
     return LinearLesson(layer=layer, head=head, tokens=encoded.tokens, weights=weights, linear=linear, js=js,
                         entropy_softmax=entropy_softmax, entropy_linear=entropy_linear, output_change=change,
                         output_measure=base_out.kind, lengths=lengths_a, softmax_ms=np.median(soft_runs_a, axis=1),
                         linear_ms=np.median(lin_runs_a, axis=1), exponent_softmax=soft_exp, exponent_linear=lin_exp,
                         spread=spread,
-                        answer=Answer(key, values, {"measure": f"measure.{base_out.kind}"}))
+                        answer=Answer(key, values, {"measure": f"measure.{base_out.kind}", "blur": blur}))
 
 
 # ------------------------------------------------------------------------------------------- query–key space

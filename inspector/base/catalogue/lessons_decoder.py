@@ -322,12 +322,14 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lesson14.answer",
      "Head {head} of layer {layer} with φ(q)·φ(k), φ = elu + 1, in place of its softmax: each row's routing moves by "
      "a mean JS of {js_mean} nats (at most {js_max}), the mean row entropy goes from {h_soft} to {h_lin} nats — "
-     "blurrier — and the model's output changes by {change} ({measure}). For one head of d_k = {d_k} at n = {last} "
+     "{blur} (the threshold: {blur_margin} nats higher) — and the model's output changes by {change} ({measure}). For "
+     "one head of d_k = {d_k} at n = {last} "
      "the softmax took {soft_ms} ms and the linear form {lin_ms} ms; fitted over n they grow as n^{soft_exp} and "
      "n^{lin_exp} (runs spread by {spread}). So linear attention gives up the sharpness of softmax routing — the "
      "weights cannot concentrate on one key — in exchange for never building the n × n matrix.",
      "第 {layer} 层第 {head} 个头用 φ(q)·φ(k)（φ = elu + 1）代替 softmax：每行的路由平均移动 JS = {js_mean} 奈特（最多 "
-     "{js_max}），平均行熵从 {h_soft} 变为 {h_lin} 奈特——更模糊——模型输出改变 {change}（{measure}）。对一个 d_k = "
+     "{js_max}），平均行熵从 {h_soft} 变为 {h_lin} 奈特——{blur}（以至少 {blur_margin} 奈特为界）——模型输出改变 "
+     "{change}（{measure}）。对一个 d_k = "
      "{d_k} "
      "的头，n = {last} 时 softmax 耗时 {soft_ms} 毫秒、线性形式 {lin_ms} 毫秒；按 n 拟合，分别按 n^{soft_exp} 和 "
      "n^{lin_exp} 增长（各次运行离散度 {spread}）。所以线性注意力放弃的是 softmax 路由的尖锐——权重无法集中到一个"
@@ -335,18 +337,21 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lesson14.answer.busy",
      "Head {head} of layer {layer} with φ(q)·φ(k), φ = elu + 1, in place of its softmax: each row's routing moves by "
      "a mean JS of {js_mean} nats (at most {js_max}), the mean row entropy goes from {h_soft} to {h_lin} nats — "
-     "blurrier — and the model's output changes by {change} ({measure}). The machine was too busy to trust the "
+     "{blur} (the threshold: {blur_margin} nats higher) — and the model's output changes by {change} ({measure}). The "
+     "machine was too busy to trust the "
      "timings (runs spread by {spread}): for one head of d_k = {d_k} at n = {last} the softmax took {soft_ms} ms and "
      "the linear form {lin_ms} ms (n^{soft_exp} and n^{lin_exp} fitted). So linear attention gives up the sharpness "
      "of softmax routing — the weights cannot concentrate on one key — in exchange for never building the n × n "
      "matrix.",
      "第 {layer} 层第 {head} 个头用 φ(q)·φ(k)（φ = elu + 1）代替 softmax：每行的路由平均移动 JS = {js_mean} 奈特（最多 "
-     "{js_max}），平均行熵从 {h_soft} 变为 {h_lin} 奈特——更模糊——模型输出改变 "
+     "{js_max}），平均行熵从 {h_soft} 变为 {h_lin} 奈特——{blur}（以至少 {blur_margin} 奈特为界）——模型输出改变 "
      "{change}（{measure}）。机器太忙，计时不可信"
      "（各次运行离散度 {spread}）：对一个 d_k = {d_k} 的头，n = {last} 时 softmax 耗时 {soft_ms} 毫秒、线性形式 "
      "{lin_ms} "
      "毫秒（拟合为 n^{soft_exp} 和 n^{lin_exp}）。所以线性注意力放弃的是 softmax 路由的尖锐——权重无法集中到一个键上"
      "——换来的是从不构造 n × n 矩阵。"),
+    ("lessons.linear.blurrier", "blurrier", "更模糊"),
+    ("lessons.linear.not_blurrier", "not shown to be blurrier", "未能显示更模糊"),
     ("chart.decoder.form", "form", "形式"),
     ("chart.decoder.softmax", "softmax", "softmax（指数）"),
     ("chart.decoder.linear", "linear (elu + 1)", "线性（elu + 1）"),
