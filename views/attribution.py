@@ -13,6 +13,7 @@ import streamlit as st
 
 from inspector import InspectorError
 from inspector.analyses.attribution import (
+    COMPLETENESS_GAP,
     DEFAULT_REFERENCE,
     LONG_TEXT_TOKENS,
     AttributionReport,
@@ -85,6 +86,8 @@ def target_words(target: Target, lang: str) -> str:
         return target.description
     # The library marks a target that is the model's own prediction in its description; the page keeps that.
     predicted = t("attribution.page.target_predicted", lang) if "prediction)" in target.description else ""
+    if target.skipped:  # the top prediction was whitespace or special: the most likely word is explained instead
+        predicted = t("attribution.page.target_skipped", lang, skipped=target.skipped)
     if target.kind == "class":
         return t("attribution.page.target_class", lang, label=target.label, predicted=predicted)
     if target.kind in ("masked-token", "next-token"):
@@ -191,6 +194,10 @@ if ig is not None:
     st.caption(escape_markdown(t("attribution.page.ig_caption", lang, steps=ig.steps, batch=ig.internal_batch_size,
                                  baseline=baseline, baseline_value=f"{ig.baseline_value:.4g}",
                                  delta=f"{ig.delta:.2g}")))
+    if ig.incomplete(report.target.value):  # the scores do not add up to what they explain (issue 44)
+        st.warning(t("attribution.page.ig_incomplete", lang, gap=f"{ig.relative_gap(report.target.value):.0%}",
+                     threshold=f"{COMPLETENESS_GAP:.0%}", delta=f"{ig.delta:.3g}",
+                     change=f"{report.target.value - ig.baseline_value:.3g}"), icon=":material/warning:")
 for method, reason in report.skipped.items():
     st.warning(escape_markdown(t("attribution.page.skipped", lang, method=method_label(method, lang), reason=reason)))
 

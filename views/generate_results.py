@@ -13,6 +13,7 @@ import streamlit as st
 from inspector.analyses.generate import Generation, generation_json
 from inspector.base.i18n import t
 from inspector.base.jsonable import to_jsonable
+from inspector.base.tokens import readable_token
 from inspector.charts.generate import (
     attention_row_chart,
     candidates_chart,
@@ -45,14 +46,18 @@ def show_results(result: Generation, request: tuple, info, *, slide: bool, first
     """Draw ``result`` (the run of ``request`` on the model ``info`` describes); returns the (layer, head, step)
     on screen, for the share link."""
     st.subheader(t("generate.output", lang))
-    st.code(("" if result.chat else result.prompt) + result.text, language=None, wrap_lines=True)
+    text, end = result.reading_text()
+    st.code(("" if result.chat else result.prompt) + text, language=None, wrap_lines=True)
+    if end is not None:
+        st.caption(escape_markdown(t("generate.ended_with", lang, token=readable_token(end))))
     st.button(t("generate.again", lang), key="generate_again", on_click=run_again, args=(request,),
               icon=":material/replay:")
     if result.finish == "stopped":
         st.info(t("generate.stopped", lang, n=result.steps))
 
     step = _step_scrubber(result, lang)
-    st.markdown(escape_markdown(t("generate.step_line", lang, step=step, token=result.pieces[step],
+    # A newline chosen is shown as ↵, as every label shows it (inspector.base.tokens), not as a line break.
+    st.markdown(escape_markdown(t("generate.step_line", lang, step=step, token=readable_token(result.pieces[step]),
                                   p=f"{float(result.chosen_prob[step]):.3f}",
                                   position=result.prompt_len - 1 + step)))
     layer_column, head_column = st.columns(2)

@@ -19,7 +19,14 @@ from inspector.analyses.heatmap import HeatmapOptions, heatmap_view, layer_views
 from inspector.analyses.metrics import head_entropy
 from inspector.base.errors import error_text
 from inspector.base.i18n import t
-from inspector.charts.base import CELL_SELECTION, HEAD_SELECTION, selected_cell, selected_head, token_labels
+from inspector.charts.base import (
+    CELL_SELECTION,
+    HEAD_SELECTION,
+    WIDE_COLUMN_PX,
+    selected_cell,
+    selected_head,
+    token_labels,
+)
 from inspector.charts.bertviz import IFRAME_MAX_HEIGHT
 from inspector.charts.inspect import (
     SMALL_MULTIPLES_MAX_TOKENS,
@@ -179,12 +186,15 @@ with attention_column:
         st.info(t("inspect.large_info", lang, limit=HEATMAP_MAX_TOKENS))
     else:
         heatmap = attention_heatmap_chart(view, slide=slide, lang=lang, kv_heads=info.num_kv_heads,
-                                          num_heads=info.num_heads, selectable=explains_cells)
+                                          num_heads=info.num_heads)  # the export's
+        # On screen the cells are sized to the column, so they stay square when Streamlit fits its width (issue 44).
+        on_screen = screen_title(attention_heatmap_chart(
+            view, slide=slide, lang=lang, kv_heads=info.num_kv_heads, num_heads=info.num_heads,
+            selectable=explains_cells, column_px=None if slide else WIDE_COLUMN_PX))
         if explains_cells:
-            event = st.altair_chart(screen_title(heatmap), on_select="rerun", selection_mode=CELL_SELECTION,
-                                    key="heatmap_cell")
+            event = st.altair_chart(on_screen, on_select="rerun", selection_mode=CELL_SELECTION, key="heatmap_cell")
         else:
-            st.altair_chart(screen_title(heatmap))
+            st.altair_chart(on_screen)
         st.caption(t("inspect.heatmap_caption", lang))
         if explains_cells:
             why_this_cell(view, selected_cell(event.get("selection")))

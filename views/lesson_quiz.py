@@ -5,7 +5,8 @@ An honest score (issue 17): every answer is kept per session in ``st.session_sta
 the question — the model, text, backend, layer, head and query token it asks about — so a question counts once
 however often Reveal is pressed, its guess is locked once revealed (the widget is disabled and held at the
 answered guess), and every earlier answer's feedback stays on screen. The score is counted from those answers.
-The query is always a content token: from [CLS] the answer would be [CLS] itself, a trivial question.
+The query is always a content token that sees two or more keys: from [CLS], or from a causal model's first token
+(which sees only itself), the answer would be trivial.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 import streamlit as st
 
 from inspector import InspectorError
-from inspector.analyses.lessons import DefinitionLesson, TokenImportance, attention_target
+from inspector.analyses.lessons import DefinitionLesson, TokenImportance, attention_target, seeing_rows
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.charts.base import token_labels
 from inspector.output.share import escape_markdown
@@ -149,7 +150,10 @@ def render(definition: DefinitionLesson, chosen: session.Inputs, lang: str, deco
     decoder chosen, the decoder lessons' results."""
     labels = token_labels(definition.tokens)
     shown = [escape_markdown(label) for label in labels]
-    content = [i for i in range(len(labels)) if not definition.special[i]] or list(range(len(labels)))
+    # A query that sees one key (a causal model's first token) puts all its weight there: no question (issue 44).
+    seeing = seeing_rows(definition.visible)
+    content = ([i for i in range(len(labels)) if not definition.special[i] and seeing[i]]
+               or [i for i in range(len(labels)) if not definition.special[i]] or list(range(len(labels))))
     answers = _answers()
     asked_about = (chosen.spec, chosen.state.text, chosen.state.backend)
     st.caption(t("lesson8.explain", lang))

@@ -39,7 +39,7 @@ def draw_definition(page: LessonView, definition) -> None:
         st.caption(t("lesson1.rope_note", lang))
     page.show("lesson1-weights", charts.weights_chart(
         definition.weights, definition.tokens, title=t("lesson1.chart", lang, layer=page.layer, head=page.head),
-        slide=page.slide, lang=lang, keep=sharpest_pair(definition.weights)))
+        slide=page.slide, lang=lang, keep=sharpest_pair(definition.weights, definition.visible)))
     st.dataframe(pd.DataFrame({t("lesson1.col_query", lang): readable_tokens(definition.tokens),
                                "Σ_j A_ij": definition.row_sums}),
                  hide_index=True, height=180, column_config={"Σ_j A_ij": st.column_config.NumberColumn(format="%.7f")})

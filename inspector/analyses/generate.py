@@ -210,6 +210,14 @@ class Generation(Displayable):
     def steps(self) -> int:
         return len(self.token_ids)
 
+    def reading_text(self) -> tuple[str, str | None]:
+        """The generated text as a person reads it, and the end token the model stopped at, named apart (None
+        unless ``finish == "eos"``): SmolLM2's text ended in a raw ``<|im_end|>`` (issue 44). ``text`` itself keeps
+        every token, for the JSON."""
+        if self.finish != "eos":
+            return self.text, None
+        return self.text.removesuffix(self.pieces[-1]), self.pieces[-1]
+
     @property
     def prompt_len(self) -> int:
         return len(self.prompt_ids)

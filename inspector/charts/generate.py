@@ -183,6 +183,10 @@ def _step_rule(step: int | None, slide: bool) -> list[alt.Chart]:
         color="black" if slide else SELECTION_COLOR, strokeDash=[4, 3]).encode(x="step:Q")]
 
 
+# Steps are whole numbers: a short generation's axis read 0, 0.5, 1, 1.5 … (issue 44).
+STEP_AXIS = alt.Axis(tickMinStep=1, format="d")
+
+
 def sink_chart(result: Generation, layer: int, *, step: int | None = None, slide: bool = False,
                lang: str = DEFAULT_LANGUAGE) -> alt.LayerChart:
     """Attention on the first token per step: the mean over the heads of ``layer`` and over the whole model."""
@@ -193,7 +197,7 @@ def sink_chart(result: Generation, layer: int, *, step: int | None = None, slide
                          "sink": np.concatenate([result.sink_mass[:, layer].mean(axis=1),
                                                  result.sink_mass.mean(axis=(1, 2))]).astype(float)})
     lines = alt.Chart(data).mark_line(point=result.steps <= 64).encode(
-        x=alt.X("step:Q", title=t("chart.generate.step", lang),
+        x=alt.X("step:Q", title=t("chart.generate.step", lang), axis=STEP_AXIS,
                 scale=alt.Scale(domain=[0, max(result.steps - 1, 1)], nice=False)),  # no empty steps past the last
         y=alt.Y("sink:Q", title=t("chart.generate.sink", lang), scale=alt.Scale(domain=[0, 1])),
         color=alt.Color("series:N", title=None, scale=alt.Scale(domain=names, range=[GENERATED_COLOR, PROMPT_COLOR]),
@@ -219,7 +223,7 @@ def kv_cache_chart(result: Generation, *, step: int | None = None, slide: bool =
                          "mib": np.concatenate([result.kv_cache_bytes.sum(axis=1),
                                                 result.kv_cache_bytes_mha.sum(axis=1)]) / mib})
     lines = alt.Chart(data).mark_line().encode(
-        x=alt.X("step:Q", title=t("chart.generate.step", lang),
+        x=alt.X("step:Q", title=t("chart.generate.step", lang), axis=STEP_AXIS,
                 scale=alt.Scale(domain=[0, max(result.steps - 1, 1)], nice=False)),  # no empty steps past the last
         y=alt.Y("mib:Q", title=t("chart.generate.kv_axis", lang), scale=alt.Scale(zero=True)),
         color=alt.Color("series:N", title=None, scale=alt.Scale(domain=names, range=[GENERATED_COLOR, "#9e9e9e"]),

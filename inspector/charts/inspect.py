@@ -58,6 +58,7 @@ _SLIDE_MULTIPLES_PER_ROW = 2
 # Token labels longer than this are cut (with "…"); the heatmap's colour legend sits under the plot, so the
 # labels and the plot share the column's width.
 _HEATMAP_LABEL_LIMIT_PX = 110
+_AXIS_TITLE_PX = 20  # a vertical axis title and its padding, beside the labels
 _SLIDE_HEATMAP_LABEL_LIMIT_PX = 150
 # A compact legend under a grid: narrower than the narrowest column the grid is shown in.
 _GRID_LEGEND_PX = 100
@@ -263,7 +264,7 @@ def heatmap_title(view: HeatmapView, lang: str, kv_heads: int | None = None, num
 
 def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False, lang: str = DEFAULT_LANGUAGE,
                             kv_heads: int | None = None, num_heads: int | None = None,
-                            selectable: bool = False) -> alt.Chart | alt.LayerChart:
+                            selectable: bool = False, column_px: int | None = None) -> alt.Chart | alt.LayerChart:
     """Heatmap of one head's attention: row = query (attending), column = key (attended to), colour = weight.
 
     Labels, title ("Layer L, head H: attention weights") and subtitle (the view's notes, in ``lang``) come from
@@ -273,10 +274,18 @@ def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False, lang: str
     grey, not white, with their own legend entry: their zero is the mask's, not the head's choice.
     ``selectable`` adds a click selection named :data:`CELL_SELECTION` on the visible cells (their row and column
     indices; read it with :func:`~inspector.charts.base.selected_cell`).
+
+    ``column_px``: on screen, the column the chart is drawn in at a 1000 px window. Streamlit stretches (or
+    squeezes) a step-sized chart's width to its column but keeps its height, so 16 keys of 28 px in a 290 px column
+    were tall, narrow cells (issue 44): the rows take the height the squeezed columns get, and the cells stay square.
+    Exports leave it out and keep their larger cells.
     """
     data = heatmap_data(view)
     cell = _cell_px(max(view.weights.shape), slide)
     label_limit = _SLIDE_HEATMAP_LABEL_LIMIT_PX if slide else _HEATMAP_LABEL_LIMIT_PX
+    if column_px is not None:  # the plot's drawn width: the column less the query labels and the axis title
+        drawn = column_px - label_limit - _AXIS_TITLE_PX
+        cell = int(np.clip(drawn // max(view.weights.shape[1], 1), _MIN_CELL_PX, cell))
     column = FULL_WIDTH_PX if slide else WIDE_COLUMN_PX
     notes = _notes(view.notes, lang)
     if may_thin(view.key_labels, column - label_limit, slide) or cell < 14:

@@ -39,6 +39,7 @@ from inspector.analyses.attribution.faithfulness import (
                                              model_faithfulness,
 )
 from inspector.analyses.attribution.methods import (
+    COMPLETENESS_GAP,
                                              METHOD_LABELS,
                                              METHODS,
                                              REGISTRY,
@@ -91,7 +92,8 @@ from inspector.analyses.attribution.targets import (
 
 __all__ = [
     "AdversarialRow", "Agreement", "AttributionMethod", "AttributionReport", "AttributionSettings",
-    "CURVE_FRACTIONS", "CorpusAgreement", "CounterfactualAttention", "DEFAULT_REFERENCE", "FAITHFULNESS_BINS",
+    "COMPLETENESS_GAP", "CURVE_FRACTIONS", "CorpusAgreement", "CounterfactualAttention", "DEFAULT_REFERENCE",
+    "FAITHFULNESS_BINS",
     "Faithfulness", "IntegratedGradientsRun", "LONG_TEXT_TOKENS", "METHODS",
     "METHOD_LABELS", "MIN_GAIN", "MethodContext", "MethodScores", "NORMAL_TAU_FROM", "PATIENCE", "QueryChoice",
     "RANDOM_TAU_SAMPLES", "REGISTRY", "RemovalMode", "Target", "TargetKind", "TargetSpec", "adversarial_search",

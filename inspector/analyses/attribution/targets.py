@@ -57,7 +57,9 @@ class TargetSpec:
 class Target:
     """The resolved scalar f(x). kind: see :data:`TargetKind`; description: f in words; value: f(x);
     position: the token row a language model is read at; token_id/token: the predicted token;
-    class_index/label: the classifier's class; reference: the reference sentence (similarity)."""
+    class_index/label: the classifier's class; reference: the reference sentence (similarity); skipped: a language
+    model's top prediction (readable) when the default target passed over it as whitespace or special
+    (:func:`default_token`)."""
 
     kind: TargetKind
     description: str
@@ -68,6 +70,7 @@ class Target:
     class_index: int | None = None
     label: str | None = None
     reference: str | None = None
+    skipped: str | None = None
 
     def __post_init__(self) -> None:
         if not math.isfinite(self.value):
@@ -205,13 +208,18 @@ def setup_problem(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str
         if head == "masked-lm":
             protected[position] = True
         log_probs = torch.log_softmax(outputs.logits[0, position].float(), dim=-1)
-        token_id = int(log_probs.argmax()) if not spec.token else _single_token_id(loaded, spec.token)
+        top = int(log_probs.argmax())
+        token_id = default_token(loaded, log_probs) if not spec.token else _single_token_id(loaded, spec.token)
         token = str(loaded.codec.token_string(token_id))
         where = "at the [MASK]" if head == "masked-lm" else "as the next token after the text"
+        skipped = readable_tokens([str(loaded.codec.token_string(top))])[0] if token_id != top and \
+            not spec.token else None
+        why = (" (the model's top prediction)" if token_id == top else
+               f" (the model's most likely word: its top prediction “{skipped}” is whitespace or a special token)"
+               if skipped else "")
         target = Target(kind="masked-token" if head == "masked-lm" else "next-token", position=position,
-                        token_id=token_id, token=token, value=float(log_probs[token_id]),
-                        description=f"the log-probability of “{readable_tokens([token])[0]}” {where}"
-                                    + (" (the model's top prediction)" if token_id == int(log_probs.argmax()) else ""))
+                        token_id=token_id, token=token, value=float(log_probs[token_id]), skipped=skipped,
+                        description=f"the log-probability of “{readable_tokens([token])[0]}” {where}{why}")
     else:
         if not spec.reference or not spec.reference.strip():
             raise InvalidTextError("the target compares the text with a reference sentence; type one",
@@ -232,6 +240,23 @@ def setup_problem(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str
     problem = Problem(loaded=loaded, input_ids=ids, attention_mask=inputs["attention_mask"], target=target,
                       reference=reference, protected=protected, backend=backend, budget_bytes=budget_bytes)
     return problem, base, facts
+
+
+# How far down the ranking the default target looks for a word before it settles for the top prediction.
+_DEFAULT_TOKEN_CANDIDATES = 50
+
+
+def default_token(loaded: LoadedModel, log_probs: torch.Tensor) -> int:
+    """The token a language model's target explains when none is named: its most likely prediction that is not
+    whitespace only and not a special token (Gemma's top next token after a sentence is often "↵↵", which explains
+    nothing about the text; issue 44), among the :data:`_DEFAULT_TOKEN_CANDIDATES` most likely; the top prediction
+    when none of them is a word. ``log_probs``: (vocab,)."""
+    special = set(loaded.tokenizer.all_special_ids)
+    ranked = torch.topk(log_probs, min(_DEFAULT_TOKEN_CANDIDATES, log_probs.numel())).indices.tolist()
+    for token_id in ranked:
+        if token_id not in special and loaded.codec.decode([token_id]).strip():
+            return int(token_id)
+    return int(ranked[0])
 
 
 def resolve_target(loaded: LoadedModel, text: str, spec: TargetSpec = TargetSpec(), *,

@@ -81,6 +81,7 @@ from inspector.analyses.lessons.encoder import (
     position_lesson,
     real_scaling_lesson,
     scaling_sweep,
+    seeing_rows,
     sharpest_pair,
     why_qk_lesson,
 )
@@ -220,6 +221,7 @@ __all__ = [
     "rotate",
     "run_requested",
     "scaling_sweep",
+    "seeing_rows",
     "sharpest_pair",
     "sinks_lesson",
     "sinusoidal_codes",

@@ -91,11 +91,27 @@ class DefinitionLesson:
                              "row_sums": (n,)})
 
 
-def sharpest_pair(weights: np.ndarray) -> tuple[int, int]:
+# A query row that sees fewer keys than this puts all its weight on the one it sees by construction (a causal model's
+# first row: `<bos>` → itself), so it is neither a finding nor a question (issue 44).
+MIN_VISIBLE_KEYS = 2
+
+
+def seeing_rows(visible: np.ndarray) -> np.ndarray:
+    """(q_len,) bool: the query rows that see at least :data:`MIN_VISIBLE_KEYS` keys (all of them when none does).
+    ``visible``: (q_len, k_len) bool."""
+    seeing = np.asarray(visible, dtype=bool).sum(axis=-1) >= MIN_VISIBLE_KEYS
+    return seeing if seeing.any() else np.ones_like(seeing)
+
+
+def sharpest_pair(weights: np.ndarray, visible: np.ndarray | None = None) -> tuple[int, int]:
     """(query, key) of a head's sharpest row and the key that row spends most on — the pair lesson 1's answer is
-    about, so its heatmap labels them first (issue 31). ``weights``: (q_len, k_len)."""
+    about, so its heatmap labels them first (issue 31). ``weights``: (q_len, k_len); ``visible``: (q_len, k_len)
+    bool — when given, only the rows that see two or more keys compete (:func:`seeing_rows`)."""
     weights = np.asarray(weights, dtype=float)
-    best = int(weights.max(axis=-1).argmax())
+    peaks = weights.max(axis=-1)
+    if visible is not None:
+        peaks = np.where(seeing_rows(visible), peaks, -np.inf)
+    best = int(peaks.argmax())
     return best, int(weights[best].argmax())
 
 
@@ -108,7 +124,8 @@ def definition_lesson(run: _Run) -> DefinitionLesson:
     weights = record.weights[0, run.head].double().cpu().numpy()
     row_sums = weights.sum(axis=-1)
     scores = tensors["query"] @ tensors["key"].T * record.scale
-    best, top = sharpest_pair(weights)
+    visible = _visible(run)
+    best, top = sharpest_pair(weights, visible)
     n = len(run.tokens)
     values = {"n": str(n), "d_model": str(info.hidden_size), "d_k": str(info.head_dim), "heads": str(info.num_heads),
               "kv_heads": str(info.num_kv_heads), "scale": _f(record.scale, 4), "layer": str(run.layer),
@@ -119,9 +136,10 @@ def definition_lesson(run: _Run) -> DefinitionLesson:
         d_k=info.head_dim,
         num_heads=info.num_heads, num_kv_heads=info.num_kv_heads, scale=float(record.scale),
         position=position_kind(run.loaded), pre_norm=pre_norm, x=x.double().cpu().numpy(), query=tensors["query"],
-        key=tensors["key"], value=tensors["value"], scores=scores, visible=_visible(run), weights=weights,
+        key=tensors["key"], value=tensors["value"], scores=scores, visible=visible, weights=weights,
         output=tensors["output"], row_sums=row_sums,
-        answer=Answer("lesson1.answer.prenorm" if pre_norm else "lesson1.answer", values))
+        answer=Answer("lesson1.answer.prenorm" if pre_norm else "lesson1.answer", values, terms={
+            "sharpest": "lesson1.sharpest" if seeing_rows(visible).all() else "lesson1.sharpest_seeing"}))
 
 
 # -------------------------------------------------------------------------------------------------- lesson 2

@@ -20,10 +20,13 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("attribution.page.query_last", "last", "最后一个"),
     ("attribution.page.query_index_option", "index…", "指定位置…"),
     ("attribution.page.target_predicted", " (its prediction)", "（即它的预测）"),
+    ("attribution.page.target_skipped",
+     " (the model's most likely word: its top prediction “{skipped}” is whitespace or a special token)",
+     "（模型最可能的词：它的首选预测“{skipped}”是空白或特殊词元）"),
     ("attribution.page.target_class", "the probability the classifier gives class “{label}”{predicted}",
      "分类器给类别“{label}”的概率{predicted}"),
-    ("attribution.page.target_token", "Target token (empty: the model's top prediction)",
-     "目标词元（留空：模型的首选预测）"),
+    ("attribution.page.target_token", "Target token (empty: the model's most likely word)",
+     "目标词元（留空：模型最可能的词）"),
     ("attribution.page.target_value", "f(x) = {value}: {description}.", "f(x) = {value}：{description}。"),
     ("attribution.page.target_masked_token", "the log-probability of “{token}” at the [MASK]{predicted}",
      "[MASK] 处“{token}”的对数概率{predicted}"),
@@ -44,9 +47,10 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "的参考句子——修改参考句子，就能问是什么让文本的意思不同。"),
     ("attribution.page.in_use_next_token",
      "Target in use: **the log-probability of the model's own next token** after the text — attribution explains "
-     "the prediction it makes. Name a token below to explain that one instead.",
-     "当前目标：**模型自己预测的下一个词元的对数概率**（接在文本之后）——归因解释的是它做出的预测。在下面填一个词元，"
-     "就改为解释那个词元。"),
+     "the prediction it makes (its most likely word: a top prediction that is only whitespace, such as ↵, or a "
+     "special token is passed over, and the target below says so). Name a token below to explain that one instead.",
+     "当前目标：**模型自己预测的下一个词元的对数概率**（接在文本之后）——归因解释的是它做出的预测（取它最可能的词：只是"
+     "空白（如 ↵）或特殊词元的首选预测会被跳过，下面的目标会说明）。在下面填一个词元，就改为解释那个词元。"),
     ("attribution.page.in_use_masked_token",
      "Target in use: **the log-probability of the model's top word at the [MASK]**. Name a token below to explain "
      "that one instead.",
@@ -94,6 +98,12 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "convergence delta {delta} (Σ attributions − (f(x) − f(baseline))).",
      "积分梯度：{steps} 步（每批 {batch} 步），基线 = {baseline}（f = {baseline_value}）；收敛误差 {delta}（Σ 归因 − "
      "(f(x) − f(基线))）。"),
+    ("attribution.page.ig_incomplete",
+     "Integrated gradients is incomplete here: its scores miss {gap} of the change they explain (delta {delta} "
+     "against f(x) − f(baseline) = {change}; flagged above {threshold}). Read them as a ranking, not as shares of "
+     "f — more steps narrow the gap.",
+     "此处积分梯度不满足完备性：得分漏掉了所要解释变化的 {gap}（误差 {delta}，而 f(x) − f(基线) = {change}；"
+     "超过 {threshold} 即提示）。只把它们当作排序来读，不要当作 f 的份额——增加步数可以缩小差距。"),
     ("attribution.page.skipped", "{method} could not run: {reason}", "{method} 无法运行：{reason}"),
     ("attribution.page.scores", "Per-token scores", "每个词元的得分"),
     ("attribution.page.read_mean", "the mean over heads", "各头平均"),

@@ -48,6 +48,8 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("generate.finish.eos", "the model ended its text", "模型结束了文本"),
     ("generate.finish.stopped", "stopped", "已停止"),
     ("generate.output", "The text", "生成的文本"),
+    ("generate.ended_with", "The model ended its text with its end token “{token}”, left out of the text above.",
+     "模型用它的结束词元“{token}”结束了文本，上面的文本里没有写出它。"),
     ("generate.again", "Generate again", "重新生成"),
     ("generate.stopped", "Stopped after {n} tokens: the steps below are the ones written.",
      "在 {n} 个词元后停止：下面只显示已经写出的步骤。"),

@@ -43,23 +43,28 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "In layer {layer} the attention reads X = LN(x) — this is a pre-LN model, so the layer norm comes first — of "
      "{n} tokens × d_model = {d_model}. Each of its {heads} heads ({kv_heads} key/value heads) projects X to Q, K "
      "and V of {n} × d_k = {d_k}. S = QKᵀ × {scale} is {n} × {n}, and every row of A = softmax(S) sums to 1 (largest "
-     "deviation {row_error}): a fixed routing budget per query. In head {head} the sharpest row is “{query}”, which "
+     "deviation {row_error}): a fixed routing budget per query. In head {head} {sharpest} is “{query}”, which "
      "spends {weight} of its budget on “{key}”. O = AV is again {n} × {d_k} per head; the heads are concatenated "
      "back to {n} × {d_model}.",
      "在第 {layer} 层，注意力读入的是 X = LN(x)——这是 pre-LN 模型，先做层归一化——共 {n} 个词元 × d_model = "
      "{d_model}。它的 {heads} 个头（{kv_heads} 个键/值头）各自把 X 投影成 {n} × d_k = {d_k} 的 Q、K、V。S = QKᵀ × "
      "{scale} 是 {n} × {n} 的矩阵，A = softmax(S) 的每一行之和都是 1（最大偏差 {row_error}）：每个查询有固定的路由预"
-     "算。在第 {head} 个头中最集中的一行是“{query}”，它把 {weight} 的预算给了“{key}”。O = AV 每个头仍是 {n} × {d_k}；"
+     "算。在第 {head} 个头中{sharpest}是“{query}”，它把 {weight} 的预算给了“{key}”。O = AV 每个头仍是 {n} × {d_k}；"
      "各头拼接后回到 {n} × {d_model}。"),
+    ("lesson1.sharpest", "the sharpest row", "最集中的一行"),
+    ("lesson1.sharpest_seeing",
+     "the sharpest row among those that see two or more keys (under the causal mask the first row sees only itself "
+     "and puts all its weight there by construction)",
+     "在能看到两个及以上键的行中最集中的一行（因果掩码下第一行只能看到自己，必然把全部权重给自己）"),
     ("lesson1.answer",
      "In layer {layer} the attention reads X of {n} tokens × d_model = {d_model}. Each of its {heads} heads "
      "({kv_heads} key/value heads) projects X to Q, K and V of {n} × d_k = {d_k}. S = QKᵀ × {scale} is {n} × {n}, "
      "and every row of A = softmax(S) sums to 1 (largest deviation {row_error}): a fixed routing budget per query. "
-     "In head {head} the sharpest row is “{query}”, which spends {weight} of its budget on “{key}”. O = AV is again "
+     "In head {head} {sharpest} is “{query}”, which spends {weight} of its budget on “{key}”. O = AV is again "
      "{n} × {d_k} per head; the heads are concatenated back to {n} × {d_model}.",
      "在第 {layer} 层，注意力读入的 X 是 {n} 个词元 × d_model = {d_model}。它的 {heads} 个头（{kv_heads} 个键/值头）"
      "各自把 X 投影成 {n} × d_k = {d_k} 的 Q、K、V。S = QKᵀ × {scale} 是 {n} × {n} 的矩阵，A = softmax(S) "
-     "的每一行之和都是 1（最大偏差 {row_error}）：每个查询有固定的路由预算。在第 {head} 个头中最集中的一行是"
+     "的每一行之和都是 1（最大偏差 {row_error}）：每个查询有固定的路由预算。在第 {head} 个头中{sharpest}是"
      "“{query}”，它把 {weight} 的预算给了“{key}”。O = AV 每个头仍是 {n} × {d_k}；各头拼接后回到 {n} × {d_model}。"),
     # Lesson 2 ---------------------------------------------------------------------------------------------------------
     ("lesson2.title", "2 · Why not softmax(XXᵀ)X?", "2 · 为什么不直接用 softmax(XXᵀ)X？"),
