@@ -106,7 +106,9 @@ class CounterfactualAttention:
             conclusion = t("attribution.conclusion_constrained", lang)
         else:
             conclusion = t("attribution.conclusion_still_improving", lang, steps=self.adversarial_steps)
-        return t("attribution.verdict_found", lang, where=where, strength=t(strength, lang), jsd=self.adversarial_jsd,
+        bands = {"entirely": f"{ENTIRELY_DIFFERENT:.0%}", "substantially": f"{SUBSTANTIALLY_DIFFERENT:.0%}"}
+        return t("attribution.verdict_found", lang, where=where, strength=t(strength, lang, **bands),
+                 jsd=self.adversarial_jsd,
                  jsd_max=JS_MAX, change=self.adversarial_change, epsilon=self.epsilon, uniform=uniform,
                  conclusion=conclusion)
 
