@@ -584,3 +584,33 @@ def test_verdict_and_flip_rule_speak_english_and_chinese(headed_models):
     classifier = attribute(headed_models["classifier"], TEXT, settings=AttributionSettings(ig_steps=4, permutations=0,
                                                                                             head_grid=False))
     assert classifier.faithfulness.flip_rule == "the predicted class changes"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_counterfactual_verdict_states_its_bands_and_flips_at_them(lang):
+    """Issue 44 item 4: "almost entirely / substantially / only mildly different" name the share of the largest JSD
+    each stands for, and the verdict (not a unique explanation, or constrained) changes just above and below 40 %."""
+    from inspector.analyses.attribution.counterfactual import (
+        ENTIRELY_DIFFERENT,
+        JS_MAX,
+        SUBSTANTIALLY_DIFFERENT,
+        CounterfactualAttention,
+    )
+
+    row = np.full(4, 0.25)
+
+    def verdict(share: float) -> str:
+        return CounterfactualAttention(layer=0, head=1, query=2, original=row, uniform=row, uniform_change=0.0,
+                                       uniform_jsd=0.0, permutation_changes=np.zeros(3), max_weight=0.25,
+                                       epsilon=0.01, adversarial=row, adversarial_jsd=share * JS_MAX,
+                                       adversarial_change=0.0, adversarial_steps=10,
+                                       adversarial_converged=True).verdict_text(lang)
+
+    words = {"en": ("almost entirely", "substantially", "only mildly", "not a unique explanation", "does constrain"),
+             "zh": ("几乎完全不同", "明显不同", "仅略有不同", "不是输出的唯一解释", "确实约束")}[lang]
+    above_entirely, above_substantially = verdict(ENTIRELY_DIFFERENT + 1e-6), verdict(SUBSTANTIALLY_DIFFERENT + 1e-6)
+    at_substantially = verdict(SUBSTANTIALLY_DIFFERENT)
+    assert words[0] in above_entirely and "80%" in above_entirely
+    assert words[1] in verdict(ENTIRELY_DIFFERENT) and words[1] in above_substantially
+    assert words[3] in above_substantially
+    assert words[2] in at_substantially and "40%" in at_substantially and words[4] in at_substantially

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pickle
 import re
-import threading
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -26,6 +25,7 @@ from inspector.base.i18n import t
 from inspector.charts.base import WIDE_COLUMN_PX
 from inspector.charts.generate import kv_cache_chart, sink_chart
 from inspector.charts.inspect import attention_heatmap_chart
+from inspector.core.token_codec import TokenCodec
 from tests.test_charts import _view
 from tests.test_generate import PROMPT, decoders  # noqa: F401  (the tiny causal LMs, a fixture)
 
@@ -40,7 +40,8 @@ def _whitespace_tokenizer() -> PreTrainedTokenizerFast:
 
 
 def test_the_default_target_passes_over_whitespace_and_special_predictions():
-    loaded = SimpleNamespace(tokenizer=_whitespace_tokenizer(), tokenizer_lock=threading.Lock())
+    tokenizer = _whitespace_tokenizer()
+    loaded = SimpleNamespace(tokenizer=tokenizer, codec=TokenCodec(tokenizer))
     # Ranked: <eos> (special), "\n\n" (whitespace only), then "cat" — the word is explained.
     assert default_token(loaded, torch.tensor([5.0, -9.0, 4.0, 1.0, 3.0])) == 4
     assert default_token(loaded, torch.tensor([1.0, -9.0, 0.0, 1.0, 3.0])) == 4  # a word on top is kept

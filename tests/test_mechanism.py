@@ -4,6 +4,8 @@ identities, and one clear typed error per bad input."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -181,6 +183,26 @@ def test_score_attribution_sum_rule_and_eager_weights(lms, lm_dirs, arch):
             assert {"query norm", "key norm"} <= set(result.frozen)
         per_layer = loaded.info.num_heads + 1 + (arch == "gpt2")  # heads, the MLP, GPT-2's output bias
         assert len(result.components) == 1 + (arch == "gpt2") + layer * per_layer + 1
+
+
+def test_score_charts_name_every_component_in_chinese(lms):
+    """GPT-2 has every kind of component (embedding, position, heads, MLPs, attention biases, bias): the charts write
+    each in Chinese, and the frozen norms too — no English word left but the model's own head and MLP labels."""
+    from inspector.charts.mechanism import component_text, score_marginals_chart, score_pairs_chart
+    from views.mechanism_panels import frozen_text
+
+    result = score_attribution(lms["gpt2"], TEXT, layer=1, head=1, query_position=-1, key_position=9)
+    kinds = {name.split(" ", 1)[-1] if name.startswith("L") else name for name in result.components}
+    assert {"embedding", "position", "bias", "attn bias", "MLP"} <= kinds
+    shown = [component_text(name, "zh") for name in result.components]
+    english = re.compile(r"embedding|position|bias|attn")
+    assert not [text for text in shown if english.search(text)], shown
+    assert component_text("L0H3", "zh") == "L0H3" and component_text("L2 attn bias", "zh") == "L2 注意力偏置"
+    for chart in (score_pairs_chart(result, lang="zh"), score_marginals_chart(result, lang="zh")):
+        labels = set(chart.data["pair" if "pair" in chart.data else "component"])
+        assert not [label for label in labels if english.search(label)], labels
+    assert frozen_text(("input norm", "query norm", "key norm"), "zh") == "输入归一化，查询归一化，键归一化"
+    assert frozen_text(("final norm", "some new norm"), "en") == "final norm, some new norm"
 
 
 def test_score_attribution_refuses_a_key_outside_the_window(lms):

@@ -298,3 +298,22 @@ def test_the_roles_charts_draw_and_export_with_provenance(tiny_llama, lang):
     assert len(causal["layer"]) == 3
     heatmap = probe_heatmap_chart(result, 1, 2, lang=lang)
     assert f"{1 - REPEAT}" in str(heatmap.to_dict()["title"])
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_causal_verdict_states_its_criterion_at_the_boundary(lang):
+    """Issue 44 item 4: a role is causal when its 95 % interval lies above 0 and above the random heads'; the verdict
+    says so, and flips just above and just below the random heads' upper bound."""
+    from inspector.analyses.roles import CausalTest
+
+    def test(role_low: float) -> CausalTest:
+        return CausalTest(role="induction", heads=((1, 0),), measure="loss", baseline=0.0, role_rise=0.5,
+                          role_low=role_low, role_high=0.9, random_heads=(((0, 1),), ((0, 2),)),
+                          random_rises=np.array([0.1, 0.2]), random_mean=0.15, random_low=0.0, random_high=0.3,
+                          causal=role_low > 0.3)
+
+    above, at = verdict(test(0.3 + 1e-6), lang), verdict(test(0.3), lang)
+    assert ("is causal" in above) if lang == "en" else ("是因果性的" in above and "未能" not in above)
+    assert ("not shown causal" in at) if lang == "en" else ("未能证明" in at)
+    criterion = {"en": "above 0 and above theirs", "zh": "高于 0，也高于随机头的区间"}[lang]
+    assert criterion in above and criterion in at

@@ -27,13 +27,24 @@ def shown_token(token: str, tokens) -> str:
     return readable_token(token, is_byte_level(tokens))
 
 
+# The normalisations a decomposition froze (the library's names), in the reader's language.
+FROZEN_KEYS = {"final norm": "mech.frozen_final", "post-attention norms": "mech.frozen_post_attention",
+               "input norm": "mech.frozen_input", "query norm": "mech.frozen_query", "key norm": "mech.frozen_key"}
+
+
+def frozen_text(names, lang: str) -> str:
+    """The frozen normalisations, listed in ``lang`` (a name this page does not know shown as the library wrote it)."""
+    return t("lessons.list_separator", lang).join(t(FROZEN_KEYS[name], lang) if name in FROZEN_KEYS else name
+                                                  for name in names)
+
+
 def top_heads_line(dla: DirectLogitAttribution, lang: str) -> str:
     """One sentence: the target, its value, the sum rule and the heads writing most of it."""
     target = shown_token(dla.answer_token, dla.tokens) + ("" if dla.contrast_token is None
                                                           else f" − {shown_token(dla.contrast_token, dla.tokens)}")
     heads = ", ".join(f"L{layer}H{head} ({value:+.2f})" for layer, head, value in dla.top_heads(3))
     return t("mech.dla_line", lang, target=target, value=f"{dla.target:.3f}", residual=f"{dla.residual:.1e}",
-             heads=heads, frozen=", ".join(dla.frozen), position=dla.position)
+             heads=heads, frozen=frozen_text(dla.frozen, lang), position=dla.position)
 
 
 def lens_table(dla: DirectLogitAttribution, lang: str) -> pd.DataFrame:
@@ -48,7 +59,7 @@ def lens_table(dla: DirectLogitAttribution, lang: str) -> pd.DataFrame:
 
 
 def show_patching(result: PatchingResult, provenance: Provenance, slide: bool, lang: str) -> None:
-    """The patching panel: the two runs' logit differences, heads, residual × position, MLPs."""
+    """The patching panel: the two runs' logit differences, heads beside MLPs, then residual × position."""
     st.markdown(escape_markdown(t("mech.patch_line", lang, clean=f"{result.clean_value:.3f}",
                                   corrupted=f"{result.corrupted_value:.3f}",
                                   answer=shown_token(result.answer_token, result.clean_tokens),
@@ -56,17 +67,18 @@ def show_patching(result: PatchingResult, provenance: Provenance, slide: bool, l
     heads = head_grid_chart(result.restored(result.heads), t("chart.mech.patch_heads_title", lang),
                             [t("chart.mech.patch_heads_note", lang)], t("chart.mech.restored", lang), slide=slide,
                             lang=lang)
-    residual = residual_patch_chart(result, slide=slide, lang=lang)
+    mlps = mlp_patch_chart(result, slide=slide, lang=lang)
     left, right = st.columns(2)
     with left:
         st.altair_chart(screen_title(heads))
         export_buttons("mechanism-patch-heads", heads, provenance, lang, "mech_patch_heads")
     with right:
-        st.altair_chart(screen_title(residual))
-        export_buttons("mechanism-patch-residual", residual, provenance, lang, "mech_patch_residual")
-    mlps = mlp_patch_chart(result, slide=slide, lang=lang)
-    st.altair_chart(screen_title(mlps))
-    export_buttons("mechanism-patch-mlps", mlps, provenance, lang, "mech_patch_mlps")
+        st.altair_chart(screen_title(mlps))
+        export_buttons("mechanism-patch-mlps", mlps, provenance, lang, "mech_patch_mlps")
+    # Across the page: one column per token, which half of a 1000 px window could not hold.
+    residual = residual_patch_chart(result, slide=slide, lang=lang)
+    st.altair_chart(screen_title(residual))
+    export_buttons("mechanism-patch-residual", residual, provenance, lang, "mech_patch_residual")
 
 
 def show_score(result: ScoreAttribution, provenance: Provenance, slide: bool, lang: str) -> None:
@@ -76,16 +88,14 @@ def show_score(result: ScoreAttribution, provenance: Provenance, slide: bool, la
                 token=shown_token(result.tokens[result.runner_up], result.tokens),
                 score=f"{result.runner_up_score:.3f}"))
     st.markdown(escape_markdown(t("mech.score_line", lang, score=f"{result.score:.3f}",
-                                  residual=f"{result.residual:.1e}", frozen=", ".join(result.frozen)) + runner))
+                                  residual=f"{result.residual:.1e}", frozen=frozen_text(result.frozen, lang)) + runner))
+    # One above the other: the components' names need the page's width (half of a 1000 px window cut them).
     pairs = score_pairs_chart(result, slide=slide, lang=lang)
+    st.altair_chart(screen_title(pairs))
+    export_buttons("mechanism-score-pairs", pairs, provenance, lang, "mech_pairs")
     marginals = score_marginals_chart(result, slide=slide, lang=lang)
-    left, right = st.columns(2)
-    with left:
-        st.altair_chart(screen_title(pairs))
-        export_buttons("mechanism-score-pairs", pairs, provenance, lang, "mech_pairs")
-    with right:
-        st.altair_chart(screen_title(marginals))
-        export_buttons("mechanism-score-marginals", marginals, provenance, lang, "mech_marginals")
+    st.altair_chart(screen_title(marginals))
+    export_buttons("mechanism-score-marginals", marginals, provenance, lang, "mech_marginals")
     products = products_chart(result, slide=slide, lang=lang)
     st.altair_chart(screen_title(products))
     export_buttons("mechanism-score-products", products, provenance, lang, "mech_products")

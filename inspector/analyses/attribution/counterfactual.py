@@ -106,7 +106,9 @@ class CounterfactualAttention:
             conclusion = t("attribution.conclusion_constrained", lang)
         else:
             conclusion = t("attribution.conclusion_still_improving", lang, steps=self.adversarial_steps)
-        return t("attribution.verdict_found", lang, where=where, strength=t(strength, lang), jsd=self.adversarial_jsd,
+        bands = {"entirely": f"{ENTIRELY_DIFFERENT:.0%}", "substantially": f"{SUBSTANTIALLY_DIFFERENT:.0%}"}
+        return t("attribution.verdict_found", lang, where=where, strength=t(strength, lang, **bands),
+                 jsd=self.adversarial_jsd,
                  jsd_max=JS_MAX, change=self.adversarial_change, epsilon=self.epsilon, uniform=uniform,
                  conclusion=conclusion)
 
@@ -231,7 +233,7 @@ def counterfactual_rows(problem: Problem, base: ForwardResult, *, layer: int | N
         perms.append(row)
     rows = torch.stack([uniform, *perms])
     changes = (f_with_rows(problem, layer, heads, q, rows).float().cpu() - f0).abs().numpy()
-    token = loaded.tokenizer.convert_ids_to_tokens(problem.input_ids[0].tolist())[q]
+    token = loaded.codec.token_strings(problem.input_ids[0].tolist())[q]
     searched: dict = {}
     if adversarial:
         found = adversarial_search(problem, layer, heads, q, original, generator=generator, candidates=candidates,

@@ -165,9 +165,15 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "At {where}, {uniform}; the adversarial search found no row within |Δf| ≤ {epsilon:g}, so this attention is "
      "constrained by the output here.",
      "在{where}处，{uniform}；对抗搜索没有找到满足 |Δf| ≤ {epsilon:g} 的行，因此这里的注意力受到输出的约束。"),
-    ("attribution.strength_entirely", "almost entirely different", "几乎完全不同"),
-    ("attribution.strength_substantially", "substantially different", "明显不同"),
-    ("attribution.strength_mildly", "only mildly different", "仅略有不同"),
+    # Judged by the JSD's share of its maximum (inspector.analyses.attribution.counterfactual: ENTIRELY_DIFFERENT,
+    # SUBSTANTIALLY_DIFFERENT), each word with its band.
+    ("attribution.strength_entirely", "almost entirely different (above {entirely} of the largest possible JSD)",
+     "几乎完全不同（超过最大可能 JSD 的 {entirely}）"),
+    ("attribution.strength_substantially",
+     "substantially different (above {substantially} of the largest possible JSD, at most {entirely})",
+     "明显不同（超过最大可能 JSD 的 {substantially}，至多 {entirely}）"),
+    ("attribution.strength_mildly", "only mildly different (at most {substantially} of the largest possible JSD)",
+     "仅略有不同（至多为最大可能 JSD 的 {substantially}）"),
     ("attribution.conclusion_not_unique", "So this attention map is not a unique explanation of the output.",
      "所以这张注意力图并不是输出的唯一解释。"),
     ("attribution.conclusion_constrained", "Here the output does constrain the attention.",

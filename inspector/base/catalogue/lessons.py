@@ -335,8 +335,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "counted)…",
      "正在测量注意力耗时：第 {round} 轮，共 {rounds} 轮，每轮测所有长度（前 {warmups} 轮为预热，不计入）…"),
     ("lesson7.chart", "Time vs n on {device} (log–log)", "{device} 上耗时随 n 的变化（双对数）"),
-    ("lesson7.growth_chart", "Growth with n: counted measures against the clock (log–log)",
-     "随 n 的增长：计数度量与计时对比（双对数）"),
+    ("lesson7.growth_chart", "Growth with n: counted vs timed", "随 n 的增长：计数与计时"),
     ("lesson7.col_mat_ms", "materialised, ms", "显式计算，毫秒"),
     ("lesson7.col_flash_ms", "flash, ms", "flash，毫秒"),
     ("lesson7.col_mat_theory", "materialised, MiB (theory)", "显式计算，MiB（理论）"),
@@ -413,9 +412,9 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "模拟（固定随机种子，不是模型）：{keys} 个键上的 {keys} 行随机稠密目标（Dirichlet(1)），对每个 d_k 用 {steps} "
      "步 Adam 拟合 Q 和 K，种子 {seed}。它的局限：随机目标比训练出来的头学到的模式更难，优化器找到的最优值只是真实"
      "最小值的上界。右图中，截断一个训练好的头并不等于训练一个更小的头：用 d_k = r 训练出来的头可能做得更好。"),
-    ("lesson18.sim_chart", "Simulation: best KL to a random target vs d_k", "模拟：与随机目标的最小 KL 随 d_k 的变化"),
-    ("lesson18.head_chart", "Layer {layer}, head {head}: KL of its weights with scores cut to rank r",
-     "第 {layer} 层第 {head} 个头：得分截断到秩 r 后权重的 KL"),
+    ("lesson18.sim_chart", "Simulation: best KL vs d_k", "模拟：最小 KL 随 d_k 变化"),
+    ("lesson18.head_chart", "Layer {layer}, head {head}: KL vs rank kept",
+     "第 {layer} 层第 {head} 个头：KL 随保留的秩 r 变化"),
     ("lesson18.answer",
      "Simulation: fitting random dense patterns over {keys} keys, the best mean KL was {low_kl} nats with "
      "d_k = {low_d}, {mid_kl} with d_k = {mid_d} and {high_kl} with d_k = {high_d} = n — a head narrower than the "

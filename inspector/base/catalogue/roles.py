@@ -28,15 +28,17 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("roles.verdict.causal",
      "The {role} role is causal on this model: removing its top heads ({heads}) changes {measure} by {rise} (95 % "
      "interval {low} to {high}), more than as many random heads of the same layers ({random}, {rlow} to {rhigh} over "
-     "{seeds} seeds).",
+     "{seeds} seeds): its interval lies above 0 and above theirs.",
      "{role}角色在此模型上是因果性的：移除其得分最高的头（{heads}）使{measure}变化 {rise}（95% 区间 {low} 至 {high}），"
-     "大于移除同层同样数量的随机头（{random}，{seeds} 个种子上为 {rlow} 至 {rhigh}）。"),
+     "大于移除同层同样数量的随机头（{random}，{seeds} 个种子上为 {rlow} 至 {rhigh}）：其区间高于 0，也高于随机头"
+     "的区间。"),
     ("roles.verdict.not_causal",
      "The {role} role is not shown causal on this model: removing its top heads ({heads}) changes {measure} by "
      "{rise} (95 % interval {low} to {high}), not clearly more than as many random heads of the same layers "
-     "({random}, {rlow} to {rhigh} over {seeds} seeds).",
+     "({random}, {rlow} to {rhigh} over {seeds} seeds): it would need its interval above 0 and above theirs.",
      "未能证明{role}角色在此模型上是因果性的：移除其得分最高的头（{heads}）使{measure}变化 {rise}（95% 区间 {low} 至 "
-     "{high}），并不明显大于移除同层同样数量的随机头（{random}，{seeds} 个种子上为 {rlow} 至 {rhigh}）。"),
+     "{high}），并不明显大于移除同层同样数量的随机头（{random}，{seeds} 个种子上为 {rlow} 至 {rhigh}）：这需要其区间"
+     "高于 0，也高于随机头的区间。"),
     ("roles.report.probe",
      "Probe: {batch} sequences of BOS + {repeat} random token ids (from ids {low}–{high}, no special tokens) + the "
      "same ids again, seed {seed}; local window {window} tokens.",
