@@ -103,6 +103,17 @@ def seeing_rows(visible: np.ndarray) -> np.ndarray:
     return seeing if seeing.any() else np.ones_like(seeing)
 
 
+def quiz_queries(special: np.ndarray, visible: np.ndarray) -> list[int]:
+    """The query positions the quiz asks about, the first being its default: content tokens that see two or more keys
+    (:func:`seeing_rows`) — from [CLS], or from a causal model's first token, which sees only itself, the answer is
+    trivial (SmolLM2's default question was token 0; issue 44) — else any content token, else every token.
+    ``special``: (q_len,) bool; ``visible``: (q_len, k_len) bool."""
+    special, seeing = np.asarray(special, dtype=bool), seeing_rows(visible)
+    positions = range(len(special))
+    return ([i for i in positions if not special[i] and seeing[i]] or [i for i in positions if not special[i]]
+            or list(positions))
+
+
 def sharpest_pair(weights: np.ndarray, visible: np.ndarray | None = None) -> tuple[int, int]:
     """(query, key) of a head's sharpest row and the key that row spends most on — the pair lesson 1's answer is
     about, so its heatmap labels them first (issue 31). ``weights``: (q_len, k_len); ``visible``: (q_len, k_len)
