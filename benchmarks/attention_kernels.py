@@ -222,6 +222,8 @@ def oracle_slice(q, k, v, shape: Shape, scale: float, rows: int):
     """Float32 attention output, weights, entropy and LSE for batch 0, heads 0–1, the last ``rows`` queries."""
     import torch
 
+    from kernels.reference import row_entropy
+
     group = shape.heads // shape.kv_heads
     heads = [0, 1]
     qs = q[0, heads, -rows:].float()  # (2, rows, d)
@@ -233,8 +235,7 @@ def oracle_slice(q, k, v, shape: Shape, scale: float, rows: int):
         scores = scores.masked_fill(torch.arange(shape.n, device=q.device)[None, :] > positions, float("-inf"))
     lse = torch.logsumexp(scores, dim=-1)
     weights = torch.softmax(scores, dim=-1)
-    entropy = -torch.special.xlogy(weights, weights).sum(-1)
-    return torch.matmul(weights, vs), weights, entropy, lse
+    return torch.matmul(weights, vs), weights, row_entropy(weights), lse
 
 
 def max_abs(a, b) -> float:
@@ -279,6 +280,7 @@ def measure_shape(shape: Shape, bench: Bench, *, dtype, device: str, smoke: bool
                   budget_left) -> Row:
     import torch
 
+    from inspector.core.budget import weight_bytes
     from kernels.flash import flash_attention, materialize_weights
 
     row = Row(shape)
@@ -337,7 +339,7 @@ def measure_shape(shape: Shape, bench: Bench, *, dtype, device: str, smoke: bool
         # because `stats` is deleted below; `materialize` is deleted with it, so the LSE is freed just as before.
         materialize = lambda lse=stats["lse"]: materialize_weights(q, k, lse=lse, causal=shape.causal,  # noqa: E731
                                                                    scale=scale, heads=[0])
-        row.materialize_bytes = shape.batch * shape.n * shape.n * 4
+        row.materialize_bytes = weight_bytes(shape.batch, shape.n)  # one head's fp32 weights per sequence
         if row.materialize_bytes < 0.3 * free:
             row.materialize_ms = bench.time_ms(materialize)
             weights = materialize()

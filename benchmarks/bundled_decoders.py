@@ -113,6 +113,7 @@ def inspect_rows(spec: str, lengths: list[int], repeats: int) -> tuple[list[dict
     from transformers import AutoModelForCausalLM
 
     from inspector import capture, load_model
+    from inspector.core.budget import attention_bytes
 
     loaded = load_model(spec, device="cpu")
     eager = AutoModelForCausalLM.from_pretrained(loaded.info.source, attn_implementation="eager",
@@ -123,7 +124,7 @@ def inspect_rows(spec: str, lengths: list[int], repeats: int) -> tuple[list[dict
         result = capture(loaded, text, weights=[0])
         if len(result.tokens) != tokens:
             raise RuntimeError(f"{spec}: capture saw {len(result.tokens)} tokens, expected {tokens}")
-        encoded = loaded.tokenizer(text, return_tensors="pt")
+        encoded = loaded.codec.encode(text, return_tensors="pt")
 
         def run_eager():
             with torch.no_grad():
@@ -134,7 +135,7 @@ def inspect_rows(spec: str, lengths: list[int], repeats: int) -> tuple[list[dict
         info = loaded.info
         rows.append(dict(spec=spec, tokens=tokens, ours=ours_s, eager=eager_s, other=max(ours_load, eager_load),
                          ours_weights_mib=result.weights[0].nbytes / 2**20,
-                         eager_weights_mib=info.num_layers * info.num_heads * tokens**2 * 4 / 2**20))
+                         eager_weights_mib=attention_bytes(info, tokens) / 2**20))
         print(f"  {spec} {tokens} tokens: ours {statistics.median(ours_s) * 1000:.0f} ms, eager "
               f"{statistics.median(eager_s) * 1000:.0f} ms", file=sys.stderr, flush=True)
     return rows, loaded.info

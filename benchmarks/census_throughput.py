@@ -85,6 +85,7 @@ def _run_eager(texts: list[str], batch_tokens: int) -> int:
 
     from inspector.analyses.batching import length_buckets
     from inspector.core.loading import bundled_model_path
+    from kernels.reference import row_entropy
 
     folder = bundled_model_path()
     tokenizer = AutoTokenizer.from_pretrained(folder)
@@ -101,7 +102,7 @@ def _run_eager(texts: list[str], batch_tokens: int) -> int:
             attentions = model(input_ids=input_ids, attention_mask=mask, output_attentions=True).attentions
             real = mask.bool()[:, None, :]  # (B, 1, n) real queries
             for weights in attentions:  # (B, H, n, n) per layer
-                rows = -(weights * torch.log(weights.clamp_min(1e-30))).sum(dim=-1)  # (B, H, n)
+                rows = row_entropy(weights)  # (B, H, n)
                 (rows * real).sum(dim=-1) / real.sum(dim=-1)  # mean entropy over real queries, (B, H)
     return sum(lengths)
 

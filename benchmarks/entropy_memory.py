@@ -97,10 +97,11 @@ def _entropy_eager(model, input_ids, attention_mask):
     """Every layer's per-row entropy from eager ``output_attentions``: (layers, heads, q_len) float32."""
     import torch
 
+    from kernels.reference import row_entropy
+
     with torch.inference_mode():
         outputs = model(input_ids=input_ids, attention_mask=attention_mask, output_attentions=True)
-        # (batch, heads, n, n) per layer; xlogy makes 0·log 0 = 0.
-        return torch.stack([-torch.special.xlogy(p[0], p[0]).sum(dim=-1) for p in outputs.attentions])
+        return torch.stack([row_entropy(p[0]) for p in outputs.attentions])  # (batch, heads, n, n) per layer
 
 
 def measure_variant(variant: str, n: int, repeats: int, max_positions: int, entropy_out: Path,
@@ -182,6 +183,8 @@ def _table(rows: list[dict]) -> str:
 
 
 def _notes(rows: list[dict], repeats: int) -> list[str]:
+    from inspector.core.budget import weight_bytes
+
     layers, heads = MODEL_SIZES["num_hidden_layers"], MODEL_SIZES["num_attention_heads"]
     notes = [
         f"- Peak − before: `ru_maxrss` after the measured forwards minus the resident set size just before them "
@@ -199,7 +202,8 @@ def _notes(rows: list[dict], repeats: int) -> list[str]:
         "checksums, checked).",
         "- For scale (computed, not measured): the weights `output_attentions` keeps are "
         "layers × heads × n² × 4 B = "
-        + ", ".join(f"{layers * heads * row['n'] ** 2 * 4 / 2**20:,.0f} MiB at n = {row['n']}" for row in rows) + ".",
+        + ", ".join(f"{weight_bytes(layers * heads, row['n']) / 2**20:,.0f} MiB at n = {row['n']}"
+                    for row in rows) + ".",
     ]
     for row in rows:
         for variant in VARIANTS:

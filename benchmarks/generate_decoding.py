@@ -43,7 +43,7 @@ def rss_mib() -> float:
 def prompt_of(loaded, tokens: int) -> str:
     """A prose prompt cut at a token boundary so that it tokenises to about ``tokens`` tokens (BOS included)."""
     text = PARAGRAPH * 8
-    encoding = loaded.tokenizer(text, return_offsets_mapping=True)
+    encoding = loaded.codec.encode(text, return_offsets_mapping=True)
     return text[:encoding["offset_mapping"][tokens - 1][1]]  # a leading BOS has the offsets (0, 0)
 
 
@@ -58,7 +58,7 @@ def run_variant(model: str, variant: str, prompt_tokens: int, new_tokens: int) -
 
     loaded = load_model(model, device="cpu")
     prompt = prompt_of(loaded, prompt_tokens)
-    ids = loaded.tokenizer(prompt, return_tensors="pt")["input_ids"]
+    ids = loaded.codec.encode(prompt, return_tensors="pt")["input_ids"]
     eager = None
     if variant in ("eager", "recompute"):
         eager = AutoModelForCausalLM.from_pretrained(loaded.info.source, attn_implementation="eager").eval()

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
+import numpy as np
 import torch
 
 StatName = Literal["entropy", "lse", "sink"]
@@ -167,9 +168,23 @@ def _mask_if_any(q_len: int, k_len: int, *, causal: bool, window: int | None,
                              rows=rows, device=device)
 
 
-def row_entropy(weights: torch.Tensor) -> torch.Tensor:
-    """Shannon entropy in nats of each row of ``weights`` (last axis), with 0·log 0 = 0."""
-    return -torch.special.xlogy(weights, weights).sum(dim=-1)
+def row_entropy(weights: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray:
+    """Shannon entropy −Σ p log p in nats of each row of ``weights`` (last axis), with 0·log 0 = 0: the project's
+    one row entropy over explicit weights (issue 39). A tensor gives a tensor (differentiable, the gradient at a
+    zero weight 0), a NumPy array a NumPy array, in the input's dtype.
+
+    The fused paths compute the same quantity without the rows and keep their own accumulation: the online
+    sums of the Triton kernel, LSE − Σ p s on the fused CPU path, and :func:`reference_attention`'s in-place
+    p log p (no second weights buffer)."""
+    if not isinstance(weights, torch.Tensor):
+        p = np.asarray(weights)
+        return -(p * np.log(p, out=np.zeros_like(p), where=p > 0)).sum(axis=-1)  # log taken of positive weights only
+    if not weights.requires_grad:
+        return -torch.special.xlogy(weights, weights).sum(dim=-1)
+    # xlogy's gradient at a zero weight is NaN (0/0 through its second argument): take the log of 1 there instead.
+    positive = weights > 0
+    plogp = weights * torch.log(torch.where(positive, weights, torch.ones_like(weights)))
+    return -torch.where(positive, plogp, torch.zeros_like(plogp)).sum(dim=-1)
 
 
 def reference_attention(
@@ -240,9 +255,8 @@ def blocked_attention(
             collected["lse"].append(lse)
         if "sink" in collected:
             collected["sink"].append(weights[..., 0].clone())
-        if "entropy" in collected:  # last: in place, it turns the weights into p·log p
-            plogp = weights.xlogy_(weights) if inplace else torch.special.xlogy(weights, weights)
-            collected["entropy"].append(-plogp.sum(dim=-1))
+        if "entropy" in collected:  # last: in place, it turns the weights into p·log p (no second n×n buffer)
+            collected["entropy"].append(-weights.xlogy_(weights).sum(dim=-1) if inplace else row_entropy(weights))
     if len(outs) == 1:  # one block (every decode step, most texts): no concatenation copy
         return outs[0].to(q.dtype), {name: parts[0] for name, parts in collected.items()}
     out = torch.cat(outs, dim=2).to(q.dtype)

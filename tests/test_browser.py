@@ -192,9 +192,8 @@ def _strip_of(loaded, text: str) -> str:
     """The token strip a single session shows for ``text`` (as views/inspect.py writes it)."""
     from inspector.charts.base import token_labels
 
-    with loaded.tokenizer_lock:
-        ids = loaded.tokenizer(text)["input_ids"]
-    return "   ".join(token_labels(tuple(loaded.tokenizer.convert_ids_to_tokens(ids))))
+    ids = loaded.codec.input_ids(text)
+    return "   ".join(token_labels(tuple(loaded.codec.token_strings(ids))))
 
 
 def _tokens_metric(session) -> str:

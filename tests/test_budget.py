@@ -4,13 +4,15 @@ any forward."""
 
 from __future__ import annotations
 
+import re
 import time
+from pathlib import Path
 
 import pytest
 
 from inspector.base.errors import InvalidTextError
 from inspector.base.limits import MAX_TEXT_CHARS
-from inspector.core.budget import attention_bytes, max_tokens, tokens_within
+from inspector.core.budget import attention_bytes, max_tokens, tokens_within, weight_bytes
 from inspector.core.loading import LoadedModel
 from inspector.serving.hosting import HostingPolicy
 from inspector.serving.run import Plan, Request, plan
@@ -31,6 +33,38 @@ def test_one_bytes_formula_and_its_inverse(tiny_bert):
         n = tokens_within(info, 10**7, copies, layers=layers)
         assert attention_bytes(info, n, copies, layers=layers) <= 10**7 < attention_bytes(info, n + 1, copies,
                                                                                           layers=layers)
+
+
+def test_the_model_formula_is_the_shape_formula(tiny_bert):
+    info = tiny_bert.info
+    assert weight_bytes(3, 5) == 3 * 5 * 5 * 4
+    assert weight_bytes(3, 5, keys=7) == 3 * 5 * 7 * 4
+    assert weight_bytes(3, 5, 2.5, keys=7) == int(2.5 * 3 * 5 * 7 * 4)
+    for copies, layers in ((1, None), (8, None), (2, 1), (0.5, 2)):
+        count = info.num_layers if layers is None else layers
+        assert attention_bytes(info, 13, copies, layers=layers) == weight_bytes(count * info.num_heads, 13, copies)
+
+
+# heads · n² · 4 written by hand: a squared length ("n * n", "n ** 2") and the float32 size on one line.
+_SQUARED = r"(?:\b(\w+) \* \1\b|\*\* ?2\b)"
+_HAND_BYTES = re.compile(rf"{_SQUARED}.*\* 4\b|\b4 \*.*{_SQUARED.replace('1', '2')}")
+
+
+def test_one_bytes_formula_in_the_library_the_pages_and_the_benchmarks():
+    """Issue 39: every bytes figure of n × n weights comes from inspector.core.budget."""
+    root = Path(__file__).resolve().parents[1]
+    home = root / "inspector" / "core" / "budget.py"
+    files = [p for folder in ("inspector", "views", "benchmarks", "training")
+             for p in sorted((root / folder).rglob("*.py")) if p != home]
+    assert any(p.name == "timing.py" for p in files)
+    offenders = [f"{p.relative_to(root).as_posix()}:{number}: {line.strip()}" for p in files
+                 for number, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+                 if _HAND_BYTES.search(line)]
+    assert not offenders, "use inspector.core.budget.attention_bytes or weight_bytes:\n" + "\n".join(offenders)
+    for old in ("global_bytes = (heads * lengths_a * lengths_a * 4)", "rows.append(2 * heads * n * n * 4)",
+                "info.num_layers * info.num_heads * tokens**2 * 4 / 2**20", "layers * heads * row['n'] ** 2 * 4",
+                "4 * heads * n * n"):
+        assert _HAND_BYTES.search(old), old  # each way it was written before
 
 
 def test_the_token_limit_is_the_smaller_of_positions_and_memory(bundled):

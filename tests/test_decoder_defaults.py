@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pickle
 import re
-import threading
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -21,11 +20,12 @@ from inspector.analyses.attribution import COMPLETENESS_GAP, resolve_target
 from inspector.analyses.attribution.methods import IntegratedGradientsRun
 from inspector.analyses.attribution.targets import default_token
 from inspector.analyses.generate import generate
-from inspector.analyses.lessons import seeing_rows, sharpest_pair
+from inspector.analyses.lessons import quiz_queries, seeing_rows, sharpest_pair
 from inspector.base.i18n import t
 from inspector.charts.base import WIDE_COLUMN_PX
 from inspector.charts.generate import kv_cache_chart, sink_chart
 from inspector.charts.inspect import attention_heatmap_chart
+from inspector.core.token_codec import TokenCodec
 from tests.test_charts import _view
 from tests.test_generate import PROMPT, decoders  # noqa: F401  (the tiny causal LMs, a fixture)
 
@@ -40,7 +40,8 @@ def _whitespace_tokenizer() -> PreTrainedTokenizerFast:
 
 
 def test_the_default_target_passes_over_whitespace_and_special_predictions():
-    loaded = SimpleNamespace(tokenizer=_whitespace_tokenizer(), tokenizer_lock=threading.Lock())
+    tokenizer = _whitespace_tokenizer()
+    loaded = SimpleNamespace(tokenizer=tokenizer, codec=TokenCodec(tokenizer))
     # Ranked: <eos> (special), "\n\n" (whitespace only), then "cat" — the word is explained.
     assert default_token(loaded, torch.tensor([5.0, -9.0, 4.0, 1.0, 3.0])) == 4
     assert default_token(loaded, torch.tensor([1.0, -9.0, 0.0, 1.0, 3.0])) == 4  # a word on top is kept
@@ -151,6 +152,16 @@ def test_the_sharpest_row_skips_rows_that_see_one_key():
     assert seeing_rows(np.ones((3, 3), dtype=bool)).all()
     assert seeing_rows(np.eye(1, dtype=bool)).tolist() == [True]  # one token: nothing else to ask about
     assert "causal" in t("lesson1.sharpest_seeing", "en") and "因果" in t("lesson1.sharpest_seeing", "zh")
+
+
+def test_the_quiz_never_defaults_to_a_query_that_sees_only_itself():
+    causal = np.tril(np.ones((4, 4), dtype=bool))
+    no_specials = np.zeros(4, dtype=bool)  # SmolLM2 adds no <bos>: token 0 is content but sees only itself
+    assert quiz_queries(no_specials, causal) == [1, 2, 3]
+    assert quiz_queries(np.array([True, False, False, False]), causal) == [1, 2, 3]  # <bos> as Gemma adds it
+    encoder = np.ones((4, 4), dtype=bool)
+    assert quiz_queries(np.array([True, False, False, True]), encoder) == [1, 2]  # [CLS] … [SEP]
+    assert quiz_queries(np.array([False]), np.ones((1, 1), dtype=bool)) == [0]  # one token: nothing else to ask
 
 
 # ------------------------------------------------------------------------------------ Inspect heatmap at 1000 px

@@ -96,6 +96,15 @@ def test_a_failed_render_is_reported_once_to_the_rerun_that_waits_for_it():
         attempts.run(_failing)
     assert attempts.failure(start_wait_s=0.01) == "Cycle detected in dataflow graph"
     assert attempts.run(lambda: b"png") == b"png" and attempts.failure(start_wait_s=0.01) is None
+    # The library's English advice after " — " is left to the page's own sentence; vl-convert's reason is kept.
+    from inspector.output.export import render
+
+    cyclic = {"data": {"values": [{"a": 1}]}, "mark": "text", "transform": [{"calculate": "width", "as": "w"}],
+              "encoding": {"x": {"field": "a", "type": "ordinal"}, "text": {"field": "w"}},
+              "width": {"step": 20}}
+    with pytest.raises(Exception):
+        attempts.run(lambda: render("svg", cyclic))
+    assert attempts.failure(start_wait_s=0.01) == "could not draw the figure as SVG: Cycle detected in dataflow graph."
 
 
 def test_the_failure_message_is_shown_in_the_pages_language():

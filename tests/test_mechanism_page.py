@@ -5,6 +5,7 @@ and the link keeps the page's own parameters; a heatmap cell clicked on Inspect 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -64,3 +65,20 @@ def test_a_heatmap_cell_on_inspect_opens_why_this_cell_here(lang):
     assert not any("Ġ" in text for text in shown)  # … never the byte-level vocabulary's "ĠItaly"
     titles = [title_text(json.loads(chart.proto.spec).get("title", {})) for chart in at.get("vega_lite_chart")]
     assert any(t("chart.mech.marginals_title", lang) in title for title in titles), titles  # that cell's score
+
+
+def test_a_hosted_page_refuses_a_text_past_the_mechanism_limit_before_any_forward(monkeypatch):
+    """Hosted, direct logit attribution is planned like patching and the CLI's explain: a text past the mechanism
+    run's token limit is one line, and no panel is drawn."""
+    from views import session
+
+    monkeypatch.setenv("INSPECTOR_HOSTED", "1")
+    session.hosting_policy.clear()
+    try:
+        at = open_app_page("mechanism", query={"model": "bundled:smollm2-135m", "text": "one two three " * 60})
+    finally:
+        monkeypatch.delenv("INSPECTOR_HOSTED")
+        session.hosting_policy.clear()
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and re.search(r"the mechanism run reads at most \d+ tokens", errors[0]), errors
+    assert not at.get("vega_lite_chart")

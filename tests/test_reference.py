@@ -1,7 +1,10 @@
 """kernels/reference.py: the blocked torch path and materialise-from-LSE against the plain oracle."""
 
 import math
+import re
+from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -117,6 +120,64 @@ def test_fully_masked_rows_are_defined():
     assert torch.equal(weights[:, :, :2], torch.zeros_like(weights[:, :, :2]))
     assert torch.isneginf(stats["lse"][:, :, :2]).all()
     assert (stats["entropy"][:, :, :2] == 0).all()
+
+
+ROWS = [[0.5, 0.5, 0.0], [1.0, 0.0, 0.0], [0.2, 0.3, 0.5], [0.0, 0.0, 0.0]]  # zeros, one-hot, spread, all masked
+
+
+def _entropy_by_hand(row) -> float:
+    return -sum(p * math.log(p) for p in row if p > 0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_row_entropy_of_an_array_is_the_definition(dtype):
+    rows = np.array(ROWS, dtype=dtype)
+    entropy = row_entropy(rows)
+    assert isinstance(entropy, np.ndarray) and entropy.dtype == dtype and entropy.shape == (4,)
+    np.testing.assert_allclose(entropy, [_entropy_by_hand(r) for r in ROWS], rtol=1e-6, atol=1e-7)
+    assert row_entropy(rows[None]).shape == (1, 4)  # the last axis only
+
+
+def test_row_entropy_of_a_tensor_is_the_array_s_and_its_gradient_is_finite_at_zero_weights():
+    rows = torch.tensor(ROWS, dtype=torch.float64)
+    assert torch.equal(row_entropy(rows), torch.from_numpy(row_entropy(rows.numpy())))
+    tracked = rows.clone().requires_grad_()
+    entropy = row_entropy(tracked)
+    assert torch.equal(entropy.detach(), row_entropy(rows))
+    entropy.sum().backward()
+    assert torch.isfinite(tracked.grad).all()
+    assert (tracked.grad[rows == 0] == 0).all()  # 0·log 0 contributes nothing, and no gradient
+    positive = rows > 0
+    torch.testing.assert_close(tracked.grad[positive], -(torch.log(rows[positive]) + 1))
+
+
+# Σ p log p written by hand: xlogy, scipy's entr, or "p * log(p" — only the one row_entropy may.
+_HAND_ENTROPY = re.compile(r"xlogy|\bentr\b|\b(\w+) \* (?:np|torch|math)\.log\(\1\b")
+_ENTROPY_HOME = "kernels/reference.py"
+# Lines that hold p log p and are no entropy, each with why. The test fails when an entry no longer matches.
+_NOT_AN_ENTROPY = {
+    "inspector/analyses/lessons/capacity.py": "KL(target ‖ fitted) term by term: t log t − t log f cancel element by "
+                                              "element, which −H(t) − Σ t log f would not near KL = 0",
+}
+
+
+def test_one_row_entropy():
+    """Issue 39: one entropy function. The fused kernels (Triton, the fused CPU path) accumulate the statistic
+    without the rows, in their own terms; everything that holds the rows calls kernels.reference.row_entropy."""
+    root = Path(__file__).resolve().parents[1]
+    files = [p for folder in ("inspector", "kernels", "views", "benchmarks", "training")
+             for p in sorted((root / folder).rglob("*.py"))]
+    assert any(p.name == "divergence.py" for p in files)
+    found = {(p.relative_to(root).as_posix(), number, line.strip()) for p in files
+             if p.relative_to(root).as_posix() != _ENTROPY_HOME
+             for number, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if _HAND_ENTROPY.search(line)}
+    offenders = [f"{path}:{number}: {line}" for path, number, line in sorted(found) if path not in _NOT_AN_ENTROPY]
+    assert not offenders, "use kernels.reference.row_entropy:\n" + "\n".join(offenders)
+    assert {path for path, _, _ in found} >= set(_NOT_AN_ENTROPY)  # every exception is still needed
+    for old in ("entr(weights).sum(axis=-1)", "-torch.special.xlogy(p, p).sum(-1)",
+                "-(p * np.log(p)).sum()", "p * torch.log(p.clamp_min(1e-30))"):
+        assert _HAND_ENTROPY.search(old), old  # each way it was written before
 
 
 def test_gradients_flow_through_the_blocked_path():

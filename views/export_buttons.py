@@ -48,8 +48,10 @@ class ExportAttempts:
             return render()
         except Exception as err:
             _LOGGER.exception("export failed")
+            # The reason only: the library's advice after " — " is English, and the page gives its own.
+            reason = str(err).splitlines()[0].split(" — ")[0] if str(err) else type(err).__name__
             with self._changed:
-                self._error = str(err).splitlines()[0] if str(err) else type(err).__name__
+                self._error = reason
             raise
         finally:
             with self._changed:

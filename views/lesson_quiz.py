@@ -17,7 +17,7 @@ import numpy as np
 import streamlit as st
 
 from inspector import InspectorError
-from inspector.analyses.lessons import DefinitionLesson, TokenImportance, attention_target, seeing_rows
+from inspector.analyses.lessons import DefinitionLesson, TokenImportance, attention_target, quiz_queries
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.charts.base import token_labels
 from inspector.output.share import escape_markdown
@@ -150,10 +150,7 @@ def render(definition: DefinitionLesson, chosen: session.Inputs, lang: str, deco
     decoder chosen, the decoder lessons' results."""
     labels = token_labels(definition.tokens)
     shown = [escape_markdown(label) for label in labels]
-    # A query that sees one key (a causal model's first token) puts all its weight there: no question (issue 44).
-    seeing = seeing_rows(definition.visible)
-    content = ([i for i in range(len(labels)) if not definition.special[i] and seeing[i]]
-               or [i for i in range(len(labels)) if not definition.special[i]] or list(range(len(labels))))
+    content = quiz_queries(definition.special, definition.visible)  # never a query that sees only itself
     answers = _answers()
     asked_about = (chosen.spec, chosen.state.text, chosen.state.backend)
     st.caption(t("lesson8.explain", lang))

@@ -122,7 +122,9 @@ provenance = Provenance(model=info.name, text=clean, backend="torch")
 st.header(t("mech.dla_header", lang))
 status.update(label=t("mech.running_dla", lang))
 try:
-    dla = cached_dla(spec, clean, answer, contrast)
+    # Planned like the patching run and the CLI's explain: the hosted token limit, a run slot and the deadline.
+    with session.plan_job("mechanism", loaded, lang, texts=(clean,)).running():
+        dla = cached_dla(spec, clean, answer, contrast)
 except InspectorError as err:
     status.update(label=t("mech.failed", lang), state="error")
     session.show_error(err, lang)
@@ -183,7 +185,8 @@ st.caption(escape_markdown(t("mech.score_cell", lang, layer=layer, head=head,
                              key=f"{key}: {shown_token(dla.tokens[key], dla.tokens)}")))
 score = None
 try:
-    score = cached_score(spec, clean, layer, head, query, key)
+    with session.plan_job("mechanism", loaded, lang, texts=(clean,)).running():
+        score = cached_score(spec, clean, layer, head, query, key)
 except InspectorError as err:
     session.show_error(err, lang)
 if score is not None:

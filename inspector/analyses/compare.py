@@ -242,8 +242,7 @@ def top_predictions(loaded: LoadedModel, output: ModelOutput,
     probs = vector.exp() if output.kind == "distribution" else vector.softmax(dim=0)
     values, indices = probs.topk(min(k, probs.numel()))
     if output.kind == "distribution":
-        with loaded.tokenizer_lock:
-            names = [str(x) for x in loaded.tokenizer.convert_ids_to_tokens(indices.tolist())]
+        names = [str(x) for x in loaded.codec.token_strings(indices.tolist())]
     else:
         labels = tuple(loaded.info.labels)
         names = [labels[i] if i < len(labels) else str(i) for i in indices.tolist()]

@@ -24,7 +24,8 @@ is first replaced by (p + s/n) / (1 + s) — still a distribution, no entry 0. T
 Two variants of the one formula, because both are needed: :func:`jensen_shannon` on torch tensors is
 differentiable (the adversarial search optimises −JS; the entropy's gradient at 0 is 0, not NaN) and is not
 clipped, so rounding never cuts the gradient off; :func:`jensen_shannon_numpy` and :func:`jensen_shannon_pairs`
-work in float64 NumPy (scipy's ``entr``, as fast as the pairs of 72 heads × 512² keys need);
+work in float64 NumPy (as fast as the pairs of 72 heads × 512² keys need). Both take each row's entropy from the
+one :func:`kernels.reference.row_entropy`;
 :func:`jensen_shannon_numpy` clips to [0, ln 2], since rounding can step a hair outside.
 """
 
@@ -34,7 +35,8 @@ import math
 
 import numpy as np
 import torch
-from scipy.special import entr
+
+from kernels.reference import row_entropy
 
 JS_MAX = math.log(2.0)
 # Clark et al. 2019: 0.001/n added to every weight of a row of n keys, then the row renormalised.
@@ -56,15 +58,6 @@ def _jensen_gap(p, q, entropy_p, entropy_q, entropy):
     return entropy((p + q) / 2.0) - (entropy_p + entropy_q) / 2.0
 
 
-def _entropy_numpy(p: np.ndarray) -> np.ndarray:
-    return entr(p).sum(axis=-1)
-
-
-def _entropy_tensor(p: torch.Tensor) -> torch.Tensor:
-    # where, not p·log p: at p = 0 the value is 0 and so is the gradient (log 0 would make it NaN).
-    return -torch.where(p > 0, p * torch.log(p.clamp_min(1e-30)), torch.zeros_like(p)).sum(dim=-1)
-
-
 def jensen_shannon(p: torch.Tensor, q: torch.Tensor, *, smoothing: float) -> torch.Tensor:
     """JS(p ‖ q) in nats over the last axis of two tensors of distributions (broadcast against each other),
     after ``smoothing`` (see the module docstring; 0 = none). Differentiable; returned in the inputs' dtype; not
@@ -76,14 +69,14 @@ def jensen_shannon(p: torch.Tensor, q: torch.Tensor, *, smoothing: float) -> tor
     nothing."""
     dtype = torch.promote_types(p.dtype, q.dtype)
     p, q = (_smoothed(x.to(torch.float64), smoothing) for x in (p, q))
-    return _jensen_gap(p, q, _entropy_tensor(p), _entropy_tensor(q), _entropy_tensor).to(dtype)
+    return _jensen_gap(p, q, row_entropy(p), row_entropy(q), row_entropy).to(dtype)
 
 
 def jensen_shannon_numpy(p: np.ndarray, q: np.ndarray, *, smoothing: float) -> np.ndarray:
     """:func:`jensen_shannon` on NumPy arrays: float64 nats over the last axis, clipped to [0, ln 2]; exactly 0
     for equal inputs."""
     p, q = (_smoothed(np.asarray(x, np.float64), smoothing) for x in (p, q))
-    return np.clip(_jensen_gap(p, q, _entropy_numpy(p), _entropy_numpy(q), _entropy_numpy), 0.0, JS_MAX)
+    return np.clip(_jensen_gap(p, q, row_entropy(p), row_entropy(q), row_entropy), 0.0, JS_MAX)
 
 
 def jensen_shannon_pairs(rows: np.ndarray, *, smoothing: float) -> np.ndarray:
@@ -94,8 +87,8 @@ def jensen_shannon_pairs(rows: np.ndarray, *, smoothing: float) -> np.ndarray:
     compared with the rest at a time (memory items · ... · n)."""
     p = _smoothed(np.asarray(rows, dtype=np.float64), smoothing)
     items = p.shape[0]
-    own = _entropy_numpy(p)  # (items, ...)
+    own = row_entropy(p)  # (items, ...)
     result = np.zeros((items, items, *p.shape[1:-1]), dtype=np.float64)
     for i in range(items):
-        result[i, i + 1:] = _jensen_gap(p[i][None], p[i + 1:], own[i][None], own[i + 1:], _entropy_numpy)
+        result[i, i + 1:] = _jensen_gap(p[i][None], p[i + 1:], own[i][None], own[i + 1:], row_entropy)
     return result + np.swapaxes(result, 0, 1)  # the upper triangle mirrored: exactly symmetric

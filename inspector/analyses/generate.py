@@ -253,11 +253,10 @@ def render_prompt(loaded: LoadedModel, prompt: str, *, chat: bool) -> tuple[str,
         raise InvalidRequestError(f"{loaded.info.name} has no chat template, so a chat prompt cannot be built; turn "
                                   "chat off, or pick bundled:smollm2-135m (instruction-tuned)",
                                   notice=Notice("generate.error.no_chat_template", model=model_name(loaded.info.name)))
-    with loaded.tokenizer_lock:
-        # transformers renders the template in a sandboxed Jinja environment: the template runs no Python.
-        text = tokenizer.apply_chat_template([{"role": "user", "content": user_text(tokenizer, prompt)}],
-                                             tokenize=False, add_generation_prompt=True)
-    return str(text), False
+    # transformers renders the template in a sandboxed Jinja environment: the template runs no Python.
+    text = loaded.codec.chat_prompt([{"role": "user", "content": user_text(tokenizer, prompt)}],
+                                    add_generation_prompt=True)
+    return text, False
 
 
 # Put inside a special-token string typed by the person, it keeps the characters on screen but breaks the exact
@@ -410,10 +409,9 @@ def generate(
         progress(max_new_tokens, max_new_tokens, f"{len(trace.ids)} tokens ({finish})")
 
     candidate_ids = torch.stack(trace.cand_ids).numpy().astype(np.int64)
-    with loaded.tokenizer_lock:
-        candidate_tokens = tuple(tuple(_shown_tokens(loaded, row.tolist())) for row in candidate_ids)
-        tokens = tuple(_shown_tokens(loaded, trace.ids))
-        pieces = tuple(str(loaded.tokenizer.decode([i], skip_special_tokens=False)) for i in trace.ids)
+    candidate_tokens = tuple(tuple(_shown_tokens(loaded, row.tolist())) for row in candidate_ids)
+    tokens = tuple(_shown_tokens(loaded, trace.ids))
+    pieces = tuple(loaded.codec.decode([i], skip_special_tokens=False) for i in trace.ids)
     return Generation(
         model_name=info.name, prompt=prompt, chat=chat, prompt_text=text, prompt_tokens=encoded.tokens,
         prompt_ids=prompt_ids[0].cpu().numpy().astype(np.int64), token_ids=np.asarray(trace.ids, dtype=np.int64),
@@ -512,17 +510,15 @@ def _weights_rows(layer_rows: list[tuple[int, torch.Tensor]], steps: int, heads:
 
 
 def _shown_tokens(loaded: LoadedModel, ids: list[int]) -> list[str]:
-    return [str(t) for t in loaded.tokenizer.convert_ids_to_tokens([int(i) for i in ids])]
+    return [str(t) for t in loaded.codec.token_strings(ids)]
 
 
 def _token_string(loaded: LoadedModel, token: int) -> str:
-    with loaded.tokenizer_lock:
-        return str(loaded.tokenizer.convert_ids_to_tokens([token])[0])
+    return str(loaded.codec.token_string(token))
 
 
 def _decode(loaded: LoadedModel, ids: list[int]) -> str:
-    with loaded.tokenizer_lock:
-        return str(loaded.tokenizer.decode(ids, skip_special_tokens=False))
+    return loaded.codec.decode(ids, skip_special_tokens=False)
 
 
 def generation_json(result: Generation) -> dict:

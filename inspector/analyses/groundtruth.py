@@ -204,8 +204,7 @@ class Evaluation:
 
 def _token_offset(loaded: LoadedModel, example: Example) -> int:
     """Tokens before the first word (a classifier's [CLS]); checks the tokenizer reads one token per word."""
-    with loaded.tokenizer_lock:
-        word_ids = loaded.tokenizer(example.text).word_ids()
+    word_ids = loaded.codec.word_ids(example.text)
     starts = [i for i, w in enumerate(word_ids) if w == 0]
     if len([w for w in word_ids if w is not None]) != len(example.words) or not starts:
         raise InvalidRequestError(f"{loaded.info.name}'s tokenizer does not read one token per word of the task; "
@@ -249,8 +248,8 @@ def evaluate(loaded: LoadedModel, examples: Sequence[Example], spec_task: Task, 
             answers = torch.tensor([int(example.label) for example in chunk])
             names = [loaded.info.labels[int(i)] for i in probs.argmax(dim=-1)]
         else:
-            answers = torch.tensor([int(tokenizer.convert_tokens_to_ids(example.answer)) for example in chunk])
-            names = [str(t) for t in tokenizer.convert_ids_to_tokens(probs.argmax(dim=-1).tolist())]
+            answers = torch.tensor([int(i) for i in loaded.codec.vocabulary_ids([example.answer for example in chunk])])
+            names = [str(t) for t in loaded.codec.token_strings(probs.argmax(dim=-1).tolist())]
         predicted.extend(names)
         correct.append(probs.argmax(dim=-1) == answers)
         probability.append(probs[batch, answers])

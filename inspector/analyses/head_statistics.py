@@ -50,7 +50,7 @@ def texts_statistics(loaded: LoadedModel, ids: Sequence[torch.Tensor], backend: 
     category_masks = np.zeros((len(ids), width, 3), dtype=np.float64)
     for k, row in enumerate(ids):
         token_ids = row.tolist()
-        tokens_of.append(tuple(str(t) for t in loaded.tokenizer.convert_ids_to_tokens(token_ids)))
+        tokens_of.append(tuple(str(t) for t in loaded.codec.token_strings(token_ids)))
         special_of.append(np.array([i in special_ids for i in token_ids], dtype=bool))
         category_masks[k, :lengths[k]] = token_category_masks(tokens_of[k], special_of[k]).T
     # Entropy, the category masses, sink scores and distances: the census's own reductions of this batch

@@ -272,8 +272,7 @@ def _read_candidates(loaded: LoadedModel) -> np.ndarray:
     excluded = set(int(i) for i in (getattr(tokenizer, "all_special_ids", None) or []))
     excluded.update(int(i) for i in (getattr(tokenizer, "added_tokens_decoder", None) or {}))
     ids = np.arange(vocab, dtype=np.int64)
-    with loaded.tokenizer_lock:
-        tokens = tokenizer.convert_ids_to_tokens(ids.tolist())
+    tokens = loaded.codec.token_strings(ids.tolist())
     keep = np.array([i not in excluded and isinstance(token, str) and not _MARKER.fullmatch(token)
                      for i, token in zip(ids.tolist(), tokens)], dtype=bool)
     return ids[keep]

@@ -101,8 +101,7 @@ def _check_against_model(args: argparse.Namespace, loaded) -> None:
             raise InvalidRequestError(f"--token {args.token[:40]!r}: {info.name} is not a language model (it has "
                                       f"{_HEAD_WORDS[info.head]}), so f is no token's probability — leave it out")
         tokenizer = loaded.tokenizer
-        with loaded.tokenizer_lock:
-            ids = tokenizer(args.token, add_special_tokens=False)["input_ids"]
+        ids = loaded.codec.input_ids(args.token, add_special_tokens=False)
         unknown = tokenizer.unk_token_id
         if unknown is not None and unknown in ids and args.token.strip() != tokenizer.unk_token:
             raise InvalidRequestError(f"--token {args.token[:40]!r} is not in {info.name}'s vocabulary (it would be "

@@ -4,6 +4,9 @@ formula for every planner, check and estimate).
 Statistics (entropy, log-sum-exp, sink mass) cost O(layers · heads · n) and are always computed; exact weights cost
 layers · heads · n² float32 numbers, which for a 32-layer × 32-head model at 512 tokens is already 1 GiB.
 :func:`attention_bytes` is that product, with the copies a job keeps at once; :func:`tokens_within` is its inverse.
+:func:`weight_bytes` is the same product for any number of heads, and for shapes that are not n × n (a band of
+keys, a block of queries): every bytes figure of weights or scores, in the library, the lessons and the benchmarks,
+is one of the two.
 The plan that decides what a request may keep is :func:`inspector.serving.run.plan`.
 """
 
@@ -18,9 +21,12 @@ from inspector.core.loading import LoadedModel, ModelInfo
 _FLOAT32_BYTES = 4
 
 
-def weight_bytes(heads: int, n: int, copies: float = 1) -> int:
-    """Bytes of ``copies`` copies of ``heads`` float32 n×n attention weight matrices: copies · heads · n² · 4."""
-    return int(copies * heads * n * n * _FLOAT32_BYTES)
+def weight_bytes(heads: int, n: int, copies: float = 1, *, keys: int | None = None) -> int:
+    """Bytes of ``copies`` copies of ``heads`` float32 attention weight (or score) matrices of n queries × ``keys``
+    keys (None = n, the n×n weights): copies · heads · n · keys · 4. ``heads`` counts every (layer, head) matrix
+    held; ``keys`` serves the shapes that are not n × n (a sliding window's band, a block of queries against every
+    key)."""
+    return int(copies * heads * n * (n if keys is None else keys) * _FLOAT32_BYTES)
 
 
 def attention_bytes(info: ModelInfo, n: int, copies: float = 1, *, layers: int | None = None) -> int:

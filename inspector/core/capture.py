@@ -145,7 +145,7 @@ def _summarise_output(loaded: LoadedModel, outputs, input_ids: torch.Tensor) -> 
             return OutputSummary(kind=head, embedding=embedding)
         probs = torch.softmax(outputs.logits[0, position].float(), dim=-1)
         top = torch.topk(probs, k=min(TOP_PREDICTIONS, probs.numel()))
-        tokens = tokenizer.convert_ids_to_tokens(top.indices.tolist())
+        tokens = loaded.codec.token_strings(top.indices.tolist())
         return OutputSummary(kind=head, embedding=embedding, position=position,
                              predictions=tuple((str(t), float(p)) for t, p in zip(tokens, top.values.tolist())))
     if head == "classifier":

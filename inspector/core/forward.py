@@ -99,16 +99,15 @@ def _validated_encoding(loaded: LoadedModel, text: str, *, truncate: bool, add_s
                    add_special_tokens=add_special_tokens,
                    # A text that already carries its special tokens (a chat template's output) is parsed as such.
                    split_special_tokens=add_special_tokens and reads_special_tokens_as_text(tokenizer, text))
-    with loaded.tokenizer_lock:
-        encoding = tokenizer(text, truncation=False, verbose=False, **options)
-        full_length = encoding["input_ids"].shape[1]
-        if full_length > limit:
-            if not truncate:
-                raise InvalidTextError(f"the text has {full_length} tokens; {loaded.info.name} reads at most "
-                                       f"{limit} — shorten it or pick a long-context model",
-                                       notice=Notice("error.text_too_long", tokens=f"{full_length:,}",
-                                                     model=model_name(loaded.info.name), limit=f"{limit:,}"))
-            encoding = tokenizer(text, truncation=True, max_length=limit, **options)
+    encoding = loaded.codec.encode(text, truncation=False, verbose=False, **options)
+    full_length = encoding["input_ids"].shape[1]
+    if full_length > limit:
+        if not truncate:
+            raise InvalidTextError(f"the text has {full_length} tokens; {loaded.info.name} reads at most "
+                                   f"{limit} — shorten it or pick a long-context model",
+                                   notice=Notice("error.text_too_long", tokens=f"{full_length:,}",
+                                                 model=model_name(loaded.info.name), limit=f"{limit:,}"))
+        encoding = loaded.codec.encode(text, truncation=True, max_length=limit, **options)
     ids = encoding["input_ids"]
     if ids.shape[1] == 0:
         raise InvalidTextError("the text produced no tokens for this model's tokenizer",
@@ -151,7 +150,7 @@ def encode_text(loaded: LoadedModel, text: str, *, truncate: bool = False,
     ids = encoding["input_ids"]
     return EncodedText(
         inputs={"input_ids": ids.to(device), "attention_mask": encoding["attention_mask"].to(device)},
-        tokens=tuple(str(t) for t in loaded.tokenizer.convert_ids_to_tokens(ids[0].tolist())),
+        tokens=tuple(str(t) for t in loaded.codec.token_strings(ids[0].tolist())),
         special=encoding["special_tokens_mask"][0].numpy().astype(bool),
         truncated=truncated, encoding=encoding)
 

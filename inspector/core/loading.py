@@ -22,7 +22,6 @@ import json
 import math
 import stat
 import struct
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +56,7 @@ from inspector.core.model_folders import (
     shipped_kind,
     shipped_model_path,
 )
+from inspector.core.token_codec import TokenCodec
 
 # Names that moved to inspector.core.model_folders and inspector.base.model_ids (issue 39) and are still imported
 # from here by the pages, the analyses and scripts.
@@ -145,13 +145,18 @@ class ModelInfo:
 class LoadedModel:
     """A model in eval mode, its tokenizer and its :class:`ModelInfo`. Shared and never mutated after load.
 
-    ``tokenizer_lock`` serialises tokenizer calls: the Rust tokenizer is not safe to call from two threads.
+    ``codec`` is the one way to call the tokenizer (:class:`inspector.core.token_codec.TokenCodec`: every call
+    under its lock, the Rust tokenizer not being safe to call from two threads); ``tokenizer`` is there for its
+    attributes (special-token ids, the chat template).
     """
 
     model: torch.nn.Module
     tokenizer: object
     info: ModelInfo
-    tokenizer_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    codec: TokenCodec = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "codec", TokenCodec(self.tokenizer))
 
     @property
     def device(self) -> torch.device:

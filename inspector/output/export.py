@@ -376,6 +376,14 @@ def embolden_wide_text(svg: str) -> str:
     return _TEXT_ELEMENT.sub(outline, svg)
 
 
+def _reason(err: Exception) -> str:
+    """vl-convert's reason in one line: its JavaScript error ("Cycle detected in dataflow graph."), not the first line
+    of its message ("Vega-Lite to SVG conversion failed:"), which says nothing."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    named = [line.removeprefix("Error:").strip() for line in lines if line.startswith("Error:")]
+    return (named or lines or [type(err).__name__])[0]
+
+
 def render(kind: str, chart, **options):
     """The chart drawn by vl-convert as SVG text, or as PNG bytes rasterised from that SVG (``scale`` in options)."""
     import vl_convert as vlc
@@ -385,7 +393,7 @@ def render(kind: str, chart, **options):
         # allowed_base_urls=[]: our specs carry their data inline; a spec must never make the server fetch.
         svg = vlc.vegalite_to_svg(_spec(chart), vl_version=_vl_version(), allowed_base_urls=[])
     except ValueError as err:
-        raise InspectorError(f"could not draw the figure as {kind.upper()}: {str(err).splitlines()[0]} — the "
+        raise InspectorError(f"could not draw the figure as {kind.upper()}: {_reason(err)} — the "
                              "numbers are still available as JSON; please report this chart") from err
     svg = embolden_wide_text(svg)
     return svg if kind == "svg" else svg_png(svg, scale=options.get("scale", 1.0))
@@ -399,7 +407,7 @@ def svg_png(svg: str, *, scale: float) -> bytes:
     try:
         return vlc.svg_to_png(svg, scale=scale)
     except ValueError as err:
-        raise InspectorError(f"could not convert the figure to PNG: {str(err).splitlines()[0]} — the SVG and "
+        raise InspectorError(f"could not convert the figure to PNG: {_reason(err)} — the SVG and "
                              "the numbers are still in the pack; please report this chart") from err
 
 

@@ -233,7 +233,7 @@ def counterfactual_rows(problem: Problem, base: ForwardResult, *, layer: int | N
         perms.append(row)
     rows = torch.stack([uniform, *perms])
     changes = (f_with_rows(problem, layer, heads, q, rows).float().cpu() - f0).abs().numpy()
-    token = loaded.tokenizer.convert_ids_to_tokens(problem.input_ids[0].tolist())[q]
+    token = loaded.codec.token_strings(problem.input_ids[0].tolist())[q]
     searched: dict = {}
     if adversarial:
         found = adversarial_search(problem, layer, heads, q, original, generator=generator, candidates=candidates,

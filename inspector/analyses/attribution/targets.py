@@ -163,12 +163,10 @@ def target_values(problem: Problem, outputs, mask: torch.Tensor,
 
 
 def _single_token_id(loaded: LoadedModel, token: str) -> int:
-    tokenizer = loaded.tokenizer
-    with loaded.tokenizer_lock:
-        ids = tokenizer(token, add_special_tokens=False)["input_ids"]
-        if len(ids) != 1:
-            direct = tokenizer.convert_tokens_to_ids(token)
-            ids = [direct] if isinstance(direct, int) and direct != tokenizer.unk_token_id else ids
+    ids = loaded.codec.input_ids(token, add_special_tokens=False)
+    if len(ids) != 1:
+        direct = loaded.codec.vocabulary_id(token)
+        ids = [direct] if isinstance(direct, int) and direct != loaded.tokenizer.unk_token_id else ids
     if len(ids) != 1:
         raise InvalidRequestError(f"the target token {token!r} is {len(ids)} tokens for this tokenizer; choose a "
                                   "word that is a single token (or leave it empty for the model's top prediction)",
@@ -212,9 +210,9 @@ def setup_problem(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str
         log_probs = torch.log_softmax(outputs.logits[0, position].float(), dim=-1)
         top = int(log_probs.argmax())
         token_id = default_token(loaded, log_probs) if not spec.token else _single_token_id(loaded, spec.token)
-        token = str(tokenizer.convert_ids_to_tokens(token_id))
+        token = str(loaded.codec.token_string(token_id))
         where = "at the [MASK]" if head == "masked-lm" else "as the next token after the text"
-        skipped = readable_tokens([str(tokenizer.convert_ids_to_tokens(top))])[0] if token_id != top and \
+        skipped = readable_tokens([str(loaded.codec.token_string(top))])[0] if token_id != top and \
             not spec.token else None
         why = (" (the model's top prediction)" if token_id == top else
                f" (the model's most likely word: its top prediction “{skipped}” is whitespace or a special token)"
@@ -253,13 +251,11 @@ def default_token(loaded: LoadedModel, log_probs: torch.Tensor) -> int:
     whitespace only and not a special token (Gemma's top next token after a sentence is often "↵↵", which explains
     nothing about the text; issue 44), among the :data:`_DEFAULT_TOKEN_CANDIDATES` most likely; the top prediction
     when none of them is a word. ``log_probs``: (vocab,)."""
-    tokenizer = loaded.tokenizer
-    special = set(tokenizer.all_special_ids)
+    special = set(loaded.tokenizer.all_special_ids)
     ranked = torch.topk(log_probs, min(_DEFAULT_TOKEN_CANDIDATES, log_probs.numel())).indices.tolist()
-    with loaded.tokenizer_lock:
-        for token_id in ranked:
-            if token_id not in special and tokenizer.decode([token_id]).strip():
-                return int(token_id)
+    for token_id in ranked:
+        if token_id not in special and loaded.codec.decode([token_id]).strip():
+            return int(token_id)
     return int(ranked[0])
 
 

@@ -74,9 +74,8 @@ def batch_encoding(loaded: LoadedModel, texts: list[str]) -> tuple[list[list[int
         chosen = [i for i, text in enumerate(texts) if reads_special_tokens_as_text(loaded.tokenizer, text) == split]
         if not chosen:
             continue
-        with loaded.tokenizer_lock:
-            batch = loaded.tokenizer([texts[i] for i in chosen], truncation=False, verbose=False,
-                                     return_special_tokens_mask=True, split_special_tokens=split)
+        batch = loaded.codec.encode_batch([texts[i] for i in chosen], truncation=False, verbose=False,
+                                          return_special_tokens_mask=True, split_special_tokens=split)
         for k, i in enumerate(chosen):
             ids[i], masks[i] = batch["input_ids"][k], batch["special_tokens_mask"][k]
     return ids, masks
@@ -113,7 +112,7 @@ def _encode_rows(loaded: LoadedModel, rows: Iterable[InputRow], truncate: bool,
             continue
         unseen = [i for i in dict.fromkeys(ids) if i not in punctuation]
         if unseen:
-            tokens = loaded.tokenizer.convert_ids_to_tokens(unseen)
+            tokens = loaded.codec.token_strings(unseen)
             punctuation.update((i, is_punctuation(str(token))) for i, token in zip(unseen, tokens))
         # The Heads page's definitions (inspector.analyses.heads._text_statistics, metrics.token_category_masks):
         # special =

@@ -10,14 +10,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 from scipy import stats as scipy_stats
-from scipy.special import entr
 
 from inspector.analyses.metrics import HealthThresholds
 from inspector.base.i18n import t
 from inspector.core.forward import ForwardResult, encode_text, forward
 from inspector.core.loading import LoadedModel, model_label
 from kernels.hf import TENSOR_NAMES
-from kernels.reference import visible_keys_mask
+from kernels.reference import row_entropy, visible_keys_mask
 
 # A head whose mean weight on one relative offset exceeds this is called positional (it mostly looks a fixed
 # distance away, whatever the content); also the threshold for a head that specialises in special tokens.
@@ -232,11 +231,6 @@ def position_kind(loaded: LoadedModel) -> str:
     return "unknown"
 
 
-def _row_entropy(weights: np.ndarray) -> np.ndarray:
-    """Entropy in nats of each row of ``weights`` (..., k_len), 0·log 0 = 0 (scipy's ``entr``)."""
-    return entr(weights).sum(axis=-1)
-
-
 def diagonal_share(scores: np.ndarray, visible: np.ndarray) -> float:
     """Share of rows whose largest visible score is on the diagonal ("the token looks at itself"), over the
     rows that can see at least two keys. ``scores``, ``visible``: (q_len, k_len), queries = keys."""
@@ -265,8 +259,7 @@ def effective_rank(matrix: np.ndarray) -> float:
     if total <= 0:
         return 0.0
     p = sigma / total
-    p = p[p > 0]
-    return float(np.exp(-(p * np.log(p)).sum()))
+    return float(np.exp(row_entropy(p)))
 
 
 def softmax_jacobian(p: torch.Tensor) -> torch.Tensor:

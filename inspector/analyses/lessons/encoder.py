@@ -32,7 +32,6 @@ from inspector.analyses.lessons.common import (
     _p,
     _pct,
     _record,
-    _row_entropy,
     _Run,
     _visible,
     asymmetry_index,
@@ -50,6 +49,7 @@ from inspector.core.forward import forward
 from inspector.core.loading import LoadedModel
 from inspector.core.outputs import head_writes, model_output, output_change
 from kernels.hf import ScoreScale, TieKeysToQueries
+from kernels.reference import row_entropy
 
 # -------------------------------------------------------------------------------------------------- lesson 1
 
@@ -101,6 +101,17 @@ def seeing_rows(visible: np.ndarray) -> np.ndarray:
     ``visible``: (q_len, k_len) bool."""
     seeing = np.asarray(visible, dtype=bool).sum(axis=-1) >= MIN_VISIBLE_KEYS
     return seeing if seeing.any() else np.ones_like(seeing)
+
+
+def quiz_queries(special: np.ndarray, visible: np.ndarray) -> list[int]:
+    """The query positions the quiz asks about, the first being its default: content tokens that see two or more keys
+    (:func:`seeing_rows`) — from [CLS], or from a causal model's first token, which sees only itself, the answer is
+    trivial (SmolLM2's default question was token 0; issue 44) — else any content token, else every token.
+    ``special``: (q_len,) bool; ``visible``: (q_len, k_len) bool."""
+    special, seeing = np.asarray(special, dtype=bool), seeing_rows(visible)
+    positions = range(len(special))
+    return ([i for i in positions if not special[i] and seeing[i]] or [i for i in positions if not special[i]]
+            or list(positions))
 
 
 def sharpest_pair(weights: np.ndarray, visible: np.ndarray | None = None) -> tuple[int, int]:
@@ -194,8 +205,8 @@ def why_qk_lesson(run: _Run, definition: DefinitionLesson) -> WhyQKLesson:
     rows = visible.sum(axis=-1) >= 2
     weight_change = float(0.5 * np.abs(definition.weights - tied_weights).sum(axis=-1)[rows].mean()) if rows.any() \
         else 0.0
-    entropy = float(_row_entropy(definition.weights).mean())
-    tied_entropy = float(_row_entropy(tied_weights).mean())
+    entropy = float(row_entropy(definition.weights).mean())
+    tied_entropy = float(row_entropy(tied_weights).mean())
     values = {"xx_share": _pct(xx_share), "qk_share": _pct(shares[run.head]),
               "qk_mean": _pct(float(np.nanmean(shares))),
               "asym": _f(asymmetry[run.head]), "asym_min": _f(asymmetry.min()), "asym_max": _f(asymmetry.max()),
@@ -372,7 +383,7 @@ def scaling_sweep(dims: Sequence[int] = SWEEP_DIMS, *, keys: int = SWEEP_KEYS, q
         per_scale = []
         for scale in (1.0, d ** -0.5, 1.0 / d):
             p = torch.softmax(scores * scale, dim=-1)
-            per_scale.append((float(-torch.special.xlogy(p, p).sum(-1).mean()), float(p.max(-1).values.mean()),
+            per_scale.append((float(row_entropy(p).mean()), float(p.max(-1).values.mean()),
                               float(softmax_jacobian_norm(p).mean())))
         entropy.append([s[0] for s in per_scale])
         max_weight.append([s[1] for s in per_scale])
@@ -435,9 +446,10 @@ def real_scaling_lesson(run: _Run, definition: DefinitionLesson) -> RealScaling:
                              interventions=[ScoreScale(run.layer, (run.head,), float(scale))])
             weights = result.records[run.layer].weights[0, run.head].double().cpu().numpy()
             out = model_output(run.loaded, result, run.inputs)
-        row_entropy = _row_entropy(weights)
-        entropy.append(float(row_entropy.mean()))
-        normalized.append(float((row_entropy[rows] / np.log(visible_counts[rows])).mean()) if rows.any() else math.nan)
+        entropy_of_rows = row_entropy(weights)
+        entropy.append(float(entropy_of_rows.mean()))
+        normalized.append(float((entropy_of_rows[rows] / np.log(visible_counts[rows])).mean()) if rows.any()
+                          else math.nan)
         max_weight.append(float(weights.max(axis=-1).mean()))
         change.append(output_change(base_out, out))
     values = {"layer": str(run.layer), "head": str(run.head), "d_k": str(d_k), "own": _f(own, 4),

@@ -42,12 +42,13 @@ from inspector.analyses.lessons.timing import exponent_interval, timing_spread
 from inspector.base.errors import InvalidRequestError
 from inspector.base.examples import long_corpus_text as long_text
 from inspector.base.i18n import Notice
+from inspector.core.budget import attention_bytes, weight_bytes
 from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel
 from inspector.core.model_folders import model_name
 from inspector.core.outputs import model_output, output_change
 from kernels.hf import WeightEdit
-from kernels.reference import visible_keys_mask
+from kernels.reference import row_entropy, visible_keys_mask
 
 WINDOW_LENGTHS: tuple[int, ...] = (256, 512, 1024, 2048, 4096)
 LINEAR_LENGTHS: tuple[int, ...] = (256, 512, 1024, 2048)
@@ -168,8 +169,8 @@ def window_lesson(loaded: LoadedModel, *, text: str | None = None, lengths: Sequ
             local_runs.append(_runs_ms(lambda: banded_attention(q, k, v, scale=d ** -0.5, window=window), repeats))
             global_runs.append(_runs_ms(lambda: banded_attention(q, k, v, scale=d ** -0.5, window=None), repeats))
     lengths_a = np.asarray(lengths, dtype=np.int64)
-    local_bytes = (heads * lengths_a * np.minimum(lengths_a, window) * 4).astype(np.float64)
-    global_bytes = (heads * lengths_a * lengths_a * 4).astype(np.float64)
+    local_bytes = np.array([weight_bytes(heads, length, keys=min(length, window)) for length in lengths], np.float64)
+    global_bytes = np.array([attention_bytes(info, length, layers=1) for length in lengths], np.float64)
     local_ms, global_ms = np.median(local_runs, axis=1), np.median(global_runs, axis=1)
     spread = max(timing_spread(np.asarray(local_runs)), timing_spread(np.asarray(global_runs)))
     # Layers stacked below the first global layer pass information back at most window − 1 tokens each.
@@ -253,12 +254,6 @@ class LinearLesson:
         _check_shapes(self, {"softmax_ms": (len(self.lengths),), "linear_ms": (len(self.lengths),)})
 
 
-def _entropy(weights: np.ndarray) -> float:
-    from scipy.special import entr
-
-    return float(entr(weights).sum(axis=-1).mean())
-
-
 def blur_term(entropy_softmax: float, entropy_linear: float) -> str:
     """The catalogue key of what linear attention did to the routing: "blurrier" when the mean row entropy rose by at
     least :data:`BLUR_MARGIN` nats, else "not shown to be blurrier"."""
@@ -307,15 +302,16 @@ def linear_lesson(loaded: LoadedModel, text: str, layer: int, head: int, *, leng
     lin_exp = exponent_interval(lengths_a, lin_runs_a)[0]
     spread = max(timing_spread(soft_runs_a), timing_spread(lin_runs_a))
     rows = visible.numpy().sum(axis=-1) >= 2
+    entropy_softmax, entropy_linear = float(row_entropy(weights).mean()), float(row_entropy(linear).mean())
     values = {"layer": str(layer), "head": str(head), "js_mean": _f(js[rows].mean() if rows.any() else 0.0, 3),
-              "js_max": _f(js.max(), 3), "h_soft": _f(_entropy(weights)), "h_lin": _f(_entropy(linear)),
+              "js_max": _f(js.max(), 3), "h_soft": _f(entropy_softmax), "h_lin": _f(entropy_linear),
               "change": f"{change:.2e}", "last": str(int(lengths_a[-1])), "soft_ms": _f(np.median(soft_runs[-1]), 2),
               "lin_ms": _f(np.median(lin_runs[-1]), 2), "soft_exp": _f(soft_exp), "lin_exp": _f(lin_exp),
               "d_k": str(d), "spread": _pct(spread), "blur_margin": _f(BLUR_MARGIN)}
-    blur = blur_term(_entropy(weights), _entropy(linear))
+    blur = blur_term(entropy_softmax, entropy_linear)
     key = "lesson14.answer.busy" if spread > BUSY_SPREAD else "lesson14.answer"
     return LinearLesson(layer=layer, head=head, tokens=encoded.tokens, weights=weights, linear=linear, js=js,
-                        entropy_softmax=_entropy(weights), entropy_linear=_entropy(linear), output_change=change,
+                        entropy_softmax=entropy_softmax, entropy_linear=entropy_linear, output_change=change,
                         output_measure=base_out.kind, lengths=lengths_a, softmax_ms=np.median(soft_runs_a, axis=1),
                         linear_ms=np.median(lin_runs_a, axis=1), exponent_softmax=soft_exp, exponent_linear=lin_exp,
                         spread=spread,

@@ -231,7 +231,7 @@ def complexity_lesson(lengths: Sequence[int] = DEFAULT_LENGTHS, *, heads: int = 
     if use_triton:
         flash_theory = [heads * n * 4 for n in lengths]  # the fp32 log-sum-exp; score tiles live in on-chip memory
     else:
-        flash_theory = [block(n) * n * heads * 4 for n in lengths]  # one block of fp32 scores
+        flash_theory = [weight_bytes(heads, block(n), keys=n) for n in lengths]  # one block of fp32 scores
     flops = np.asarray([2 * (2 * n * n * d_k) * heads for n in lengths], dtype=np.float64)  # QKᵀ and AV, per head
     sizes = np.asarray(weight_sizes, dtype=np.float64)
     bytes_exponent, flops_exponent = growth_exponent(lengths_array, sizes), growth_exponent(lengths_array, flops)

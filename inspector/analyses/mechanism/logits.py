@@ -44,6 +44,7 @@ from inspector.base.i18n import Notice
 from inspector.core.forward import encode_text
 from inspector.core.loading import LoadedModel
 from inspector.core.model_folders import model_name
+from inspector.core.token_codec import TokenCodec
 
 SUM_RULE_TOLERANCE = 1e-4  # relative to the largest |part|, |target| or 1
 LENS_TOP_K = 5
@@ -147,12 +148,11 @@ def token_id(loaded: LoadedModel, token: str, what: str) -> int:
     if not isinstance(token, str) or not token:
         raise InvalidRequestError(f"{what} is empty; give one token of the model's vocabulary",
                                   notice=Notice("mech.error.token_empty"))
-    with loaded.tokenizer_lock:
-        direct = tokenizer.convert_tokens_to_ids(token)
-        if isinstance(direct, int) and direct != tokenizer.unk_token_id and 0 <= direct < loaded.info.vocab_size:
-            return direct
-        ids = tokenizer(token, add_special_tokens=False)["input_ids"]
-        pieces = tokenizer.convert_ids_to_tokens(ids)
+    direct = loaded.codec.vocabulary_id(token)
+    if isinstance(direct, int) and direct != tokenizer.unk_token_id and 0 <= direct < loaded.info.vocab_size:
+        return direct
+    ids = loaded.codec.input_ids(token, add_special_tokens=False)
+    pieces = loaded.codec.token_strings(ids)
     if len(ids) != 1:
         raise InvalidRequestError(f"{what} {token!r} is {len(ids)} tokens for {loaded.info.name} ({pieces}); a logit "
                                   "belongs to one token — give a single token (often with its leading space)",
@@ -161,11 +161,10 @@ def token_id(loaded: LoadedModel, token: str, what: str) -> int:
     return int(ids[0])
 
 
-def token_strings(tokenizer, ids: list[int]) -> list[str]:
+def token_strings(codec: TokenCodec, ids: list[int]) -> list[str]:
     """The tokenizer's strings for ``ids``; ``<id>`` for an id the tokenizer has no string for (a model whose
     vocabulary is padded past its tokenizer's)."""
-    return [str(t) if t is not None else f"<{i}>" for i, t in zip(ids, tokenizer.convert_ids_to_tokens(ids),
-                                                                  strict=True)]
+    return [str(t) if t is not None else f"<{i}>" for i, t in zip(ids, codec.token_strings(ids), strict=True)]
 
 
 def _unembed(parts: ModelParts, residual: torch.Tensor) -> torch.Tensor:
@@ -176,7 +175,7 @@ def _unembed(parts: ModelParts, residual: torch.Tensor) -> torch.Tensor:
         return logits + parts.unembed_bias if parts.unembed_bias is not None else logits
 
 
-def logit_lens(parts: ModelParts, run: MeasuredRun, position: int, answer_id: int, tokenizer,
+def logit_lens(parts: ModelParts, run: MeasuredRun, position: int, answer_id: int, codec: TokenCodec,
                k: int = LENS_TOP_K) -> LogitLens:
     """:class:`LogitLens` at ``position`` (nostalgebraist 2020)."""
     layers = len(run.block_outputs)
@@ -187,7 +186,7 @@ def logit_lens(parts: ModelParts, run: MeasuredRun, position: int, answer_id: in
     answer_logit = logits[:, answer_id]
     rank = (logits > answer_logit[:, None]).sum(dim=-1)
     ids = top.indices.cpu().numpy()
-    tokens = np.array([token_strings(tokenizer, row.tolist()) for row in ids], dtype=object)
+    tokens = np.array([token_strings(codec, row.tolist()) for row in ids], dtype=object)
     return LogitLens(top_ids=ids.astype(np.int64), top_tokens=tokens, top_probs=top.values.cpu().numpy(),
                      answer_logit=answer_logit.cpu().numpy(), answer_prob=probs[:, answer_id].cpu().numpy(),
                      answer_rank=rank.cpu().numpy().astype(np.int64))
@@ -256,15 +255,15 @@ def direct_logit_attribution(loaded: LoadedModel, text: str, *, answer: str | No
     key = _key_position(run, position, answer_id, weights) if key_position is None else \
         check_position(key_position, position + 1, "the key position")
     total = float(values.sum() + bias_value)
-    tokenizer = loaded.tokenizer
+    codec = loaded.codec
     return DirectLogitAttribution(
         tokens=encoded.tokens, position=position, answer_id=answer_id,
-        answer_token=token_strings(tokenizer, [answer_id])[0], contrast_id=contrast_id,
-        contrast_token=None if contrast_id is None else token_strings(tokenizer, [contrast_id])[0],
+        answer_token=token_strings(codec, [answer_id])[0], contrast_id=contrast_id,
+        contrast_token=None if contrast_id is None else token_strings(codec, [contrast_id])[0],
         target=target, heads=heads, mlps=mlps, attention_biases=attention_biases, embeddings=np.array(embeddings),
         embedding_names=tuple(embedding_names), bias=bias_value, residual=target - total,
         frozen=frozen_norm_names(parts), key_position=key, attention_to_key=weights[:, :, key].astype(np.float32),
-        lens=logit_lens(parts, run, position, answer_id, tokenizer))
+        lens=logit_lens(parts, run, position, answer_id, codec))
 
 
 def frozen_norm_names(parts: ModelParts) -> tuple[str, ...]:

@@ -270,11 +270,10 @@ def activation_patching(loaded: LoadedModel, clean: str, corrupted: str, *, answ
         done += 1
         progress(done, total, f"top heads by position: {k + 1}/{len(chosen)}")
     progress(total, total, "patching done")
-    tokenizer = loaded.tokenizer
     return PatchingResult(
         clean_tokens=clean_tokens, corrupted_tokens=corrupted_tokens, answer_id=run.answer_id,
-        answer_token=token_strings(tokenizer, [run.answer_id])[0], contrast_id=run.contrast_id,
-        contrast_token=token_strings(tokenizer, [run.contrast_id])[0], clean_value=clean_value,
+        answer_token=token_strings(loaded.codec, [run.answer_id])[0], contrast_id=run.contrast_id,
+        contrast_token=token_strings(loaded.codec, [run.contrast_id])[0], clean_value=clean_value,
         corrupted_value=corrupted_value, heads=head_values, top_heads=np.array(chosen, dtype=np.int64).reshape(-1, 2),
         head_positions=by_position, mlps=mlps, residual=residual)
 

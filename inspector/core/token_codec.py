@@ -1,0 +1,110 @@
+"""The one door to a model's tokenizer (issue 39, item 2): every text → ids and ids → text call of the library
+goes through a :class:`TokenCodec`, ``loaded.codec``.
+
+A loaded model is shared by every Streamlit session and every worker thread, and a Hugging Face fast tokenizer is
+not safe to call from two threads at once: a call with truncation or padding options sets them on the shared Rust
+tokenizer first, and a second thread inside the tokenizer meanwhile fails with "Already borrowed" or reads the
+other call's settings. Each method here holds the tokenizer's lock for the whole tokenizer call, so no caller
+takes a lock by hand and none can forget to. The lock belongs to the tokenizer, not to one codec: two loaded models
+built over one tokenizer object (a test's copy of a model, a model rewrapped) serialise on the same lock. Reading
+the tokenizer's attributes (``pad_token_id``, ``all_special_ids``, ``chat_template`` …) needs no lock and stays on
+``loaded.tokenizer``.
+
+Every method returns exactly what the tokenizer's own call returns (the same ids, the same token strings): the
+codec adds the lock and names, never a change of behaviour. ``tests/test_token_codec.py`` holds that and scans the
+library and the pages for any tokenizer call made elsewhere.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Sequence
+
+_LOCKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tokenizer → the one lock of its calls
+_LOCKS_GUARD = threading.Lock()
+
+
+def _lock_of(tokenizer) -> threading.Lock:
+    """The lock every codec of ``tokenizer`` holds (a fresh one for a tokenizer that cannot be weakly referenced)."""
+    with _LOCKS_GUARD:
+        try:
+            return _LOCKS.setdefault(tokenizer, threading.Lock())
+        except TypeError:
+            return threading.Lock()
+
+
+class TokenCodec:
+    """A tokenizer (``PreTrainedTokenizerBase``) whose every call is serialised by the tokenizer's one lock.
+
+    ``tokenizer`` is the wrapped tokenizer itself, for its attributes; call it only through the methods below."""
+
+    def __init__(self, tokenizer) -> None:
+        self.tokenizer = tokenizer
+        self._lock = _lock_of(tokenizer)
+
+    def __repr__(self) -> str:
+        return f"TokenCodec({type(self.tokenizer).__name__})"
+
+    # -------------------------------------------------------------------------------------------- text → ids
+
+    def encode(self, text: str, **options):
+        """The tokenizer's ``BatchEncoding`` of one ``text``: ``tokenizer(text, **options)`` (``return_tensors``,
+        ``truncation``, ``max_length``, ``add_special_tokens``, ``return_offsets_mapping`` … as the tokenizer
+        takes them; its ``word_ids()`` where the tokenizer is fast)."""
+        with self._lock:
+            return self.tokenizer(text, **options)
+
+    def encode_batch(self, texts: Sequence[str], **options):
+        """The tokenizer's ``BatchEncoding`` of ``texts`` in one call (a fast tokenizer encodes the list in one go):
+        ``input_ids[k]`` is what :meth:`encode` gives ``texts[k]`` with the same options (unpadded lists unless
+        ``options`` pad)."""
+        with self._lock:
+            return self.tokenizer(list(texts), **options)
+
+    def input_ids(self, text: str, *, add_special_tokens: bool = True) -> list[int]:
+        """The ids of ``text`` as a list; ``add_special_tokens=False`` for a word's own ids (a target token)."""
+        return list(self.encode(text, add_special_tokens=add_special_tokens)["input_ids"])
+
+    def word_ids(self, text: str) -> list[int | None]:
+        """Per token of ``text`` (special tokens added), the index of the word it was split from, None for special
+        tokens (a fast tokenizer's ``word_ids()``; a slow one raises ``ValueError``)."""
+        return self.encode(text).word_ids()
+
+    # -------------------------------------------------------------------------------------------- the vocabulary
+
+    def vocabulary_id(self, token: str) -> int:
+        """The id of the vocabulary entry ``token`` as written (``"ĠRome"``, ``"[MASK]"``): ``convert_tokens_to_ids``
+        — the unknown token's id (None where the tokenizer has no unknown token) for a string that is no entry."""
+        with self._lock:
+            return self.tokenizer.convert_tokens_to_ids(token)
+
+    def vocabulary_ids(self, tokens: Sequence[str]) -> list[int]:
+        """:meth:`vocabulary_id` of each of ``tokens``, in one call."""
+        with self._lock:
+            return list(self.tokenizer.convert_tokens_to_ids(list(tokens)))
+
+    def token_strings(self, ids: Sequence[int]) -> list[str | None]:
+        """The tokenizer's own token strings of ``ids`` (``convert_ids_to_tokens``: ``Ġ`` and ``▁`` kept, special
+        tokens included); None for an id the tokenizer has no string for (a vocabulary padded past the tokenizer's)."""
+        with self._lock:
+            return list(self.tokenizer.convert_ids_to_tokens([int(i) for i in ids]))
+
+    def token_string(self, token_id: int) -> str | None:
+        """:meth:`token_strings` of one id."""
+        return self.token_strings([token_id])[0]
+
+    # -------------------------------------------------------------------------------------------- ids → text
+
+    def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = False) -> str:
+        """The text ``ids`` spell (``decode``; special tokens kept unless ``skip_special_tokens``)."""
+        with self._lock:
+            return str(self.tokenizer.decode([int(i) for i in ids], skip_special_tokens=skip_special_tokens))
+
+    def chat_prompt(self, messages: Sequence[dict], *, add_generation_prompt: bool = True) -> str:
+        """``messages`` (``{"role": …, "content": …}``) rendered as text by the tokenizer's chat template, the
+        assistant's turn opened when ``add_generation_prompt`` (``apply_chat_template(tokenize=False)``;
+        transformers renders it in a sandboxed Jinja environment, so the template runs no Python)."""
+        with self._lock:
+            return str(self.tokenizer.apply_chat_template(list(messages), tokenize=False,
+                                                          add_generation_prompt=add_generation_prompt))

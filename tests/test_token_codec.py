@@ -1,0 +1,175 @@
+"""The tokenizer's one door (issue 39, item 2): ``inspector.core.token_codec.TokenCodec``.
+
+No module of the library or the pages calls a tokenizer except through ``loaded.codec`` (read with ``ast``); the
+codec returns exactly what the tokenizer's own calls return; and threads encoding at once through one codec get
+the ids each text gets alone.
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+from pathlib import Path
+
+import pytest
+
+from inspector.core.token_codec import TokenCodec
+from tests.conftest import make_tokenizer
+
+ROOT = Path(__file__).resolve().parents[1]
+CODEC_MODULE = "inspector/core/token_codec.py"
+# Tokenizer methods that read or write its files, not text: loading one (inspector.core.loading) and saving a
+# bundled decoder's prepared folder (inspector.core.bundled) happen before any LoadedModel, hence any codec, exists.
+FILE_METHODS = frozenset({"from_pretrained", "save_pretrained"})
+
+
+def _is_tokenizer(node: ast.expr) -> bool:
+    """Whether ``node`` names a tokenizer: ``tokenizer``, ``…_tokenizer`` or an attribute ``….tokenizer``."""
+    if isinstance(node, ast.Name):
+        return node.id.lower().endswith("tokenizer")
+    return isinstance(node, ast.Attribute) and node.attr == "tokenizer"
+
+
+def direct_tokenizer_calls(source: str) -> list[tuple[int, str]]:
+    """(line, code) of every call of a tokenizer or a tokenizer's method in ``source`` (file methods aside) and of
+    every use of a hand-held ``tokenizer_lock``. Attributes read without a call (``tokenizer.pad_token_id``) pass."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            func = node.func
+            called_method = (isinstance(func, ast.Attribute) and _is_tokenizer(func.value)
+                             and func.attr not in FILE_METHODS)
+            if _is_tokenizer(func) or called_method:
+                found.append((node.lineno, ast.unparse(node)[:100]))
+        elif (isinstance(node, ast.Attribute) and node.attr == "tokenizer_lock") or (
+                isinstance(node, ast.Name) and node.id == "tokenizer_lock"):
+            found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+def _scanned_files() -> list[Path]:
+    files = [ROOT / "app.py", *sorted((ROOT / "inspector").rglob("*.py")), *sorted((ROOT / "views").rglob("*.py"))]
+    return [path for path in files if path.relative_to(ROOT).as_posix() != CODEC_MODULE]
+
+
+def test_no_tokenizer_is_called_outside_the_codec():
+    files = _scanned_files()
+    assert len(files) > 100 and any(p.name == "forward.py" for p in files)  # the scan reads the whole code base
+    offenders = [f"{path.relative_to(ROOT).as_posix()}:{line}: {code}"
+                 for path in files for line, code in direct_tokenizer_calls(path.read_text(encoding="utf-8"))]
+    assert not offenders, "call the tokenizer through loaded.codec (inspector.core.token_codec):\n" + "\n".join(
+        offenders)
+
+
+def test_the_scan_finds_each_way_the_tokenizer_was_called_before_the_codec():
+    """The sites the codec replaced, as they were written (issue 39): each is found; attribute reads are not."""
+    old = '''
+def f(loaded, tokenizer, text, ids):
+    with loaded.tokenizer_lock:
+        encoding = tokenizer(text, truncation=False)
+    batch = loaded.tokenizer([text, text])
+    token = loaded.tokenizer.convert_ids_to_tokens(ids)[0]
+    one = tokenizer.convert_tokens_to_ids(token)
+    text = tokenizer.apply_chat_template([], tokenize=False)
+    piece = loaded.tokenizer.decode(ids)
+    words = loaded.tokenizer(text).word_ids()
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    specials = set(getattr(loaded.tokenizer, "all_special_ids", []))
+    tokenizer.save_pretrained("folder")
+    return loaded.codec.encode(text), loaded.codec.token_strings(ids)
+'''
+    # One finding per line 3–10: word_ids() is a method of the encoding, the tokenizer call inside it is the finding.
+    assert sorted(line for line, _ in direct_tokenizer_calls(old)) == [3, 4, 5, 6, 7, 8, 9, 10]
+
+
+# ------------------------------------------------------------------------------------------------ same answers
+
+
+TEXTS = ["the cat sat on the mat .", "a dog ran fast", "the animal did n't cross the street because it was too tired",
+         "seven eight nine ten one two three four five six seven eight nine ten one two three"]
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return make_tokenizer()
+
+
+def test_the_codec_returns_what_the_tokenizer_returns(tokenizer):
+    codec = TokenCodec(tokenizer)
+    for text in TEXTS:
+        for options in ({}, {"add_special_tokens": False}, {"truncation": True, "max_length": 5},
+                        {"return_offsets_mapping": True, "return_special_tokens_mask": True}):
+            assert dict(codec.encode(text, **options)) == dict(tokenizer(text, **options))
+        assert codec.input_ids(text) == tokenizer(text)["input_ids"]
+        assert codec.input_ids(text, add_special_tokens=False) == tokenizer(text, add_special_tokens=False)["input_ids"]
+        assert codec.word_ids(text) == tokenizer(text).word_ids()
+        ids = tokenizer(text)["input_ids"]
+        assert codec.token_strings(ids) == tokenizer.convert_ids_to_tokens(ids)
+        assert [codec.token_string(i) for i in ids] == [tokenizer.convert_ids_to_tokens(i) for i in ids]
+        assert codec.decode(ids) == tokenizer.decode(ids, skip_special_tokens=False)
+        assert codec.decode(ids, skip_special_tokens=True) == tokenizer.decode(ids, skip_special_tokens=True)
+    batch = codec.encode_batch(TEXTS, truncation=False, return_special_tokens_mask=True)
+    assert dict(batch) == dict(tokenizer(TEXTS, truncation=False, return_special_tokens_mask=True))
+    assert batch["input_ids"] == [codec.input_ids(text) for text in TEXTS]
+    words = ["cat", "[MASK]", "zebra"]  # an entry, a special token, and no entry (the unknown token's id)
+    assert [codec.vocabulary_id(w) for w in words] == [tokenizer.convert_tokens_to_ids(w) for w in words]
+    assert codec.vocabulary_ids(words) == tokenizer.convert_tokens_to_ids(words)
+    assert codec.vocabulary_id("zebra") == tokenizer.unk_token_id
+
+
+def test_an_id_past_the_tokenizer_has_no_string(tokenizer):
+    assert TokenCodec(tokenizer).token_strings([0, len(tokenizer) + 5]) == ["[PAD]", None]
+
+
+def test_the_chat_prompt_is_the_chat_template_rendered(tokenizer):
+    tokenizer = make_tokenizer()
+    tokenizer.chat_template = ("{% for m in messages %}<{{ m.role }}>{{ m.content }}\n{% endfor %}"
+                               "{% if add_generation_prompt %}<assistant>{% endif %}")
+    messages = [{"role": "user", "content": "a cat"}]
+    codec = TokenCodec(tokenizer)
+    assert codec.chat_prompt(messages) == "<user>a cat\n<assistant>"
+    assert codec.chat_prompt(messages) == tokenizer.apply_chat_template(messages, tokenize=False,
+                                                                        add_generation_prompt=True)
+    assert codec.chat_prompt(messages, add_generation_prompt=False) == "<user>a cat\n"
+
+
+def test_a_loaded_model_carries_a_codec_of_its_own_tokenizer(tiny_bert):
+    from inspector.core.loading import LoadedModel
+
+    assert tiny_bert.codec.tokenizer is tiny_bert.tokenizer
+    assert not hasattr(tiny_bert, "tokenizer_lock")
+    assert tiny_bert.codec.input_ids(TEXTS[0]) == tiny_bert.tokenizer(TEXTS[0])["input_ids"]
+    # A second model over the same tokenizer object serialises on the same lock; another tokenizer has its own.
+    twin = LoadedModel(model=tiny_bert.model, tokenizer=tiny_bert.tokenizer, info=tiny_bert.info)
+    assert twin.codec is not tiny_bert.codec and twin.codec._lock is tiny_bert.codec._lock
+    assert TokenCodec(make_tokenizer())._lock is not tiny_bert.codec._lock
+
+
+def test_threads_encoding_at_once_through_one_codec_get_each_text_s_own_ids(bundled):
+    """Truncation options are set on the shared Rust tokenizer by each call: without the codec's lock, threads
+    tokenising at once with different options interleave those settings (or fail "Already borrowed")."""
+    codec = bundled.codec
+    texts = [" ".join(["word"] * (5 + 7 * k)) + f" number {k}" for k in range(8)]
+    options = [{"truncation": True, "max_length": 4 + 3 * k} if k % 2 else {"truncation": False}
+               for k in range(len(texts))]
+    expected = [bundled.tokenizer(text, **option)["input_ids"] for text, option in zip(texts, options)]
+    assert len(set(map(tuple, expected))) == len(texts)  # every text (and option) gives its own ids
+    errors: list[BaseException] = []
+    mismatches: list[int] = []
+    start = threading.Barrier(len(texts))
+
+    def encode_many(k: int) -> None:
+        try:
+            start.wait()
+            for _ in range(200):
+                if codec.encode(texts[k], **options[k])["input_ids"] != expected[k]:
+                    mismatches.append(k)
+        except BaseException as err:  # noqa: BLE001 — any failure in a thread is this test's failure
+            errors.append(err)
+
+    threads = [threading.Thread(target=encode_many, args=(k,)) for k in range(len(texts))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors and not mismatches
