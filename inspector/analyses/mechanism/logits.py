@@ -16,7 +16,7 @@ carries its sum-rule residual (target − Σ parts).
 last row is the model's own prediction.
 
 **Attention to the answer's token**: the weight each head puts from p on one key (default: the answer token's last
-earlier occurrence in the text, else the most attended non-first token) — shown beside the contributions, since the
+earlier occurrence in the text, else the most attended token between the first and p) — shown beside the contributions, since the
 heads that look at a token are not always the heads that write the answer.
 """
 
@@ -193,15 +193,16 @@ def logit_lens(parts: ModelParts, run: MeasuredRun, position: int, answer_id: in
 
 
 def _key_position(run: MeasuredRun, position: int, answer_id: int, weights: np.ndarray) -> int:
-    """The answer token's last occurrence at or before ``position`` (excluding the position itself), else the
-    non-first token with the most attention from ``position`` summed over every head (``weights`` (layers, heads,
-    n))."""
+    """The answer token's last occurrence before ``position``, else the token between the first and ``position``
+    (both left out: the first is the sink, and a position attending to itself names no token the answer reads) with
+    the most attention from ``position`` summed over every head (``weights`` (layers, heads, n)); the position
+    itself when nothing lies between."""
     earlier = np.flatnonzero(run.ids[:position].cpu().numpy() == answer_id)
     if earlier.size:
         return int(earlier[-1])
-    if position == 0:
-        return 0
-    return int(np.argmax(weights.sum(axis=(0, 1))[1:position + 1]) + 1)
+    if position < 2:
+        return position
+    return int(np.argmax(weights.sum(axis=(0, 1))[1:position]) + 1)
 
 
 def direct_logit_attribution(loaded: LoadedModel, text: str, *, answer: str | None = None,
