@@ -16,8 +16,8 @@ carries its sum-rule residual (target − Σ parts).
 last row is the model's own prediction.
 
 **Attention to the answer's token**: the weight each head puts from p on one key (default: the answer token's last
-earlier occurrence in the text, else the most attended token between the first and p) — shown beside the contributions, since the
-heads that look at a token are not always the heads that write the answer.
+earlier occurrence in the text, else the most attended token between the first and p) — shown beside the
+contributions, since the heads that look at a token are not always the heads that write the answer.
 """
 
 from __future__ import annotations
