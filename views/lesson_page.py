@@ -125,8 +125,10 @@ class LessonView:
 
     def requested(self, slug: str, button_key: str, label_key: str) -> Any | None:
         """A lesson's measurement on request: its button; once clicked, the result (cached) for as long as the model,
-        text, backend, layer, head and language stay — None before, or with the error shown when it fails."""
-        wanted = (self.spec, self.contrast, self.text, self.backend, self.layer, self.head, self.lang)
+        text, backend, layer and head stay (and the language, for a lesson whose result reads it: a reader switching
+        languages keeps the other results) — None before, or with the error shown when it fails."""
+        lang = self.lang if LESSONS[slug].reads_language else DEFAULT_LANGUAGE
+        wanted = (self.spec, self.contrast, self.text, self.backend, self.layer, self.head, lang)
         remembered = f"_requested:{slug}"
         if not (st.button(t(label_key, self.lang), key=button_key) or st.session_state.get(remembered) == wanted):
             return None

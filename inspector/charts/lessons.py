@@ -296,7 +296,7 @@ def bottleneck_chart(lesson: HeadDimLesson, *, title: str, slide: bool = False,
         x=alt.X("d_k:Q", scale=alt.Scale(type="log", base=2)),
         y=alt.Y("KL:Q", title=t("chart.lessons.kl_nats", lang)),
         tooltip=["d_k:Q", alt.Tooltip("KL:Q", title=t("chart.lessons.kl_nats", lang), format=".4f")],
-    ).properties(title=chart_title(title, slide=slide), width=HALF_COLUMN_PX, height=220)
+    ).properties(title=chart_title(title, width=HALF_COLUMN_PX, slide=slide), width=HALF_COLUMN_PX, height=220)
     return style_chart(chart, slide)
 
 
@@ -309,7 +309,7 @@ def rank_cut_chart(lesson: HeadDimLesson, *, title: str, slide: bool = False,
         y=alt.Y("KL:Q", title=t("chart.lessons.kl_nats", lang)),
         tooltip=[alt.Tooltip("r:Q", title=t("chart.lessons.rank_kept", lang)),
                  alt.Tooltip("KL:Q", title=t("chart.lessons.kl_nats", lang), format=".4f")],
-    ).properties(title=chart_title(title, slide=slide), width=HALF_COLUMN_PX, height=220)
+    ).properties(title=chart_title(title, width=HALF_COLUMN_PX, slide=slide), width=HALF_COLUMN_PX, height=220)
     return style_chart(chart, slide)
 
 

@@ -578,11 +578,10 @@ def encode_lessons(state: LessonsState) -> dict[str, str]:
     return {f.name: str(getattr(state, f.name)) for f in fields(LessonsState) if getattr(state, f.name) is not None}
 
 # ------------------------------------------------------------------------------ lessons page state (issue 31)
-# The Lessons page's own parameter, next to the ViewState ones (decode_view ignores it): ``lesson``, the section opened
-# (1 … LESSON_COUNT: lessons 1–8, then the decoder lessons D1–D9 as 9–17, which run on the link's model when it is a
-# decoder, at the link's layer and head, then lessons added later — 18 head dimension, 19 position codes — drawn
-# beside the lessons they extend; tests/test_lecture.py holds this count to the registry's). Written only when set, so
-# every older link opens the page as before. Like decode_view, decode_lesson never raises.
+# The Lessons page's own parameter (decode_view ignores it): ``lesson``, the section opened (1 … LESSON_COUNT: lessons
+# 1–8, the decoder lessons D1–D9 as 9–17 on the link's model when it is a decoder, at its layer and head, then 18 head
+# dimension and 19 position codes drawn beside the lessons they extend; tests/test_lecture.py holds this count to the
+# registry's). Written only when set, so every older link opens the page as before. decode_lesson never raises.
 LESSON_COUNT = 19
 
 

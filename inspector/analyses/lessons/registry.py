@@ -124,7 +124,9 @@ class Lesson:
     JSON key. part: where the page draws it. compute / on_request: ``(LessonContext) -> result`` (a frozen dataclass
     with ``answer`` or ``answers``); at least one. applies: whether the lesson can run on a model (the window lesson
     needs sliding-window layers); the page says why not, the command leaves it out with a note. follows: the lesson
-    of the same part it is drawn right after (a lesson added later beside the one it extends); None: by number."""
+    of the same part it is drawn right after (a lesson added later beside the one it extends); None: by number.
+    reads_language: the result depends on the reader's language (D9 brings its example pair in it); every other
+    lesson's result is the same numbers in both languages, its sentences written at drawing time."""
 
     number: int
     slug: str
@@ -133,6 +135,7 @@ class Lesson:
     on_request: Callable[[LessonContext], Any] | None = None
     applies: Callable[[LoadedModel], bool] = _always
     follows: int | None = None
+    reads_language: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.number, bool) or not isinstance(self.number, int) or self.number < 1:
@@ -254,7 +257,7 @@ register_lesson(Lesson(16, "projections", "decoder", compute=lambda c: projectio
                                                                                          c.head)))
 # D9 patches every head of the decoder (seconds on a bundled one): on request.
 register_lesson(Lesson(17, "mechanism", "decoder", on_request=lambda c: mechanism_lesson(
-    c.loaded, lesson_pair(c.loaded, c.lang, c.text), progress=c.progress)))
+    c.loaded, lesson_pair(c.loaded, c.lang, c.text), progress=c.progress), reads_language=True))
 # Issue 44, item 11: seed points that had no experiment, drawn beside the lessons they extend.
 register_lesson(Lesson(18, "head_dim", "encoder", compute=lambda c: head_dim_lesson(_definition(c)), follows=4))
 register_lesson(Lesson(19, "position_codes", "encoder", compute=lambda c: position_codes_lesson(c.loaded),
