@@ -475,8 +475,9 @@ def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision
         try:
             model, loading = auto_class.from_pretrained(folder, config=config,
                                                         attn_implementation=kernels.hf.IMPLEMENTATION_NAME,
-                                                        use_safetensors=True, trust_remote_code=False,
-                                                        dtype=torch_dtype, output_loading_info=True)
+                                                        trust_remote_code=False,
+                                                        use_safetensors=True, dtype=torch_dtype,
+                                                        output_loading_info=True)
         except Exception as err:  # noqa: BLE001 — safetensors' SafetensorError, torch's RuntimeError, shape errors …
             raise UnsupportedModelError(f"could not load the weights of '{name}': {_first_line(err)} — download "
                                         "the model again, or re-save it with save_pretrained(safe_serialization=True)"
