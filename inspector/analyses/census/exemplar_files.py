@@ -169,10 +169,11 @@ def _checked_rows(path: Path, table, shape: tuple[int, int], lengths: dict[int, 
     if not np.isfinite(value).all():
         raise _refuse(path, "a value that is not a finite number")
     weights = weights_column.flatten().to_numpy()
-    if not ((counts <= TOP_KEYS).all() and (weights_column.value_lengths().to_numpy(zero_copy_only=False) == counts)
-            .all() and np.isfinite(weights).all() and ((weights >= 0) & (weights <= 1)).all()):
-        raise _refuse(path, f"more than {TOP_KEYS} keys a row, keys and weights of different counts, or a weight "
-                            "outside 0–1")
+    weight_counts = weights_column.value_lengths().to_numpy(zero_copy_only=False)
+    if not ((counts >= 1).all() and (counts <= TOP_KEYS).all() and (weight_counts == counts).all()
+            and np.isfinite(weights).all() and ((weights >= 0) & (weights <= 1)).all()):
+        raise _refuse(path, f"a row of no keys or more than {TOP_KEYS}, keys and weights of different counts, or a "
+                            "weight outside 0–1")
     keys = keys_column.flatten().to_numpy().astype(np.int64)
     if lengths is not None:
         if not np.isin(number["text_index"], np.fromiter(lengths, np.int64, len(lengths))).all():
