@@ -30,6 +30,7 @@ from benchmarks.live_app import CHROMIUM, CHROMIUM_ARGS, AppServerError, running
 PAGES = {
     "inspect": ("", {}),
     "heads": ("heads", {}),
+    "atlas": ("atlas", {"atlas": "gemma-3-270m", "ahead": "L6H1"}),
     "attribution": ("attribution", {}),
     "lessons": ("lessons", {}),
     "groundtruth": ("groundtruth", {"model": "shipped:deceptive-attention"}),
