@@ -12,7 +12,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from inspector.analyses.atlas_exemplars import DECILES, EXEMPLAR_STATISTICS, EXEMPLAR_TEXTS_FILE, EXEMPLARS_FILE
+from inspector.analyses.census.exemplar_files import EXEMPLAR_TEXTS_FILE, EXEMPLARS_FILE
+from inspector.analyses.census.exemplars import DECILES, EXEMPLAR_STATISTICS
 from inspector.analyses.roles import NO_ROLE, ROLES
 
 TOP_K = 3

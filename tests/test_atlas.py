@@ -24,7 +24,7 @@ from inspector.analyses.atlas import (
     shipped_atlas_spec,
     shipped_atlases,
 )
-from inspector.analyses.atlas_exemplars import EXEMPLAR_TEXTS_FILE, EXEMPLARS_FILE
+from inspector.analyses.census.exemplar_files import EXEMPLAR_TEXTS_FILE, EXEMPLARS_FILE
 from inspector.analyses.census.run import census
 from inspector.analyses.census.store import CensusFolderError
 from inspector.analyses.roles import ROLES
@@ -59,6 +59,24 @@ def test_a_census_folder_opens_as_an_atlas_with_its_roles_contexts_and_texts(cen
     text = atlas.text_of(top[0].text_index)  # kept with the exemplars
     assert text and text in (census_folder.parent / "corpus.txt").read_text()
     assert _files(census_folder) == before  # reading never writes
+
+
+def test_a_census_run_with_exemplars_opens_as_an_atlas_whose_contexts_are_real(tiny_model_dirs, tmp_path):
+    """The census's own exemplars (not the fixture's): every top context of every head names a text the atlas holds,
+    its query and keys inside that text's tokens."""
+    out = tmp_path / "out"
+    census(str(tiny_model_dirs["gpt2"]), _corpus(tmp_path), out=out, limit=12, progress=None, exemplars=3)
+    atlas = read_atlas(out)
+    assert atlas.exemplars is not None and atlas.roles is None
+    layers, heads = atlas.shape
+    for layer in range(layers):
+        for head in range(heads):
+            top = atlas.exemplars.of_head(layer, head, "low_entropy", "top")
+            assert [e.rank for e in top] == [0, 1, 2]
+            for exemplar in top:
+                tokens = atlas.exemplars.texts[exemplar.text_index]
+                assert atlas.text_of(exemplar.text_index) and exemplar.query < len(tokens)
+                assert all(0 <= key <= exemplar.query for key in exemplar.keys)  # GPT-2 is causal
 
 
 def test_an_exported_atlas_has_no_shards_keeps_every_number_and_opens_fast(census_folder, tmp_path):

@@ -9,7 +9,8 @@ import streamlit as st
 
 from inspector import InspectorError
 from inspector.analyses.atlas import LAYER_METRIC, Atlas, atlas_metrics, dominant_role, live_row
-from inspector.analyses.atlas_exemplars import EXEMPLAR_STATISTICS, Exemplar
+from inspector.analyses.atlas_exemplars import Exemplar
+from inspector.analyses.census.exemplars import EXEMPLAR_STATISTICS
 from inspector.base.i18n import t
 from inspector.charts.atlas import context_html, metric_name, row_html
 from inspector.charts.sentences.roles import role_name

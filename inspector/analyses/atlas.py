@@ -22,8 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from inspector.analyses.atlas_exemplars import EXEMPLAR_TEXTS_FILE, EXEMPLARS_FILE, ExemplarTable, read_exemplar_files
+from inspector.analyses.atlas_exemplars import ExemplarTable, read_exemplar_files
 from inspector.analyses.batching import STATISTICS
+from inspector.analyses.census.exemplar_files import EXEMPLAR_TEXTS_FILE, EXEMPLARS_FILE
 from inspector.analyses.census.roles import ROLES_FILE, read_census_roles
 from inspector.analyses.census.store import CensusFolderError
 from inspector.analyses.census.summary import CensusSummary, read_census

@@ -16,8 +16,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 
 from inspector.analyses.atlas import LAYER_METRIC
-from inspector.analyses.atlas_exemplars import EXEMPLAR_STATISTICS
 from inspector.analyses.batching import STATISTICS
+from inspector.analyses.census.exemplars import EXEMPLAR_STATISTICS
 from inspector.analyses.roles import ROLES
 from inspector.base.i18n import Notice
 from inspector.output.share import _shown, _text_reader
