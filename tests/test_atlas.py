@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from pathlib import Path
 
 import numpy as np
@@ -21,8 +20,6 @@ from inspector.analyses.atlas import (
     export_atlas,
     live_row,
     read_atlas,
-    shipped_atlas_spec,
-    shipped_atlases,
 )
 from inspector.analyses.census.exemplar_files import EXEMPLAR_TEXTS_FILE, EXEMPLARS_FILE
 from inspector.analyses.census.run import census
@@ -203,43 +200,21 @@ def tiny_loaded_bert(tiny_model_dirs):
     return load_model(str(tiny_model_dirs["bert"]))
 
 
-# ------------------------------------------------------------------------------------- the shipped atlases
-
-
-def test_the_shipped_atlases_are_the_bundled_models_small_and_open_in_under_2_s():
-    assert tuple(shipped_atlases()) == BUNDLED_ATLASES
-    for name, folder in shipped_atlases().items():
-        size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
-        assert size < 8 * 2**20 and not (folder / "shards").exists(), (name, size)
-        started = time.perf_counter()
-        atlas = read_atlas(folder)
-        seconds = time.perf_counter() - started
-        assert seconds < 2.0, (name, seconds)
-        assert atlas.model_spec == shipped_atlas_spec(name) and atlas.roles is not None
-        assert atlas.exemplars is not None and atlas.exemplars.sources  # contexts, and their texts for Inspect
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_the_atlas_page_opens_from_a_shipped_atlas_with_a_head_s_card(lang):
+def test_the_atlas_page_opens_a_census_folder_and_a_crafted_one_is_one_line(census_folder, tmp_path):
     from tests.conftest import open_app_page
 
-    at = open_app_page("atlas", query={"lang": lang, "ahead": "L3H5"})
-    title = {"en": "Head atlas", "zh": "注意力头图谱"}[lang]
-    assert [t.value for t in at.title] == [title]
-    card = {"en": "Layer 3, head 5", "zh": "第 3 层，第 5 个头"}[lang]
-    assert card in [s.value for s in at.subheader]
-    assert at.selectbox(key="atlas_source").value == "default"
-    assert len(at.get("vega_lite_chart")) == 1
-    assert any(b.label == {"en": "Inspect", "zh": "查看"}[lang] for b in at.button)
-
-
-def test_the_atlas_page_opens_a_census_folder_and_a_second_model_beside_it(census_folder):
-    from tests.conftest import open_app_page
-
-    at = open_app_page("atlas", query={"atlas_b": "smollm2-135m"})
+    at = open_app_page("atlas", query={"lang": "zh", "ahead": "L1H2"})
     at.selectbox(key="atlas_source").set_value("__folder__").run()
     at.text_input(key="atlas_folder").input(str(census_folder)).run()
-    assert not at.exception, [e.value for e in at.exception]
-    assert len(at.get("vega_lite_chart")) == 2
-    at.text_input(key="atlas_folder").input(str(census_folder / "nowhere")).run()
+    assert not at.exception and not at.error, [e.value for e in (*at.exception, *at.error)]
+    assert len(at.get("vega_lite_chart")) == 1 and "第 1 层，第 2 个头" in [s.value for s in at.subheader]
+    shown = [element.proto.body for element in at.get("html")]
+    assert any("&lt;img" in body for body in shown) and not any("<img" in body for body in shown)
+    at.button(key="atlas_live_a_top_0").click().run()  # the row drawn live: one forward of that text
+    assert not at.exception and any("毫秒" in c.value for c in at.caption)
+    crafted = tmp_path / "crafted"
+    shutil.copytree(census_folder, crafted)
+    (crafted / EXEMPLARS_FILE).write_bytes(b"PAR1 not really")
+    at.text_input(key="atlas_folder").input(str(crafted)).run()
     assert not at.exception and len(at.error) == 1 and "\n" not in at.error[0].value
+    assert not at.get("vega_lite_chart")
