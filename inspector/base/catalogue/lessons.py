@@ -93,9 +93,14 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "令第 {head} 个头 W_K := "
      "W_Q 后，每行权重的总变差距离平均变化 {tv}，关注自身的比例变为 {tied_share}，平均熵从 {entropy} 变为 "
      "{tied_entropy} 奈特；模型输出变化 {change}（{measure}）。"),
-    # Verdict terms of the lessons' answers (inspector.analyses.lessons.common: asymmetry_term; sinks.parking_term)
+    # Verdict terms of the lessons' answers (inspector.analyses.lessons.common: asymmetry_term, saturation_term,
+    # uniformity_term; sinks.parking_term)
     ("lessons.asymmetry.far", "S is far from symmetric", "S 远非对称"),
     ("lessons.asymmetry.near", "S is not shown to be far from symmetric", "未能显示 S 远非对称"),
+    ("lessons.scale.saturated", "saturated, almost no gradient", "已饱和，几乎没有梯度"),
+    ("lessons.scale.not_saturated", "saturation not shown", "未能显示已饱和"),
+    ("lessons.scale.uniform", "close to uniform, nothing stands out", "接近均匀分布，没有任何键突出"),
+    ("lessons.scale.not_uniform", "closeness to uniform not shown", "未能显示接近均匀"),
     ("lessons.sink.parking", "a parking spot, not a source", "是停放处，不是来源"),
     ("lessons.sink.not_parking", "not shown to be a mere parking spot", "未能显示它只是停放处"),
     # Lesson 3 ---------------------------------------------------------------------------------------------------------
@@ -221,22 +226,24 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lesson4.table_change", "output change", "输出变化"),
     ("lesson4a.answer",
      "Simulation: the variance of q·k grows with slope {slope} on a log–log plot (≈ d; {var_max} at d = {d_max}). At "
-     "d = {d_max}, unscaled scores give entropy {h1} nats, max weight {m1} and a softmax Jacobian norm of {j1} — "
-     "saturated, almost no gradient. With 1/√d the entropy stays between {h2_min} and {h2_max} nats at every d (at d "
-     "= {d_max}: entropy {h2}, max weight {m2}, Jacobian norm {j2}). With 1/d the entropy is {h3} nats, close to the "
-     "uniform log {keys} = {uniform}, max weight {m3}: nothing stands out.",
+     "d = {d_max}, unscaled scores give entropy {h1} nats — {n1} of the uniform log {keys} = {uniform} — max weight "
+     "{m1} and a softmax Jacobian norm of {j1}: {saturation} (saturated means below {collapsed} of the uniform "
+     "entropy). With 1/√d the entropy stays between {h2_min} and {h2_max} nats at every d (at d = {d_max}: entropy "
+     "{h2}, max weight {m2}, Jacobian norm {j2}). With 1/d the entropy is {h3} nats — {n3} of the uniform — and the "
+     "max weight {m3}: {uniformity} (close to uniform means above {diffuse} of it).",
      "模拟：q·k 的方差在双对数坐标下以斜率 {slope} 增长（≈ d；d = {d_max} 时为 {var_max}）。在 d = {d_max} 时，"
-     "不缩放的得分给出熵 {h1} 奈特、最大权重 {m1}、softmax 雅可比范数 {j1}——已饱和，几乎没有梯度。用 1/√d 时熵在各个 "
-     "d 下都保持在 {h2_min} 到 {h2_max} 奈特之间（d = {d_max} 时熵 {h2}、最大权重 {m2}，雅可比范数 {j2}）。用 1/d "
-     "时熵为 {h3} 奈特，接近均匀分布的 log {keys} = {uniform}，最大权重 {m3}：没有任何键突出。"),
+     "不缩放的得分给出熵 {h1} 奈特——是均匀分布 log {keys} = {uniform} 的 {n1}——最大权重 {m1}、softmax 雅可比范数 "
+     "{j1}：{saturation}（饱和指低于均匀熵的 {collapsed}）。用 1/√d 时熵在各个 d 下都保持在 {h2_min} 到 {h2_max} "
+     "奈特之间（d = {d_max} 时熵 {h2}、最大权重 {m2}，雅可比范数 {j2}）。用 1/d 时熵为 {h3} 奈特——是均匀熵的 "
+     "{n3}——最大权重 {m3}：{uniformity}（接近均匀指高于均匀熵的 {diffuse}）。"),
     ("lesson4b.answer",
      "On the real layer {layer}, head {head} (d_k = {d_k}, the model's own scale {own}): without scaling the "
-     "normalised entropy drops to {h1} (mean max weight {m1}) and the model's output changes by {c1} ({measure}); "
-     "with its own scale it is {h2} (max weight {m2}); with 1/d_k it rises to {h3} (max weight {m3}), nearly "
-     "uniform, and the output changes by {c3}.",
-     "在真实的第 {layer} 层第 {head} 个头上（d_k = {d_k}，模型自身的缩放为 {own}）：不缩放时归一化熵降到 "
-     "{h1}（平均最大权重 {m1}），模型输出变化 {c1}（{measure}）；用模型自身的缩放时为 {h2}（最大权重 {m2}）；用 "
-     "1/d_k 时升到 {h3}（最大权重 {m3}），接近均匀，输出变化 {c3}。"),
+     "normalised entropy is {h1} (mean max weight {m1}) and the model's output changes by {c1} ({measure}); with its "
+     "own scale it is {h2} (max weight {m2}); with 1/d_k it is {h3} (max weight {m3}) — {uniformity} (close to "
+     "uniform means above {diffuse}) — and the output changes by {c3}.",
+     "在真实的第 {layer} 层第 {head} 个头上（d_k = {d_k}，模型自身的缩放为 {own}）：不缩放时归一化熵为 {h1}（平均"
+     "最大权重 {m1}），模型输出变化 {c1}（{measure}）；用模型自身的缩放时为 {h2}（最大权重 {m2}）；用 1/d_k 时为 "
+     "{h3}（最大权重 {m3}）——{uniformity}（接近均匀指高于 {diffuse}）——输出变化 {c3}。"),
     # Lesson 5 ---------------------------------------------------------------------------------------------------------
     ("lesson5.title", "5 · What multi-head splits", "5 · 多头到底拆分了什么"),
     ("lesson5.question", "What does “multi-head” split, and what does each head end up doing?",

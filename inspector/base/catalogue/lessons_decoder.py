@@ -200,20 +200,26 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lesson12.cache.full", "full attention", "完整注意力"),
     ("lesson12.answer",
      "In {model} the first token takes {mean_mass} of the attention on average over its {layers} layers, most in "
-     "layer {top_layer} ({top_mass}). In layer {layer} it gets {weight_share} of the weight but only {norm_share} of "
-     "the norm-weighted attention (below {ratio} × its weight share, {parking_limit}, would make it a parking "
-     "spot): its value, written through W_O, has norm {v_first} against {v_rest} for the other tokens — {parking}. "
-     "Removing its column and renormalising changes the output by "
-     "{change_layer} ({measure}) in layer {layer}, and by {change_all} in every layer. So a sink exists because a "
-     "softmax row must spend its whole budget: a head with nothing to fetch parks it on the first token, the one "
-     "token every query can see.",
-     "在 {model} 中，第一个词元在 {layers} 层里平均获得 {mean_mass} 的注意力，第 {top_layer} "
-     "层最多（{top_mass}）。在第 "
-     "{layer} 层它获得 {weight_share} 的权重，却只占按范数加权的注意力的 {norm_share}（低于其权重份额的 {ratio} 倍，即 "
-     "{parking_limit}，才算停放处）：它经 W_O 写出的值的范数为 {v_first}，其他词元为 {v_rest}——{parking}。去掉它那一列"
-     "并重新归一化，第 {layer} 层使输出改变 "
-     "{change_layer}（{measure}），所有层都这样做则改变 {change_all}。所以汇点之所以存在，是因为 softmax 的每一行"
-     "必须花完全部预算：没什么可取的头把预算停放在第一个词元上——唯一一个每个查询都看得到的词元。"),
+     "layer {top_layer} ({top_mass}). In layer {layer} it gets {weight_share} of the weight and {norm_share} of the "
+     "norm-weighted attention (below {ratio} × its weight share, {parking_limit}, would make it a parking spot): its "
+     "value, written through W_O, has norm {v_first} against {v_rest} for the other tokens — {parking}. Removing its "
+     "column and renormalising changes the output by {change_layer} ({measure}) in layer {layer}, and by "
+     "{change_all} in every layer. {conclusion}",
+     "在 {model} 中，第一个词元在 {layers} 层里平均获得 {mean_mass} 的注意力，第 {top_layer} 层最多"
+     "（{top_mass}）。在第 {layer} 层它获得 {weight_share} 的权重，以及按范数加权的注意力的 {norm_share}（低于"
+     "其权重份额的 {ratio} 倍，即 {parking_limit}，才算停放处）：它经 W_O 写出的值的范数为 {v_first}，其他词元为 "
+     "{v_rest}——{parking}。去掉它那一列并重新归一化，第 {layer} 层使输出改变 {change_layer}（{measure}），所有层都"
+     "这样做则改变 {change_all}。{conclusion}"),
+    ("lesson12.conclusion.parking",
+     "So a sink exists because a softmax row must spend its whole budget: a head with nothing to fetch parks it on "
+     "the first token, the one token every query can see.",
+     "所以汇点之所以存在，是因为 softmax 的每一行必须花完全部预算：没什么可取的头把预算停放在第一个词元上——唯一一个每个"
+     "查询都看得到的词元。"),
+    ("lesson12.conclusion.not_parking",
+     "Here the first token's share of the norm-weighted attention is not below that limit, so this layer does not "
+     "show it to be a parking spot; try another layer or a longer text.",
+     "这里第一个词元在按范数加权的注意力中的份额不低于这个界限，所以这一层没有显示出它是停放处；试试别的层或更长的"
+     "文本。"),
     ("lesson12.stream",
      "Streaming LLM on {tokens} tokens of the bundled corpus: with only the {window} most recent tokens visible the "
      "perplexity is {window_ppl}; keeping the first {sinks} tokens as well brings it to {sink_ppl}; full attention "
