@@ -114,3 +114,30 @@ def test_the_attribution_page_offers_only_what_the_model_supports(decoder_dirs):
     assert list(removal.options) == ["replace by <unk>", "delete"]
     at = _on_model("attribution", decoder_dirs["none"], lang="zh")
     assert list(at.radio(key="attr_removal").options) == ["删除"]
+
+
+def test_occlusion_is_described_by_the_models_own_stand_in_in_both_languages(bos_decoder, tiny_bert):
+    from inspector.analyses.attribution import Target
+    from inspector.charts.sentences.attribution import removal_words, target_words
+
+    assert removal_words(removal_modes(bos_decoder)["mask"]) == "replaced by <unk>"
+    assert removal_words(removal_modes(tiny_bert)["mask"], "zh") == "替换为 [MASK]"
+    assert removal_words(None) == "deleted" and removal_words(None, "zh") == "删除"
+    target = Target("next-token", "log p(next token = ' sat' | text) (the model's prediction)", -1.0, token=" sat")
+    assert target_words(target) == target.description
+    assert "sat" in target_words(target, "zh") and "prediction" not in target_words(target, "zh")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("specials, lang, removed", [("bos", "en", "replaced by <unk>"), ("none", "zh", "删除")])
+def test_compares_leave_one_out_names_how_this_model_removes_a_token(decoder_dirs, specials, lang, removed):
+    """Compare's occlusion note said "replaced by [MASK]" on every model (issue 44 item 7); a model without any
+    stand-in could not run it at all."""
+    at = _on_model("compare", decoder_dirs[specials], lang)
+    at.text_area(key="compare_text_b").set_value(TEXT.replace("dog ran", "dog sat")).run()
+    at.button(key="compare_loo").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    captions = [c.value for c in at.caption if "f(x)" in c.value]
+    assert len(captions) == 1 and removed in captions[0] and "[MASK]" not in captions[0], captions
+    columns = list(at.dataframe[0].value.columns)
+    assert columns[-1] == ("B: leave-one-out" if lang == "en" else "B：逐一删除"), columns

@@ -73,6 +73,9 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("attribution.page.removal", "Removal (occlusion and ERASER)", "移除方式（遮挡和 ERASER）"),
     ("attribution.page.removal_mask", "replace by {token}", "替换为 {token}"),
     ("attribution.page.removal_delete", "delete", "删除"),
+    # How occlusion removed a token (inspector.charts.sentences.attribution.removal_words), after "the token"
+    ("attribution.removed_by_token", "replaced by {token}", "替换为 {token}"),
+    ("attribution.removed_by_deletion", "deleted", "删除"),
     ("attribution.page.ig_steps", "Integrated-gradients steps", "积分梯度步数"),
     ("attribution.page.words_help", "A word's score = sum over its pieces.", "一个词的得分 = 其各子词得分之和。"),
     ("attribution.page.long_toggle", "Run every method on all {n} tokens (slow)",
