@@ -68,6 +68,10 @@ ASYMMETRY_FAR = 0.5
 # "A parking spot, not a source" (D4) when the first token's share of the norm-weighted attention is below this
 # fraction of its share of the weight — the Heads report's idle-sink ratio (Kobayashi et al. 2020).
 PARKING_RATIO = 0.5
+# D2: moving every position by the same shift changes RoPE scores by "rounding" when the largest change is at most
+# this share of the largest score (fp32 forwards differ around 1e-6 of it; a learned absolute position moves scores by
+# tens of per cent), and only then does the lesson conclude that position enters as the offset alone.
+ROUNDING_SHARE = 1e-3
 # "Blurrier" (D6) when linear attention raises the head's mean row entropy by at least this many nats.
 BLUR_MARGIN = 0.05
 # Answer placeholders whose value is a model's name (ModelInfo.name): shown through model_label.
@@ -136,6 +140,12 @@ def quiz_queries(special: np.ndarray, visible: np.ndarray) -> list[int]:
     positions = range(len(special))
     return ([i for i in positions if not special[i] and seeing[i]] or [i for i in positions if not special[i]]
             or list(positions))
+
+
+def rounding_term(relative_change: float) -> str:
+    """The catalogue key saying whether a change is rounding (lesson D2): at most :data:`ROUNDING_SHARE` of the
+    largest score; else "more than rounding"."""
+    return "lessons.rope.rounding" if relative_change <= ROUNDING_SHARE else "lessons.rope.not_rounding"
 
 
 def saturation_term(normalized_entropy: float) -> str:
