@@ -442,6 +442,24 @@ def test_the_sinusoidal_formula_and_rope_depend_on_the_offset_alone_a_learned_ta
     for lang in LANGUAGES:
         assert bert.answer.values["learned_spread"] in bert.answer.text(lang)
         assert llama.answer.values["sin_near"] in llama.answer.text(lang)
+    # "Not a function of the offset alone" only past the formulas' rounding threshold (issue 44 item 4).
+    from inspector.analyses.lessons.capacity import RELATIVE_ONLY_BELOW, learned_verdict
+
+    assert bert.answer.terms["learned_verdict"] == "lesson19.learned.not_relative"
+    assert learned_verdict(RELATIVE_ONLY_BELOW) == "lesson19.learned.not_relative"
+    assert learned_verdict(RELATIVE_ONLY_BELOW * (1 - 1e-9)) == "lesson19.learned.relative"
+
+
+def test_multi_head_roles_state_their_thresholds(lessons):
+    """Lesson 5 counted heads that "follow an offset" and "look mostly at special tokens" without saying what that
+    takes (issue 44 item 4): the answer names both thresholds."""
+    from inspector.analyses.lessons import POSITIONAL_HEAD_MIN_WEIGHT
+    from inspector.analyses.lessons.common import SPECIAL_HEAD_MIN_WEIGHT
+
+    answer = lessons["bert"].multi_head.answer
+    for lang in LANGUAGES:
+        text = answer.text(lang)
+        assert f"{POSITIONAL_HEAD_MIN_WEIGHT:.2f}" in text and f"{SPECIAL_HEAD_MIN_WEIGHT:.2f}" in text
 
 
 # ------------------------------------------------------------------------- verdicts with a threshold (issue 44)

@@ -511,7 +511,8 @@ def multi_head_lesson(run: _Run, position: PositionLesson) -> MultiHeadLesson:
               "erank_max": _f(erank_s.max()), "rank_max": str(int(rank_s.max())),
               "bound": str(min(n, info.head_dim)), "erank_a_max": _f(erank_a.max()),
               "top_head": str(top), "top_share": _pct(share[top]), "offset": str(roles.count("offset")),
-              "special": str(roles.count("special")), "content": str(roles.count("content"))}
+              "special": str(roles.count("special")), "content": str(roles.count("content")),
+              "offset_min": _f(POSITIONAL_HEAD_MIN_WEIGHT), "special_min": _f(SPECIAL_HEAD_MIN_WEIGHT)}
     return MultiHeadLesson(layer=run.layer, d_model=info.hidden_size, num_heads=info.num_heads, d_k=info.head_dim,
                            reshape=reshape, scores_effective_rank=erank_s, scores_rank=rank_s,
                            weights_effective_rank=erank_a, contribution_norm=norms, contribution_share=share,

@@ -268,12 +268,13 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "QKᵀ has effective rank {erank_min}–{erank_max} and numerical rank at most {rank_max}, never above min(n, d_k) "
      "= {bound}; A = softmax(S) reaches effective rank {erank_a_max}. After W_O, head {top_head} writes the most "
      "into the residual stream ({top_share} of the layer's total norm). Specialisation: {offset} "
-     "{offset|head follows|heads follow} an "
-     "offset, {special} look mostly at special tokens, {content} route by content.",
+     "{offset|head follows|heads follow} an offset (more than {offset_min} of the weight on one), {special} look "
+     "mostly at special tokens (more than {special_min} on them), {content} route by content.",
      "第 {layer} 层把 d_model = {d_model} 拆成 {heads} 个头 × d_k = {d_k}。在这 {n} 个词元上，每个头的 S = QKᵀ "
      "有效秩为 {erank_min}–{erank_max}，数值秩至多 {rank_max}，从不超过 min(n, d_k) = {bound}；A = softmax(S) "
      "的有效秩可达 {erank_a_max}。经过 W_O 后，第 {top_head} 个头写入残差流的最多（占该层总范数的 {top_share}）。"
-     "分工：{offset} 个头跟随固定偏移，{special} 个头主要看特殊词元，{content} 个头按内容路由。"),
+     "分工：{offset} 个头跟随固定偏移（在某个偏移上的权重超过 {offset_min}），{special} 个头主要看特殊词元（超过 "
+     "{special_min}），{content} 个头按内容路由。"),
     # Lesson 6 ---------------------------------------------------------------------------------------------------------
     ("lesson6.title", "6 · Entropy as a diagnostic", "6 · 用熵做诊断"),
     ("lesson6.question", "What does attention entropy tell you about a model, layer by layer?",
@@ -470,11 +471,15 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "{sin_far}. RoPE at d_k = {rope_dim} ({rope_source}): {rope_near} and {rope_far}. For both formulas the "
      "similarity depends on the offset alone: its spread over absolute positions is at most {formula_spread}, below "
      "{threshold} (rounding). {model}'s learned table gives {learned_near} and {learned_far}, with a spread of "
-     "{learned_spread} over positions: learned freely, it is not a function of the offset alone.",
+     "{learned_spread} over positions: {learned_verdict}.",
      "d = {d_model} 的正弦编码：相邻位置（Δ = {offset}）的余弦为 {sin_near}，相距 {far} 的位置为 {sin_far}。"
      "d_k = {rope_dim} 的 RoPE（{rope_source}）：{rope_near} 和 {rope_far}。两个公式的相似度都只取决于偏移："
      "随绝对位置的离散度至多 {formula_spread}，低于 {threshold}（舍入误差）。{model} 学到的位置表给出 "
-     "{learned_near} 和 {learned_far}，随位置的离散度为 {learned_spread}：它是自由学到的，不只是偏移的函数。"),
+     "{learned_near} 和 {learned_far}，随位置的离散度为 {learned_spread}：{learned_verdict}。"),
+    ("lesson19.learned.not_relative", "learned freely, it is not a function of the offset alone",
+     "它是自由学到的，不只是偏移的函数"),
+    ("lesson19.learned.relative", "below the same threshold, so here it acts as a function of the offset alone",
+     "低于同一阈值，所以在这里它表现得只是偏移的函数"),
     ("lesson19.answer.no_table",
      "Sinusoidal codes at d = {d_model}: neighbours (Δ = {offset}) have cosine {sin_near}, positions {far} apart "
      "{sin_far}. RoPE at d_k = {rope_dim} ({rope_source}): {rope_near} and {rope_far}. For both formulas the "
