@@ -326,9 +326,9 @@ def rope_lesson(loaded: LoadedModel, text: str, layer: int, head: int, *, absolu
     return RopeLesson(layer=layer, head=head, kind=kind, rope=rope, absolute=contrast, offsets=offsets,
                       positions=positions, offset_scores=offset_scores, offset_gap=gap,
                       pair_index=np.arange(d // 2), wavelength=wavelength, thetas=thetas,
-                      answer=Answer(key, values, {"rounding": rounding, "conclusion": "lesson10.conclusion."
-                                                  + ("shown" if rounding == "lessons.rope.rounding" else "not_shown")},
-                                    named=named))
+                      answer=Answer(key, values, {"rounding": rounding, "conclusion": "lesson10.conclusion.shown"
+                                                  if rounding == "lessons.rope.rounding"
+                                                  else "lesson10.conclusion.not_shown"}, named=named))
 
 
 # ------------------------------------------------------------------------------------------- grouped-query

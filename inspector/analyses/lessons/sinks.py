@@ -173,7 +173,8 @@ def sinks_lesson(loaded: LoadedModel, text: str, layer: int, *, stream: bool = T
                        stream_perplexity=stream_ppl,
                        answer=Answer("lesson12.answer", values, {
                            "measure": f"measure.{base_out.kind}", "parking": parking,
-                           "conclusion": "lesson12.conclusion." + parking.rsplit(".", 1)[1]}),
+                           "conclusion": "lesson12.conclusion.parking" if parking == "lessons.sink.parking"
+                           else "lesson12.conclusion.not_parking"}),
                        stream_answer=stream_answer, key_share=weights.mean(axis=(0, 1)))
 
 
