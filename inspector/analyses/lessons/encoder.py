@@ -49,7 +49,7 @@ from inspector.core.forward import forward
 from inspector.core.loading import LoadedModel
 from inspector.core.outputs import head_writes, model_output, output_change
 from kernels.hf import ScoreScale, TieKeysToQueries
-from kernels.reference import row_entropy
+from kernels.reference import mean_normalized_entropy, row_entropy
 
 # -------------------------------------------------------------------------------------------------- lesson 1
 
@@ -436,7 +436,6 @@ def real_scaling_lesson(run: _Run, definition: DefinitionLesson) -> RealScaling:
     scales = np.array([1.0, own, 1.0 / d_k])
     base_out = model_output(run.loaded, run.result, run.inputs)
     visible_counts = definition.visible.sum(axis=-1)
-    rows = visible_counts >= 2
     entropy, normalized, max_weight, change = [], [], [], []
     for scale in scales:
         if scale == own:
@@ -448,8 +447,7 @@ def real_scaling_lesson(run: _Run, definition: DefinitionLesson) -> RealScaling:
             out = model_output(run.loaded, result, run.inputs)
         entropy_of_rows = row_entropy(weights)
         entropy.append(float(entropy_of_rows.mean()))
-        normalized.append(float((entropy_of_rows[rows] / np.log(visible_counts[rows])).mean()) if rows.any()
-                          else math.nan)
+        normalized.append(float(mean_normalized_entropy(entropy_of_rows, visible_counts)))
         max_weight.append(float(weights.max(axis=-1).mean()))
         change.append(output_change(base_out, out))
     values = {"layer": str(run.layer), "head": str(run.head), "d_k": str(d_k), "own": _f(own, 4),
