@@ -69,7 +69,7 @@ def padded_batch(loaded: LoadedModel, rows: Sequence[torch.Tensor], width: int |
     then make an unpadded batch)."""
     width = width or max(int(row.shape[0]) for row in rows)
     device = rows[0].device
-    pad_id = getattr(loaded.tokenizer, "pad_token_id", None) or 0
+    pad_id = loaded.codec.special_token_id("pad") or 0
     input_ids = torch.full((len(rows), width), int(pad_id), dtype=torch.long, device=device)
     attention_mask = torch.zeros((len(rows), width), dtype=torch.long, device=device)
     for r, row in enumerate(rows):

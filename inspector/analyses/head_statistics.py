@@ -44,7 +44,7 @@ def texts_statistics(loaded: LoadedModel, ids: Sequence[torch.Tensor], backend: 
     records = base_run.records
     all_weights = torch.stack([r.weights for r in records], dim=1).float().cpu()  # (K, L, H, n, n), a copy
     width = batch["input_ids"].shape[1]
-    special_ids = set(getattr(loaded.tokenizer, "all_special_ids", []))
+    special_ids = set(loaded.codec.all_special_ids())
     lengths = [int(row.shape[0]) for row in ids]
     tokens_of, special_of = [], []
     category_masks = np.zeros((len(ids), width, 3), dtype=np.float64)

@@ -104,7 +104,7 @@ def unknown_tokens(loaded: LoadedModel, text: str) -> UnknownTokens | None:
         return None
     ids = encoding["input_ids"][0].numpy()
     special = encoding["special_tokens_mask"][0].numpy().astype(bool)
-    unk_id = getattr(loaded.tokenizer, "unk_token_id", None)
+    unk_id = loaded.codec.special_token_id("unk")
     unknown, total = unknown_token_share(ids, special, unk_id)
     script = script_of(_unknown_characters(encoding, text, ids == unk_id) if unknown else text)
     suggested = tuple(model for model in MODELS_FOR_SCRIPT[script] if model != loaded.info.name)

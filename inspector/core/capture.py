@@ -133,10 +133,10 @@ def _weights_layers(choice: WeightsChoice, info: ModelInfo) -> frozenset[int] | 
 def _summarise_output(loaded: LoadedModel, outputs, input_ids: torch.Tensor) -> OutputSummary:
     hidden = outputs.hidden_states[-1][0].float()  # (q_len, hidden)
     embedding = hidden.mean(dim=0).cpu().numpy().astype(np.float32)
-    head, tokenizer = loaded.info.head, loaded.tokenizer
+    head = loaded.info.head
     if head in ("masked-lm", "causal-lm"):
         ids = input_ids[0].tolist()
-        mask_id = getattr(tokenizer, "mask_token_id", None)
+        mask_id = loaded.codec.special_token_id("mask")
         if head == "causal-lm":
             position = len(ids) - 1
         elif mask_id is not None and mask_id in ids:

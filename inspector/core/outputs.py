@@ -62,7 +62,7 @@ def output_position(loaded: LoadedModel, inputs: dict[str, torch.Tensor], sequen
     if head == "causal-lm":
         return int(mask.nonzero().max())  # the last real token (left or right padding alike)
     if head == "masked-lm" and "input_ids" in inputs:
-        mask_id = getattr(loaded.tokenizer, "mask_token_id", None)
+        mask_id = loaded.codec.special_token_id("mask")
         hits = (inputs["input_ids"][sequence] == mask_id).nonzero() if mask_id is not None else torch.empty(0)
         if len(hits):
             return int(hits[0])

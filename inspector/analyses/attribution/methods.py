@@ -313,7 +313,7 @@ def _integrated_gradients(problem: Problem, embeds: torch.Tensor,
     from captum.attr import IntegratedGradients
 
     f = embed_forward(problem)
-    pad_id = problem.loaded.tokenizer.pad_token_id
+    pad_id = problem.loaded.codec.special_token_id("pad")
     content = torch.as_tensor(~problem.protected, device=problem.device)
     if pad_id is not None:
         pad = token_embeddings(problem, torch.tensor([pad_id]))

@@ -141,7 +141,7 @@ def _positions(problem: Problem, mask: torch.Tensor, ids: torch.Tensor | None) -
     # A row as long as the text keeps every position (nothing deleted; removal by [MASK] may have added other
     # [MASK]s, so the target's own position is used). A shorter row had tokens deleted: its target is its first
     # [MASK] (protected, never deleted, and deletion adds none).
-    first_mask = (ids == problem.loaded.tokenizer.mask_token_id).long().argmax(dim=1)
+    first_mask = (ids == problem.loaded.codec.special_token_id("mask")).long().argmax(dim=1)
     return torch.where(mask.sum(dim=1) == problem.n, fixed, first_mask)
 
 
@@ -166,7 +166,7 @@ def _single_token_id(loaded: LoadedModel, token: str) -> int:
     ids = loaded.codec.input_ids(token, add_special_tokens=False)
     if len(ids) != 1:
         direct = loaded.codec.vocabulary_id(token)
-        ids = [direct] if isinstance(direct, int) and direct != loaded.tokenizer.unk_token_id else ids
+        ids = [direct] if isinstance(direct, int) and direct != loaded.codec.special_token_id("unk") else ids
     if len(ids) != 1:
         raise InvalidRequestError(f"the target token {token!r} is {len(ids)} tokens for this tokenizer; choose a "
                                   "word that is a single token (or leave it empty for the model's top prediction)",
@@ -184,7 +184,6 @@ def setup_problem(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str
     head = loaded.info.head
     base = forward(loaded, inputs, backend=backend, weights_layers="all", keep=("value",), keep_layers="all")
     outputs = base.outputs
-    tokenizer = loaded.tokenizer
     ids = inputs["input_ids"]
     protected = special.copy()
     reference = None
@@ -202,9 +201,10 @@ def setup_problem(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str
     elif head in ("masked-lm", "causal-lm"):
         position = output_position(loaded, inputs)  # the first [MASK], or the last real token
         if position is None:
-            raise InvalidTextError(f"a masked language model predicts the word at {tokenizer.mask_token or '[MASK]'}; "
+            mask_token = loaded.codec.special_token("mask") or "[MASK]"
+            raise InvalidTextError(f"a masked language model predicts the word at {mask_token}; "
                                    "the text has none — put it where the model should fill in a word",
-                                   notice=Notice("attribution.error.no_mask", mask=tokenizer.mask_token or "[MASK]"))
+                                   notice=Notice("attribution.error.no_mask", mask=mask_token))
         if head == "masked-lm":
             protected[position] = True
         log_probs = torch.log_softmax(outputs.logits[0, position].float(), dim=-1)
@@ -251,7 +251,7 @@ def default_token(loaded: LoadedModel, log_probs: torch.Tensor) -> int:
     whitespace only and not a special token (Gemma's top next token after a sentence is often "↵↵", which explains
     nothing about the text; issue 44), among the :data:`_DEFAULT_TOKEN_CANDIDATES` most likely; the top prediction
     when none of them is a word. ``log_probs``: (vocab,)."""
-    special = set(loaded.tokenizer.all_special_ids)
+    special = set(loaded.codec.all_special_ids())
     ranked = torch.topk(log_probs, min(_DEFAULT_TOKEN_CANDIDATES, log_probs.numel())).indices.tolist()
     for token_id in ranked:
         if token_id not in special and loaded.codec.decode([token_id]).strip():
@@ -295,7 +295,7 @@ def evaluate_rows(problem: Problem, rows: Sequence[Sequence[int]]) -> tuple[np.n
     values, decisions = np.empty(len(keys)), np.empty(len(keys), dtype=np.int64)
     longest = max(len(k) for k in keys)
     chunk = batch_size_for(problem.loaded, longest, backward=False, budget_bytes=problem.budget_bytes)
-    pad = problem.loaded.tokenizer.pad_token_id
+    pad = problem.loaded.codec.special_token_id("pad")
     pad = 0 if pad is None else int(pad)
     for start in range(0, len(keys), chunk):
         batch = keys[start:start + chunk]
@@ -316,9 +316,8 @@ def evaluate_rows(problem: Problem, rows: Sequence[Sequence[int]]) -> tuple[np.n
 
 def replacement_id(loaded: LoadedModel) -> tuple[int, str]:
     """The token that stands in for a removed one in ``mask`` mode, and its name."""
-    tokenizer = loaded.tokenizer
-    for name in ("mask_token", "unk_token", "pad_token"):
-        token, token_id = getattr(tokenizer, name, None), getattr(tokenizer, f"{name}_id", None)
+    for role in ("mask", "unk", "pad"):
+        token, token_id = loaded.codec.special_token(role), loaded.codec.special_token_id(role)
         if token is not None and token_id is not None:
             return int(token_id), str(token)
     raise UnsupportedModelError("this tokenizer has no [MASK], [UNK] or [PAD] token to replace removed tokens "

@@ -71,7 +71,7 @@ def batch_encoding(loaded: LoadedModel, texts: list[str]) -> tuple[list[list[int
     ids: list[list[int]] = [[] for _ in texts]
     masks: list[list[int]] = [[] for _ in texts]
     for split in (True, False):
-        chosen = [i for i, text in enumerate(texts) if reads_special_tokens_as_text(loaded.tokenizer, text) == split]
+        chosen = [i for i, text in enumerate(texts) if reads_special_tokens_as_text(loaded.codec, text) == split]
         if not chosen:
             continue
         batch = loaded.codec.encode_batch([texts[i] for i in chosen], truncation=False, verbose=False,
@@ -94,7 +94,7 @@ def _encode_rows(loaded: LoadedModel, rows: Iterable[InputRow], truncate: bool,
     problems = [row_problem(row.value) for row in rows]
     all_ids, all_special = batch_encoding(loaded, [r.value for r, p in zip(rows, problems) if p is None])
     limit, vocabulary = loaded.info.max_positions, loaded.info.vocab_size
-    special_ids = set(getattr(loaded.tokenizer, "all_special_ids", []))
+    special_ids = set(loaded.codec.all_special_ids())
     punctuation: dict[int, bool] = {}  # is_punctuation of each id's token, looked up once per call
     encoded, errors = [], []
     batch_position = 0

@@ -259,7 +259,7 @@ def control_inputs(loaded: LoadedModel, inputs: dict[str, torch.Tensor], special
     head-detector control. A head that keeps its offset here follows the position, not the content."""
     ids = inputs["input_ids"][0].cpu()
     slots = np.flatnonzero(~np.asarray(special, dtype=bool))
-    specials = set(getattr(loaded.tokenizer, "all_special_ids", []) or [])
+    specials = set(loaded.codec.all_special_ids())
     generator = torch.Generator().manual_seed(seed)
     pool = torch.randperm(loaded.info.vocab_size, generator=generator)
     pool = pool[~torch.isin(pool, torch.tensor(sorted(specials), dtype=pool.dtype))][:len(slots)]
