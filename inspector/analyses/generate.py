@@ -33,10 +33,10 @@ import numpy as np
 import torch
 
 from inspector.base.display import Displayable
-from inspector.base.errors import InspectorError, InvalidRequestError, InvalidTextError, UnsupportedModelError
+from inspector.base.errors import InvalidRequestError, InvalidTextError, UnsupportedModelError
 from inspector.base.i18n import Notice
 from inspector.base.progress import Progress, no_progress
-from inspector.core.forward import EncodedText, encode_text, forward
+from inspector.core.forward import EncodedText, check_every_layer_ran, encode_text, forward
 from inspector.core.loading import LoadedModel
 from inspector.core.model_folders import model_name
 from inspector.core.token_codec import TokenCodec
@@ -386,9 +386,7 @@ def generate(
         result = forward(loaded, inputs, backend=backend, weights_layers=layers_wanted or None,
                          stats=("entropy", "lse", "sink"), cache=cache, logits_to_keep=1)
         backend_ran, records = result.backend, result.records
-        if len(records) != info.num_layers:
-            raise InspectorError(f"{info.name} ran {len(records)} attention layers but declares {info.num_layers}; "
-                                 "its attention does not all go through the inspector's attention function")
+        check_every_layer_ran(loaded, records)
         trace.keep(records, prompt_len + step)
         windows = tuple(r.window for r in records)
         token, probs = _choose_token(result.outputs.logits[0, -1], options, generator)

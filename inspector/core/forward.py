@@ -281,6 +281,18 @@ def _forward(loaded: LoadedModel, inputs: dict[str, torch.Tensor], chosen: str, 
                          layer_outputs=request.layer_outputs)
 
 
+def check_every_layer_ran(loaded: LoadedModel, records: Sequence[LayerRecord]) -> None:
+    """Refuse a model whose forward recorded another number of attention layers than it declares — some of its
+    attention does not go through the inspector's attention function, so its layers cannot be told apart:
+    :class:`UnsupportedModelError` (the Inspect run, Generate and the census)."""
+    info = loaded.info
+    if len(records) != info.num_layers:
+        raise UnsupportedModelError(f"{info.name} ran {len(records)} attention layers but declares {info.num_layers}; "
+                                    "its attention does not all go through the inspector's attention function",
+                                    notice=Notice("error.layers_not_all_read", model=model_name(info.name),
+                                                  ran=len(records), declared=info.num_layers))
+
+
 def _check_finite_logits(name: str, outputs, inputs: dict) -> None:
     """Refuse NaN or infinite logits at the text's own positions (padding rows may be anything): damaged weights
     (flipped bytes) otherwise predicted NaN, written as ``null``, with exit 0 (issue 45, item 7)."""

@@ -20,7 +20,7 @@ from inspector.analyses.batching import (
 )
 from inspector.analyses.census.input import InputRow, row_problem
 from inspector.base.errors import InspectorError, InvalidRequestError
-from inspector.core.forward import encode_text, forward, reads_special_tokens_as_text
+from inspector.core.forward import check_every_layer_ran, encode_text, forward, reads_special_tokens_as_text
 from inspector.core.loading import LoadedModel
 from kernels.reference import materialize_weights
 
@@ -152,9 +152,7 @@ def _measure_bucket(loaded: LoadedModel, items: list[_Encoded], backend: str) ->
     result = forward(loaded, inputs, backend=backend, stats=("entropy", "lse"), keep=("query", "key"),
                      keep_layers="all", stop_after=info.num_layers - 1)
     records = result.records
-    if len(records) != info.num_layers:
-        raise InspectorError(f"{info.name} ran {len(records)} attention layers but declares {info.num_layers}; "
-                             "its attention does not all go through the inspector's attention function")
+    check_every_layer_ran(loaded, records)
     padding = inputs["attention_mask"].bool()
     padding = None if bool(padding.all()) else padding
 
