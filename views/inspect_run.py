@@ -84,9 +84,10 @@ def planned_capture(spec: str, backend: str, planned: Plan, layer: int,
 
 
 def plan_inspect(spec: str, text: str, layer: int) -> Plan:
-    """The Inspect run's plan for ``text`` on ``spec`` (the text tokenised once, for the forward too)."""
+    """The Inspect run's plan for ``text`` on ``spec``: the text's one tokenisation (:func:`session.cached_encoding`,
+    which the unknown-token warning read too) serves the plan and the forward."""
     return plan(Request(kind="inspect", texts=(text,), weights="all", layer=int(layer)), session.cached_model(spec),
-                session.hosting_policy())
+                session.hosting_policy(), encoded=session.cached_encoding(spec, text))
 
 
 def run(inputs: session.Inputs, loaded: LoadedModel, layer: int,

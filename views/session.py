@@ -2,10 +2,10 @@
 line, and the planning of a long job.
 
 This module is UI only: it calls the library and keeps Streamlit's caches (STYLE.md: caching lives in the UI layer,
-as thin wrappers) — ``st.cache_resource`` for the loaded model, ``st.cache_data`` for small results. A page gets its
-inputs from :func:`views.sidebar.open_page` (:func:`load`, :func:`cached_model`) and plans its job here
-(:func:`plan_job`); the Inspect run and its byte-bounded cache of captures, charts and bertviz's HTML are
-:mod:`views.inspect_run`'s.
+as thin wrappers) — ``st.cache_resource`` for the loaded model and the text's one tokenisation
+(:func:`cached_encoding`), ``st.cache_data`` for small results. A page gets its inputs from
+:func:`views.sidebar.open_page` (:func:`load`, :func:`cached_model`) and plans its job here (:func:`plan_job`); the
+Inspect run and its byte-bounded cache of captures, charts and bertviz's HTML are :mod:`views.inspect_run`'s.
 
 On a hosted instance (``INSPECTOR_HOSTED=1``, :mod:`inspector.serving.hosting`) every run is planned within the
 instance's memory budget and deadline.
@@ -23,6 +23,7 @@ from inspector.base.i18n import notice_text, t
 from inspector.base.model_ids import parsed_spec
 from inspector.charts.sentences.unknown_tokens import unreadable_text_warning
 from inspector.core.bundled import BUNDLED, bundled_decoder, is_prepared, prepare
+from inspector.core.forward import EncodedText, encode_text
 from inspector.core.loading import LoadedModel, model_label
 from inspector.output.share import ViewState, escape_markdown
 from inspector.serving.hosting import HostingPolicy, load_allowed_model
@@ -124,10 +125,23 @@ def prepare_bundled(spec: str, lang: str) -> None:
         prepare(spec, progress=bar)
 
 
+@st.cache_resource(show_spinner=False, max_entries=64, ttl=3600)
+def cached_encoding(spec: str, text: str) -> EncodedText | None:
+    """``text`` tokenised for ``spec``, cut to the model's positions (:func:`inspector.core.forward.encode_text`), or
+    None when it cannot be (the page's run says why): one tokenisation shared by the unknown-token warning and the
+    Inspect run's plan and forward (issue 39). A resource, not data: every session gets the same object, tensors
+    not copied; nothing mutates it."""
+    try:
+        return encode_text(cached_model(spec), text, truncate=True)
+    except InspectorError:
+        return None
+
+
 @st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
 def cached_unreadable_warning(spec: str, text: str, lang: str) -> str | None:
     """The unknown-token warning for this model and text (tokenising only), or None when the model reads it."""
-    return unreadable_text_warning(cached_model(spec), text, lang)
+    encoded = cached_encoding(spec, text)
+    return None if encoded is None else unreadable_text_warning(cached_model(spec), text, lang, encoded)
 
 
 def warn_if_unreadable(chosen: Inputs) -> bool:
