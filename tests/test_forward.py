@@ -105,9 +105,10 @@ def test_the_forward_and_the_tokenising_have_one_entry_each():
     public = {name for name, value in vars(module).items()
               if not name.startswith("_") and callable(value) and getattr(value, "__module__", None) == module.__name__}
     # reads_special_tokens_as_text: the one rule for typed special-token strings, which the census's batch
-    # tokenising shares (issue 33).
+    # tokenising shares (issue 33); check_every_layer_ran: the one refusal of a forward that recorded fewer
+    # attention layers than the model declares (capture, generate and the census; issue 39).
     assert public == {"token_word_ids", "EncodedText", "encode_text", "backend_for", "ForwardResult", "forward",
-                      "reads_special_tokens_as_text"}
+                      "reads_special_tokens_as_text", "check_every_layer_ran"}
     capture_module = importlib.import_module("inspector.core.capture")  # the package's `capture` is the function
     outputs_module = importlib.import_module("inspector.core.outputs")
     for holder in (module, capture_module, outputs_module):
