@@ -24,13 +24,13 @@ from inspector.analyses.attribution.targets import (
     TargetSpec,
     query_index,
     setup_problem,
-    target_values,
+    target_forward,
 )
 from inspector.analyses.divergence import JS_MAX, jensen_shannon
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.base.limits import ATTRIBUTION_MEMORY_BUDGET_BYTES
 from inspector.base.progress import Progress
-from inspector.core.forward import ForwardResult, forward
+from inspector.core.forward import ForwardResult
 from inspector.core.loading import LoadedModel
 from kernels.hf import WeightEdit
 
@@ -149,9 +149,7 @@ def f_with_rows(problem: Problem, layer: int, heads: tuple[int, ...], query: int
     batch = rows.shape[0]
     inputs = {"input_ids": problem.input_ids.expand(batch, -1),
               "attention_mask": problem.attention_mask.expand(batch, -1)}
-    result = forward(problem.loaded, inputs, backend=problem.backend, grad=grad, stats=(),
-                     interventions=[_row_edit(layer, heads, query, rows)])
-    return target_values(problem, result.outputs, inputs["attention_mask"], inputs["input_ids"])[0]
+    return target_forward(problem, inputs, grad=grad, interventions=[_row_edit(layer, heads, query, rows)])[0]
 
 
 def adversarial_search(problem: Problem, layer: int, heads: tuple[int, ...], query: int, original: torch.Tensor, *,

@@ -30,7 +30,8 @@ from inspector.base.tokens import readable_tokens
 from inspector.core.budget import attention_bytes
 from inspector.core.forward import ForwardResult, encode_text, forward, token_word_ids
 from inspector.core.loading import LoadedModel
-from inspector.core.outputs import output_position, pooled_embedding
+from inspector.core.outputs import output_position, pooled_embedding, takes_logits_to_keep
+from kernels.hf import Intervention
 
 RemovalMode = Literal["mask", "delete"]
 TargetKind = Literal["similarity", "masked-token", "next-token", "class"]
@@ -145,10 +146,11 @@ def _positions(problem: Problem, mask: torch.Tensor, ids: torch.Tensor | None) -
     return torch.where(mask.sum(dim=1) == problem.n, fixed, first_mask)
 
 
-def target_values(problem: Problem, outputs, mask: torch.Tensor,
-                  ids: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def target_values(problem: Problem, outputs, mask: torch.Tensor, ids: torch.Tensor | None = None,
+                  kept: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """f for every sequence of a batch ((batch,) float32, differentiable) and its decision ((batch,) int64:
-    the argmax class or token, −1 for a similarity)."""
+    the argmax class or token, −1 for a similarity). ``kept``: the forward computed logits at these positions
+    only (``logits_to_keep``, :func:`target_forward`)."""
     target = problem.target
     if target.kind == "similarity":
         pooled = pooled_embedding(outputs.hidden_states[-1], mask)
@@ -158,8 +160,26 @@ def target_values(problem: Problem, outputs, mask: torch.Tensor,
         probs = torch.softmax(outputs.logits.float(), dim=-1)
         return probs[:, target.class_index], probs.argmax(dim=-1)
     rows = torch.arange(mask.shape[0], device=mask.device)
-    logits = outputs.logits[rows, _positions(problem, mask, ids)].float()  # (batch, vocab)
+    positions = _positions(problem, mask, ids)
+    if kept is not None:
+        positions = torch.searchsorted(kept, positions)
+    logits = outputs.logits[rows, positions].float()  # (batch, vocab)
     return torch.log_softmax(logits, dim=-1)[:, target.token_id], logits.argmax(dim=-1)
+
+
+def target_forward(problem: Problem, inputs: dict[str, torch.Tensor], *, grad: bool = False,
+                   interventions: Sequence[Intervention] = ()) -> tuple[torch.Tensor, torch.Tensor]:
+    """One forward of a batch (``input_ids`` or ``inputs_embeds``, and ``attention_mask``) with ``interventions``,
+    and its :func:`target_values`. A next-token target reads one row per sequence, so a causal LM's head runs at
+    those rows only (``logits_to_keep``): on Gemma 3 the 262k-word head at every position cost more than the
+    whole body."""
+    mask, ids = inputs["attention_mask"], inputs.get("input_ids")
+    kept = None
+    if problem.target.kind == "next-token" and takes_logits_to_keep(problem.loaded):
+        kept = torch.unique(_positions(problem, mask, ids))  # sorted
+    result = forward(problem.loaded, inputs, backend=problem.backend, grad=grad, stats=(),
+                     interventions=interventions, logits_to_keep=kept)
+    return target_values(problem, result.outputs, mask, ids, kept)
 
 
 def _single_token_id(loaded: LoadedModel, token: str) -> int:
@@ -305,9 +325,7 @@ def evaluate_rows(problem: Problem, rows: Sequence[Sequence[int]]) -> tuple[np.n
         for i, k in enumerate(batch):
             ids[i, :len(k)] = torch.tensor(k, dtype=torch.long)
             mask[i, :len(k)] = 1
-        result = forward(problem.loaded, {"input_ids": ids, "attention_mask": mask}, backend=problem.backend,
-                         stats=())
-        f, decision = target_values(problem, result.outputs, mask, ids)
+        f, decision = target_forward(problem, {"input_ids": ids, "attention_mask": mask})
         values[start:start + len(batch)] = f.float().cpu().numpy()
         decisions[start:start + len(batch)] = decision.cpu().numpy()
     index = [unique[tuple(int(t) for t in row)] for row in rows]
@@ -345,9 +363,7 @@ def embed_forward(problem: Problem) -> Callable[[torch.Tensor], torch.Tensor]:
     def f(embeds: torch.Tensor) -> torch.Tensor:
         mask = problem.attention_mask.expand(embeds.shape[0], -1)
         grad = torch.is_grad_enabled()
-        result = forward(problem.loaded, {"inputs_embeds": embeds, "attention_mask": mask}, backend=problem.backend,
-                         grad=grad, stats=())
-        values = target_values(problem, result.outputs, mask)[0]
+        values = target_forward(problem, {"inputs_embeds": embeds, "attention_mask": mask}, grad=grad)[0]
         return values if grad else values.clone()
 
     return f
