@@ -374,7 +374,7 @@ def _first_pass(loaded: LoadedModel, encoded: list[dict[str, torch.Tensor]], pla
                 group, _group_statistics(loaded, [encoded[i] for i in group], ablation, backend, advance)):
             per_text[index], tokens[index], key_scores[index], bases[index] = stats, text_tokens, scores, base
         finished = last
-        # The gradients: the rest of the group's share (their estimate, see head_progress.work_plan), so each group ends there.
+        # The gradients: the rest of the group's share (their estimate, head_progress.work_plan): each group ends there.
         advance(before + sum(plan.lengths[i] for i in group) * plan.first_pass - counter.done,
                 "Statistics, single-head ablations and gradients")
     return per_text, tokens, key_scores, bases
