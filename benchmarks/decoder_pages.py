@@ -158,6 +158,9 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(_row(spec, "after", after, _largest_difference(raw[spec]["before"], after)
                          if args.baseline else "—"))
         print(rows[-1], file=sys.stderr, flush=True)
+        for side, result in raw[spec].items():  # where the time goes: the reports' own stage timings
+            print(f"{spec} {side}: " + json.dumps({page: {k: round(v, 2) for k, v in stages.items()}
+                                                   for page, stages in result["timings"].items()}), file=sys.stderr)
         loads.append(open("/proc/loadavg").read().strip())
     table = "\n".join([
         "| model | code | tokens | Heads: first result, s | Heads: finished, s | Heads: progress calls | Attribution: "
