@@ -30,9 +30,10 @@ IMPORTANCE_METRICS = ("ablation", "gradient")  # what only the full report has
 
 @dataclass(frozen=True)
 class ReportSlots:
-    """Where :func:`fill_report` draws: the grid (and its exports), the health report, the pairs table and the
-    pruning curve; ``metric``: the grid's measure the reader chose."""
+    """Where :func:`fill_report` draws: the grid's measure control, the grid (and its exports), the health
+    report, the pairs table and the pruning curve; ``metric``: the grid's measure the reader chose."""
 
+    control: object
     grid: object
     health: object
     pairs: object
@@ -63,9 +64,11 @@ def draw_first_look(first: HeadReport, texts: tuple[str, ...], model: str, lang:
                     selected: tuple[int, int]) -> ReportSlots:
     """The sections the first look holds, and a placeholder for each of the others (see the module docstring)."""
     st.subheader(t("heads.glance", lang))
-    metric = st.segmented_control(t("heads.colour_by", lang), GRID_METRICS,
-                                  format_func=lambda name: t(f"heads.grid.{name}", lang),
-                                  key="heads_metric", default="entropy") or "entropy"
+    # The measure's control is greyed out until the report is done: a click reruns the page, and a rerun while the
+    # report runs would start it again from nothing (Streamlit's cache holds only finished calls).
+    metric = st.session_state.get("heads_metric") or "entropy"
+    control = st.empty()
+    _metric_control(control, lang, metric=metric)
     grid = st.empty()
     with grid.container():
         if metric in IMPORTANCE_METRICS:
@@ -96,7 +99,18 @@ def draw_first_look(first: HeadReport, texts: tuple[str, ...], model: str, lang:
     st.subheader(t("heads.pruning", lang))
     pruning = st.empty()
     pruning.info(t("heads.importance_pending", lang), icon=":material/hourglass_top:")
-    return ReportSlots(grid=grid, health=health, pairs=pairs, pruning=pruning, metric=metric)
+    return ReportSlots(control=control, grid=grid, health=health, pairs=pairs, pruning=pruning, metric=metric)
+
+
+def _metric_control(place, lang: str, *, metric: str | None = None) -> str:
+    """The grid's measure, in ``place``: greyed out showing ``metric`` while the report runs, else the live
+    control (the widget key ``heads_metric``)."""
+    words = {"format_func": lambda name: t(f"heads.grid.{name}", lang)}
+    if metric is not None:
+        place.segmented_control(t("heads.colour_by", lang), GRID_METRICS, default=metric, disabled=True, **words)
+        return metric
+    return place.segmented_control(t("heads.colour_by", lang), GRID_METRICS, key="heads_metric", default="entropy",
+                                   **words) or "entropy"
 
 
 def _where_it_looks(report: HeadReport, lang: str) -> None:
@@ -142,11 +156,12 @@ def fill_report(slots: ReportSlots, report: HeadReport, texts: tuple[str, ...], 
     """The full report's sections, into the placeholders :func:`draw_first_look` left."""
     exported = _provenance(report, texts, model, lang)
     measure = measure_words(report, lang)
+    metric = _metric_control(slots.control, lang)
     with slots.grid.container():
-        grid = head_grid_chart(report, slots.metric, selected=selected, slide=slide, lang=lang)
+        grid = head_grid_chart(report, metric, selected=selected, slide=slide, lang=lang)
         st.altair_chart(screen_title(grid), on_select=open_in_inspect, selection_mode=HEAD_SELECTION,
                         key="heads_grid")
-        export_buttons(f"heads-grid-{slots.metric}", grid, exported, lang, "heads_grid_export")
+        export_buttons(f"heads-grid-{metric}", grid, exported, lang, "heads_grid_export")
         st.caption(t("heads.grid_caption", lang, measure=measure, mode=t(f"heads.mode.{report.ablation_mode}", lang)))
     with slots.health.container():
         st.markdown("\n".join(f"- {escape_markdown(line)}" for line in health_report(report, lang)))
