@@ -145,11 +145,14 @@ def _row_edit(layer: int, heads: tuple[int, ...], query: int, rows: torch.Tensor
 
 def f_with_rows(problem: Problem, layer: int, heads: tuple[int, ...], query: int, rows: torch.Tensor, *,
                 grad: bool = False) -> torch.Tensor:
-    """(batch,) f with row ``query`` of ``heads`` in ``layer`` replaced by each of ``rows`` (batch, n)."""
+    """(batch,) f with row ``query`` of ``heads`` in ``layer`` replaced by each of ``rows`` (batch, n). Below
+    ``layer`` every copy is the text itself: the forward starts at ``layer`` from the baseline's block outputs where
+    the model can (on the default last layer, one layer of the model runs per row)."""
     batch = rows.shape[0]
     inputs = {"input_ids": problem.input_ids.expand(batch, -1),
               "attention_mask": problem.attention_mask.expand(batch, -1)}
-    return target_forward(problem, inputs, grad=grad, interventions=[_row_edit(layer, heads, query, rows)])[0]
+    return target_forward(problem, inputs, grad=grad, interventions=[_row_edit(layer, heads, query, rows)],
+                          resume=problem.resume_at(layer, batch))[0]
 
 
 def adversarial_search(problem: Problem, layer: int, heads: tuple[int, ...], query: int, original: torch.Tensor, *,

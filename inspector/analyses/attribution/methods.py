@@ -388,7 +388,8 @@ def _leave_one_out(context: MethodContext) -> np.ndarray:
 @attribution_method("value_zeroing", "value zeroing", layer_local=True)
 def _value_zeroing(context: MethodContext) -> np.ndarray:
     """Mohebbi et al. (2023): 1 − cos(h_q, h_q with token j's values zeroed in every head of the layer), the
-    layer's output at the query, one batched forward with token j's weight column zeroed in sequence j."""
+    layer's output at the query, one batched forward with token j's weight column zeroed in sequence j (starting
+    at the layer where the model can: below it each sequence is the text itself)."""
     problem, layer, query = context.problem, context.layer, context.query
     n, heads = problem.n, problem.loaded.info.num_heads
     original = context.base.outputs.hidden_states[layer + 1][0, query].float()
@@ -408,7 +409,8 @@ def _value_zeroing(context: MethodContext) -> np.ndarray:
         inputs = {"input_ids": problem.input_ids.expand(len(columns), -1),
                   "attention_mask": problem.attention_mask.expand(len(columns), -1)}
         result = forward(problem.loaded, inputs, backend=problem.backend, stats=(),
-                         interventions=[WeightEdit(layer, tuple(range(heads)), zero_column)], logits_to_keep=no_logits)
+                         interventions=[WeightEdit(layer, tuple(range(heads)), zero_column)], logits_to_keep=no_logits,
+                         resume=problem.resume_at(layer, len(columns)))  # below the layer: the text itself
         changed = result.outputs.hidden_states[layer + 1][:, query].float()  # (batch, hidden)
         cos = torch.nn.functional.cosine_similarity(changed, original[None], dim=-1)
         scores[start:start + len(columns)] = (1.0 - cos).cpu().numpy()

@@ -31,7 +31,7 @@ from inspector.core.budget import attention_bytes
 from inspector.core.forward import ForwardResult, encode_text, forward, token_word_ids
 from inspector.core.loading import LoadedModel
 from inspector.core.outputs import output_position, pooled_embedding, takes_logits_to_keep
-from kernels.hf import Intervention
+from kernels.hf import Intervention, ResumeAt
 
 RemovalMode = Literal["mask", "delete"]
 TargetKind = Literal["similarity", "masked-token", "next-token", "class"]
@@ -90,6 +90,18 @@ class Problem:
     protected: np.ndarray  # (n,) bool: special tokens and a masked LM's [MASK] — never removed or ranked
     backend: str
     budget_bytes: int
+    # Every transformer block's output in the baseline forward ((1, n, hidden) each; empty when the model cannot
+    # resume at a layer): a batch of the text changed only from layer l on starts there (:meth:`resume_at`).
+    layer_outputs: tuple[torch.Tensor, ...] = ()
+
+    def resume_at(self, layer: int, batch: int) -> ResumeAt | None:
+        """Start a forward of ``batch`` copies of the text at ``layer`` (the blocks below return the baseline's
+        outputs — a copy changed only from ``layer`` on is the text itself there), or None: no kept outputs, or
+        layer 0."""
+        if not self.layer_outputs or layer == 0:
+            return None
+        # Copies, not views: a block that runs may add to its input in place.
+        return ResumeAt(layer, tuple(out.repeat(batch, 1, 1) for out in self.layer_outputs[:layer]))
 
     @property
     def n(self) -> int:
@@ -168,17 +180,18 @@ def target_values(problem: Problem, outputs, mask: torch.Tensor, ids: torch.Tens
 
 
 def target_forward(problem: Problem, inputs: dict[str, torch.Tensor], *, grad: bool = False,
-                   interventions: Sequence[Intervention] = ()) -> tuple[torch.Tensor, torch.Tensor]:
-    """One forward of a batch (``input_ids`` or ``inputs_embeds``, and ``attention_mask``) with ``interventions``,
-    and its :func:`target_values`. A next-token target reads one row per sequence, so a causal LM's head runs at
-    those rows only (``logits_to_keep``): on Gemma 3 the 262k-word head at every position cost more than the
-    whole body."""
+                   interventions: Sequence[Intervention] = (),
+                   resume: ResumeAt | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """One forward of a batch (``input_ids`` or ``inputs_embeds``, and ``attention_mask``) with ``interventions``
+    (starting at ``resume``'s layer, :meth:`Problem.resume_at`), and its :func:`target_values`. A next-token target
+    reads one row per sequence, so a causal LM's head runs at those rows only (``logits_to_keep``): on Gemma 3 the
+    262k-word head at every position cost more than the whole body."""
     mask, ids = inputs["attention_mask"], inputs.get("input_ids")
     kept = None
     if problem.target.kind == "next-token" and takes_logits_to_keep(problem.loaded):
         kept = torch.unique(_positions(problem, mask, ids))  # sorted
     result = forward(problem.loaded, inputs, backend=problem.backend, grad=grad, stats=(),
-                     interventions=interventions, logits_to_keep=kept)
+                     interventions=interventions, logits_to_keep=kept, resume=resume)
     return target_values(problem, result.outputs, mask, ids, kept)
 
 
@@ -202,7 +215,8 @@ def setup_problem(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str
     encoded = encode_text(loaded, text)
     encoding, inputs, special = encoded.encoding, encoded.inputs, encoded.special
     head = loaded.info.head
-    base = forward(loaded, inputs, backend=backend, weights_layers="all", keep=("value",), keep_layers="all")
+    base = forward(loaded, inputs, backend=backend, weights_layers="all", keep=("value",), keep_layers="all",
+                   keep_layer_outputs=loaded.can_resume)
     outputs = base.outputs
     tokenizer = loaded.tokenizer
     ids = inputs["input_ids"]
@@ -258,7 +272,8 @@ def setup_problem(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str
     facts = EncodingFacts(tokens=encoded.tokens, special=special, word_ids=token_word_ids(encoding, special),
                           offsets=offsets[0].numpy() if offsets is not None else None)
     problem = Problem(loaded=loaded, input_ids=ids, attention_mask=inputs["attention_mask"], target=target,
-                      reference=reference, protected=protected, backend=backend, budget_bytes=budget_bytes)
+                      reference=reference, protected=protected, backend=backend, budget_bytes=budget_bytes,
+                      layer_outputs=tuple(base.layer_outputs))
     return problem, base, facts
 
 
