@@ -661,3 +661,22 @@ def test_a_next_token_target_runs_the_head_only_at_the_rows_it_reads(headed_mode
         f, top = targets.target_values(problem, outputs, inputs["attention_mask"], inputs["input_ids"])
         np.testing.assert_allclose(value, float(f[0]), rtol=1e-5, atol=1e-6)
         assert decision == int(top[0])
+
+
+@pytest.mark.parametrize("kind", ["sharp", "causal-lm"])
+def test_rows_started_at_their_layer_equal_rows_run_through_every_layer(headed_models, kind, monkeypatch):
+    """Value zeroing and the counterfactual rows change the text only from their layer on, so their forwards start
+    there from the baseline's block outputs (issue 44): the same numbers as forwards through every layer."""
+    from inspector.analyses.attribution import targets
+
+    loaded = headed_models[kind]
+    assert loaded.can_resume
+    settings = AttributionSettings(layer=1, methods=("value_zeroing", "random"), ig_steps=4, permutations=6,
+                                   faithfulness=False, head_grid=False)
+    resumed = attribute(loaded, TEXT, settings=settings)
+    monkeypatch.setattr(targets.Problem, "resume_at", lambda self, layer, batch: None)
+    full = attribute(loaded, TEXT, settings=settings)
+    np.testing.assert_allclose(resumed.scores["value_zeroing"], full.scores["value_zeroing"], rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose([resumed.counterfactual.uniform_change, *resumed.counterfactual.permutation_changes],
+                               [full.counterfactual.uniform_change, *full.counterfactual.permutation_changes],
+                               rtol=1e-4, atol=1e-6)
