@@ -616,6 +616,11 @@ def test_the_counterfactual_verdict_states_its_bands_and_flips_at_them(lang):
     assert words[1] in verdict(ENTIRELY_DIFFERENT) and words[1] in above_substantially
     assert words[3] in above_substantially
     assert words[2] in at_substantially and "40%" in at_substantially and words[4] in at_substantially
+    # A search that found no row says nothing either way: once "so this attention is constrained by the output".
+    none_found = CounterfactualAttention(layer=0, head=1, query=2, original=row, uniform=row, uniform_change=0.0,
+                                         uniform_jsd=0.0, permutation_changes=np.zeros(3), max_weight=0.25,
+                                         epsilon=0.01, adversarial_steps=10).verdict_text(lang)
+    assert {"en": "is not shown", "zh": "并不能显示"}[lang] in none_found and words[4] not in none_found
 
 
 @pytest.mark.parametrize("kind", ["none", "causal-lm"])

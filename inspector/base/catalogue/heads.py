@@ -165,9 +165,10 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "的最高得分 {highest}，{head}）。"),
     ("heads.report.idle_sink",
      "{head}: {attention} of its attention goes to {specials} but only {value} of its norm-weighted attention ‖α "
-     "f(x)‖ (Kobayashi et al. 2020) — heavy sink attention that moves little value; {ablation}.",
+     "f(x)‖ (Kobayashi et al. 2020) — heavy sink attention (over {share}) that moves little value (under half its "
+     "attention share); {ablation}.",
      "{head}：它 {attention} 的注意力流向 {specials}，但按范数加权的注意力 ‖α f(x)‖ 只有 {value} 流向那里"
-     "（Kobayashi 等，2020）——大量汇点注意力却几乎不搬运值；{ablation}。"),
+     "（Kobayashi 等，2020）——大量汇点注意力（超过 {share}）却几乎不搬运值（不到其注意力份额的一半）；{ablation}。"),
     ("heads.report.no_idle_sink",
      "No head sends more than {share} of its attention to {specials} while moving less than half as much of its "
      "value there.",
