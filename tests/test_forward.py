@@ -191,3 +191,38 @@ def test_damaged_weights_predicting_nan_are_refused_in_one_line(tmp_path, capsys
     assert main(["analyze", "--model", str(folder), "--text", text]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "NaN or infinite" in err and "Traceback" not in err
+
+
+def test_huge_finite_logits_are_not_mistaken_for_damaged_weights():
+    """The finite-logits check sums each row first; a row of huge finite scores overflows that sum to inf, and must
+    then be judged score by score — finite, so no error — while one NaN among them still is one."""
+    from types import SimpleNamespace
+
+    from inspector.base.errors import CorruptModelError
+    from inspector.core.forward import _check_finite_logits
+
+    logits = torch.full((1, 3, 8), 3e38)  # every row's sum overflows float32
+    inputs = {"attention_mask": torch.ones(1, 3, dtype=torch.long)}
+    _check_finite_logits("m", SimpleNamespace(logits=logits), inputs)
+    logits[0, 1, 5] = float("nan")
+    with pytest.raises(CorruptModelError, match="NaN or infinite"):
+        _check_finite_logits("m", SimpleNamespace(logits=logits), inputs)
+    inputs["attention_mask"][0, 1] = 0  # a padding row may be anything
+    _check_finite_logits("m", SimpleNamespace(logits=logits), inputs)
+
+
+def test_a_decoder_forward_without_a_cache_fills_none(tmp_path):
+    """A forward that is given no KV cache runs the decoder with use_cache=False: nothing copies every key and value
+    into a cache nobody reads (issue 43), and the records are those of a forward with one."""
+    from transformers import DynamicCache
+
+    from inspector.core.loading import load_model
+    from tests.conftest import save_tiny_model
+
+    loaded = load_model(str(save_tiny_model(tmp_path / "llama", "llama", with_head=True)))
+    inputs = encode_text(loaded, "the cat sat on the mat").inputs
+    plain = forward(loaded, inputs)
+    assert getattr(plain.outputs, "past_key_values", None) is None
+    cached = forward(loaded, inputs, cache=DynamicCache(config=loaded.model.config))
+    for without, with_cache in zip(plain.records, cached.records, strict=True):
+        torch.testing.assert_close(without.stats["entropy"], with_cache.stats["entropy"])

@@ -45,7 +45,7 @@ from inspector.output.export import (
 from inspector.output.pages import PAGE_REGISTRY
 from inspector.output.share import encode_view, escape_markdown
 from views import inspect_run, session, share_state, sidebar
-from views.export_buttons import export_buttons
+from views.export_buttons import export_buttons, show_failure, watched_download_button
 
 # Drawing an n×n heatmap is O(n²) marks in the browser: ~160 tokens draws in about a second in Chromium,
 # 500 takes many. Above this, the full heatmap is drawn only on request.
@@ -214,11 +214,12 @@ else:
     else:  # split: as many heads per image as the export limit allows, the parts in one zip
         part_heads = max(1, EXPORT_MAX_CELLS // (n_tokens * n_tokens))
         parts = -(-info.num_heads // part_heads)
-        st.download_button(
+        watched_download_button(
             t("inspect.export_parts", lang, parts=parts), lambda: export_pack(
                 multiples_in_parts(layer_views(result, layer, options), part_heads), {}, provenance(layer), lang=lang),
-            file_name=f"layer-{layer}-heads.zip", mime="application/zip", key="heads_parts",
-            icon=":material/folder_zip:", on_click="ignore")
+            key="heads_parts", lang=lang, message_key="heads_parts_failure", file_name=f"layer-{layer}-heads.zip",
+            mime="application/zip", icon=":material/folder_zip:")
+        show_failure("heads_parts_failure")
 
 st.subheader(t("inspect.bertviz", lang))
 if st.toggle(t("inspect.bertviz_toggle", lang), key="bertviz"):

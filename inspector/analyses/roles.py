@@ -36,7 +36,6 @@ same layers) and :func:`~inspector.analyses.roles_causal.head_roles`, the whole 
 
 from __future__ import annotations
 
-import inspect
 import re
 import weakref
 from collections.abc import Sequence
@@ -53,6 +52,7 @@ from inspector.base.errors import InvalidRequestError
 from inspector.base.jsonable import to_jsonable
 from inspector.core.forward import forward
 from inspector.core.loading import LoadedModel
+from inspector.core.outputs import takes_logits_to_keep
 from kernels.hf import Intervention
 
 Role = Literal["induction", "duplicate", "previous", "sink", "local", "broad"]
@@ -329,10 +329,6 @@ def mean_interval(values: np.ndarray, bounds: tuple[float, float] = (0.0, 1.0),
 def local_windows(records: Sequence, window: int) -> np.ndarray:
     """(L,) the local window of each layer: ``window``, or the layer's own sliding window when that is smaller."""
     return np.array([min(window, record.window) if record.window else window for record in records], dtype=np.int64)
-
-
-def takes_logits_to_keep(loaded: LoadedModel) -> bool:
-    return "logits_to_keep" in inspect.signature(loaded.model.forward).parameters
 
 
 def probe_forward(loaded: LoadedModel, probe: ProbeSpec, *, backend: str = "torch",

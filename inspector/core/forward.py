@@ -263,6 +263,8 @@ def _forward(loaded: LoadedModel, inputs: dict[str, torch.Tensor], chosen: str, 
             extra: dict = {"output_hidden_states": cache is None}
             if cache is not None:
                 extra.update(cache=cache, use_cache=True)
+            elif info.causal:  # a decoder would otherwise fill a KV cache nobody reads (a copy of every key and value)
+                extra["use_cache"] = False
             if logits_to_keep is not None:
                 extra["logits_to_keep"] = logits_to_keep
             outputs = loaded.model(**inputs, **extra)
@@ -300,8 +302,14 @@ def _check_finite_logits(name: str, outputs, inputs: dict) -> None:
     if not isinstance(logits, torch.Tensor) or logits.dim() != 3:
         return
     mask = inputs.get("attention_mask")
-    rows = logits[-1:] if mask is None or mask.shape[:2] != logits.shape[:2] else logits[mask.bool()]
-    if not bool(torch.isfinite(rows.detach()).all()):
+    # Row sums first (one pass, no copy of the logits): a non-finite score makes its row's sum non-finite; only the
+    # rows whose sum is not finite (a huge finite score can overflow it) are looked at score by score.
+    logits = logits.detach()
+    by_mask = mask is not None and mask.shape[:2] == logits.shape[:2]
+    row_sums = logits.sum(dim=-1)  # (batch, n)
+    if bool(torch.isfinite(row_sums[mask.bool()] if by_mask else row_sums[-1:]).all()):
+        return
+    if not bool(torch.isfinite(logits[mask.bool()] if by_mask else logits[-1:]).all()):
         raise CorruptModelError(f"{name} predicted NaN or infinite scores for this text: its weights are damaged or "
                                 "overflow in this precision — for a bundled model run python -m inspector prepare "
                                 "again (delete its prepared folder first), else try --dtype float32 or download the "

@@ -20,6 +20,7 @@ from inspector.analyses.batching import (
 )
 from inspector.analyses.census.exemplars import RowCandidates, TextExemplars
 from inspector.analyses.census.input import InputRow, row_problem
+from inspector.analyses.metrics import token_category_masks
 from inspector.base.errors import InspectorError, InvalidRequestError
 from inspector.core.forward import check_every_layer_ran, encode_text, forward, reads_special_tokens_as_text
 from inspector.core.loading import LoadedModel
@@ -133,6 +134,16 @@ def _encode_rows(loaded: LoadedModel, rows: Iterable[InputRow], truncate: bool,
                                 tuple(strings[i] for i in ids), special,
                                 np.stack([first, special & ~first, punctuation_mask])))
     return encoded, errors
+
+
+def special_token_names(loaded: LoadedModel) -> list[list[str]]:
+    """The model's own tokens in the two special categories the masses measure (a special token at position 0, and
+    every other special token: BERT's [CLS] and [SEP]), as its tokenizer adds them to a text — ``[["<bos>"], []]`` on
+    Gemma, ``[[], []]`` on SmolLM2, ``[["[CLS]"], ["[SEP]"]]`` on BERT. The manifest keeps them, so the Heads page names
+    the masses by the model's tokens and leaves out one the tokenizer never adds (issue 44)."""
+    encoded = encode_text(loaded, "a")
+    masks = token_category_masks(encoded.tokens, encoded.special)
+    return [[token for token, hit in zip(encoded.tokens, masks[category]) if hit] for category in (0, 1)]
 
 
 def _materialize(backend: str, query: torch.Tensor, key: torch.Tensor, lse: torch.Tensor, *, causal: bool,

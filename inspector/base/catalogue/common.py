@@ -42,6 +42,11 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("export.failed", "The {kind} export failed, so nothing was downloaded ({reason}). The numbers behind the chart "
      "are still in the export pack; please report this chart.",
      "{kind} 导出失败，没有下载任何文件（{reason}）。图背后的数值仍在导出包里；请报告这张图。"),
+    # Why an export failed (inspector.output.export's errors; views.export_buttons.failure_reason): on a page in
+    # another language the renderer's own English line is left out.
+    ("export.error.draw", "could not draw the figure as {kind}", "无法把这张图绘制成 {kind}"),
+    ("export.error.rasterise", "could not convert the figure to PNG", "无法把这张图转换成 PNG"),
+    ("export.reason_unknown", "the renderer stopped with an error", "绘图程序出错停止"),
     ("export.slide", "Slide 16:9", "16:9 幻灯片"),
     ("export.slide_help", "A 1920 × 1080 PNG: the chart's title, the chart and where it came from — ready for a slide.",
      "1920 × 1080 的 PNG：图表标题、图表和来源说明，可直接放进幻灯片。"),
