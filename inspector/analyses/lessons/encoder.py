@@ -52,7 +52,7 @@ from inspector.core.forward import forward
 from inspector.core.loading import LoadedModel
 from inspector.core.outputs import head_writes, model_output, output_change
 from kernels.hf import ScoreScale, TieKeysToQueries
-from kernels.reference import row_entropy
+from kernels.reference import mean_normalized_entropy, row_entropy
 
 # -------------------------------------------------------------------------------------------------- lesson 1
 
@@ -239,7 +239,7 @@ def control_inputs(loaded: LoadedModel, inputs: dict[str, torch.Tensor], special
     head-detector control. A head that keeps its offset here follows the position, not the content."""
     ids = inputs["input_ids"][0].cpu()
     slots = np.flatnonzero(~np.asarray(special, dtype=bool))
-    specials = set(getattr(loaded.tokenizer, "all_special_ids", []) or [])
+    specials = set(loaded.codec.all_special_ids())
     generator = torch.Generator().manual_seed(seed)
     pool = torch.randperm(loaded.info.vocab_size, generator=generator)
     pool = pool[~torch.isin(pool, torch.tensor(sorted(specials), dtype=pool.dtype))][:len(slots)]
@@ -419,7 +419,6 @@ def real_scaling_lesson(run: _Run, definition: DefinitionLesson) -> RealScaling:
     scales = np.array([1.0, own, 1.0 / d_k])
     base_out = model_output(run.loaded, run.result, run.inputs)
     visible_counts = definition.visible.sum(axis=-1)
-    rows = visible_counts >= 2
     entropy, normalized, max_weight, change = [], [], [], []
     for scale in scales:
         if scale == own:
@@ -431,8 +430,7 @@ def real_scaling_lesson(run: _Run, definition: DefinitionLesson) -> RealScaling:
             out = model_output(run.loaded, result, run.inputs)
         entropy_of_rows = row_entropy(weights)
         entropy.append(float(entropy_of_rows.mean()))
-        normalized.append(float((entropy_of_rows[rows] / np.log(visible_counts[rows])).mean()) if rows.any()
-                          else math.nan)
+        normalized.append(float(mean_normalized_entropy(entropy_of_rows, visible_counts)))
         max_weight.append(float(weights.max(axis=-1).mean()))
         change.append(output_change(base_out, out))
     values = {"layer": str(run.layer), "head": str(run.head), "d_k": str(d_k), "own": _f(own, 4),

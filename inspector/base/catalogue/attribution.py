@@ -91,6 +91,12 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "正在计算每种方法、一致性和忠实度（梯度、积分梯度、遮挡、ERASER 移除）…"),
     ("attribution.computing", "Computing every attribution method — the first run on a text takes a while…",
      "正在计算每种归因方法——一段文本第一次运行需要一些时间…"),
+    ("attribution.page.progress_at", "Computing every attribution method: {percent}",
+     "正在计算每种归因方法：{percent}"),
+    ("attribution.page.more_methods",
+     "The methods read off attention and the gradient so far; integrated gradients, occlusion, value zeroing, "
+     "faithfulness and the counterfactual follow (the bar above).",
+     "目前只有直接读取注意力和梯度的方法；积分梯度、遮挡、值置零、忠实度和反事实随后显示（见上方进度条）。"),
     ("attribution.page.failed", "The attribution could not be computed", "无法计算归因"),
     ("attribution.page.done",
      "Attributed f on {n} tokens with {methods} methods ({seconds} s of compute when first run)",

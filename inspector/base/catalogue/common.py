@@ -120,6 +120,10 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     # inspector.core.capture), the model (inspector.core.model_folders and loading, inspector.serving.hosting) ------
     ("error.text_empty", "The text is empty; type or paste a sentence to inspect.",
      "文本为空；请输入或粘贴一句要查看的话。"),
+    ("error.layers_not_all_read", "{model} ran {ran} attention layers but declares {declared}: some of its attention "
+     "does not go through the inspector's attention function, so its layers cannot be read. Pick another model.",
+     "{model} 运行了 {ran} 个注意力层，却声明有 {declared} 个：它的部分注意力没有经过检查器的注意力函数，所以无法读取"
+     "它的各层。请换一个模型。"),
     ("error.text_too_long", "The text has {tokens} tokens; {model} reads at most {limit} — shorten it or pick a "
      "long-context model.",
      "这段文本有 {tokens} 个词元；{model} 最多读取 {limit} 个——请缩短文本，或选一个能读长文本的模型。"),

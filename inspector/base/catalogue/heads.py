@@ -50,6 +50,8 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("heads.done", "{model}: {n} {n|text|texts}, {backend} backend, {seconds} s of measurement",
      "{model}：{n} 段文本，{backend} 后端，测量耗时 {seconds} 秒"),
     ("heads.glance", "Every head at a glance", "所有头一览"),
+    ("heads.importance_pending", "Measuring what removing each head changes (the bar above); this part follows.",
+     "正在测量移除每个头会改变什么（见上方进度条）；这一部分随后显示。"),
     ("heads.colour_by", "Colour by", "着色依据"),
     ("heads.grid.entropy", "Entropy", "熵"),
     ("heads.grid.sink", "Sink score", "汇点得分"),
