@@ -38,6 +38,7 @@ from inspector.base.i18n import Notice
 from inspector.core.deadline import admit_job, current_deadline, job_deadline
 from inspector.core.loading import LoadedModel
 from inspector.core.model_folders import model_name
+from inspector.core.token_codec import TokenCodec
 from kernels.hf import (
     AttentionContractError,
     AttentionDone,
@@ -78,12 +79,12 @@ def token_word_ids(encoding, special: np.ndarray) -> np.ndarray:
     return np.where(special, -1, result).astype(np.int32)
 
 
-def reads_special_tokens_as_text(tokenizer, text: str) -> bool:
+def reads_special_tokens_as_text(codec: TokenCodec, text: str) -> bool:
     """Whether ``text`` is tokenised with its special-token strings read as plain text (issue 33, item 12): a
     "[SEP]" or "<s>" typed in a text is characters the person typed, not a separator the model must obey — except
     a masked LM's mask token, which is how a text asks the model to fill a blank (the Attribution page's
     target): a text holding the mask token's string keeps every special token as the tokenizer parses it."""
-    mask = getattr(tokenizer, "mask_token", None)
+    mask = codec.special_token("mask")
     return not (isinstance(mask, str) and mask and mask in text)
 
 
@@ -93,12 +94,12 @@ def _validated_encoding(loaded: LoadedModel, text: str, *, truncate: bool, add_s
     if not isinstance(text, str) or not text.strip():
         raise InvalidTextError("the text is empty; type or paste a sentence to inspect",
                                notice=Notice("error.text_empty"))
-    tokenizer, limit = loaded.tokenizer, loaded.info.max_positions
+    limit = loaded.info.max_positions
     options = dict(return_tensors="pt", return_special_tokens_mask=True,
-                   return_offsets_mapping=bool(getattr(tokenizer, "is_fast", False)),
+                   return_offsets_mapping=loaded.codec.is_fast,
                    add_special_tokens=add_special_tokens,
                    # A text that already carries its special tokens (a chat template's output) is parsed as such.
-                   split_special_tokens=add_special_tokens and reads_special_tokens_as_text(tokenizer, text))
+                   split_special_tokens=add_special_tokens and reads_special_tokens_as_text(loaded.codec, text))
     encoding = loaded.codec.encode(text, truncation=False, verbose=False, **options)
     full_length = encoding["input_ids"].shape[1]
     if full_length > limit:
@@ -280,6 +281,18 @@ def _forward(loaded: LoadedModel, inputs: dict[str, torch.Tensor], chosen: str, 
     _check_finite_logits(info.name, outputs, inputs)
     return ForwardResult(outputs=outputs, records=request.records, backend=chosen,
                          layer_outputs=request.layer_outputs)
+
+
+def check_every_layer_ran(loaded: LoadedModel, records: Sequence[LayerRecord]) -> None:
+    """Refuse a model whose forward recorded another number of attention layers than it declares — some of its
+    attention does not go through the inspector's attention function, so its layers cannot be told apart:
+    :class:`UnsupportedModelError` (the Inspect run, Generate and the census)."""
+    info = loaded.info
+    if len(records) != info.num_layers:
+        raise UnsupportedModelError(f"{info.name} ran {len(records)} attention layers but declares {info.num_layers}; "
+                                    "its attention does not all go through the inspector's attention function",
+                                    notice=Notice("error.layers_not_all_read", model=model_name(info.name),
+                                                  ran=len(records), declared=info.num_layers))
 
 
 def _check_finite_logits(name: str, outputs, inputs: dict) -> None:
