@@ -218,3 +218,11 @@ def test_the_atlas_page_opens_a_census_folder_and_a_crafted_one_is_one_line(cens
     at.text_input(key="atlas_folder").input(str(crafted)).run()
     assert not at.exception and len(at.error) == 1 and "\n" not in at.error[0].value
     assert not at.get("vega_lite_chart")
+
+
+def test_a_key_weight_rounded_past_1_is_written_as_1_so_the_census_reads_its_own_files():
+    """A float32 row of a collapsed head summed to 1.0000076 on MiniLM; the census's reader refused its own file."""
+    from inspector.analyses.census.exemplar_files import _ragged
+
+    keys, weights = _ragged(np.array([[3, 0, -1]], np.int32), np.array([[1.0000076, 2e-6, 0.0]], np.float32))
+    assert keys.to_pylist() == [[3, 0]] and weights.to_pylist() == [[1.0, pytest.approx(2e-6)]]
