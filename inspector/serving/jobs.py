@@ -60,6 +60,14 @@ def job_token_limit(kind: str, info: ModelInfo, policy: HostingPolicy) -> int | 
     return max(1, min(by_time, by_memory, info.max_positions))
 
 
+def count_limit(kind: str, policy: HostingPolicy) -> int | None:
+    """The most examples (``groundtruth``) or new tokens (``generate``) one request of ``kind`` may ask for under
+    ``policy`` — a page's widget range; None = no limit (not hosted, or a job without such a count)."""
+    if not policy.hosted:
+        return None
+    return {"groundtruth": HOSTED_GROUNDTRUTH_EXAMPLES, "generate": HOSTED_GENERATE_NEW_TOKENS}.get(kind)
+
+
 @dataclass(frozen=True)
 class JobPlan:
     """What one job may do, decided before it starts.
