@@ -34,7 +34,7 @@ from inspector.output.share import escape_markdown
 from views import session, share_state, sidebar
 from views.census_folder import CENSUS_MODE, show_census
 from views.export_buttons import export_buttons
-from views.heads_roles import show_roles
+from views.heads_roles import link_params, show_roles
 from views.progress_bar import progress_bar
 
 GRID_METRICS = ("entropy", "sink", "induction", "ablation", "gradient")  # labels: catalogue keys heads.grid.*
@@ -242,4 +242,5 @@ st.download_button(t("heads.download_json", lang),
                    lambda: json.dumps(report_json(report, health_report(report, lang)), allow_nan=False),
                    file_name="head-report.json", mime="application/json", key="heads_json",
                    icon=":material/download:", on_click="ignore")
-share_state.publish_view(replace(chosen.state, page="heads"), layer=layer, head=head)
+share_state.publish_view(replace(chosen.state, page="heads"), layer=layer, head=head,
+                         extra=link_params(loaded))  # the roles options too
