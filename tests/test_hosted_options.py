@@ -64,8 +64,8 @@ def test_the_issues_roles_options_are_clamped_and_run_within_the_deadline(hosted
     assert roles_cost(info, kept_repeat, kept_batch).fits(hosted)  # what runs fits the memory and half the deadline
     errors = [e.value for e in at.error]
     if run:  # it ran (its roles map drawn), or the deadline stopped it with one line — never past the deadline
-        drawn = any(chart for chart in at.get("vega_lite_chart"))
-        assert drawn or any("did not finish within the 20 s" in e for e in errors), errors
+        done = any(caption.value.startswith("Head roles in ") for caption in at.caption)
+        assert done or any("did not finish within the 20 s" in e for e in errors), errors
     assert seconds < 2 * DEADLINE_S + 30, seconds  # the roles run and the page's text report, each in its deadline
 
 
@@ -86,10 +86,11 @@ def test_an_old_italic_word_is_refused_per_model_on_the_decoder_lessons(hosted):
     started = time.perf_counter()
     at = _open("views/lessons.py", {"text": OLD_ITALIC, "decoder": "bundled:smollm2-135m"})
     seconds = time.perf_counter() - started
-    errors = [e.value for e in at.error]
-    assert len(errors) == 1 and "SmolLM2" in errors[0] and "tokens" in errors[0], errors
-    assert "\n" not in errors[0] and "make app" in errors[0]
-    assert seconds < DEADLINE_S, seconds
+    refusals = [e.value for e in at.error if "SmolLM2" in e.value]
+    assert len(refusals) == 1 and "tokens" in refusals[0] and "make app" in refusals[0], refusals
+    assert "\n" not in refusals[0]
+    assert at.get("vega_lite_chart"), "the encoder lessons on MiniLM (3 tokens) still ran"
+    assert seconds < 60, seconds  # refused before running: the page, models loaded, well inside a hosted deadline
 
 
 def test_lesson_7_offers_only_the_lengths_this_server_allows(hosted):
