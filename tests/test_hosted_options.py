@@ -45,35 +45,40 @@ def _infos(at) -> list[str]:
 @pytest.mark.parametrize("model, repeat, batch, run", [("bundled:gemma-3-270m", 256, 8, False),
                                                        ("default", 255, 16, True)])
 def test_the_issues_roles_options_are_clamped_and_run_within_the_deadline(hosted, model, repeat, batch, run):
-    at = _open("views/heads.py", {"model": model})
-    at.number_input(key="roles_repeat").set_value(repeat)
-    at.number_input(key="roles_batch").set_value(batch)
-    at.toggle(key="roles_run").set_value(run)
+    """The options arrive as a visitor can send them past a widget's range: in a share link (a browser keeps typed
+    values inside the range the page offers, and Streamlit resets a value sent outside it)."""
     started = time.perf_counter()
-    at.run()
-    seconds = time.perf_counter() - started
-    assert not at.exception, [e.value for e in at.exception]
-    clamped = [text for text in _infos(at) if "is outside the range" in text]
-    assert any(f"{repeat:,} is outside" in text for text in clamped) or any(f"{batch:,} is outside" in text
-                                                                          for text in clamped), _infos(at)
+    at = _open("views/heads.py", {"model": model, "rrepeat": str(repeat), "rbatch": str(batch)})
+    opened = time.perf_counter() - started
+    infos = _infos(at)
+    assert any(f"R = {repeat:,} is outside the range 2–" in text for text in infos), infos
+    assert any(f"= {batch:,} is outside the range 2–" in text for text in infos), infos
     kept_repeat, kept_batch = at.number_input(key="roles_repeat").value, at.number_input(key="roles_batch").value
-    assert (kept_repeat, kept_batch) != (repeat, batch) and kept_batch >= 2
+    assert kept_repeat < repeat and 2 <= kept_batch < batch
     from views import session
 
     info = session.cached_model(model).info
     assert roles_cost(info, kept_repeat, kept_batch).fits(hosted)  # what runs fits the memory and half the deadline
+    assert opened < 2 * DEADLINE_S + 60, opened  # the page's text report has its own deadline; models load first
+    if not run:
+        return
+    at.toggle(key="roles_run").set_value(True)
+    started = time.perf_counter()
+    at.run()
+    seconds = time.perf_counter() - started
+    assert not at.exception, [e.value for e in at.exception]
+    # It ran (its caption), or the deadline stopped it with one line — never far past the deadline.
+    done = any(caption.value.startswith("Head roles in ") for caption in at.caption)
     errors = [e.value for e in at.error]
-    if run:  # it ran (its roles map drawn), or the deadline stopped it with one line — never past the deadline
-        done = any(caption.value.startswith("Head roles in ") for caption in at.caption)
-        assert done or any("did not finish within the 20 s" in e for e in errors), errors
-    assert seconds < 2 * DEADLINE_S + 30, seconds  # the roles run and the page's text report, each in its deadline
+    assert done or any("head-roles probe did not finish within the 20 s" in e for e in errors), errors
+    assert seconds < DEADLINE_S + 10, seconds
 
 
 def test_a_share_links_huge_repeat_is_clamped_with_a_notice(hosted):
     at = _open("views/heads.py", {"model": "shipped:induction", "rrepeat": str(10**6), "rbatch": "abc"})
     infos = _infos(at)
     assert any("1,000,000 is outside the range 2–" in text for text in infos), infos
-    warnings = [w.value for w in at.warning]
+    warnings = [w.value.replace("\\", "") for w in at.warning]  # shown as escaped plain text
     assert any("rbatch=" in w and "not a whole number" in w for w in warnings), warnings
     repeat = at.number_input(key="roles_repeat").value
     assert 2 <= repeat < 10**6 and f"using {repeat:,}" in " ".join(infos)
@@ -90,7 +95,9 @@ def test_an_old_italic_word_is_refused_per_model_on_the_decoder_lessons(hosted):
     assert len(refusals) == 1 and "tokens" in refusals[0] and "make app" in refusals[0], refusals
     assert "\n" not in refusals[0]
     assert at.get("vega_lite_chart"), "the encoder lessons on MiniLM (3 tokens) still ran"
-    assert seconds < 60, seconds  # refused before running: the page, models loaded, well inside a hosted deadline
+    # Refused before the decoder runs: the page's encoder lessons (their own deadline) and two models' loading on a
+    # busy 2-core machine, against the 644 s the decoder lessons ran before.
+    assert seconds < 120, seconds
 
 
 def test_lesson_7_offers_only_the_lengths_this_server_allows(hosted):

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import pytest
 
+from inspector.analyses import roles_causal
 from inspector.analyses.roles_causal import head_roles
 from inspector.base.errors import DeadlineExceededError, OverBudgetError
 from inspector.core.deadline import job_deadline
@@ -105,10 +106,22 @@ def test_a_probe_that_never_fits_is_refused_in_one_line(shapes):
     assert "\n" not in str(raised.value)
 
 
-def test_the_deadline_binds_while_the_roles_run(tiny_llama):
+def test_the_deadline_binds_while_the_roles_run(tiny_llama, monkeypatch):
     with job_deadline(1e-9, "the Heads report"), pytest.raises(DeadlineExceededError, match="Heads report"):
         time.sleep(0.001)
         head_roles(tiny_llama, repeat=4, batch=2)
+    # Between the forwards too: before each role's causal test and each group of its ablated copies.
+    checks = []
+
+    def deadline_passes_at_the_third_check(where: str = "") -> None:
+        checks.append(where)
+        if len(checks) == 3:
+            raise DeadlineExceededError(f"stopped {where}")
+
+    monkeypatch.setattr(roles_causal, "check_deadline", deadline_passes_at_the_third_check)
+    with pytest.raises(DeadlineExceededError, match="stopped before the causal test"):
+        head_roles(tiny_llama, repeat=4, batch=2, seeds=2)
+    assert checks[0] == "before the causal test of induction" and "copies" in checks[1]
 
 
 def test_lesson_7_offers_and_plans_only_the_lengths_the_server_allows(shapes):

@@ -160,7 +160,7 @@ def _show_roles(spec: str, backend: str, model_name: str, lang: str, slide: bool
         options.update(planned.values)
         with st.spinner(t("roles.page.running", lang, heads=info.num_layers * info.num_heads, batch=options["batch"],
                           length=2 * options["repeat"] + 1)):
-            with session.plan_job("heads", loaded, lang).running():  # the run slot and the deadline
+            with session.plan_job("roles", loaded, lang).running():  # the run slot and the deadline
                 result, seconds = cached_roles(spec, backend, **options)
     except InspectorError as err:
         session.show_error(err, lang)

@@ -43,7 +43,7 @@ from inspector.core.loading import LoadedModel, ModelInfo
 from inspector.core.model_folders import model_name
 from inspector.serving.hosting import HostingPolicy
 
-JobKind = Literal["heads", "attribution", "lessons", "compare", "groundtruth", "generate", "mechanism"]
+JobKind = Literal["heads", "attribution", "lessons", "compare", "groundtruth", "generate", "mechanism", "roles"]
 JOB_KINDS: tuple[str, ...] = get_args(JobKind)
 # The job's name in a message (English, as every library error; the catalogue's f"job.{kind}" in a page's refusal).
 JOB_NAMES = {kind: t(f"job.{kind}", DEFAULT_LANGUAGE) for kind in JOB_KINDS}

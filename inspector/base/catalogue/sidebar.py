@@ -191,6 +191,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("job.groundtruth", "the Ground-truth scoreboard", "已知答案计分板"),
     ("job.generate", "the generation", "生成"),
     ("job.mechanism", "the mechanism run", "机制计算"),
+    ("job.roles", "the head-roles probe", "头角色探针"),
     ("job.inspect", "the Inspect view", "Inspect 视图"),
     ("job.census", "the census", "普查"),
     ("notice.job_corpus",
