@@ -178,9 +178,7 @@ def complexity_lesson(lengths: Sequence[int] = DEFAULT_LENGTHS, *, heads: int = 
     them), then ``repeats`` rounds, each timing every length once in turn — a burst of load then hits every length
     alike instead of one — on one CPU thread (:func:`_quiet_threads`); each length reports the median of its runs.
     ``progress`` (:mod:`inspector.base.progress`) counts rounds: called before each (done = rounds finished, total =
-    ``warmups + repeats``) and at the end. Inside a job's deadline (:func:`inspector.core.deadline.job_deadline`) it
-    stops before the next length once the deadline has passed; what a hosted server allows is planned by
-    :func:`inspector.serving.option_plan.plan_timing`."""
+    ``warmups + repeats``) and at the end; a job's deadline is checked before each length."""
     from kernels import flash
 
     if not lengths or min(lengths) < 1 or repeats < 1 or warmups < 0:
