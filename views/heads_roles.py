@@ -26,6 +26,7 @@ from inspector.analyses.roles import (
     roles_json,
 )
 from inspector.analyses.roles_causal import head_roles
+from inspector.base.errors import error_text
 from inspector.base.i18n import notice_text, t
 from inspector.charts.base import HEAD_SELECTION, selected_head
 from inspector.charts.roles import causal_chart, probe_heatmap_chart, roles_map_chart
@@ -145,10 +146,10 @@ def _show_roles(spec: str, backend: str, model_name: str, lang: str, slide: bool
     _restore_link()
     pages.show_link_warnings("roles", lang)
     if roles_ranges(info, session.hosting_policy(), seeds=DEFAULT_SEEDS).max_repeat < MIN_REPEAT:
-        try:  # not even the smallest probe fits this server: the plan's refusal, in one line
+        try:  # not even the smallest probe fits this server: the plan's refusal, in one line, before anything is asked
             plan_roles(info, session.hosting_policy(), MIN_REPEAT, MIN_BATCH, DEFAULT_SEEDS)
         except InspectorError as err:
-            session.show_error(err, lang)
+            st.info(error_text(err, lang), icon=":material/timer_off:")
         return
     options = _options(loaded, model_name, lang)
     if not st.toggle(t("roles.page.run", lang), key="roles_run", help=t("roles.page.run_help", lang)):

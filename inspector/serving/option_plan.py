@@ -135,7 +135,7 @@ class OptionPlan:
 
 def _budget_words(cost: Cost, policy: HostingPolicy) -> dict[str, str]:
     return {"mib": f"{policy.job_memory_bytes / 2**20:,.0f}", "seconds": f"{policy.deadline_s or 0:g}",
-            "needed_mib": f"{cost.bytes / 2**20:,.0f}", "needed_s": f"{cost.seconds:,.0f}"}
+            "needed_mib": f"{cost.bytes / 2**20:,.1f}", "needed_s": f"{cost.seconds:,.1f}"}
 
 
 def plan_roles(info: ModelInfo, policy: HostingPolicy, repeat: int, batch: int, seeds: int = 4) -> OptionPlan:
