@@ -42,7 +42,7 @@ def test_inspect_draws_on_each_bundled_decoder(browser, app_url, spec, kv):
         assert page.locator(EXCEPTION).count() == 0
         drawn = _svg_text(page)
         assert "Layer 5, head 3: attention weights" in drawn and kv in drawn  # the title may wrap between them
-        assert "masked (" in drawn  # the causal mask's legend entry
+        assert "masked" in drawn and "Grey" in drawn  # the mask's legend entry, and the note under the title
         strip = page.locator(TOKEN_STRIP).first.inner_text()
         assert "Ġ" not in strip and "▁" not in strip and "␣animal" in strip
         if spec == "bundled:gemma-3-270m":
