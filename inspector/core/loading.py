@@ -42,6 +42,7 @@ from inspector.base.i18n import Notice
 from inspector.base.model_ids import DEFAULT_MODEL, SHIPPED_PREFIX, ModelSpec
 from inspector.base.progress import Progress
 from inspector.core.bundled import ModelCard, card_for
+from inspector.core.library_bars import library_bars
 from inspector.core.model_folders import (
     CARD_NAME,
     DEFAULT_MODEL_LABEL,
@@ -467,7 +468,8 @@ def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision
         raise UnsupportedModelError(f"{model_class.__name__} ({config.model_type}) computes attention inside its own "
                                     "code instead of through transformers' attention interface, so the inspector "
                                     "cannot see it; pick a model such as BERT, RoBERTa, GPT-2, Llama, Mistral or Qwen2")
-    with _prepared_folder_advice(parsed, folder):
+    # transformers' "Loading weights" bar stays off stderr (the page shows its own status line while it loads).
+    with _prepared_folder_advice(parsed, folder), library_bars():
         try:
             tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
         except Exception as err:  # noqa: BLE001 — tokenizers' Rust errors are plain Exceptions
