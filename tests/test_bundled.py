@@ -162,6 +162,40 @@ def test_a_damaged_prepared_folder_is_prepared_again_or_refused_in_one_line(monk
     assert len(conversions) == 1 and bundled.is_prepared(decoder, cache)
 
 
+def _minilm_tokenizer(folder: Path) -> None:
+    from inspector.core.loading import bundled_model_path
+
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt"):
+        if (bundled_model_path() / name).is_file():
+            (folder / name).write_bytes((bundled_model_path() / name).read_bytes())
+
+
+@pytest.mark.parametrize("damage", ["another model's tokenizer", "a config of another size"])
+def test_a_prepared_folder_the_loader_refuses_names_prepare_not_a_download(monkeypatch, tmp_path, capfd, damage):
+    """Issue 45, item 7: a bundled model's folder is prepared here, never downloaded, so a refusal of its files (here
+    from the loader: a folder prepared before its marker kept its files' digests, so the cache check cannot see the
+    edit) names the folder and `python -m inspector prepare`, never "download the model again"."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    decoder = BUNDLED["smollm2-135m"]
+    final = prepared_path(decoder, cache)
+    _fake_prepare(decoder, final, None)
+    marker = json.loads((final / MARKER_NAME).read_text())
+    del marker["files"]
+    (final / MARKER_NAME).write_text(json.dumps(marker))
+    if damage == "another model's tokenizer":
+        _minilm_tokenizer(final)
+    else:
+        _edit_json(final, "config.json", "num_hidden_layers", 3)
+    assert bundled.is_prepared(decoder, cache)
+    monkeypatch.setenv("INSPECTOR_CACHE_DIR", str(cache))
+    monkeypatch.setattr(bundled, "_convert", lambda *a: pytest.fail("a prepared folder was prepared again"))
+    assert main(["info", "--model", "bundled:smollm2-135m"]) == 2
+    err = capfd.readouterr().err.strip()
+    assert "\n" not in err and str(final) in err and "Traceback" not in err
+    assert "python -m inspector prepare --model bundled:smollm2-135m" in err and "download" not in err
+
+
 def test_a_read_only_cache_is_read_and_an_empty_one_refused_in_one_line(monkeypatch, tmp_path, capfd):
     """Issue 45, items 5 and 6: a prepared read-only cache is used as it is; an empty read-only one (prepare,
     analyze) is one line naming the folder and the fix."""
@@ -251,6 +285,9 @@ def test_two_processes_preparing_at_once_convert_once(tmp_path):
     assert [out.strip().split()[-1] for out, _ in outcomes] == [str(final)] * 2
     conversions = sum(err.count("prepared in") for _, err in outcomes)
     assert conversions == 1, [err for _, err in outcomes]
+    # Our stage lines only: no bar of transformers' own (issue 45, item 7), the tensors counted in ours.
+    assert not [err for _, err in outcomes if "de-quantizing" in err or "Loading weights" in err or "it/s]" in err]
+    assert any("dequantising the tensors to fp32 (" in err for _, err in outcomes)
     assert sorted(p.name for p in cache.iterdir()) == [final.name, "smollm2-135m.lock"]
 
 

@@ -348,6 +348,26 @@ def _check_weights_match(name: str, loading: dict) -> None:
                              "config belongs to another model or the weights are incomplete; download the model again")
 
 
+def _check_tokenizer_fits(name: str, folder: Path, tokenizer, rows: int) -> None:
+    """Refuse another model's tokenizer files, which loaded silently (issue 45, item 7): every id the tokenizer can
+    produce needs a row of the embedding, and a tokenizer with fewer than half as many tokens as the embedding has
+    rows is not the model's either — real models pad their embedding by a few hundred rows at most (Qwen2.5: 151,665
+    tokens for 151,936 rows)."""
+    ids = tokenizer.get_vocab().values()
+    count, largest = len(ids), max(ids, default=-1)
+    if largest >= rows:
+        why = f"it makes ids up to {largest:,}, but the embedding has {rows:,} rows (ids 0–{rows - 1:,})"
+    elif 2 * count < rows:
+        why = f"it has {count:,} tokens for an embedding of {rows:,} rows"
+    else:
+        return
+    raise NotAModelError(f"the tokenizer in '{folder}' is not the one of '{name}': {why} — its tokenizer files "
+                         "(tokenizer.json, tokenizer_config.json, …) come from another model; put the model's own "
+                         "tokenizer files in that folder, or download the model again",
+                         notice=Notice("error.tokenizer_not_the_models", model=model_name(name), tokens=f"{count:,}",
+                                       rows=f"{rows:,}"))
+
+
 def _head_and_auto_class(architectures: list[str]) -> tuple[HeadKind, type]:
     from transformers import AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM, AutoModelForSequenceClassification
 
@@ -485,6 +505,7 @@ def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision
                                         "the model again, or re-save it with save_pretrained(safe_serialization=True)"
                                         ) from err
         _check_weights_match(name, loading)
+        _check_tokenizer_fits(name, folder, tokenizer, int(model.get_input_embeddings().num_embeddings))
     model = model.to(torch_device).eval()
     model.requires_grad_(False)
     # Before the model is shared: its blocks learn to skip to a layer when a request asks (kernels.hf.ResumeAt).
