@@ -103,8 +103,9 @@ def _remove() -> None:
     with _LOCK:
         _open_scopes -= 1
         if _open_scopes == 0:
-            hf_logging.set_tqdm_hook(_replaced.pop("hook"))
-            importlib.import_module(_GGUF_MODULE).tqdm = _replaced.pop("gguf")
+            # Put back, but kept: a thread outside any scope may be inside _hook or _gguf_tqdm right now.
+            hf_logging.set_tqdm_hook(_replaced["hook"])
+            importlib.import_module(_GGUF_MODULE).tqdm = _replaced["gguf"]
 
 
 @contextlib.contextmanager
