@@ -170,7 +170,7 @@ def _minilm_tokenizer(folder: Path) -> None:
             (folder / name).write_bytes((bundled_model_path() / name).read_bytes())
 
 
-@pytest.mark.parametrize("damage", ["another model's tokenizer", "a config of another size"])
+@pytest.mark.parametrize("damage", ["another model's tokenizer", "a config of another size", "a config of 0 layers"])
 def test_a_prepared_folder_the_loader_refuses_names_prepare_not_a_download(monkeypatch, tmp_path, capfd, damage):
     """Issue 45, item 7: a bundled model's folder is prepared here, never downloaded, so a refusal of its files (here
     from the loader: a folder prepared before its marker kept its files' digests, so the cache check cannot see the
@@ -186,7 +186,7 @@ def test_a_prepared_folder_the_loader_refuses_names_prepare_not_a_download(monke
     if damage == "another model's tokenizer":
         _minilm_tokenizer(final)
     else:
-        _edit_json(final, "config.json", "num_hidden_layers", 3)
+        _edit_json(final, "config.json", "num_hidden_layers", 3 if damage == "a config of another size" else 0)
     assert bundled.is_prepared(decoder, cache)
     monkeypatch.setenv("INSPECTOR_CACHE_DIR", str(cache))
     monkeypatch.setattr(bundled, "_convert", lambda *a: pytest.fail("a prepared folder was prepared again"))

@@ -471,13 +471,14 @@ def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision
             raise UnsupportedModelError(f"'{name}' is an encoder-decoder model ({raw_config['model_type']}); the "
                                         "inspector supports encoder-only and decoder-only models")
         check_safetensors(folder)
-    _check_model_type(name, raw_config["model_type"])
-    try:
-        config = AutoConfig.from_pretrained(folder, trust_remote_code=False)
-    except Exception as err:  # noqa: BLE001 — a bad config fails in many types; each means "cannot read it"
-        raise UnsupportedModelError(f"transformers cannot read the config of '{name}' "
-                                    f"(model_type={raw_config.get('model_type')!r}): {_first_line(err)}") from err
-    _check_config_numbers(name, config, folder)
+    with _prepared_folder_advice(parsed, folder):
+        _check_model_type(name, raw_config["model_type"])
+        try:
+            config = AutoConfig.from_pretrained(folder, trust_remote_code=False)
+        except Exception as err:  # noqa: BLE001 — a bad config fails in many types; each means "cannot read it"
+            raise UnsupportedModelError(f"transformers cannot read the config of '{name}' "
+                                        f"(model_type={raw_config.get('model_type')!r}): {_first_line(err)}") from err
+        _check_config_numbers(name, config, folder)
     head, auto_class = _head_and_auto_class(list(getattr(config, "architectures", None) or []))
     try:
         model_class = auto_class._model_mapping[type(config)]
