@@ -352,9 +352,10 @@ def _check_tokenizer_fits(name: str, folder: Path, tokenizer, rows: int) -> None
     """Refuse another model's tokenizer files, which loaded silently (issue 45, item 7): every id the tokenizer can
     produce needs a row of the embedding, and a tokenizer with fewer than half as many tokens as the embedding has
     rows is not the model's either — real models pad their embedding by a few hundred rows at most (Qwen2.5: 151,665
-    tokens for 151,936 rows)."""
-    ids = tokenizer.get_vocab().values()
-    count, largest = len(ids), max(ids, default=-1)
+    tokens for 151,936 rows). A tokenizer's ids run from 0 to its size − 1, added tokens aside (their ids are read);
+    building the whole vocabulary instead took 2 s of each Gemma load (docs/BENCHMARKS.md)."""
+    count = len(tokenizer)
+    largest = max(count - 1, max(tokenizer.added_tokens_decoder, default=-1))
     if largest >= rows:
         why = f"it makes ids up to {largest:,}, but the embedding has {rows:,} rows (ids 0–{rows - 1:,})"
     elif 2 * count < rows:
