@@ -69,7 +69,12 @@ def _child(texts: int, repeats: int) -> dict:
     encoder, decoder = load_model("default"), load_model("bundled:smollm2-135m", device="cpu")
     corpus = read_corpus(CORPUS_PATH)[:texts]
     prompt = " ".join(_WORDS[i % len(_WORDS)] for i in range(200))
-    prompt = decoder.codec.decode(decoder.codec.input_ids(prompt)[:PROMPT_TOKENS - 1])
+    # The same prompt for both checkouts: the earlier code has no token codec, so its tokenizer cuts the prompt.
+    if new:
+        prompt = decoder.codec.decode(decoder.codec.input_ids(prompt)[:PROMPT_TOKENS - 1])
+    else:
+        ids = decoder.tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        prompt = decoder.tokenizer.decode(ids[:PROMPT_TOKENS - 1])
     if new:
         from inspector.serving.run import Request, plan, run, run_capture
 

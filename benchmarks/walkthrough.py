@@ -12,8 +12,9 @@ Run from the repository root (needs /usr/bin/chromium and Playwright)::
 
     python -m benchmarks.walkthrough --out /tmp/walkthrough
     python -m benchmarks.walkthrough --out /tmp/walkthrough --pages heads compare --widths 1000 --langs zh
+    python -m benchmarks.walkthrough --out /tmp/walkthrough --models default bundled:gemma-3-270m bundled:smollm2-135m
 
-Writes ``OUT/PAGE-WIDTH-LANG.png`` and ``OUT/index.md``.
+Writes ``OUT/PAGE[-MODEL]-WIDTH-LANG.png`` and ``OUT/index.md``.
 """
 
 from __future__ import annotations
@@ -24,18 +25,14 @@ import time
 from pathlib import Path
 
 from benchmarks.live_app import CHROMIUM, CHROMIUM_ARGS, AppServerError, running_app
+from inspector.output.share import PAGES as SHARE_PAGES
 
-# Page name (its url_path in app.py) -> the path of its share link (the Inspect page is the default, at "/") and
-# the link fields it needs besides the language.
-PAGES = {
-    "inspect": ("", {}),
-    "heads": ("heads", {}),
-    "attribution": ("attribution", {}),
-    "lessons": ("lessons", {}),
-    "groundtruth": ("groundtruth", {"model": "shipped:deceptive-attention"}),
-    "compare": ("compare", {}),
-    "lecture": ("lecture", {}),
-}
+# Page name (its url_path in the page registry, inspector.output.pages) -> the path of its share link (the home
+# page, Inspect, is at "/") and the link fields it needs besides the language and the model. Every registered page
+# is walked, so a new page is in the walkthrough the day it is registered.
+SPECIAL_FIELDS = {"groundtruth": {"model": "shipped:deceptive-attention"}}  # its own model: --models does not apply
+PAGES = {name: ("" if name == SHARE_PAGES[0] else name, SPECIAL_FIELDS.get(name, {})) for name in SHARE_PAGES}
+MODELS = ("default",)
 WIDTHS = (1400, 1000)
 LANGS = ("en", "zh")
 VIEWPORT_HEIGHT = 1000
@@ -96,12 +93,14 @@ def full_page_screenshot(page, path: Path) -> int:
     return height
 
 
-def walk_one(browser, app_url: str, page_name: str, width: int, lang: str, out: Path) -> dict:
-    """Open one page, screenshot it, measure its charts behind every tab; what index.md says about it."""
+def walk_one(browser, app_url: str, page_name: str, width: int, lang: str, out: Path, model: str = "default") -> dict:
+    """Open one page on ``model``, screenshot it, measure its charts behind every tab; what index.md says about it."""
     from tests.test_chart_layout import chart_problems, measure_every_tab, open_case
 
     path, fields = PAGES[page_name]
-    file = out / f"{page_name}-{width}-{lang}.png"
+    fields = fields if "model" in fields or model == "default" else {**fields, "model": model}
+    tag = "" if model == "default" else "-" + model.split(":")[-1]
+    file = out / f"{page_name}{tag}-{width}-{lang}.png"
     row = {"file": file.name, "page": page_name, "width": width, "lang": lang, "charts": 0, "problems": [],
            "exceptions": [], "error": None, "height": None}
     context = page = None
@@ -164,6 +163,9 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"window widths in px (default: {' '.join(map(str, WIDTHS))})")
     parser.add_argument("--langs", nargs="+", choices=list(LANGS), default=list(LANGS),
                         help="languages (default: en zh)")
+    parser.add_argument("--models", nargs="+", default=list(MODELS),
+                        help="models to open each page on, as a share link names them (default: default); "
+                             "e.g. default bundled:gemma-3-270m bundled:smollm2-135m")
     args = parser.parse_args(argv)
     if any(width < 320 for width in args.widths):
         parser.error("--widths must be at least 320 px (narrower than any phone)")
@@ -192,16 +194,17 @@ def walk(args) -> list[dict]:
         raise WalkthroughError("the Python package playwright is not installed: pip install playwright "
                                "(the browser itself is the system Chromium, no `playwright install` needed)") from err
     args.out.mkdir(parents=True, exist_ok=True)
-    cases = [(page, width, lang) for page in args.pages for width in args.widths for lang in args.langs]
+    cases = [(page, width, lang, model) for model in args.models for page in args.pages for width in args.widths
+             for lang in args.langs if not (model != args.models[0] and "model" in PAGES[page][1])]
     rows = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             with running_app() as app_url:
                 print(f"server at {app_url}; {len(cases)} screenshots into {args.out}", flush=True)
-                for number, (page, width, lang) in enumerate(cases, 1):
+                for number, (page, width, lang, model) in enumerate(cases, 1):
                     started = time.monotonic()
-                    row = walk_one(browser, app_url, page, width, lang, args.out)
+                    row = walk_one(browser, app_url, page, width, lang, args.out, model)
                     rows.append(row)
                     status = row["error"] or (f"{row['charts']} charts, {len(row['problems'])} layout problems, "
                                               f"{len(row['exceptions'])} exceptions, {row['height']} px high")

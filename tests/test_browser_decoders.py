@@ -52,10 +52,11 @@ def test_inspect_draws_on_each_bundled_decoder(browser, app_url, spec, kv):
     context, page = _open(browser, app_url, {"model": spec, "layer": "5", "head": "3"})
     try:
         assert page.locator(EXCEPTION).count() == 0
-        shown = ("Layer 5, head 3: attention weights", kv, "masked (")  # the title may wrap between the first two
+        # the heatmap, its shared kv head (the title may wrap between them), the mask's legend entry and its note
+        shown = ("Layer 5, head 3: attention weights", kv, "masked", "Grey")
         gemma = ("· global", "5 · global") if spec == "bundled:gemma-3-270m" else ()
         drawn = _svg_text(page, *shown, *gemma)
-        assert all(text in drawn for text in shown)  # the heatmap, its shared kv head, the causal mask's legend entry
+        assert all(text in drawn for text in shown)
         expect(page.locator(TOKEN_STRIP).first).to_contain_text("␣animal", timeout=RERUN_TIMEOUT_MS)
         strip = page.locator(TOKEN_STRIP).first.inner_text()
         assert "Ġ" not in strip and "▁" not in strip

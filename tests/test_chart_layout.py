@@ -328,6 +328,9 @@ CASES = [
     ("inspect-slide-zh-1000", "", {"slide": "1", "lang": "zh"}, 1000),
     # The narrow columns in Chinese, with the heatmap's notes (sink dropped, words merged) in its subtitle.
     ("inspect-zh-1000", "", {"text": SPLIT_WORDS, "words": "1", "drop_sink": "1", "lang": "zh"}, 1000),
+    # A decoder in the narrow columns: a 4-head grouped-query grid beside "17 · global" layer labels, and the
+    # causal mask's legend entry.
+    ("inspect-gemma-1000", "", {"model": "bundled:gemma-3-270m"}, 1000),
     ("heads-zh-1000", "heads", {"lang": "zh"}, 1000),
     ("heads-slide-1000", "heads", {"slide": "1"}, 1000),
     ("attribution-words-1000", "attribution", {"words": "1"}, 1000),

@@ -61,13 +61,16 @@ def test_views_mark_exactly_the_cells_a_query_cannot_see(windowed, tiny_bert):
 def test_heatmap_draws_masked_cells_grey_with_a_legend_entry(windowed):
     result = capture(windowed, TEXT, weights="all")
     view = heatmap_view(result, 1, 3)
-    for lang, reason in (("en", "masked (a later key, or outside the 4-token window)"),
-                         ("zh", "遮蔽（后面的键，或 4 词元窗口之外）")):
+    for lang, legend, reason in (("en", "masked", "Grey = masked (a later key, or outside the 4-token window)."),
+                                 ("zh", "遮蔽", "灰色 = 遮蔽（后面的键，或 4 词元窗口之外）。")):
         spec = attention_heatmap_chart(view, lang=lang, kv_heads=1, num_heads=4).to_dict()
         weights_layer, mask_layer = spec["layer"]
         assert weights_layer["transform"] == [{"filter": "(!datum.masked)"}]
         assert mask_layer["transform"][0] == {"filter": "datum.masked"}
-        assert mask_layer["encoding"]["color"]["scale"] == {"domain": [reason], "range": [MASKED_COLOR]}
+        # A one-word legend entry (a long one ran past a 1000 px window's column), the reason under the title.
+        assert mask_layer["encoding"]["color"]["scale"] == {"domain": [legend], "range": [MASKED_COLOR]}
+        subtitle = spec["title"]["subtitle"]
+        assert reason in (" ".join(subtitle) if isinstance(subtitle, list) else subtitle)
         assert spec["resolve"]["scale"]["color"] == "independent"
         data = next(iter(spec["datasets"].values()))
         assert sum(row["masked"] for row in data) == int(view.masked.sum())

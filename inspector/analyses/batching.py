@@ -7,7 +7,9 @@ report's corpus path (:mod:`inspector.analyses.heads`), so both give one computa
 - :func:`batch_statistics` reduces one batch's per-layer weights to :data:`STATISTICS` per text and head —
   entropy and normalised entropy (Clark et al. 2019), the first-token and largest sink scores (Xiao et al. 2023;
   Gu et al. 2024), Clark et al.'s token-category masses and the mean attention distance — over each text's own
-  real queries and keys, one layer's n × n at a time.
+  real queries and keys, one layer's n × n at a time; on request (``row_sink``) it also hands each layer's per-row
+  values (:data:`ROW_VALUES`: the rows a census's exemplars rank, :mod:`inspector.analyses.census.exemplars`) to
+  the caller before that layer's weights are dropped.
 """
 
 from __future__ import annotations
@@ -37,6 +39,15 @@ STATISTIC_RANGES: dict[str, tuple[float, float]] = {
 # batches pay for their padding.
 CPU_MAX_PADDING = 0.05
 GPU_MAX_PADDING = 0.25
+# Per query row of each head, (B, H, n) float64: the row's entropy (nats, the attention function's fused statistic),
+# its weight on key 0, on key q − 1, on the keys j that follow an earlier copy of the query's token (token[j − 1] ==
+# token[q], j − 1 < q: induction-like), and its mean distance Σ_j p_j |q − j|. Beside them: ``top_keys`` /
+# ``top_weights`` (B, H, n, TOP_KEYS) — each row's heaviest keys, highest weight first — and ``visible`` (B, n), how
+# many of the text's real keys each row may see, and ``copies`` (B, n), how many induction keys j each row has.
+ROW_VALUES: tuple[str, ...] = ("entropy", "sink", "previous", "induction", "distance")
+TOP_KEYS = 3
+# What batch_statistics hands a row sink, layer by layer: (layer index, the values above).
+RowSink = Callable[[int, dict[str, torch.Tensor]], None]
 
 
 def length_buckets(lengths: Sequence[int], batch_tokens: int, max_padding: float = CPU_MAX_PADDING,
@@ -114,10 +125,44 @@ def _layer_statistics(weights: torch.Tensor, real: torch.Tensor, counts: torch.T
     scores = torch.where(real64[:, None, :] > 0, scores, -1.0)  # padded keys never the largest
     row_distance = weights.mul_(distance).sum(dim=-1).double()  # (B, H, n); the weights' last use
     mean_distance = (row_distance * real64[:, None, :]).sum(dim=-1) / counts
-    return {"key_scores": scores, "first_token_sink": scores[..., 0], "max_sink_score": scores.max(dim=-1).values,
+    return {"row_distance": row_distance, "key_scores": scores, "first_token_sink": scores[..., 0],
+            "max_sink_score": scores.max(dim=-1).values,
             "mass_cls": by_key[..., 0], "mass_sep": by_key[..., 1], "mass_punctuation": by_key[..., 2],
             "mass_self": self_mass, "mass_previous": previous_mass,
             "mass_next": next_mass, "mean_distance": mean_distance}
+
+
+def induction_pairs(input_ids: torch.Tensor, lengths: torch.Tensor,
+                    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(text, query, key) index triples (each (P,) int64) of every key j that follows an earlier copy of query q's
+    token — token[j − 1] == token[q] with j − 1 < q, so j ≤ q — inside each text's own T tokens. input_ids: (B, n);
+    lengths: (B,) T per text. Repeats are rare in prose, so P is small and the induction mass a gather."""
+    n = input_ids.shape[1]
+    position = torch.arange(n, device=input_ids.device)
+    same = input_ids[:, :, None] == input_ids[:, None, :]  # (B, n, n) [b, q, i]: token[i] == token[q]
+    earlier = position[None, :] < position[:, None]  # (n, n) [q, i]: i < q
+    inside = position[None, :] < lengths[:, None]  # (B, n) real tokens
+    text, query, earlier_copy = (same & earlier & inside[:, :, None] & inside[:, None, :]).nonzero(as_tuple=True)
+    return text, query, earlier_copy + 1
+
+
+def _row_values(weights: torch.Tensor, entropy: torch.Tensor,
+                pairs: tuple[torch.Tensor, torch.Tensor, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """:data:`ROW_VALUES` but the distance (which the in-place distance pass gives), and each row's heaviest keys,
+    read from one layer's weights (B, H, n, n) before they are overwritten: a column, a diagonal, a gather of the
+    induction pairs and a top-k — none keeps an n × n copy. entropy: (B, H, n), the fused statistic."""
+    batch, heads, n, _ = weights.shape
+    previous = torch.zeros(batch, heads, n, dtype=torch.float64, device=weights.device)
+    previous[..., 1:] = torch.diagonal(weights, offset=-1, dim1=2, dim2=3)  # row q, key q − 1; row 0 has none
+    induction = torch.zeros(batch, n, heads, dtype=torch.float64, device=weights.device)  # (B, n, H)
+    text, query, key = pairs
+    induction.index_put_((text, query), weights[text, :, query, key].double(), accumulate=True)  # (P, H) added
+    copies = torch.zeros(batch, n, dtype=torch.int64, device=weights.device)
+    copies.index_put_((text, query), torch.ones_like(text), accumulate=True)
+    top_weights, top_keys = weights.topk(min(TOP_KEYS, n), dim=-1)  # (B, H, n, TOP_KEYS)
+    return {"entropy": entropy.double(), "sink": weights[..., 0].double(), "previous": previous,
+            "induction": induction.permute(0, 2, 1), "copies": copies, "top_keys": top_keys,
+            "top_weights": top_weights}
 
 
 def _entropy_statistics(records: list, real: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -138,7 +183,8 @@ def _entropy_statistics(records: list, real: torch.Tensor) -> tuple[torch.Tensor
 
 
 def batch_statistics(records: Sequence, weights_of: Callable[[object], torch.Tensor], lengths: Sequence[int],
-                     category_masks: np.ndarray) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+                     category_masks: np.ndarray, *, input_ids: torch.Tensor | None = None,
+                     row_sink: RowSink | None = None) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
     """The census's reductions for one right-padded batch of B texts (each text's own T real queries and keys):
     :data:`STATISTICS` as (B, L, H) float64 tensors, and every key's sink score (B, L, H, n) — padded keys −1.
 
@@ -146,7 +192,11 @@ def batch_statistics(records: Sequence, weights_of: Callable[[object], torch.Ten
     gives a record's exact weights (B, H, n, n) float32, which the reduction overwrites (materialise them, or pass
     a copy); ``category_masks``: (B, n, 3) [CLS]/[SEP]/punctuation key masks (zero past T). The Heads report's
     corpus statistics come from here too (:mod:`inspector.analyses.heads`), so both give the same numbers by one
-    code."""
+    code.
+
+    ``row_sink`` (with the batch's ``input_ids`` (B, n), for the induction pairs) is called once per layer, in
+    order, with that layer's :data:`ROW_VALUES` per query row: what the census's exemplars rank, taken from the
+    same materialised weights, so they cost no second materialisation."""
     n = category_masks.shape[1]
     with torch.inference_mode():  # the forward's weights are inference tensors, reduced in place
         device = records[0].stats["entropy"].device
@@ -157,17 +207,25 @@ def batch_statistics(records: Sequence, weights_of: Callable[[object], torch.Ten
         categories = torch.from_numpy(np.ascontiguousarray(category_masks, dtype=np.float64)).to(device)
         position = torch.arange(n, device=device)
         distance = (position[:, None] - position[None, :]).abs().float()  # (n, n) |i − j|
-        seen_by_pattern: dict[tuple[bool, int | None], torch.Tensor] = {}
+        seen_by_pattern: dict[tuple[bool, int | None], tuple[torch.Tensor, torch.Tensor]] = {}
+        pairs = induction_pairs(input_ids.to(device), lengths_tensor) if row_sink is not None else None
         per_layer: list[dict[str, torch.Tensor]] = []
-        for record in records:
+        for layer, record in enumerate(records):
             pattern = (record.causal, record.window)
             if pattern not in seen_by_pattern:
                 visible = visible_keys_mask(n, n, causal=record.causal, window=record.window, device=device)[0, 0]
-                seen_by_pattern[pattern] = torch.matmul(real.double(), visible.double()) * real.double()  # (B, n)
+                seen_by = torch.matmul(real.double(), visible.double()) * real.double()  # (B, n) per key
+                sees = torch.matmul(real.double(), visible.double().T)  # (B, n) real keys each row may see
+                seen_by_pattern[pattern] = seen_by, sees
+            seen_by, sees = seen_by_pattern[pattern]
             weights = weights_of(record)
-            per_layer.append(_layer_statistics(weights, real, counts, neighbours, categories, seen_by_pattern[pattern],
-                                               distance))
-            del weights  # one layer's n × n at a time
+            rows = _row_values(weights, record.stats["entropy"], pairs) if pairs is not None else None
+            statistics = _layer_statistics(weights, real, counts, neighbours, categories, seen_by, distance)
+            row_distance = statistics.pop("row_distance")
+            if rows is not None:
+                row_sink(layer, {**rows, "distance": row_distance, "visible": sees})
+            per_layer.append(statistics)
+            del weights, rows  # one layer's n × n at a time
         entropy, normalized = _entropy_statistics(records, real)
         key_scores = torch.stack([layer.pop("key_scores") for layer in per_layer], dim=1)  # (B, L, H, n)
         reduced = {name: torch.stack([layer[name] for layer in per_layer], dim=1) for name in per_layer[0]}

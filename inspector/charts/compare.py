@@ -46,6 +46,9 @@ RANKED_HEADS = 12
 _PADDING_PX = 12  # style_chart's padding, left and right
 # Short enough for half of a 1000 px window, where a longer gradient is cut at the chart's edge.
 _PAIR_LEGEND = alt.Legend(orient="bottom", direction="horizontal", gradientLength=120)
+# B − A's legend ends in a wider label ("0.05", centred on the gradient's end): a shorter gradient keeps it inside a
+# 15-token map in half the column of a 1000 px window.
+_DIFFERENCE_LEGEND = alt.Legend(orient="bottom", direction="horizontal", gradientLength=96)
 
 
 def head_movement_data(comparison: Comparison) -> pd.DataFrame:
@@ -209,7 +212,7 @@ def head_difference_chart(pair: HeadPair, *, slide: bool = False, lang: str = DE
     largest = max(float(np.abs(pair.difference).max()) if pair.difference.size else 0.0, 0.05)
     color = alt.Color("weight:Q", title="B − A",
                       scale=alt.Scale(scheme="redblue", reverse=True, domain=[-largest, largest], domainMid=0),
-                      legend=_PAIR_LEGEND)
+                      legend=_DIFFERENCE_LEGEND)
     chart = _matrix_chart(_matrix_data(pair.difference, pair.pair_labels, pair.query_row), pair.pair_labels,
                           title=t("chart.compare.difference_title", lang, layer=pair.layer, head=pair.head),
                           subtitle=[t("chart.compare.difference_subtitle", lang)], color=color,

@@ -62,6 +62,9 @@ _AXIS_TITLE_PX = 20  # a vertical axis title and its padding, beside the labels
 _SLIDE_HEATMAP_LABEL_LIMIT_PX = 150
 # A compact legend under a grid: narrower than the narrowest column the grid is shown in.
 _GRID_LEGEND_PX = 100
+# Under the Inspect page's entropy grid in a 1000 px window: a 4-head grid beside "17 · global" layer labels keeps
+# about 60 px of plot, and the legend starts under the plot (a 100 px one ran past the chart's edge).
+_NARROW_GRID_LEGEND_PX = 56
 # Cells a query cannot see (causal mask, sliding window): a mid grey, apart from the weights' white-to-blue ramp and
 # from the grid's "undefined" light grey.
 MASKED_COLOR = "#9e9e9e"
@@ -113,10 +116,13 @@ def _head_entropy_tooltip(lang: str, data: pd.DataFrame | None = None) -> list[a
 
 
 def _two_lines(text: str) -> str | list[str]:
-    """A legend title broken before its parenthesis ("entropy", "(normalised)"), so it fits under a narrow grid;
-    a title without one (Chinese is short enough) stays one line."""
-    first, parenthesis, rest = text.partition(" (")
-    return [first, "(" + rest] if parenthesis else text
+    """A legend title broken before its parenthesis ("entropy", "(normalised)"; "熵", "（归一化）"), so it fits under a
+    narrow grid; a title without one stays one line."""
+    for opening in (" (", "（"):
+        first, parenthesis, rest = text.partition(opening)
+        if parenthesis:
+            return [first, opening.strip() + rest]
+    return text
 
 
 def _vega_string(text: str) -> str:
@@ -189,7 +195,9 @@ def entropy_grid_chart(entropy: HeadEntropy, *, selected: tuple[int, int] | None
                         # Below the grid, so a 12-head grid plus legend fits a narrow column.
                         # The legend's title in two lines: it starts under the plot, right of the layer axis, in a
                         # 180 px column. (The field's title stays one string: it names the cell for screen readers.)
-                        legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=_GRID_LEGEND_PX,
+                        legend=alt.Legend(orient="bottom", direction="horizontal",
+                                          gradientLength=_GRID_LEGEND_PX if slide else _NARROW_GRID_LEGEND_PX,
+                                          values=[0, 0.5, 1] if slide else [0, 1],
                                           title=legend if slide else _two_lines(legend),
                                           titleLimit=FULL_WIDTH_PX if slide else NARROW_COLUMN_PX)),
     )
@@ -271,7 +279,8 @@ def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False, lang: str
     ``view``; rows and columns may differ in number. Data: one row per cell (see :func:`heatmap_data`).
     ``kv_heads``/``num_heads`` (the model's): a grouped-query head's title names the key/value head it shares.
     Cells the query could not see (``view.masked``: a causal model's later keys, keys outside a window) are drawn
-    grey, not white, with their own legend entry: their zero is the mask's, not the head's choice.
+    grey, not white, with their own legend entry ("masked") and a note under the title saying why: their zero is the
+    mask's, not the head's choice.
     ``selectable`` adds a click selection named :data:`CELL_SELECTION` on the visible cells (their row and column
     indices; read it with :func:`~inspector.charts.base.selected_cell`).
 
@@ -287,7 +296,7 @@ def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False, lang: str
         drawn = column_px - label_limit - _AXIS_TITLE_PX
         cell = int(np.clip(drawn // max(view.weights.shape[1], 1), _MIN_CELL_PX, cell))
     column = FULL_WIDTH_PX if slide else WIDE_COLUMN_PX
-    notes = _notes(view.notes, lang)
+    notes = _notes(view.notes, lang) + ([] if view.masked is None else [masked_reason(view, lang)])
     if may_thin(view.key_labels, column - label_limit, slide) or cell < 14:
         notes.append(thinned_note(lang))
     weight = t("chart.inspect.weight", lang)
@@ -315,13 +324,13 @@ def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False, lang: str
         return style_chart(chart, slide)
     # The mask: its own layer and a one-entry legend ("masked: later key (causal)"), so a reader can tell a
     # structural zero from a learned one. The weight layer leaves those cells out.
-    reason = masked_reason(view, lang)
-    masked_cells = base.transform_filter(alt.datum.masked).transform_calculate(mask=_vega_string(reason)).mark_rect(
+    masked = t("chart.inspect.masked", lang)
+    masked_cells = base.transform_filter(alt.datum.masked).transform_calculate(mask=_vega_string(masked)).mark_rect(
         stroke="white", strokeWidth=0.5 if cell >= 8 else 0).encode(
         x=x, y=y,
-        color=alt.Color("mask:N", title=None, scale=alt.Scale(domain=[reason], range=[MASKED_COLOR]),
+        color=alt.Color("mask:N", title=None, scale=alt.Scale(domain=[masked], range=[MASKED_COLOR]),
                         # Above the plot: beside the weights' legend under it, the label ran past the chart's edge.
-                        legend=alt.Legend(orient="top", symbolType="square", labelLimit=column)),
+                        legend=alt.Legend(orient="top", symbolType="square")),
         tooltip=[*tooltip[:2], alt.Tooltip("mask:N", title=weight)],
     )
     chart = alt.layer(cells.transform_filter(~alt.datum.masked), masked_cells).resolve_scale(
@@ -330,7 +339,7 @@ def attention_heatmap_chart(view: HeatmapView, *, slide: bool = False, lang: str
 
 
 def masked_reason(view: HeatmapView, lang: str) -> str:
-    """The masked cells' legend entry: why the query could not see them."""
+    """The note under the title that says why the grey (masked) cells are grey: why the query could not see them."""
     if view.causal and view.window is not None:
         return t("chart.inspect.masked_causal_window", lang, window=view.window)
     if view.window is not None:

@@ -30,6 +30,10 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--truncate", action="store_true",
                      help="cut texts longer than the model's positions instead of listing them in errors.jsonl")
     sub.add_argument("--backend", default="auto", choices=BACKENDS, help="attention backend")
+    sub.add_argument("--exemplars", type=int, default=0, metavar="K",
+                     help="also keep, per head and statistic (lowest entropy, sink mass, previous token, induction, "
+                          "distance), the top K contexts and one sample per decile (1–100; default 0 = none)")
+    sub.add_argument("--exemplar-seed", type=int, default=0, help="--exemplars: decile sampling seed (default 0)")
     sub.add_argument("--roles", action="store_true",
                      help="also (or, without --data, only) probe the head roles into OUT/roles.json — no corpus "
                           "needed; compare folders of several models")
@@ -62,12 +66,15 @@ def run(args: argparse.Namespace) -> None:
         truncate=args.truncate, batch_tokens=DEFAULT_BATCH_TOKENS if args.batch_tokens is None else args.batch_tokens,
         shard_size=DEFAULT_SHARD_SIZE if args.shard_size is None else args.shard_size, backend=args.backend,
         device=args.device, dtype=args.dtype, address=args.address, actors=args.actors,
-        gpus_per_actor=args.gpus_per_actor, num_cpus=args.num_cpus, report=census_report))
+        gpus_per_actor=args.gpus_per_actor, num_cpus=args.num_cpus, report=census_report, exemplars=args.exemplars,
+        exemplar_seed=args.exemplar_seed))
     if args.json:
         write_json(summary_json(summary, census_report), args.json)
     if args.json != "-":
         lines = census_report(summary)
         print(f"summary: {summary.folder}/summary.json ({summary.texts} texts, {summary.errors} in errors.jsonl)")
+        if args.exemplars:
+            print(f"exemplars: {summary.folder}/exemplars.parquet, {summary.folder}/exemplar_texts.parquet")
         print("\n".join(lines[:REPORT_LINES_SHOWN]))
     if args.roles:
         run_roles(args)

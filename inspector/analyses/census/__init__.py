@@ -43,6 +43,15 @@ holds input rows [k·S, (k+1)·S); a shard is written to a temporary name and re
 absent. Re-running into the same folder **resumes**: finished shards are kept and never written twice; a different
 model or input is refused, naming the difference.
 
+**Exemplars** (``--exemplars K``, issue 41; :mod:`~inspector.analyses.census.exemplars` gives the exact rules):
+per head and statistic (lowest row entropy, sink mass, previous-token weight, induction-like mass, mean attention
+distance), the top K query rows over the corpus and one sampled text per decile, with each row's heaviest keys.
+The per-row values come out of the same one-layer-at-a-time materialisation (``batch_statistics``'s row sink).
+Each shard row then also holds the text's token strings and its best row per statistic and head, and
+``shards/exemplars-NNNNN.parquet`` (written before the shard) its shard's top K; at the end ``exemplars.parquet``
+and ``exemplar_texts.parquet`` are rebuilt from the shards (after summary.json), so both engines and a resumed run
+give the same files. K is part of what a resumed folder must match.
+
 **Engines**: ``local`` runs in this process; ``ray`` runs the same per-batch function in Ray Data actors
 (``map_batches`` with a stateful class that loads the model once per actor; ``concurrency`` = actors,
 ``num_gpus`` per actor) and the driver writes the same shards. Ray is imported only there.
@@ -59,6 +68,10 @@ model or input is refused, naming the difference.
 - :mod:`~inspector.analyses.census.run` — :func:`census`: plan, lock, engine, shards, summary.
 - :mod:`~inspector.analyses.census.ray_engine` — the same measuring on Ray Data actors.
 - :mod:`~inspector.analyses.census.roles` — head roles by probe kept beside a census (``roles.json``).
+- :mod:`~inspector.analyses.census.exemplars` — which rows are a head's exemplars (:class:`RowCandidates`, top K,
+  deciles); writes nothing.
+- :mod:`~inspector.analyses.census.exemplar_files` — their Parquet files, and :func:`read_exemplars` reading them
+  back checked.
 
 The report's sentences are not here: :mod:`inspector.charts.sentences.census` builds them from a summary.
 """

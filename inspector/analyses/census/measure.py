@@ -4,7 +4,7 @@ one forward each, statistics only → :class:`TextCensus` per text, :class:`RowE
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +18,7 @@ from inspector.analyses.batching import (
     length_buckets,
     padded_batch,
 )
+from inspector.analyses.census.exemplars import RowCandidates, TextExemplars
 from inspector.analyses.census.input import InputRow, row_problem
 from inspector.base.errors import InspectorError, InvalidRequestError
 from inspector.core.forward import encode_text, forward, reads_special_tokens_as_text
@@ -33,12 +34,14 @@ DEFAULT_BATCH_TOKENS = 8192
 
 @dataclass(frozen=True)
 class TextCensus:
-    """One text's numbers: ``statistics`` maps each of :data:`STATISTICS` to (layers, heads) float32."""
+    """One text's numbers: ``statistics`` maps each of :data:`STATISTICS` to (layers, heads) float32; ``exemplars``
+    its best rows per head (:mod:`inspector.analyses.census.exemplars`) when the census keeps exemplars."""
 
     index: int
     text: str
     tokens: int
     statistics: dict[str, np.ndarray]
+    exemplars: TextExemplars | None = None
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,7 @@ class _Encoded:
     index: int
     text: str
     ids: np.ndarray  # (T,) int64
+    token_strings: tuple[str, ...]  # (T,) the tokenizer's own strings ("" for an id it has none for)
     special: np.ndarray  # (T,) bool
     category_masks: np.ndarray  # (3, T) bool: [CLS]/BOS, [SEP]/EOS, punctuation (metrics.token_category_masks)
 
@@ -95,7 +99,8 @@ def _encode_rows(loaded: LoadedModel, rows: Iterable[InputRow], truncate: bool,
     all_ids, all_special = batch_encoding(loaded, [r.value for r, p in zip(rows, problems) if p is None])
     limit, vocabulary = loaded.info.max_positions, loaded.info.vocab_size
     special_ids = set(getattr(loaded.tokenizer, "all_special_ids", []))
-    punctuation: dict[int, bool] = {}  # is_punctuation of each id's token, looked up once per call
+    strings: dict[int, str] = {}  # each id's token string and whether it is punctuation, looked up once per call
+    punctuation: dict[int, bool] = {}
     encoded, errors = [], []
     batch_position = 0
     for row, problem in zip(rows, problems):
@@ -110,10 +115,11 @@ def _encode_rows(loaded: LoadedModel, rows: Iterable[InputRow], truncate: bool,
         if problem is not None:
             errors.append(RowError(row.index, row.origin, problem))
             continue
-        unseen = [i for i in dict.fromkeys(ids) if i not in punctuation]
+        unseen = [i for i in dict.fromkeys(ids) if i not in strings]
         if unseen:
-            tokens = loaded.codec.token_strings(unseen)
-            punctuation.update((i, is_punctuation(str(token))) for i, token in zip(unseen, tokens))
+            strings.update((i, "" if token is None else str(token))
+                           for i, token in zip(unseen, loaded.codec.token_strings(unseen)))
+            punctuation.update((i, is_punctuation(strings[i])) for i in unseen)
         # The Heads page's definitions (inspector.analyses.heads._text_statistics, metrics.token_category_masks):
         # special =
         # an id among all_special_ids; [CLS] = a special token at position 0, [SEP] = any other special token,
@@ -121,8 +127,10 @@ def _encode_rows(loaded: LoadedModel, rows: Iterable[InputRow], truncate: bool,
         special = np.fromiter((i in special_ids for i in ids), dtype=bool, count=len(ids))
         first = np.zeros(len(ids), dtype=bool)
         first[:1] = special[:1]
-        punctuation_mask = np.fromiter((punctuation[i] for i in ids), dtype=bool, count=len(ids)) & ~special
-        encoded.append(_Encoded(row.index, row.value, np.asarray(ids, dtype=np.int64), special,
+        punctuation_mask = np.fromiter((punctuation[i] for i in ids), dtype=bool, count=len(ids)) \
+            & ~special
+        encoded.append(_Encoded(row.index, row.value, np.asarray(ids, dtype=np.int64),
+                                tuple(strings[i] for i in ids), special,
                                 np.stack([first, special & ~first, punctuation_mask])))
     return encoded, errors
 
@@ -139,7 +147,8 @@ def _materialize(backend: str, query: torch.Tensor, key: torch.Tensor, lse: torc
                                window=window)
 
 
-def _measure_bucket(loaded: LoadedModel, items: list[_Encoded], backend: str) -> list[TextCensus]:
+def _measure_bucket(loaded: LoadedModel, items: list[_Encoded], backend: str, exemplars: int,
+                    shard_of: Callable[[int], int]) -> list[TextCensus]:
     info, device = loaded.info, loaded.device
     lengths_list = [len(item.ids) for item in items]
     n, batch = max(lengths_list), len(items)
@@ -164,20 +173,30 @@ def _measure_bucket(loaded: LoadedModel, items: list[_Encoded], backend: str) ->
         record.tensors.clear()
         return weights
 
-    reduced, _ = batch_statistics(records, materialized, lengths_list, category_masks)
+    indices = [item.index for item in items]
+    candidates = RowCandidates(lengths_list, indices, [shard_of(i) for i in indices], exemplars) if exemplars \
+        else None
+    reduced, _ = batch_statistics(records, materialized, lengths_list, category_masks, input_ids=inputs["input_ids"],
+                                  row_sink=candidates)
     host = {name: reduced[name].float().cpu().numpy() for name in STATISTICS}  # (B, L, H) each
     return [TextCensus(index=item.index, text=item.text, tokens=lengths_list[b],
-                       statistics={name: host[name][b] for name in STATISTICS}) for b, item in enumerate(items)]
+                       statistics={name: host[name][b] for name in STATISTICS},
+                       exemplars=candidates.text(b, item.token_strings) if candidates else None)
+            for b, item in enumerate(items)]
 
 
 def measure_rows(loaded: LoadedModel, rows: Sequence[InputRow], *, batch_tokens: int = DEFAULT_BATCH_TOKENS,
                  truncate: bool = False, backend: str = "torch", max_padding: float | None = None,
+                 exemplars: int = 0, shard_of: Callable[[int], int] | None = None,
                  ) -> tuple[list[TextCensus], list[RowError]]:
     """The census of ``rows``: tokenised, bucketed by length into padded batches of at most ``batch_tokens``
     padded tokens and at most ``max_padding`` padding per real token (default: :data:`CPU_MAX_PADDING` on the
     CPU, :data:`GPU_MAX_PADDING` elsewhere), measured (see the module docstring). Results come back in input
     order; bad rows (empty, not text, too long without ``truncate``) come back as :class:`RowError` and never
-    stop the others."""
+    stop the others. ``exemplars`` K > 0: each text also carries its share of the exemplars (its best row per
+    statistic and head, and its rows among each batch's top K per shard:
+    :class:`~inspector.analyses.census.exemplars.TextExemplars`), taken in the same pass; ``shard_of`` maps an
+    input index to its shard (default: every row of the call in one)."""
     if batch_tokens < 1:
         raise InvalidRequestError(f"--batch-tokens must be at least 1, got {batch_tokens}")
     if max_padding is None:
@@ -185,7 +204,8 @@ def measure_rows(loaded: LoadedModel, rows: Sequence[InputRow], *, batch_tokens:
     encoded, errors = _encode_rows(loaded, rows, truncate)
     measured: list[TextCensus] = []
     for bucket in length_buckets([len(item.ids) for item in encoded], batch_tokens, max_padding):
-        measured.extend(_measure_bucket(loaded, [encoded[i] for i in bucket], backend))
+        measured.extend(_measure_bucket(loaded, [encoded[i] for i in bucket], backend, exemplars,
+                                        shard_of or (lambda index: 0)))
     measured.sort(key=lambda item: item.index)
     return measured, errors
 

@@ -4,6 +4,7 @@ shard as soon as its rows are back. Ray is imported only here, and only when thi
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Callable
@@ -11,7 +12,8 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from inspector.analyses.batching import STATISTICS
+from inspector.analyses.batching import STATISTICS, TOP_KEYS
+from inspector.analyses.census.exemplars import EXEMPLAR_STATISTICS, ExemplarRows, TextExemplars
 from inspector.analyses.census.input import InputRow, row_problem
 from inspector.analyses.census.measure import RowError, TextCensus, measure_rows, resolved_backend
 from inspector.analyses.census.store import CensusPlan
@@ -40,21 +42,23 @@ def ray_runtime_env(address: str | None = None) -> dict:
 class CensusWorker:
     """The Ray Data actor: loads the model once (in ``__init__``), then measures each batch of rows it is handed
     with :func:`measure_rows` — the local engine's function — and returns one output row per input row (``error``
-    empty when the row was measured; statistics NaN otherwise)."""
+    empty when the row was measured; statistics NaN otherwise) — with ``exemplars`` K, also the text's
+    :class:`TextExemplars` (its batch's top K taken per shard, the ``shard`` column of the rows)."""
 
     def __init__(self, spec: str, device: str, dtype: str, backend: str, batch_tokens: int, truncate: bool,
-                 threads: int) -> None:
+                 threads: int, exemplars: int = 0) -> None:
         from inspector.core.loading import load_model
 
         torch.set_num_threads(max(1, threads))  # actors share the machine's cores instead of each taking all
         self.loaded = load_model(spec, device=device, dtype=dtype)
         self.backend = resolved_backend(self.loaded, backend)
-        self.batch_tokens, self.truncate = batch_tokens, truncate
+        self.batch_tokens, self.truncate, self.exemplars = batch_tokens, truncate, exemplars
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         rows = [InputRow(int(i), str(o), str(v)) for i, o, v in zip(batch["index"], batch["origin"], batch["text"])]
+        shards = dict(zip(batch["index"].tolist(), batch["shard"].tolist()))
         measured, errors = measure_rows(self.loaded, rows, batch_tokens=self.batch_tokens, truncate=self.truncate,
-                                        backend=self.backend)
+                                        backend=self.backend, exemplars=self.exemplars, shard_of=shards.__getitem__)
         info = self.loaded.info
         size = info.num_layers * info.num_heads
         by_index = {m.index: m for m in measured}
@@ -68,12 +72,57 @@ class CensusWorker:
         for name in STATISTICS:
             out[name] = np.stack([by_index[r.index].statistics[name].reshape(-1) if r.index in by_index else blank
                                   for r in rows])
+        if self.exemplars:
+            out.update(_exemplar_columns([by_index.get(r.index) for r in rows], (info.num_layers, info.num_heads)))
         return out
+
+
+# A text's rows among its batch's top K, packed for the trip from an actor to the driver (one bytes value a row).
+_TOP_ROW = np.dtype([("statistic", np.int64), ("layer", np.int64), ("head", np.int64), ("query", np.int64),
+                     ("value", np.float64), ("keys", np.int32, (TOP_KEYS,)), ("key_weights", np.float32, (TOP_KEYS,))])
+
+
+def _exemplar_columns(measured: list[TextCensus | None], shape: tuple[int, int]) -> dict[str, np.ndarray]:
+    """Each row's :class:`TextExemplars`: its best rows as fixed-size columns, its top rows packed as bytes and its
+    tokens as JSON (ragged values are one Arrow type that way)."""
+    full = (len(EXEMPLAR_STATISTICS), *shape)
+    query = np.full((len(measured), *full), -1, np.int32)
+    value = np.full((len(measured), *full), np.nan)
+    keys = np.full((len(measured), *full, TOP_KEYS), -1, np.int32)
+    weights = np.zeros((len(measured), *full, TOP_KEYS), np.float32)
+    top = np.empty(len(measured), dtype=object)
+    tokens = np.empty(len(measured), dtype=object)
+    for r, item in enumerate(measured):
+        packed = np.zeros(0, _TOP_ROW)
+        if item is not None:
+            mine = item.exemplars
+            query[r], value[r], keys[r], weights[r] = mine.query, mine.value, mine.keys, mine.key_weights
+            packed = np.zeros(len(mine.top.rank), _TOP_ROW)
+            for name in _TOP_ROW.names:
+                packed[name] = getattr(mine.top, name)
+        top[r] = packed.tobytes()
+        tokens[r] = json.dumps(item.exemplars.tokens if item is not None else [])
+    return {"exemplar_query": query, "exemplar_value": value, "exemplar_keys": keys, "exemplar_key_weights": weights,
+            "exemplar_top": top, "token_strings": tokens}
+
+
+def _text_exemplars(batch: dict[str, np.ndarray], position: int, index: int) -> TextExemplars:
+    """The inverse of :func:`_exemplar_columns` for one row (input ``index``)."""
+    packed = np.frombuffer(bytes(batch["exemplar_top"][position]), _TOP_ROW)
+    top = ExemplarRows(kind="top", statistic=packed["statistic"], layer=packed["layer"], head=packed["head"],
+                       rank=np.zeros(len(packed), np.int64), text_index=np.full(len(packed), index, np.int64),
+                       query=packed["query"], value=packed["value"], keys=packed["keys"],
+                       key_weights=packed["key_weights"])
+    return TextExemplars(query=np.asarray(batch["exemplar_query"][position]),
+                         value=np.asarray(batch["exemplar_value"][position]),
+                         keys=np.asarray(batch["exemplar_keys"][position]),
+                         key_weights=np.asarray(batch["exemplar_key_weights"][position]), top=top,
+                         tokens=tuple(json.loads(str(batch["token_strings"][position]))))
 
 
 def run_ray(plan: CensusPlan, *, spec: str, shard_done: Callable[[int, list[TextCensus], list[RowError]], None],
              batch_tokens: int, truncate: bool, backend: str, device: str, dtype: str, address: str | None,
-             actors: int, gpus_per_actor: float, num_cpus: int | None) -> None:
+             actors: int, gpus_per_actor: float, num_cpus: int | None, exemplars: int = 0) -> None:
     """The pending shards on Ray Data: rows → ``map_batches(CensusWorker)`` on an actor pool → this process
     writes each shard as soon as all its rows are back (so an interrupted run keeps its finished shards)."""
     try:
@@ -115,7 +164,7 @@ def run_ray(plan: CensusPlan, *, spec: str, shard_done: Callable[[int, list[Text
                     continue
                 texts[row.index], shard_of[row.index] = row.value, shard
                 expected[shard] += 1
-                items.append({"index": row.index, "origin": row.origin, "text": row.value})
+                items.append({"index": row.index, "origin": row.origin, "text": row.value, "shard": shard})
         received = {shard: 0 for shard in plan.pending}
         for shard in plan.pending:
             if expected[shard] == 0:
@@ -129,7 +178,8 @@ def run_ray(plan: CensusPlan, *, spec: str, shard_done: Callable[[int, list[Text
             compute=ray.data.ActorPoolStrategy(size=actors),
             num_gpus=gpus_per_actor or None, num_cpus=1 if gpus_per_actor else min(1.0, cpus / actors),
             fn_constructor_kwargs=dict(spec=spec, device=device, dtype=dtype, backend=backend,
-                                       batch_tokens=batch_tokens, truncate=truncate, threads=threads))
+                                       batch_tokens=batch_tokens, truncate=truncate, threads=threads,
+                                       exemplars=exemplars))
 
         def take(batch: dict[str, np.ndarray]) -> None:
             for position, index in enumerate(batch["index"].tolist()):
@@ -142,7 +192,8 @@ def run_ray(plan: CensusPlan, *, spec: str, shard_done: Callable[[int, list[Text
                     measured[shard].append(TextCensus(
                         index=index, text=texts[index], tokens=int(batch["tokens"][position]),
                         statistics={name: np.asarray(batch[name][position], np.float32).reshape(layers, heads)
-                                    for name in STATISTICS}))
+                                    for name in STATISTICS},
+                        exemplars=_text_exemplars(batch, position, index) if exemplars else None))
                 received[shard] += 1
                 if received[shard] == expected[shard]:
                     shard_done(shard, sorted(measured.pop(shard), key=lambda m: m.index), errors.pop(shard))

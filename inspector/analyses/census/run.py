@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Literal
 
 from inspector.analyses.batching import STATISTICS
+from inspector.analyses.census.exemplar_files import write_exemplar_files, write_shard_exemplars
+from inspector.analyses.census.exemplars import check_exemplars
 from inspector.analyses.census.input import CensusInput, read_input
 from inspector.analyses.census.measure import DEFAULT_BATCH_TOKENS, RowError, TextCensus, measure_rows, resolved_backend
 from inspector.analyses.census.ray_engine import run_ray
@@ -37,7 +39,7 @@ DEFAULT_SHARD_SIZE = 1000
 
 
 def _plan(spec: str, info: ModelInfo, data: CensusInput, out: Path, *, engine: str, truncate: bool,
-          limit: int | None, shard_size: int, batch_tokens: int) -> CensusPlan:
+          limit: int | None, shard_size: int, batch_tokens: int, exemplars: int, exemplar_seed: int) -> CensusPlan:
     manifest = {
         "format_version": FORMAT_VERSION,
         "model": describe_model(spec, info),
@@ -51,6 +53,8 @@ def _plan(spec: str, info: ModelInfo, data: CensusInput, out: Path, *, engine: s
                   "limit": limit, "truncate": truncate, "fingerprint": data.fingerprint},
         "shard_size": shard_size,
         "batch_tokens": batch_tokens,
+        "exemplars": exemplars,
+        "exemplar_seed": exemplar_seed,
         "engine": engine,
         "started": now(),
         "finished": None,
@@ -74,7 +78,8 @@ def census(spec: str, source: str | Path, *, out: str | Path, engine: Engine = "
            shard_size: int = DEFAULT_SHARD_SIZE, backend: str = "auto", device: str = "auto", dtype: str = "auto",
            address: str | None = None, actors: int = 2, gpus_per_actor: float = 0.0, num_cpus: int | None = None,
            thresholds: HealthThresholds = HealthThresholds(), progress: Progress | None = print_progress,
-           loaded: LoadedModel | None = None, report: ReportLines | None = None) -> CensusSummary:
+           loaded: LoadedModel | None = None, report: ReportLines | None = None, exemplars: int = 0,
+           exemplar_seed: int = 0) -> CensusSummary:
     """Measure every text of ``source`` with model ``spec`` into the folder ``out`` (see the module docstring)
     and return its summary. Resumes a folder holding the same model's census of the same input.
 
@@ -83,7 +88,10 @@ def census(spec: str, source: str | Path, *, out: str | Path, engine: Engine = "
     ``RAY_ADDRESS``, else a local Ray with ``num_cpus`` CPUs, shut down afterwards). ``progress``
     (:mod:`inspector.base.progress`; units: texts, the ones kept from an earlier run counted done) is called after
     each shard, its note giving texts/s and an ETA (the default prints it on stderr). A KeyboardInterrupt
-    keeps every finished shard; rerun to resume. ``report`` writes its lines into summary.json (:func:`finish`)."""
+    keeps every finished shard; rerun to resume. ``report`` writes its lines into summary.json (:func:`finish`).
+    ``exemplars`` K (1…100; 0 = none): also keep per head and statistic the top K contexts and one sampled text per
+    decile (drawn with ``exemplar_seed``) in exemplars.parquet and exemplar_texts.parquet
+    (:mod:`inspector.analyses.census.exemplars`); K is part of what a resumed folder must match."""
     from inspector.core.loading import load_model
 
     if engine not in ENGINES:
@@ -93,6 +101,7 @@ def census(spec: str, source: str | Path, *, out: str | Path, engine: Engine = "
             raise InvalidRequestError(f"{option} must be at least 1, got {value}")
     if engine == "ray" and actors < 1:
         raise InvalidRequestError(f"--actors must be at least 1, got {actors}")
+    check_exemplars(exemplars)
     if gpus_per_actor < 0:
         raise InvalidRequestError(f"--gpus-per-actor must be ≥ 0, got {gpus_per_actor}")
     data = read_input(source, column=column, limit=limit)
@@ -104,7 +113,8 @@ def census(spec: str, source: str | Path, *, out: str | Path, engine: Engine = "
     if loaded is None:
         loaded = load_model(spec, device=device, dtype=dtype)
     plan = _plan(spec, loaded.info, data, Path(out), engine=engine, truncate=truncate, limit=limit,
-                 shard_size=shard_size, batch_tokens=batch_tokens)
+                 shard_size=shard_size, batch_tokens=batch_tokens, exemplars=exemplars,
+                 exemplar_seed=exemplar_seed)
     check_resumable(plan.out, plan.manifest)  # refuse a wrong folder before creating anything in it
     with folder_lock(plan.out):
         return _run_locked(plan, data, loaded, spec=spec, engine=engine, truncate=truncate,
@@ -137,8 +147,12 @@ def _run_locked(plan: CensusPlan, data: CensusInput, loaded: LoadedModel, *, spe
     started = time.perf_counter()
     counter = {"rows": done_rows}
 
+    exemplars = plan.manifest["exemplars"]
+
     def shard_done(shard: int, measured: list[TextCensus], errors: list[RowError]) -> None:
-        write_shard(plan.out, shard, measured, errors, shape)
+        if exemplars:  # before the shard's Parquet file, which marks it complete
+            write_shard_exemplars(plan.out, shard, measured, exemplars)
+        write_shard(plan.out, shard, measured, errors, shape, exemplars=bool(exemplars))
         run["shards_written"] += 1
         counter["rows"] += len(plan.pending[shard])
         if progress is not None:
@@ -151,14 +165,17 @@ def _run_locked(plan: CensusPlan, data: CensusInput, loaded: LoadedModel, *, spe
                 chosen_backend = resolved_backend(loaded, backend)
                 for shard, rows in plan.pending.items():
                     measured, errors = measure_rows(loaded, rows, batch_tokens=batch_tokens, truncate=truncate,
-                                                    backend=chosen_backend)
+                                                    backend=chosen_backend, exemplars=exemplars)
                     shard_done(shard, measured, errors)
             else:
                 run_ray(plan, spec=spec, shard_done=shard_done, batch_tokens=batch_tokens, truncate=truncate,
                         backend=backend, device=device, dtype=dtype, address=address, actors=actors,
-                        gpus_per_actor=gpus_per_actor, num_cpus=num_cpus)
+                        gpus_per_actor=gpus_per_actor, num_cpus=num_cpus, exemplars=exemplars)
     finally:
         run["finished"] = now()
         write_json(plan.out / "manifest.json", plan.manifest)
-    return finish(plan.out, thresholds=thresholds, report=report)
+    summary = finish(plan.out, thresholds=thresholds, report=report)
+    if exemplars:
+        write_exemplar_files(plan.out, plan.manifest["exemplar_seed"])
+    return summary
 

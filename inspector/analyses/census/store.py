@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from inspector.analyses.batching import STATISTICS
+from inspector.analyses.batching import STATISTICS, TOP_KEYS
+from inspector.analyses.census.exemplars import EXEMPLAR_STATISTICS, shard_extremes
 from inspector.analyses.census.input import InputRow, file_digest
 from inspector.analyses.census.measure import RowError, TextCensus
 from inspector.base.assets import REPO_ROOT
@@ -153,7 +154,7 @@ def _identity(manifest: dict) -> dict:
             "input fingerprint": manifest["input"]["fingerprint"], "text column": manifest["input"]["column"],
             "row limit": manifest["input"]["limit"], "truncation": manifest["input"]["truncate"],
             "statistics": manifest["statistics"], "shard size": manifest["shard_size"],
-            "format": manifest["format_version"]}
+            "format": manifest["format_version"], "exemplars": manifest.get("exemplars", 0)}
 
 
 def check_resumable(out: Path, manifest: dict) -> dict | None:
@@ -183,9 +184,11 @@ def shard_path(out: Path, shard: int) -> Path:
 
 
 def write_shard(out: Path, shard: int, measured: list[TextCensus], errors: list[RowError], shape: tuple[int, int],
-                 ) -> None:
+                exemplars: bool = False) -> None:
     """The shard's errors first, then its Parquet file, each written to a temporary name and renamed: a shard
-    whose Parquet file exists is complete."""
+    whose Parquet file exists is complete. ``exemplars``: the rows also hold each text's token strings and its
+    extreme per exemplar statistic and head (``token_strings``; ``exemplar_query``, ``exemplar_value``,
+    ``exemplar_keys``, ``exemplar_key_weights``: S · L · H values a text, statistic-major, then layer-major)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -200,6 +203,16 @@ def write_shard(out: Path, shard: int, measured: list[TextCensus], errors: list[
         flat = np.stack([m.statistics[name].reshape(-1) for m in measured]).astype(np.float32) if measured \
             else np.zeros((0, size), np.float32)
         columns[name] = pa.FixedSizeListArray.from_arrays(pa.array(flat.reshape(-1), pa.float32()), size)
+    if exemplars:
+        extremes = shard_extremes([m.exemplars for m in measured], shape)
+        rows = len(EXEMPLAR_STATISTICS) * size
+        columns["token_strings"] = pa.array([list(m.exemplars.tokens) for m in measured], pa.list_(pa.string()))
+        for name, values, kind, width in (("exemplar_query", extremes.query, pa.int32(), rows),
+                                          ("exemplar_value", extremes.value, pa.float64(), rows),
+                                          ("exemplar_keys", extremes.keys, pa.int32(), rows * TOP_KEYS),
+                                          ("exemplar_key_weights", extremes.key_weights, pa.float32(),
+                                           rows * TOP_KEYS)):
+            columns[name] = pa.FixedSizeListArray.from_arrays(pa.array(values.reshape(-1), kind), width)
     _replace_from_temporary(path, lambda temporary: pq.write_table(pa.table(columns), temporary))
 
 

@@ -125,7 +125,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     # Decoder marks (issue 27): grouped-query heads, sliding-window layers, the causal mask.
     ("chart.inspect.kv_suffix", " · kv head {kv}", " · 共享键值头 {kv}"),
     ("chart.inspect.kv_head", "key/value head", "键/值头"),
-    ("chart.inspect.head_kv_axis", "head · key/value head", "头 · 键/值头"),
+    ("chart.inspect.head_kv_axis", "head · kv head", "头 · 键/值头"),
     ("chart.inspect.gqa_note",
      "{heads} query heads share {kv} key/value {kv|head|heads}: {head}·{kv_head} = head {head} reads kv head "
      "{kv_head}.",
@@ -133,10 +133,14 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("chart.inspect.local", "local {window}", "局部 {window}"),
     ("chart.inspect.global", "global", "全局"),
     ("chart.inspect.layer_kind", "attention span", "注意力范围"),
-    ("chart.inspect.masked_causal", "masked (causal: a later key)", "遮蔽（因果：后面的键）"),
-    ("chart.inspect.masked_window", "masked (outside the {window}-token window)", "遮蔽（{window} 词元窗口之外）"),
-    ("chart.inspect.masked_causal_window", "masked (a later key, or outside the {window}-token window)",
-     "遮蔽（后面的键，或 {window} 词元窗口之外）"),
+    # The legend names the grey cells in one short word; the title's note says why (a long legend entry ran past a
+    # 1000 px window's column).
+    ("chart.inspect.masked", "masked", "遮蔽"),
+    ("chart.inspect.masked_causal", "Grey = masked (causal: a later key).", "灰色 = 遮蔽（因果：后面的键）。"),
+    ("chart.inspect.masked_window", "Grey = masked (outside the {window}-token window).",
+     "灰色 = 遮蔽（{window} 词元窗口之外）。"),
+    ("chart.inspect.masked_causal_window", "Grey = masked (a later key, or outside the {window}-token window).",
+     "灰色 = 遮蔽（后面的键，或 {window} 词元窗口之外）。"),
     ("chart.inspect.layer_local_axis", "layer (local {window} unless marked)", "层（未标注的为局部 {window}）"),
     ("chart.inspect.layer_heads_title", "Layer {layer}: every head", "第 {layer} 层：所有头"),
     ("chart.inspect.layer_depth", "layer (input → output)", "层（输入 → 输出）"),

@@ -1,0 +1,204 @@
+"""Census exemplars on CPU (issue 41, Measure and Build 4): what ``--exemplars K`` costs, and the Ray engine's
+exemplars against the local engine's.
+
+(1) **Overhead** — one subprocess loads the bundled model once (one torch thread), then runs the census of the
+    first ``--texts`` sentences of ``assets/corpus/census-sentences.txt`` without exemplars and with ``--exemplars
+    K``, in turns (the order swapped each round), ``--repeats`` rounds; each census into a fresh folder with the
+    loaded model, so a time is measuring, writing shards, summary and (with K) the exemplar files. The table gives
+    the medians and the folders' bytes (shards, exemplar files).
+(2) **Engines** — the first ``--slice`` sentences with ``--exemplars K``: the local engine, then the Ray engine (2
+    one-thread actors, Ray started by the census and shut down after), each in its own subprocess (time includes
+    the model load and Ray's start; peak memory is the summed RSS of the subprocess and its descendants, Ray's
+    raylet and actors included, sampled every 0.2 s); then their exemplars.parquet and exemplar_texts.parquet are
+    compared (every column equal; values within 1e-6).
+
+Run from the repository root::
+
+    python -m benchmarks.census_exemplars --texts 200 --slice 2000 --repeats 5 --write-docs
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from benchmarks.census_throughput import _texts, _tree_rss_bytes
+from benchmarks.report import REPO_ROOT, benchmark_parser, system_busy_seconds, write_report
+
+SECTION_TITLE = "Census exemplars: overhead and the Ray engine (CPU)"
+
+
+def _folder_bytes(folder: Path, pattern: str) -> int:
+    return sum(p.stat().st_size for p in folder.glob(pattern))
+
+
+def _phase_overhead(count: int, k: int, repeats: int) -> dict:
+    import torch
+
+    from inspector import load_model
+    from inspector.analyses.census.run import census
+
+    torch.set_num_threads(1)
+    loaded = load_model("default")
+    texts = _texts(count)
+    times: dict[str, list[float]] = {"without": [], "with": []}
+    sizes: dict[str, dict[str, int]] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        source = Path(folder) / "texts.txt"
+        source.write_text("\n".join(texts) + "\n", encoding="utf-8")
+        census("default", source, out=Path(folder) / "warm", loaded=loaded, limit=16, backend="torch", progress=None)
+        for round_number in range(repeats):
+            ways = ("without", "with") if round_number % 2 == 0 else ("with", "without")
+            for way in ways:
+                out = Path(folder) / f"{way}-{round_number}"
+                started = time.perf_counter()
+                census("default", source, out=out, loaded=loaded, backend="torch", progress=None,
+                       exemplars=k if way == "with" else 0)
+                times[way].append(time.perf_counter() - started)
+                sizes[way] = {"shards": _folder_bytes(out / "shards", "part-*.parquet"),
+                              "shard_exemplars": _folder_bytes(out / "shards", "exemplars-*.parquet"),
+                              "exemplar_files": _folder_bytes(out, "exemplar*.parquet")}
+                shutil.rmtree(out)
+    return {"times": times, "sizes": sizes, "texts": len(texts)}
+
+
+def _phase_engine(engine: str, count: int, k: int, out: Path) -> dict:
+    import torch
+
+    from inspector.analyses.census.run import census
+
+    torch.set_num_threads(1)
+    texts = _texts(count)
+    source = out.parent / f"{out.name}-texts.txt"
+    source.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    started = time.perf_counter()
+    summary = census("default", source, out=out, engine=engine, actors=2, num_cpus=2, backend="torch",
+                     progress=None, exemplars=k)
+    return {"seconds": time.perf_counter() - started, "texts": summary.texts, "tokens": summary.tokens}
+
+
+def _subprocess(arguments: list[str]) -> dict:
+    command = [sys.executable, "-m", "benchmarks.census_exemplars", *arguments]
+    process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True,
+                               env=dict(os.environ, OMP_NUM_THREADS="1"))
+    peak = [0]
+
+    def sample() -> None:
+        while process.poll() is None:
+            peak[0] = max(peak[0], _tree_rss_bytes(process.pid))
+            time.sleep(0.2)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    output, _ = process.communicate()
+    sampler.join()
+    if process.returncode != 0:
+        raise SystemExit(f"{arguments[:2]} failed with status {process.returncode}")
+    result = json.loads(output.strip().splitlines()[-1])
+    result["peak_mib"] = peak[0] / 2**20
+    return result
+
+
+def _compare(first: Path, second: Path) -> str:
+    """'identical' or what differs between two folders' exemplar files."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from inspector.analyses.census.exemplar_files import EXEMPLAR_TEXTS_FILE, EXEMPLARS_FILE
+
+    a, b = (pq.read_table(folder / EXEMPLARS_FILE) for folder in (first, second))
+    if a.num_rows != b.num_rows:
+        return f"different: {a.num_rows} rows against {b.num_rows}"
+    differing = [name for name in a.schema.names if name not in ("value", "key_weights")
+                 and a.column(name).to_pylist() != b.column(name).to_pylist()]
+    value_gap = float(np.max(np.abs(a.column("value").to_numpy() - b.column("value").to_numpy()), initial=0.0))
+    texts_equal = pq.read_table(first / EXEMPLAR_TEXTS_FILE).equals(pq.read_table(second / EXEMPLAR_TEXTS_FILE))
+    if differing or value_gap > 1e-6 or not texts_equal:
+        return f"different: columns {differing}, largest value gap {value_gap:.2e}, texts equal {texts_equal}"
+    return f"identical ({a.num_rows} rows; largest value gap {value_gap:.1e}; exemplar texts equal)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = benchmark_parser(__doc__, SECTION_TITLE)
+    parser.add_argument("--texts", type=int, default=200, help="sentences for the overhead runs (default 200)")
+    parser.add_argument("--slice", type=int, default=2000, help="sentences for the engine runs (default 2000)")
+    parser.add_argument("--exemplars", type=int, default=20, help="K (default 20)")
+    parser.add_argument("--repeats", type=int, default=5, help="overhead rounds (default 5)")
+    parser.add_argument("--phase", choices=("overhead", "local", "ray"), help=_hidden())
+    parser.add_argument("--out", help=_hidden())
+    args = parser.parse_args(argv)
+    if args.phase == "overhead":
+        print(json.dumps(_phase_overhead(args.texts, args.exemplars, args.repeats)))
+        return 0
+    if args.phase:
+        print(json.dumps(_phase_engine(args.phase, args.slice, args.exemplars, Path(args.out))))
+        return 0
+    common = ["--texts", str(args.texts), "--slice", str(args.slice), "--exemplars", str(args.exemplars),
+              "--repeats", str(args.repeats)]
+    wall, busy, before = time.perf_counter(), system_busy_seconds(), os.times()
+    with tempfile.TemporaryDirectory() as folder:
+        print("overhead …", file=sys.stderr, flush=True)
+        overhead = _subprocess(["--phase", "overhead", *common])
+        engines = {}
+        for engine in ("local", "ray"):
+            print(f"{engine} engine …", file=sys.stderr, flush=True)
+            engines[engine] = _subprocess(["--phase", engine, "--out", str(Path(folder) / engine), *common])
+        equality = _compare(Path(folder) / "local", Path(folder) / "ray")
+    ours = sum(os.times()[:4]) - sum(before[:4])  # this process and its reaped subprocesses
+    other_cores = max(0.0, system_busy_seconds() - busy - ours) / (time.perf_counter() - wall)
+    without, with_k = (statistics.median(overhead["times"][way]) for way in ("without", "with"))
+    sizes = overhead["sizes"]
+    k = args.exemplars
+    rows = ["| run | texts | seconds (median) | texts/s | peak memory (MiB) | every run (s) |",
+            "|---|---:|---:|---:|---:|---|"]
+    for way, label in (("without", "(1) census, no exemplars"), ("with", f"(1) census, --exemplars {k}")):
+        found = overhead["times"][way]
+        seconds = statistics.median(found)
+        rows.append(f"| {label} | {overhead['texts']} | {seconds:.2f} | {overhead['texts'] / seconds:.1f} | — "
+                    f"| {', '.join(f'{t:.2f}' for t in found)} |")
+    for engine, label in (("local", f"(2) local engine, --exemplars {k}"), ("ray", f"(2) Ray engine, 2 actors, "
+                                                                                     f"--exemplars {k}")):
+        r = engines[engine]
+        rows.append(f"| {label} | {r['texts']} | {r['seconds']:.1f} | {r['texts'] / r['seconds']:.1f} "
+                    f"| {r['peak_mib']:.0f} | {r['seconds']:.1f} |")
+    table = "\n".join(rows)
+    notes = [
+        f"- Overhead of --exemplars {k}: {100 * (with_k / without - 1):+.1f} % time by the medians of "
+        f"{args.repeats} rounds (target ≤ 15 %).",
+        f"- Bytes of the {overhead['texts']}-text folder: shards {sizes['without']['shards']:,} without exemplars, "
+        f"{sizes['with']['shards']:,} with (token strings and each text's best row per statistic and head); "
+        f"the shards' top-{k} files {sizes['with']['shard_exemplars']:,}; exemplars.parquet + "
+        f"exemplar_texts.parquet {sizes['with']['exemplar_files']:,}.",
+        f"- Ray against local, {args.slice} texts: {equality}.",
+        f"- Other processes' load during the runs: {other_cores:.2f} CPUs of the 2 (busy time of the machine minus "
+        "this benchmark's own processes'; Ray's actors, not its children, count as others) — the machine was shared "
+        "with other jobs, so the figures were taken under load and the ratios matter more than the rates.",
+    ]
+    print(table)
+    print("\n".join(notes))
+    if args.write_docs:
+        shapes = (f"bundled all-MiniLM-L6-v2 (6 layers × 12 heads), float32 on CPU, one torch thread a process; "
+                  f"the first {args.texts} and {args.slice} sentences of the census corpus; K = {k}")
+        write_report(SECTION_TITLE, "What keeping exemplars costs the census, and the Ray engine's exemplars "
+                                    "against the local engine's.",
+                     module="benchmarks.census_exemplars", argv=list(argv if argv is not None else sys.argv[1:]),
+                     shapes=shapes, table=table, notes=notes)
+    return 0
+
+
+def _hidden() -> str:
+    import argparse
+
+    return argparse.SUPPRESS
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,313 @@
+"""A census's exemplar files (:mod:`inspector.analyses.census.exemplars` says what they hold and how each row is
+chosen): every shard's top rows beside it (``shards/exemplars-NNNNN.parquet``, written before the shard's Parquet
+file, so a shard that exists has them), and once the census finishes, in the folder:
+
+- ``exemplars.parquet`` — one row per exemplar: ``statistic`` (string, one of
+  :data:`~inspector.analyses.census.exemplars.EXEMPLAR_STATISTICS`), ``layer`` and ``head`` (int16), ``kind``
+  ("top" | "decile"), ``rank`` (int16: 0…K−1 for top, best first; the decile 0…9 for decile, 0 the best tenth),
+  ``text_index`` (int64, the input row), ``query`` (int32), ``value`` (float64), ``keys`` (list<int32>: the row's
+  heaviest keys, highest weight first) and ``key_weights`` (list<float32>); ordered by statistic, layer, head, kind
+  (top first) and rank;
+- ``exemplar_texts.parquet`` — ``text_index`` (int64), ``tokens`` (list<string>: the tokenizer's own token strings,
+  special tokens included) and ``text`` (string) of every text an exemplar names, by text index.
+
+Both are rewritten from the shards at every finish (exemplar texts first, then the exemplars), each through a
+temporary file renamed into place. :func:`read_exemplars` reads them back: a folder is data, possibly crafted, so
+every file is checked first and anything a census does not write is one :class:`CensusFolderError` line naming
+the file; reading never writes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from inspector.analyses.batching import TOP_KEYS
+from inspector.analyses.census.exemplars import (
+    DECILES,
+    EXEMPLAR_STATISTICS,
+    MAX_EXEMPLARS,
+    ExemplarRows,
+    TextExtremes,
+    decile_rows,
+    top_rows,
+)
+from inspector.analyses.census.measure import TextCensus
+from inspector.analyses.census.store import (
+    UNREADABLE,
+    CensusFolderError,
+    checked_manifest,
+    own_file,
+    write_atomic,
+)
+
+EXEMPLARS_FILE = "exemplars.parquet"
+EXEMPLAR_TEXTS_FILE = "exemplar_texts.parquet"
+KINDS = ("top", "decile")
+# Bounds a census's exemplar files stay inside: a crafted file past them is refused before anything is built.
+_MAX_FILE_BYTES = 256 * 2**20
+_MAX_TEXT_TOKENS = 1_000_000
+
+
+def _exemplar_schema():
+    import pyarrow as pa
+
+    return pa.schema([("statistic", pa.string()), ("layer", pa.int16()), ("head", pa.int16()), ("kind", pa.string()),
+                      ("rank", pa.int16()), ("text_index", pa.int64()), ("query", pa.int32()),
+                      ("value", pa.float64()), ("keys", pa.list_(pa.int32())), ("key_weights", pa.list_(pa.float32()))])
+
+
+def _texts_schema():
+    import pyarrow as pa
+
+    return pa.schema([("text_index", pa.int64()), ("tokens", pa.list_(pa.string())), ("text", pa.string())])
+
+
+def exemplar_shard_path(out: Path, shard: int) -> Path:
+    return out / "shards" / f"exemplars-{shard:05d}.parquet"
+
+
+def _ragged(keys: np.ndarray, weights: np.ndarray):
+    """(N, TOP_KEYS) padded keys (−1 = none) and weights as two list arrays of each row's real keys."""
+    import pyarrow as pa
+
+    kept = keys >= 0
+    offsets = np.concatenate([[0], np.cumsum(kept.sum(axis=1))]).astype(np.int32)
+    return (pa.ListArray.from_arrays(pa.array(offsets), pa.array(keys[kept].astype(np.int32))),
+            pa.ListArray.from_arrays(pa.array(offsets), pa.array(weights[kept].astype(np.float32))))
+
+
+def _rows_table(parts: list[ExemplarRows]):
+    import pyarrow as pa
+
+    columns: dict[str, list] = {name: [] for name in _exemplar_schema().names}
+    for rows in parts:
+        keys, weights = _ragged(rows.keys, rows.key_weights)
+        columns["statistic"].append(pa.array(np.asarray(EXEMPLAR_STATISTICS, dtype=object)[rows.statistic],
+                                             pa.string()))
+        columns["kind"].append(pa.array([rows.kind] * len(rows.rank), pa.string()))
+        columns["keys"].append(keys)
+        columns["key_weights"].append(weights)
+        for name in ("layer", "head", "rank", "text_index", "query", "value"):
+            columns[name].append(pa.array(getattr(rows, name), _exemplar_schema().field(name).type))
+    return pa.Table.from_arrays([pa.concat_arrays(columns[f.name]) if columns[f.name] else pa.array([], f.type)
+                                 for f in _exemplar_schema()], schema=_exemplar_schema())
+
+
+def _write_table(path: Path, table) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    write_atomic(path, sink.getvalue().to_pybytes())
+
+
+def write_shard_exemplars(out: Path, shard: int, measured: list[TextCensus], k: int) -> None:
+    """The shard's top ``k`` rows per statistic and head over its texts (``measured`` carry their exemplars)."""
+    rows = ExemplarRows.concatenate("top", [m.exemplars.top for m in measured])
+    _write_table(exemplar_shard_path(out, shard), _rows_table([top_rows(rows, k)]))
+
+
+# ----------------------------------------------------------------------------------------- reading, checked
+
+def _refuse(path: Path, problem: str) -> CensusFolderError:
+    return CensusFolderError(f"{path} is not a census exemplar file ({problem}); rerun the census with --exemplars "
+                             "into a new folder")
+
+
+def _read_table(path: Path, schema):
+    """``path`` read as Parquet with exactly ``schema``'s columns and types, no empty value, or a refusal."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    own_file(path)
+    if path.stat().st_size > _MAX_FILE_BYTES:
+        raise _refuse(path, f"{path.stat().st_size:,} bytes, more than a census writes")
+    try:
+        table = pq.read_table(path)
+        if table.schema.remove_metadata() != schema:
+            raise ValueError(f"its columns are {table.schema.remove_metadata().to_string(show_schema_metadata=False)}"
+                             .replace("\n", ", "))
+        if any(table.column(name).null_count for name in schema.names):
+            raise ValueError("an empty value")
+        for name in schema.names:
+            if pa.types.is_list(schema.field(name).type) and table.column(name).combine_chunks().flatten().null_count:
+                raise ValueError(f"an empty value in {name}")
+        return table
+    except (*UNREADABLE, pa.ArrowException) as err:
+        raise _refuse(path, str(err)) from None
+
+
+def _checked_rows(path: Path, table, shape: tuple[int, int], lengths: dict[int, int] | None) -> list[ExemplarRows]:
+    """The rows of an exemplar table, each checked: a known statistic and kind, a head of ``shape``, ranks within
+    bounds and never twice, finite values, keys and weights of one row alike, positions inside the text (of
+    ``lengths``: text index → tokens, when known)."""
+    layers, heads = shape
+    statistic_names = np.asarray(table.column("statistic").to_pylist(), dtype=object)
+    kind = np.asarray(table.column("kind").to_pylist(), dtype=object)
+    number = {name: table.column(name).to_numpy().astype(np.int64) for name in
+              ("layer", "head", "rank", "text_index", "query")}
+    value = table.column("value").to_numpy()
+    keys_column = table.column("keys").combine_chunks()
+    weights_column = table.column("key_weights").combine_chunks()
+    counts = keys_column.value_lengths().to_numpy(zero_copy_only=False)
+    if not (np.isin(statistic_names, EXEMPLAR_STATISTICS).all() and np.isin(kind, KINDS).all()):
+        raise _refuse(path, f"a statistic outside {', '.join(EXEMPLAR_STATISTICS)} or a kind outside top, decile")
+    if not ((number["layer"] >= 0) & (number["layer"] < layers) & (number["head"] >= 0)
+            & (number["head"] < heads)).all():
+        raise _refuse(path, f"a head outside the census's {layers} × {heads}")
+    top = kind == "top"
+    if not ((number["rank"] >= 0) & (number["rank"] < np.where(top, MAX_EXEMPLARS, DECILES))).all():
+        raise _refuse(path, f"a rank outside 0–{MAX_EXEMPLARS - 1} (top) or 0–{DECILES - 1} (decile): more than "
+                            f"{MAX_EXEMPLARS} exemplars a head")
+    statistic = np.array([EXEMPLAR_STATISTICS.index(s) for s in statistic_names], dtype=np.int64)
+    slots = np.stack([statistic, number["layer"], number["head"], top, number["rank"]], axis=1)
+    if len(np.unique(slots, axis=0)) != len(slots):
+        raise _refuse(path, "two exemplars of one rank of one head")
+    if not np.isfinite(value).all():
+        raise _refuse(path, "a value that is not a finite number")
+    weights = weights_column.flatten().to_numpy()
+    weight_counts = weights_column.value_lengths().to_numpy(zero_copy_only=False)
+    if not ((counts >= 1).all() and (counts <= TOP_KEYS).all() and (weight_counts == counts).all()
+            and np.isfinite(weights).all() and ((weights >= 0) & (weights <= 1)).all()):
+        raise _refuse(path, f"a row of no keys or more than {TOP_KEYS}, keys and weights of different counts, or a "
+                            "weight outside 0–1")
+    keys = keys_column.flatten().to_numpy().astype(np.int64)
+    if lengths is not None:
+        if not np.isin(number["text_index"], np.fromiter(lengths, np.int64, len(lengths))).all():
+            raise _refuse(path, f"a text index that {EXEMPLAR_TEXTS_FILE} does not hold")
+        length = np.array([lengths[int(i)] for i in number["text_index"]], dtype=np.int64)
+        if not ((number["query"] >= 0) & (number["query"] < length)).all() \
+                or not ((keys >= 0) & (keys < np.repeat(length, counts))).all():
+            raise _refuse(path, "a query or key position outside its text")
+    elif (number["query"] < 0).any() or (keys < 0).any():
+        raise _refuse(path, "a negative position")
+    padded_keys = np.full((len(counts), TOP_KEYS), -1, np.int32)
+    padded_weights = np.zeros((len(counts), TOP_KEYS), np.float32)
+    row = np.repeat(np.arange(len(counts)), counts)
+    column = np.arange(len(keys)) - np.repeat(np.cumsum(counts) - counts, counts)
+    padded_keys[row, column], padded_weights[row, column] = keys, weights
+    return [ExemplarRows(kind=chosen, statistic=statistic[mask], layer=number["layer"][mask],
+                         head=number["head"][mask], rank=number["rank"][mask],
+                         text_index=number["text_index"][mask], query=number["query"][mask], value=value[mask],
+                         keys=padded_keys[mask], key_weights=padded_weights[mask])
+            for chosen, mask in (("top", top), ("decile", ~top))]
+
+
+def _shard_types(shape: tuple[int, int]) -> dict:
+    import pyarrow as pa
+
+    size = len(EXEMPLAR_STATISTICS) * shape[0] * shape[1]
+    return {"index": pa.int64(), "text": pa.string(), "token_strings": pa.list_(pa.string()),
+            "exemplar_query": pa.list_(pa.int32(), size), "exemplar_value": pa.list_(pa.float64(), size),
+            "exemplar_keys": pa.list_(pa.int32(), size * TOP_KEYS),
+            "exemplar_key_weights": pa.list_(pa.float32(), size * TOP_KEYS)}
+
+
+def _shard_exemplars(path: Path, shape: tuple[int, int]):
+    """A shard's exemplar columns (with its index and text), checked, or a refusal naming the shard."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    own_file(path)
+    types = _shard_types(shape)
+    try:
+        table = pq.read_table(path, columns=list(types))
+        wrong = [name for name, kind in types.items() if table.schema.field(name).type != kind]
+        if wrong:
+            raise ValueError(f"column {', '.join(wrong)} is not what a census with exemplars writes")
+        if any(table.column(name).null_count for name in types if name != "text"):
+            raise ValueError("an empty value")
+        return table
+    except (*UNREADABLE, pa.ArrowException) as err:
+        raise CensusFolderError(f"{path} is not a census shard with exemplars ({err}); rerun the census with "
+                                "--exemplars into a new folder") from None
+
+
+def _flat(table, name: str, dtype) -> np.ndarray:
+    return table.column(name).combine_chunks().flatten().to_numpy(zero_copy_only=False).astype(dtype)
+
+
+def _extremes(tables: list, shape: tuple[int, int]) -> TextExtremes:
+    full = (len(EXEMPLAR_STATISTICS), *shape)
+    index = np.concatenate([t.column("index").to_numpy() for t in tables]).astype(np.int64)
+    order = np.argsort(index, kind="stable")
+    column = {name: np.concatenate([_flat(t, name, dtype) for t in tables]) for name, dtype in (
+        ("exemplar_query", np.int32), ("exemplar_value", np.float64), ("exemplar_keys", np.int32),
+        ("exemplar_key_weights", np.float32))}
+    return TextExtremes(text_index=index[order], query=column["exemplar_query"].reshape(-1, *full)[order],
+                        value=column["exemplar_value"].reshape(-1, *full)[order],
+                        keys=column["exemplar_keys"].reshape(-1, *full, TOP_KEYS)[order],
+                        key_weights=column["exemplar_key_weights"].reshape(-1, *full, TOP_KEYS)[order])
+
+
+def write_exemplar_files(out: Path, seed: int) -> None:
+    """``exemplars.parquet`` and ``exemplar_texts.parquet`` of the census in ``out`` from its finished shards: the
+    top K over the shards' top K, one sampled text per decile (``seed``), the texts they name. Only a census run
+    with exemplars calls this (after summary.json)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    manifest = checked_manifest(out)
+    k, shape = manifest["exemplars"], tuple(manifest["shape"])
+    tables, tops = [], []
+    for path in sorted((out / "shards").glob("part-*.parquet")):
+        shard = int(path.name.removeprefix("part-").removesuffix(".parquet"))
+        tables.append(_shard_exemplars(path, shape))
+        pool = exemplar_shard_path(out, shard)
+        tops.append(_checked_rows(pool, _read_table(pool, _exemplar_schema()), shape, None)[0])
+    if not tables:
+        return
+    top = top_rows(ExemplarRows.concatenate("top", tops), k)
+    deciles = decile_rows(_extremes(tables, shape), seed)
+    named = np.union1d(top.text_index, deciles.text_index)
+    texts = pa.concat_tables(tables).select(["index", "token_strings", "text"])
+    texts = texts.filter(pc.is_in(texts.column("index"), value_set=pa.array(named, pa.int64())))
+    texts = texts.sort_by("index").rename_columns(["text_index", "tokens", "text"]).cast(_texts_schema())
+    _write_table(out / EXEMPLAR_TEXTS_FILE, texts)
+    joined = [np.concatenate([getattr(top, name), getattr(deciles, name)]) for name in
+              ("rank", "statistic", "layer", "head")]
+    kind = np.concatenate([np.zeros(len(top.rank)), np.ones(len(deciles.rank))])  # top first
+    order = np.lexsort((joined[0], kind, joined[3], joined[2], joined[1]))
+    _write_table(out / EXEMPLARS_FILE, _rows_table([top, deciles]).take(pa.array(order)))
+
+
+@dataclass(frozen=True)
+class CensusExemplars:
+    """A census folder's exemplars, read back and checked: ``table`` — exemplars.parquet's rows (the module
+    docstring gives its columns), ordered by statistic, layer, head, kind and rank; ``texts`` — text index → its
+    token strings; ``sources`` — text index → the text."""
+
+    table: object
+    texts: dict[int, tuple[str, ...]]
+    sources: dict[int, str]
+
+
+def read_exemplars(folder: str | Path) -> CensusExemplars | None:
+    """The exemplars of the census in ``folder``, checked against its manifest's layers × heads and their texts;
+    None when it holds none (a census without ``--exemplars``). A file that is not what a census writes — another
+    schema, more than :data:`~inspector.analyses.census.exemplars.MAX_EXEMPLARS` a head, a NaN, a position outside
+    its text or a head outside the model — is a :class:`CensusFolderError`; reading never writes."""
+    out = Path(folder).expanduser()
+    if not (out / "manifest.json").is_file():
+        raise CensusFolderError(f"{out} is not a census folder (no manifest.json); run `python -m inspector census "
+                                "--exemplars K --out FOLDER` first, or give the folder it wrote")
+    shape = tuple(checked_manifest(out)["shape"])
+    path = out / EXEMPLARS_FILE
+    if not path.exists() and not path.is_symlink():
+        return None
+    texts_path = out / EXEMPLAR_TEXTS_FILE
+    texts = _read_table(texts_path, _texts_schema())
+    index = texts.column("text_index").to_numpy()
+    lengths = texts.column("tokens").combine_chunks().value_lengths().to_numpy(zero_copy_only=False)
+    if len(np.unique(index)) != len(index) or (index < 0).any() or (lengths == 0).any() \
+            or lengths.sum() > _MAX_TEXT_TOKENS:
+        raise _refuse(texts_path, f"a text index twice or below 0, a text of no tokens, or more than "
+                                  f"{_MAX_TEXT_TOKENS:,} tokens")
+    table = _read_table(path, _exemplar_schema())
+    _checked_rows(path, table, shape, dict(zip(index.tolist(), lengths.tolist())))
+    tokens = texts.column("tokens").to_pylist()
+    return CensusExemplars(table=table, texts={int(i): tuple(t) for i, t in zip(index, tokens)},
+                           sources=dict(zip(index.tolist(), texts.column("text").to_pylist())))

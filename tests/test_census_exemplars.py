@@ -1,0 +1,281 @@
+"""Issue 41, Build 1: a census's exemplars (inspector/analyses/census/exemplars.py, exemplar_files.py) equal a brute
+force over every text's own weights on BERT-, GPT-2- and Llama-style models with ragged lengths; the local and Ray
+engines and a resumed run give the same files; decile samples follow the seed; crafted exemplar files are one clear
+line and are never written."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from inspector.analyses.census.exemplar_files import EXEMPLAR_TEXTS_FILE, EXEMPLARS_FILE, read_exemplars
+from inspector.analyses.census.exemplars import DECILES, EXEMPLAR_STATISTICS, LOWEST_FIRST, VALUE_DECIMALS
+from inspector.analyses.census.input import read_input
+from inspector.analyses.census.run import census
+from inspector.analyses.census.store import CensusFolderError
+from tests.test_census import _corpus
+
+K = 5
+TOLERANCE = 1e-5
+
+
+def _brute_force(loaded, texts: dict[int, str]) -> dict[tuple[int, int, int], list[tuple]]:
+    """Every eligible row of every text, each text alone with all its layers' weights materialised: (statistic
+    number, layer, head) → [(text index, query, value, keys, weights)], by the rules of the exemplars module."""
+
+    from inspector.core.forward import encode_text, forward
+    from kernels.reference import visible_keys_mask
+
+    rows: dict[tuple[int, int, int], list[tuple]] = {}
+    for index, text in texts.items():
+        inputs = encode_text(loaded, text).inputs
+        ids = inputs["input_ids"][0].tolist()
+        records = forward(loaded, inputs, weights_layers="all").records
+        n = len(ids)
+        for layer, record in enumerate(records):
+            weights = record.weights[0].double().numpy()  # (H, T, T)
+            visible = visible_keys_mask(n, n, causal=record.causal, window=record.window, device="cpu")[0, 0]
+            sees = visible.sum(dim=-1).numpy()
+            for head in range(weights.shape[0]):
+                for q in range(n):
+                    if sees[q] < 2:
+                        continue
+                    p = weights[head, q]
+                    copies = [j for j in range(1, q + 1) if ids[j - 1] == ids[q]]
+                    values = {"low_entropy": -(p[p > 0] * np.log(p[p > 0])).sum(), "sink_mass": p[0],
+                              "previous_token": p[q - 1] if q >= 1 else None,
+                              "induction": p[copies].sum() if copies else None,
+                              "distance": (p * np.abs(q - np.arange(n))).sum()}
+                    heavy = sorted((j for j in range(n) if p[j] > 0), key=lambda j: (-p[j], j))[:3]
+                    for s, statistic in enumerate(EXEMPLAR_STATISTICS):
+                        if values[statistic] is not None:
+                            rows.setdefault((s, layer, head), []).append(
+                                (index, q, round(float(values[statistic]), VALUE_DECIMALS), heavy,
+                                 [float(p[j]) for j in heavy]))
+    for (s, _, _), candidates in rows.items():
+        sign = 1 if EXEMPLAR_STATISTICS[s] in LOWEST_FIRST else -1
+        candidates.sort(key=lambda row: (sign * row[2], row[0], row[1]))  # best first, ties by text then query
+    return rows
+
+
+def _measured_texts(data: Path, out: Path) -> dict[int, str]:
+    refused = {json.loads(line)["index"] for line in (out / "errors.jsonl").read_text().splitlines()}
+    return {row.index: row.value for row in read_input(data).rows if row.index not in refused}
+
+
+def _groups(table: pa.Table) -> dict[tuple[int, int, int, str], list[dict]]:
+    groups: dict[tuple[int, int, int, str], list[dict]] = {}
+    for row in table.to_pylist():
+        key = (EXEMPLAR_STATISTICS.index(row["statistic"]), row["layer"], row["head"], row["kind"])
+        groups.setdefault(key, []).append(row)
+    return groups
+
+
+def _assert_row_is(row: dict, expected: tuple, context: str) -> None:
+    """``row`` is the brute force's row ``expected``: the same value, and the same heaviest keys and weights."""
+    assert abs(row["value"] - expected[2]) <= TOLERANCE, context
+    assert row["keys"] == expected[3], context
+    np.testing.assert_allclose(row["key_weights"], expected[4], atol=TOLERANCE, err_msg=context)
+
+
+@pytest.mark.parametrize("arch", ["bert", "gpt2", "llama"])
+def test_exemplars_equal_a_brute_force_over_every_text(tiny_model_dirs, tiny_models, tmp_path, arch):
+    """Top K and deciles against every row of every text scored alone. Near-ties (values within float rounding)
+    may order either way, so each rank is checked by value, and the row there must be that value's row."""
+    data, out = _corpus(tmp_path), tmp_path / "out"
+    census(str(tiny_model_dirs[arch]), data, out=out, shard_size=8, batch_tokens=64, exemplars=K, progress=None)
+    exemplars = read_exemplars(out)
+    texts = _measured_texts(data, out)
+    expected = _brute_force(tiny_models[arch], texts)
+    groups = _groups(exemplars.table)
+    layers, heads = json.loads((out / "manifest.json").read_text())["shape"]
+    assert len(expected) == len(EXEMPLAR_STATISTICS) * layers * heads  # every statistic has rows, induction too
+    for (s, layer, head), candidates in expected.items():
+        context = f"{arch} {EXEMPLAR_STATISTICS[s]} L{layer}H{head}"
+        by_row = {(c[0], c[1]): c for c in candidates}
+        top = groups[(s, layer, head, "top")]
+        assert [row["rank"] for row in top] == list(range(min(K, len(candidates)))), context
+        for row, best in zip(top, candidates):
+            assert abs(row["value"] - best[2]) <= TOLERANCE, context  # the K best values, in order
+            _assert_row_is(row, by_row[(row["text_index"], row["query"])], context)
+        # Deciles: the texts' extremes ranked best first; the seed's draw picks a rank in each decile.
+        extremes = {}
+        for candidate in candidates:
+            extremes.setdefault(candidate[0], candidate)  # candidates are best first: a text's first is its best
+        ranked = list(extremes.values())
+        deciles = groups[(s, layer, head, "decile")]
+        cut = np.arange(len(ranked)) * DECILES // len(ranked)
+        assert [row["rank"] for row in deciles] == sorted(set(cut.tolist())), context
+        generator = np.random.default_rng([0, s, layer, head])
+        filled = np.unique(cut)
+        drawn = np.searchsorted(cut, filled) + generator.integers(0, np.bincount(cut)[filled])
+        for row, position in zip(deciles, drawn):
+            assert abs(row["value"] - ranked[position][2]) <= TOLERANCE, context
+            _assert_row_is(row, extremes[row["text_index"]], context)
+    # Every text an exemplar names is there with its tokens and text.
+    named = set(exemplars.table.column("text_index").to_pylist())
+    assert set(exemplars.texts) == named == set(exemplars.sources)
+    for index in named:
+        assert exemplars.sources[index] == texts[index]
+        ids = tiny_models[arch].codec.input_ids(texts[index])
+        assert list(exemplars.texts[index]) == tiny_models[arch].codec.token_strings(ids)
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {name: (folder / name).read_bytes() for name in (EXEMPLARS_FILE, EXEMPLAR_TEXTS_FILE)}
+
+
+def _assert_same_exemplars(first: Path, second: Path) -> None:
+    a, b = (pq.read_table(folder / EXEMPLARS_FILE) for folder in (first, second))
+    assert a.num_rows == b.num_rows > 0
+    for name in a.schema.names:
+        if name == "value":
+            np.testing.assert_allclose(a.column(name).to_numpy(), b.column(name).to_numpy(), atol=1e-6)
+        elif name == "key_weights":
+            np.testing.assert_allclose(np.concatenate(a.column(name).to_pylist()),
+                                       np.concatenate(b.column(name).to_pylist()), atol=TOLERANCE)
+        else:
+            assert a.column(name).to_pylist() == b.column(name).to_pylist(), name
+    assert pq.read_table(first / EXEMPLAR_TEXTS_FILE).equals(pq.read_table(second / EXEMPLAR_TEXTS_FILE))
+
+
+@pytest.fixture(scope="module")
+def gpt2_exemplars(tiny_model_dirs, tmp_path_factory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("exemplars")
+    data = _corpus(folder)
+    out = folder / "out"
+    census(str(tiny_model_dirs["gpt2"]), data, out=out, shard_size=8, batch_tokens=64, exemplars=K, progress=None)
+    return data, out
+
+
+def test_a_resumed_run_keeps_the_exemplars(tiny_model_dirs, gpt2_exemplars, tmp_path):
+    data, full = gpt2_exemplars
+
+    def stop_after_first_shard(done: int, total: int, note: str) -> None:
+        raise KeyboardInterrupt
+
+    stopped = tmp_path / "stopped"
+    spec = str(tiny_model_dirs["gpt2"])
+    with pytest.raises(KeyboardInterrupt):
+        census(spec, data, out=stopped, shard_size=8, batch_tokens=64, exemplars=K, progress=stop_after_first_shard)
+    assert not (stopped / EXEMPLARS_FILE).exists() and (stopped / "shards" / "exemplars-00000.parquet").exists()
+    census(spec, data, out=stopped, shard_size=8, batch_tokens=64, exemplars=K, progress=None)
+    _assert_same_exemplars(full, stopped)
+    with pytest.raises(CensusFolderError, match="exemplars"):  # another K is another census
+        census(spec, data, out=stopped, shard_size=8, batch_tokens=64, exemplars=K + 1, progress=None)
+
+
+def test_decile_samples_follow_the_seed(tiny_model_dirs, gpt2_exemplars, tmp_path):
+    data, first = gpt2_exemplars
+    spec = str(tiny_model_dirs["gpt2"])
+    again = tmp_path / "again"
+    census(spec, data, out=again, shard_size=8, batch_tokens=64, exemplars=K, progress=None)
+    assert _files(again) == _files(first)  # the same seed: the same bytes
+    other = tmp_path / "other"
+    census(spec, data, out=other, shard_size=8, batch_tokens=64, exemplars=K, exemplar_seed=7, progress=None)
+    a, b = (pq.read_table(folder / EXEMPLARS_FILE).to_pylist() for folder in (first, other))
+    tops = [[row for row in rows if row["kind"] == "top"] for rows in (a, b)]
+    assert tops[0] == tops[1]  # the seed draws the deciles only
+    samples = [[(row["text_index"], row["query"]) for row in rows if row["kind"] == "decile"] for rows in (a, b)]
+    assert len(samples[0]) == len(samples[1]) and samples[0] != samples[1]
+
+
+@pytest.mark.slow
+def test_ray_engine_gives_the_same_exemplars_as_local(tiny_model_dirs, gpt2_exemplars, tmp_path):
+    import ray  # no importorskip: ray[data] is pinned in requirements.txt
+
+    from inspector.analyses.census.ray_engine import ray_runtime_env
+
+    data, local = gpt2_exemplars
+    ray.init(num_cpus=2, include_dashboard=False, runtime_env=ray_runtime_env(), log_to_driver=False)
+    try:
+        census(str(tiny_model_dirs["gpt2"]), data, out=tmp_path / "ray", engine="ray", actors=2, shard_size=8,
+               batch_tokens=64, exemplars=K, progress=None)
+    finally:
+        ray.shutdown()
+    _assert_same_exemplars(local, tmp_path / "ray")
+
+
+def _rewrite(path: Path, edit) -> None:
+    table = pq.read_table(path)
+    pq.write_table(edit(table), path)
+
+
+def _set(table: pa.Table, name: str, values: list) -> pa.Table:
+    return table.set_column(table.schema.get_field_index(name), table.schema.field(name), pa.array(
+        values, table.schema.field(name).type))
+
+
+def _first(table: pa.Table, name: str, value) -> pa.Table:
+    values = table.column(name).to_pylist()
+    return _set(table, name, [value, *values[1:]])
+
+
+_CRAFTED = {
+    "wrong schema": lambda t: t.drop_columns(["keys"]),
+    "a column of another type": lambda t: t.set_column(t.schema.get_field_index("rank"), "rank",
+                                                       t.column("rank").cast(pa.int64())),
+    "huge K": lambda t: pa.concat_tables([t] + [_set(t, "rank", [r + 100 * (i + 1) for r in t.column(
+        "rank").to_pylist()]) for i in range(2)]),
+    "a rank twice": lambda t: pa.concat_tables([t, t.slice(0, 1)]),
+    "NaN": lambda t: _first(t, "value", float("nan")),
+    "query past its text": lambda t: _first(t, "query", 10_000),
+    "key past its text": lambda t: _first(t, "keys", [10_000, *t.column("keys")[0].as_py()[1:]]),
+    "a weight above 1": lambda t: _first(t, "key_weights", [2.0, *t.column("key_weights")[0].as_py()[1:]]),
+    "keys without weights": lambda t: _first(t, "key_weights", []),
+    "a layer outside the model": lambda t: _first(t, "layer", 99),
+    "an unknown statistic": lambda t: _first(t, "statistic", "charm"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_CRAFTED))
+def test_a_crafted_exemplar_file_is_one_clear_line_and_is_never_written(gpt2_exemplars, tmp_path, case):
+    out = tmp_path / "crafted"
+    shutil.copytree(gpt2_exemplars[1], out)
+    _rewrite(out / EXEMPLARS_FILE, _CRAFTED[case])
+    before = {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    with pytest.raises(CensusFolderError) as refused:
+        read_exemplars(out)
+    message = str(refused.value)
+    assert "\n" not in message and EXEMPLARS_FILE in message, message
+    assert {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_crafted_exemplar_texts_and_links_are_refused(gpt2_exemplars, tmp_path):
+    out = tmp_path / "crafted"
+    shutil.copytree(gpt2_exemplars[1], out)
+    _rewrite(out / EXEMPLAR_TEXTS_FILE, lambda t: _set(t, "tokens", [["x"]] * t.num_rows))  # texts of one token
+    with pytest.raises(CensusFolderError, match="outside its text"):
+        read_exemplars(out)
+    (out / EXEMPLAR_TEXTS_FILE).unlink()
+    (out / EXEMPLAR_TEXTS_FILE).symlink_to(gpt2_exemplars[1] / EXEMPLAR_TEXTS_FILE)
+    with pytest.raises(CensusFolderError, match="not a regular file"):
+        read_exemplars(out)
+
+
+def test_a_census_without_exemplars_has_none(tiny_model_dirs, tmp_path):
+    out = tmp_path / "plain"
+    census(str(tiny_model_dirs["bert"]), _corpus(tmp_path), out=out, limit=5, progress=None)
+    assert read_exemplars(out) is None and not list((out / "shards").glob("exemplars-*"))
+
+
+def test_cli_keeps_exemplars_and_refuses_a_k_past_100(tiny_model_dirs, tmp_path, capsys):
+    from inspector.cli import main
+
+    arguments = ["census", "--model", str(tiny_model_dirs["llama"]), "--data", str(_corpus(tmp_path)), "--limit", "6"]
+    assert main([*arguments, "--out", str(tmp_path / "big"), "--exemplars", "101"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "--exemplars must be a whole number from 1 to 100" in error
+    assert not (tmp_path / "big").exists()
+    assert main([*arguments, "--out", str(tmp_path / "out"), "--exemplars", "3", "--exemplar-seed", "2"]) == 0
+    assert "exemplars.parquet" in capsys.readouterr().out
+    table = read_exemplars(tmp_path / "out").table
+    assert max(table.filter(pc.equal(table.column("kind"), "top")).column("rank").to_pylist()) == 2
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["exemplar_seed"] == 2
