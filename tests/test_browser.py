@@ -418,8 +418,10 @@ def test_a_page_switch_right_after_ctrl_enter_keeps_every_session_s_new_text(bro
     try:
         for session in sessions:  # the four first runs at once
             session.page.goto(f"{app_url}/")
-        for session in sessions:  # the server has run the page (the browser may still be drawing it)
-            session.page.wait_for_function(_RUN_OVER, timeout=FIRST_RENDER_TIMEOUT_MS, polling=250)
+        # The server has run the page (the browser may still be drawing it). Four first runs at once, perhaps on a
+        # server whose first run still imports torch and loads the model: 90 s were not enough on a loaded machine.
+        for session in sessions:
+            session.page.wait_for_function(_RUN_OVER, timeout=3 * FIRST_RENDER_TIMEOUT_MS, polling=250)
         for session, long_text in zip(sessions, long_texts):
             session.run_text(long_text)  # the runs the server is busy with
         for session, text in zip(sessions, texts):
