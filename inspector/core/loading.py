@@ -146,9 +146,9 @@ class ModelInfo:
 class LoadedModel:
     """A model in eval mode, its tokenizer and its :class:`ModelInfo`. Shared and never mutated after load.
 
-    ``codec`` is the one way to call the tokenizer (:class:`inspector.core.token_codec.TokenCodec`: every call
-    under its lock, the Rust tokenizer not being safe to call from two threads); ``tokenizer`` is there for its
-    attributes (special-token ids, the chat template).
+    ``codec`` is the one way to call the tokenizer and read its special tokens
+    (:class:`inspector.core.token_codec.TokenCodec`: every call under its lock, the Rust tokenizer not being safe to
+    call from two threads); ``tokenizer`` is the object itself (the codec's, a cache's key).
     """
 
     model: torch.nn.Module

@@ -1,9 +1,9 @@
 """A hosted cluster's own words (issue 32): the run queue's position line and its busy line (inspector/serving/
-run_queue.py, views/session.py), the notice after a replica's failover (views/reconnect.py), and the one-line pages
-nginx answers itself (inspector/serving/balancer.py, deploy/nginx.conf.template)."""
+run_queue.py, views/session.py, views/inspect_run.py), the notice after a replica's failover (views/reconnect.py),
+and the one-line pages nginx answers itself (inspector/serving/balancer.py, deploy/nginx.conf.template)."""
 
 ENTRIES: tuple[tuple[str, ...], ...] = (
-    # The run queue (inspector.serving.run_queue, views/session.run) ---------------------------------------------------
+    # The run queue (inspector.serving.run_queue, views/inspect_run.run) -----------------------------------------------
     ("queue.position",
      "Waiting for the model: {running} runs are in progress on this server; yours is number {position} in the queue.",
      "正在等待模型：此服务器上有 {running} 个运行正在进行；你的请求在队列中排第 {position} 位。"),
