@@ -153,6 +153,7 @@ def test_a_damaged_prepared_folder_is_prepared_again_or_refused_in_one_line(monk
     real_access = os.access
     monkeypatch.setattr(bundled.os, "access", lambda path, mode: False if Path(path) == cache else
                         real_access(path, mode))  # read-only (the tests run as root, so chmod cannot say it)
+    capfd.readouterr()  # what the set-up wrote (transformers' "Writing model shards" bar, where bars are on)
     assert main(["info", "--model", "bundled:smollm2-135m"]) == 2
     err = capfd.readouterr().err.strip()
     assert "\n" not in err and str(final) in err and problem in err and "python -m inspector prepare" in err
@@ -190,6 +191,7 @@ def test_a_prepared_folder_the_loader_refuses_names_prepare_not_a_download(monke
     assert bundled.is_prepared(decoder, cache)
     monkeypatch.setenv("INSPECTOR_CACHE_DIR", str(cache))
     monkeypatch.setattr(bundled, "_convert", lambda *a: pytest.fail("a prepared folder was prepared again"))
+    capfd.readouterr()  # what the set-up wrote (transformers' "Writing model shards" bar, where bars are on)
     assert main(["info", "--model", "bundled:smollm2-135m"]) == 2
     err = capfd.readouterr().err.strip()
     assert "\n" not in err and str(final) in err and "Traceback" not in err
