@@ -116,6 +116,10 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("error.bundled_damaged", "The prepared files of {model} are damaged. The operator can prepare them again with "
      "python -m inspector prepare --model {model}.", "{model} 准备好的文件已损坏。管理员可以用 python -m inspector "
      "prepare --model {model} 重新准备。"),
+    ("error.tokenizer_not_the_models", "The tokenizer files of {model} belong to another model: they have {tokens} "
+     "tokens for an embedding of {rows} rows. Put the model's own tokenizer files in its folder.",
+     "{model} 的分词器文件属于另一个模型：它们有 {tokens} 个词元，而嵌入矩阵有 {rows} 行。"
+     "请把该模型自己的分词器文件放进它的文件夹。"),
     # Errors a page shows in its language, with the values of what went wrong: the text (inspector.core.forward,
     # inspector.serving.run), the run's limits (inspector.core.deadline, inspector.serving.run and jobs,
     # inspector.core.capture), the model (inspector.core.model_folders and loading, inspector.serving.hosting) ------
