@@ -2,7 +2,8 @@
 
 The shell: page configuration, the sidebar every page shares (:mod:`views.sidebar`, drawn here before the page) and
 navigation. Each page under ``views/`` is a thin driver over :mod:`inspector` (widgets → one cached library call →
-charts); the caches and run helpers live in :mod:`views.session`, the share link in :mod:`views.share_state`.
+charts); the caches and run helpers live in :mod:`views.session` (the Inspect run's in :mod:`views.inspect_run`),
+the share link in :mod:`views.share_state`.
 Run with ``streamlit run app.py``.
 
 The folder is ``views/``, not ``pages/``: Streamlit treats a ``pages/`` folder beside the main script as an

@@ -104,61 +104,72 @@ def fused_attention(
     if reason is not None:
         raise ValueError(f"the fused CPU path cannot run this call: {reason}")
     q_len, k_len = q.shape[2], k.shape[2]
-    centre = k.mean(dim=2, keepdim=True, dtype=torch.float64)  # (batch, kv_heads, 1, d)
     compute = torch.float64 if q.dtype == torch.float64 else torch.float32
     queries, values = q.to(compute), v.to(compute)
-    keys = k.to(compute) - centre.to(compute)  # every score of a row moves by scale·q·centre: weights unchanged
+    centre = k.to(compute).mean(dim=2, keepdim=True)  # (batch, kv_heads, 1, d); any vector centres exactly
+    keys = k.to(compute) - centre  # every score of a row moves by scale·q·centre: weights unchanged
     mask, use_flag = _mask_and_causal_flag(q_len, k_len, causal=causal, window=window,
                                            key_padding_mask=key_padding_mask, dtype=compute, device=q.device)
     out, lse_centred = _FLASH_CPU(queries, keys, values, 0.0, use_flag, attn_mask=mask, scale=scale)
-    counts = visible_key_counts(q_len, k_len, causal=causal, window=window, key_padding_mask=key_padding_mask,
-                                device=q.device)[:, None, :]  # (batch or 1, 1, q_len)
-    empty = counts == 0
+    counts = None  # (batch or 1, 1, q_len): the keys each row sees, where a statistic or padding needs them
+    if key_padding_mask is not None or "entropy" in stats:
+        counts = visible_key_counts(q_len, k_len, causal=causal, window=window, key_padding_mask=key_padding_mask,
+                                    device=q.device)[:, None, :]
+    empty = counts == 0 if key_padding_mask is not None else None  # only padding can hide every key from a row
     result: dict[str, torch.Tensor] = {}
     if "entropy" in stats:
-        if compute != torch.float64 and _centred_score_bound(q, keys, scale) > FP32_SCORE_LIMIT:
+        if compute != torch.float64 and _centred_score_bound(queries, keys, scale) > FP32_SCORE_LIMIT:
             # The keys-as-values call in float64 (centred in float64: fp32 rounding would move single scores); its
             # log-sum-exp replaces the fp32 one, so entropy, LSE and sink mass all come from float64 sums.
-            queries, keys = q.double(), k.double() - centre
+            queries, keys = q.double(), k.double() - centre.double()
             mask = mask.double() if mask is not None else None
         mean_key, lse_centred = _FLASH_CPU(queries, keys, keys, 0.0, use_flag, attn_mask=mask, scale=scale)
         mean_score = torch.linalg.vecdot(queries, mean_key).double() * scale  # Σ_j p_j s_j, centred scores
         upper = torch.log(counts.clamp_min(1).double())  # rounding must not leave [0, log visible keys]
-        entropy = torch.minimum((lse_centred.double() - mean_score).clamp_min_(0.0), upper)
-        result["entropy"] = entropy.masked_fill_(empty, 0.0).float()
-    if "lse" in stats:  # the model's own (uncentred) scores' log-sum-exp: add back scale·q·centre
-        shift = _scores_against(queries, centre.to(queries.dtype), scale)
-        result["lse"] = (lse_centred + shift).masked_fill_(empty, float("-inf")).float()
-    if "sink" in stats:  # exp(s_i0 − LSE_i) with both centred: the shift cancels
-        first = _scores_against(queries, keys[:, :, :1], scale) - lse_centred
-        result["sink"] = _sink_mass(first, k_len, window=window, key_padding_mask=key_padding_mask, empty=empty)
-    if bool(empty.any()):
+        entropy = torch.minimum((lse_centred.double() - mean_score).clamp_min_(0.0), upper).float()
+        result["entropy"] = entropy if empty is None else entropy.masked_fill_(empty, 0.0)
+    if "lse" in stats or "sink" in stats:
+        # One matmul: each row's score against the centre (the shift the centring took off) and against key 0.
+        anchors = torch.cat([centre.to(queries.dtype), keys[:, :, :1]], dim=2)  # (batch, kv_heads, 2, d)
+        against = _grouped_scores(queries, anchors, scale)  # (batch, heads, q_len, 2)
+        if "lse" in stats:  # the model's own (uncentred) scores' log-sum-exp: add back scale·q·centre
+            lse = (lse_centred + against[..., 0]).float()
+            result["lse"] = lse if empty is None else lse.masked_fill_(empty, float("-inf"))
+        if "sink" in stats:  # exp(s_i0 − LSE_i) with both centred: the shift cancels
+            result["sink"] = _sink_mass(against[..., 1] - lse_centred, k_len, window=window,
+                                        key_padding_mask=key_padding_mask, empty=empty)
+    if empty is not None and bool(empty.any()):
         out = out.masked_fill(empty[..., None], 0.0)
     return out.to(q.dtype), {name: result[name] for name in stats}
 
 
-def _scores_against(queries: torch.Tensor, key_rows: torch.Tensor, scale: float) -> torch.Tensor:
-    """``scale · q_i · key`` for one key per key head: ``queries (batch, heads, rows, d)``, ``key_rows (batch,
-    kv_heads, 1, d)`` (each key head serves heads / kv_heads query heads) → ``(batch, heads, rows)``, one matmul."""
-    group = queries.shape[1] // key_rows.shape[1]
-    key_rows = key_rows.repeat_interleave(group, dim=1) if group > 1 else key_rows  # (batch, heads, 1, d): tiny
-    return (queries @ key_rows.transpose(-1, -2)).squeeze(-1) * scale
+def _grouped_scores(queries: torch.Tensor, key_rows: torch.Tensor, scale: float) -> torch.Tensor:
+    """``scale · q_i · key_r`` for a few keys per key head: ``queries (batch, heads, rows, d)``, ``key_rows (batch,
+    kv_heads, r, d)`` (each key head serves heads / kv_heads consecutive query heads) → ``(batch, heads, rows, r)``,
+    one matmul on a view of the queries (no copy of the keys per query head)."""
+    kv_heads = key_rows.shape[1]
+    grouped = queries.unflatten(1, (kv_heads, queries.shape[1] // kv_heads))  # (batch, kv_heads, group, rows, d)
+    return (grouped @ key_rows.unsqueeze(2).transpose(-1, -2)).flatten(1, 2) * scale
 
 
-def _centred_score_bound(q: torch.Tensor, keys: torch.Tensor, scale: float) -> float:
+def _centred_score_bound(queries: torch.Tensor, keys: torch.Tensor, scale: float) -> float:
     """An upper bound on |scale · q_i · k_j| over every row and key (Cauchy–Schwarz), O(n·d)."""
-    return float(abs(scale) * q.float().norm(dim=-1).max() * keys.float().norm(dim=-1).max()) if q.numel() else 0.0
+    if not queries.numel():
+        return 0.0
+    norms = [torch.linalg.vector_norm(t, dim=-1).max() for t in (queries, keys)]
+    return float(abs(scale) * norms[0] * norms[1])
 
 
 def _sink_mass(first_minus_lse: torch.Tensor, k_len: int, *, window: int | None,
-               key_padding_mask: torch.Tensor | None, empty: torch.Tensor) -> torch.Tensor:
+               key_padding_mask: torch.Tensor | None, empty: torch.Tensor | None) -> torch.Tensor:
     """``exp(s_i0 − LSE_i)`` (given the exponent, ``(batch, heads, q_len)``) where row i sees key 0, else 0:
-    float32 ``(batch, heads, q_len)``."""
+    float32 ``(batch, heads, q_len)``. Causal or not, a row that sees any key sees key 0 unless padding or the
+    window hides it; ``empty``: the rows that see no key (None: there are none)."""
     q_len = first_minus_lse.shape[-1]
-    sees_first = ~empty  # causal or not, a row that sees any key sees key 0 unless padding or the window hides it
-    if window is not None:  # query i (position k_len − q_len + i) keeps key 0 while its position is < window
-        position = k_len - q_len + torch.arange(q_len, device=first_minus_lse.device)
-        sees_first = sees_first & (position < window)[None, None, :]
+    sink = torch.exp(first_minus_lse).float()
+    if window is not None and k_len - 1 >= window:  # the window hides key 0 from the positions ≥ window
+        position = k_len - q_len + torch.arange(q_len, device=sink.device)  # (q_len,) absolute position of each query
+        sink.masked_fill_((position >= window)[None, None, :], 0.0)
     if key_padding_mask is not None:
-        sees_first = sees_first & key_padding_mask[:, :1, None].to(first_minus_lse.device)
-    return torch.exp(first_minus_lse).float().masked_fill_(~sees_first, 0.0)
+        sink.masked_fill_(~key_padding_mask[:, :1, None].to(sink.device) | empty, 0.0)
+    return sink

@@ -187,6 +187,32 @@ def row_entropy(weights: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray
     return -torch.where(positive, plogp, torch.zeros_like(plogp)).sum(dim=-1)
 
 
+
+def mean_normalized_entropy(entropy, visible_keys, rows=None):
+    """The normalised entropy of a head (Clark et al. 2019): over the rows of ``entropy`` (last axis, nats) that see
+    at least two keys, the mean of entropy / log(visible keys); NaN where no row does. The project's one normalised
+    entropy (issue 39): the Inspect page's, the census's and lesson 4b's.
+
+    ``visible_keys`` (how many keys each row sees) and ``rows`` (an optional bool mask of the rows to count, e.g. a
+    padded batch's real queries) broadcast against ``entropy``; the result has ``entropy``'s shape without its last
+    axis. NumPy in, NumPy out; a tensor in, a tensor out. Each row's quotient is taken in float64 and kept in
+    ``entropy``'s dtype before the mean."""
+    if isinstance(entropy, torch.Tensor):
+        keys = torch.as_tensor(visible_keys, device=entropy.device)
+        counted = keys > 1 if rows is None else (keys > 1) & torch.as_tensor(rows, device=entropy.device)
+        log_keys = torch.where(keys > 1, keys, 2).to(torch.float64).log()
+        quotients = torch.where(counted, (entropy / log_keys).to(entropy.dtype), 0.0).sum(dim=-1)
+        count = counted.sum(dim=-1)
+        return torch.where(count > 0, quotients / count.clamp_min(1), float("nan"))
+    keys = np.asarray(visible_keys)
+    counted = keys > 1 if rows is None else (keys > 1) & np.asarray(rows)
+    log_keys = np.log(np.where(keys > 1, keys, 2).astype(np.float64))
+    quotients = np.where(counted, (entropy / log_keys).astype(entropy.dtype), 0.0).sum(axis=-1)
+    count = counted.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, quotients / np.maximum(count, 1), np.nan)
+
+
 def reference_attention(
     q: torch.Tensor,
     k: torch.Tensor,

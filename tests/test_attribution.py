@@ -13,6 +13,7 @@ import torch
 from transformers import AutoModel, AutoModelForCausalLM, BertForMaskedLM, BertForSequenceClassification
 
 from inspector.analyses.attribution import (
+    FIRST_LOOK_METHODS,
     METHODS,
     AttributionSettings,
     TargetSpec,
@@ -23,6 +24,7 @@ from inspector.analyses.attribution import (
     corpus_agreement,
     counterfactual_attention,
     eraser_faithfulness,
+    first_look_settings,
     leave_one_out,
     method_scores,
     occlusion_on_embeddings,
@@ -614,3 +616,72 @@ def test_the_counterfactual_verdict_states_its_bands_and_flips_at_them(lang):
     assert words[1] in verdict(ENTIRELY_DIFFERENT) and words[1] in above_substantially
     assert words[3] in above_substantially
     assert words[2] in at_substantially and "40%" in at_substantially and words[4] in at_substantially
+    # A search that found no row says nothing either way: once "so this attention is constrained by the output".
+    none_found = CounterfactualAttention(layer=0, head=1, query=2, original=row, uniform=row, uniform_change=0.0,
+                                         uniform_jsd=0.0, permutation_changes=np.zeros(3), max_weight=0.25,
+                                         epsilon=0.01, adversarial_steps=10).verdict_text(lang)
+    assert {"en": "is not shown", "zh": "并不能显示"}[lang] in none_found and words[4] not in none_found
+
+
+@pytest.mark.parametrize("kind", ["none", "causal-lm"])
+def test_the_first_look_gives_the_full_report_s_scores_of_its_methods(headed_models, kind):
+    """What the page draws first (issue 44): first_look_settings keeps the quick methods and drops the rest; their
+    scores are exactly the full report's."""
+    settings = AttributionSettings(ig_steps=4, permutations=5)
+    first = attribute(headed_models[kind], TEXT, settings=first_look_settings(settings))
+    full = attribute(headed_models[kind], TEXT, settings=settings)
+    assert tuple(first.scores) == FIRST_LOOK_METHODS and set(FIRST_LOOK_METHODS) < set(full.scores)
+    assert first.faithfulness is None and first.counterfactual is None and first.agreement.head_tau is None
+    assert first.target == full.target and first.query == full.query
+    for method, values in first.scores.items():
+        np.testing.assert_array_equal(values, full.scores[method], err_msg=method)
+
+
+def test_a_next_token_target_runs_the_head_only_at_the_rows_it_reads(headed_models, monkeypatch):
+    """f on rows of several lengths (removal by deletion, ERASER) computes the language-model head at each row's
+    last real token only (``logits_to_keep``, issue 44: Gemma's 262k-word head cost more than its body), and gives
+    what the full logits give, row by row."""
+    from inspector.analyses.attribution import targets
+
+    loaded = headed_models["causal-lm"]
+    problem = targets.setup_problem(loaded, TEXT, TargetSpec(), "torch", 2**30)[0]
+    ids = problem.input_ids[0].tolist()
+    rows = [ids, ids[:-2], ids[1:], ids[:3]]
+    widths = []
+    real_forward = targets.forward
+
+    def recording(*args, **kwargs):
+        result = real_forward(*args, **kwargs)
+        widths.append(result.outputs.logits.shape[1])
+        return result
+
+    monkeypatch.setattr(targets, "forward", recording)
+    values, decisions = targets.evaluate_rows(problem, rows)
+    assert widths == [len({len(row) for row in rows})]  # one position per distinct length, not every position
+    monkeypatch.undo()
+    for row, value, decision in zip(rows, values, decisions):
+        inputs = {"input_ids": torch.tensor([row]), "attention_mask": torch.ones(1, len(row), dtype=torch.long)}
+        outputs = forward(loaded, inputs, stats=()).outputs
+        assert outputs.logits.shape[1] == len(row)  # the reference: the head at every position
+        f, top = targets.target_values(problem, outputs, inputs["attention_mask"], inputs["input_ids"])
+        np.testing.assert_allclose(value, float(f[0]), rtol=1e-5, atol=1e-6)
+        assert decision == int(top[0])
+
+
+@pytest.mark.parametrize("kind", ["sharp", "causal-lm"])
+def test_rows_started_at_their_layer_equal_rows_run_through_every_layer(headed_models, kind, monkeypatch):
+    """Value zeroing and the counterfactual rows change the text only from their layer on, so their forwards start
+    there from the baseline's block outputs (issue 44): the same numbers as forwards through every layer."""
+    from inspector.analyses.attribution import targets
+
+    loaded = headed_models[kind]
+    assert loaded.can_resume
+    settings = AttributionSettings(layer=1, methods=("value_zeroing", "random"), ig_steps=4, permutations=6,
+                                   faithfulness=False, head_grid=False)
+    resumed = attribute(loaded, TEXT, settings=settings)
+    monkeypatch.setattr(targets.Problem, "resume_at", lambda self, layer, batch: None)
+    full = attribute(loaded, TEXT, settings=settings)
+    np.testing.assert_allclose(resumed.scores["value_zeroing"], full.scores["value_zeroing"], rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose([resumed.counterfactual.uniform_change, *resumed.counterfactual.permutation_changes],
+                               [full.counterfactual.uniform_change, *full.counterfactual.permutation_changes],
+                               rtol=1e-4, atol=1e-6)

@@ -8,6 +8,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from inspector.base.errors import InvalidRequestError
 from inspector.charts.base import title_text
 from tests.conftest import open_app_page
 
@@ -91,3 +92,27 @@ def test_the_verdict_follows_the_sessions_language():
         assert "积分梯度" in shown and "遮挡（逐一删除）" in shown
         assert "integrated gradients" not in shown and "occlusion (leave-one-out)" not in shown
     assert "积分梯度" in set(at.dataframe[0].value.iloc[:, 0])
+
+
+def test_the_quick_methods_draw_before_the_full_run(monkeypatch):
+    """Issue 44: the target and the scores of the quick methods are drawn before the full run (integrated
+    gradients, occlusion, value zeroing, faithfulness, the counterfactual). With the full run failing, the first
+    look's score chart is on the page beside its error, and nothing of the full run is."""
+    import inspector.analyses.attribution as attribution
+
+    real = attribution.attribute
+
+    def failing_full_run(loaded, text, *, settings, **kwargs):
+        if settings.faithfulness:
+            raise InvalidRequestError("the full run failed on purpose")
+        return real(loaded, text, settings=settings, **kwargs)
+
+    monkeypatch.setattr(attribution, "attribute", failing_full_run)
+    at = _open_page()
+    at.text_area(key="text").set_value("A small dog slept because it was tired.").run()  # in no cache yet
+    assert not at.exception
+    assert any("failed on purpose" in error.value for error in at.error)
+    assert any("cosine similarity" in md.value for md in at.markdown)  # the target
+    titles = _titles(at)
+    assert titles == ["Which tokens each method says f depends on"], titles
+    assert not at.metric and not at.info

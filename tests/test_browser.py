@@ -12,6 +12,7 @@ Needs ``/usr/bin/chromium`` (``apt-get install chromium``). Without it these tes
 
 from __future__ import annotations
 
+import re
 import struct
 import time
 import urllib.parse
@@ -112,7 +113,7 @@ def session(browser, app_url):
 
 def test_page_loads_and_the_charts_draw(session):
     session.open()
-    assert "2: animal" in session.page.locator(TOKEN_STRIP).first.inner_text()
+    expect(session.page.locator(TOKEN_STRIP).first).to_contain_text("2: animal", timeout=RERUN_TIMEOUT_MS)
     session.wait_for_heatmap_of(0, 0)
     session.assert_clean()
 
@@ -156,7 +157,7 @@ def test_bertviz_views_draw_with_the_network_blocked(session):
     session.toggle("Show bertviz's head view")
     frame = session.page.frame_locator(IFRAME).first
     frame.locator("#attention line").first.wait_for(state="attached", timeout=RERUN_TIMEOUT_MS)
-    assert frame.locator("#left text").count() == 16  # one per token
+    expect(frame.locator("#left text")).to_have_count(16, timeout=RERUN_TIMEOUT_MS)  # one per token
     session.page.get_by_role("tab", name="Model view").click()
     model = session.page.frame_locator(IFRAME).nth(1)
     model.locator("svg").first.wait_for(state="attached", timeout=RERUN_TIMEOUT_MS)
@@ -184,8 +185,9 @@ def test_a_hostile_share_link_warns_and_runs_nothing(session):
     session.page.wait_for_function(f"document.querySelector('{TOKEN_STRIP}')?.innerText.includes('127')",
                                    timeout=RERUN_TIMEOUT_MS)
     assert session.page.locator('img[src*="127.0.0.2"], a[href^="javascript"]').count() == 0
-    warnings = session.page.locator('[data-testid="stAlertContentWarning"]').all_inner_texts()
-    assert any("backend" in w for w in warnings) and any("layer" in w for w in warnings)
+    warnings = session.page.locator('[data-testid="stAlertContentWarning"]')
+    for option in ("backend", "layer"):  # waited for: the sidebar's warnings may be drawn after the token strip
+        expect(warnings.filter(has_text=option).first).to_be_visible(timeout=RERUN_TIMEOUT_MS)
     assert session.page.locator('[data-testid="stAlertContentWarning"] a').count() == 0  # no link was made
     session.assert_clean()
 
@@ -198,9 +200,10 @@ def _strip_of(loaded, text: str) -> str:
     return "   ".join(token_labels(tuple(loaded.codec.token_strings(ids))))
 
 
-def _tokens_metric(session) -> str:
+def _tokens_metric(session):
+    """The "Tokens" metric's value, a locator to wait on (the strip may be drawn before the metric is redrawn)."""
     metric = session.page.locator('[data-testid="stMetric"]').filter(has_text="Tokens")
-    return metric.locator('[data-testid="stMetricValue"]').inner_text()
+    return metric.locator('[data-testid="stMetricValue"]')
 
 
 def test_two_sessions_running_at_once_each_see_only_their_own_tokens(browser, app_url, bundled):
@@ -218,7 +221,8 @@ def test_two_sessions_running_at_once_each_see_only_their_own_tokens(browser, ap
                                                ".trim() === strip", arg=[TOKEN_STRIP, expected],
                                                timeout=RERUN_TIMEOUT_MS)
                 session.wait_for_heatmap_of(0, 0)
-                assert _tokens_metric(session) == f"{expected.count(': ')} / 512"
+                expect(_tokens_metric(session)).to_have_text(f"{expected.count(': ')} / 512",
+                                                             timeout=RERUN_TIMEOUT_MS)
                 session.assert_clean()
     finally:
         for session in sessions:
@@ -297,17 +301,20 @@ def test_every_registered_page_path_opens_as_a_share_link(session, name):
         session.page.wait_for_function("location.search.includes('layer=1')", timeout=RERUN_TIMEOUT_MS)
     session.page.wait_for_timeout(1_500)  # the frontend's "Page not found" dialog comes with the navigation message
     assert session.page.get_by_text("Page not found").count() == 0
-    nav = session.page.locator('[data-testid="stSidebarNav"]')
-    current = nav.locator('a[aria-current="page"]').inner_text().split("\n")  # the icon's name, then the label
-    assert current[-1].strip() == t(PAGE_REGISTRY[name].nav_key, "en"), current
+    # The menu marks the page: the link's text is the icon's name, then the label.
+    label = t(PAGE_REGISTRY[name].nav_key, "en")
+    current = session.page.locator('[data-testid="stSidebarNav"] a[aria-current="page"]')
+    expect(current).to_have_text(re.compile(rf"{re.escape(label)}\s*$"), use_inner_text=True, timeout=RERUN_TIMEOUT_MS)
     session.assert_clean()
 
 
 def test_the_menu_speaks_the_language_of_the_link(session):
     """``lang=zh`` in a link translates the navigation too (app.py builds the menu before any page runs)."""
     session.open("?" + urllib.parse.urlencode({"v": "1", "lang": "zh"}))
-    nav = session.page.locator('[data-testid="stSidebarNav"]').inner_text()
-    assert "查看" in nav and "课程" in nav and "Inspect" not in nav
+    nav = session.page.locator('[data-testid="stSidebarNav"]')
+    for label in ("查看", "课程"):
+        expect(nav).to_contain_text(label, timeout=RERUN_TIMEOUT_MS)
+    assert "Inspect" not in nav.inner_text()
     session.assert_clean()
 
 
@@ -345,10 +352,12 @@ def _go_to(session, page_title: str) -> None:
     session.page.locator('[data-testid="stSidebarNav"] a', has_text=page_title).first.click()
 
 
-def _selectbox_value(session, label: str, *, in_sidebar: bool = False) -> str:
-    """The value a select box labelled ``label`` shows (its combobox input carries the label)."""
+def _expect_selectbox(session, label: str, value: str, *, in_sidebar: bool = False) -> None:
+    """The select box labelled ``label`` (its combobox input carries the label) shows ``value``, waited for: a page
+    just switched to may draw its boxes after the chart a test waited on."""
     scope = '[data-testid="stSidebar"]' if in_sidebar else '[data-testid="stMain"]'
-    return session.page.locator(f'{scope} input[role="combobox"][aria-label="{label}"]').first.input_value()
+    box = session.page.locator(f'{scope} input[role="combobox"][aria-label="{label}"]').first
+    expect(box).to_have_value(value, timeout=RERUN_TIMEOUT_MS)
 
 
 def test_each_page_keeps_its_own_view_ground_truth_then_compare_then_inspect(session):
@@ -367,17 +376,19 @@ def test_each_page_keeps_its_own_view_ground_truth_then_compare_then_inspect(ses
                                    timeout=3 * FIRST_RENDER_TIMEOUT_MS)
     warnings = " ".join(session.page.locator('[data-testid="stAlertContentWarning"]').all_inner_texts())
     assert "Share link" not in warnings
-    assert _selectbox_value(session, "Model", in_sidebar=True) == "all-MiniLM-L6-v2 (bundled)"
+    _expect_selectbox(session, "Model", "all-MiniLM-L6-v2 (bundled)", in_sidebar=True)
 
     _go_to(session, "Compare")
     session.page.wait_for_function(_chart_titled("Text A: layer 4, head 5"), timeout=3 * FIRST_RENDER_TIMEOUT_MS)
-    assert _selectbox_value(session, "Model", in_sidebar=True) == "all-MiniLM-L6-v2 (bundled)"
-    assert (_selectbox_value(session, "Layer"), _selectbox_value(session, "Head")) == ("4", "5")
+    _expect_selectbox(session, "Model", "all-MiniLM-L6-v2 (bundled)", in_sidebar=True)
+    _expect_selectbox(session, "Layer", "4")
+    _expect_selectbox(session, "Head", "5")
     assert "[UNK]" not in session.page.locator('[data-testid="stMain"]').inner_text()
 
     _go_to(session, "Inspect")
     session.page.wait_for_function(heatmap_drawn(4, 5), timeout=3 * FIRST_RENDER_TIMEOUT_MS)
-    assert (_selectbox_value(session, "Layer"), _selectbox_value(session, "Head")) == ("4", "5")
+    _expect_selectbox(session, "Layer", "4")
+    _expect_selectbox(session, "Head", "5")
     warnings = " ".join(session.page.locator('[data-testid="stAlertContentWarning"]').all_inner_texts())
     assert "Share link" not in warnings
     session.assert_clean()
@@ -407,8 +418,10 @@ def test_a_page_switch_right_after_ctrl_enter_keeps_every_session_s_new_text(bro
     try:
         for session in sessions:  # the four first runs at once
             session.page.goto(f"{app_url}/")
-        for session in sessions:  # the server has run the page (the browser may still be drawing it)
-            session.page.wait_for_function(_RUN_OVER, timeout=FIRST_RENDER_TIMEOUT_MS, polling=250)
+        # The server has run the page (the browser may still be drawing it). Four first runs at once, perhaps on a
+        # server whose first run still imports torch and loads the model: 90 s were not enough on a loaded machine.
+        for session in sessions:
+            session.page.wait_for_function(_RUN_OVER, timeout=3 * FIRST_RENDER_TIMEOUT_MS, polling=250)
         for session, long_text in zip(sessions, long_texts):
             session.run_text(long_text)  # the runs the server is busy with
         for session, text in zip(sessions, texts):

@@ -153,6 +153,7 @@ def test_a_damaged_prepared_folder_is_prepared_again_or_refused_in_one_line(monk
     real_access = os.access
     monkeypatch.setattr(bundled.os, "access", lambda path, mode: False if Path(path) == cache else
                         real_access(path, mode))  # read-only (the tests run as root, so chmod cannot say it)
+    capfd.readouterr()  # what the set-up wrote (transformers' "Writing model shards" bar, where bars are on)
     assert main(["info", "--model", "bundled:smollm2-135m"]) == 2
     err = capfd.readouterr().err.strip()
     assert "\n" not in err and str(final) in err and problem in err and "python -m inspector prepare" in err
@@ -160,6 +161,41 @@ def test_a_damaged_prepared_folder_is_prepared_again_or_refused_in_one_line(monk
     monkeypatch.setattr(bundled.os, "access", real_access)
     assert bundled.prepare("bundled:smollm2-135m", root=cache) == final
     assert len(conversions) == 1 and bundled.is_prepared(decoder, cache)
+
+
+def _minilm_tokenizer(folder: Path) -> None:
+    from inspector.core.loading import bundled_model_path
+
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt"):
+        if (bundled_model_path() / name).is_file():
+            (folder / name).write_bytes((bundled_model_path() / name).read_bytes())
+
+
+@pytest.mark.parametrize("damage", ["another model's tokenizer", "a config of another size", "a config of 0 layers"])
+def test_a_prepared_folder_the_loader_refuses_names_prepare_not_a_download(monkeypatch, tmp_path, capfd, damage):
+    """Issue 45, item 7: a bundled model's folder is prepared here, never downloaded, so a refusal of its files (here
+    from the loader: a folder prepared before its marker kept its files' digests, so the cache check cannot see the
+    edit) names the folder and `python -m inspector prepare`, never "download the model again"."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    decoder = BUNDLED["smollm2-135m"]
+    final = prepared_path(decoder, cache)
+    _fake_prepare(decoder, final, None)
+    marker = json.loads((final / MARKER_NAME).read_text())
+    del marker["files"]
+    (final / MARKER_NAME).write_text(json.dumps(marker))
+    if damage == "another model's tokenizer":
+        _minilm_tokenizer(final)
+    else:
+        _edit_json(final, "config.json", "num_hidden_layers", 3 if damage == "a config of another size" else 0)
+    assert bundled.is_prepared(decoder, cache)
+    monkeypatch.setenv("INSPECTOR_CACHE_DIR", str(cache))
+    monkeypatch.setattr(bundled, "_convert", lambda *a: pytest.fail("a prepared folder was prepared again"))
+    capfd.readouterr()  # what the set-up wrote (transformers' "Writing model shards" bar, where bars are on)
+    assert main(["info", "--model", "bundled:smollm2-135m"]) == 2
+    err = capfd.readouterr().err.strip()
+    assert "\n" not in err and str(final) in err and "Traceback" not in err
+    assert "python -m inspector prepare --model bundled:smollm2-135m" in err and "download" not in err
 
 
 def test_a_read_only_cache_is_read_and_an_empty_one_refused_in_one_line(monkeypatch, tmp_path, capfd):
@@ -251,6 +287,9 @@ def test_two_processes_preparing_at_once_convert_once(tmp_path):
     assert [out.strip().split()[-1] for out, _ in outcomes] == [str(final)] * 2
     conversions = sum(err.count("prepared in") for _, err in outcomes)
     assert conversions == 1, [err for _, err in outcomes]
+    # Our stage lines only: no bar of transformers' own (issue 45, item 7), the tensors counted in ours.
+    assert not [err for _, err in outcomes if "de-quantizing" in err or "Loading weights" in err or "it/s]" in err]
+    assert any("dequantising the tensors to fp32 (" in err for _, err in outcomes)
     assert sorted(p.name for p in cache.iterdir()) == [final.name, "smollm2-135m.lock"]
 
 

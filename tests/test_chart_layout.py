@@ -37,6 +37,7 @@ from benchmarks.live_app import CHART
 pytestmark = pytest.mark.browser
 
 FIRST_RENDER_TIMEOUT_MS = 120_000
+RERUN_TIMEOUT_MS = 60_000
 # A page is settled when its script has stopped and the number of drawn charts has not changed for this long.
 SETTLE_MS = 1_500
 PAGE_TIMEOUT_S = 240
@@ -168,6 +169,24 @@ def wait_settled(page, *, timeout_s: float = PAGE_TIMEOUT_S) -> None:
             return
         page.wait_for_timeout(250)
     raise AssertionError(f"the page did not settle within {timeout_s:g} s (last state {last})")
+
+
+# Notes on the page when the app's script starts a run, so a test can wait for the run a click asked for, not a pause
+# (a busy machine may not start it within the pause, and the settled page measured would be the one before the click).
+_WATCH_RUNS = """() => {
+  window.__runsStarted = 0;
+  const app = document.querySelector('[data-testid="stApp"]');
+  new MutationObserver(() => { if (app.dataset.testScriptState === 'running') window.__runsStarted += 1; })
+    .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+}"""
+
+
+def rerun_and_settle(page, action) -> None:
+    """Do ``action`` (a click that reruns the app), wait until that run has started, then until the page settled."""
+    page.evaluate(_WATCH_RUNS)
+    action()
+    page.wait_for_function("() => window.__runsStarted > 0", timeout=FIRST_RENDER_TIMEOUT_MS, polling=50)
+    wait_settled(page)
 
 
 def _inside(box: dict, bounds: dict) -> bool:
@@ -353,16 +372,42 @@ def open_case(browser, app_url: str, path: str, fields: dict, width: int):
         box.press("Enter")
     wait_settled(page)
     if switch:
-        page.locator(f".st-key-{switch} label").first.click()
-        page.wait_for_timeout(500)
-        wait_settled(page)
+        rerun_and_settle(page, page.locator(f".st-key-{switch} label").first.click)
     # Collapsed sections draw their charts too once opened; open every one (a click each, as a reader would).
     if page.evaluate("""() => { const closed = [...document.querySelectorAll(
                               '[data-testid="stExpander"] details:not([open]) summary')];
                               closed.forEach(summary => summary.click()); return closed.length; }"""):
-        page.wait_for_timeout(500)
+        wait_sized(page)
         wait_settled(page)
     return context, page
+
+
+# The charts on screen (shown as MEASURE_JS says) have been drawn at a size, and their widths held between two polls:
+# a chart behind a tab or in a closed section has no size until it is shown, then Vega draws it to its column's width.
+_CHARTS_SIZED = """() => {
+  const charts = [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stVegaLiteChart"]')]
+    .filter(chart => chart.offsetParent !== null && chart.getClientRects().length > 0);
+  const widths = charts.map(chart => chart.querySelector('svg.marks')?.getBoundingClientRect().width || 0);
+  const held = widths.join() === window.__tabChartWidths;
+  window.__tabChartWidths = widths.join();
+  return held && widths.every(width => width > 0);
+}"""
+
+
+def wait_sized(page, *, widths_before: str | None = None) -> None:
+    """Wait until :data:`_CHARTS_SIZED`; with ``widths_before`` (:func:`chart_widths` before a resize), also until the
+    widths differ from those."""
+    page.evaluate("() => { window.__tabChartWidths = null; }")
+    condition = _CHARTS_SIZED if widths_before is None else (
+        f"() => ({_CHARTS_SIZED})() && window.__tabChartWidths !== {widths_before!r}")
+    page.wait_for_function(condition, timeout=RERUN_TIMEOUT_MS, polling=400)
+
+
+def chart_widths(page) -> str:
+    """The widths of the charts on screen, as :data:`_CHARTS_SIZED` notes them."""
+    page.evaluate("() => { window.__tabChartWidths = null; }")
+    page.evaluate(_CHARTS_SIZED)
+    return page.evaluate("() => window.__tabChartWidths")
 
 
 def measure_every_tab(page) -> list[dict]:
@@ -373,7 +418,7 @@ def measure_every_tab(page) -> list[dict]:
         if page.locator(IFRAME).count() and tabs.nth(i).inner_text().strip() in ("Model view", "模型视图"):
             continue  # bertviz's tabs hold frames, not charts
         tabs.nth(i).click()
-        page.wait_for_timeout(800)
+        wait_sized(page)
         titles = {chart.get("title") for chart in measured}
         measured += [chart for chart in page.evaluate(MEASURE_JS)
                      if chart.get("shown") and chart.get("title") not in titles]
@@ -420,6 +465,28 @@ def _shown_frame(page, *, head_view: bool) -> dict:
     raise AssertionError(f"no {'head' if head_view else 'model'} view frame on screen")
 
 
+def _frame_fits(fit: dict) -> bool:
+    """Neither wider than its frame nor cut at the bottom (unless the frame is at its height limit)."""
+    return fit["scrollWidth"] <= fit["clientWidth"] + 1 and (fit["contentHeight"] <= fit["frameHeight"] + 1
+                                                              or fit["frameHeight"] >= 899)
+
+
+def _fitted_frame(page, *, head_view: bool, timeout_s: float = 60) -> dict:
+    """:func:`_shown_frame` once the view has fitted itself to its frame (it zooms itself after drawing), polled;
+    past ``timeout_s`` as it stands, for the assertions to say what is wrong."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            fit = _shown_frame(page, head_view=head_view)
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
+            fit = None
+        if fit is not None and (_frame_fits(fit) or time.monotonic() > deadline):
+            return fit
+        page.wait_for_timeout(250)
+
+
 def test_bertviz_views_follow_the_layer_and_fit_their_frames(browser, app_url):
     """The head view opens on the layer of the link; neither view is wider than its frame (bertviz draws the
     model view 970 px wide: the page zooms itself to the frame), and a view that fits the frame's height limit
@@ -428,12 +495,10 @@ def test_bertviz_views_follow_the_layer_and_fit_their_frames(browser, app_url):
     try:
         page.get_by_text("Show bertviz's head view", exact=False).click()
         page.frame_locator(IFRAME).first.locator("#attention line").first.wait_for(state="attached", timeout=60_000)
-        page.wait_for_timeout(500)
-        head = _shown_frame(page, head_view=True)
+        head = _fitted_frame(page, head_view=True)
         page.get_by_role("tab", name="Model view").click()
         page.frame_locator(IFRAME).nth(1).locator("svg").first.wait_for(state="attached", timeout=60_000)
-        page.wait_for_timeout(800)
-        model = _shown_frame(page, head_view=False)
+        model = _fitted_frame(page, head_view=False)
         assert head["layer"] == "3", head
         for fit in (head, model):
             assert fit["scrollWidth"] <= fit["clientWidth"] + 1, fit
@@ -469,7 +534,7 @@ def open_closed_expanders(page) -> None:
     if page.evaluate("""() => { const closed = [...document.querySelectorAll(
                               '[data-testid="stExpander"] details:not([open]) summary')];
                               closed.forEach(summary => summary.click()); return closed.length; }"""):
-        page.wait_for_timeout(500)
+        wait_sized(page)
         wait_settled(page)
 
 
@@ -497,18 +562,17 @@ def test_every_lesson_renders_in_both_languages_with_its_legends_and_no_catalogu
     context, page = open_case(browser, app_url, "lessons", fields, LESSON_CASES[0][1])
     try:
         for key in ("stream_run", "linear_run"):
-            page.locator(f".st-key-{key} button").click()
-            page.wait_for_timeout(500)
-            wait_settled(page)
+            rerun_and_settle(page, page.locator(f".st-key-{key} button").click)
         problems, counts, shown_lang = [], {}, LESSON_CASES[0][0]
         for lang, width in LESSON_CASES:
             if page.evaluate("() => window.innerWidth") != width:
+                before = chart_widths(page)
                 page.set_viewport_size({"width": width, "height": 1000})
-                page.wait_for_timeout(1_000)  # the charts follow their columns' new width
+                wait_sized(page, widths_before=before)  # the charts follow their columns' new width
             if lang != shown_lang:  # the sidebar's language menu, as a reader switches
                 page.locator('[data-testid="stSidebar"] .st-key-lang').click()
-                page.locator('[role="option"]').filter(has_text=LANGUAGE_NAMES[lang]).first.click()
-                page.wait_for_timeout(500)
+                option = page.locator('[role="option"]').filter(has_text=LANGUAGE_NAMES[lang]).first
+                rerun_and_settle(page, option.click)
                 shown_lang = lang
             wait_settled(page)
             open_closed_expanders(page)

@@ -114,3 +114,89 @@ def test_the_attribution_page_offers_only_what_the_model_supports(decoder_dirs):
     assert list(removal.options) == ["replace by <unk>", "delete"]
     at = _on_model("attribution", decoder_dirs["none"], lang="zh")
     assert list(at.radio(key="attr_removal").options) == ["删除"]
+
+
+def test_occlusion_is_described_by_the_models_own_stand_in_in_both_languages(bos_decoder, tiny_bert):
+    from inspector.analyses.attribution import Target
+    from inspector.charts.sentences.attribution import removal_words, target_words
+
+    assert removal_words(removal_modes(bos_decoder)["mask"]) == "replaced by <unk>"
+    assert removal_words(removal_modes(tiny_bert)["mask"], "zh") == "替换为 [MASK]"
+    assert removal_words(None) == "deleted" and removal_words(None, "zh") == "删除"
+    target = Target("next-token", "log p(next token = ' sat' | text) (the model's prediction)", -1.0, token=" sat")
+    assert target_words(target) == target.description
+    assert "sat" in target_words(target, "zh") and "prediction" not in target_words(target, "zh")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("specials, lang, removed", [("bos", "en", "replaced by <unk>"), ("none", "zh", "删除")])
+def test_compares_leave_one_out_names_how_this_model_removes_a_token(decoder_dirs, specials, lang, removed):
+    """Compare's occlusion note said "replaced by [MASK]" on every model (issue 44 item 7); a model without any
+    stand-in could not run it at all."""
+    at = _on_model("compare", decoder_dirs[specials], lang)
+    at.text_area(key="compare_text_b").set_value(TEXT.replace("dog ran", "dog sat")).run()
+    at.button(key="compare_loo").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    captions = [c.value.replace("\\", "") for c in at.caption if "f\\(x\\)" in c.value]  # markdown-escaped
+    assert len(captions) == 1 and removed in captions[0] and "[MASK]" not in captions[0], captions
+    columns = list(at.dataframe[0].value.columns)
+    assert columns[-1] == ("B: leave-one-out" if lang == "en" else "B：逐一删除"), columns
+
+
+def _census_of(folder, tmp_path):
+    from inspector.analyses.census.run import census
+    from inspector.analyses.census.summary import read_census
+
+    data = tmp_path / "texts.txt"
+    data.write_text("\n".join([TEXT, "the dog sat on the mat", "a cat ran fast"]) + "\n")
+    census(str(folder), data, out=tmp_path / "out", progress=None)
+    return tmp_path / "out", read_census(tmp_path / "out")
+
+
+@pytest.mark.parametrize("specials, first, hidden", [("bos", "<bos>", {"mass_next", "mass_sep"}),
+                                                     ("none", None, {"mass_next", "mass_cls", "mass_sep"})])
+def test_a_decoders_census_names_its_own_special_tokens_and_leaves_out_zero_masses(decoder_dirs, tmp_path, specials,
+                                                                                  first, hidden):
+    """The census named its masses "mass cls" / "[CLS] 的注意力比例" on every model and offered masses a causal mask
+    or a missing special token makes 0 (issue 44 item 7): the manifest now records both, and the names follow."""
+    from inspector.analyses.batching import STATISTICS
+    from inspector.charts.census import shown_statistics, statistic_name
+
+    _, summary = _census_of(decoder_dirs[specials], tmp_path)
+    assert summary.model["causal"] is True
+    assert summary.model["special_tokens"] == ([[first], []] if first else [[], []])
+    shown, reasons = shown_statistics(summary)
+    assert set(STATISTICS) - set(shown) == hidden and "mass_previous" in shown
+    assert reasons == ({"causal", "specials"})
+    for statistic in hidden:  # 0 by construction indeed
+        assert float(abs(summary.mean[statistic]).max()) == 0.0, statistic
+    if first:
+        assert statistic_name("mass_cls", "en", summary) == "mass on <bos>"
+        assert statistic_name("mass_cls", "zh", summary) == "<bos> 的注意力比例"
+    assert statistic_name("mass_cls") == "mass cls"  # a census that records no tokens keeps the generic name
+
+
+def test_an_encoders_census_keeps_every_statistic_named_by_its_tokens(tiny_model_dirs, tmp_path):
+    from inspector.analyses.batching import STATISTICS
+    from inspector.charts.census import shown_statistics, statistic_name
+
+    _, summary = _census_of(tiny_model_dirs["bert"], tmp_path)
+    assert summary.model["causal"] is False and summary.model["special_tokens"] == [["[CLS]"], ["[SEP]"]]
+    assert shown_statistics(summary) == (list(STATISTICS), set())
+    assert statistic_name("mass_sep", "en", summary) == "mass on [SEP]"
+
+
+@pytest.mark.slow
+def test_the_heads_page_offers_a_decoders_census_without_its_zero_masses(decoder_dirs, tmp_path):
+    folder, _ = _census_of(decoder_dirs["bos"], tmp_path)
+    for lang, mass, left_out in (("en", "mass on <bos>", "0 by construction"),
+                                 ("zh", "<bos> 的注意力比例", "必然为 0")):
+        at = open_app_page("heads", query={"lang": lang})
+        at.session_state["heads_mode"] = "census"
+        at.run()
+        at.text_input(key="heads_census_path").set_value(str(folder)).run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        menu = at.selectbox(key="heads_census_statistic")
+        assert mass in menu.options and len(menu.options) == 9, menu.options
+        assert not [option for option in menu.options if "cls" in option.lower() or "sep" in option.lower()]
+        assert len([c for c in at.caption if left_out in c.value]) == 1

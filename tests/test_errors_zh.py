@@ -198,14 +198,14 @@ def test_no_page_shows_an_error_as_its_english_text():
 @pytest.fixture
 def chinese_inspect_page(monkeypatch):
     """The Inspect page in 简体中文 whose plan (the library call the page makes first) raises ``raising[0]``."""
-    from views import session
+    from views import inspect_run
 
     raising: list[InspectorError] = []
 
     def plan_inspect(spec: str, text: str, layer: int):
         raise raising[0]
 
-    monkeypatch.setattr(session, "plan_inspect", plan_inspect)
+    monkeypatch.setattr(inspect_run, "plan_inspect", plan_inspect)
     raising.append(InvalidTextError("placeholder"))
     at = open_app_page("inspect", query={"lang": "zh", "text": "the error page test"})
     return at, raising

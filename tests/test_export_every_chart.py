@@ -135,8 +135,66 @@ def test_the_failure_message_is_shown_in_the_pages_language():
         at.session_state["page_lang"], at.session_state["clicked"] = lang, True
         at.run()
         assert [error.value for error in at.error] == [at.error[0].value] and words in at.error[0].value
-        assert "no figure" in at.error[0].value
+        # The error's own English line on an English page only (issue 44: it leaked into the 简体中文 message).
+        assert ("no figure" in at.error[0].value) == (lang == "en")
         at.session_state["clicked"] = False
+        at.run()
+        assert not at.error  # shown once
+
+
+VL_CONVERT_FAILURE = "Vega-Lite to SVG conversion failed:\nError: Cycle detected in dataflow graph."
+
+
+def test_a_failed_render_on_a_chinese_page_says_why_in_chinese(monkeypatch):
+    """The renderer made to fail as vl-convert does; each button's real download (PNG, SVG, slide) is made as
+    Streamlit's download thread makes it, then the click's rerun shows the failure: in 简体中文, naming the format,
+    with no English word from the renderer or the library (issue 44)."""
+    import streamlit as st
+    import vl_convert
+    from streamlit.testing.v1 import AppTest
+
+    from tests.test_i18n import english_runs
+
+    def failing(*args, **kwargs):
+        raise ValueError(VL_CONVERT_FAILURE)
+
+    monkeypatch.setattr(vl_convert, "vegalite_to_svg", failing)
+    offered = {}
+    original = st.download_button
+
+    def recording(label, data, *args, **kwargs):
+        offered[kwargs["key"]] = data
+        return original(label, data, *args, **kwargs)
+
+    monkeypatch.setattr(st, "download_button", recording)
+
+    def page():
+        import altair as alt
+        import pandas as pd
+        import streamlit as st
+
+        from inspector.output.export import Provenance
+        from views import export_buttons as buttons
+
+        chart = alt.Chart(pd.DataFrame({"x": [1]})).mark_point().encode(x="x:Q").properties(title="注意力")
+        clicked = st.session_state.get("clicked")
+        if clicked:  # the click's callback, as Streamlit runs it before the rerun
+            buttons._check(f"fig_{clicked}_attempts", "fig_export_failure", st.session_state["label"], "zh")
+        buttons.export_buttons("fig", chart, Provenance("m", "动物没有过马路", "torch"), "zh", "fig")
+
+    at = AppTest.from_function(page, default_timeout=60)
+    at.run()
+    assert not at.exception and not at.error and set(offered) == {"fig_png", "fig_svg", "fig_slide"}
+    for kind, label in (("png", "PNG"), ("svg", "SVG"), ("slide", "16:9 幻灯片")):
+        with pytest.raises(Exception):  # Streamlit's download thread: the render fails, no file is served
+            offered[f"fig_{kind}"]()
+        at.session_state["clicked"], at.session_state["label"] = kind, label
+        at.run()
+        assert not at.exception and len(at.error) == 1, kind
+        message = at.error[0].value
+        assert message.startswith(f"{label} 导出失败") and "无法把这张图绘制成" in message, message
+        assert "Cycle" not in message and "dataflow" not in message and english_runs(message, set()) == [], message
+        at.session_state["clicked"] = None
         at.run()
         assert not at.error  # shown once
 

@@ -15,9 +15,10 @@ from inspector.base.errors import (
     InvalidRequestError,
     InvalidTextError,
     UnsupportedModelError,
+    error_text,
 )
 from inspector.core.capture import capture
-from inspector.core.forward import backend_for, encode_text, forward
+from inspector.core.forward import backend_for, check_every_layer_ran, encode_text, forward
 from inspector.core.loading import LoadedModel
 from kernels.hf import AttentionContractError, BackendUnavailableError, DeadlinePassed, HeadAblation, InterventionError
 
@@ -105,14 +106,26 @@ def test_the_forward_and_the_tokenising_have_one_entry_each():
     public = {name for name, value in vars(module).items()
               if not name.startswith("_") and callable(value) and getattr(value, "__module__", None) == module.__name__}
     # reads_special_tokens_as_text: the one rule for typed special-token strings, which the census's batch
-    # tokenising shares (issue 33).
+    # tokenising shares (issue 33); check_every_layer_ran: the one refusal of a forward that recorded fewer
+    # attention layers than the model declares (capture, generate and the census; issue 39).
     assert public == {"token_word_ids", "EncodedText", "encode_text", "backend_for", "ForwardResult", "forward",
-                      "reads_special_tokens_as_text"}
+                      "reads_special_tokens_as_text", "check_every_layer_ran"}
     capture_module = importlib.import_module("inspector.core.capture")  # the package's `capture` is the function
     outputs_module = importlib.import_module("inspector.core.outputs")
     for holder in (module, capture_module, outputs_module):
         assert not {"run", "tokenize", "encode", "validated_encoding"} & set(vars(holder))
     assert "forward" not in vars(outputs_module) and "encode_text" not in vars(outputs_module)
+
+
+def test_a_forward_that_recorded_fewer_layers_than_declared_is_refused_in_the_reader_s_language(tiny_bert):
+    """Capture, generate and the census refuse such a model with one typed error and its catalogue sentence."""
+    records = forward(tiny_bert, encode_text(tiny_bert, TEXT).inputs).records
+    check_every_layer_ran(tiny_bert, records)  # every layer recorded: nothing to say
+    declared = tiny_bert.info.num_layers
+    with pytest.raises(UnsupportedModelError, match=f"ran {declared - 1} attention layers but declares {declared}"
+                       ) as refused:
+        check_every_layer_ran(tiny_bert, records[:-1])
+    assert f"却声明有 {declared} 个" in error_text(refused.value, "zh")
 
 
 def test_a_forward_that_stops_after_a_layer_keeps_its_records_and_skips_the_rest(tiny_bert, monkeypatch):
@@ -178,3 +191,38 @@ def test_damaged_weights_predicting_nan_are_refused_in_one_line(tmp_path, capsys
     assert main(["analyze", "--model", str(folder), "--text", text]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "NaN or infinite" in err and "Traceback" not in err
+
+
+def test_huge_finite_logits_are_not_mistaken_for_damaged_weights():
+    """The finite-logits check sums each row first; a row of huge finite scores overflows that sum to inf, and must
+    then be judged score by score — finite, so no error — while one NaN among them still is one."""
+    from types import SimpleNamespace
+
+    from inspector.base.errors import CorruptModelError
+    from inspector.core.forward import _check_finite_logits
+
+    logits = torch.full((1, 3, 8), 3e38)  # every row's sum overflows float32
+    inputs = {"attention_mask": torch.ones(1, 3, dtype=torch.long)}
+    _check_finite_logits("m", SimpleNamespace(logits=logits), inputs)
+    logits[0, 1, 5] = float("nan")
+    with pytest.raises(CorruptModelError, match="NaN or infinite"):
+        _check_finite_logits("m", SimpleNamespace(logits=logits), inputs)
+    inputs["attention_mask"][0, 1] = 0  # a padding row may be anything
+    _check_finite_logits("m", SimpleNamespace(logits=logits), inputs)
+
+
+def test_a_decoder_forward_without_a_cache_fills_none(tmp_path):
+    """A forward that is given no KV cache runs the decoder with use_cache=False: nothing copies every key and value
+    into a cache nobody reads (issue 43), and the records are those of a forward with one."""
+    from transformers import DynamicCache
+
+    from inspector.core.loading import load_model
+    from tests.conftest import save_tiny_model
+
+    loaded = load_model(str(save_tiny_model(tmp_path / "llama", "llama", with_head=True)))
+    inputs = encode_text(loaded, "the cat sat on the mat").inputs
+    plain = forward(loaded, inputs)
+    assert getattr(plain.outputs, "past_key_values", None) is None
+    cached = forward(loaded, inputs, cache=DynamicCache(config=loaded.model.config))
+    for without, with_cache in zip(plain.records, cached.records, strict=True):
+        torch.testing.assert_close(without.stats["entropy"], with_cache.stats["entropy"])

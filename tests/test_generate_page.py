@@ -88,6 +88,8 @@ EXCEPTION = '[data-testid="stException"]'
 
 @pytest.mark.browser
 def test_the_page_streams_tokens_and_the_stop_button_ends_a_run(browser, app_url):
+    from playwright.sync_api import expect
+
     context = browser.new_context(viewport={"width": 1400, "height": 1200})
     page = context.new_page()
     try:
@@ -95,7 +97,7 @@ def test_the_page_streams_tokens_and_the_stop_button_ends_a_run(browser, app_url
                                        "text": "The capital of France is"})
         page.goto(f"{app_url}/generate?{link}")
         page.wait_for_function(f"document.querySelectorAll('{CHART_DRAWN}').length >= 6", timeout=600_000)
-        assert "Paris" in page.locator(CODE).first.inner_text()
+        expect(page.locator(CODE).first).to_contain_text("Paris", timeout=60_000)  # waited for, as the charts were
         assert page.locator(EXCEPTION).count() == 0
         # A long run, stopped once a token is on screen: the page keeps what was written and stays usable.
         link = urllib.parse.urlencode({"v": "1", "model": "bundled:smollm2-135m", "new": "200",

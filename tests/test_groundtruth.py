@@ -26,7 +26,7 @@ from inspector.analyses.groundtruth import (
 )
 from inspector.analyses.tasks import FRESH_SEED, NEUTRAL_WORDS, TASKS, generate
 from inspector.base.errors import InvalidRequestError, ModelNotFoundError
-from inspector.charts.sentences.groundtruth import reading
+from inspector.charts.sentences.groundtruth import mechanism_found, reading
 from inspector.cli import main
 from inspector.core.loading import load_model, shipped_choices
 
@@ -232,14 +232,36 @@ def test_reading_names_methods_that_find_the_induction_mechanism_but_not_b(shipp
     board = scoreboard(shipped["induction"], 12, methods=("attention", "occlusion"))
     lines = reading(board)
     assert not any("Pruthi" in line for line in lines)  # an honest model
-    if board.mechanism_top1[1] - board.top1[1] >= 0.1:
+    if mechanism_found(board, 1):
         assert any(line.startswith("Found the mechanism") and "occlusion" in line for line in lines)
     # A hand-made gap: occlusion ranks B first in 20 % of examples and B or an A in all of them.
-    gap = replace(board, top1=np.array([1.0, 0.2]), top1_high=np.array([1.0, 0.4]),
-                  mechanism_top1=np.array([1.0, 1.0]), mechanism_top1_low=np.array([0.8, 0.8]))
+    gap = replace(board, top1=np.array([1.0, 0.2]), top1_low=np.array([0.8, 0.1]), top1_high=np.array([1.0, 0.4]),
+                  mechanism_top1=np.array([1.0, 1.0]), mechanism_top1_low=np.array([0.8, 0.8]),
+                  mechanism_top1_high=np.array([1.0, 1.0]))
     found = next(line for line in reading(gap) if line.startswith("Found the mechanism"))
-    assert "occlusion (leave-one-out) ranks B first in 20% but B or one of the A's in 100%" in found
+    assert "occlusion (leave-one-out) ranks B first in 20% [10%–40%] but B or one of the A's in 100% [80%–100%]" \
+        in found and "95 % interval" in found
     assert "raw attention" not in found
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_mechanism_verdict_needs_intervals_apart(shipped, lang):
+    """Issue 44 item 4: "found the mechanism" was also written for a 10-point gap on a few examples. Now only when the
+    "B or an A" interval lies above the "B" interval — just above: found; touching: not shown, with the intervals."""
+    board = scoreboard(shipped["induction"], 4, methods=("attention", "occlusion"))
+
+    found, unsure = ("Found the mechanism", "Not shown") if lang == "en" else ("找到了机制", "未能显示")
+
+    def verdict(mechanism_low: float) -> list[str]:
+        made = replace(board, top1=np.array([1.0, 0.3]), top1_low=np.array([0.9, 0.1]),
+                       top1_high=np.array([1.0, 0.5]), mechanism_top1=np.array([1.0, 0.7]),
+                       mechanism_top1_low=np.array([0.9, mechanism_low]), mechanism_top1_high=np.array([1.0, 0.9]))
+        return [line for line in reading(made, lang) if line.startswith((found, unsure))]
+
+    above, touching = verdict(0.5 + 1e-6), verdict(0.5)
+    assert len(above) == 1 and above[0].startswith(found) and "[10%–50%]" in above[0] and "70%" in above[0]
+    assert len(touching) == 1 and touching[0].startswith(unsure) and "[50%–90%]" in touching[0]
+    assert " 4 " in touching[0]  # the examples the intervals come from
 
 
 def test_top_ranked_tokens_skip_special_tokens_and_nan(shipped):

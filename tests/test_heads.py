@@ -22,6 +22,7 @@ from inspector.analyses.heads import (
     CORPUS_PATH,
     INDUCTION_HEAD_SCORE,
     HeadStatistics,
+    head_first_look,
     head_report,
     read_corpus,
     report_json,
@@ -345,14 +346,59 @@ def test_progress_reports_the_share_of_the_whole_job(tiny_bert):
     calls = []
     texts = [TEXT, OTHER, "one two three"]
     head_report(tiny_bert, texts, progress=lambda done, total, label: calls.append((done, total, label)))
-    assert len(calls) == 2 * len(texts)
     done = [c[0] for c in calls]
     assert len({c[1] for c in calls}) == 1 and done[-1] == calls[0][1]  # one total; it ends at the total
     assert all(b > a for a, b in zip(done, done[1:]))
+    # The second pass reports once per text; the first after each of its forwards (statistics, each batch of
+    # ablated copies, then the gradients).
+    second = next(i for i, call in enumerate(calls) if call[2].startswith("Redundant pairs"))
+    assert len(calls) - second == len(texts) and second >= 3
     # The first pass (ablating every head, gradients) is most of the work: after it the bar is past half. (On this
     # 2-layer model each ablated copy resumes at its head's layer, so the copies weigh 1.5 forwards of 2, not 2.)
-    assert done[len(texts) - 1] / calls[0][1] > 0.6
+    assert done[second - 1] / calls[0][1] > 0.6
     assert "Redundant pairs and pruning: text 3 of 3 (100% of the work)" == calls[-1][2]
+
+
+def test_one_text_s_progress_moves_before_its_first_pass_ends(tmp_path):
+    """Issue 44: a single text's bar sat at 0 until the whole first pass was done. Now the report calls after the
+    statistics forward (the first and smallest share), after each batch of ablated copies (one per layer the
+    copies resume at) and after the gradients, then after the second pass, with increasing fractions up to 1."""
+    lm = load_model(str(save_tiny_model(tmp_path / "gpt2-lm", "gpt2", with_head=True)))
+    calls = []
+    head_report(lm, TEXT, progress=lambda done, total, label: calls.append((done, total, label)))
+    fractions = [done / total for done, total, _ in calls]
+    assert all(b > a for a, b in zip(fractions, fractions[1:])) and fractions[-1] == 1.0
+    notes = [note.split(" (")[0] for _, _, note in calls]
+    batches = lm.info.num_layers if lm.can_resume else 1  # copies grouped by the layer they resume at
+    assert notes == ["Statistics: text 1 of 1", *["Single-head ablations: text 1 of 1"] * batches,
+                     "Statistics, single-head ablations and gradients: text 1 of 1",
+                     "Redundant pairs and pruning: text 1 of 1"]
+    assert 0 < fractions[0] < 0.1  # the statistics forward: one copy of the text of about 40
+
+
+@pytest.mark.parametrize("arch", ["bert", "gpt2"])
+def test_the_first_look_is_the_report_s_statistics_without_its_importances(tmp_path, arch):
+    """head_first_look (what the Heads page draws first, issue 44): every statistic of the plain forward, the
+    cluster order, the map and the special tokens exactly as the full report has them; no importance (NaN), no
+    pairs, no pruning curve, and marked incomplete."""
+    loaded = load_model(str(save_tiny_model(tmp_path / arch, arch, with_head=arch != "bert")))
+    texts = [TEXT, OTHER, "one two three"]
+    first, full = head_first_look(loaded, texts), head_report(loaded, texts)
+    assert not first.complete and full.complete
+    for f in fields(HeadStatistics):
+        if f.name in ("importance_ablation", "gradient_raw"):
+            assert np.isnan(getattr(first.statistics, f.name)).all()
+        else:
+            np.testing.assert_array_equal(getattr(first.statistics, f.name), getattr(full.statistics, f.name),
+                                          err_msg=f.name)
+    np.testing.assert_array_equal(first.order, full.order)
+    np.testing.assert_array_equal(first.mds, full.mds)
+    for mine, theirs in zip(first.key_sink_scores, full.key_sink_scores):
+        np.testing.assert_array_equal(mine, theirs)
+    assert (first.tokens, first.special_tokens, first.output_kind) == (full.tokens, full.special_tokens,
+                                                                       full.output_kind)
+    assert np.isnan(first.importance_gradient).all() and first.pairs.heads.shape == (0, 2)
+    assert first.pruning.change.size == 0
 
 
 @settings(max_examples=50, deadline=None)

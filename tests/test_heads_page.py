@@ -9,6 +9,7 @@ import json
 from streamlit.testing.v1 import AppTest
 
 from inspector.analyses.heads import read_corpus
+from inspector.base.errors import InvalidRequestError
 from inspector.charts.base import title_text
 from tests.conftest import open_app_page
 
@@ -111,3 +112,23 @@ def test_the_page_in_chinese_shows_no_english_sentence():
     # The English page shows the phrases the check looks for, so the check is not looking for nothing.
     at.selectbox(key="lang").set_value("en").run()
     assert not at.exception and untranslated(page_texts(at))
+
+
+def test_the_statistics_draw_before_the_full_report(monkeypatch):
+    """Issue 44: the page draws the first look (the grid by entropy, where the attention goes, the redundancy maps)
+    before the full report runs. With the report failing, they are on the page beside its error, and what only the
+    report gives (the pruning curve, the health report, the grid's exports) is not — no "measuring" note stays."""
+    import inspector.analyses.heads as heads
+
+    def failing(*args, **kwargs):
+        raise InvalidRequestError("the full report failed on purpose")
+
+    monkeypatch.setattr(heads, "head_report", failing)
+    at = _heads_page()
+    at.text_area(key="text").set_value("A small dog slept because it was tired.").run()  # in no cache yet
+    assert not at.exception
+    assert any("failed on purpose" in error.value for error in at.error)
+    titles = _titles(at)
+    assert titles[0] == "Heads coloured by normalised entropy" and "Jensen–Shannon divergence between heads" in titles
+    assert "Pruning curve: how far the output moves as heads are removed" not in titles
+    assert not any("Thresholds" in m.value for m in at.markdown) and not at.info

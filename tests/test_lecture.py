@@ -313,3 +313,42 @@ def test_a_lessons_step_scrolls_to_its_lesson_once():
     at.run()  # the reader's next action: no scroll back to the lesson
     assert not [element for element in at.get("html") if "scrollIntoView" in element.proto.body]
 
+
+
+# Every page a step opens, by the catalogue key of its title (what AppTest can read of the page it landed on).
+_PAGE_TITLES = {"inspect": "inspect.title", "lessons": "lessons.title", "attribution": "attribution.page.title",
+                "mechanism": "mech.title", "generate": "generate.title"}
+# 简体中文 on a few steps, one per page kind a zh reader opens on Gemma (the rest are the same code with English words).
+_ZH_STEPS = ("soft-addressing", "rope", "not-explanation", "generate")
+
+
+def _assert_landed(at, step: LectureStep, lang: str) -> None:
+    """``at`` shows the page ``step`` opens, on its model, text, layer and head (and its lesson or run)."""
+    view = step.view_for(lang)
+    assert PAGE_REGISTRY[view.page].script and view.page in _PAGE_TITLES, view.page
+    assert [title.value for title in at.title] == [t(_PAGE_TITLES[view.page], lang)], step.slug
+    assert at.session_state["model"] == view.model and at.session_state["text"] == view.text, step.slug
+    assert (at.session_state["layer"], at.session_state["head"]) == (view.layer, view.head), step.slug
+    if view.page == "attribution":
+        assert (at.selectbox(key="attr_layer").value, at.selectbox(key="attr_head").value) == (view.layer, view.head)
+    elif view.page in ("inspect", "lessons"):
+        assert (at.selectbox(key="layer").value, at.selectbox(key="head").value) == (view.layer, view.head)
+    if step.lesson is not None:
+        opened = [e.label for e in at.expander if e.proto.expanded]
+        assert t(f"lesson{step.lesson}.title", lang) in opened, (step.slug, opened)
+        assert dict(at.query_params).get("lesson") in (str(step.lesson), [str(step.lesson)])
+    if step.generate is not None:
+        assert at.slider(key="generate_new").value == step.generate.new
+    if step.own:
+        assert at.text_input(key="mech_answer").value == dict(step.own)["manswer"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("slug, lang", [*((step.slug, "en") for step in LECTURE),
+                                        *((slug, "zh") for slug in _ZH_STEPS)])
+def test_every_step_opens_its_page_on_its_model_layer_and_head(slug, lang):
+    """Issue 44: only three of the sixteen steps were ever opened by a test. Each is opened as a teacher opens it
+    (the Lecture page, then "Open this step") and must land on its page with its model, text, layer, head and lesson,
+    with no exception and no error box."""
+    at = _open_step(slug, lang)
+    _assert_landed(at, LECTURE[_index(slug)], lang)

@@ -442,6 +442,24 @@ def test_the_sinusoidal_formula_and_rope_depend_on_the_offset_alone_a_learned_ta
     for lang in LANGUAGES:
         assert bert.answer.values["learned_spread"] in bert.answer.text(lang)
         assert llama.answer.values["sin_near"] in llama.answer.text(lang)
+    # "Not a function of the offset alone" only past the formulas' rounding threshold (issue 44 item 4).
+    from inspector.analyses.lessons.capacity import RELATIVE_ONLY_BELOW, learned_verdict
+
+    assert bert.answer.terms["learned_verdict"] == "lesson19.learned.not_relative"
+    assert learned_verdict(RELATIVE_ONLY_BELOW) == "lesson19.learned.not_relative"
+    assert learned_verdict(RELATIVE_ONLY_BELOW * (1 - 1e-9)) == "lesson19.learned.relative"
+
+
+def test_multi_head_roles_state_their_thresholds(lessons):
+    """Lesson 5 counted heads that "follow an offset" and "look mostly at special tokens" without saying what that
+    takes (issue 44 item 4): the answer names both thresholds."""
+    from inspector.analyses.lessons import POSITIONAL_HEAD_MIN_WEIGHT
+    from inspector.analyses.lessons.common import SPECIAL_HEAD_MIN_WEIGHT
+
+    answer = lessons["bert"].multi_head.answer
+    for lang in LANGUAGES:
+        text = answer.text(lang)
+        assert f"{POSITIONAL_HEAD_MIN_WEIGHT:.2f}" in text and f"{SPECIAL_HEAD_MIN_WEIGHT:.2f}" in text
 
 
 # ------------------------------------------------------------------------- verdicts with a threshold (issue 44)
@@ -502,6 +520,51 @@ def test_symmetry_and_parking_verdicts_flip_at_their_thresholds(lang):
     shown = {"en": "not shown", "zh": "未能显示"}[lang]
     assert shown in t("lessons.asymmetry.near", lang) and shown in t("lessons.sink.not_parking", lang)
     assert shown in t("lessons.linear.not_blurrier", lang)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_scaling_verdicts_flip_at_their_thresholds_and_state_them(lang):
+    """Lesson 4a said "saturated" and "close to uniform", 4b "nearly uniform", whatever the numbers (issue 44 item 4):
+    each is now a term chosen by the Heads page's collapsed / diffuse thresholds on the normalised entropy, just below
+    and just above them, and the answers state the threshold and the measured share."""
+    from inspector.analyses.lessons.common import saturation_term, uniformity_term
+    from inspector.base.i18n import t
+
+    assert saturation_term(COLLAPSED_BELOW - 1e-9) == "lessons.scale.saturated"
+    assert saturation_term(COLLAPSED_BELOW) == "lessons.scale.not_saturated"
+    assert uniformity_term(DIFFUSE_ABOVE + 1e-9) == "lessons.scale.uniform"
+    assert uniformity_term(DIFFUSE_ABOVE) == "lessons.scale.not_uniform"
+    shown = {"en": "not shown", "zh": "未能显示"}[lang]
+    assert shown in t("lessons.scale.not_saturated", lang) and shown in t("lessons.scale.not_uniform", lang)
+    sweep = scaling_sweep()  # at d = 1024 the unscaled rows are one-hot and the 1/d rows flat: both verdicts shown
+    assert sweep.answer.terms == {"saturation": "lessons.scale.saturated", "uniformity": "lessons.scale.uniform"}
+    text = sweep.answer.text(lang)
+    assert f"{COLLAPSED_BELOW:.2f}" in text and f"{DIFFUSE_ABOVE:.2f}" in text
+    assert sweep.answer.values["n1"] in text and sweep.answer.values["n3"] in text
+    # A sweep that stops at small d: unscaled scores are not yet saturated, and the answer says so.
+    small = scaling_sweep((2, 4), keys=8)
+    assert small.answer.terms["saturation"] == "lessons.scale.not_saturated"
+    assert t("lessons.scale.not_saturated", lang) in small.answer.text(lang)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_sink_answer_concludes_only_when_the_first_token_is_a_parking_spot(lang):
+    """D4 read "… of the weight but only … of the norm-weighted attention" and concluded "so a sink exists because…"
+    whatever the shares (issue 44 item 4): both now follow the stated parking threshold."""
+    from inspector.analyses.lessons.common import PARKING_RATIO, Answer
+    from inspector.analyses.lessons.sinks import parking_term
+
+    values = {"model": "m", "layers": "18", "top_layer": "5", "top_mass": "90%", "mean_mass": "60%", "layer": "5",
+              "weight_share": "60%", "norm_share": "40%", "v_first": "0.1", "v_rest": "1.0", "change_layer": "1e-3",
+              "change_all": "1e-2", "ratio": "0.50", "parking_limit": "30%"}
+    for norm_share, conclusion in ((PARKING_RATIO * 0.6 - 1e-9, "parking"), (PARKING_RATIO * 0.6, "not_parking")):
+        parking = parking_term(0.6, norm_share)
+        assert parking.endswith(conclusion)
+        text = Answer("lesson12.answer", values, {"measure": "measure.distribution", "parking": parking,
+                                                  "conclusion": f"lesson12.conclusion.{conclusion}"}).text(lang)
+        assert ("but only" not in text) and ("却只" not in text)
+        assert ("sink exists because" in text or "汇点之所以存在" in text) == (conclusion == "parking")
+        assert "0.50" in text and "30%" in text
 
 
 def test_the_why_qk_answer_names_its_threshold(lessons):

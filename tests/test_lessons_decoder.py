@@ -62,6 +62,26 @@ def test_rope_shift_leaves_scores_unchanged_but_not_on_bert(lessons):
     # The pair's score depends on the offset only: the same curve at two absolute positions.
     assert rope.offset_gap < 1e-9 and np.ptp(rope.offset_scores[0]) > 0
     assert rope.answer.key == "lesson10.answer.contrast"
+    assert rope.answer.terms == {"rounding": "lessons.rope.rounding", "conclusion": "lesson10.conclusion.shown"}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_rope_concludes_offset_only_when_the_shift_changes_scores_by_rounding(lang):
+    """D2 wrote "— rounding" and "So RoPE puts position into the scores as the offset … only" whatever the shift did
+    (issue 44 item 4): both now follow a stated share of the largest score, just below and just above it."""
+    from inspector.analyses.lessons.common import ROUNDING_SHARE, rounding_term
+    from inspector.base.i18n import t
+
+    assert rounding_term(ROUNDING_SHARE) == "lessons.rope.rounding"
+    assert rounding_term(ROUNDING_SHARE * (1 + 1e-9)) == "lessons.rope.not_rounding"
+    assert {"en": "not shown", "zh": "未能显示"}[lang] in t("lesson10.conclusion.not_shown", lang)
+    values = {"model": "m", "shift": "100", "rope_change": "0.3", "rope_rel": "2.0e-02", "rope_v": "0", "layer": "5",
+              "head": "1", "gap": "0", "p1": "64", "p2": "96", "span": "64", "rounding_limit": "1e-03",
+              "thetas": "θ = 10,000", "slowest": "58,470"}
+    text = D.Answer("lesson10.answer", values, {"rounding": "lessons.rope.not_rounding",
+                                                "conclusion": "lesson10.conclusion.not_shown"}).text(lang)
+    assert "1e-03" in text and t("lessons.rope.not_rounding", lang) in text
+    assert ("as the offset between query and key only" not in text) and ("整段文本一起平移，得分不变" not in text)
 
 
 def test_rope_unrotation_recovers_the_projection(lm):
@@ -341,10 +361,11 @@ def test_rope_answer_names_each_kind_of_layer_in_a_sentence(lang):
     """Issue 44 item 9: Gemma's two kinds of layer read "每 全局：5,640,334，局部（窗口）：58,470 个词元转一圈" — a
     named list dropped inside a sentence built around one number. The list now follows the words it answers."""
     values = {"model": "m", "shift": "100", "rope_change": "1e-6", "rope_rel": "1e-7", "rope_v": "0", "layer": "5",
-              "head": "1", "gap": "0", "p1": "64", "p2": "96", "span": "64"}
+              "head": "1", "gap": "0", "p1": "64", "p2": "96", "span": "64", "rounding_limit": "1e-03"}
     named = {"thetas": (("chart.decoder.global", "θ = 1,000,000"), ("chart.decoder.local", "θ = 10,000")),
              "slowest": (("chart.decoder.global", "5,640,334"), ("chart.decoder.local", "58,470"))}
-    text = D.Answer("lesson10.answer", values, named=named).text(lang)
+    terms = {"rounding": "lessons.rope.rounding", "conclusion": "lesson10.conclusion.shown"}
+    text = D.Answer("lesson10.answer", values, terms, named=named).text(lang)
     expected = {"en": "Tokens per full turn of the slowest pair — global: 5,640,334, local (window): 58,470.",
                 "zh": "最慢的一对坐标转一整圈所需的词元数——全局：5,640,334，局部（窗口）：58,470。"}[lang]
     assert expected in text and "每 全局" not in text and "turns once in global" not in text

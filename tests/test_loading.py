@@ -286,6 +286,24 @@ def _llama_config(folder, dirs):
     shutil.copy(dirs["llama"] / "config.json", folder / "config.json")
 
 
+def _minilm_tokenizer(folder, dirs):
+    """The bundled MiniLM's tokenizer files (30,522 tokens) in place of the folder's own."""
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt"):
+        if (bundled_model_path() / name).is_file():
+            shutil.copy(bundled_model_path() / name, folder / name)
+
+
+def _embedding_of_4096_rows(folder, dirs):
+    """The tiny BERT with an embedding of 4,096 rows under the folder's tokenizer of a few dozen tokens."""
+    from transformers import AutoModel
+
+    from tests.conftest import tiny_config
+
+    config = tiny_config("bert")
+    config.vocab_size = 4096
+    AutoModel.from_config(config).save_pretrained(folder, safe_serialization=True)
+
+
 _HOSTILE = {
     # weights that do not match the config: transformers would fill the gap with fresh random numbers
     "a config of 3 layers over weights of 2": ("bert", _config_edit(num_hidden_layers=3), "do not match its config"),
@@ -303,6 +321,10 @@ _HOSTILE = {
     # files that are not what they claim
     "a deeply nested config.json": ("bert", _nested, "nested too deeply"),
     "tokenizer_config.json linked to /dev/zero": ("bert", _tokenizer_config_to_dev_zero, "not a regular file"),
+    # another model's tokenizer (issue 45, item 7): ids past the embedding, or far fewer tokens than its rows
+    "MiniLM's tokenizer over 64 rows": ("llama", _minilm_tokenizer, "makes ids up to 30,521, but the embedding has 64"),
+    "a tokenizer of a few dozen tokens over 4,096 rows": ("bert", _embedding_of_4096_rows,
+                                                          "tokens for an embedding of 4,096 rows"),
 }
 
 
@@ -331,3 +353,13 @@ def test_the_shipped_bundled_and_tiny_models_pass_the_new_checks(tiny_model_dirs
     for folder in tiny_model_dirs.values():
         assert load_model(str(folder)).info.num_layers >= 1
     assert load_model("default").info.num_layers == 6
+
+
+def test_another_models_tokenizer_names_the_folder_and_the_fix_in_both_languages(tiny_model_dirs, tmp_path):
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_model_dirs["llama"], folder)
+    _minilm_tokenizer(folder, tiny_model_dirs)
+    with pytest.raises(NotAModelError) as refused:
+        load_model(str(folder))
+    assert str(folder.resolve()) in str(refused.value) and "put the model's own tokenizer files" in str(refused.value)
+    assert "30,522 个词元" in refused.value.text("zh") and "64 行" in refused.value.text("zh")

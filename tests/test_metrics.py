@@ -4,8 +4,10 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
-from inspector.analyses.metrics import head_entropy, induction_score, normalized_row_entropy
+from inspector.analyses.metrics import head_entropy, induction_score
+from kernels.reference import mean_normalized_entropy
 
 
 class FakeCapture:
@@ -30,9 +32,30 @@ def test_one_hot_rows_score_zero():
 def test_causal_rows_are_normalised_by_what_they_see_and_the_first_row_is_skipped():
     visible = np.arange(1, 5)[None]  # row i sees i + 1 keys
     entropy = np.log(visible.astype(np.float64))[:, None, :]  # every row uniform over what it sees
-    rows = normalized_row_entropy(entropy.astype(np.float32), visible)
-    assert math.isnan(rows[0, 0, 0]) and np.allclose(rows[0, 0, 1:], 1.0)
+    entropy[..., 0] = 5.0  # the first row sees one key: whatever it holds, it is not counted
+    assert mean_normalized_entropy(entropy.astype(np.float32), visible[:, None, :])[0, 0] == pytest.approx(1.0)
     assert head_entropy(FakeCapture(entropy, visible)).normalized[0, 0] == pytest.approx(1.0)
+
+
+def test_one_normalised_entropy_for_arrays_and_tensors_with_the_rows_a_caller_counts():
+    """kernels.reference.mean_normalized_entropy serves the Inspect page (NumPy), the census (a padded batch's
+    tensors with its real rows) and lesson 4b: each head's mean over counted rows seeing two keys or more."""
+    rng = np.random.default_rng(0)
+    entropy = rng.uniform(0.0, 2.0, (2, 3, 6))  # (layers, heads, rows)
+    visible = rng.integers(0, 7, (2, 1, 6))
+    rows = rng.random((2, 1, 6)) > 0.3
+    rows[1] = False  # no row counted: NaN
+    expected = np.full((2, 3), np.nan)
+    for layer in range(2):
+        kept = rows[layer, 0] & (visible[layer, 0] > 1)
+        if kept.any():
+            expected[layer] = (entropy[layer][:, kept] / np.log(visible[layer, 0, kept])).mean(axis=-1)
+    array = mean_normalized_entropy(entropy, visible, rows=rows)
+    tensor = mean_normalized_entropy(torch.from_numpy(entropy), torch.from_numpy(visible), rows=torch.from_numpy(rows))
+    assert isinstance(array, np.ndarray) and isinstance(tensor, torch.Tensor)
+    np.testing.assert_allclose(array, expected, rtol=1e-12)
+    np.testing.assert_allclose(tensor.numpy(), expected, rtol=1e-12)
+    assert np.isnan(array[1]).all() and np.isfinite(array[0]).all()
 
 
 def test_single_key_everywhere_gives_nan_not_an_error():

@@ -8,7 +8,6 @@ import html
 import json
 import re
 import shutil
-import time
 import warnings
 from urllib.parse import parse_qs, urlsplit
 
@@ -360,6 +359,8 @@ def _loopback_only(page, outside: list[str]) -> None:
 @pytest.mark.slow
 @pytest.mark.browser
 def test_jupyterlab_draws_the_executed_quickstart_offline(executed, browser, tmp_path):
+    from playwright.sync_api import expect
+
     root, home = tmp_path / "root", tmp_path / "home"
     root.mkdir()
     shutil.copy(executed[2], root / "quickstart.ipynb")
@@ -370,16 +371,14 @@ def test_jupyterlab_draws_the_executed_quickstart_offline(executed, browser, tmp
         _loopback_only(page, outside)
         page.goto(f"{url}/lab/tree/quickstart.ipynb?token={token}")
         vega = page.locator(".jp-RenderedVegaCommon5")
-        drawn = vega.locator("canvas, svg.marks")
-        deadline = time.monotonic() + 120
-        while drawn.count() < VEGA_OUTPUTS and time.monotonic() < deadline:
-            page.wait_for_timeout(500)
-        assert (vega.count(), drawn.count()) == (VEGA_OUTPUTS, VEGA_OUTPUTS)
+        expect(vega.locator("canvas, svg.marks")).to_have_count(VEGA_OUTPUTS, timeout=120_000)
+        expect(vega).to_have_count(VEGA_OUTPUTS)
+        # Each waited for (the first line drawn says nothing of the rest): over 100 lines, both columns of MiniLM's
+        # 16 tokens, every summary.
         frame = page.frame_locator("iframe[title='bertviz head view']")
-        frame.locator("#bertviz svg line").first.wait_for(state="attached", timeout=30_000)
-        assert frame.locator("#bertviz svg line").count() > 100
-        assert frame.locator("#bertviz svg text").count() >= 2 * 16  # both columns of MiniLM's 16 tokens
+        expect(frame.locator("#bertviz svg line").nth(100)).to_be_attached(timeout=30_000)
+        expect(frame.locator("#bertviz svg text").nth(2 * 16 - 1)).to_be_attached(timeout=30_000)
         summaries = sum(shown is SUMMARY for outputs in EXPECTED_OUTPUTS for shown in outputs)
-        assert page.locator(".inspector-summary").count() == summaries
+        expect(page.locator(".inspector-summary")).to_have_count(summaries, timeout=30_000)
         page.close()
     assert outside == []

@@ -13,10 +13,11 @@ import pytest
 import torch
 
 import inspector.core.capture as capture_module
-from inspector.base.errors import DeadlineExceededError, DeviceOutOfMemoryError, OverBudgetError
+from inspector.base.errors import DeadlineExceededError, DeviceOutOfMemoryError, InvalidTextError, OverBudgetError
+from inspector.charts.sentences.unknown_tokens import unreadable_text_warning
 from inspector.cli import main
 from inspector.core.budget import attention_bytes
-from inspector.core.forward import forward
+from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel
 from inspector.serving.hosting import HostingPolicy
 from inspector.serving.jobs import JOB_KINDS
@@ -60,6 +61,22 @@ def test_the_inspect_run_tokenises_its_text_once(tiny_bert):
     result = run_capture(planned, loaded)
     assert spy.calls == 1, "the plan's encoding reached the forward"
     assert result.tokens == planned.encodings[0].tokens and sorted(result.weights) == [0, 1]
+
+
+def test_the_inspect_page_s_warning_and_plan_share_one_tokenisation(tiny_bert):
+    """The Inspect page's one encoding (views.session.cached_encoding): the unknown-token warning reads it, the plan
+    and the forward reuse it — one tokenisation in all. A text cut to the model's positions is tokenised again by
+    the plan, which refuses it in the usual words."""
+    loaded, spy = counted(tiny_bert)
+    encoded = encode_text(loaded, TEXT, truncate=True)
+    assert unreadable_text_warning(loaded, TEXT, "en", encoded) is None
+    result = run_capture(plan(inspect(), loaded, HostingPolicy(), encoded=encoded), loaded)
+    assert spy.calls == 1 and result.tokens == encoded.tokens
+    long_text = " ".join(["cat"] * (loaded.info.max_positions + 5))
+    cut = encode_text(loaded, long_text, truncate=True)
+    assert cut.truncated
+    with pytest.raises(InvalidTextError, match="reads at most"):
+        plan(inspect(long_text), loaded, HostingPolicy(), encoded=cut)
 
 
 def test_a_generation_tokenises_its_prompt_once(decoder):

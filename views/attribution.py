@@ -25,6 +25,7 @@ from inspector.analyses.attribution import (
     attribute,
     corpus_agreement,
     counterfactual_attention,
+    first_look_settings,
     method_label,  # the corpus table and the warnings name methods as the charts do
     removal_modes,
 )
@@ -66,11 +67,18 @@ QUERY_LABELS = {"auto": "attribution.page.query_auto", "first": "attribution.pag
 @st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
 def cached_attribution(spec: str, text: str, backend: str, reference: str, token: str | None, class_index: int | None,
                        layer: int, head: int | None, query: str | int | None, removal: str,
-                       ig_steps: int) -> AttributionReport:
-    """The page's one library call, keyed by everything it depends on (a frozen dataclass of NumPy arrays)."""
+                       ig_steps: int, first_look: bool, _lang: str) -> AttributionReport:
+    """The page's library call, keyed by everything it depends on (a frozen dataclass of NumPy arrays):
+    ``first_look`` runs only the methods that draw within seconds (:func:`first_look_settings`), else every method
+    with a progress bar (made here: Streamlit replays a cached function's elements only from containers it made;
+    the language only words the bar, so it is not part of the key)."""
     settings = AttributionSettings(layer=layer, head=head, query=query, removal=removal, ig_steps=ig_steps)
-    return attribute(session.cached_model(spec), text, spec=TargetSpec(reference, token, class_index),
-                     settings=settings, backend=backend)
+    model, target = session.cached_model(spec), TargetSpec(reference, token, class_index)
+    if first_look:
+        return attribute(model, text, spec=target, settings=first_look_settings(settings), backend=backend)
+    with progress_bar(t("attribution.computing", _lang), lambda done, total, note: t(
+            "attribution.page.progress_at", _lang, percent=f"{done / total:.0%}")) as bar:
+        return attribute(model, text, spec=target, settings=settings, backend=backend, progress=bar)
 
 
 @st.cache_data(max_entries=4, ttl=3600, show_spinner=False)
@@ -172,34 +180,63 @@ if n_tokens > LONG_TEXT_TOKENS and not st.toggle(t("attribution.page.long_toggle
     st.info(t("attribution.page.long_info", lang, n=n_tokens, limit=LONG_TEXT_TOKENS))
     st.stop()
 status.update(label=t("attribution.page.status_computing", lang))
+request = (chosen.spec, chosen.state.text, chosen.state.backend, reference, token, class_index, layer, head, query,
+           removal, ig_steps)
+bar_place = st.container()  # the full run's progress bar, above what it fills in
+
+
+def draw_first_look(first: AttributionReport) -> tuple:
+    """The target and the quick methods' scores; returns the placeholders the full run fills: its notes (integrated
+    gradients' caption, warnings), the score chart, and the note that more methods follow."""
+    st.subheader(t("attribution.page.target", lang))
+    st.markdown(escape_markdown(t("attribution.page.target_value", lang, value=f"{first.target.value:.4g}",
+                                  description=target_words(first.target, lang))))
+    notes = st.empty()
+    st.subheader(t("attribution.page.scores", lang))
+    scores = st.empty()
+    scores.altair_chart(screen_title(scores_chart(first, words=words, slide=slide, lang=lang)))
+    pending = st.empty()
+    pending.info(t("attribution.page.more_methods", lang), icon=":material/hourglass_top:")
+    read_head = (t("attribution.page.read_mean", lang) if first.head is None
+                 else t("attribution.page.read_head", lang, head=first.head))
+    st.caption(t("attribution.page.scores_caption", lang, layer=first.layer, head=read_head, query=first.query,
+                 token=escape_markdown(readable_tokens(first.tokens)[first.query])))
+    return notes, scores, pending
+
+
+# Cheap results first (issue 44): the target and the scores of the methods that need no more than one backward
+# draw within seconds; integrated gradients, occlusion, value zeroing, faithfulness and the counterfactual follow.
+pending = None
 try:
-    with st.spinner(t("attribution.computing", lang), show_time=True), job.running():  # ~16 s when first run on CPU
-        report = cached_attribution(chosen.spec, chosen.state.text, chosen.state.backend, reference, token,
-                                    class_index, layer, head, query, removal, ig_steps)
+    with job.running():
+        notes_slot, scores_slot, pending = draw_first_look(cached_attribution(*request, True, lang))
+        with bar_place:
+            report = cached_attribution(*request, False, lang)
 except InspectorError as err:
     status.update(label=t("attribution.page.failed", lang), state="error")
+    if pending is not None:
+        pending.empty()  # the first look's scores stay, with no "more follow" note under the error
     session.show_error(err, lang)
     st.stop()
+pending.empty()
 total = sum(report.timings.values())
 status.update(state="complete", label=t("attribution.page.done", lang, n=len(report.tokens),
                                         methods=len(report.scores), seconds=f"{total:.1f}"))
 
-target = report.target
-st.subheader(t("attribution.page.target", lang))
-st.markdown(escape_markdown(t("attribution.page.target_value", lang, value=f"{target.value:.4g}",
-                              description=target_words(target, lang))))
 ig = report.ig
-if ig is not None:
-    baseline = t(IG_BASELINES[ig.baseline], lang) if ig.baseline in IG_BASELINES else ig.baseline
-    st.caption(escape_markdown(t("attribution.page.ig_caption", lang, steps=ig.steps, batch=ig.internal_batch_size,
-                                 baseline=baseline, baseline_value=f"{ig.baseline_value:.4g}",
-                                 delta=f"{ig.delta:.2g}")))
-    if ig.incomplete(report.target.value):  # the scores do not add up to what they explain (issue 44)
-        st.warning(t("attribution.page.ig_incomplete", lang, gap=f"{ig.relative_gap(report.target.value):.0%}",
-                     threshold=f"{COMPLETENESS_GAP:.0%}", delta=f"{ig.delta:.3g}",
-                     change=f"{report.target.value - ig.baseline_value:.3g}"), icon=":material/warning:")
-for method, reason in report.skipped.items():
-    st.warning(escape_markdown(t("attribution.page.skipped", lang, method=method_label(method, lang), reason=reason)))
+with notes_slot.container():
+    if ig is not None:
+        baseline = t(IG_BASELINES[ig.baseline], lang) if ig.baseline in IG_BASELINES else ig.baseline
+        st.caption(escape_markdown(t("attribution.page.ig_caption", lang, steps=ig.steps,
+                                     batch=ig.internal_batch_size, baseline=baseline,
+                                     baseline_value=f"{ig.baseline_value:.4g}", delta=f"{ig.delta:.2g}")))
+        if ig.incomplete(report.target.value):  # the scores do not add up to what they explain (issue 44)
+            st.warning(t("attribution.page.ig_incomplete", lang, gap=f"{ig.relative_gap(report.target.value):.0%}",
+                         threshold=f"{COMPLETENESS_GAP:.0%}", delta=f"{ig.delta:.3g}",
+                         change=f"{report.target.value - ig.baseline_value:.3g}"), icon=":material/warning:")
+    for method, reason in report.skipped.items():
+        st.warning(escape_markdown(t("attribution.page.skipped", lang, method=method_label(method, lang),
+                                     reason=reason)))
 
 exported = Provenance(model=loaded.info.name, text=chosen.state.text, backend=backend_for(loaded, chosen.state.backend),
                       layer=report.layer, head=report.head)
@@ -211,12 +248,8 @@ def show(name: str, figure) -> None:
     export_buttons(f"attribution-{name}", figure, exported, lang, f"attr_export_{name}")
 
 
-st.subheader(t("attribution.page.scores", lang))
-show("scores", scores_chart(report, words=words, slide=slide, lang=lang))
-read_head = (t("attribution.page.read_mean", lang) if report.head is None
-             else t("attribution.page.read_head", lang, head=report.head))
-st.caption(t("attribution.page.scores_caption", lang, layer=report.layer, head=read_head, query=report.query,
-             token=escape_markdown(readable_tokens(report.tokens)[report.query])))
+with scores_slot.container():
+    show("scores", scores_chart(report, words=words, slide=slide, lang=lang))
 
 st.subheader(t("attribution.page.agreement", lang))
 agreed = report.agreement

@@ -9,11 +9,16 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector import InspectorError
-from inspector.analyses.batching import STATISTICS
 from inspector.analyses.census.summary import CensusSummary, read_census
 from inspector.analyses.metrics import HealthThresholds
 from inspector.base.i18n import t
-from inspector.charts.census import census_columns, census_grid_chart, census_table, statistic_name
+from inspector.charts.census import (
+    census_columns,
+    census_grid_chart,
+    census_table,
+    shown_statistics,
+    statistic_name,
+)
 from inspector.charts.sentences.census import census_report
 from inspector.output.export import screen_title
 from inspector.output.share import escape_markdown
@@ -50,8 +55,16 @@ def show_census(collapsed: float, diffuse: float, sink: float, *, hosted: bool, 
                  code=escape_markdown(str(manifest.get("code_version", "?")))))
     if manifest.get("finished") is None:
         st.warning(t("census.incomplete", lang, texts=summary.texts))
-    statistic = st.selectbox(t("census.statistic", lang), STATISTICS, index=1, key="heads_census_statistic",
-                             format_func=lambda name: statistic_name(name, lang))
+    # Only what this model can measure, the special-token masses by its own tokens (issue 44).
+    shown, hidden = shown_statistics(summary)
+    if st.session_state.get("heads_census_statistic") not in shown:  # another folder's choice
+        st.session_state.pop("heads_census_statistic", None)
+    statistic = st.selectbox(t("census.statistic", lang), shown, index=shown.index("entropy_normalized"),
+                             key="heads_census_statistic",
+                             format_func=lambda name: statistic_name(name, lang, summary))
+    if hidden:
+        st.caption(t("census.hidden", lang, causal=t("census.hidden_causal", lang) if "causal" in hidden else "",
+                     specials=t("census.hidden_specials", lang) if "specials" in hidden else ""))
     st.altair_chart(screen_title(census_grid_chart(summary, statistic, slide=slide, lang=lang)))
     st.markdown("\n".join(f"- {escape_markdown(line)}" for line in census_report(summary, lang)))
     st.subheader(t("census.intervals", lang))

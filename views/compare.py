@@ -16,7 +16,13 @@ from dataclasses import replace
 import streamlit as st
 
 from inspector import InspectorError
-from inspector.analyses.attribution import AttributionReport, AttributionSettings, TargetSpec, attribute
+from inspector.analyses.attribution import (
+    AttributionReport,
+    AttributionSettings,
+    TargetSpec,
+    attribute,
+    removal_modes,
+)
 from inspector.analyses.compare import (
     EXAMPLE_PAIRS,
     JS_THRESHOLD,
@@ -42,6 +48,7 @@ from inspector.charts.compare import (
     query_rows_chart,
     ranked_heads_chart,
 )
+from inspector.charts.sentences.attribution import removal_words, target_words
 from inspector.charts.sentences.compare import comparison_sentence
 from inspector.output.export import Provenance, screen_title
 from inspector.output.share import (
@@ -69,9 +76,18 @@ def cached_run(spec: str, text: str, backend: str, what: str) -> TextRun:
 
 @st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
 def cached_leave_one_out(spec: str, text: str, backend: str) -> AttributionReport:
-    """The Attribution page's leave-one-out (occlusion) alone: one forward per token."""
-    settings = AttributionSettings(methods=("occlusion",), head_grid=False, permutations=0, faithfulness=False)
-    return attribute(session.cached_model(spec), text, spec=TargetSpec(), settings=settings, backend=backend)
+    """The Attribution page's leave-one-out (occlusion) alone: one forward per token, each token replaced by the
+    model's own stand-in when it has one, else deleted (:func:`removal_modes`; issue 44: no [MASK] on a decoder)."""
+    loaded = session.cached_model(spec)
+    settings = AttributionSettings(methods=("occlusion",), head_grid=False, permutations=0, faithfulness=False,
+                                   removal="mask" if "mask" in removal_modes(loaded) else "delete")
+    return attribute(loaded, text, spec=TargetSpec(), settings=settings, backend=backend)
+
+
+def removed_how(spec: str, report: AttributionReport, lang: str) -> str:
+    """How ``report``'s occlusion removed a token on model ``spec``, in ``lang``."""
+    return removal_words(removal_modes(session.cached_model(spec)).get("mask") if report.removal == "mask" else None,
+                         lang)
 
 
 def restore_page_state() -> None:
@@ -188,6 +204,8 @@ status.update(label=t("compare.computing", lang))
 backend = chosen.state.backend
 try:
     job = session.plan_job("compare", loaded, lang, [text_a, text_b])  # a hosted instance's limits
+    if spec_b != spec_a:  # model B planned from its own token count (issue 45, item 2), before either runs
+        session.plan_job("compare", session.cached_model(spec_b), lang, [text_b])
     with job.running():
         run_a, run_b = cached_run(spec_a, text_a, backend, "text A"), cached_run(spec_b, text_b, backend, "text B")
     alignment = align_tokens(run_a.capture.tokens, run_b.capture.tokens)
@@ -357,13 +375,21 @@ if st.session_state.get("_compare_loo") == loo_key:
             session.show_error(err, lang)
             loo_a = loo_b = None
     if loo_a is not None:
-        rows = [{"token": label(int(a)), f"A: attention L{layer} H{head}": float(comparison.rows_a[layer, head, a]),
-                 f"B: attention L{layer} H{head}": float(comparison.rows_b[layer, head, b]),
-                 "A: leave-one-out": float(loo_a.scores["occlusion"][a]),
-                 "B: leave-one-out": float(loo_b.scores["occlusion"][b])} for a, b in alignment.pairs]
+        attention_a, attention_b, removal_a, removal_b = (
+            t(key, lang, text=text, layer=layer, head=head) for key in ("compare.loo_attention", "compare.loo_removal")
+            for text in ("A", "B"))
+        rows = [{t("compare.loo_token", lang): label(int(a)),
+                 attention_a: float(comparison.rows_a[layer, head, a]),
+                 attention_b: float(comparison.rows_b[layer, head, b]),
+                 removal_a: float(loo_a.scores["occlusion"][a]),
+                 removal_b: float(loo_b.scores["occlusion"][b])} for a, b in alignment.pairs]
         st.dataframe(rows, hide_index=True, column_config={name: st.column_config.NumberColumn(format="%.4f")
                                                            for name in list(rows[0])[1:]})
-        st.caption(escape_markdown(t("compare.loo_caption", lang, target=loo_a.target.description)))
+        removed_a, removed_b = removed_how(spec_a, loo_a, lang), removed_how(spec_b, loo_b, lang)
+        removed = removed_a if removed_a == removed_b else t("compare.loo_removed_each", lang, a=removed_a,
+                                                              b=removed_b)
+        st.caption(escape_markdown(t("compare.loo_caption", lang, target=target_words(loo_a.target, lang),
+                                     removed=removed)))
 
 st.download_button(t("compare.download", lang),
                    lambda: json.dumps(comparison_json(comparison, comparison_sentence(comparison, lang)),

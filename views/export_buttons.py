@@ -7,7 +7,8 @@ This module is UI only: the images are made by :mod:`inspector.output.export`, a
 An export never fails silently (issue 44): Streamlit runs a deferred download in a thread of its own, where page
 commands are ignored and a failure reached only the server log. Each button's render is watched
 (:class:`ExportAttempts`); the click also reruns the page, and that rerun waits for the render and shows its failure
-once, in the page's language, under the buttons.
+once, in the page's language, under the buttons — in 简体中文 without the renderer's English line
+(:func:`failure_reason`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from inspector.base.i18n import t
+from inspector.base.i18n import DEFAULT_LANGUAGE, Notice, t
 from inspector.output.export import EXPORT_MAX_CELLS, Provenance, chart_png, chart_svg, with_provenance
 from inspector.output.slides import slide_png
 
@@ -37,7 +38,7 @@ class ExportAttempts:
     def __init__(self) -> None:
         self._changed = threading.Condition()
         self._started = self._finished = self._reported = 0
-        self._error: str | None = None
+        self._error: BaseException | None = None
 
     def run(self, render: Callable[[], bytes | str]) -> bytes | str:
         """``render()``, counted; a failure is logged, kept for :meth:`failure` and raised again (Streamlit then
@@ -48,25 +49,36 @@ class ExportAttempts:
             return render()
         except Exception as err:
             _LOGGER.exception("export failed")
-            # The reason only: the library's advice after " — " is English, and the page gives its own.
-            reason = str(err).splitlines()[0].split(" — ")[0] if str(err) else type(err).__name__
             with self._changed:
-                self._error = reason
+                self._error = err
             raise
         finally:
             with self._changed:
                 self._finished += 1
                 self._changed.notify_all()
 
-    def failure(self, *, start_wait_s: float = START_WAIT_S, finish_wait_s: float = FINISH_WAIT_S) -> str | None:
-        """The reason the renders started since the last call failed, once (None when they succeeded or none ran):
-        waits up to ``start_wait_s`` for a render to start and up to ``finish_wait_s`` for it to end."""
+    def failure(self, lang: str = DEFAULT_LANGUAGE, *, start_wait_s: float = START_WAIT_S,
+                finish_wait_s: float = FINISH_WAIT_S) -> str | None:
+        """The reason the renders started since the last call failed, in ``lang`` (:func:`failure_reason`), once
+        (None when they succeeded or none ran): waits up to ``start_wait_s`` for a render to start and up to
+        ``finish_wait_s`` for it to end."""
         with self._changed:
             self._changed.wait_for(lambda: self._started > self._reported, timeout=start_wait_s)
             self._changed.wait_for(lambda: self._finished >= self._started, timeout=finish_wait_s)
             self._reported = self._started
             error, self._error = self._error, None
-            return error
+        return None if error is None else failure_reason(error, lang)
+
+
+def failure_reason(err: BaseException, lang: str) -> str:
+    """Why an export failed, in ``lang``. On an English page: the error's first line without the library's advice
+    after " — " (the page gives its own) — vl-convert's own words ("Cycle detected in dataflow graph.") included. On
+    a page in another language: the error's notice, else the catalogue's sentence; never the renderer's English line
+    (issue 44: it leaked into the 简体中文 message)."""
+    if lang == DEFAULT_LANGUAGE:
+        return str(err).splitlines()[0].split(" — ")[0] if str(err) else type(err).__name__
+    notice = getattr(err, "notice", None)
+    return notice.text(lang) if isinstance(notice, Notice) else t("export.reason_unknown", lang)
 
 
 def _attempts(key: str) -> ExportAttempts:
@@ -77,7 +89,7 @@ def _attempts(key: str) -> ExportAttempts:
 
 def _check(attempts_key: str, message_key: str, kind: str, lang: str) -> None:
     """The click's rerun: wait for the render and keep its failure, in ``lang``, for the buttons to show."""
-    reason = _attempts(attempts_key).failure()
+    reason = _attempts(attempts_key).failure(lang)
     if reason is not None:
         st.session_state[message_key] = t("export.failed", lang, kind=kind, reason=reason)
 
@@ -102,11 +114,24 @@ def export_buttons(name: str, chart, provenance: Provenance, lang: str, key: str
     )
     with st.container(horizontal=True):
         for label, kind, render, file_name, mime, icon, help_text in downloads:
-            attempts_key = f"{key}_{kind}_attempts"
-            attempts = _attempts(attempts_key)
-            st.download_button(label, lambda attempts=attempts, render=render: attempts.run(render),
-                               file_name=file_name, mime=mime, key=f"{key}_{kind}", icon=icon, help=help_text,
-                               on_click=_check, args=(attempts_key, message_key, label, lang))
+            watched_download_button(label, render, key=f"{key}_{kind}", lang=lang, message_key=message_key,
+                                    file_name=file_name, mime=mime, icon=icon, help=help_text)
+    show_failure(message_key)
+
+
+def watched_download_button(label: str, render: Callable[[], bytes | str], *, key: str, lang: str, message_key: str,
+                            **options) -> None:
+    """``st.download_button`` ``key`` whose file ``render()`` makes when it is clicked, watched
+    (:class:`ExportAttempts`): a failure is kept under ``message_key``, in ``lang``, for :func:`show_failure`.
+    ``options``: the button's other arguments (file_name, mime, icon, help)."""
+    attempts_key = f"{key}_attempts"
+    attempts = _attempts(attempts_key)
+    st.download_button(label, lambda: attempts.run(render), key=key, on_click=_check,
+                       args=(attempts_key, message_key, label, lang), **options)
+
+
+def show_failure(message_key: str) -> None:
+    """The failure a watched download left under ``message_key``, shown once."""
     failure = st.session_state.pop(message_key, None)
     if failure:
         st.error(failure, icon=":material/error:")

@@ -1,43 +1,36 @@
 """Heads: an entropy health report, attention sinks and special tokens, head redundancy, head importance and a
 pruning curve — each statistic next to what ablating the heads does to the model's output.
 
-Widgets → one cached library call (:func:`inspector.analyses.heads.head_report`, the same call as
-``python -m inspector heads``) → charts and a plain-words report. Clicking a head opens it on the Inspect page.
+Widgets → two cached library calls: the statistics first (:func:`inspector.analyses.heads.head_first_look`, drawn
+within seconds), then the full report (:func:`inspector.analyses.heads.head_report`, the same call as ``python -m
+inspector heads``, with a progress bar) → charts and a plain-words report (:mod:`views.heads_sections`). Clicking a
+head opens it on the Inspect page.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import replace
 
 import streamlit as st
 
 from inspector import InspectorError
-from inspector.analyses.divergence import JS_MAX
 from inspector.analyses.head_progress import ReportProgress
 from inspector.analyses.heads import (
     HeadReport,
+    head_first_look,
     head_report,
     read_corpus,
-    report_json,
     with_thresholds,
 )
-from inspector.analyses.metrics import TOKEN_CATEGORIES, HealthThresholds
+from inspector.analyses.metrics import HealthThresholds
 from inspector.base.errors import error_text
 from inspector.base.i18n import t
-from inspector.charts.base import HEAD_SELECTION, selected_head
-from inspector.charts.heads import head_grid_chart, head_matrix_chart, mds_chart, pruning_chart
-from inspector.charts.sentences.heads import health_report, measure_words
-from inspector.output.export import Provenance, screen_title
-from inspector.output.share import escape_markdown
 from views import session, share_state, sidebar
 from views.census_folder import CENSUS_MODE, show_census
-from views.export_buttons import export_buttons
-from views.heads_roles import show_roles
+from views.heads_roles import link_params, show_roles
+from views.heads_sections import draw_first_look, fill_report
 from views.progress_bar import progress_bar
-
-GRID_METRICS = ("entropy", "sink", "induction", "ablation", "gradient")  # labels: catalogue keys heads.grid.*
 
 
 # Reports are small (NumPy arrays of heads × heads at most, plus per-text sink scores). The thresholds are not
@@ -58,6 +51,13 @@ def cached_report(spec: str, texts: tuple[str, ...], backend: str, ablation: str
         return head_report(session.cached_model(spec), texts, backend=backend, ablation=ablation, progress=show)
 
 
+@st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
+def cached_first_look(spec: str, texts: tuple[str, ...], backend: str, ablation: str) -> HeadReport:
+    """The report's statistics alone (:func:`head_first_look`, one forward a length group): drawn while the
+    ablations run (issue 44)."""
+    return head_first_look(session.cached_model(spec), texts, backend=backend, ablation=ablation)
+
+
 def stop_corpus_run(request: tuple, texts: int) -> None:
     """Stop button → remember which request was stopped and how far it got. The click's rerun interrupts the
     running report; this flag keeps the rerun from starting it again."""
@@ -67,13 +67,6 @@ def stop_corpus_run(request: tuple, texts: int) -> None:
 
 def run_again() -> None:
     st.session_state.pop("_heads_stopped", None)
-
-
-def open_in_inspect() -> None:
-    """Grid click → remember the head; the script body switches page (switch_page is not allowed in callbacks)."""
-    picked = selected_head(st.session_state["heads_grid"].selection)
-    if picked is not None:
-        st.session_state["_heads_open"] = picked
 
 
 if "_heads_open" in st.session_state:
@@ -136,14 +129,26 @@ if mode == "corpus":
     st.session_state["_heads_progress"] = 0
     stop_slot.button(t("heads.corpus_stop", lang), key="heads_stop", on_click=stop_corpus_run,
                      args=(request, len(texts)), icon=":material/stop_circle:")
+# Cheap results first (issue 44): the first look's statistics draw within seconds, each section the full report
+# adds (importances, the health report, pairs, the pruning curve) is a placeholder until the report is done.
+thresholds = HealthThresholds(collapsed=collapsed, diffuse=diffuse, sink=sink)
+bar_place = st.container()  # the report's progress bar, above the sections it fills
+slide = chosen.state.slide
+layer, head = st.session_state["layer"], st.session_state["head"]
+slots = None
 try:
-    thresholds = HealthThresholds(collapsed=collapsed, diffuse=diffuse, sink=sink)
     job = session.plan_job("heads", loaded, lang, texts, count=len(texts) if mode == "corpus" else None)
     with job.running():
-        report = with_thresholds(cached_report(chosen.spec, tuple(job.kept(texts)), chosen.state.backend, ablation,
-                                               lang), thresholds)
+        kept = tuple(job.kept(texts))
+        first = with_thresholds(cached_first_look(chosen.spec, kept, chosen.state.backend, ablation), thresholds)
+        slots = draw_first_look(first, texts, info.name, lang, slide, (layer, head))
+        with bar_place:
+            report = with_thresholds(cached_report(chosen.spec, kept, chosen.state.backend, ablation, lang),
+                                     thresholds)
 except InspectorError as err:
     status.update(label=t("heads.failed", lang), state="error")
+    if slots is not None:
+        slots.clear()  # no "measuring…" left under the error
     session.show_error(err, lang)
     st.stop()
 stop_slot.empty()
@@ -156,90 +161,6 @@ if mode == "corpus":
 else:
     status.update(state="complete", label=t("heads.done", lang, model=model_name, n=len(texts),
                                             backend=report.backend, seconds=f"{seconds:.1f}"))
-slide = chosen.state.slide
-layer, head = st.session_state["layer"], st.session_state["head"]
-
-st.subheader(t("heads.glance", lang))
-metric = st.segmented_control(t("heads.colour_by", lang), GRID_METRICS,
-                              format_func=lambda name: t(f"heads.grid.{name}", lang),
-                              key="heads_metric", default="entropy") or "entropy"
-grid = head_grid_chart(report, metric, selected=(layer, head), slide=slide, lang=lang)
-st.altair_chart(screen_title(grid), on_select=open_in_inspect, selection_mode=HEAD_SELECTION, key="heads_grid")
-exported = Provenance(model=info.name, backend=report.backend,
-                      text=texts[0] if len(texts) == 1 else t("chart.heads.corpus_text", lang, n=len(texts)))
-export_buttons(f"heads-grid-{metric}", grid, exported, lang, "heads_grid_export")
-measure = measure_words(report, lang)
-st.caption(t("heads.grid_caption", lang, measure=measure, mode=t(f"heads.mode.{report.ablation_mode}", lang)))
-
-
-def show_every_listed_head(report: HeadReport, lang: str) -> None:
-    """The heads the health report cut short ("… and 54 more."), in an expander under it."""
-    shown = set(health_report(report, lang))
-    rest = [line for line in health_report(report, lang, per_kind=None) if line not in shown]
-    if rest:
-        with st.expander(t("heads.more_lines", lang, count=len(rest))):
-            st.markdown("\n".join(f"- {escape_markdown(line)}" for line in rest))
-
-
-st.subheader(t("heads.health", lang))
-st.markdown("\n".join(f"- {escape_markdown(line)}" for line in health_report(report, lang)))
-show_every_listed_head(report, lang)
-
-st.subheader(t("heads.where", lang))
-stats = report.statistics
-
-
-def category_name(category: str) -> str:
-    """A token category as a column label: the special ones by the model's own tokens, the others words."""
-    return t(f"heads.column.{category}", lang) if category.isalpha() else report.category_name(category)
-
-
-# A column that must be 0 on this model (a special category its tokenizer never added, "next" under a causal mask)
-# is left out and the caption says why (issue 44).
-table = {t("heads.column.head", lang): [report.head_name(i) for i in range(stats.entropy.size)]}
-for index, category in enumerate(TOKEN_CATEGORIES):
-    if report.category_shown(category):
-        table[f"→ {category_name(category)}"] = stats.token_mass[..., index].ravel()
-for index, category in enumerate(TOKEN_CATEGORIES[:2]):
-    if report.category_shown(category):
-        table[f"‖αf(x)‖ → {category_name(category)}"] = stats.norm_token_mass[..., index].ravel()
-table[t("heads.column.first_sink", lang)] = stats.first_token_sink.ravel()
-table[t("heads.column.distance", lang)] = stats.mean_distance.ravel()
-st.dataframe(table, hide_index=True, height=260,
-             column_config={name: st.column_config.NumberColumn(format="%.3f") for name in list(table)[1:]})
-st.caption(t("heads.where_caption", lang))
-if not all(report.category_shown(category) for category in TOKEN_CATEGORIES):
-    st.caption(t("heads.where_hidden", lang, causal=t("heads.where_hidden_causal", lang) if report.info.causal else "",
-                 specials=t("heads.where_hidden_specials", lang)
-                 if not all(report.category_shown(category) for category in TOKEN_CATEGORIES[:2]) else ""))
-
-st.subheader(t("heads.redundancy", lang))
-js_tab, cka_tab, map_tab = st.tabs([t("heads.tab_js", lang), t("heads.tab_cka", lang), t("heads.tab_mds", lang)])
-maps = {"js": head_matrix_chart(report, stats.js_divergence, title=t("chart.heads.js_title", lang),
-                                legend=t("chart.heads.js_legend", lang), domain=(0.0, JS_MAX), slide=slide, lang=lang),
-        "cka": head_matrix_chart(report, stats.contribution_cka, title=t("chart.heads.cka_title", lang),
-                                 legend=t("chart.heads.cka_legend", lang), domain=(0.0, 1.0), scheme="magma",
-                                 slide=slide, lang=lang),
-        "mds": mds_chart(report, slide=slide, lang=lang)}
-for tab, (name, figure) in zip((js_tab, cka_tab, map_tab), maps.items()):
-    with tab:
-        st.altair_chart(screen_title(figure))
-        export_buttons(f"heads-{name}", figure, exported, lang, f"heads_{name}_export")
-pairs = report.pairs
-pair_columns = [t(f"heads.pairs.{name}", lang) for name in ("js", "first", "second", "both")]
-st.dataframe({t("heads.pairs.pair", lang): [" & ".join(report.head_name(h) for h in pair) for pair in pairs.heads],
-              **dict(zip(pair_columns, (pairs.js_divergence, pairs.change_first, pairs.change_second,
-                                        pairs.change_both)))}, hide_index=True,
-             column_config={name: st.column_config.NumberColumn(format="%.4f") for name in pair_columns})
-st.caption(t("heads.pairs_caption", lang, measure=measure))
-
-st.subheader(t("heads.pruning", lang))
-pruning = pruning_chart(report, slide=slide, lang=lang)
-st.altair_chart(screen_title(pruning))
-export_buttons("pruning-curve", pruning, exported, lang, "heads_pruning_export")
-
-st.download_button(t("heads.download_json", lang),
-                   lambda: json.dumps(report_json(report, health_report(report, lang)), allow_nan=False),
-                   file_name="head-report.json", mime="application/json", key="heads_json",
-                   icon=":material/download:", on_click="ignore")
-share_state.publish_view(replace(chosen.state, page="heads"), layer=layer, head=head)
+fill_report(slots, report, texts, info.name, lang, slide, (layer, head))
+share_state.publish_view(replace(chosen.state, page="heads"), layer=layer, head=head,
+                         extra=link_params(loaded))  # the roles options too

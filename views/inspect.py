@@ -44,8 +44,8 @@ from inspector.output.export import (
 )
 from inspector.output.pages import PAGE_REGISTRY
 from inspector.output.share import encode_view, escape_markdown
-from views import session, share_state, sidebar
-from views.export_buttons import export_buttons
+from views import inspect_run, session, share_state, sidebar
+from views.export_buttons import export_buttons, show_failure, watched_download_button
 
 # Drawing an n×n heatmap is O(n²) marks in the browser: ~160 tokens draws in about a second in Chromium,
 # 500 takes many. Above this, the full heatmap is drawn only on request.
@@ -60,7 +60,7 @@ heading.title(t("inspect.title", lang))
 heading.caption(t("inspect.caption", lang))
 info = loaded.info
 layer, head = st.session_state["layer"], st.session_state["head"]
-result, model_ran = session.run(chosen, loaded, layer, status)
+result, model_ran = inspect_run.run(chosen, loaded, layer, status)
 if result is None:
     st.stop()
 status.update(label=t("inspect.computing", lang))
@@ -163,7 +163,7 @@ with entropy_column:
     # Exports get the grid without its click selection and "Click a cell…" subtitle: a slide cannot be clicked.
     exported_grid = entropy_grid_chart(entropy, selected=(layer, head), slide=slide, lang=lang, **marks)
     download_buttons("entropy-grid", exported_grid, provenance(), "grid")
-    by_layer = session.cached_entropy_by_layer_chart(*capture_key, slide, lang, result)
+    by_layer = inspect_run.cached_entropy_by_layer_chart(*capture_key, slide, lang, result)
     st.altair_chart(screen_title(by_layer))
     download_buttons("entropy-by-layer", by_layer, provenance(), "by_layer")
 
@@ -205,7 +205,7 @@ st.subheader(t("inspect.every_head", lang, layer=layer))
 if n_tokens > SMALL_MULTIPLES_MAX_TOKENS:
     st.info(t("inspect.multiples_info", lang, limit=SMALL_MULTIPLES_MAX_TOKENS, n=n_tokens))
 else:
-    heads_chart = session.cached_layer_heads_chart(*capture_key, layer, options, slide, lang, info.num_kv_heads,
+    heads_chart = inspect_run.cached_layer_heads_chart(*capture_key, layer, options, slide, lang, info.num_kv_heads,
                                                    result)
     st.altair_chart(screen_title(heads_chart))
     multiples_cells = info.num_heads * n_tokens * n_tokens
@@ -214,11 +214,12 @@ else:
     else:  # split: as many heads per image as the export limit allows, the parts in one zip
         part_heads = max(1, EXPORT_MAX_CELLS // (n_tokens * n_tokens))
         parts = -(-info.num_heads // part_heads)
-        st.download_button(
+        watched_download_button(
             t("inspect.export_parts", lang, parts=parts), lambda: export_pack(
                 multiples_in_parts(layer_views(result, layer, options), part_heads), {}, provenance(layer), lang=lang),
-            file_name=f"layer-{layer}-heads.zip", mime="application/zip", key="heads_parts",
-            icon=":material/folder_zip:", on_click="ignore")
+            key="heads_parts", lang=lang, message_key="heads_parts_failure", file_name=f"layer-{layer}-heads.zip",
+            mime="application/zip", icon=":material/folder_zip:")
+        show_failure("heads_parts_failure")
 
 st.subheader(t("inspect.bertviz", lang))
 if st.toggle(t("inspect.bertviz_toggle", lang), key="bertviz"):
@@ -226,8 +227,9 @@ if st.toggle(t("inspect.bertviz_toggle", lang), key="bertviz"):
     for tab, kind in ((head_tab, "head"), (model_tab, "model")):
         with tab:
             try:
-                html, height, shown = session.cached_bertviz(kind, chosen.spec, chosen.state.text, chosen.state.backend,
-                                                            layer, head if kind == "head" else None, lang)
+                html, height, shown = inspect_run.cached_bertviz(kind, chosen.spec, chosen.state.text,
+                                                                 chosen.state.backend, layer,
+                                                                 head if kind == "head" else None, lang)
             except InspectorError as err:
                 st.info(error_text(err, lang))
                 continue

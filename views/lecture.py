@@ -15,6 +15,7 @@ from inspector.output.lecture import LECTURE, LECTURE_PARAM, decode_lecture, enc
 from inspector.output.pages import PAGE_REGISTRY
 from inspector.output.share import ViewState, encode_view, escape_markdown
 from views import pages, share_state, sidebar
+from views.export_buttons import show_failure, watched_download_button
 from views.lecture_slides import slide_caption, step_slide_png
 
 STEP_KEY = "lecture_step"
@@ -82,9 +83,11 @@ with step_column:
     st.link_button(t("lecture.new_tab", lang), url, icon=":material/tab:")
     st.markdown(f"**{escape_markdown(t('lecture.slide', lang))}**")
     st.caption(slide_caption(step, lang))
-    st.download_button(t("lecture.slide_button", lang), lambda: step_slide_png(index, lang, url),
-                       file_name=f"lecture-{index + 1:02d}-{step.slug}-{lang}.png", mime="image/png",
-                       key="lecture_slide", icon=":material/slideshow:", on_click="ignore")
+    watched_download_button(t("lecture.slide_button", lang), lambda: step_slide_png(index, lang, url),
+                            key="lecture_slide", lang=lang, message_key="lecture_slide_failure",
+                            file_name=f"lecture-{index + 1:02d}-{step.slug}-{lang}.png", mime="image/png",
+                            icon=":material/slideshow:")
+    show_failure("lecture_slide_failure")
 
 if opened:
     share_state.open_link(PAGE_REGISTRY[view.page].script, step_params(step, lang))

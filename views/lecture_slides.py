@@ -3,7 +3,8 @@ cheap — one cached forward of the step's model, lesson 4's simulation, or one 
 step's chart, through the slide export every page uses (:func:`inspector.output.slides.slide_png`); else a title slide
 (:func:`inspector.output.slides.title_slide_png`) that carries the step's link. Made only when its button is clicked.
 
-This module is UI only: it wires the cached model and capture of :mod:`views.session` to the library's charts.
+This module is UI only: it wires the cached model of :mod:`views.session` and the cached capture of
+:mod:`views.inspect_run` to the library's charts.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from inspector.core.forward import backend_for
 from inspector.output.export import Provenance
 from inspector.output.lecture import LECTURE, LectureStep
 from inspector.output.slides import slide_png, title_slide_png
-from views import session, sidebar
+from views import inspect_run, session, sidebar
 
 # What the page says a step's slide holds, by its chart (a title slide when the step has none).
 SLIDE_CAPTIONS = {"heatmap": "lecture.slide_chart.heatmap", "heads": "lecture.slide_chart.heads",
@@ -72,8 +73,8 @@ def _step_chart(step: LectureStep, lang: str):
         return (agreement_chart(agreed.methods, agreed.kendall, name="Kendall τ", slide=True, lang=lang),
                 Provenance(model=info.name, text=view.text, backend=backend_for(loaded, view.backend), layer=layer,
                            head=head))
-    planned = session.plan_inspect(view.model, view.text, layer)
-    result = session.planned_capture(view.model, view.backend, replace(planned, weights=(layer,)), layer)
+    planned = inspect_run.plan_inspect(view.model, view.text, layer)
+    result = inspect_run.planned_capture(view.model, view.backend, replace(planned, weights=(layer,)), layer)
     provenance = Provenance(model=info.name, text=result.text, backend=result.backend, layer=layer,
                             head=head if step.chart == "heatmap" else None)
     if step.chart == "heatmap":

@@ -1,50 +1,33 @@
-"""The session's side of every page: the hosting policy, the loaded model and the result caches, and the run
-helpers that go through them.
+"""The session's side of every page: the hosting policy, the loaded model, the status and queue lines, the error
+line, and the planning of a long job.
 
 This module is UI only: it calls the library and keeps Streamlit's caches (STYLE.md: caching lives in the UI layer,
-as thin wrappers) — ``st.cache_resource`` for the loaded model, ``st.cache_data`` for small results, and one cache
-bounded by bytes (:data:`RESULTS`, :mod:`views.byte_cache`) for the large ones: captures with their n×n weights,
-the charts drawn from them and bertviz's HTML. A page gets its
-inputs from :func:`views.sidebar.open_page` and runs them here (:func:`run`, :func:`cached_model`).
+as thin wrappers) — ``st.cache_resource`` for the loaded model and the text's one tokenisation
+(:func:`cached_encoding`), ``st.cache_data`` for small results. A page gets its inputs from
+:func:`views.sidebar.open_page` (:func:`load`, :func:`cached_model`) and plans its job here (:func:`plan_job`); the
+Inspect run and its byte-bounded cache of captures, charts and bertviz's HTML are :mod:`views.inspect_run`'s.
 
 On a hosted instance (``INSPECTOR_HOSTED=1``, :mod:`inspector.serving.hosting`) every run is planned within the
 instance's memory budget and deadline.
 """
-
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import streamlit as st
 from streamlit.runtime.caching.cached_message_replay import in_cached_function
 
-from inspector import Capture, InspectorError, LoadedModel
-from inspector.analyses.heatmap import HeatmapOptions, layer_views
-from inspector.analyses.metrics import head_entropy
-from inspector.base.errors import error_text
+from inspector.base.errors import InspectorError, error_text
 from inspector.base.i18n import notice_text, t
-from inspector.base.limits import HOSTED_RESULT_CACHE_BYTES, RESULT_CACHE_BYTES
 from inspector.base.model_ids import parsed_spec
-from inspector.charts.bertviz import (
-    head_view_height,
-    head_view_html,
-    head_view_max_layers,
-    layers_around,
-    model_view_height,
-    model_view_html,
-    model_view_max_layers,
-)
-from inspector.charts.inspect import entropy_by_layer_chart, layer_heads_chart
 from inspector.charts.sentences.unknown_tokens import unreadable_text_warning
 from inspector.core.bundled import BUNDLED, bundled_decoder, is_prepared, prepare
-from inspector.core.loading import model_label
+from inspector.core.forward import EncodedText, encode_text
+from inspector.core.loading import LoadedModel, model_label
 from inspector.output.share import ViewState, escape_markdown
 from inspector.serving.hosting import HostingPolicy, load_allowed_model
-from inspector.serving.run import Plan, Request, plan, run_capture
-from inspector.serving.run_queue import OnWait
-from views.byte_cache import ByteCache, byte_cached
+from inspector.serving.run import Plan, Request, plan
 from views.progress_bar import progress_bar, while_running
 
 
@@ -142,10 +125,23 @@ def prepare_bundled(spec: str, lang: str) -> None:
         prepare(spec, progress=bar)
 
 
+@st.cache_resource(show_spinner=False, max_entries=64, ttl=3600)
+def cached_encoding(spec: str, text: str) -> EncodedText | None:
+    """``text`` tokenised for ``spec``, cut to the model's positions (:func:`inspector.core.forward.encode_text`), or
+    None when it cannot be (the page's run says why): one tokenisation shared by the unknown-token warning and the
+    Inspect run's plan and forward (issue 39). A resource, not data: every session gets the same object, tensors
+    not copied; nothing mutates it."""
+    try:
+        return encode_text(cached_model(spec), text, truncate=True)
+    except InspectorError:
+        return None
+
+
 @st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
 def cached_unreadable_warning(spec: str, text: str, lang: str) -> str | None:
     """The unknown-token warning for this model and text (tokenising only), or None when the model reads it."""
-    return unreadable_text_warning(cached_model(spec), text, lang)
+    encoded = cached_encoding(spec, text)
+    return None if encoded is None else unreadable_text_warning(cached_model(spec), text, lang, encoded)
 
 
 def warn_if_unreadable(chosen: Inputs) -> bool:
@@ -205,119 +201,3 @@ class QueueLine:
         else:
             self.slot.info(t("queue.position", self.lang, position=position, running=running),
                            icon=":material/hourglass_top:")
-
-
-def result_cache_bytes() -> int:
-    """The bytes every large cached result together may hold in this server process (issue 33, item 11)."""
-    return HOSTED_RESULT_CACHE_BYTES if hosting_policy().hosted else RESULT_CACHE_BYTES
-
-
-# One budget for the server process's large results, least recently used out first (views.byte_cache).
-RESULTS = ByteCache(result_cache_bytes, ttl_s=3600)
-
-
-class _ModelCalls(threading.local):
-    """Per script thread: whether the last :func:`run` had to call the model (a cache miss)."""
-
-    ran = False
-
-
-_model_calls = _ModelCalls()
-
-
-# Bounded by bytes: a 512-token capture of the bundled model with every layer's weights is ~75 MB, a sentence's 0.1 MB.
-@byte_cached(RESULTS)
-def cached_capture(spec: str, text: str, backend: str, weights: tuple[int, ...] | str | None, *, _plan: Plan,
-                   _on_wait: OnWait | None = None) -> Capture:
-    """The library's Inspect run (:func:`inspector.serving.run.run_capture`) of ``_plan`` — whose text and weights
-    are ``text`` and ``weights`` — cached by what names it: entropy and statistics for every layer, exact weights
-    for ``weights`` (``"all"`` while they fit), so choosing another head — or, within the memory budget, another
-    layer — redraws without a forward. A cache miss takes one of the server's run slots (``_on_wait`` draws the
-    place in line); out of memory, the run keeps the layer on screen's weights only, then runs on the CPU."""
-    _model_calls.ran = True  # runs only on a cache miss, in the session's own script thread
-    loaded = cached_model(spec)
-    on_cpu = loaded.device.type == "cpu"
-    return run_capture(_plan, loaded, backend=backend, on_wait=_on_wait,
-                       cpu_model=None if on_cpu else lambda: cached_model(spec, "cpu"))
-
-
-def planned_capture(spec: str, backend: str, planned: Plan, layer: int,
-                    on_wait: OnWait | None = None) -> Capture:
-    """The cached capture for a plan, holding ``layer``'s weights (an out-of-memory retry may have kept another
-    layer's: then that layer is asked for on its own)."""
-    text = planned.request.texts[0]
-    result = cached_capture(spec, text, backend, planned.weights, _plan=planned, _on_wait=on_wait)
-    if layer not in result.weights:
-        alone = replace(planned, weights=(int(layer),))
-        result = cached_capture(spec, text, backend, alone.weights, _plan=alone, _on_wait=on_wait)
-    return result
-
-
-def plan_inspect(spec: str, text: str, layer: int) -> Plan:
-    """The Inspect run's plan for ``text`` on ``spec`` (the text tokenised once, for the forward too)."""
-    return plan(Request(kind="inspect", texts=(text,), weights="all", layer=int(layer)), cached_model(spec),
-                hosting_policy())
-
-
-def run(inputs: Inputs, loaded: LoadedModel, layer: int, status: StatusLine) -> tuple[Capture | None, bool]:
-    """The cached capture for the inputs (None after showing why it cannot run) and whether the model ran.
-
-    Every layer's weights are kept while they fit the memory budget; past it, only ``layer``'s (with a notice),
-    so a long text costs one layer's n×n and another layer needs one more forward."""
-    lang = inputs.state.lang
-    status.update(label=t("inputs.running", lang))
-    _model_calls.ran = False
-    try:
-        planned = plan_inspect(inputs.spec, inputs.state.text, layer)
-        # Past the server's run slots, the line shows the place in line (inspector.serving.run_queue, issue 32).
-        waiting = outside_replay(lambda position, running: status.update(label=t(
-            "queue.position", lang, position=position, running=running)) if position else None)
-        result = planned_capture(inputs.spec, inputs.state.backend, planned, layer, waiting)
-    except InspectorError as err:
-        status.update(label=t("inputs.run_failed", lang), state="error")
-        show_error(err, lang)
-        return None, False
-    for notice in planned.notices:
-        st.info(notice_text(notice, lang), icon=":material/memory:")
-    for notice in result.notices:
-        st.warning(notice_text(notice, lang), icon=":material/memory:")
-    return result, _model_calls.ran
-
-
-@byte_cached(RESULTS)  # the HTML carries every shown layer's n×n weights as text
-def cached_bertviz(kind: str, spec: str, text: str, backend: str, layer: int,
-                   head: int | None = None, lang: str = "en") -> tuple[str, int, list[int]]:
-    """bertviz's head or model view as offline HTML, its height, and the layers it shows: every layer when
-    they fit the view's drawing limit, else the ones around ``layer``. The head view opens on ``layer`` and
-    ``head`` (the ones on screen); its own words are in ``lang``."""
-    with st.spinner("Building the bertviz view…"):
-        return _bertviz(kind, spec, text, backend, layer, head, lang)
-
-
-def _bertviz(kind: str, spec: str, text: str, backend: str, layer: int,
-             head: int | None, lang: str) -> tuple[str, int, list[int]]:
-    result = planned_capture(spec, backend, plan_inspect(spec, text, layer), layer)
-    fits = head_view_max_layers(result) if kind == "head" else model_view_max_layers(result)
-    # Past the memory budget the capture holds the layer on screen only.
-    fits = min(fits, len(result.weights))
-    layers = layers_around(result, layer, fits)
-    if kind == "head":
-        return (head_view_html(result, layers=layers or None, layer=layer if layer in layers else None, head=head,
-                               lang=lang), head_view_height(result), layers)
-    return (model_view_html(result, layers=layers or None, lang=lang),
-            model_view_height(result, layers=layers or None), layers)
-
-
-# Charts that a head click does not change, kept per capture so they are not rebuilt on every click. Keyed by what
-# names the capture; the capture itself (``_result``) is not hashed. Altair charts are
-# not mutated when drawn, so one object serves every session. Their data counts against the same byte budget.
-@byte_cached(RESULTS)
-def cached_entropy_by_layer_chart(spec: str, text: str, backend: str, held: tuple[int, ...], slide: bool, lang: str,
-                                  _result: Capture):
-    return entropy_by_layer_chart(head_entropy(_result), slide=slide, lang=lang)
-
-
-@byte_cached(RESULTS)
-def cached_layer_heads_chart(spec: str, text: str, backend: str, held: tuple[int, ...], layer: int,
-                             options: HeatmapOptions, slide: bool, lang: str, kv_heads: int, _result: Capture):
-    return layer_heads_chart(layer_views(_result, layer, options), slide=slide, lang=lang, kv_heads=kv_heads)

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from inspector.core.loading import LoadedModel
-from kernels.reference import visible_keys_mask
+from kernels.reference import mean_normalized_entropy, visible_keys_mask
 
 # Per text and head, in this order; each a (layers, heads) float32 array. The mass_* columns follow
 # inspector.analyses.metrics.TOKEN_CATEGORIES ([CLS], [SEP], punctuation, self, previous, next).
@@ -80,7 +80,7 @@ def padded_batch(loaded: LoadedModel, rows: Sequence[torch.Tensor], width: int |
     then make an unpadded batch)."""
     width = width or max(int(row.shape[0]) for row in rows)
     device = rows[0].device
-    pad_id = getattr(loaded.tokenizer, "pad_token_id", None) or 0
+    pad_id = loaded.codec.special_token_id("pad") or 0
     input_ids = torch.full((len(rows), width), int(pad_id), dtype=torch.long, device=device)
     attention_mask = torch.zeros((len(rows), width), dtype=torch.long, device=device)
     for r, row in enumerate(rows):
@@ -167,19 +167,13 @@ def _row_values(weights: torch.Tensor, entropy: torch.Tensor,
 
 def _entropy_statistics(records: list, real: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(B, L, H) mean row entropy over each text's real queries, and the mean of entropy / log(visible keys) over
-    the real queries that see at least two keys (NaN where none do) —
-    :func:`inspector.analyses.metrics.head_entropy_from_rows`
-    for every text of the batch at once."""
+    the real queries that see at least two keys (NaN where none do) — :func:`kernels.reference.mean_normalized_entropy`,
+    as :func:`inspector.analyses.metrics.head_entropy_from_rows` takes it, for every text of the batch at once."""
     entropy = torch.stack([r.stats["entropy"] for r in records], dim=1).double()  # (B, L, H, n)
     visible = torch.stack([r.visible_keys for r in records], dim=1).double()  # (B, L, n)
     real64 = real.double()[:, None, None, :]  # (B, 1, 1, n)
     raw = (entropy * real64).sum(dim=-1) / real64.sum(dim=-1).clamp_min(1)
-    counted = (visible > 1)[:, :, None, :] & (real64 > 0)  # (B, L, 1, n) rows with log(visible keys) > 0
-    log_keys = torch.where(visible > 1, visible, 2.0).log()[:, :, None, :]
-    normalized_sum = torch.where(counted, entropy / log_keys, 0.0).sum(dim=-1)
-    rows_counted = counted.sum(dim=-1)
-    normalized = torch.where(rows_counted > 0, normalized_sum / rows_counted.clamp_min(1), float("nan"))
-    return raw, normalized
+    return raw, mean_normalized_entropy(entropy, visible[:, :, None, :], rows=real64 > 0)
 
 
 def batch_statistics(records: Sequence, weights_of: Callable[[object], torch.Tensor], lengths: Sequence[int],

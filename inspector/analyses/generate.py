@@ -33,12 +33,13 @@ import numpy as np
 import torch
 
 from inspector.base.display import Displayable
-from inspector.base.errors import InspectorError, InvalidRequestError, InvalidTextError, UnsupportedModelError
+from inspector.base.errors import InvalidRequestError, InvalidTextError, UnsupportedModelError
 from inspector.base.i18n import Notice
 from inspector.base.progress import Progress, no_progress
-from inspector.core.forward import EncodedText, encode_text, forward
+from inspector.core.forward import EncodedText, check_every_layer_ran, encode_text, forward
 from inspector.core.loading import LoadedModel
 from inspector.core.model_folders import model_name
+from inspector.core.token_codec import TokenCodec
 
 # The longest generation one call makes: the page's slider and the CLI stop here (a CPU writes ~10 tokens/s).
 MAX_NEW_TOKENS = 512
@@ -248,13 +249,12 @@ def render_prompt(loaded: LoadedModel, prompt: str, *, chat: bool) -> tuple[str,
                                notice=Notice("generate.error.empty_prompt"))
     if not chat:
         return prompt, True
-    tokenizer = loaded.tokenizer
-    if not getattr(tokenizer, "chat_template", None):
+    if not loaded.codec.has_chat_template():
         raise InvalidRequestError(f"{loaded.info.name} has no chat template, so a chat prompt cannot be built; turn "
                                   "chat off, or pick bundled:smollm2-135m (instruction-tuned)",
                                   notice=Notice("generate.error.no_chat_template", model=model_name(loaded.info.name)))
     # transformers renders the template in a sandboxed Jinja environment: the template runs no Python.
-    text = loaded.codec.chat_prompt([{"role": "user", "content": user_text(tokenizer, prompt)}],
+    text = loaded.codec.chat_prompt([{"role": "user", "content": user_text(loaded.codec, prompt)}],
                                     add_generation_prompt=True)
     return text, False
 
@@ -264,13 +264,13 @@ def render_prompt(loaded: LoadedModel, prompt: str, *, chat: bool) -> tuple[str,
 _BREAK = "\u200b"
 
 
-def user_text(tokenizer, content: str) -> str:
-    """``content`` with every special-token string of ``tokenizer`` (``<|im_start|>``, ``<start_of_turn>``, …)
+def user_text(codec: TokenCodec, content: str) -> str:
+    """``content`` with every special-token string of ``codec``'s tokenizer (``<|im_start|>``, ``<start_of_turn>``, …)
     broken by a zero-width space after its first character: the chat template's output is tokenised with its
     special tokens parsed (the template's own turns must be control tokens), so role markers a user typed — or a
     ``chat=1`` link carried — would otherwise become real turns the model obeys."""
-    specials = {str(token) for token in getattr(tokenizer, "all_special_tokens", ())}
-    specials |= {token.content for token in getattr(tokenizer, "added_tokens_decoder", {}).values()
+    specials = {str(token) for token in codec.all_special_tokens()}
+    specials |= {token.content for token in codec.added_tokens().values()
                  if getattr(token, "special", False)}
     for special in sorted((s for s in specials if len(s) > 1), key=len, reverse=True):
         content = content.replace(special, special[0] + _BREAK + special[1:])
@@ -279,13 +279,13 @@ def user_text(tokenizer, content: str) -> str:
 
 def has_chat_template(loaded: LoadedModel) -> bool:
     """Whether ``loaded``'s tokenizer carries a chat template (the page offers the chat toggle then)."""
-    return bool(getattr(loaded.tokenizer, "chat_template", None))
+    return loaded.codec.has_chat_template()
 
 
 def _eos_ids(loaded: LoadedModel) -> frozenset[int]:
     ids: set[int] = set()
-    for source in (getattr(loaded.model, "generation_config", None), loaded.model.config, loaded.tokenizer):
-        value = getattr(source, "eos_token_id", None)
+    for value in (getattr(getattr(loaded.model, "generation_config", None), "eos_token_id", None),
+                  getattr(loaded.model.config, "eos_token_id", None), loaded.codec.special_token_id("eos")):
         if isinstance(value, int):
             ids.add(value)
         elif isinstance(value, (list, tuple)):
@@ -386,9 +386,7 @@ def generate(
         result = forward(loaded, inputs, backend=backend, weights_layers=layers_wanted or None,
                          stats=("entropy", "lse", "sink"), cache=cache, logits_to_keep=1)
         backend_ran, records = result.backend, result.records
-        if len(records) != info.num_layers:
-            raise InspectorError(f"{info.name} ran {len(records)} attention layers but declares {info.num_layers}; "
-                                 "its attention does not all go through the inspector's attention function")
+        check_every_layer_ran(loaded, records)
         trace.keep(records, prompt_len + step)
         windows = tuple(r.window for r in records)
         token, probs = _choose_token(result.outputs.logits[0, -1], options, generator)

@@ -217,9 +217,9 @@ def evaluate(loaded: LoadedModel, examples: Sequence[Example], spec_task: Task, 
     """Run the model on ``examples`` of ``spec_task`` (batched, right-padded, through the one attention function)
     and read its answers, its probability of the correct one and its attention on the causal token. The training
     scripts measure their models' cards with it too."""
-    tokenizer = loaded.tokenizer
-    special_ids = torch.tensor(sorted(set(getattr(tokenizer, "all_special_ids", []))))
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    special_ids = torch.tensor(sorted(set(loaded.codec.all_special_ids())))
+    pad = loaded.codec.special_token_id("pad")
+    pad = pad if pad is not None else 0
     predicted, correct, probability, masses, peaks, head_weight = [], [], [], [], [], []
     for start in range(0, len(examples), batch_size):
         chunk = examples[start:start + batch_size]

@@ -5,7 +5,7 @@ their per-layer normalisation. Every copy runs through the one attention functio
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import numpy as np
@@ -14,7 +14,7 @@ import torch
 from inspector.analyses.batching import padded_batch
 from inspector.core.forward import forward
 from inspector.core.loading import LoadedModel
-from inspector.core.outputs import ModelOutput, model_output, output_changes
+from inspector.core.outputs import ModelOutput, model_output, output_changes, read_positions
 from kernels.hf import HeadGate, ResumeAt, SequenceHeadAblation
 
 AblationMode = Literal["zero", "mean"]
@@ -52,7 +52,8 @@ def row_chunks(lengths: Sequence[int], copies: int | Sequence[int], budget: int,
 
 def texts_changes(loaded: LoadedModel, ids: Sequence[torch.Tensor], bases: Sequence[ModelOutput],
                    masks: torch.Tensor, mode: AblationMode, backend: str,
-                   layer_outputs: Sequence[torch.Tensor] | None = None) -> np.ndarray:
+                   layer_outputs: Sequence[torch.Tensor] | None = None,
+                   advance: Callable[[int], None] | None = None) -> np.ndarray:
     """Output change of each text for each ablation set: ``ids`` (K texts, each (T,)), their unablated outputs,
     masks (S, L, H) bool — set s removes the heads where it is True. (K, S) float32. The K · S copies run in
     right-padded batched forwards of at most :data:`BATCH_TOKENS` padded tokens.
@@ -60,7 +61,11 @@ def texts_changes(loaded: LoadedModel, ids: Sequence[torch.Tensor], bases: Seque
     ``layer_outputs``: every transformer block's output for the K texts as one right-padded batch ((K, n,
     hidden) per layer, from the forward that gave ``bases``). With them each copy starts at the first layer its
     set ablates (:class:`kernels.hf.ResumeAt`): below it the copy is the unablated text, whose block outputs
-    are these. Copies are then grouped by that layer and padded to the same n."""
+    are these. Copies are then grouped by that layer and padded to the same n.
+
+    ``advance``: told after each batched forward how much it ran, in layer-tokens — Σ over its copies of the
+    text's tokens × the layers the copy ran (from its start) — so a caller's progress moves within one text.
+    A causal language model's head runs at each copy's last real token only (:func:`read_positions`)."""
     layers = masks.shape[1]
     changes = np.zeros((len(ids), masks.shape[0]), dtype=np.float32)
     lengths = [int(row.shape[0]) for row in ids]
@@ -79,10 +84,14 @@ def texts_changes(loaded: LoadedModel, ids: Sequence[torch.Tensor], bases: Seque
             if start > 0:
                 texts = torch.tensor([k for k, _ in part], device=layer_outputs[0].device)
                 resume = ResumeAt(start, tuple(output[texts] for output in layer_outputs[:start]))
-            result = forward(loaded, batch, interventions=interventions, backend=backend, stats=(), resume=resume)
-            found = output_changes(loaded, result, batch, [bases[k] for k, _ in part])
+            kept = read_positions(loaded, batch)
+            result = forward(loaded, batch, interventions=interventions, backend=backend, stats=(), resume=resume,
+                             logits_to_keep=kept)
+            found = output_changes(loaded, result, batch, [bases[k] for k, _ in part], kept)
             for r, (k, s) in enumerate(part):
                 changes[k, s] = found[r]
+            if advance is not None:
+                advance(sum(lengths[k] for k, _ in part) * (layers - start))
     return changes
 
 
@@ -120,9 +129,11 @@ def texts_gradients(loaded: LoadedModel, ids: Sequence[torch.Tensor], bases: Seq
         gates = [torch.ones(len(part), info.num_heads, device=device, requires_grad=True)
                  for _ in range(info.num_layers)]
         batch = padded_batch(loaded, [ids[k] for k in texts])
+        kept = read_positions(loaded, batch)  # a causal LM's head at the read positions only
         result = forward(loaded, batch, interventions=[HeadGate(layer, gate) for layer, gate in enumerate(gates)],
-                         backend=backend, grad=True, stats=())
-        vectors = [model_output(loaded, result, batch, keep_graph=True, sequence=r).vector for r in range(len(part))]
+                         backend=backend, grad=True, stats=(), logits_to_keep=kept)
+        vectors = [model_output(loaded, result, batch, keep_graph=True, sequence=r, kept=kept).vector
+                   for r in range(len(part))]
         with torch.enable_grad():
             if embedding:
                 stacked = torch.stack(vectors)  # (R, hidden)

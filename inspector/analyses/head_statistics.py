@@ -21,7 +21,7 @@ from inspector.analyses.metrics import (
 from inspector.analyses.redundancy import contribution_similarity, js_divergence_matrix
 from inspector.core.forward import forward
 from inspector.core.loading import LoadedModel
-from inspector.core.outputs import ModelOutput, head_writes, model_output
+from inspector.core.outputs import ModelOutput, head_writes, model_output, read_positions
 
 # The census's mass columns in the order of inspector.analyses.metrics.TOKEN_CATEGORIES (HeadStatistics.token_mass).
 _CENSUS_MASSES = ("cls", "sep", "punctuation", "self", "previous", "next")
@@ -39,12 +39,13 @@ def texts_statistics(loaded: LoadedModel, ids: Sequence[torch.Tensor], backend: 
     info = loaded.info
     layers, heads = info.num_layers, info.num_heads
     batch = padded_batch(loaded, ids)
+    kept = read_positions(loaded, batch)  # a causal LM's head at each text's last token only
     base_run = forward(loaded, batch, backend=backend, weights_layers="all", keep=("value", "output"),
-                       keep_layers="all", keep_layer_outputs=loaded.can_resume)
+                       keep_layers="all", keep_layer_outputs=loaded.can_resume, logits_to_keep=kept)
     records = base_run.records
     all_weights = torch.stack([r.weights for r in records], dim=1).float().cpu()  # (K, L, H, n, n), a copy
     width = batch["input_ids"].shape[1]
-    special_ids = set(getattr(loaded.tokenizer, "all_special_ids", []))
+    special_ids = set(loaded.codec.all_special_ids())
     lengths = [int(row.shape[0]) for row in ids]
     tokens_of, special_of = [], []
     category_masks = np.zeros((len(ids), width, 3), dtype=np.float64)
@@ -85,5 +86,5 @@ def texts_statistics(loaded: LoadedModel, ids: Sequence[torch.Tensor], backend: 
             js_divergence=js_divergence_matrix(weights.reshape(layers * heads, n, n)),
             contribution_cosine=cosine, contribution_cka=cka,
         )
-        out.append((stats, tokens, key_scores, model_output(loaded, base_run, batch, sequence=k)))
+        out.append((stats, tokens, key_scores, model_output(loaded, base_run, batch, sequence=k, kept=kept)))
     return out, base_run.layer_outputs

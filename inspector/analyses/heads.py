@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
@@ -53,12 +53,12 @@ import torch
 
 from inspector.analyses.batching import length_buckets
 from inspector.analyses.head_importance import (
-    EMBEDDING_DIRECTIONS,
     AblationMode,
     layer_normalized,
     texts_changes,
     texts_gradients,
 )
+from inspector.analyses.head_progress import WorkCounter, WorkPlan, work_plan
 from inspector.analyses.head_statistics import texts_statistics
 from inspector.analyses.metrics import (
     TOKEN_CATEGORIES,
@@ -89,8 +89,6 @@ PRUNING_STEP = 0.1
 REDUNDANT_PAIRS = 5
 # Texts whose first pass runs together (see head_report): their single-head ablation copies × padded tokens.
 _GROUP_TOKENS = 8192
-# A forward and backward costs about this many forwards of the same batch (DESIGN.md: backward 2.5× forward).
-_BACKWARD_COST = 3
 
 
 # A head counts as an induction head when, on average, a repeated token puts more than this share of its attention
@@ -224,7 +222,9 @@ class HeadReport(Displayable):
     heads by JS divergence. mds: (N, 2) classical-MDS map of the JS divergence. pairs, pruning: see their
     classes. timings: seconds per stage. special_tokens: the model's own tokens in the two special categories of
     :data:`TOKEN_CATEGORIES` over the texts, in order of first appearance — ``([CLS]'s, [SEP]'s)``: ``(("<bos>",),
-    ())`` on Gemma, ``((), ())`` when the tokenizer adds none (issue 44: a decoder's report spoke of [CLS]/[SEP])."""
+    ())`` on Gemma, ``((), ())`` when the tokenizer adds none (issue 44: a decoder's report spoke of [CLS]/[SEP]).
+    complete: False for :func:`head_first_look`'s statistics-only report (importances NaN, pairs and pruning
+    empty)."""
 
     info: ModelInfo
     texts: tuple[str, ...]
@@ -245,6 +245,7 @@ class HeadReport(Displayable):
     backend: str
     timings: dict
     special_tokens: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    complete: bool = True
 
     def __post_init__(self) -> None:
         layers, heads = self.statistics.entropy.shape
@@ -312,20 +313,24 @@ def _text_statistics(loaded: LoadedModel, text: str, mode: AblationMode,
 
 
 def _group_statistics(loaded: LoadedModel, inputs: Sequence[dict[str, torch.Tensor]], mode: AblationMode,
-                      backend: str) -> list[tuple]:
+                      backend: str, advance: Callable[[int, str], None] | None = None) -> list[tuple]:
     """The first pass over a group of texts (encoded, batch of one each): per text its :class:`HeadStatistics`,
     its tokens, per-key sink scores and its unablated output — one batched forward for the statistics, then
     every text's single-head ablations (each copy starting at its head's layer) and gated gradients batched
-    together."""
+    together. ``advance(units, stage)``: told the layers × tokens run after the statistics forward and after
+    each batch of ablated copies (:class:`WorkPlan`'s units; the gradients are the caller's to count)."""
     info = loaded.info
     layers, heads = info.num_layers, info.num_heads
     ids = [item["input_ids"][0] for item in inputs]
     measured, layer_outputs = texts_statistics(loaded, ids, backend)
+    if advance is not None:
+        advance(layers * sum(int(row.shape[0]) for row in ids), "Statistics")
     bases = [base for *_, base in measured]
     single = torch.eye(layers * heads, dtype=torch.bool).view(layers * heads, layers, heads)  # copy b ablates head b
     # Each copy starts at its head's layer: on 6 layers that skips 15 of the 36 layer runs of a head's 6 copies.
-    ablation = texts_changes(loaded, ids, bases, single, mode, backend,
-                              layer_outputs or None).reshape(len(ids), layers, heads)
+    ablation = texts_changes(loaded, ids, bases, single, mode, backend, layer_outputs or None,
+                             None if advance is None else lambda units: advance(units, "Single-head ablations")
+                             ).reshape(len(ids), layers, heads)
     gradients = texts_gradients(loaded, ids, bases, backend)
     return [(HeadStatistics(**stats, importance_ablation=ablation[k], gradient_raw=gradients[k]), tokens, key_scores,
              base) for k, (stats, tokens, key_scores, base) in enumerate(measured)]
@@ -343,56 +348,8 @@ def pruning_order(importance: np.ndarray) -> np.ndarray:
     return np.argsort(importance.ravel(), kind="stable").astype(np.int64)
 
 
-@dataclass(frozen=True)
-class _WorkPlan:
-    """What :func:`head_report` runs: every text's tokens (``lengths``), the L × H ``heads``, the pairs ablated
-    together, the pruning ``steps`` (heads removed, from 0 to all), and the work units of each text's two passes per
-    token (``first_pass``, ``second_pass``; ``total`` over all texts) that weigh the progress."""
-
-    lengths: list[int]
-    heads: int
-    pair_count: int
-    steps: np.ndarray
-    first_pass: int
-    second_pass: int
-
-    @property
-    def total(self) -> int:
-        return sum(self.lengths) * (self.first_pass + self.second_pass)
-
-
-def _work_plan(loaded: LoadedModel, lengths: list[int], pairs: int, pruning_step: float) -> _WorkPlan:
-    info = loaded.info
-    layers, heads = info.num_layers, info.num_heads
-    n = layers * heads
-    pair_count = min(pairs, n * (n - 1) // 2)
-    steps = np.unique(np.round(np.arange(0.0, 1.0 + 1e-9, pruning_step) * n).astype(np.int64))
-    if steps[-1] != n:
-        steps = np.append(steps, n)
-    # Work per text, in copies forwarded: the plain forward; one copy per head ablated, each running only the
-    # layers from its head's on when the model can resume (a head at layer l: (L − l) / L of a forward); the
-    # gated forward and its backward (one per direction for an embedding model, 1 otherwise — not known before
-    # the first output, so estimated as the larger); then each pair ablated together and each pruning step but
-    # the first.
-    ablation_copies = heads * (layers + 1) // 2 if loaded.can_resume else n
-    first_pass = 1 + ablation_copies + 1 + (_BACKWARD_COST - 1) * EMBEDDING_DIRECTIONS
-    return _WorkPlan(lengths=lengths, heads=n, pair_count=pair_count, steps=steps, first_pass=first_pass,
-                     second_pass=pair_count + len(steps) - 1)
-
-
-class _WorkCounter:
-    """The work done so far (in :class:`_WorkPlan` units), told to the report's :data:`Progress` at each advance."""
-
-    def __init__(self, progress: Progress, total: int) -> None:
-        self.progress, self.total, self.done = progress, total, 0
-
-    def advance(self, units: int, note: str) -> None:
-        self.done += units
-        self.progress(self.done, self.total, f"{note} ({100 * self.done / self.total:.0f}% of the work)")
-
-
-def _first_pass(loaded: LoadedModel, encoded: list[dict[str, torch.Tensor]], plan: _WorkPlan, ablation: AblationMode,
-                backend: str, counter: _WorkCounter) -> tuple[list, list, list, list]:
+def _first_pass(loaded: LoadedModel, encoded: list[dict[str, torch.Tensor]], plan: WorkPlan, ablation: AblationMode,
+                backend: str, counter: WorkCounter) -> tuple[list, list, list, list]:
     """Per text, in input order: its :class:`HeadStatistics`, tokens, per-key sink scores and unablated output."""
     count = len(encoded)
     per_text: list = [None] * count
@@ -403,20 +360,29 @@ def _first_pass(loaded: LoadedModel, encoded: list[dict[str, torch.Tensor]], pla
     # Texts of about one length share their forwards (right-padded, see batching.padded_batch): a group's single-head
     # ablation copies fill about one batch of _GROUP_TOKENS padded tokens, big enough for efficient matrix
     # products on a CPU, small enough that the progress callback (and with it the page's Stop) comes every few
-    # texts. The callback still comes once per text, when its group is done.
+    # texts. Within a group the callback comes after each of its forwards (the statistics, each batch of ablated
+    # copies, the gradients), so a single text's bar moves too.
     for group in length_buckets(plan.lengths, max(1, _GROUP_TOKENS // plan.heads)):
+        first, last = finished + 1, finished + len(group)
+        texts = f"text {first} of {count}" if first == last else f"texts {first}–{last} of {count}"
+        before = counter.done
+
+        def advance(units: int, stage: str, texts: str = texts) -> None:
+            counter.advance(units, f"{stage}: {texts}")
+
         for index, (stats, text_tokens, scores, base) in zip(
-                group, _group_statistics(loaded, [encoded[i] for i in group], ablation, backend)):
+                group, _group_statistics(loaded, [encoded[i] for i in group], ablation, backend, advance)):
             per_text[index], tokens[index], key_scores[index], bases[index] = stats, text_tokens, scores, base
-            finished += 1
-            counter.advance(plan.lengths[index] * plan.first_pass,
-                            f"Statistics, single-head ablations and gradients: text {finished} of {count}")
+        finished = last
+        # The gradients: the rest of the group's share (their estimate, head_progress.work_plan): each group ends there.
+        advance(before + sum(plan.lengths[i] for i in group) * plan.first_pass - counter.done,
+                "Statistics, single-head ablations and gradients")
     return per_text, tokens, key_scores, bases
 
 
-def _second_pass(loaded: LoadedModel, encoded: list[dict[str, torch.Tensor]], bases: list, plan: _WorkPlan,
+def _second_pass(loaded: LoadedModel, encoded: list[dict[str, torch.Tensor]], bases: list, plan: WorkPlan,
                  chosen: np.ndarray, order: np.ndarray, ablation: AblationMode, backend: str,
-                 counter: _WorkCounter) -> np.ndarray:
+                 counter: WorkCounter) -> np.ndarray:
     """The mean output change over the texts of each chosen pair ablated together, then of each pruning step but
     the first: (pairs + steps − 1,) float64."""
     info = loaded.info
@@ -442,21 +408,10 @@ def _second_pass(loaded: LoadedModel, encoded: list[dict[str, torch.Tensor]], ba
     return changes.mean(axis=0)
 
 
-def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
-                thresholds: HealthThresholds = HealthThresholds(), ablation: AblationMode = "zero",
-                backend: str = "torch", pairs: int = REDUNDANT_PAIRS, pruning_step: float = PRUNING_STEP,
-                progress: Progress | None = None) -> HeadReport:
-    """The full head report of ``loaded`` over ``texts`` (one text, or a corpus — see the module docstring).
-
-    ``ablation``: remove heads by zeroing their output or replacing it by its mean over the text. ``progress``
-    (:mod:`inspector.base.progress`) is called after each text of each pass (2 × len(texts) calls); done and
-    total count work units — each text's tokens times the copies of it forwarded (a backward counted as
-    :data:`_BACKWARD_COST` forwards) — so done / total is the share of the whole job, not of the calls
-    (:class:`~inspector.analyses.head_progress.ReportProgress` turns them into a fraction, texts/s and an ETA).
-    Texts of one length group finish together, so their calls come together once the group's forwards are done (a
-    few texts at a time; a callback that raises — the page's Stop — stops the report there).
-    Raises :class:`InvalidTextError` / :class:`InvalidRequestError` for bad texts or options before the slow part
-    where it can."""
+def _checked(loaded: LoadedModel, texts: Sequence[str] | str, ablation: AblationMode,
+             pruning_step: float) -> tuple[tuple[str, ...], list]:
+    """The texts as a tuple and their encodings (:class:`~inspector.core.forward.EncodedText`), every text and
+    option checked before any slow work."""
     texts = (texts,) if isinstance(texts, str) else tuple(texts)
     if not texts:
         raise InvalidTextError("no texts to analyse; give a text or a corpus with at least one line")
@@ -467,45 +422,111 @@ def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
         raise InvalidRequestError(f"ablation must be 'zero' or 'mean', got {ablation!r}")
     if not 0 < pruning_step <= 1:
         raise InvalidRequestError(f"pruning_step must be in (0, 1], got {pruning_step}")
+    return texts, [encode_text(loaded, text) for text in texts]
+
+
+def _assembled(loaded: LoadedModel, texts: tuple[str, ...], encodings: list, measured: tuple[list, list, list, list],
+               thresholds: HealthThresholds, ablation: AblationMode, backend: str, timings: dict, *,
+               importance_gradient: np.ndarray, pairs: RedundantPairs, pruning: PruningCurve,
+               complete: bool) -> HeadReport:
+    """A :class:`HeadReport` from the first pass's per-text results (statistics, tokens, key sink scores, bases)
+    and the rest."""
+    per_text, tokens, key_scores, bases = measured
+    statistics = HeadStatistics.mean(per_text)
+    base = bases[0]
+    return HeadReport(
+        info=loaded.info, texts=texts, tokens=tuple(tokens), thresholds=thresholds, ablation_mode=ablation,
+        output_kind=base.kind, change_name=output_change_name(base.kind), statistics=statistics,
+        per_text=tuple(per_text), key_sink_scores=tuple(key_scores), importance_gradient=importance_gradient,
+        flags=health_flags(statistics.entropy_normalized, statistics.max_sink_score, thresholds),
+        order=cluster_order(statistics.js_divergence), mds=classical_mds(statistics.js_divergence),
+        pairs=pairs, pruning=pruning, backend=backend, timings=timings, special_tokens=_special_tokens(encodings),
+        complete=complete)
+
+
+def head_first_look(loaded: LoadedModel, texts: Sequence[str] | str, *,
+                    thresholds: HealthThresholds = HealthThresholds(), ablation: AblationMode = "zero",
+                    backend: str = "torch") -> HeadReport:
+    """What :func:`head_report` measures from the plain forwards alone — entropy, the category masses, sinks,
+    distances, induction, the norm-weighted masses, JS divergence and CKA between heads, their cluster order and
+    map — as a :class:`HeadReport` with ``complete`` False: no ablation or gradient importance (NaN), no
+    redundant pairs, no pruning curve. One batched forward per length group (on a CPU about 1/40 of the report on
+    a bundled decoder): a page draws these at once and the rest when the report is done. Every number is the
+    report's own — the same forwards over the same length groups, reduced by the same code."""
+    texts, encodings = _checked(loaded, texts, ablation, PRUNING_STEP)
     backend = backend_for(loaded, backend)
-    # Every text's length and ids are checked before any slow work; the lengths also weigh the progress.
-    encodings = [encode_text(loaded, text) for text in texts]
     encoded = [encoding.inputs for encoding in encodings]
-    plan = _work_plan(loaded, [int(item["input_ids"].shape[1]) for item in encoded], pairs, pruning_step)
-    counter = _WorkCounter(progress or no_progress, plan.total)
+    lengths = [int(item["input_ids"].shape[1]) for item in encoded]
+    info = loaded.info
+    layers, heads = info.num_layers, info.num_heads
+    measured: tuple[list, list, list, list] = ([None] * len(texts), [None] * len(texts), [None] * len(texts),
+                                               [None] * len(texts))
+    started = time.perf_counter()
+    unmeasured = np.full((layers, heads), np.nan, dtype=np.float32)
+    for group in length_buckets(lengths, max(1, _GROUP_TOKENS // (layers * heads))):
+        for index, (stats, tokens, scores, base) in zip(
+                group, texts_statistics(loaded, [encoded[i]["input_ids"][0] for i in group], backend)[0]):
+            measured[0][index] = HeadStatistics(**stats, importance_ablation=unmeasured, gradient_raw=unmeasured)
+            measured[1][index], measured[2][index], measured[3][index] = tokens, scores, base
+    n = layers * heads
+    return _assembled(
+        loaded, texts, encodings, measured, thresholds, ablation, backend,
+        {"statistics": time.perf_counter() - started}, importance_gradient=unmeasured,
+        pairs=RedundantPairs(heads=np.zeros((0, 2), dtype=np.int64), js_divergence=np.zeros(0, dtype=np.float32),
+                             change_first=np.zeros(0, dtype=np.float32), change_second=np.zeros(0, dtype=np.float32),
+                             change_both=np.zeros(0, dtype=np.float32)),
+        pruning=PruningCurve(fraction=np.zeros(0, dtype=np.float32), heads_removed=np.zeros(0, dtype=np.int64),
+                             change=np.zeros(0, dtype=np.float32), order=np.arange(n, dtype=np.int64)),
+        complete=False)
+
+
+def head_report(loaded: LoadedModel, texts: Sequence[str] | str, *,
+                thresholds: HealthThresholds = HealthThresholds(), ablation: AblationMode = "zero",
+                backend: str = "torch", pairs: int = REDUNDANT_PAIRS, pruning_step: float = PRUNING_STEP,
+                progress: Progress | None = None) -> HeadReport:
+    """The full head report of ``loaded`` over ``texts`` (one text, or a corpus — see the module docstring).
+
+    ``ablation``: remove heads by zeroing their output or replacing it by its mean over the text. ``progress``
+    (:mod:`inspector.base.progress`) is called after each batched forward of the first pass (the statistics, each
+    batch of ablated copies, the gradients — so one text's bar moves too) and after each text of the second;
+    done and total count work units — each text's tokens times the layers its copies run (a backward counted
+    as :data:`_BACKWARD_COST` forwards) — so done / total is the share of the whole job, not of the calls
+    (:class:`~inspector.analyses.head_progress.ReportProgress` turns them into a fraction, texts/s and an ETA).
+    Texts of one length group share their forwards, so their calls name the group's texts (a callback that
+    raises — the page's Stop — stops the report there). :func:`head_first_look` gives the statistics alone,
+    within seconds. Raises :class:`InvalidTextError` / :class:`InvalidRequestError` for bad texts or options
+    before the slow part where it can."""
+    texts, encodings = _checked(loaded, texts, ablation, pruning_step)
+    backend = backend_for(loaded, backend)
+    encoded = [encoding.inputs for encoding in encodings]
+    plan = work_plan(loaded, [int(item["input_ids"].shape[1]) for item in encoded], pairs, pruning_step)
+    counter = WorkCounter(progress or no_progress, plan.total)
     timings: dict[str, float] = {}
 
     started = time.perf_counter()
-    per_text, tokens, key_scores, bases = _first_pass(loaded, encoded, plan, ablation, backend, counter)
-    statistics = HeadStatistics.mean(per_text)
+    measured = _first_pass(loaded, encoded, plan, ablation, backend, counter)
+    statistics = HeadStatistics.mean(measured[0])
     timings["statistics"] = time.perf_counter() - started
 
     started = time.perf_counter()
     importance_gradient = layer_normalized(statistics.gradient_raw.astype(np.float64))
     chosen = most_redundant_pairs(statistics.js_divergence, plan.pair_count)
     order = pruning_order(importance_gradient)
-    mean_changes = _second_pass(loaded, encoded, bases, plan, chosen, order, ablation, backend, counter)
+    mean_changes = _second_pass(loaded, encoded, measured[3], plan, chosen, order, ablation, backend, counter)
     single = statistics.importance_ablation.ravel()
     pruning_changes = np.concatenate([[0.0], mean_changes[len(chosen):]])
     timings["pairs_and_pruning"] = time.perf_counter() - started
     steps, n = plan.steps, plan.heads
-    info = loaded.info
-
-    base = bases[0]
-    return HeadReport(
-        info=info, texts=texts, tokens=tuple(tokens), thresholds=thresholds, ablation_mode=ablation,
-        output_kind=base.kind, change_name=output_change_name(base.kind), statistics=statistics,
-        per_text=tuple(per_text), key_sink_scores=tuple(key_scores), importance_gradient=importance_gradient,
-        flags=health_flags(statistics.entropy_normalized, statistics.max_sink_score, thresholds),
-        order=cluster_order(statistics.js_divergence), mds=classical_mds(statistics.js_divergence),
+    return _assembled(
+        loaded, texts, encodings, measured, thresholds, ablation, backend, timings,
+        importance_gradient=importance_gradient,
         pairs=RedundantPairs(heads=chosen, js_divergence=statistics.js_divergence[chosen[:, 0], chosen[:, 1]],
                              change_first=single[chosen[:, 0]].astype(np.float32),
                              change_second=single[chosen[:, 1]].astype(np.float32),
                              change_both=mean_changes[:len(chosen)].astype(np.float32)),
         pruning=PruningCurve(fraction=(steps / n).astype(np.float32), heads_removed=steps,
                              change=pruning_changes.astype(np.float32), order=order),
-        backend=backend, timings=timings, special_tokens=_special_tokens(encodings),
-    )
+        complete=True)
 
 
 def _special_tokens(encodings) -> tuple[tuple[str, ...], tuple[str, ...]]:

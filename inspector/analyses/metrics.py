@@ -37,6 +37,7 @@ import numpy as np
 
 from inspector.base.errors import InvalidRequestError
 from inspector.core.capture import Capture
+from kernels.reference import mean_normalized_entropy
 
 
 @dataclass(frozen=True)
@@ -55,14 +56,6 @@ class HeadEntropy:
                              f"layer_mean {self.layer_mean.shape}")
 
 
-def normalized_row_entropy(entropy: np.ndarray, visible_keys: np.ndarray) -> np.ndarray:
-    """entropy (layers, heads, q_len) / log(visible_keys (layers, q_len)); NaN where a row sees < 2 keys."""
-    log_keys = np.log(visible_keys.astype(np.float64))[:, None, :]  # (layers, 1, q_len)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        normalized = np.where(log_keys > 0, entropy / np.where(log_keys > 0, log_keys, 1.0), np.nan)
-    return normalized.astype(np.float32)
-
-
 def head_entropy(capture: Capture) -> HeadEntropy:
     """Per-head entropy of ``capture``: raw mean over queries, normalised mean, and per-layer mean."""
     return head_entropy_from_rows(capture.entropy, capture.visible_keys)
@@ -73,11 +66,7 @@ def head_entropy_from_rows(entropy: np.ndarray, visible_keys: np.ndarray) -> Hea
     — for callers that ran the forward themselves (the attention function's ``entropy`` statistic)."""
     entropy = np.asarray(entropy, dtype=np.float32)
     raw = entropy.mean(axis=-1).astype(np.float32)
-    normalized_rows = normalized_row_entropy(entropy, np.asarray(visible_keys))
-    counted = np.isfinite(normalized_rows).sum(axis=-1)
-    sums = np.nansum(normalized_rows, axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        normalized = np.where(counted > 0, sums / np.maximum(counted, 1), np.nan).astype(np.float32)
+    normalized = mean_normalized_entropy(entropy, np.asarray(visible_keys)[:, None, :]).astype(np.float32)
     return HeadEntropy(raw=raw, normalized=normalized, layer_mean=raw.mean(axis=-1).astype(np.float32))
 
 

@@ -36,7 +36,6 @@ same layers) and :func:`~inspector.analyses.roles_causal.head_roles`, the whole 
 
 from __future__ import annotations
 
-import inspect
 import re
 import weakref
 from collections.abc import Sequence
@@ -53,6 +52,7 @@ from inspector.base.errors import InvalidRequestError
 from inspector.base.jsonable import to_jsonable
 from inspector.core.forward import forward
 from inspector.core.loading import LoadedModel
+from inspector.core.outputs import takes_logits_to_keep
 from kernels.hf import Intervention
 
 Role = Literal["induction", "duplicate", "previous", "sink", "local", "broad"]
@@ -267,10 +267,9 @@ def _probe_candidates(loaded: LoadedModel) -> np.ndarray:
 
 
 def _read_candidates(loaded: LoadedModel) -> np.ndarray:
-    tokenizer = loaded.tokenizer
     vocab = int(loaded.info.vocab_size)
-    excluded = set(int(i) for i in (getattr(tokenizer, "all_special_ids", None) or []))
-    excluded.update(int(i) for i in (getattr(tokenizer, "added_tokens_decoder", None) or {}))
+    excluded = set(int(i) for i in loaded.codec.all_special_ids())
+    excluded.update(int(i) for i in loaded.codec.added_tokens())
     ids = np.arange(vocab, dtype=np.int64)
     tokens = loaded.codec.token_strings(ids.tolist())
     keep = np.array([i not in excluded and isinstance(token, str) and not _MARKER.fullmatch(token)
@@ -279,12 +278,11 @@ def _read_candidates(loaded: LoadedModel) -> np.ndarray:
 
 
 def _bos_id(loaded: LoadedModel) -> int:
-    tokenizer = loaded.tokenizer
     configured = getattr(loaded.model.config, "bos_token_id", None)
     if isinstance(configured, int) and 0 <= configured < loaded.info.vocab_size:
         return configured
-    for name in ("bos_token_id", "cls_token_id", "eos_token_id", "pad_token_id"):
-        value = getattr(tokenizer, name, None)
+    for role in ("bos", "cls", "eos", "pad"):
+        value = loaded.codec.special_token_id(role)
         if isinstance(value, int) and 0 <= value < loaded.info.vocab_size:
             return value
     return 0
@@ -331,10 +329,6 @@ def mean_interval(values: np.ndarray, bounds: tuple[float, float] = (0.0, 1.0),
 def local_windows(records: Sequence, window: int) -> np.ndarray:
     """(L,) the local window of each layer: ``window``, or the layer's own sliding window when that is smaller."""
     return np.array([min(window, record.window) if record.window else window for record in records], dtype=np.int64)
-
-
-def takes_logits_to_keep(loaded: LoadedModel) -> bool:
-    return "logits_to_keep" in inspect.signature(loaded.model.forward).parameters
 
 
 def probe_forward(loaded: LoadedModel, probe: ProbeSpec, *, backend: str = "torch",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from inspector.base.errors import InspectorError
-from inspector.core.forward import encode_text
+from inspector.core.forward import EncodedText, encode_text
 from inspector.core.loading import LoadedModel
 
 # More than this share of a text's tokens unknown to the model, and its attention says little about the text.
@@ -95,16 +95,20 @@ def unknown_token_share(ids: np.ndarray, special: np.ndarray, unk_token_id: int 
     return int(unknown.sum()), int((~special | unknown).sum())
 
 
-def unknown_tokens(loaded: LoadedModel, text: str) -> UnknownTokens | None:
+def unknown_tokens(loaded: LoadedModel, text: str, encoded: EncodedText | None = None) -> UnknownTokens | None:
     """How much of ``text`` the model reads (its first ``max_positions`` tokens when longer), or None when the
-    text cannot be tokenised at all (empty, …): the page's own run reports that error."""
-    try:
-        encoding = encode_text(loaded, text, truncate=True).encoding
-    except InspectorError:
-        return None
+    text cannot be tokenised at all (empty, …): the page's own run reports that error. ``encoded``: ``text`` already
+    tokenised that way (``encode_text(loaded, text, truncate=True)``, a page's cached encoding that its run reuses);
+    None: tokenised here."""
+    if encoded is None:
+        try:
+            encoded = encode_text(loaded, text, truncate=True)
+        except InspectorError:
+            return None
+    encoding = encoded.encoding
     ids = encoding["input_ids"][0].numpy()
     special = encoding["special_tokens_mask"][0].numpy().astype(bool)
-    unk_id = getattr(loaded.tokenizer, "unk_token_id", None)
+    unk_id = loaded.codec.special_token_id("unk")
     unknown, total = unknown_token_share(ids, special, unk_id)
     script = script_of(_unknown_characters(encoding, text, ids == unk_id) if unknown else text)
     suggested = tuple(model for model in MODELS_FOR_SCRIPT[script] if model != loaded.info.name)

@@ -9,6 +9,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from inspector.analyses.batching import STATISTICS
 from inspector.analyses.census.summary import STATISTIC_UNITS, CensusSummary
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.charts.base import ENTROPY_SCHEME, chart_title, head_axis, mark_ink, style_chart
@@ -17,9 +18,20 @@ from inspector.charts.heads import health_words
 _CELL_PX, _SLIDE_CELL_PX = 26, 40
 
 
-def statistic_name(statistic: str, lang: str = DEFAULT_LANGUAGE) -> str:
-    """A statistic of :data:`inspector.analyses.batching.STATISTICS` in words ("entropy normalized", "归一化熵")."""
+def statistic_name(statistic: str, lang: str = DEFAULT_LANGUAGE, summary: CensusSummary | None = None) -> str:
+    """A statistic of :data:`inspector.analyses.batching.STATISTICS` in words ("entropy normalized", "归一化熵"); a
+    special-token mass by the model's own tokens when ``summary`` records them ("mass on <bos>", not "mass cls")."""
+    tokens = summary.special_tokens(statistic) if summary is not None else None
+    if tokens:
+        return t("chart.census.stat.mass_on", lang, tokens="/".join(tokens))
     return t(f"chart.census.stat.{statistic}", lang)
+
+
+def shown_statistics(summary: CensusSummary) -> tuple[list[str], set[str]]:
+    """The statistics worth a menu entry for ``summary``, and the reasons (``"causal"``, ``"specials"``:
+    :meth:`CensusSummary.zero_by_construction`) the others are left out."""
+    reasons = {statistic: summary.zero_by_construction(statistic) for statistic in STATISTICS}
+    return [s for s in STATISTICS if reasons[s] is None], {r for r in reasons.values() if r is not None}
 
 
 def statistic_unit(statistic: str, lang: str = DEFAULT_LANGUAGE) -> str:
@@ -63,7 +75,7 @@ def census_grid_chart(summary: CensusSummary, statistic: str, *, slide: bool = F
         raise ValueError(f"statistic must be one of {sorted(summary.mean)}, got {statistic!r}")
     data = _census_data(summary, statistic, lang)
     data["mark"] = health_words(summary.flags.collapsed, summary.flags.diffuse, lang, marks=True)
-    name = statistic_name(statistic, lang)
+    name = statistic_name(statistic, lang, summary)
     legend = t("chart.census.legend", lang, statistic=name, unit=statistic_unit(statistic, lang))
     bounded = statistic not in ("entropy", "mean_distance")
     scale = alt.Scale(scheme=ENTROPY_SCHEME, domain=[0.0, 1.0]) if bounded else alt.Scale(scheme=ENTROPY_SCHEME)

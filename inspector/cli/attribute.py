@@ -100,12 +100,11 @@ def _check_against_model(args: argparse.Namespace, loaded) -> None:
         if info.head not in ("masked-lm", "causal-lm"):
             raise InvalidRequestError(f"--token {args.token[:40]!r}: {info.name} is not a language model (it has "
                                       f"{_HEAD_WORDS[info.head]}), so f is no token's probability — leave it out")
-        tokenizer = loaded.tokenizer
         ids = loaded.codec.input_ids(args.token, add_special_tokens=False)
-        unknown = tokenizer.unk_token_id
-        if unknown is not None and unknown in ids and args.token.strip() != tokenizer.unk_token:
+        unknown, unknown_token = loaded.codec.special_token_id("unk"), loaded.codec.special_token("unk")
+        if unknown is not None and unknown in ids and args.token.strip() != unknown_token:
             raise InvalidRequestError(f"--token {args.token[:40]!r} is not in {info.name}'s vocabulary (it would be "
-                                      f"read as {tokenizer.unk_token}); choose a word the model knows")
+                                      f"read as {unknown_token}); choose a word the model knows")
     if args.reference != DEFAULT_REFERENCE and info.head != "none":
         raise InvalidRequestError(f"--reference applies to encoders without a head; {info.name} has "
                                   f"{_HEAD_WORDS[info.head]} — use --token or --class-index instead")

@@ -48,6 +48,7 @@ from inspector.base.errors import CorruptModelError, ModelNotFoundError
 from inspector.base.i18n import Notice
 from inspector.base.model_ids import BUNDLED_PREFIX, ModelSpec
 from inspector.base.progress import Progress, no_progress
+from inspector.core.library_bars import library_bars
 
 __all__ = ["BUNDLED", "BUNDLED_PREFIX", "BundledDecoder", "ModelCard", "bundled_choices", "bundled_decoder",
            "card_for", "cache_root", "is_prepared", "prepare", "prepared_path"]
@@ -418,12 +419,23 @@ def _dequantise(decoder: BundledDecoder, gguf: Path, out: Path, progress: Progre
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    reached = [35]
+
+    def tensors_done(done: int, total: int, description: str) -> None:
+        # transformers' bar over the tensors (its "Loading weights", or the older GGUF reader's "Converting and
+        # de-quantizing") moves ours from 35 to 90, a percent at a time and never back.
+        percent = 35 + 55 * done // total
+        if percent > reached[0]:
+            reached[0] = percent
+            progress(percent, 100, f"{decoder.spec}: dequantising the tensors to fp32 ({done} of {total})")
+
     progress(10, 100, f"{decoder.spec}: reading the tokenizer from the GGUF")
     try:
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name, trust_remote_code=False)
-        progress(35, 100, f"{decoder.spec}: dequantising the tensors to fp32")
-        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32,
-                                                     trust_remote_code=False)
+        with library_bars(tensors_done):  # transformers' own bars would draw on stderr (issue 45, item 7)
+            tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name, trust_remote_code=False)
+            progress(35, 100, f"{decoder.spec}: dequantising the tensors to fp32")
+            model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32,
+                                                         trust_remote_code=False)
     except Exception as err:  # noqa: BLE001 — gguf and transformers fail in many types; all mean "not readable"
         text = " ".join(str(err).split())[:300] or type(err).__name__
         raise CorruptModelError(f"{decoder.spec}: transformers cannot read the GGUF ({text}); reinstall "
@@ -434,8 +446,9 @@ def _dequantise(decoder: BundledDecoder, gguf: Path, out: Path, progress: Progre
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     progress(90, 100, f"{decoder.spec}: writing safetensors")
-    model.save_pretrained(out, safe_serialization=True)
-    tokenizer.save_pretrained(out)
+    with library_bars():  # "Writing model shards" too
+        model.save_pretrained(out, safe_serialization=True)
+        tokenizer.save_pretrained(out)
 
 
 def _versions() -> dict[str, str]:

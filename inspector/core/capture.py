@@ -18,9 +18,9 @@ import numpy as np
 import torch
 
 from inspector.base.display import Displayable
-from inspector.base.errors import DeviceOutOfMemoryError, InspectorError, InvalidRequestError
+from inspector.base.errors import DeviceOutOfMemoryError, InvalidRequestError
 from inspector.base.i18n import Notice
-from inspector.core.forward import EncodedText, encode_text, forward, token_word_ids
+from inspector.core.forward import EncodedText, check_every_layer_ran, encode_text, forward, token_word_ids
 from inspector.core.loading import LoadedModel, ModelInfo
 from inspector.core.model_folders import model_name
 
@@ -133,10 +133,10 @@ def _weights_layers(choice: WeightsChoice, info: ModelInfo) -> frozenset[int] | 
 def _summarise_output(loaded: LoadedModel, outputs, input_ids: torch.Tensor) -> OutputSummary:
     hidden = outputs.hidden_states[-1][0].float()  # (q_len, hidden)
     embedding = hidden.mean(dim=0).cpu().numpy().astype(np.float32)
-    head, tokenizer = loaded.info.head, loaded.tokenizer
+    head = loaded.info.head
     if head in ("masked-lm", "causal-lm"):
         ids = input_ids[0].tolist()
-        mask_id = getattr(tokenizer, "mask_token_id", None)
+        mask_id = loaded.codec.special_token_id("mask")
         if head == "causal-lm":
             position = len(ids) - 1
         elif mask_id is not None and mask_id in ids:
@@ -193,9 +193,7 @@ def capture(
 
     started = time.perf_counter()
     records = result.records
-    if len(records) != info.num_layers:
-        raise InspectorError(f"{info.name} ran {len(records)} attention layers but declares {info.num_layers}; "
-                             "its attention does not all go through the inspector's attention function")
+    check_every_layer_ran(loaded, records)
 
     def stack(name: str) -> np.ndarray:
         return torch.stack([r.stats[name][0] for r in records]).float().cpu().numpy()

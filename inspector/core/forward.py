@@ -38,6 +38,7 @@ from inspector.base.i18n import Notice
 from inspector.core.deadline import admit_job, current_deadline, job_deadline
 from inspector.core.loading import LoadedModel
 from inspector.core.model_folders import model_name
+from inspector.core.token_codec import TokenCodec
 from kernels.hf import (
     AttentionContractError,
     AttentionDone,
@@ -78,12 +79,12 @@ def token_word_ids(encoding, special: np.ndarray) -> np.ndarray:
     return np.where(special, -1, result).astype(np.int32)
 
 
-def reads_special_tokens_as_text(tokenizer, text: str) -> bool:
+def reads_special_tokens_as_text(codec: TokenCodec, text: str) -> bool:
     """Whether ``text`` is tokenised with its special-token strings read as plain text (issue 33, item 12): a
     "[SEP]" or "<s>" typed in a text is characters the person typed, not a separator the model must obey — except
     a masked LM's mask token, which is how a text asks the model to fill a blank (the Attribution page's
     target): a text holding the mask token's string keeps every special token as the tokenizer parses it."""
-    mask = getattr(tokenizer, "mask_token", None)
+    mask = codec.special_token("mask")
     return not (isinstance(mask, str) and mask and mask in text)
 
 
@@ -93,12 +94,12 @@ def _validated_encoding(loaded: LoadedModel, text: str, *, truncate: bool, add_s
     if not isinstance(text, str) or not text.strip():
         raise InvalidTextError("the text is empty; type or paste a sentence to inspect",
                                notice=Notice("error.text_empty"))
-    tokenizer, limit = loaded.tokenizer, loaded.info.max_positions
+    limit = loaded.info.max_positions
     options = dict(return_tensors="pt", return_special_tokens_mask=True,
-                   return_offsets_mapping=bool(getattr(tokenizer, "is_fast", False)),
+                   return_offsets_mapping=loaded.codec.is_fast,
                    add_special_tokens=add_special_tokens,
                    # A text that already carries its special tokens (a chat template's output) is parsed as such.
-                   split_special_tokens=add_special_tokens and reads_special_tokens_as_text(tokenizer, text))
+                   split_special_tokens=add_special_tokens and reads_special_tokens_as_text(loaded.codec, text))
     encoding = loaded.codec.encode(text, truncation=False, verbose=False, **options)
     full_length = encoding["input_ids"].shape[1]
     if full_length > limit:
@@ -262,6 +263,8 @@ def _forward(loaded: LoadedModel, inputs: dict[str, torch.Tensor], chosen: str, 
             extra: dict = {"output_hidden_states": cache is None}
             if cache is not None:
                 extra.update(cache=cache, use_cache=True)
+            elif info.causal:  # a decoder would otherwise fill a KV cache nobody reads (a copy of every key and value)
+                extra["use_cache"] = False
             if logits_to_keep is not None:
                 extra["logits_to_keep"] = logits_to_keep
             outputs = loaded.model(**inputs, **extra)
@@ -280,6 +283,18 @@ def _forward(loaded: LoadedModel, inputs: dict[str, torch.Tensor], chosen: str, 
                          layer_outputs=request.layer_outputs)
 
 
+def check_every_layer_ran(loaded: LoadedModel, records: Sequence[LayerRecord]) -> None:
+    """Refuse a model whose forward recorded another number of attention layers than it declares — some of its
+    attention does not go through the inspector's attention function, so its layers cannot be told apart:
+    :class:`UnsupportedModelError` (the Inspect run, Generate and the census)."""
+    info = loaded.info
+    if len(records) != info.num_layers:
+        raise UnsupportedModelError(f"{info.name} ran {len(records)} attention layers but declares {info.num_layers}; "
+                                    "its attention does not all go through the inspector's attention function",
+                                    notice=Notice("error.layers_not_all_read", model=model_name(info.name),
+                                                  ran=len(records), declared=info.num_layers))
+
+
 def _check_finite_logits(name: str, outputs, inputs: dict) -> None:
     """Refuse NaN or infinite logits at the text's own positions (padding rows may be anything): damaged weights
     (flipped bytes) otherwise predicted NaN, written as ``null``, with exit 0 (issue 45, item 7)."""
@@ -287,8 +302,14 @@ def _check_finite_logits(name: str, outputs, inputs: dict) -> None:
     if not isinstance(logits, torch.Tensor) or logits.dim() != 3:
         return
     mask = inputs.get("attention_mask")
-    rows = logits[-1:] if mask is None or mask.shape[:2] != logits.shape[:2] else logits[mask.bool()]
-    if not bool(torch.isfinite(rows.detach()).all()):
+    # Row sums first (one pass, no copy of the logits): a non-finite score makes its row's sum non-finite; only the
+    # rows whose sum is not finite (a huge finite score can overflow it) are looked at score by score.
+    logits = logits.detach()
+    by_mask = mask is not None and mask.shape[:2] == logits.shape[:2]
+    row_sums = logits.sum(dim=-1)  # (batch, n)
+    if bool(torch.isfinite(row_sums[mask.bool()] if by_mask else row_sums[-1:]).all()):
+        return
+    if not bool(torch.isfinite(logits[mask.bool()] if by_mask else logits[-1:]).all()):
         raise CorruptModelError(f"{name} predicted NaN or infinite scores for this text: its weights are damaged or "
                                 "overflow in this precision — for a bundled model run python -m inspector prepare "
                                 "again (delete its prepared folder first), else try --dtype float32 or download the "

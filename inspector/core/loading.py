@@ -42,6 +42,7 @@ from inspector.base.i18n import Notice
 from inspector.base.model_ids import DEFAULT_MODEL, SHIPPED_PREFIX, ModelSpec
 from inspector.base.progress import Progress
 from inspector.core.bundled import ModelCard, card_for
+from inspector.core.library_bars import library_bars
 from inspector.core.model_folders import (
     CARD_NAME,
     DEFAULT_MODEL_LABEL,
@@ -145,9 +146,9 @@ class ModelInfo:
 class LoadedModel:
     """A model in eval mode, its tokenizer and its :class:`ModelInfo`. Shared and never mutated after load.
 
-    ``codec`` is the one way to call the tokenizer (:class:`inspector.core.token_codec.TokenCodec`: every call
-    under its lock, the Rust tokenizer not being safe to call from two threads); ``tokenizer`` is there for its
-    attributes (special-token ids, the chat template).
+    ``codec`` is the one way to call the tokenizer and read its special tokens
+    (:class:`inspector.core.token_codec.TokenCodec`: every call under its lock, the Rust tokenizer not being safe to
+    call from two threads); ``tokenizer`` is the object itself (the codec's, a cache's key).
     """
 
     model: torch.nn.Module
@@ -347,6 +348,27 @@ def _check_weights_match(name: str, loading: dict) -> None:
                              "config belongs to another model or the weights are incomplete; download the model again")
 
 
+def _check_tokenizer_fits(name: str, folder: Path, tokenizer, rows: int) -> None:
+    """Refuse another model's tokenizer files, which loaded silently (issue 45, item 7): every id the tokenizer can
+    produce needs a row of the embedding, and a tokenizer with fewer than half as many tokens as the embedding has
+    rows is not the model's either — real models pad their embedding by a few hundred rows at most (Qwen2.5: 151,665
+    tokens for 151,936 rows). A tokenizer's ids run from 0 to its size − 1, added tokens aside (their ids are read);
+    building the whole vocabulary instead took 2 s of each Gemma load (docs/BENCHMARKS.md)."""
+    count = len(tokenizer)
+    largest = max(count - 1, max(tokenizer.added_tokens_decoder, default=-1))
+    if largest >= rows:
+        why = f"it makes ids up to {largest:,}, but the embedding has {rows:,} rows (ids 0–{rows - 1:,})"
+    elif 2 * count < rows:
+        why = f"it has {count:,} tokens for an embedding of {rows:,} rows"
+    else:
+        return
+    raise NotAModelError(f"the tokenizer in '{folder}' is not the one of '{name}': {why} — its tokenizer files "
+                         "(tokenizer.json, tokenizer_config.json, …) come from another model; put the model's own "
+                         "tokenizer files in that folder, or download the model again",
+                         notice=Notice("error.tokenizer_not_the_models", model=model_name(name), tokens=f"{count:,}",
+                                       rows=f"{rows:,}"))
+
+
 def _head_and_auto_class(architectures: list[str]) -> tuple[HeadKind, type]:
     from transformers import AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM, AutoModelForSequenceClassification
 
@@ -450,13 +472,14 @@ def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision
             raise UnsupportedModelError(f"'{name}' is an encoder-decoder model ({raw_config['model_type']}); the "
                                         "inspector supports encoder-only and decoder-only models")
         check_safetensors(folder)
-    _check_model_type(name, raw_config["model_type"])
-    try:
-        config = AutoConfig.from_pretrained(folder, trust_remote_code=False)
-    except Exception as err:  # noqa: BLE001 — a bad config fails in many types; each means "cannot read it"
-        raise UnsupportedModelError(f"transformers cannot read the config of '{name}' "
-                                    f"(model_type={raw_config.get('model_type')!r}): {_first_line(err)}") from err
-    _check_config_numbers(name, config, folder)
+    with _prepared_folder_advice(parsed, folder):
+        _check_model_type(name, raw_config["model_type"])
+        try:
+            config = AutoConfig.from_pretrained(folder, trust_remote_code=False)
+        except Exception as err:  # noqa: BLE001 — a bad config fails in many types; each means "cannot read it"
+            raise UnsupportedModelError(f"transformers cannot read the config of '{name}' "
+                                        f"(model_type={raw_config.get('model_type')!r}): {_first_line(err)}") from err
+        _check_config_numbers(name, config, folder)
     head, auto_class = _head_and_auto_class(list(getattr(config, "architectures", None) or []))
     try:
         model_class = auto_class._model_mapping[type(config)]
@@ -467,7 +490,8 @@ def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision
         raise UnsupportedModelError(f"{model_class.__name__} ({config.model_type}) computes attention inside its own "
                                     "code instead of through transformers' attention interface, so the inspector "
                                     "cannot see it; pick a model such as BERT, RoBERTa, GPT-2, Llama, Mistral or Qwen2")
-    with _prepared_folder_advice(parsed, folder):
+    # transformers' "Loading weights" bar stays off stderr (the page shows its own status line while it loads).
+    with _prepared_folder_advice(parsed, folder), library_bars():
         try:
             tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=False)
         except Exception as err:  # noqa: BLE001 — tokenizers' Rust errors are plain Exceptions
@@ -483,6 +507,7 @@ def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision
                                         "the model again, or re-save it with save_pretrained(safe_serialization=True)"
                                         ) from err
         _check_weights_match(name, loading)
+        _check_tokenizer_fits(name, folder, tokenizer, int(model.get_input_embeddings().num_embeddings))
     model = model.to(torch_device).eval()
     model.requires_grad_(False)
     # Before the model is shared: its blocks learn to skip to a layer when a request asks (kernels.hf.ResumeAt).

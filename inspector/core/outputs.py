@@ -20,6 +20,7 @@ can be computed from the ``output`` tensors a request keeps.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -62,11 +63,37 @@ def output_position(loaded: LoadedModel, inputs: dict[str, torch.Tensor], sequen
     if head == "causal-lm":
         return int(mask.nonzero().max())  # the last real token (left or right padding alike)
     if head == "masked-lm" and "input_ids" in inputs:
-        mask_id = getattr(loaded.tokenizer, "mask_token_id", None)
+        mask_id = loaded.codec.special_token_id("mask")
         hits = (inputs["input_ids"][sequence] == mask_id).nonzero() if mask_id is not None else torch.empty(0)
         if len(hits):
             return int(hits[0])
     return None
+
+
+def takes_logits_to_keep(loaded: LoadedModel) -> bool:
+    """Whether the model's forward takes ``logits_to_keep`` (transformers' language-model heads do)."""
+    return "logits_to_keep" in inspect.signature(loaded.model.forward).parameters
+
+
+def read_positions(loaded: LoadedModel, inputs: dict[str, torch.Tensor]) -> torch.Tensor | None:
+    """The positions a causal language model's outputs are read at — each sequence's last real token — sorted and
+    distinct, for :func:`inspector.core.forward.forward`'s ``logits_to_keep``: the head (on Gemma 3 its 262k-word
+    vocabulary costs more than the whole body per token) then runs there only, and :func:`model_output` and
+    :func:`output_changes` read the same rows given these positions. None for any other model (an encoder, a
+    masked LM, a classifier), or a causal LM whose forward has no ``logits_to_keep``: every position is computed."""
+    if loaded.info.head != "causal-lm" or not takes_logits_to_keep(loaded):
+        return None
+    mask = inputs["attention_mask"]
+    last = (mask.long() * torch.arange(mask.shape[1], device=mask.device)).argmax(dim=1)
+    return torch.unique(last)  # sorted
+
+
+def _logit_rows(logits: torch.Tensor, positions: Sequence[int], kept: torch.Tensor | None) -> torch.Tensor:
+    """(batch, vocab) logits of each sequence at its position: ``logits`` (batch, n or len(kept), vocab)."""
+    index = torch.as_tensor(positions, device=logits.device)
+    if kept is not None:
+        index = torch.searchsorted(kept.to(logits.device), index)
+    return logits[torch.arange(len(positions), device=logits.device), index]
 
 
 def pooled_embedding(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -78,20 +105,21 @@ def pooled_embedding(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 
 def model_output(loaded: LoadedModel, result: ForwardResult, inputs: dict[str, torch.Tensor],
-                 *, keep_graph: bool = False, sequence: int = 0) -> ModelOutput:
+                 *, keep_graph: bool = False, sequence: int = 0, kept: torch.Tensor | None = None) -> ModelOutput:
     """The output of sequence ``sequence`` (default the first) in the model's own terms (see the module
     docstring).
 
     ``keep_graph`` keeps the autograd graph (for gradients of the output); otherwise the vector is detached
-    and on the CPU."""
+    and on the CPU. ``kept``: the forward ran with ``logits_to_keep`` = these positions (:func:`read_positions`)."""
     outputs = result.outputs
     position = output_position(loaded, inputs, sequence)
     finish = (lambda t: t) if keep_graph else (lambda t: t.detach().float().cpu())
     if loaded.info.head == "classifier":
         return ModelOutput(kind="logits", vector=finish(outputs.logits[sequence].float()))
     if position is not None:
+        row = _logit_rows(outputs.logits[sequence:sequence + 1], [position], kept)[0]
         return ModelOutput(kind="distribution", position=position,
-                           vector=finish(torch.log_softmax(outputs.logits[sequence, position].float(), dim=-1)))
+                           vector=finish(torch.log_softmax(row.float(), dim=-1)))
     pooled = pooled_embedding(outputs.hidden_states[-1][sequence:sequence + 1],
                               inputs["attention_mask"][sequence:sequence + 1])[0]
     return ModelOutput(kind="embedding", vector=finish(pooled))
@@ -115,9 +143,10 @@ def output_change(base: ModelOutput, new: ModelOutput) -> float:
 
 
 def output_changes(loaded: LoadedModel, result: ForwardResult, inputs: dict[str, torch.Tensor],
-                   bases: Sequence[ModelOutput]) -> np.ndarray:
+                   bases: Sequence[ModelOutput], kept: torch.Tensor | None = None) -> np.ndarray:
     """:func:`output_change` of every sequence of a batched forward against its own base: ``bases[b]`` for
-    sequence b. (batch,) float64 — the same measures, taken for the whole batch at once."""
+    sequence b. (batch,) float64 — the same measures, taken for the whole batch at once. ``kept``: the forward
+    ran with ``logits_to_keep`` = these positions (:func:`read_positions`)."""
     kinds = {base.kind for base in bases}
     if len(kinds) != 1:
         raise InvalidRequestError(f"cannot compare one batch against outputs of kinds {sorted(kinds)}")
@@ -128,7 +157,7 @@ def output_changes(loaded: LoadedModel, result: ForwardResult, inputs: dict[str,
         new = pooled_embedding(outputs.hidden_states[-1], inputs["attention_mask"])
     elif kind == "distribution":
         positions = [output_position(loaded, inputs, b) for b in range(len(bases))]
-        new = torch.log_softmax(outputs.logits[torch.arange(len(bases)), positions].float(), dim=-1)
+        new = torch.log_softmax(_logit_rows(outputs.logits, positions, kept).float(), dim=-1)
     else:
         new = outputs.logits
     return _changes(kind, base, new.detach().float().cpu()).double().numpy()

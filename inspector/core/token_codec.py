@@ -6,9 +6,10 @@ not safe to call from two threads at once: a call with truncation or padding opt
 tokenizer first, and a second thread inside the tokenizer meanwhile fails with "Already borrowed" or reads the
 other call's settings. Each method here holds the tokenizer's lock for the whole tokenizer call, so no caller
 takes a lock by hand and none can forget to. The lock belongs to the tokenizer, not to one codec: two loaded models
-built over one tokenizer object (a test's copy of a model, a model rewrapped) serialise on the same lock. Reading
-the tokenizer's attributes (``pad_token_id``, ``all_special_ids``, ``chat_template`` …) needs no lock and stays on
-``loaded.tokenizer``.
+built over one tokenizer object (a test's copy of a model, a model rewrapped) serialise on the same lock. The
+special tokens are read here too, under the lock: ``all_special_ids``, ``added_tokens_decoder`` and every
+``…_token_id`` look like attributes but call into the Rust tokenizer (``convert_tokens_to_ids``,
+``get_added_tokens_decoder``), so they can fail the same way beside another thread's encoding.
 
 Every method returns exactly what the tokenizer's own call returns (the same ids, the same token strings): the
 codec adds the lock and names, never a change of behaviour. ``tests/test_token_codec.py`` holds that and scans the
@@ -37,7 +38,8 @@ def _lock_of(tokenizer) -> threading.Lock:
 class TokenCodec:
     """A tokenizer (``PreTrainedTokenizerBase``) whose every call is serialised by the tokenizer's one lock.
 
-    ``tokenizer`` is the wrapped tokenizer itself, for its attributes; call it only through the methods below."""
+    ``tokenizer`` is the wrapped tokenizer itself (a cache's key, a prepared folder's save); call it and read its
+    special tokens only through the methods below."""
 
     def __init__(self, tokenizer) -> None:
         self.tokenizer = tokenizer
@@ -93,6 +95,44 @@ class TokenCodec:
     def token_string(self, token_id: int) -> str | None:
         """:meth:`token_strings` of one id."""
         return self.token_strings([token_id])[0]
+
+    # -------------------------------------------------------------------------------------------- special tokens
+
+    def special_token(self, role: str) -> str | None:
+        """The tokenizer's ``role`` token as written (``role``: ``"mask"``, ``"unk"``, ``"pad"``, ``"bos"``,
+        ``"cls"``, ``"eos"``; its ``{role}_token``), None where it has none."""
+        with self._lock:
+            return getattr(self.tokenizer, f"{role}_token", None)
+
+    def special_token_id(self, role: str) -> int | None:
+        """The id of :meth:`special_token` (its ``{role}_token_id``), None where the tokenizer has none."""
+        with self._lock:
+            return getattr(self.tokenizer, f"{role}_token_id", None)
+
+    def all_special_ids(self) -> list[int]:
+        """Every special token's id (``all_special_ids``); [] where the tokenizer lists none."""
+        with self._lock:
+            return list(getattr(self.tokenizer, "all_special_ids", None) or [])
+
+    def all_special_tokens(self) -> list[str]:
+        """Every special token as written (``all_special_tokens``); [] where the tokenizer lists none."""
+        with self._lock:
+            return list(getattr(self.tokenizer, "all_special_tokens", None) or [])
+
+    def added_tokens(self) -> dict:
+        """The tokens added to the vocabulary, id → ``AddedToken`` (its ``content`` and whether it is ``special``):
+        ``added_tokens_decoder``; {} where the tokenizer has none."""
+        with self._lock:
+            return dict(getattr(self.tokenizer, "added_tokens_decoder", None) or {})
+
+    @property
+    def is_fast(self) -> bool:
+        """Whether the tokenizer is a fast (Rust) one: it gives offsets and ``word_ids``."""
+        return bool(getattr(self.tokenizer, "is_fast", False))
+
+    def has_chat_template(self) -> bool:
+        """Whether the tokenizer carries a chat template (:meth:`chat_prompt` renders it)."""
+        return bool(getattr(self.tokenizer, "chat_template", None))
 
     # -------------------------------------------------------------------------------------------- ids → text
 

@@ -29,7 +29,7 @@ from altair.utils.data import to_values
 from inspector.analyses.heatmap import HeatmapView
 from inspector.analyses.metrics import head_entropy
 from inspector.base.errors import InspectorError, InvalidRequestError
-from inspector.base.i18n import DEFAULT_LANGUAGE, t
+from inspector.base.i18n import DEFAULT_LANGUAGE, Notice, t
 from inspector.base.jsonable import to_jsonable  # re-exported: callers import it from here too
 from inspector.charts.base import TITLE_FONT_PX, text_width_px, wrap_text
 from inspector.core.bundled import card_for
@@ -394,7 +394,8 @@ def render(kind: str, chart, **options):
         svg = vlc.vegalite_to_svg(_spec(chart), vl_version=_vl_version(), allowed_base_urls=[])
     except ValueError as err:
         raise InspectorError(f"could not draw the figure as {kind.upper()}: {_reason(err)} — the "
-                             "numbers are still available as JSON; please report this chart") from err
+                             "numbers are still available as JSON; please report this chart",
+                             notice=Notice("export.error.draw", kind=kind.upper())) from err
     svg = embolden_wide_text(svg)
     return svg if kind == "svg" else svg_png(svg, scale=options.get("scale", 1.0))
 
@@ -408,7 +409,8 @@ def svg_png(svg: str, *, scale: float) -> bytes:
         return vlc.svg_to_png(svg, scale=scale)
     except ValueError as err:
         raise InspectorError(f"could not convert the figure to PNG: {_reason(err)} — the SVG and "
-                             "the numbers are still in the pack; please report this chart") from err
+                             "the numbers are still in the pack; please report this chart",
+                             notice=Notice("export.error.rasterise")) from err
 
 
 def chart_png(chart, *, scale: float = 2.0) -> bytes:

@@ -48,7 +48,7 @@ from inspector.serving.jobs import JobPlan, plan_job
 from inspector.serving.run_queue import OnWait, RunQueue, process_queue
 
 RunKind = Literal["inspect", "heads", "attribution", "lessons", "compare", "groundtruth", "generate", "mechanism",
-                  "census"]
+                  "roles", "census"]
 RUN_KINDS: tuple[str, ...] = get_args(RunKind)
 T = TypeVar("T")
 
@@ -134,11 +134,16 @@ def job_name(kind: str, lang: str = DEFAULT_LANGUAGE) -> str:
     return t(f"job.{kind}", lang)
 
 
-def plan(request: Request, loaded: LoadedModel | None, policy: HostingPolicy) -> Plan:
+def plan(request: Request, loaded: LoadedModel | None, policy: HostingPolicy, *,
+         encoded: EncodedText | None = None) -> Plan:
     """Plan ``request`` on ``loaded`` under ``policy`` (module docstring). Raises, before anything runs,
     :class:`InvalidTextError` (a text the model cannot read, one past the characters or tokens allowed) and
     :class:`OverBudgetError` (past a hosted job's limit, or weights that cannot fit at all). ``loaded`` may be None
-    for a ``census``, whose engine loads the model itself."""
+    for a ``census``, whose engine loads the model itself.
+
+    ``encoded``: an ``inspect`` request's text already tokenised by ``encode_text(loaded, text, truncate=True)`` (a
+    page's cached encoding, which its unknown-token warning read): the plan and the forward reuse it unless it was
+    cut and the request does not truncate — then the text is tokenised here, to refuse it in the usual words."""
     for text in request.texts:
         if isinstance(text, str) and len(text) > MAX_TEXT_CHARS:
             raise InvalidTextError(f"the text has {len(text):,} characters; this app reads at most "
@@ -147,7 +152,7 @@ def plan(request: Request, loaded: LoadedModel | None, policy: HostingPolicy) ->
                                    notice=Notice("error.text_too_many_characters", characters=f"{len(text):,}",
                                                  limit=f"{MAX_TEXT_CHARS:,}"))
     if request.kind == "inspect":
-        return _plan_inspect(request, loaded, policy)
+        return _plan_inspect(request, loaded, policy, encoded)
     if request.kind == "census":  # a batch job over a corpus (its engine loads the model): a run slot, no deadline
         return Plan(request=request, job=JobPlan(kind="census", deadline_s=None, max_tokens=None))
     encodings: tuple[EncodedText, ...] = ()
@@ -181,12 +186,14 @@ def _wanted_layers(weights: WeightsChoice, info: ModelInfo) -> tuple[int, ...]:
     return tuple(sorted({info.check_layer(int(layer), "a weights layer") for layer in weights}))
 
 
-def _plan_inspect(request: Request, loaded: LoadedModel, policy: HostingPolicy) -> Plan:
+def _plan_inspect(request: Request, loaded: LoadedModel, policy: HostingPolicy,
+                  encoded: EncodedText | None) -> Plan:
     """The Inspect run: every layer's statistics, and exact weights for the layers asked for while they fit the
     policy's weights budget — else the layer on screen, with a notice; a text whose one layer would not fit is
     refused."""
     info, budget = loaded.info, policy.weights_budget_bytes
-    encoded = encode_text(loaded, request.texts[0], truncate=request.truncate)  # raises past the model's positions
+    if encoded is None or (encoded.truncated and not request.truncate):
+        encoded = encode_text(loaded, request.texts[0], truncate=request.truncate)  # raises past the positions
     n = len(encoded.tokens)
     wanted = _wanted_layers(request.weights, info)
     limit = info.max_positions

@@ -67,6 +67,7 @@ from inspector.analyses.attribution.rank_agreement import (
                                              top_k_overlap,
 )
 from inspector.analyses.attribution.report import (
+                                             FIRST_LOOK_METHODS,
                                              LONG_TEXT_TOKENS,
                                              AttributionReport,
                                              AttributionSettings,
@@ -74,6 +75,7 @@ from inspector.analyses.attribution.report import (
                                              attribute,
                                              corpus_agreement,
                                              counterfactual_json,
+                                             first_look_settings,
                                              method_scores,
                                              report_json,
                                              word_level,
@@ -93,13 +95,13 @@ from inspector.analyses.attribution.targets import (
 __all__ = [
     "AdversarialRow", "Agreement", "AttributionMethod", "AttributionReport", "AttributionSettings",
     "COMPLETENESS_GAP", "CURVE_FRACTIONS", "CorpusAgreement", "CounterfactualAttention", "DEFAULT_REFERENCE",
-    "FAITHFULNESS_BINS",
+    "FAITHFULNESS_BINS", "FIRST_LOOK_METHODS",
     "Faithfulness", "IntegratedGradientsRun", "LONG_TEXT_TOKENS", "METHODS",
     "METHOD_LABELS", "MIN_GAIN", "MethodContext", "MethodScores", "NORMAL_TAU_FROM", "PATIENCE", "QueryChoice",
     "RANDOM_TAU_SAMPLES", "REGISTRY", "RemovalMode", "Target", "TargetKind", "TargetSpec", "adversarial_search",
     "agreement", "attention_rollout", "attribute", "attribution_method", "batch_size_for", "bootstrap_mean_interval",
     "corpus_agreement", "counterfactual_attention", "counterfactual_json", "eraser_faithfulness",
-    "head_tau_grid", "leave_one_out", "method_label", "method_scores", "model_faithfulness",
+    "first_look_settings", "head_tau_grid", "leave_one_out", "method_label", "method_scores", "model_faithfulness",
     "occlusion_on_embeddings",
     "random_tau_interval", "removal_modes",
     "ranking_agreement", "register", "report_json", "resolve_target", "top_k_overlap", "unregister", "word_level",

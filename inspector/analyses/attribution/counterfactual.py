@@ -24,13 +24,13 @@ from inspector.analyses.attribution.targets import (
     TargetSpec,
     query_index,
     setup_problem,
-    target_values,
+    target_forward,
 )
 from inspector.analyses.divergence import JS_MAX, jensen_shannon
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.base.limits import ATTRIBUTION_MEMORY_BUDGET_BYTES
 from inspector.base.progress import Progress
-from inspector.core.forward import ForwardResult, forward
+from inspector.core.forward import ForwardResult
 from inspector.core.loading import LoadedModel
 from kernels.hf import WeightEdit
 
@@ -145,13 +145,14 @@ def _row_edit(layer: int, heads: tuple[int, ...], query: int, rows: torch.Tensor
 
 def f_with_rows(problem: Problem, layer: int, heads: tuple[int, ...], query: int, rows: torch.Tensor, *,
                 grad: bool = False) -> torch.Tensor:
-    """(batch,) f with row ``query`` of ``heads`` in ``layer`` replaced by each of ``rows`` (batch, n)."""
+    """(batch,) f with row ``query`` of ``heads`` in ``layer`` replaced by each of ``rows`` (batch, n). Below
+    ``layer`` every copy is the text itself: the forward starts at ``layer`` from the baseline's block outputs where
+    the model can (on the default last layer, one layer of the model runs per row)."""
     batch = rows.shape[0]
     inputs = {"input_ids": problem.input_ids.expand(batch, -1),
               "attention_mask": problem.attention_mask.expand(batch, -1)}
-    result = forward(problem.loaded, inputs, backend=problem.backend, grad=grad, stats=(),
-                     interventions=[_row_edit(layer, heads, query, rows)])
-    return target_values(problem, result.outputs, inputs["attention_mask"], inputs["input_ids"])[0]
+    return target_forward(problem, inputs, grad=grad, interventions=[_row_edit(layer, heads, query, rows)],
+                          resume=problem.resume_at(layer, batch))[0]
 
 
 def adversarial_search(problem: Problem, layer: int, heads: tuple[int, ...], query: int, original: torch.Tensor, *,

@@ -59,7 +59,7 @@ from inspector.analyses.attribution.targets import (
 )
 from inspector.base.i18n import CATALOGUE, DEFAULT_LANGUAGE, t
 from inspector.core.forward import ForwardResult, forward
-from inspector.core.outputs import head_writes
+from inspector.core.outputs import head_writes, takes_logits_to_keep
 from kernels.hf import WeightEdit
 
 # ------------------------------------------------------------------------------------------ the context
@@ -313,7 +313,7 @@ def _integrated_gradients(problem: Problem, embeds: torch.Tensor,
     from captum.attr import IntegratedGradients
 
     f = embed_forward(problem)
-    pad_id = problem.loaded.tokenizer.pad_token_id
+    pad_id = problem.loaded.codec.special_token_id("pad")
     content = torch.as_tensor(~problem.protected, device=problem.device)
     if pad_id is not None:
         pad = token_embeddings(problem, torch.tensor([pad_id]))
@@ -388,12 +388,16 @@ def _leave_one_out(context: MethodContext) -> np.ndarray:
 @attribution_method("value_zeroing", "value zeroing", layer_local=True)
 def _value_zeroing(context: MethodContext) -> np.ndarray:
     """Mohebbi et al. (2023): 1 − cos(h_q, h_q with token j's values zeroed in every head of the layer), the
-    layer's output at the query, one batched forward with token j's weight column zeroed in sequence j."""
+    layer's output at the query, one batched forward with token j's weight column zeroed in sequence j (starting
+    at the layer where the model can: below it each sequence is the text itself)."""
     problem, layer, query = context.problem, context.layer, context.query
     n, heads = problem.n, problem.loaded.info.num_heads
     original = context.base.outputs.hidden_states[layer + 1][0, query].float()
     scores = np.zeros(n)
     chunk = batch_size_for(problem.loaded, n, backward=False, budget_bytes=problem.budget_bytes)
+    # Only a hidden state is read: a causal LM's head (Gemma 3's 262k words) runs at no position.
+    no_logits = (torch.zeros(0, dtype=torch.long, device=problem.device)
+                 if takes_logits_to_keep(problem.loaded) else None)
     for start in range(0, n, chunk):
         columns = torch.arange(start, min(start + chunk, n), device=problem.device)
         keep = torch.ones(len(columns), n, device=problem.device)
@@ -405,7 +409,8 @@ def _value_zeroing(context: MethodContext) -> np.ndarray:
         inputs = {"input_ids": problem.input_ids.expand(len(columns), -1),
                   "attention_mask": problem.attention_mask.expand(len(columns), -1)}
         result = forward(problem.loaded, inputs, backend=problem.backend, stats=(),
-                         interventions=[WeightEdit(layer, tuple(range(heads)), zero_column)])
+                         interventions=[WeightEdit(layer, tuple(range(heads)), zero_column)], logits_to_keep=no_logits,
+                         resume=problem.resume_at(layer, len(columns)))  # below the layer: the text itself
         changed = result.outputs.hidden_states[layer + 1][:, query].float()  # (batch, hidden)
         cos = torch.nn.functional.cosine_similarity(changed, original[None], dim=-1)
         scores[start:start + len(columns)] = (1.0 - cos).cpu().numpy()

@@ -81,6 +81,21 @@ class AttributionSettings:
             raise InvalidRequestError(f"ig_steps must be between 1 and 1024, got {self.ig_steps}")
 
 
+# The methods a page draws first (issue 44): read off the baseline forward, or one backward shared by two — a few
+# forwards' time, where integrated gradients, occlusion, value zeroing, ERASER and the counterfactual run
+# hundreds of sequences between them.
+FIRST_LOOK_METHODS = ("attention", "rollout", "norm", "gradient", "grad_x_input", "random")
+
+
+def first_look_settings(settings: AttributionSettings) -> AttributionSettings:
+    """``settings`` cut to what a page draws first: the methods of :data:`FIRST_LOOK_METHODS` among
+    ``settings.methods`` and their agreement — no layer × head grid, no faithfulness, no counterfactual.
+    :func:`attribute` with them gives those methods' scores exactly as with ``settings`` (every method is computed on
+    its own from the same baseline), within a few forwards' time."""
+    return replace(settings, methods=tuple(name for name in settings.methods if name in FIRST_LOOK_METHODS),
+                   head_grid=False, faithfulness=False, permutations=0)
+
+
 @dataclass(frozen=True)
 class AttributionReport(Displayable):
     """Every method's per-token scores for one (model, text, target), their agreement and faithfulness.

@@ -30,7 +30,8 @@ from inspector.base.tokens import readable_tokens
 from inspector.core.budget import attention_bytes
 from inspector.core.forward import ForwardResult, encode_text, forward, token_word_ids
 from inspector.core.loading import LoadedModel
-from inspector.core.outputs import output_position, pooled_embedding
+from inspector.core.outputs import output_position, pooled_embedding, takes_logits_to_keep
+from kernels.hf import Intervention, ResumeAt
 
 RemovalMode = Literal["mask", "delete"]
 TargetKind = Literal["similarity", "masked-token", "next-token", "class"]
@@ -89,6 +90,18 @@ class Problem:
     protected: np.ndarray  # (n,) bool: special tokens and a masked LM's [MASK] — never removed or ranked
     backend: str
     budget_bytes: int
+    # Every transformer block's output in the baseline forward ((1, n, hidden) each; empty when the model cannot
+    # resume at a layer): a batch of the text changed only from layer l on starts there (:meth:`resume_at`).
+    layer_outputs: tuple[torch.Tensor, ...] = ()
+
+    def resume_at(self, layer: int, batch: int) -> ResumeAt | None:
+        """Start a forward of ``batch`` copies of the text at ``layer`` (the blocks below return the baseline's
+        outputs — a copy changed only from ``layer`` on is the text itself there), or None: no kept outputs, or
+        layer 0."""
+        if not self.layer_outputs or layer == 0:
+            return None
+        # Copies, not views: a block that runs may add to its input in place.
+        return ResumeAt(layer, tuple(out.repeat(batch, 1, 1) for out in self.layer_outputs[:layer]))
 
     @property
     def n(self) -> int:
@@ -141,14 +154,15 @@ def _positions(problem: Problem, mask: torch.Tensor, ids: torch.Tensor | None) -
     # A row as long as the text keeps every position (nothing deleted; removal by [MASK] may have added other
     # [MASK]s, so the target's own position is used). A shorter row had tokens deleted: its target is its first
     # [MASK] (protected, never deleted, and deletion adds none).
-    first_mask = (ids == problem.loaded.tokenizer.mask_token_id).long().argmax(dim=1)
+    first_mask = (ids == problem.loaded.codec.special_token_id("mask")).long().argmax(dim=1)
     return torch.where(mask.sum(dim=1) == problem.n, fixed, first_mask)
 
 
-def target_values(problem: Problem, outputs, mask: torch.Tensor,
-                  ids: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def target_values(problem: Problem, outputs, mask: torch.Tensor, ids: torch.Tensor | None = None,
+                  kept: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """f for every sequence of a batch ((batch,) float32, differentiable) and its decision ((batch,) int64:
-    the argmax class or token, −1 for a similarity)."""
+    the argmax class or token, −1 for a similarity). ``kept``: the forward computed logits at these positions
+    only (``logits_to_keep``, :func:`target_forward`)."""
     target = problem.target
     if target.kind == "similarity":
         pooled = pooled_embedding(outputs.hidden_states[-1], mask)
@@ -158,15 +172,34 @@ def target_values(problem: Problem, outputs, mask: torch.Tensor,
         probs = torch.softmax(outputs.logits.float(), dim=-1)
         return probs[:, target.class_index], probs.argmax(dim=-1)
     rows = torch.arange(mask.shape[0], device=mask.device)
-    logits = outputs.logits[rows, _positions(problem, mask, ids)].float()  # (batch, vocab)
+    positions = _positions(problem, mask, ids)
+    if kept is not None:
+        positions = torch.searchsorted(kept, positions)
+    logits = outputs.logits[rows, positions].float()  # (batch, vocab)
     return torch.log_softmax(logits, dim=-1)[:, target.token_id], logits.argmax(dim=-1)
+
+
+def target_forward(problem: Problem, inputs: dict[str, torch.Tensor], *, grad: bool = False,
+                   interventions: Sequence[Intervention] = (),
+                   resume: ResumeAt | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """One forward of a batch (``input_ids`` or ``inputs_embeds``, and ``attention_mask``) with ``interventions``
+    (starting at ``resume``'s layer, :meth:`Problem.resume_at`), and its :func:`target_values`. A next-token target
+    reads one row per sequence, so a causal LM's head runs at those rows only (``logits_to_keep``): on Gemma 3 the
+    262k-word head at every position cost more than the whole body."""
+    mask, ids = inputs["attention_mask"], inputs.get("input_ids")
+    kept = None
+    if problem.target.kind == "next-token" and takes_logits_to_keep(problem.loaded):
+        kept = torch.unique(_positions(problem, mask, ids))  # sorted
+    result = forward(problem.loaded, inputs, backend=problem.backend, grad=grad, stats=(),
+                     interventions=interventions, logits_to_keep=kept, resume=resume)
+    return target_values(problem, result.outputs, mask, ids, kept)
 
 
 def _single_token_id(loaded: LoadedModel, token: str) -> int:
     ids = loaded.codec.input_ids(token, add_special_tokens=False)
     if len(ids) != 1:
         direct = loaded.codec.vocabulary_id(token)
-        ids = [direct] if isinstance(direct, int) and direct != loaded.tokenizer.unk_token_id else ids
+        ids = [direct] if isinstance(direct, int) and direct != loaded.codec.special_token_id("unk") else ids
     if len(ids) != 1:
         raise InvalidRequestError(f"the target token {token!r} is {len(ids)} tokens for this tokenizer; choose a "
                                   "word that is a single token (or leave it empty for the model's top prediction)",
@@ -182,9 +215,9 @@ def setup_problem(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str
     encoded = encode_text(loaded, text)
     encoding, inputs, special = encoded.encoding, encoded.inputs, encoded.special
     head = loaded.info.head
-    base = forward(loaded, inputs, backend=backend, weights_layers="all", keep=("value",), keep_layers="all")
+    base = forward(loaded, inputs, backend=backend, weights_layers="all", keep=("value",), keep_layers="all",
+                   keep_layer_outputs=loaded.can_resume)
     outputs = base.outputs
-    tokenizer = loaded.tokenizer
     ids = inputs["input_ids"]
     protected = special.copy()
     reference = None
@@ -202,9 +235,10 @@ def setup_problem(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str
     elif head in ("masked-lm", "causal-lm"):
         position = output_position(loaded, inputs)  # the first [MASK], or the last real token
         if position is None:
-            raise InvalidTextError(f"a masked language model predicts the word at {tokenizer.mask_token or '[MASK]'}; "
+            mask_token = loaded.codec.special_token("mask") or "[MASK]"
+            raise InvalidTextError(f"a masked language model predicts the word at {mask_token}; "
                                    "the text has none — put it where the model should fill in a word",
-                                   notice=Notice("attribution.error.no_mask", mask=tokenizer.mask_token or "[MASK]"))
+                                   notice=Notice("attribution.error.no_mask", mask=mask_token))
         if head == "masked-lm":
             protected[position] = True
         log_probs = torch.log_softmax(outputs.logits[0, position].float(), dim=-1)
@@ -238,7 +272,8 @@ def setup_problem(loaded: LoadedModel, text: str, spec: TargetSpec, backend: str
     facts = EncodingFacts(tokens=encoded.tokens, special=special, word_ids=token_word_ids(encoding, special),
                           offsets=offsets[0].numpy() if offsets is not None else None)
     problem = Problem(loaded=loaded, input_ids=ids, attention_mask=inputs["attention_mask"], target=target,
-                      reference=reference, protected=protected, backend=backend, budget_bytes=budget_bytes)
+                      reference=reference, protected=protected, backend=backend, budget_bytes=budget_bytes,
+                      layer_outputs=tuple(base.layer_outputs))
     return problem, base, facts
 
 
@@ -251,7 +286,7 @@ def default_token(loaded: LoadedModel, log_probs: torch.Tensor) -> int:
     whitespace only and not a special token (Gemma's top next token after a sentence is often "↵↵", which explains
     nothing about the text; issue 44), among the :data:`_DEFAULT_TOKEN_CANDIDATES` most likely; the top prediction
     when none of them is a word. ``log_probs``: (vocab,)."""
-    special = set(loaded.tokenizer.all_special_ids)
+    special = set(loaded.codec.all_special_ids())
     ranked = torch.topk(log_probs, min(_DEFAULT_TOKEN_CANDIDATES, log_probs.numel())).indices.tolist()
     for token_id in ranked:
         if token_id not in special and loaded.codec.decode([token_id]).strip():
@@ -295,7 +330,7 @@ def evaluate_rows(problem: Problem, rows: Sequence[Sequence[int]]) -> tuple[np.n
     values, decisions = np.empty(len(keys)), np.empty(len(keys), dtype=np.int64)
     longest = max(len(k) for k in keys)
     chunk = batch_size_for(problem.loaded, longest, backward=False, budget_bytes=problem.budget_bytes)
-    pad = problem.loaded.tokenizer.pad_token_id
+    pad = problem.loaded.codec.special_token_id("pad")
     pad = 0 if pad is None else int(pad)
     for start in range(0, len(keys), chunk):
         batch = keys[start:start + chunk]
@@ -305,9 +340,7 @@ def evaluate_rows(problem: Problem, rows: Sequence[Sequence[int]]) -> tuple[np.n
         for i, k in enumerate(batch):
             ids[i, :len(k)] = torch.tensor(k, dtype=torch.long)
             mask[i, :len(k)] = 1
-        result = forward(problem.loaded, {"input_ids": ids, "attention_mask": mask}, backend=problem.backend,
-                         stats=())
-        f, decision = target_values(problem, result.outputs, mask, ids)
+        f, decision = target_forward(problem, {"input_ids": ids, "attention_mask": mask})
         values[start:start + len(batch)] = f.float().cpu().numpy()
         decisions[start:start + len(batch)] = decision.cpu().numpy()
     index = [unique[tuple(int(t) for t in row)] for row in rows]
@@ -316,9 +349,8 @@ def evaluate_rows(problem: Problem, rows: Sequence[Sequence[int]]) -> tuple[np.n
 
 def replacement_id(loaded: LoadedModel) -> tuple[int, str]:
     """The token that stands in for a removed one in ``mask`` mode, and its name."""
-    tokenizer = loaded.tokenizer
-    for name in ("mask_token", "unk_token", "pad_token"):
-        token, token_id = getattr(tokenizer, name, None), getattr(tokenizer, f"{name}_id", None)
+    for role in ("mask", "unk", "pad"):
+        token, token_id = loaded.codec.special_token(role), loaded.codec.special_token_id(role)
         if token is not None and token_id is not None:
             return int(token_id), str(token)
     raise UnsupportedModelError("this tokenizer has no [MASK], [UNK] or [PAD] token to replace removed tokens "
@@ -345,9 +377,7 @@ def embed_forward(problem: Problem) -> Callable[[torch.Tensor], torch.Tensor]:
     def f(embeds: torch.Tensor) -> torch.Tensor:
         mask = problem.attention_mask.expand(embeds.shape[0], -1)
         grad = torch.is_grad_enabled()
-        result = forward(problem.loaded, {"inputs_embeds": embeds, "attention_mask": mask}, backend=problem.backend,
-                         grad=grad, stats=())
-        values = target_values(problem, result.outputs, mask)[0]
+        values = target_forward(problem, {"inputs_embeds": embeds, "attention_mask": mask}, grad=grad)[0]
         return values if grad else values.clone()
 
     return f

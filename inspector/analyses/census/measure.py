@@ -20,8 +20,9 @@ from inspector.analyses.batching import (
 )
 from inspector.analyses.census.exemplars import RowCandidates, TextExemplars
 from inspector.analyses.census.input import InputRow, row_problem
+from inspector.analyses.metrics import token_category_masks
 from inspector.base.errors import InspectorError, InvalidRequestError
-from inspector.core.forward import encode_text, forward, reads_special_tokens_as_text
+from inspector.core.forward import check_every_layer_ran, encode_text, forward, reads_special_tokens_as_text
 from inspector.core.loading import LoadedModel
 from kernels.reference import materialize_weights
 
@@ -75,7 +76,7 @@ def batch_encoding(loaded: LoadedModel, texts: list[str]) -> tuple[list[list[int
     ids: list[list[int]] = [[] for _ in texts]
     masks: list[list[int]] = [[] for _ in texts]
     for split in (True, False):
-        chosen = [i for i, text in enumerate(texts) if reads_special_tokens_as_text(loaded.tokenizer, text) == split]
+        chosen = [i for i, text in enumerate(texts) if reads_special_tokens_as_text(loaded.codec, text) == split]
         if not chosen:
             continue
         batch = loaded.codec.encode_batch([texts[i] for i in chosen], truncation=False, verbose=False,
@@ -98,7 +99,7 @@ def _encode_rows(loaded: LoadedModel, rows: Iterable[InputRow], truncate: bool,
     problems = [row_problem(row.value) for row in rows]
     all_ids, all_special = batch_encoding(loaded, [r.value for r, p in zip(rows, problems) if p is None])
     limit, vocabulary = loaded.info.max_positions, loaded.info.vocab_size
-    special_ids = set(getattr(loaded.tokenizer, "all_special_ids", []))
+    special_ids = set(loaded.codec.all_special_ids())
     strings: dict[int, str] = {}  # each id's token string and whether it is punctuation, looked up once per call
     punctuation: dict[int, bool] = {}
     encoded, errors = [], []
@@ -135,6 +136,16 @@ def _encode_rows(loaded: LoadedModel, rows: Iterable[InputRow], truncate: bool,
     return encoded, errors
 
 
+def special_token_names(loaded: LoadedModel) -> list[list[str]]:
+    """The model's own tokens in the two special categories the masses measure (a special token at position 0, and
+    every other special token: BERT's [CLS] and [SEP]), as its tokenizer adds them to a text — ``[["<bos>"], []]`` on
+    Gemma, ``[[], []]`` on SmolLM2, ``[["[CLS]"], ["[SEP]"]]`` on BERT. The manifest keeps them, so the Heads page names
+    the masses by the model's tokens and leaves out one the tokenizer never adds (issue 44)."""
+    encoded = encode_text(loaded, "a")
+    masks = token_category_masks(encoded.tokens, encoded.special)
+    return [[token for token, hit in zip(encoded.tokens, masks[category]) if hit] for category in (0, 1)]
+
+
 def _materialize(backend: str, query: torch.Tensor, key: torch.Tensor, lse: torch.Tensor, *, causal: bool,
                  scale: float, padding: torch.Tensor | None, window: int | None) -> torch.Tensor:
     """One layer's exact weights (batch, heads, n, n) float32, as the attention function makes them."""
@@ -161,9 +172,7 @@ def _measure_bucket(loaded: LoadedModel, items: list[_Encoded], backend: str, ex
     result = forward(loaded, inputs, backend=backend, stats=("entropy", "lse"), keep=("query", "key"),
                      keep_layers="all", stop_after=info.num_layers - 1)
     records = result.records
-    if len(records) != info.num_layers:
-        raise InspectorError(f"{info.name} ran {len(records)} attention layers but declares {info.num_layers}; "
-                             "its attention does not all go through the inspector's attention function")
+    check_every_layer_ran(loaded, records)
     padding = inputs["attention_mask"].bool()
     padding = None if bool(padding.all()) else padding
 

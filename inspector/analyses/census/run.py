@@ -12,7 +12,14 @@ from inspector.analyses.batching import STATISTICS
 from inspector.analyses.census.exemplar_files import write_exemplar_files, write_shard_exemplars
 from inspector.analyses.census.exemplars import check_exemplars
 from inspector.analyses.census.input import CensusInput, read_input
-from inspector.analyses.census.measure import DEFAULT_BATCH_TOKENS, RowError, TextCensus, measure_rows, resolved_backend
+from inspector.analyses.census.measure import (
+    DEFAULT_BATCH_TOKENS,
+    RowError,
+    TextCensus,
+    measure_rows,
+    resolved_backend,
+    special_token_names,
+)
 from inspector.analyses.census.ray_engine import run_ray
 from inspector.analyses.census.store import (
     FORMAT_VERSION,
@@ -31,18 +38,20 @@ from inspector.analyses.census.summary import STATISTIC_UNITS, CensusSummary, Re
 from inspector.analyses.metrics import HealthThresholds
 from inspector.base.errors import InvalidRequestError
 from inspector.base.progress import Progress, print_progress
-from inspector.core.loading import LoadedModel, ModelInfo
+from inspector.core.loading import LoadedModel
 
 Engine = Literal["local", "ray"]
 ENGINES: tuple[Engine, ...] = ("local", "ray")
 DEFAULT_SHARD_SIZE = 1000
 
 
-def _plan(spec: str, info: ModelInfo, data: CensusInput, out: Path, *, engine: str, truncate: bool,
+def _plan(spec: str, loaded: LoadedModel, data: CensusInput, out: Path, *, engine: str, truncate: bool,
           limit: int | None, shard_size: int, batch_tokens: int, exemplars: int, exemplar_seed: int) -> CensusPlan:
+    info = loaded.info
     manifest = {
         "format_version": FORMAT_VERSION,
-        "model": describe_model(spec, info),
+        # What makes a statistic 0 by construction on this model (a causal mask; special tokens it never adds).
+        "model": {**describe_model(spec, info), "causal": info.causal, "special_tokens": special_token_names(loaded)},
         "code_version": code_version(),
         "statistics": list(STATISTICS),
         "statistic_units": STATISTIC_UNITS,
@@ -112,7 +121,7 @@ def census(spec: str, source: str | Path, *, out: str | Path, engine: Engine = "
         raise CensusFolderError(f"--out {out} is a file, not a folder; give a new or empty folder")
     if loaded is None:
         loaded = load_model(spec, device=device, dtype=dtype)
-    plan = _plan(spec, loaded.info, data, Path(out), engine=engine, truncate=truncate, limit=limit,
+    plan = _plan(spec, loaded, data, Path(out), engine=engine, truncate=truncate, limit=limit,
                  shard_size=shard_size, batch_tokens=batch_tokens, exemplars=exemplars,
                  exemplar_seed=exemplar_seed)
     check_resumable(plan.out, plan.manifest)  # refuse a wrong folder before creating anything in it

@@ -30,6 +30,8 @@ from inspector.base.errors import InvalidRequestError
 STATISTIC_UNITS = {"entropy": "nats", "entropy_normalized": "entropy / log(visible keys)",
                    "mean_distance": "tokens"}
 CONFIDENCE = 0.95
+# The two special-token masses, in the order of the manifest's special_tokens (census.measure.special_token_names).
+_SPECIAL_MASSES = ("mass_cls", "mass_sep")
 
 
 # ----------------------------------------------------------------------------------------------- the summary
@@ -66,6 +68,23 @@ class CensusSummary(Displayable):
     @property
     def shape(self) -> tuple[int, int]:
         return int(self.model["num_layers"]), int(self.model["num_heads"])
+
+    def special_tokens(self, statistic: str) -> list[str] | None:
+        """The model's own tokens a special-token mass (``mass_cls``, ``mass_sep``) measures, as the manifest records
+        them (``["<bos>"]``; ``[]`` when the tokenizer adds none); None for any other statistic, or a census written
+        before the manifest recorded them."""
+        names = self.model.get("special_tokens")
+        if statistic not in _SPECIAL_MASSES or not isinstance(names, list) or len(names) != len(_SPECIAL_MASSES):
+            return None
+        return [str(name) for name in names[_SPECIAL_MASSES.index(statistic)]]
+
+    def zero_by_construction(self, statistic: str) -> str | None:
+        """Why ``statistic`` is 0 on every text of this model, by what the manifest records: ``"causal"`` for the mass
+        on the next token under a causal mask, ``"specials"`` for a special-token mass whose tokens the tokenizer
+        never adds; None when it can be measured (issue 44: decoders' census showed BERT's masses as zeros)."""
+        if statistic == "mass_next" and self.model.get("causal") is True:
+            return "causal"
+        return "specials" if self.special_tokens(statistic) == [] else None
 
 
 # What turns a summary into the report's sentences (the sentence layer's census_report, in one language).

@@ -49,6 +49,8 @@ from inspector.analyses.lessons.common import (
     diagonal_share,
     effective_rank,
     position_kind,
+    quiz_queries,
+    seeing_rows,
     softmax_jacobian,
     softmax_jacobian_norm,
 )
@@ -79,10 +81,8 @@ from inspector.analyses.lessons.encoder import (
     mean_weight_by_offset,
     multi_head_lesson,
     position_lesson,
-    quiz_queries,
     real_scaling_lesson,
     scaling_sweep,
-    seeing_rows,
     sharpest_pair,
     why_qk_lesson,
 )

@@ -205,6 +205,13 @@ def similarity_by_offset(codes: np.ndarray, max_offset: int) -> tuple[np.ndarray
     return np.asarray(means), np.asarray(spreads)
 
 
+def learned_verdict(spread: float) -> str:
+    """The catalogue key of what lesson 19 says of a learned position table whose cosine varies by ``spread`` over
+    absolute positions (mean over offsets): not a function of the offset alone at or above
+    :data:`RELATIVE_ONLY_BELOW`, like the formulas below it."""
+    return "lesson19.learned.relative" if spread < RELATIVE_ONLY_BELOW else "lesson19.learned.not_relative"
+
+
 def learned_table(loaded: LoadedModel) -> np.ndarray | None:
     """(positions, d_model) the model's learned absolute position table (BERT's ``position_embeddings``, GPT-2's
     ``wpe``), or None when it has none."""
@@ -238,11 +245,13 @@ def position_codes_lesson(loaded: LoadedModel) -> PositionCodesLesson:
               "rope_near": _f(rope[1]), "rope_far": _f(rope[-1]),
               "formula_spread": f"{max(sinusoidal_spread.max(), rope_spread.max()):.0e}",
               "threshold": f"{RELATIVE_ONLY_BELOW:.0e}", "model": info.name}
+    terms = {"rope_source": _ROPE_SOURCE_KEYS[source]}
     if learned is not None:
-        values |= {"learned_near": _f(learned[1]), "learned_far": _f(learned[-1]),
-                   "learned_spread": _f(float(learned_spread[1:].mean()), 3)}
+        spread = float(learned_spread[1:].mean())
+        values |= {"learned_near": _f(learned[1]), "learned_far": _f(learned[-1]), "learned_spread": _f(spread, 3)}
+        terms["learned_verdict"] = learned_verdict(spread)
     key = "lesson19.answer" if learned is not None else "lesson19.answer.no_table"
     return PositionCodesLesson(offsets=offsets, d_model=info.hidden_size, rope_dim=2 * len(inverse),
                                rope_source=source, sinusoidal=sinusoidal, sinusoidal_spread=sinusoidal_spread,
                                learned=learned, learned_spread=learned_spread, rope=rope, rope_spread=rope_spread,
-                               answer=Answer(key, values, {"rope_source": _ROPE_SOURCE_KEYS[source]}))
+                               answer=Answer(key, values, terms))

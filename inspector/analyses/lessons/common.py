@@ -68,6 +68,10 @@ ASYMMETRY_FAR = 0.5
 # "A parking spot, not a source" (D4) when the first token's share of the norm-weighted attention is below this
 # fraction of its share of the weight — the Heads report's idle-sink ratio (Kobayashi et al. 2020).
 PARKING_RATIO = 0.5
+# D2: moving every position by the same shift changes RoPE scores by "rounding" when the largest change is at most
+# this share of the largest score (fp32 forwards differ around 1e-6 of it; a learned absolute position moves scores by
+# tens of per cent), and only then does the lesson conclude that position enters as the offset alone.
+ROUNDING_SHARE = 1e-3
 # "Blurrier" (D6) when linear attention raises the head's mean row entropy by at least this many nats.
 BLUR_MARGIN = 0.05
 # Answer placeholders whose value is a model's name (ModelInfo.name): shown through model_label.
@@ -113,6 +117,47 @@ def _pct(x: float) -> str:
 def asymmetry_term(asymmetry: float) -> str:
     """The catalogue key saying whether S is far from symmetric (‖S − Sᵀ‖/‖S‖ ≥ :data:`ASYMMETRY_FAR`)."""
     return "lessons.asymmetry.far" if asymmetry >= ASYMMETRY_FAR else "lessons.asymmetry.near"
+
+
+# A query row that sees fewer keys than this puts all its weight on the one it sees by construction (a causal model's
+# first row: `<bos>` → itself), so it is neither a finding nor a question (issue 44).
+MIN_VISIBLE_KEYS = 2
+
+
+def seeing_rows(visible: np.ndarray) -> np.ndarray:
+    """(q_len,) bool: the query rows that see at least :data:`MIN_VISIBLE_KEYS` keys (all of them when none does).
+    ``visible``: (q_len, k_len) bool."""
+    seeing = np.asarray(visible, dtype=bool).sum(axis=-1) >= MIN_VISIBLE_KEYS
+    return seeing if seeing.any() else np.ones_like(seeing)
+
+
+def quiz_queries(special: np.ndarray, visible: np.ndarray) -> list[int]:
+    """The query positions the quiz asks about, the first being its default: content tokens that see two or more keys
+    (:func:`seeing_rows`) — from [CLS], or from a causal model's first token, which sees only itself, the answer is
+    trivial (SmolLM2's default question was token 0; issue 44) — else any content token, else every token.
+    ``special``: (q_len,) bool; ``visible``: (q_len, k_len) bool."""
+    special, seeing = np.asarray(special, dtype=bool), seeing_rows(visible)
+    positions = range(len(special))
+    return ([i for i in positions if not special[i] and seeing[i]] or [i for i in positions if not special[i]]
+            or list(positions))
+
+
+def rounding_term(relative_change: float) -> str:
+    """The catalogue key saying whether a change is rounding (lesson D2): at most :data:`ROUNDING_SHARE` of the
+    largest score; else "more than rounding"."""
+    return "lessons.rope.rounding" if relative_change <= ROUNDING_SHARE else "lessons.rope.not_rounding"
+
+
+def saturation_term(normalized_entropy: float) -> str:
+    """The catalogue key saying whether softmax rows are saturated (lesson 4): their mean entropy below
+    :data:`COLLAPSED_BELOW` of the uniform one (log of the keys), the Heads page's "collapsed"; else "not shown"."""
+    return "lessons.scale.saturated" if normalized_entropy < COLLAPSED_BELOW else "lessons.scale.not_saturated"
+
+
+def uniformity_term(normalized_entropy: float) -> str:
+    """The catalogue key saying whether softmax rows are close to uniform (lesson 4): their mean entropy above
+    :data:`DIFFUSE_ABOVE` of the uniform one, the Heads page's "diffuse"; else "not shown"."""
+    return "lessons.scale.uniform" if normalized_entropy > DIFFUSE_ABOVE else "lessons.scale.not_uniform"
 
 
 def _p(x: float) -> str:

@@ -35,6 +35,7 @@ import torch
 from inspector.analyses.divergence import jensen_shannon_numpy
 from inspector.analyses.lessons.common import (
     ASYMMETRY_FAR,
+    ROUNDING_SHARE,
     Answer,
     _check_shapes,
     _f,
@@ -42,6 +43,7 @@ from inspector.analyses.lessons.common import (
     asymmetry_index,
     asymmetry_term,
     position_kind,
+    rounding_term,
 )
 from inspector.base.errors import InvalidRequestError
 from inspector.base.i18n import Notice
@@ -312,7 +314,8 @@ def rope_lesson(loaded: LoadedModel, text: str, layer: int, head: int, *, absolu
     values = {"model": loaded.info.name, "shift": str(rope.shift), "rope_change": f"{rope.score_change:.1e}",
               "rope_rel": f"{rope.relative_score_change:.1e}", "rope_v": f"{rope.value_change:.1e}",
               "layer": str(layer), "head": str(head), "gap": f"{gap:.1e}", "p1": str(positions[0]),
-              "p2": str(positions[1]), "span": str(OFFSET_SPAN)}
+              "p2": str(positions[1]), "span": str(OFFSET_SPAN), "rounding_limit": f"{ROUNDING_SHARE:.0e}"}
+    rounding = rounding_term(rope.relative_score_change)
     named = {"thetas": tuple((kind_name_key(name), f"θ = {theta:,.0f}") for name, theta in thetas.items()),
              "slowest": tuple((kind_name_key(name), f"{wave.max():,.0f}") for name, wave in wavelength.items())}
     key = "lesson10.answer"
@@ -323,7 +326,9 @@ def rope_lesson(loaded: LoadedModel, text: str, layer: int, head: int, *, absolu
     return RopeLesson(layer=layer, head=head, kind=kind, rope=rope, absolute=contrast, offsets=offsets,
                       positions=positions, offset_scores=offset_scores, offset_gap=gap,
                       pair_index=np.arange(d // 2), wavelength=wavelength, thetas=thetas,
-                      answer=Answer(key, values, named=named))
+                      answer=Answer(key, values, {"rounding": rounding, "conclusion": "lesson10.conclusion.shown"
+                                                  if rounding == "lessons.rope.rounding"
+                                                  else "lesson10.conclusion.not_shown"}, named=named))
 
 
 # ------------------------------------------------------------------------------------------- grouped-query

@@ -41,7 +41,10 @@ from inspector.analyses.lessons.common import (
     effective_rank,
     position_kind,
     rank_trend,
+    saturation_term,
+    seeing_rows,
     softmax_jacobian_norm,
+    uniformity_term,
 )
 from inspector.analyses.metrics import HeadEntropy, head_entropy_from_rows
 from inspector.base.errors import InvalidRequestError
@@ -49,7 +52,7 @@ from inspector.core.forward import forward
 from inspector.core.loading import LoadedModel
 from inspector.core.outputs import head_writes, model_output, output_change
 from kernels.hf import ScoreScale, TieKeysToQueries
-from kernels.reference import row_entropy
+from kernels.reference import mean_normalized_entropy, row_entropy
 
 # -------------------------------------------------------------------------------------------------- lesson 1
 
@@ -89,29 +92,6 @@ class DefinitionLesson:
         _check_shapes(self, {"special": (n,), "x": (n, self.d_model), "query": (n, d), "key": (n, d), "value": (n, d),
                              "output": (n, d), "scores": (n, n), "visible": (n, n), "weights": (n, n),
                              "row_sums": (n,)})
-
-
-# A query row that sees fewer keys than this puts all its weight on the one it sees by construction (a causal model's
-# first row: `<bos>` → itself), so it is neither a finding nor a question (issue 44).
-MIN_VISIBLE_KEYS = 2
-
-
-def seeing_rows(visible: np.ndarray) -> np.ndarray:
-    """(q_len,) bool: the query rows that see at least :data:`MIN_VISIBLE_KEYS` keys (all of them when none does).
-    ``visible``: (q_len, k_len) bool."""
-    seeing = np.asarray(visible, dtype=bool).sum(axis=-1) >= MIN_VISIBLE_KEYS
-    return seeing if seeing.any() else np.ones_like(seeing)
-
-
-def quiz_queries(special: np.ndarray, visible: np.ndarray) -> list[int]:
-    """The query positions the quiz asks about, the first being its default: content tokens that see two or more keys
-    (:func:`seeing_rows`) — from [CLS], or from a causal model's first token, which sees only itself, the answer is
-    trivial (SmolLM2's default question was token 0; issue 44) — else any content token, else every token.
-    ``special``: (q_len,) bool; ``visible``: (q_len, k_len) bool."""
-    special, seeing = np.asarray(special, dtype=bool), seeing_rows(visible)
-    positions = range(len(special))
-    return ([i for i in positions if not special[i] and seeing[i]] or [i for i in positions if not special[i]]
-            or list(positions))
 
 
 def sharpest_pair(weights: np.ndarray, visible: np.ndarray | None = None) -> tuple[int, int]:
@@ -259,7 +239,7 @@ def control_inputs(loaded: LoadedModel, inputs: dict[str, torch.Tensor], special
     head-detector control. A head that keeps its offset here follows the position, not the content."""
     ids = inputs["input_ids"][0].cpu()
     slots = np.flatnonzero(~np.asarray(special, dtype=bool))
-    specials = set(getattr(loaded.tokenizer, "all_special_ids", []) or [])
+    specials = set(loaded.codec.all_special_ids())
     generator = torch.Generator().manual_seed(seed)
     pool = torch.randperm(loaded.info.vocab_size, generator=generator)
     pool = pool[~torch.isin(pool, torch.tensor(sorted(specials), dtype=pool.dtype))][:len(slots)]
@@ -392,14 +372,17 @@ def scaling_sweep(dims: Sequence[int] = SWEEP_DIMS, *, keys: int = SWEEP_KEYS, q
     variance_array = np.asarray(variance)
     slope = float(scipy_stats.linregress(np.log(dims_array), np.log(variance_array)).slope)
     entropy_a, max_a, jac_a = (np.asarray(a).T for a in (entropy, max_weight, jacobian))  # (3, D)
+    n1, n3 = entropy_a[0, -1] / math.log(keys), entropy_a[2, -1] / math.log(keys)  # shares of the uniform entropy
     values = {"slope": _f(slope), "d_max": str(int(dims_array[-1])), "var_max": _f(variance_array[-1], 0),
-              "h1": _f(entropy_a[0, -1]), "m1": _f(max_a[0, -1]), "j1": f"{jac_a[0, -1]:.1e}",
-              "h2": _f(entropy_a[1, -1]), "m2": _f(max_a[1, -1]), "j2": f"{jac_a[1, -1]:.1e}",
-              "h2_min": _f(entropy_a[1].min()), "h2_max": _f(entropy_a[1].max()),
-              "h3": _f(entropy_a[2, -1]), "m3": _f(max_a[2, -1]), "uniform": _f(math.log(keys)), "keys": str(keys)}
+              "h1": _f(entropy_a[0, -1]), "m1": _f(max_a[0, -1]), "j1": f"{jac_a[0, -1]:.1e}", "n1": _f(n1),
+              "h2": _f(entropy_a[1, -1]), "m2": _f(max_a[1, -1]), "j2": f"{jac_a[1, -1]:.1e}", "n3": _f(n3),
+              "h2_min": _f(entropy_a[1].min()), "h2_max": _f(entropy_a[1].max()), "keys": str(keys),
+              "h3": _f(entropy_a[2, -1]), "m3": _f(max_a[2, -1]), "uniform": _f(math.log(keys)),
+              "collapsed": _f(COLLAPSED_BELOW), "diffuse": _f(DIFFUSE_ABOVE)}
     return ScalingSweep(dims=dims_array, keys=keys, queries=queries, seed=seed, score_variance=variance_array,
                         slope=slope, entropy=entropy_a, max_weight=max_a, jacobian_norm=jac_a,
-                        answer=Answer("lesson4a.answer", values))
+                        answer=Answer("lesson4a.answer", values, {"saturation": saturation_term(n1),
+                                                                  "uniformity": uniformity_term(n3)}))
 
 
 @functools.lru_cache(maxsize=1)
@@ -436,7 +419,6 @@ def real_scaling_lesson(run: _Run, definition: DefinitionLesson) -> RealScaling:
     scales = np.array([1.0, own, 1.0 / d_k])
     base_out = model_output(run.loaded, run.result, run.inputs)
     visible_counts = definition.visible.sum(axis=-1)
-    rows = visible_counts >= 2
     entropy, normalized, max_weight, change = [], [], [], []
     for scale in scales:
         if scale == own:
@@ -448,18 +430,18 @@ def real_scaling_lesson(run: _Run, definition: DefinitionLesson) -> RealScaling:
             out = model_output(run.loaded, result, run.inputs)
         entropy_of_rows = row_entropy(weights)
         entropy.append(float(entropy_of_rows.mean()))
-        normalized.append(float((entropy_of_rows[rows] / np.log(visible_counts[rows])).mean()) if rows.any()
-                          else math.nan)
+        normalized.append(float(mean_normalized_entropy(entropy_of_rows, visible_counts)))
         max_weight.append(float(weights.max(axis=-1).mean()))
         change.append(output_change(base_out, out))
     values = {"layer": str(run.layer), "head": str(run.head), "d_k": str(d_k), "own": _f(own, 4),
               "h1": _f(normalized[0]), "m1": _f(max_weight[0]), "c1": f"{change[0]:.2e}",
               "h2": _f(normalized[1]), "m2": _f(max_weight[1]),
-              "h3": _f(normalized[2]), "m3": _f(max_weight[2]), "c3": f"{change[2]:.2e}"}
+              "h3": _f(normalized[2]), "m3": _f(max_weight[2]), "c3": f"{change[2]:.2e}", "diffuse": _f(DIFFUSE_ABOVE)}
     return RealScaling(layer=run.layer, head=run.head, d_k=d_k, scales=scales, entropy=np.array(entropy),
                        normalized_entropy=np.array(normalized), max_weight=np.array(max_weight),
                        output_change=np.array(change), output_measure=base_out.kind,
-                       answer=Answer("lesson4b.answer", values, {"measure": f"measure.{base_out.kind}"}))
+                       answer=Answer("lesson4b.answer", values, {"measure": f"measure.{base_out.kind}",
+                                                                 "uniformity": uniformity_term(normalized[2])}))
 
 
 # -------------------------------------------------------------------------------------------------- lesson 5
@@ -527,7 +509,8 @@ def multi_head_lesson(run: _Run, position: PositionLesson) -> MultiHeadLesson:
               "erank_max": _f(erank_s.max()), "rank_max": str(int(rank_s.max())),
               "bound": str(min(n, info.head_dim)), "erank_a_max": _f(erank_a.max()),
               "top_head": str(top), "top_share": _pct(share[top]), "offset": str(roles.count("offset")),
-              "special": str(roles.count("special")), "content": str(roles.count("content"))}
+              "special": str(roles.count("special")), "content": str(roles.count("content")),
+              "offset_min": _f(POSITIONAL_HEAD_MIN_WEIGHT), "special_min": _f(SPECIAL_HEAD_MIN_WEIGHT)}
     return MultiHeadLesson(layer=run.layer, d_model=info.hidden_size, num_heads=info.num_heads, d_k=info.head_dim,
                            reshape=reshape, scores_effective_rank=erank_s, scores_rank=rank_s,
                            weights_effective_rank=erank_a, contribution_norm=norms, contribution_share=share,

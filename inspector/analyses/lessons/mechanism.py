@@ -107,7 +107,7 @@ class MechanismLesson:
 
 def _single_token(loaded: LoadedModel, token: str) -> bool:
     try:
-        return token_id(loaded, token, "the token") != loaded.tokenizer.unk_token_id
+        return token_id(loaded, token, "the token") != loaded.codec.special_token_id("unk")
     except InvalidRequestError:
         return False
 

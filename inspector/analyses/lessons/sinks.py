@@ -171,8 +171,10 @@ def sinks_lesson(loaded: LoadedModel, text: str, layer: int, *, stream: bool = T
                        removal_change_all=changes[1], output_measure=base_out.kind, stream_tokens=stream_tokens,
                        stream_window=window if stream_ppl is not None else STREAM_WINDOW,
                        stream_perplexity=stream_ppl,
-                       answer=Answer("lesson12.answer", values, {"measure": f"measure.{base_out.kind}",
-                                                                 "parking": parking}),
+                       answer=Answer("lesson12.answer", values, {
+                           "measure": f"measure.{base_out.kind}", "parking": parking,
+                           "conclusion": "lesson12.conclusion.parking" if parking == "lessons.sink.parking"
+                           else "lesson12.conclusion.not_parking"}),
                        stream_answer=stream_answer, key_share=weights.mean(axis=(0, 1)))
 
 

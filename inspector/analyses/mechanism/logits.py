@@ -144,12 +144,12 @@ class DirectLogitAttribution(Displayable):
 def token_id(loaded: LoadedModel, token: str, what: str) -> int:
     """The single vocabulary id ``token`` stands for: a vocabulary entry as written (``"ĠRome"``), else the text's
     tokenisation without special tokens, which must be exactly one token. :class:`InvalidRequestError` otherwise."""
-    tokenizer = loaded.tokenizer
     if not isinstance(token, str) or not token:
         raise InvalidRequestError(f"{what} is empty; give one token of the model's vocabulary",
                                   notice=Notice("mech.error.token_empty"))
     direct = loaded.codec.vocabulary_id(token)
-    if isinstance(direct, int) and direct != tokenizer.unk_token_id and 0 <= direct < loaded.info.vocab_size:
+    unknown = loaded.codec.special_token_id("unk")
+    if isinstance(direct, int) and direct != unknown and 0 <= direct < loaded.info.vocab_size:
         return direct
     ids = loaded.codec.input_ids(token, add_special_tokens=False)
     pieces = loaded.codec.token_strings(ids)

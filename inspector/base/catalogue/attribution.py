@@ -73,6 +73,9 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("attribution.page.removal", "Removal (occlusion and ERASER)", "移除方式（遮挡和 ERASER）"),
     ("attribution.page.removal_mask", "replace by {token}", "替换为 {token}"),
     ("attribution.page.removal_delete", "delete", "删除"),
+    # How occlusion removed a token (inspector.charts.sentences.attribution.removal_words), after "the token"
+    ("attribution.removed_by_token", "replaced by {token}", "替换为 {token}"),
+    ("attribution.removed_by_deletion", "deleted", "删除"),
     ("attribution.page.ig_steps", "Integrated-gradients steps", "积分梯度步数"),
     ("attribution.page.words_help", "A word's score = sum over its pieces.", "一个词的得分 = 其各子词得分之和。"),
     ("attribution.page.long_toggle", "Run every method on all {n} tokens (slow)",
@@ -88,6 +91,12 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "正在计算每种方法、一致性和忠实度（梯度、积分梯度、遮挡、ERASER 移除）…"),
     ("attribution.computing", "Computing every attribution method — the first run on a text takes a while…",
      "正在计算每种归因方法——一段文本第一次运行需要一些时间…"),
+    ("attribution.page.progress_at", "Computing every attribution method: {percent}",
+     "正在计算每种归因方法：{percent}"),
+    ("attribution.page.more_methods",
+     "The methods read off attention and the gradient so far; integrated gradients, occlusion, value zeroing, "
+     "faithfulness and the counterfactual follow (the bar above).",
+     "目前只有直接读取注意力和梯度的方法；积分梯度、遮挡、值置零、忠实度和反事实随后显示（见上方进度条）。"),
     ("attribution.page.failed", "The attribution could not be computed", "无法计算归因"),
     ("attribution.page.done",
      "Attributed f on {n} tokens with {methods} methods ({seconds} s of compute when first run)",
@@ -162,9 +171,11 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "At {where}, {uniform}. Run the adversarial search to see how different a row can be for the same output.",
      "在{where}处，{uniform}。运行对抗搜索，看看在输出相同的情况下一行注意力能有多不同。"),
     ("attribution.verdict_none_found",
-     "At {where}, {uniform}; the adversarial search found no row within |Δf| ≤ {epsilon:g}, so this attention is "
-     "constrained by the output here.",
-     "在{where}处，{uniform}；对抗搜索没有找到满足 |Δf| ≤ {epsilon:g} 的行，因此这里的注意力受到输出的约束。"),
+     "At {where}, {uniform}; the adversarial search found no row within |Δf| ≤ {epsilon:g}. That the output "
+     "constrains this attention is not shown by a search that found nothing: a longer search or another start may "
+     "still find one.",
+     "在{where}处，{uniform}；对抗搜索没有找到满足 |Δf| ≤ {epsilon:g} 的行。一次没有找到结果的搜索并不能显示输出约束了"
+     "这里的注意力：更长的搜索或换个起点仍可能找到。"),
     # Judged by the JSD's share of its maximum (inspector.analyses.attribution.counterfactual: ENTIRELY_DIFFERENT,
     # SUBSTANTIALLY_DIFFERENT), each word with its band.
     ("attribution.strength_entirely", "almost entirely different (above {entirely} of the largest possible JSD)",

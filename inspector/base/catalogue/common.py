@@ -5,6 +5,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     # Navigation, in the order of the menu (app.py) --------------------------------------------------------------------
     ("nav.inspect", "Inspect", "查看"),
     ("nav.heads", "Heads", "注意力头"),
+    ("nav.atlas", "Atlas", "头图谱"),
     ("nav.attribution", "Attribution", "归因"),
     ("nav.mechanism", "Mechanism", "机制"),
     ("nav.lessons", "Lessons", "课程"),
@@ -42,6 +43,11 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("export.failed", "The {kind} export failed, so nothing was downloaded ({reason}). The numbers behind the chart "
      "are still in the export pack; please report this chart.",
      "{kind} 导出失败，没有下载任何文件（{reason}）。图背后的数值仍在导出包里；请报告这张图。"),
+    # Why an export failed (inspector.output.export's errors; views.export_buttons.failure_reason): on a page in
+    # another language the renderer's own English line is left out.
+    ("export.error.draw", "could not draw the figure as {kind}", "无法把这张图绘制成 {kind}"),
+    ("export.error.rasterise", "could not convert the figure to PNG", "无法把这张图转换成 PNG"),
+    ("export.reason_unknown", "the renderer stopped with an error", "绘图程序出错停止"),
     ("export.slide", "Slide 16:9", "16:9 幻灯片"),
     ("export.slide_help", "A 1920 × 1080 PNG: the chart's title, the chart and where it came from — ready for a slide.",
      "1920 × 1080 的 PNG：图表标题、图表和来源说明，可直接放进幻灯片。"),
@@ -110,11 +116,19 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("error.bundled_damaged", "The prepared files of {model} are damaged. The operator can prepare them again with "
      "python -m inspector prepare --model {model}.", "{model} 准备好的文件已损坏。管理员可以用 python -m inspector "
      "prepare --model {model} 重新准备。"),
+    ("error.tokenizer_not_the_models", "The tokenizer files of {model} belong to another model: they have {tokens} "
+     "tokens for an embedding of {rows} rows. Put the model's own tokenizer files in its folder.",
+     "{model} 的分词器文件属于另一个模型：它们有 {tokens} 个词元，而嵌入矩阵有 {rows} 行。"
+     "请把该模型自己的分词器文件放进它的文件夹。"),
     # Errors a page shows in its language, with the values of what went wrong: the text (inspector.core.forward,
     # inspector.serving.run), the run's limits (inspector.core.deadline, inspector.serving.run and jobs,
     # inspector.core.capture), the model (inspector.core.model_folders and loading, inspector.serving.hosting) ------
     ("error.text_empty", "The text is empty; type or paste a sentence to inspect.",
      "文本为空；请输入或粘贴一句要查看的话。"),
+    ("error.layers_not_all_read", "{model} ran {ran} attention layers but declares {declared}: some of its attention "
+     "does not go through the inspector's attention function, so its layers cannot be read. Pick another model.",
+     "{model} 运行了 {ran} 个注意力层，却声明有 {declared} 个：它的部分注意力没有经过检查器的注意力函数，所以无法读取"
+     "它的各层。请换一个模型。"),
     ("error.text_too_long", "The text has {tokens} tokens; {model} reads at most {limit} — shorten it or pick a "
      "long-context model.",
      "这段文本有 {tokens} 个词元；{model} 最多读取 {limit} 个——请缩短文本，或选一个能读长文本的模型。"),

@@ -71,10 +71,14 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "对两段文本做逐一删除（输出是否需要注意力移动到的词元？）"),
     ("compare.loo_running", "Removing each token in turn, in both texts…", "正在两段文本中依次移除每个词元…"),
     ("compare.loo_caption",
-     "The Attribution page's occlusion: f(x) − f(x with the token replaced by [MASK]), f = {target}. Attention says "
-     "where a head read; this says what the output needed.",
-     "与归因页面相同的遮挡法：f(x) − f(把该词元换成 [MASK] 后的 x)，f = {target}。注意力说明头读了哪里；"
+     "The Attribution page's occlusion: f(x) − f(x with the token {removed}), f = {target}. Attention says where a "
+     "head read; this says what the output needed.",
+     "与归因页面相同的遮挡法：f(x) − f(把该词元{removed}后的 x)，f = {target}。注意力说明头读了哪里；"
      "这里说明输出需要什么。"),
+    ("compare.loo_removed_each", "{a} in A, {b} in B", "A 中{a}，B 中{b}"),
+    ("compare.loo_token", "token", "词元"),
+    ("compare.loo_attention", "{text}: attention L{layer} H{head}", "{text}：第 {layer} 层第 {head} 个头的注意力"),
+    ("compare.loo_removal", "{text}: leave-one-out", "{text}：逐一删除"),
     ("compare.download", "Numbers (JSON)", "数据（JSON）"),
     ("compare.server_time", "Server time for this view: {ms} ms", "本视图的服务器耗时：{ms} 毫秒"),
     # The example pairs and the one-sentence summary (inspector.analyses.compare) --------------------------------------

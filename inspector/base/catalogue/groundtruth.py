@@ -153,11 +153,20 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "这个模型被训练成不把注意力放在因果词元上（Pruthi 等，2020）：它得到的平均注意力为 {mass}{under}，模型却答对了 "
      "{accuracy}——注意力权重显示的是模型没看哪里，而不是它用了什么。"),
     ("gt.reading.mechanism",
-     "Found the mechanism but not the copied word: {methods} — removing an A also breaks the copy, so the A's earn "
-     "credit too.",
-     "找到了机制却没找到被复制的词：{methods}——移除一个 A 同样会破坏复制，所以 A 也应得到功劳。"),
-    ("gt.reading.mechanism_method", "{method} ranks B first in {top1} but B or one of the A's in {mechanism}",
-     "{method} 把 B 排第一的比例为 {top1}，把 B 或某个 A 排第一的比例为 {mechanism}"),
+     "Found the mechanism but not the copied word — the 95 % interval of ranking B or an A first lies above that of "
+     "ranking B first: {methods}. Removing an A also breaks the copy, so the A's earn credit too.",
+     "找到了机制却没找到被复制的词——把 B 或某个 A 排第一的比例的 95% 区间高于把 B 排第一的比例的区间：{methods}。"
+     "移除一个 A 同样会破坏复制，所以 A 也应得到功劳。"),
+    ("gt.reading.mechanism_not_shown",
+     "Not shown to find the mechanism rather than the copied word: {methods} — B or an A comes first more often than "
+     "B alone, but on {examples} examples the two 95 % intervals overlap.",
+     "未能显示找到的是机制而不是被复制的词：{methods}——B 或某个 A 排第一比单独 B 排第一更常见，但在 {examples} "
+     "个样例上两个 95% 区间相互重叠。"),
+    ("gt.reading.mechanism_method",
+     "{method} ranks B first in {top1} [{low}–{high}] but B or one of the A's in {mechanism} "
+     "[{mechanism_low}–{mechanism_high}]",
+     "{method} 把 B 排第一的比例为 {top1} [{low}–{high}]，把 B 或某个 A 排第一的比例为 {mechanism} "
+     "[{mechanism_low}–{mechanism_high}]"),
     ("gt.reading.clause_separator", ", ", "；"),
     ("gt.reading.flipped",
      "Right token, wrong sign: {methods} — it singles the token out while saying it works against the answer.",
@@ -166,8 +175,8 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "{method} ranks it first in {signed} by its signed score but {magnitude} by magnitude",
      "{method} 按带符号的得分把它排第一的比例为 {signed}，按绝对值则为 {magnitude}"),
     ("gt.reading.faint_peak",
-     " — a peak among near-zero weights that no heatmap would show: ranking first is not attending.",
-     "——这是一堆近乎为零的权重中的峰值，任何热力图都显示不出来：排第一并不等于关注。"),
+     " — a peak among near-zero weights (below {faint}) that no heatmap would show: ranking first is not attending.",
+     "——这是一堆近乎为零（低于 {faint}）的权重中的峰值，任何热力图都显示不出来：排第一并不等于关注。"),
     ("gt.reading.end", ".", "。"),
     ("gt.reading.head_peak",
      "Layer {layer} head {head}'s attention row peaks on the causal token in {peaks} of examples, with a mean weight "

@@ -50,6 +50,8 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("heads.done", "{model}: {n} {n|text|texts}, {backend} backend, {seconds} s of measurement",
      "{model}：{n} 段文本，{backend} 后端，测量耗时 {seconds} 秒"),
     ("heads.glance", "Every head at a glance", "所有头一览"),
+    ("heads.importance_pending", "Measuring what removing each head changes (the bar above); this part follows.",
+     "正在测量移除每个头会改变什么（见上方进度条）；这一部分随后显示。"),
     ("heads.colour_by", "Colour by", "着色依据"),
     ("heads.grid.entropy", "Entropy", "熵"),
     ("heads.grid.sink", "Sink score", "汇点得分"),
@@ -163,9 +165,10 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "的最高得分 {highest}，{head}）。"),
     ("heads.report.idle_sink",
      "{head}: {attention} of its attention goes to {specials} but only {value} of its norm-weighted attention ‖α "
-     "f(x)‖ (Kobayashi et al. 2020) — heavy sink attention that moves little value; {ablation}.",
+     "f(x)‖ (Kobayashi et al. 2020) — heavy sink attention (over {share}) that moves little value (under half its "
+     "attention share); {ablation}.",
      "{head}：它 {attention} 的注意力流向 {specials}，但按范数加权的注意力 ‖α f(x)‖ 只有 {value} 流向那里"
-     "（Kobayashi 等，2020）——大量汇点注意力却几乎不搬运值；{ablation}。"),
+     "（Kobayashi 等，2020）——大量汇点注意力（超过 {share}）却几乎不搬运值（不到其注意力份额的一半）；{ablation}。"),
     ("heads.report.no_idle_sink",
      "No head sends more than {share} of its attention to {specials} while moving less than half as much of its "
      "value there.",

@@ -93,9 +93,14 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "令第 {head} 个头 W_K := "
      "W_Q 后，每行权重的总变差距离平均变化 {tv}，关注自身的比例变为 {tied_share}，平均熵从 {entropy} 变为 "
      "{tied_entropy} 奈特；模型输出变化 {change}（{measure}）。"),
-    # Verdict terms of the lessons' answers (inspector.analyses.lessons.common: asymmetry_term; sinks.parking_term)
+    # Verdict terms of the lessons' answers (inspector.analyses.lessons.common: asymmetry_term, saturation_term,
+    # uniformity_term; sinks.parking_term)
     ("lessons.asymmetry.far", "S is far from symmetric", "S 远非对称"),
     ("lessons.asymmetry.near", "S is not shown to be far from symmetric", "未能显示 S 远非对称"),
+    ("lessons.scale.saturated", "saturated, almost no gradient", "已饱和，几乎没有梯度"),
+    ("lessons.scale.not_saturated", "saturation not shown", "未能显示已饱和"),
+    ("lessons.scale.uniform", "close to uniform, nothing stands out", "接近均匀分布，没有任何键突出"),
+    ("lessons.scale.not_uniform", "closeness to uniform not shown", "未能显示接近均匀"),
     ("lessons.sink.parking", "a parking spot, not a source", "是停放处，不是来源"),
     ("lessons.sink.not_parking", "not shown to be a mere parking spot", "未能显示它只是停放处"),
     # Lesson 3 ---------------------------------------------------------------------------------------------------------
@@ -221,22 +226,24 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lesson4.table_change", "output change", "输出变化"),
     ("lesson4a.answer",
      "Simulation: the variance of q·k grows with slope {slope} on a log–log plot (≈ d; {var_max} at d = {d_max}). At "
-     "d = {d_max}, unscaled scores give entropy {h1} nats, max weight {m1} and a softmax Jacobian norm of {j1} — "
-     "saturated, almost no gradient. With 1/√d the entropy stays between {h2_min} and {h2_max} nats at every d (at d "
-     "= {d_max}: entropy {h2}, max weight {m2}, Jacobian norm {j2}). With 1/d the entropy is {h3} nats, close to the "
-     "uniform log {keys} = {uniform}, max weight {m3}: nothing stands out.",
+     "d = {d_max}, unscaled scores give entropy {h1} nats — {n1} of the uniform log {keys} = {uniform} — max weight "
+     "{m1} and a softmax Jacobian norm of {j1}: {saturation} (saturated means below {collapsed} of the uniform "
+     "entropy). With 1/√d the entropy stays between {h2_min} and {h2_max} nats at every d (at d = {d_max}: entropy "
+     "{h2}, max weight {m2}, Jacobian norm {j2}). With 1/d the entropy is {h3} nats — {n3} of the uniform — and the "
+     "max weight {m3}: {uniformity} (close to uniform means above {diffuse} of it).",
      "模拟：q·k 的方差在双对数坐标下以斜率 {slope} 增长（≈ d；d = {d_max} 时为 {var_max}）。在 d = {d_max} 时，"
-     "不缩放的得分给出熵 {h1} 奈特、最大权重 {m1}、softmax 雅可比范数 {j1}——已饱和，几乎没有梯度。用 1/√d 时熵在各个 "
-     "d 下都保持在 {h2_min} 到 {h2_max} 奈特之间（d = {d_max} 时熵 {h2}、最大权重 {m2}，雅可比范数 {j2}）。用 1/d "
-     "时熵为 {h3} 奈特，接近均匀分布的 log {keys} = {uniform}，最大权重 {m3}：没有任何键突出。"),
+     "不缩放的得分给出熵 {h1} 奈特——是均匀分布 log {keys} = {uniform} 的 {n1}——最大权重 {m1}、softmax 雅可比范数 "
+     "{j1}：{saturation}（饱和指低于均匀熵的 {collapsed}）。用 1/√d 时熵在各个 d 下都保持在 {h2_min} 到 {h2_max} "
+     "奈特之间（d = {d_max} 时熵 {h2}、最大权重 {m2}，雅可比范数 {j2}）。用 1/d 时熵为 {h3} 奈特——是均匀熵的 "
+     "{n3}——最大权重 {m3}：{uniformity}（接近均匀指高于均匀熵的 {diffuse}）。"),
     ("lesson4b.answer",
      "On the real layer {layer}, head {head} (d_k = {d_k}, the model's own scale {own}): without scaling the "
-     "normalised entropy drops to {h1} (mean max weight {m1}) and the model's output changes by {c1} ({measure}); "
-     "with its own scale it is {h2} (max weight {m2}); with 1/d_k it rises to {h3} (max weight {m3}), nearly "
-     "uniform, and the output changes by {c3}.",
-     "在真实的第 {layer} 层第 {head} 个头上（d_k = {d_k}，模型自身的缩放为 {own}）：不缩放时归一化熵降到 "
-     "{h1}（平均最大权重 {m1}），模型输出变化 {c1}（{measure}）；用模型自身的缩放时为 {h2}（最大权重 {m2}）；用 "
-     "1/d_k 时升到 {h3}（最大权重 {m3}），接近均匀，输出变化 {c3}。"),
+     "normalised entropy is {h1} (mean max weight {m1}) and the model's output changes by {c1} ({measure}); with its "
+     "own scale it is {h2} (max weight {m2}); with 1/d_k it is {h3} (max weight {m3}) — {uniformity} (close to "
+     "uniform means above {diffuse}) — and the output changes by {c3}.",
+     "在真实的第 {layer} 层第 {head} 个头上（d_k = {d_k}，模型自身的缩放为 {own}）：不缩放时归一化熵为 {h1}（平均"
+     "最大权重 {m1}），模型输出变化 {c1}（{measure}）；用模型自身的缩放时为 {h2}（最大权重 {m2}）；用 1/d_k 时为 "
+     "{h3}（最大权重 {m3}）——{uniformity}（接近均匀指高于 {diffuse}）——输出变化 {c3}。"),
     # Lesson 5 ---------------------------------------------------------------------------------------------------------
     ("lesson5.title", "5 · What multi-head splits", "5 · 多头到底拆分了什么"),
     ("lesson5.question", "What does “multi-head” split, and what does each head end up doing?",
@@ -261,12 +268,13 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "QKᵀ has effective rank {erank_min}–{erank_max} and numerical rank at most {rank_max}, never above min(n, d_k) "
      "= {bound}; A = softmax(S) reaches effective rank {erank_a_max}. After W_O, head {top_head} writes the most "
      "into the residual stream ({top_share} of the layer's total norm). Specialisation: {offset} "
-     "{offset|head follows|heads follow} an "
-     "offset, {special} look mostly at special tokens, {content} route by content.",
+     "{offset|head follows|heads follow} an offset (more than {offset_min} of the weight on one), {special} look "
+     "mostly at special tokens (more than {special_min} on them), {content} route by content.",
      "第 {layer} 层把 d_model = {d_model} 拆成 {heads} 个头 × d_k = {d_k}。在这 {n} 个词元上，每个头的 S = QKᵀ "
      "有效秩为 {erank_min}–{erank_max}，数值秩至多 {rank_max}，从不超过 min(n, d_k) = {bound}；A = softmax(S) "
      "的有效秩可达 {erank_a_max}。经过 W_O 后，第 {top_head} 个头写入残差流的最多（占该层总范数的 {top_share}）。"
-     "分工：{offset} 个头跟随固定偏移，{special} 个头主要看特殊词元，{content} 个头按内容路由。"),
+     "分工：{offset} 个头跟随固定偏移（在某个偏移上的权重超过 {offset_min}），{special} 个头主要看特殊词元（超过 "
+     "{special_min}），{content} 个头按内容路由。"),
     # Lesson 6 ---------------------------------------------------------------------------------------------------------
     ("lesson6.title", "6 · Entropy as a diagnostic", "6 · 用熵做诊断"),
     ("lesson6.question", "What does attention entropy tell you about a model, layer by layer?",
@@ -463,11 +471,15 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "{sin_far}. RoPE at d_k = {rope_dim} ({rope_source}): {rope_near} and {rope_far}. For both formulas the "
      "similarity depends on the offset alone: its spread over absolute positions is at most {formula_spread}, below "
      "{threshold} (rounding). {model}'s learned table gives {learned_near} and {learned_far}, with a spread of "
-     "{learned_spread} over positions: learned freely, it is not a function of the offset alone.",
+     "{learned_spread} over positions: {learned_verdict}.",
      "d = {d_model} 的正弦编码：相邻位置（Δ = {offset}）的余弦为 {sin_near}，相距 {far} 的位置为 {sin_far}。"
      "d_k = {rope_dim} 的 RoPE（{rope_source}）：{rope_near} 和 {rope_far}。两个公式的相似度都只取决于偏移："
      "随绝对位置的离散度至多 {formula_spread}，低于 {threshold}（舍入误差）。{model} 学到的位置表给出 "
-     "{learned_near} 和 {learned_far}，随位置的离散度为 {learned_spread}：它是自由学到的，不只是偏移的函数。"),
+     "{learned_near} 和 {learned_far}，随位置的离散度为 {learned_spread}：{learned_verdict}。"),
+    ("lesson19.learned.not_relative", "learned freely, it is not a function of the offset alone",
+     "它是自由学到的，不只是偏移的函数"),
+    ("lesson19.learned.relative", "below the same threshold, so here it acts as a function of the offset alone",
+     "低于同一阈值，所以在这里它表现得只是偏移的函数"),
     ("lesson19.answer.no_table",
      "Sinusoidal codes at d = {d_model}: neighbours (Δ = {offset}) have cosine {sin_near}, positions {far} apart "
      "{sin_far}. RoPE at d_k = {rope_dim} ({rope_source}): {rope_near} and {rope_far}. For both formulas the "

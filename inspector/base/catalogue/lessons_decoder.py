@@ -92,33 +92,40 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lesson10.col_value", "largest V change", "V 的最大变化"),
     ("lesson10.answer",
      "Every position of {model} moved by {shift}: the largest change of any score in any layer and head is "
-     "{rope_change} ({rope_rel} of the largest score) and of any value {rope_v} — rounding. Head {head} of layer "
-     "{layer}: one q/k pair placed 0…{span} tokens apart scores the same with the query at position {p1} or {p2} "
-     "(largest difference {gap}). Its frequencies: {thetas}. Tokens per full turn of the slowest pair — {slowest}. So "
-     "RoPE puts position into the scores as the offset between query and key only: it rotates Q and K, leaves V "
-     "untouched, and a whole text moved along scores the same.",
-     "把 {model} 的每个位置平移 {shift}：任意层、任意头的得分最大变化为 {rope_change}（最大得分的 "
-     "{rope_rel}），值向量的最大"
-     "变化为 {rope_v}——只是舍入误差。第 {layer} 层第 {head} 个头：同一对 q/k 相隔 0…{span} 个词元时，查询位于位置 {p1} "
-     "或 {p2} 得分相同（最大差 {gap}）。它的频率：{thetas}。最慢的一对坐标转一整圈所需的词元数——{slowest}。所以 RoPE "
-     "只把查询与键之间的偏移作为位置放进得分：它旋转 Q 和 K，不碰 V，整段文本一起平移，得分不变。"),
+     "{rope_change} ({rope_rel} of the largest score) and of any value {rope_v} — {rounding} (rounding means at most "
+     "{rounding_limit} of the largest score). Head {head} of layer {layer}: one q/k pair placed 0…{span} tokens apart "
+     "scores at most {gap} differently with the query at position {p1} or {p2}. Its frequencies: {thetas}. Tokens "
+     "per full turn of the slowest pair — {slowest}. {conclusion}",
+     "把 {model} 的每个位置平移 {shift}：任意层、任意头的得分最大变化为 {rope_change}"
+     "（最大得分的 {rope_rel}），值向量的最大变化为 {rope_v}——{rounding}"
+     "（舍入误差指至多为最大得分的 {rounding_limit}）。第 {layer} 层第 {head} 个头：同一对 q/k 相隔 0…{span} "
+     "个词元时，查询位于位置 {p1} 或 {p2} 的得分相差不超过 {gap}。它的频率：{thetas}。"
+     "最慢的一对坐标转一整圈所需的词元数——{slowest}。{conclusion}"),
     ("lesson10.answer.contrast",
      "Every position of {model} moved by {shift}: the largest change of any score in any layer and head is "
-     "{rope_change} ({rope_rel} of the largest score) and of any value {rope_v} — rounding. On {absolute}, whose "
-     "learned positions are added to X, a shift of {abs_shift} changes scores by up to {abs_change} ({abs_rel} of the "
-     "largest) and values by up to {abs_v}. Head {head} of layer {layer}: one q/k pair placed 0…{span} tokens apart "
-     "scores the same with the query at position {p1} or {p2} (largest difference {gap}). Its frequencies: {thetas}. "
-     "Tokens per full turn of the slowest pair — {slowest}. So RoPE puts position into the scores as the offset "
-     "between query and key only: it rotates Q and K, leaves V untouched, and a whole text moved along scores the "
-     "same.",
-     "把 {model} 的每个位置平移 {shift}：任意层、任意头的得分最大变化为 {rope_change}（最大得分的 "
-     "{rope_rel}），值向量的最大"
-     "变化为 {rope_v}——只是舍入误差。而在把学到的位置加到 X 上的 {absolute} 上，平移 {abs_shift} 使得分最多变化 "
-     "{abs_change}（最大得分的 {abs_rel}），值最多变化 {abs_v}。第 {layer} 层第 {head} 个头：同一对 q/k 相隔 "
-     "0…{span} 个"
-     "词元时，查询位于位置 {p1} 或 {p2} 得分相同（最大差 {gap}）。它的频率：{thetas}。"
-     "最慢的一对坐标转一整圈所需的词元数——{slowest}。所以 RoPE 只把查询与键之间的偏移作为位置放进得分：它旋转 Q 和 K，"
-     "不碰 V，整段文本一起平移，得分不变。"),
+     "{rope_change} ({rope_rel} of the largest score) and of any value {rope_v} — {rounding} (rounding means at most "
+     "{rounding_limit} of the largest score). On {absolute}, whose learned positions are added to X, a shift of "
+     "{abs_shift} changes scores by up to {abs_change} ({abs_rel} of the largest) and values by up to {abs_v}. Head "
+     "{head} of layer {layer}: one q/k pair placed 0…{span} tokens apart scores at most {gap} differently with the "
+     "query at position {p1} or {p2}. Its frequencies: {thetas}. Tokens per full turn of the slowest pair — "
+     "{slowest}. {conclusion}",
+     "把 {model} 的每个位置平移 {shift}：任意层、任意头的得分最大变化为 {rope_change}"
+     "（最大得分的 {rope_rel}），值向量的最大变化为 {rope_v}——{rounding}"
+     "（舍入误差指至多为最大得分的 {rounding_limit}）。而在把学到的位置加到 X 上的 {absolute} 上，平移 "
+     "{abs_shift} 使得分最多变化 {abs_change}（最大得分的 {abs_rel}），值最多变化 {abs_v}。第 {layer} 层第 "
+     "{head} 个头：同一对 q/k 相隔 0…{span} 个词元时，查询位于位置 {p1} 或 {p2} 的得分相差不超过 {gap}。"
+     "它的频率：{thetas}。最慢的一对坐标转一整圈所需的词元数——{slowest}。{conclusion}"),
+    ("lessons.rope.rounding", "rounding", "只是舍入误差"),
+    ("lessons.rope.not_rounding", "more than rounding", "超出了舍入误差"),
+    ("lesson10.conclusion.shown",
+     "So RoPE puts position into the scores as the offset between query and key only: it rotates Q and K, leaves V "
+     "untouched, and a whole text moved along scores the same.",
+     "所以 RoPE 只把查询与键之间的偏移作为位置放进得分：它旋转 Q 和 K，不碰 V，整段文本一起平移，得分不变。"),
+    ("lesson10.conclusion.not_shown",
+     "So it is not shown here that position enters the scores as the offset only: moving the whole text changed "
+     "them by more than rounding, so something besides the rotation carries position in this model.",
+     "所以这里未能显示位置只以偏移的形式进入得分：整段文本平移使得分的变化超出了舍入误差，说明这个模型里除了旋转"
+     "之外还有别的东西携带位置。"),
     ("chart.decoder.offset", "offset i − j", "偏移 i − j"),
     ("chart.decoder.score", "score", "得分"),
     ("chart.decoder.query_at", "query at", "查询位置"),
@@ -164,13 +171,12 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lesson11.answer.mqa",
      "{model} has {heads} query heads on a single key/value head (multi-query attention): a token costs {bytes} bytes "
      "of KV cache ({per_value} bytes a number), against {mha_bytes} with one key/value head per query head — "
-     "{saving}× less. In layer {layer} every head shares the same keys and values, and still they attend differently: "
-     "a mean JS of {shared_js} nats between two heads.",
+     "{saving}× less. In layer {layer} every head shares the same keys and values; two heads' rows differ by a mean "
+     "JS of {shared_js} nats (0 would be the same routing, log 2 ≈ 0.69 rows with nothing in common).",
      "{model} 有 {heads} 个查询头、只有一个键/值头（多查询注意力）：每个词元占 {bytes} 字节 KV 缓存（每个数 "
-     "{per_value} "
-     "字节），而每个查询头各有一个键/值头时需要 {mha_bytes} 字节——少 {saving} 倍。在第 {layer} "
-     "层所有头共用同样的键和值，"
-     "但关注方式仍然不同：两个头之间平均 JS 为 {shared_js} 奈特。"),
+     "{per_value} 字节），而每个查询头各有一个键/值头时需要 {mha_bytes} 字节——少 {saving} 倍。在第 {layer} "
+     "层所有头共用同样的键和值；两个头的注意力行之间平均 JS 为 {shared_js} 奈特（0 表示路由完全相同，log 2 ≈ 0.69 "
+     "表示两行毫无重叠）。"),
     ("chart.decoder.head_a", "head", "头"),
     ("chart.decoder.head_b", "other head", "另一个头"),
     ("chart.decoder.js", "JS (nats)", "JS（奈特）"),
@@ -200,20 +206,26 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lesson12.cache.full", "full attention", "完整注意力"),
     ("lesson12.answer",
      "In {model} the first token takes {mean_mass} of the attention on average over its {layers} layers, most in "
-     "layer {top_layer} ({top_mass}). In layer {layer} it gets {weight_share} of the weight but only {norm_share} of "
-     "the norm-weighted attention (below {ratio} × its weight share, {parking_limit}, would make it a parking "
-     "spot): its value, written through W_O, has norm {v_first} against {v_rest} for the other tokens — {parking}. "
-     "Removing its column and renormalising changes the output by "
-     "{change_layer} ({measure}) in layer {layer}, and by {change_all} in every layer. So a sink exists because a "
-     "softmax row must spend its whole budget: a head with nothing to fetch parks it on the first token, the one "
-     "token every query can see.",
-     "在 {model} 中，第一个词元在 {layers} 层里平均获得 {mean_mass} 的注意力，第 {top_layer} "
-     "层最多（{top_mass}）。在第 "
-     "{layer} 层它获得 {weight_share} 的权重，却只占按范数加权的注意力的 {norm_share}（低于其权重份额的 {ratio} 倍，即 "
-     "{parking_limit}，才算停放处）：它经 W_O 写出的值的范数为 {v_first}，其他词元为 {v_rest}——{parking}。去掉它那一列"
-     "并重新归一化，第 {layer} 层使输出改变 "
-     "{change_layer}（{measure}），所有层都这样做则改变 {change_all}。所以汇点之所以存在，是因为 softmax 的每一行"
-     "必须花完全部预算：没什么可取的头把预算停放在第一个词元上——唯一一个每个查询都看得到的词元。"),
+     "layer {top_layer} ({top_mass}). In layer {layer} it gets {weight_share} of the weight and {norm_share} of the "
+     "norm-weighted attention (below {ratio} × its weight share, {parking_limit}, would make it a parking spot): its "
+     "value, written through W_O, has norm {v_first} against {v_rest} for the other tokens — {parking}. Removing its "
+     "column and renormalising changes the output by {change_layer} ({measure}) in layer {layer}, and by "
+     "{change_all} in every layer. {conclusion}",
+     "在 {model} 中，第一个词元在 {layers} 层里平均获得 {mean_mass} 的注意力，第 {top_layer} 层最多"
+     "（{top_mass}）。在第 {layer} 层它获得 {weight_share} 的权重，以及按范数加权的注意力的 {norm_share}（低于"
+     "其权重份额的 {ratio} 倍，即 {parking_limit}，才算停放处）：它经 W_O 写出的值的范数为 {v_first}，其他词元为 "
+     "{v_rest}——{parking}。去掉它那一列并重新归一化，第 {layer} 层使输出改变 {change_layer}（{measure}），所有层都"
+     "这样做则改变 {change_all}。{conclusion}"),
+    ("lesson12.conclusion.parking",
+     "So a sink exists because a softmax row must spend its whole budget: a head with nothing to fetch parks it on "
+     "the first token, the one token every query can see.",
+     "所以汇点之所以存在，是因为 softmax 的每一行必须花完全部预算：没什么可取的头把预算停放在第一个词元上——唯一一个每个"
+     "查询都看得到的词元。"),
+    ("lesson12.conclusion.not_parking",
+     "Here the first token's share of the norm-weighted attention is not below that limit, so this layer does not "
+     "show it to be a parking spot; try another layer or a longer text.",
+     "这里第一个词元在按范数加权的注意力中的份额不低于这个界限，所以这一层没有显示出它是停放处；试试别的层或更长的"
+     "文本。"),
     ("lesson12.stream",
      "Streaming LLM on {tokens} tokens of the bundled corpus: with only the {window} most recent tokens visible the "
      "perplexity is {window_ppl}; keeping the first {sinks} tokens as well brings it to {sink_ppl}; full attention "

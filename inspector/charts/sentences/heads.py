@@ -148,6 +148,7 @@ def health_report(report: HeadReport, lang: str = DEFAULT_LANGUAGE, *,
     else:
         listed(idle, special_value - special_attention,
                lambda layer, head: t("heads.report.idle_sink", lang, head=name(layer, head), specials=specials,
+                                     share=_percent(_SINK_ATTENTION_SHARE),
                               attention=_percent(special_attention[layer, head]),
                               value=_percent(special_value[layer, head]),
                               ablation=_ablation_words(report, layer, head, lang)),

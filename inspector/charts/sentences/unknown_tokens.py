@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from inspector.analyses.unknown_tokens import UNKNOWN_SHARE_LIMIT, UnknownTokens, unknown_tokens
 from inspector.base.i18n import t
+from inspector.core.forward import EncodedText
 from inspector.core.loading import LoadedModel, model_label
 
 
@@ -18,8 +19,10 @@ def unknown_tokens_warning(found: UnknownTokens, lang: str = "en") -> str:
              models=", ".join(found.suggested) or "—")
 
 
-def unreadable_text_warning(loaded: LoadedModel, text: str, lang: str = "en") -> str | None:
+def unreadable_text_warning(loaded: LoadedModel, text: str, lang: str = "en",
+                            encoded: EncodedText | None = None) -> str | None:
     """The warning for ``text`` when the model cannot read it
-    (:attr:`~inspector.analyses.unknown_tokens.UnknownTokens.too_many`), else None."""
-    found = unknown_tokens(loaded, text)
+    (:attr:`~inspector.analyses.unknown_tokens.UnknownTokens.too_many`), else None. ``encoded``: ``text``
+    already tokenised (:func:`~inspector.analyses.unknown_tokens.unknown_tokens`)."""
+    found = unknown_tokens(loaded, text, encoded)
     return unknown_tokens_warning(found, lang) if found is not None and found.too_many else None
