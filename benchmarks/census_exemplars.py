@@ -10,7 +10,7 @@ exemplars against the local engine's.
     one-thread actors, Ray started by the census and shut down after), each in its own subprocess (time includes
     the model load and Ray's start; peak memory is the summed RSS of the subprocess and its descendants, Ray's
     raylet and actors included, sampled every 0.2 s); then their exemplars.parquet and exemplar_texts.parquet are
-    compared (every column equal; values within 1e-6).
+    compared (every column equal; values within 1e-5).
 
 Run from the repository root::
 
@@ -121,7 +121,7 @@ def _compare(first: Path, second: Path) -> str:
                  and a.column(name).to_pylist() != b.column(name).to_pylist()]
     value_gap = float(np.max(np.abs(a.column("value").to_numpy() - b.column("value").to_numpy()), initial=0.0))
     texts_equal = pq.read_table(first / EXEMPLAR_TEXTS_FILE).equals(pq.read_table(second / EXEMPLAR_TEXTS_FILE))
-    if differing or value_gap > 1e-6 or not texts_equal:
+    if differing or value_gap > 1e-5 or not texts_equal:
         return f"different: columns {differing}, largest value gap {value_gap:.2e}, texts equal {texts_equal}"
     return f"identical ({a.num_rows} rows; largest value gap {value_gap:.1e}; exemplar texts equal)"
 

@@ -136,8 +136,8 @@ def _assert_same_exemplars(first: Path, second: Path) -> None:
     a, b = (pq.read_table(folder / EXEMPLARS_FILE) for folder in (first, second))
     assert a.num_rows == b.num_rows > 0
     for name in a.schema.names:
-        if name == "value":
-            np.testing.assert_allclose(a.column(name).to_numpy(), b.column(name).to_numpy(), atol=1e-6)
+        if name == "value":  # float32 row sums of two batchings: 2e-6 apart on a distance of 7.5 tokens
+            np.testing.assert_allclose(a.column(name).to_numpy(), b.column(name).to_numpy(), atol=TOLERANCE)
         elif name == "key_weights":
             np.testing.assert_allclose(np.concatenate(a.column(name).to_pylist()),
                                        np.concatenate(b.column(name).to_pylist()), atol=TOLERANCE)
