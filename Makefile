@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 # inspector/serving/hosting.py, error details hidden from visitors, the toolbar's developer options off.
 HOSTED_FLAGS := --client.showErrorDetails none --client.toolbarMode viewer
 
-.PHONY: app hosted hosted-cluster hosted-cluster-stop notebook test test-fast prepare-models cli-demo clean-venv
+.PHONY: app hosted hosted-cluster hosted-cluster-stop notebook test test-fast prepare-models atlases cli-demo clean-venv
 
 app: prepare-models
 	$(BIN)/python -m streamlit run app.py
@@ -47,6 +47,13 @@ test-fast: $(VENV)/.test-deps
 # (51 s + 21 s on 2 idle CPU cores the first time, docs/BENCHMARKS.md; about a second once prepared).
 prepare-models: $(VENV)/.app-deps
 	$(BIN)/python -m inspector prepare
+
+# The shipped head atlases (assets/atlas/<model>, issue 41): per bundled model, the census of the first ATLAS_LIMIT
+# texts of assets/corpus/census-sentences.txt with 20 contexts per head and statistic and the head roles, exported
+# without its shards (benchmarks/atlases.py; slow on a busy machine, hence nice).
+ATLAS_LIMIT ?= 1000
+atlases: prepare-models
+	nice -n 15 $(BIN)/python -m benchmarks.atlases --limit $(ATLAS_LIMIT) --exemplars 20
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version.split()[0]'

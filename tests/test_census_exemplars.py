@@ -279,3 +279,17 @@ def test_cli_keeps_exemplars_and_refuses_a_k_past_100(tiny_model_dirs, tmp_path,
     table = read_exemplars(tmp_path / "out").table
     assert max(table.filter(pc.equal(table.column("kind"), "top")).column("rank").to_pylist()) == 2
     assert json.loads((tmp_path / "out" / "manifest.json").read_text())["exemplar_seed"] == 2
+
+
+def test_heaviest_keys_are_ordered_by_weight_then_position_and_clipped_to_one():
+    """The benchmark on the real model met a weight of 1.0000001 (exp(S − LSE) rounding), which the reader then
+    refused; equal weights order by position, and keys of weight 0 are not keys."""
+    import torch
+
+    from inspector.analyses.census.exemplars import _heaviest
+
+    keys = torch.tensor([[[[4, 1, 2]], [[0, 3, 5]]]])  # (B=1, H=2, n=1, 3)
+    weights = torch.tensor([[[[0.25, 0.25, 0.5]], [[1.0000001, 0.0, 0.0]]]])
+    ordered_keys, ordered_weights = _heaviest(keys, weights)
+    assert ordered_keys.tolist() == [[[[2, 1, 4]], [[0, -1, -1]]]]
+    assert ordered_weights.tolist() == [[[[0.5, 0.25, 0.25]], [[1.0, 0.0, 0.0]]]]

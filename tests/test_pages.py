@@ -33,6 +33,7 @@ from inspector.output.share import (
     encode_lessons,
     encode_view,
 )
+from inspector.output.share_atlas import AtlasState, encode_atlas
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -81,6 +82,8 @@ def test_each_page_writes_only_its_own_link_parameters():
         "generate": encode_generate(GenerateState(new=8, temp=0.5, topk=5, topp=0.9, seed=3, chat=True, step=2)),
         "lessons": encode_lesson(4) | encode_lessons(LessonsState(decoder="bundled:smollm2-135m", dlayer=1, dhead=2)),
         "lecture": encode_lecture(3),
+        "atlas": encode_atlas(AtlasState(atlas="gemma-3-270m", atlas_b="default", x="layer", y="sink",
+                                         colour="entropy", head=(1, 2), statistic="distance")),
     }
     for name, params in written.items():
         assert params and set(params) <= set(PAGE_REGISTRY[name].link_keys), name

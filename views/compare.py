@@ -204,6 +204,8 @@ status.update(label=t("compare.computing", lang))
 backend = chosen.state.backend
 try:
     job = session.plan_job("compare", loaded, lang, [text_a, text_b])  # a hosted instance's limits
+    if spec_b != spec_a:  # model B planned from its own token count (issue 45, item 2), before either runs
+        session.plan_job("compare", session.cached_model(spec_b), lang, [text_b])
     with job.running():
         run_a, run_b = cached_run(spec_a, text_a, backend, "text A"), cached_run(spec_b, text_b, backend, "text B")
     alignment = align_tokens(run_a.capture.tokens, run_b.capture.tokens)

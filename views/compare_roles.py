@@ -42,7 +42,8 @@ def _one_map(spec: str, name: str, side: str, backend: str, lang: str, slide: bo
         info = loaded.info
         with st.spinner(t("roles.page.running", lang, heads=info.num_layers * info.num_heads, batch=options["batch"],
                           length=2 * options["repeat"] + 1)):
-            result, seconds = cached_roles(spec, backend, **options)
+            with session.plan_job("roles", loaded, lang).running():  # this model's own run slot and deadline
+                result, seconds = cached_roles(spec, backend, **options)
     except InspectorError as err:
         session.show_error(err, lang)
         return

@@ -28,7 +28,8 @@ from inspector.output.share import (
     encode_view,
     generate_share_url,
 )
-from views import pages, sidebar
+from inspector.serving.jobs import count_limit
+from views import pages, session, sidebar
 from views.generate_results import show_results
 from views.generate_run import first_token_s, restore_page_state, run_or_reuse, save_page_state, sync_prompt
 
@@ -57,8 +58,13 @@ chat_offered = has_chat_template(loaded)
 if not chat_offered:
     st.session_state["generate_chat"] = False
 columns = st.columns([3, 2, 2, 2, 2])
-limit = max(1, min(GENERATE_MAX_NEW_TOKENS, info.max_positions - 1))
+# The range from the model and this server (issue 45): a hosted instance's new tokens per request, else the link's cap.
+limit = max(1, min(GENERATE_MAX_NEW_TOKENS, info.max_positions - 1,
+                   count_limit("generate", session.hosting_policy()) or GENERATE_MAX_NEW_TOKENS))
 if st.session_state.get("generate_new", 32) > limit:
+    st.info(t("option.clamped", lang, option=t("generate.new_tokens", lang),
+              asked=f"{st.session_state['generate_new']:,}", low=1, high=f"{limit:,}", kept=f"{limit:,}",
+              model=sidebar.shown_model_name(info.name, lang)), icon=":material/tune:")
     st.session_state["generate_new"] = limit
 new = columns[0].slider(t("generate.new_tokens", lang), 1, limit, key="generate_new")
 temp = columns[1].number_input(t("generate.temperature", lang), 0.0, GENERATE_MAX_TEMPERATURE, step=0.1,

@@ -46,11 +46,13 @@ from inspector.core.forward import backend_for
 from inspector.core.loading import model_label, shipped_choices
 from inspector.output.export import Provenance, screen_title
 from inspector.output.share import escape_markdown
+from inspector.serving.jobs import count_limit
 from views import session, share_state, sidebar
 from views.export_buttons import export_buttons
 from views.progress_bar import progress_bar
 
 MAX_SEED = 1_000_000
+MIN_EXAMPLES, MAX_EXAMPLES = 10, 500  # the scoreboard's range on a machine of one's own (a hosted one: count_limit)
 CACHE_TTL_S = 3600  # an hour: every cached example and scoreboard
 
 
@@ -238,8 +240,10 @@ if mechanism:
 
 st.subheader(t("gt.scoreboard", lang))
 examples_column, k_column = st.columns(2)
-examples = int(examples_column.number_input(t("gt.examples", lang), 10, 500, DEFAULT_EXAMPLES, key="gt_examples",
-                                            help=t("gt.examples_help", lang)))
+most = count_limit("groundtruth", session.hosting_policy()) or MAX_EXAMPLES  # this server's range (issue 45)
+fewest = min(MIN_EXAMPLES, most)
+examples = int(examples_column.number_input(t("gt.examples", lang), fewest, most, min(DEFAULT_EXAMPLES, most),
+                                            key="gt_examples", help=t("gt.examples_help", lang)))
 k = int(k_column.number_input(t("gt.k", lang), 1, 10, DEFAULT_TOP_K, key="gt_k"))
 status.update(label=t("gt.scoring_board", lang, n=examples))
 # Scoring takes seconds on a quiet machine and minutes on a busy one: a Stop button while it runs, and a stopped

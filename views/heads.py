@@ -28,7 +28,7 @@ from inspector.base.errors import error_text
 from inspector.base.i18n import t
 from views import session, share_state, sidebar
 from views.census_folder import CENSUS_MODE, show_census
-from views.heads_roles import show_roles
+from views.heads_roles import link_params, show_roles
 from views.heads_sections import draw_first_look, fill_report
 from views.progress_bar import progress_bar
 
@@ -162,4 +162,5 @@ else:
     status.update(state="complete", label=t("heads.done", lang, model=model_name, n=len(texts),
                                             backend=report.backend, seconds=f"{seconds:.1f}"))
 fill_report(slots, report, texts, info.name, lang, slide, (layer, head))
-share_state.publish_view(replace(chosen.state, page="heads"), layer=layer, head=head)
+share_state.publish_view(replace(chosen.state, page="heads"), layer=layer, head=head,
+                         extra=link_params(loaded))  # the roles options too

@@ -16,22 +16,27 @@ from inspector.analyses.roles import (
     CAUSAL_ROLES,
     DEFAULT_BATCH,
     DEFAULT_SEED,
+    DEFAULT_SEEDS,
     DEFAULT_TOP_K,
     DEFAULT_WINDOW,
+    MAX_BATCH,
     ROLES,
     RolesResult,
     default_repeat,
     roles_json,
 )
 from inspector.analyses.roles_causal import head_roles
-from inspector.base.i18n import t
+from inspector.base.errors import error_text
+from inspector.base.i18n import notice_text, t
 from inspector.charts.base import HEAD_SELECTION, selected_head
 from inspector.charts.roles import causal_chart, probe_heatmap_chart, roles_map_chart
 from inspector.charts.sentences.roles import role_name, roles_words, verdict
 from inspector.core.forward import backend_for
 from inspector.output.export import Provenance, screen_title
 from inspector.output.share import escape_markdown
-from views import session
+from inspector.output.share_roles import decode_roles, encode_roles, link_options
+from inspector.serving.option_plan import MIN_BATCH, MIN_REPEAT, plan_roles, roles_ranges
+from views import pages, session
 from views.export_buttons import export_buttons
 
 
@@ -44,13 +49,52 @@ def cached_roles(spec: str, backend: str, repeat: int, batch: int, top_k: int, w
     return result, time.perf_counter() - started
 
 
+# Option → its widget's key.
+OPTION_KEYS = {"repeat": "roles_repeat", "batch": "roles_batch", "top_k": "roles_top_k", "window": "roles_window",
+               "seed": "roles_seed"}
+MAX_SEED = 2**31 - 1
+
+
 def default_options(loaded) -> dict[str, int]:
-    """The block's default probe options for ``loaded`` (the widgets' first values): the Compare page's roles maps
-    ask :func:`cached_roles` with these, so a model probed on either page is probed once."""
+    """The block's default probe options for ``loaded`` (the widgets' first values), inside the ranges this model and
+    this server allow (:func:`inspector.serving.option_plan.roles_ranges`): the Compare page's roles maps ask
+    :func:`cached_roles` with these, so a model probed on either page is probed once."""
     info = loaded.info
-    return {"repeat": min(default_repeat(loaded), max(2, (info.max_positions - 1) // 2)), "batch": DEFAULT_BATCH,
+    ranges = roles_ranges(info, session.hosting_policy(), default_repeat(loaded), seeds=DEFAULT_SEEDS,
+                          max_batch=DEFAULT_BATCH)
+    return {"repeat": max(MIN_REPEAT, min(default_repeat(loaded), ranges.max_repeat)),
+            "batch": max(MIN_BATCH, min(DEFAULT_BATCH, ranges.max_batch)),
             "top_k": min(DEFAULT_TOP_K, max(1, info.num_layers * info.num_heads // 2)), "window": DEFAULT_WINDOW,
             "seed": DEFAULT_SEED}
+
+
+def _bounded(name: str, low: int, high: int, default: int, model: str, lang: str) -> None:
+    """Keep option ``name``'s widget value (typed, carried by a share link, or left from another model) in
+    [``low``, ``high``] before its widget is drawn: a value outside is clamped, with a notice saying so."""
+    key = OPTION_KEYS[name]
+    value = st.session_state.get(key, default)
+    value = default if isinstance(value, bool) or not isinstance(value, (int, float)) else int(value)
+    kept = min(max(value, low), high)
+    if kept != value:
+        st.info(t("option.clamped", lang, option=t(f"roles.page.{name}", lang), asked=f"{value:,}",
+                  low=f"{low:,}", high=f"{high:,}", kept=f"{kept:,}", model=model), icon=":material/tune:")
+    st.session_state[key] = kept
+
+
+def _restore_link() -> None:
+    """A share link's roles options, once per session (clamped by :func:`_bounded` as the widgets are drawn)."""
+
+    def apply(state) -> None:
+        for name, value in link_options(state).items():
+            st.session_state[OPTION_KEYS[name]] = value
+
+    pages.restore_once("roles", decode_roles, apply)
+
+
+def link_params(loaded) -> dict[str, str]:
+    """The roles options on screen as share-link parameters (only those that differ from the defaults)."""
+    options = {name: st.session_state[key] for name, key in OPTION_KEYS.items() if key in st.session_state}
+    return encode_roles(options, default_options(loaded))
 
 
 def _top_table(result: RolesResult, lang: str) -> dict[str, list]:
@@ -73,26 +117,52 @@ def show_roles(spec: str, backend: str, model_name: str, lang: str, slide: bool)
         _show_roles(spec, backend, model_name, lang, slide)
 
 
+def _options(loaded, model: str, lang: str) -> dict[str, int]:
+    """The option widgets, each range from the model and this server's policy (a hosted instance's memory and
+    deadline: :func:`inspector.serving.option_plan.roles_ranges`); values outside are clamped with a notice."""
+    info, policy = loaded.info, session.hosting_policy()
+    defaults = default_options(loaded)
+    longest = roles_ranges(info, policy, seeds=DEFAULT_SEEDS).max_repeat
+    columns = st.columns(5)
+    _bounded("repeat", MIN_REPEAT, longest, defaults["repeat"], model, lang)
+    repeat = int(columns[0].number_input(t("roles.page.repeat", lang), MIN_REPEAT, longest, key="roles_repeat"))
+    widest = roles_ranges(info, policy, repeat, seeds=DEFAULT_SEEDS, max_batch=MAX_BATCH).max_batch
+    _bounded("batch", MIN_BATCH, widest, defaults["batch"], model, lang)
+    batch = int(columns[1].number_input(t("roles.page.batch", lang), MIN_BATCH, widest, key="roles_batch"))
+    heads = max(1, info.num_layers * info.num_heads // 2)
+    _bounded("top_k", 1, heads, defaults["top_k"], model, lang)
+    top_k = int(columns[2].number_input(t("roles.page.top_k", lang), 1, heads, key="roles_top_k"))
+    _bounded("window", 1, info.max_positions, defaults["window"], model, lang)
+    window = int(columns[3].number_input(t("roles.page.window", lang), 1, info.max_positions, key="roles_window"))
+    _bounded("seed", 0, MAX_SEED, defaults["seed"], model, lang)
+    seed = int(columns[4].number_input(t("roles.page.seed", lang), 0, MAX_SEED, key="roles_seed"))
+    return {"repeat": repeat, "batch": batch, "top_k": top_k, "window": window, "seed": seed}
+
+
 def _show_roles(spec: str, backend: str, model_name: str, lang: str, slide: bool) -> None:
     st.caption(t("roles.page.caption", lang))
     loaded = session.cached_model(spec)
     info = loaded.info
-    columns = st.columns(5)
-    limit = max(2, (info.max_positions - 1) // 2)
-    defaults = default_options(loaded)
-    repeat = int(columns[0].number_input(t("roles.page.repeat", lang), 2, min(limit, 256), defaults["repeat"],
-                                         key="roles_repeat"))
-    batch = int(columns[1].number_input(t("roles.page.batch", lang), 2, 64, defaults["batch"], key="roles_batch"))
-    top_k = int(columns[2].number_input(t("roles.page.top_k", lang), 1, max(1, info.num_layers * info.num_heads // 2),
-                                        defaults["top_k"], key="roles_top_k"))
-    window = int(columns[3].number_input(t("roles.page.window", lang), 1, 512, defaults["window"], key="roles_window"))
-    seed = int(columns[4].number_input(t("roles.page.seed", lang), 0, 2**31 - 1, defaults["seed"], key="roles_seed"))
+    _restore_link()
+    pages.show_link_warnings("roles", lang)
+    if roles_ranges(info, session.hosting_policy(), seeds=DEFAULT_SEEDS).max_repeat < MIN_REPEAT:
+        try:  # not even the smallest probe fits this server: the plan's refusal, in one line, before anything is asked
+            plan_roles(info, session.hosting_policy(), MIN_REPEAT, MIN_BATCH, DEFAULT_SEEDS)
+        except InspectorError as err:
+            st.info(error_text(err, lang), icon=":material/timer_off:")
+        return
+    options = _options(loaded, model_name, lang)
     if not st.toggle(t("roles.page.run", lang), key="roles_run", help=t("roles.page.run_help", lang)):
         return
     try:
-        with st.spinner(t("roles.page.running", lang, heads=info.num_layers * info.num_heads, batch=batch,
-                          length=2 * repeat + 1)):
-            result, seconds = cached_roles(spec, backend, repeat, batch, top_k, window, seed)
+        planned = plan_roles(info, session.hosting_policy(), options["repeat"], options["batch"], DEFAULT_SEEDS)
+        for notice in planned.notices:
+            st.info(notice_text(notice, lang), icon=":material/timer:")
+        options.update(planned.values)
+        with st.spinner(t("roles.page.running", lang, heads=info.num_layers * info.num_heads, batch=options["batch"],
+                          length=2 * options["repeat"] + 1)):
+            with session.plan_job("roles", loaded, lang).running():  # the run slot and the deadline
+                result, seconds = cached_roles(spec, backend, **options)
     except InspectorError as err:
         session.show_error(err, lang)
         return

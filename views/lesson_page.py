@@ -49,6 +49,16 @@ def lesson_context(spec: str, contrast: str | None, text: str, backend: str, lay
                          lang=lang)
 
 
+def plan_models(spec: str, contrast: str | None, text: str, lang: str):
+    """The Lessons job on ``spec`` and, when given, its ``contrast`` model, each planned from its own token count
+    (issue 45, item 2: a word of 3 tokens on MiniLM is 1,600 on SmolLM2): a text past either model's hosted limit is
+    refused in one line naming that model (:class:`~inspector.base.errors.OverBudgetError`). Returns ``spec``'s plan,
+    to run the lessons in (``with plan.running():``: the run slot and the deadline)."""
+    if contrast is not None and contrast != spec:
+        session.plan_job("lessons", session.cached_model(contrast), lang, [text])
+    return session.plan_job("lessons", session.cached_model(spec), lang, [text])
+
+
 @st.cache_data(max_entries=8, ttl=3600, show_spinner=False)
 def cached_part(part: str, spec: str, contrast: str | None, text: str, backend: str, layer: int,
                 head: int) -> dict[str, Any]:
@@ -134,7 +144,8 @@ class LessonView:
             return None
         with progress_bar(t("decoder.measuring", self.lang)):
             try:
-                result = cached_requested(slug, *wanted)
+                with plan_models(self.spec, self.contrast, self.text, self.lang).running():
+                    result = cached_requested(slug, *wanted)
             except InspectorError as err:
                 session.show_error(err, self.lang)
                 return None

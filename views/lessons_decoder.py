@@ -21,7 +21,7 @@ from inspector.core.bundled import bundled_choices
 from inspector.output.pages import PAGE_REGISTRY
 from inspector.output.share import LessonsState, ViewState, decode_lessons, encode_view, escape_markdown
 from views import pages, session, share_state, sidebar
-from views.lesson_page import Draw, LessonView, cached_part
+from views.lesson_page import Draw, LessonView, cached_part, plan_models
 
 DECODER_LESSONS = frozenset(lesson.number for lesson in lessons_of("decoder"))  # D1–D8: lesson=9 … 16 in a link
 ENCODER_SPEC = "default"  # MiniLM: the bidirectional, absolute-position contrast when the sidebar holds a decoder
@@ -133,8 +133,9 @@ def section(chosen: session.Inputs, loaded: LoadedModel, lang: str, slide: bool,
     encoder_spec = ENCODER_SPEC if loaded.info.causal else chosen.spec
     backend = chosen.state.backend
     with st.spinner(t("decoder.running", lang, model=sidebar.shown_model_name(info.name, lang))):
-        try:
-            results = cached_part("decoder", spec, encoder_spec, chosen.state.text, backend, layer, head)
+        try:  # each model planned from its own token count, the encoder contrast included
+            with plan_models(spec, encoder_spec, chosen.state.text, lang).running():
+                results = cached_part("decoder", spec, encoder_spec, chosen.state.text, backend, layer, head)
         except InspectorError as err:
             session.show_error(err, lang)
             return None

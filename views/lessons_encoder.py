@@ -12,11 +12,12 @@ from inspector import InspectorError
 from inspector.analyses.lessons import DEFAULT_LENGTHS, SCALE_NAMES, sharpest_pair
 from inspector.analyses.lessons.common import TIMING_WARMUPS
 from inspector.analyses.lessons.registry import LESSONS
-from inspector.base.i18n import device_label, t
+from inspector.base.i18n import device_label, notice_text, t
 from inspector.base.tokens import readable_tokens
 from inspector.charts import lessons as charts
 from inspector.charts.inspect import entropy_by_layer_chart
 from inspector.output.pages import PAGE_REGISTRY
+from inspector.serving.option_plan import plan_timing, timing_choices
 from views import session
 from views.lesson_page import Draw, LessonView, lesson_context
 from views.progress_bar import progress_bar
@@ -154,16 +155,29 @@ def draw_complexity(page: LessonView, _: object) -> None:
     counted measures (bytes, FLOPs, max |Δ|) beside the times, and recomputation explained."""
     lang = page.lang
     st.caption(t("lesson7.recompute", lang))
-    lengths = st.multiselect(t("lesson7.lengths", lang), TIMING_CHOICES, default=list(DEFAULT_LENGTHS),
-                             key="timing_lengths", placeholder=t("lesson7.lengths_placeholder", lang))
+    # The lengths offered are those this server's memory and deadline allow on their own (issue 45, item 7: n = 4,096
+    # added 2.4 GB to a hosted server); a choice carried over from before is kept only while it is offered.
+    policy, info = session.hosting_policy(), page.info
+    offered = timing_choices(info.num_heads, info.head_dim, TIMING_CHOICES, policy)
+    if "timing_lengths" in st.session_state:
+        st.session_state["timing_lengths"] = [n for n in st.session_state["timing_lengths"] if n in offered]
+        default = None
+    else:
+        default = [n for n in DEFAULT_LENGTHS if n in offered]
+    lengths = st.multiselect(t("lesson7.lengths", lang), offered, default=default, key="timing_lengths",
+                             placeholder=t("lesson7.lengths_placeholder", lang))
     if st.button(t("lesson7.run", lang), key="timing_run", disabled=not lengths):
-        ordered = sorted(lengths)
         # Rounds over every length: before each, done = rounds finished; the last call (done == total) keeps its label.
         with progress_bar(None, lambda done, total, note: t("lesson7.measuring", lang, round=min(done + 1, total),
                                                           rounds=total, warmups=TIMING_WARMUPS)) as bar:
             try:
-                context = lesson_context(page.spec, None, page.text, page.backend, page.layer, page.head, ordered, bar)
-                st.session_state["timing"] = LESSONS["complexity"].on_request(context)
+                planned = plan_timing(info.num_heads, info.head_dim, lengths, policy)  # together, within the budget
+                for notice in planned.notices:
+                    st.info(notice_text(notice, lang), icon=":material/timer:")
+                context = lesson_context(page.spec, None, page.text, page.backend, page.layer, page.head,
+                                         planned.values["lengths"], bar)
+                with session.plan_job("lessons", session.cached_model(page.spec), lang).running():  # the deadline
+                    st.session_state["timing"] = LESSONS["complexity"].on_request(context)
             except (InspectorError, RuntimeError) as err:  # RuntimeError: out of memory at a large n
                 session.show_error(err, lang)
     timing = st.session_state.get("timing")

@@ -65,6 +65,7 @@ from inspector.analyses.roles import (
 )
 from inspector.base.errors import InvalidRequestError
 from inspector.base.progress import Progress, no_progress
+from inspector.core.deadline import check_deadline
 from inspector.core.forward import forward
 from inspector.core.loading import LoadedModel
 from kernels.hf import Intervention, ResumeAt, SequenceHeadAblation, WeightEdit
@@ -303,6 +304,7 @@ def causal_test(loaded: LoadedModel, probe: ProbeSpec, role: Role, heads: Sequen
         per_forward = max(1, min(per_forward, _LOGITS_BUDGET // (probe.batch * len(positions) * info.vocab_size)))
     rises: list[np.ndarray] = []
     for start in range(0, len(configs), per_forward):
+        check_deadline(f"before the causal test's copies {start + 1}–{start + per_forward} of {role}")
         group = configs[start:start + per_forward]
         rises.extend(_ablated_rises(loaded, probe, role, group, first_layer, base_run, positions, targets, base,
                                     backend, interventions))
@@ -369,7 +371,9 @@ def head_roles(loaded: LoadedModel, *, repeat: int | None = None, batch: int = D
     heads of each role of :data:`CAUSAL_ROLES` against ``seeds`` random draws. Raises
     :class:`InvalidRequestError` for bad options (:func:`check_options`). ``interventions`` apply to every forward
     (the roles of an edited model: a head forced into a role by a :class:`kernels.hf.WeightEdit`). ``progress``
-    (:mod:`inspector.base.progress`) counts stages: the probe, then each role's causal test when ``causal``."""
+    (:mod:`inspector.base.progress`) counts stages: the probe, then each role's causal test when ``causal``. Inside a
+    job's deadline (:func:`inspector.core.deadline.job_deadline`) every forward stops between layers past it, and the
+    causal test between its groups of copies (:class:`inspector.base.errors.DeadlineExceededError`)."""
     info = loaded.info
     repeat = default_repeat(loaded) if repeat is None else repeat
     check_options(repeat=repeat, batch=batch, top_k=top_k, window=window, seeds=seeds,
@@ -398,6 +402,7 @@ def head_roles(loaded: LoadedModel, *, repeat: int | None = None, batch: int = D
     del forwarded  # the records' weights are in the scores now
     tests = []
     for done, role in enumerate(CAUSAL_ROLES, start=2):
+        check_deadline(f"before the causal test of {role}")
         tests.append(causal_test(loaded, probe, role, result.top_heads(role), seeds=seeds, seed=seed, backend=backend,
                                  base_run=base_run, interventions=interventions))
         progress(done, stages, f"roles: causal test of {role} ({done - 1} of {len(CAUSAL_ROLES)})")

@@ -32,6 +32,7 @@ from string import Formatter
 from types import ModuleType
 
 from inspector.base.catalogue import (
+    atlas,
     attribution,
     census,
     common,
@@ -54,7 +55,7 @@ DEFAULT_LANGUAGE = "en"
 LANGUAGE_NAMES: Mapping[str, str] = {"en": "English", "zh": "简体中文"}
 
 # The catalogue's modules in the order of the app's menu (the sidebar and shared words first).
-PAGE_MODULES: tuple[ModuleType, ...] = (common, sidebar, inspect, heads, roles, census, attribution, lessons,
+PAGE_MODULES: tuple[ModuleType, ...] = (common, sidebar, inspect, heads, roles, census, atlas, attribution, lessons,
                                         lessons_decoder, groundtruth, compare, generate, mechanism, lecture,
                                         hosting)
 

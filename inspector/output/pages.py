@@ -102,6 +102,8 @@ def register_page(spec: PageSpec) -> PageSpec:
 
 register_page(PageSpec("inspect", ":material/grid_on:", default=True))
 register_page(PageSpec("heads", ":material/view_module:"))
+register_page(PageSpec("atlas", ":material/scatter_plot:",
+                       link_keys=("atlas", "atlas_b", "ax", "ay", "acolour", "ahead", "astat")))
 register_page(PageSpec("attribution", ":material/balance:"))
 register_page(PageSpec("lessons", ":material/school:", link_keys=("lesson", "decoder", "dlayer", "dhead")))
 register_page(PageSpec("groundtruth", ":material/verified:"))

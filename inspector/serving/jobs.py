@@ -43,7 +43,7 @@ from inspector.core.loading import LoadedModel, ModelInfo
 from inspector.core.model_folders import model_name
 from inspector.serving.hosting import HostingPolicy
 
-JobKind = Literal["heads", "attribution", "lessons", "compare", "groundtruth", "generate", "mechanism"]
+JobKind = Literal["heads", "attribution", "lessons", "compare", "groundtruth", "generate", "mechanism", "roles"]
 JOB_KINDS: tuple[str, ...] = get_args(JobKind)
 # The job's name in a message (English, as every library error; the catalogue's f"job.{kind}" in a page's refusal).
 JOB_NAMES = {kind: t(f"job.{kind}", DEFAULT_LANGUAGE) for kind in JOB_KINDS}
@@ -58,6 +58,14 @@ def job_token_limit(kind: str, info: ModelInfo, policy: HostingPolicy) -> int | 
     by_time = max(16, int(HOSTED_JOB_TOKENS[kind] * scale))
     by_memory = tokens_within(info, policy.job_memory_bytes, JOB_MEMORY_COPIES[kind])
     return max(1, min(by_time, by_memory, info.max_positions))
+
+
+def count_limit(kind: str, policy: HostingPolicy) -> int | None:
+    """The most examples (``groundtruth``) or new tokens (``generate``) one request of ``kind`` may ask for under
+    ``policy`` — a page's widget range; None = no limit (not hosted, or a job without such a count)."""
+    if not policy.hosted:
+        return None
+    return {"groundtruth": HOSTED_GROUNDTRUTH_EXAMPLES, "generate": HOSTED_GENERATE_NEW_TOKENS}.get(kind)
 
 
 @dataclass(frozen=True)

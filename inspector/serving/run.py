@@ -48,7 +48,7 @@ from inspector.serving.jobs import JobPlan, plan_job
 from inspector.serving.run_queue import OnWait, RunQueue, process_queue
 
 RunKind = Literal["inspect", "heads", "attribution", "lessons", "compare", "groundtruth", "generate", "mechanism",
-                  "census"]
+                  "roles", "census"]
 RUN_KINDS: tuple[str, ...] = get_args(RunKind)
 T = TypeVar("T")
 

@@ -69,13 +69,15 @@ def exemplar_shard_path(out: Path, shard: int) -> Path:
 
 
 def _ragged(keys: np.ndarray, weights: np.ndarray):
-    """(N, TOP_KEYS) padded keys (−1 = none) and weights as two list arrays of each row's real keys."""
+    """(N, TOP_KEYS) padded keys (−1 = none) and weights as two list arrays of each row's real keys. A weight is
+    clipped to [0, 1]: one materialised in float32 can exceed 1 by rounding (1.0000076 on a collapsed MiniLM head,
+    which the reader then refused as no census file)."""
     import pyarrow as pa
 
     kept = keys >= 0
     offsets = np.concatenate([[0], np.cumsum(kept.sum(axis=1))]).astype(np.int32)
     return (pa.ListArray.from_arrays(pa.array(offsets), pa.array(keys[kept].astype(np.int32))),
-            pa.ListArray.from_arrays(pa.array(offsets), pa.array(weights[kept].astype(np.float32))))
+            pa.ListArray.from_arrays(pa.array(offsets), pa.array(np.clip(weights[kept], 0.0, 1.0).astype(np.float32))))
 
 
 def _rows_table(parts: list[ExemplarRows]):

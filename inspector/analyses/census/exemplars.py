@@ -90,10 +90,10 @@ class ExemplarRows:
         empty = _empty_rows(kind)
         return cls(kind=kind, **{name: np.concatenate([getattr(p, name) for p in (empty, *parts)]) for name in names})
 
-    def select(self, mask: np.ndarray) -> ExemplarRows:
-        """The rows where ``mask`` (N,) bool is set."""
+    def select(self, which: np.ndarray | slice) -> ExemplarRows:
+        """The rows ``which`` picks: an (N,) bool mask, row numbers or a slice."""
         names = ("statistic", "layer", "head", "rank", "text_index", "query", "value", "keys", "key_weights")
-        return ExemplarRows(kind=self.kind, **{name: getattr(self, name)[mask] for name in names})
+        return ExemplarRows(kind=self.kind, **{name: getattr(self, name)[which] for name in names})
 
 
 def _empty_rows(kind: str) -> ExemplarRows:
@@ -148,76 +148,88 @@ class RowCandidates:
         lengths = torch.tensor(self.lengths, device=device)
         counted = (position[None, :] < lengths[:, None]) & (rows["visible"] >= 2)  # (B, n) rows with a choice
         eligible = {"previous_token": counted & (position[None, :] >= 1), "induction": counted & (rows["copies"] > 0)}
-        values, scores = [], []
-        for statistic in EXEMPLAR_STATISTICS:
-            value = torch.round(rows[_ROW_VALUE[statistic]], decimals=VALUE_DECIMALS)  # (B, H, n)
-            score = -value if statistic in LOWEST_FIRST else value
-            scores.append(torch.where(eligible.get(statistic, counted)[:, None, :], score, -torch.inf))
-            values.append(value)
-        value, score = torch.stack(values), torch.stack(scores)  # (S, B, H, n)
-        # Each text's best row: the highest score, the lowest query among equals.
-        best = score.max(dim=-1, keepdim=True).values
-        query = torch.where(score == best, position, n).amin(dim=-1)  # (S, B, H)
-        found = torch.isfinite(best[..., 0])
-        query = torch.where(found, query, 0)
-        heavy = (rows["top_keys"], rows["top_weights"])  # (B, H, n, ≤ TOP_KEYS)
+        # Values in whole units of 10^−VALUE_DECIMALS, and one int64 key a row that orders rows exactly as the rule
+        # does: score first, then (lower first) input index and query — so a max and a top-k need no sort.
+        allowed = torch.stack([eligible.get(s, counted) for s in EXEMPLAR_STATISTICS])[:, :, None, :]  # (S, B, 1, n)
+        units = torch.stack([torch.round(rows[_ROW_VALUE[s]].nan_to_num() * 10**VALUE_DECIMALS).long()
+                             for s in EXEMPLAR_STATISTICS])
+        units = torch.where(allowed, units, 0)  # (S, B, H, n); rows that do not count hold 0
+        sign = torch.tensor([-1 if s in LOWEST_FIRST else 1 for s in EXEMPLAR_STATISTICS], device=device)
+        rank = torch.from_numpy(np.argsort(np.argsort(self.indices, kind="stable"))).to(device)  # by input index
+        spread = 1 << (batch * n).bit_length()
+        order = spread - 1 - (rank[:, None] * n + position[None, :])  # (B, n): larger for earlier rows
+        score = units * sign[:, None, None, None]
+        if int(score.abs().max()) >= 2**62 // spread:
+            raise ValueError(f"exemplar values too large to rank in one key (batch of {batch} × {n} tokens)")
+        key = torch.where(allowed, score * spread + order[None, :, None, :], _MISSING)  # (S, B, H, n)
+        keys, weights = _heaviest(rows["top_keys"], rows["top_weights"])  # (B, H, n, TOP_KEYS)
+        best, query = key.max(dim=-1)  # (S, B, H): each text's best row
+        found = best != _MISSING
         text = torch.arange(batch, device=device)[None, :, None].expand_as(query)
         head = torch.arange(heads, device=device)[None, None, :].expand_as(query)
-        self.best.append((torch.where(found, query, -1).cpu().numpy().astype(np.int32),
-                          torch.where(found, value.gather(-1, query[..., None])[..., 0], torch.nan).cpu().numpy(),
-                          *_heaviest(heavy, text, head, query, found)))
-        # The batch's top K per shard: rows laid out by input index, then query, so a stable sort breaks ties
-        # exactly as the rule does.
-        by_index = torch.tensor(np.argsort(self.indices, kind="stable"), device=device)
-        flat = score[:, by_index].permute(0, 2, 1, 3).reshape(len(EXEMPLAR_STATISTICS), heads, batch * n)
-        shards = np.asarray(self.shards)[by_index.cpu().numpy()]
-        for shard in np.unique(shards):
-            mine = torch.from_numpy(np.repeat(shards == shard, n)).to(device)
-            ranked = torch.sort(torch.where(mine, flat, -torch.inf), dim=-1, descending=True, stable=True)
-            chosen = ranked.indices[..., :self.k]  # (S, H, k)
-            kept = torch.isfinite(ranked.values[..., :self.k])
-            text = by_index[chosen // n]
-            row_query = chosen % n
+        self.best.append(_rows_to_host(units, keys, weights, found, text, head, query))
+        flat = key.permute(0, 2, 1, 3).reshape(len(EXEMPLAR_STATISTICS), heads, batch * n)
+        shards = np.repeat(np.asarray(self.shards), n)
+        for shard in np.unique(shards):  # the batch's top K per shard
+            mine = torch.from_numpy(shards == shard).to(device)
+            ranked, chosen = torch.where(mine, flat, _MISSING).topk(min(self.k, batch * n), dim=-1)  # (S, H, k)
+            kept = ranked != _MISSING
+            text, row_query = chosen // n, chosen % n
             head = torch.arange(heads, device=device)[None, :, None].expand_as(chosen)
-            statistic = torch.arange(len(EXEMPLAR_STATISTICS), device=device)[:, None, None].expand_as(chosen)
-            keys, weights = _heaviest(heavy, text, head, row_query, kept)
-            picked = value[statistic, text, head, row_query]
+            query, value, row_keys, row_weights = _rows_to_host(units, keys, weights, kept, text, head, row_query)
             where = kept.cpu().numpy()
+            statistic = np.broadcast_to(np.arange(len(EXEMPLAR_STATISTICS))[:, None, None], where.shape)
             self.top.append(ExemplarRows(
-                kind="top", statistic=statistic.cpu().numpy()[where], layer=np.full(int(where.sum()), layer),
+                kind="top", statistic=statistic[where], layer=np.full(int(where.sum()), layer),
                 head=head.cpu().numpy()[where], rank=np.zeros(int(where.sum()), np.int64),
                 text_index=np.asarray(self.indices, np.int64)[text.cpu().numpy()[where]],
-                query=row_query.cpu().numpy()[where], value=picked.cpu().numpy()[where], keys=keys[where],
-                key_weights=weights[where]))
+                query=query[where].astype(np.int64), value=value[where], keys=row_keys[where],
+                key_weights=row_weights[where]))
 
     def text(self, b: int, tokens: Sequence[str]) -> TextExemplars:
         """Text ``b``'s :class:`TextExemplars` over every layer (call after the batch's last layer)."""
         query, value, keys, weights = (np.stack([layer[part][:, b] for layer in self.best], axis=1) for part in
                                        range(4))  # (S, L, H, …)
-        if self._joined is None:
-            self._joined = ExemplarRows.concatenate("top", self.top)
-        mine = self._joined.text_index == self.indices[b]
-        return TextExemplars(query=query, value=value, keys=keys, key_weights=weights, top=self._joined.select(mine),
-                             tokens=tuple(tokens))
+        if self._joined is None:  # every layer's top rows, by text: one slice a text
+            joined = ExemplarRows.concatenate("top", self.top)
+            self._joined = joined.select(np.argsort(joined.text_index, kind="stable"))
+        start, stop = np.searchsorted(self._joined.text_index, [self.indices[b], self.indices[b] + 1])
+        return TextExemplars(query=query, value=value, keys=keys, key_weights=weights,
+                             top=self._joined.select(slice(start, stop)), tokens=tuple(tokens))
 
 
-def _heaviest(heavy: tuple[torch.Tensor, torch.Tensor], text: torch.Tensor, head: torch.Tensor, query: torch.Tensor,
-              found: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
-    """The heaviest keys of the rows (text, head, query) (index tensors of one shape X): (X…, TOP_KEYS) int32 keys
-    of weight above 0, highest first and ties by position, −1 past them (and everywhere a row is not ``found``), and
-    their float32 weights (0 there)."""
-    keys = heavy[0][text, head, query].cpu().numpy().astype(np.int64)  # (X…, ≤ TOP_KEYS)
-    weights = heavy[1][text, head, query].float().cpu().numpy()
-    kept = (weights > 0) & found.cpu().numpy()[..., None]
-    # Weight descending, then position; absent keys (weight 1, position past any) go last.
-    order = np.lexsort((np.where(kept, keys, np.iinfo(np.int64).max), np.where(kept, -weights, 1.0)), axis=-1)
-    keys = np.take_along_axis(np.where(kept, keys, -1), order, axis=-1)
-    weights = np.take_along_axis(np.where(kept, weights, 0.0), order, axis=-1)
+_MISSING = torch.iinfo(torch.int64).min  # the key of a row that does not count
+
+
+def _heaviest(keys: torch.Tensor, weights: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each row's top-k keys and weights (…, ≤ TOP_KEYS) as the exemplars give them: weight descending, ties by
+    position, keys of weight 0 dropped (−1, weight 0), padded to TOP_KEYS; weights clipped to 1 (exp(S − LSE) may
+    round a hair above it)."""
+    weights = weights.float().clamp(0.0, 1.0)
+    # One int64 a key, unique in its row: a non-negative float32's bits order as the float does; the position
+    # breaks ties (lower first).
+    order = (weights.view(torch.int32).long() << 24) + ((1 << 24) - 1 - keys)
+    by_order = order.argsort(dim=-1, descending=True)
+    keys, weights = keys.gather(-1, by_order), weights.gather(-1, by_order)
     missing = TOP_KEYS - keys.shape[-1]  # a batch narrower than TOP_KEYS tokens
     if missing:
-        keys = np.concatenate([keys, np.full((*keys.shape[:-1], missing), -1)], axis=-1)
-        weights = np.concatenate([weights, np.zeros((*weights.shape[:-1], missing))], axis=-1)
-    return keys.astype(np.int32), weights.astype(np.float32)
+        keys = torch.cat([keys, keys.new_zeros((*keys.shape[:-1], missing))], dim=-1)
+        weights = torch.cat([weights, weights.new_zeros((*weights.shape[:-1], missing))], dim=-1)
+    return torch.where(weights > 0, keys, -1), torch.where(weights > 0, weights, 0.0)
+
+
+def _rows_to_host(units: torch.Tensor, keys: torch.Tensor, weights: torch.Tensor, found: torch.Tensor,
+                  text: torch.Tensor, head: torch.Tensor, query: torch.Tensor) -> tuple[np.ndarray, ...]:
+    """The rows (text, head, query) — index tensors of one shape (S, X…), the first axis the statistic — on the
+    host: query int32, value float64 (units / 10^VALUE_DECIMALS), keys (…, TOP_KEYS) int32 and weights float32;
+    −1, NaN, −1, 0 where not ``found``."""
+    statistic = torch.arange(units.shape[0], device=units.device).view(-1, *([1] * (query.dim() - 1)))
+    value = units[statistic, text, head, query].double() / 10**VALUE_DECIMALS
+    row_keys, row_weights = keys[text, head, query], weights[text, head, query]
+    return (torch.where(found, query, -1).cpu().numpy().astype(np.int32),
+            torch.where(found, value, torch.nan).cpu().numpy(),
+            torch.where(found[..., None], row_keys, -1).cpu().numpy().astype(np.int32),
+            torch.where(found[..., None], row_weights, 0.0).cpu().numpy().astype(np.float32))
 
 
 # ------------------------------------------------------------------------------------- top rows and deciles
@@ -259,31 +271,27 @@ class TextExtremes:
 def decile_rows(extremes: TextExtremes, seed: int) -> ExemplarRows:
     """One sampled text per decile of each statistic and head, its best row the exemplar (the module docstring
     gives the rule); rank = the decile, 0 the best tenth."""
-    _, statistics, layers, heads = extremes.value.shape
+    texts, statistics, layers, heads = extremes.value.shape
+    value = extremes.value.reshape(texts, -1)  # (N, S·L·H), texts in input order
+    sign = np.repeat([-1.0 if s in LOWEST_FIRST else 1.0 for s in EXEMPLAR_STATISTICS], layers * heads)
+    # Best first; a stable sort keeps equal scores in input order (ties by text index); texts without a candidate
+    # (NaN) go last.
+    ranked = np.argsort(np.where(np.isfinite(value), -sign * value, np.inf), axis=0, kind="stable")
+    present = np.isfinite(value).sum(axis=0)
     parts = []
-    for s in range(statistics):
-        lowest = EXEMPLAR_STATISTICS[s] in LOWEST_FIRST
-        for layer in range(layers):
-            for head in range(heads):
-                value = extremes.value[:, s, layer, head]
-                present = np.flatnonzero(np.isfinite(value))
-                if not len(present):
-                    continue
-                score = -value[present] if lowest else value[present]
-                ranked = present[np.lexsort((extremes.text_index[present], -score))]  # best first
-                decile = np.arange(len(ranked)) * DECILES // len(ranked)
-                generator = np.random.default_rng([seed, s, layer, head])
-                filled = np.unique(decile)
-                sizes = np.bincount(decile, minlength=DECILES)[filled]
-                starts = np.searchsorted(decile, filled)
-                chosen = ranked[starts + generator.integers(0, sizes)]
-                parts.append(ExemplarRows(
-                    kind="decile", statistic=np.full(len(chosen), s), layer=np.full(len(chosen), layer),
-                    head=np.full(len(chosen), head), rank=filled.astype(np.int64),
-                    text_index=extremes.text_index[chosen],
-                    query=extremes.query[chosen, s, layer, head].astype(np.int64),
-                    value=extremes.value[chosen, s, layer, head], keys=extremes.keys[chosen, s, layer, head],
-                    key_weights=extremes.key_weights[chosen, s, layer, head]))
+    for column in np.flatnonzero(present):
+        s, layer, head = np.unravel_index(column, (statistics, layers, heads))
+        decile = np.arange(present[column]) * DECILES // present[column]  # non-decreasing
+        filled = np.unique(decile)
+        starts = np.searchsorted(decile, filled)
+        drawn = np.random.default_rng([seed, s, layer, head]).integers(0, np.bincount(decile)[filled])
+        chosen = ranked[starts + drawn, column]
+        parts.append(ExemplarRows(
+            kind="decile", statistic=np.full(len(chosen), s), layer=np.full(len(chosen), layer),
+            head=np.full(len(chosen), head), rank=filled.astype(np.int64), text_index=extremes.text_index[chosen],
+            query=extremes.query[chosen, s, layer, head].astype(np.int64),
+            value=extremes.value[chosen, s, layer, head], keys=extremes.keys[chosen, s, layer, head],
+            key_weights=extremes.key_weights[chosen, s, layer, head]))
     return ExemplarRows.concatenate("decile", parts)
 
 

@@ -43,6 +43,7 @@ from inspector.base.errors import InvalidRequestError
 from inspector.base.examples import long_corpus_text as long_text
 from inspector.base.i18n import Notice
 from inspector.core.budget import attention_bytes, weight_bytes
+from inspector.core.deadline import check_deadline
 from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel
 from inspector.core.model_folders import model_name
@@ -164,6 +165,7 @@ def window_lesson(loaded: LoadedModel, *, text: str | None = None, lengths: Sequ
     local_runs, global_runs = [], []
     d, heads = info.head_dim, info.num_heads
     for length in lengths:
+        check_deadline(f"before timing n = {length}")  # a run's deadline binds between lengths
         q, k, v = (torch.randn(1, heads, length, d, generator=generator) for _ in range(3))
         with torch.inference_mode():
             local_runs.append(_runs_ms(lambda: banded_attention(q, k, v, scale=d ** -0.5, window=window), repeats))
@@ -291,6 +293,7 @@ def linear_lesson(loaded: LoadedModel, text: str, layer: int, head: int, *, leng
     d = info.head_dim
     soft_runs, lin_runs = [], []
     for length in lengths:
+        check_deadline(f"before timing n = {length}")
         qq, kk, vv = (torch.randn(1, 1, length, d, generator=generator) for _ in range(3))
         with torch.inference_mode():
             soft_runs.append(_runs_ms(lambda: torch.softmax(qq @ kk.transpose(-1, -2) * d ** -0.5, dim=-1) @ vv,

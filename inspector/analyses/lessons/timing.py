@@ -30,6 +30,7 @@ from inspector.base.errors import InvalidRequestError
 from inspector.base.i18n import Notice, device_label
 from inspector.base.progress import Progress, no_progress
 from inspector.core.budget import weight_bytes
+from inspector.core.deadline import check_deadline
 from inspector.core.forward import encode_text, forward
 from inspector.core.loading import LoadedModel
 from inspector.core.outputs import model_output, output_change
@@ -177,7 +178,7 @@ def complexity_lesson(lengths: Sequence[int] = DEFAULT_LENGTHS, *, heads: int = 
     them), then ``repeats`` rounds, each timing every length once in turn — a burst of load then hits every length
     alike instead of one — on one CPU thread (:func:`_quiet_threads`); each length reports the median of its runs.
     ``progress`` (:mod:`inspector.base.progress`) counts rounds: called before each (done = rounds finished, total =
-    ``warmups + repeats``) and at the end."""
+    ``warmups + repeats``) and at the end; a job's deadline is checked before each length."""
     from kernels import flash
 
     if not lengths or min(lengths) < 1 or repeats < 1 or warmups < 0:
@@ -210,6 +211,7 @@ def complexity_lesson(lengths: Sequence[int] = DEFAULT_LENGTHS, *, heads: int = 
         for done in range(rounds):
             announce(done, rounds, f"round {done + 1} of {rounds}")
             for index, qkv in enumerate(inputs):
+                check_deadline(f"before timing n = {qkv[0].shape[2]}")  # a run's deadline binds between lengths
                 mat_ms, mat_bytes = _timed_once(lambda: materialised(*qkv), device)
                 flash_ms, flash_extra = _timed_once(lambda: flash_path(*qkv), device)
                 if done >= warmups:

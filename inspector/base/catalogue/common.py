@@ -5,6 +5,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     # Navigation, in the order of the menu (app.py) --------------------------------------------------------------------
     ("nav.inspect", "Inspect", "查看"),
     ("nav.heads", "Heads", "注意力头"),
+    ("nav.atlas", "Atlas", "头图谱"),
     ("nav.attribution", "Attribution", "归因"),
     ("nav.mechanism", "Mechanism", "机制"),
     ("nav.lessons", "Lessons", "课程"),

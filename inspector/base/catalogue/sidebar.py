@@ -133,6 +133,8 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "query={value} {problem}；改用第一个不同的词元。"),
     ("share.bad_keys", "keys={value} is not two tokens separated by a comma; using the default keys.",
      "keys={value} 不是用逗号分隔的两个词元；改用默认的键。"),
+    ("share.bad_roles", "{key}={value} is not a whole number; using the default.",
+     "{key}={value} 不是整数；改用默认值。"),
     ("share.bad_generate", "{key}={value} is not a number from {low} to {high}; using {default}.",
      "{key}={value} 不是 {low} 到 {high} 之间的数；改用 {default}。"),
     # The run each page opens with (views/sidebar.open_page): loading, running, memory, unknown tokens -----------------
@@ -189,6 +191,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("job.groundtruth", "the Ground-truth scoreboard", "已知答案计分板"),
     ("job.generate", "the generation", "生成"),
     ("job.mechanism", "the mechanism run", "机制计算"),
+    ("job.roles", "the head-roles probe", "头角色探针"),
     ("job.inspect", "the Inspect view", "Inspect 视图"),
     ("job.census", "the census", "普查"),
     ("notice.job_corpus",
