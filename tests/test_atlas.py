@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,8 @@ from inspector.analyses.atlas import (
     export_atlas,
     live_row,
     read_atlas,
+    shipped_atlas_spec,
+    shipped_atlases,
 )
 from inspector.analyses.census.exemplar_files import EXEMPLAR_TEXTS_FILE, EXEMPLARS_FILE
 from inspector.analyses.census.run import census
@@ -226,3 +229,33 @@ def test_a_key_weight_rounded_past_1_is_written_as_1_so_the_census_reads_its_own
 
     keys, weights = _ragged(np.array([[3, 0, -1]], np.int32), np.array([[1.0000076, 2e-6, 0.0]], np.float32))
     assert keys.to_pylist() == [[3, 0]] and weights.to_pylist() == [[1.0, pytest.approx(2e-6)]]
+
+
+# ------------------------------------------------------------------------------------- the shipped atlases
+
+
+def test_the_shipped_atlases_are_the_bundled_models_small_and_open_in_under_2_s():
+    assert "default" in shipped_atlases() and set(shipped_atlases()) <= set(BUNDLED_ATLASES)
+    for name, folder in shipped_atlases().items():
+        size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+        assert size < 8 * 2**20 and not (folder / "shards").exists(), (name, size)
+        started = time.perf_counter()
+        atlas = read_atlas(folder)
+        seconds = time.perf_counter() - started
+        assert seconds < 2.0, (name, seconds)
+        assert atlas.model_spec == shipped_atlas_spec(name) and atlas.roles is not None
+        assert atlas.exemplars is not None and atlas.exemplars.sources  # contexts, and their texts for Inspect
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_atlas_page_opens_from_a_shipped_atlas_with_a_head_s_card(lang):
+    from tests.conftest import open_app_page
+
+    at = open_app_page("atlas", query={"lang": lang, "ahead": "L3H5"})
+    title = {"en": "Head atlas", "zh": "注意力头图谱"}[lang]
+    assert [t.value for t in at.title] == [title]
+    card = {"en": "Layer 3, head 5", "zh": "第 3 层，第 5 个头"}[lang]
+    assert card in [s.value for s in at.subheader]
+    assert at.selectbox(key="atlas_source").value == "default"
+    assert len(at.get("vega_lite_chart")) == 1
+    assert any(b.label == {"en": "Inspect", "zh": "查看"}[lang] for b in at.button)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.light_client import chart_numbers, open_links
-from benchmarks.live_app import CHART, click_grid_cell, free_port, heatmap_drawn
+from benchmarks.live_app import CHART, CHART_DRAWN, click_grid_cell, free_port, heatmap_drawn
 from deploy.cluster import TEMPLATE, Cluster, ClusterError, group_processes, open_sockets, render_config, start
 from inspector.output.share import MAX_LINK_CHARS
 from inspector.serving.balancer import HEADER_BUFFER_BYTES, balancer_pages
@@ -106,18 +106,7 @@ def test_a_link_draws_the_same_numbers_through_the_balancer_and_on_each_replica(
     assert numbers[0][0][0], "the entropy grid has data"
 
 
-GRID_CELLS = 6 * 12  # the bundled MiniLM's layers × heads: the entropy grid's cells
-# The page has finished its run and drawn the entropy grid (its first chart) whole and the heatmap of layer 2, head 3.
-# Vega draws each chart on its own, so the heatmap can be up while the grid has no cell yet (a fresh visitor's grid
-# once read as [] under load, issue 45 item 8).
-_DRAWN = f"""() => document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState === 'notRunning'
-    && document.querySelector('{CHART}')?.querySelectorAll('path[aria-label^="head: "]').length === {GRID_CELLS}
-    && {heatmap_drawn(2, 3)}"""
-
-
 def _grid_labels(page) -> list[str]:
-    """The entropy grid's cell labels, once the page has drawn it whole (:data:`_DRAWN`)."""
-    page.wait_for_function(_DRAWN, timeout=PAGE_TIMEOUT_MS, polling=250)
     return page.evaluate(f"""() => [...[...document.querySelectorAll('{CHART}')][0]
         .querySelectorAll('path[aria-label^="head: "]')].map(p => p.getAttribute('aria-label'))""")
 
@@ -131,6 +120,8 @@ def test_a_killed_replica_is_survived_through_the_balancer(cluster, browser):
         console: list[str] = []
         page.on("console", lambda message: console.append(message.text[:200]))
         page.goto(f"{cluster.url}/?{LINK}", timeout=PAGE_TIMEOUT_MS)
+        page.wait_for_selector(CHART_DRAWN, timeout=PAGE_TIMEOUT_MS)
+        page.wait_for_function(heatmap_drawn(2, 3), timeout=PAGE_TIMEOUT_MS)
         before = _grid_labels(page)
         ports = [m.port for m in cluster.replicas]
         sockets = open_sockets(ports)
@@ -147,13 +138,13 @@ def test_a_killed_replica_is_survived_through_the_balancer(cluster, browser):
         # Streamlit's frontend requests no run on reconnecting (it expected to resume its session): the page stays as
         # it was. The next click runs the page on the live replica, which draws the view from its URL, with a notice.
         click_grid_cell(page, 4, 1)
-        # The notice is drawn by the new run; the labels are read once that run has ended (_grid_labels), not from
-        # the grid the dead replica drew.
         page.get_by_text("another one took over").wait_for(timeout=PAGE_TIMEOUT_MS)
+        page.wait_for_function(heatmap_drawn(2, 3), timeout=PAGE_TIMEOUT_MS)
         assert _grid_labels(page) == before, "the same numbers, drawn by the other replica"
         # A new visitor with the same link lands on the live replica.
         fresh = context.browser.new_context().new_page()
         fresh.goto(f"{cluster.url}/?{LINK}", timeout=PAGE_TIMEOUT_MS)
+        fresh.wait_for_function(heatmap_drawn(2, 3), timeout=PAGE_TIMEOUT_MS)
         assert _grid_labels(fresh) == before
         assert fresh.get_by_text("another one took over").count() == 0, "a first visit gets no notice"
         fresh.context.close()

@@ -20,7 +20,6 @@ from inspector.analyses.atlas import Atlas, atlas_metrics, read_atlas, shipped_a
 from inspector.base.i18n import t
 from inspector.charts.atlas import atlas_scatter_chart, metric_name
 from inspector.charts.base import HEAD_SELECTION, selected_head
-from inspector.core.loading import model_label
 from inspector.output.export import Provenance, screen_title
 from inspector.output.share import escape_markdown
 from inspector.output.share_atlas import AtlasState, decode_atlas, encode_atlas
@@ -54,7 +53,12 @@ def atlas_label(name: str, lang: str) -> str:
         return t("atlas.source_folder", lang)
     if name == NONE:
         return t("atlas.second_none", lang)
-    return model_label(shipped_atlas_spec(name), lang)
+    return shown_model(shipped_atlas_spec(name), lang)
+
+
+def shown_model(spec: str, lang: str) -> str:
+    """A model as the sidebar's menu names it (MiniLM's label, not "default")."""
+    return sidebar.model_choice_label(spec, sidebar.SUGGESTED_MODELS.get(spec, spec), lang)
 
 
 def open_atlas(source: str, shipped: dict, lang: str, *, hosted: bool) -> Atlas | None:
@@ -81,7 +85,7 @@ def show_scatter(atlas: Atlas, side: str, x: str, y: str, colour: str, lang: str
                  ) -> tuple[int, int] | None:
     """The atlas's scatter, its exports and its head's card; returns the head whose card is open."""
     summary = atlas.summary
-    name = model_label(atlas.model_spec or atlas.model_name, lang)
+    name = shown_model(atlas.model_spec or atlas.model_name, lang)
     missing = [metric for metric in (x, y, colour) if metric not in atlas_metrics(atlas)]
     st.caption(escape_markdown(t("atlas.caption", lang, model=name, texts=f"{summary.texts:,}",
                                  tokens=f"{summary.tokens:,}", layers=summary.shape[0], heads=summary.shape[1])))
