@@ -16,6 +16,7 @@ Run from the repository root (``--base`` is a checkout of the earlier code, e.g.
 /tmp/run-base``)::
 
     python -m benchmarks.run_path --base /tmp/run-base --rounds 3
+    python -m benchmarks.run_path --base /tmp/run-base --rounds 3 --blocked   # the same CPU attention path on both sides
 """
 
 from __future__ import annotations
@@ -55,6 +56,16 @@ def _timed(call, repeats: int) -> float:
         call()
         seconds.append(time.perf_counter() - started)
     return statistics.median(seconds)
+
+
+def _use_the_blocked_path() -> None:
+    """Where the checkout has the fused CPU kernel (kernels/fused_cpu.py), make it unavailable, so the torch backend
+    takes the blocked path with its stated reason — the only CPU path the earlier code had."""
+    try:
+        import kernels.fused_cpu as fused
+    except ImportError:  # the earlier code: the blocked path already
+        return
+    fused._FLASH_CPU = None
 
 
 def _child(texts: int, repeats: int) -> dict:
@@ -131,10 +142,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens", type=int, nargs="+", default=list(INSPECT_TOKENS), help="inspect lengths")
     parser.add_argument("--prompt-tokens", type=int, default=PROMPT_TOKENS)
     parser.add_argument("--new-tokens", type=int, default=NEW_TOKENS)
+    parser.add_argument("--blocked", action="store_true",
+                        help="run this checkout's attention on the blocked CPU path, as the earlier code did, so the "
+                             "comparison isolates the run's plumbing from issue 43's fused CPU kernel")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     INSPECT_TOKENS, PROMPT_TOKENS, NEW_TOKENS = tuple(args.tokens), args.prompt_tokens, args.new_tokens
     if args.child:
+        if args.blocked:
+            _use_the_blocked_path()
         print(json.dumps(_child(args.texts, args.repeats)))
         return 0
     runs: dict[str, list[dict]] = {"before": [], "now": []}
@@ -142,10 +158,11 @@ def main(argv: list[str] | None = None) -> int:
         order = [("before", args.base), ("now", ROOT)]
         for name, code in order if round_ % 2 == 0 else order[::-1]:
             env = {**os.environ, "PYTHONPATH": str(code)}
+            blocked = ["--blocked"] if args.blocked else []
             # The script by path (the earlier checkout has no copy of it), the checkout's package on PYTHONPATH.
             sizes = ["--tokens", *map(str, INSPECT_TOKENS), "--prompt-tokens", str(PROMPT_TOKENS), "--new-tokens",
                      str(NEW_TOKENS), "--texts", str(args.texts), "--repeats", str(args.repeats)]
-            done = subprocess.run([sys.executable, __file__, "--child", *sizes], cwd=code, env=env,
+            done = subprocess.run([sys.executable, __file__, "--child", *blocked, *sizes], cwd=code, env=env,
                                   capture_output=True, text=True, check=True)
             runs[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
             print(name, runs[name][-1], open("/proc/loadavg").read().strip(), file=sys.stderr, flush=True)
