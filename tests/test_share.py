@@ -333,6 +333,9 @@ def test_every_warning_is_a_catalogue_sentence_in_both_languages(tmp_path, monke
     from inspector.output.share import decode_lesson
 
     warnings += list(decode_lesson({"lesson": "99"})[1])  # the Lessons page's (issue 31)
+    from inspector.output.share_roles import decode_roles
+
+    warnings += list(decode_roles({"rrepeat": "many"})[1])  # the Heads page's roles options (issue 45)
     assert all(isinstance(w, Notice) for w in warnings)
     written = set().union(*(_keys(w) for w in warnings))
     # A clause may be a library error's own sentence (error.no_shipped_model): translated with the warning.

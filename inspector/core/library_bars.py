@@ -19,9 +19,10 @@ import importlib
 import threading
 from collections.abc import Callable, Iterable, Iterator
 
-# ``report(done, total, description)``: the bar described so (transformers' words, "Loading weights") has finished
-# ``done`` of its ``total`` steps.
-BarReport = Callable[[int, int, str], None]
+from inspector.base.progress import Progress
+
+# ``report(done, total, description)`` — the one progress contract (inspector.base.progress.Progress): the bar
+# described so (transformers' words, "Loading weights") has finished ``done`` of its ``total`` steps.
 
 _GGUF_MODULE = "transformers.modeling_gguf_pytorch_utils"  # binds tqdm.auto's tqdm at import as ``tqdm``
 
@@ -29,7 +30,7 @@ _GGUF_MODULE = "transformers.modeling_gguf_pytorch_utils"  # binds tqdm.auto's t
 class _Scope:
     """Where this thread's bars go while a :func:`library_bars` scope is open."""
 
-    def __init__(self, report: BarReport | None) -> None:
+    def __init__(self, report: Progress | None) -> None:
         self.report = report
 
 
@@ -109,7 +110,7 @@ def _remove() -> None:
 
 
 @contextlib.contextmanager
-def library_bars(report: BarReport | None = None) -> Iterator[None]:
+def library_bars(report: Progress | None = None) -> Iterator[None]:
     """While open, transformers' progress bars created by this thread report each step to ``report(done, total,
     description)`` (None: to nothing) instead of drawing on stderr."""
     _install()

@@ -355,7 +355,7 @@ def _check_tokenizer_fits(name: str, folder: Path, tokenizer, rows: int) -> None
     tokens for 151,936 rows). A tokenizer's ids run from 0 to its size − 1, added tokens aside (their ids are read);
     building the whole vocabulary instead took 2 s of each Gemma load (docs/BENCHMARKS.md)."""
     count = len(tokenizer)
-    largest = max(count - 1, max(tokenizer.added_tokens_decoder, default=-1))
+    largest = max(count - 1, max(TokenCodec(tokenizer).added_tokens(), default=-1))  # before the loaded model's codec
     if largest >= rows:
         why = f"it makes ids up to {largest:,}, but the embedding has {rows:,} rows (ids 0–{rows - 1:,})"
     elif 2 * count < rows:
