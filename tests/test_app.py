@@ -90,27 +90,6 @@ def test_an_example_fills_the_text_box():
     assert "小" in at.code[0].value
 
 
-def test_a_run_sends_the_box_only_a_text_the_app_changed():
-    """Issue 45, item 7: every run sent the sidebar's values back to the browser (each was assigned to itself to
-    survive a page switch), so a run that began before the reader committed a new text put the old one back in the
-    box, and a page switch right after carried the old text (2 of 72 switches 0.3 s after Ctrl+Enter lost it). Only a
-    value the app changes — an example chosen, a link opened — is sent to the box; the reader's own stays theirs,
-    through a page switch too."""
-    at = _run_app()
-    typed = "Queries search keys like addresses."
-    at.text_area(key="text").set_value(typed).run()
-    at.run()  # any later run: a click on the grid, another session's rerun of this one
-    assert at.text_area(key="text").value == typed and not at.text_area(key="text").proto.set_value
-    assert not at.selectbox(key="model").proto.set_value and not at.selectbox(key="lang").proto.set_value
-    at.switch_page("views/lecture.py").run()
-    assert not at.exception and at.text_area(key="text").value == typed
-    at.switch_page("views/inspect.py").run()
-    assert at.text_area(key="text").value == typed and typed.split()[0].lower()[:3] in at.code[0].value
-    example = EXAMPLES[1]
-    at.selectbox(key="example").set_value(example.title).run()
-    assert at.text_area(key="text").value == example.text and at.text_area(key="text").proto.set_value
-
-
 @pytest.mark.parametrize("text", ["", "   \n "])
 def test_empty_text_shows_an_error_not_a_traceback(text):
     at = _run_app()

@@ -17,20 +17,16 @@ from views import pages
 # Widget keys every page shares. Streamlit drops a widget's value when a run on another page does not draw that
 # same widget (the widget id includes the page), or when a run does not draw it at all (the "other model" box);
 # assigning each value to itself at the top of a run, before the widget is drawn, makes it a plain session value
-# again, so the model, text and options survive a page switch. The page keys are each page's own widgets. The
-# sidebar's are the entry script's (app.py draws the sidebar before the page), whose ids are the same on every page:
-# of them only the "other model" box needs keeping, on a run that does not draw it. A sidebar value assigned to itself
-# would also be sent back to the browser with the run's sidebar, replacing what the box shows: a run that began before
-# the reader committed a new text put the old one back, and a page switch right after carried the old text to the
-# server (issue 45, item 7: 2 of 72 switches 0.3 s after Ctrl+Enter lost the text).
+# again, so the model, text and options survive a page switch. The sidebar's keys are the entry script's widgets
+# (app.py draws the sidebar before the page), the page keys each page's own.
 SIDEBAR_KEYS = ("model", "model_other", "text", "backend", "example", "lang", "slide")
 PAGE_KEYS = ("layer", "head", *(key for key in FLAGS if key not in SIDEBAR_KEYS))
 
 
 def keep_across_pages(keys: tuple[str, ...] = PAGE_KEYS) -> None:
     """Keep the shared widgets' values (``keys``; by default the pages' own) through the next page switch: the
-    sidebar calls it at the top of every run (for the pages' keys and a hidden "other model" box), a page before
-    ``st.switch_page``. Only before those widgets are drawn in this run."""
+    sidebar calls it for all of them at the top of every run, a page before ``st.switch_page``. Only before those
+    widgets are drawn in this run."""
     for key in keys:
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]

@@ -141,10 +141,7 @@ def sidebar() -> session.Inputs:
         st.error(t("sidebar.misconfigured", lang, error=t("error.kind.hosting_config", lang)))
         st.stop()
     _restore_once(policy)
-    # Before any of them is drawn; of the sidebar's own only the "other model" box, on a run that does not draw it
-    # (share_state.SIDEBAR_KEYS says why).
-    hidden_box = () if st.session_state.get("model") == OTHER_MODEL else ("model_other",)
-    share_state.keep_across_pages(hidden_box + share_state.PAGE_KEYS)
+    share_state.keep_across_pages(share_state.SIDEBAR_KEYS + share_state.PAGE_KEYS)  # before any of them is drawn
     options = model_options(policy)
     with st.sidebar:
         # Both languages in the label: whoever cannot read the current one still finds the switch.
