@@ -16,7 +16,7 @@ Run from the repository root (``--base`` is a checkout of the earlier code, e.g.
 /tmp/run-base``)::
 
     python -m benchmarks.run_path --base /tmp/run-base --rounds 3
-    python -m benchmarks.run_path --base /tmp/run-base --rounds 3 --blocked   # the same CPU attention path on both sides
+    python -m benchmarks.run_path --base /tmp/run-base --rounds 3 --blocked  # one CPU attention path on both sides
 """
 
 from __future__ import annotations
