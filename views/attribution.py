@@ -20,7 +20,6 @@ from inspector.analyses.attribution import (
     AttributionSettings,
     CorpusAgreement,
     CounterfactualAttention,
-    Target,
     TargetSpec,
     attribute,
     corpus_agreement,
@@ -40,6 +39,7 @@ from inspector.charts.attribution import (
     head_tau_chart,
     scores_chart,
 )
+from inspector.charts.sentences.attribution import target_words  # f in words, as other pages say it
 from inspector.core.budget import count_tokens
 from inspector.core.forward import backend_for
 from inspector.output.export import Provenance, screen_title
@@ -86,23 +86,6 @@ def cached_corpus(spec: str, backend: str, reference: str, removal: str, ig_step
     settings = AttributionSettings(removal=removal, ig_steps=ig_steps)
     return corpus_agreement(session.cached_model(spec), [example.text for example in EXAMPLES],
                             spec=TargetSpec(reference=reference), settings=settings, backend=backend)
-
-
-def target_words(target: Target, lang: str) -> str:
-    """f in words in ``lang``: the library's own description in English, the catalogue's sentence otherwise."""
-    if lang == "en":
-        return target.description
-    # The library marks a target that is the model's own prediction in its description; the page keeps that.
-    predicted = t("attribution.page.target_predicted", lang) if "prediction)" in target.description else ""
-    if target.skipped:  # the top prediction was whitespace or special: the most likely word is explained instead
-        predicted = t("attribution.page.target_skipped", lang, skipped=target.skipped)
-    if target.kind == "class":
-        return t("attribution.page.target_class", lang, label=target.label, predicted=predicted)
-    if target.kind in ("masked-token", "next-token"):
-        return t(f"attribution.page.target_{target.kind.replace('-', '_')}", lang,
-                 token=readable_tokens([target.token])[0],
-                 predicted=predicted)
-    return t("attribution.page.target_similarity", lang, reference=target.reference)
 
 
 heading = st.container()  # the title is in the sidebar's language, known only once the sidebar is drawn
