@@ -32,6 +32,7 @@ NONE = ""  # the second atlas menu's "none"
 KEYS = {"atlas": "atlas_source", "atlas_b": "atlas_b", "x": "atlas_x", "y": "atlas_y", "colour": "atlas_colour",
         "statistic": "atlas_statistic"}
 HEAD_KEYS = {"a": "_atlas_head_a", "b": "_atlas_head_b"}
+AXIS_MENU_WIDTH = 250  # px: two fit beside each other in a 1000 px window, three in 1400 px
 
 
 @st.cache_data(max_entries=8, ttl=600, show_spinner=False)
@@ -147,11 +148,10 @@ defaults = {"x": "entropy_normalized", "y": "induction" if "induction" in offere
 for field in ("x", "y", "colour"):
     if st.session_state.get(KEYS[field]) not in offered:
         st.session_state[KEYS[field]] = defaults[field]
-axes = st.columns(3)
-x = axes[0].selectbox(t("atlas.x", lang), offered, key=KEYS["x"], format_func=lambda m: metric_name(m, lang))
-y = axes[1].selectbox(t("atlas.y", lang), offered, key=KEYS["y"], format_func=lambda m: metric_name(m, lang))
-colour = axes[2].selectbox(t("atlas.colour", lang), offered, key=KEYS["colour"],
-                           format_func=lambda m: metric_name(m, lang))
+# Three menus of one width that wrap to a second row where the page is narrow, so that no metric's name is cut.
+with st.container(horizontal=True, wrap=True, gap="small"):
+    x, y, colour = (st.selectbox(t(f"atlas.{field}", lang), offered, key=KEYS[field], width=AXIS_MENU_WIDTH,
+                                 format_func=lambda m: metric_name(m, lang)) for field in ("x", "y", "colour"))
 
 other = None
 if second != NONE:
