@@ -48,12 +48,14 @@ test-fast: $(VENV)/.test-deps
 prepare-models: $(VENV)/.app-deps
 	$(BIN)/python -m inspector prepare
 
-# The shipped head atlases (assets/atlas/<model>, issue 41): per bundled model, the census of the first ATLAS_LIMIT
-# texts of assets/corpus/census-sentences.txt with 20 contexts per head and statistic and the head roles, exported
-# without its shards (benchmarks/atlases.py; slow on a busy machine, hence nice).
-ATLAS_LIMIT ?= 1000
+# The shipped head atlases (assets/atlas/<model>, issue 41): per bundled model, the census of a prefix of
+# assets/corpus/census-sentences.txt with 20 contexts per head and statistic and the head roles, exported without its
+# shards (benchmarks/atlases.py; slow on a busy machine, hence nice). The prefix is each shipped atlas's own — MiniLM
+# the first 1,000 texts, Gemma 3 270M the first 100, SmolLM2-135M the first 50 (SHIPPED_LIMITS there) — unless
+# ATLAS_LIMIT sets one for every model (15192: the whole corpus).
+ATLAS_LIMIT ?=
 atlases: prepare-models
-	nice -n 15 $(BIN)/python -m benchmarks.atlases --limit $(ATLAS_LIMIT) --exemplars 20
+	nice -n 15 $(BIN)/python -m benchmarks.atlases --exemplars 20 $(if $(ATLAS_LIMIT),--limit $(ATLAS_LIMIT))
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version.split()[0]'

@@ -6,13 +6,15 @@ For each model: ``python -m inspector census --model SPEC --data bundled --limit
 WORK/NAME`` (a child process; resumes a WORK folder a killed run left), then
 :func:`inspector.analyses.atlas.export_atlas` into ``assets/atlas/NAME`` (manifest, summary, roles, exemplars and
 the exemplars' texts: no shards). ``--limit`` is the corpus prefix measured (the first N texts of
-assets/corpus/census-sentences.txt); the whole corpus is 15,192 texts. ``--measure-only`` skips the census and
+assets/corpus/census-sentences.txt; the whole corpus is 15,192 texts); without it each model gets the prefix its
+shipped atlas was made of (:data:`SHIPPED_LIMITS`). ``--measure-only`` skips the census and
 measures the atlases already shipped. Each model's live row is the top context of its top induction head
 (loaded first, not timed; then the median of three rows).
 
 Run from the repository root (it is slow on a busy machine: nice it)::
 
-    nice -n 15 python -m benchmarks.atlases --limit 1000 --exemplars 20
+    nice -n 15 python -m benchmarks.atlases --exemplars 20          # the shipped atlases, as they were made
+    nice -n 15 python -m benchmarks.atlases --models gemma-3-270m --limit 300
     python -m benchmarks.atlases --measure-only --write-docs
     make atlases
 """
@@ -29,14 +31,19 @@ from benchmarks.report import REPO_ROOT, OtherLoad, benchmark_parser, finish
 
 SECTION_TITLE = "Head atlas (CPU)"
 MODELS = {"default": "default", "gemma-3-270m": "bundled:gemma-3-270m", "smollm2-135m": "bundled:smollm2-135m"}
-DEFAULT_LIMIT = 1_000
+# The corpus prefix each shipped atlas measures: as many texts as a census finished in about 20 minutes on the busy
+# 2-core machine they were made on (assets/atlas/README.md).
+SHIPPED_LIMITS = {"default": 1_000, "gemma-3-270m": 100, "smollm2-135m": 50}
 DEFAULT_EXEMPLARS = 20
+SHARD_SIZE = 50
 
 
 def run_census(spec: str, out: Path, *, limit: int, exemplars: int) -> float:
-    """The census of ``spec`` into ``out`` (a child process); its wall seconds."""
+    """The census of ``spec`` into ``out`` (a child process; shards of 50 texts, so a killed run resumes near where
+    it stopped); its wall seconds."""
     command = [sys.executable, "-m", "inspector", "census", "--model", spec, "--data", "bundled", "--limit",
-               str(limit), "--exemplars", str(exemplars), "--roles", "--out", str(out)]
+               str(limit), "--shard-size", str(SHARD_SIZE), "--exemplars", str(exemplars), "--roles", "--out",
+               str(out)]
     print(" ".join(command), file=sys.stderr)
     started = time.perf_counter()
     subprocess.run(command, cwd=REPO_ROOT, check=True)
@@ -78,7 +85,8 @@ def measure(name: str, folder: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     parser = benchmark_parser(__doc__, SECTION_TITLE)
-    parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help="the corpus prefix (first N texts)")
+    parser.add_argument("--limit", type=int, help="the corpus prefix (first N texts) of every model's census "
+                        "(default: each shipped atlas's own, SHIPPED_LIMITS)")
     parser.add_argument("--exemplars", type=int, default=DEFAULT_EXEMPLARS, help="top contexts per head (K)")
     parser.add_argument("--work", default="/tmp/atlas-census", help="where the censuses (with shards) are written")
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
@@ -90,7 +98,8 @@ def main(argv: list[str] | None = None) -> None:
     if not args.measure_only:
         for name in args.models:
             work = Path(args.work) / name
-            census_seconds[name] = run_census(MODELS[name], work, limit=args.limit, exemplars=args.exemplars)
+            limit = SHIPPED_LIMITS[name] if args.limit is None else args.limit
+            census_seconds[name] = run_census(MODELS[name], work, limit=limit, exemplars=args.exemplars)
             export_atlas(work, ATLAS_DIR / name)
     rows = [measure(name, ATLAS_DIR / name) for name in args.models]
     table = "\n".join([
