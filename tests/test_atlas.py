@@ -25,6 +25,7 @@ from inspector.analyses.atlas import (
     shipped_atlases,
 )
 from inspector.analyses.census.exemplar_files import EXEMPLAR_TEXTS_FILE, EXEMPLARS_FILE
+from inspector.analyses.census.input import CENSUS_CORPUS_PATH, read_input
 from inspector.analyses.census.run import census
 from inspector.analyses.census.store import CensusFolderError
 from inspector.analyses.roles import ROLES
@@ -34,6 +35,8 @@ from tests.atlas_folder import TOP_K, complete_atlas_folder
 from tests.test_census import _corpus, _files
 
 BUNDLED_ATLASES = ("default", "gemma-3-270m", "smollm2-135m")
+# SmolLM2's atlas (50 texts, 30 × 9 heads: 40,500 contexts) read in over 2 s on the busy machine and is not shipped yet.
+SHIPPED_ATLASES = ("default", "gemma-3-270m")
 
 
 @pytest.fixture(scope="module")
@@ -234,17 +237,60 @@ def test_a_key_weight_rounded_past_1_is_written_as_1_so_the_census_reads_its_own
 # ------------------------------------------------------------------------------------- the shipped atlases
 
 
-def test_the_shipped_atlases_are_the_bundled_models_small_and_open_in_under_2_s():
-    assert "default" in shipped_atlases() and set(shipped_atlases()) <= set(BUNDLED_ATLASES)
-    for name, folder in shipped_atlases().items():
-        size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
-        assert size < 8 * 2**20 and not (folder / "shards").exists(), (name, size)
-        started = time.perf_counter()
-        atlas = read_atlas(folder)
-        seconds = time.perf_counter() - started
-        assert seconds < 2.0, (name, seconds)
-        assert atlas.model_spec == shipped_atlas_spec(name) and atlas.roles is not None
-        assert atlas.exemplars is not None and atlas.exemplars.sources  # contexts, and their texts for Inspect
+@pytest.fixture
+def no_model_load(monkeypatch):
+    """The library's loaders and transformers' own replaced by a failure: what runs under it opens no model."""
+    import transformers
+
+    import inspector.core.loading
+    import inspector.serving.hosting
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a model was loaded")
+
+    monkeypatch.setattr(inspector.core.loading, "load_model", refuse)
+    monkeypatch.setattr(inspector.serving.hosting, "load_model", refuse)
+    monkeypatch.setattr(transformers.PreTrainedModel, "from_pretrained", classmethod(refuse))
+
+
+def test_the_shipped_atlases_are_minilm_s_and_gemma_s():
+    assert tuple(shipped_atlases()) == SHIPPED_ATLASES
+
+
+@pytest.mark.parametrize("name", SHIPPED_ATLASES)
+def test_a_shipped_atlas_is_small_opens_in_under_2_s_with_no_model_call_and_its_contexts_are_the_corpus(
+        name, no_model_load):
+    folder = shipped_atlases()[name]
+    size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+    assert size < 8 * 2**20 and not (folder / "shards").exists(), (name, size)
+    started = time.perf_counter()
+    atlas = read_atlas(folder)  # every check the census's reader applies to a folder of one's own
+    atlas_scatter_chart(atlas, "entropy_normalized", "induction", "layer", title=name).to_dict()
+    seconds = time.perf_counter() - started
+    assert seconds < 2.0, (name, seconds)
+    assert atlas.model_spec == shipped_atlas_spec(name) and atlas.roles is not None
+    limit = atlas.summary.manifest["input"]["limit"]
+    corpus = {row.index: row.value for row in read_input(CENSUS_CORPUS_PATH, limit=limit).rows}
+    assert atlas.summary.texts == limit == len(corpus)
+    # The top induction head's top contexts are sentences of the corpus where it copies: one of the keys it attends
+    # most follows an earlier copy of the query's token. A decoder's puts most of the row there.
+    layer, head = divmod(int(atlas_metrics(atlas)["induction"].mean.argmax()), atlas.shape[1])
+    top = atlas.exemplars.of_head(layer, head, "induction", "top")
+    assert len(top) == 20 and top[0].value > (0.5 if atlas.summary.model["causal"] else 0.2), (name, top[0])
+    for context in top[:5]:
+        assert atlas.text_of(context.text_index) == corpus[context.text_index]
+        tokens = atlas.exemplars.texts[context.text_index]
+        assert any(tokens[key - 1] == tokens[context.query] for key in context.keys if 0 < key <= context.query), (
+            name, tokens, context)
+
+
+@pytest.mark.parametrize("name", SHIPPED_ATLASES)
+def test_a_shipped_atlas_crafted_is_refused_as_a_census_folder_is(name, tmp_path):
+    out = tmp_path / name
+    shutil.copytree(shipped_atlases()[name], out)
+    _CRAFTED["a query past its text"](out)
+    with pytest.raises(CensusFolderError, match="outside its text"):
+        read_atlas(out)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
