@@ -27,7 +27,8 @@ precision (fp32 for 16-bit inputs), like SDPA's.
 Where the trick does not hold, :func:`fused_unavailable_reason` says why and the caller falls back to the blocked
 path: autograd recording (the op's log-sum-exp carries no gradient), tensors off the CPU, values whose head size
 differs from the queries', a torch without the op. Soft-capping and learned sink logits change the scores
-inside the softmax; the adapter refuses those before any backend runs.
+inside the softmax; the adapter refuses those before any backend runs. Where the trick holds but the blocked path
+is faster — decode steps and short sequences, :func:`fused_is_faster` — the caller takes the blocked path too.
 """
 
 from __future__ import annotations
@@ -43,6 +44,25 @@ _FLASH_CPU = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cp
 # Centred scores up to this magnitude keep fp32's cancellation error in the entropy below ~1e-6 nats (measured:
 # tests/test_fused_cpu.py); beyond it both fused calls run in float64.
 FP32_SCORE_LIMIT = 24.0
+
+
+# The fewest query–key pairs per (batch, head) at which the fused path beats the blocked one; see fused_is_faster.
+FUSED_MIN_PAIRS = 512 * 512
+
+
+def fused_is_faster(q_len: int, k_len: int) -> bool:
+    """Whether the fused path is faster than :func:`kernels.reference.blocked_attention` on the CPU for a call
+    with ``q_len`` queries against ``k_len`` keys (the rule the ``torch`` backend routes by; both are exact).
+
+    Why: the fused path runs the flash op twice (values, then keys as values, the second in float64 where the
+    score bound needs it) and a dozen O(n·d) operations around it, where the blocked path makes one pass over
+    each block's n×n scores. The two flash calls only win once those passes' memory traffic dominates: from
+    about 512 × 512 pairs per (batch, head) on the bundled models (MiniLM, SmolLM2, Gemma 3), never for a decode
+    step (q length 1: the blocked path is one matrix–vector product per head, no mask). Batch and head count
+    scale both paths alike, so the rule reads the lengths only. Measured by ``benchmarks/fused_routing.py``
+    (docs/BENCHMARKS.md, "Fused or blocked: the CPU routing rule").
+    """
+    return q_len > 1 and q_len * k_len >= FUSED_MIN_PAIRS
 
 
 def fused_unavailable_reason(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> str | None:
