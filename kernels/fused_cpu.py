@@ -46,23 +46,27 @@ _FLASH_CPU = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cp
 FP32_SCORE_LIMIT = 24.0
 
 
-# The fewest query–key pairs per (batch, head) at which the fused path beats the blocked one; see fused_is_faster.
-FUSED_MIN_PAIRS = 512 * 512
+# The fused path is faster from about this many keys per query per unit of head size; see fused_is_faster.
+FUSED_MIN_LENGTH_PER_HEAD_DIM = 8
 
 
-def fused_is_faster(q_len: int, k_len: int) -> bool:
+def fused_is_faster(q_len: int, k_len: int, head_dim: int) -> bool:
     """Whether the fused path is faster than :func:`kernels.reference.blocked_attention` on the CPU for a call
-    with ``q_len`` queries against ``k_len`` keys (the rule the ``torch`` backend routes by; both are exact).
+    with ``q_len`` queries against ``k_len`` keys of ``head_dim`` (the rule the ``torch`` backend routes by; both
+    are exact): when ``q_len > 1`` and ``√(q_len · k_len) ≥ 8 · head_dim``.
 
-    Why: the fused path runs the flash op twice (values, then keys as values, the second in float64 where the
-    score bound needs it) and a dozen O(n·d) operations around it, where the blocked path makes one pass over
-    each block's n×n scores. The two flash calls only win once those passes' memory traffic dominates: from
-    about 512 × 512 pairs per (batch, head) on the bundled models (MiniLM, SmolLM2, Gemma 3), never for a decode
-    step (q length 1: the blocked path is one matrix–vector product per head, no mask). Batch and head count
-    scale both paths alike, so the rule reads the lengths only. Measured by ``benchmarks/fused_routing.py``
-    (docs/BENCHMARKS.md, "Fused or blocked: the CPU routing rule").
+    Why: per query–key pair the fused path does less work than the blocked one — no n×n scores written and
+    read back by the mask, the softmax and the entropy, causal blocks skipped — but per query and per key it
+    does more: the flash op runs twice (values, then keys as values, the second in float64 where the score bound
+    needs it), and a dozen O(n · head_dim) operations surround it (centring, casts, the bound, the anchors). That
+    overhead is paid back only over enough pairs, and it grows with the head size: measured on the bundled
+    models' real inputs (``benchmarks/fused_routing.py``, docs/BENCHMARKS.md "Fused or blocked: the CPU routing
+    rule"), the crossover lay between 128 and 512 tokens for MiniLM (head_dim 32), at about 512 for SmolLM2 (64)
+    and beyond 512 for Gemma 3 (256). A decode step (q length 1) is one matrix–vector product per head on the
+    blocked path, with no mask: the blocked path was as fast or faster at every cache length measured (up to
+    2,048). Batch and head count scale both paths alike, so the rule reads neither.
     """
-    return q_len > 1 and q_len * k_len >= FUSED_MIN_PAIRS
+    return q_len > 1 and q_len * k_len >= (FUSED_MIN_LENGTH_PER_HEAD_DIM * head_dim) ** 2
 
 
 def fused_unavailable_reason(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> str | None:

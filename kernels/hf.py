@@ -422,8 +422,8 @@ def _torch_backend(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, 
     q_len, k_len = query.shape[2], key.shape[2]
     reason = ("the request sets a query block size, a parameter of the blocked path" if block_size is not None
               else fused_unavailable_reason(query, key, value))
-    if reason is None and not fused_is_faster(q_len, k_len):
-        reason = f"faster for {q_len} queries × {k_len} keys (kernels.fused_cpu.fused_is_faster)"
+    if reason is None and not fused_is_faster(q_len, k_len, query.shape[-1]):
+        reason = f"faster for {q_len} queries × {k_len} keys of size {query.shape[-1]} (fused_cpu.fused_is_faster)"
     if reason is None:
         out, stats_out = fused_attention(query, key, value, causal=causal, scale=scale, key_padding_mask=padding,
                                          window=window, stats=stats)

@@ -23,19 +23,21 @@ from inspector.core.loading import load_model
 from tests.conftest import make_tokenizer, tiny_config
 
 TEXT = "the animal did n't cross the street because it was too tired ."  # 15 tokens with [CLS] and [SEP]
-SMALL_THRESHOLD = 10 * 10  # query–key pairs: TEXT's 15 × 15 go fused, a decode step or "one two" (4 × 4) blocked
+# The tiny models' head size is 8: a threshold of 1 × 8 sends TEXT's 15 × 15 pairs to the fused path, a decode step
+# and "one two" (4 × 4) to the blocked one.
+SMALL_THRESHOLD = 1
 FASTER = "blocked: faster for "
 
 
 @pytest.fixture
-def calls(monkeypatch) -> list[tuple[str, int, int]]:
-    """(path, q_len, k_len) of every torch-backend attention call made while the test runs, in order."""
-    seen: list[tuple[str, int, int]] = []
+def calls(monkeypatch) -> list[tuple[str, int, int, int]]:
+    """(path, q_len, k_len, head_dim) of every torch-backend attention call made while the test runs."""
+    seen: list[tuple[str, int, int, int]] = []
     original = hf._torch_backend
 
     def spy(query, key, value, **kwargs):
         out, stats, path = original(query, key, value, **kwargs)
-        seen.append((path, query.shape[2], key.shape[2]))
+        seen.append((path, query.shape[2], key.shape[2], query.shape[3]))
         return out, stats, path
 
     monkeypatch.setattr(hf, "_torch_backend", spy)
@@ -44,17 +46,17 @@ def calls(monkeypatch) -> list[tuple[str, int, int]]:
 
 @pytest.fixture
 def small_threshold(monkeypatch) -> None:
-    monkeypatch.setattr(fused_cpu, "FUSED_MIN_PAIRS", SMALL_THRESHOLD)
+    monkeypatch.setattr(fused_cpu, "FUSED_MIN_LENGTH_PER_HEAD_DIM", SMALL_THRESHOLD)
 
 
-def assert_routed_by_the_rule(calls: list[tuple[str, int, int]]) -> None:
-    """Each call that could be fused took the path the rule names for its lengths."""
+def assert_routed_by_the_rule(calls: list[tuple[str, int, int, int]]) -> None:
+    """Each call that could be fused took the path the rule names for its lengths and head size."""
     assert calls
-    for path, q_len, k_len in calls:
-        if fused_cpu.fused_is_faster(q_len, k_len):
+    for path, q_len, k_len, head_dim in calls:
+        if fused_cpu.fused_is_faster(q_len, k_len, head_dim):
             assert path == "fused", (path, q_len, k_len)
         else:
-            assert path == f"{FASTER}{q_len} queries × {k_len} keys (kernels.fused_cpu.fused_is_faster)"
+            assert path == f"{FASTER}{q_len} queries × {k_len} keys of size {head_dim} (fused_cpu.fused_is_faster)"
 
 
 @pytest.fixture(scope="module")
@@ -68,10 +70,13 @@ def tiny_lm(tmp_path_factory):
 
 
 def test_the_rule_sends_decode_steps_and_short_sequences_to_the_blocked_path():
-    assert not fused_cpu.fused_is_faster(1, 2048)  # a decode step, however long the cache
-    assert not fused_cpu.fused_is_faster(128, 128) and not fused_cpu.fused_is_faster(511, 512)
-    assert fused_cpu.fused_is_faster(512, 512) and fused_cpu.fused_is_faster(2048, 2048)
-    assert fused_cpu.fused_is_faster(300, 1000)  # a cache with several queries: the pairs decide
+    for head_dim in (32, 64, 256):  # MiniLM, SmolLM2, Gemma 3
+        assert not fused_cpu.fused_is_faster(1, 4096, head_dim)  # a decode step, however long the cache
+        assert not fused_cpu.fused_is_faster(128, 128, head_dim)  # a census text
+    assert fused_cpu.fused_is_faster(256, 256, 32) and fused_cpu.fused_is_faster(512, 512, 64)
+    assert not fused_cpu.fused_is_faster(511, 512, 64) and not fused_cpu.fused_is_faster(512, 512, 256)
+    assert fused_cpu.fused_is_faster(2048, 2048, 256)
+    assert fused_cpu.fused_is_faster(300, 1000, 64)  # a cache with several queries: the pairs decide
 
 
 def test_capture_is_routed_by_length(tiny_models, calls, small_threshold):
@@ -79,8 +84,8 @@ def test_capture_is_routed_by_length(tiny_models, calls, small_threshold):
     capture(loaded, TEXT, backend="torch", weights=[0])
     capture(loaded, "one two", backend="torch", weights=[0])
     layers = loaded.info.num_layers
-    assert [path for path, _, _ in calls[:layers]] == ["fused"] * layers
-    assert all(path.startswith(FASTER) for path, _, _ in calls[layers:]) and len(calls) == 2 * layers
+    assert [path for path, *_ in calls[:layers]] == ["fused"] * layers
+    assert all(path.startswith(FASTER) for path, *_ in calls[layers:]) and len(calls) == 2 * layers
     assert_routed_by_the_rule(calls)
 
 
@@ -93,7 +98,7 @@ def test_capture_on_minilm_is_fused_at_512_tokens_and_blocked_at_128(calls):
         capture(loaded, text_of_length(loaded.tokenizer, tokens), backend="torch", weights=[0])
     layers = loaded.info.num_layers
     assert [c[0] for c in calls[:layers]] == ["fused"] * layers and len(calls) == 2 * layers
-    assert all(path.startswith(FASTER) for path, _, _ in calls[layers:])
+    assert all(path.startswith(FASTER) for path, *_ in calls[layers:])
     assert_routed_by_the_rule(calls)
 
 
@@ -102,8 +107,8 @@ def test_generate_prefill_is_fused_and_every_step_blocked(tiny_lm, calls, small_
     layers = tiny_lm.info.num_layers
     assert result.steps == 5 and len(calls) >= layers * 5  # the prefill and one forward per new token at least
     prefill, steps = calls[:layers], calls[layers:]
-    assert {path for path, _, _ in prefill} == {"fused"}
-    assert steps and all(q_len == 1 and path.startswith(FASTER) for path, q_len, _ in steps)
+    assert {path for path, *_ in prefill} == {"fused"}
+    assert steps and all(q_len == 1 and path.startswith(FASTER) for path, q_len, *_ in steps)
     assert_routed_by_the_rule(calls)
 
 
@@ -112,13 +117,13 @@ def test_census_batches_are_routed_by_length(tiny_models, calls, small_threshold
     rows = [InputRow(i, f"t:{i}", text) for i, text in enumerate(texts)]
     measured, errors = measure_rows(tiny_models["bert"], rows, batch_tokens=60, backend="torch")
     assert errors == [] and len(measured) == 3
-    assert {path.split(" ")[0] for path, _, _ in calls} == {"fused", "blocked:"}  # long batches fused, short not
+    assert {path.split(" ")[0] for path, *_ in calls} == {"fused", "blocked:"}  # long batches fused, short not
     assert_routed_by_the_rule(calls)
 
 
 def test_roles_batches_are_routed_by_length(tiny_llama, calls, small_threshold):
     roles_causal.head_roles(tiny_llama, repeat=8, batch=4, top_k=2, seeds=2)
-    assert "fused" in {path for path, _, _ in calls}
+    assert "fused" in {path for path, *_ in calls}
     assert_routed_by_the_rule(calls)
 
 
