@@ -46,25 +46,29 @@ _FLASH_CPU = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cp
 FP32_SCORE_LIMIT = 24.0
 
 
-# The fused path is faster from about this many keys per query per unit of head size; see fused_is_faster.
-FUSED_MIN_LENGTH_PER_HEAD_DIM = 8
+# From this many tokens per unit of head size on, the fused path is the faster one; see fused_is_faster.
+FUSED_MIN_LENGTH_PER_HEAD_DIM = 10
 
 
 def fused_is_faster(q_len: int, k_len: int, head_dim: int) -> bool:
     """Whether the fused path is faster than :func:`kernels.reference.blocked_attention` on the CPU for a call
     with ``q_len`` queries against ``k_len`` keys of ``head_dim`` (the rule the ``torch`` backend routes by; both
-    are exact): when ``q_len > 1`` and ``√(q_len · k_len) ≥ 8 · head_dim``.
+    are exact): when ``q_len > 1`` and ``√(q_len · k_len) ≥ 10 · head_dim``.
 
-    Why: per query–key pair the fused path does less work than the blocked one — no n×n scores written and
-    read back by the mask, the softmax and the entropy, causal blocks skipped — but per query and per key it
-    does more: the flash op runs twice (values, then keys as values, the second in float64 where the score bound
-    needs it), and a dozen O(n · head_dim) operations surround it (centring, casts, the bound, the anchors). That
-    overhead is paid back only over enough pairs, and it grows with the head size: measured on the bundled
-    models' real inputs (``benchmarks/fused_routing.py``, docs/BENCHMARKS.md "Fused or blocked: the CPU routing
-    rule"), the crossover lay between 128 and 512 tokens for MiniLM (head_dim 32), at about 512 for SmolLM2 (64)
-    and beyond 512 for Gemma 3 (256). A decode step (q length 1) is one matrix–vector product per head on the
-    blocked path, with no mask: the blocked path was as fast or faster at every cache length measured (up to
-    2,048). Batch and head count scale both paths alike, so the rule reads neither.
+    Why: the blocked path spends, per query–key pair, one head-size-long product for the scores and one for the
+    output, plus passes over the n×n scores (mask, softmax, entropy) whose cost does not grow with the head size.
+    The fused path writes no scores but runs the flash op twice (values, then keys as values, the second in
+    float64 where the score bound needs it: twice the products, at up to twice the cost), and a dozen
+    O(n · head_dim) operations around it (centring, casts, the bound, the anchors). So the larger the head, the
+    longer the blocked path stays ahead, and the fused path's overhead needs long rows to pay back. Measured on
+    the bundled models' real inputs (``benchmarks/fused_routing.py``, docs/BENCHMARKS.md "Fused or blocked: the
+    CPU routing rule"; one thread's CPU time, fused ÷ blocked, batch 1), the crossover lay between 128 and 512
+    tokens for MiniLM (head_dim 32: 1.10 at 128, 0.56 at 512), past 512 for SmolLM2 (64: 0.97 at 512, 0.56 at
+    2,048) and past 2,048 for Gemma 3 (256: 1.74 at 512, 1.07 at 2,048): 10 · head_dim tokens lies past each. A
+    decode step (q length 1) is one matrix–vector product per head on the blocked path, with no mask: the
+    blocked path was as fast or faster at every cache length measured (up to 2,048). Batch and head count scale
+    both paths alike, so the rule reads neither; batches of 16 ranked the paths as batch 1 did, except MiniLM at
+    128 tokens (fused 0.81× blocked there): a census batch of such texts stays on the blocked path.
     """
     return q_len > 1 and q_len * k_len >= (FUSED_MIN_LENGTH_PER_HEAD_DIM * head_dim) ** 2
 

@@ -23,8 +23,8 @@ from inspector.core.loading import load_model
 from tests.conftest import make_tokenizer, tiny_config
 
 TEXT = "the animal did n't cross the street because it was too tired ."  # 15 tokens with [CLS] and [SEP]
-# The tiny models' head size is 8: a threshold of 1 × 8 sends TEXT's 15 × 15 pairs to the fused path, a decode step
-# and "one two" (4 × 4) to the blocked one.
+# The tiny models' head size is 8: 1 × 8 tokens instead of 10 × 8 sends TEXT's 15 × 15 pairs to the fused path, a
+# decode step and "one two" (4 × 4) to the blocked one.
 SMALL_THRESHOLD = 1
 FASTER = "blocked: faster for "
 
@@ -73,10 +73,11 @@ def test_the_rule_sends_decode_steps_and_short_sequences_to_the_blocked_path():
     for head_dim in (32, 64, 256):  # MiniLM, SmolLM2, Gemma 3
         assert not fused_cpu.fused_is_faster(1, 4096, head_dim)  # a decode step, however long the cache
         assert not fused_cpu.fused_is_faster(128, 128, head_dim)  # a census text
-    assert fused_cpu.fused_is_faster(256, 256, 32) and fused_cpu.fused_is_faster(512, 512, 64)
-    assert not fused_cpu.fused_is_faster(511, 512, 64) and not fused_cpu.fused_is_faster(512, 512, 256)
-    assert fused_cpu.fused_is_faster(2048, 2048, 256)
-    assert fused_cpu.fused_is_faster(300, 1000, 64)  # a cache with several queries: the pairs decide
+    assert fused_cpu.fused_is_faster(320, 320, 32) and not fused_cpu.fused_is_faster(319, 320, 32)
+    assert fused_cpu.fused_is_faster(512, 512, 32)  # MiniLM's longest input
+    assert not fused_cpu.fused_is_faster(512, 512, 64) and fused_cpu.fused_is_faster(2048, 2048, 64)  # SmolLM2
+    assert not fused_cpu.fused_is_faster(2048, 2048, 256) and fused_cpu.fused_is_faster(2560, 2560, 256)  # Gemma 3
+    assert fused_cpu.fused_is_faster(400, 1024, 64)  # a cache with several queries: the pairs decide
 
 
 def test_capture_is_routed_by_length(tiny_models, calls, small_threshold):
