@@ -109,11 +109,24 @@ def model_rows(spec: str, lengths: list[int], batches: list[int], rounds: int,
     return rows, loaded.info
 
 
-def _table(rows: list[dict]) -> str:
-    lines = ["| model | batch | q_len | k_len | fused ms | blocked ms | fused ÷ blocked | other load (CPUs) |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    lines += [f"| {r['spec']} | {r['batch']} | {r['q_len']} | {r['k_len']:,} | {r['fused'] * 1000:,.2f} "
-              f"| {r['blocked'] * 1000:,.2f} | **{r['fused'] / r['blocked']:.2f}** | {r['other']:.2f} |" for r in rows]
+def _table(rows: list[dict], head_dims: dict[str, int]) -> str:
+    """One line per model, batch and length: the decode step's and the whole sequence's times, fused ÷ blocked,
+    and the path :func:`kernels.fused_cpu.fused_is_faster` picks for the sequence."""
+    from kernels.fused_cpu import fused_is_faster
+
+    pairs: dict[tuple, dict[str, dict]] = {}
+    for r in rows:
+        pairs.setdefault((r["spec"], r["batch"], r["k_len"]), {})["decode" if r["q_len"] == "1" else "sequence"] = r
+    lines = ["| model (head_dim) | batch | tokens | decode step: fused / blocked ms | fused ÷ blocked "
+             "| whole sequence: fused / blocked ms | fused ÷ blocked | rule picks (sequence) | other load (CPUs) |",
+             "|---|---:|---:|---:|---:|---:|---:|---|---:|"]
+    for (spec, batch, tokens), measured in pairs.items():
+        cells = [f"{m['fused'] * 1000:,.2f} / {m['blocked'] * 1000:,.2f} | **{m['fused'] / m['blocked']:.2f}**"
+                 for m in (measured["decode"], measured["sequence"])]
+        pick = "fused" if fused_is_faster(tokens, tokens, head_dims[spec]) else "blocked"
+        other = max(m["other"] for m in measured.values())
+        lines.append(f"| {spec} ({head_dims[spec]}) | {batch} | {tokens:,} | {cells[0]} | {cells[1]} | {pick} "
+                     f"| {other:.2f} |")
     return "\n".join(lines)
 
 
@@ -146,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     finish(args.write_docs, SECTION_TITLE,
            "The two CPU paths of the `torch` backend on the same real attention inputs: where the fused one is "
            "faster, which `kernels.fused_cpu.fused_is_faster` encodes.",
-           module="benchmarks.fused_routing", argv=argv, shapes=shapes, table=_table(rows), notes=notes)
+           module="benchmarks.fused_routing", argv=argv, shapes=shapes,
+           table=_table(rows, {spec: info.head_dim for spec, info in infos.items()}), notes=notes)
     return 0
 
 
