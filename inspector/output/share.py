@@ -430,8 +430,7 @@ def encode_compare(state: CompareState) -> dict[str, str]:
     return params
 
 
-def compare_share_url(base_url: str, state: ViewState, compare_state: CompareState,
-                      extra: Mapping[str, str] | None = None) -> str:
+def compare_share_url(base_url: str, state: ViewState, compare_state: CompareState, extra: dict | None = None) -> str:
     """:func:`share_url` with the Compare page's parameters added, then ``extra`` (its atlas block's)."""
     return share_url(base_url, state, {**encode_compare(compare_state), **(extra or {})})
 
