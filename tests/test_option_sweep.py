@@ -11,10 +11,11 @@ from dataclasses import replace
 
 import pytest
 
-from benchmarks.option_sweep import DEFAULT_MODEL, _opened, _widgets, declared_keys, sweep, undeclared
+from benchmarks.option_sweep import DEFAULT_MODEL, declared_keys, sweep, undeclared
 from inspector.output.pages import PAGE_REGISTRY, NumericOption, PageSpec
 from inspector.serving.hosting import HostingPolicy
 from inspector.serving.option_plan import server_budget_bytes
+from tests.option_sweep import _opened, _widgets
 
 DEADLINE_S = 8.0  # shorter than the hosted 60 s: the plans shrink with it, and the sweep stays within CI's minutes
 DECODER = "bundled:smollm2-135m"
