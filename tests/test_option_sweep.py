@@ -75,3 +75,16 @@ def test_every_numeric_option_ends_within_the_deadline_and_the_servers_memory_bu
     policy = HostingPolicy(hosted=True, deadline_s=DEADLINE_S)
     for server, (warm, peak) in result.memory.items():
         assert peak * 2**20 <= server_budget_bytes(int(warm * 2**20), policy), (server, warm, peak)
+
+
+def test_a_collapsed_threshold_above_the_diffuse_one_is_refused_in_one_line():
+    """Found by the sweep: the Heads page's collapsed threshold at its widget's maximum (1.0, above the diffuse
+    threshold's 0.9) showed an exception box; now one line in the page's language, and the roles block still draws."""
+    at = _opened("heads", DEFAULT_MODEL, {})
+    at.run()
+    at.number_input(key="heads_collapsed").set_value(1.0).run()
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [e.value for e in at.error]
+    assert errors == ["Health thresholds need 0 ≤ collapsed < diffuse ≤ 1; got collapsed 1, diffuse 0.9 — pick a "
+                      "collapsed threshold below the diffuse one."], errors
+    assert at.number_input(key="roles_repeat").value >= 2
