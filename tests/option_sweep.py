@@ -253,6 +253,8 @@ def apptest_sweep(models: list[str], pages: list[str] | None = None) -> dict:
             _run_page(at, record, page, model, "", "open", "")
             drawn.setdefault(page, set()).update(_widgets(at))
     warm_mib = RssSampler(os.getpid()).now_mib()
+    print(f"  warm: {warm_mib:,.0f} MiB resident with every page opened on {', '.join(layer_s)}", file=sys.stderr,
+          flush=True)
     for page in pages:
         options = PAGE_REGISTRY[page].numbers
         for model in sorted({model for option in options for model in models_for(option, models)}):
