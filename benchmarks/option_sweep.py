@@ -157,17 +157,13 @@ def undeclared(page: str, drawn) -> list[str]:
     return sorted(f"{page}:{key}" for key in set(drawn) - declared_keys()[page])
 
 
-
 # ------------------------------------------------------------------------------------------------ share links
 
 
-_SETTLED = """() => {
-    const running = document.querySelector('[data-testid="stStatusWidget"]');
-    const shared = document.querySelector('[data-testid="stSidebar"] [data-testid="stCode"]');
-    const stopped = document.querySelector('[data-testid="stMain"] [data-testid="stAlertContentError"], '
-        + '[data-testid="stMain"] [data-testid="stAlertContentInfo"], [data-testid="stException"]');
-    return !running && (shared || stopped) ? true : false;
-}"""
+# The page has run: Streamlit's own script state (the app's root element says it) is "not running" after a run, and the
+# run drew into the page — not a proxy such as a chart or a box the page may draw before it ends.
+_SETTLED = """() => document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState === 'notRunning'
+    && document.querySelector('[data-testid="stMain"] [data-testid="stElementContainer"]') !== null"""
 
 
 def link_queries(spec) -> list[dict[str, str]]:
@@ -182,18 +178,19 @@ def link_queries(spec) -> list[dict[str, str]]:
     return queries
 
 
-def link_sweep(browser, url: str, models: list[str], timeout_s: float, record: list, *, hostile: bool = True) -> None:
-    """Open every page's hostile links (:func:`link_queries`; with ``hostile=False`` each page once at its defaults)
+def link_sweep(browser, url: str, models: list[str], timeout_s: float, record: list, *, hostile: bool = True,
+               pages: list[str] | None = None) -> None:
+    """Open every page's (or ``pages``') hostile links (:func:`link_queries`; with ``hostile=False`` each page once at
+    its defaults)
     on the hosted server at ``url``, one at a time: the seconds until the page has finished running (Streamlit's
-    running indicator gone, and the page's share box — drawn last — or its one-line refusal on screen), and what it
-    said."""
+    script state), and what it said."""
     from inspector.output.pages import PAGE_REGISTRY
 
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     try:
         for model in [*models, TASK_MODEL]:
-            for spec in PAGE_REGISTRY.values():
+            for spec in (PAGE_REGISTRY[name] for name in pages or PAGE_REGISTRY):
                 offered = {m for o in spec.numbers for m in models_for(o, models)} or {DEFAULT_MODEL}
                 if model not in offered:
                     continue  # each page on the models its options are swept on (MiniLM when it has none)
@@ -224,7 +221,7 @@ def hosted_env(deadline_s: float) -> dict[str, str]:
 
 def sweep(models: list[str], deadline_s: float, *, browser=None, pages: list[str] | None = None) -> SweepResult:
     """Both parts (module docstring) under a hosted server with ``deadline_s``: the AppTest part in a child process,
-    the links in ``streamlit run`` driven by ``browser`` (None: the AppTest part only)."""
+    the links in ``streamlit run`` driven by ``browser`` (None: the AppTest part only); ``pages``: only these."""
     from benchmarks.live_app import running_server
 
     env = {**os.environ, **hosted_env(deadline_s), "PYTHONPATH": str(REPO_ROOT)}
@@ -243,9 +240,9 @@ def sweep(models: list[str], deadline_s: float, *, browser=None, pages: list[str
         with running_server(REPO_ROOT, env=hosted_env(deadline_s),
                             options=("--server.fileWatcherType", "none")) as (url, pid):
             with RssSampler(pid) as served:
-                link_sweep(browser, url, models, 3 * deadline_s + 120, rows, hostile=False)
+                link_sweep(browser, url, models, 3 * deadline_s + 120, rows, hostile=False, pages=pages)
                 warm = served.now_mib()
-                link_sweep(browser, url, models, 3 * deadline_s + 120, rows)
+                link_sweep(browser, url, models, 3 * deadline_s + 120, rows, pages=pages)
             memory_mib["streamlit run"] = (warm, served.peak_mib)
     return SweepResult(rows=rows, unknown=found["unknown"], unseen=found["unseen"], layer_s=found["layer_s"],
                        memory=memory_mib, deadline_s=deadline_s)
