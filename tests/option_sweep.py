@@ -151,7 +151,7 @@ def _meet(at, needs) -> bool:
     """Set the widgets ``needs`` names (a mode, a choice) as a reader would; whether any was set."""
     met = False
     for key, value in needs:
-        for kind in ("selectbox", "radio", "number_input", "toggle", "checkbox"):
+        for kind in ("selectbox", "radio", "number_input", "slider", "toggle", "checkbox"):
             found = [w for w in getattr(at, kind) if w.key == key]
             if found and _set(found[0], value):
                 met = True

@@ -145,6 +145,7 @@ def register_page(spec: PageSpec) -> PageSpec:
 
 
 SAMPLING = (("generate_temp", 1.0),)  # Generate's top-k, top-p and seed are drawn enabled only when it samples
+# (and its step slider only once a run of two steps or more has finished: "generate_step" asks for 4 new tokens)
 register_page(PageSpec("inspect", ":material/grid_on:", default=True))
 register_page(PageSpec("heads", ":material/view_module:", link_keys=("rrepeat", "rbatch", "rtopk", "rwindow", "rseed"),
                        numbers=(NumericOption("heads_collapsed"), NumericOption("heads_diffuse"),
@@ -174,7 +175,8 @@ register_page(PageSpec("generate", ":material/edit_note:",
                                 NumericOption("generate_topk", "topk", needs=SAMPLING, on="decoder"),
                                 NumericOption("generate_topp", "topp", needs=SAMPLING, on="decoder"),
                                 NumericOption("generate_seed", "seed", needs=SAMPLING, on="decoder"),
-                                NumericOption("generate_step", "step", "model", on="decoder"))))
+                                NumericOption("generate_step", "step", "model", needs=(("generate_new", 4),),
+                                              on="decoder"))))
 register_page(PageSpec("mechanism", ":material/hub:", link_keys=("mcorrupt", "manswer", "mcontrast", "mcell"),
                        numbers=(NumericOption("mech_query", "mcell", "model", on="decoder"),
                                 NumericOption("mech_key", "mcell", "model", on="decoder"))))
