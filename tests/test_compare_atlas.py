@@ -53,6 +53,8 @@ def test_two_models_with_atlases_show_both_maps_with_their_cards_and_open_the_at
     subheaders = [s.value for s in at.subheader]
     assert "Head atlases of the two models, side by side" in subheaders
     assert "Layer 3, head 5" in subheaders and "Layer 0, head 1" in subheaders  # each model's card, from the link
+    verdicts = [m.value for m in at.markdown if m.value.startswith("Role by probe:")]
+    assert len(verdicts) == 2 and all("\\" not in verdict for verdict in verdicts)  # bold, not a literal **
     assert len(_atlas_titles(at)) == 2 and all(MINILM in title for title in _atlas_titles(at))
     # The axes are chosen once, for both maps.
     assert at.selectbox(key="compare_atlas_x").value == "max_sink_score"
