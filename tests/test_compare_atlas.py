@@ -2,8 +2,8 @@
 models with an atlas (the shipped MiniLM atlas on both sides) side by side on one set of axes, each head's card open
 from the link and the link written back, the way to the Atlas page at a head; a model without an atlas (one line
 naming the census command) and a census folder opened for it instead, a folder of another model's census said so, a
-crafted folder one error line; the block in 简体中文 with no catalogue key and no English entry. The Atlas link's
-second head (``ahead_b``), which the block writes too, round-trips."""
+crafted folder one error line; on a hosted instance no folder box; the block in 简体中文 with no catalogue key and no
+English entry. The Atlas link's second head (``ahead_b``), which the block writes too, round-trips."""
 
 from __future__ import annotations
 
@@ -120,3 +120,15 @@ def test_the_atlas_link_keeps_the_second_atlas_s_head_and_a_bad_one_warns():
     assert decode_atlas(params, atlases=["default"]) == (state, ())
     decoded, warnings = decode_atlas({"ahead_b": "<script>"}, atlases=["default"])
     assert decoded.head_b is None and [warning.key for warning in warnings] == ["atlas.link_bad_head"]
+
+
+def test_a_hosted_instance_offers_no_folder_box_and_says_where_an_atlas_is_made(monkeypatch):
+    from inspector.serving.hosting import HostingPolicy
+    from views import session
+
+    monkeypatch.setattr(session, "hosting_policy", lambda: HostingPolicy(hosted=True))
+    at = _two_models({"model_b": "shipped:planted-token"})
+    assert not [box for box in at.text_input if box.key in ("compare_atlas_folder_a", "compare_atlas_folder_b")]
+    missing = [info.value for info in at.info if "python -m inspector census" in info.value]
+    assert len(missing) == 1 and "on a local instance" in missing[0]
+    assert len(_atlas_titles(at)) == 1
