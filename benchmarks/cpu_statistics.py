@@ -172,7 +172,8 @@ def _tables(inspect: list[dict], throughput: dict[str, list[dict]]) -> str:
             for key in ("texts_per_s", "tokens_per_s"):
                 values = [r[key] for r in results]
                 cells.append(f"{statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f})")
-            label = f"before ({BEFORE}, blocked path)" if name == "before" else "after (this checkout, fused path)"
+            label = (f"before ({BEFORE}, blocked path)" if name == "before"
+                     else "after (this checkout: fused or blocked by `fused_is_faster`)")
             lines.append(f"| {label} | {cells[0]} | {cells[1]} | {max(r['other'] for r in results):.2f} |")
     return "\n".join(lines)
 
@@ -219,7 +220,8 @@ def main(argv: list[str] | None = None) -> int:
                        for spec, info in infos.items()) + "; batch 1"
     finish(args.write_docs, SECTION_TITLE,
            "Ours (every statistic + one layer's weights) against transformers' SDPA and eager attention; the "
-           "census's and Generate's throughput before and after the fused CPU path (issue 43).",
+           "census's and Generate's throughput before and after the fused CPU path (issue 43). Ours routes each "
+           "attention call to the fused or the blocked path by `kernels.fused_cpu.fused_is_faster`.",
            module="benchmarks.cpu_statistics", argv=argv, shapes=shapes, table=_tables(inspect, throughput),
            notes=notes)
     return 0

@@ -27,7 +27,8 @@ precision (fp32 for 16-bit inputs), like SDPA's.
 Where the trick does not hold, :func:`fused_unavailable_reason` says why and the caller falls back to the blocked
 path: autograd recording (the op's log-sum-exp carries no gradient), tensors off the CPU, values whose head size
 differs from the queries', a torch without the op. Soft-capping and learned sink logits change the scores
-inside the softmax; the adapter refuses those before any backend runs.
+inside the softmax; the adapter refuses those before any backend runs. Where the trick holds but the blocked path
+is faster — decode steps and short sequences, :func:`fused_is_faster` — the caller takes the blocked path too.
 """
 
 from __future__ import annotations
@@ -43,6 +44,33 @@ _FLASH_CPU = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cp
 # Centred scores up to this magnitude keep fp32's cancellation error in the entropy below ~1e-6 nats (measured:
 # tests/test_fused_cpu.py); beyond it both fused calls run in float64.
 FP32_SCORE_LIMIT = 24.0
+
+
+# From this many tokens per unit of head size on, the fused path is the faster one; see fused_is_faster.
+FUSED_MIN_LENGTH_PER_HEAD_DIM = 10
+
+
+def fused_is_faster(q_len: int, k_len: int, head_dim: int) -> bool:
+    """Whether the fused path is faster than :func:`kernels.reference.blocked_attention` on the CPU for a call
+    with ``q_len`` queries against ``k_len`` keys of ``head_dim`` (the rule the ``torch`` backend routes by; both
+    are exact): when ``q_len > 1`` and ``√(q_len · k_len) ≥ 10 · head_dim``.
+
+    Why: the blocked path spends, per query–key pair, one head-size-long product for the scores and one for the
+    output, plus passes over the n×n scores (mask, softmax, entropy) whose cost does not grow with the head size.
+    The fused path writes no scores but runs the flash op twice (values, then keys as values, the second in
+    float64 where the score bound needs it: twice the products, at up to twice the cost), and a dozen
+    O(n · head_dim) operations around it (centring, casts, the bound, the anchors). So the larger the head, the
+    longer the blocked path stays ahead, and the fused path's overhead needs long rows to pay back. Measured on
+    the bundled models' real inputs (``benchmarks/fused_routing.py``, docs/BENCHMARKS.md "Fused or blocked: the
+    CPU routing rule"; one thread's CPU time, fused ÷ blocked, batch 1), the crossover lay between 128 and 512
+    tokens for MiniLM (head_dim 32: 1.10 at 128, 0.56 at 512), past 512 for SmolLM2 (64: 0.97 at 512, 0.56 at
+    2,048) and past 2,048 for Gemma 3 (256: 1.74 at 512, 1.07 at 2,048): 10 · head_dim tokens lies past each. A
+    decode step (q length 1) is one matrix–vector product per head on the blocked path, with no mask: the
+    blocked path was as fast or faster at every cache length measured (up to 2,048). Batch and head count scale
+    both paths alike, so the rule reads neither; batches of 16 ranked the paths as batch 1 did, except MiniLM at
+    128 tokens (fused 0.81× blocked there): a census batch of such texts stays on the blocked path.
+    """
+    return q_len > 1 and q_len * k_len >= (FUSED_MIN_LENGTH_PER_HEAD_DIM * head_dim) ** 2
 
 
 def fused_unavailable_reason(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> str | None:

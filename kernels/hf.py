@@ -15,8 +15,9 @@ silent difference. ``softcap``, ``s_aux`` (attention sinks) and attention dropou
 
 Two compute backends answer to the same contract: ``torch`` and ``triton``. ``torch`` runs PyTorch's fused CPU
 flash-attention op with the statistics derived from its log-sum-exp (:mod:`kernels.fused_cpu`) wherever that is
-exact, and :func:`kernels.reference.blocked_attention` (query blocks, any device) where it is not — autograd
-recording, tensors off the CPU, an explicit query block size; each layer's record names the path that ran and why.
+exact and faster, and :func:`kernels.reference.blocked_attention` (query blocks, any device) where it is not —
+autograd recording, tensors off the CPU, an explicit query block size, decode steps and short sequences
+(:func:`kernels.fused_cpu.fused_is_faster`); each layer's record names the path that ran and why.
 ``triton`` (:mod:`kernels.flash`: the fused FlashAttention kernel for the output and the
 statistics, its materialise kernel for requested weights, its Triton backward when autograd records).
 ``auto`` picks Triton for CUDA tensors and torch otherwise; Triton on the CPU needs ``TRITON_INTERPRET=1``.
@@ -47,7 +48,7 @@ from transformers import AttentionInterface
 from transformers.masking_utils import AttentionMaskInterface, causal_mask_function, prepare_padding_mask
 
 from kernels import flash
-from kernels.fused_cpu import fused_attention, fused_unavailable_reason
+from kernels.fused_cpu import fused_attention, fused_is_faster, fused_unavailable_reason
 from kernels.interventions import HeadAblation as HeadAblation  # re-exported: callers import them from here
 from kernels.interventions import HeadGate as HeadGate
 from kernels.interventions import HeadPatch as HeadPatch
@@ -415,10 +416,14 @@ def _torch_backend(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, 
                    padding: torch.Tensor | None, window: int | None, stats: tuple[StatName, ...],
                    block_size: int | None) -> tuple[torch.Tensor, dict[str, torch.Tensor], str]:
     """The ``torch`` backend: the fused CPU op with the statistics derived from its log-sum-exp
-    (:mod:`kernels.fused_cpu`) wherever that is exact, the blocked path otherwise. Returns the output, the
-    statistics and which path ran (``"fused"``, or ``"blocked: <reason>"``)."""
+    (:mod:`kernels.fused_cpu`) wherever that is exact and faster (:func:`kernels.fused_cpu.fused_is_faster`), the
+    blocked path otherwise. Returns the output, the statistics and which path ran (``"fused"``, or
+    ``"blocked: <reason>"``)."""
+    q_len, k_len = query.shape[2], key.shape[2]
     reason = ("the request sets a query block size, a parameter of the blocked path" if block_size is not None
               else fused_unavailable_reason(query, key, value))
+    if reason is None and not fused_is_faster(q_len, k_len, query.shape[-1]):
+        reason = f"faster for {q_len} queries × {k_len} keys of size {query.shape[-1]} (fused_cpu.fused_is_faster)"
     if reason is None:
         out, stats_out = fused_attention(query, key, value, causal=causal, scale=scale, key_padding_mask=padding,
                                          window=window, stats=stats)

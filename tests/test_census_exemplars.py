@@ -283,13 +283,17 @@ def test_cli_keeps_exemplars_and_refuses_a_k_past_100(tiny_model_dirs, tmp_path,
 
 def test_heaviest_keys_are_ordered_by_weight_then_position_and_clipped_to_one():
     """The benchmark on the real model met a weight of 1.0000001 (exp(S − LSE) rounding), which the reader then
-    refused; equal weights order by position, and keys of weight 0 are not keys."""
+    refused; equal weights order by position — also when they tie for the last of the TOP_KEYS places — and keys
+    of weight 0 are not keys."""
     import torch
 
-    from inspector.analyses.census.exemplars import _heaviest
+    from inspector.analyses.census.exemplars import _heaviest_keys, _heaviest_order
 
-    keys = torch.tensor([[[[4, 1, 2]], [[0, 3, 5]]]])  # (B=1, H=2, n=1, 3)
-    weights = torch.tensor([[[[0.25, 0.25, 0.5]], [[1.0000001, 0.0, 0.0]]]])
-    ordered_keys, ordered_weights = _heaviest(keys, weights)
-    assert ordered_keys.tolist() == [[[[2, 1, 4]], [[0, -1, -1]]]]
-    assert ordered_weights.tolist() == [[[[0.5, 0.25, 0.25]], [[1.0, 0.0, 0.0]]]]
+    weights = torch.tensor([[0.0, 0.25, 0.5, 0.0, 0.25, 0.0],  # one row a line, n = 6
+                            [1.0000001, 0.0, 0.0, 0.0, 0.0, 0.0],
+                            [0.0, 0.25, 0.25, 0.25, 0.25, 0.0]])
+    ordered_keys, ordered_weights = _heaviest_keys(_heaviest_order(weights).numpy())
+    assert ordered_keys.tolist() == [[2, 1, 4], [0, -1, -1], [1, 2, 3]]
+    assert ordered_weights.tolist() == [[0.5, 0.25, 0.25], [1.0, 0.0, 0.0], [0.25, 0.25, 0.25]]
+    narrow_keys, narrow_weights = _heaviest_keys(_heaviest_order(torch.tensor([[0.5, 0.5]])).numpy())
+    assert narrow_keys.tolist() == [[0, 1, -1]] and narrow_weights.tolist() == [[0.5, 0.5, 0.0]]

@@ -200,3 +200,24 @@ def test_the_heads_page_offers_a_decoders_census_without_its_zero_masses(decoder
         assert mass in menu.options and len(menu.options) == 9, menu.options
         assert not [option for option in menu.options if "cls" in option.lower() or "sep" in option.lower()]
         assert len([c for c in at.caption if left_out in c.value]) == 1
+
+
+@pytest.mark.parametrize("which, pad", [("bos", "<pad>"), ("none", None)])
+def test_the_integrated_gradients_baseline_is_named_by_the_models_own_pad_token(decoder_dirs, tiny_bert, which, pad):
+    """The baseline's words said "[PAD]" on every model (issue 44 item 7; Gemma's pad token is ``<pad>``)."""
+    from inspector.analyses.attribution import AttributionSettings, attribute
+    from inspector.charts.sentences.attribution import baseline_words
+
+    settings = AttributionSettings(ig_steps=4, methods=("integrated_gradients",), head_grid=False, permutations=0,
+                                   removal="delete")  # the "none" tokenizer has no stand-in token
+    for loaded, expected in ((load_model(str(decoder_dirs[which])), pad), (tiny_bert, "[PAD]")):
+        ig = attribute(loaded, TEXT, settings=settings).ig
+        assert ig.pad_token == expected
+        if expected is None:
+            assert "zeros" in ig.baseline and baseline_words(ig) == ig.baseline
+            assert "零向量" in baseline_words(ig, "zh")
+        else:
+            assert f"the {expected} embedding" in ig.baseline and baseline_words(ig) == ig.baseline
+            assert f"替换为 {expected} 的嵌入" in baseline_words(ig, "zh")
+        if expected != "[PAD]":
+            assert "[PAD]" not in baseline_words(ig) + baseline_words(ig, "zh")

@@ -36,8 +36,8 @@ from inspector.base.limits import MAX_TEXT_CHARS
 from inspector.core.bundled import bundled_choices, bundled_decoder, prepared_path
 from inspector.core.deadline import check_deadline, job_deadline
 from inspector.core.forward import encode_text
-from inspector.core.loading import load_model
-from inspector.core.model_folders import check_parameter_count
+from inspector.core.loading import load_model, shipped_choices
+from inspector.core.model_folders import check_parameter_count, model_name
 from inspector.serving.hosting import HostingPolicy, load_allowed_model
 from inspector.serving.jobs import plan_job
 from inspector.serving.run import Request, plan, run
@@ -176,7 +176,24 @@ def test_a_decoder_without_a_card_is_named_never_by_its_cache_folder(tmp_path):
 
 
 def test_the_bundled_model_without_a_card_says_so_in_chinese(bundled):
-    _assert_in_chinese(_raised(lambda: card_for(bundled)), "gt.error.bundled_no_card")
+    chinese = _assert_in_chinese(_raised(lambda: card_for(bundled)), "gt.error.bundled_no_card")
+    _assert_lists_the_ground_truth_models_in_chinese(chinese)
+
+
+def test_a_decoder_without_a_card_lists_the_ground_truth_models_in_chinese(tmp_path):
+    """Issue 44 item 9 (the walkthrough, Ground truth on Gemma in 简体中文): the sentence was Chinese but its list of
+    models English — "请选一个已知答案模型（Ground truth: deceptive-attention classifier (shipped), …）"."""
+    err = _raised(lambda: read_card(tmp_path, DECODER))
+    _assert_lists_the_ground_truth_models_in_chinese(_assert_in_chinese(err, "gt.error.no_card"))
+    assert ", ".join(shipped_choices().values()) in error_text(err, "en")  # English: the menu's names, as before
+
+
+def _assert_lists_the_ground_truth_models_in_chinese(chinese: str) -> None:
+    assert len(shipped_choices()) == 3  # the sentence lists three models
+    for spec in shipped_choices():
+        assert model_name(spec).text("zh") in chinese, (spec, chinese)
+    assert "Ground truth" not in chinese and "(shipped)" not in chinese and ", " not in chinese, chinese
+    assert chinese.count("、") == 2, chinese
 
 
 # ------------------------------------------------------------------------------------------- the pages

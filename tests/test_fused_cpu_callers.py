@@ -1,7 +1,9 @@
-"""Every page's forward takes the fused CPU path (issue 43): Inspect's capture, Generate's prefill and steps, the
-census and roles batches, and the Heads report's forwards that need no gradient. A spy on the torch backend
-records which path each attention call took; the blocked path may run only where the fused one cannot be exact
-(autograd recording), and says so."""
+"""Every page's forward routes each attention call by :func:`kernels.fused_cpu.fused_is_faster` (issue 43):
+Inspect's capture, Generate's prefill and steps, the census and roles batches, and the Heads report's forwards
+that need no gradient. A spy on the torch backend records which path each call took and its lengths; the blocked
+path runs where the rule says it is faster, and where the fused one cannot be exact (autograd recording), and
+says which. The tiny models' texts are far shorter than the rule's threshold, so most tests lower it
+(:data:`SMALL_THRESHOLD`) to make both paths occur; one test reads the real threshold on the bundled MiniLM."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM
 
+import kernels.fused_cpu as fused_cpu
 import kernels.hf as hf
 from inspector.analyses import roles_causal
 from inspector.analyses.census.input import InputRow
@@ -19,22 +22,41 @@ from inspector.core.capture import capture
 from inspector.core.loading import load_model
 from tests.conftest import make_tokenizer, tiny_config
 
-TEXT = "the animal did n't cross the street because it was too tired ."
+TEXT = "the animal did n't cross the street because it was too tired ."  # 15 tokens with [CLS] and [SEP]
+# The tiny models' head size is 8: 1 × 8 tokens instead of 10 × 8 sends TEXT's 15 × 15 pairs to the fused path, a
+# decode step and "one two" (4 × 4) to the blocked one.
+SMALL_THRESHOLD = 1
+FASTER = "blocked: faster for "
 
 
 @pytest.fixture
-def paths(monkeypatch) -> list[str]:
-    """The path of every torch-backend attention call made while the test runs, in order."""
-    seen: list[str] = []
+def calls(monkeypatch) -> list[tuple[str, int, int, int]]:
+    """(path, q_len, k_len, head_dim) of every torch-backend attention call made while the test runs."""
+    seen: list[tuple[str, int, int, int]] = []
     original = hf._torch_backend
 
-    def spy(*args, **kwargs):
-        out, stats, path = original(*args, **kwargs)
-        seen.append(path)
+    def spy(query, key, value, **kwargs):
+        out, stats, path = original(query, key, value, **kwargs)
+        seen.append((path, query.shape[2], key.shape[2], query.shape[3]))
         return out, stats, path
 
     monkeypatch.setattr(hf, "_torch_backend", spy)
     return seen
+
+
+@pytest.fixture
+def small_threshold(monkeypatch) -> None:
+    monkeypatch.setattr(fused_cpu, "FUSED_MIN_LENGTH_PER_HEAD_DIM", SMALL_THRESHOLD)
+
+
+def assert_routed_by_the_rule(calls: list[tuple[str, int, int, int]]) -> None:
+    """Each call that could be fused took the path the rule names for its lengths and head size."""
+    assert calls
+    for path, q_len, k_len, head_dim in calls:
+        if fused_cpu.fused_is_faster(q_len, k_len, head_dim):
+            assert path == "fused", (path, q_len, k_len)
+        else:
+            assert path == f"{FASTER}{q_len} queries × {k_len} keys of size {head_dim} (fused_cpu.fused_is_faster)"
 
 
 @pytest.fixture(scope="module")
@@ -47,41 +69,74 @@ def tiny_lm(tmp_path_factory):
     return load_model(str(folder), device="cpu")
 
 
-def test_capture_takes_the_fused_path(tiny_models, paths):
+def test_the_rule_sends_decode_steps_and_short_sequences_to_the_blocked_path():
+    for head_dim in (32, 64, 256):  # MiniLM, SmolLM2, Gemma 3
+        assert not fused_cpu.fused_is_faster(1, 4096, head_dim)  # a decode step, however long the cache
+        assert not fused_cpu.fused_is_faster(128, 128, head_dim)  # a census text
+    assert fused_cpu.fused_is_faster(320, 320, 32) and not fused_cpu.fused_is_faster(319, 320, 32)
+    assert fused_cpu.fused_is_faster(512, 512, 32)  # MiniLM's longest input
+    assert not fused_cpu.fused_is_faster(512, 512, 64) and fused_cpu.fused_is_faster(2048, 2048, 64)  # SmolLM2
+    assert not fused_cpu.fused_is_faster(2048, 2048, 256) and fused_cpu.fused_is_faster(2560, 2560, 256)  # Gemma 3
+    assert fused_cpu.fused_is_faster(400, 1024, 64)  # a cache with several queries: the pairs decide
+
+
+def test_capture_is_routed_by_length(tiny_models, calls, small_threshold):
     loaded = tiny_models["llama"]
     capture(loaded, TEXT, backend="torch", weights=[0])
-    assert len(paths) == loaded.info.num_layers and set(paths) == {"fused"}
+    capture(loaded, "one two", backend="torch", weights=[0])
+    layers = loaded.info.num_layers
+    assert [path for path, *_ in calls[:layers]] == ["fused"] * layers
+    assert all(path.startswith(FASTER) for path, *_ in calls[layers:]) and len(calls) == 2 * layers
+    assert_routed_by_the_rule(calls)
 
 
-def test_generate_prefill_and_every_step_take_the_fused_path(tiny_lm, paths):
+def test_capture_on_minilm_is_fused_at_512_tokens_and_blocked_at_128(calls):
+    """The real threshold on the bundled MiniLM (6 layers): its longest input goes fused, a short one blocked."""
+    from benchmarks.inspect_latency import text_of_length
+
+    loaded = load_model("default", device="cpu")
+    for tokens in (512, 128):
+        capture(loaded, text_of_length(loaded.tokenizer, tokens), backend="torch", weights=[0])
+    layers = loaded.info.num_layers
+    assert [c[0] for c in calls[:layers]] == ["fused"] * layers and len(calls) == 2 * layers
+    assert all(path.startswith(FASTER) for path, *_ in calls[layers:])
+    assert_routed_by_the_rule(calls)
+
+
+def test_generate_prefill_is_fused_and_every_step_blocked(tiny_lm, calls, small_threshold):
     result = generate(tiny_lm, TEXT, max_new_tokens=5, stop_at_eos=False, backend="torch")
     layers = tiny_lm.info.num_layers
-    assert result.steps == 5 and len(paths) >= layers * 5  # the prefill and one forward per new token at least
-    assert set(paths) == {"fused"}
+    assert result.steps == 5 and len(calls) >= layers * 5  # the prefill and one forward per new token at least
+    prefill, steps = calls[:layers], calls[layers:]
+    assert {path for path, *_ in prefill} == {"fused"}
+    assert steps and all(q_len == 1 and path.startswith(FASTER) for path, q_len, *_ in steps)
+    assert_routed_by_the_rule(calls)
 
 
-def test_census_batches_take_the_fused_path(tiny_models, paths):
-    texts = [TEXT, "one two three", "the street was too tired because it did n't cross"]
+def test_census_batches_are_routed_by_length(tiny_models, calls, small_threshold):
+    texts = [TEXT, "one two", "the street was too tired because it did n't cross"]
     rows = [InputRow(i, f"t:{i}", text) for i, text in enumerate(texts)]
     measured, errors = measure_rows(tiny_models["bert"], rows, batch_tokens=60, backend="torch")
     assert errors == [] and len(measured) == 3
-    assert paths and set(paths) == {"fused"}
+    assert {path.split(" ")[0] for path, *_ in calls} == {"fused", "blocked:"}  # long batches fused, short not
+    assert_routed_by_the_rule(calls)
 
 
-def test_roles_batches_take_the_fused_path(tiny_llama, paths):
+def test_roles_batches_are_routed_by_length(tiny_llama, calls, small_threshold):
     roles_causal.head_roles(tiny_llama, repeat=8, batch=4, top_k=2, seeds=2)
-    assert paths and set(paths) == {"fused"}
+    assert "fused" in {path for path, *_ in calls}
+    assert_routed_by_the_rule(calls)
 
 
-def test_heads_report_is_fused_except_where_it_needs_gradients(tiny_bert, paths):
+def test_heads_report_is_routed_by_length_except_where_it_needs_gradients(tiny_bert, calls, small_threshold):
     head_report(tiny_bert, TEXT, pairs=1, pruning_step=1.0)
-    fused = [p for p in paths if p == "fused"]
-    blocked = [p for p in paths if p != "fused"]
-    assert fused and len(fused) > len(blocked)
-    assert all(p.startswith("blocked: autograd records") for p in blocked)  # the gradient importance only
+    recorded = [c for c in calls if c[0].startswith("blocked: autograd records")]  # the gradient importance only
+    routed = [c for c in calls if c not in recorded]
+    assert recorded and len([c for c in routed if c[0] == "fused"]) > len(recorded)
+    assert_routed_by_the_rule(routed)
 
 
-def test_the_blocked_path_runs_with_its_reason_where_fused_cannot(tiny_models, paths):
+def test_the_blocked_path_runs_with_its_reason_where_fused_cannot(tiny_models, small_threshold):
     """Autograd recording and an explicit block size go to the blocked path; the numbers agree with the fused."""
     from inspector.core.forward import forward
 

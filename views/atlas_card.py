@@ -30,6 +30,12 @@ def cached_live_row(spec: str, text: str, layer: int, head: int, query: int):
     return live_row(session.cached_model(spec), text, layer, head, query)
 
 
+def statistic_key(side: str) -> str:
+    """The session key of the statistic the card on ``side`` ranks its contexts by (side a's is the Atlas page's
+    link's)."""
+    return "atlas_statistic" if side == "a" else f"atlas_statistic_{side}"
+
+
 def _metrics_table(atlas: Atlas, layer: int, head: int, lang: str) -> dict[str, list]:
     columns = {t("atlas.column_metric", lang): [], t("chart.census.mean", lang): [],
                t("chart.census.column.low", lang): [], t("chart.census.column.high", lang): []}
@@ -103,7 +109,7 @@ def show_card(atlas: Atlas, layer: int, head: int, *, side: str, lang: str) -> N
         st.info(t("atlas.no_exemplars", lang))
         return
     statistic = st.selectbox(t("atlas.statistic", lang), EXEMPLAR_STATISTICS,
-                             key="atlas_statistic" if side == "a" else "atlas_statistic_b",
+                             key=statistic_key(side),
                              format_func=lambda name: t(STATISTIC_KEYS[name], lang),
                              help=t("atlas.statistic_help", lang))
     top = atlas.exemplars.of_head(layer, head, statistic, "top")

@@ -39,7 +39,7 @@ from inspector.charts.attribution import (
     head_tau_chart,
     scores_chart,
 )
-from inspector.charts.sentences.attribution import target_words  # f in words, as other pages say it
+from inspector.charts.sentences.attribution import baseline_words, target_words  # as other pages say them
 from inspector.core.budget import count_tokens
 from inspector.core.forward import backend_for
 from inspector.output.export import Provenance, screen_title
@@ -49,14 +49,6 @@ from views.export_buttons import export_buttons
 from views.progress_bar import progress_bar
 
 PREDICTED_CLASS = "predicted class"  # the class selectbox's first option (shown in the session language)
-# The library's words for the integrated-gradients baseline (inspector/analyses/attribution/methods.py), in the
-# catalogue.
-IG_BASELINES = {
-    "every non-special token's embedding replaced by the [PAD] embedding; special tokens kept":
-        "attribution.page.baseline_pad",
-    "every non-special token's embedding replaced by zeros (no pad token); special tokens kept":
-        "attribution.page.baseline_zeros",
-}
 # What f is for each kind of model, said before the run (inspector.analyses.attribution.targets.setup_problem).
 TARGET_IN_USE = {"none": "attribution.page.in_use_similarity", "causal-lm": "attribution.page.in_use_next_token",
                  "masked-lm": "attribution.page.in_use_masked_token", "classifier": "attribution.page.in_use_class"}
@@ -209,9 +201,8 @@ status.update(state="complete", label=t("attribution.page.done", lang, n=len(rep
 ig = report.ig
 with notes_slot.container():
     if ig is not None:
-        baseline = t(IG_BASELINES[ig.baseline], lang) if ig.baseline in IG_BASELINES else ig.baseline
         st.caption(escape_markdown(t("attribution.page.ig_caption", lang, steps=ig.steps,
-                                     batch=ig.internal_batch_size, baseline=baseline,
+                                     batch=ig.internal_batch_size, baseline=baseline_words(ig, lang),
                                      baseline_value=f"{ig.baseline_value:.4g}", delta=f"{ig.delta:.2g}")))
         if ig.incomplete(report.target.value):  # the scores do not add up to what they explain (issue 44)
             st.warning(t("attribution.page.ig_incomplete", lang, gap=f"{ig.relative_gap(report.target.value):.0%}",

@@ -1,6 +1,7 @@
 """Compare: two texts on one model, or one text on two models — the heads ranked by how far the query token's
 attention moved, a clickable layer × head grid of that movement, the chosen head's two heatmaps side by side with
-their difference, the output change, and one sentence composed from the numbers (issue 20).
+their difference, the output change, and one sentence composed from the numbers (issue 20). Two models also get their
+head atlases side by side (:mod:`views.compare_atlas`, issue 41) and their head roles (:mod:`views.compare_roles`).
 
 Widgets → cached runs of each text (:func:`inspector.analyses.compare.run_text`) → one library call
 (:func:`inspector.analyses.compare.compare_runs`, the same numbers as ``python -m inspector compare``) → charts. Picking
@@ -60,7 +61,7 @@ from inspector.output.share import (
     encode_view,
     escape_markdown,
 )
-from views import compare_roles, compare_shapes, pages, session, sidebar
+from views import compare_atlas, compare_roles, compare_shapes, pages, session, sidebar
 from views.export_buttons import export_buttons
 
 started = time.perf_counter()
@@ -138,19 +139,22 @@ def token_strip(tokens: tuple[str, ...], differs, partner) -> str:
                       for i, tok in enumerate(readable_tokens(tokens)))
 
 
-def publish_link(layer: int, head: int, text_b: str, spec_b: str, query, keys) -> None:
-    """The address bar and the sidebar's share box: the shared view plus this page's own parameters."""
+def publish_link(layer: int, head: int, text_b: str, spec_b: str, query, keys,
+                 atlases: dict[str, str] | None = None) -> None:
+    """The address bar and the sidebar's share box: the shared view plus this page's own parameters (``atlases``:
+    the two-model mode's atlas block's, :func:`views.compare_atlas.show`)."""
     view = replace(chosen.state, page="compare", text=text_a, layer=layer, head=head)
     compare_state = CompareState(text_b=text_b if mode == "texts" else COMPARE_DEFAULT_TEXT_B,
                                  model_b=spec_b if mode == "models" else None,
                                  query=None if query is None else str(query),
                                  keys=None if not keys else (str(keys[0]), str(keys[1])))
-    encoded = {**encode_view(view), **encode_compare(compare_state)}
+    encoded = {**encode_view(view), **encode_compare(compare_state), **(atlases or {})}
     if st.query_params.to_dict() != encoded:
         st.query_params.from_dict(encoded)
     with st.sidebar:
         st.subheader(t("sidebar.share", lang))
-        st.code(compare_share_url(st.context.url or "", view, compare_state), language=None, wrap_lines=True)
+        st.code(compare_share_url(st.context.url or "", view, compare_state, atlases), language=None,
+                wrap_lines=True)
         st.caption(t("sidebar.share_caption", lang))
 
 
@@ -160,6 +164,7 @@ lang = chosen.state.lang
 title.title(t("compare.title", lang))
 st.caption(t("compare.caption", lang))
 restore_page_state()
+compare_atlas.restore_link()
 pages.show_link_warnings("compare", lang)
 if st.session_state.get("compare_text_a") != st.session_state["text"]:
     st.session_state["compare_text_a"] = st.session_state["text"]  # the sidebar's text changed (or first run)
@@ -257,8 +262,9 @@ if mode == "models" and not compare_shapes.comparable_head_by_head(run_a, run_b)
                                             n_a=len(tokens_a), n_b=len(tokens_b), backend=run_a.capture.backend,
                                             ms=f"{1000 * sum(run_a.capture.timings.values()):.0f}"))
     compare_shapes.render(run_a, run_b, loaded.info, info_b, names, lang, chosen.state.slide)
+    atlases = compare_atlas.show((spec_a, spec_b), names, chosen.state, lang, chosen.state.slide)
     compare_roles.show((spec_a, spec_b), names, backend, lang, chosen.state.slide)
-    publish_link(int(st.session_state["layer"]), int(st.session_state["head"]), text_b, spec_b, None, ())
+    publish_link(int(st.session_state["layer"]), int(st.session_state["head"]), text_b, spec_b, None, (), atlases)
     st.stop()
 
 
@@ -397,8 +403,10 @@ st.download_button(t("compare.download", lang),
                    file_name="compare.json", mime="application/json", key="compare_json",
                    icon=":material/download:", on_click="ignore")
 
-if mode == "models":  # roles need no head-to-head partner: the same block as for models of different shapes
-    compare_roles.show((spec_a, spec_b), (sidebar.shown_model_name(comparison.model_a, lang),
-                                          sidebar.shown_model_name(comparison.model_b, lang)), backend, lang, slide)
-publish_link(int(layer), int(head), text_b, spec_b, query, keys)
+atlases = None
+if mode == "models":  # atlases and roles need no head-to-head partner: the same blocks as for different shapes
+    names = (sidebar.shown_model_name(comparison.model_a, lang), sidebar.shown_model_name(comparison.model_b, lang))
+    atlases = compare_atlas.show((spec_a, spec_b), names, chosen.state, lang, slide)
+    compare_roles.show((spec_a, spec_b), names, backend, lang, slide)
+publish_link(int(layer), int(head), text_b, spec_b, query, keys, atlases)
 st.caption(t("compare.server_time", lang, ms=f"{1000 * (time.perf_counter() - started):.0f}"))

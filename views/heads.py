@@ -105,6 +105,12 @@ with st.expander(t("heads.thresholds", lang)):
     sink = columns[2].number_input(t("heads.sink_above", lang), 0.01, 1.0, 0.3, 0.01, key="heads_sink",
                                    help=t("heads.sink_help", lang))
 show_roles(chosen.spec, chosen.state.backend, info.name, lang, chosen.state.slide)  # text-free: before the report
+try:  # a collapsed threshold typed above the diffuse one (issue 45's sweep): one line, not an exception box
+    thresholds = HealthThresholds(collapsed=collapsed, diffuse=diffuse, sink=sink)
+except InspectorError as err:
+    status.update(label=t("inputs.run_failed", lang), state="error")
+    session.show_error(err, lang)
+    st.stop()
 
 if mode == CENSUS_MODE:
     show_census(collapsed, diffuse, sink, hosted=hosted, lang=lang, slide=chosen.state.slide)
@@ -131,7 +137,6 @@ if mode == "corpus":
                      args=(request, len(texts)), icon=":material/stop_circle:")
 # Cheap results first (issue 44): the first look's statistics draw within seconds, each section the full report
 # adds (importances, the health report, pairs, the pruning curve) is a placeholder until the report is done.
-thresholds = HealthThresholds(collapsed=collapsed, diffuse=diffuse, sink=sink)
 bar_place = st.container()  # the report's progress bar, above the sections it fills
 slide = chosen.state.slide
 layer, head = st.session_state["layer"], st.session_state["head"]

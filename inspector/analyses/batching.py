@@ -41,9 +41,10 @@ CPU_MAX_PADDING = 0.05
 GPU_MAX_PADDING = 0.25
 # Per query row of each head, (B, H, n) float64: the row's entropy (nats, the attention function's fused statistic),
 # its weight on key 0, on key q − 1, on the keys j that follow an earlier copy of the query's token (token[j − 1] ==
-# token[q], j − 1 < q: induction-like), and its mean distance Σ_j p_j |q − j|. Beside them: ``top_keys`` /
-# ``top_weights`` (B, H, n, TOP_KEYS) — each row's heaviest keys, highest weight first — and ``visible`` (B, n), how
-# many of the text's real keys each row may see, and ``copies`` (B, n), how many induction keys j each row has.
+# token[q], j − 1 < q: induction-like), and its mean distance Σ_j p_j |q − j|. Beside them: ``visible`` (B, n),
+# how many of the text's real keys each row may see, ``copies`` (B, n), how many induction keys j each row has, and
+# ``weights`` (B, H, n, n) float32, the layer's weights themselves, intact and valid only during the call (a sink
+# reads the TOP_KEYS heaviest keys of the few rows it keeps from them, not of every row).
 ROW_VALUES: tuple[str, ...] = ("entropy", "sink", "previous", "induction", "distance")
 TOP_KEYS = 3
 # What batch_statistics hands a row sink, layer by layer: (layer index, the values above).
@@ -90,16 +91,16 @@ def padded_batch(loaded: LoadedModel, rows: Sequence[torch.Tensor], width: int |
 
 
 def _layer_statistics(weights: torch.Tensor, real: torch.Tensor, counts: torch.Tensor, neighbours: torch.Tensor,
-                      categories: torch.Tensor, seen_by: torch.Tensor, distance: torch.Tensor,
+                      categories: torch.Tensor, seen_by: torch.Tensor, distance: torch.Tensor, keep: bool = False,
                       ) -> dict[str, torch.Tensor]:
     """Reduce one layer's weights to per-text, per-head numbers — the batched twins of
     :func:`inspector.analyses.metrics.token_category_mass`, :func:`~inspector.analyses.metrics.sink_scores` and
     :func:`~inspector.analyses.metrics.mean_attention_distance`, each over the text's own T real queries and keys.
 
-    weights: (B, H, n, n) float32, overwritten; real: (B, n) float32, 1 for a real token, 0 for padding; counts:
-    (B, 1) float64 T per text (at least 1); neighbours: (B, 1) float64 T − 1; categories: (B, n, 3) float64 key
-    masks (zero past T); seen_by: (B, n) float64 — how many real queries may see each key (0 past T); distance:
-    (n, n) float32 |i − j|.
+    weights: (B, H, n, n) float32, overwritten unless ``keep``; real: (B, n) float32, 1 for a real token, 0 for
+    padding; counts: (B, 1) float64 T per text (at least 1); neighbours: (B, 1) float64 T − 1; categories: (B, n,
+    3) float64 key masks (zero past T); seen_by: (B, n) float64 — how many real queries may see each key (0 past
+    T); distance: (n, n) float32 |i − j|.
 
     Two passes over the n × n weights: one matrix product sums each key's weight over the real queries (the
     category masses and sink scores need nothing else), and the distance-weighted row sums. Padded query rows
@@ -123,13 +124,30 @@ def _layer_statistics(weights: torch.Tensor, real: torch.Tensor, counts: torch.T
     # Sink scores: what each key receives from the real queries, over how many real queries may see it.
     scores = torch.where(seen_by[:, None, :] > 0, received / seen_by.clamp_min(1)[:, None, :], 0.0).clamp(0.0, 1.0)
     scores = torch.where(real64[:, None, :] > 0, scores, -1.0)  # padded keys never the largest
-    row_distance = weights.mul_(distance).sum(dim=-1).double()  # (B, H, n); the weights' last use
+    row_distance = _row_distance(weights, distance, keep)  # (B, H, n); the weights' last use
     mean_distance = (row_distance * real64[:, None, :]).sum(dim=-1) / counts
     return {"row_distance": row_distance, "key_scores": scores, "first_token_sink": scores[..., 0],
             "max_sink_score": scores.max(dim=-1).values,
             "mass_cls": by_key[..., 0], "mass_sep": by_key[..., 1], "mass_punctuation": by_key[..., 2],
             "mass_self": self_mass, "mass_previous": previous_mass,
             "mass_next": next_mass, "mean_distance": mean_distance}
+
+
+# The most float32 elements the distance pass may hold beside weights it must keep (64 MiB): a batch's heads go
+# through it in groups of at most this many n × n elements, at least one head at a time.
+_SCRATCH_ELEMENTS = 2**24
+
+
+def _row_distance(weights: torch.Tensor, distance: torch.Tensor, keep: bool) -> torch.Tensor:
+    """Σ_j p_j |q − j| of every row, (B, H, n) float64, from weights (B, H, n, n) float32 and distance (n, n):
+    in place when the weights are not ``keep`` (no copy), else through a scratch of at most
+    :data:`_SCRATCH_ELEMENTS`. Both multiply the same elements and sum each row of n alike, so they give the same
+    bits (checked on the census corpus's MiniLM batches)."""
+    if not keep:
+        return weights.mul_(distance).sum(dim=-1).double()
+    batch, _, n, _ = weights.shape
+    group = max(1, _SCRATCH_ELEMENTS // (batch * n * n))
+    return torch.cat([torch.mul(part, distance).sum(dim=-1) for part in weights.split(group, dim=1)], dim=1).double()
 
 
 def induction_pairs(input_ids: torch.Tensor, lengths: torch.Tensor,
@@ -148,9 +166,9 @@ def induction_pairs(input_ids: torch.Tensor, lengths: torch.Tensor,
 
 def _row_values(weights: torch.Tensor, entropy: torch.Tensor,
                 pairs: tuple[torch.Tensor, torch.Tensor, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """:data:`ROW_VALUES` but the distance (which the in-place distance pass gives), and each row's heaviest keys,
-    read from one layer's weights (B, H, n, n) before they are overwritten: a column, a diagonal, a gather of the
-    induction pairs and a top-k — none keeps an n × n copy. entropy: (B, H, n), the fused statistic."""
+    """:data:`ROW_VALUES` but the distance (which the distance pass gives), read from one layer's weights (B, H, n,
+    n): a column, a diagonal and a gather of the induction pairs — none keeps an n × n copy. entropy: (B, H, n), the
+    fused statistic."""
     batch, heads, n, _ = weights.shape
     previous = torch.zeros(batch, heads, n, dtype=torch.float64, device=weights.device)
     previous[..., 1:] = torch.diagonal(weights, offset=-1, dim1=2, dim2=3)  # row q, key q − 1; row 0 has none
@@ -159,10 +177,8 @@ def _row_values(weights: torch.Tensor, entropy: torch.Tensor,
     induction.index_put_((text, query), weights[text, :, query, key].double(), accumulate=True)  # (P, H) added
     copies = torch.zeros(batch, n, dtype=torch.int64, device=weights.device)
     copies.index_put_((text, query), torch.ones_like(text), accumulate=True)
-    top_weights, top_keys = weights.topk(min(TOP_KEYS, n), dim=-1)  # (B, H, n, TOP_KEYS)
     return {"entropy": entropy.double(), "sink": weights[..., 0].double(), "previous": previous,
-            "induction": induction.permute(0, 2, 1), "copies": copies, "top_keys": top_keys,
-            "top_weights": top_weights}
+            "induction": induction.permute(0, 2, 1), "copies": copies}
 
 
 def _entropy_statistics(records: list, real: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -183,14 +199,14 @@ def batch_statistics(records: Sequence, weights_of: Callable[[object], torch.Ten
     :data:`STATISTICS` as (B, L, H) float64 tensors, and every key's sink score (B, L, H, n) — padded keys −1.
 
     records: the forward's L :class:`kernels.hf.LayerRecord` s (with the ``entropy`` statistic); ``weights_of``
-    gives a record's exact weights (B, H, n, n) float32, which the reduction overwrites (materialise them, or pass
-    a copy); ``category_masks``: (B, n, 3) [CLS]/[SEP]/punctuation key masks (zero past T). The Heads report's
-    corpus statistics come from here too (:mod:`inspector.analyses.heads`), so both give the same numbers by one
-    code.
+    gives a record's exact weights (B, H, n, n) float32, which the reduction overwrites unless there is a
+    ``row_sink`` (materialise them, or pass a copy); ``category_masks``: (B, n, 3) [CLS]/[SEP]/punctuation key
+    masks (zero past T). The Heads report's corpus statistics come from here too (:mod:`inspector.analyses.heads`),
+    so both give the same numbers by one code.
 
     ``row_sink`` (with the batch's ``input_ids`` (B, n), for the induction pairs) is called once per layer, in
-    order, with that layer's :data:`ROW_VALUES` per query row: what the census's exemplars rank, taken from the
-    same materialised weights, so they cost no second materialisation."""
+    order, with that layer's :data:`ROW_VALUES` per query row and its intact weights: what the census's exemplars
+    rank, taken from the same materialised weights, so they cost no second materialisation."""
     n = category_masks.shape[1]
     with torch.inference_mode():  # the forward's weights are inference tensors, reduced in place
         device = records[0].stats["entropy"].device
@@ -214,10 +230,11 @@ def batch_statistics(records: Sequence, weights_of: Callable[[object], torch.Ten
             seen_by, sees = seen_by_pattern[pattern]
             weights = weights_of(record)
             rows = _row_values(weights, record.stats["entropy"], pairs) if pairs is not None else None
-            statistics = _layer_statistics(weights, real, counts, neighbours, categories, seen_by, distance)
+            statistics = _layer_statistics(weights, real, counts, neighbours, categories, seen_by, distance,
+                                           keep=rows is not None)
             row_distance = statistics.pop("row_distance")
             if rows is not None:
-                row_sink(layer, {**rows, "distance": row_distance, "visible": sees})
+                row_sink(layer, {**rows, "distance": row_distance, "visible": sees, "weights": weights})
             per_layer.append(statistics)
             del weights, rows  # one layer's n × n at a time
         entropy, normalized = _entropy_statistics(records, real)

@@ -133,8 +133,16 @@ def card_for(loaded: LoadedModel) -> ModelCard:
 
 
 def _ground_truth_models() -> str:
-    """The shipped models as their menu names them, for a sentence that asks to pick one."""
-    return ", ".join(shipped_choices().values()) or "—"
+    """The shipped models as their menu names them, for a sentence that asks to pick one: a
+    :class:`~inspector.base.i18n.Notice` of each name and the list's separator, so a 简体中文 sentence lists them in
+    Chinese (issue 44 item 9: "请选一个已知答案模型（Ground truth: … (shipped), …）")."""
+    names = [model_name(spec) for spec in shipped_choices()]
+    if not names:
+        return "—"
+    listed = names[-1]
+    for name in reversed(names[:-1]):
+        listed = Notice("gt.models_listed", first=name, rest=listed)
+    return listed
 
 
 # ------------------------------------------------------------------------------------------- one example

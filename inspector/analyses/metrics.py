@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from inspector.base.errors import InvalidRequestError
+from inspector.base.i18n import Notice
 from inspector.core.capture import Capture
 from kernels.reference import mean_normalized_entropy
 
@@ -91,11 +92,10 @@ class HealthThresholds:
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.collapsed < self.diffuse <= 1.0:
-            raise InvalidRequestError(f"health thresholds need 0 ≤ collapsed < diffuse ≤ 1; got collapsed "
-                                      f"{self.collapsed}, diffuse {self.diffuse} — pick a collapsed threshold below "
-                                      "the diffuse one")
+            raise InvalidRequestError(Notice("error.health_thresholds", collapsed=f"{self.collapsed:g}",
+                                             diffuse=f"{self.diffuse:g}"))
         if not 0.0 < self.sink <= 1.0:
-            raise InvalidRequestError(f"the sink threshold must be in (0, 1] (a share of attention); got {self.sink}")
+            raise InvalidRequestError(Notice("error.sink_threshold", sink=f"{self.sink:g}"))
 
 
 @dataclass(frozen=True)

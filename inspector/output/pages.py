@@ -38,6 +38,45 @@ VIEW_KEYS = frozenset({"v", "model", "text", "tz", "page", "layer", "head", "bac
                        "hide_special", "drop_sink", "words", "slide"})
 _NAME = re.compile(r"[a-z][a-z0-9]*")
 _KEY = re.compile(r"[a-z][a-z0-9_]*")
+# The view's numeric parameters: every page that draws a layer and a head fits a link's values to the loaded model
+# (inspector.output.share.ViewState.fit).
+VIEW_NUMBERS = ("layer", "head")
+# Where a numeric option's range comes from (issue 45, item 1: from the model and the policy, never a fixed constant
+# where the work grows with it): "roles" (inspector.serving.option_plan.roles_ranges), "timing" (option_plan's
+# timing_choices), "count" (inspector.serving.jobs.count_limit: examples, new tokens), "job" (the job's own plan,
+# jobs.plan_job: a corpus cut to its token budget), "model" (the loaded model's positions, layers, heads or the text's
+# tokens) and "fixed" (a range the work does not grow with: a threshold, a seed, a choice among a few steps).
+OPTION_BOUNDS = ("roles", "timing", "count", "job", "model", "fixed")
+# The models a page offers an option with: "any" model, a "decoder" with a language-model head (Generate, Mechanism),
+# or a ground-truth "task" model (the shipped models trained on a task whose deciding token is known).
+OPTION_MODELS = ("any", "decoder", "task")
+
+
+@dataclass(frozen=True)
+class NumericOption:
+    """One numeric widget of a page (a number input, slider, select-slider or a multiselect of numbers).
+
+    key: the widget's key. link: the query parameter that carries it in a share link (None: only the widget sets
+    it). bound: where its range comes from (:data:`OPTION_BOUNDS`). needs: session values under which the page draws
+    the widget (a mode, a choice), as (key, value) pairs. starts: the toggle or button that starts the work the option
+    sizes (None: the page runs it on every rerun). on: the models the page offers it with (:data:`OPTION_MODELS`).
+    The hosted sweep (benchmarks/option_sweep.py) drives every option declared here to its extremes and beyond, and
+    fails on a numeric widget a page draws without declaring it."""
+
+    key: str
+    link: str | None = None
+    bound: str = "fixed"
+    needs: tuple[tuple[str, object], ...] = ()
+    starts: str | None = None
+    on: str = "any"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.key, str) or not _KEY.fullmatch(self.key):
+            raise ValueError(f"NumericOption.key must be a widget key (lower-case name); got {self.key!r}")
+        if self.bound not in OPTION_BOUNDS:
+            raise ValueError(f"option {self.key!r}: bound {self.bound!r} is not one of {OPTION_BOUNDS}")
+        if self.on not in OPTION_MODELS:
+            raise ValueError(f"option {self.key!r}: on {self.on!r} is not one of {OPTION_MODELS}")
 
 
 @dataclass(frozen=True)
@@ -47,13 +86,15 @@ class PageSpec:
     name: the page's url path, its ``page=`` value in a link, its view ``views/NAME.py`` and its menu label
     ``nav.NAME`` in the catalogue. icon: the menu's icon (``:material/…:``). link_keys: the query parameters the page
     owns beyond the shared view's (:data:`VIEW_KEYS`), none shared with another page. default: the app's home, served
-    at the root (exactly one page). lecture_target: whether a lecture step may open the page."""
+    at the root (exactly one page). lecture_target: whether a lecture step may open the page. numbers: the page's
+    numeric widgets (:class:`NumericOption`), each carried by one of its link keys or by none."""
 
     name: str
     icon: str
     link_keys: tuple[str, ...] = ()
     default: bool = False
     lecture_target: bool = True
+    numbers: tuple[NumericOption, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
@@ -67,6 +108,9 @@ class PageSpec:
         shared = VIEW_KEYS.intersection(self.link_keys)
         if shared:
             raise ValueError(f"page {self.name!r}: link keys {sorted(shared)} are the shared view's; pick other names")
+        unlinked = [o.key for o in self.numbers if o.link is not None and o.link not in self.link_keys]
+        if unlinked:
+            raise ValueError(f"page {self.name!r}: options {unlinked} name a link parameter the page does not own")
 
     @property
     def script(self) -> str:
@@ -100,23 +144,52 @@ def register_page(spec: PageSpec) -> PageSpec:
     return spec
 
 
+SAMPLING = (("generate_temp", 1.0),)  # Generate's top-k, top-p and seed are drawn enabled only when it samples
+# (and its step slider only once a run of two steps or more has finished: "generate_step" asks for 4 new tokens)
 register_page(PageSpec("inspect", ":material/grid_on:", default=True))
-register_page(PageSpec("heads", ":material/view_module:"))
+register_page(PageSpec("heads", ":material/view_module:", link_keys=("rrepeat", "rbatch", "rtopk", "rwindow", "rseed"),
+                       numbers=(NumericOption("heads_collapsed"), NumericOption("heads_diffuse"),
+                                NumericOption("heads_sink"),
+                                NumericOption("heads_corpus_size", bound="job", needs=(("heads_mode", "corpus"),)),
+                                NumericOption("roles_repeat", "rrepeat", "roles", starts="roles_run"),
+                                NumericOption("roles_batch", "rbatch", "roles", starts="roles_run"),
+                                NumericOption("roles_top_k", "rtopk", "model", starts="roles_run"),
+                                NumericOption("roles_window", "rwindow", "model", starts="roles_run"),
+                                NumericOption("roles_seed", "rseed", starts="roles_run"))))
 register_page(PageSpec("atlas", ":material/scatter_plot:",
                        link_keys=("atlas", "atlas_b", "ax", "ay", "acolour", "ahead", "astat")))
-register_page(PageSpec("attribution", ":material/balance:"))
-register_page(PageSpec("lessons", ":material/school:", link_keys=("lesson", "decoder", "dlayer", "dhead")))
-register_page(PageSpec("groundtruth", ":material/verified:"))
+register_page(PageSpec("attribution", ":material/balance:",
+                       numbers=(NumericOption("attr_query_index", bound="model", needs=(("attr_query", "index…"),)),
+                                NumericOption("attr_ig_steps"))))
+register_page(PageSpec("lessons", ":material/school:", link_keys=("lesson", "decoder", "dlayer", "dhead"),
+                       numbers=(NumericOption("timing_lengths", bound="timing", starts="timing_run"),)))
+register_page(PageSpec("groundtruth", ":material/verified:",
+                       numbers=(NumericOption("gt_seed", on="task"),
+                                NumericOption("gt_examples", bound="count", on="task"),
+                                NumericOption("gt_k", on="task"))))
 register_page(PageSpec("compare", ":material/compare_arrows:", link_keys=("text_b", "tzb", "model_b", "query", "keys")))
 register_page(PageSpec("generate", ":material/edit_note:",
-                       link_keys=("new", "temp", "topk", "topp", "seed", "chat", "step")))
-register_page(PageSpec("mechanism", ":material/hub:", link_keys=("mcorrupt", "manswer", "mcontrast", "mcell")))
+                       link_keys=("new", "temp", "topk", "topp", "seed", "chat", "step"),
+                       numbers=(NumericOption("generate_new", "new", "count", on="decoder"),
+                                NumericOption("generate_temp", "temp", on="decoder"),
+                                NumericOption("generate_topk", "topk", needs=SAMPLING, on="decoder"),
+                                NumericOption("generate_topp", "topp", needs=SAMPLING, on="decoder"),
+                                NumericOption("generate_seed", "seed", needs=SAMPLING, on="decoder"),
+                                NumericOption("generate_step", "step", "model", needs=(("generate_new", 4),),
+                                              on="decoder"))))
+register_page(PageSpec("mechanism", ":material/hub:", link_keys=("mcorrupt", "manswer", "mcontrast", "mcell"),
+                       numbers=(NumericOption("mech_query", "mcell", "model", on="decoder"),
+                                NumericOption("mech_key", "mcell", "model", on="decoder"))))
 register_page(PageSpec("lecture", ":material/co_present:", link_keys=("lecture",), lecture_target=False))
-
 
 def page_names() -> tuple[str, ...]:
     """Every registered page's name, in menu order."""
     return tuple(PAGE_REGISTRY)
+
+
+def numeric_options() -> dict[str, tuple[NumericOption, ...]]:
+    """Every registered page's numeric widgets (page name → its options; a page without any maps to ``()``)."""
+    return {name: spec.numbers for name, spec in PAGE_REGISTRY.items()}
 
 
 def home_page() -> PageSpec:

@@ -430,9 +430,9 @@ def encode_compare(state: CompareState) -> dict[str, str]:
     return params
 
 
-def compare_share_url(base_url: str, state: ViewState, compare_state: CompareState) -> str:
-    """:func:`share_url` with the Compare page's parameters added."""
-    return share_url(base_url, state, encode_compare(compare_state))
+def compare_share_url(base_url: str, state: ViewState, compare_state: CompareState, extra: dict | None = None) -> str:
+    """:func:`share_url` with the Compare page's parameters added, then ``extra`` (its atlas block's)."""
+    return share_url(base_url, state, {**encode_compare(compare_state), **(extra or {})})
 
 
 # ------------------------------------------------------------------------------ generate page state (issue 28)

@@ -4,9 +4,10 @@ whose card is open and the statistic its contexts are ranked by — next to the 
 
 ``atlas`` and ``atlas_b`` name shipped atlases only (``assets/atlas/<name>``): a link never points the server at a
 folder — a reader's own census folder is a session widget, as on the Heads page. ``ax``, ``ay``, ``acolour`` are
-metrics of :data:`ATLAS_METRICS`; ``ahead`` is ``L{layer}H{head}``; ``astat`` one of the exemplar statistics. Only
-values that differ from the defaults are written. Like ``decode_view``, :func:`decode_atlas` never raises: a bad
-value falls back to the default with a warning (a :class:`~inspector.base.i18n.Notice`) naming it.
+metrics of :data:`ATLAS_METRICS`; ``ahead`` (and ``ahead_b``, the second atlas's) is ``L{layer}H{head}``; ``astat``
+one of the exemplar statistics. Only values that differ from the defaults are written. Like ``decode_view``,
+:func:`decode_atlas` never raises: a bad value falls back to the default with a warning (a
+:class:`~inspector.base.i18n.Notice`) naming it.
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ _HEAD = re.compile(r"L([0-9]{1,4})H([0-9]{1,4})")
 @dataclass(frozen=True)
 class AtlasState:
     """What an Atlas link reproduces: atlas (a shipped atlas's name; "" = the page's default), atlas_b (the second
-    atlas, "" = none), x, y, colour (metrics), head ((layer, head) whose card is open, or None) and statistic (what
-    the card's contexts are ranked by)."""
+    atlas, "" = none), x, y, colour (metrics), head ((layer, head) whose card is open, or None), head_b (the second
+    atlas's) and statistic (what the first card's contexts are ranked by). The Compare page's two-model mode writes
+    the same parameters for its two models' atlases (without atlas and atlas_b: its models name them)."""
 
     atlas: str = ""
     atlas_b: str = ""
@@ -39,6 +41,7 @@ class AtlasState:
     y: str = "induction"
     colour: str = LAYER_METRIC
     head: tuple[int, int] | None = None
+    head_b: tuple[int, int] | None = None
     statistic: str = "induction"
 
     def __post_init__(self) -> None:
@@ -51,7 +54,7 @@ class AtlasState:
 
 _DEFAULTS = AtlasState()
 _PARAMETERS = {"atlas": "atlas", "atlas_b": "atlas_b", "x": "ax", "y": "ay", "colour": "acolour", "head": "ahead",
-               "statistic": "astat"}
+               "head_b": "ahead_b", "statistic": "astat"}
 
 
 def decode_atlas(params: Mapping[str, str | Sequence[str]], *, atlases: Collection[str],
@@ -73,13 +76,15 @@ def decode_atlas(params: Mapping[str, str | Sequence[str]], *, atlases: Collecti
         else:
             warnings.append(Notice("atlas.link_bad_choice", key=key, value=_shown(value),
                                    choices=", ".join(choices)))
-    head = get("ahead")
-    if head is not None:
+    for field in ("head", "head_b"):
+        head = get(_PARAMETERS[field])
+        if head is None:
+            continue
         match = _HEAD.fullmatch(head)
         if match:
-            values["head"] = (int(match.group(1)), int(match.group(2)))
+            values[field] = (int(match.group(1)), int(match.group(2)))
         else:
-            warnings.append(Notice("atlas.link_bad_head", key="ahead", value=_shown(head)))
+            warnings.append(Notice("atlas.link_bad_head", key=_PARAMETERS[field], value=_shown(head)))
     return replace(_DEFAULTS, **values), tuple(warnings)
 
 
@@ -90,5 +95,6 @@ def encode_atlas(state: AtlasState) -> dict[str, str]:
         value = getattr(state, field.name)
         if value == getattr(_DEFAULTS, field.name):
             continue
-        params[_PARAMETERS[field.name]] = f"L{value[0]}H{value[1]}" if field.name == "head" else str(value)
+        head = field.name in ("head", "head_b")
+        params[_PARAMETERS[field.name]] = f"L{value[0]}H{value[1]}" if head else str(value)
     return params

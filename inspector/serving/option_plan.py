@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from inspector.base.errors import OverBudgetError
 from inspector.base.i18n import Notice
+from inspector.base.limits import HOSTED_RESULT_CACHE_BYTES
 from inspector.core.budget import weight_bytes
 from inspector.core.loading import ModelInfo
 from inspector.core.model_folders import model_name
@@ -189,3 +190,13 @@ def plan_timing(heads: int, d_k: int, lengths: Sequence[int], policy: HostingPol
     return OptionPlan({"lengths": tuple(kept)},
                       (Notice("notice.timing_shrunk", dropped=dropped,
                               **_budget_words(timing_cost(heads, d_k, lengths), policy)),))
+
+
+def server_budget_bytes(warm_bytes: int, policy: HostingPolicy, slots: int = 1) -> int:
+    """The resident memory a hosted server is planned to stay under: ``warm_bytes`` (the process with its models
+    loaded and every page drawn once), plus ``slots`` jobs running at once, each within
+    :attr:`HostingPolicy.job_memory_bytes`, plus one request's exact weights
+    (:attr:`HostingPolicy.weights_budget_bytes`) and the result caches' byte budget
+    (:data:`~inspector.base.limits.HOSTED_RESULT_CACHE_BYTES`). The hosted sweep (benchmarks/option_sweep.py) holds a
+    server to it with one request at a time (``slots=1``)."""
+    return warm_bytes + slots * policy.job_memory_bytes + policy.weights_budget_bytes + HOSTED_RESULT_CACHE_BYTES

@@ -28,7 +28,7 @@ The built-in methods, in :data:`METHODS` order:
   quantity Jain & Wallace use.
 - ``integrated_gradients`` — Sundararajan et al. 2017 (Captum ``IntegratedGradients``, Gauss–Legendre):
   satisfies completeness, Σ_j IG_j = f(x) − f(baseline), up to the convergence delta shown. Baseline: every
-  non-special token's embedding replaced by the [PAD] embedding (zeros without a pad token), special tokens
+  non-special token's embedding replaced by the tokenizer's pad token's (zeros without one), special tokens
   and a masked LM's [MASK] kept. Prefer it to gradients when saturation makes local gradients misleading.
 - ``occlusion`` — leave-one-out: f(x) − f(x without token j), j replaced by [MASK] (Captum
   ``FeatureAblation`` on the embeddings; [UNK], then [PAD], for tokenizers without a mask token) or deleted
@@ -73,13 +73,15 @@ COMPLETENESS_GAP = 0.05
 class IntegratedGradientsRun:
     """Integrated gradients' bookkeeping. steps: Gauss–Legendre points; internal_batch_size: sequences per
     forward; delta: Captum's convergence delta Σ attributions − (f(x) − f(baseline)); baseline_value:
-    f(baseline); baseline: how the baseline was built, in words."""
+    f(baseline); baseline: how the baseline was built, in words; pad_token: the token whose embedding replaced the
+    content tokens' (the tokenizer's own pad token, ``<pad>`` on Gemma), None when zeros did (no pad token)."""
 
     steps: int
     internal_batch_size: int
     delta: float
     baseline_value: float
     baseline: str
+    pad_token: str | None = None
 
     def relative_gap(self, value: float) -> float:
         """|delta| / |f(x) − f(baseline)| for ``value`` = f(x): the share of the change to explain that the
@@ -314,10 +316,11 @@ def _integrated_gradients(problem: Problem, embeds: torch.Tensor,
 
     f = embed_forward(problem)
     pad_id = problem.loaded.codec.special_token_id("pad")
+    pad_token = None if pad_id is None else problem.loaded.codec.special_token("pad")
     content = torch.as_tensor(~problem.protected, device=problem.device)
     if pad_id is not None:
         pad = token_embeddings(problem, torch.tensor([pad_id]))
-        described = "every non-special token's embedding replaced by the [PAD] embedding; special tokens kept"
+        described = f"every non-special token's embedding replaced by the {pad_token} embedding; special tokens kept"
     else:
         pad = torch.zeros(1, embeds.shape[-1], device=problem.device, dtype=embeds.dtype)
         described = "every non-special token's embedding replaced by zeros (no pad token); special tokens kept"
@@ -330,7 +333,7 @@ def _integrated_gradients(problem: Problem, embeds: torch.Tensor,
         baseline_value = float(f(baseline)[0])
     scores = attributions[0].float().sum(dim=-1).detach().double().cpu().numpy()
     return scores, IntegratedGradientsRun(steps=steps, internal_batch_size=batch, delta=float(delta[0]),
-                                          baseline_value=baseline_value, baseline=described)
+                                          baseline_value=baseline_value, baseline=described, pad_token=pad_token)
 
 
 @attribution_method("integrated_gradients", "integrated gradients", needs_gradients=True, completeness=True,

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -126,110 +127,157 @@ class TextExemplars:
                              f"{self.keys.shape}, {self.key_weights.shape}")
 
 
+class _BatchConstants(NamedTuple):
+    """What every layer of one batch ranks its rows with. B texts, H heads, n tokens, G shards among the texts."""
+
+    real: torch.Tensor  # (B, n) bool: a real query row of its text
+    eligible: dict[str, torch.Tensor]  # statistic → (B, n) bool: what else a row needs to count for it
+    order: torch.Tensor  # (1, B, 1, n) int64 in [0, spread): larger for earlier rows (input index, then query)
+    spread: int  # a power of two above every order
+    sign: torch.Tensor  # (S, 1, 1, 1) int64: −1 where the lowest value is best
+    best_rows: torch.Tensor  # (1, B, H) int64: (b · H + h) · n, a text's head's first row in the (B·H·n, n) rows
+    head_rows: torch.Tensor  # (1, H, 1) int64: h · n
+    shard_masks: list[torch.Tensor | None]  # per shard: (B · n,) bool of its texts' rows; [None] for one shard
+    k: int  # the top rows a batch keeps per shard, statistic and head: min(K, B · n)
+
+
 class RowCandidates:
     """The row sink (:data:`inspector.analyses.batching.RowSink`) of one padded batch: layer by layer, each text's
     best row and, per shard among the batch's texts, the batch's top K rows per statistic and head — so what a
     batch hands on is bounded by K, not by its texts. :meth:`text` gives a text's :class:`TextExemplars`.
 
+    Each layer's call ranks its rows with one int64 key a row, in a few whole-batch operations (what does not
+    change from layer to layer is made once), and reads the heaviest keys of the chosen rows only, leaving all of
+    it on the device; the first :meth:`text` call takes every layer's choice to the host at once and decodes it.
+
     lengths, indices, shards: each text's T, input index and shard; k: K."""
 
     def __init__(self, lengths: Sequence[int], indices: Sequence[int], shards: Sequence[int], k: int) -> None:
         self.lengths, self.indices, self.shards, self.k = list(lengths), list(indices), list(shards), k
-        self.best: list[tuple[np.ndarray, ...]] = []  # per layer: query, value, keys, weights (S, B, H, …)
-        self.top: list[ExemplarRows] = []
-        self._joined: ExemplarRows | None = None
+        self._layers: list[tuple[torch.Tensor, ...]] = []  # per layer: best, query, ranked, chosen, heaviest, largest
+        self._constants: _BatchConstants | None = None
+        self._host: tuple[tuple[np.ndarray, ...], ExemplarRows] | None = None
 
-    def __call__(self, layer: int, rows: dict[str, torch.Tensor]) -> None:
-        if layer != len(self.best):
-            raise ValueError(f"row values of layer {layer} came after {len(self.best)} layers")
+    def _batch_constants(self, rows: dict[str, torch.Tensor]) -> _BatchConstants:
         batch, heads, n = rows["sink"].shape
         device = rows["sink"].device
         position = torch.arange(n, device=device)
-        lengths = torch.tensor(self.lengths, device=device)
-        counted = (position[None, :] < lengths[:, None]) & (rows["visible"] >= 2)  # (B, n) rows with a choice
-        eligible = {"previous_token": counted & (position[None, :] >= 1), "induction": counted & (rows["copies"] > 0)}
-        # Values in whole units of 10^−VALUE_DECIMALS, and one int64 key a row that orders rows exactly as the rule
-        # does: score first, then (lower first) input index and query — so a max and a top-k need no sort.
-        allowed = torch.stack([eligible.get(s, counted) for s in EXEMPLAR_STATISTICS])[:, :, None, :]  # (S, B, 1, n)
-        units = torch.stack([torch.round(rows[_ROW_VALUE[s]].nan_to_num() * 10**VALUE_DECIMALS).long()
-                             for s in EXEMPLAR_STATISTICS])
-        units = torch.where(allowed, units, 0)  # (S, B, H, n); rows that do not count hold 0
-        sign = torch.tensor([-1 if s in LOWEST_FIRST else 1 for s in EXEMPLAR_STATISTICS], device=device)
         rank = torch.from_numpy(np.argsort(np.argsort(self.indices, kind="stable"))).to(device)  # by input index
         spread = 1 << (batch * n).bit_length()
-        order = spread - 1 - (rank[:, None] * n + position[None, :])  # (B, n): larger for earlier rows
-        score = units * sign[:, None, None, None]
-        if int(score.abs().max()) >= 2**62 // spread:
-            raise ValueError(f"exemplar values too large to rank in one key (batch of {batch} × {n} tokens)")
-        key = torch.where(allowed, score * spread + order[None, :, None, :], _MISSING)  # (S, B, H, n)
-        keys, weights = _heaviest(rows["top_keys"], rows["top_weights"])  # (B, H, n, TOP_KEYS)
-        best, query = key.max(dim=-1)  # (S, B, H): each text's best row
-        found = best != _MISSING
-        text = torch.arange(batch, device=device)[None, :, None].expand_as(query)
-        head = torch.arange(heads, device=device)[None, None, :].expand_as(query)
-        self.best.append(_rows_to_host(units, keys, weights, found, text, head, query))
-        flat = key.permute(0, 2, 1, 3).reshape(len(EXEMPLAR_STATISTICS), heads, batch * n)
         shards = np.repeat(np.asarray(self.shards), n)
-        for shard in np.unique(shards):  # the batch's top K per shard
-            mine = torch.from_numpy(shards == shard).to(device)
-            ranked, chosen = torch.where(mine, flat, _MISSING).topk(min(self.k, batch * n), dim=-1)  # (S, H, k)
-            kept = ranked != _MISSING
-            text, row_query = chosen // n, chosen % n
-            head = torch.arange(heads, device=device)[None, :, None].expand_as(chosen)
-            query, value, row_keys, row_weights = _rows_to_host(units, keys, weights, kept, text, head, row_query)
-            where = kept.cpu().numpy()
-            statistic = np.broadcast_to(np.arange(len(EXEMPLAR_STATISTICS))[:, None, None], where.shape)
-            self.top.append(ExemplarRows(
-                kind="top", statistic=statistic[where], layer=np.full(int(where.sum()), layer),
-                head=head.cpu().numpy()[where], rank=np.zeros(int(where.sum()), np.int64),
-                text_index=np.asarray(self.indices, np.int64)[text.cpu().numpy()[where]],
-                query=query[where].astype(np.int64), value=value[where], keys=row_keys[where],
-                key_weights=row_weights[where]))
+        unique = np.unique(shards)
+        return _BatchConstants(
+            real=position[None, :] < torch.tensor(self.lengths, device=device)[:, None],
+            eligible={"previous_token": (position >= 1)[None, :], "induction": rows["copies"] > 0},
+            order=(spread - 1 - (rank[:, None] * n + position[None, :]))[None, :, None, :], spread=spread,
+            sign=torch.tensor([-1 if s in LOWEST_FIRST else 1 for s in EXEMPLAR_STATISTICS],
+                              device=device)[:, None, None, None],
+            best_rows=(torch.arange(batch, device=device)[:, None] * heads
+                       + torch.arange(heads, device=device)[None, :])[None] * n,
+            head_rows=torch.arange(heads, device=device)[None, :, None] * n,
+            shard_masks=[None] if len(unique) == 1 else [torch.from_numpy(shards == shard).to(device)
+                                                          for shard in unique],
+            k=min(self.k, batch * n))
+
+    def __call__(self, layer: int, rows: dict[str, torch.Tensor]) -> None:
+        if layer != len(self._layers):
+            raise ValueError(f"row values of layer {layer} came after {len(self._layers)} layers")
+        if self._constants is None:
+            self._constants = self._batch_constants(rows)
+        constants = self._constants
+        batch, heads, n = rows["sink"].shape
+        counted = constants.real & (rows["visible"] >= 2)  # (B, n) rows with a choice
+        allowed = torch.stack([counted & constants.eligible[s] if s in constants.eligible else counted
+                               for s in EXEMPLAR_STATISTICS])[:, :, None, :]  # (S, B, 1, n)
+        # Values in whole units of 10^−VALUE_DECIMALS, and one int64 key a row that orders rows exactly as the rule
+        # does: score first, then (lower first) input index and query — so a max and a top-k need no sort, and the
+        # key alone gives the value back (key // spread is the score).
+        values = torch.stack([rows[_ROW_VALUE[s]] for s in EXEMPLAR_STATISTICS])  # (S, B, H, n) float64
+        score = torch.where(allowed, torch.round(values.nan_to_num() * 10**VALUE_DECIMALS).long(), 0) * constants.sign
+        key = torch.where(allowed, score * constants.spread + constants.order, _MISSING)  # (S, B, H, n)
+        best, query = key.max(dim=-1)  # (S, B, H): each text's best row
+        flat = key.transpose(1, 2).reshape(len(EXEMPLAR_STATISTICS), heads, batch * n)  # row b · n + q
+        tops = [(flat if mine is None else torch.where(mine, flat, _MISSING)).topk(constants.k, dim=-1)
+                for mine in constants.shard_masks]  # the batch's top K per shard
+        ranked, chosen = torch.stack([t.values for t in tops]), torch.stack([t.indices for t in tops])  # (G, S, H, k)
+        # The heaviest keys of the chosen rows only — each text's best rows, then each shard's top rows — as rows
+        # (b · H + h) · n + q of the layer's weights seen as (B · H · n, n).
+        chosen_rows = chosen + chosen // n * ((heads - 1) * n) + constants.head_rows
+        weights = rows["weights"].reshape(-1, n)[torch.cat([(constants.best_rows + query).reshape(-1),
+                                                            chosen_rows.reshape(-1)])]
+        self._layers.append((best, query, ranked, chosen, _heaviest_order(weights), score.abs().max()))
 
     def text(self, b: int, tokens: Sequence[str]) -> TextExemplars:
         """Text ``b``'s :class:`TextExemplars` over every layer (call after the batch's last layer)."""
-        query, value, keys, weights = (np.stack([layer[part][:, b] for layer in self.best], axis=1) for part in
-                                       range(4))  # (S, L, H, …)
-        if self._joined is None:  # every layer's top rows, by text: one slice a text
-            joined = ExemplarRows.concatenate("top", self.top)
-            self._joined = joined.select(np.argsort(joined.text_index, kind="stable"))
-        start, stop = np.searchsorted(self._joined.text_index, [self.indices[b], self.indices[b] + 1])
-        return TextExemplars(query=query, value=value, keys=keys, key_weights=weights,
-                             top=self._joined.select(slice(start, stop)), tokens=tuple(tokens))
+        if self._host is None:
+            self._host = self._on_host()
+        (query, value, keys, weights), top = self._host
+        start, stop = np.searchsorted(top.text_index, [self.indices[b], self.indices[b] + 1])
+        return TextExemplars(query=query[:, :, b], value=value[:, :, b], keys=keys[:, :, b],
+                             key_weights=weights[:, :, b], top=top.select(slice(start, stop)), tokens=tuple(tokens))
+
+    def _on_host(self) -> tuple[tuple[np.ndarray, ...], ExemplarRows]:
+        """Every layer's choice, decoded: the best rows' query (S, L, B, H) int32, value float64, keys and weights
+        (S, L, B, H, TOP_KEYS) — −1, NaN, −1, 0 where a head has no candidate in a text — and the top rows of every
+        layer and shard, ordered by text index."""
+        best, query, ranked, chosen, heaviest, largest = (torch.stack(part).cpu().numpy() for part in
+                                                          zip(*self._layers))
+        spread, n = self._constants.spread, self._constants.real.shape[1]
+        if int(largest.max()) >= 2**62 // spread:  # then the keys overflowed: refuse what they chose
+            raise ValueError(f"exemplar values too large to rank in one key (batch of {len(self.indices)} × {n} "
+                             "tokens)")
+        _, statistics, batch, heads = best.shape  # ranked, chosen: (L, G, S, H, k)
+        sign = np.array([-1 if s in LOWEST_FIRST else 1 for s in EXEMPLAR_STATISTICS])
+        keys, weights = _heaviest_keys(heaviest)  # (L, P, TOP_KEYS)
+        split = statistics * batch * heads
+
+        def value_of(key: np.ndarray, statistic: np.ndarray) -> np.ndarray:
+            return (key // spread * sign[statistic]).astype(np.float64) / 10**VALUE_DECIMALS
+
+        found = best != _MISSING
+        grid = np.arange(statistics)[None, :, None, None]
+        best_keys = keys[:, :split].reshape(*best.shape, TOP_KEYS)
+        best_weights = weights[:, :split].reshape(*best.shape, TOP_KEYS)
+        per_text = (np.where(found, query, -1).astype(np.int32), np.where(found, value_of(best, grid), np.nan),
+                    np.where(found[..., None], best_keys, -1), np.where(found[..., None], best_weights, 0.0))
+        per_text = tuple(part.swapaxes(0, 1) for part in per_text)  # (S, L, B, H, …)
+        kept = ranked != _MISSING
+        layer, _, statistic, head, _ = np.nonzero(kept)  # in layer, shard, statistic, head, rank order
+        top = ExemplarRows(
+            kind="top", statistic=statistic, layer=layer, head=head, rank=np.zeros(len(layer), np.int64),
+            text_index=np.asarray(self.indices, np.int64)[chosen[kept] // n], query=chosen[kept] % n,
+            value=value_of(ranked[kept], statistic), keys=keys[:, split:].reshape(*ranked.shape, TOP_KEYS)[kept],
+            key_weights=weights[:, split:].reshape(*ranked.shape, TOP_KEYS)[kept])
+        return per_text, top.select(np.argsort(top.text_index, kind="stable"))
 
 
 _MISSING = torch.iinfo(torch.int64).min  # the key of a row that does not count
+_POSITION_BITS = 24  # a key position below 2^24 shares one int64 with its weight's bits
 
 
-def _heaviest(keys: torch.Tensor, weights: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Each row's top-k keys and weights (…, ≤ TOP_KEYS) as the exemplars give them: weight descending, ties by
-    position, keys of weight 0 dropped (−1, weight 0), padded to TOP_KEYS; weights clipped to 1 (exp(S − LSE) may
-    round a hair above it)."""
-    weights = weights.float().clamp(0.0, 1.0)
-    # One int64 a key, unique in its row: a non-negative float32's bits order as the float does; the position
-    # breaks ties (lower first).
-    order = (weights.view(torch.int32).long() << 24) + ((1 << 24) - 1 - keys)
-    by_order = order.argsort(dim=-1, descending=True)
-    keys, weights = keys.gather(-1, by_order), weights.gather(-1, by_order)
-    missing = TOP_KEYS - keys.shape[-1]  # a batch narrower than TOP_KEYS tokens
+def _heaviest_order(rows: torch.Tensor) -> torch.Tensor:
+    """The TOP_KEYS heaviest keys of each row of weights (…, n) as one int64 each (…, ≤ TOP_KEYS), best first:
+    weight descending, ties by position (lower first) — a non-negative float32's bits order as the float does,
+    and the position fills the low bits, so the keys of a row are unique and one top-k orders them. Weights are
+    clipped to [0, 1] first (exp(S − LSE) may round a hair above 1). :func:`_heaviest_keys` decodes them."""
+    weights = rows.float().clamp(0.0, 1.0)
+    position = torch.arange(rows.shape[-1], device=rows.device)
+    order = (weights.view(torch.int32).long() << _POSITION_BITS) + ((1 << _POSITION_BITS) - 1 - position)
+    return order.topk(min(TOP_KEYS, rows.shape[-1]), dim=-1).values
+
+
+def _heaviest_keys(order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_heaviest_order`'s int64s (…, ≤ TOP_KEYS) as the exemplars give them: keys (…, TOP_KEYS) int32 and
+    weights float32, keys of weight 0 dropped (−1, weight 0), padded to TOP_KEYS (a batch narrower than
+    TOP_KEYS tokens)."""
+    low = (1 << _POSITION_BITS) - 1
+    weights = (order >> _POSITION_BITS).astype(np.int32).view(np.float32)
+    keys = (low - (order & low)).astype(np.int32)
+    missing = TOP_KEYS - order.shape[-1]
     if missing:
-        keys = torch.cat([keys, keys.new_zeros((*keys.shape[:-1], missing))], dim=-1)
-        weights = torch.cat([weights, weights.new_zeros((*weights.shape[:-1], missing))], dim=-1)
-    return torch.where(weights > 0, keys, -1), torch.where(weights > 0, weights, 0.0)
-
-
-def _rows_to_host(units: torch.Tensor, keys: torch.Tensor, weights: torch.Tensor, found: torch.Tensor,
-                  text: torch.Tensor, head: torch.Tensor, query: torch.Tensor) -> tuple[np.ndarray, ...]:
-    """The rows (text, head, query) — index tensors of one shape (S, X…), the first axis the statistic — on the
-    host: query int32, value float64 (units / 10^VALUE_DECIMALS), keys (…, TOP_KEYS) int32 and weights float32;
-    −1, NaN, −1, 0 where not ``found``."""
-    statistic = torch.arange(units.shape[0], device=units.device).view(-1, *([1] * (query.dim() - 1)))
-    value = units[statistic, text, head, query].double() / 10**VALUE_DECIMALS
-    row_keys, row_weights = keys[text, head, query], weights[text, head, query]
-    return (torch.where(found, query, -1).cpu().numpy().astype(np.int32),
-            torch.where(found, value, torch.nan).cpu().numpy(),
-            torch.where(found[..., None], row_keys, -1).cpu().numpy().astype(np.int32),
-            torch.where(found[..., None], row_weights, 0.0).cpu().numpy().astype(np.float32))
+        keys = np.concatenate([keys, np.zeros((*keys.shape[:-1], missing), np.int32)], axis=-1)
+        weights = np.concatenate([weights, np.zeros((*weights.shape[:-1], missing), np.float32)], axis=-1)
+    return np.where(weights > 0, keys, -1).astype(np.int32), np.where(weights > 0, weights, 0.0).astype(np.float32)
 
 
 # ------------------------------------------------------------------------------------- top rows and deciles

@@ -10,8 +10,8 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "注意力权重说明一个头从哪里读取信息。输出是否真的需要这些词元是另一个问题；这里每种方法都针对由你的文本算出的一"
      "个数 f 来回答它，本页衡量这些方法彼此有多一致、各自有多忠实，以及在 f 不变时注意力能改变多少。"),
     ("attribution.page.baseline_pad",
-     "every non-special token's embedding replaced by the [PAD] embedding; special tokens kept",
-     "每个非特殊词元的嵌入替换为 [PAD] 的嵌入；特殊词元保留"),
+     "every non-special token's embedding replaced by the {token} embedding; special tokens kept",
+     "每个非特殊词元的嵌入替换为 {token} 的嵌入；特殊词元保留"),
     ("attribution.page.baseline_zeros",
      "every non-special token's embedding replaced by zeros (no pad token); special tokens kept",
      "每个非特殊词元的嵌入替换为零向量（没有填充词元）；特殊词元保留"),

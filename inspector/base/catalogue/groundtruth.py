@@ -191,6 +191,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("gt.error.no_card", "{model} has no ground-truth card: scoring needs a model trained on a task whose causal "
      "token is known — pick one of the ground-truth models ({choices}).", "{model} 没有已知答案卡片：打分需要一个在"
      "因果词元已知的任务上训练的模型——请选一个已知答案模型（{choices}）。"),
+    ("gt.models_listed", "{first}, {rest}", "{first}、{rest}"),  # the ground-truth models, listed
     ("gt.error.bad_card", "The ground-truth card of {model} cannot be read; the model must be trained again with its "
      "training script.", "无法读取 {model} 的已知答案卡片；需要用它的训练脚本重新训练这个模型。"),
     ("gt.error.bundled_no_card", "The bundled all-MiniLM-L6-v2 has no known causal tokens; pick one of the "

@@ -32,6 +32,11 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("heads.diffuse_above", "Diffuse above", "高于此值为弥散"),
     ("heads.diffuse_help", "Normalised entropy over this: nearly uniform rows.",
      "归一化熵高于此值：各行几乎是均匀的。"),
+    ("error.health_thresholds", "Health thresholds need 0 ≤ collapsed < diffuse ≤ 1; got collapsed {collapsed}, "
+     "diffuse {diffuse} — pick a collapsed threshold below the diffuse one.",
+     "健康阈值需满足 0 ≤ 坍缩 < 弥散 ≤ 1；现在坍缩为 {collapsed}、弥散为 {diffuse}——请把坍缩阈值设得低于弥散阈值。"),
+    ("error.sink_threshold", "The sink threshold must be in (0, 1] (a share of attention); got {sink}.",
+     "汇点阈值必须大于 0 且不超过 1（注意力的一个份额）；现在是 {sink}。"),
     ("heads.sink_above", "Sink above", "高于此值为汇点"),
     ("heads.sink_help", "Gu et al. 2024: a key whose mean received weight exceeds this is a sink.",
      "Gu 等（2024）：平均收到的权重超过此值的键就是汇点。"),

@@ -1,10 +1,11 @@
 """The words about an attribution result that other pages show beside their own (issue 44): f, the explained scalar,
 in the reader's language (:func:`target_words`), and how occlusion removed a token on this model
-(:func:`removal_words`) — by the model's own stand-in token, never a [MASK] a decoder does not have."""
+(:func:`removal_words`) — by the model's own stand-in token, never a [MASK] a decoder does not have —, and the
+integrated-gradients baseline, named by the model's own pad token (:func:`baseline_words`)."""
 
 from __future__ import annotations
 
-from inspector.analyses.attribution import Target
+from inspector.analyses.attribution import IntegratedGradientsRun, Target
 from inspector.base.i18n import DEFAULT_LANGUAGE, t
 from inspector.base.tokens import readable_tokens
 
@@ -32,3 +33,11 @@ def removal_words(stand_in: str | None, lang: str = DEFAULT_LANGUAGE) -> str:
     if stand_in is None:
         return t("attribution.removed_by_deletion", lang)
     return t("attribution.removed_by_token", lang, token=readable_tokens([stand_in])[0])
+
+
+def baseline_words(ig: IntegratedGradientsRun, lang: str = DEFAULT_LANGUAGE) -> str:
+    """How the integrated-gradients baseline was built, in ``lang``: the content tokens' embeddings replaced by the
+    model's own pad token's (``<pad>`` on Gemma; issue 44 item 7: it said [PAD] on every model), or by zeros."""
+    if ig.pad_token is None:
+        return t("attribution.page.baseline_zeros", lang)
+    return t("attribution.page.baseline_pad", lang, token=readable_tokens([ig.pad_token])[0])
