@@ -5,12 +5,14 @@ exemplars against the local engine's.
     first ``--texts`` sentences of ``assets/corpus/census-sentences.txt`` without exemplars and with ``--exemplars
     K``, in turns (the order swapped each round), ``--repeats`` rounds; each census into a fresh folder with the
     loaded model, so a time is measuring, writing shards, summary and (with K) the exemplar files. The table gives
-    the medians and the folders' bytes (shards, exemplar files).
+    the medians of the wall time and of the process's CPU time (the fairer ratio on a shared machine, where the
+    wall time also counts waiting for a core) and the folders' bytes (shards, exemplar files).
 (2) **Engines** — the first ``--slice`` sentences with ``--exemplars K``: the local engine, then the Ray engine (2
     one-thread actors, Ray started by the census and shut down after), each in its own subprocess (time includes
     the model load and Ray's start; peak memory is the summed RSS of the subprocess and its descendants, Ray's
     raylet and actors included, sampled every 0.2 s); then their exemplars.parquet and exemplar_texts.parquet are
-    compared (every column equal; values within 1e-5).
+    compared (every column equal; values within 1e-5). A Ray engine that cannot start (its raylet times out on a
+    busy machine) is reported as not measured, and the rest is still written.
 
 Run from the repository root::
 
@@ -50,6 +52,7 @@ def _phase_overhead(count: int, k: int, repeats: int) -> dict:
     loaded = load_model("default")
     texts = _texts(count)
     times: dict[str, list[float]] = {"without": [], "with": []}
+    cpu: dict[str, list[float]] = {"without": [], "with": []}
     sizes: dict[str, dict[str, int]] = {}
     with tempfile.TemporaryDirectory() as folder:
         source = Path(folder) / "texts.txt"
@@ -59,15 +62,16 @@ def _phase_overhead(count: int, k: int, repeats: int) -> dict:
             ways = ("without", "with") if round_number % 2 == 0 else ("with", "without")
             for way in ways:
                 out = Path(folder) / f"{way}-{round_number}"
-                started = time.perf_counter()
+                started, started_cpu = time.perf_counter(), time.process_time()
                 census("default", source, out=out, loaded=loaded, backend="torch", progress=None,
                        exemplars=k if way == "with" else 0)
                 times[way].append(time.perf_counter() - started)
+                cpu[way].append(time.process_time() - started_cpu)
                 sizes[way] = {"shards": _folder_bytes(out / "shards", "part-*.parquet"),
                               "shard_exemplars": _folder_bytes(out / "shards", "exemplars-*.parquet"),
                               "exemplar_files": _folder_bytes(out, "exemplar*.parquet")}
                 shutil.rmtree(out)
-    return {"times": times, "sizes": sizes, "texts": len(texts)}
+    return {"times": times, "cpu": cpu, "sizes": sizes, "texts": len(texts)}
 
 
 def _phase_engine(engine: str, count: int, k: int, out: Path) -> dict:
@@ -86,8 +90,9 @@ def _phase_engine(engine: str, count: int, k: int, out: Path) -> dict:
 
 
 def _subprocess(arguments: list[str]) -> dict:
+    """The phase's JSON result and its peak memory, or {"failed": the last line it wrote} when it did not finish."""
     command = [sys.executable, "-m", "benchmarks.census_exemplars", *arguments]
-    process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True,
+    process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env=dict(os.environ, OMP_NUM_THREADS="1"))
     peak = [0]
 
@@ -98,10 +103,12 @@ def _subprocess(arguments: list[str]) -> dict:
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    output, _ = process.communicate()
+    output, errors = process.communicate()
     sampler.join()
     if process.returncode != 0:
-        raise SystemExit(f"{arguments[:2]} failed with status {process.returncode}")
+        last = [line.strip() for line in errors.splitlines() if line.strip()] or [f"status {process.returncode}"]
+        print(errors, file=sys.stderr)
+        return {"failed": last[-1][:200]}
     result = json.loads(output.strip().splitlines()[-1])
     result["peak_mib"] = peak[0] / 2**20
     return result
@@ -151,28 +158,35 @@ def main(argv: list[str] | None = None) -> int:
         for engine in ("local", "ray"):
             print(f"{engine} engine …", file=sys.stderr, flush=True)
             engines[engine] = _subprocess(["--phase", engine, "--out", str(Path(folder) / engine), *common])
-        equality = _compare(Path(folder) / "local", Path(folder) / "ray")
+        failed = [f"{engine}: {engines[engine]['failed']}" for engine in engines if "failed" in engines[engine]]
+        equality = f"not compared ({'; '.join(failed)})" if failed else _compare(Path(folder) / "local",
+                                                                                 Path(folder) / "ray")
     ours = sum(os.times()[:4]) - sum(before[:4])  # this process and its reaped subprocesses
     other_cores = max(0.0, system_busy_seconds() - busy - ours) / (time.perf_counter() - wall)
     without, with_k = (statistics.median(overhead["times"][way]) for way in ("without", "with"))
+    cpu_without, cpu_with = (statistics.median(overhead["cpu"][way]) for way in ("without", "with"))
     sizes = overhead["sizes"]
     k = args.exemplars
-    rows = ["| run | texts | seconds (median) | texts/s | peak memory (MiB) | every run (s) |",
-            "|---|---:|---:|---:|---:|---|"]
+    rows = ["| run | texts | seconds (median) | CPU seconds (median) | texts/s | peak memory (MiB) | every run (s) |",
+            "|---|---:|---:|---:|---:|---:|---|"]
     for way, label in (("without", "(1) census, no exemplars"), ("with", f"(1) census, --exemplars {k}")):
         found = overhead["times"][way]
         seconds = statistics.median(found)
-        rows.append(f"| {label} | {overhead['texts']} | {seconds:.2f} | {overhead['texts'] / seconds:.1f} | — "
-                    f"| {', '.join(f'{t:.2f}' for t in found)} |")
+        rows.append(f"| {label} | {overhead['texts']} | {seconds:.2f} | {statistics.median(overhead['cpu'][way]):.2f} "
+                    f"| {overhead['texts'] / seconds:.1f} | — | {', '.join(f'{t:.2f}' for t in found)} |")
     for engine, label in (("local", f"(2) local engine, --exemplars {k}"), ("ray", f"(2) Ray engine, 2 actors, "
                                                                                      f"--exemplars {k}")):
         r = engines[engine]
-        rows.append(f"| {label} | {r['texts']} | {r['seconds']:.1f} | {r['texts'] / r['seconds']:.1f} "
+        if "failed" in r:
+            rows.append(f"| {label} | {args.slice} | not measured: {r['failed']} | — | — | — | — |")
+            continue
+        rows.append(f"| {label} | {r['texts']} | {r['seconds']:.1f} | — | {r['texts'] / r['seconds']:.1f} "
                     f"| {r['peak_mib']:.0f} | {r['seconds']:.1f} |")
     table = "\n".join(rows)
     notes = [
-        f"- Overhead of --exemplars {k}: {100 * (with_k / without - 1):+.1f} % time by the medians of "
-        f"{args.repeats} rounds (target ≤ 15 %).",
+        f"- Overhead of --exemplars {k}: {100 * (with_k / without - 1):+.1f} % wall time and "
+        f"{100 * (cpu_with / cpu_without - 1):+.1f} % CPU time by the medians of {args.repeats} rounds "
+        "(target ≤ 15 %).",
         f"- Bytes of the {overhead['texts']}-text folder: shards {sizes['without']['shards']:,} without exemplars, "
         f"{sizes['with']['shards']:,} with (token strings and each text's best row per statistic and head); "
         f"the shards' top-{k} files {sizes['with']['shard_exemplars']:,}; exemplars.parquet + "
@@ -181,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         f"- Other processes' load during the runs: {other_cores:.2f} CPUs of the 2 (busy time of the machine minus "
         "this benchmark's own processes'; Ray's actors, not its children, count as others) — the machine was shared "
         "with other jobs, so the figures were taken under load and the ratios matter more than the rates.",
+        *_derived_notes(sizes, overhead["texts"], k),
     ]
     print(table)
     print("\n".join(notes))
@@ -192,6 +207,27 @@ def main(argv: list[str] | None = None) -> int:
                      module="benchmarks.census_exemplars", argv=list(argv if argv is not None else sys.argv[1:]),
                      shapes=shapes, table=table, notes=notes)
     return 0
+
+
+def _derived_notes(sizes: dict[str, dict[str, int]], texts: int, k: int) -> list[str]:
+    """What the measured bytes imply for 1M texts on a 7B model (32 layers × 32 heads) — derived, not measured."""
+    heads, measured_heads, statistics_count = 32 * 32, 6 * 12, 5
+    per_text = (sizes["with"]["shards"] - sizes["without"]["shards"]) / texts  # token strings and the best rows
+    per_head = per_text / measured_heads  # the token strings are counted in, so this is an upper bound
+    return [
+        f"- **Derived, not measured: 1M texts on a 7B model (32 layers × 32 heads) with GPU actors on the Triton "
+        f"path.** Storage: {per_text:,.0f} B a text here over {measured_heads} heads, ≤ {per_head:,.0f} B a text "
+        f"and head, so ≤ {per_head * heads / 1e3:,.0f} KB a text and ≤ {per_head * heads * 1e6 / 1e9:,.0f} GB of "
+        f"shard columns for 1M texts; each 1,000-text shard's top-{k} file ≈ {statistics_count} × {heads} × {k} "
+        f"rows × 29 B ≈ {statistics_count * heads * k * 29 / 1e6:.1f} MB. Compute: the exemplars read each "
+        "layer's materialised weights for the rows they keep only (each text's best row and each batch's top "
+        f"K, per statistic and head: {statistics_count} · B · H + {statistics_count} · H · K rows of n), and rank "
+        "every row with a few passes over its five (B, H, n) row values — against the forward's and the "
+        "statistics' passes over B · H · n · n weights, a few per cent on a GPU. A limit: the decile step reads "
+        f"every text's best row per statistic and head at once (1M × {statistics_count} × {heads} × 36 B ≈ "
+        f"{1e6 * statistics_count * heads * 36 / 1e9:,.0f} GB): at that scale it needs a pass per statistic or "
+        "layer, not yet written.",
+    ]
 
 
 def _hidden() -> str:

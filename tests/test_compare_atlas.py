@@ -2,8 +2,8 @@
 models with an atlas (the shipped MiniLM atlas on both sides) side by side on one set of axes, each head's card open
 from the link and the link written back, the way to the Atlas page at a head; a model without an atlas (one line
 naming the census command) and a census folder opened for it instead, a folder of another model's census said so, a
-crafted folder one error line; the block in 简体中文 with no catalogue key and no English entry. The Atlas link's
-second head (``ahead_b``), which the block writes too, round-trips."""
+crafted folder one error line; on a hosted instance no folder box; the block in 简体中文 with no catalogue key and no
+English entry. The Atlas link's second head (``ahead_b``), which the block writes too, round-trips."""
 
 from __future__ import annotations
 
@@ -53,6 +53,8 @@ def test_two_models_with_atlases_show_both_maps_with_their_cards_and_open_the_at
     subheaders = [s.value for s in at.subheader]
     assert "Head atlases of the two models, side by side" in subheaders
     assert "Layer 3, head 5" in subheaders and "Layer 0, head 1" in subheaders  # each model's card, from the link
+    verdicts = [m.value for m in at.markdown if m.value.startswith("Role by probe:")]
+    assert len(verdicts) == 2 and all("\\" not in verdict for verdict in verdicts)  # bold, not a literal **
     assert len(_atlas_titles(at)) == 2 and all(MINILM in title for title in _atlas_titles(at))
     # The axes are chosen once, for both maps.
     assert at.selectbox(key="compare_atlas_x").value == "max_sink_score"
@@ -118,3 +120,15 @@ def test_the_atlas_link_keeps_the_second_atlas_s_head_and_a_bad_one_warns():
     assert decode_atlas(params, atlases=["default"]) == (state, ())
     decoded, warnings = decode_atlas({"ahead_b": "<script>"}, atlases=["default"])
     assert decoded.head_b is None and [warning.key for warning in warnings] == ["atlas.link_bad_head"]
+
+
+def test_a_hosted_instance_offers_no_folder_box_and_says_where_an_atlas_is_made(monkeypatch):
+    from inspector.serving.hosting import HostingPolicy
+    from views import session
+
+    monkeypatch.setattr(session, "hosting_policy", lambda: HostingPolicy(hosted=True))
+    at = _two_models({"model_b": "shipped:planted-token"})
+    assert not [box for box in at.text_input if box.key in ("compare_atlas_folder_a", "compare_atlas_folder_b")]
+    missing = [info.value for info in at.info if "python -m inspector census" in info.value]
+    assert len(missing) == 1 and "on a local instance" in missing[0]
+    assert len(_atlas_titles(at)) == 1

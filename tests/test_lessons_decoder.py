@@ -30,6 +30,7 @@ from inspector.base.i18n import LANGUAGES
 from inspector.core.budget import weight_bytes
 from inspector.core.forward import encode_text, forward
 from inspector.core.loading import load_model
+from inspector.core.model_folders import model_label
 from kernels.reference import blocked_attention, reference_attention, visible_keys_mask
 from tests.conftest import save_tiny_model
 
@@ -129,8 +130,11 @@ def test_kv_bytes_come_from_config_shapes(lessons):
     assert own.bytes_per_token == 2 * 2 * 2 * 8 * 2  # K and V × layers × kv heads × head_dim × 2 bytes
     assert own.bytes_one_kv_per_query == 2 * 2 * 4 * 8 * 2 and own.saving == 2
     by_name = {row.model: row for row in gqa.rows}
-    smol = next(row for name, row in by_name.items() if "SmolLM2" in name)
-    gemma = next(row for name, row in by_name.items() if "Gemma" in name)
+    smol, gemma = by_name["bundled:smollm2-135m"], by_name["bundled:gemma-3-270m"]
+    # Named by spec, so a page words them in its language (issue 44 item 9: D3's table said "SmolLM2-135M-Instruct
+    # (bundled)" on a 简体中文 page, next to "Gemma 3 270M（内置）").
+    assert model_label(smol.model, "zh") == "SmolLM2-135M-Instruct（内置）"
+    assert model_label(gemma.model, "zh") == "Gemma 3 270M（内置）"
     assert smol.bytes_per_token == 2 * 30 * 3 * 64 * 2 and smol.saving == 3
     assert gemma.bytes_per_token == 2 * 18 * 1 * 256 * 2 and gemma.saving == 4
     # JS between heads: symmetric, zero on the diagonal, both kinds of pair present.

@@ -101,7 +101,9 @@ def show_card(atlas: Atlas, layer: int, head: int, *, side: str, lang: str) -> N
     """The card of head (``layer``, ``head``) of ``atlas`` (``side``: a or b, keeps the two atlases' widgets
     apart)."""
     st.subheader(t("atlas.card_title", lang, layer=layer, head=head))
-    st.markdown(escape_markdown(_verdict(atlas, layer, head, lang)))
+    # Catalogue words, a role the atlas's reader checked and numbers: Markdown as written (escaped, the role's bold
+    # showed as **sink**).
+    st.markdown(_verdict(atlas, layer, head, lang))
     st.dataframe(_metrics_table(atlas, layer, head, lang), hide_index=True, height=220,
                  column_config={t(key, lang): st.column_config.NumberColumn(format="%.3f") for key in
                                 ("chart.census.mean", "chart.census.column.low", "chart.census.column.high")})

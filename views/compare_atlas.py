@@ -53,6 +53,11 @@ class ModelAtlas:
     folder: str
 
 
+def other_side(side: str) -> str:
+    """The side of the other model's atlas."""
+    return SIDES[1 - SIDES.index(side)]
+
+
 def apply_link(state: AtlasState) -> None:
     """A link's atlas parameters into the block's widgets (before they are drawn); its atlas names are the Atlas
     page's and are not read here (the two models name theirs)."""
@@ -100,10 +105,10 @@ def _open_on_atlas_page(view: ViewState, opened: ModelAtlas, other: ModelAtlas |
     folder box."""
     if opened.folder:
         st.session_state[PAGE_KEYS["atlas"]], st.session_state[PAGE_FOLDER_KEY] = FOLDER, opened.folder
-    beside = other is not None and other.shipped
+    beside = other is not None and bool(other.shipped)
     state = AtlasState(atlas=opened.shipped, atlas_b=other.shipped if beside else "", x=axes[0], y=axes[1],
                        colour=axes[2], head=head,
-                       head_b=st.session_state.get(head_key(SIDES[1 - SIDES.index(side)])) if beside else None,
+                       head_b=st.session_state.get(head_key(other_side(side))) if beside else None,
                        statistic=st.session_state.get(statistic_key(side), AtlasState().statistic))
     share_state.open_link("views/atlas.py", {**encode_view(replace(view, page="atlas")), **encode_atlas(state)})
 
@@ -135,7 +140,7 @@ def show(specs: tuple[str, str], names: tuple[str, str], view: ViewState, lang: 
         model = opened[side]
         if model is None:
             continue
-        other = opened[SIDES[1 - SIDES.index(side)]]
+        other = opened[other_side(side)]
 
         def to_atlas_page(layer: int, head: int, model=model, other=other, side=side) -> None:
             if st.button(t("compare.atlas.open", lang), key=f"compare_atlas_open_{side}",

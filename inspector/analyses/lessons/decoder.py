@@ -343,7 +343,8 @@ def kv_cache_bytes_per_token(num_layers: int, kv_heads: int, head_dim: int,
 
 @dataclass(frozen=True)
 class KVRow:
-    """One model's cache arithmetic from its config shapes."""
+    """One model's cache arithmetic from its config shapes; model: a loaded model's name (``ModelInfo.name``) or a
+    bundled decoder's spec, which :func:`~inspector.core.model_folders.model_label` words in a page's language."""
 
     model: str
     num_layers: int
@@ -408,10 +409,10 @@ def gqa_lesson(loaded: LoadedModel, text: str, layer: int, *, extra: Sequence[Lo
     rows = [kv_row(info.name, info.num_layers, info.num_heads, info.num_kv_heads, info.head_dim)]
     rows += [kv_row(m.info.name, m.info.num_layers, m.info.num_heads, m.info.num_kv_heads, m.info.head_dim)
              for m in extra if m.info.name != info.name]
-    for decoder in BUNDLED.values():
+    for decoder in BUNDLED.values():  # named by spec, as a loaded model is: a page words it in its language
         card = decoder.card
         if all(row.model != card.label and not row.model.endswith(decoder.name) for row in rows):
-            rows.append(kv_row(card.label, card.num_layers, card.num_heads, card.num_kv_heads, card.head_dim))
+            rows.append(kv_row(decoder.spec, card.num_layers, card.num_heads, card.num_kv_heads, card.head_dim))
     own = rows[0]
     values = {"model": info.name, "heads": str(heads), "kv_heads": str(info.num_kv_heads), "group": str(group),
               "bytes": f"{own.bytes_per_token:,}", "mha_bytes": f"{own.bytes_one_kv_per_query:,}",
