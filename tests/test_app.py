@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from inspector.base.examples import EXAMPLES
 from inspector.base.limits import MAX_TEXT_CHARS
 from inspector.charts.base import title_text
-from inspector.core.loading import shipped_choices
+from inspector.core.loading import DEFAULT_MODEL, shipped_choices
 from inspector.output.share import ViewState, encode_view
 
 # AppTest resolves relative paths against the calling file, not the working directory.
@@ -88,6 +88,43 @@ def test_an_example_fills_the_text_box():
     assert not at.exception and not at.error
     assert at.text_area(key="text").value == chinese.text
     assert "小" in at.code[0].value
+
+
+SIDEBAR_WIDGETS = {"lang": "selectbox", "model": "selectbox", "example": "selectbox", "text": "text_area",
+                   "backend": "selectbox", "slide": "toggle"}
+
+
+def _sent_back(at: AppTest) -> list[str]:
+    """The sidebar widgets whose value this run sent to the browser, replacing what the browser shows."""
+    return [key for key, kind in SIDEBAR_WIDGETS.items() if getattr(at, kind)(key=key).proto.set_value]
+
+
+def test_a_run_sends_the_sidebar_only_a_value_the_app_changed(tiny_model_dirs):
+    """Issue 45, item 7: every run sent the sidebar's values back to the browser (each was assigned to itself to
+    survive a page switch), so a run that began before the reader committed a new text put the old one back in the
+    box, and a page switch right after carried the old text (2 of 72 switches 0.3 s after Ctrl+Enter lost it). Only
+    a value the app changes — an example chosen, a link opened — is sent; the reader's own values survive a page
+    switch, a page's own switch_page (tests/test_heads_page.py) and a run that hides the "other model" box."""
+    at = _run_app()
+    typed = "Queries search keys like addresses."
+    at.text_area(key="text").set_value(typed).run()
+    at.run()  # any later run: a click on the grid
+    assert at.text_area(key="text").value == typed and _sent_back(at) == []
+    at.switch_page("views/lecture.py").run()
+    assert not at.exception and at.text_area(key="text").value == typed and _sent_back(at) == []
+    at.switch_page("views/inspect.py").run()
+    assert at.text_area(key="text").value == typed and "que" in at.code[0].value
+    example = EXAMPLES[1]
+    at.selectbox(key="example").set_value(example.title).run()
+    assert at.text_area(key="text").value == example.text and _sent_back(at) == ["text"]
+
+    folder = str(tiny_model_dirs["bert"])
+    at.selectbox(key="model").set_value("__other__").run()
+    at.text_input(key="model_other").set_value(folder).run()
+    at.selectbox(key="model").set_value(DEFAULT_MODEL).run()
+    assert "model_other" not in [box.key for box in at.text_input]  # a run that does not draw the box
+    at.selectbox(key="model").set_value("__other__").run()
+    assert at.text_input(key="model_other").value == folder and not at.exception
 
 
 @pytest.mark.parametrize("text", ["", "   \n "])

@@ -15,18 +15,23 @@ from inspector.output.share import FLAGS, MAX_LINK_CHARS, ViewState, encode_view
 from views import pages
 
 # Widget keys every page shares. Streamlit drops a widget's value when a run on another page does not draw that
-# same widget (the widget id includes the page), or when a run does not draw it at all (the "other model" box);
-# assigning each value to itself at the top of a run, before the widget is drawn, makes it a plain session value
-# again, so the model, text and options survive a page switch. The sidebar's keys are the entry script's widgets
-# (app.py draws the sidebar before the page), the page keys each page's own.
+# same widget (the widget id includes the page), when a run does not draw it at all, and on a page's own
+# st.switch_page (which carries no widget values). The sidebar's keys are the entry script's widgets (app.py draws
+# the sidebar before the page, so their ids are the same on every page); they keep their values with Streamlit's
+# persist_state="session". They are not assigned to themselves at the top of a run: a value so assigned is sent back
+# to the browser with the run's sidebar and replaces what the box shows, so a run that began just before the reader
+# committed a new text put the old one back, and a page switch right after carried the old text to the server
+# (issue 45, item 7: 2 of 72 switches 0.3 s after Ctrl+Enter lost the text). The page keys are each page's own
+# widgets, kept by assigning each value to itself before the widget is drawn (a plain session value again).
 SIDEBAR_KEYS = ("model", "model_other", "text", "backend", "example", "lang", "slide")
 PAGE_KEYS = ("layer", "head", *(key for key in FLAGS if key not in SIDEBAR_KEYS))
 
 
 def keep_across_pages(keys: tuple[str, ...] = PAGE_KEYS) -> None:
-    """Keep the shared widgets' values (``keys``; by default the pages' own) through the next page switch: the
-    sidebar calls it for all of them at the top of every run, a page before ``st.switch_page``. Only before those
-    widgets are drawn in this run."""
+    """Keep the pages' own shared widgets' values (``keys``) through the next page switch: the sidebar calls it at
+    the top of every run, a page before ``st.switch_page``. Only before those widgets are drawn in this run; never
+    for :data:`SIDEBAR_KEYS` (their widgets keep their own values, and a value assigned to itself is sent back to
+    the browser)."""
     for key in keys:
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]

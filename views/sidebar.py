@@ -132,7 +132,12 @@ def _cut_long_text() -> None:
 
 def sidebar() -> session.Inputs:
     """Draw the sidebar and return the chosen inputs (layer and head are filled in by the page). Called once a run,
-    by app.py before the page: a page switch carries the values of the entry script's widgets only."""
+    by app.py before the page: a page switch carries the values of the entry script's widgets only.
+
+    Every sidebar widget keeps its value for the session (``persist_state="session"``) through a run that does not
+    draw it (the "other model" box) and through a page's own ``st.switch_page``, which carries no widget values
+    (Heads → Inspect); its value is never assigned to itself, which would send it back to the browser with every
+    run (:data:`views.share_state.SIDEBAR_KEYS` says what that lost)."""
     try:
         policy = session.hosting_policy()
     except InspectorError as err:  # the operator's settings, not the visitor's input: the details (a file's path)
@@ -141,37 +146,39 @@ def sidebar() -> session.Inputs:
         st.error(t("sidebar.misconfigured", lang, error=t("error.kind.hosting_config", lang)))
         st.stop()
     _restore_once(policy)
-    share_state.keep_across_pages(share_state.SIDEBAR_KEYS + share_state.PAGE_KEYS)  # before any of them is drawn
+    share_state.keep_across_pages()  # the pages' own widgets, before any of them is drawn
     options = model_options(policy)
     with st.sidebar:
         # Both languages in the label: whoever cannot read the current one still finds the switch.
         st.selectbox(t("sidebar.language", st.session_state.get("lang")), LANGUAGES,
-                     format_func=LANGUAGE_NAMES.__getitem__, key="lang")
+                     format_func=LANGUAGE_NAMES.__getitem__, key="lang", persist_state="session")
         lang = st.session_state["lang"]
         pages.show_link_warnings("view", lang)
         st.header(t("sidebar.input", lang))
-        choice = st.selectbox(t("sidebar.model", lang), list(options), key="model",
+        choice = st.selectbox(t("sidebar.model", lang), list(options), key="model", persist_state="session",
                               format_func=lambda spec: model_choice_label(spec, options[spec], lang))
         if choice == OTHER_MODEL:
-            st.text_input(t("sidebar.model_other", lang), key="model_other",
+            st.text_input(t("sidebar.model_other", lang), key="model_other", persist_state="session",
                           placeholder=t("model.other_placeholder", lang), help=t("sidebar.model_other_help", lang))
         st.session_state.setdefault("example", None)
         # The option is the English title (share links and _load_example read it); the menu shows it in the
         # session language where the catalogue has it (example.<slug>).
         titles = {example.title: f"example.{example.slug}" for example in EXAMPLES}
-        st.selectbox(t("sidebar.examples", lang), list(titles), index=None, key="example",
+        st.selectbox(t("sidebar.examples", lang), list(titles), index=None, key="example", persist_state="session",
                      format_func=lambda title: t(titles[title], lang) if titles[title] in CATALOGUE else title,
                      placeholder=t("sidebar.examples_placeholder", lang), on_change=_load_example)
         _cut_long_text()
         # No max_chars: with one, the browser drops a longer paste whole, without a word, and the previous text
         # runs again. The paste reaches the server and _cut_long_text cuts it to the limit, with the notice.
-        st.text_area(t("sidebar.text", lang), key="text", height=140, help=t("sidebar.text_help", lang))
+        st.text_area(t("sidebar.text", lang), key="text", height=140, help=t("sidebar.text_help", lang),
+                     persist_state="session")
         cut = st.session_state.get("_text_cut")
         if cut is not None and cut[1] == st.session_state["text"]:
             st.warning(t("sidebar.text_cut_from", lang, length=f"{cut[0]:,}", limit=f"{MAX_TEXT_CHARS:,}"),
                        icon="✂️")
-        st.selectbox(t("sidebar.backend", lang), BACKENDS, key="backend", help=t("sidebar.backend_help", lang))
-        st.toggle(t("sidebar.slide", lang), key="slide", help=t("sidebar.slide_help", lang))
+        st.selectbox(t("sidebar.backend", lang), BACKENDS, key="backend", help=t("sidebar.backend_help", lang),
+                     persist_state="session")
+        st.toggle(t("sidebar.slide", lang), key="slide", help=t("sidebar.slide_help", lang), persist_state="session")
     return inputs()
 
 
