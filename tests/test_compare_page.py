@@ -188,16 +188,35 @@ def test_a_chinese_text_a_gets_the_chinese_pair_and_no_mixed_language_comparison
     assert len(_pair_warnings(at)) == 1 and share[lang] in _pair_warnings(at)[0].replace("\\", "")
 
 
-def test_the_chinese_example_pair_on_gemma_asks_where_it_looks():
-    """The Chinese pair on the bundled Gemma 3 (which reads Chinese): the query is the token that holds 它 and the
-    keys are 动物 and 路 (马路 is two tokens), as the famous picture needs."""
+def test_the_chinese_example_pair_on_gemma_asks_where_the_differing_word_looks_back():
+    """The Chinese pair on the bundled Gemma 3 (which reads Chinese). Gemma is causal: the pronoun's token 因为它 comes
+    before 累/宽 and cannot see them, so its two rows are equal (issue 44's walkthrough: 0 of 72 heads moved, JS
+    1e-12). The page asks the differing word instead, with the keys 动物 and 路 (马路 is two tokens); the pronoun
+    picked by hand gets one line saying why its row cannot change."""
     at = open_app_page("compare", query={"v": "1", "lang": "zh", "model": "bundled:gemma-3-270m", "text": ZH_TIRED})
     assert not at.exception and not at.error and not at.warning
-    query = at.selectbox(key="compare_query")
-    assert query.value is not None and "因为它" in query.format_func(query.value)
+    assert at.selectbox(key="compare_query").value is None  # the automatic query: the first differing token
+    used = next(caption.value for caption in at.caption if "读取的查询" in caption.value).replace("\\", "")
+    assert "累" in used and "宽" in used, used
     keys = (at.selectbox(key="compare_key1"), at.selectbox(key="compare_key2"))
     assert [key.format_func(key.value).split(": ")[1] for key in keys] == ["动物", "路"]
-    assert "因为它" in _sentence(at).replace("\\", "")
+    pronoun = next(i for i, option in enumerate(at.selectbox(key="compare_query").options) if "因为它" in option)
+    at.selectbox(key="compare_query").select_index(pronoun).run()
+    assert not at.exception
+    blind = [w.value for w in at.warning if "因果模型" in w.value]
+    assert len(blind) == 1 and "因为它" in blind[0] and "不可能变化" in blind[0], [w.value for w in at.warning]
+
+
+def test_a_query_before_the_difference_is_blind_only_on_a_causal_model():
+    """The rule behind the warning, at its boundary: the last token of the common prefix is blind on a causal model,
+    the first differing one is not, and a bidirectional model or two identical texts are never blind."""
+    from inspector.analyses.token_alignment import align_tokens, causal_blind
+
+    alignment = align_tokens(["it", "was", "too", "tired", "."], ["it", "was", "too", "wide", "."])
+    assert alignment.common_prefix == 3
+    assert causal_blind(2, alignment, True) and not causal_blind(3, alignment, True)
+    assert not causal_blind(2, alignment, False)
+    assert not causal_blind(0, align_tokens(["a", "b"], ["a", "b"]), True)
 
 
 # ------------------------------------------------------------------------------------------------ Chromium

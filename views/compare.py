@@ -36,7 +36,7 @@ from inspector.analyses.compare import (
     pair_warning,
     run_text,
 )
-from inspector.analyses.token_alignment import align_tokens, resolve_token
+from inspector.analyses.token_alignment import align_tokens, causal_blind, resolve_token
 from inspector.base.errors import error_text
 from inspector.base.i18n import notice_text, t
 from inspector.base.limits import MAX_TEXT_CHARS
@@ -218,6 +218,7 @@ try:
     shown_a, shown_b = readable_tokens(tokens_a), readable_tokens(tokens_b)  # Ġ and Ċ as ␣ and ↵
     link_query, link_keys = st.session_state.pop("_compare_link_picks", (None, None))
     paired = [int(a) for a, _ in alignment.pairs]
+    causal = run_a.capture.causal and run_b.capture.causal
 
     def resolve(choice):
         """A pick (a position, as an int or as digits from a link, or a token string) as its position in text A."""
@@ -248,6 +249,11 @@ try:
                     st.session_state[key] = None if choice is None else resolve(choice)
                 except InspectorError:
                     st.session_state[key] = None
+            if st.session_state["compare_query"] is not None and causal_blind(st.session_state["compare_query"],
+                                                                               alignment, causal):
+                # The example's "it" comes before tired/wide: a decoder's "it" cannot see them; the differing word
+                # (the automatic query) asks where it looks back to instead.
+                st.session_state["compare_query"] = None
 except InspectorError as err:
     status.update(label=t("compare.failed", lang), state="error")
     session.show_error(err, lang)
@@ -311,6 +317,10 @@ st.caption(t("compare.alignment_caption", lang))
 mismatch = pair_warning(text_a, text_b, alignment)
 if mismatch is not None:
     st.warning(notice_text(mismatch, lang), icon=":material/translate:")
+if causal_blind(comparison.query[0], alignment, causal):
+    st.warning(t("compare.warn_causal_query", lang, token=escape_markdown(shown_a[comparison.query[0]]),
+                 first=escape_markdown(shown_a[alignment.common_prefix]), position=alignment.common_prefix),
+               icon=":material/arrow_back:")
 if alignment.identical and comparison.model_a == comparison.model_b:
     st.info(t("compare.identical", lang))
 st.info(escape_markdown(comparison_sentence(comparison, lang)), icon=":material/compare_arrows:")

@@ -81,8 +81,8 @@ class ComparePair:
     keys: tuple[str, ...] | None = None
 
 
-# The famous picture asks where the pronoun looks, so its query is "it" (issue 44: the page's default query was the
-# differing word, tired/wide). In Chinese, Gemma 3's tokenizer reads 它 inside one token, 因为它, and 马路 as 马 + 路.
+# The famous picture asks where the pronoun looks, so its query is "it" (issue 44); on a decoder "it" cannot see
+# tired/wide and the page asks the differing word (causal_blind). Gemma 3 reads 它 inside 因为它, and 马路 as 马 + 路.
 COREFERENCE = ComparePair("compare.example_coreference",
                           "The animal didn't cross the street because it was too tired.",
                           "The animal didn't cross the street because it was too wide.", query="it", keys=DEFAULT_KEYS)

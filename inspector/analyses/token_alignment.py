@@ -102,6 +102,14 @@ def default_query(alignment: TokenAlignment, special_a: np.ndarray | None = None
                               "a word or two, not throughout", notice=Notice("compare.error.no_shared_token"))
 
 
+def causal_blind(query_a: int, alignment: TokenAlignment, causal: bool) -> bool:
+    """Whether the query at A's position ``query_a`` cannot see where the texts differ: on a causal model a token
+    attends only to itself and the tokens before it, so a query before the first differing token
+    (``alignment.common_prefix``) reads the same keys in both texts and its two rows are equal — "it" before
+    tired/wide on a decoder. Always False for a bidirectional model and for identical texts."""
+    return causal and not alignment.identical and query_a < alignment.common_prefix
+
+
 def resolve_token(choice: TokenChoice, tokens_a: Sequence[str], tokens_b: Sequence[str], alignment: TokenAlignment,
                   what: str = "query") -> tuple[int, int]:
     """``choice`` (a position in text A, or a token string — the first such token of A, else of B, that has a

@@ -96,6 +96,13 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "below match unrelated words — change one word of A to make B.",
      "两段文本只有 {share} 的词元能配对（低于 {threshold}）：它们不是只差一处的一对句子，下面的配对是不相关的词——"
      "请只改 A 中的一个词得到 B。"),
+    # A query before the first difference on a causal model (inspector.analyses.token_alignment.causal_blind)
+    ("compare.warn_causal_query",
+     "On a causal model a token attends only to itself and the tokens before it: the query “{token}” comes before "
+     "the first difference (“{first}”, position {position}), so it reads the same keys in both texts and its row "
+     "cannot change. Pick “{first}” or a later token as the query.",
+     "因果模型中，词元只能关注自身和它之前的词元：查询“{token}”位于第一处差异（“{first}”，位置 {position}）之前，"
+     "在两段文本中读到的键完全相同，它的注意力行不可能变化。请选择“{first}”或其后的词元作为查询。"),
     ("compare.example_agreement", "Agreement: the key … is / the keys … are", "一致：单数 / 复数"),
     ("compare.example_negation", "Negation: is / is not", "否定：是 / 不是"),
     ("compare.sentence_keys",
