@@ -11,6 +11,7 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM
 
+from inspector.analyses.attribution.targets import default_token
 from inspector.analyses.mechanism import (
     LengthMismatchError,
     activation_patching,
@@ -100,9 +101,9 @@ def test_dla_sum_rule_and_target_is_the_models_logit(lms, lm_dirs, arch):
     model = eager_model(lm_dirs[arch])
     with torch.no_grad():
         logits = model(ids_of(lms[arch], TEXT)).logits[0, -1]
-    assert result.answer_id == int(logits.argmax())
+    assert result.answer_id == default_token(lms[arch], logits)  # its most likely word (a tiny model: not [SEP])
     assert result.target == pytest.approx(float(logits[result.answer_id] - logits[result.contrast_id]), abs=1e-4)
-    assert result.lens.top_ids[-1, 0] == result.answer_id  # the lens's last row is the model's prediction
+    assert result.lens.top_ids[-1, 0] == int(logits.argmax())  # the lens's last row is the model's prediction
     assert np.all((result.attention_to_key >= 0) & (result.attention_to_key <= 1))
     if arch == "gpt2":
         assert result.embedding_names == ("embedding", "position") and np.any(result.attention_biases != 0)
@@ -372,3 +373,13 @@ def test_hosted_commands_refuse_a_text_past_the_mechanism_limit(lm_dirs, tmp_pat
         assert len(lines) == 1 and lines[0].startswith("error: the text has 52 tokens; on this hosted instance the "
                                                        "mechanism run reads at most 45 tokens"), (command, lines)
         assert captured.out == ""
+
+
+def test_the_default_answer_is_a_word_not_gemmas_blank_line(gemma):
+    """Issue 44 item 10 on the Mechanism page: with no answer named, Gemma 3's top next token after a sentence is a
+    blank line ("↵↵"), which explains nothing about the text; the default is its most likely word, as on Attribution."""
+    text = "The animal didn't cross the street because it was too tired."
+    result = direct_logit_attribution(gemma, text)
+    assert gemma.codec.decode([result.answer_id]).strip() and result.answer_id not in gemma.codec.all_special_ids()
+    top = int(result.lens.top_ids[-1, 0])  # the final layer's top token: the model's own prediction
+    assert top != result.answer_id and not gemma.codec.decode([top]).strip()

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from inspector.analyses.attribution.targets import default_token
 from inspector.analyses.mechanism.parts import DECODER_NAMES, ModelParts, check_position, freeze_norm, model_parts
 from inspector.analyses.mechanism.residual import (
     ATTENTION_BIAS,
@@ -208,7 +209,8 @@ def _key_position(run: MeasuredRun, position: int, answer_id: int, weights: np.n
 def direct_logit_attribution(loaded: LoadedModel, text: str, *, answer: str | None = None,
                              contrast: str | None = None, position: int = -1, key_position: int | None = None,
                              deadline_s: float | None = None) -> DirectLogitAttribution:
-    """Direct logit attribution of the logit of ``answer`` (default: the model's top prediction) at ``position``
+    """Direct logit attribution of the logit of ``answer`` (default: the model's top prediction that is a word —
+    :func:`~inspector.analyses.attribution.targets.default_token`, not Gemma's "↵↵" after a sentence) at ``position``
     (default the last token), minus ``contrast``'s when given, with the logit lens and each head's attention to
     ``key_position`` (see the module docstring). Raises :class:`UnsupportedModelError` for encoders and unsupported
     architectures, :class:`InvalidRequestError` for an answer of several tokens or a position outside the text."""
@@ -222,7 +224,7 @@ def direct_logit_attribution(loaded: LoadedModel, text: str, *, answer: str | No
     run = measure(loaded, parts, encoded.inputs, weights_layers="all", deadline_s=deadline_s)
     final = run.block_input(len(run.block_outputs))[position]  # (hidden,)
     logits = _unembed(parts, final[None])[0]
-    answer_id = int(torch.argmax(logits)) if answer is None else token_id(loaded, answer, "the answer")
+    answer_id = default_token(loaded, logits) if answer is None else token_id(loaded, answer, "the answer")
     contrast_id = None if contrast is None else token_id(loaded, contrast, "the contrast")
     direction = parts.unembed[answer_id].double()
     target = float(logits[answer_id])
