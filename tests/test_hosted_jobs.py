@@ -5,6 +5,7 @@ or shrunk with a notice, :mod:`inspector.serving.jobs`) and held to the deadline
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from inspector.analyses.attribution import attribute
 from inspector.analyses.heads import head_report
 from inspector.base.errors import DeadlineExceededError, OverBudgetError
 from inspector.base.limits import HOSTED_GROUNDTRUTH_EXAMPLES, HOSTED_JOB_TOKENS
-from inspector.core.deadline import check_deadline, current_deadline, job_deadline
+from inspector.core.deadline import admit_job, check_deadline, current_deadline, job_deadline
 from inspector.core.forward import encode_text, forward
 from inspector.serving.hosting import HOSTED_DEADLINE_S, HostingPolicy
 from inspector.serving.jobs import JOB_KINDS, JobPlan, job_token_limit, plan_job
@@ -90,6 +91,22 @@ def test_the_sooner_of_two_deadlines_binds():
     with job_deadline(3600, "outer"):
         with job_deadline(1e-9, "inner") as inner:
             assert inner.job == "inner"
+
+
+def test_a_wait_for_admission_moves_the_deadline_and_the_jobs_own_work_does_not():
+    """Waiting in line is not the job's time; its work before the first forward is (a restart from the admission
+    forgave both: Heads corpus runs ended 0.4 s past their deadline in the hosted sweep)."""
+
+    @contextmanager
+    def slow_admission():
+        time.sleep(0.2)  # the time a job waits for its run slot
+        yield
+
+    with job_deadline(60.0, "the test job", admit=slow_admission) as first:
+        time.sleep(0.5)  # the job's own work before its first forward: not forgiven
+        admit_job()
+        moved = current_deadline().at - first.at
+    assert 0.2 <= moved < 0.6, moved
 
 
 def test_long_jobs_stop_at_the_deadline_while_they_run(tiny_bert):
