@@ -89,8 +89,8 @@ def test_the_columns_left_out_are_each_named_with_the_reason(bos_decoder, decode
         "later token); those on the other special tokens ([SEP], </s>, <eos>, padding: the tokenizer added none to "
         "these texts).")
     assert left_out_columns(bos, "zh") == (
-        "本模型上必然为 0 的列未列出：“→ 后一个”（因果掩码遮住了后面的所有词元）；其他特殊词元（[SEP]、</s>、<eos>、填充）"
-        "的列（分词器没有给这些文本加这类词元）。")
+        "本模型上必然为 0 的列未列出：“→ 后一个”（因果掩码遮住了后面的所有词元）；"
+        "其他特殊词元（[SEP]、</s>、<eos>、填充）的列（分词器没有给这些文本加这类词元）。")
     bare = head_report(load_model(str(decoder_dirs["none"])), TEXT, pairs=1, pruning_step=0.5)
     for lang, start in (("en", "those on a special token at the start of the text"), ("zh", "文本开头特殊词元")):
         sentence = left_out_columns(bare, lang)
