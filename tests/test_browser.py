@@ -317,6 +317,9 @@ _LESSON_TITLE_SHOWN = """number => {
   const box = title.getBoundingClientRect();
   return box.top >= header.getBoundingClientRect().bottom && box.bottom <= window.innerHeight;
 }"""
+# A fresh server opening Lessons at lesson 7 draws every lesson above it first: the lesson appeared after 118 s on
+# this 2-core machine under load (the walkthrough running beside it), past FIRST_RENDER_TIMEOUT_MS.
+LESSON_LINK_TIMEOUT_MS = 300_000
 _SCROLLED_AND_STOPPED = """() => [...document.querySelectorAll('*')].some(element => element.scrollTop > 0)
   && document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state') === 'notRunning'"""
 
@@ -330,7 +333,7 @@ def test_a_lecture_step_to_a_lesson_shows_the_lessons_title_below_the_header(ses
     step = LECTURE[step_index("complexity")]  # lesson 7, far enough down the page to scroll to
     session.page.set_viewport_size({"width": 1000, "height": 1000})
     session.page.goto(step_url(session.app_url, step, lang))
-    session.page.wait_for_function(_SCROLLED_AND_STOPPED, timeout=FIRST_RENDER_TIMEOUT_MS)
+    session.page.wait_for_function(_SCROLLED_AND_STOPPED, timeout=LESSON_LINK_TIMEOUT_MS)
     session.page.wait_for_function(_LESSON_TITLE_SHOWN, arg=step.lesson, timeout=RERUN_TIMEOUT_MS)
     expect(session.page.locator(f".st-key-lesson-{step.lesson} summary")).to_contain_text(
         t(f"lesson{step.lesson}.title", lang))
