@@ -38,7 +38,7 @@ from inspector.analyses.lessons.capacity import (
     position_codes_lesson,
     sinusoidal_codes,
 )
-from inspector.analyses.lessons.common import VERDICT_ALPHA, _f, rank_trend
+from inspector.analyses.lessons.common import VERDICT_ALPHA, _f, _pct, rank_trend
 from inspector.analyses.lessons.encoder import DEPTH_ANSWERS, depth_trend
 from inspector.analyses.lessons.registry import LessonContext, compute_part
 from inspector.base.errors import InvalidRequestError
@@ -89,6 +89,13 @@ def test_diagonal_share_counts_rows_that_look_at_themselves():
     assert diagonal_share(scores, visible) == pytest.approx(2 / 3)
     causal = np.tril(visible)
     assert diagonal_share(scores, causal) == pytest.approx(1.0)  # row 0 sees one key and is not counted
+
+
+def test_a_number_that_rounds_to_zero_prints_without_a_minus_sign():
+    """Issue 44: Lesson 4 printed a saturated entropy of about −1e-9 nats as "-0.00"."""
+    assert _f(-1e-9) == "0.00" and _f(-0.004) == "0.00" and _f(-0.0) == "0.00" and _f(-4e-5, 4) == "0.0000"
+    assert _f(-0.005001) == "-0.01" and _f(-0.5) == "-0.50"  # a negative number that does not round to zero keeps it
+    assert _pct(-0.004) == "0%" and _pct(-0.006) == "-1%"
 
 
 def test_variance_sweep_grows_like_d_with_slope_one():

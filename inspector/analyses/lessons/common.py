@@ -107,11 +107,14 @@ class Answer:
 
 
 def _f(x: float, digits: int = 2) -> str:
-    return "n/a" if not math.isfinite(float(x)) else f"{float(x):.{digits}f}"
+    """``x`` to ``digits`` decimals; a number that rounds to zero prints as 0.00, never -0.00 (issue 44: Lesson 4
+    showed a saturated entropy of −1e-9 nats as "-0.00")."""
+    return "n/a" if not math.isfinite(float(x)) else f"{float(x):z.{digits}f}"
 
 
 def _pct(x: float) -> str:
-    return "n/a" if not math.isfinite(float(x)) else f"{100 * float(x):.0f}%"
+    """``x`` as a whole percentage; one that rounds to zero prints as 0%, never -0%."""
+    return "n/a" if not math.isfinite(float(x)) else f"{100 * float(x):z.0f}%"
 
 
 def asymmetry_term(asymmetry: float) -> str:

@@ -32,6 +32,18 @@ def _head_words(layer: int, head: int, lang: str) -> str:
     return t("heads.report.head", lang, layer=layer, head=head)
 
 
+def left_out_columns(report: HeadReport, lang: str) -> str | None:
+    """The sentence under the "where the attention goes" table naming each column left out of it because it is 0 by
+    construction on this model (:meth:`HeadReport.category_shown`) and why; None when every column is shown. (Issue
+    44: it said "a special-token column" without saying which, and ended on ";" when only "next" was left out.)"""
+    reasons = [t(key, lang) for key, category in (("heads.where_hidden_causal", "next"),
+                                                  ("heads.where_hidden_start", TOKEN_CATEGORIES[0]),
+                                                  ("heads.where_hidden_end", TOKEN_CATEGORIES[1]))
+               if not report.category_shown(category)]
+    return t("heads.where_hidden", lang, columns=t("heads.where_hidden_separator", lang).join(reasons)) if reasons \
+        else None
+
+
 def measure_words(report: HeadReport, lang: str) -> str:
     """The output measure in words. English keeps :func:`output_change_name`'s wording — the one the JSON and
     the charts carry — so the English report reads as it always has; other languages take the catalogue's."""
