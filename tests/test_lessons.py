@@ -215,8 +215,12 @@ def test_a_collapsed_head_raises_the_alarm(previous_token_lessons, lang):
     lesson = previous_token_lessons.entropy
     assert lesson.entropy.normalized[0, 0] < COLLAPSED_BELOW
     assert lesson.collapsed == ((0, 0),)  # the constructed head, and no random one
-    assert lesson.answer.values["collapsed"] == "1" and lesson.answer.values["collapsed_list"] == "L0H0"
+    assert lesson.answer.values["collapsed"] == "1" and lesson.answer.lists["collapsed_list"] == ("L0H0",)
     assert "L0H0" in lesson.answer.text(lang)
+    # The heads are listed with the language's separator (issue 44: "L0H0, L0H3, L0H7" in a Chinese sentence).
+    assert len(lesson.diffuse) > 1
+    listed = {"en": ", ", "zh": "、"}[lang].join(f"L{layer}H{h}" for layer, h in lesson.diffuse[:8])
+    assert listed in lesson.answer.text(lang)
     diffuse = zip(*np.nonzero(lesson.entropy.normalized > DIFFUSE_ABOVE))
     assert {(int(layer), int(head)) for layer, head in diffuse} == set(lesson.diffuse)
 
