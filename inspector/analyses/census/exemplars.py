@@ -137,24 +137,64 @@ class _BatchConstants(NamedTuple):
     sign: torch.Tensor  # (S, 1, 1, 1) int64: −1 where the lowest value is best
     best_rows: torch.Tensor  # (1, B, H) int64: (b · H + h) · n, a text's head's first row in the (B·H·n, n) rows
     head_rows: torch.Tensor  # (1, H, 1) int64: h · n
+    shards: list[int]  # the shards among the texts, ascending
     shard_masks: list[torch.Tensor | None]  # per shard: (B · n,) bool of its texts' rows; [None] for one shard
+    thresholds: torch.Tensor | None  # (L, G, S, H) int64: the cut-off's score per shard (TopCutoffs), or None
     k: int  # the top rows a batch keeps per shard, statistic and head: min(K, B · n)
+
+
+class TopCutoffs:
+    """The running cut-off of one measuring call's batches (:func:`inspector.analyses.census.measure.measure_rows`):
+    per shard, the K best scores so far of each layer, statistic and head among the top rows its batches handed on.
+    A later batch's row scoring below the K-th of them cannot be in its shard's top K — K rows above it are in the
+    shard already — so it is neither handed on nor are its keys read; a row that ties it is kept (ties break by
+    text index, which no batch's key orders across batches). What a batch hands on stays a superset of its rows in
+    the shard's top K, so the shard's top K, and every file, is the one without the cut-off; only the first
+    batches of a shard hand on K rows per statistic and head."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self._best: dict[int, np.ndarray] = {}  # shard → (L, S, H, K) int64 scores, ascending; _LEAST: no row
+
+    def thresholds(self, shards: Sequence[int]) -> np.ndarray | None:
+        """(L, G, S, H) int64: the K-th best score so far of each of ``shards`` (_LEAST while it has fewer than K
+        rows), or None before any of them has one."""
+        known = [self._best[shard] for shard in shards if shard in self._best]
+        if not known:
+            return None
+        least = np.full(known[0].shape[:-1], _LEAST, np.int64)
+        return np.stack([self._best[shard][..., 0] if shard in self._best else least for shard in shards], axis=1)
+
+    def add(self, shard: int, scores: np.ndarray) -> None:
+        """The scores (L, S, H, m) int64 of the rows a batch handed on for ``shard`` (_LEAST where none)."""
+        previous = self._best.get(shard)
+        merged = [scores] if previous is None else [previous, scores]
+        if sum(part.shape[-1] for part in merged) < self.k:
+            merged.append(np.full((*scores.shape[:-1], self.k), _LEAST, np.int64))
+        self._best[shard] = np.sort(np.concatenate(merged, axis=-1), axis=-1)[..., -self.k:]
 
 
 class RowCandidates:
     """The row sink (:data:`inspector.analyses.batching.RowSink`) of one padded batch: layer by layer, each text's
-    best row and, per shard among the batch's texts, the batch's top K rows per statistic and head — so what a
-    batch hands on is bounded by K, not by its texts. :meth:`text` gives a text's :class:`TextExemplars`.
+    best row and, per shard among the batch's texts, the batch's top K rows per statistic and head that pass the
+    shard's running cut-off (``cutoffs``, shared by the batches of one call: :class:`TopCutoffs`) — so what a batch
+    hands on is bounded by K, not by its texts. :meth:`text` gives a text's :class:`TextExemplars`.
 
     Each layer's call ranks its rows with one int64 key a row, in a few whole-batch operations (what does not
-    change from layer to layer is made once), and reads the heaviest keys of the chosen rows only, leaving all of
-    it on the device; the first :meth:`text` call takes every layer's choice to the host at once and decodes it.
+    change from layer to layer is made once), and copies out the weights of the chosen rows only; their heaviest
+    keys are read a few layers' rows at a time (:data:`_KEY_ELEMENTS`), all of it on the device; the first
+    :meth:`text` call takes every layer's choice to the host at once, decodes it and moves the cut-off on.
 
     lengths, indices, shards: each text's T, input index and shard; k: K."""
 
-    def __init__(self, lengths: Sequence[int], indices: Sequence[int], shards: Sequence[int], k: int) -> None:
+    def __init__(self, lengths: Sequence[int], indices: Sequence[int], shards: Sequence[int], k: int,
+                 cutoffs: TopCutoffs | None = None) -> None:
         self.lengths, self.indices, self.shards, self.k = list(lengths), list(indices), list(shards), k
-        self._layers: list[tuple[torch.Tensor, ...]] = []  # per layer: best, query, ranked, chosen, heaviest, largest
+        self.cutoffs = cutoffs if cutoffs is not None else TopCutoffs(k)
+        self._layers: list[tuple[torch.Tensor, ...]] = []  # per layer: best, query, ranked, chosen, kept, largest
+        self._rows: list[torch.Tensor] = []  # weights (·, n) of chosen rows whose keys are not read yet
+        self._heaviest: list[torch.Tensor] = []  # their heaviest keys (_heaviest_order), in the order chosen
+        self._allowed: tuple[torch.Tensor, torch.Tensor] | None = None  # a layer's visible counts, its (S, B, 1, n)
         self._constants: _BatchConstants | None = None
         self._host: tuple[tuple[np.ndarray, ...], ExemplarRows] | None = None
 
@@ -166,6 +206,7 @@ class RowCandidates:
         spread = 1 << (batch * n).bit_length()
         shards = np.repeat(np.asarray(self.shards), n)
         unique = np.unique(shards)
+        thresholds = self.cutoffs.thresholds(unique.tolist())
         return _BatchConstants(
             real=position[None, :] < torch.tensor(self.lengths, device=device)[:, None],
             eligible={"previous_token": (position >= 1)[None, :], "induction": rows["copies"] > 0},
@@ -174,10 +215,22 @@ class RowCandidates:
                               device=device)[:, None, None, None],
             best_rows=(torch.arange(batch, device=device)[:, None] * heads
                        + torch.arange(heads, device=device)[None, :])[None] * n,
-            head_rows=torch.arange(heads, device=device)[None, :, None] * n,
+            head_rows=torch.arange(heads, device=device)[None, :, None] * n, shards=unique.tolist(),
             shard_masks=[None] if len(unique) == 1 else [torch.from_numpy(shards == shard).to(device)
                                                           for shard in unique],
+            thresholds=None if thresholds is None else torch.from_numpy(thresholds).to(device),
             k=min(self.k, batch * n))
+
+    def _allowed_rows(self, visible: torch.Tensor) -> torch.Tensor:
+        """(S, B, 1, n) bool: the rows that count for each statistic, given how many real keys each row sees
+        (``visible`` (B, n): one tensor per attention pattern, so layers of one pattern share the answer)."""
+        if self._allowed is None or self._allowed[0] is not visible:
+            constants = self._constants
+            counted = constants.real & (visible >= 2)  # (B, n) rows with a choice
+            allowed = torch.stack([counted & constants.eligible[s] if s in constants.eligible else counted
+                                   for s in EXEMPLAR_STATISTICS])[:, :, None, :]
+            self._allowed = visible, allowed
+        return self._allowed[1]
 
     def __call__(self, layer: int, rows: dict[str, torch.Tensor]) -> None:
         if layer != len(self._layers):
@@ -186,26 +239,35 @@ class RowCandidates:
             self._constants = self._batch_constants(rows)
         constants = self._constants
         batch, heads, n = rows["sink"].shape
-        counted = constants.real & (rows["visible"] >= 2)  # (B, n) rows with a choice
-        allowed = torch.stack([counted & constants.eligible[s] if s in constants.eligible else counted
-                               for s in EXEMPLAR_STATISTICS])[:, :, None, :]  # (S, B, 1, n)
+        allowed = self._allowed_rows(rows["visible"])
         # Values in whole units of 10^−VALUE_DECIMALS, and one int64 key a row that orders rows exactly as the rule
         # does: score first, then (lower first) input index and query — so a max and a top-k need no sort, and the
         # key alone gives the value back (key // spread is the score).
-        values = torch.stack([rows[_ROW_VALUE[s]] for s in EXEMPLAR_STATISTICS])  # (S, B, H, n) float64
-        score = torch.where(allowed, torch.round(values.nan_to_num() * 10**VALUE_DECIMALS).long(), 0) * constants.sign
+        values = torch.stack([rows[_ROW_VALUE[s]] for s in EXEMPLAR_STATISTICS])  # (S, B, H, n) float64, a copy
+        score = torch.where(allowed, values.nan_to_num_().mul_(10**VALUE_DECIMALS).round_().long(), 0) \
+            * constants.sign
         key = torch.where(allowed, score * constants.spread + constants.order, _MISSING)  # (S, B, H, n)
         best, query = key.max(dim=-1)  # (S, B, H): each text's best row
         flat = key.transpose(1, 2).reshape(len(EXEMPLAR_STATISTICS), heads, batch * n)  # row b · n + q
         tops = [(flat if mine is None else torch.where(mine, flat, _MISSING)).topk(constants.k, dim=-1)
                 for mine in constants.shard_masks]  # the batch's top K per shard
         ranked, chosen = torch.stack([t.values for t in tops]), torch.stack([t.indices for t in tops])  # (G, S, H, k)
-        # The heaviest keys of the chosen rows only — each text's best rows, then each shard's top rows — as rows
+        kept = ranked != _MISSING
+        if constants.thresholds is not None:
+            kept &= torch.div(ranked, constants.spread, rounding_mode="floor") >= constants.thresholds[layer, ..., None]
+        # The weights of the chosen rows only — each text's best rows, then each shard's kept top rows — as rows
         # (b · H + h) · n + q of the layer's weights seen as (B · H · n, n).
-        chosen_rows = chosen + chosen // n * ((heads - 1) * n) + constants.head_rows
-        weights = rows["weights"].reshape(-1, n)[torch.cat([(constants.best_rows + query).reshape(-1),
-                                                            chosen_rows.reshape(-1)])]
-        self._layers.append((best, query, ranked, chosen, _heaviest_order(weights), score.abs().max()))
+        chosen_rows = (chosen + chosen // n * ((heads - 1) * n) + constants.head_rows)[kept]
+        self._rows.append(rows["weights"].reshape(-1, n)[torch.cat([(constants.best_rows + query).reshape(-1),
+                                                                    chosen_rows])])
+        if sum(part.numel() for part in self._rows) >= _KEY_ELEMENTS:
+            self._read_keys()
+        self._layers.append((best, query, ranked, chosen, kept, score.abs().max()))
+
+    def _read_keys(self) -> None:
+        if self._rows:
+            self._heaviest.append(_heaviest_order(torch.cat(self._rows)))
+            self._rows.clear()
 
     def text(self, b: int, tokens: Sequence[str]) -> TextExemplars:
         """Text ``b``'s :class:`TextExemplars` over every layer (call after the batch's last layer)."""
@@ -218,41 +280,50 @@ class RowCandidates:
 
     def _on_host(self) -> tuple[tuple[np.ndarray, ...], ExemplarRows]:
         """Every layer's choice, decoded: the best rows' query (S, L, B, H) int32, value float64, keys and weights
-        (S, L, B, H, TOP_KEYS) — −1, NaN, −1, 0 where a head has no candidate in a text — and the top rows of every
-        layer and shard, ordered by text index."""
-        best, query, ranked, chosen, heaviest, largest = (torch.stack(part).cpu().numpy() for part in
-                                                          zip(*self._layers))
+        (S, L, B, H, TOP_KEYS) — −1, NaN, −1, 0 where a head has no candidate in a text — and the kept top rows of
+        every layer and shard, ordered by text index. Moves the shards' cut-off on by those rows."""
+        self._read_keys()
+        best, query, ranked, chosen, kept, largest = (torch.stack(part).cpu().numpy() for part in
+                                                      zip(*self._layers))
         spread, n = self._constants.spread, self._constants.real.shape[1]
         if int(largest.max()) >= 2**62 // spread:  # then the keys overflowed: refuse what they chose
             raise ValueError(f"exemplar values too large to rank in one key (batch of {len(self.indices)} × {n} "
                              "tokens)")
-        _, statistics, batch, heads = best.shape  # ranked, chosen: (L, G, S, H, k)
+        layers, statistics, batch, heads = best.shape  # ranked, chosen, kept: (L, G, S, H, k)
         sign = np.array([-1 if s in LOWEST_FIRST else 1 for s in EXEMPLAR_STATISTICS])
-        keys, weights = _heaviest_keys(heaviest)  # (L, P, TOP_KEYS)
-        split = statistics * batch * heads
+        keys, weights = _heaviest_keys(torch.cat(self._heaviest).cpu().numpy())  # (P, TOP_KEYS), as chosen
+        self._heaviest.clear()
+        # Per layer, the chosen rows were its S · B · H best rows, then its kept top rows.
+        split, tops = statistics * batch * heads, kept.reshape(layers, -1).sum(axis=1)
+        starts = np.concatenate([[0], np.cumsum(split + tops)[:-1]])
+        best_at = (starts[:, None] + np.arange(split)[None, :]).reshape(-1)
+        top_at = np.concatenate([start + split + np.arange(count) for start, count in zip(starts, tops)])
 
         def value_of(key: np.ndarray, statistic: np.ndarray) -> np.ndarray:
             return (key // spread * sign[statistic]).astype(np.float64) / 10**VALUE_DECIMALS
 
         found = best != _MISSING
         grid = np.arange(statistics)[None, :, None, None]
-        best_keys = keys[:, :split].reshape(*best.shape, TOP_KEYS)
-        best_weights = weights[:, :split].reshape(*best.shape, TOP_KEYS)
+        best_keys, best_weights = (part[best_at].reshape(*best.shape, TOP_KEYS) for part in (keys, weights))
         per_text = (np.where(found, query, -1).astype(np.int32), np.where(found, value_of(best, grid), np.nan),
                     np.where(found[..., None], best_keys, -1), np.where(found[..., None], best_weights, 0.0))
         per_text = tuple(part.swapaxes(0, 1) for part in per_text)  # (S, L, B, H, …)
-        kept = ranked != _MISSING
         layer, _, statistic, head, _ = np.nonzero(kept)  # in layer, shard, statistic, head, rank order
         top = ExemplarRows(
             kind="top", statistic=statistic, layer=layer, head=head, rank=np.zeros(len(layer), np.int64),
             text_index=np.asarray(self.indices, np.int64)[chosen[kept] // n], query=chosen[kept] % n,
-            value=value_of(ranked[kept], statistic), keys=keys[:, split:].reshape(*ranked.shape, TOP_KEYS)[kept],
-            key_weights=weights[:, split:].reshape(*ranked.shape, TOP_KEYS)[kept])
+            value=value_of(ranked[kept], statistic), keys=keys[top_at], key_weights=weights[top_at])
+        for g, shard in enumerate(self._constants.shards):
+            self.cutoffs.add(shard, np.where(kept[:, g], ranked[:, g] // spread, _LEAST))
         return per_text, top.select(np.argsort(top.text_index, kind="stable"))
 
 
 _MISSING = torch.iinfo(torch.int64).min  # the key of a row that does not count
+_LEAST = np.iinfo(np.int64).min  # a score below every row's: the cut-off of a shard with fewer than K rows
 _POSITION_BITS = 24  # a key position below 2^24 shares one int64 with its weight's bits
+# The most weight elements of chosen rows held before their heaviest keys are read (16 MiB of float32): the rows of
+# a few layers share one pass on a small batch, and a large one reads each layer's at once.
+_KEY_ELEMENTS = 2**22
 
 
 def _heaviest_order(rows: torch.Tensor) -> torch.Tensor:
