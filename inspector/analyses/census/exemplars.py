@@ -192,8 +192,10 @@ class RowCandidates:
         self.lengths, self.indices, self.shards, self.k = list(lengths), list(indices), list(shards), k
         self.cutoffs = cutoffs if cutoffs is not None else TopCutoffs(k)
         self._layers: list[tuple[torch.Tensor, ...]] = []  # per layer: best, query, ranked, chosen, kept, largest
-        self._rows: list[torch.Tensor] = []  # weights (·, n) of chosen rows whose keys are not read yet
-        self._heaviest: list[torch.Tensor] = []  # their heaviest keys (_heaviest_order), in the order chosen
+        self._rows: list[torch.Tensor] = []  # weights (·, n) of copied rows whose keys are not read yet
+        self._heaviest: list[torch.Tensor] = []  # the copied rows' heaviest keys (_heaviest_order), in order
+        self._where: list[torch.Tensor] = []  # per layer: each chosen row's copy, counted over the batch
+        self._copied = 0
         self._allowed: tuple[torch.Tensor, torch.Tensor] | None = None  # a layer's visible counts, its (S, B, 1, n)
         self._constants: _BatchConstants | None = None
         self._host: tuple[tuple[np.ndarray, ...], ExemplarRows] | None = None
@@ -257,9 +259,14 @@ class RowCandidates:
             kept &= torch.div(ranked, constants.spread, rounding_mode="floor") >= constants.thresholds[layer, ..., None]
         # The weights of the chosen rows only — each text's best rows, then each shard's kept top rows — as rows
         # (b · H + h) · n + q of the layer's weights seen as (B · H · n, n).
+        # A row chosen twice (by two statistics, or as a text's best and a top row: about half of them) is copied
+        # once; _where maps each choice to its copy.
         chosen_rows = (chosen + chosen // n * ((heads - 1) * n) + constants.head_rows)[kept]
-        self._rows.append(rows["weights"].reshape(-1, n)[torch.cat([(constants.best_rows + query).reshape(-1),
-                                                                    chosen_rows])])
+        distinct, where = torch.unique(torch.cat([(constants.best_rows + query).reshape(-1), chosen_rows]),
+                                       return_inverse=True)
+        self._where.append(where + self._copied)
+        self._copied += len(distinct)
+        self._rows.append(rows["weights"].reshape(-1, n)[distinct])
         if sum(part.numel() for part in self._rows) >= _KEY_ELEMENTS:
             self._read_keys()
         self._layers.append((best, query, ranked, chosen, kept, score.abs().max()))
@@ -291,8 +298,8 @@ class RowCandidates:
                              "tokens)")
         layers, statistics, batch, heads = best.shape  # ranked, chosen, kept: (L, G, S, H, k)
         sign = np.array([-1 if s in LOWEST_FIRST else 1 for s in EXEMPLAR_STATISTICS])
-        keys, weights = _heaviest_keys(torch.cat(self._heaviest).cpu().numpy())  # (P, TOP_KEYS), as chosen
-        self._heaviest.clear()
+        keys, weights = _heaviest_keys(torch.cat(self._heaviest)[torch.cat(self._where)].cpu().numpy())
+        self._heaviest.clear()  # keys, weights: (P, TOP_KEYS), a row per choice, as chosen
         # Per layer, the chosen rows were its S · B · H best rows, then its kept top rows.
         split, tops = statistics * batch * heads, kept.reshape(layers, -1).sum(axis=1)
         starts = np.concatenate([[0], np.cumsum(split + tops)[:-1]])
@@ -391,27 +398,27 @@ def decile_rows(extremes: TextExtremes, seed: int) -> ExemplarRows:
     """One sampled text per decile of each statistic and head, its best row the exemplar (the module docstring
     gives the rule); rank = the decile, 0 the best tenth."""
     texts, statistics, layers, heads = extremes.value.shape
-    value = extremes.value.reshape(texts, -1)  # (N, S·L·H), texts in input order
+    value = extremes.value.reshape(texts, -1)  # (N, C): C = S·L·H columns, texts in input order
     sign = np.repeat([-1.0 if s in LOWEST_FIRST else 1.0 for s in EXEMPLAR_STATISTICS], layers * heads)
     # Best first; a stable sort keeps equal scores in input order (ties by text index); texts without a candidate
     # (NaN) go last.
     ranked = np.argsort(np.where(np.isfinite(value), -sign * value, np.inf), axis=0, kind="stable")
-    present = np.isfinite(value).sum(axis=0)
-    parts = []
-    for column in np.flatnonzero(present):
-        s, layer, head = np.unravel_index(column, (statistics, layers, heads))
-        decile = np.arange(present[column]) * DECILES // present[column]  # non-decreasing
-        filled = np.unique(decile)
-        starts = np.searchsorted(decile, filled)
-        drawn = np.random.default_rng([seed, s, layer, head]).integers(0, np.bincount(decile)[filled])
-        chosen = ranked[starts + drawn, column]
-        parts.append(ExemplarRows(
-            kind="decile", statistic=np.full(len(chosen), s), layer=np.full(len(chosen), layer),
-            head=np.full(len(chosen), head), rank=filled.astype(np.int64), text_index=extremes.text_index[chosen],
-            query=extremes.query[chosen, s, layer, head].astype(np.int64),
-            value=extremes.value[chosen, s, layer, head], keys=extremes.keys[chosen, s, layer, head],
-            key_weights=extremes.key_weights[chosen, s, layer, head]))
-    return ExemplarRows.concatenate("decile", parts)
+    present = np.isfinite(value).sum(axis=0)  # (C,)
+    # Rank r of N is in decile ⌊10 r / N⌋, so decile d starts at rank ⌈d N / 10⌉; a decile of no texts is left out.
+    starts = (np.arange(DECILES + 1)[None, :] * present[:, None] + DECILES - 1) // DECILES  # (C, 11)
+    sizes = np.diff(starts, axis=1)  # (C, 10)
+    columns = np.flatnonzero(present)
+    column, decile = np.nonzero(sizes[columns] > 0)  # by column, then decile
+    column = columns[column]
+    s, layer, head = np.unravel_index(columns, (statistics, layers, heads))
+    drawn = np.concatenate([np.random.default_rng([seed, *where]).integers(0, sizes[c][sizes[c] > 0])
+                            for c, *where in zip(columns, s, layer, head)]) if len(columns) else np.zeros(0, np.int64)
+    chosen = ranked[starts[column, decile] + drawn, column]
+    at = (chosen, *np.unravel_index(column, (statistics, layers, heads)))
+    return ExemplarRows(kind="decile", statistic=at[1].astype(np.int64), layer=at[2].astype(np.int64),
+                        head=at[3].astype(np.int64), rank=decile.astype(np.int64),
+                        text_index=extremes.text_index[chosen], query=extremes.query[at].astype(np.int64),
+                        value=extremes.value[at], keys=extremes.keys[at], key_weights=extremes.key_weights[at])
 
 
 # --------------------------------------------------------------------------------------- the shard's columns
