@@ -134,12 +134,12 @@ class _BatchConstants(NamedTuple):
     eligible: dict[str, torch.Tensor]  # statistic → (B, n) bool: what else a row needs to count for it
     order: torch.Tensor  # (1, B, 1, n) int64 in [0, spread): larger for earlier rows (input index, then query)
     spread: int  # a power of two above every order
-    sign: torch.Tensor  # (S, 1, 1, 1) int64: −1 where the lowest value is best
+    scale: torch.Tensor  # (S, 1, 1, 1) float64: 10^VALUE_DECIMALS, negated where the lowest value is best
     best_rows: torch.Tensor  # (1, B, H) int64: (b · H + h) · n, a text's head's first row in the (B·H·n, n) rows
     head_rows: torch.Tensor  # (1, H, 1) int64: h · n
     shards: list[int]  # the shards among the texts, ascending
     shard_masks: list[torch.Tensor | None]  # per shard: (B · n,) bool of its texts' rows; [None] for one shard
-    thresholds: torch.Tensor | None  # (L, G, S, H) int64: the cut-off's score per shard (TopCutoffs), or None
+    thresholds: torch.Tensor | None  # (L, G, S, H) int64: the least key a row needs to pass the cut-off, or None
     k: int  # the top rows a batch keeps per shard, statistic and head: min(K, B · n)
 
 
@@ -154,7 +154,7 @@ class TopCutoffs:
 
     def __init__(self, k: int) -> None:
         self.k = k
-        self._best: dict[int, np.ndarray] = {}  # shard → (L, S, H, K) int64 scores, ascending; _LEAST: no row
+        self._best: dict[int, np.ndarray] = {}  # shard → (L, S, H, K) int64 scores, the least first; _LEAST: none
 
     def thresholds(self, shards: Sequence[int]) -> np.ndarray | None:
         """(L, G, S, H) int64: the K-th best score so far of each of ``shards`` (_LEAST while it has fewer than K
@@ -171,7 +171,7 @@ class TopCutoffs:
         merged = [scores] if previous is None else [previous, scores]
         if sum(part.shape[-1] for part in merged) < self.k:
             merged.append(np.full((*scores.shape[:-1], self.k), _LEAST, np.int64))
-        self._best[shard] = np.sort(np.concatenate(merged, axis=-1), axis=-1)[..., -self.k:]
+        self._best[shard] = np.partition(np.concatenate(merged, axis=-1), -self.k, axis=-1)[..., -self.k:]
 
 
 class RowCandidates:
@@ -213,14 +213,14 @@ class RowCandidates:
             real=position[None, :] < torch.tensor(self.lengths, device=device)[:, None],
             eligible={"previous_token": (position >= 1)[None, :], "induction": rows["copies"] > 0},
             order=(spread - 1 - (rank[:, None] * n + position[None, :]))[None, :, None, :], spread=spread,
-            sign=torch.tensor([-1 if s in LOWEST_FIRST else 1 for s in EXEMPLAR_STATISTICS],
-                              device=device)[:, None, None, None],
+            scale=torch.tensor([-10.0**VALUE_DECIMALS if s in LOWEST_FIRST else 10.0**VALUE_DECIMALS
+                                for s in EXEMPLAR_STATISTICS], dtype=torch.float64, device=device)[:, None, None, None],
             best_rows=(torch.arange(batch, device=device)[:, None] * heads
                        + torch.arange(heads, device=device)[None, :])[None] * n,
             head_rows=torch.arange(heads, device=device)[None, :, None] * n, shards=unique.tolist(),
             shard_masks=[None] if len(unique) == 1 else [torch.from_numpy(shards == shard).to(device)
                                                           for shard in unique],
-            thresholds=None if thresholds is None else torch.from_numpy(thresholds).to(device),
+            thresholds=None if thresholds is None else torch.from_numpy(_least_keys(thresholds, spread)).to(device),
             k=min(self.k, batch * n))
 
     def _allowed_rows(self, visible: torch.Tensor) -> torch.Tensor:
@@ -246,17 +246,14 @@ class RowCandidates:
         # does: score first, then (lower first) input index and query — so a max and a top-k need no sort, and the
         # key alone gives the value back (key // spread is the score).
         values = torch.stack([rows[_ROW_VALUE[s]] for s in EXEMPLAR_STATISTICS])  # (S, B, H, n) float64, a copy
-        score = torch.where(allowed, values.nan_to_num_().mul_(10**VALUE_DECIMALS).round_().long(), 0) \
-            * constants.sign
+        score = torch.where(allowed, values.nan_to_num_().mul_(constants.scale).round_().long(), 0)  # signed
         key = torch.where(allowed, score * constants.spread + constants.order, _MISSING)  # (S, B, H, n)
         best, query = key.max(dim=-1)  # (S, B, H): each text's best row
         flat = key.transpose(1, 2).reshape(len(EXEMPLAR_STATISTICS), heads, batch * n)  # row b · n + q
         tops = [(flat if mine is None else torch.where(mine, flat, _MISSING)).topk(constants.k, dim=-1)
                 for mine in constants.shard_masks]  # the batch's top K per shard
         ranked, chosen = torch.stack([t.values for t in tops]), torch.stack([t.indices for t in tops])  # (G, S, H, k)
-        kept = ranked != _MISSING
-        if constants.thresholds is not None:
-            kept &= torch.div(ranked, constants.spread, rounding_mode="floor") >= constants.thresholds[layer, ..., None]
+        kept = ranked != _MISSING if constants.thresholds is None else ranked >= constants.thresholds[layer, ..., None]
         # The weights of the chosen rows only — each text's best rows, then each shard's kept top rows — as rows
         # (b · H + h) · n + q of the layer's weights seen as (B · H · n, n).
         # A row chosen twice (by two statistics, or as a text's best and a top row: about half of them) is copied
@@ -327,6 +324,14 @@ class RowCandidates:
 
 _MISSING = torch.iinfo(torch.int64).min  # the key of a row that does not count
 _LEAST = np.iinfo(np.int64).min  # a score below every row's: the cut-off of a shard with fewer than K rows
+
+
+def _least_keys(thresholds: np.ndarray, spread: int) -> np.ndarray:
+    """The least key of a row scoring at least each of ``thresholds`` (int64 scores): threshold · spread, a real
+    row's key above _MISSING. A threshold is clipped to the scores a batch's keys can hold (|score| < 2^62 /
+    spread, or the batch is refused): one past them passes every such row or none, as it would unclipped."""
+    bound = 2**62 // spread
+    return np.where(thresholds == _LEAST, _MISSING + 1, np.clip(thresholds, -bound, bound) * spread)
 _POSITION_BITS = 24  # a key position below 2^24 shares one int64 with its weight's bits
 # The most weight elements of chosen rows held before their heaviest keys are read (16 MiB of float32): the rows of
 # a few layers share one pass on a small batch, and a large one reads each layer's at once.
