@@ -165,8 +165,10 @@ def _checked_rows(path: Path, table, shape: tuple[int, int], lengths: dict[int, 
         raise _refuse(path, f"a rank outside 0–{MAX_EXEMPLARS - 1} (top) or 0–{DECILES - 1} (decile): more than "
                             f"{MAX_EXEMPLARS} exemplars a head")
     statistic = np.array([EXEMPLAR_STATISTICS.index(s) for s in statistic_names], dtype=np.int64)
-    slots = np.stack([statistic, number["layer"], number["head"], top, number["rank"]], axis=1)
-    if len(np.unique(slots, axis=0)) != len(slots):
+    # One int64 a slot (every part checked in range above), so uniqueness is one sort of numbers.
+    slots = (((statistic * layers + number["layer"]) * heads + number["head"]) * 2 + top) * MAX_EXEMPLARS \
+        + number["rank"]
+    if len(np.unique(slots)) != len(slots):
         raise _refuse(path, "two exemplars of one rank of one head")
     if not np.isfinite(value).all():
         raise _refuse(path, "a value that is not a finite number")
@@ -229,7 +231,7 @@ def _shard_exemplars(path: Path, shape: tuple[int, int]):
 
 
 def _flat(table, name: str, dtype) -> np.ndarray:
-    return table.column(name).combine_chunks().flatten().to_numpy(zero_copy_only=False).astype(dtype)
+    return table.column(name).combine_chunks().flatten().to_numpy(zero_copy_only=False).astype(dtype, copy=False)
 
 
 def _extremes(tables: list, shape: tuple[int, int]) -> TextExtremes:

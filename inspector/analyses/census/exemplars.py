@@ -136,7 +136,7 @@ class _BatchConstants(NamedTuple):
     spread: int  # a power of two above every order
     scale: torch.Tensor  # (S, 1, 1, 1) float64: 10^VALUE_DECIMALS, negated where the lowest value is best
     best_rows: torch.Tensor  # (1, B, H) int64: (b · H + h) · n, a text's head's first row in the (B·H·n, n) rows
-    head_rows: torch.Tensor  # (1, H, 1) int64: h · n
+    flat_rows: torch.Tensor  # (G, S, H, B · n) int64 (expanded): the row (b · H + h) · n + q of row b · n + q
     shards: list[int]  # the shards among the texts, ascending
     shard_masks: list[torch.Tensor | None]  # per shard: (B · n,) bool of its texts' rows; [None] for one shard
     thresholds: torch.Tensor | None  # (L, G, S, H) int64: the least key a row needs to pass the cut-off, or None
@@ -217,7 +217,9 @@ class RowCandidates:
                                 for s in EXEMPLAR_STATISTICS], dtype=torch.float64, device=device)[:, None, None, None],
             best_rows=(torch.arange(batch, device=device)[:, None] * heads
                        + torch.arange(heads, device=device)[None, :])[None] * n,
-            head_rows=torch.arange(heads, device=device)[None, :, None] * n, shards=unique.tolist(),
+            flat_rows=((position.repeat(batch) + torch.arange(batch, device=device).repeat_interleave(n) * (heads * n))
+                       [None, :] + torch.arange(heads, device=device)[:, None] * n).expand(
+                len(unique), len(EXEMPLAR_STATISTICS), heads, batch * n), shards=unique.tolist(),
             shard_masks=[None] if len(unique) == 1 else [torch.from_numpy(shards == shard).to(device)
                                                           for shard in unique],
             thresholds=None if thresholds is None else torch.from_numpy(_least_keys(thresholds, spread)).to(device),
@@ -252,13 +254,13 @@ class RowCandidates:
         flat = key.transpose(1, 2).reshape(len(EXEMPLAR_STATISTICS), heads, batch * n)  # row b · n + q
         tops = [(flat if mine is None else torch.where(mine, flat, _MISSING)).topk(constants.k, dim=-1)
                 for mine in constants.shard_masks]  # the batch's top K per shard
-        ranked, chosen = torch.stack([t.values for t in tops]), torch.stack([t.indices for t in tops])  # (G, S, H, k)
+        ranked, chosen = ((tops[0].values[None], tops[0].indices[None]) if len(tops) == 1 else  # (G, S, H, k)
+                          (torch.stack([t.values for t in tops]), torch.stack([t.indices for t in tops])))
         kept = ranked != _MISSING if constants.thresholds is None else ranked >= constants.thresholds[layer, ..., None]
         # The weights of the chosen rows only — each text's best rows, then each shard's kept top rows — as rows
-        # (b · H + h) · n + q of the layer's weights seen as (B · H · n, n).
-        # A row chosen twice (by two statistics, or as a text's best and a top row: about half of them) is copied
-        # once; _where maps each choice to its copy.
-        chosen_rows = (chosen + chosen // n * ((heads - 1) * n) + constants.head_rows)[kept]
+        # (b · H + h) · n + q of the layer's weights seen as (B · H · n, n). A row chosen twice (by two statistics,
+        # or as a text's best and a top row: about half of them) is copied once; _where maps a choice to its copy.
+        chosen_rows = constants.flat_rows.gather(-1, chosen)[kept]
         distinct, where = torch.unique(torch.cat([(constants.best_rows + query).reshape(-1), chosen_rows]),
                                        return_inverse=True)
         self._where.append(where + self._copied)
