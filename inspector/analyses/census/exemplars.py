@@ -28,10 +28,12 @@ with weight above 0, highest weight first (ties: lower position first); ``key_we
 **Per batch** (:class:`RowCandidates`, the row sink of :func:`inspector.analyses.batching.batch_statistics`, run
 while each layer's weights exist; vectorised, the rows of one layer at a time): each text's best row per statistic
 and head — its **extreme**, kept in the text's shard row for the deciles — and, per shard among the batch's texts,
-the batch's top K rows, handed on with the texts they belong to (:class:`TextExemplars`). A shard's top K is the
-top K of its batches' top K (:func:`top_rows`: the top K of a set holds every member of the whole's top K that lies
-in it), written beside the shard; what travels and what is kept is bounded by K per batch and shard, not by the
-texts. Both are written with the shard, so a resumed run keeps them and an engine's batching changes none.
+the batch's top K rows that pass the shard's running cut-off (:class:`TopCutoffs`: a row below the K-th best
+score its shard has had so far cannot enter), handed on with the texts they belong to (:class:`TextExemplars`). A
+shard's top K is the top K of its batches' top K (:func:`top_rows`: the top K of a set holds every member of the
+whole's top K that lies in it), written beside the shard; what travels and what is kept is bounded by K per batch
+and shard, not by the texts. Both are written with the shard, so a resumed run keeps them and an engine's batching
+changes none.
 
 **Deciles.** Per statistic and head, the texts with a candidate are ordered by their extreme (best first; ties by
 text index) and cut into ten equal-count deciles: text of rank r of N is in decile ⌊10 r / N⌋ (decile 0 the best
