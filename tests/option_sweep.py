@@ -36,10 +36,10 @@ def timed_runs(record: list):
     original = run.job_deadline
 
     @contextmanager
-    def timed(seconds, job, admit=None):
+    def timed(seconds, job, admit=None, *, until=None):
         started, error = time.perf_counter(), ""
         try:
-            with original(seconds, job, admit) as deadline:
+            with original(seconds, job, admit, until=until) as deadline:
                 yield deadline
         except BaseException as err:
             error = type(err).__name__
