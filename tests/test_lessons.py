@@ -173,7 +173,7 @@ def test_position_kind_and_positional_lesson(tiny_models, lessons):
     # own (issue 17), not "0 head(s) … on one offset: —".
     assert position.positional_heads == () and (position.best_weight <= POSITIONAL_HEAD_MIN_WEIGHT).all()
     assert position.answer.key == "lesson3.answer.rope.none"
-    assert "count" not in position.answer.values and "heads" not in position.answer.values
+    assert "count" not in position.answer.values and "heads" not in position.answer.phrases
     assert "no head puts more than" in position.answer.text("en")
 
 
@@ -185,7 +185,10 @@ def test_a_previous_token_head_is_found_positional_and_named_in_the_answer(previ
     assert (position.best_weight[1:] < POSITIONAL_HEAD_MIN_WEIGHT).all()
     assert position.answer.values["count"] == "1" and position.answer.values["top_head"] == "0"
     answer = position.answer.text(lang)
-    assert "0 (i−j = +1: 1.00)" in answer and position.answer.values["heads"] in answer
+    # In the reader's language's brackets and colon (issue 44: "2 (i−j = +1: 1.00)" stood in a Chinese sentence).
+    assert {"en": "0 (i−j = +1: 1.00)", "zh": "0（i−j = +1：1.00）"}[lang] in answer
+    if lang == "zh":
+        assert " (" not in answer and ": " not in answer, answer
     # Lesson 5 gives the same head the "offset" role, and only that one.
     assert previous_token_lessons.multi_head.role == ("offset", "content", "content", "content")
 
@@ -212,8 +215,12 @@ def test_a_collapsed_head_raises_the_alarm(previous_token_lessons, lang):
     lesson = previous_token_lessons.entropy
     assert lesson.entropy.normalized[0, 0] < COLLAPSED_BELOW
     assert lesson.collapsed == ((0, 0),)  # the constructed head, and no random one
-    assert lesson.answer.values["collapsed"] == "1" and lesson.answer.values["collapsed_list"] == "L0H0"
+    assert lesson.answer.values["collapsed"] == "1" and lesson.answer.lists["collapsed_list"] == ("L0H0",)
     assert "L0H0" in lesson.answer.text(lang)
+    # The heads are listed with the language's separator (issue 44: "L0H0, L0H3, L0H7" in a Chinese sentence).
+    assert len(lesson.diffuse) > 1
+    listed = {"en": ", ", "zh": "、"}[lang].join(f"L{layer}H{h}" for layer, h in lesson.diffuse[:8])
+    assert listed in lesson.answer.text(lang)
     diffuse = zip(*np.nonzero(lesson.entropy.normalized > DIFFUSE_ABOVE))
     assert {(int(layer), int(head)) for layer, head in diffuse} == set(lesson.diffuse)
 

@@ -28,6 +28,16 @@ _CATEGORY_KEYS = {"self": "heads.category.self", "previous": "heads.category.pre
                   "next": "heads.category.next", "punctuation": "heads.category.punctuation"}
 
 
+def _against(value: float, threshold: float) -> str:
+    """``value`` to 2 decimals, or to as many more (up to 6) as it takes to print on the same side of ``threshold`` as
+    it lies: a head at 0.9004 reads "0.9004 > 0.9", not "0.90 > 0.9" (issue 44, seen in the walkthrough)."""
+    for digits in range(2, 7):
+        text = f"{value:.{digits}f}"
+        if float(text) != threshold and (float(text) > threshold) == (value > threshold):
+            return text
+    return f"{value:.6g}"
+
+
 def _head_words(layer: int, head: int, lang: str) -> str:
     return t("heads.report.head", lang, layer=layer, head=head)
 
@@ -135,14 +145,16 @@ def health_report(report: HeadReport, lang: str = DEFAULT_LANGUAGE, *,
 
     listed(flags.collapsed, stats.entropy_normalized,
            lambda layer, head: t("heads.report.collapsed", lang, head=name(layer, head),
-                          entropy=f"{stats.entropy_normalized[layer, head]:.2f}", threshold=f"{thresholds.collapsed:g}",
+                          entropy=_against(stats.entropy_normalized[layer, head], thresholds.collapsed),
+                          threshold=f"{thresholds.collapsed:g}",
                           looks=_where_it_looks(report, layer, head, lang),
                           ablation=_ablation_words(report, layer, head, lang)),
            t("heads.report.no_collapsed", lang, threshold=f"{thresholds.collapsed:g}",
              lowest=f"{np.nanmin(stats.entropy_normalized):.2f}"))
     listed(flags.diffuse, -stats.entropy_normalized,
            lambda layer, head: t("heads.report.diffuse", lang, head=name(layer, head),
-                          entropy=f"{stats.entropy_normalized[layer, head]:.2f}", threshold=f"{thresholds.diffuse:g}",
+                          entropy=_against(stats.entropy_normalized[layer, head], thresholds.diffuse),
+                          threshold=f"{thresholds.diffuse:g}",
                           ablation=_ablation_words(report, layer, head, lang)),
            t("heads.report.no_diffuse", lang, threshold=f"{thresholds.diffuse:g}",
              highest=f"{np.nanmax(stats.entropy_normalized):.2f}"))
