@@ -64,13 +64,14 @@ def fused_is_faster(q_len: int, k_len: int, head_dim: int) -> bool:
     Why: the blocked path spends, per query–key pair, one head-size-long product for the scores and one for the
     output, plus passes over the n×n scores (mask, softmax, entropy) whose cost does not grow with the head size.
     The fused path writes no scores but runs the flash op twice (values, then keys as values, the second in
-    float64 where the score bound needs it: twice the products, at up to twice the cost), and a dozen
-    O(n · head_dim) operations around it (centring, casts, the bound, the anchors). So the larger the head, the
+    float64 where the rounding estimate needs it: twice the products, at up to twice the cost), and a dozen
+    O(n · head_dim) operations around it (centring, casts, the estimate, key 0's scores). So the larger the head, the
     longer the blocked path stays ahead, and the fused path's overhead needs long rows to pay back. Measured on
     the bundled models' real inputs (``benchmarks/fused_routing.py``, docs/BENCHMARKS.md "Fused or blocked: the
     CPU routing rule"; one thread's CPU time, fused ÷ blocked, batch 1), the crossover lay between 128 and 512
     tokens for MiniLM (head_dim 32: 1.10 at 128, 0.56 at 512), past 512 for SmolLM2 (64: 0.97 at 512, 0.56 at
-    2,048) and past 2,048 for Gemma 3 (256: 1.74 at 512, 1.07 at 2,048): 10 · head_dim tokens lies past each. A
+    2,048) and past 2,048 for Gemma 3 (256: 1.74 at 512, 1.07 at 2,048; remeasured with key-0 centring and the
+    rounding estimate, three layers: 1.10 at 2,048): 10 · head_dim tokens lies past each. A
     decode step (q length 1) is one matrix–vector product per head on the blocked path, with no mask: the
     blocked path was as fast or faster at every cache length measured (up to 2,048). Batch and head count scale
     both paths alike, so the rule reads neither; batches of 16 ranked the paths as batch 1 did, except MiniLM at
