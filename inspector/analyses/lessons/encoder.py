@@ -574,11 +574,12 @@ def entropy_lesson(run: _Run) -> EntropyLesson:
     values = {"shallow": _f(shallow), "deep": _f(deep), "rho": _f(rho), "p": _p(trend.p),
               "p_opposite": _p(trend.p_opposite), "alpha": f"{trend.alpha:g}", "collapsed": str(len(collapsed)),
               "diffuse": str(len(diffuse)), "low": _f(COLLAPSED_BELOW), "high": _f(DIFFUSE_ABOVE),
-              "heads": str(normalized.size), "layers": str(layers),
-              "collapsed_list": ", ".join(f"L{layer}H{h}" for layer, h in collapsed[:8]) or "—",
-              "diffuse_list": ", ".join(f"L{layer}H{h}" for layer, h in diffuse[:8]) or "—"}
+              "heads": str(normalized.size), "layers": str(layers)}
+    # Joined in the reader's language ("L0H0、L0H3" in Chinese; issue 44 walkthrough saw "L0H0, L0H3, L0H7" there).
+    named_heads = {"collapsed_list": tuple(f"L{layer}H{h}" for layer, h in collapsed[:8]),
+                   "diffuse_list": tuple(f"L{layer}H{h}" for layer, h in diffuse[:8])}
     return EntropyLesson(entropy=head_entropy, layer_normalized=layer_normalized, spearman=rho, shallow_mean=shallow,
                          deep_mean=deep, trend=trend, collapsed=collapsed, diffuse=diffuse,
-                         answer=Answer(DEPTH_ANSWERS[trend.verdict], values))
+                         answer=Answer(DEPTH_ANSWERS[trend.verdict], values, lists=named_heads))
 
 
