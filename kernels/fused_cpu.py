@@ -6,7 +6,7 @@ the n × n weights. The statistics follow from that (``shared/DESIGN.md``, Numer
 
 * **entropy** ``H_i = LSE_i − Σ_j p_ij s_ij`` and ``Σ_j p_ij s_ij = scale · q_i · (Σ_j p_ij k_j)``: the last sum is
   the attention output with the *keys* as values, so one more call of the same op gives it;
-* **sink mass** ``p_i0 = exp(s_i0 − LSE_i)``, one dot product per row;
+* **sink mass** ``p_i0 = exp(s_i0 − LSE_i)``;
 * exact **weights**, only where asked, ``exp(s − LSE)`` (:func:`kernels.reference.materialize_weights`).
 
 Supported: causal and bidirectional attention, 2-D key padding, sliding windows, KV caches (queries are the last
@@ -15,14 +15,16 @@ explicit mask), grouped-query attention (the op broadcasts key/value heads itsel
 no key (the contract of :mod:`kernels.reference`: output 0, entropy 0, sink 0, log-sum-exp −inf).
 
 Numerics. ``LSE − scale·q·ō_K`` subtracts two numbers of the size of the scores to get one of the size of
-``log k_len``, and the op accumulates ``ō_K`` in fp32: the entropy then errs by about ``7 · 2⁻²⁴ · |s|``.
-Three things keep it inside ``tests/tolerances.py``: the keys are centred first (``k − mean_j k_j`` per sequence
-and key head shifts every score of a row by one constant, which changes neither the weights, the output nor the
-entropy, and removes the large shared key component real models carry); the combination is done in float64; and
-where the centred scores can exceed :data:`FP32_SCORE_LIMIT` in magnitude (a Cauchy–Schwarz bound, O(n·d)), the
-keys-as-values call runs in float64 — measured on the bundled models, fp32 there would err by up to 2.2e-5 nats
-against float64, the blocked path by up to 1e-5. The output always comes from the first call, in the inputs'
-precision (fp32 for 16-bit inputs), like SDPA's.
+``log k_len``, and the op rounds the scores and accumulates ``ō_K`` in fp32: the entropy errs by a few units of
+2⁻²⁴ times ``Σ_j p_j · |scale| · Σ_d |q_d · k_jd|``, which exceeds the tolerance table on real layers with
+scores of only 12–20 (SmolLM2: 29 of 270 heads at 512 tokens with mean-centred keys). Three things keep it
+inside ``tests/tolerances.py``: the keys are centred on key 0 first (``k − k_0`` shifts every score of a row by
+one constant, which changes neither the weights, the output nor the entropy; key 0's centred key is 0, so the rows
+that put their mass on it — the attention sink, where decoders' scores are largest — carry almost no rounding,
+and its weight is ``exp(−LSE)``); the combination is done in float64; and where a rounding-error estimate from the
+first call's log-sum-exp and sink mass (:func:`fp32_rounding_estimate`) does not stay under the table, that key head's
+keys-as-values call runs in float64. The output always comes from the first call, in the inputs' precision (fp32
+for 16-bit inputs), like SDPA's.
 
 Where the trick does not hold, :func:`fused_unavailable_reason` says why and the caller falls back to the blocked
 path: autograd recording (the op's log-sum-exp carries no gradient), tensors off the CPU, values whose head size
@@ -33,6 +35,7 @@ is faster — decode steps and short sequences, :func:`fused_is_faster` — the 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import torch
@@ -41,9 +44,13 @@ from kernels.reference import StatName, check_attention_inputs, visible_key_coun
 
 _FLASH_CPU = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
 
-# Centred scores up to this magnitude keep fp32's cancellation error in the entropy below ~1e-6 nats (measured:
-# tests/test_fused_cpu.py); beyond it both fused calls run in float64.
-FP32_SCORE_LIMIT = 24.0
+# The fp32 entropy's rounding-error estimate (see fp32_rounding_estimate) is this many units of 2⁻²⁴ times the
+# magnitude the rounding scales with: twice the largest ratio of error to magnitude measured on the bundled models'
+# real layers (8.3, SmolLM2 at 512 tokens; docs/BENCHMARKS.md). Not a worst-case proof: that bound (n·2⁻²⁴ for a
+# sum of n terms) would send every head to float64.
+FP32_ROUNDING_FACTOR = 16.0
+# The tolerance the estimate must stay under: tests/tolerances.py's fp32 entropy entry (atol + rtol · H).
+ENTROPY_ATOL = ENTROPY_RTOL = 1e-5
 
 
 # From this many tokens per unit of head size on, the fused path is the faster one; see fused_is_faster.
@@ -58,13 +65,14 @@ def fused_is_faster(q_len: int, k_len: int, head_dim: int) -> bool:
     Why: the blocked path spends, per query–key pair, one head-size-long product for the scores and one for the
     output, plus passes over the n×n scores (mask, softmax, entropy) whose cost does not grow with the head size.
     The fused path writes no scores but runs the flash op twice (values, then keys as values, the second in
-    float64 where the score bound needs it: twice the products, at up to twice the cost), and a dozen
-    O(n · head_dim) operations around it (centring, casts, the bound, the anchors). So the larger the head, the
+    float64 where the rounding estimate needs it: twice the products, at up to twice the cost), and a dozen
+    O(n · head_dim) operations around it (centring, casts, the estimate, key 0's scores). So the larger the head, the
     longer the blocked path stays ahead, and the fused path's overhead needs long rows to pay back. Measured on
     the bundled models' real inputs (``benchmarks/fused_routing.py``, docs/BENCHMARKS.md "Fused or blocked: the
     CPU routing rule"; one thread's CPU time, fused ÷ blocked, batch 1), the crossover lay between 128 and 512
     tokens for MiniLM (head_dim 32: 1.10 at 128, 0.56 at 512), past 512 for SmolLM2 (64: 0.97 at 512, 0.56 at
-    2,048) and past 2,048 for Gemma 3 (256: 1.74 at 512, 1.07 at 2,048): 10 · head_dim tokens lies past each. A
+    2,048) and past 2,048 for Gemma 3 (256: 1.74 at 512, 1.07 at 2,048; remeasured with key-0 centring and the
+    rounding estimate, three layers: 1.10 at 2,048): 10 · head_dim tokens lies past each. A
     decode step (q length 1) is one matrix–vector product per head on the blocked path, with no mask: the
     blocked path was as fast or faster at every cache length measured (up to 2,048). Batch and head count scale
     both paths alike, so the rule reads neither; batches of 16 ranked the paths as batch 1 did, except MiniLM at
@@ -119,7 +127,7 @@ def fused_attention(
     scale: float,
     key_padding_mask: torch.Tensor | None = None,
     window: int | None = None,
-    stats: Sequence[StatName] = ("entropy", "lse"),
+    stats: Sequence[StatName] = ("entropy", "lse", "sink"),
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """:func:`kernels.reference.blocked_attention`'s contract through the fused CPU op.
 
@@ -133,42 +141,110 @@ def fused_attention(
         raise ValueError(f"the fused CPU path cannot run this call: {reason}")
     q_len, k_len = q.shape[2], k.shape[2]
     compute = torch.float64 if q.dtype == torch.float64 else torch.float32
-    queries, values = q.to(compute), v.to(compute)
-    centre = k.to(compute).mean(dim=2, keepdim=True)  # (batch, kv_heads, 1, d); any vector centres exactly
-    keys = k.to(compute) - centre  # every score of a row moves by scale·q·centre: weights unchanged
+    queries = q.to(compute)
+    first_key = k[:, :, :1].to(compute)  # (batch, kv_heads, 1, d): the centre, so every row's score on key 0 is 0
+    keys = k.to(compute) - first_key
     mask, use_flag = _mask_and_causal_flag(q_len, k_len, causal=causal, window=window,
                                            key_padding_mask=key_padding_mask, dtype=compute, device=q.device)
-    out, lse_centred = _FLASH_CPU(queries, keys, values, 0.0, use_flag, attn_mask=mask, scale=scale)
+    out, lse_centred = _FLASH_CPU(queries, keys, v.to(compute), 0.0, use_flag, attn_mask=mask, scale=scale)
+    lse_centred = lse_centred.double()
     counts = None  # (batch or 1, 1, q_len): the keys each row sees, where a statistic or padding needs them
     if key_padding_mask is not None or "entropy" in stats:
         counts = visible_key_counts(q_len, k_len, causal=causal, window=window, key_padding_mask=key_padding_mask,
                                     device=q.device)[:, None, :]
     empty = counts == 0 if key_padding_mask is not None else None  # only padding can hide every key from a row
+
+    def sink_mass() -> torch.Tensor:  # key 0's centred score is exactly 0: its weight is exp(−LSE) where seen
+        return _sink_mass(-lse_centred, k_len, window=window, key_padding_mask=key_padding_mask, empty=empty)
+
     result: dict[str, torch.Tensor] = {}
     if "entropy" in stats:
-        if compute != torch.float64 and _centred_score_bound(queries, keys, scale) > FP32_SCORE_LIMIT:
-            # The keys-as-values call in float64 (centred in float64: fp32 rounding would move single scores); its
-            # log-sum-exp replaces the fp32 one, so entropy, LSE and sink mass all come from float64 sums.
-            queries, keys = q.double(), k.double() - centre.double()
-            mask = mask.double() if mask is not None else None
-        mean_key, lse_centred = _FLASH_CPU(queries, keys, keys, 0.0, use_flag, attn_mask=mask, scale=scale)
-        mean_score = torch.linalg.vecdot(queries, mean_key).double() * scale  # Σ_j p_j s_j, centred scores
         upper = torch.log(counts.clamp_min(1).double())  # rounding must not leave [0, log visible keys]
-        entropy = torch.minimum((lse_centred.double() - mean_score).clamp_min_(0.0), upper).float()
+        every_pair = torch.ones(k.shape[:2], dtype=torch.bool)
+        keys_as_values = functools.partial(_keys_as_values, queries, k, first_key, keys, mask=mask,
+                                           use_flag=use_flag, scale=scale)
+        if compute == torch.float64:
+            mean_score, lse_centred = keys_as_values(every_pair, torch.zeros_like(lse_centred), lse_centred)
+        else:
+            # Pairs whose estimate passes the tolerance even at the largest entropy a row can have, log(visible
+            # keys), run in float64 at once; the rest in fp32, then in float64 too where the entropy found is lower
+            # than the estimate needs.
+            estimate = fp32_rounding_estimate(queries, keys, lse_centred, sink_mass(), scale)
+            surely = _pairs_beyond(estimate, upper, k.shape[1])
+            mean_score, lse_centred = keys_as_values(surely, torch.zeros_like(lse_centred), lse_centred)
+            found = _pairs_beyond(estimate, (lse_centred - mean_score).clamp_min(0.0), k.shape[1]) & ~surely
+            if bool(found.any()):
+                mean_score, lse_centred = keys_as_values(found, mean_score, lse_centred, only=True)
+        entropy = torch.minimum((lse_centred - mean_score).clamp_min_(0.0), upper).float()
         result["entropy"] = entropy if empty is None else entropy.masked_fill_(empty, 0.0)
-    if "lse" in stats or "sink" in stats:
-        # One matmul: each row's score against the centre (the shift the centring took off) and against key 0.
-        anchors = torch.cat([centre.to(queries.dtype), keys[:, :, :1]], dim=2)  # (batch, kv_heads, 2, d)
-        against = _grouped_scores(queries, anchors, scale)  # (batch, heads, q_len, 2)
-        if "lse" in stats:  # the model's own (uncentred) scores' log-sum-exp: add back scale·q·centre
-            lse = (lse_centred + against[..., 0]).float()
-            result["lse"] = lse if empty is None else lse.masked_fill_(empty, float("-inf"))
-        if "sink" in stats:  # exp(s_i0 − LSE_i) with both centred: the shift cancels
-            result["sink"] = _sink_mass(against[..., 1] - lse_centred, k_len, window=window,
-                                        key_padding_mask=key_padding_mask, empty=empty)
+    if "lse" in stats:  # the model's own (uncentred) scores' log-sum-exp: add back each row's score on key 0
+        lse = (lse_centred + _grouped_scores(queries, first_key, scale)[..., 0]).float()
+        result["lse"] = lse if empty is None else lse.masked_fill_(empty, float("-inf"))
+    if "sink" in stats:
+        result["sink"] = sink_mass()
     if empty is not None and bool(empty.any()):
         out = out.masked_fill(empty[..., None], 0.0)
     return out.to(q.dtype), {name: result[name] for name in stats}
+
+
+def _keys_as_values(queries: torch.Tensor, k: torch.Tensor, first_key: torch.Tensor, keys: torch.Tensor,
+                    in_float64: torch.Tensor, mean_score: torch.Tensor, lse: torch.Tensor, *,
+                    mask: torch.Tensor | None, use_flag: bool, scale: float,
+                    only: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """``Σ_j p_j s_j`` (centred scores) and the log-sum-exp, float64 ``(batch, heads, q_len)``, from the op with
+    the centred keys as values: the (batch, key head) pairs ``in_float64`` marks in float64 (keys centred in
+    float64: fp32 rounding would move single scores; their log-sum-exp replaces ``lse``'s), the others in fp32 —
+    or, with ``only``, left as ``mean_score`` and ``lse`` give them. Where the pairs are split, only each part's
+    queries and keys are copied."""
+    batch, kv_heads = in_float64.shape
+    mean_score, lse = (t.unflatten(1, (kv_heads, -1)).flatten(0, 1).clone() for t in (mean_score, lse))
+    per_pair_mask = None if mask is None or mask.shape[0] == 1 else mask.repeat_interleave(kv_heads, dim=0)
+    parts = [(True, in_float64.flatten())] + ([] if only else [(False, ~in_float64.flatten())])
+    for double, picked in parts:
+        if not bool(picked.any()):
+            continue
+        part_queries = queries.unflatten(1, (kv_heads, -1)).flatten(0, 1)  # (batch · kv_heads, group, q_len, d)
+        part_keys = (k.double() - first_key.double() if double else keys).flatten(0, 1)[:, None]
+        part_mask = mask if per_pair_mask is None else per_pair_mask  # one (1, …) mask broadcasts over pairs
+        if not bool(picked.all()):
+            part_queries, part_keys = part_queries[picked], part_keys[picked]
+            if per_pair_mask is not None:
+                part_mask = per_pair_mask[picked]
+        if double:
+            part_queries, part_mask = part_queries.double(), None if part_mask is None else part_mask.double()
+        mean_key, part_lse = _FLASH_CPU(part_queries, part_keys, part_keys, 0.0, use_flag, attn_mask=part_mask,
+                                        scale=scale)
+        mean_score[picked] = torch.linalg.vecdot(part_queries.double(), mean_key.double()) * scale
+        if double:
+            lse[picked] = part_lse.double()
+    return tuple(t.unflatten(0, (batch, kv_heads)).flatten(1, 2) for t in (mean_score, lse))
+
+
+def fp32_rounding_estimate(queries: torch.Tensor, keys: torch.Tensor, lse: torch.Tensor, sink: torch.Tensor,
+                           scale: float) -> torch.Tensor:
+    """How far an fp32 keys-as-values call may move each row's entropy: float64 ``(batch, heads, q_len)`` (0 on
+    rows that see no key), from the first call's log-sum-exp and sink mass (keys centred on key 0).
+
+    The entropy ``LSE − Σ_j p_j s_j`` inherits the rounding of both terms. The op computes each score as a
+    d-long fp32 dot product and accumulates ``Σ_j p_j k_j`` in fp32, so both err by about ``2⁻²⁴ · Σ_j p_j a_ij``
+    with ``a_ij = |scale| · Σ_d |q_id| · |k_jd|``, plus ``2⁻²⁴ · (|LSE_i| + 1)`` for the log-sum-exp's own sum.
+    Key 0's centred key is 0, so ``Σ_j p_j a_ij ≤ (1 − p_i0) · A_i`` with ``A_i = |scale| · Σ_d |q_id| · max_j
+    |k_jd|``: O(n·d), and small on the rows that put their mass on key 0 — the rows with the largest scores in
+    decoders. The estimate is ``FP32_ROUNDING_FACTOR · 2⁻²⁴ · ((1 − p_i0) · A_i + |LSE_i| + 1)``.
+    """
+    kv_heads = keys.shape[1]
+    largest_key = keys.abs().amax(dim=2)  # (batch, kv_heads, d)
+    grouped = queries.abs().unflatten(1, (kv_heads, queries.shape[1] // kv_heads))  # (b, kv, group, q_len, d)
+    spread = (grouped @ largest_key[:, :, None, :, None]).squeeze(-1).flatten(1, 2).double() * abs(scale)
+    estimate = FP32_ROUNDING_FACTOR * 2.0**-24 * ((1.0 - sink.double()) * spread + lse.abs() + 1.0)
+    return estimate.masked_fill_(~torch.isfinite(lse), 0.0)
+
+
+def _pairs_beyond(estimate: torch.Tensor, entropy: torch.Tensor, kv_heads: int) -> torch.Tensor:
+    """The (batch, key head) pairs with a row whose estimate exceeds the tolerance ``ENTROPY_ATOL + ENTROPY_RTOL ·
+    entropy`` (``entropy`` broadcasts to ``estimate``'s ``(batch, heads, q_len)``): bool ``(batch, kv_heads)``."""
+    beyond = (estimate > ENTROPY_ATOL + ENTROPY_RTOL * entropy).any(-1)  # (batch, heads)
+    return beyond.unflatten(1, (kv_heads, -1)).any(-1)
 
 
 def _grouped_scores(queries: torch.Tensor, key_rows: torch.Tensor, scale: float) -> torch.Tensor:
@@ -177,15 +253,7 @@ def _grouped_scores(queries: torch.Tensor, key_rows: torch.Tensor, scale: float)
     one matmul on a view of the queries (no copy of the keys per query head)."""
     kv_heads = key_rows.shape[1]
     grouped = queries.unflatten(1, (kv_heads, queries.shape[1] // kv_heads))  # (batch, kv_heads, group, rows, d)
-    return (grouped @ key_rows.unsqueeze(2).transpose(-1, -2)).flatten(1, 2) * scale
-
-
-def _centred_score_bound(queries: torch.Tensor, keys: torch.Tensor, scale: float) -> float:
-    """An upper bound on |scale · q_i · k_j| over every row and key (Cauchy–Schwarz), O(n·d)."""
-    if not queries.numel():
-        return 0.0
-    norms = [torch.linalg.vector_norm(t, dim=-1).max() for t in (queries, keys)]
-    return float(abs(scale) * norms[0] * norms[1])
+    return (grouped @ key_rows.unsqueeze(2).transpose(-1, -2)).flatten(1, 2).double() * scale
 
 
 def _sink_mass(first_minus_lse: torch.Tensor, k_len: int, *, window: int | None,

@@ -34,9 +34,9 @@ from inspector.output.share_atlas import ATLAS_METRICS, AtlasState, decode_atlas
 from tests.atlas_folder import TOP_K, complete_atlas_folder
 from tests.test_census import _corpus, _files
 
-BUNDLED_ATLASES = ("default", "gemma-3-270m", "smollm2-135m")
-# SmolLM2's atlas (50 texts, 30 × 9 heads: 40,500 contexts) read in over 2 s on the busy machine and is not shipped yet.
-SHIPPED_ATLASES = ("default", "gemma-3-270m")
+# One shipped atlas a bundled model; SmolLM2's is the largest (30 × 9 heads: 40,500 contexts), which the reader's
+# whole-column checks open well within the 2 s the test below allows.
+SHIPPED_ATLASES = ("default", "gemma-3-270m", "smollm2-135m")
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +90,8 @@ def test_an_exported_atlas_has_no_shards_keeps_every_number_and_opens_fast(censu
     original = read_atlas(census_folder)
     for name, grid in atlas_metrics(original).items():
         np.testing.assert_array_equal(atlas_metrics(exported)[name].mean, grid.mean)
-    assert exported.exemplars.keys == original.exemplars.keys
+    assert np.array_equal(exported.exemplars.keys, original.exemplars.keys)
+    assert np.array_equal(exported.exemplars.weights, original.exemplars.weights)
     index = original.exemplars.of_head(0, 0, "sink_mass", "top")[0].text_index
     assert exported.exemplars.sources[index] == original.text_of(index)  # the text travels without the shards
 
@@ -163,14 +164,14 @@ def test_a_crafted_atlas_folder_is_one_clear_line_and_is_never_written(census_fo
 def test_the_atlas_link_round_trips_and_a_hostile_one_warns_and_never_raises():
     state = AtlasState(atlas="gemma-3-270m", atlas_b="default", x="mean_distance", y="previous", colour="sink",
                        head=(5, 3), statistic="distance")
-    decoded, warnings = decode_atlas(encode_atlas(state), atlases=BUNDLED_ATLASES)
+    decoded, warnings = decode_atlas(encode_atlas(state), atlases=SHIPPED_ATLASES)
     assert decoded == state and warnings == ()
     assert encode_atlas(AtlasState()) == {}
     hostile = {"atlas": "../../etc", "atlas_b": ["x", "/root"], "ax": "<script>", "ay": "1e99", "acolour": "",
                "ahead": "L1H2; DROP", "astat": "induction\n"}
-    decoded, warnings = decode_atlas(hostile, atlases=BUNDLED_ATLASES)
+    decoded, warnings = decode_atlas(hostile, atlases=SHIPPED_ATLASES)
     assert decoded == AtlasState() and len(warnings) == 7
-    assert decode_atlas("not a mapping", atlases=BUNDLED_ATLASES) == (AtlasState(), ())
+    assert decode_atlas("not a mapping", atlases=SHIPPED_ATLASES) == (AtlasState(), ())
 
 
 def test_the_scatter_is_clickable_and_names_each_point_and_contexts_are_escaped(census_folder):
@@ -253,7 +254,7 @@ def no_model_load(monkeypatch):
     monkeypatch.setattr(transformers.PreTrainedModel, "from_pretrained", classmethod(refuse))
 
 
-def test_the_shipped_atlases_are_minilm_s_and_gemma_s():
+def test_the_shipped_atlases_are_the_three_bundled_models_s():
     assert tuple(shipped_atlases()) == SHIPPED_ATLASES
 
 

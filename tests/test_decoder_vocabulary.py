@@ -11,7 +11,7 @@ import pytest
 from inspector.analyses.attribution import removal_modes
 from inspector.analyses.heads import head_report
 from inspector.analyses.metrics import TOKEN_CATEGORIES
-from inspector.charts.sentences.heads import health_report
+from inspector.charts.sentences.heads import health_report, left_out_columns
 from inspector.core.loading import load_model
 from tests.conftest import VOCAB_WORDS, open_app_page, save_tiny_model
 
@@ -78,6 +78,25 @@ def test_a_text_without_special_tokens_says_so_instead_of_naming_cls(decoder_dir
     for lang, words in (("en", "added no special token"), ("zh", "没有给这段文本加任何特殊词元")):
         lines = "\n".join(health_report(report, lang, per_kind=None))
         assert words in lines and "[CLS]" not in lines and "[SEP]" not in lines
+
+
+def test_the_columns_left_out_are_each_named_with_the_reason(bos_decoder, decoder_dirs, tiny_bert):
+    """Issue 44 (walkthrough): the caption said "a special-token column" without saying which one, and ended on ";"
+    when only "next" was left out. Each left-out column is named, in one sentence that ends as a sentence."""
+    bos = head_report(bos_decoder, TEXT, pairs=1, pruning_step=0.5)  # <bos> at the start, no [SEP]/</s>
+    assert left_out_columns(bos, "en") == (
+        "Columns left out because they are 0 by construction on this model: “→ next” (a causal mask hides every "
+        "later token); those on the other special tokens ([SEP], </s>, <eos>, padding: the tokenizer added none to "
+        "these texts).")
+    assert left_out_columns(bos, "zh") == (
+        "本模型上必然为 0 的列未列出：“→ 后一个”（因果掩码遮住了后面的所有词元）；"
+        "其他特殊词元（[SEP]、</s>、<eos>、填充）的列（分词器没有给这些文本加这类词元）。")
+    bare = head_report(load_model(str(decoder_dirs["none"])), TEXT, pairs=1, pruning_step=0.5)
+    for lang, start in (("en", "those on a special token at the start of the text"), ("zh", "文本开头特殊词元")):
+        sentence = left_out_columns(bare, lang)
+        assert start in sentence and sentence.count(";" if lang == "en" else "；") == 2
+        assert sentence.endswith("." if lang == "en" else "。") and not sentence.endswith((";.", "；。"))
+    assert left_out_columns(head_report(tiny_bert, TEXT, pairs=1, pruning_step=0.5), "en") is None
 
 
 def test_removal_modes_are_the_ones_the_tokenizer_supports(bos_decoder, decoder_dirs, tiny_bert):

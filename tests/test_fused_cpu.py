@@ -108,9 +108,59 @@ def test_the_float64_switch_is_what_keeps_large_scores_exact(monkeypatch):
     q, k, v = (torch.randn(1, heads, 300, 16, generator=g) for heads in (4, 2, 2))
     q, k = (t / t.norm(dim=-1, keepdim=True) * math.sqrt(300.0) for t in (q, k))
     _, exact = float64_oracle(q, k, v, causal=True, scale=1.0)
-    monkeypatch.setattr(fused_cpu, "FP32_SCORE_LIMIT", math.inf)
+    monkeypatch.setattr(fused_cpu, "FP32_ROUNDING_FACTOR", 0.0)
     _, stats = fused_attention(q, k, v, causal=True, scale=1.0)
     assert (stats["entropy"].double() - row_entropy(exact)).abs().max() > 1e-5
+
+
+def _cancelling_head(*, hide_first_key: bool):
+    """One causal head of 1,024 keys (d 64) with a distinct attended key and queries leaning towards it, scaled so
+    that the old criterion's bound (Cauchy–Schwarz on mean-centred keys, FP32_SCORE_LIMIT 24) is 23.5: exact
+    centred scores up to ~21. ``hide_first_key``: key 0 is a padded key far from the others (so centring on it
+    helps nothing)."""
+    g = torch.Generator().manual_seed(8)
+    q, k = torch.randn(1, 1, 1024, 64, generator=g), torch.randn(1, 1, 1024, 64, generator=g)
+    attended = torch.randn(64, generator=g)
+    q = q + 1.5 * attended
+    k[0, 0, int(hide_first_key)] = 3 * attended
+    mask = None
+    if hide_first_key:
+        k[0, 0, 0] = 20 * torch.randn(64, generator=g)
+        mask = torch.ones(1, 1024, dtype=torch.bool)
+        mask[0, 0] = False
+    seen = k[:, :, int(hide_first_key):]
+    centred = seen - seen.mean(dim=2, keepdim=True)
+    scale = 23.5 / float(q.norm(dim=-1).max() * centred.norm(dim=-1).max())
+    return q, k, mask, scale, centred
+
+
+def test_scores_under_the_old_fp32_limit_can_miss_the_table():
+    """The old criterion took fp32 wherever the mean-centred scores' Cauchy–Schwarz bound was ≤ 24; on this head
+    that fp32 entropy misses the table (2.3×), and fused_attention's must not."""
+    q, k, _, scale, centred = _cancelling_head(hide_first_key=False)
+    _, exact = float64_oracle(q, k, k, causal=True, scale=scale)
+    exact_entropy = row_entropy(exact)
+    mean_key, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, centred, centred, 0.0, True,
+                                                                              scale=scale)
+    old = lse.double() - torch.linalg.vecdot(q.double(), mean_key.double()) * scale  # the old all-fp32 entropy
+    with pytest.raises(AssertionError):
+        close(old, exact_entropy, "entropy")
+    _, stats = fused_attention(q, k, k, causal=True, scale=scale)
+    close(stats["entropy"], exact_entropy, "entropy")
+
+
+def test_the_rounding_estimate_sends_heads_to_float64_where_fp32_misses(monkeypatch):
+    """Key 0 padded and far away: centring on it does not help, the estimate must send the head to float64
+    (forced fp32 misses the table)."""
+    q, k, mask, scale, _ = _cancelling_head(hide_first_key=True)
+    kwargs = dict(causal=True, scale=scale, key_padding_mask=mask)
+    _, exact = float64_oracle(q, k, k, **kwargs)
+    _, stats = fused_attention(q, k, k, **kwargs)
+    close(stats["entropy"], row_entropy(exact), "entropy")
+    monkeypatch.setattr(fused_cpu, "FP32_ROUNDING_FACTOR", 0.0)  # the estimate never asks for float64
+    _, fp32 = fused_attention(q, k, k, **kwargs)
+    with pytest.raises(AssertionError):
+        close(fp32["entropy"], row_entropy(exact), "entropy")
 
 
 def test_unavailable_reasons_name_the_cause():

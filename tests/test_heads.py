@@ -322,6 +322,26 @@ def test_report_numbers_words_and_thresholds(tiny_bert):
     json.dumps(report_json(report, health_report(report)), allow_nan=False)
 
 
+def test_a_flagged_entropy_prints_on_the_side_of_the_threshold_it_lies(tiny_bert):
+    """Issue 44 (walkthrough, MiniLM in 简体中文): "归一化熵 0.90 > 0.9（弥散）" — a head at 0.9004 printed as equal to
+    the threshold it exceeds. The printed number keeps as many decimals as it needs to compare as the measured one
+    does."""
+    import re
+
+    report = head_report(tiny_bert, TEXT)
+    entropy = report.statistics.entropy_normalized  # ≈ 0.99998 on a random tiny model
+    just_below = float(np.nanmin(entropy)) - 1e-6   # every head diffuse, by less than any 2-decimal rounding shows
+    cases = ((HealthThresholds(collapsed=0.99999, diffuse=1.0), "<", 0.99999),
+             (HealthThresholds(collapsed=0.1, diffuse=just_below), ">", just_below))
+    for thresholds, sign, threshold in cases:
+        for lang in ("en", "zh"):
+            lines = health_report(with_thresholds(report, thresholds), lang, per_kind=None)
+            printed = [float(m) for line in lines for m in re.findall(rf"(\d\.\d+) {sign} {threshold:g}", line)]
+            assert len(printed) == entropy.size, lines
+            assert all(value < threshold if sign == "<" else value > threshold for value in printed), printed
+    assert any("normalised entropy 1.00 > 0.9 (diffuse)" in line for line in health_report(report))  # 2 decimals
+
+
 def test_pairs_reuse_the_single_head_ablations_and_match_a_direct_measurement(tiny_bert):
     """The second pass forwards only the pairs ablated together and the pruning steps; a pair's heads ablated
     one at a time are the first pass's single-head numbers — the same as ablating them afresh."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -36,9 +38,10 @@ from inspector.analyses.lessons.capacity import (
     bottleneck_sweep,
     head_dim_lesson,
     position_codes_lesson,
+    rank_cut_kl,
     sinusoidal_codes,
 )
-from inspector.analyses.lessons.common import VERDICT_ALPHA, _f, rank_trend
+from inspector.analyses.lessons.common import VERDICT_ALPHA, _f, _pct, rank_trend
 from inspector.analyses.lessons.encoder import DEPTH_ANSWERS, depth_trend
 from inspector.analyses.lessons.registry import LessonContext, compute_part
 from inspector.base.errors import InvalidRequestError
@@ -89,6 +92,13 @@ def test_diagonal_share_counts_rows_that_look_at_themselves():
     assert diagonal_share(scores, visible) == pytest.approx(2 / 3)
     causal = np.tril(visible)
     assert diagonal_share(scores, causal) == pytest.approx(1.0)  # row 0 sees one key and is not counted
+
+
+def test_a_number_that_rounds_to_zero_prints_without_a_minus_sign():
+    """Issue 44: Lesson 4 printed a saturated entropy of about −1e-9 nats as "-0.00"."""
+    assert _f(-1e-9) == "0.00" and _f(-0.004) == "0.00" and _f(-0.0) == "0.00" and _f(-4e-5, 4) == "0.0000"
+    assert _f(-0.005001) == "-0.01" and _f(-0.5) == "-0.50"  # a negative number that does not round to zero keeps it
+    assert _pct(-0.004) == "0%" and _pct(-0.006) == "-1%"
 
 
 def test_variance_sweep_grows_like_d_with_slope_one():
@@ -166,7 +176,7 @@ def test_position_kind_and_positional_lesson(tiny_models, lessons):
     # own (issue 17), not "0 head(s) … on one offset: —".
     assert position.positional_heads == () and (position.best_weight <= POSITIONAL_HEAD_MIN_WEIGHT).all()
     assert position.answer.key == "lesson3.answer.rope.none"
-    assert "count" not in position.answer.values and "heads" not in position.answer.values
+    assert "count" not in position.answer.values and "heads" not in position.answer.phrases
     assert "no head puts more than" in position.answer.text("en")
 
 
@@ -178,7 +188,10 @@ def test_a_previous_token_head_is_found_positional_and_named_in_the_answer(previ
     assert (position.best_weight[1:] < POSITIONAL_HEAD_MIN_WEIGHT).all()
     assert position.answer.values["count"] == "1" and position.answer.values["top_head"] == "0"
     answer = position.answer.text(lang)
-    assert "0 (i−j = +1: 1.00)" in answer and position.answer.values["heads"] in answer
+    # In the reader's language's brackets and colon (issue 44: "2 (i−j = +1: 1.00)" stood in a Chinese sentence).
+    assert {"en": "0 (i−j = +1: 1.00)", "zh": "0（i−j = +1：1.00）"}[lang] in answer
+    if lang == "zh":
+        assert " (" not in answer and ": " not in answer, answer
     # Lesson 5 gives the same head the "offset" role, and only that one.
     assert previous_token_lessons.multi_head.role == ("offset", "content", "content", "content")
 
@@ -205,8 +218,12 @@ def test_a_collapsed_head_raises_the_alarm(previous_token_lessons, lang):
     lesson = previous_token_lessons.entropy
     assert lesson.entropy.normalized[0, 0] < COLLAPSED_BELOW
     assert lesson.collapsed == ((0, 0),)  # the constructed head, and no random one
-    assert lesson.answer.values["collapsed"] == "1" and lesson.answer.values["collapsed_list"] == "L0H0"
+    assert lesson.answer.values["collapsed"] == "1" and lesson.answer.lists["collapsed_list"] == ("L0H0",)
     assert "L0H0" in lesson.answer.text(lang)
+    # The heads are listed with the language's separator (issue 44: "L0H0, L0H3, L0H7" in a Chinese sentence).
+    assert len(lesson.diffuse) > 1
+    listed = {"en": ", ", "zh": "、"}[lang].join(f"L{layer}H{h}" for layer, h in lesson.diffuse[:8])
+    assert listed in lesson.answer.text(lang)
     diffuse = zip(*np.nonzero(lesson.entropy.normalized > DIFFUSE_ABOVE))
     assert {(int(layer), int(head)) for layer, head in diffuse} == set(lesson.diffuse)
 
@@ -426,6 +443,23 @@ def test_a_rank_cut_of_the_heads_scores_is_exact_at_full_rank(tiny_models):
     for lang in LANGUAGES:
         text = lesson.answer.text(lang)
         assert f"d_k = {d_k}" in text and _f(lesson.head_kl[0]) in text
+
+
+def test_a_rank_cut_of_a_causal_heads_scores_forms_no_zero_times_infinity():
+    """A causal head's masked keys have weight 0 and a cut score of −inf: they add nothing, and the sum never forms
+    0·∞ (a RuntimeWarning from NumPy on every decoder's Lesson 18, found by the hosted sweep)."""
+    rng = np.random.default_rng(0)
+    n, d_k = 6, 2
+    q, k = rng.normal(size=(n, d_k)), rng.normal(size=(n, d_k))
+    visible = np.tril(np.ones((n, n), bool))
+    scores = np.where(visible, q @ k.T, 0.0)
+    weights = np.where(visible, np.exp(scores), 0.0)
+    weights /= weights.sum(axis=-1, keepdims=True)
+    definition = SimpleNamespace(scores=scores, visible=visible, weights=weights, d_k=d_k)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kls = rank_cut_kl(definition)
+    assert np.isfinite(kls).all() and len(kls) == d_k and kls.min() >= -1e-12  # a KL: never below 0
 
 
 def test_the_sinusoidal_formula_and_rope_depend_on_the_offset_alone_a_learned_table_does_not(tiny_models):

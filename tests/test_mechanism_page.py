@@ -15,11 +15,16 @@ from inspector.charts.base import CELL_SELECTION, title_text
 from tests.conftest import open_app_page
 
 
-def test_an_encoder_names_the_decoders():
-    at = open_app_page("mechanism")  # the bundled MiniLM, an encoder
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_encoder_names_the_decoders(lang):
+    """By the names the sidebar's model menu shows (issue 44 walkthrough: it named them by their specs)."""
+    from views.sidebar import shown_model_name
+
+    at = open_app_page("mechanism", query={"lang": lang})  # the bundled MiniLM, an encoder
     assert not at.error
     shown = " ".join(info.value for info in at.info)
-    assert "bundled:smollm2-135m" in shown and "bundled:gemma-3-270m" in shown
+    for spec in ("bundled:smollm2-135m", "bundled:gemma-3-270m"):
+        assert shown_model_name(spec, lang) in shown and spec not in shown, shown
     assert not at.get("vega_lite_chart")
 
 

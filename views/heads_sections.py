@@ -19,7 +19,7 @@ from inspector.analyses.metrics import TOKEN_CATEGORIES
 from inspector.base.i18n import t
 from inspector.charts.base import HEAD_SELECTION, selected_head
 from inspector.charts.heads import head_grid_chart, head_matrix_chart, mds_chart, pruning_chart
-from inspector.charts.sentences.heads import health_report, measure_words
+from inspector.charts.sentences.heads import health_report, left_out_columns, measure_words
 from inspector.output.export import Provenance, screen_title
 from inspector.output.share import escape_markdown
 from views.export_buttons import export_buttons
@@ -135,11 +135,9 @@ def _where_it_looks(report: HeadReport, lang: str) -> None:
     st.dataframe(table, hide_index=True, height=260,
                  column_config={name: st.column_config.NumberColumn(format="%.3f") for name in list(table)[1:]})
     st.caption(t("heads.where_caption", lang))
-    if not all(report.category_shown(category) for category in TOKEN_CATEGORIES):
-        st.caption(t("heads.where_hidden", lang,
-                     causal=t("heads.where_hidden_causal", lang) if report.info.causal else "",
-                     specials=t("heads.where_hidden_specials", lang)
-                     if not all(report.category_shown(category) for category in TOKEN_CATEGORIES[:2]) else ""))
+    left_out = left_out_columns(report, lang)
+    if left_out:
+        st.caption(left_out)
 
 
 def _show_every_listed_head(report: HeadReport, lang: str) -> None:

@@ -25,14 +25,29 @@ from views.export_buttons import export_buttons
 from views.progress_bar import progress_bar
 
 SCROLL_KEY = "_lessons_scroll_to"  # the lesson a link just opened: scrolled to once, when it is drawn
-# Scrolls the page to the lesson's container (Streamlit gives a keyed container the class st-key-KEY); retried while
-# the element is not yet in the document, for at most 10 s. Runs once: the page draws it only on the link's first run.
+# Scrolls the page to the lesson's container (Streamlit gives a keyed container the class st-key-KEY), its title just
+# below Streamlit's fixed header (scrolled to the very top, the header covered the title: the walkthrough of issue 44
+# saw a lesson's question with no lesson above it). Kept there for 10 s while the page still draws — the lessons above
+# and below change height as their skeletons fill, and a scroll made before the page below exists stops short — and
+# given up at the reader's first wheel, touch, key or click. Runs once: the page draws it only on the link's first run.
 _SCROLL_SCRIPT = """<script>
-(function scroll(tries) {
-  const target = document.querySelector(".st-key-%s");
-  if (target) { target.scrollIntoView({block: "start"}); }
-  else if (tries > 0) { setTimeout(() => scroll(tries - 1), 200); }
-})(50);
+(function () {
+  let moved = false;
+  const events = ["wheel", "touchstart", "keydown", "mousedown"];
+  const stop = () => { moved = true; events.forEach(type => document.removeEventListener(type, stop, true)); };
+  events.forEach(type => document.addEventListener(type, stop, true));
+  (function place(tries) {
+    const target = document.querySelector(".st-key-%s");
+    if (moved) { return; }
+    if (target) {
+      const header = document.querySelector('[data-testid="stHeader"]');
+      const below = (header ? header.getBoundingClientRect().bottom : 0) + 8;
+      target.style.scrollMarginTop = below + "px";
+      if (Math.abs(target.getBoundingClientRect().top - below) > 2) { target.scrollIntoView({block: "start"}); }
+    }
+    if (tries > 0) { setTimeout(() => place(tries - 1), 200); } else { stop(); }
+  })(50);
+})();
 </script>"""
 
 

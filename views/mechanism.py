@@ -104,7 +104,10 @@ pages.show_link_warnings("mechanism", lang)
 st.markdown(escape_markdown(t("mech.intro", lang)))
 if not (info.causal and info.head == "causal-lm"):
     status.update(label=t("mech.needs_decoder_short", lang), state="complete")
-    st.info(t("mech.needs_decoder", lang, model=sidebar.shown_model_name(info.name, lang)))
+    # The decoders by the names the sidebar's model menu shows (it named them by their specs, issue 44 walkthrough).
+    st.info(t("mech.needs_decoder", lang, model=sidebar.shown_model_name(info.name, lang),
+              smollm2=sidebar.shown_model_name("bundled:smollm2-135m", lang),
+              gemma=sidebar.shown_model_name("bundled:gemma-3-270m", lang)))
     st.stop()
 
 with st.container(horizontal=True):

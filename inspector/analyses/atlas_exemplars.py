@@ -14,7 +14,14 @@ from pathlib import Path
 
 import numpy as np
 
-from inspector.analyses.census.exemplar_files import EXEMPLARS_FILE, read_exemplars
+from inspector.analyses.census.exemplar_files import (
+    EXEMPLARS_FILE,
+    KINDS,
+    padded_rows,
+    read_exemplars,
+    string_codes,
+)
+from inspector.analyses.census.exemplars import EXEMPLAR_STATISTICS
 from inspector.analyses.census.store import CensusFolderError
 
 
@@ -37,8 +44,10 @@ class Exemplar:
 @dataclass(frozen=True)
 class ExemplarTable:
     """Every exemplar of a census. N rows: statistic, kind (N,) object (str); layer, head, rank, text_index, query
-    (N,) int64; value (N,) float64; keys, weights: N tuples. texts: text index → its tokens (the tokenizer's own
-    strings, special tokens included). sources: text index → the text itself."""
+    (N,) int64; value (N,) float64; keys (N, TOP_KEYS) int32 — a row's attended key positions, most weight first,
+    −1 past its own — and weights (N, TOP_KEYS) float32 (0 there). texts: text index → its tokens (the tokenizer's
+    own strings, special tokens included). sources: text index → the text itself. Whole columns, so a large atlas
+    opens without a Python object per row; :meth:`of_head` makes the few a card shows."""
 
     statistic: np.ndarray
     kind: np.ndarray
@@ -48,8 +57,8 @@ class ExemplarTable:
     text_index: np.ndarray
     query: np.ndarray
     value: np.ndarray
-    keys: tuple[tuple[int, ...], ...]
-    weights: tuple[tuple[float, ...], ...]
+    keys: np.ndarray
+    weights: np.ndarray
     texts: dict[int, tuple[str, ...]]
     sources: dict[int, str]
 
@@ -59,8 +68,10 @@ class ExemplarTable:
                               & (self.kind == kind))
         rows = rows[np.argsort(self.rank[rows], kind="stable")]
         return [Exemplar(statistic=statistic, kind=kind, rank=int(self.rank[i]), text_index=int(self.text_index[i]),
-                         query=int(self.query[i]), value=float(self.value[i]), keys=self.keys[i],
-                         weights=self.weights[i]) for i in rows]
+                         query=int(self.query[i]), value=float(self.value[i]),
+                         keys=tuple(int(key) for key in self.keys[i] if key >= 0),
+                         weights=tuple(float(weight) for key, weight in zip(self.keys[i], self.weights[i]) if key >= 0))
+                for i in rows]
 
 
 def read_exemplar_files(folder: str | Path, shape: tuple[int, int]) -> ExemplarTable | None:
@@ -75,13 +86,15 @@ def read_exemplar_files(folder: str | Path, shape: tuple[int, int]) -> ExemplarT
     if len(layer) and (layer.max() >= shape[0] or head.max() >= shape[1]):
         raise CensusFolderError(f"{Path(folder) / EXEMPLARS_FILE} names a head outside the census's {shape[0]} × "
                                 f"{shape[1]}; rerun the census with --exemplars into a new folder")
+    keys, weights = (table.column(name).combine_chunks() for name in ("keys", "key_weights"))
+    padded_keys, padded_weights = padded_rows(keys.value_lengths().to_numpy(zero_copy_only=False),
+                                              keys.flatten().to_numpy(), weights.flatten().to_numpy())
+    statistic_names, kind_names = (np.asarray(names, dtype=object) for names in (EXEMPLAR_STATISTICS, KINDS))
     return ExemplarTable(
-        statistic=np.asarray(table.column("statistic").to_pylist(), dtype=object),
-        kind=np.asarray(table.column("kind").to_pylist(), dtype=object), layer=layer, head=head,
+        statistic=statistic_names[string_codes(table.column("statistic"), EXEMPLAR_STATISTICS)],
+        kind=kind_names[string_codes(table.column("kind"), KINDS)], layer=layer, head=head,
         rank=table.column("rank").to_numpy().astype(np.int64),
         text_index=table.column("text_index").to_numpy().astype(np.int64),
         query=table.column("query").to_numpy().astype(np.int64),
         value=table.column("value").to_numpy().astype(np.float64),
-        keys=tuple(tuple(row) for row in table.column("keys").to_pylist()),
-        weights=tuple(tuple(row) for row in table.column("key_weights").to_pylist()),
-        texts=found.texts, sources=found.sources)
+        keys=padded_keys, weights=padded_weights, texts=found.texts, sources=found.sources)

@@ -92,6 +92,10 @@ class Answer:
     # Placeholders that list numbers (layers 5, 11, 17), joined with the language's separator ("5、11、17" in
     # Chinese); an empty list reads "—".
     lists: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Placeholders that list phrases: (catalogue key, its values) pairs, each written in ``lang`` (Chinese brackets
+    # and colons, issue 44: "2 (i−j = +1: 1.00)" stood in a Chinese sentence) and joined with the language's list
+    # separator; an empty list reads "—".
+    phrases: Mapping[str, tuple[tuple[str, Mapping[str, str]], ...]] = field(default_factory=dict)
 
     def text(self, lang: str = "en") -> str:
         # A placeholder that names a model shows the name a person reads in ``lang`` ("Gemma 3 270M (bundled)",
@@ -102,16 +106,21 @@ class Answer:
                       t("lessons.named_value", lang, name=t(key, lang), value=value) for key, value in pairs)
                   for name, pairs in self.named.items()}
         numbers = {name: t("lessons.number_separator", lang).join(items) or "—" for name, items in self.lists.items()}
-        return t(self.key, lang, **values, **listed, **numbers,
+        phrases = {name: t("lessons.list_separator", lang).join(t(key, lang, **fields) for key, fields in items) or "—"
+                   for name, items in self.phrases.items()}
+        return t(self.key, lang, **values, **listed, **numbers, **phrases,
                  **{name: t(key, lang) for name, key in self.terms.items()})
 
 
 def _f(x: float, digits: int = 2) -> str:
-    return "n/a" if not math.isfinite(float(x)) else f"{float(x):.{digits}f}"
+    """``x`` to ``digits`` decimals; a number that rounds to zero prints as 0.00, never -0.00 (issue 44: Lesson 4
+    showed a saturated entropy of −1e-9 nats as "-0.00")."""
+    return "n/a" if not math.isfinite(float(x)) else f"{float(x):z.{digits}f}"
 
 
 def _pct(x: float) -> str:
-    return "n/a" if not math.isfinite(float(x)) else f"{100 * float(x):.0f}%"
+    """``x`` as a whole percentage; one that rounds to zero prints as 0%, never -0%."""
+    return "n/a" if not math.isfinite(float(x)) else f"{100 * float(x):z.0f}%"
 
 
 def asymmetry_term(asymmetry: float) -> str:

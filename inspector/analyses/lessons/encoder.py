@@ -299,26 +299,29 @@ def position_lesson(run: _Run) -> PositionLesson:
     positional = tuple(int(h) for h in passed if control_weight[h] > POSITIONAL_HEAD_MIN_WEIGHT)
     following = tuple(int(h) for h in passed if int(h) not in positional)
     kind = position_kind(run.loaded)
-    listed = ", ".join(f"{h} (i−j = {int(offsets[best[h]]):+d}: {_f(best_weight[h])})" for h in positional) or "—"
+    listed = tuple(("lesson3.head_offset", {"head": str(h), "offset": f"{int(offsets[best[h]]):+d}",
+                                            "weight": _f(best_weight[h])}) for h in positional)
     strongest = int(best_weight.argmax())
-    values = {"layer": str(run.layer), "count": str(len(positional)), "heads": listed,
+    values = {"layer": str(run.layer), "count": str(len(positional)),
               "threshold": _f(POSITIONAL_HEAD_MIN_WEIGHT), "top_head": str(strongest),
               "top_offset": f"{int(offsets[best[strongest]]):+d}", "top_weight": _f(best_weight[strongest])}
     key = f"lesson3.answer.{kind}"
     if not positional:  # a sentence that says "no head", not "0 head(s) … on one offset: —"
         key += ".none"
-        values = {name: value for name, value in values.items() if name not in ("count", "heads")}
+        values = {name: value for name, value in values.items() if name != "count"}
     control_answer = None
     if len(passed):
-        shown = ", ".join(f"{h} (i−j = {int(offsets[best[h]]):+d}: {_f(best_weight[h])} → {_f(control_weight[h])})"
-                          for h in passed)
+        shown = tuple(("lesson3.head_offset_control", {"head": str(h), "offset": f"{int(offsets[best[h]]):+d}",
+                                                       "weight": _f(best_weight[h]), "control": _f(control_weight[h])})
+                      for h in passed)
         control_key = ("lesson3.control.holds" if not following else
                        "lesson3.control.induction" if repeated else "lesson3.control.content")
-        control_answer = Answer(control_key, {"heads": shown, "threshold": _f(POSITIONAL_HEAD_MIN_WEIGHT),
-                                              "following": ", ".join(map(str, following)) or "—"})
+        control_answer = Answer(control_key, {"threshold": _f(POSITIONAL_HEAD_MIN_WEIGHT)},
+                                lists={"following": tuple(map(str, following))}, phrases={"heads": shown})
     return PositionLesson(layer=run.layer, kind=kind, offsets=offsets, by_offset=by_offset,
                           best_offset=offsets[best], best_weight=best_weight, positional_heads=positional,
-                          answer=Answer(key, values), control_weight=control_weight, repeat_heads=following,
+                          answer=Answer(key, values, phrases={} if not positional else {"heads": listed}),
+                          control_weight=control_weight, repeat_heads=following,
                           repeated=repeated, control_answer=control_answer)
 
 
@@ -571,11 +574,12 @@ def entropy_lesson(run: _Run) -> EntropyLesson:
     values = {"shallow": _f(shallow), "deep": _f(deep), "rho": _f(rho), "p": _p(trend.p),
               "p_opposite": _p(trend.p_opposite), "alpha": f"{trend.alpha:g}", "collapsed": str(len(collapsed)),
               "diffuse": str(len(diffuse)), "low": _f(COLLAPSED_BELOW), "high": _f(DIFFUSE_ABOVE),
-              "heads": str(normalized.size), "layers": str(layers),
-              "collapsed_list": ", ".join(f"L{layer}H{h}" for layer, h in collapsed[:8]) or "—",
-              "diffuse_list": ", ".join(f"L{layer}H{h}" for layer, h in diffuse[:8]) or "—"}
+              "heads": str(normalized.size), "layers": str(layers)}
+    # Joined in the reader's language ("L0H0、L0H3" in Chinese; issue 44 walkthrough saw "L0H0, L0H3, L0H7" there).
+    named_heads = {"collapsed_list": tuple(f"L{layer}H{h}" for layer, h in collapsed[:8]),
+                   "diffuse_list": tuple(f"L{layer}H{h}" for layer, h in diffuse[:8])}
     return EntropyLesson(entropy=head_entropy, layer_normalized=layer_normalized, spearman=rho, shallow_mean=shallow,
                          deep_mean=deep, trend=trend, collapsed=collapsed, diffuse=diffuse,
-                         answer=Answer(DEPTH_ANSWERS[trend.verdict], values))
+                         answer=Answer(DEPTH_ANSWERS[trend.verdict], values, lists=named_heads))
 
 

@@ -46,6 +46,7 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     # The head card (views/atlas_card.py) ------------------------------------------------------------------------
     ("atlas.card_title", "Layer {layer}, head {head}", "第 {layer} 层，第 {head} 个头"),
     ("atlas.column_metric", "metric", "指标"),
+    ("atlas.column_mean", "mean (95% interval)", "平均值（95% 区间）"),
     ("atlas.verdict",
      "Role by probe: **{role}** — score {score} (95% interval {low}–{high}; the role's threshold is {threshold}).",
      "探针判定的角色：**{role}**——得分 {score}（95% 区间 {low}–{high}；该角色的阈值为 {threshold}）。"),

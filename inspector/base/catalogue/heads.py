@@ -81,12 +81,15 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("heads.column.next", "next", "后一个"),
     ("heads.column.first_sink", "first-token sink score", "第一个词元的汇点得分"),
     ("heads.column.distance", "mean distance (tokens)", "平均距离（词元）"),
-    ("heads.where_hidden", "Columns left out because they are 0 by construction on this model:{causal}{specials}",
-     "本模型上必然为 0 的列未列出：{causal}{specials}"),
-    ("heads.where_hidden_causal", " “next” (a causal mask hides every later token);",
-     "“后一个”（因果掩码遮住了后面的所有词元）；"),
-    ("heads.where_hidden_specials", " a special-token column (the tokenizer added no such token to the text).",
-     "特殊词元列（分词器没有给文本加这类词元）。"),
+    ("heads.where_hidden", "Columns left out because they are 0 by construction on this model: {columns}.",
+     "本模型上必然为 0 的列未列出：{columns}。"),
+    ("heads.where_hidden_separator", "; ", "；"),
+    ("heads.where_hidden_causal", "“→ next” (a causal mask hides every later token)",
+     "“→ 后一个”（因果掩码遮住了后面的所有词元）"),
+    ("heads.where_hidden_start", "those on a special token at the start of the text ([CLS], <s>, <bos>: the tokenizer "
+     "put none there)", "文本开头特殊词元（[CLS]、<s>、<bos>）的列（分词器没有在开头加这类词元）"),
+    ("heads.where_hidden_end", "those on the other special tokens ([SEP], </s>, <eos>, padding: the tokenizer added "
+     "none to these texts)", "其他特殊词元（[SEP]、</s>、<eos>、填充）的列（分词器没有给这些文本加这类词元）"),
     ("heads.where_caption",
      "Shares of each head's attention budget, mean over queries; ‖αf(x)‖ columns: the same share of the "
      "norm-weighted attention, which is small when a sink receives weight but sends little value.",

@@ -181,6 +181,9 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "检查器无法判断这个模型如何编码位置。在第 {layer} 层，没有哪个头把超过 {threshold} "
      "的权重放在同一个偏移上（本文本和没有重复的对照文本上都如此）。"
      "位置性最强的是第 {top_head} 个头，在 i − j = {top_offset} 处权重为 {top_weight}。"),
+    ("lesson3.head_offset", "{head} (i−j = {offset}: {weight})", "{head}（i−j = {offset}：{weight}）"),
+    ("lesson3.head_offset_control", "{head} (i−j = {offset}: {weight} → {control})",
+     "{head}（i−j = {offset}：{weight} → {control}）"),
     ("lesson3.control.holds",
      "Checked on a control text (the same length, every token replaced by a different random token, so nothing "
      "repeats): each head past {threshold} on this text keeps its offset there — head (offset: weight here → on the "

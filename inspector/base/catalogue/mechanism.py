@@ -16,9 +16,8 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("mech.needs_decoder_short", "Mechanism needs a decoder language model", "机制页面需要解码器语言模型"),
     ("mech.needs_decoder",
      "{model} is an encoder; this page explains a next-token prediction — pick a decoder in the sidebar: "
-     "bundled:smollm2-135m (English) or bundled:gemma-3-270m (reads Chinese).",
-     "{model} 是编码器；本页解释下一个词元的预测——请在侧边栏选择解码器：bundled:smollm2-135m（英文）或 "
-     "bundled:gemma-3-270m（能读中文）。"),
+     "{smollm2} (English) or {gemma} (reads Chinese).",
+     "{model} 是编码器；本页解释下一个词元的预测——请在侧边栏选择解码器：{smollm2}（英文）或 {gemma}（能读中文）。"),
     ("mech.example_en", "English example pair", "英文示例对"),
     ("mech.example_zh", "Chinese example pair", "中文示例对"),
     ("mech.answer", "Answer token (empty: the top prediction)", "答案词元（留空：最可能的预测）"),

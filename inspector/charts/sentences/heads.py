@@ -28,8 +28,30 @@ _CATEGORY_KEYS = {"self": "heads.category.self", "previous": "heads.category.pre
                   "next": "heads.category.next", "punctuation": "heads.category.punctuation"}
 
 
+def _against(value: float, threshold: float) -> str:
+    """``value`` to 2 decimals, or to as many more (up to 6) as it takes to print on the same side of ``threshold`` as
+    it lies: a head at 0.9004 reads "0.9004 > 0.9", not "0.90 > 0.9" (issue 44, seen in the walkthrough)."""
+    for digits in range(2, 7):
+        text = f"{value:.{digits}f}"
+        if float(text) != threshold and (float(text) > threshold) == (value > threshold):
+            return text
+    return f"{value:.6g}"
+
+
 def _head_words(layer: int, head: int, lang: str) -> str:
     return t("heads.report.head", lang, layer=layer, head=head)
+
+
+def left_out_columns(report: HeadReport, lang: str) -> str | None:
+    """The sentence under the "where the attention goes" table naming each column left out of it because it is 0 by
+    construction on this model (:meth:`HeadReport.category_shown`) and why; None when every column is shown. (Issue
+    44: it said "a special-token column" without saying which, and ended on ";" when only "next" was left out.)"""
+    reasons = [t(key, lang) for key, category in (("heads.where_hidden_causal", "next"),
+                                                  ("heads.where_hidden_start", TOKEN_CATEGORIES[0]),
+                                                  ("heads.where_hidden_end", TOKEN_CATEGORIES[1]))
+               if not report.category_shown(category)]
+    return t("heads.where_hidden", lang, columns=t("heads.where_hidden_separator", lang).join(reasons)) if reasons \
+        else None
 
 
 def measure_words(report: HeadReport, lang: str) -> str:
@@ -123,14 +145,16 @@ def health_report(report: HeadReport, lang: str = DEFAULT_LANGUAGE, *,
 
     listed(flags.collapsed, stats.entropy_normalized,
            lambda layer, head: t("heads.report.collapsed", lang, head=name(layer, head),
-                          entropy=f"{stats.entropy_normalized[layer, head]:.2f}", threshold=f"{thresholds.collapsed:g}",
+                          entropy=_against(stats.entropy_normalized[layer, head], thresholds.collapsed),
+                          threshold=f"{thresholds.collapsed:g}",
                           looks=_where_it_looks(report, layer, head, lang),
                           ablation=_ablation_words(report, layer, head, lang)),
            t("heads.report.no_collapsed", lang, threshold=f"{thresholds.collapsed:g}",
              lowest=f"{np.nanmin(stats.entropy_normalized):.2f}"))
     listed(flags.diffuse, -stats.entropy_normalized,
            lambda layer, head: t("heads.report.diffuse", lang, head=name(layer, head),
-                          entropy=f"{stats.entropy_normalized[layer, head]:.2f}", threshold=f"{thresholds.diffuse:g}",
+                          entropy=_against(stats.entropy_normalized[layer, head], thresholds.diffuse),
+                          threshold=f"{thresholds.diffuse:g}",
                           ablation=_ablation_words(report, layer, head, lang)),
            t("heads.report.no_diffuse", lang, threshold=f"{thresholds.diffuse:g}",
              highest=f"{np.nanmax(stats.entropy_normalized):.2f}"))
