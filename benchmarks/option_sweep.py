@@ -166,22 +166,25 @@ _SETTLED = """() => document.querySelector('[data-testid="stApp"]')?.dataset.tes
     && document.querySelector('[data-testid="stMain"] [data-testid="stElementContainer"]') !== null"""
 
 
-def link_queries(spec) -> list[dict[str, str]]:
-    """One query per hostile value class for a page: every numeric parameter its link carries (the view's layer and
-    head, and its own options') set to that class — past the top, below zero, NaN, inf and a 2,000-digit string."""
+BROWSER_VALUES = ("1000000000000", "-1", *LINK_VALUES[:3])  # past the top, below zero, NaN, a 2,000-digit string, inf
+
+
+def link_queries(spec, values: tuple[str, ...] = BROWSER_VALUES) -> list[dict[str, str]]:
+    """One query per hostile value class of ``values`` for a page: every numeric parameter its link carries (the
+    view's layer and head, and its own options') set to that class."""
     from inspector.output.pages import VIEW_NUMBERS
 
     keys = list(VIEW_NUMBERS) + sorted({o.link for o in spec.numbers if o.link})
     queries = []
-    for value in ("1000000000000", "-1", *LINK_VALUES[:3]):
+    for value in values:
         queries.append({key: f"{value},{value}" if key == "mcell" else value for key in keys})
     return queries
 
 
 def link_sweep(browser, url: str, models: list[str], timeout_s: float, record: list, *, hostile: bool = True,
-               pages: list[str] | None = None) -> None:
-    """Open every page's (or ``pages``') hostile links (:func:`link_queries`; with ``hostile=False`` each page once at
-    its defaults)
+               pages: list[str] | None = None, values: tuple[str, ...] = BROWSER_VALUES) -> None:
+    """Open every page's (or ``pages``') hostile links (:func:`link_queries` of ``values``; with ``hostile=False``
+    each page once at its defaults)
     on the hosted server at ``url``, one at a time: the seconds until the page has finished running (Streamlit's
     script state), and what it said."""
     from inspector.output.pages import PAGE_REGISTRY
@@ -194,7 +197,7 @@ def link_sweep(browser, url: str, models: list[str], timeout_s: float, record: l
                 offered = {m for o in spec.numbers for m in models_for(o, models)} or {DEFAULT_MODEL}
                 if model not in offered:
                     continue  # each page on the models its options are swept on (MiniLM when it has none)
-                for query in link_queries(spec) if hostile else [{}]:
+                for query in link_queries(spec, values) if hostile else [{}]:
                     path = "" if spec.default else spec.name
                     started = time.perf_counter()
                     page.goto(f"{url}/{path}?{urllib.parse.urlencode({'model': model, **query})}")
@@ -219,9 +222,11 @@ def hosted_env(deadline_s: float) -> dict[str, str]:
     return {"INSPECTOR_HOSTED": "1", "INSPECTOR_DEADLINE_S": f"{deadline_s:g}"}
 
 
-def sweep(models: list[str], deadline_s: float, *, browser=None, pages: list[str] | None = None) -> SweepResult:
+def sweep(models: list[str], deadline_s: float, *, browser=None, pages: list[str] | None = None,
+          browser_values: tuple[str, ...] = BROWSER_VALUES) -> SweepResult:
     """Both parts (module docstring) under a hosted server with ``deadline_s``: the AppTest part in a child process,
-    the links in ``streamlit run`` driven by ``browser`` (None: the AppTest part only); ``pages``: only these."""
+    the links in ``streamlit run`` driven by ``browser`` (None: the AppTest part only) with ``browser_values`` (the
+    AppTest part sends every class through links as well); ``pages``: only these."""
     from benchmarks.live_app import running_server
 
     env = {**os.environ, **hosted_env(deadline_s), "PYTHONPATH": str(REPO_ROOT)}
@@ -242,7 +247,7 @@ def sweep(models: list[str], deadline_s: float, *, browser=None, pages: list[str
             with RssSampler(pid) as served:
                 link_sweep(browser, url, models, 3 * deadline_s + 120, rows, hostile=False, pages=pages)
                 warm = served.now_mib()
-                link_sweep(browser, url, models, 3 * deadline_s + 120, rows, pages=pages)
+                link_sweep(browser, url, models, 3 * deadline_s + 120, rows, pages=pages, values=browser_values)
             memory_mib["streamlit run"] = (warm, served.peak_mib)
     return SweepResult(rows=rows, unknown=found["unknown"], unseen=found["unseen"], layer_s=found["layer_s"],
                        memory=memory_mib, deadline_s=deadline_s)

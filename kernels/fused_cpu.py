@@ -22,7 +22,7 @@ inside ``tests/tolerances.py``: the keys are centred on key 0 first (``k − k_0
 one constant, which changes neither the weights, the output nor the entropy; key 0's centred key is 0, so the rows
 that put their mass on it — the attention sink, where decoders' scores are largest — carry almost no rounding,
 and its weight is ``exp(−LSE)``); the combination is done in float64; and where a rounding-error estimate from the
-first call's log-sum-exp and sink mass (:func:`fp32_may_miss`) does not stay under the table, that key head's
+first call's log-sum-exp and sink mass (:func:`fp32_rounding_estimate`) does not stay under the table, that key head's
 keys-as-values call runs in float64. The output always comes from the first call, in the inputs' precision (fp32
 for 16-bit inputs), like SDPA's.
 
@@ -35,6 +35,7 @@ is faster — decode steps and short sequences, :func:`fused_is_faster` — the 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import torch
@@ -43,7 +44,7 @@ from kernels.reference import StatName, check_attention_inputs, visible_key_coun
 
 _FLASH_CPU = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
 
-# The fp32 entropy's rounding-error estimate (see fp32_may_miss) is this many units of 2⁻²⁴ times the
+# The fp32 entropy's rounding-error estimate (see fp32_rounding_estimate) is this many units of 2⁻²⁴ times the
 # magnitude the rounding scales with: twice the largest ratio of error to magnitude measured on the bundled models'
 # real layers (8.3, SmolLM2 at 512 tokens; docs/BENCHMARKS.md). Not a worst-case proof: that bound (n·2⁻²⁴ for a
 # sum of n terms) would send every head to float64.
@@ -64,13 +65,14 @@ def fused_is_faster(q_len: int, k_len: int, head_dim: int) -> bool:
     Why: the blocked path spends, per query–key pair, one head-size-long product for the scores and one for the
     output, plus passes over the n×n scores (mask, softmax, entropy) whose cost does not grow with the head size.
     The fused path writes no scores but runs the flash op twice (values, then keys as values, the second in
-    float64 where the score bound needs it: twice the products, at up to twice the cost), and a dozen
-    O(n · head_dim) operations around it (centring, casts, the bound, the anchors). So the larger the head, the
+    float64 where the rounding estimate needs it: twice the products, at up to twice the cost), and a dozen
+    O(n · head_dim) operations around it (centring, casts, the estimate, key 0's scores). So the larger the head, the
     longer the blocked path stays ahead, and the fused path's overhead needs long rows to pay back. Measured on
     the bundled models' real inputs (``benchmarks/fused_routing.py``, docs/BENCHMARKS.md "Fused or blocked: the
     CPU routing rule"; one thread's CPU time, fused ÷ blocked, batch 1), the crossover lay between 128 and 512
     tokens for MiniLM (head_dim 32: 1.10 at 128, 0.56 at 512), past 512 for SmolLM2 (64: 0.97 at 512, 0.56 at
-    2,048) and past 2,048 for Gemma 3 (256: 1.74 at 512, 1.07 at 2,048): 10 · head_dim tokens lies past each. A
+    2,048) and past 2,048 for Gemma 3 (256: 1.74 at 512, 1.07 at 2,048; remeasured with key-0 centring and the
+    rounding estimate, three layers: 1.10 at 2,048): 10 · head_dim tokens lies past each. A
     decode step (q length 1) is one matrix–vector product per head on the blocked path, with no mask: the
     blocked path was as fast or faster at every cache length measured (up to 2,048). Batch and head count scale
     both paths alike, so the rule reads neither; batches of 16 ranked the paths as batch 1 did, except MiniLM at
@@ -157,11 +159,22 @@ def fused_attention(
 
     result: dict[str, torch.Tensor] = {}
     if "entropy" in stats:
-        in_float64 = (torch.ones(k.shape[:2], dtype=torch.bool) if compute == torch.float64
-                      else fp32_may_miss(queries, keys, lse_centred, sink_mass(), scale))
-        mean_score, lse_centred = _keys_as_values(queries, k, first_key, keys, in_float64, mask=mask,
-                                                  use_flag=use_flag, scale=scale, lse=lse_centred)
         upper = torch.log(counts.clamp_min(1).double())  # rounding must not leave [0, log visible keys]
+        every_pair = torch.ones(k.shape[:2], dtype=torch.bool)
+        keys_as_values = functools.partial(_keys_as_values, queries, k, first_key, keys, mask=mask,
+                                           use_flag=use_flag, scale=scale)
+        if compute == torch.float64:
+            mean_score, lse_centred = keys_as_values(every_pair, torch.zeros_like(lse_centred), lse_centred)
+        else:
+            # Pairs whose estimate passes the tolerance even at the largest entropy a row can have, log(visible
+            # keys), run in float64 at once; the rest in fp32, then in float64 too where the entropy found is lower
+            # than the estimate needs.
+            estimate = fp32_rounding_estimate(queries, keys, lse_centred, sink_mass(), scale)
+            surely = _pairs_beyond(estimate, upper, k.shape[1])
+            mean_score, lse_centred = keys_as_values(surely, torch.zeros_like(lse_centred), lse_centred)
+            found = _pairs_beyond(estimate, (lse_centred - mean_score).clamp_min(0.0), k.shape[1]) & ~surely
+            if bool(found.any()):
+                mean_score, lse_centred = keys_as_values(found, mean_score, lse_centred, only=True)
         entropy = torch.minimum((lse_centred - mean_score).clamp_min_(0.0), upper).float()
         result["entropy"] = entropy if empty is None else entropy.masked_fill_(empty, 0.0)
     if "lse" in stats:  # the model's own (uncentred) scores' log-sum-exp: add back each row's score on key 0
@@ -174,42 +187,20 @@ def fused_attention(
     return out.to(q.dtype), {name: result[name] for name in stats}
 
 
-def fp32_may_miss(queries: torch.Tensor, keys: torch.Tensor, lse: torch.Tensor, sink: torch.Tensor,
-                  scale: float) -> torch.Tensor:
-    """Which (batch, key head) pairs' entropy an fp32 keys-as-values call may get wrong by more than the tolerance
-    table allows: bool ``(batch, kv_heads)``, from the first call's log-sum-exp and sink mass.
-
-    The entropy ``LSE − Σ_j p_j s_j`` inherits the rounding of both terms. The op computes each score as a
-    d-long fp32 dot product and accumulates ``Σ_j p_j k_j`` in fp32, so both err by about ``2⁻²⁴ · Σ_j p_j a_ij``
-    with ``a_ij = |scale| · Σ_d |q_id| · |k_jd|`` (the keys centred on key 0), plus ``2⁻²⁴ · (|LSE_i| + 1)`` for
-    the log-sum-exp's own sum. Key 0's centred key is 0, so ``Σ_j p_j a_ij ≤ (1 − p_i0) · A_i`` with
-    ``A_i = |scale| · Σ_d |q_id| · max_j |k_jd|``: O(n·d), and small on the rows that put their mass on key 0 —
-    the rows with the largest scores in decoders. The estimate ``FP32_ROUNDING_FACTOR · 2⁻²⁴ · ((1 − p_i0) · A_i
-    + |LSE_i| + 1)`` must stay under ``ENTROPY_ATOL + ENTROPY_RTOL · H_b(p_i0)``, the tolerance at the binary
-    entropy of the sink mass, which the row's entropy is at least (grouping every other key into one outcome).
-    """
-    kv_heads = keys.shape[1]
-    largest_key = keys.abs().amax(dim=2)  # (batch, kv_heads, d)
-    grouped = queries.abs().unflatten(1, (kv_heads, queries.shape[1] // kv_heads))  # (b, kv, group, q_len, d)
-    spread = (grouped @ largest_key[:, :, None, :, None]).squeeze(-1).flatten(1, 2).double() * abs(scale)
-    sink = sink.double()
-    estimate = FP32_ROUNDING_FACTOR * 2.0**-24 * ((1.0 - sink) * spread + lse.abs() + 1.0)
-    least_entropy = -(torch.xlogy(sink, sink) + torch.xlogy(1.0 - sink, 1.0 - sink))
-    misses = (estimate > ENTROPY_ATOL + ENTROPY_RTOL * least_entropy) & torch.isfinite(lse)  # seen rows only
-    return misses.unflatten(1, (kv_heads, -1)).flatten(2).any(-1)
-
-
 def _keys_as_values(queries: torch.Tensor, k: torch.Tensor, first_key: torch.Tensor, keys: torch.Tensor,
-                    in_float64: torch.Tensor, *, mask: torch.Tensor | None, use_flag: bool, scale: float,
-                    lse: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+                    in_float64: torch.Tensor, mean_score: torch.Tensor, lse: torch.Tensor, *,
+                    mask: torch.Tensor | None, use_flag: bool, scale: float,
+                    only: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """``Σ_j p_j s_j`` (centred scores) and the log-sum-exp, float64 ``(batch, heads, q_len)``, from the op with
-    the centred keys as values: in fp32, except for the (batch, key head) pairs ``in_float64`` marks, whose
-    call runs in float64 (keys centred in float64: fp32 rounding would move single scores) and whose log-sum-exp
-    replaces ``lse``. Where the pairs are split, only each part's queries and keys are copied."""
+    the centred keys as values: the (batch, key head) pairs ``in_float64`` marks in float64 (keys centred in
+    float64: fp32 rounding would move single scores; their log-sum-exp replaces ``lse``'s), the others in fp32 —
+    or, with ``only``, left as ``mean_score`` and ``lse`` give them. Where the pairs are split, only each part's
+    queries and keys are copied."""
     batch, kv_heads = in_float64.shape
-    mean_score, lse = (t.unflatten(1, (kv_heads, -1)).flatten(0, 1).clone() for t in (lse, lse))
+    mean_score, lse = (t.unflatten(1, (kv_heads, -1)).flatten(0, 1).clone() for t in (mean_score, lse))
     per_pair_mask = None if mask is None or mask.shape[0] == 1 else mask.repeat_interleave(kv_heads, dim=0)
-    for double, picked in ((False, ~in_float64.flatten()), (True, in_float64.flatten())):
+    parts = [(True, in_float64.flatten())] + ([] if only else [(False, ~in_float64.flatten())])
+    for double, picked in parts:
         if not bool(picked.any()):
             continue
         part_queries = queries.unflatten(1, (kv_heads, -1)).flatten(0, 1)  # (batch · kv_heads, group, q_len, d)
@@ -227,6 +218,33 @@ def _keys_as_values(queries: torch.Tensor, k: torch.Tensor, first_key: torch.Ten
         if double:
             lse[picked] = part_lse.double()
     return tuple(t.unflatten(0, (batch, kv_heads)).flatten(1, 2) for t in (mean_score, lse))
+
+
+def fp32_rounding_estimate(queries: torch.Tensor, keys: torch.Tensor, lse: torch.Tensor, sink: torch.Tensor,
+                           scale: float) -> torch.Tensor:
+    """How far an fp32 keys-as-values call may move each row's entropy: float64 ``(batch, heads, q_len)`` (0 on
+    rows that see no key), from the first call's log-sum-exp and sink mass (keys centred on key 0).
+
+    The entropy ``LSE − Σ_j p_j s_j`` inherits the rounding of both terms. The op computes each score as a
+    d-long fp32 dot product and accumulates ``Σ_j p_j k_j`` in fp32, so both err by about ``2⁻²⁴ · Σ_j p_j a_ij``
+    with ``a_ij = |scale| · Σ_d |q_id| · |k_jd|``, plus ``2⁻²⁴ · (|LSE_i| + 1)`` for the log-sum-exp's own sum.
+    Key 0's centred key is 0, so ``Σ_j p_j a_ij ≤ (1 − p_i0) · A_i`` with ``A_i = |scale| · Σ_d |q_id| · max_j
+    |k_jd|``: O(n·d), and small on the rows that put their mass on key 0 — the rows with the largest scores in
+    decoders. The estimate is ``FP32_ROUNDING_FACTOR · 2⁻²⁴ · ((1 − p_i0) · A_i + |LSE_i| + 1)``.
+    """
+    kv_heads = keys.shape[1]
+    largest_key = keys.abs().amax(dim=2)  # (batch, kv_heads, d)
+    grouped = queries.abs().unflatten(1, (kv_heads, queries.shape[1] // kv_heads))  # (b, kv, group, q_len, d)
+    spread = (grouped @ largest_key[:, :, None, :, None]).squeeze(-1).flatten(1, 2).double() * abs(scale)
+    estimate = FP32_ROUNDING_FACTOR * 2.0**-24 * ((1.0 - sink.double()) * spread + lse.abs() + 1.0)
+    return estimate.masked_fill_(~torch.isfinite(lse), 0.0)
+
+
+def _pairs_beyond(estimate: torch.Tensor, entropy: torch.Tensor, kv_heads: int) -> torch.Tensor:
+    """The (batch, key head) pairs with a row whose estimate exceeds the tolerance ``ENTROPY_ATOL + ENTROPY_RTOL ·
+    entropy`` (``entropy`` broadcasts to ``estimate``'s ``(batch, heads, q_len)``): bool ``(batch, kv_heads)``."""
+    beyond = (estimate > ENTROPY_ATOL + ENTROPY_RTOL * entropy).any(-1)  # (batch, heads)
+    return beyond.unflatten(1, (kv_heads, -1)).any(-1)
 
 
 def _grouped_scores(queries: torch.Tensor, key_rows: torch.Tensor, scale: float) -> torch.Tensor:

@@ -36,10 +36,10 @@ def timed_runs(record: list):
     original = run.job_deadline
 
     @contextmanager
-    def timed(seconds, job, admit=None):
+    def timed(seconds, job, admit=None, *, until=None):
         started, error = time.perf_counter(), ""
         try:
-            with original(seconds, job, admit) as deadline:
+            with original(seconds, job, admit, until=until) as deadline:
                 yield deadline
         except BaseException as err:
             error = type(err).__name__
@@ -185,22 +185,48 @@ def _set(widget, value) -> bool:
     return True
 
 
-def sweep_option(page: str, model: str, option, record: list) -> dict[str, object]:
-    """Drive ``option`` of ``page`` on ``model`` through its widget (module docstring), in one session; the numeric
-    widgets the page drew (key → element; without ``option.key`` when the page did not draw it)."""
+def _value_of(at, key):
+    """The current value of the widget ``key`` (any kind), or None when the page did not draw it."""
+    for kind in ("selectbox", "radio", "number_input", "slider", "select_slider", "multiselect", "toggle", "checkbox"):
+        for widget in getattr(at, kind):
+            if widget.key == key:
+                return widget.value
+    return None
+
+
+def _restore(at, saved: dict[str, object]) -> None:
+    """Set every widget of ``saved`` (key → value) back, for the next option's first run (no run of its own)."""
+    for key, value in saved.items():
+        if value is not None:
+            _meet(at, [(key, value)])
+
+
+def sweep_options(page: str, model: str, options, record: list) -> dict[str, object]:
+    """Drive each of ``options`` of ``page`` on ``model`` through its widget (module docstring), all in one session
+    opened once: an option's needs are met, its values run, then it, its needs and what it starts are set back to
+    what they were, so the next option runs from the page's defaults. The numeric widgets the page drew (key →
+    element as last drawn)."""
     at = _opened(page, model, {})
-    _run_page(at, record, page, model, option.key, "open", "")
-    if _meet(at, option.needs):
-        _run_page(at, record, page, model, option.key, "open", repr(option.needs))
+    _run_page(at, record, page, model, "", "open", "")
     drawn = _widgets(at)
-    if option.key not in drawn:
-        return drawn
-    for value in widget_values(drawn[option.key]):
-        widget = _widgets(at).get(option.key)
-        if widget is None or not _set(widget, value):
+    for option in options:
+        keys = [key for key, _ in option.needs] + [option.key] + ([option.starts] if option.starts else [])
+        saved = {key: _value_of(at, key) for key in keys}
+        if _meet(at, option.needs):
+            _run_page(at, record, page, model, option.key, "open", repr(option.needs))
+            drawn.update(_widgets(at))
+        if option.key not in _widgets(at):
+            _restore(at, saved)
             continue
-        _start(at, option)
-        _run_page(at, record, page, model, option.key, "widget", value)
+        saved[option.key] = _value_of(at, option.key)
+        for value in widget_values(_widgets(at)[option.key]):
+            widget = _widgets(at).get(option.key)
+            if widget is None or not _set(widget, value):
+                continue
+            _start(at, option)
+            _run_page(at, record, page, model, option.key, "widget", value)
+            drawn.update(_widgets(at))
+        _restore(at, saved)
     return drawn
 
 
@@ -260,13 +286,9 @@ def apptest_sweep(models: list[str], pages: list[str] | None = None) -> dict:
         options = PAGE_REGISTRY[page].numbers
         for model in sorted({model for option in options for model in models_for(option, models)}):
             here = [option for option in options if model in models_for(option, models)]
-            widgets: dict[str, object] = {}
-            for option in here:
-                found = sweep_option(page, model, option, record)
-                drawn[page].update(found)
-                if option.key in found:
-                    seen.add(option.key)
-                    widgets[option.key] = found[option.key]
+            widgets = sweep_options(page, model, here, record)
+            drawn[page].update(widgets)
+            seen.update(row.option for row in record if row.path == "widget" and row.page == page)
             sweep_links(page, model, here, widgets, record)
     unknown = [key for page in pages for key in undeclared(page, drawn.get(page, ()))]
     unseen = sorted(f"{page}:{key}" for page in pages for key in declared_keys()[page] - seen)

@@ -109,6 +109,39 @@ def test_a_wait_for_admission_moves_the_deadline_and_the_jobs_own_work_does_not(
     assert 0.2 <= moved < 0.6, moved
 
 
+def test_a_jobs_second_part_keeps_the_first_parts_instant_and_seconds(tiny_bert):
+    """A page that draws between a job's two parts (the Heads page's first look) does it outside both blocks; the
+    second part ends when the first would have, and its message names the job's whole deadline."""
+    with job_deadline(0.05, "the test job") as first:
+        pass
+    time.sleep(0.06)  # the drawing between the parts, past the instant
+    with job_deadline(0.05, "the test job", until=first) as second:
+        assert (second.at, second.seconds) == (first.at, first.seconds)
+        with pytest.raises(DeadlineExceededError, match="within the 0.05 s"):
+            forward(tiny_bert, encode_text(tiny_bert, "A short text.").inputs)
+    with job_deadline(None, "no deadline", until=first) as none:
+        assert none is None  # a local instance: no deadline in either part
+
+
+def test_the_heads_page_draws_its_first_look_outside_the_jobs_deadline(monkeypatch):
+    """Issue 45's sweep: a Heads run ended past its deadline by the first look's drawing (a step no layer check
+    covers). The first look is drawn between the job's two parts, with no deadline set."""
+    from views import heads_sections, session
+
+    monkeypatch.setattr(session, "hosting_policy", lambda: HostingPolicy(hosted=True, deadline_s=600.0))
+    seen = []
+    original = heads_sections.draw_first_look
+
+    def draw(*args, **kwargs):
+        seen.append(current_deadline())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(heads_sections, "draw_first_look", draw)
+    at, _ = _page("views/heads.py", "A text whose first look is drawn outside the job's deadline.")
+    assert not at.exception and not at.error, [e.value for e in (*at.exception, *at.error)]
+    assert seen == [None]
+
+
 def test_long_jobs_stop_at_the_deadline_while_they_run(tiny_bert):
     """Attribution (forwards and backward passes) and the Heads report (forwards, progress steps) both stop."""
     with job_deadline(1e-9, "the attribution run"), pytest.raises(DeadlineExceededError, match="attribution run"):

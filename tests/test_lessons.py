@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -36,6 +38,7 @@ from inspector.analyses.lessons.capacity import (
     bottleneck_sweep,
     head_dim_lesson,
     position_codes_lesson,
+    rank_cut_kl,
     sinusoidal_codes,
 )
 from inspector.analyses.lessons.common import VERDICT_ALPHA, _f, _pct, rank_trend
@@ -440,6 +443,23 @@ def test_a_rank_cut_of_the_heads_scores_is_exact_at_full_rank(tiny_models):
     for lang in LANGUAGES:
         text = lesson.answer.text(lang)
         assert f"d_k = {d_k}" in text and _f(lesson.head_kl[0]) in text
+
+
+def test_a_rank_cut_of_a_causal_heads_scores_forms_no_zero_times_infinity():
+    """A causal head's masked keys have weight 0 and a cut score of −inf: they add nothing, and the sum never forms
+    0·∞ (a RuntimeWarning from NumPy on every decoder's Lesson 18, found by the hosted sweep)."""
+    rng = np.random.default_rng(0)
+    n, d_k = 6, 2
+    q, k = rng.normal(size=(n, d_k)), rng.normal(size=(n, d_k))
+    visible = np.tril(np.ones((n, n), bool))
+    scores = np.where(visible, q @ k.T, 0.0)
+    weights = np.where(visible, np.exp(scores), 0.0)
+    weights /= weights.sum(axis=-1, keepdims=True)
+    definition = SimpleNamespace(scores=scores, visible=visible, weights=weights, d_k=d_k)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kls = rank_cut_kl(definition)
+    assert np.isfinite(kls).all() and len(kls) == d_k and kls.min() >= -1e-12  # a KL: never below 0
 
 
 def test_the_sinusoidal_formula_and_rope_depend_on_the_offset_alone_a_learned_table_does_not(tiny_models):

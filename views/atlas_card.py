@@ -8,11 +8,11 @@ from __future__ import annotations
 import streamlit as st
 
 from inspector import InspectorError
-from inspector.analyses.atlas import LAYER_METRIC, Atlas, atlas_metrics, dominant_role, live_row
+from inspector.analyses.atlas import Atlas, atlas_metrics, dominant_role, live_row
 from inspector.analyses.atlas_exemplars import Exemplar
 from inspector.analyses.census.exemplars import EXEMPLAR_STATISTICS
 from inspector.base.i18n import t
-from inspector.charts.atlas import context_html, metric_name, row_html
+from inspector.charts.atlas import context_html, metrics_html, row_html
 from inspector.charts.sentences.roles import role_name
 from inspector.output.share import ViewState, encode_view, escape_markdown
 from views import session, share_state
@@ -34,18 +34,6 @@ def statistic_key(side: str) -> str:
     """The session key of the statistic the card on ``side`` ranks its contexts by (side a's is the Atlas page's
     link's)."""
     return "atlas_statistic" if side == "a" else f"atlas_statistic_{side}"
-
-
-def _metrics_table(atlas: Atlas, layer: int, head: int, lang: str) -> dict[str, list]:
-    columns = {t("atlas.column_metric", lang): [], t("chart.census.mean", lang): [],
-               t("chart.census.column.low", lang): [], t("chart.census.column.high", lang): []}
-    for metric, grid in atlas_metrics(atlas).items():
-        if metric == LAYER_METRIC:
-            continue
-        for column, value in zip(columns.values(), (metric_name(metric, lang), grid.mean[layer, head],
-                                                    grid.low[layer, head], grid.high[layer, head])):
-            column.append(value if isinstance(value, str) else float(value))
-    return columns
 
 
 def _verdict(atlas: Atlas, layer: int, head: int, lang: str) -> str:
@@ -104,9 +92,7 @@ def show_card(atlas: Atlas, layer: int, head: int, *, side: str, lang: str) -> N
     # Catalogue words, a role the atlas's reader checked and numbers: Markdown as written (escaped, the role's bold
     # showed as **sink**).
     st.markdown(_verdict(atlas, layer, head, lang))
-    st.dataframe(_metrics_table(atlas, layer, head, lang), hide_index=True, height=220,
-                 column_config={t(key, lang): st.column_config.NumberColumn(format="%.3f") for key in
-                                ("chart.census.mean", "chart.census.column.low", "chart.census.column.high")})
+    st.html(metrics_html(atlas, layer, head, lang))
     if atlas.exemplars is None:
         st.info(t("atlas.no_exemplars", lang))
         return

@@ -47,17 +47,19 @@ def shown_model(spec: str, lang: str) -> str:
 
 def axis_menus(offered: list[str], keys: Mapping[str, str], lang: str) -> tuple[str, str, str]:
     """The horizontal axis, vertical axis and colour menus over the metrics ``offered`` (session keys ``keys["x"]``,
-    ``keys["y"]``, ``keys["colour"]``), in one row; a value not offered falls back to the default (normalised
-    entropy × induction, or the sink score without roles, coloured by layer). Returns (x, y, colour)."""
+    ``keys["y"]``, ``keys["colour"]``): the two axes side by side, the colour under the horizontal one — three in a
+    row cut a metric's name ("induction score (probe)") at 1000 px. A value not offered falls back to the default
+    (normalised entropy × induction, or the sink score without roles, coloured by layer). Returns (x, y, colour)."""
     defaults = {"x": "entropy_normalized", "y": "induction" if "induction" in offered else "max_sink_score",
                 "colour": LAYER_METRIC}
     for field in ("x", "y", "colour"):
         if st.session_state.get(keys[field]) not in offered:
             st.session_state[keys[field]] = defaults[field]
     labels = {"x": "atlas.x", "y": "atlas.y", "colour": "atlas.colour"}
+    columns = (*st.columns(2), st.columns(2)[0])
     return tuple(column.selectbox(t(labels[field], lang), offered, key=keys[field],
                                   format_func=lambda m: metric_name(m, lang))
-                 for column, field in zip(st.columns(3), labels))
+                 for column, field in zip(columns, labels))
 
 
 def show_scatter(atlas: Atlas, side: str, x: str, y: str, colour: str, lang: str, slide: bool, *,

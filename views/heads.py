@@ -26,6 +26,7 @@ from inspector.analyses.heads import (
 from inspector.analyses.metrics import HealthThresholds
 from inspector.base.errors import error_text
 from inspector.base.i18n import t
+from inspector.core.deadline import current_deadline
 from views import session, share_state, sidebar
 from views.census_folder import CENSUS_MODE, show_census
 from views.heads_roles import link_params, show_roles
@@ -146,10 +147,13 @@ try:
     with job.running():
         kept = tuple(job.kept(texts))
         first = with_thresholds(cached_first_look(chosen.spec, kept, chosen.state.backend, ablation), thresholds)
-        slots = draw_first_look(first, texts, info.name, lang, slide, (layer, head))
-        with bar_place:
-            report = with_thresholds(cached_report(chosen.spec, kept, chosen.state.backend, ablation, lang),
-                                     thresholds)
+        ends = current_deadline()  # the job's instant (moved by any wait for a run slot)
+    # Drawn between the job's two parts, outside both: the deadline binds forwards and steps, and drawing is neither
+    # (issue 45's sweep saw the report end past its deadline by the first look's drawing). The report keeps the
+    # first look's instant.
+    slots = draw_first_look(first, texts, info.name, lang, slide, (layer, head))
+    with job.running(until=ends), bar_place:
+        report = with_thresholds(cached_report(chosen.spec, kept, chosen.state.backend, ablation, lang), thresholds)
 except InspectorError as err:
     status.update(label=t("heads.failed", lang), state="error")
     if slots is not None:

@@ -19,6 +19,7 @@ from inspector.analyses.metrics import (
     token_category_mass,
 )
 from inspector.analyses.redundancy import contribution_similarity, js_divergence_matrix
+from inspector.core.deadline import check_deadline
 from inspector.core.forward import forward
 from inspector.core.loading import LoadedModel
 from inspector.core.outputs import ModelOutput, head_writes, model_output, read_positions
@@ -69,11 +70,14 @@ def texts_statistics(loaded: LoadedModel, ids: Sequence[torch.Tensor], backend: 
             into.append(head_writes(loaded, layer, flat).view(heads, len(ids), width, -1).transpose(0, 1))
     out = []
     for k, row in enumerate(ids):
+        # A corpus's statistics are NumPy work between forwards, no layer check inside: checked a text at a time.
+        check_deadline("measuring one text's heads")
         n, tokens, special = lengths[k], tokens_of[k], special_of[k]
         weights = all_weights[k, :, :, :n, :n].numpy()  # (L, H, T, T)
         value_norms = torch.stack([w[k, :, :n].norm(dim=-1) for w in value_writes]).cpu().numpy()  # (L, H, T)
         contribution = torch.cat([w[k, :, :n] for w in output_writes]).cpu().numpy()  # (N, T, hidden)
         cosine, cka = contribution_similarity(contribution)
+        check_deadline("comparing one text's heads")
         key_scores = all_key_scores[k, :, :, :n]
         stats = dict(
             entropy=census["entropy"][k], entropy_normalized=census["entropy_normalized"][k],

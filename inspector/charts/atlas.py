@@ -33,6 +33,7 @@ from inspector.charts.census import statistic_name
 from inspector.charts.sentences.roles import role_name
 
 _HEIGHT_PX, _SLIDE_HEIGHT_PX = 360, 520
+_METRICS_HEIGHT_PX = 260  # a card's metrics table scrolls down past this
 # How many tokens a context shows on each side of the span from its first attended key to its query.
 CONTEXT_MARGIN = 12
 
@@ -89,7 +90,10 @@ def atlas_scatter_chart(atlas: Atlas, x: str, y: str, colour: str, *, title: str
     points = base.mark_circle(size=140 if slide else 70, opacity=0.85, cursor="pointer", stroke="white",
                               strokeWidth=0.5).encode(
         color=alt.Color(f"{colour}:Q", title=metric_name(colour, lang), scale=alt.Scale(scheme=ENTROPY_SCHEME),
-                        legend=alt.Legend(orient="right", titleLimit=160, gradientLength=160)),
+                        # Under the plot: on the right, a long colour name ("mass punctuation") left the plot
+                        # 50 px wide in one of two side-by-side atlases at 1000 px.
+                        legend=alt.Legend(orient="bottom", direction="horizontal", titleLimit=220,
+                                          gradientLength=160)),
     ).add_params(alt.selection_point(name=HEAD_SELECTION, fields=["layer", "head"], on="click", clear="dblclick"))
     drawn = [points]
     if selected is not None:
@@ -100,6 +104,30 @@ def atlas_scatter_chart(atlas: Atlas, x: str, y: str, colour: str, *, title: str
         title=chart_title(title, [t("atlas.chart_note", lang, heads=len(data))], width=HALF_COLUMN_PX, slide=slide),
         height=_SLIDE_HEIGHT_PX if slide else _HEIGHT_PX)
     return style_chart(chart, slide)
+
+
+def metrics_html(atlas: Atlas, layer: int, head: int, lang: str = DEFAULT_LANGUAGE) -> str:
+    """A head's metrics (every one of :func:`~inspector.analyses.atlas.atlas_metrics` but the layer) as a two-column
+    HTML table — the metric's name, then its mean and its 95 % interval (under the mean where the column is narrow) —
+    that wraps and never needs a sideways scroll, even in one of two side-by-side cards at 1000 px; past
+    ``_METRICS_HEIGHT_PX`` it scrolls down. A number the census has not (NaN) shows as "–"."""
+    cell = "padding:2px 6px;border-bottom:1px solid rgba(128,128,128,0.2);vertical-align:top;"
+    rows = []
+    for metric, grid in atlas_metrics(atlas).items():
+        if metric == LAYER_METRIC:
+            continue
+        mean, low, high = grid.mean[layer, head], grid.low[layer, head], grid.high[layer, head]
+        interval = f"{low:.3f}–{high:.3f}" if np.isfinite(low) and np.isfinite(high) else "–"
+        shown = f"{mean:.3f}" if np.isfinite(mean) else "–"
+        rows.append(f'<tr><td style="{cell}word-break:break-word">{html.escape(metric_name(metric, lang))}</td>'
+                    f'<td style="{cell}text-align:right;font-variant-numeric:tabular-nums">'
+                    f'{shown} <span style="opacity:0.65;display:inline-block">{interval}</span>'
+                    '</td></tr>')
+    header = "".join(f'<th style="{cell}text-align:{align}">{html.escape(t(key, lang))}</th>' for key, align in
+                     (("atlas.column_metric", "left"), ("atlas.column_mean", "right")))
+    return (f'<div style="max-height:{_METRICS_HEIGHT_PX}px;overflow-y:auto;overflow-x:hidden">'
+            '<table style="width:100%;table-layout:fixed;border-collapse:collapse;font-size:0.85em">'
+            f'<thead><tr>{header}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
 
 
 def context_html(tokens: Sequence[str], query: int, weights: dict[int, float], *,

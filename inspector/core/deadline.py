@@ -73,13 +73,18 @@ _ADMISSION: ContextVar[_Admission | None] = ContextVar("inspector_job_admission"
 
 
 @contextmanager
-def job_deadline(seconds: float | None, job: str,
-                 admit: Callable[[], AbstractContextManager] | None = None) -> Iterator[JobDeadline | None]:
+def job_deadline(seconds: float | None, job: str, admit: Callable[[], AbstractContextManager] | None = None, *,
+                 until: JobDeadline | None = None) -> Iterator[JobDeadline | None]:
     """Inside the block, every forward and every :func:`check_deadline` stops past ``seconds`` from now
     (None: no deadline — the block runs as it would without it). A deadline already set by an outer block
     stays if it comes sooner. ``admit``: entered at the job's first forward and left when the block ends (see
-    the module docstring); None: the job starts at once."""
-    mine = None if seconds is None else JobDeadline(at=time.monotonic() + seconds, seconds=seconds, job=job)
+    the module docstring); None: the job starts at once. ``until``: the deadline of an earlier block of the same
+    job, kept (its instant and its seconds) — a job that draws between its parts does so outside both blocks, and
+    its second part ends when the first would have (None: a new deadline from now)."""
+    if until is not None and seconds is not None:
+        mine = JobDeadline(at=until.at, seconds=until.seconds, job=job)
+    else:
+        mine = None if seconds is None else JobDeadline(at=time.monotonic() + seconds, seconds=seconds, job=job)
     outer = _JOB.get()
     token = _JOB.set(outer if mine is None or (outer is not None and outer.at <= mine.at) else mine)
     admission = None if admit is None else _Admission(admit=admit, deadline=mine)

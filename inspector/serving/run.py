@@ -39,7 +39,7 @@ from inspector.base.limits import MAX_TEXT_CHARS
 from inspector.base.progress import Progress, no_progress
 from inspector.core.budget import attention_bytes, max_tokens, tokens_within
 from inspector.core.capture import Capture, WeightsChoice, capture_within_memory, is_out_of_memory, release_memory
-from inspector.core.deadline import check_deadline, job_deadline
+from inspector.core.deadline import JobDeadline, check_deadline, job_deadline
 from inspector.core.forward import EncodedText, encode_text
 from inspector.core.loading import LoadedModel, ModelInfo
 from inspector.core.model_folders import model_name
@@ -122,11 +122,13 @@ class Plan:
         """``items`` cut to :attr:`keep` (all of them when nothing was cut)."""
         return self.job.kept(items)
 
-    def running(self, on_wait: OnWait | None = None):
+    def running(self, on_wait: OnWait | None = None, *, until: JobDeadline | None = None):
         """A page's job: hold the deadline for the ``with`` block and take a run slot as its first forward starts
         (see the module docstring); ``on_wait(position, running)`` while it waits, ``on_wait(0, running)`` once it
-        has its slot after waiting."""
-        return holding(self, on_wait=on_wait or self.on_wait, lazy=True)
+        has its slot after waiting. ``until``: the deadline an earlier block of this job ended with
+        (:func:`~inspector.core.deadline.current_deadline` read inside it) — the job's second part, after the page
+        drew the first part's results outside any block, keeps the first part's instant."""
+        return holding(self, on_wait=on_wait or self.on_wait, lazy=True, until=until)
 
 
 def job_name(kind: str, lang: str = DEFAULT_LANGUAGE) -> str:
@@ -259,12 +261,13 @@ def _run_slot(on_wait: OnWait | None, queue: RunQueue | None = None) -> Iterator
 
 @contextmanager
 def holding(plan: Plan, *, on_wait: OnWait | None = None, queue: RunQueue | None = None,
-            lazy: bool = False) -> Iterator[None]:
+            lazy: bool = False, until: JobDeadline | None = None) -> Iterator[None]:
     """The run's slot and its one deadline for the ``with`` block. ``lazy``: the slot is taken as the first forward
-    inside starts (a page's job over cached functions); otherwise at once, and the deadline starts once it is held."""
+    inside starts (a page's job over cached functions); otherwise at once, and the deadline starts once it is held.
+    ``until`` (lazy only): an earlier block's deadline, kept (:meth:`Plan.running`)."""
     name = Notice(f"job.{plan.job.kind}")  # its catalogue name: a deadline's notice says it in the page's language
     if lazy:
-        with job_deadline(plan.deadline_s, name, admit=lambda: _run_slot(on_wait, queue)):
+        with job_deadline(plan.deadline_s, name, admit=lambda: _run_slot(on_wait, queue), until=until):
             yield
         return
     with _run_slot(on_wait, queue), job_deadline(plan.deadline_s, name):

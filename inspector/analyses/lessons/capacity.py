@@ -117,7 +117,8 @@ def rank_cut_kl(definition: DefinitionLesson) -> np.ndarray:
     for r in range(1, min(definition.d_k, len(scores)) + 1):
         cut = np.where(visible, (u[:, :r] * sigma[:r]) @ vt[:r], -np.inf)  # (n, n)
         log_cut = cut - np.logaddexp.reduce(cut, axis=-1, keepdims=True)
-        terms = np.where(weights > 0, weights * (np.log(np.where(weights > 0, weights, 1.0)) - log_cut), 0.0)
+        kept = weights > 0  # a masked key (weight 0, cut −inf) adds nothing: 0·∞ is never formed
+        terms = np.where(kept, weights * (np.log(np.where(kept, weights, 1.0)) - np.where(kept, log_cut, 0.0)), 0.0)
         kls.append(float(terms.sum(axis=-1).mean()))
     return np.asarray(kls)
 
