@@ -64,8 +64,11 @@ def test_the_planned_server_budget_adds_the_jobs_the_weights_and_the_caches():
 
 @pytest.mark.slow
 @pytest.mark.timeout(1500)  # ~6 minutes alone; 16 under a load of 14 on 2 cores (every wait inside is bounded)
-def test_every_numeric_option_ends_within_the_deadline_and_the_servers_memory_budget(browser):
+def test_every_numeric_option_ends_within_the_deadline_and_the_servers_memory_budget(browser, record_property):
     result = sweep([DEFAULT_MODEL, DECODER], DEADLINE_S, browser=browser, browser_values=BROWSER_VALUES)
+    longest, what = result.longest()  # the closing figures, in the JUnit report (pytest --junitxml)
+    record_property("sweep", f"{len(result.rows)} page runs; peak RSS {result.peak_mib:,.0f} MiB "
+                             f"{dict(result.memory)}; longest run {longest:.2f} s ({what})")
     assert result.unknown == [] and result.unseen == [], (result.unknown, result.unseen)
     # Every page opened on both models, every option driven through its widget, every linked one through links.
     assert {(row.page, row.model) for row in result.rows if row.path == "open"} >= {

@@ -90,7 +90,10 @@ def atlas_scatter_chart(atlas: Atlas, x: str, y: str, colour: str, *, title: str
     points = base.mark_circle(size=140 if slide else 70, opacity=0.85, cursor="pointer", stroke="white",
                               strokeWidth=0.5).encode(
         color=alt.Color(f"{colour}:Q", title=metric_name(colour, lang), scale=alt.Scale(scheme=ENTROPY_SCHEME),
-                        legend=alt.Legend(orient="right", titleLimit=160, gradientLength=160)),
+                        # Under the plot: on the right, a long colour name ("mass punctuation") left the plot
+                        # 50 px wide in one of two side-by-side atlases at 1000 px.
+                        legend=alt.Legend(orient="bottom", direction="horizontal", titleLimit=220,
+                                          gradientLength=160)),
     ).add_params(alt.selection_point(name=HEAD_SELECTION, fields=["layer", "head"], on="click", clear="dblclick"))
     drawn = [points]
     if selected is not None:

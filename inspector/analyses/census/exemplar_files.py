@@ -260,7 +260,7 @@ def _shard_exemplars(path: Path, shape: tuple[int, int]):
 
 
 def _flat(table, name: str, dtype) -> np.ndarray:
-    return table.column(name).combine_chunks().flatten().to_numpy(zero_copy_only=False).astype(dtype)
+    return table.column(name).combine_chunks().flatten().to_numpy(zero_copy_only=False).astype(dtype, copy=False)
 
 
 def _extremes(tables: list, shape: tuple[int, int]) -> TextExtremes:

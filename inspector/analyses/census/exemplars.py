@@ -28,10 +28,12 @@ with weight above 0, highest weight first (ties: lower position first); ``key_we
 **Per batch** (:class:`RowCandidates`, the row sink of :func:`inspector.analyses.batching.batch_statistics`, run
 while each layer's weights exist; vectorised, the rows of one layer at a time): each text's best row per statistic
 and head — its **extreme**, kept in the text's shard row for the deciles — and, per shard among the batch's texts,
-the batch's top K rows, handed on with the texts they belong to (:class:`TextExemplars`). A shard's top K is the
-top K of its batches' top K (:func:`top_rows`: the top K of a set holds every member of the whole's top K that lies
-in it), written beside the shard; what travels and what is kept is bounded by K per batch and shard, not by the
-texts. Both are written with the shard, so a resumed run keeps them and an engine's batching changes none.
+the batch's top K rows that pass the shard's running cut-off (:class:`TopCutoffs`: a row below the K-th best
+score its shard has had so far cannot enter), handed on with the texts they belong to (:class:`TextExemplars`). A
+shard's top K is the top K of its batches' top K (:func:`top_rows`: the top K of a set holds every member of the
+whole's top K that lies in it), written beside the shard; what travels and what is kept is bounded by K per batch
+and shard, not by the texts. Both are written with the shard, so a resumed run keeps them and an engine's batching
+changes none.
 
 **Deciles.** Per statistic and head, the texts with a candidate are ordered by their extreme (best first; ties by
 text index) and cut into ten equal-count deciles: text of rank r of N is in decile ⌊10 r / N⌋ (decile 0 the best
@@ -134,27 +136,69 @@ class _BatchConstants(NamedTuple):
     eligible: dict[str, torch.Tensor]  # statistic → (B, n) bool: what else a row needs to count for it
     order: torch.Tensor  # (1, B, 1, n) int64 in [0, spread): larger for earlier rows (input index, then query)
     spread: int  # a power of two above every order
-    sign: torch.Tensor  # (S, 1, 1, 1) int64: −1 where the lowest value is best
+    scale: torch.Tensor  # (S, 1, 1, 1) float64: 10^VALUE_DECIMALS, negated where the lowest value is best
     best_rows: torch.Tensor  # (1, B, H) int64: (b · H + h) · n, a text's head's first row in the (B·H·n, n) rows
-    head_rows: torch.Tensor  # (1, H, 1) int64: h · n
+    flat_rows: torch.Tensor  # (G, S, H, B · n) int64 (expanded): the row (b · H + h) · n + q of row b · n + q
+    shards: list[int]  # the shards among the texts, ascending
     shard_masks: list[torch.Tensor | None]  # per shard: (B · n,) bool of its texts' rows; [None] for one shard
+    thresholds: torch.Tensor | None  # (L, G, S, H) int64: the least key a row needs to pass the cut-off, or None
     k: int  # the top rows a batch keeps per shard, statistic and head: min(K, B · n)
+
+
+class TopCutoffs:
+    """The running cut-off of one measuring call's batches (:func:`inspector.analyses.census.measure.measure_rows`):
+    per shard, the K best scores so far of each layer, statistic and head among the top rows its batches handed on.
+    A later batch's row scoring below the K-th of them cannot be in its shard's top K — K rows above it are in the
+    shard already — so it is neither handed on nor are its keys read; a row that ties it is kept (ties break by
+    text index, which no batch's key orders across batches). What a batch hands on stays a superset of its rows in
+    the shard's top K, so the shard's top K, and every file, is the one without the cut-off; only the first
+    batches of a shard hand on K rows per statistic and head."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self._best: dict[int, np.ndarray] = {}  # shard → (L, S, H, K) int64 scores, the least first; _LEAST: none
+
+    def thresholds(self, shards: Sequence[int]) -> np.ndarray | None:
+        """(L, G, S, H) int64: the K-th best score so far of each of ``shards`` (_LEAST while it has fewer than K
+        rows), or None before any of them has one."""
+        known = [self._best[shard] for shard in shards if shard in self._best]
+        if not known:
+            return None
+        least = np.full(known[0].shape[:-1], _LEAST, np.int64)
+        return np.stack([self._best[shard][..., 0] if shard in self._best else least for shard in shards], axis=1)
+
+    def add(self, shard: int, scores: np.ndarray) -> None:
+        """The scores (L, S, H, m) int64 of the rows a batch handed on for ``shard`` (_LEAST where none)."""
+        previous = self._best.get(shard)
+        merged = [scores] if previous is None else [previous, scores]
+        if sum(part.shape[-1] for part in merged) < self.k:
+            merged.append(np.full((*scores.shape[:-1], self.k), _LEAST, np.int64))
+        self._best[shard] = np.partition(np.concatenate(merged, axis=-1), -self.k, axis=-1)[..., -self.k:]
 
 
 class RowCandidates:
     """The row sink (:data:`inspector.analyses.batching.RowSink`) of one padded batch: layer by layer, each text's
-    best row and, per shard among the batch's texts, the batch's top K rows per statistic and head — so what a
-    batch hands on is bounded by K, not by its texts. :meth:`text` gives a text's :class:`TextExemplars`.
+    best row and, per shard among the batch's texts, the batch's top K rows per statistic and head that pass the
+    shard's running cut-off (``cutoffs``, shared by the batches of one call: :class:`TopCutoffs`) — so what a batch
+    hands on is bounded by K, not by its texts. :meth:`text` gives a text's :class:`TextExemplars`.
 
     Each layer's call ranks its rows with one int64 key a row, in a few whole-batch operations (what does not
-    change from layer to layer is made once), and reads the heaviest keys of the chosen rows only, leaving all of
-    it on the device; the first :meth:`text` call takes every layer's choice to the host at once and decodes it.
+    change from layer to layer is made once), and copies out the weights of the chosen rows only; their heaviest
+    keys are read a few layers' rows at a time (:data:`_KEY_ELEMENTS`), all of it on the device; the first
+    :meth:`text` call takes every layer's choice to the host at once, decodes it and moves the cut-off on.
 
     lengths, indices, shards: each text's T, input index and shard; k: K."""
 
-    def __init__(self, lengths: Sequence[int], indices: Sequence[int], shards: Sequence[int], k: int) -> None:
+    def __init__(self, lengths: Sequence[int], indices: Sequence[int], shards: Sequence[int], k: int,
+                 cutoffs: TopCutoffs | None = None) -> None:
         self.lengths, self.indices, self.shards, self.k = list(lengths), list(indices), list(shards), k
-        self._layers: list[tuple[torch.Tensor, ...]] = []  # per layer: best, query, ranked, chosen, heaviest, largest
+        self.cutoffs = cutoffs if cutoffs is not None else TopCutoffs(k)
+        self._layers: list[tuple[torch.Tensor, ...]] = []  # per layer: best, query, ranked, chosen, kept, largest
+        self._rows: list[torch.Tensor] = []  # weights (·, n) of copied rows whose keys are not read yet
+        self._heaviest: list[torch.Tensor] = []  # the copied rows' heaviest keys (_heaviest_order), in order
+        self._where: list[torch.Tensor] = []  # per layer: each chosen row's copy, counted over the batch
+        self._copied = 0
+        self._allowed: tuple[torch.Tensor, torch.Tensor] | None = None  # a layer's visible counts, its (S, B, 1, n)
         self._constants: _BatchConstants | None = None
         self._host: tuple[tuple[np.ndarray, ...], ExemplarRows] | None = None
 
@@ -166,18 +210,33 @@ class RowCandidates:
         spread = 1 << (batch * n).bit_length()
         shards = np.repeat(np.asarray(self.shards), n)
         unique = np.unique(shards)
+        thresholds = self.cutoffs.thresholds(unique.tolist())
         return _BatchConstants(
             real=position[None, :] < torch.tensor(self.lengths, device=device)[:, None],
             eligible={"previous_token": (position >= 1)[None, :], "induction": rows["copies"] > 0},
             order=(spread - 1 - (rank[:, None] * n + position[None, :]))[None, :, None, :], spread=spread,
-            sign=torch.tensor([-1 if s in LOWEST_FIRST else 1 for s in EXEMPLAR_STATISTICS],
-                              device=device)[:, None, None, None],
+            scale=torch.tensor([-10.0**VALUE_DECIMALS if s in LOWEST_FIRST else 10.0**VALUE_DECIMALS
+                                for s in EXEMPLAR_STATISTICS], dtype=torch.float64, device=device)[:, None, None, None],
             best_rows=(torch.arange(batch, device=device)[:, None] * heads
                        + torch.arange(heads, device=device)[None, :])[None] * n,
-            head_rows=torch.arange(heads, device=device)[None, :, None] * n,
+            flat_rows=((position.repeat(batch) + torch.arange(batch, device=device).repeat_interleave(n) * (heads * n))
+                       [None, :] + torch.arange(heads, device=device)[:, None] * n).expand(
+                len(unique), len(EXEMPLAR_STATISTICS), heads, batch * n), shards=unique.tolist(),
             shard_masks=[None] if len(unique) == 1 else [torch.from_numpy(shards == shard).to(device)
                                                           for shard in unique],
+            thresholds=None if thresholds is None else torch.from_numpy(_least_keys(thresholds, spread)).to(device),
             k=min(self.k, batch * n))
+
+    def _allowed_rows(self, visible: torch.Tensor) -> torch.Tensor:
+        """(S, B, 1, n) bool: the rows that count for each statistic, given how many real keys each row sees
+        (``visible`` (B, n): one tensor per attention pattern, so layers of one pattern share the answer)."""
+        if self._allowed is None or self._allowed[0] is not visible:
+            constants = self._constants
+            counted = constants.real & (visible >= 2)  # (B, n) rows with a choice
+            allowed = torch.stack([counted & constants.eligible[s] if s in constants.eligible else counted
+                                   for s in EXEMPLAR_STATISTICS])[:, :, None, :]
+            self._allowed = visible, allowed
+        return self._allowed[1]
 
     def __call__(self, layer: int, rows: dict[str, torch.Tensor]) -> None:
         if layer != len(self._layers):
@@ -186,26 +245,37 @@ class RowCandidates:
             self._constants = self._batch_constants(rows)
         constants = self._constants
         batch, heads, n = rows["sink"].shape
-        counted = constants.real & (rows["visible"] >= 2)  # (B, n) rows with a choice
-        allowed = torch.stack([counted & constants.eligible[s] if s in constants.eligible else counted
-                               for s in EXEMPLAR_STATISTICS])[:, :, None, :]  # (S, B, 1, n)
+        allowed = self._allowed_rows(rows["visible"])
         # Values in whole units of 10^−VALUE_DECIMALS, and one int64 key a row that orders rows exactly as the rule
         # does: score first, then (lower first) input index and query — so a max and a top-k need no sort, and the
         # key alone gives the value back (key // spread is the score).
-        values = torch.stack([rows[_ROW_VALUE[s]] for s in EXEMPLAR_STATISTICS])  # (S, B, H, n) float64
-        score = torch.where(allowed, torch.round(values.nan_to_num() * 10**VALUE_DECIMALS).long(), 0) * constants.sign
+        values = torch.stack([rows[_ROW_VALUE[s]] for s in EXEMPLAR_STATISTICS])  # (S, B, H, n) float64, a copy
+        score = torch.where(allowed, values.nan_to_num_().mul_(constants.scale).round_().long(), 0)  # signed
         key = torch.where(allowed, score * constants.spread + constants.order, _MISSING)  # (S, B, H, n)
         best, query = key.max(dim=-1)  # (S, B, H): each text's best row
         flat = key.transpose(1, 2).reshape(len(EXEMPLAR_STATISTICS), heads, batch * n)  # row b · n + q
         tops = [(flat if mine is None else torch.where(mine, flat, _MISSING)).topk(constants.k, dim=-1)
                 for mine in constants.shard_masks]  # the batch's top K per shard
-        ranked, chosen = torch.stack([t.values for t in tops]), torch.stack([t.indices for t in tops])  # (G, S, H, k)
-        # The heaviest keys of the chosen rows only — each text's best rows, then each shard's top rows — as rows
-        # (b · H + h) · n + q of the layer's weights seen as (B · H · n, n).
-        chosen_rows = chosen + chosen // n * ((heads - 1) * n) + constants.head_rows
-        weights = rows["weights"].reshape(-1, n)[torch.cat([(constants.best_rows + query).reshape(-1),
-                                                            chosen_rows.reshape(-1)])]
-        self._layers.append((best, query, ranked, chosen, _heaviest_order(weights), score.abs().max()))
+        ranked, chosen = ((tops[0].values[None], tops[0].indices[None]) if len(tops) == 1 else  # (G, S, H, k)
+                          (torch.stack([t.values for t in tops]), torch.stack([t.indices for t in tops])))
+        kept = ranked != _MISSING if constants.thresholds is None else ranked >= constants.thresholds[layer, ..., None]
+        # The weights of the chosen rows only — each text's best rows, then each shard's kept top rows — as rows
+        # (b · H + h) · n + q of the layer's weights seen as (B · H · n, n). A row chosen twice (by two statistics,
+        # or as a text's best and a top row: about half of them) is copied once; _where maps a choice to its copy.
+        chosen_rows = constants.flat_rows.gather(-1, chosen)[kept]
+        distinct, where = torch.unique(torch.cat([(constants.best_rows + query).reshape(-1), chosen_rows]),
+                                       return_inverse=True)
+        self._where.append(where + self._copied)
+        self._copied += len(distinct)
+        self._rows.append(rows["weights"].reshape(-1, n)[distinct])
+        if sum(part.numel() for part in self._rows) >= _KEY_ELEMENTS:
+            self._read_keys()
+        self._layers.append((best, query, ranked, chosen, kept, score.abs().max()))
+
+    def _read_keys(self) -> None:
+        if self._rows:
+            self._heaviest.append(_heaviest_order(torch.cat(self._rows)))
+            self._rows.clear()
 
     def text(self, b: int, tokens: Sequence[str]) -> TextExemplars:
         """Text ``b``'s :class:`TextExemplars` over every layer (call after the batch's last layer)."""
@@ -218,41 +288,58 @@ class RowCandidates:
 
     def _on_host(self) -> tuple[tuple[np.ndarray, ...], ExemplarRows]:
         """Every layer's choice, decoded: the best rows' query (S, L, B, H) int32, value float64, keys and weights
-        (S, L, B, H, TOP_KEYS) — −1, NaN, −1, 0 where a head has no candidate in a text — and the top rows of every
-        layer and shard, ordered by text index."""
-        best, query, ranked, chosen, heaviest, largest = (torch.stack(part).cpu().numpy() for part in
-                                                          zip(*self._layers))
+        (S, L, B, H, TOP_KEYS) — −1, NaN, −1, 0 where a head has no candidate in a text — and the kept top rows of
+        every layer and shard, ordered by text index. Moves the shards' cut-off on by those rows."""
+        self._read_keys()
+        best, query, ranked, chosen, kept, largest = (torch.stack(part).cpu().numpy() for part in
+                                                      zip(*self._layers))
         spread, n = self._constants.spread, self._constants.real.shape[1]
         if int(largest.max()) >= 2**62 // spread:  # then the keys overflowed: refuse what they chose
             raise ValueError(f"exemplar values too large to rank in one key (batch of {len(self.indices)} × {n} "
                              "tokens)")
-        _, statistics, batch, heads = best.shape  # ranked, chosen: (L, G, S, H, k)
+        layers, statistics, batch, heads = best.shape  # ranked, chosen, kept: (L, G, S, H, k)
         sign = np.array([-1 if s in LOWEST_FIRST else 1 for s in EXEMPLAR_STATISTICS])
-        keys, weights = _heaviest_keys(heaviest)  # (L, P, TOP_KEYS)
-        split = statistics * batch * heads
+        keys, weights = _heaviest_keys(torch.cat(self._heaviest)[torch.cat(self._where)].cpu().numpy())
+        self._heaviest.clear()  # keys, weights: (P, TOP_KEYS), a row per choice, as chosen
+        # Per layer, the chosen rows were its S · B · H best rows, then its kept top rows.
+        split, tops = statistics * batch * heads, kept.reshape(layers, -1).sum(axis=1)
+        starts = np.concatenate([[0], np.cumsum(split + tops)[:-1]])
+        best_at = (starts[:, None] + np.arange(split)[None, :]).reshape(-1)
+        top_at = np.concatenate([start + split + np.arange(count) for start, count in zip(starts, tops)])
 
         def value_of(key: np.ndarray, statistic: np.ndarray) -> np.ndarray:
             return (key // spread * sign[statistic]).astype(np.float64) / 10**VALUE_DECIMALS
 
         found = best != _MISSING
         grid = np.arange(statistics)[None, :, None, None]
-        best_keys = keys[:, :split].reshape(*best.shape, TOP_KEYS)
-        best_weights = weights[:, :split].reshape(*best.shape, TOP_KEYS)
+        best_keys, best_weights = (part[best_at].reshape(*best.shape, TOP_KEYS) for part in (keys, weights))
         per_text = (np.where(found, query, -1).astype(np.int32), np.where(found, value_of(best, grid), np.nan),
                     np.where(found[..., None], best_keys, -1), np.where(found[..., None], best_weights, 0.0))
         per_text = tuple(part.swapaxes(0, 1) for part in per_text)  # (S, L, B, H, …)
-        kept = ranked != _MISSING
         layer, _, statistic, head, _ = np.nonzero(kept)  # in layer, shard, statistic, head, rank order
         top = ExemplarRows(
             kind="top", statistic=statistic, layer=layer, head=head, rank=np.zeros(len(layer), np.int64),
             text_index=np.asarray(self.indices, np.int64)[chosen[kept] // n], query=chosen[kept] % n,
-            value=value_of(ranked[kept], statistic), keys=keys[:, split:].reshape(*ranked.shape, TOP_KEYS)[kept],
-            key_weights=weights[:, split:].reshape(*ranked.shape, TOP_KEYS)[kept])
+            value=value_of(ranked[kept], statistic), keys=keys[top_at], key_weights=weights[top_at])
+        for g, shard in enumerate(self._constants.shards):
+            self.cutoffs.add(shard, np.where(kept[:, g], ranked[:, g] // spread, _LEAST))
         return per_text, top.select(np.argsort(top.text_index, kind="stable"))
 
 
 _MISSING = torch.iinfo(torch.int64).min  # the key of a row that does not count
+_LEAST = np.iinfo(np.int64).min  # a score below every row's: the cut-off of a shard with fewer than K rows
+
+
+def _least_keys(thresholds: np.ndarray, spread: int) -> np.ndarray:
+    """The least key of a row scoring at least each of ``thresholds`` (int64 scores): threshold · spread, a real
+    row's key above _MISSING. A threshold is clipped to the scores a batch's keys can hold (|score| < 2^62 /
+    spread, or the batch is refused): one past them passes every such row or none, as it would unclipped."""
+    bound = 2**62 // spread
+    return np.where(thresholds == _LEAST, _MISSING + 1, np.clip(thresholds, -bound, bound) * spread)
 _POSITION_BITS = 24  # a key position below 2^24 shares one int64 with its weight's bits
+# The most weight elements of chosen rows held before their heaviest keys are read (16 MiB of float32): the rows of
+# a few layers share one pass on a small batch, and a large one reads each layer's at once.
+_KEY_ELEMENTS = 2**22
 
 
 def _heaviest_order(rows: torch.Tensor) -> torch.Tensor:
@@ -320,27 +407,27 @@ def decile_rows(extremes: TextExtremes, seed: int) -> ExemplarRows:
     """One sampled text per decile of each statistic and head, its best row the exemplar (the module docstring
     gives the rule); rank = the decile, 0 the best tenth."""
     texts, statistics, layers, heads = extremes.value.shape
-    value = extremes.value.reshape(texts, -1)  # (N, S·L·H), texts in input order
+    value = extremes.value.reshape(texts, -1)  # (N, C): C = S·L·H columns, texts in input order
     sign = np.repeat([-1.0 if s in LOWEST_FIRST else 1.0 for s in EXEMPLAR_STATISTICS], layers * heads)
     # Best first; a stable sort keeps equal scores in input order (ties by text index); texts without a candidate
     # (NaN) go last.
     ranked = np.argsort(np.where(np.isfinite(value), -sign * value, np.inf), axis=0, kind="stable")
-    present = np.isfinite(value).sum(axis=0)
-    parts = []
-    for column in np.flatnonzero(present):
-        s, layer, head = np.unravel_index(column, (statistics, layers, heads))
-        decile = np.arange(present[column]) * DECILES // present[column]  # non-decreasing
-        filled = np.unique(decile)
-        starts = np.searchsorted(decile, filled)
-        drawn = np.random.default_rng([seed, s, layer, head]).integers(0, np.bincount(decile)[filled])
-        chosen = ranked[starts + drawn, column]
-        parts.append(ExemplarRows(
-            kind="decile", statistic=np.full(len(chosen), s), layer=np.full(len(chosen), layer),
-            head=np.full(len(chosen), head), rank=filled.astype(np.int64), text_index=extremes.text_index[chosen],
-            query=extremes.query[chosen, s, layer, head].astype(np.int64),
-            value=extremes.value[chosen, s, layer, head], keys=extremes.keys[chosen, s, layer, head],
-            key_weights=extremes.key_weights[chosen, s, layer, head]))
-    return ExemplarRows.concatenate("decile", parts)
+    present = np.isfinite(value).sum(axis=0)  # (C,)
+    # Rank r of N is in decile ⌊10 r / N⌋, so decile d starts at rank ⌈d N / 10⌉; a decile of no texts is left out.
+    starts = (np.arange(DECILES + 1)[None, :] * present[:, None] + DECILES - 1) // DECILES  # (C, 11)
+    sizes = np.diff(starts, axis=1)  # (C, 10)
+    columns = np.flatnonzero(present)
+    column, decile = np.nonzero(sizes[columns] > 0)  # by column, then decile
+    column = columns[column]
+    s, layer, head = np.unravel_index(columns, (statistics, layers, heads))
+    drawn = np.concatenate([np.random.default_rng([seed, *where]).integers(0, sizes[c][sizes[c] > 0])
+                            for c, *where in zip(columns, s, layer, head)]) if len(columns) else np.zeros(0, np.int64)
+    chosen = ranked[starts[column, decile] + drawn, column]
+    at = (chosen, *np.unravel_index(column, (statistics, layers, heads)))
+    return ExemplarRows(kind="decile", statistic=at[1].astype(np.int64), layer=at[2].astype(np.int64),
+                        head=at[3].astype(np.int64), rank=decile.astype(np.int64),
+                        text_index=extremes.text_index[chosen], query=extremes.query[at].astype(np.int64),
+                        value=extremes.value[at], keys=extremes.keys[at], key_weights=extremes.key_weights[at])
 
 
 # --------------------------------------------------------------------------------------- the shard's columns

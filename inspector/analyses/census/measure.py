@@ -18,7 +18,7 @@ from inspector.analyses.batching import (
     length_buckets,
     padded_batch,
 )
-from inspector.analyses.census.exemplars import RowCandidates, TextExemplars
+from inspector.analyses.census.exemplars import RowCandidates, TextExemplars, TopCutoffs
 from inspector.analyses.census.input import InputRow, row_problem
 from inspector.analyses.metrics import token_category_masks
 from inspector.base.errors import InspectorError, InvalidRequestError
@@ -159,7 +159,7 @@ def _materialize(backend: str, query: torch.Tensor, key: torch.Tensor, lse: torc
 
 
 def _measure_bucket(loaded: LoadedModel, items: list[_Encoded], backend: str, exemplars: int,
-                    shard_of: Callable[[int], int]) -> list[TextCensus]:
+                    shard_of: Callable[[int], int], cutoffs: TopCutoffs) -> list[TextCensus]:
     info, device = loaded.info, loaded.device
     lengths_list = [len(item.ids) for item in items]
     n, batch = max(lengths_list), len(items)
@@ -183,8 +183,8 @@ def _measure_bucket(loaded: LoadedModel, items: list[_Encoded], backend: str, ex
         return weights
 
     indices = [item.index for item in items]
-    candidates = RowCandidates(lengths_list, indices, [shard_of(i) for i in indices], exemplars) if exemplars \
-        else None
+    candidates = RowCandidates(lengths_list, indices, [shard_of(i) for i in indices], exemplars, cutoffs) \
+        if exemplars else None
     reduced, _ = batch_statistics(records, materialized, lengths_list, category_masks, input_ids=inputs["input_ids"],
                                   row_sink=candidates)
     host = {name: reduced[name].float().cpu().numpy() for name in STATISTICS}  # (B, L, H) each
@@ -204,17 +204,19 @@ def measure_rows(loaded: LoadedModel, rows: Sequence[InputRow], *, batch_tokens:
     order; bad rows (empty, not text, too long without ``truncate``) come back as :class:`RowError` and never
     stop the others. ``exemplars`` K > 0: each text also carries its share of the exemplars (its best row per
     statistic and head, and its rows among each batch's top K per shard:
-    :class:`~inspector.analyses.census.exemplars.TextExemplars`), taken in the same pass; ``shard_of`` maps an
-    input index to its shard (default: every row of the call in one)."""
+    :class:`~inspector.analyses.census.exemplars.TextExemplars`), taken in the same pass, the batches sharing one
+    running cut-off (:class:`~inspector.analyses.census.exemplars.TopCutoffs`); ``shard_of`` maps an input index to
+    its shard (default: every row of the call in one)."""
     if batch_tokens < 1:
         raise InvalidRequestError(f"--batch-tokens must be at least 1, got {batch_tokens}")
     if max_padding is None:
         max_padding = CPU_MAX_PADDING if torch.device(loaded.device).type == "cpu" else GPU_MAX_PADDING
     encoded, errors = _encode_rows(loaded, rows, truncate)
     measured: list[TextCensus] = []
+    cutoffs = TopCutoffs(exemplars)
     for bucket in length_buckets([len(item.ids) for item in encoded], batch_tokens, max_padding):
         measured.extend(_measure_bucket(loaded, [encoded[i] for i in bucket], backend, exemplars,
-                                        shard_of or (lambda index: 0)))
+                                        shard_of or (lambda index: 0), cutoffs))
     measured.sort(key=lambda item: item.index)
     return measured, errors
 

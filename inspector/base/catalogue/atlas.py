@@ -60,13 +60,14 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("atlas.statistic", "Contexts ranked by", "语境排序依据"),
     ("atlas.statistic_help",
      "Which of the head's per-query numbers picks its contexts: the census keeps the top ones and one sample from "
-     "each tenth of all of them.",
-     "用该头的哪个逐查询数值挑选语境：普查保留数值最高的若干个，并从全部数值的每个十分位中各抽取一个样本。"),
+     "each tenth of all of them. Induction-like: the weight on a repeated earlier token.",
+     "用该头的哪个逐查询数值挑选语境：普查保留数值最高的若干个，并从全部数值的每个十分位中各抽取一个样本。"
+     "类归纳：对前面重复出现的词元的权重。"),
     ("atlas.stat_low_entropy", "lowest entropy", "最低熵"),
     ("atlas.stat_sink_mass", "highest sink mass", "最高汇点质量"),
     ("atlas.stat_previous_token", "highest previous-token weight", "最高前一词元权重"),
-    ("atlas.stat_induction", "highest weight on a repeated earlier token (induction-like)",
-     "对前面重复词元的最高权重（类归纳）"),
+    # Short: the menu is one of two side by side at 1000 px; the help says what induction-like weighs.
+    ("atlas.stat_induction", "highest induction-like weight", "最高类归纳权重"),
     ("atlas.stat_distance", "longest mean attention distance", "最长平均注意力距离"),
     ("atlas.top", "Top {count} contexts", "前 {count} 个语境"),
     ("atlas.more", "{count} more", "另外 {count} 个"),
