@@ -468,3 +468,17 @@ def test_lesson1_names_byte_level_tokens_as_the_pages_show_them():
     assert lesson.answer.values["query"] in shown and lesson.answer.values["key"] in shown
     for lang in LANGUAGES:
         assert "Ġ" not in lesson.answer.text(lang)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_d2_names_each_position_kind_in_words(lm, lang):
+    """Issue 44 walkthrough: D2's table showed position_kind's raw "rope" / "absolute" on a 简体中文 page. Every kind
+    position_kind returns has its words in the catalogue, in each language."""
+    from inspector.analyses.lessons.common import position_kind
+    from inspector.base.i18n import t
+
+    assert {position_kind(loaded) for loaded in lm.values()} == {"rope", "absolute"}
+    words = {kind: t(f"lesson10.position.{kind}", lang) for kind in ("rope", "absolute", "relative", "unknown")}
+    assert len(set(words.values())) == 4 and all(not word.startswith("lesson10.") for word in words.values())
+    if lang == "zh":
+        assert words["absolute"] == "学到的绝对位置" and words["rope"] == "RoPE（旋转）"

@@ -168,7 +168,8 @@ def draw_rope(page: LessonView, rope) -> None:
     rows = [rope.rope] + ([rope.absolute] if rope.absolute is not None else [])
     st.dataframe(pd.DataFrame({
         t("lesson10.col_model", lang): [sidebar.shown_model_name(r.model, lang) for r in rows],
-        t("lesson10.col_position", lang): [r.position for r in rows],
+        # In words ("rope" / "absolute" stood in the 简体中文 table, issue 44 walkthrough).
+        t("lesson10.col_position", lang): [t(f"lesson10.position.{r.position}", lang) for r in rows],
         t("lesson10.col_shift", lang): [r.shift for r in rows],
         t("lesson10.col_score", lang): [f"{r.score_change:.2e}" for r in rows],
         t("lesson10.col_relative", lang): [f"{r.relative_score_change:.1e}" for r in rows],

@@ -75,6 +75,8 @@ DYNAMIC_KEY_FAMILIES: tuple[str, ...] = (
     "example.{slug}",
     # unknown-token warning (inspector.charts.sentences.unknown_tokens): f"unknown.script.{found.script}"
     "unknown.script.{script}",
+    # D2's table of position kinds (views/lessons_decoder.draw_rope): f"lesson10.position.{kind}"
+    "lesson10.position.{kind}",
     # ablation words (inspector.analyses.heads), the pruning note (inspector.charts.heads) and the removal radio and
     # grid caption (views/heads.py): f"heads.mode.{mode}"
     "heads.mode.{mode}",

@@ -86,6 +86,11 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "每一对 q/k 坐标转一整圈所需的词元数（对数刻度）"),
     ("lesson10.col_model", "model", "模型"),
     ("lesson10.col_position", "position", "位置编码"),
+    # The table's position kinds (inspector.analyses.lessons.common.position_kind), in words.
+    ("lesson10.position.rope", "RoPE (rotary)", "RoPE（旋转）"),
+    ("lesson10.position.absolute", "learned absolute", "学到的绝对位置"),
+    ("lesson10.position.relative", "relative", "相对位置"),
+    ("lesson10.position.unknown", "unknown", "未知"),
     ("lesson10.col_shift", "shift k", "平移 k"),
     ("lesson10.col_score", "largest score change", "得分的最大变化"),
     ("lesson10.col_relative", "relative to largest |S|", "相对最大 |S|"),
