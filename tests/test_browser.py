@@ -341,6 +341,43 @@ def test_a_lecture_step_to_a_lesson_shows_the_lessons_title_below_the_header(ses
     session.assert_clean()
 
 
+# Each Lecture step's label in the step list as the lines it is drawn on (characters grouped by their box's top; a
+# superscript sits a few pixels above its line).
+_STEP_LABEL_LINES = """() => [...document.querySelectorAll('[data-testid="stRadio"] [role="radiogroup"] label')]
+  .map(label => label.querySelector('[data-testid="stMarkdownContainer"]') || label)
+  .map(box => {
+    const lines = [];
+    const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (let i = 0; i < node.length; i++) {
+        const range = document.createRange();
+        range.setStart(node, i);
+        range.setEnd(node, i + 1);
+        const rect = range.getClientRects()[0];
+        if (!rect) { continue; }
+        const line = lines.find(seen => Math.abs(seen.top - rect.top) < 8);
+        if (line) { line.text += node.data[i]; } else { lines.push({top: rect.top, text: node.data[i]}); }
+      }
+    }
+    return lines.map(line => line.text.trim()).filter(text => text);
+  })"""
+
+
+def test_the_lecture_step_titles_wrap_cleanly_in_chinese_at_1000_px(session):
+    """Issue 44 walkthrough: step 9's title, "O(n²)，以及 FlashAttention 改变了什么", took three lines in the step list
+    at 1000 px, "么" alone on the last. Every step title takes at most two lines and none ends on a lone character."""
+    session.page.set_viewport_size({"width": 1000, "height": 1000})
+    session.page.goto(f"{session.app_url}/lecture?" + urllib.parse.urlencode({"v": "1", "lang": "zh"}))
+    labels = session.page.locator('[data-testid="stRadio"] [role="radiogroup"] label')
+    expect(labels).to_have_count(len(LECTURE), timeout=FIRST_RENDER_TIMEOUT_MS)
+    expect(labels.nth(8)).to_contain_text(t("lecture.complexity.title", "zh"))
+    lines = session.page.evaluate(_STEP_LABEL_LINES)
+    assert len(lines) == len(LECTURE)
+    for step_lines in lines:
+        assert len(step_lines) <= 2 and all(len(line) > 1 for line in step_lines), lines
+    session.assert_clean()
+
+
 def test_the_menu_speaks_the_language_of_the_link(session):
     """``lang=zh`` in a link translates the navigation too (app.py builds the menu before any page runs)."""
     session.open("?" + urllib.parse.urlencode({"v": "1", "lang": "zh"}))

@@ -331,6 +331,9 @@ CASES = [
     # A decoder in the narrow columns: a 4-head grouped-query grid beside "17 · global" layer labels, and the
     # causal mask's legend entry.
     ("inspect-gemma-1000", "", {"model": "bundled:gemma-3-270m"}, 1000),
+    # Nine grouped-query heads in Chinese: the small multiples' headers ("第 0 个头 · 共享键值头 0") widen the panels,
+    # which pushed their colour scale past the column's edge (issue 44 walkthrough).
+    ("inspect-smollm2-zh-1000", "", {"model": "bundled:smollm2-135m", "lang": "zh"}, 1000),
     ("heads-zh-1000", "heads", {"lang": "zh"}, 1000),
     ("heads-slide-1000", "heads", {"slide": "1"}, 1000),
     ("attribution-words-1000", "attribution", {"words": "1"}, 1000),

@@ -10,6 +10,7 @@ import urllib.parse
 import pytest
 
 from benchmarks.live_app import CHART, AppServerError, running_app
+from inspector.base.i18n import t
 from inspector.charts.base import title_text
 from tests.conftest import open_app_page
 
@@ -186,6 +187,18 @@ def test_a_chinese_text_a_gets_the_chinese_pair_and_no_mixed_language_comparison
     at.text_area(key="compare_text_b").set_value("The quarterly report was late again.").run()
     share = {"zh": "（低于 50%）", "en": "(below 50%)"}
     assert len(_pair_warnings(at)) == 1 and share[lang] in _pair_warnings(at)[0].replace("\\", "")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_unset_query_or_key_reads_in_the_page_s_language(lang):
+    """Issue 44 walkthrough (Compare in 简体中文): the query's menu read "Choose an option" — Streamlit draws a None
+    value as the widget's placeholder, English by default. The automatic query and an unset key read as the
+    options' own words."""
+    at = open_app_page("compare", query={"v": "1", "lang": lang})
+    assert not at.exception
+    assert at.selectbox(key="compare_query").proto.placeholder == t("compare.query_auto", lang)
+    for key in ("compare_key1", "compare_key2"):
+        assert at.selectbox(key=key).proto.placeholder == t("compare.key_none", lang)
 
 
 def test_the_chinese_example_pair_on_gemma_asks_where_the_differing_word_looks_back():

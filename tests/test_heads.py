@@ -342,6 +342,22 @@ def test_a_flagged_entropy_prints_on_the_side_of_the_threshold_it_lies(tiny_bert
     assert any("normalised entropy 1.00 > 0.9 (diffuse)" in line for line in health_report(report))  # 2 decimals
 
 
+def test_the_map_s_layer_legend_stays_within_the_plot_s_height(tiny_bert):
+    """Issue 44 walkthrough: on SmolLM2 (30 layers) the Heads page's MDS map listed its layers in one column that ran
+    200 px below the plot at 1400 px. The legend takes as many columns as its entries need to fit the height."""
+    from inspector.charts.heads import _LEGEND_ROW_PX, layer_legend, mds_chart
+
+    for layers, height in ((30, 300), (30, 420), (18, 300), (6, 300), (1, 300)):
+        columns = layer_legend(layers, height).columns
+        rows = -(-layers // columns)
+        assert (rows + 1) * _LEGEND_ROW_PX <= height, (layers, height, columns)  # + 1: the legend's title
+        assert columns == 1 or -(-layers // (columns - 1)) * _LEGEND_ROW_PX > height - _LEGEND_ROW_PX  # no spare one
+    assert layer_legend(6, 300).columns == 1 and layer_legend(30, 300).columns == 3
+    report = head_report(tiny_bert, TEXT)
+    legend = mds_chart(report).to_dict(validate=True)["encoding"]["color"]["legend"]
+    assert legend == {"columns": 1, "symbolLimit": 0}
+
+
 def test_pairs_reuse_the_single_head_ablations_and_match_a_direct_measurement(tiny_bert):
     """The second pass forwards only the pairs ablated together and the pruning steps; a pair's heads ablated
     one at a time are the first pass's single-head numbers — the same as ablating them afresh."""

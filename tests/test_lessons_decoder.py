@@ -451,3 +451,20 @@ def test_qk_space_answer_states_its_threshold(lessons, lang):
     assert "−0.50" in text and "p = " in text and "0.05" in text
     weak = space.answer.key == "lesson15.answer.weak"
     assert weak == (("not shown" in text) if lang == "en" else ("未能显示" in text))
+
+
+def test_lesson1_names_byte_level_tokens_as_the_pages_show_them():
+    """Issue 44 walkthrough (SmolLM2, 简体中文): lesson 1's answer named its sharpest row's tokens raw, "Ġthe", where
+    every chart and table reads "␣the"."""
+    from inspector.analyses.lessons.common import _run
+    from inspector.analyses.lessons.encoder import definition_lesson
+    from inspector.base.tokens import readable_tokens
+
+    run = _run(load_model("bundled:smollm2-135m"), "The animal didn't cross the street because it was too tired.",
+               0, 0, "torch")
+    lesson = definition_lesson(run)
+    shown = readable_tokens(run.tokens)
+    assert any(token.startswith("Ġ") for token in run.tokens)  # byte-level BPE: the case that was raw
+    assert lesson.answer.values["query"] in shown and lesson.answer.values["key"] in shown
+    for lang in LANGUAGES:
+        assert "Ġ" not in lesson.answer.text(lang)

@@ -281,8 +281,10 @@ def label(a):
 
 
 query_column, key1_column, key2_column = st.columns([2, 1, 1])
+# None is shown by the placeholder, not by format_func: Streamlit draws a None value as its placeholder, which was
+# English "Choose an option" on every page language (issue 44 walkthrough, Compare in 简体中文).
 query = query_column.selectbox(t("compare.query", lang), [None, *paired], key="compare_query",
-                               help=t("compare.query_help", lang),
+                               help=t("compare.query_help", lang), placeholder=t("compare.query_auto", lang),
                                format_func=lambda a: t("compare.query_auto", lang) if a is None else label(a))
 
 
@@ -293,8 +295,9 @@ def key_label(a):
 st.session_state.setdefault("compare_key1", None)
 st.session_state.setdefault("compare_key2", None)
 key1 = key1_column.selectbox(t("compare.key1", lang), [None, *paired], key="compare_key1", format_func=key_label,
-                             help=t("compare.keys_help", lang))
-key2 = key2_column.selectbox(t("compare.key2", lang), [None, *paired], key="compare_key2", format_func=key_label)
+                             help=t("compare.keys_help", lang), placeholder=t("compare.key_none", lang))
+key2 = key2_column.selectbox(t("compare.key2", lang), [None, *paired], key="compare_key2", format_func=key_label,
+                             placeholder=t("compare.key_none", lang))
 keys = (key1, key2) if key1 is not None and key2 is not None and key1 != key2 else ()
 try:
     comparison = compare_runs(run_a, run_b, query=query, keys=keys)

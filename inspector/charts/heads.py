@@ -170,15 +170,29 @@ def mds_chart(report: HeadReport, *, slide: bool = False, lang: str = DEFAULT_LA
     """The heads on a 2-D classical-MDS map of their JS divergence: near = attend alike; colour = layer."""
     data = head_table(report, lang)
     data["x"], data["y"] = report.mds[:, 0].astype(float), report.mds[:, 1].astype(float)
+    height = 420 if slide else 300
     chart = alt.Chart(data).mark_circle(size=160 if slide else 70, opacity=0.85).encode(
         x=alt.X("x:Q", title=t("chart.heads.mds_axis", lang, axis=1)),
         y=alt.Y("y:Q", title=t("chart.heads.mds_axis", lang, axis=2)),
-        color=alt.Color("layer:O", title=t("chart.inspect.layer", lang), scale=alt.Scale(scheme="viridis")),
+        color=alt.Color("layer:O", title=t("chart.inspect.layer", lang), scale=alt.Scale(scheme="viridis"),
+                        legend=layer_legend(report.info.num_layers, height)),
         tooltip=[alt.Tooltip("name:N", title=t("heads.column.head", lang)),
                  alt.Tooltip("entropy:Q", title=t("chart.inspect.entropy_per_log_keys", lang), format=".3f")],
     ).properties(title=chart_title(t("chart.heads.mds_title", lang), [t("chart.heads.mds_note", lang)], slide=slide),
-                 width=460 if slide else 320, height=420 if slide else 300)
+                 width=460 if slide else 320, height=height)
     return style_chart(chart, slide)
+
+
+# One entry of a symbol legend, in px (Vega's default symbol and label, with slide mode's larger text).
+_LEGEND_ROW_PX = 24
+
+
+def layer_legend(layers: int, height: int) -> alt.Legend:
+    """A legend of ``layers`` layers beside a plot ``height`` px high, in as many columns as it takes to stay within
+    the plot's height: one column of 30 layers (SmolLM2) ran 200 px below the Heads page's map (issue 44
+    walkthrough). Every layer keeps its entry (no symbol limit)."""
+    rows = max(1, (height - _LEGEND_ROW_PX) // _LEGEND_ROW_PX)  # the title takes one row
+    return alt.Legend(columns=-(-layers // rows), symbolLimit=0)
 
 
 def pruning_chart(report: HeadReport, *, slide: bool = False, lang: str = DEFAULT_LANGUAGE) -> alt.LayerChart:

@@ -374,8 +374,11 @@ def layer_heads_chart(views: Sequence[HeatmapView], *, slide: bool = False, lang
         x=alt.X("key_index:O", axis=None),
         y=alt.Y("query_index:O", axis=None),
         # Masked cells (causal, window) grey as on the heatmap, so a structural zero never reads as a learned one.
+        # The scale under the panels: beside them it was cut off at the column's edge when the headers widen the
+        # panels ("第 0 个头 · 共享键值头 0", SmolLM2 in 简体中文 at 1000 px; issue 44 walkthrough).
         color=alt.condition("datum.masked", alt.value(MASKED_COLOR), alt.Color(
-            "weight:Q", title=weight, scale=weight_scale(slide, largest_weight(*(view.weights for view in views))))),
+            "weight:Q", title=weight, scale=weight_scale(slide, largest_weight(*(view.weights for view in views))),
+            legend=alt.Legend(orient="bottom", direction="horizontal", titleOrient="left", titleAnchor="start"))),
         tooltip=[alt.Tooltip("head:O", title=t("heads.column.head", lang)),
                  alt.Tooltip("query:N", title=t("chart.inspect.query_token", lang)),
                  alt.Tooltip("key:N", title=t("chart.inspect.key_token", lang)),

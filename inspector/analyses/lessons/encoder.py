@@ -48,6 +48,7 @@ from inspector.analyses.lessons.common import (
 )
 from inspector.analyses.metrics import HeadEntropy, head_entropy_from_rows
 from inspector.base.errors import InvalidRequestError
+from inspector.base.tokens import readable_tokens
 from inspector.core.forward import forward
 from inspector.core.loading import LoadedModel
 from inspector.core.outputs import head_writes, model_output, output_change
@@ -118,10 +119,11 @@ def definition_lesson(run: _Run) -> DefinitionLesson:
     visible = _visible(run)
     best, top = sharpest_pair(weights, visible)
     n = len(run.tokens)
+    shown = readable_tokens(run.tokens)  # "␣the", not byte-level BPE's raw "Ġthe" (issue 44 walkthrough, SmolLM2)
     values = {"n": str(n), "d_model": str(info.hidden_size), "d_k": str(info.head_dim), "heads": str(info.num_heads),
               "kv_heads": str(info.num_kv_heads), "scale": _f(record.scale, 4), "layer": str(run.layer),
               "head": str(run.head), "row_error": f"{float(np.abs(row_sums - 1).max()):.1e}",
-              "query": run.tokens[best], "key": run.tokens[top], "weight": _f(weights[best, top])}
+              "query": shown[best], "key": shown[top], "weight": _f(weights[best, top])}
     return DefinitionLesson(
         layer=run.layer, head=run.head, tokens=run.tokens, special=run.special, d_model=info.hidden_size,
         d_k=info.head_dim,

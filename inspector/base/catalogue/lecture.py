@@ -104,7 +104,9 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "disagree, and the counterfactual rows that leave the output unchanged, are why a bright cell is not a cause.",
      "在同一句话上比较原始注意力与梯度、积分梯度和遮挡：它们不一致的地方，以及不改变输出的反事实注意力行，"
      "说明亮的格子并不是原因。"),
-    ("lecture.complexity.title", "O(n²), and what FlashAttention changes", "O(n²)，以及 FlashAttention 改变了什么"),
+    # 简体中文: "O(n²)，以及 FlashAttention 改变了什么" took three lines in the step list at 1000 px, its radio button
+    # beside the second and "么" alone on the third (issue 44 walkthrough).
+    ("lecture.complexity.title", "O(n²), and what FlashAttention changes", "O(n²) 与 FlashAttention"),
     ("lecture.complexity.look",
      "Lesson 7: click “Measure on this device”; the counted bytes of the n × n weights and the FLOPs grow as n² on any "
      "machine, the flash path's output equals the materialised one (max |Δ| shown), and FlashAttention recomputes the "
