@@ -175,10 +175,8 @@ def _row_values(weights: torch.Tensor, entropy: torch.Tensor,
     induction = torch.zeros(batch, n, heads, dtype=torch.float64, device=weights.device)  # (B, n, H)
     text, query, key = pairs
     induction.index_put_((text, query), weights[text, :, query, key].double(), accumulate=True)  # (P, H) added
-    copies = torch.zeros(batch, n, dtype=torch.int64, device=weights.device)
-    copies.index_put_((text, query), torch.ones_like(text), accumulate=True)
     return {"entropy": entropy.double(), "sink": weights[..., 0].double(), "previous": previous,
-            "induction": induction.permute(0, 2, 1), "copies": copies}
+            "induction": induction.permute(0, 2, 1)}
 
 
 def _entropy_statistics(records: list, real: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -219,6 +217,9 @@ def batch_statistics(records: Sequence, weights_of: Callable[[object], torch.Ten
         distance = (position[:, None] - position[None, :]).abs().float()  # (n, n) |i − j|
         seen_by_pattern: dict[tuple[bool, int | None], tuple[torch.Tensor, torch.Tensor]] = {}
         pairs = induction_pairs(input_ids.to(device), lengths_tensor) if row_sink is not None else None
+        if pairs is not None:  # how many induction keys each row has: the same on every layer, so counted once
+            copies = torch.zeros(len(lengths), n, dtype=torch.int64, device=device)  # (B, n)
+            copies.index_put_(pairs[:2], torch.ones_like(pairs[0]), accumulate=True)
         per_layer: list[dict[str, torch.Tensor]] = []
         for layer, record in enumerate(records):
             pattern = (record.causal, record.window)
@@ -234,7 +235,8 @@ def batch_statistics(records: Sequence, weights_of: Callable[[object], torch.Ten
                                            keep=rows is not None)
             row_distance = statistics.pop("row_distance")
             if rows is not None:
-                row_sink(layer, {**rows, "distance": row_distance, "visible": sees, "weights": weights})
+                row_sink(layer, {**rows, "distance": row_distance, "copies": copies, "visible": sees,
+                                 "weights": weights})
             per_layer.append(statistics)
             del weights, rows  # one layer's n × n at a time
         entropy, normalized = _entropy_statistics(records, real)
