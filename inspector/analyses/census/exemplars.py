@@ -116,7 +116,8 @@ class TextExemplars:
     The text's extreme (its best row) per statistic and head: query (S, L, H) int32, −1 where the head has no
     candidate in the text; value (S, L, H) float64 (rounded), NaN there; keys (S, L, H, TOP_KEYS) int32, −1 past
     the row's keys of weight above 0; key_weights (S, L, H, TOP_KEYS) float32, 0 there. top: the text's rows among
-    the top K of its batch and shard (a superset of its rows in the shard's top K). tokens: its token strings."""
+    the top K of its batch and shard that no K rows of its measuring call outrank (a superset of its rows in the
+    shard's top K). tokens: its token strings."""
 
     query: np.ndarray
     value: np.ndarray
@@ -177,6 +178,18 @@ class TopCutoffs:
         if sum(part.shape[-1] for part in merged) < self.k:
             merged.append(np.full((*scores.shape[:-1], self.k), _LEAST, np.int64))
         self._best[shard] = np.partition(np.concatenate(merged, axis=-1), -self.k, axis=-1)[..., -self.k:]
+
+    def trim(self, shard: int, rows: ExemplarRows) -> ExemplarRows:
+        """``rows`` — top rows of ``shard`` that this call's batches handed on — less those scoring below the
+        shard's K-th best so far (K rows above them are in the shard: an early batch hands on K rows a head that
+        later ones outrank). Once every batch is in, what is left is still a superset of the rows in the shard's
+        top K, and the shard's top K is found among far fewer rows."""
+        best = self._best.get(shard)
+        if best is None or not len(rows.rank):
+            return rows
+        # A value is its score / 10^VALUE_DECIMALS in float64: the product rounds back to the score exactly.
+        score = np.rint(_scores(rows.statistic, rows.value) * 10**VALUE_DECIMALS).astype(np.int64)
+        return rows.select(score >= best[rows.layer, rows.statistic, rows.head, 0])
 
 
 class RowCandidates:

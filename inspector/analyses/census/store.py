@@ -301,18 +301,19 @@ def read_shards(out: Path, manifest: dict) -> tuple[dict[str, np.ndarray], np.nd
     for path in sorted(shards.glob("part-*.parquet")) if shards.is_dir() else ():
         own_file(path)
         try:
-            table = pq.read_table(path)
-            names = set(table.schema.names)
-            missing = [name for name in ("index", "tokens", *STATISTICS) if name not in names]
+            schema = pq.read_schema(path)
+            missing = [name for name in ("index", "tokens", *STATISTICS) if name not in schema.names]
             if missing:
                 raise ValueError(f"no column {', '.join(missing)}")
             for name in STATISTICS:
-                kind = table.schema.field(name).type
+                kind = schema.field(name).type
                 if not (pa.types.is_fixed_size_list(kind) and kind.list_size == layers * heads):
                     raise ValueError(f"column {name} is not {layers} × {heads} values a text")
-            if not (pa.types.is_integer(table.schema.field("index").type)
-                    and pa.types.is_integer(table.schema.field("tokens").type)):
+            if not (pa.types.is_integer(schema.field("index").type)
+                    and pa.types.is_integer(schema.field("tokens").type)):
                 raise ValueError("index and tokens are not whole numbers")
+            # Only the columns read here: a census with exemplars also holds each text's tokens and extremes.
+            table = pq.read_table(path, columns=["index", "tokens", *STATISTICS])
         except (*UNREADABLE, pa.ArrowException) as err:
             raise CensusFolderError(f"{path} is not a census shard ({err}); rerun the census into a new folder") \
                 from None
