@@ -283,8 +283,11 @@ class RowCandidates:
         # Values in whole units of 10^−VALUE_DECIMALS, and one int64 key a row that orders rows exactly as the rule
         # does: score first, then (lower first) input index and query — so a max and a top-k need no sort, and the
         # key alone gives the value back (key // spread is the score).
-        score = torch.where(allowed, values.nan_to_num_().mul_(constants.scale).round_().long(), 0)  # signed
-        key = torch.where(allowed, score * constants.spread + constants.order, _MISSING)  # (G_L, S, B, H, n)
+        left_out = ~allowed
+        key = values.nan_to_num_().masked_fill_(left_out, 0.0).mul_(constants.scale).round_().long()  # signed scores
+        low, high = torch.aminmax(key)
+        largest = torch.maximum(high, -low)  # the largest |score|: the keys below hold it times the spread
+        key.mul_(constants.spread).add_(constants.order).masked_fill_(left_out, _MISSING)  # (G_L, S, B, H, n)
         best, query = key.max(dim=-1)  # (G_L, S, B, H): each text's best row
         flat = key.transpose(2, 3).reshape(group, statistics, heads, batch * n)  # row b · n + q
         tops = [(flat if mine is None else torch.where(mine, flat, _MISSING)).topk(constants.k, dim=-1)
@@ -307,7 +310,7 @@ class RowCandidates:
             self._rows.append(weights.reshape(-1, n)[mine % (batch * heads * n)])
         where = where + self._copied
         self._copied += len(distinct)
-        self._groups.append((best, query, ranked, chosen, kept, score.abs().max(),
+        self._groups.append((best, query, ranked, chosen, kept, largest,
                              where[:len(best_rows)].reshape(best.shape), where[len(best_rows):]))
         self._held.clear()
         if sum(part.numel() for part in self._rows) >= _KEY_ELEMENTS:
