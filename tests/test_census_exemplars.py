@@ -188,18 +188,10 @@ def test_decile_samples_follow_the_seed(tiny_model_dirs, gpt2_exemplars, tmp_pat
 
 
 @pytest.mark.slow
-def test_ray_engine_gives_the_same_exemplars_as_local(tiny_model_dirs, gpt2_exemplars, tmp_path):
-    import ray  # no importorskip: ray[data] is pinned in requirements.txt
-
-    from inspector.analyses.census.ray_engine import ray_runtime_env
-
-    data, local = gpt2_exemplars
-    ray.init(num_cpus=2, include_dashboard=False, runtime_env=ray_runtime_env(), log_to_driver=False)
-    try:
-        census(str(tiny_model_dirs["gpt2"]), data, out=tmp_path / "ray", engine="ray", actors=2, shard_size=8,
-               batch_tokens=64, exemplars=K, progress=None)
-    finally:
-        ray.shutdown()
+def test_ray_engine_gives_the_same_exemplars_as_local(tiny_model_dirs, gpt2_exemplars, local_ray, tmp_path):
+    data, local = gpt2_exemplars  # local_ray: no importorskip, ray[data] is pinned in requirements.txt
+    census(str(tiny_model_dirs["gpt2"]), data, out=tmp_path / "ray", engine="ray", actors=2, shard_size=8,
+           batch_tokens=64, exemplars=K, progress=None)
     _assert_same_exemplars(local, tmp_path / "ray")
 
 
