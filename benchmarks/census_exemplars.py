@@ -17,6 +17,8 @@ exemplars against the local engine's.
 Run from the repository root::
 
     python -m benchmarks.census_exemplars --texts 200 --slice 2000 --repeats 5 --write-docs
+
+``--engines-only`` runs (2) alone and prints its rows (the whole corpus: ``--slice 15192``); it writes no docs.
 """
 
 from __future__ import annotations
@@ -128,6 +130,10 @@ def _compare(first: Path, second: Path) -> str:
                  and a.column(name).to_pylist() != b.column(name).to_pylist()]
     gaps = np.abs(a.column("value").to_numpy() - b.column("value").to_numpy())
     value_gap = float(np.max(gaps, initial=0.0))
+    weights = [np.concatenate([np.asarray(row, np.float64) for row in t.column("key_weights").to_pylist()] or
+                              [np.zeros(0)]) for t in (a, b)]
+    weight_gap = float(np.max(np.abs(weights[0] - weights[1]), initial=0.0)) if len(weights[0]) == len(weights[1]) \
+        else float("nan")
     texts_equal = pq.read_table(first / EXEMPLAR_TEXTS_FILE).equals(pq.read_table(second / EXEMPLAR_TEXTS_FILE))
     if differing or not texts_equal:
         return f"different: columns {differing}, largest value gap {value_gap:.2e}, texts equal {texts_equal}"
@@ -136,8 +142,10 @@ def _compare(first: Path, second: Path) -> str:
         value = abs(float(a.column("value")[at].as_py()))
         return (f"the same rows ({a.num_rows}: every column but value and key_weights equal; exemplar texts equal), "
                 f"values up to {value_gap:.1e} apart ({a.column('statistic')[at].as_py()}, a value of {value:.2f}: "
-                f"{value_gap / max(value, 1e-12):.0e} of it — float32 row sums of two batchings)")
-    return f"identical ({a.num_rows} rows; largest value gap {value_gap:.1e}; exemplar texts equal)"
+                f"{value_gap / max(value, 1e-12):.0e} of it — float32 row sums of two batchings; key weights up to "
+                f"{weight_gap:.1e} apart)")
+    return (f"identical ({a.num_rows} rows; largest value gap {value_gap:.1e}, key weight gap {weight_gap:.1e}; "
+            "exemplar texts equal)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -146,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--slice", type=int, default=2000, help="sentences for the engine runs (default 2000)")
     parser.add_argument("--exemplars", type=int, default=20, help="K (default 20)")
     parser.add_argument("--repeats", type=int, default=5, help="overhead rounds (default 5)")
+    parser.add_argument("--engines-only", action="store_true",
+                        help="run the engine comparison (2) alone and print it; writes no docs")
     parser.add_argument("--phase", choices=("overhead", "local", "ray"), help=_hidden())
     parser.add_argument("--out", help=_hidden())
     args = parser.parse_args(argv)
@@ -157,10 +167,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     common = ["--texts", str(args.texts), "--slice", str(args.slice), "--exemplars", str(args.exemplars),
               "--repeats", str(args.repeats)]
+    if args.engines_only and args.write_docs:
+        parser.error("--engines-only writes no docs: its figures go into the section by hand")
     wall, busy, before = time.perf_counter(), system_busy_seconds(), os.times()
     with tempfile.TemporaryDirectory() as folder:
-        print("overhead …", file=sys.stderr, flush=True)
-        overhead = _subprocess(["--phase", "overhead", *common])
+        if not args.engines_only:
+            print("overhead …", file=sys.stderr, flush=True)
+            overhead = _subprocess(["--phase", "overhead", *common])
         engines = {}
         for engine in ("local", "ray"):
             print(f"{engine} engine …", file=sys.stderr, flush=True)
@@ -170,6 +183,12 @@ def main(argv: list[str] | None = None) -> int:
                                                                                  Path(folder) / "ray")
     ours = sum(os.times()[:4]) - sum(before[:4])  # this process and its reaped subprocesses
     other_cores = max(0.0, system_busy_seconds() - busy - ours) / (time.perf_counter() - wall)
+    if args.engines_only:
+        for engine, result in engines.items():
+            print(f"{engine}: {json.dumps(result)}")
+        print(f"Ray against local, {args.slice} texts: {equality}.")
+        print(f"Other processes' load during the runs: {other_cores:.2f} CPUs")
+        return 0
     without, with_k = (statistics.median(overhead["times"][way]) for way in ("without", "with"))
     cpu_without, cpu_with = (statistics.median(overhead["cpu"][way]) for way in ("without", "with"))
     sizes = overhead["sizes"]

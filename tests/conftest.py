@@ -3,6 +3,7 @@ downloaded), saved as real model folders with a real tokenizer, and the bundled 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 from pathlib import Path
@@ -199,7 +200,13 @@ def open_app_page(view: str, *, timeout: float = 240, query: dict[str, str] | No
 
 # ---------------------------------------------------------------------------------------- real browser (Chromium)
 
-from benchmarks.live_app import CHROMIUM, CHROMIUM_ARGS, AppServerError, running_app  # noqa: E402
+from benchmarks.live_app import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    REPO_ROOT,
+    AppServerError,
+    running_server,
+)
 
 
 def browser_unavailable(reason: str) -> None:
@@ -227,14 +234,43 @@ def browser():
             chromium.close()
 
 
-@pytest.fixture(scope="module")
-def app_url(browser):
-    """A real ``streamlit run app.py`` server for one test module; its base URL."""
+# The session's shared ``streamlit run app.py``: "url", "pid" and "stack" (the ExitStack that stops it) while it runs.
+_shared_app: dict = {}
+
+
+def _running(pid: int) -> bool:
+    import psutil
+
     try:
-        with running_app() as url:
-            yield url
-    except AppServerError as err:
-        pytest.fail(str(err))
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _stop_shared_app() -> None:
+    if _shared_app:
+        _shared_app.pop("stack").close()
+        _shared_app.clear()
+
+
+@pytest.fixture
+def app_url(browser):
+    """A real ``streamlit run app.py`` server's base URL, one server shared by every test that asks for it: a server's
+    first pages import torch and load the models (tens of seconds on 2 cores), and a module of its own each cost CI
+    minutes. Started by the first such test (or again if it has exited), stopped right after the last one
+    (:func:`pytest_runtest_teardown`). A test that needs a fresh server or other settings starts its own
+    (:func:`benchmarks.live_app.running_app`)."""
+    if _shared_app and not _running(_shared_app["pid"]):
+        _stop_shared_app()
+    if not _shared_app:
+        stack = contextlib.ExitStack()
+        try:
+            url, pid = stack.enter_context(running_server(REPO_ROOT))
+        except AppServerError as err:
+            stack.close()
+            pytest.fail(str(err))
+        _shared_app.update(url=url, pid=pid, stack=stack)
+    yield _shared_app["url"]
 
 
 # ---------------------------------------------------------------------------------------- heads built to a purpose
@@ -286,3 +322,75 @@ def save_previous_token_bert(folder: Path) -> Path:
 def previous_token_bert_dir(tmp_path_factory) -> Path:
     """The folder of :func:`save_previous_token_bert` (layer 0, head 0: a collapsed previous-token head)."""
     return save_previous_token_bert(tmp_path_factory.mktemp("previous-token-bert") / "bert")
+
+
+# ---------------------------------------------------------------------------------------- one local Ray
+
+RAY_START_ATTEMPTS = 3  # Ray gives its raylet a fixed 30 s to register; a loaded CI machine has missed that
+
+
+def _start_local_ray() -> None:
+    """Start the session's local Ray (2 CPUs, this checkout on the workers' path) unless it runs already. A start that
+    fails — "The current node timed out during startup" on a loaded machine — is retried, after ending the processes
+    that attempt left (this process's new children, by pid)."""
+    import psutil  # installed with accelerate (requirements.txt); benchmarks/option_sweep.py uses it too
+    import ray
+
+    from inspector.analyses.census.ray_engine import ray_runtime_env
+
+    if ray.is_initialized():
+        return
+    for attempt in range(1, RAY_START_ATTEMPTS + 1):
+        before = {child.pid for child in psutil.Process().children(recursive=True)}
+        try:
+            ray.init(num_cpus=2, include_dashboard=False, runtime_env=ray_runtime_env(), log_to_driver=False)
+            return
+        except Exception as err:  # Ray raises a bare Exception for the raylet's timeout
+            ray.shutdown()
+            left = [child for child in psutil.Process().children(recursive=True) if child.pid not in before]
+            for child in left:
+                with contextlib.suppress(psutil.Error):
+                    child.kill()
+            psutil.wait_procs(left, timeout=10)
+            if attempt == RAY_START_ATTEMPTS:
+                raise RuntimeError(f"local Ray did not start in {attempt} attempts: {err}") from err
+
+
+@pytest.fixture
+def local_ray():
+    """A local Ray for the census's Ray engine (which uses a running one and leaves it running). Started by the first
+    test that asks for it and shared with the later ones — a start costs tens of seconds on 2 cores — then shut down
+    right after the last test that asks for it (:func:`pytest_runtest_teardown`), so the rest of the suite does not
+    run beside it."""
+    _start_local_ray()
+    yield
+
+
+def _needed_later(item, fixture: str) -> bool:
+    """Whether a test after ``item`` in this run asks for ``fixture``."""
+    items = item.session.items
+    return any(fixture in later.fixturenames for later in items[items.index(item) + 1:])
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """Stop what the session shares (:func:`app_url`'s server, :func:`local_ray`) after the last test that asks, once
+    that test's own fixtures are torn down (its browser pages closed)."""
+    try:
+        return (yield)
+    finally:
+        if "app_url" in item.fixturenames and not _needed_later(item, "app_url"):
+            _stop_shared_app()
+        if "local_ray" in item.fixturenames and not _needed_later(item, "local_ray"):
+            import ray
+
+            ray.shutdown()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """The same for a run stopped before those tests (-x, Ctrl+C)."""
+    import sys
+
+    _stop_shared_app()
+    if "ray" in sys.modules:
+        sys.modules["ray"].shutdown()

@@ -145,19 +145,12 @@ def _assert_same_census(first: Path, second: Path) -> None:
 
 
 @pytest.mark.slow
-def test_ray_engine_writes_the_same_folder_as_local(tiny_model_dirs, tmp_path):
-    import ray  # no importorskip: this test must run (ray[data] is pinned in requirements.txt)
-
-    from inspector.analyses.census.ray_engine import ray_runtime_env
-
+def test_ray_engine_writes_the_same_folder_as_local(tiny_model_dirs, local_ray, tmp_path):
+    # local_ray: no importorskip, this test must run (ray[data] is pinned in requirements.txt)
     spec, data = str(tiny_model_dirs["bert"]), _corpus(tmp_path)
     local = census(spec, data, out=tmp_path / "local", shard_size=8, batch_tokens=64, progress=None)
-    ray.init(num_cpus=2, include_dashboard=False, runtime_env=ray_runtime_env(), log_to_driver=False)
-    try:
-        distributed = census(spec, data, out=tmp_path / "ray", engine="ray", actors=2, shard_size=8,
-                             batch_tokens=64, progress=None)
-    finally:
-        ray.shutdown()
+    distributed = census(spec, data, out=tmp_path / "ray", engine="ray", actors=2, shard_size=8, batch_tokens=64,
+                         progress=None)
     assert local.texts == distributed.texts == 21 and local.errors == distributed.errors == 2
     _assert_same_census(tmp_path / "local", tmp_path / "ray")
     manifest = json.loads((tmp_path / "ray" / "manifest.json").read_text())

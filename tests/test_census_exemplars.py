@@ -188,18 +188,10 @@ def test_decile_samples_follow_the_seed(tiny_model_dirs, gpt2_exemplars, tmp_pat
 
 
 @pytest.mark.slow
-def test_ray_engine_gives_the_same_exemplars_as_local(tiny_model_dirs, gpt2_exemplars, tmp_path):
-    import ray  # no importorskip: ray[data] is pinned in requirements.txt
-
-    from inspector.analyses.census.ray_engine import ray_runtime_env
-
-    data, local = gpt2_exemplars
-    ray.init(num_cpus=2, include_dashboard=False, runtime_env=ray_runtime_env(), log_to_driver=False)
-    try:
-        census(str(tiny_model_dirs["gpt2"]), data, out=tmp_path / "ray", engine="ray", actors=2, shard_size=8,
-               batch_tokens=64, exemplars=K, progress=None)
-    finally:
-        ray.shutdown()
+def test_ray_engine_gives_the_same_exemplars_as_local(tiny_model_dirs, gpt2_exemplars, local_ray, tmp_path):
+    data, local = gpt2_exemplars  # local_ray: no importorskip, ray[data] is pinned in requirements.txt
+    census(str(tiny_model_dirs["gpt2"]), data, out=tmp_path / "ray", engine="ray", actors=2, shard_size=8,
+           batch_tokens=64, exemplars=K, progress=None)
     _assert_same_exemplars(local, tmp_path / "ray")
 
 
@@ -297,3 +289,18 @@ def test_heaviest_keys_are_ordered_by_weight_then_position_and_clipped_to_one():
     assert ordered_weights.tolist() == [[0.5, 0.25, 0.25], [1.0, 0.0, 0.0], [0.25, 0.25, 0.25]]
     narrow_keys, narrow_weights = _heaviest_keys(_heaviest_order(torch.tensor([[0.5, 0.5]])).numpy())
     assert narrow_keys.tolist() == [[0, 1, -1]] and narrow_weights.tolist() == [[0.5, 0.5, 0.0]]
+
+
+def test_ranking_layers_one_at_a_time_or_together_writes_the_same_files(tiny_model_dirs, gpt2_exemplars, tmp_path,
+                                                                           monkeypatch):
+    """The row sink ranks a small batch's layers together and a large batch's one at a time
+    (exemplars._HELD_ELEMENTS): both give the same bytes."""
+    from inspector.analyses.census import exemplars
+
+    data, together = gpt2_exemplars
+    monkeypatch.setattr(exemplars, "_HELD_ELEMENTS", 1)  # every layer ranked as it comes
+    alone = tmp_path / "alone"
+    census(str(tiny_model_dirs["gpt2"]), data, out=alone, shard_size=8, batch_tokens=64, exemplars=K, progress=None)
+    assert _files(alone) == _files(together)
+    for path in sorted((together / "shards").glob("*.parquet")):
+        assert (alone / "shards" / path.name).read_bytes() == path.read_bytes(), path.name

@@ -18,8 +18,9 @@ Rotated labels are compared as rotated rectangles (their ``getBBox`` mapped thro
 separating-axis test), since the axis-aligned box of a label at −60° overlaps its neighbour's even when the
 text does not.
 
-One server for the module; each case is one page load (a share link sets the text, words, slide, lang and page,
-see :mod:`inspector.output.share`). The screenshots of each case go to ``$INSPECTOR_SHOTS`` when that is set.
+One server for the browser tests (conftest's ``app_url``); each case is one page load (a share link sets the text,
+words, slide, lang and page, see :mod:`inspector.output.share`). The screenshots of each case go to
+``$INSPECTOR_SHOTS`` when that is set.
 """
 
 from __future__ import annotations

@@ -39,7 +39,8 @@ STATISTIC_RANGES: dict[str, tuple[float, float]] = {
 # batches pay for their padding.
 CPU_MAX_PADDING = 0.05
 GPU_MAX_PADDING = 0.25
-# Per query row of each head, (B, H, n) float64: the row's entropy (nats, the attention function's fused statistic),
+# Per query row of each head, one (5, B, H, n) float64 tensor ``values`` in this order (the sink may overwrite it):
+# the row's entropy (nats, the attention function's fused statistic),
 # its weight on key 0, on key q − 1, on the keys j that follow an earlier copy of the query's token (token[j − 1] ==
 # token[q], j − 1 < q: induction-like), and its mean distance Σ_j p_j |q − j|. Beside them: ``visible`` (B, n),
 # how many of the text's real keys each row may see, ``copies`` (B, n), how many induction keys j each row has, and
@@ -165,20 +166,21 @@ def induction_pairs(input_ids: torch.Tensor, lengths: torch.Tensor,
 
 
 def _row_values(weights: torch.Tensor, entropy: torch.Tensor,
-                pairs: tuple[torch.Tensor, torch.Tensor, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """:data:`ROW_VALUES` but the distance (which the distance pass gives), read from one layer's weights (B, H, n,
-    n): a column, a diagonal and a gather of the induction pairs — none keeps an n × n copy. entropy: (B, H, n), the
+                pairs: tuple[torch.Tensor, torch.Tensor, torch.Tensor]) -> torch.Tensor:
+    """:data:`ROW_VALUES` as one (len(ROW_VALUES), B, H, n) float64 tensor, in that order, the distance left unset
+    (the distance pass gives it), read from one layer's weights (B, H, n, n): a column, a diagonal and a gather of
+    the induction pairs, each written into its slice (no copy per value, no n × n copy). entropy: (B, H, n), the
     fused statistic."""
     batch, heads, n, _ = weights.shape
-    previous = torch.zeros(batch, heads, n, dtype=torch.float64, device=weights.device)
-    previous[..., 1:] = torch.diagonal(weights, offset=-1, dim1=2, dim2=3)  # row q, key q − 1; row 0 has none
-    induction = torch.zeros(batch, n, heads, dtype=torch.float64, device=weights.device)  # (B, n, H)
+    values = torch.empty(len(ROW_VALUES), batch, heads, n, dtype=torch.float64, device=weights.device)
+    values[0] = entropy
+    values[1] = weights[..., 0]
+    values[2, ..., 0] = 0.0  # row 0 has no previous key
+    values[2, ..., 1:] = torch.diagonal(weights, offset=-1, dim1=2, dim2=3)  # row q, key q − 1
+    induction = values[3].zero_().permute(0, 2, 1)  # (B, n, H) view
     text, query, key = pairs
     induction.index_put_((text, query), weights[text, :, query, key].double(), accumulate=True)  # (P, H) added
-    copies = torch.zeros(batch, n, dtype=torch.int64, device=weights.device)
-    copies.index_put_((text, query), torch.ones_like(text), accumulate=True)
-    return {"entropy": entropy.double(), "sink": weights[..., 0].double(), "previous": previous,
-            "induction": induction.permute(0, 2, 1), "copies": copies}
+    return values
 
 
 def _entropy_statistics(records: list, real: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -219,6 +221,9 @@ def batch_statistics(records: Sequence, weights_of: Callable[[object], torch.Ten
         distance = (position[:, None] - position[None, :]).abs().float()  # (n, n) |i − j|
         seen_by_pattern: dict[tuple[bool, int | None], tuple[torch.Tensor, torch.Tensor]] = {}
         pairs = induction_pairs(input_ids.to(device), lengths_tensor) if row_sink is not None else None
+        if pairs is not None:  # how many induction keys each row has: the same on every layer, so counted once
+            copies = torch.zeros(len(lengths), n, dtype=torch.int64, device=device)  # (B, n)
+            copies.index_put_(pairs[:2], torch.ones_like(pairs[0]), accumulate=True)
         per_layer: list[dict[str, torch.Tensor]] = []
         for layer, record in enumerate(records):
             pattern = (record.causal, record.window)
@@ -234,7 +239,8 @@ def batch_statistics(records: Sequence, weights_of: Callable[[object], torch.Ten
                                            keep=rows is not None)
             row_distance = statistics.pop("row_distance")
             if rows is not None:
-                row_sink(layer, {**rows, "distance": row_distance, "visible": sees, "weights": weights})
+                rows[ROW_VALUES.index("distance")] = row_distance
+                row_sink(layer, {"values": rows, "copies": copies, "visible": sees, "weights": weights})
             per_layer.append(statistics)
             del weights, rows  # one layer's n × n at a time
         entropy, normalized = _entropy_statistics(records, real)

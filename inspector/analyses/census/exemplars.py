@@ -51,12 +51,15 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from inspector.analyses.batching import TOP_KEYS
+from inspector.analyses.batching import ROW_VALUES, TOP_KEYS
 
 EXEMPLAR_STATISTICS: tuple[str, ...] = ("low_entropy", "sink_mass", "previous_token", "induction", "distance")
-# Which per-row value of inspector.analyses.batching.ROW_VALUES each statistic ranks, and whether its lowest is best.
+# Which per-row value of inspector.analyses.batching.ROW_VALUES each statistic ranks (the row sink's values come in
+# that order, so statistic s ranks values[s]), and whether its lowest is best.
 _ROW_VALUE = {"low_entropy": "entropy", "sink_mass": "sink", "previous_token": "previous", "induction": "induction",
               "distance": "distance"}
+if tuple(_ROW_VALUE[s] for s in EXEMPLAR_STATISTICS) != ROW_VALUES:
+    raise ImportError("EXEMPLAR_STATISTICS must rank batching.ROW_VALUES in their order")
 LOWEST_FIRST = frozenset({"low_entropy"})
 MAX_EXEMPLARS = 100
 DECILES = 10
@@ -113,7 +116,8 @@ class TextExemplars:
     The text's extreme (its best row) per statistic and head: query (S, L, H) int32, −1 where the head has no
     candidate in the text; value (S, L, H) float64 (rounded), NaN there; keys (S, L, H, TOP_KEYS) int32, −1 past
     the row's keys of weight above 0; key_weights (S, L, H, TOP_KEYS) float32, 0 there. top: the text's rows among
-    the top K of its batch and shard (a superset of its rows in the shard's top K). tokens: its token strings."""
+    the top K of its batch and shard that no K rows of its measuring call outrank (a superset of its rows in the
+    shard's top K). tokens: its token strings."""
 
     query: np.ndarray
     value: np.ndarray
@@ -175,6 +179,18 @@ class TopCutoffs:
             merged.append(np.full((*scores.shape[:-1], self.k), _LEAST, np.int64))
         self._best[shard] = np.partition(np.concatenate(merged, axis=-1), -self.k, axis=-1)[..., -self.k:]
 
+    def trim(self, shard: int, rows: ExemplarRows) -> ExemplarRows:
+        """``rows`` — top rows of ``shard`` that this call's batches handed on — less those scoring below the
+        shard's K-th best so far (K rows above them are in the shard: an early batch hands on K rows a head that
+        later ones outrank). Once every batch is in, what is left is still a superset of the rows in the shard's
+        top K, and the shard's top K is found among far fewer rows."""
+        best = self._best.get(shard)
+        if best is None or not len(rows.rank):
+            return rows
+        # A value is its score / 10^VALUE_DECIMALS in float64: the product rounds back to the score exactly.
+        score = np.rint(_scores(rows.statistic, rows.value) * 10**VALUE_DECIMALS).astype(np.int64)
+        return rows.select(score >= best[rows.layer, rows.statistic, rows.head, 0])
+
 
 class RowCandidates:
     """The row sink (:data:`inspector.analyses.batching.RowSink`) of one padded batch: layer by layer, each text's
@@ -182,10 +198,13 @@ class RowCandidates:
     shard's running cut-off (``cutoffs``, shared by the batches of one call: :class:`TopCutoffs`) — so what a batch
     hands on is bounded by K, not by its texts. :meth:`text` gives a text's :class:`TextExemplars`.
 
-    Each layer's call ranks its rows with one int64 key a row, in a few whole-batch operations (what does not
-    change from layer to layer is made once), and copies out the weights of the chosen rows only; their heaviest
-    keys are read a few layers' rows at a time (:data:`_KEY_ELEMENTS`), all of it on the device; the first
-    :meth:`text` call takes every layer's choice to the host at once, decodes it and moves the cut-off on.
+    The layers' row values and weights are held until they reach :data:`_HELD_ELEMENTS` weights (a small batch's
+    every layer; a large batch's one layer at a time), then ranked together with one int64 key a row, in a few
+    whole-group operations (what does not change from layer to layer is made once; on the CPU's small batches each
+    operation's fixed cost, not the rows, is the time), and only the chosen rows' weights are copied out; their
+    heaviest keys are read a few groups' rows at a time (:data:`_KEY_ELEMENTS`), all of it on the device; the first
+    :meth:`text` call ranks what is still held, takes every choice to the host at once, decodes it and moves the
+    cut-off on.
 
     lengths, indices, shards: each text's T, input index and shard; k: K."""
 
@@ -193,18 +212,21 @@ class RowCandidates:
                  cutoffs: TopCutoffs | None = None) -> None:
         self.lengths, self.indices, self.shards, self.k = list(lengths), list(indices), list(shards), k
         self.cutoffs = cutoffs if cutoffs is not None else TopCutoffs(k)
-        self._layers: list[tuple[torch.Tensor, ...]] = []  # per layer: best, query, ranked, chosen, kept, largest
+        self._layers = 0  # the layers handed in so far
+        self._held: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []  # values, allowed, weights a layer
+        # Per ranked group of layers: best, query, ranked, chosen, kept (leading dimension: its layers), largest,
+        # and where the best rows' (G_L, S, B, H) and the kept top rows' choices are among the copied rows.
+        self._groups: list[tuple[torch.Tensor, ...]] = []
         self._rows: list[torch.Tensor] = []  # weights (·, n) of copied rows whose keys are not read yet
         self._heaviest: list[torch.Tensor] = []  # the copied rows' heaviest keys (_heaviest_order), in order
-        self._where: list[torch.Tensor] = []  # per layer: each chosen row's copy, counted over the batch
         self._copied = 0
         self._allowed: tuple[torch.Tensor, torch.Tensor] | None = None  # a layer's visible counts, its (S, B, 1, n)
         self._constants: _BatchConstants | None = None
         self._host: tuple[tuple[np.ndarray, ...], ExemplarRows] | None = None
 
     def _batch_constants(self, rows: dict[str, torch.Tensor]) -> _BatchConstants:
-        batch, heads, n = rows["sink"].shape
-        device = rows["sink"].device
+        _, batch, heads, n = rows["values"].shape
+        device = rows["values"].device
         position = torch.arange(n, device=device)
         rank = torch.from_numpy(np.argsort(np.argsort(self.indices, kind="stable"))).to(device)  # by input index
         spread = 1 << (batch * n).bit_length()
@@ -239,38 +261,60 @@ class RowCandidates:
         return self._allowed[1]
 
     def __call__(self, layer: int, rows: dict[str, torch.Tensor]) -> None:
-        if layer != len(self._layers):
-            raise ValueError(f"row values of layer {layer} came after {len(self._layers)} layers")
+        if layer != self._layers:
+            raise ValueError(f"row values of layer {layer} came after {self._layers} layers")
         if self._constants is None:
             self._constants = self._batch_constants(rows)
+        self._layers += 1
+        # The weights stay intact after the call (batch_statistics reduces them before it calls the sink).
+        self._held.append((rows["values"], self._allowed_rows(rows["visible"]), rows["weights"]))
+        if sum(weights.numel() for *_, weights in self._held) >= _HELD_ELEMENTS:
+            self._rank_held()
+
+    def _rank_held(self) -> None:
+        """Rank the held layers together (G_L of them, from layer ``first``) and copy out their chosen rows."""
+        if not self._held:
+            return
         constants = self._constants
-        batch, heads, n = rows["sink"].shape
-        allowed = self._allowed_rows(rows["visible"])
+        first = self._layers - len(self._held)
+        values = torch.stack([held[0] for held in self._held])  # (G_L, S, B, H, n) float64
+        allowed = torch.stack([held[1] for held in self._held])  # (G_L, S, B, 1, n)
+        group, statistics, batch, heads, n = values.shape
         # Values in whole units of 10^−VALUE_DECIMALS, and one int64 key a row that orders rows exactly as the rule
         # does: score first, then (lower first) input index and query — so a max and a top-k need no sort, and the
         # key alone gives the value back (key // spread is the score).
-        values = torch.stack([rows[_ROW_VALUE[s]] for s in EXEMPLAR_STATISTICS])  # (S, B, H, n) float64, a copy
-        score = torch.where(allowed, values.nan_to_num_().mul_(constants.scale).round_().long(), 0)  # signed
-        key = torch.where(allowed, score * constants.spread + constants.order, _MISSING)  # (S, B, H, n)
-        best, query = key.max(dim=-1)  # (S, B, H): each text's best row
-        flat = key.transpose(1, 2).reshape(len(EXEMPLAR_STATISTICS), heads, batch * n)  # row b · n + q
+        left_out = ~allowed
+        key = values.nan_to_num_().masked_fill_(left_out, 0.0).mul_(constants.scale).round_().long()  # signed scores
+        low, high = torch.aminmax(key)
+        largest = torch.maximum(high, -low)  # the largest |score|: the keys below hold it times the spread
+        key.mul_(constants.spread).add_(constants.order).masked_fill_(left_out, _MISSING)  # (G_L, S, B, H, n)
+        best, query = key.max(dim=-1)  # (G_L, S, B, H): each text's best row
+        flat = key.transpose(2, 3).reshape(group, statistics, heads, batch * n)  # row b · n + q
         tops = [(flat if mine is None else torch.where(mine, flat, _MISSING)).topk(constants.k, dim=-1)
                 for mine in constants.shard_masks]  # the batch's top K per shard
-        ranked, chosen = ((tops[0].values[None], tops[0].indices[None]) if len(tops) == 1 else  # (G, S, H, k)
-                          (torch.stack([t.values for t in tops]), torch.stack([t.indices for t in tops])))
-        kept = ranked != _MISSING if constants.thresholds is None else ranked >= constants.thresholds[layer, ..., None]
-        # The weights of the chosen rows only — each text's best rows, then each shard's kept top rows — as rows
-        # (b · H + h) · n + q of the layer's weights seen as (B · H · n, n). A row chosen twice (by two statistics,
-        # or as a text's best and a top row: about half of them) is copied once; _where maps a choice to its copy.
-        chosen_rows = constants.flat_rows.gather(-1, chosen)[kept]
-        distinct, where = torch.unique(torch.cat([(constants.best_rows + query).reshape(-1), chosen_rows]),
-                                       return_inverse=True)
-        self._where.append(where + self._copied)
+        ranked, chosen = ((tops[0].values[:, None], tops[0].indices[:, None]) if len(tops) == 1 else  # (G_L, G,
+                          (torch.stack([t.values for t in tops], dim=1),  # S, H, k)
+                           torch.stack([t.indices for t in tops], dim=1)))
+        kept = ranked != _MISSING if constants.thresholds is None else \
+            ranked >= constants.thresholds[first:first + group, ..., None]
+        # The weights of the chosen rows only — each text's best rows and each shard's kept top rows — as rows
+        # l · B·H·n + (b · H + h) · n + q of the group's layers' weights, each seen as (B · H · n, n). A row chosen
+        # twice (by two statistics, or as a text's best and a top row: about half of them) is copied once.
+        layer_rows = torch.arange(group, device=key.device) * (batch * heads * n)
+        best_rows = (constants.best_rows + query + layer_rows[:, None, None, None]).reshape(-1)
+        top_choices = (constants.flat_rows.expand(group, *constants.flat_rows.shape).gather(-1, chosen)
+                       + layer_rows[:, None, None, None, None])[kept]
+        distinct, where = torch.unique(torch.cat([best_rows, top_choices]), return_inverse=True)
+        bounds = torch.searchsorted(distinct, layer_rows[1:]).tolist()  # each layer's share of the distinct rows
+        for (*_, weights), mine in zip(self._held, distinct.tensor_split(bounds)):
+            self._rows.append(weights.reshape(-1, n)[mine % (batch * heads * n)])
+        where = where + self._copied
         self._copied += len(distinct)
-        self._rows.append(rows["weights"].reshape(-1, n)[distinct])
+        self._groups.append((best, query, ranked, chosen, kept, largest,
+                             where[:len(best_rows)].reshape(best.shape), where[len(best_rows):]))
+        self._held.clear()
         if sum(part.numel() for part in self._rows) >= _KEY_ELEMENTS:
             self._read_keys()
-        self._layers.append((best, query, ranked, chosen, kept, score.abs().max()))
 
     def _read_keys(self) -> None:
         if self._rows:
@@ -290,31 +334,27 @@ class RowCandidates:
         """Every layer's choice, decoded: the best rows' query (S, L, B, H) int32, value float64, keys and weights
         (S, L, B, H, TOP_KEYS) — −1, NaN, −1, 0 where a head has no candidate in a text — and the kept top rows of
         every layer and shard, ordered by text index. Moves the shards' cut-off on by those rows."""
+        self._rank_held()
         self._read_keys()
-        best, query, ranked, chosen, kept, largest = (torch.stack(part).cpu().numpy() for part in
-                                                      zip(*self._layers))
+        best, query, ranked, chosen, kept, largest, best_at, top_at = (
+            torch.cat(part).cpu().numpy() if part[0].dim() else torch.stack(part).cpu().numpy()
+            for part in zip(*self._groups))
         spread, n = self._constants.spread, self._constants.real.shape[1]
         if int(largest.max()) >= 2**62 // spread:  # then the keys overflowed: refuse what they chose
             raise ValueError(f"exemplar values too large to rank in one key (batch of {len(self.indices)} × {n} "
                              "tokens)")
         layers, statistics, batch, heads = best.shape  # ranked, chosen, kept: (L, G, S, H, k)
         sign = np.array([-1 if s in LOWEST_FIRST else 1 for s in EXEMPLAR_STATISTICS])
-        keys, weights = _heaviest_keys(torch.cat(self._heaviest)[torch.cat(self._where)].cpu().numpy())
-        self._heaviest.clear()  # keys, weights: (P, TOP_KEYS), a row per choice, as chosen
-        # Per layer, the chosen rows were its S · B · H best rows, then its kept top rows.
-        split, tops = statistics * batch * heads, kept.reshape(layers, -1).sum(axis=1)
-        starts = np.concatenate([[0], np.cumsum(split + tops)[:-1]])
-        best_at = (starts[:, None] + np.arange(split)[None, :]).reshape(-1)
-        top_at = np.concatenate([start + split + np.arange(count) for start, count in zip(starts, tops)])
+        keys, weights = _heaviest_keys(torch.cat(self._heaviest).cpu().numpy())  # (copied rows, TOP_KEYS)
+        self._heaviest.clear()
 
         def value_of(key: np.ndarray, statistic: np.ndarray) -> np.ndarray:
             return (key // spread * sign[statistic]).astype(np.float64) / 10**VALUE_DECIMALS
 
         found = best != _MISSING
         grid = np.arange(statistics)[None, :, None, None]
-        best_keys, best_weights = (part[best_at].reshape(*best.shape, TOP_KEYS) for part in (keys, weights))
         per_text = (np.where(found, query, -1).astype(np.int32), np.where(found, value_of(best, grid), np.nan),
-                    np.where(found[..., None], best_keys, -1), np.where(found[..., None], best_weights, 0.0))
+                    np.where(found[..., None], keys[best_at], -1), np.where(found[..., None], weights[best_at], 0.0))
         per_text = tuple(part.swapaxes(0, 1) for part in per_text)  # (S, L, B, H, …)
         layer, _, statistic, head, _ = np.nonzero(kept)  # in layer, shard, statistic, head, rank order
         top = ExemplarRows(
@@ -340,6 +380,10 @@ _POSITION_BITS = 24  # a key position below 2^24 shares one int64 with its weigh
 # The most weight elements of chosen rows held before their heaviest keys are read (16 MiB of float32): the rows of
 # a few layers share one pass on a small batch, and a large one reads each layer's at once.
 _KEY_ELEMENTS = 2**22
+# The most weight elements of whole layers a batch's sink holds before it ranks them (64 MiB of float32): every
+# layer of the CPU's small batches (a 20-token batch of 9 texts: 43,200 a layer) is ranked in one go; a batch
+# whose one layer is larger ranks each layer as it comes, holding nothing more than the statistics pass does.
+_HELD_ELEMENTS = 2**24
 
 
 def _heaviest_order(rows: torch.Tensor) -> torch.Tensor:
@@ -347,10 +391,17 @@ def _heaviest_order(rows: torch.Tensor) -> torch.Tensor:
     weight descending, ties by position (lower first) — a non-negative float32's bits order as the float does,
     and the position fills the low bits, so the keys of a row are unique and one top-k orders them. Weights are
     clipped to [0, 1] first (exp(S − LSE) may round a hair above 1). :func:`_heaviest_keys` decodes them."""
+    n = rows.shape[-1]
     weights = rows.float().clamp(0.0, 1.0)
-    position = torch.arange(rows.shape[-1], device=rows.device)
+    position = torch.arange(n, device=rows.device)
     order = (weights.view(torch.int32).long() << _POSITION_BITS) + ((1 << _POSITION_BITS) - 1 - position)
-    return order.topk(min(TOP_KEYS, rows.shape[-1]), dim=-1).values
+    count = min(TOP_KEYS, n)
+    if order.device.type != "cpu":
+        return order.topk(count, dim=-1).values
+    # On the CPU a partition, then a sort of the few it keeps, is 2–3× faster than topk on the census's short rows
+    # (3,000 rows of 20–120 keys); the keys of a row are unique, so both give the same keys in the same order.
+    kept = np.partition(order.numpy(), n - count, axis=-1)[..., n - count:]
+    return torch.from_numpy(np.ascontiguousarray(np.sort(kept, axis=-1)[..., ::-1]))
 
 
 def _heaviest_keys(order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

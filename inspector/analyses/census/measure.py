@@ -5,7 +5,7 @@ one forward each, statistics only → :class:`TextCensus` per text, :class:`RowE
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -218,6 +218,9 @@ def measure_rows(loaded: LoadedModel, rows: Sequence[InputRow], *, batch_tokens:
         measured.extend(_measure_bucket(loaded, [encoded[i] for i in bucket], backend, exemplars,
                                         shard_of or (lambda index: 0), cutoffs))
     measured.sort(key=lambda item: item.index)
+    if exemplars:  # every batch is in: drop the top rows that K rows of their shard outrank
+        measured = [replace(item, exemplars=replace(item.exemplars, top=cutoffs.trim(
+            (shard_of or (lambda index: 0))(item.index), item.exemplars.top))) for item in measured]
     return measured, errors
 
 
