@@ -200,7 +200,13 @@ def open_app_page(view: str, *, timeout: float = 240, query: dict[str, str] | No
 
 # ---------------------------------------------------------------------------------------- real browser (Chromium)
 
-from benchmarks.live_app import CHROMIUM, CHROMIUM_ARGS, AppServerError, running_app  # noqa: E402
+from benchmarks.live_app import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    REPO_ROOT,
+    AppServerError,
+    running_server,
+)
 
 
 def browser_unavailable(reason: str) -> None:
@@ -228,14 +234,43 @@ def browser():
             chromium.close()
 
 
-@pytest.fixture(scope="module")
-def app_url(browser):
-    """A real ``streamlit run app.py`` server for one test module; its base URL."""
+# The session's shared ``streamlit run app.py``: "url", "pid" and "stack" (the ExitStack that stops it) while it runs.
+_shared_app: dict = {}
+
+
+def _running(pid: int) -> bool:
+    import psutil
+
     try:
-        with running_app() as url:
-            yield url
-    except AppServerError as err:
-        pytest.fail(str(err))
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _stop_shared_app() -> None:
+    if _shared_app:
+        _shared_app.pop("stack").close()
+        _shared_app.clear()
+
+
+@pytest.fixture
+def app_url(browser):
+    """A real ``streamlit run app.py`` server's base URL, one server shared by every test that asks for it: a server's
+    first pages import torch and load the models (tens of seconds on 2 cores), and a module of its own each cost CI
+    minutes. Started by the first such test (or again if it has exited), stopped right after the last one
+    (:func:`pytest_runtest_teardown`). A test that needs a fresh server or other settings starts its own
+    (:func:`benchmarks.live_app.running_app`)."""
+    if _shared_app and not _running(_shared_app["pid"]):
+        _stop_shared_app()
+    if not _shared_app:
+        stack = contextlib.ExitStack()
+        try:
+            url, pid = stack.enter_context(running_server(REPO_ROOT))
+        except AppServerError as err:
+            stack.close()
+            pytest.fail(str(err))
+        _shared_app.update(url=url, pid=pid, stack=stack)
+    yield _shared_app["url"]
 
 
 # ---------------------------------------------------------------------------------------- heads built to a purpose
@@ -337,17 +372,25 @@ def _needed_later(item, fixture: str) -> bool:
     return any(fixture in later.fixturenames for later in items[items.index(item) + 1:])
 
 
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item, nextitem):
-    """Stop what the session shares (:func:`local_ray`) after the last test that asks for it."""
-    if "local_ray" in item.fixturenames and not _needed_later(item, "local_ray"):
-        import ray
+    """Stop what the session shares (:func:`app_url`'s server, :func:`local_ray`) after the last test that asks, once
+    that test's own fixtures are torn down (its browser pages closed)."""
+    try:
+        return (yield)
+    finally:
+        if "app_url" in item.fixturenames and not _needed_later(item, "app_url"):
+            _stop_shared_app()
+        if "local_ray" in item.fixturenames and not _needed_later(item, "local_ray"):
+            import ray
 
-        ray.shutdown()
+            ray.shutdown()
 
 
 def pytest_sessionfinish(session, exitstatus):
     """The same for a run stopped before those tests (-x, Ctrl+C)."""
     import sys
 
+    _stop_shared_app()
     if "ray" in sys.modules:
         sys.modules["ray"].shutdown()

@@ -9,7 +9,7 @@ import urllib.parse
 
 import pytest
 
-from benchmarks.live_app import CHART, AppServerError, running_app
+from benchmarks.live_app import CHART
 from inspector.base.i18n import t
 from inspector.charts.base import title_text
 from tests.conftest import open_app_page
@@ -239,32 +239,28 @@ def _chart_titled(title: str) -> str:
 
 
 @pytest.mark.browser
-def test_the_side_by_side_heatmaps_are_drawn_with_visible_cells_in_chromium(browser):
+def test_the_side_by_side_heatmaps_are_drawn_with_visible_cells_in_chromium(browser, app_url):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
     try:
-        with running_app() as url:
-            context = browser.new_context(viewport={"width": 1400, "height": 1000})
-            page = context.new_page()
-            try:
-                page.goto(f"{url}/compare?" + urllib.parse.urlencode({"v": "1", "query": "it"}))
-                for title in ("Text A: layer 0, head 0", "Text B: layer 0, head 0", "B − A: layer 0, head 0"):
-                    page.wait_for_function(_chart_titled(title), timeout=90_000)
-                for title in ("Text A", "Text B", "B − A"):
-                    chart = page.locator(CHART).filter(has_text=f"{title}: layer 0, head 0")
-                    cells = chart.locator("g.mark-rect path")
-                    assert cells.count() >= 15 * 15 + 15  # every cell plus the outlined query row
-                    box = cells.first.bounding_box()
-                    assert box is not None and box["width"] >= 8 and box["height"] >= 8
-                    assert chart.bounding_box()["x"] + chart.bounding_box()["width"] <= 1400  # not cut off
-                grid = page.locator(CHART).filter(has_text="moved its attention, head by head")
-                cell = grid.locator('path[aria-label^="head: 1; layer: 3;"]').first
-                cell.scroll_into_view_if_needed()
-                box = cell.bounding_box()
-                page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-                page.wait_for_function(_chart_titled("Text A: layer 3, head 1"), timeout=30_000)
-                page.wait_for_function("location.search.includes('layer=3') && location.search.includes('head=1')",
-                                       timeout=30_000)
-                assert page.locator('[data-testid="stException"]').count() == 0
-            finally:
-                context.close()
-    except AppServerError as err:
-        pytest.fail(str(err))
+        page.goto(f"{app_url}/compare?" + urllib.parse.urlencode({"v": "1", "query": "it"}))
+        for title in ("Text A: layer 0, head 0", "Text B: layer 0, head 0", "B − A: layer 0, head 0"):
+            page.wait_for_function(_chart_titled(title), timeout=90_000)
+        for title in ("Text A", "Text B", "B − A"):
+            chart = page.locator(CHART).filter(has_text=f"{title}: layer 0, head 0")
+            cells = chart.locator("g.mark-rect path")
+            assert cells.count() >= 15 * 15 + 15  # every cell plus the outlined query row
+            box = cells.first.bounding_box()
+            assert box is not None and box["width"] >= 8 and box["height"] >= 8
+            assert chart.bounding_box()["x"] + chart.bounding_box()["width"] <= 1400  # not cut off
+        grid = page.locator(CHART).filter(has_text="moved its attention, head by head")
+        cell = grid.locator('path[aria-label^="head: 1; layer: 3;"]').first
+        cell.scroll_into_view_if_needed()
+        box = cell.bounding_box()
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.wait_for_function(_chart_titled("Text A: layer 3, head 1"), timeout=30_000)
+        page.wait_for_function("location.search.includes('layer=3') && location.search.includes('head=1')",
+                               timeout=30_000)
+        assert page.locator('[data-testid="stException"]').count() == 0
+    finally:
+        context.close()
