@@ -95,10 +95,12 @@ def test_diagonal_share_counts_rows_that_look_at_themselves():
 
 
 def test_a_number_that_rounds_to_zero_prints_without_a_minus_sign():
-    """Issue 44: Lesson 4 printed a saturated entropy of about −1e-9 nats as "-0.00"."""
+    """Issue 44: Lesson 4 printed a saturated entropy of about −1e-9 nats as "-0.00"; D7 printed ρ = "-0.03" beside
+    its threshold "−0.50" (a hyphen against a minus sign)."""
     assert _f(-1e-9) == "0.00" and _f(-0.004) == "0.00" and _f(-0.0) == "0.00" and _f(-4e-5, 4) == "0.0000"
-    assert _f(-0.005001) == "-0.01" and _f(-0.5) == "-0.50"  # a negative number that does not round to zero keeps it
-    assert _pct(-0.004) == "0%" and _pct(-0.006) == "-1%"
+    # a negative number that does not round to zero keeps its sign, the minus sign U+2212
+    assert _f(-0.005001) == "\u22120.01" and _f(-0.5) == "\u22120.50"
+    assert _pct(-0.004) == "0%" and _pct(-0.006) == "\u22121%"
 
 
 def test_variance_sweep_grows_like_d_with_slope_one():

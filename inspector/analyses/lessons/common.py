@@ -114,13 +114,14 @@ class Answer:
 
 def _f(x: float, digits: int = 2) -> str:
     """``x`` to ``digits`` decimals; a number that rounds to zero prints as 0.00, never -0.00 (issue 44: Lesson 4
-    showed a saturated entropy of −1e-9 nats as "-0.00")."""
-    return "n/a" if not math.isfinite(float(x)) else f"{float(x):z.{digits}f}"
+    showed a saturated entropy of −1e-9 nats as "-0.00"). A negative number prints with the minus sign U+2212, as the
+    sentences' thresholds do ("ρ = −0.03, at most −0.50"), not with a hyphen."""
+    return "n/a" if not math.isfinite(float(x)) else f"{float(x):z.{digits}f}".replace("-", "\u2212")
 
 
 def _pct(x: float) -> str:
-    """``x`` as a whole percentage; one that rounds to zero prints as 0%, never -0%."""
-    return "n/a" if not math.isfinite(float(x)) else f"{100 * float(x):z.0f}%"
+    """``x`` as a whole percentage; one that rounds to zero prints as 0%, never -0%; a negative one with U+2212."""
+    return "n/a" if not math.isfinite(float(x)) else f"{100 * float(x):z.0f}%".replace("-", "\u2212")
 
 
 def asymmetry_term(asymmetry: float) -> str:
