@@ -5,7 +5,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 
 # A hosted instance (docs/DEPLOYMENT.md): the allow-list, parameter cap, memory budget and deadline of
-# inspector/serving/hosting.py, error details hidden from visitors, the toolbar's developer options off.
+# inspector/serving/hosting.py, error details hidden from visitors, the toolbar's developer options off (also in
+# .streamlit/config.toml for every run, `make app` included; repeated here whatever config file a host uses).
 HOSTED_FLAGS := --client.showErrorDetails none --client.toolbarMode viewer
 
 .PHONY: app hosted hosted-cluster hosted-cluster-stop notebook test test-fast prepare-models atlases cli-demo clean-venv

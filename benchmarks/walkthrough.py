@@ -14,7 +14,8 @@ Run from the repository root (needs /usr/bin/chromium and Playwright)::
     python -m benchmarks.walkthrough --out /tmp/walkthrough --pages heads compare --widths 1000 --langs zh
     python -m benchmarks.walkthrough --out /tmp/walkthrough --models default bundled:gemma-3-270m bundled:smollm2-135m
 
-Writes ``OUT/PAGE[-MODEL]-WIDTH-LANG.png`` and ``OUT/index.md``.
+Writes ``OUT/PAGE[-MODEL]-WIDTH-LANG.png`` and ``OUT/index.md``. A page that answers the model with its refusal
+(Generate and Mechanism on an encoder: "pick a decoder") is counted as refused, as expected, not as failed.
 """
 
 from __future__ import annotations
@@ -63,6 +64,14 @@ SCRIPT_STOPPED_JS = """() => document.querySelector('[data-testid="stApp"]')?.ge
                        === 'notRunning' && document.querySelector('[data-testid="stMain"] h1') !== null"""
 
 
+# Pages that may answer the model with a refusal instead of charts (an encoder on a page that explains next-token
+# predictions); the refusal is the page's keyed "pick a decoder" box.
+REFUSING_PAGES = {"generate", "mechanism"}
+REFUSAL = ".st-key-pick_decoder"
+REFUSED_OR_DRAWING_JS = f"""() => document.querySelector('{REFUSAL}') !== null
+  || document.querySelector('[data-testid="stVegaLiteChart"]') !== null || ({SCRIPT_STOPPED_JS})()"""
+
+
 def open_chartless(browser, app_url: str, path: str, fields: dict, width: int):
     """Open a page that draws no chart on arrival: (context, page) once its script has stopped."""
     import urllib.parse
@@ -70,6 +79,23 @@ def open_chartless(browser, app_url: str, path: str, fields: dict, width: int):
     context = browser.new_context(viewport={"width": width, "height": VIEWPORT_HEIGHT})
     page = context.new_page()
     page.goto(f"{app_url}/{path}?" + urllib.parse.urlencode({"v": "1", **fields}))
+    page.wait_for_function(SCRIPT_STOPPED_JS, timeout=120_000)
+    page.wait_for_timeout(1000)  # the last elements mount after the script stops
+    return context, page
+
+
+def open_if_refused(browser, app_url: str, path: str, fields: dict, width: int):
+    """Open a page of :data:`REFUSING_PAGES`: (context, page) once its script has stopped when it refused the model,
+    else None (its context closed) — the page runs on this model, and is opened as the layout test opens it."""
+    import urllib.parse
+
+    context = browser.new_context(viewport={"width": width, "height": VIEWPORT_HEIGHT})
+    page = context.new_page()
+    page.goto(f"{app_url}/{path}?" + urllib.parse.urlencode({"v": "1", **fields}))
+    page.wait_for_function(REFUSED_OR_DRAWING_JS, timeout=120_000)
+    if page.locator(REFUSAL).count() == 0:
+        context.close()
+        return None
     page.wait_for_function(SCRIPT_STOPPED_JS, timeout=120_000)
     page.wait_for_timeout(1000)  # the last elements mount after the script stops
     return context, page
@@ -102,11 +128,15 @@ def walk_one(browser, app_url: str, page_name: str, width: int, lang: str, out: 
     tag = "" if model == "default" else "-" + model.split(":")[-1]
     file = out / f"{page_name}{tag}-{width}-{lang}.png"
     row = {"file": file.name, "page": page_name, "width": width, "lang": lang, "charts": 0, "problems": [],
-           "exceptions": [], "error": None, "height": None}
+           "exceptions": [], "error": None, "height": None, "refused": False}
     context = page = None
     opened_before = set(browser.contexts)
     try:
-        if page_name in CHARTLESS_PAGES:
+        refused = open_if_refused(browser, app_url, path, {**fields, "lang": lang}, width) \
+            if page_name in REFUSING_PAGES else None
+        if refused is not None:
+            (context, page), row["refused"] = refused, True
+        elif page_name in CHARTLESS_PAGES:
             context, page = open_chartless(browser, app_url, path, {**fields, "lang": lang}, width)
         else:
             context, page = open_case(browser, app_url, path, {**fields, "lang": lang}, width)
@@ -120,6 +150,8 @@ def walk_one(browser, app_url: str, page_name: str, width: int, lang: str, out: 
             return row
         row["exceptions"] = page.evaluate(EXCEPTIONS_JS)
         row["height"] = full_page_screenshot(page, file)
+        if row["refused"]:
+            return row
         charts = measure_every_tab(page)
         row["charts"] = len(charts)
         row["problems"] = [problem for chart in charts for problem in chart_problems(chart)]
@@ -140,8 +172,9 @@ def write_index(out: Path, rows: list[dict], argv_shown: str) -> Path:
              "| file | page | width | lang | charts drawn | layout problems | exceptions | error |",
              "|---|---|---:|---|---:|---:|---:|---|"]
     for row in rows:
+        note = row["error"] or ("refused, as expected: pick a decoder" if row.get("refused") else "")
         lines.append(f"| [{row['file']}]({row['file']}) | {row['page']} | {row['width']} | {row['lang']} "
-                     f"| {row['charts']} | {len(row['problems'])} | {len(row['exceptions'])} | {row['error'] or ''} |")
+                     f"| {row['charts']} | {len(row['problems'])} | {len(row['exceptions'])} | {note} |")
     for row in rows:
         if row["problems"] or row["exceptions"] or row["error"]:
             lines += ["", f"## {row['file']}", ""]
@@ -177,8 +210,10 @@ def main(argv: list[str] | None = None) -> int:
     shown = " ".join(sys.argv[1:] if argv is None else argv)
     index = write_index(args.out, rows, shown)
     failed = [row["file"] for row in rows if row["error"]]
+    refused = sum(row["refused"] for row in rows)
     problems = sum(len(row["problems"]) for row in rows)
-    print(f"{len(rows)} pages, {problems} chart-layout problems, {len(failed)} pages failed; index: {index}")
+    print(f"{len(rows)} pages, {problems} chart-layout problems, {len(failed)} pages failed, {refused} refused the "
+          f"model as expected (pick a decoder); index: {index}")
     if failed:
         print(f"walkthrough: these pages could not be walked through: {', '.join(failed)}", file=sys.stderr)
         return 1
@@ -206,7 +241,8 @@ def walk(args) -> list[dict]:
                     started = time.monotonic()
                     row = walk_one(browser, app_url, page, width, lang, args.out, model)
                     rows.append(row)
-                    status = row["error"] or (f"{row['charts']} charts, {len(row['problems'])} layout problems, "
+                    status = row["error"] or ("refused, as expected: pick a decoder" if row["refused"] else
+                                              f"{row['charts']} charts, {len(row['problems'])} layout problems, "
                                               f"{len(row['exceptions'])} exceptions, {row['height']} px high")
                     print(f"[{number}/{len(cases)}] {row['file']}: {status} ({time.monotonic() - started:.0f} s)",
                           flush=True)

@@ -388,6 +388,17 @@ def test_the_menu_speaks_the_language_of_the_link(session):
     session.assert_clean()
 
 
+def test_the_toolbar_offers_no_deploy_button_on_a_local_server(session):
+    """Issue 44: a local server (``make app``: ``streamlit run app.py`` on localhost) showed Streamlit's "Deploy"
+    button in English on the 简体中文 pages. The shared config sets the viewer toolbar: its menu, no Deploy."""
+    session.open("?" + urllib.parse.urlencode({"v": "1", "lang": "zh"}))
+    # The toolbar's menu and the Deploy button are drawn together (the app's header, once connected).
+    session.page.locator('[data-testid="stMainMenu"]').wait_for(timeout=RERUN_TIMEOUT_MS)
+    assert session.page.locator('[data-testid="stAppDeployButton"]').count() == 0
+    assert session.page.get_by_role("button", name="Deploy").count() == 0
+    session.assert_clean()
+
+
 def _chart_titled(title: str) -> str:
     """A JavaScript predicate: a drawn chart's SVG holds ``title`` (spaces ignored: a title that does not fit its
     column is drawn as lines, whose text runs together in ``textContent``)."""

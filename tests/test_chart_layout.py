@@ -319,10 +319,11 @@ def missing_important_labels(page, name: str, charts: list[dict]) -> list[str]:
 
 
 # (case id, page path, share-link fields, window width). Each page once or twice, each hard case at least once.
-# "_switch" is not a link field: the key of a toggle to turn on once the page is drawn (the 200-token heatmap is
-# drawn only on request). Each page at the width where it is tightest (1000 px) in both languages between its cases,
-# and 1400 px where a page lays out differently there; the Heads page at 1400 and Compare in Chinese at 1000 were
-# dropped for CI time (their 1000 px / slide cases hold the same charts in narrower columns).
+# "_switch" is not a link field: the key of a toggle to turn on, or a button to click, once the page is drawn (the
+# 200-token heatmap and Lesson 7's timing are drawn only on request). Each page at the width where it is tightest
+# (1000 px) in both languages between its cases, and 1400 px where a page lays out differently there; the Heads page
+# at 1400 and Compare in Chinese at 1000 were dropped for CI time (their 1000 px / slide cases hold the same charts
+# in narrower columns).
 CASES = [
     ("inspect-words-split-1000", "", {"text": SPLIT_WORDS, "words": "1", "layer": "2", "head": "3"}, 1000),
     ("inspect-200-tokens-1400", "", {"text": LONG_TEXT, "_switch": "draw_large"}, 1400),
@@ -340,6 +341,9 @@ CASES = [
     ("attribution-words-1000", "attribution", {"words": "1"}, 1000),
     # Slide mode at 1000 px: lesson 1's heatmap thins its labels and must keep the tokens its answer names.
     ("lessons-slide-1000", "lessons", {"slide": "1"}, 1000),
+    # Lesson 7's timing charts in Chinese at 1000 px, measured on request (the button): side by side, their legends'
+    # entries ran past the half columns (issue 44 walkthrough).
+    ("lesson7-timing-zh-1000", "lessons", {"lang": "zh", "_switch": "timing_run"}, 1000),
     # The induction example outlines the tokens that matter; at 1000 px in Chinese they are labelled first.
     ("groundtruth-zh-1000", "groundtruth", {"model": "shipped:induction", "lang": "zh"}, 1000),
     # The default pair (16 tokens): at 1000 px the two heatmaps share a row, narrower than one label per column.
@@ -376,13 +380,12 @@ def open_case(browser, app_url: str, path: str, fields: dict, width: int):
         box.press("Enter")
     wait_settled(page)
     if switch:
-        rerun_and_settle(page, page.locator(f".st-key-{switch} label").first.click)
+        target = page.locator(f".st-key-{switch} label, .st-key-{switch} button").first
+        if not target.is_visible():  # in a collapsed section (Lesson 7's timing button): open the sections first
+            open_closed_expanders(page)
+        rerun_and_settle(page, target.click)
     # Collapsed sections draw their charts too once opened; open every one (a click each, as a reader would).
-    if page.evaluate("""() => { const closed = [...document.querySelectorAll(
-                              '[data-testid="stExpander"] details:not([open]) summary')];
-                              closed.forEach(summary => summary.click()); return closed.length; }"""):
-        wait_sized(page)
-        wait_settled(page)
+    open_closed_expanders(page)
     return context, page
 
 
@@ -453,6 +456,7 @@ def test_every_chart_holds_its_shape(browser, app_url, case):
         problems = [problem for chart in charts
                     for problem in chart_problems(chart, short_titles=name.startswith("inspect"))]
         problems += missing_important_labels(page, name, charts)
+        problems += misaligned_exports(page, name) if path == "lessons" else []
         assert not problems, f"{name}:\n" + "\n".join(problems)
     finally:
         context.close()
@@ -531,6 +535,30 @@ def catalogue_keys_shown(text: str) -> list[str]:
 
     keys = sorted((key for key in CATALOGUE if "." in key), key=len, reverse=True)
     return re.findall(r"(?<![\w.])(?:" + "|".join(map(re.escape, keys)) + r")(?![\w.])", text)
+
+
+# Charts drawn side by side with their exports under both (views.lesson_page.LessonView.show_pair): each pair's PNG
+# buttons stand on one line (issue 44 walkthrough: lesson 4's stood at different heights, the sweep's legend making
+# its chart taller).
+EXPORT_PAIRS = (("lesson4-variance", "lesson4-sweep"), ("lesson18-simulation", "lesson18-head"))
+_BUTTON_TOPS = """pair => pair.map(name => {
+  const button = document.querySelector(`.st-key-lessons_${name}_png button`);
+  return button && button.offsetParent !== null ? button.getBoundingClientRect().top : null;
+})"""
+
+
+def misaligned_exports(page, name: str) -> list[str]:
+    """The pairs of :data:`EXPORT_PAIRS` whose export buttons do not stand on one line (lesson 4's pair must be on
+    the page)."""
+    problems = []
+    for pair in EXPORT_PAIRS:
+        tops = page.evaluate(_BUTTON_TOPS, list(pair))
+        if None in tops:
+            problems += [f"{name}: {pair[0]}'s export buttons are not on the page"] if pair == EXPORT_PAIRS[0] else []
+        elif abs(tops[0] - tops[1]) > TOLERANCE_PX:
+            problems.append(f"{name}: the export buttons of {pair[0]} and {pair[1]} stand {tops[1] - tops[0]:+.0f} px "
+                            "apart")
+    return problems
 
 
 def open_closed_expanders(page) -> None:

@@ -234,6 +234,49 @@ def test_linear_lesson_rows_and_output(lm):
     assert lesson.output_change >= 0 and lesson.answer.key in ("lesson14.answer", "lesson14.answer.busy")
 
 
+def test_linear_lesson_concludes_lost_sharpness_only_when_the_head_blurs(lm):
+    """Issue 44, item 4 (audit of the Lessons page's sentences): D6 ended "So linear attention gives up the sharpness
+    of softmax routing" after any entropy change, "not shown to be blurrier" included. Its last sentence now follows
+    the blur verdict, at the verdict's own threshold."""
+    lesson = G.linear_lesson(lm["llama"], TEXT, 1, 1, lengths=(16, 32), repeats=2)
+    blurred = lesson.answer.terms["blur"] == "lessons.linear.blurrier"
+    assert lesson.answer.terms["conclusion"] == "lesson14.conclusion." + ("blurrier" if blurred else "not_blurrier")
+    # Both endings, written from this lesson's numbers, in every language.
+    for blur, ending in (("lessons.linear.blurrier", "blurrier"), ("lessons.linear.not_blurrier", "not_blurrier")):
+        for lang in LANGUAGES:
+            answer = Answer(lesson.answer.key, lesson.answer.values,
+                            {**lesson.answer.terms, "blur": blur, "conclusion": f"lesson14.conclusion.{ending}"})
+            text = answer.text(lang)
+            gives_up = "So linear attention gives up" in text if lang == "en" else "所以线性注意力放弃的是" in text
+            assert gives_up == (ending == "blurrier"), text
+    # The verdict's boundary: BLUR_MARGIN nats higher is blurrier, a hair less is not.
+    assert G.blur_term(1.0, 1.0 + G.BLUR_MARGIN) == "lessons.linear.blurrier"
+    assert G.blur_term(1.0, 1.0 + G.BLUR_MARGIN - 1e-9) == "lessons.linear.not_blurrier"
+
+
+def test_every_timing_answer_states_the_spread_past_which_the_machine_is_too_busy(lm):
+    """Issue 44, item 4 (audit): lessons 7, D5 and D6 said "the machine was too busy to trust the timings" — and
+    trusted them otherwise — without the threshold (BUSY_SPREAD). Every variant of their answers, busy or quiet,
+    states it, in every language."""
+    busy = f"{100 * BUSY_SPREAD:.0f}%"
+    complexity = complexity_lesson((16, 32), heads=2, d_k=8, device="cpu", repeats=2, warmups=1)
+    window = G.window_lesson(lm["mistral"], text=" ".join(["the cat sat on mat and dog ran fast"] * 2),
+                             lengths=(16, 32), repeats=2)
+    linear = G.linear_lesson(lm["llama"], TEXT, 1, 1, lengths=(16, 32), repeats=2)
+    variants = ((complexity.answer, ("lesson7.answer", "lesson7.answer.busy")),
+                (window.answer, ("lesson13.answer", "lesson13.answer.busy", "lesson13.answer.local",
+                                 "lesson13.answer.local.busy")),
+                (linear.answer, ("lesson14.answer", "lesson14.answer.busy")))
+    for answer, keys in variants:
+        assert answer.values["busy"] == busy
+        for key in keys:
+            for lang in LANGUAGES:
+                text = Answer(key, answer.values, answer.terms, lists=answer.lists).text(lang)
+                assert busy in text, (key, lang, text)
+                if key.endswith(".busy"):
+                    assert (f"more than {busy}" in text) if lang == "en" else (f"超过 {busy}" in text), text
+
+
 # -------------------------------------------------------------------------------------------- query–key space
 
 

@@ -43,9 +43,13 @@ st.caption(t("generate.caption", lang))
 info = loaded.info
 if not info.causal or info.head != "causal-lm":
     status.clear()
-    st.info(t("generate.pick_decoder", lang, model=sidebar.shown_model_name(info.name, lang),
-              smollm2=sidebar.shown_model_name(DECODERS, lang),
-              gemma=sidebar.shown_model_name("bundled:gemma-3-270m", lang)), icon=":material/edit_note:")
+    # Keyed: the walkthrough (benchmarks/walkthrough.py) counts this page's answer to an encoder as the expected
+    # refusal, not as a page that failed to draw.
+    st.container(key="pick_decoder").info(
+        t("generate.pick_decoder", lang, model=sidebar.shown_model_name(info.name, lang),
+          smollm2=sidebar.shown_model_name(DECODERS, lang),
+          gemma=sidebar.shown_model_name("bundled:gemma-3-270m", lang)),
+        icon=":material/edit_note:")
     st.stop()
 restore_page_state()
 pages.show_link_warnings("generate", lang)

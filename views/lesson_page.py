@@ -133,14 +133,25 @@ class LessonView:
                     f"{escape_markdown(t(lesson.key + '.question', self.lang))}")
         st.caption(t(lesson.key + ".explain", self.lang))
 
-    def show(self, name: str, figure, place=None) -> None:
-        """A lesson's chart in ``place`` (a column; the page when None), its title re-wrapped as the column grows, with
-        its PNG, SVG and 16:9 slide exports under it when the page exports."""
-        place = place if place is not None else st.container()
-        place.altair_chart(screen_title(figure))
-        if self.exported is not None:
-            with place:
+    def show(self, name: str, figure) -> None:
+        """A lesson's chart across the page, its title re-wrapped as the column grows, with its PNG, SVG and 16:9 slide
+        exports under it when the page exports (two side by side: :meth:`show_pair`)."""
+        with st.container():
+            st.altair_chart(screen_title(figure))
+            if self.exported is not None:
                 export_buttons(name, figure, self.exported, self.lang, f"lessons_{name}")
+
+    def show_pair(self, left: tuple[str, Any], right: tuple[str, Any]) -> None:
+        """Two of a lesson's charts side by side, each ``(name, figure)``, with their exports in one row under both:
+        under charts of different heights (a legend under one of them) each chart's own buttons stood at a different
+        height (issue 44 walkthrough, lesson 4 at 1000 and 1400 px)."""
+        pair = (left, right)
+        for column, (_, figure) in zip(st.columns(2), pair):
+            column.altair_chart(screen_title(figure))
+        if self.exported is not None:
+            for column, (name, figure) in zip(st.columns(2), pair):
+                with column:
+                    export_buttons(name, figure, self.exported, self.lang, f"lessons_{name}")
 
     def answer(self, *results: Any, texts: Sequence[str] = ()) -> None:
         """The answer paragraph(s) the results wrote from their numbers (and ``texts``), shown as plain text."""

@@ -70,11 +70,10 @@ def draw_scaling(page: LessonView, scaling) -> None:
     lang, slide = page.lang, page.slide
     sweep, real = scaling.sweep, scaling.real
     st.caption(t("lessons.simulation", lang, queries=sweep.queries, keys=sweep.keys, seed=sweep.seed))
-    left, right = st.columns(2)
-    page.show("lesson4-variance", charts.variance_chart(sweep, title=t("lesson4.variance_chart", lang), slide=slide,
-                                                        lang=lang), left)
-    page.show("lesson4-sweep", charts.sweep_chart(sweep, title=t("lesson4.sweep_chart", lang), slide=slide,
-                                                  lang=lang), right)
+    page.show_pair(("lesson4-variance", charts.variance_chart(sweep, title=t("lesson4.variance_chart", lang),
+                                                             slide=slide, lang=lang)),
+                   ("lesson4-sweep", charts.sweep_chart(sweep, title=t("lesson4.sweep_chart", lang), slide=slide,
+                                                        lang=lang)))
     table = pd.DataFrame([{"d": int(d), t("lesson4.table_scale", lang): name,
                            t("lesson4.table_variance", lang): sweep.score_variance[j],
                            t("lesson4.table_entropy_nats", lang): sweep.entropy[i, j],
@@ -96,11 +95,11 @@ def draw_scaling(page: LessonView, scaling) -> None:
 def draw_head_dim(page: LessonView, lesson) -> None:
     lang, slide = page.lang, page.slide
     st.caption(t("lesson18.limits", lang, keys=lesson.keys, steps=lesson.steps, seed=lesson.seed))
-    left, right = st.columns(2)
-    page.show("lesson18-simulation", charts.bottleneck_chart(lesson, title=t("lesson18.sim_chart", lang),
-                                                             slide=slide, lang=lang), left)
-    page.show("lesson18-head", charts.rank_cut_chart(lesson, title=t("lesson18.head_chart", lang, layer=page.layer,
-                                                                     head=page.head), slide=slide, lang=lang), right)
+    page.show_pair(("lesson18-simulation", charts.bottleneck_chart(lesson, title=t("lesson18.sim_chart", lang),
+                                                                   slide=slide, lang=lang)),
+                   ("lesson18-head", charts.rank_cut_chart(lesson, title=t("lesson18.head_chart", lang,
+                                                                           layer=page.layer, head=page.head),
+                                                           slide=slide, lang=lang)))
     page.answer(lesson)
 
 
@@ -183,11 +182,12 @@ def draw_complexity(page: LessonView, _: object) -> None:
     timing = st.session_state.get("timing")
     if timing is None:
         return
-    left, right = st.columns(2)
+    # One above the other: side by side at 1000 px, the legends' longer 简体中文 entries ("(n / n₀)²，即 O(n²) 参考线")
+    # ran past their half column and were cut (issue 44 walkthrough).
     page.show("lesson7-complexity", charts.complexity_chart(
-        timing, title=t("lesson7.chart", lang, device=device_label(timing.device)), slide=page.slide, lang=lang), left)
+        timing, title=t("lesson7.chart", lang, device=device_label(timing.device)), slide=page.slide, lang=lang))
     page.show("lesson7-growth", charts.growth_chart(timing, title=t("lesson7.growth_chart", lang), slide=page.slide,
-                                                    lang=lang), right)
+                                                    lang=lang))
     mib = 2**20
     st.dataframe(pd.DataFrame({"n": timing.lengths, t("lesson7.col_mat_ms", lang): timing.materialised_ms,
                                t("lesson7.col_flash_ms", lang): timing.flash_ms,

@@ -185,7 +185,7 @@ def window_lesson(loaded: LoadedModel, *, text: str | None = None, lengths: Sequ
               "beyond_global": _pct(beyond_global.mean()) if beyond_global is not None else "—",
               "local_ms": _f(local_ms[-1], 1), "global_ms": _f(global_ms[-1], 1),
               "local_mb": _f(local_bytes[-1] / 2**20, 1), "global_mb": _f(global_bytes[-1] / 2**20, 1),
-              "spread": _pct(spread)}
+              "spread": _pct(spread), "busy": _pct(BUSY_SPREAD)}
     busy = spread > BUSY_SPREAD
     key = (("lesson13.answer.busy" if busy else "lesson13.answer") if global_layer is not None else
            ("lesson13.answer.local.busy" if busy else "lesson13.answer.local"))
@@ -310,15 +310,20 @@ def linear_lesson(loaded: LoadedModel, text: str, layer: int, head: int, *, leng
               "js_max": _f(js.max(), 3), "h_soft": _f(entropy_softmax), "h_lin": _f(entropy_linear),
               "change": f"{change:.2e}", "last": str(int(lengths_a[-1])), "soft_ms": _f(np.median(soft_runs[-1]), 2),
               "lin_ms": _f(np.median(lin_runs[-1]), 2), "soft_exp": _f(soft_exp), "lin_exp": _f(lin_exp),
-              "d_k": str(d), "spread": _pct(spread), "blur_margin": _f(BLUR_MARGIN)}
+              "d_k": str(d), "spread": _pct(spread), "busy": _pct(BUSY_SPREAD),
+              "blur_margin": _f(BLUR_MARGIN)}
     blur = blur_term(entropy_softmax, entropy_linear)
+    # The last sentence follows the verdict: the lost sharpness is claimed only where this head shows it.
+    conclusion = "lesson14.conclusion.blurrier" if blur == "lessons.linear.blurrier" else \
+        "lesson14.conclusion.not_blurrier"
     key = "lesson14.answer.busy" if spread > BUSY_SPREAD else "lesson14.answer"
     return LinearLesson(layer=layer, head=head, tokens=encoded.tokens, weights=weights, linear=linear, js=js,
                         entropy_softmax=entropy_softmax, entropy_linear=entropy_linear, output_change=change,
                         output_measure=base_out.kind, lengths=lengths_a, softmax_ms=np.median(soft_runs_a, axis=1),
                         linear_ms=np.median(lin_runs_a, axis=1), exponent_softmax=soft_exp, exponent_linear=lin_exp,
                         spread=spread,
-                        answer=Answer(key, values, {"measure": f"measure.{base_out.kind}", "blur": blur}))
+                        answer=Answer(key, values, {"measure": f"measure.{base_out.kind}", "blur": blur,
+                                                     "conclusion": conclusion}))
 
 
 # ------------------------------------------------------------------------------------------- query–key space

@@ -244,7 +244,8 @@ def complexity_lesson(lengths: Sequence[int] = DEFAULT_LENGTHS, *, heads: int = 
               "mat_ms": _f(mat_ms[last], 1), "flash_ms": _f(flash_ms[last], 1),
               "mat_mb": _f(mat_theory[last] / 2**20, 1), "flash_mb": _f(flash_theory[last] / 2**20, 1),
               "exponent": _f(exponent), "low": _f(low), "high": _f(high), "repeats": str(repeats),
-              "warmups": str(warmups), "spread": _pct(spread), "heads": str(heads), "d_k": str(d_k)}
+              "warmups": str(warmups), "spread": _pct(spread), "busy": _pct(BUSY_SPREAD), "heads": str(heads),
+              "d_k": str(d_k)}
     counted = Answer("lesson7.counted", {
         "n": values["n"], "heads": str(heads), "d_k": str(d_k), "weights_mb": _f(sizes[last] / 2**20, 1),
         "bytes_exponent": _f(bytes_exponent), "gflops": f"{flops[last] / 1e9:.3g}",

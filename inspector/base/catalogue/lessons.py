@@ -376,13 +376,13 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "{warmups} warm-up rounds: at n = {n} the materialised path took {mat_ms} ms and needs {mat_mb} MiB for the "
      "n × n scores and weights; the flash path ({backend}) took {flash_ms} ms with {flash_mb} MiB beyond Q, K, V and "
      "O. Materialised time grew as n^{exponent} over these lengths (95% interval {low}–{high} over the runs; the runs "
-     "of one length spread by at most {spread}). Small n is dominated by fixed costs, so the exponent reaches 2 only "
-     "at longer lengths.",
+     "of one length spread by at most {spread}, within the {busy} past which the timings are not trusted). Small n is "
+     "dominated by fixed costs, so the exponent reaches 2 only at longer lengths.",
      "刚刚在 {device} 上用 {heads} 个 d_k = {d_k} 的头测得，先预热 {warmups} 轮，再对每个长度取 {repeats} "
      "次运行的中位数：n = {n} 时显式计算路径耗时 {mat_ms} 毫秒，n × n 得分和权重需要 {mat_mb} MiB；flash 路径"
      "（{backend}）耗时 {flash_ms} 毫秒，除 Q、K、V、O 外只需 {flash_mb} MiB。在这些长度上显式计算路径的耗时按 "
-     "n^{exponent} 增长（按各次运行得到的 95% 区间为 {low}–{high}；同一长度各次运行的离散度最多 {spread}）。n "
-     "较小时固定开销占主导，所以只有在更长的长度上指数才接近 2。"),
+     "n^{exponent} 增长（按各次运行得到的 95% 区间为 {low}–{high}；同一长度各次运行的离散度最多 {spread}，"
+     "未超过计时不可信的界限 {busy}）。n 较小时固定开销占主导，所以只有在更长的长度上指数才接近 2。"),
     ("lesson7.answer.flat",
      "The clock did not show the square growth at these lengths: materialised time grew only as n^{exponent} (95% "
      "interval {low}–{high}, below {threshold}), the median of {repeats} runs per length after {warmups} warm-up "
@@ -395,16 +395,16 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "{mat_ms} 毫秒，flash 路径（{backend}）耗时 {flash_ms} 毫秒。加入更长的长度（2048、4096）可以看到计时跟上。"),
     ("lesson7.answer.busy",
      "The machine was too busy to trust these timings, so they show nothing about the growth: the runs of one length "
-     "spread by up to {spread} (median of {repeats} runs per length after {warmups} warm-up rounds on {device}). For "
-     "what they are worth: at n = {n} the materialised path took {mat_ms} ms ({mat_mb} MiB for the n × n scores and "
-     "weights) and the flash path ({backend}) {flash_ms} ms ({flash_mb} MiB); the fitted exponent n^{exponent} has a "
-     "95% interval of {low}–{high}. The counted bytes and FLOPs above show O(n²) regardless; measure again when the "
-     "machine is idle to see the clock agree.",
-     "机器太忙，这些计时不可信，不能说明增长规律：同一长度各次运行的离散度高达 {spread}（在 {device} 上预热 "
-     "{warmups} 轮后每个长度取 {repeats} 次运行的中位数）。仅供参考：n = {n} 时显式计算路径耗时 {mat_ms} 毫秒"
-     "（n × n 得分和权重需 {mat_mb} MiB），flash 路径（{backend}）耗时 {flash_ms} 毫秒（{flash_mb} MiB）；"
-     "拟合指数 n^{exponent} 的 95% 区间为 {low}–{high}。上面计数得到的字节数和 FLOPs 无论如何都显示 O(n²)；"
-     "请在机器空闲时重新测量，看计时是否一致。"),
+     "spread by up to {spread}, more than {busy} (median of {repeats} runs per length after {warmups} warm-up rounds "
+     "on {device}). For what they are worth: at n = {n} the materialised path took {mat_ms} ms ({mat_mb} MiB for the "
+     "n × n scores and weights) and the flash path ({backend}) {flash_ms} ms ({flash_mb} MiB); the fitted exponent "
+     "n^{exponent} has a 95% interval of {low}–{high}. The counted bytes and FLOPs above show O(n²) regardless; "
+     "measure again when the machine is idle to see the clock agree.",
+     "机器太忙，这些计时不可信，不能说明增长规律：同一长度各次运行的离散度高达 {spread}，超过 {busy}"
+     "（在 {device} 上预热 {warmups} 轮后每个长度取 {repeats} 次运行的中位数）。仅供参考：n = {n} 时显式计算路径"
+     "耗时 {mat_ms} 毫秒（n × n 得分和权重需 {mat_mb} MiB），flash 路径（{backend}）耗时 {flash_ms} 毫秒"
+     "（{flash_mb} MiB）；拟合指数 n^{exponent} 的 95% 区间为 {low}–{high}。上面计数得到的字节数和 FLOPs "
+     "无论如何都显示 O(n²)；请在机器空闲时重新测量，看计时是否一致。"),
     # Lesson 18 (issue 44, item 11; drawn after lesson 4) ----------------------------------------------------------
     ("lesson18.title", "18 · A head dimension that is too small hurts", "18 · 头的维度太小会有损失"),
     ("lesson18.question", "What does a small d_k cost — and how many dimensions does a real head use?",

@@ -269,54 +269,46 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
      "{n} tokens of the bundled corpus the largest weight any query of local layer {local_layer} puts beyond its "
      "window is {beyond_local} — exactly zero — while global layer {global_layer} puts {beyond_global} of a row "
      "there. At n = {last} a local layer took {local_ms} ms and holds {local_mb} MiB of scores, a global one "
-     "{global_ms} ms and {global_mb} MiB (runs spread by {spread}). Through the {stacked} local layers below the "
-     "first global one a token can reach at most {reach} tokens back.",
+     "{global_ms} ms and {global_mb} MiB (runs spread by {spread}, within {busy}). Through the {stacked} local "
+     "layers below the first global one a token can reach at most {reach} tokens back.",
      "{model}：{local} 层只看 {window} 个词元的窗口，{global} 层看全部（第 {global_list} 层）。在内置语料的 {n} "
-     "个词元上，"
-     "局部层 {local_layer} 的任何查询放在窗口之外的最大权重为 {beyond_local}——恰好为零——而全局层 {global_layer} "
-     "每行放在"
-     "那里的权重为 {beyond_global}。n = {last} 时局部层耗时 {local_ms} 毫秒、得分占 {local_mb} MiB，全局层耗时 "
-     "{global_ms} "
-     "毫秒、占 {global_mb} MiB（各次运行离散度 {spread}）。仅靠第一个全局层之下的 {stacked} "
-     "个局部层，一个词元最多能向前"
-     "到达 {reach} 个词元。"),
+     "个词元上，局部层 {local_layer} 的任何查询放在窗口之外的最大权重为 {beyond_local}——恰好为零——而全局层 "
+     "{global_layer} 每行放在那里的权重为 {beyond_global}。n = {last} 时局部层耗时 {local_ms} 毫秒、得分占 "
+     "{local_mb} MiB，全局层耗时 {global_ms} 毫秒、占 {global_mb} MiB（各次运行离散度 {spread}，未超过 {busy}）。"
+     "仅靠第一个全局层之下的 {stacked} 个局部层，一个词元最多能向前到达 {reach} 个词元。"),
     ("lesson13.answer.busy",
      "{model}: {local} layers see a window of {window} tokens, {global} see everything (layers {global_list}). On "
      "{n} tokens of the bundled corpus the largest weight any query of local layer {local_layer} puts beyond its "
      "window is {beyond_local} — exactly zero — while global layer {global_layer} puts {beyond_global} of a row "
-     "there. The machine was too busy to trust the timings (runs spread by {spread}): at n = {last} a local layer "
-     "took {local_ms} ms ({local_mb} MiB of scores), a global one {global_ms} ms ({global_mb} MiB). Through the "
-     "{stacked} local layers below the first global one a token can reach at most {reach} tokens back.",
+     "there. The machine was too busy to trust the timings (runs spread by {spread}, more than {busy}): at n = "
+     "{last} a local layer took {local_ms} ms ({local_mb} MiB of scores), a global one {global_ms} ms ({global_mb} "
+     "MiB). Through the {stacked} local layers below the first global one a token can reach at most {reach} tokens "
+     "back.",
      "{model}：{local} 层只看 {window} 个词元的窗口，{global} 层看全部（第 {global_list} 层）。在内置语料的 {n} "
-     "个词元上，"
-     "局部层 {local_layer} 的任何查询放在窗口之外的最大权重为 {beyond_local}——恰好为零——而全局层 {global_layer} "
-     "每行放在"
-     "那里的权重为 {beyond_global}。机器太忙，计时不可信（各次运行离散度 {spread}）：n = {last} 时局部层耗时 "
-     "{local_ms} "
-     "毫秒（得分 {local_mb} MiB），全局层 {global_ms} 毫秒（{global_mb} MiB）。仅靠第一个全局层之下的 {stacked} "
-     "个局部层，"
-     "一个词元最多能向前到达 {reach} 个词元。"),
+     "个词元上，局部层 {local_layer} 的任何查询放在窗口之外的最大权重为 {beyond_local}——恰好为零——而全局层 "
+     "{global_layer} 每行放在那里的权重为 {beyond_global}。机器太忙，计时不可信（各次运行离散度 {spread}，超过 "
+     "{busy}）：n = {last} 时局部层耗时 {local_ms} 毫秒（得分 {local_mb} MiB），全局层 {global_ms} 毫秒"
+     "（{global_mb} MiB）。仅靠第一个全局层之下的 {stacked} 个局部层，一个词元最多能向前到达 {reach} 个词元。"),
     ("lesson13.answer.local",
      "{model}: all {local} layers see a window of {window} tokens. On {n} tokens the largest weight any query of "
      "layer {local_layer} puts beyond its window is {beyond_local} — exactly zero. At n = {last} a windowed layer "
      "took {local_ms} ms and holds {local_mb} MiB of scores, a full one {global_ms} ms and {global_mb} MiB (runs "
-     "spread by {spread}). Through its {stacked} layers a token can reach at most {reach} tokens back.",
+     "spread by {spread}, within {busy}). Through its {stacked} layers a token can reach at most {reach} tokens "
+     "back.",
      "{model}：全部 {local} 层都只看 {window} 个词元的窗口。在 {n} 个词元上，第 {local_layer} "
-     "层任何查询放在窗口之外的最大"
-     "权重为 {beyond_local}——恰好为零。n = {last} 时窗口层耗时 {local_ms} 毫秒、得分占 {local_mb} MiB，完整层耗时 "
-     "{global_ms} 毫秒、占 {global_mb} MiB（各次运行离散度 {spread}）。通过它的 {stacked} 层，一个词元最多能向前到达 "
-     "{reach} 个词元。"),
+     "层任何查询放在窗口之外的最大权重为 {beyond_local}——恰好为零。n = {last} 时窗口层耗时 {local_ms} 毫秒、"
+     "得分占 {local_mb} MiB，完整层耗时 {global_ms} 毫秒、占 {global_mb} MiB（各次运行离散度 {spread}，未超过 "
+     "{busy}）。通过它的 {stacked} 层，一个词元最多能向前到达 {reach} 个词元。"),
     ("lesson13.answer.local.busy",
      "{model}: all {local} layers see a window of {window} tokens. On {n} tokens the largest weight any query of "
      "layer {local_layer} puts beyond its window is {beyond_local} — exactly zero. The machine was too busy to trust "
-     "the timings (runs spread by {spread}): at n = {last} a windowed layer took {local_ms} ms ({local_mb} MiB of "
-     "scores), a full one {global_ms} ms ({global_mb} MiB). Through its {stacked} layers a token can reach at most "
-     "{reach} tokens back.",
+     "the timings (runs spread by {spread}, more than {busy}): at n = {last} a windowed layer took {local_ms} ms "
+     "({local_mb} MiB of scores), a full one {global_ms} ms ({global_mb} MiB). Through its {stacked} layers a token "
+     "can reach at most {reach} tokens back.",
      "{model}：全部 {local} 层都只看 {window} 个词元的窗口。在 {n} 个词元上，第 {local_layer} "
-     "层任何查询放在窗口之外的最大"
-     "权重为 {beyond_local}——恰好为零。机器太忙，计时不可信（各次运行离散度 {spread}）：n = {last} 时窗口层耗时 "
-     "{local_ms} 毫秒（得分 {local_mb} MiB），完整层 {global_ms} 毫秒（{global_mb} MiB）。通过它的 {stacked} 层，"
-     "一个词元最多能向前到达 {reach} 个词元。"),
+     "层任何查询放在窗口之外的最大权重为 {beyond_local}——恰好为零。机器太忙，计时不可信（各次运行离散度 "
+     "{spread}，超过 {busy}）：n = {last} 时窗口层耗时 {local_ms} 毫秒（得分 {local_mb} MiB），完整层 "
+     "{global_ms} 毫秒（{global_mb} MiB）。通过它的 {stacked} 层，一个词元最多能向前到达 {reach} 个词元。"),
     ("chart.decoder.kind", "layer kind", "层类型"),
     ("chart.decoder.local", "local (window)", "局部（窗口）"),
     ("chart.decoder.global", "global", "全局"),
@@ -339,34 +331,39 @@ ENTRIES: tuple[tuple[str, ...], ...] = (
     ("lesson14.answer",
      "Head {head} of layer {layer} with φ(q)·φ(k), φ = elu + 1, in place of its softmax: each row's routing moves by "
      "a mean JS of {js_mean} nats (at most {js_max}), the mean row entropy goes from {h_soft} to {h_lin} nats — "
-     "{blur} (the threshold: {blur_margin} nats higher) — and the model's output changes by {change} ({measure}). For "
-     "one head of d_k = {d_k} at n = {last} "
-     "the softmax took {soft_ms} ms and the linear form {lin_ms} ms; fitted over n they grow as n^{soft_exp} and "
-     "n^{lin_exp} (runs spread by {spread}). So linear attention gives up the sharpness of softmax routing — the "
-     "weights cannot concentrate on one key — in exchange for never building the n × n matrix.",
-     "第 {layer} 层第 {head} 个头用 φ(q)·φ(k)（φ = elu + 1）代替 softmax：每行的路由平均移动 JS = {js_mean} 奈特（最多 "
-     "{js_max}），平均行熵从 {h_soft} 变为 {h_lin} 奈特——{blur}（以至少 {blur_margin} 奈特为界）——模型输出改变 "
-     "{change}（{measure}）。对一个 d_k = "
-     "{d_k} "
-     "的头，n = {last} 时 softmax 耗时 {soft_ms} 毫秒、线性形式 {lin_ms} 毫秒；按 n 拟合，分别按 n^{soft_exp} 和 "
-     "n^{lin_exp} 增长（各次运行离散度 {spread}）。所以线性注意力放弃的是 softmax 路由的尖锐——权重无法集中到一个"
-     "键上——换来的是从不构造 n × n 矩阵。"),
+     "{blur} (the threshold: {blur_margin} nats higher) — and the model's output changes by {change} ({measure}). "
+     "For one head of d_k = {d_k} at n = {last} the softmax took {soft_ms} ms and the linear form {lin_ms} ms; "
+     "fitted over n they grow as n^{soft_exp} and n^{lin_exp} (runs spread by {spread}, within {busy}). "
+     "{conclusion}",
+     "第 {layer} 层第 {head} 个头用 φ(q)·φ(k)（φ = elu + 1）代替 softmax：每行的路由平均移动 JS = {js_mean} 奈特"
+     "（最多 {js_max}），平均行熵从 {h_soft} 变为 {h_lin} 奈特——{blur}（以至少 {blur_margin} 奈特为界）——"
+     "模型输出改变 {change}（{measure}）。对一个 d_k = {d_k} 的头，n = {last} 时 softmax 耗时 {soft_ms} 毫秒、"
+     "线性形式 {lin_ms} 毫秒；按 n 拟合，分别按 n^{soft_exp} 和 n^{lin_exp} 增长（各次运行离散度 {spread}，"
+     "未超过 {busy}）。{conclusion}"),
     ("lesson14.answer.busy",
      "Head {head} of layer {layer} with φ(q)·φ(k), φ = elu + 1, in place of its softmax: each row's routing moves by "
      "a mean JS of {js_mean} nats (at most {js_max}), the mean row entropy goes from {h_soft} to {h_lin} nats — "
-     "{blur} (the threshold: {blur_margin} nats higher) — and the model's output changes by {change} ({measure}). The "
-     "machine was too busy to trust the "
-     "timings (runs spread by {spread}): for one head of d_k = {d_k} at n = {last} the softmax took {soft_ms} ms and "
-     "the linear form {lin_ms} ms (n^{soft_exp} and n^{lin_exp} fitted). So linear attention gives up the sharpness "
-     "of softmax routing — the weights cannot concentrate on one key — in exchange for never building the n × n "
-     "matrix.",
-     "第 {layer} 层第 {head} 个头用 φ(q)·φ(k)（φ = elu + 1）代替 softmax：每行的路由平均移动 JS = {js_mean} 奈特（最多 "
-     "{js_max}），平均行熵从 {h_soft} 变为 {h_lin} 奈特——{blur}（以至少 {blur_margin} 奈特为界）——模型输出改变 "
-     "{change}（{measure}）。机器太忙，计时不可信"
-     "（各次运行离散度 {spread}）：对一个 d_k = {d_k} 的头，n = {last} 时 softmax 耗时 {soft_ms} 毫秒、线性形式 "
-     "{lin_ms} "
-     "毫秒（拟合为 n^{soft_exp} 和 n^{lin_exp}）。所以线性注意力放弃的是 softmax 路由的尖锐——权重无法集中到一个键上"
-     "——换来的是从不构造 n × n 矩阵。"),
+     "{blur} (the threshold: {blur_margin} nats higher) — and the model's output changes by {change} ({measure}). "
+     "The machine was too busy to trust the timings (runs spread by {spread}, more than {busy}): for one head of "
+     "d_k = {d_k} at n = {last} the softmax took {soft_ms} ms and the linear form {lin_ms} ms (n^{soft_exp} and "
+     "n^{lin_exp} fitted). {conclusion}",
+     "第 {layer} 层第 {head} 个头用 φ(q)·φ(k)（φ = elu + 1）代替 softmax：每行的路由平均移动 JS = {js_mean} 奈特"
+     "（最多 {js_max}），平均行熵从 {h_soft} 变为 {h_lin} 奈特——{blur}（以至少 {blur_margin} 奈特为界）——"
+     "模型输出改变 {change}（{measure}）。机器太忙，计时不可信（各次运行离散度 {spread}，超过 {busy}）：对一个 "
+     "d_k = {d_k} 的头，n = {last} 时 softmax 耗时 {soft_ms} 毫秒、线性形式 {lin_ms} 毫秒（拟合为 n^{soft_exp} 和 "
+     "n^{lin_exp}）。{conclusion}"),
+    # The answer's last sentence follows the blur verdict: "so linear attention gives up sharpness" only when this head
+    # shows it (issue 44, item 4: a sentence written from numbers says "not shown" when they do not show it).
+    ("lesson14.conclusion.blurrier",
+     "So linear attention gives up the sharpness of softmax routing — the weights cannot concentrate on one key — in "
+     "exchange for never building the n × n matrix.",
+     "所以线性注意力放弃的是 softmax 路由的尖锐——权重无法集中到一个键上——换来的是从不构造 n × n 矩阵。"),
+    ("lesson14.conclusion.not_blurrier",
+     "So this head does not show the sharpness linear attention gives up: its rows did not blur by the threshold "
+     "here (a head whose softmax rows are already broad has little to lose; try a sharper one, with low entropy on "
+     "the Heads page). What linear attention always saves is building the n × n matrix.",
+     "所以这个头没有显示线性注意力放弃的尖锐：它的行在这里没有模糊到阈值（softmax 行本来就平缓的头没什么可失去的；"
+     "请换一个更尖锐的头，即“注意力头”页面上熵低的头）。线性注意力始终省下的是构造 n × n 矩阵。"),
     ("lessons.linear.blurrier", "blurrier", "更模糊"),
     ("lessons.linear.not_blurrier", "not shown to be blurrier", "未能显示更模糊"),
     ("chart.decoder.form", "form", "形式"),
