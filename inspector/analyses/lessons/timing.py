@@ -251,12 +251,6 @@ def complexity_lesson(lengths: Sequence[int] = DEFAULT_LENGTHS, *, heads: int = 
         "bytes_exponent": _f(bytes_exponent), "gflops": f"{flops[last] / 1e9:.3g}",
         "flops_exponent": _f(flops_exponent),
         "delta": f"{deltas[last]:.1e}", "dtype": str(dtype).removeprefix("torch.")}, backend_key)
-    if busy:
-        key = "lesson7.answer.busy"
-    elif not exponent >= TIME_SHOWS_SQUARE_FROM:
-        key = "lesson7.answer.flat"
-    else:
-        key = "lesson7.answer"
     return ComplexityLesson(
         device=str(device), flash_backend=backend, heads=heads, d_k=d_k, dtype=str(dtype).removeprefix("torch."),
         lengths=lengths_array, materialised_ms=mat_ms, flash_ms=flash_ms,
@@ -266,7 +260,16 @@ def complexity_lesson(lengths: Sequence[int] = DEFAULT_LENGTHS, *, heads: int = 
         time_exponent=exponent, materialised_runs_ms=mat_runs, flash_runs_ms=flash_runs, exponent_low=low,
         exponent_high=high, spread=spread, busy=busy, weight_bytes=sizes, flops=flops, bytes_exponent=bytes_exponent,
         flops_exponent=flops_exponent, max_abs_delta=np.asarray(deltas), counted=counted,
-        answer=Answer(key, {**values, "threshold": _f(TIME_SHOWS_SQUARE_FROM, 1)}, backend_key))
+        answer=Answer(_timing_verdict(busy, exponent), {**values, "threshold": _f(TIME_SHOWS_SQUARE_FROM, 1)},
+                      backend_key))
+
+
+def _timing_verdict(busy: bool, exponent: float) -> str:
+    """Lesson 7's answer key: too busy to read (spread past :data:`BUSY_SPREAD`), a time exponent short of
+    :data:`TIME_SHOWS_SQUARE_FROM` (NaN included), or the n² shown."""
+    if busy:
+        return "lesson7.answer.busy"
+    return "lesson7.answer" if exponent >= TIME_SHOWS_SQUARE_FROM else "lesson7.answer.flat"
 
 
 # -------------------------------------------------------------------------------------------------- lesson 8
