@@ -214,13 +214,14 @@ def measure_rows(loaded: LoadedModel, rows: Sequence[InputRow], *, batch_tokens:
     encoded, errors = _encode_rows(loaded, rows, truncate)
     measured: list[TextCensus] = []
     cutoffs = TopCutoffs(exemplars)
+    shard_of = shard_of or (lambda index: 0)
     for bucket in length_buckets([len(item.ids) for item in encoded], batch_tokens, max_padding):
         measured.extend(_measure_bucket(loaded, [encoded[i] for i in bucket], backend, exemplars,
-                                        shard_of or (lambda index: 0), cutoffs))
+                                        shard_of, cutoffs))
     measured.sort(key=lambda item: item.index)
     if exemplars:  # every batch is in: drop the top rows that K rows of their shard outrank
         measured = [replace(item, exemplars=replace(item.exemplars, top=cutoffs.trim(
-            (shard_of or (lambda index: 0))(item.index), item.exemplars.top))) for item in measured]
+            shard_of(item.index), item.exemplars.top))) for item in measured]
     return measured, errors
 
 
