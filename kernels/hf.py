@@ -47,7 +47,7 @@ import torch
 from transformers import AttentionInterface
 from transformers.masking_utils import AttentionMaskInterface, causal_mask_function, prepare_padding_mask
 
-from kernels import flash
+from kernels import compiled_cpu, flash
 from kernels.fused_cpu import fused_attention, fused_is_faster, fused_unavailable_reason
 from kernels.interventions import HeadAblation as HeadAblation  # re-exported: callers import them from here
 from kernels.interventions import HeadGate as HeadGate
@@ -367,6 +367,11 @@ def inspector_attention(
 
     stats_wanted = request.stats if request is not None else ()
     stats_to_compute = tuple(dict.fromkeys((*stats_wanted, "lse")))  # lse is needed to materialise weights
+    want_weights = request is not None and request.wants_weights(layer)
+    return_weights = bool(kwargs.get("output_attentions"))
+    weight_edits = [item for item in edits if isinstance(item, WeightEdit)]
+    needs_weights = want_weights or return_weights or bool(weight_edits)
+    weights = None  # every head's exact weights, where the backend wrote them with the output
     path = "triton"
     if backend == "triton":
         reason = flash.triton_unavailable_reason(query.device, dtype=query.dtype, head_dim=query.shape[-1])
@@ -376,15 +381,10 @@ def inspector_attention(
         out, stats = flash.flash_attention(query, key, value, causal=causal, scale=scale, key_padding_mask=padding,
                                            window=window, stats=stats_to_compute)
     else:
-        out, stats, path = _torch_backend(query, key, value, causal=causal, scale=scale, padding=padding,
-                                          window=window, stats=stats_to_compute,
-                                          block_size=request.block_size if request is not None else None)
-
-    want_weights = request is not None and request.wants_weights(layer)
-    return_weights = bool(kwargs.get("output_attentions"))
-    weight_edits = [item for item in edits if isinstance(item, WeightEdit)]
-    weights = None
-    if want_weights or return_weights or weight_edits:
+        out, stats, weights, path = _torch_backend(query, key, value, causal=causal, scale=scale, padding=padding,
+                                                   window=window, stats=stats_to_compute, weights=needs_weights,
+                                                   block_size=request.block_size if request is not None else None)
+    if needs_weights and weights is None:
         weights = _exact_weights(backend, query, key, stats["lse"], causal=causal, scale=scale, padding=padding,
                                  window=window)
     if weight_edits:
@@ -414,12 +414,23 @@ def inspector_attention(
 
 def _torch_backend(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, *, causal: bool, scale: float,
                    padding: torch.Tensor | None, window: int | None, stats: tuple[StatName, ...],
-                   block_size: int | None) -> tuple[torch.Tensor, dict[str, torch.Tensor], str]:
-    """The ``torch`` backend: the fused CPU op with the statistics derived from its log-sum-exp
-    (:mod:`kernels.fused_cpu`) wherever that is exact and faster (:func:`kernels.fused_cpu.fused_is_faster`), the
-    blocked path otherwise. Returns the output, the statistics and which path ran (``"fused"``, or
-    ``"blocked: <reason>"``)."""
+                   block_size: int | None, weights: bool
+                   ) -> tuple[torch.Tensor, dict[str, torch.Tensor], torch.Tensor | None, str]:
+    """The ``torch`` backend: the compiled CPU kernel (:mod:`kernels.compiled_cpu`) wherever it is built and can
+    run the call; else the fused CPU op with the statistics derived from its log-sum-exp (:mod:`kernels.fused_cpu`)
+    wherever that is exact and faster (:func:`kernels.fused_cpu.fused_is_faster`), the blocked path otherwise.
+    Returns the output, the statistics, every head's exact weights when ``weights`` asks and the compiled kernel
+    wrote them with the output (None otherwise: the caller materialises them from the log-sum-exp), and which path
+    ran (``"compiled"``, ``"fused"``, or ``"blocked: <reason>"``)."""
     q_len, k_len = query.shape[2], key.shape[2]
+    if block_size is None and compiled_cpu.unavailable_reason(query, key, value) is None:
+        if weights:
+            return compiled_cpu.compiled_attention_and_weights(query, key, value, causal=causal, scale=scale,
+                                                               key_padding_mask=padding, window=window,
+                                                               stats=stats) + ("compiled",)
+        out, stats_out = compiled_cpu.compiled_attention(query, key, value, causal=causal, scale=scale,
+                                                         key_padding_mask=padding, window=window, stats=stats)
+        return out, stats_out, None, "compiled"
     reason = ("the request sets a query block size, a parameter of the blocked path" if block_size is not None
               else fused_unavailable_reason(query, key, value))
     if reason is None and not fused_is_faster(q_len, k_len, query.shape[-1]):
@@ -427,10 +438,10 @@ def _torch_backend(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, 
     if reason is None:
         out, stats_out = fused_attention(query, key, value, causal=causal, scale=scale, key_padding_mask=padding,
                                          window=window, stats=stats)
-        return out, stats_out, "fused"
+        return out, stats_out, None, "fused"
     out, stats_out = blocked_attention(query, key, value, causal=causal, scale=scale, key_padding_mask=padding,
                                        window=window, stats=stats, block_size=block_size)
-    return out, stats_out, f"blocked: {reason}"
+    return out, stats_out, None, f"blocked: {reason}"
 
 
 def _exact_weights(backend: Backend, query: torch.Tensor, key: torch.Tensor, lse: torch.Tensor, *, causal: bool,

@@ -28,6 +28,17 @@ from transformers import (  # noqa: E402
 )
 
 import kernels.hf  # noqa: E402,F401  (registers the "inspector" attention implementation)
+from kernels import compiled_cpu  # noqa: E402
+
+# The compiled CPU kernel (issue 43) is built once, into the real cache's folder, before any test runs, so every
+# test sees the same attention paths: tests that move INSPECTOR_CACHE_DIR, and the subprocesses they start, find
+# the library here instead of building it again in the background.
+if not os.environ.get(compiled_cpu.FOLDER_ENV):
+    from inspector.core.bundled import cache_root
+
+    os.environ[compiled_cpu.FOLDER_ENV] = str(cache_root() / "kernels")
+# CI sets this: a machine without a C++ compiler would otherwise test only the fallback paths.
+REQUIRE_COMPILED_CPU = os.environ.get("INSPECTOR_REQUIRE_COMPILED_CPU") == "1"
 
 VOCAB_WORDS = ("the animal did n't cross street because it was too tired . a cat sat on mat and dog ran "
                "fast slow big small red blue green one two three four five six seven eight nine ten").split()
@@ -126,6 +137,18 @@ def tiny_model_dirs(tmp_path_factory) -> dict[str, Path]:
     """One saved folder per architecture (base model), built once per session."""
     root = tmp_path_factory.mktemp("tiny-models")
     return {arch: save_tiny_model(root / arch, arch) for arch in TINY_ARCHITECTURES}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def compiled_cpu_kernel() -> str | None:
+    """Build (or load) the compiled CPU kernel before the first test; None when it is ready, else why not."""
+    from inspector.core.loading import compiled_kernel
+
+    problem = compiled_kernel(wait=True)
+    if problem is not None and REQUIRE_COMPILED_CPU:
+        pytest.exit(f"INSPECTOR_REQUIRE_COMPILED_CPU=1 but the compiled CPU kernel is unavailable: {problem}",
+                    returncode=1)
+    return problem
 
 
 @pytest.fixture(scope="session")

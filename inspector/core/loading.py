@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import stat
 import struct
 from collections.abc import Callable, Iterator
@@ -30,6 +31,7 @@ from typing import Literal
 import numpy as np
 import torch
 
+import kernels.compiled_cpu
 import kernels.hf  # registers the "inspector" attention implementation
 from inspector.base.errors import (
     CorruptModelError,
@@ -41,7 +43,7 @@ from inspector.base.errors import (
 from inspector.base.i18n import Notice
 from inspector.base.model_ids import DEFAULT_MODEL, SHIPPED_PREFIX, ModelSpec
 from inspector.base.progress import Progress
-from inspector.core.bundled import ModelCard, card_for
+from inspector.core.bundled import ModelCard, cache_root, card_for
 from inspector.core.library_bars import library_bars
 from inspector.core.model_folders import (
     CARD_NAME,
@@ -452,6 +454,15 @@ def _first_line(err: Exception) -> str:
     return " ".join(text.split())[:500] or type(err).__name__
 
 
+def compiled_kernel(*, wait: bool) -> str | None:
+    """Build (once per machine, under the model cache) and load the compiled CPU attention kernel
+    (:mod:`kernels.compiled_cpu`) — under ``$INSPECTOR_KERNEL_DIR``, else the model cache's ``kernels`` folder;
+    ``wait=False`` builds in the background. None once it is loaded, else why not."""
+    configured = os.environ.get(kernels.compiled_cpu.FOLDER_ENV, "").strip()
+    root = Path(configured).expanduser() if configured else cache_root() / "kernels"
+    return kernels.compiled_cpu.ensure(root, wait=wait)
+
+
 def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision: str | None = None,
                max_parameters: int | None = None, progress: Progress | None = None) -> LoadedModel:
     """Load ``spec`` (``"default"``, ``"bundled:NAME"``, ``"shipped:NAME"``, a folder, or a hub id at ``revision``)
@@ -510,6 +521,8 @@ def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision
         _check_tokenizer_fits(name, folder, tokenizer, int(model.get_input_embeddings().num_embeddings))
     model = model.to(torch_device).eval()
     model.requires_grad_(False)
+    if torch_device.type == "cpu":
+        compiled_kernel(wait=False)  # built once per machine in the background; the other CPU paths serve meanwhile
     # Before the model is shared: its blocks learn to skip to a layer when a request asks (kernels.hf.ResumeAt).
     kernels.hf.install_layer_resume(model, int(config.num_hidden_layers))
 
