@@ -98,12 +98,12 @@ def library_folder(root: Path, compiler: str) -> Path:
     return root / f"attention-cpu-{digest.hexdigest()[:16]}"
 
 
-def _build_and_load(root: Path) -> None:
-    """Build the library under ``root`` unless it is there (one process builds; the others wait on a file lock)
-    and load it. Sets the state's ``ready`` or ``reason``."""
+def build(root: Path) -> Path:
+    """The library built under ``root``, built now unless it is there: one process or thread builds, the others
+    wait on a file lock and find it. Raises :class:`Unavailable` with the reason where it cannot be built."""
     compiler = _compiler()
     if compiler is None:
-        raise _Unavailable("no C++ compiler (g++, c++ or clang++; or $CXX) is on PATH to build the compiled kernel")
+        raise Unavailable("no C++ compiler (g++, c++ or clang++; or $CXX) is on PATH to build the compiled kernel")
     folder = library_folder(root, compiler)
     library = folder / LIBRARY_NAME
     if not library.is_file():
@@ -117,24 +117,26 @@ def _build_and_load(root: Path) -> None:
                     done = subprocess.run(build_command(compiler, partial), capture_output=True, text=True,
                                           timeout=BUILD_TIMEOUT_S)
                 except subprocess.TimeoutExpired:
-                    raise _Unavailable(f"building the compiled kernel took over {BUILD_TIMEOUT_S} s") from None
+                    partial.unlink(missing_ok=True)
+                    raise Unavailable(f"building the compiled kernel took over {BUILD_TIMEOUT_S} s") from None
                 log.write_text(done.stdout + done.stderr)
                 if done.returncode != 0:
                     partial.unlink(missing_ok=True)
                     last = (done.stderr.strip().splitlines() or ["no message"])[-1][:200]
-                    raise _Unavailable(f"building the compiled kernel failed ({last}); the log is {log}")
+                    raise Unavailable(f"building the compiled kernel failed ({last}); the log is {log}")
                 os.replace(partial, library)  # atomic: another process sees the whole library or none
-    torch.ops.load_library(str(library))
+    return library
 
 
-class _Unavailable(Exception):
-    """Why the compiled kernel cannot be used in this process (a sentence)."""
+class Unavailable(Exception):
+    """Why the compiled kernel cannot be built (a sentence)."""
 
 
 def _settle(root: Path) -> None:
+    """Build and load the library; set the state's ``ready``, or its ``reason``."""
     try:
-        _build_and_load(root)
-    except _Unavailable as err:
+        torch.ops.load_library(str(build(root)))
+    except Unavailable as err:
         reason = str(err)
     except (OSError, RuntimeError, subprocess.SubprocessError) as err:
         reason = f"the compiled kernel could not be built or loaded ({type(err).__name__}: {str(err)[:200]})"

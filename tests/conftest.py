@@ -182,6 +182,34 @@ def tiny_models(tiny_model_dirs):
     from inspector.core.loading import load_model
 
     return {arch: load_model(str(tiny_model_dirs[arch])) for arch in ("bert", "gpt2", "llama")}
+@pytest.fixture(scope="module")
+def tiny_lm(tmp_path_factory):
+    """A tiny Llama with its LM head, loaded through the project's loader."""
+    from inspector.core.loading import load_model
+
+    folder = tmp_path_factory.mktemp("tiny-lm") / "llama"
+    torch.manual_seed(3)
+    AutoModelForCausalLM.from_config(tiny_config("llama"), attn_implementation="eager").save_pretrained(folder)
+    make_tokenizer().save_pretrained(folder)
+    return load_model(str(folder), device="cpu")
+
+
+@pytest.fixture
+def calls(monkeypatch) -> list[tuple[str, int, int, int]]:
+    """(path, q_len, k_len, head_dim) of every torch-backend attention call made while the test runs (issue 43's
+    CPU paths: ``"compiled"``, ``"fused"`` or ``"blocked: <reason>"``)."""
+    seen: list[tuple[str, int, int, int]] = []
+    original = kernels.hf._torch_backend
+
+    def spy(query, key, value, **kwargs):
+        result = original(query, key, value, **kwargs)
+        seen.append((result[-1], query.shape[2], key.shape[2], query.shape[3]))
+        return result
+
+    monkeypatch.setattr(kernels.hf, "_torch_backend", spy)
+    return seen
+
+
 @pytest.fixture(scope="session")
 def gemma():
     """The bundled Gemma 3 270M, prepared into the default cache on first use (~1 min on 2 cores, once per run

@@ -195,7 +195,8 @@ def test_unavailable_reasons_name_the_cause():
 @given(q_len=st.integers(1, 12), extra_keys=st.integers(0, 6), heads=st.sampled_from([1, 2, 4]),
        causal=st.booleans(), window=st.one_of(st.none(), st.integers(1, 8)), pad_from=st.integers(1, 18),
        seed=st.integers(0, 2**16), scale=st.floats(0.01, 30.0))
-def test_properties_entropy_bounded_by_visible_keys(attention, q_len, extra_keys, heads, causal, window, pad_from, seed, scale):
+def test_properties_entropy_bounded_by_visible_keys(attention, q_len, extra_keys, heads, causal, window, pad_from,
+                                                    seed, scale):
     k_len = q_len + extra_keys
     q, k, v = random_qkv(batch=1, heads=heads, kv_heads=1, q_len=q_len, k_len=k_len, dim=4, seed=seed)
     mask = torch.arange(k_len)[None, :] < pad_from  # right padding from pad_from on

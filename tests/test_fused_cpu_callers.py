@@ -1,4 +1,5 @@
-"""Every page's forward routes each attention call by :func:`kernels.fused_cpu.fused_is_faster` (issue 43):
+"""Where the compiled CPU kernel is off or unavailable (:mod:`kernels.compiled_cpu`; this module switches it off),
+every page's forward routes each attention call by :func:`kernels.fused_cpu.fused_is_faster` (issue 43):
 Inspect's capture, Generate's prefill and steps, the census and roles batches, and the Heads report's forwards
 that need no gradient. A spy on the torch backend records which path each call took and its lengths; the blocked
 path runs where the rule says it is faster, and where the fused one cannot be exact (autograd recording), and
@@ -9,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-from transformers import AutoModelForCausalLM
 
+import kernels.compiled_cpu as compiled_cpu
 import kernels.fused_cpu as fused_cpu
 import kernels.hf as hf
 from inspector.analyses import roles_causal
@@ -20,7 +21,6 @@ from inspector.analyses.generate import generate
 from inspector.analyses.heads import head_report
 from inspector.core.capture import capture
 from inspector.core.loading import load_model
-from tests.conftest import make_tokenizer, tiny_config
 
 TEXT = "the animal did n't cross the street because it was too tired ."  # 15 tokens with [CLS] and [SEP]
 # The tiny models' head size is 8: 1 × 8 tokens instead of 10 × 8 sends TEXT's 15 × 15 pairs to the fused path, a
@@ -29,19 +29,10 @@ SMALL_THRESHOLD = 1
 FASTER = "blocked: faster for "
 
 
-@pytest.fixture
-def calls(monkeypatch) -> list[tuple[str, int, int, int]]:
-    """(path, q_len, k_len, head_dim) of every torch-backend attention call made while the test runs."""
-    seen: list[tuple[str, int, int, int]] = []
-    original = hf._torch_backend
-
-    def spy(query, key, value, **kwargs):
-        out, stats, path = original(query, key, value, **kwargs)
-        seen.append((path, query.shape[2], key.shape[2], query.shape[3]))
-        return out, stats, path
-
-    monkeypatch.setattr(hf, "_torch_backend", spy)
-    return seen
+@pytest.fixture(autouse=True)
+def compiled_kernel_off(monkeypatch) -> None:
+    """The routing between the fused and the blocked path is what the compiled kernel's fallback relies on."""
+    monkeypatch.setenv(compiled_cpu.SWITCH_ENV, "0")
 
 
 @pytest.fixture
@@ -57,16 +48,6 @@ def assert_routed_by_the_rule(calls: list[tuple[str, int, int, int]]) -> None:
             assert path == "fused", (path, q_len, k_len)
         else:
             assert path == f"{FASTER}{q_len} queries × {k_len} keys of size {head_dim} (fused_cpu.fused_is_faster)"
-
-
-@pytest.fixture(scope="module")
-def tiny_lm(tmp_path_factory):
-    """A tiny Llama with its LM head, loaded through the project's loader."""
-    folder = tmp_path_factory.mktemp("tiny-lm") / "llama"
-    torch.manual_seed(3)
-    AutoModelForCausalLM.from_config(tiny_config("llama"), attn_implementation="eager").save_pretrained(folder)
-    make_tokenizer().save_pretrained(folder)
-    return load_model(str(folder), device="cpu")
 
 
 def test_the_rule_sends_decode_steps_and_short_sequences_to_the_blocked_path():
