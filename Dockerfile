@@ -15,8 +15,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
-# A CJK font, so figures exported in 简体中文 draw real glyphs.
-RUN apt-get update && apt-get install -y --no-install-recommends fonts-wqy-microhei && rm -rf /var/lib/apt/lists/*
+# A CJK font, so figures exported in 简体中文 draw real glyphs; g++ builds the compiled CPU attention kernel
+# (kernels/attention_cpu.cpp: every statistic near SDPA's speed; without it the slower CPU paths run).
+RUN apt-get update && apt-get install -y --no-install-recommends fonts-wqy-microhei g++ \
+    && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
 COPY requirements.txt requirements-models.txt .
@@ -33,6 +35,8 @@ RUN set -eux; \
 RUN useradd --create-home --uid 10001 inspector
 COPY --chown=inspector:inspector . .
 USER inspector
+# The compiled CPU kernel, built for this CPU into the user's cache (a host with another CPU rebuilds it at start).
+RUN python -c "from inspector.core.loading import compiled_kernel as k; print('compiled CPU kernel:', k(wait=True) or 'ready')"
 
 # Hosted mode: the allow-list (assets/hosting/allowed_models.toml, or mount your own and set
 # INSPECTOR_ALLOWED_MODELS), parameter cap, memory budget and deadline of inspector/serving/hosting.py; Streamlit

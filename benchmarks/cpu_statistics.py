@@ -33,7 +33,7 @@ from benchmarks.report import REPO_ROOT, OtherLoad, benchmark_parser, finish
 
 SECTION_TITLE = "Statistics at fused-kernel speed (CPU)"
 ROWS = {"default": (128, 512), "bundled:smollm2-135m": (128, 512, 2048), "bundled:gemma-3-270m": (128, 512, 2048)}
-BEFORE = "1cf9936"  # the last commit with the blocked path as the CPU backend
+BEFORE = "8560586"  # main before the compiled CPU kernel: the fused op or the blocked path, by fused_is_faster
 
 _THROUGHPUT_CODE = """
 import json, time
@@ -46,6 +46,11 @@ try:
 except ImportError:  # before the census became a package
     from inspector.analyses.census import InputRow, measure_rows
 from inspector.analyses.generate import generate
+try:  # the compiled CPU kernel (issue 43): built and loaded before the clock starts, where the tree has it
+    from inspector.core.loading import compiled_kernel
+    compiled_kernel(wait=True)
+except ImportError:
+    pass
 
 encoder = load_model("default", device="cpu")
 rows = [InputRow(i, f"t:{{i}}", text_of_length(encoder.tokenizer, 16 + (i * 37) % 112)) for i in range({texts})]
@@ -82,8 +87,11 @@ def inspect_rows(spec: str, lengths: tuple[int, ...], rounds: int) -> tuple[list
     """Interleaved rounds of ours / SDPA / eager at each length: seconds per call, and the other load."""
     import torch
 
+    import kernels.hf as hf
     from inspector import capture
+    from inspector.core.loading import compiled_kernel
 
+    compiled_kernel(wait=True)  # the path every row should take; where it cannot be built, the row says which ran
     loaded, sdpa, eager = _models(spec)
     rows = []
     for tokens in lengths:
@@ -97,6 +105,10 @@ def inspect_rows(spec: str, lengths: tuple[int, ...], rounds: int) -> tuple[list
 
         calls = {"ours": lambda text=text: capture(loaded, text, weights=[0]),
                  "sdpa": lambda: plain(sdpa), "eager": lambda: plain(eager)}
+        request = hf.AttentionRequest(stats=("entropy", "lse", "sink"))
+        with torch.no_grad(), hf.attention_request(request):
+            loaded.model(**encoded, **extra)
+        paths = sorted({record.path.split(":")[0] for record in request.records})
         got = len(capture(loaded, text, weights=[0]).tokens)
         if got != tokens:
             raise RuntimeError(f"{spec}: capture saw {got} tokens, expected {tokens}")
@@ -109,7 +121,8 @@ def inspect_rows(spec: str, lengths: tuple[int, ...], rounds: int) -> tuple[list
                     started = time.perf_counter()
                     call()
                     seconds[name].append(time.perf_counter() - started)
-        rows.append(dict(spec=spec, tokens=tokens, other=other.cores, loadavg=_loadavg(), **seconds))
+        rows.append(dict(spec=spec, tokens=tokens, other=other.cores, loadavg=_loadavg(), path="/".join(paths),
+                         **seconds))
         print(f"  {spec} {tokens}: " + ", ".join(f"{n} {statistics.median(s) * 1000:.0f} ms"
                                                  for n, s in seconds.items()), file=sys.stderr, flush=True)
     return rows, loaded.info
@@ -159,9 +172,10 @@ def _tables(inspect: list[dict], throughput: dict[str, list[dict]]) -> str:
     def ratio(row, name):
         return statistics.median(row["ours"]) / statistics.median(row[name])
 
-    lines = ["| model | tokens | ours, median (min–max) ms | SDPA ms | eager ms | ours ÷ SDPA | ours ÷ eager "
-             "| other load (CPUs) | load average |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    lines += [f"| {r['spec']} | {r['tokens']:,} | {_ms(r['ours'])} | {_ms(r['sdpa'])} | {_ms(r['eager'])} "
+    lines = ["| model | tokens | our path | ours, median (min–max) ms | SDPA ms | eager ms | ours ÷ SDPA "
+             "| ours ÷ eager | other load (CPUs) | load average |", "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += [f"| {r['spec']} | {r['tokens']:,} | {r['path']} | {_ms(r['ours'])} | {_ms(r['sdpa'])} "
+              f"| {_ms(r['eager'])} "
               f"| **{ratio(r, 'sdpa'):.2f}** | {ratio(r, 'eager'):.2f} | {r['other']:.2f} | {r['loadavg']} |"
               for r in inspect]
     if throughput:
@@ -172,8 +186,8 @@ def _tables(inspect: list[dict], throughput: dict[str, list[dict]]) -> str:
             for key in ("texts_per_s", "tokens_per_s"):
                 values = [r[key] for r in results]
                 cells.append(f"{statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f})")
-            label = (f"before ({BEFORE}, blocked path)" if name == "before"
-                     else "after (this checkout: fused or blocked by `fused_is_faster`)")
+            label = (f"before ({BEFORE}: fused or blocked by `fused_is_faster`)" if name == "before"
+                     else "after (this checkout: the compiled CPU kernel)")
             lines.append(f"| {label} | {cells[0]} | {cells[1]} | {max(r['other'] for r in results):.2f} |")
     return "\n".join(lines)
 
@@ -206,7 +220,8 @@ def main(argv: list[str] | None = None) -> int:
         f"and `'eager'` (`use_cache=False` for the decoders), {args.rounds} interleaved rounds after one warm-up "
         "each, medians; texts are repeated words, token counts include special tokens.",
         f"- Census / Generate: child processes, `before` = `git archive {BEFORE}` extracted to a temporary folder "
-        f"(the blocked path), `after` = this checkout, alternating, {args.throughput_rounds} rounds each; census = "
+        f"(the fused or blocked path), `after` = this checkout (the compiled kernel), alternating, "
+        f"{args.throughput_rounds} rounds each; census = "
         f"`measure_rows` of {args.texts} texts of 16–127 tokens on the default model (all statistics, default "
         f"batching); Generate = `generate(bundled:smollm2-135m, 'The history of the', max_new_tokens="
         f"{args.new_tokens})`, greedy, every step's statistics, prefill included in the time.",
@@ -220,8 +235,9 @@ def main(argv: list[str] | None = None) -> int:
                        for spec, info in infos.items()) + "; batch 1"
     finish(args.write_docs, SECTION_TITLE,
            "Ours (every statistic + one layer's weights) against transformers' SDPA and eager attention; the "
-           "census's and Generate's throughput before and after the fused CPU path (issue 43). Ours routes each "
-           "attention call to the fused or the blocked path by `kernels.fused_cpu.fused_is_faster`.",
+           "census's and Generate's throughput before and after the compiled CPU kernel (issue 43). Ours runs "
+           "every attention call through the compiled kernel (`kernels/attention_cpu.cpp`) where it is built; the "
+           "'our path' column names the path the row's forward took.",
            module="benchmarks.cpu_statistics", argv=argv, shapes=shapes, table=_tables(inspect, throughput),
            notes=notes)
     return 0

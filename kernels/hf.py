@@ -13,11 +13,13 @@ padding — and checked once per forward against the mask pattern transformers d
 function cannot honour (packed sequences, chunked or custom overlays, prepared 4-D masks) is an error, not a
 silent difference. ``softcap``, ``s_aux`` (attention sinks) and attention dropout are refused the same way.
 
-Two compute backends answer to the same contract: ``torch`` and ``triton``. ``torch`` runs PyTorch's fused CPU
-flash-attention op with the statistics derived from its log-sum-exp (:mod:`kernels.fused_cpu`) wherever that is
-exact and faster, and :func:`kernels.reference.blocked_attention` (query blocks, any device) where it is not —
-autograd recording, tensors off the CPU, an explicit query block size, decode steps and short sequences
-(:func:`kernels.fused_cpu.fused_is_faster`); each layer's record names the path that ran and why.
+Two compute backends answer to the same contract: ``torch`` and ``triton``. ``torch`` runs this project's compiled
+CPU kernel (:mod:`kernels.compiled_cpu`: output, statistics and any requested weights in one pass per block) wherever
+it is built and can run the call; otherwise PyTorch's fused CPU flash-attention op with the statistics derived from
+its log-sum-exp (:mod:`kernels.fused_cpu`) wherever that is exact and faster, and
+:func:`kernels.reference.blocked_attention` (query blocks, any device) where it is not — autograd recording, tensors
+off the CPU, an explicit query block size, decode steps and short sequences (:func:`kernels.fused_cpu.fused_is_faster`);
+each layer's record names the path that ran and why.
 ``triton`` (:mod:`kernels.flash`: the fused FlashAttention kernel for the output and the
 statistics, its materialise kernel for requested weights, its Triton backward when autograd records).
 ``auto`` picks Triton for CUDA tensors and torch otherwise; Triton on the CPU needs ``TRITON_INTERPRET=1``.
