@@ -35,6 +35,7 @@ from inspector.analyses.census.store import (
     write_shard,
 )
 from inspector.analyses.census.summary import STATISTIC_UNITS, CensusSummary, ReportLines, finish
+from inspector.analyses.census.threads import strict_cpu_math
 from inspector.analyses.metrics import HealthThresholds
 from inspector.base.errors import InvalidRequestError
 from inspector.base.progress import Progress, print_progress
@@ -119,6 +120,7 @@ def census(spec: str, source: str | Path, *, out: str | Path, engine: Engine = "
                                   ".jsonl / .parquet file with a text column")
     if Path(out).exists() and not Path(out).is_dir():
         raise CensusFolderError(f"--out {out} is a file, not a folder; give a new or empty folder")
+    strict_cpu_math()  # before this process's first matrix product, if it is still to come
     if loaded is None:
         loaded = load_model(spec, device=device, dtype=dtype)
     plan = _plan(spec, loaded, data, Path(out), engine=engine, truncate=truncate, limit=limit,
