@@ -25,7 +25,7 @@ from inspector.analyses.census.exemplars import EXEMPLAR_STATISTICS, ExemplarRow
 from inspector.analyses.census.input import InputRow, row_problem
 from inspector.analyses.census.measure import RowError, TextCensus, measure_rows, resolved_backend
 from inspector.analyses.census.store import CensusPlan
-from inspector.analyses.census.threads import strict_cpu_math
+from inspector.analyses.census.threads import ask_strict_cpu_math, strict_cpu_math_on
 from inspector.base.assets import REPO_ROOT
 from inspector.base.errors import InspectorError, InvalidRequestError
 
@@ -48,13 +48,16 @@ class CensusWorker:
     """The Ray Data actor: loads the model once (in ``__init__``), then measures each shard it is handed (one input
     row: ``shard`` and its ``rows`` as JSON) with :func:`measure_rows` — the local engine's function, on the same
     rows, so in the same batches — and returns one output row per text (``error`` empty when the row was measured;
-    statistics NaN otherwise) — with ``exemplars`` K, also the text's :class:`TextExemplars`."""
+    statistics NaN otherwise) — with ``exemplars`` K, also the text's :class:`TextExemplars`. ``strict``: measure in
+    MKL's strict mode, as the driver does; else with one thread, as the driver would
+    (:mod:`inspector.analyses.census.threads`)."""
 
     def __init__(self, spec: str, device: str, dtype: str, backend: str, batch_tokens: int, truncate: bool,
-                 threads: int, exemplars: int = 0) -> None:
+                 threads: int, exemplars: int = 0, strict: bool = False) -> None:
         from inspector.core.loading import load_model
 
-        strict_cpu_math()  # before the model's first matrix product: numbers no thread count changes
+        if strict:  # the driver's mode (threads.py), asked for before the model's first matrix product
+            ask_strict_cpu_math()
         torch.set_num_threads(max(1, threads))  # actors share the machine's cores instead of each taking all
         self.loaded = load_model(spec, device=device, dtype=dtype)
         self.backend = resolved_backend(self.loaded, backend)
@@ -189,7 +192,7 @@ def run_ray(plan: CensusPlan, *, spec: str, shard_done: Callable[[int, list[Text
             num_gpus=gpus_per_actor or None, num_cpus=1 if gpus_per_actor else min(1.0, cpus / actors),
             fn_constructor_kwargs=dict(spec=spec, device=device, dtype=dtype, backend=backend,
                                        batch_tokens=batch_tokens, truncate=truncate, threads=threads,
-                                       exemplars=exemplars))
+                                       exemplars=exemplars, strict=strict_cpu_math_on()))
 
         def take(batch: dict[str, np.ndarray]) -> None:
             for position, index in enumerate(batch["index"].tolist()):
