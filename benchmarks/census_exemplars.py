@@ -10,9 +10,10 @@ exemplars against the local engine's.
 (2) **Engines** — the first ``--slice`` sentences with ``--exemplars K``: the local engine, then the Ray engine (2
     one-thread actors, Ray started by the census and shut down after), each in its own subprocess (time includes
     the model load and Ray's start; peak memory is the summed RSS of the subprocess and its descendants, Ray's
-    raylet and actors included, sampled every 0.2 s); then their exemplars.parquet and exemplar_texts.parquet are
-    compared (every column equal; values within 1e-5). A Ray engine that cannot start (its raylet times out on a
-    busy machine) is reported as not measured, and the rest is still written.
+    raylet and actors included, sampled every 0.2 s); then their files are compared: byte for byte (the exemplar
+    files and every shard file), and slot by slot (each top and decile slot's text and query). A Ray engine that
+    cannot start (its raylet times out on a busy machine) is reported as not measured, and the rest is still
+    written.
 
 Run from the repository root::
 
@@ -117,15 +118,30 @@ def _subprocess(arguments: list[str]) -> dict:
 
 
 def _compare(first: Path, second: Path) -> str:
-    """'identical' or what differs between two folders' exemplar files."""
+    """'identical' or what differs between two folders' exemplar and shard files, with how many slots agree."""
     import numpy as np
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     from inspector.analyses.census.exemplar_files import EXEMPLAR_TEXTS_FILE, EXEMPLARS_FILE
 
     a, b = (pq.read_table(folder / EXEMPLARS_FILE) for folder in (first, second))
+    files = [EXEMPLARS_FILE, EXEMPLAR_TEXTS_FILE, *(f"shards/{p.name}" for p in sorted((first / "shards").iterdir()))]
+    same_bytes = all((second / name).is_file() and (first / name).read_bytes() == (second / name).read_bytes()
+                     for name in files)
+    slots = {}
+    for kind in ("top", "decile"):  # a slot: (statistic, layer, head, rank) → the text and query it names
+        named = [{(r["statistic"], r["layer"], r["head"], r["rank"]): (r["text_index"], r["query"])
+                  for r in t.filter(pc.equal(t.column("kind"), kind)).select(
+                      ["statistic", "layer", "head", "rank", "text_index", "query"]).to_pylist()} for t in (a, b)]
+        slots[kind] = (sum(named[1].get(slot) == found for slot, found in named[0].items()), len(named[0]))
+    summary = (f"{slots['top'][0]:,} of {slots['top'][1]:,} top slots and {slots['decile'][0]:,} of "
+               f"{slots['decile'][1]:,} decile samples name the same text and query; "
+               f"{'every' if same_bytes else 'not every'} exemplar and shard file ({len(files)}) byte-identical")
+    if same_bytes:
+        return f"identical: {summary}"
     if a.num_rows != b.num_rows:
-        return f"different: {a.num_rows} rows against {b.num_rows}"
+        return f"different: {a.num_rows} rows against {b.num_rows}; {summary}"
     differing = [name for name in a.schema.names if name not in ("value", "key_weights")
                  and a.column(name).to_pylist() != b.column(name).to_pylist()]
     gaps = np.abs(a.column("value").to_numpy() - b.column("value").to_numpy())
@@ -136,7 +152,8 @@ def _compare(first: Path, second: Path) -> str:
         else float("nan")
     texts_equal = pq.read_table(first / EXEMPLAR_TEXTS_FILE).equals(pq.read_table(second / EXEMPLAR_TEXTS_FILE))
     if differing or not texts_equal:
-        return f"different: columns {differing}, largest value gap {value_gap:.2e}, texts equal {texts_equal}"
+        return (f"different: columns {differing}, largest value gap {value_gap:.2e}, texts equal {texts_equal}; "
+                f"{summary}")
     if value_gap > 1e-5:  # the same rows; a value's float32 row sum differs between two batchings (padding)
         at = int(np.argmax(gaps))
         value = abs(float(a.column("value")[at].as_py()))
@@ -144,8 +161,8 @@ def _compare(first: Path, second: Path) -> str:
                 f"values up to {value_gap:.1e} apart ({a.column('statistic')[at].as_py()}, a value of {value:.2f}: "
                 f"{value_gap / max(value, 1e-12):.0e} of it — float32 row sums of two batchings; key weights up to "
                 f"{weight_gap:.1e} apart)")
-    return (f"identical ({a.num_rows} rows; largest value gap {value_gap:.1e}, key weight gap {weight_gap:.1e}; "
-            "exemplar texts equal)")
+    return (f"equal within 1e-5 ({a.num_rows} rows; largest value gap {value_gap:.1e}, key weight gap "
+            f"{weight_gap:.1e}; exemplar texts equal): {summary}")
 
 
 def main(argv: list[str] | None = None) -> int:

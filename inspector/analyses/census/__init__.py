@@ -52,9 +52,11 @@ Each shard row then also holds the text's token strings and its best row per sta
 and ``exemplar_texts.parquet`` are rebuilt from the shards (after summary.json), so both engines and a resumed run
 give the same files. K is part of what a resumed folder must match.
 
-**Engines**: ``local`` runs in this process; ``ray`` runs the same per-batch function in Ray Data actors
-(``map_batches`` with a stateful class that loads the model once per actor; ``concurrency`` = actors,
-``num_gpus`` per actor) and the driver writes the same shards. Ray is imported only there.
+**Engines**: ``local`` runs in this process; ``ray`` runs the same measuring function in Ray Data actors
+(``map_batches`` with a stateful class that loads the model once per actor, one whole shard a call; ``concurrency``
+= actors, ``num_gpus`` per actor) and the driver writes the same shards. Both cut a shard into the same batches and
+measure with numbers no thread count changes (:mod:`~inspector.analyses.census.threads`), so on one machine they
+write the same bytes. Ray is imported only there.
 
 **Modules** (import each name from its module; this package face holds none):
 
@@ -67,6 +69,7 @@ give the same files. K is part of what a resumed folder must match.
   summary.json, :func:`read_census` reads a folder back.
 - :mod:`~inspector.analyses.census.run` — :func:`census`: plan, lock, engine, shards, summary.
 - :mod:`~inspector.analyses.census.ray_engine` — the same measuring on Ray Data actors.
+- :mod:`~inspector.analyses.census.threads` — MKL's strict mode, or one torch thread, while a census measures.
 - :mod:`~inspector.analyses.census.roles` — head roles by probe kept beside a census (``roles.json``).
 - :mod:`~inspector.analyses.census.exemplars` — which rows are a head's exemplars (:class:`RowCandidates`, top K,
   deciles); writes nothing.

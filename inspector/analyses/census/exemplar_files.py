@@ -39,6 +39,7 @@ from inspector.analyses.census.store import (
     CensusFolderError,
     checked_manifest,
     own_file,
+    shard_path,
     write_atomic,
 )
 
@@ -106,10 +107,25 @@ def _write_table(path: Path, table) -> None:
     write_atomic(path, sink.getvalue().to_pybytes())
 
 
-def write_shard_exemplars(out: Path, shard: int, measured: list[TextCensus], k: int) -> None:
-    """The shard's top ``k`` rows per statistic and head over its texts (``measured`` carry their exemplars)."""
-    rows = ExemplarRows.concatenate("top", [m.exemplars.top for m in measured])
-    _write_table(exemplar_shard_path(out, shard), _rows_table([top_rows(rows, k)]))
+@dataclass(frozen=True)
+class FinishedShard:
+    """What a finished shard's files hold for :func:`write_exemplar_files`, as the run that wrote them has it in
+    memory (so a run reads back only the shards an earlier run wrote): ``top`` — its shard top rows (as in
+    ``shards/exemplars-NNNNN.parquet``); ``extremes`` — its texts' best rows, text_index filled, in input order;
+    ``tokens`` and ``texts`` — each of those texts' token strings and text, in the same order."""
+
+    top: ExemplarRows
+    extremes: TextExtremes
+    tokens: list[tuple[str, ...]]
+    texts: list[str]
+
+
+def write_shard_exemplars(out: Path, shard: int, measured: list[TextCensus], k: int) -> ExemplarRows:
+    """The shard's top ``k`` rows per statistic and head over its texts (``measured`` carry their exemplars),
+    written beside the shard; returns them."""
+    rows = top_rows(ExemplarRows.concatenate("top", [m.exemplars.top for m in measured]), k)
+    _write_table(exemplar_shard_path(out, shard), _rows_table([rows]))
+    return rows
 
 
 # ----------------------------------------------------------------------------------------- reading, checked
@@ -263,48 +279,91 @@ def _flat(table, name: str, dtype) -> np.ndarray:
     return table.column(name).combine_chunks().flatten().to_numpy(zero_copy_only=False).astype(dtype, copy=False)
 
 
-def _extremes(tables: list, shape: tuple[int, int]) -> TextExtremes:
+def _extremes(table, shape: tuple[int, int]) -> TextExtremes:
+    """A shard table's (:func:`_shard_exemplars`) texts' best rows, in its order."""
     full = (len(EXEMPLAR_STATISTICS), *shape)
-    index = np.concatenate([t.column("index").to_numpy() for t in tables]).astype(np.int64)
-    order = np.argsort(index, kind="stable")
-    column = {name: np.concatenate([_flat(t, name, dtype) for t in tables]) for name, dtype in (
+    column = {name: _flat(table, name, dtype) for name, dtype in (
         ("exemplar_query", np.int32), ("exemplar_value", np.float64), ("exemplar_keys", np.int32),
         ("exemplar_key_weights", np.float32))}
-    return TextExtremes(text_index=index[order], query=column["exemplar_query"].reshape(-1, *full)[order],
-                        value=column["exemplar_value"].reshape(-1, *full)[order],
-                        keys=column["exemplar_keys"].reshape(-1, *full, TOP_KEYS)[order],
-                        key_weights=column["exemplar_key_weights"].reshape(-1, *full, TOP_KEYS)[order])
+    return TextExtremes(text_index=table.column("index").to_numpy().astype(np.int64),
+                        query=column["exemplar_query"].reshape(-1, *full),
+                        value=column["exemplar_value"].reshape(-1, *full),
+                        keys=column["exemplar_keys"].reshape(-1, *full, TOP_KEYS),
+                        key_weights=column["exemplar_key_weights"].reshape(-1, *full, TOP_KEYS))
 
 
-def write_exemplar_files(out: Path, seed: int) -> None:
+def _read_finished(out: Path, shard: int, shape: tuple[int, int]) -> tuple[ExemplarRows, TextExtremes, object]:
+    """An earlier run's shard, read back checked: its top rows, its texts' extremes, and its texts (a table of
+    index, token_strings, text)."""
+    table = _shard_exemplars(shard_path(out, shard), shape)
+    pool = exemplar_shard_path(out, shard)
+    top = _checked_rows(pool, _read_table(pool, _exemplar_schema()), shape, None)[0]
+    return top, _extremes(table, shape), table.select(["index", "token_strings", "text"])
+
+
+def write_exemplar_files(out: Path, seed: int, finished: dict[int, FinishedShard] | None = None) -> None:
     """``exemplars.parquet`` and ``exemplar_texts.parquet`` of the census in ``out`` from its finished shards: the
     top K over the shards' top K, one sampled text per decile (``seed``), the texts they name. Only a census run
-    with exemplars calls this (after summary.json)."""
+    with exemplars calls this (after summary.json), handing over the shards it wrote (``finished``: shard →
+    :class:`FinishedShard`); the others, an earlier run's, are read back from the folder."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     manifest = checked_manifest(out)
     k, shape = manifest["exemplars"], tuple(manifest["shape"])
-    tables, tops = [], []
+    finished = finished or {}
+    tops, extremes, texts = [], [], []  # texts: per shard, a table, or the FinishedShard to take rows from
     for path in sorted((out / "shards").glob("part-*.parquet")):
         shard = int(path.name.removeprefix("part-").removesuffix(".parquet"))
-        tables.append(_shard_exemplars(path, shape))
-        pool = exemplar_shard_path(out, shard)
-        tops.append(_checked_rows(pool, _read_table(pool, _exemplar_schema()), shape, None)[0])
-    if not tables:
+        if shard in finished:
+            held = finished[shard]
+            tops.append(held.top)
+            extremes.append(held.extremes)
+            texts.append(held)
+        else:
+            top, extreme, table = _read_finished(out, shard, shape)
+            tops.append(top)
+            extremes.append(extreme)
+            texts.append(table)
+    if not tops:
         return
     top = top_rows(ExemplarRows.concatenate("top", tops), k)
-    deciles = decile_rows(_extremes(tables, shape), seed)
+    deciles = decile_rows(_joined(extremes), seed)
     named = np.union1d(top.text_index, deciles.text_index)
-    texts = pa.concat_tables(tables).select(["index", "token_strings", "text"])
-    texts = texts.filter(pc.is_in(texts.column("index"), value_set=pa.array(named, pa.int64())))
-    texts = texts.sort_by("index").rename_columns(["text_index", "tokens", "text"]).cast(_texts_schema())
-    _write_table(out / EXEMPLAR_TEXTS_FILE, texts)
+    _write_table(out / EXEMPLAR_TEXTS_FILE, _named_texts(texts, named))
     joined = [np.concatenate([getattr(top, name), getattr(deciles, name)]) for name in
               ("rank", "statistic", "layer", "head")]
     kind = np.concatenate([np.zeros(len(top.rank)), np.ones(len(deciles.rank))])  # top first
     order = np.lexsort((joined[0], kind, joined[3], joined[2], joined[1]))
     _write_table(out / EXEMPLARS_FILE, _rows_table([top, deciles]).take(pa.array(order)))
+
+
+def _joined(parts: list[TextExtremes]) -> TextExtremes:
+    """The shards' extremes as one, ordered by text index."""
+    index = np.concatenate([part.text_index for part in parts])
+    order = np.argsort(index, kind="stable")
+    return TextExtremes(text_index=index[order], **{
+        name: np.concatenate([getattr(part, name) for part in parts])[order]
+        for name in ("query", "value", "keys", "key_weights")})
+
+
+def _named_texts(parts: list, named: np.ndarray):
+    """exemplar_texts.parquet's table: the texts of ``named`` (text indices) from each shard's part — a table read
+    back, or a :class:`FinishedShard`'s lists, of which only the named texts are made into Arrow values."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    schema = _texts_schema()
+    tables = []
+    for part in parts:
+        if isinstance(part, FinishedShard):
+            mine = np.flatnonzero(np.isin(part.extremes.text_index, named))
+            tables.append(pa.table([pa.array(part.extremes.text_index[mine], pa.int64()),
+                                    pa.array([list(part.tokens[i]) for i in mine], pa.list_(pa.string())),
+                                    pa.array([part.texts[i] for i in mine], pa.string())], schema=schema))
+        else:
+            chosen = part.filter(pc.is_in(part.column("index"), value_set=pa.array(named, pa.int64())))
+            tables.append(chosen.rename_columns(schema.names).cast(schema))
+    return pa.concat_tables(tables).sort_by("text_index")
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from inspector.analyses.batching import (
 )
 from inspector.analyses.census.exemplars import RowCandidates, TextExemplars, TopCutoffs
 from inspector.analyses.census.input import InputRow, row_problem
+from inspector.analyses.census.threads import census_threads
 from inspector.analyses.metrics import token_category_masks
 from inspector.base.errors import InspectorError, InvalidRequestError
 from inspector.core.forward import check_every_layer_ran, encode_text, forward, reads_special_tokens_as_text
@@ -206,7 +207,8 @@ def measure_rows(loaded: LoadedModel, rows: Sequence[InputRow], *, batch_tokens:
     statistic and head, and its rows among each batch's top K per shard:
     :class:`~inspector.analyses.census.exemplars.TextExemplars`), taken in the same pass, the batches sharing one
     running cut-off (:class:`~inspector.analyses.census.exemplars.TopCutoffs`); ``shard_of`` maps an input index to
-    its shard (default: every row of the call in one)."""
+    its shard (default: every row of the call in one). The rows' float32 values depend on their batches (the
+    call's rows) and on nothing else: not on the intra-op thread count (:mod:`inspector.analyses.census.threads`)."""
     if batch_tokens < 1:
         raise InvalidRequestError(f"--batch-tokens must be at least 1, got {batch_tokens}")
     if max_padding is None:
@@ -215,9 +217,10 @@ def measure_rows(loaded: LoadedModel, rows: Sequence[InputRow], *, batch_tokens:
     measured: list[TextCensus] = []
     cutoffs = TopCutoffs(exemplars)
     shard_of = shard_of or (lambda index: 0)
-    for bucket in length_buckets([len(item.ids) for item in encoded], batch_tokens, max_padding):
-        measured.extend(_measure_bucket(loaded, [encoded[i] for i in bucket], backend, exemplars,
-                                        shard_of, cutoffs))
+    with census_threads(loaded.device):  # numbers no thread count changes: the engines' actors and cores differ
+        for bucket in length_buckets([len(item.ids) for item in encoded], batch_tokens, max_padding):
+            measured.extend(_measure_bucket(loaded, [encoded[i] for i in bucket], backend, exemplars,
+                                            shard_of, cutoffs))
     measured.sort(key=lambda item: item.index)
     if exemplars:  # every batch is in: drop the top rows that K rows of their shard outrank
         measured = [replace(item, exemplars=replace(item.exemplars, top=cutoffs.trim(

@@ -1,6 +1,14 @@
 """The census's Ray engine: the pending shards on Ray Data — a stateful actor per model copy (:class:`CensusWorker`)
-runs :func:`inspector.analyses.census.measure.measure_rows`, the local engine's function, and the driver writes each
-shard as soon as its rows are back. Ray is imported only here, and only when this engine runs."""
+runs :func:`inspector.analyses.census.measure.measure_rows`, the local engine's function, on one whole shard a call,
+and the driver writes each shard as soon as its rows are back. Ray is imported only here, and only when this engine
+runs.
+
+A call is a shard, not a fixed number of rows, so that an actor cuts the shard into the very batches the local
+engine cuts it into: a row's float32 values depend on its batch (padding, the batch's shape), and when the actors
+took 256 rows a call, 13 of the 3,600 decile samples of the 15,192-text corpus named another text than the local
+engine's (a text's value, rounded to 6 decimals, fell on the other side of a rounding step; issue 41). With the same
+batches, and numbers no thread count changes (:mod:`inspector.analyses.census.threads`), both engines write the
+same bytes. The price: no more actors are busy than there are pending shards."""
 
 from __future__ import annotations
 
@@ -17,12 +25,9 @@ from inspector.analyses.census.exemplars import EXEMPLAR_STATISTICS, ExemplarRow
 from inspector.analyses.census.input import InputRow, row_problem
 from inspector.analyses.census.measure import RowError, TextCensus, measure_rows, resolved_backend
 from inspector.analyses.census.store import CensusPlan
+from inspector.analyses.census.threads import ask_strict_cpu_math, strict_cpu_math_on
 from inspector.base.assets import REPO_ROOT
 from inspector.base.errors import InspectorError, InvalidRequestError
-
-# Rows handed to one Ray actor call: the actor buckets them by length itself.
-_RAY_BATCH_ROWS = 256
-
 
 # ------------------------------------------------------------------------------------------- the Ray engine
 
@@ -40,25 +45,30 @@ def ray_runtime_env(address: str | None = None) -> dict:
 
 
 class CensusWorker:
-    """The Ray Data actor: loads the model once (in ``__init__``), then measures each batch of rows it is handed
-    with :func:`measure_rows` — the local engine's function — and returns one output row per input row (``error``
-    empty when the row was measured; statistics NaN otherwise) — with ``exemplars`` K, also the text's
-    :class:`TextExemplars` (its batch's top K taken per shard, the ``shard`` column of the rows)."""
+    """The Ray Data actor: loads the model once (in ``__init__``), then measures each shard it is handed (one input
+    row: ``shard`` and its ``rows`` as JSON) with :func:`measure_rows` — the local engine's function, on the same
+    rows, so in the same batches — and returns one output row per text (``error`` empty when the row was measured;
+    statistics NaN otherwise) — with ``exemplars`` K, also the text's :class:`TextExemplars`. ``strict``: measure in
+    MKL's strict mode, as the driver does; else with one thread, as the driver would
+    (:mod:`inspector.analyses.census.threads`)."""
 
     def __init__(self, spec: str, device: str, dtype: str, backend: str, batch_tokens: int, truncate: bool,
-                 threads: int, exemplars: int = 0) -> None:
+                 threads: int, exemplars: int = 0, strict: bool = False) -> None:
         from inspector.core.loading import load_model
 
+        if strict:  # the driver's mode (threads.py), asked for before the model's first matrix product
+            ask_strict_cpu_math()
         torch.set_num_threads(max(1, threads))  # actors share the machine's cores instead of each taking all
         self.loaded = load_model(spec, device=device, dtype=dtype)
         self.backend = resolved_backend(self.loaded, backend)
         self.batch_tokens, self.truncate, self.exemplars = batch_tokens, truncate, exemplars
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        rows = [InputRow(int(i), str(o), str(v)) for i, o, v in zip(batch["index"], batch["origin"], batch["text"])]
-        shards = dict(zip(batch["index"].tolist(), batch["shard"].tolist()))
+        if len(batch["shard"]) != 1:
+            raise ValueError(f"a census actor measures one shard a call, got {len(batch['shard'])}")
+        rows = [InputRow(int(i), str(o), str(v)) for i, o, v in json.loads(str(batch["rows"][0]))]
         measured, errors = measure_rows(self.loaded, rows, batch_tokens=self.batch_tokens, truncate=self.truncate,
-                                        backend=self.backend, exemplars=self.exemplars, shard_of=shards.__getitem__)
+                                        backend=self.backend, exemplars=self.exemplars)
         info = self.loaded.info
         size = info.num_layers * info.num_heads
         by_index = {m.index: m for m in measured}
@@ -123,8 +133,8 @@ def _text_exemplars(batch: dict[str, np.ndarray], position: int, index: int) -> 
 def run_ray(plan: CensusPlan, *, spec: str, shard_done: Callable[[int, list[TextCensus], list[RowError]], None],
              batch_tokens: int, truncate: bool, backend: str, device: str, dtype: str, address: str | None,
              actors: int, gpus_per_actor: float, num_cpus: int | None, exemplars: int = 0) -> None:
-    """The pending shards on Ray Data: rows → ``map_batches(CensusWorker)`` on an actor pool → this process
-    writes each shard as soon as all its rows are back (so an interrupted run keeps its finished shards)."""
+    """The pending shards on Ray Data: shards → ``map_batches(CensusWorker)`` on an actor pool, one shard a call →
+    this process writes each shard as soon as its rows are back (so an interrupted run keeps its finished shards)."""
     try:
         import ray
     except ImportError as err:
@@ -157,14 +167,17 @@ def run_ray(plan: CensusPlan, *, spec: str, shard_done: Callable[[int, list[Text
         errors: dict[int, list[RowError]] = {shard: [] for shard in plan.pending}
         items = []
         for shard, rows in plan.pending.items():
+            kept = []
             for row in rows:
                 problem = row_problem(row.value)
-                if problem is not None:  # refused here: no actor needs to see it
+                if problem is not None:  # refused here, as measure_rows would: no actor needs to see it
                     errors[shard].append(RowError(row.index, row.origin, problem))
                     continue
                 texts[row.index], shard_of[row.index] = row.value, shard
                 expected[shard] += 1
-                items.append({"index": row.index, "origin": row.origin, "text": row.value, "shard": shard})
+                kept.append([row.index, row.origin, row.value])
+            if kept:
+                items.append({"shard": shard, "rows": json.dumps(kept)})
         received = {shard: 0 for shard in plan.pending}
         for shard in plan.pending:
             if expected[shard] == 0:
@@ -174,12 +187,12 @@ def run_ray(plan: CensusPlan, *, spec: str, shard_done: Callable[[int, list[Text
         cpus = float(ray.cluster_resources().get("CPU", 1))
         threads = max(1, int(cpus // actors)) if not address else 1
         dataset = ray.data.from_items(items).map_batches(
-            CensusWorker, batch_size=_RAY_BATCH_ROWS, batch_format="numpy",
+            CensusWorker, batch_size=1, batch_format="numpy",  # one shard a call
             compute=ray.data.ActorPoolStrategy(size=actors),
             num_gpus=gpus_per_actor or None, num_cpus=1 if gpus_per_actor else min(1.0, cpus / actors),
             fn_constructor_kwargs=dict(spec=spec, device=device, dtype=dtype, backend=backend,
                                        batch_tokens=batch_tokens, truncate=truncate, threads=threads,
-                                       exemplars=exemplars))
+                                       exemplars=exemplars, strict=strict_cpu_math_on()))
 
         def take(batch: dict[str, np.ndarray]) -> None:
             for position, index in enumerate(batch["index"].tolist()):

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from inspector.analyses.batching import STATISTICS
-from inspector.analyses.census.exemplar_files import write_exemplar_files, write_shard_exemplars
+from inspector.analyses.census.exemplar_files import FinishedShard, write_exemplar_files, write_shard_exemplars
 from inspector.analyses.census.exemplars import check_exemplars
 from inspector.analyses.census.input import CensusInput, read_input
 from inspector.analyses.census.measure import (
@@ -35,6 +35,7 @@ from inspector.analyses.census.store import (
     write_shard,
 )
 from inspector.analyses.census.summary import STATISTIC_UNITS, CensusSummary, ReportLines, finish
+from inspector.analyses.census.threads import ask_strict_cpu_math
 from inspector.analyses.metrics import HealthThresholds
 from inspector.base.errors import InvalidRequestError
 from inspector.base.progress import Progress, print_progress
@@ -119,6 +120,7 @@ def census(spec: str, source: str | Path, *, out: str | Path, engine: Engine = "
                                   ".jsonl / .parquet file with a text column")
     if Path(out).exists() and not Path(out).is_dir():
         raise CensusFolderError(f"--out {out} is a file, not a folder; give a new or empty folder")
+    ask_strict_cpu_math()  # before this process's first matrix product, if it is still to come
     if loaded is None:
         loaded = load_model(spec, device=device, dtype=dtype)
     plan = _plan(spec, loaded, data, Path(out), engine=engine, truncate=truncate, limit=limit,
@@ -158,10 +160,15 @@ def _run_locked(plan: CensusPlan, data: CensusInput, loaded: LoadedModel, *, spe
 
     exemplars = plan.manifest["exemplars"]
 
+    finished: dict[int, FinishedShard] = {}  # this run's shards' exemplar data, not read back at the end
+
     def shard_done(shard: int, measured: list[TextCensus], errors: list[RowError]) -> None:
         if exemplars:  # before the shard's Parquet file, which marks it complete
-            write_shard_exemplars(plan.out, shard, measured, exemplars)
-        write_shard(plan.out, shard, measured, errors, shape, exemplars=bool(exemplars))
+            top = write_shard_exemplars(plan.out, shard, measured, exemplars)
+        extremes = write_shard(plan.out, shard, measured, errors, shape, exemplars=bool(exemplars))
+        if exemplars:
+            finished[shard] = FinishedShard(top=top, extremes=extremes, tokens=[m.exemplars.tokens for m in measured],
+                                            texts=[m.text for m in measured])
         run["shards_written"] += 1
         counter["rows"] += len(plan.pending[shard])
         if progress is not None:
@@ -185,6 +192,6 @@ def _run_locked(plan: CensusPlan, data: CensusInput, loaded: LoadedModel, *, spe
         write_json(plan.out / "manifest.json", plan.manifest)
     summary = finish(plan.out, thresholds=thresholds, report=report)
     if exemplars:
-        write_exemplar_files(plan.out, plan.manifest["exemplar_seed"])
+        write_exemplar_files(plan.out, plan.manifest["exemplar_seed"], finished)
     return summary
 
