@@ -128,6 +128,50 @@ def inspect_rows(spec: str, lengths: tuple[int, ...], rounds: int) -> tuple[list
     return rows, loaded.info
 
 
+LAYER_SHAPE = (1, 9, 3, 2048, 64)  # batch, query heads, key/value heads, tokens, head_dim: one SmolLM2 layer, causal
+
+
+def layer_alone(rounds: int) -> list[tuple[str, float]]:
+    """One causal layer's attention alone (issue 43's own table): every CPU path of ours, with every statistic, against
+    PyTorch's fused CPU flash op (which SDPA runs) and eager softmax(QKᵀ)V; medians of interleaved rounds, seconds."""
+    import torch
+
+    from kernels.compiled_cpu import compiled_attention, unavailable_reason
+    from kernels.fused_cpu import fused_attention
+    from kernels.reference import blocked_attention
+
+    batch, heads, kv_heads, tokens, dim = LAYER_SHAPE
+    g = torch.Generator().manual_seed(0)
+    q = torch.randn(batch, heads, tokens, dim, generator=g)
+    k, v = (torch.randn(batch, kv_heads, tokens, dim, generator=g) for _ in range(2))
+    keys, values = (t.repeat_interleave(heads // kv_heads, dim=1) for t in (k, v))
+    scale = dim**-0.5
+    causal = torch.ones(tokens, tokens, dtype=torch.bool).tril()
+    paths = {
+        "PyTorch's fused CPU flash op (SDPA's kernel; output and log-sum-exp only)":
+            lambda: torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, keys, values, 0.0, True,
+                                                                               scale=scale),
+        "eager softmax(QKᵀ)V (no statistic)": lambda: torch.softmax(
+            (q @ keys.transpose(-1, -2) * scale).masked_fill(~causal, float("-inf")), dim=-1) @ values,
+        "ours, compiled kernel (every statistic)": lambda: compiled_attention(q, k, v, causal=True, scale=scale),
+        "ours, fused op + keys call (every statistic)": lambda: fused_attention(q, k, v, causal=True, scale=scale),
+        "ours, blocked PyTorch (every statistic)":
+            lambda: blocked_attention(q, k, v, causal=True, scale=scale, stats=("entropy", "lse", "sink")),
+    }
+    if unavailable_reason(q, k, v) is not None:
+        del paths["ours, compiled kernel (every statistic)"]
+    seconds: dict[str, list[float]] = {name: [] for name in paths}
+    with torch.no_grad():
+        for call in paths.values():
+            call()  # warm-up
+        for _ in range(rounds):
+            for name, call in paths.items():
+                started = time.perf_counter()
+                call()
+                seconds[name].append(time.perf_counter() - started)
+    return [(name, statistics.median(values)) for name, values in seconds.items()]
+
+
 def _loadavg() -> str:
     return " / ".join(Path("/proc/loadavg").read_text().split()[:3])
 
@@ -168,7 +212,7 @@ def _ms(values: list[float]) -> str:
     return f"{statistics.median(ms):,.0f} ({min(ms):,.0f}–{max(ms):,.0f})"
 
 
-def _tables(inspect: list[dict], throughput: dict[str, list[dict]]) -> str:
+def _tables(inspect: list[dict], throughput: dict[str, list[dict]], layer: list[tuple[str, float]]) -> str:
     def ratio(row, name):
         return statistics.median(row["ours"]) / statistics.median(row[name])
 
@@ -189,6 +233,11 @@ def _tables(inspect: list[dict], throughput: dict[str, list[dict]]) -> str:
             label = (f"before ({BEFORE}: fused or blocked by `fused_is_faster`)" if name == "before"
                      else "after (this checkout: the compiled CPU kernel)")
             lines.append(f"| {label} | {cells[0]} | {cells[1]} | {max(r['other'] for r in results):.2f} |")
+    if layer:
+        op = layer[0][1]
+        lines += ["", f"| one causal layer alone, (batch, heads, kv heads, tokens, head_dim) = {LAYER_SHAPE} | ms "
+                  "| ÷ the fused op |", "|---|---:|---:|"]
+        lines += [f"| {name} | {value * 1000:,.1f} | {value / op:.2f} |" for name, value in layer]
     return "\n".join(lines)
 
 
@@ -210,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         lengths = tuple(n for n in ROWS[spec] if n <= args.max_tokens)
         rows, infos[spec] = inspect_rows(spec, lengths, args.rounds)
         inspect.extend(rows)
+    layer = layer_alone(max(args.rounds, 5))
     throughput = throughput_rounds(args.throughput_rounds, args.texts, args.new_tokens) if args.throughput_rounds \
         else {}
     import torch
@@ -238,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
            "census's and Generate's throughput before and after the compiled CPU kernel (issue 43). Ours runs "
            "every attention call through the compiled kernel (`kernels/attention_cpu.cpp`) where it is built; the "
            "'our path' column names the path the row's forward took.",
-           module="benchmarks.cpu_statistics", argv=argv, shapes=shapes, table=_tables(inspect, throughput),
+           module="benchmarks.cpu_statistics", argv=argv, shapes=shapes, table=_tables(inspect, throughput, layer),
            notes=notes)
     return 0
 

@@ -231,6 +231,7 @@ class AttentionRequest:
     stop_after: int | None = None
     keep_layer_outputs: bool = False
     layer_outputs: list[torch.Tensor] = field(default_factory=list)
+    _visible: dict[tuple, torch.Tensor] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def first_layer(self) -> int:
@@ -246,6 +247,16 @@ class AttentionRequest:
 
     def interventions_at(self, layer: int) -> list[Intervention]:
         return [item for item in self.interventions if item.layer == layer]
+
+    def visible_keys(self, q_len: int, k_len: int, *, causal: bool, window: int | None,
+                     padding: torch.Tensor | None, device: torch.device) -> torch.Tensor:
+        """:func:`kernels.reference.visible_key_counts` for one of this forward's masks, computed once per mask: the
+        layers of a forward share it (the sliding-window layers theirs). Read-only: every record holds it."""
+        key = (q_len, k_len, causal, window, None if padding is None else id(padding))
+        if key not in self._visible:
+            self._visible[key] = visible_key_counts(q_len, k_len, causal=causal, window=window,
+                                                    key_padding_mask=padding, device=device)
+        return self._visible[key]
 
 
 _REQUEST: contextvars.ContextVar[AttentionRequest | None] = contextvars.ContextVar("inspector_attention_request",
@@ -398,8 +409,8 @@ def inspector_attention(
         if isinstance(declared, int) and declared != layer:
             raise AttentionContractError(f"attention layer {declared} ran as call {layer}: layers must run in order "
                                          "once per forward inside one request")
-        visible = visible_key_counts(q_len, k_len, causal=causal, window=window, key_padding_mask=padding,
-                                     device=query.device)  # (batch or 1, q_len)
+        visible = request.visible_keys(q_len, k_len, causal=causal, window=window, padding=padding,
+                                       device=query.device)  # (batch or 1, q_len)
         kept["output"] = out
         request.records.append(LayerRecord(
             layer=layer, causal=causal, window=window, scale=float(scale),
