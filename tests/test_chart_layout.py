@@ -561,6 +561,31 @@ def misaligned_exports(page, name: str) -> list[str]:
     return problems
 
 
+# The Atlas page's two maps side by side (views/atlas.py): the top of each plot (its grid's top edge), left to right.
+_PLOT_TOPS = """() => [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stVegaLiteChart"]')]
+  .filter(chart => chart.offsetParent !== null)
+  .map(chart => Math.min(...[...chart.querySelectorAll('.role-axis-grid line')]
+                              .map(line => line.getBoundingClientRect().top)))"""
+
+
+@pytest.mark.parametrize(("lang", "width"), [("en", 1000), ("zh", 1400)])
+def test_the_atlas_page_s_two_maps_start_their_plots_at_one_height(browser, app_url, lang, width):
+    """MiniLM's and SmolLM2's atlases side by side: SmolLM2's title wraps to a line more than MiniLM's (3 lines
+    against 2 at 1000 px in English, 2 against 1 at 1400 px in 简体中文), which put its plot 18 px below the other
+    (issue 41). The captions and titles now stand in a row of their own, so both plots start at one height."""
+    context, page = open_case(browser, app_url, "atlas", {"atlas_b": "smollm2-135m", "lang": lang}, width)
+    try:
+        wait_sized(page)
+        shots = os.environ.get("INSPECTOR_SHOTS")
+        if shots:
+            save_screenshots(page, Path(shots), f"atlas-pair-{lang}-{width}")
+        tops = page.evaluate(_PLOT_TOPS)
+        assert len(tops) == 2, f"{len(tops)} maps on the page, not two"
+        assert abs(tops[0] - tops[1]) <= TOLERANCE_PX, f"the two maps' plots start {tops[1] - tops[0]:+.0f} px apart"
+    finally:
+        context.close()
+
+
 def open_closed_expanders(page) -> None:
     """Open every collapsed section (a click each, as a reader would) and wait for its charts."""
     if page.evaluate("""() => { const closed = [...document.querySelectorAll(

@@ -107,13 +107,18 @@ if second != NONE:
         other = cached_atlas(str(shipped[second]))
     except InspectorError as err:
         session.show_error(err, lang, quoted=True)
-columns = (st.container(), st.container()) if slide or other is None else st.columns(2, gap="medium")
-with columns[0]:
-    head = show_scatter(atlas, "a", x, y, colour, lang, slide)
 head_b = None
-if other is not None:
-    with columns[1]:
+if slide or other is None:  # one column: each map's title stays in its chart
+    head = show_scatter(atlas, "a", x, y, colour, lang, slide)
+    if other is not None:
         head_b = show_scatter(other, "b", x, y, colour, lang, slide)
+else:  # side by side: the captions and titles in a row of their own, so both plots start at one height
+    headings = st.columns(2, gap="medium", vertical_alignment="bottom")
+    columns = st.columns(2, gap="medium")
+    with columns[0]:
+        head = show_scatter(atlas, "a", x, y, colour, lang, slide, heading=headings[0])
+    with columns[1]:
+        head_b = show_scatter(other, "b", x, y, colour, lang, slide, heading=headings[1])
 
 # The address bar: the sidebar's view (model, text, layer, head: other pages read them) and the atlas's own
 # parameters — a folder is never in a link.

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+import altair as alt
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from inspector.analyses.atlas import LAYER_METRIC, Atlas, atlas_metrics, read_atlas
 from inspector.base.i18n import t
 from inspector.charts.atlas import atlas_scatter_chart, metric_name
 from inspector.charts.base import HEAD_SELECTION, selected_head
-from inspector.output.export import Provenance, screen_title
+from inspector.output.export import Provenance, screen_title, title_dict, unwrap_lines
 from inspector.output.share import escape_markdown
 from views import sidebar
 from views.atlas_card import show_card
@@ -63,15 +65,20 @@ def axis_menus(offered: list[str], keys: Mapping[str, str], lang: str) -> tuple[
 
 
 def show_scatter(atlas: Atlas, side: str, x: str, y: str, colour: str, lang: str, slide: bool, *,
-                 above_card: Callable[[int, int], None] | None = None) -> tuple[int, int] | None:
+                 above_card: Callable[[int, int], None] | None = None,
+                 heading: DeltaGenerator | None = None) -> tuple[int, int] | None:
     """The atlas's scatter, its exports and its head's card; returns the head whose card is open. ``above_card``:
     drawn with the open head (layer, head) between the exports and the card (the Compare page's way to the Atlas
-    page)."""
+    page). ``heading``: where the caption and the chart's title go — a column of a row above the maps' own row, the
+    other map's heading beside it — so two maps side by side start their plots at one height however many lines
+    their titles wrap to (a title of three lines, in 简体中文 or at 1000 px, pushed its plot below the other's).
+    The chart on screen is then drawn without its title; its exports keep it."""
     summary = atlas.summary
     name = shown_model(atlas.model_spec or atlas.model_name, lang)
     missing = [metric for metric in (x, y, colour) if metric not in atlas_metrics(atlas)]
-    st.caption(escape_markdown(t("atlas.caption", lang, model=name, texts=f"{summary.texts:,}",
-                                 tokens=f"{summary.tokens:,}", layers=summary.shape[0], heads=summary.shape[1])))
+    (heading or st).caption(escape_markdown(t("atlas.caption", lang, model=name, texts=f"{summary.texts:,}",
+                                              tokens=f"{summary.tokens:,}", layers=summary.shape[0],
+                                              heads=summary.shape[1])))
     if missing:
         st.info(t("atlas.no_roles", lang, metrics=", ".join(metric_name(m, lang) for m in missing)))
         return None
@@ -80,8 +87,10 @@ def show_scatter(atlas: Atlas, side: str, x: str, y: str, colour: str, lang: str
         picked = None
     chart = atlas_scatter_chart(atlas, x, y, colour, title=t("atlas.chart_title", lang, model=name),
                                 selected=picked, slide=slide, lang=lang)
-    event = st.altair_chart(screen_title(chart), on_select="rerun", selection_mode=HEAD_SELECTION,
-                            key=f"atlas_scatter_{side}")
+    shown = screen_title(chart)
+    if heading is not None:
+        shown = _title_above(chart, heading)
+    event = st.altair_chart(shown, on_select="rerun", selection_mode=HEAD_SELECTION, key=f"atlas_scatter_{side}")
     clicked = selected_head(getattr(event, "selection", {}) or {})
     if clicked is not None and clicked != picked:
         st.session_state[head_key(side)] = clicked
@@ -96,3 +105,14 @@ def show_scatter(atlas: Atlas, side: str, x: str, y: str, colour: str, lang: str
             above_card(*picked)
         show_card(atlas, *picked, side=side, lang=lang)
     return picked
+
+
+def _title_above(chart: alt.LayerChart, heading: DeltaGenerator) -> alt.LayerChart:
+    """``chart``'s title and subtitle written in ``heading`` (bold, then as a caption), and ``chart`` without them."""
+    title = title_dict(chart)
+    heading.markdown(f"**{escape_markdown(unwrap_lines(title['text']))}**")
+    if title.get("subtitle"):
+        heading.caption(escape_markdown(unwrap_lines(title["subtitle"])))
+    untitled = chart.copy(deep=False)
+    untitled.title = alt.Undefined
+    return untitled
