@@ -50,8 +50,10 @@ def _phase_overhead(count: int, k: int, repeats: int) -> dict:
 
     from inspector import load_model
     from inspector.analyses.census.run import census
+    from inspector.core.loading import compiled_kernel
 
     torch.set_num_threads(1)
+    compiled_kernel(wait=True)  # both runs on the CPU path a user's census takes (where it cannot be built, the other)
     loaded = load_model("default")
     texts = _texts(count)
     times: dict[str, list[float]] = {"without": [], "with": []}

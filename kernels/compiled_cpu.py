@@ -20,6 +20,7 @@ tests). Where there is no compiler, the build fails, or ``INSPECTOR_COMPILED_CPU
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
@@ -132,8 +133,18 @@ class Unavailable(Exception):
     """Why the compiled kernel cannot be built (a sentence)."""
 
 
-def _settle(root: Path) -> None:
-    """Build and load the library; set the state's ``ready``, or its ``reason``."""
+def _built(root: Path) -> bool:
+    """Whether the library for this source, torch, compiler and CPU is built under ``root``."""
+    compiler = _compiler()
+    try:
+        return compiler is not None and (library_folder(root, compiler) / LIBRARY_NAME).is_file()
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def _settle(root: Path, *, locked: bool = False) -> None:
+    """Build and load the library; set the state's ``ready``, or its ``reason`` (``locked``: the caller holds the
+    state's lock)."""
     try:
         torch.ops.load_library(str(build(root)))
     except Unavailable as err:
@@ -141,10 +152,10 @@ def _settle(root: Path) -> None:
     except (OSError, RuntimeError, subprocess.SubprocessError) as err:
         reason = f"the compiled kernel could not be built or loaded ({type(err).__name__}: {str(err)[:200]})"
     else:
-        with _state.lock:
+        with contextlib.nullcontext() if locked else _state.lock:
             _state.ready = True
         return
-    with _state.lock:
+    with contextlib.nullcontext() if locked else _state.lock:
         _state.reason = reason
 
 
@@ -158,6 +169,9 @@ def ensure(root: Path, *, wait: bool) -> str | None:
         if _state.ready:
             return None
         running = _state.thread
+        if running is None and _built(root):  # built on this machine already: load it now, so every call of this
+            _settle(root, locked=True)        # process (a census's first batch too) takes one path
+            return None if _state.ready else _state.reason
         if running is None:
             _state.reason = "the compiled kernel is being built (about 10 s, once per machine)"
             running = _state.thread = threading.Thread(target=_settle, args=(root,), name="compile-attention-cpu",

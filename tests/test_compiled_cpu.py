@@ -213,3 +213,17 @@ def test_prepare_builds_the_kernel_and_says_so(kernel_ready, tmp_path, smollm2):
     assert main(["prepare", "--model", "bundled:smollm2-135m", "--json", str(tmp_path / "out.json")]) == 0
     assert json.loads((tmp_path / "out.json").read_text())["compiled_cpu_kernel"] == "ready"
     assert sys.modules["kernels.compiled_cpu"]._state.ready
+
+
+def test_a_process_finds_the_built_library_and_loads_it_before_its_first_forward(kernel_ready):
+    """Where the library is built already, a new process (a census's Ray actor, a second replica) loads it in
+    ``ensure(wait=False)`` itself, so its first attention call takes the same path as its last."""
+    import os
+    import subprocess
+
+    code = ("import os, pathlib; import kernels.compiled_cpu as c; "
+            "print(c.ensure(pathlib.Path(os.environ[c.FOLDER_ENV]), wait=False), c._state.thread, c._state.ready)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[1], env=dict(os.environ))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["None", "None", "True"]

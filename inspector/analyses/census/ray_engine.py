@@ -54,12 +54,14 @@ class CensusWorker:
 
     def __init__(self, spec: str, device: str, dtype: str, backend: str, batch_tokens: int, truncate: bool,
                  threads: int, exemplars: int = 0, strict: bool = False) -> None:
-        from inspector.core.loading import load_model
+        from inspector.core.loading import compiled_kernel, load_model
 
         if strict:  # the driver's mode (threads.py), asked for before the model's first matrix product
             ask_strict_cpu_math()
         torch.set_num_threads(max(1, threads))  # actors share the machine's cores instead of each taking all
         self.loaded = load_model(spec, device=device, dtype=dtype)
+        if self.loaded.device.type == "cpu":
+            compiled_kernel(wait=True)  # the driver's CPU attention path (run.py), whatever this process found
         self.backend = resolved_backend(self.loaded, backend)
         self.batch_tokens, self.truncate, self.exemplars = batch_tokens, truncate, exemplars
 

@@ -102,7 +102,7 @@ def census(spec: str, source: str | Path, *, out: str | Path, engine: Engine = "
     ``exemplars`` K (1…100; 0 = none): also keep per head and statistic the top K contexts and one sampled text per
     decile (drawn with ``exemplar_seed``) in exemplars.parquet and exemplar_texts.parquet
     (:mod:`inspector.analyses.census.exemplars`); K is part of what a resumed folder must match."""
-    from inspector.core.loading import load_model
+    from inspector.core.loading import compiled_kernel, load_model
 
     if engine not in ENGINES:
         raise InvalidRequestError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
@@ -123,6 +123,8 @@ def census(spec: str, source: str | Path, *, out: str | Path, engine: Engine = "
     ask_strict_cpu_math()  # before this process's first matrix product, if it is still to come
     if loaded is None:
         loaded = load_model(spec, device=device, dtype=dtype)
+    if loaded.device.type == "cpu":
+        compiled_kernel(wait=True)  # every batch on one CPU attention path, as the Ray actors' (ray_engine.py)
     plan = _plan(spec, loaded, data, Path(out), engine=engine, truncate=truncate, limit=limit,
                  shard_size=shard_size, batch_tokens=batch_tokens, exemplars=exemplars,
                  exemplar_seed=exemplar_seed)
