@@ -51,6 +51,19 @@ try:  # the compiled CPU kernel (issue 43): built and loaded before the clock st
     compiled_kernel(wait=True)
 except ImportError:
     pass
+try:  # as census() does, before the first matrix product: else measure_rows pins one thread (census/threads.py)
+    from inspector.analyses.census.threads import ask_strict_cpu_math
+    if {census}:
+        ask_strict_cpu_math()
+except ImportError:
+    pass
+if not {census}:  # Generate in a process of its own, in plain MKL mode as the app runs it
+    decoder = load_model("bundled:smollm2-135m", device="cpu")
+    generate(decoder, "The history of the", max_new_tokens=4, stop_at_eos=False, backend="torch")  # warm-up
+    started = time.perf_counter()
+    result = generate(decoder, "The history of the", max_new_tokens={new_tokens}, stop_at_eos=False, backend="torch")
+    print(json.dumps({{"tokens_per_s": result.steps / (time.perf_counter() - started)}}))
+    raise SystemExit(0)
 
 encoder = load_model("default", device="cpu")
 rows = [InputRow(i, f"t:{{i}}", text_of_length(encoder.tokenizer, 16 + (i * 37) % 112)) for i in range({texts})]
@@ -59,12 +72,7 @@ started = time.perf_counter()
 measured, errors = measure_rows(encoder, rows, backend="torch")
 census_s = time.perf_counter() - started
 assert not errors and len(measured) == len(rows)
-decoder = load_model("bundled:smollm2-135m", device="cpu")
-generate(decoder, "The history of the", max_new_tokens=4, stop_at_eos=False, backend="torch")  # warm-up
-started = time.perf_counter()
-result = generate(decoder, "The history of the", max_new_tokens={new_tokens}, stop_at_eos=False, backend="torch")
-generate_s = time.perf_counter() - started
-print(json.dumps({{"texts_per_s": len(rows) / census_s, "tokens_per_s": result.steps / generate_s}}))
+print(json.dumps({{"texts_per_s": len(rows) / census_s}}))
 """
 
 
@@ -185,12 +193,16 @@ def _extract_before(commit: str, into: Path) -> Path:
 
 
 def _throughput(tree: Path, texts: int, new_tokens: int) -> dict:
-    code = _THROUGHPUT_CODE.format(texts=texts, new_tokens=new_tokens)
-    done = subprocess.run([sys.executable, "-c", code], cwd=tree, capture_output=True, text=True, timeout=1800,
-                          env=dict(os.environ, PYTHONPATH=str(tree)))
-    if done.returncode != 0:
-        raise RuntimeError(f"{tree}: {done.stderr.strip().splitlines()[-1]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    """The census's texts/s and Generate's tokens/s of ``tree``, each in a child process of its own."""
+    result: dict = {}
+    for census in (True, False):
+        code = _THROUGHPUT_CODE.format(texts=texts, new_tokens=new_tokens, census=census)
+        done = subprocess.run([sys.executable, "-c", code], cwd=tree, capture_output=True, text=True, timeout=1800,
+                              env=dict(os.environ, PYTHONPATH=str(tree)))
+        if done.returncode != 0:
+            raise RuntimeError(f"{tree}: {done.stderr.strip().splitlines()[-1]}")
+        result.update(json.loads(done.stdout.strip().splitlines()[-1]))
+    return result
 
 
 def throughput_rounds(rounds: int, texts: int, new_tokens: int) -> dict[str, list[dict]]:
@@ -273,7 +285,10 @@ def main(argv: list[str] | None = None) -> int:
         f"(the fused or blocked path), `after` = this checkout (the compiled kernel), alternating, "
         f"{args.throughput_rounds} rounds each; census = "
         f"`measure_rows` of {args.texts} texts of 16–127 tokens on the default model (all statistics, default "
-        f"batching); Generate = `generate(bundled:smollm2-135m, 'The history of the', max_new_tokens="
+        f"batching; the `after` tree's census, like `census()`, in MKL's strict mode, asked for before the first "
+        "matrix product — without it `measure_rows` measures on one thread, see census/threads.py); Generate (a "
+        "child of its own, plain MKL mode) = "
+        f"`generate(bundled:smollm2-135m, 'The history of the', max_new_tokens="
         f"{args.new_tokens})`, greedy, every step's statistics, prefill included in the time.",
         f"- torch threads: {torch.get_num_threads()}. The machine was shared with other agents' jobs (tests, "
         f"servers) throughout: load average {started_load} when the run started and {_loadavg()} when it ended; "
