@@ -284,7 +284,8 @@ def test_two_processes_preparing_at_once_convert_once(tmp_path):
     outcomes = [process.communicate(timeout=600) for process in (first, second)]
     assert [first.returncode, second.returncode] == [0, 0], outcomes
     final = prepared_path(BUNDLED["smollm2-135m"], cache)
-    assert [out.strip().split()[-1] for out, _ in outcomes] == [str(final)] * 2
+    model_lines = [next(line for line in out.splitlines() if line.startswith("bundled:")) for out, _ in outcomes]
+    assert [line.split()[-1] for line in model_lines] == [str(final)] * 2
     conversions = sum(err.count("prepared in") for _, err in outcomes)
     assert conversions == 1, [err for _, err in outcomes]
     # Our stage lines only: no bar of transformers' own (issue 45, item 7). The command prints each stage once (its
