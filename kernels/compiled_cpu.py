@@ -214,32 +214,17 @@ def compiled_attention(
     (dtype included) and float32 ``(batch, heads, q_len)`` statistics. ``block_rows``: query rows per block (0: the
     kernel picks them so a block's scores stay in cache). Not differentiable: check :func:`unavailable_reason`
     first."""
-    out, computed, _ = _compiled(q, k, v, causal=causal, scale=scale, key_padding_mask=key_padding_mask,
-                                 window=window, stats=stats, block_rows=block_rows, with_weights=False)
+    out, computed, _ = run(q, k, v, causal=causal, scale=scale, key_padding_mask=key_padding_mask, window=window,
+                           stats=stats, block_rows=block_rows, with_weights=False)
     return out, computed
 
 
-def compiled_attention_and_weights(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    *,
-    causal: bool,
-    scale: float,
-    key_padding_mask: torch.Tensor | None = None,
-    window: int | None = None,
-    stats: Sequence[StatName] = ("entropy", "lse", "sink"),
-) -> tuple[torch.Tensor, dict[str, torch.Tensor], torch.Tensor]:
-    """:func:`compiled_attention` and every head's exact weights, float32 ``(batch, heads, q_len, k_len)``: each
-    row's ``exp(s − m) / l``, written while the row's block is in cache (what
-    :func:`kernels.reference.materialize_weights` would compute again from the log-sum-exp)."""
-    return _compiled(q, k, v, causal=causal, scale=scale, key_padding_mask=key_padding_mask, window=window,
-                     stats=stats, block_rows=0, with_weights=True)
-
-
-def _compiled(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool, scale: float,
-              key_padding_mask: torch.Tensor | None, window: int | None, stats: Sequence[StatName], block_rows: int,
-              with_weights: bool) -> tuple[torch.Tensor, dict[str, torch.Tensor], torch.Tensor | None]:
+def run(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool, scale: float,
+        key_padding_mask: torch.Tensor | None, window: int | None, stats: Sequence[StatName], with_weights: bool,
+        block_rows: int = 0) -> tuple[torch.Tensor, dict[str, torch.Tensor], torch.Tensor | None]:
+    """:func:`compiled_attention`, and with ``with_weights`` every head's exact weights, float32 ``(batch, heads,
+    q_len, k_len)``: each row's ``exp(s − m) / l``, written while the row's block is in cache (what
+    :func:`kernels.reference.materialize_weights` would compute again from the log-sum-exp); None without."""
     check_attention_inputs(q, k, v, key_padding_mask, window, stats)
     reason = unavailable_reason(q, k, v)
     if reason is not None:

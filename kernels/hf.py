@@ -437,13 +437,8 @@ def _torch_backend(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, 
     ran (``"compiled"``, ``"fused"``, or ``"blocked: <reason>"``)."""
     q_len, k_len = query.shape[2], key.shape[2]
     if block_size is None and compiled_cpu.unavailable_reason(query, key, value) is None:
-        if weights:
-            return compiled_cpu.compiled_attention_and_weights(query, key, value, causal=causal, scale=scale,
-                                                               key_padding_mask=padding, window=window,
-                                                               stats=stats) + ("compiled",)
-        out, stats_out = compiled_cpu.compiled_attention(query, key, value, causal=causal, scale=scale,
-                                                         key_padding_mask=padding, window=window, stats=stats)
-        return out, stats_out, None, "compiled"
+        return compiled_cpu.run(query, key, value, causal=causal, scale=scale, key_padding_mask=padding,
+                                window=window, stats=stats, with_weights=weights) + ("compiled",)
     reason = ("the request sets a query block size, a parameter of the blocked path" if block_size is not None
               else fused_unavailable_reason(query, key, value))
     if reason is None and not fused_is_faster(q_len, k_len, query.shape[-1]):

@@ -21,7 +21,7 @@ from inspector.analyses.census.measure import measure_rows
 from inspector.analyses.generate import generate
 from inspector.analyses.heads import head_report
 from inspector.core.capture import capture
-from kernels.compiled_cpu import compiled_attention, compiled_attention_and_weights
+from kernels.compiled_cpu import compiled_attention
 from kernels.reference import materialize_weights, reference_attention, row_entropy
 from tests.test_fused_cpu import AWKWARD
 from tests.test_fused_cpu_callers import TEXT
@@ -59,7 +59,7 @@ def test_the_weights_written_with_the_output_are_the_exact_weights(kernel_ready,
     q, k, v = random_qkv(heads=heads, kv_heads=kv_heads, q_len=q_len, k_len=k_len, seed=6)
     mask = padding_mask(2, k_len, seed=6) if padded else None
     kwargs = dict(causal=causal, scale=0.3, key_padding_mask=mask, window=window)
-    out, stats, weights = compiled_attention_and_weights(q, k, v, stats=STATS, **kwargs)
+    out, stats, weights = compiled_cpu.run(q, k, v, stats=STATS, with_weights=True, **kwargs)
     plain_out, plain_stats = compiled_attention(q, k, v, stats=STATS, **kwargs)
     assert torch.equal(out, plain_out) and all(torch.equal(stats[n], plain_stats[n]) for n in STATS)
     assert weights.dtype == torch.float32 and weights.shape == (2, heads, q_len, k_len)
