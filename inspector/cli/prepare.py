@@ -1,7 +1,7 @@
 """``python -m inspector prepare``: convert the bundled decoders' GGUF files into their cached safetensors folders
 now (``make app`` runs it during set-up, so the first page never waits), with progress on stderr. A model already
 prepared costs nothing; ``--model bundled:NAME`` prepares one. It also builds the compiled CPU attention kernel
-(:mod:`kernels.compiled_cpu`, once per machine) and says where it is, or why it is not."""
+(:mod:`kernels.compiled_cpu`, once per machine) and says whether it is ready, or why it is not."""
 
 from __future__ import annotations
 
