@@ -102,7 +102,10 @@ float row_max(const float* row, int64_t n) {
   return result;
 }
 
-// row[j] <- exp(row[j] - m) over row[0:n], returning l and t; -inf entries become exactly 0 and add nothing.
+// row[j] <- exp(row[j] - m) over row[0:n], returning l and t. With `masked` (key padding added -inf to the row),
+// -inf entries become exactly 0 and add nothing; without it every entry is finite (a GEMM of finite inputs), and the
+// loop skips the guard that keeps 0 * -inf from turning t into NaN.
+template <bool masked>
 RowStats exp_and_sums(float* row, int64_t n, float m) {
   RowStats sums;
   const Vec shift(m), lowest(std::numeric_limits<float>::lowest());
@@ -115,7 +118,11 @@ RowStats exp_and_sums(float* row, int64_t n, float m) {
       const Vec e = u.exp_u20();
       e.store(row + j);
       total = total + e;
-      weighted = weighted + e * at::vec::maximum(u, lowest);  // e = 0 where u = -inf: 0 * lowest = 0, not NaN
+      if constexpr (masked) {
+        weighted = weighted + e * at::vec::maximum(u, lowest);  // e = 0 where u = -inf: 0 * lowest = 0, not NaN
+      } else {
+        weighted = at::vec::fmadd(e, u, weighted);
+      }
     }
     sums.total += at::vec::vec_reduce_all<float>(std::plus<Vec>(), total);
     sums.weighted += at::vec::vec_reduce_all<float>(std::plus<Vec>(), weighted);
@@ -170,7 +177,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> attention
   const float* pad_add_ptr = pad_add.defined() ? pad_add.data_ptr<float>() : nullptr;
   const int64_t* pad_prefix_ptr = pad_prefix.defined() ? pad_prefix.data_ptr<int64_t>() : nullptr;
 
-  at::Tensor out = at::empty({batch, heads, q_len, dim}, q.options());
+  // The output is laid out (B, Q, H, D) and returned as its (B, H, Q, D) view: transformers transposes it back to
+  // (B, Q, H, D) and asks for a contiguous tensor, which this layout makes free (PyTorch's flash kernel does the same).
+  at::Tensor out = at::empty({batch, q_len, heads, dim}, q.options());
   at::Tensor lse = at::empty({batch, heads, q_len}, q.options());
   at::Tensor entropy = at::empty({batch, heads, q_len}, q.options());
   at::Tensor sink = at::empty({batch, heads, q_len}, q.options());
@@ -255,7 +264,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> attention
             if (weight_row != nullptr) std::fill(weight_row, weight_row + k_len, 0.0f);
             continue;
           }
-          const RowStats sums = exp_and_sums(row + seen_lo, n, row_top);
+          const RowStats sums = pad_add_ptr != nullptr ? exp_and_sums<true>(row + seen_lo, n, row_top)
+                                                        : exp_and_sums<false>(row + seen_lo, n, row_top);
           const double log_total = std::log(sums.total), inverse_total = 1.0 / sums.total;
           inverse[r] = float(inverse_total);
           lse_ptr[stat] = float(double(row_top) + log_total);
@@ -271,15 +281,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> attention
       const float* value_rows = v_ptr + b * vs.stride(0) + kv_head * vs.stride(1) + key_start * vs.stride(2);
       matmul(scores.data(), keys, value_rows, vs.stride(2), false, mixed.data(), dim, m, dim, keys);
       for (int64_t g = 0; g < group; ++g) {
-        const int64_t bh = b * heads + kv_head * group + g;
+        const int64_t head = kv_head * group + g;
         for (int64_t ii = 0; ii < rows; ++ii) {
           const int64_t r = g * rows + ii;
-          scale_row(out_ptr + (bh * q_len + first + ii) * dim, mixed.data() + r * dim, dim, inverse[r]);
+          scale_row(out_ptr + ((b * q_len + first + ii) * heads + head) * dim, mixed.data() + r * dim, dim,
+                    inverse[r]);
         }
       }
     }
   });
-  return {out, lse, entropy, sink, weights};
+  return {out.transpose(1, 2), lse, entropy, sink, weights};
 }
 
 }  // namespace

@@ -229,6 +229,15 @@ def run(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool, scal
     reason = unavailable_reason(q, k, v)
     if reason is not None:
         raise ValueError(f"the compiled CPU kernel cannot run this call: {reason}")
+    return launch(q, k, v, causal=causal, scale=scale, key_padding_mask=key_padding_mask, window=window, stats=stats,
+                  with_weights=with_weights, block_rows=block_rows)
+
+
+def launch(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool, scale: float,
+           key_padding_mask: torch.Tensor | None, window: int | None, stats: Sequence[StatName], with_weights: bool,
+           block_rows: int = 0) -> tuple[torch.Tensor, dict[str, torch.Tensor], torch.Tensor | None]:
+    """:func:`run` for a caller that has already checked the inputs (``check_attention_inputs``) and
+    :func:`unavailable_reason`: the attention function, once per layer of every forward, checks both itself."""
     if block_rows < 0:
         raise ValueError(f"block_rows must be 0 (the kernel picks) or positive; got {block_rows}")
     padding = None if key_padding_mask is None else key_padding_mask.to(device=q.device).contiguous()
@@ -236,4 +245,5 @@ def run(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool, scal
     out, lse, entropy, sink, weights = torch.ops.inspector_cpu.attention_stats(
         q.float(), k.float(), v.float(), float(scale), bool(causal), window or 0, padding, block_rows, with_weights)
     computed = {"lse": lse, "entropy": entropy, "sink": sink}
-    return out.to(q.dtype), {name: computed[name] for name in stats}, weights if with_weights else None
+    return (out if out.dtype == q.dtype else out.to(q.dtype), {name: computed[name] for name in stats},
+            weights if with_weights else None)

@@ -9,7 +9,7 @@ receives no mask, so padding and causality vanish — ``AttentionMaskInterface``
 Supported, and tested against eager attention on tiny random models: bidirectional encoders with padding
 (BERT, RoBERTa, DistilBERT), causal decoders (GPT-2), RoPE with grouped-query attention (Llama), sliding
 windows (Mistral). The mask is taken the way FlashAttention takes it — causal flag, sliding window, 2-D key
-padding — and checked once per forward against the mask pattern transformers describes, so a pattern this
+padding — and checked against the mask pattern transformers describes (:mod:`kernels.hf_masks`), so a pattern this
 function cannot honour (packed sequences, chunked or custom overlays, prepared 4-D masks) is an error, not a
 silent difference. ``softcap``, ``s_aux`` (attention sinks) and attention dropout are refused the same way.
 
@@ -51,6 +51,9 @@ from transformers.masking_utils import AttentionMaskInterface, causal_mask_funct
 
 from kernels import compiled_cpu, flash
 from kernels.fused_cpu import fused_attention, fused_is_faster, fused_unavailable_reason
+from kernels.hf_masks import AttentionContractError as AttentionContractError  # re-exported: callers import it here
+from kernels.hf_masks import MaskSpec as MaskSpec  # the mask side lives in kernels.hf_masks
+from kernels.hf_masks import verify_mask
 from kernels.interventions import HeadAblation as HeadAblation  # re-exported: callers import them from here
 from kernels.interventions import HeadGate as HeadGate
 from kernels.interventions import HeadPatch as HeadPatch
@@ -64,19 +67,15 @@ from kernels.interventions import after_attention, before_scores, edit_weights
 from kernels.reference import (
     StatName,
     blocked_attention,
+    check_attention_inputs,
     materialize_weights,
     visible_key_counts,
-    visible_keys_mask,
 )
 
 IMPLEMENTATION_NAME = "inspector"
 
 Backend = Literal["torch", "triton"]
 BACKENDS: tuple[Backend, ...] = ("torch", "triton")
-
-
-class AttentionContractError(ValueError):
-    """The model asked the attention function for something it cannot honour exactly."""
 
 
 class BackendUnavailableError(RuntimeError):
@@ -110,24 +109,6 @@ _REFUSED_KWARGS = {
     "max_length_k": "packed variable-length sequences",
     "head_mask": "a head mask (use the inspector's interventions instead)",
 }
-
-
-@dataclass
-class MaskSpec:
-    """What :func:`inspector_mask` hands each layer instead of a dense mask.
-
-    ``key_padding_mask``: bool ``(batch, k_len)``, True = real token, or None when nothing is padded.
-    ``pattern`` is transformers' index-based mask function for this forward; ``verified`` remembers which
-    (causal, window) readings were already checked against it, so the check runs once per forward.
-    """
-
-    key_padding_mask: torch.Tensor | None
-    pattern: Callable
-    q_offset: int
-    kv_offset: int
-    q_length: int
-    kv_length: int
-    verified: set = field(default_factory=set)
 
 
 def inspector_mask(
@@ -297,48 +278,24 @@ def resolve_backend(name: str, device: torch.device | str) -> Backend:
     raise BackendUnavailableError(f"unknown backend {name!r}; choose auto, torch or triton")
 
 
+_ALLOWED_KWARGS = _IGNORED_KWARGS | {"is_causal", "sliding_window"}
+
+
 def _check_kwargs(kwargs: dict, dropout: float) -> None:
-    for name, what in _REFUSED_KWARGS.items():
-        if kwargs.get(name) is not None:
-            raise AttentionContractError(f"this model uses {what} ({name}), which the inspector backend does not "
-                                         "implement; it refuses rather than compute different attention")
-    unknown = sorted(k for k, v in kwargs.items()
-                     if v is not None and k not in _IGNORED_KWARGS and k not in ("is_causal", "sliding_window"))
-    if unknown:
-        raise AttentionContractError(f"the attention function received arguments it does not understand: "
-                                     f"{unknown}; refusing rather than ignoring them")
+    # Every layer of every forward comes here: set operations on the names settle the usual call (only names this
+    # function knows, none it refuses) without a loop; the loop below runs only where a name needs its value read.
+    if kwargs.keys() & _REFUSED_KWARGS.keys() or not kwargs.keys() <= _ALLOWED_KWARGS:
+        for name, what in _REFUSED_KWARGS.items():
+            if kwargs.get(name) is not None:
+                raise AttentionContractError(f"this model uses {what} ({name}), which the inspector backend does not "
+                                             "implement; it refuses rather than compute different attention")
+        unknown = sorted(k for k, v in kwargs.items() if v is not None and k not in _ALLOWED_KWARGS)
+        if unknown:
+            raise AttentionContractError(f"the attention function received arguments it does not understand: "
+                                         f"{unknown}; refusing rather than ignoring them")
     if dropout:
         raise AttentionContractError(f"attention dropout p={dropout} is active; the inspector measures the model "
                                      "in eval mode — call model.eval()")
-
-
-def _verify_mask(spec: MaskSpec, *, causal: bool, window: int | None, q_len: int, k_len: int,
-                 device: torch.device) -> None:
-    """Check once per forward that (causal, window, padding) reproduces transformers' own mask pattern."""
-    key = (causal, window, q_len, k_len)
-    if key in spec.verified:
-        return
-    if (spec.q_length, spec.kv_length) != (q_len, k_len):
-        raise AttentionContractError(f"mask sizes ({spec.q_length}, {spec.kv_length}) do not match attention "
-                                     f"inputs ({q_len}, {k_len}); static caches are not supported")
-    batch = spec.key_padding_mask.shape[0] if spec.key_padding_mask is not None else 1
-    block = max(1, 2**22 // max(1, batch * k_len))  # at most ~4M booleans at a time
-    batch_idx = torch.arange(batch, device=device)[:, None, None, None]
-    head_idx = torch.zeros(1, dtype=torch.long, device=device)[None, :, None, None]
-    kv_idx = (torch.arange(k_len, device=device) + spec.kv_offset)[None, None, None, :]
-    for start in range(0, q_len, block):
-        rows = slice(start, min(start + block, q_len))
-        q_idx = (torch.arange(rows.start, rows.stop, device=device) + spec.q_offset)[None, None, :, None]
-        theirs = spec.pattern(batch_idx, head_idx, q_idx, kv_idx)
-        if spec.key_padding_mask is not None:
-            theirs = theirs & spec.key_padding_mask[:, None, None, :]
-        ours = visible_keys_mask(q_len, k_len, causal=causal, window=window,
-                                 key_padding_mask=spec.key_padding_mask, rows=rows, device=device)
-        if not torch.equal(*torch.broadcast_tensors(theirs, ours)):
-            raise AttentionContractError(
-                "this model's attention mask (e.g. packed sequences, chunked attention or a custom pattern) is not "
-                f"causal={causal} + sliding window={window} + padding, which is all the inspector backend can express")
-    spec.verified.add(key)
 
 
 def inspector_attention(
@@ -369,7 +326,7 @@ def inspector_attention(
     q_len, k_len = query.shape[2], key.shape[2]
     padding = None
     if isinstance(attention_mask, MaskSpec):
-        _verify_mask(attention_mask, causal=causal, window=window, q_len=q_len, k_len=k_len, device=query.device)
+        verify_mask(attention_mask, causal=causal, window=window, q_len=q_len, k_len=k_len, device=query.device)
         padding = attention_mask.key_padding_mask
 
     backend = request.backend if request is not None else "torch"
@@ -436,9 +393,12 @@ def _torch_backend(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, 
     wrote them with the output (None otherwise: the caller materialises them from the log-sum-exp), and which path
     ran (``"compiled"``, ``"fused"``, or ``"blocked: <reason>"``)."""
     q_len, k_len = query.shape[2], key.shape[2]
-    if block_size is None and compiled_cpu.unavailable_reason(query, key, value) is None:
-        return compiled_cpu.run(query, key, value, causal=causal, scale=scale, key_padding_mask=padding,
-                                window=window, stats=stats, with_weights=weights) + ("compiled",)
+    if block_size is None:
+        reason = compiled_cpu.unavailable_reason(query, key, value)
+        if reason is None:
+            check_attention_inputs(query, key, value, padding, window, stats)
+            return compiled_cpu.launch(query, key, value, causal=causal, scale=scale, key_padding_mask=padding,
+                                       window=window, stats=stats, with_weights=weights) + ("compiled",)
     reason = ("the request sets a query block size, a parameter of the blocked path" if block_size is not None
               else fused_unavailable_reason(query, key, value))
     if reason is None and not fused_is_faster(q_len, k_len, query.shape[-1]):

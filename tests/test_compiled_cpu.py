@@ -77,6 +77,8 @@ def test_transformers_transposed_views_are_read_as_they_are(kernel_ready):
     ref_out, ref_weights = reference_attention(q.contiguous(), k.contiguous(), v.contiguous(), **kwargs)
     close(out, ref_out, "output")
     close(stats["entropy"], row_entropy(ref_weights), "entropy")
+    # Written (batch, len, heads, d): transformers' transpose back to that layout, then .contiguous(), copies nothing.
+    assert out.transpose(1, 2).is_contiguous()
     odd = torch.randn(1, 4, 12, 16, generator=g)[..., ::2]  # the head dimension itself strided: copied, not misread
     close(compiled_attention(odd, odd, odd, causal=False, scale=0.5)[0],
           reference_attention(odd, odd, odd, causal=False, scale=0.5)[0], "output")

@@ -380,3 +380,67 @@ def test_without_a_stack_of_blocks_nothing_is_wrapped():
 
     model = NoStack()
     assert not install_layer_resume(model, 2) and not layer_resume_installed(model, 2)
+
+
+_PATTERN_CALLS: list[int] = []
+
+
+def _counted_causal(batch_idx, head_idx, q_idx, kv_idx):
+    """transformers' causal pattern, counting its calls (a module-level function: the same code each forward)."""
+    _PATTERN_CALLS.append(1)
+    return kv_idx <= q_idx
+
+
+def _shifted(offset: int):
+    def pattern(batch_idx, head_idx, q_idx, kv_idx):
+        return kv_idx <= q_idx + offset
+    return pattern
+
+
+def _attend(pattern, q_len: int, padding: torch.Tensor | None = None):
+    """One causal layer through the attention function with a mask spec built on ``pattern``."""
+    from kernels.hf import inspector_mask
+
+    q = torch.randn(1 if padding is None else padding.shape[0], 2, q_len, 4)
+    module = torch.nn.Module()
+    module.is_causal = True
+    attention_mask = None if padding is None else padding.long()
+    spec = inspector_mask(q.shape[0], q_len, q_len, mask_function=pattern, attention_mask=attention_mask)
+    with torch.no_grad():
+        return inspector_attention(module, q, q, q, spec, scaling=0.5)
+
+
+def test_a_plain_mask_pattern_is_checked_once_per_shape_not_once_per_forward():
+    _PATTERN_CALLS.clear()
+    _attend(_counted_causal, 13)
+    checked = len(_PATTERN_CALLS)
+    assert checked > 0
+    _attend(_counted_causal, 13)
+    assert len(_PATTERN_CALLS) == checked  # the second forward's fresh mask spec reuses the first one's check
+    _attend(_counted_causal, 14)
+    assert len(_PATTERN_CALLS) > checked  # another shape is checked again
+
+
+def test_a_remembered_pattern_does_not_let_another_pattern_of_the_same_shape_through():
+    _attend(_shifted(0), 9)  # exactly causal: checked and remembered
+    with pytest.raises(AttentionContractError, match="custom pattern"):
+        _attend(_shifted(1), 9)  # the same code over another number sees one key ahead
+    with pytest.raises(AttentionContractError, match="custom pattern"):
+        _attend(_shifted(1), 9)  # refused every time, never remembered
+
+
+def test_a_pattern_holding_only_numbers_is_checked_without_the_padding():
+    """Checked once for every padding, so it must be causal everywhere — even at keys this forward pads away."""
+    def causal_but_for_the_last_key(batch_idx, head_idx, q_idx, kv_idx):
+        return (kv_idx <= q_idx) & (kv_idx < 8)
+
+    padding = torch.ones(1, 9, dtype=torch.bool)
+    padding[0, 8] = False
+    with pytest.raises(AttentionContractError, match="custom pattern"):
+        _attend(causal_but_for_the_last_key, 9, padding=padding)
+
+
+def test_arguments_it_does_not_know_pass_when_they_are_none():
+    q = torch.zeros(1, 2, 3, 4)
+    out, _ = inspector_attention(torch.nn.Module(), q, q, q, None, scaling=0.5, alibi_slopes=None)
+    assert out.shape == (1, 3, 2, 4)
