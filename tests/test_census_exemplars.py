@@ -304,6 +304,39 @@ def test_heaviest_keys_are_ordered_by_weight_then_position_and_clipped_to_one():
     assert narrow_keys.tolist() == [[0, 1, -1]] and narrow_weights.tolist() == [[0.5, 0.5, 0.0]]
 
 
+def test_a_batchs_top_rows_are_each_cells_top_k_past_the_cut_off_on_both_paths():
+    """The row sink's choice of a batch's top rows (exemplars._top_rows_of_cells: NumPy on the CPU, torch on other
+    devices) against a sort by hand: per cell and shard the k highest keys at or above the shard's threshold, with
+    rows of no candidate, several shards in one batch (no census caller makes one yet) and k up to the width."""
+    import torch
+
+    from inspector.analyses.census.exemplars import _MISSING, _top_rows_numpy, _top_rows_torch
+
+    rng = np.random.default_rng(7)
+    shapes_seen = set()
+    for _ in range(150):
+        cells, width = int(rng.integers(1, 6)), int(rng.integers(1, 40))
+        shards, k = int(min(rng.integers(1, 4), width)), int(rng.integers(1, width + 1))
+        keys = np.stack([rng.permutation(width) * 7 - 100 for _ in range(cells)]).astype(np.int64)
+        keys[rng.random((cells, width)) < 0.2] = _MISSING
+        shard_of_row = None if shards == 1 else np.concatenate([np.arange(shards), rng.integers(
+            0, shards, width - shards)]).astype(np.int64)[None, :]
+        thresholds = None if rng.random() < 0.3 else rng.integers(-150, 200, (cells, shards)).astype(np.int64)
+        expected = []
+        for cell in range(cells):
+            for shard in range(shards):
+                rows = [row for row in range(width) if keys[cell, row] != _MISSING
+                        and (shard_of_row is None or shard_of_row[0, row] == shard)
+                        and (thresholds is None or keys[cell, row] >= thresholds[cell, shard])]
+                expected += [cell * width + row for row in sorted(rows, key=lambda row: -keys[cell, row])[:k]]
+        shapes_seen.add((shards > 1, thresholds is None, len(expected) > 0))
+        found = _top_rows_numpy(keys, thresholds, shard_of_row, k)
+        on_torch = _top_rows_torch(torch.from_numpy(keys), None if thresholds is None else torch.from_numpy(thresholds),
+                                   None if shard_of_row is None else torch.from_numpy(shard_of_row), k).numpy()
+        assert found.tolist() == on_torch.tolist() == sorted(expected)
+    assert {(True, False, True), (True, True, True), (False, False, True), (False, True, True)} <= shapes_seen
+
+
 def test_ranking_layers_one_at_a_time_or_together_writes_the_same_files(tiny_model_dirs, gpt2_exemplars, tmp_path,
                                                                            monkeypatch):
     """The row sink ranks a small batch's layers together and a large batch's one at a time

@@ -138,14 +138,13 @@ class _BatchConstants(NamedTuple):
 
     real: torch.Tensor  # (B, n) bool: a real query row of its text
     eligible: dict[str, torch.Tensor]  # statistic → (B, n) bool: what else a row needs to count for it
-    order: torch.Tensor  # (1, B, 1, n) int64 in [0, spread): larger for earlier rows (input index, then query)
+    order: torch.Tensor  # (B, n) int64 in [0, spread): larger for earlier rows (input index, then query)
     spread: int  # a power of two above every order
     scale: torch.Tensor  # (S, 1, 1, 1) float64: 10^VALUE_DECIMALS, negated where the lowest value is best
-    best_rows: torch.Tensor  # (1, B, H) int64: (b · H + h) · n, a text's head's first row in the (B·H·n, n) rows
-    flat_rows: torch.Tensor  # (G, S, H, B · n) int64 (expanded): the row (b · H + h) · n + q of row b · n + q
+    best_rows: torch.Tensor  # (H, B) int64: (b · H + h) · n, a text's head's first row in the (B·H·n, n) rows
     shards: list[int]  # the shards among the texts, ascending
-    shard_masks: list[torch.Tensor | None]  # per shard: (B · n,) bool of its texts' rows; [None] for one shard
-    thresholds: torch.Tensor | None  # (L, G, S, H) int64: the least key a row needs to pass the cut-off, or None
+    shard_of_row: torch.Tensor | None  # (1, B · n) int64: row b · n + q's shard (its place in shards); None: G = 1
+    thresholds: torch.Tensor | None  # (L, S, H, G) int64: the least key a row needs to pass the cut-off, or None
     k: int  # the top rows a batch keeps per shard, statistic and head: min(K, B · n)
 
 
@@ -171,13 +170,19 @@ class TopCutoffs:
         least = np.full(known[0].shape[:-1], _LEAST, np.int64)
         return np.stack([self._best[shard][..., 0] if shard in self._best else least for shard in shards], axis=1)
 
-    def add(self, shard: int, scores: np.ndarray) -> None:
-        """The scores (L, S, H, m) int64 of the rows a batch handed on for ``shard`` (_LEAST where none)."""
+    def add(self, shard: int, cell: np.ndarray, scores: np.ndarray, shape: tuple[int, int, int]) -> None:
+        """The scores (int64) of the rows a batch handed on for ``shard``, each of cell (layer · S + statistic) · H +
+        head of ``shape`` (L, S, H)."""
+        order = np.argsort(cell, kind="stable")
+        cell, scores = cell[order], scores[order]
+        slot = np.arange(len(cell)) - np.searchsorted(cell, cell)  # the row's place among its cell's
+        width = max(self.k, int(slot.max(initial=-1)) + 1)
+        merged = np.full((int(np.prod(shape)), width), _LEAST, np.int64)
+        merged[cell, slot] = scores
         previous = self._best.get(shard)
-        merged = [scores] if previous is None else [previous, scores]
-        if sum(part.shape[-1] for part in merged) < self.k:
-            merged.append(np.full((*scores.shape[:-1], self.k), _LEAST, np.int64))
-        self._best[shard] = np.partition(np.concatenate(merged, axis=-1), -self.k, axis=-1)[..., -self.k:]
+        if previous is not None:
+            merged = np.concatenate([previous.reshape(len(merged), -1), merged], axis=-1)
+        self._best[shard] = np.partition(merged, -self.k, axis=-1)[..., -self.k:].reshape(*shape, self.k)
 
     def trim(self, shard: int, rows: ExemplarRows) -> ExemplarRows:
         """``rows`` — top rows of ``shard`` that this call's batches handed on — less those scoring below the
@@ -215,9 +220,11 @@ class RowCandidates:
         self.cutoffs = cutoffs if cutoffs is not None else TopCutoffs(k)
         self._layers = 0  # the layers handed in so far
         self._held: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []  # values, allowed, weights a layer
-        # Per ranked group of layers: best, query, ranked, chosen, kept (leading dimension: its layers), largest,
-        # and where the best rows' (G_L, S, B, H) and the kept top rows' choices are among the copied rows.
+        # Per ranked group of layers: best, query (leading dimension: its layers), largest, and where the best rows'
+        # (G_L, S, H, B) choices are among the copied rows; and its kept top rows, flat (C,) each: layer, statistic,
+        # head, text (b), query, key and where among the copied rows.
         self._groups: list[tuple[torch.Tensor, ...]] = []
+        self._tops: list[tuple[torch.Tensor, ...]] = []
         self._rows: list[torch.Tensor] = []  # weights (·, n) of copied rows whose keys are not read yet
         self._heaviest: list[torch.Tensor] = []  # the copied rows' heaviest keys (_heaviest_order), in order
         self._copied = 0
@@ -231,23 +238,21 @@ class RowCandidates:
         position = torch.arange(n, device=device)
         rank = torch.from_numpy(np.argsort(np.argsort(self.indices, kind="stable"))).to(device)  # by input index
         spread = 1 << (batch * n).bit_length()
-        shards = np.repeat(np.asarray(self.shards), n)
-        unique = np.unique(shards)
-        thresholds = self.cutoffs.thresholds(unique.tolist())
+        unique, shard_of_text = np.unique(self.shards, return_inverse=True)
+        thresholds = self.cutoffs.thresholds(unique.tolist())  # (L, G, S, H)
         return _BatchConstants(
             real=position[None, :] < torch.tensor(self.lengths, device=device)[:, None],
             eligible={"previous_token": (position >= 1)[None, :], "induction": rows["copies"] > 0},
-            order=(spread - 1 - (rank[:, None] * n + position[None, :]))[None, :, None, :], spread=spread,
+            order=spread - 1 - (rank[:, None] * n + position[None, :]), spread=spread,
             scale=torch.tensor([-10.0**VALUE_DECIMALS if s in LOWEST_FIRST else 10.0**VALUE_DECIMALS
                                 for s in EXEMPLAR_STATISTICS], dtype=torch.float64, device=device)[:, None, None, None],
-            best_rows=(torch.arange(batch, device=device)[:, None] * heads
-                       + torch.arange(heads, device=device)[None, :])[None] * n,
-            flat_rows=((position.repeat(batch) + torch.arange(batch, device=device).repeat_interleave(n) * (heads * n))
-                       [None, :] + torch.arange(heads, device=device)[:, None] * n).expand(
-                len(unique), len(EXEMPLAR_STATISTICS), heads, batch * n), shards=unique.tolist(),
-            shard_masks=[None] if len(unique) == 1 else [torch.from_numpy(shards == shard).to(device)
-                                                          for shard in unique],
-            thresholds=None if thresholds is None else torch.from_numpy(_least_keys(thresholds, spread)).to(device),
+            best_rows=(torch.arange(batch, device=device)[None, :] * heads
+                       + torch.arange(heads, device=device)[:, None]) * n,
+            shards=unique.tolist(),
+            shard_of_row=None if len(unique) == 1 else
+            torch.from_numpy(np.repeat(shard_of_text.astype(np.int64), n)[None, :]).to(device),
+            thresholds=None if thresholds is None else
+            torch.from_numpy(np.ascontiguousarray(_least_keys(thresholds, spread).transpose(0, 2, 3, 1))).to(device),
             k=min(self.k, batch * n))
 
     def _allowed_rows(self, visible: torch.Tensor) -> torch.Tensor:
@@ -282,37 +287,42 @@ class RowCandidates:
         allowed = torch.stack([held[1] for held in self._held])  # (G_L, S, B, 1, n)
         group, statistics, batch, heads, n = values.shape
         # Values in whole units of 10^−VALUE_DECIMALS, and one int64 key a row that orders rows exactly as the rule
-        # does: score first, then (lower first) input index and query — so a max and a top-k need no sort, and the
-        # key alone gives the value back (key // spread is the score).
+        # does: score first, then (lower first) input index and query — so a max and a k-th highest need no sort,
+        # and the key alone gives the value back (key // spread is the score). The keys are laid out (G_L, S, H, B,
+        # n): a head's rows of the batch, b · n + q, side by side.
         left_out = ~allowed
-        key = values.nan_to_num_().masked_fill_(left_out, 0.0).mul_(constants.scale).round_().long()  # signed scores
+        scores = values.nan_to_num_().masked_fill_(left_out, 0.0).mul_(constants.scale).round_()  # signed scores
+        key = torch.empty((group, statistics, heads, batch, n), dtype=torch.int64, device=values.device)
+        key.copy_(scores.transpose(2, 3))
         low, high = torch.aminmax(key)
         largest = torch.maximum(high, -low)  # the largest |score|: the keys below hold it times the spread
-        key.mul_(constants.spread).add_(constants.order).masked_fill_(left_out, _MISSING)  # (G_L, S, B, H, n)
-        best, query = key.max(dim=-1)  # (G_L, S, B, H): each text's best row
-        flat = key.transpose(2, 3).reshape(group, statistics, heads, batch * n)  # row b · n + q
-        tops = [(flat if mine is None else torch.where(mine, flat, _MISSING)).topk(constants.k, dim=-1)
-                for mine in constants.shard_masks]  # the batch's top K per shard
-        ranked, chosen = ((tops[0].values[:, None], tops[0].indices[:, None]) if len(tops) == 1 else  # (G_L, G,
-                          (torch.stack([t.values for t in tops], dim=1),  # S, H, k)
-                           torch.stack([t.indices for t in tops], dim=1)))
-        kept = ranked != _MISSING if constants.thresholds is None else \
-            ranked >= constants.thresholds[first:first + group, ..., None]
+        key.mul_(constants.spread).add_(constants.order).masked_fill_(left_out.transpose(2, 3), _MISSING)
+        best, query = key.max(dim=-1)  # (G_L, S, H, B): each text's best row
+        # The batch's top rows per shard: each cell's (layer, statistic, head) rows of the shard at or above both
+        # its k-th highest key there and the shard's cut-off — its top k, or fewer (a cell's keys differ) — found
+        # by one comparison, not a top-k.
+        cells = key.view(-1, batch * n)  # (G_L · S · H, B · n)
+        least = None if constants.thresholds is None else \
+            constants.thresholds[first:first + group].reshape(len(cells), len(constants.shards))
+        chosen = _top_rows_of_cells(cells, least, constants.shard_of_row, constants.k)  # by cell, then b · n + q
+        cell, place = chosen // (batch * n), chosen % (batch * n)
+        text, row, head = place // n, place % n, cell % heads
+        layer = cell // (statistics * heads)
         # The weights of the chosen rows only — each text's best rows and each shard's kept top rows — as rows
         # l · B·H·n + (b · H + h) · n + q of the group's layers' weights, each seen as (B · H · n, n). A row chosen
         # twice (by two statistics, or as a text's best and a top row: about half of them) is copied once.
         layer_rows = torch.arange(group, device=key.device) * (batch * heads * n)
         best_rows = (constants.best_rows + query + layer_rows[:, None, None, None]).reshape(-1)
-        top_choices = (constants.flat_rows.expand(group, *constants.flat_rows.shape).gather(-1, chosen)
-                       + layer_rows[:, None, None, None, None])[kept]
-        distinct, where = torch.unique(torch.cat([best_rows, top_choices]), return_inverse=True)
+        top_choices = layer * (batch * heads * n) + (text * heads + head) * n + row
+        distinct, where = _distinct(torch.cat([best_rows, top_choices]), group * batch * heads * n)
         bounds = torch.searchsorted(distinct, layer_rows[1:]).tolist()  # each layer's share of the distinct rows
-        for (*_, weights), mine in zip(self._held, distinct.tensor_split(bounds)):
-            self._rows.append(weights.reshape(-1, n)[mine % (batch * heads * n)])
+        for (*_, weights), rows in zip(self._held, distinct.tensor_split(bounds)):
+            self._rows.append(_take_rows(weights.reshape(-1, n), rows % (batch * heads * n)))
         where = where + self._copied
         self._copied += len(distinct)
-        self._groups.append((best, query, ranked, chosen, kept, largest,
-                             where[:len(best_rows)].reshape(best.shape), where[len(best_rows):]))
+        self._groups.append((best, query, largest, where[:len(best_rows)].reshape(best.shape)))
+        self._tops.append((layer + first, cell // heads % statistics, head, text, row, cells.view(-1)[chosen],
+                           where[len(best_rows):]))
         self._held.clear()
         if sum(part.numel() for part in self._rows) >= _KEY_ELEMENTS:
             self._read_keys()
@@ -337,37 +347,104 @@ class RowCandidates:
         every layer and shard, ordered by text index. Moves the shards' cut-off on by those rows."""
         self._rank_held()
         self._read_keys()
-        best, query, ranked, chosen, kept, largest, best_at, top_at = (
-            torch.cat(part).cpu().numpy() if part[0].dim() else torch.stack(part).cpu().numpy()
-            for part in zip(*self._groups))
+        best, query, largest, best_at = (torch.cat(part).cpu().numpy() if part[0].dim() else
+                                         torch.stack(part).cpu().numpy() for part in zip(*self._groups))
+        layer, statistic, head, text, row, ranked, top_at = (torch.cat(part).cpu().numpy() for part in zip(*self._tops))
         spread, n = self._constants.spread, self._constants.real.shape[1]
         if int(largest.max()) >= 2**62 // spread:  # then the keys overflowed: refuse what they chose
             raise ValueError(f"exemplar values too large to rank in one key (batch of {len(self.indices)} × {n} "
                              "tokens)")
-        layers, statistics, batch, heads = best.shape  # ranked, chosen, kept: (L, G, S, H, k)
-        sign = np.array([-1 if s in LOWEST_FIRST else 1 for s in EXEMPLAR_STATISTICS])
+        layers, statistics, heads, batch = best.shape
         keys, weights = _heaviest_keys(torch.cat(self._heaviest).cpu().numpy())  # (copied rows, TOP_KEYS)
         self._heaviest.clear()
-
-        def value_of(key: np.ndarray, statistic: np.ndarray) -> np.ndarray:
-            return (key // spread * sign[statistic]).astype(np.float64) / 10**VALUE_DECIMALS
-
         found = best != _MISSING
-        grid = np.arange(statistics)[None, :, None, None]
-        per_text = (np.where(found, query, -1).astype(np.int32), np.where(found, value_of(best, grid), np.nan),
+        per_text = (np.where(found, query, -1).astype(np.int32),
+                    np.where(found, (best // spread * _SIGNS[:, None, None]).astype(np.float64) / 10**VALUE_DECIMALS,
+                             np.nan),
                     np.where(found[..., None], keys[best_at], -1), np.where(found[..., None], weights[best_at], 0.0))
-        per_text = tuple(part.swapaxes(0, 1) for part in per_text)  # (S, L, B, H, …)
-        layer, _, statistic, head, _ = np.nonzero(kept)  # in layer, shard, statistic, head, rank order
+        per_text = tuple(part.swapaxes(0, 1).swapaxes(2, 3) for part in per_text)  # (S, L, B, H, …)
+        score = ranked // spread
         top = ExemplarRows(
             kind="top", statistic=statistic, layer=layer, head=head, rank=np.zeros(len(layer), np.int64),
-            text_index=np.asarray(self.indices, np.int64)[chosen[kept] // n], query=chosen[kept] % n,
-            value=value_of(ranked[kept], statistic), keys=keys[top_at], key_weights=weights[top_at])
-        for g, shard in enumerate(self._constants.shards):
-            self.cutoffs.add(shard, np.where(kept[:, g], ranked[:, g] // spread, _LEAST))
+            text_index=np.asarray(self.indices, np.int64)[text], query=row,
+            value=(score * _SIGNS[statistic]).astype(np.float64) / 10**VALUE_DECIMALS, keys=keys[top_at],
+            key_weights=weights[top_at])
+        shard = np.searchsorted(self._constants.shards, np.asarray(self.shards)[text])
+        for g, number in enumerate(self._constants.shards):
+            mine = shard == g
+            self.cutoffs.add(number, (layer[mine] * statistics + statistic[mine]) * heads + head[mine], score[mine],
+                             (layers, statistics, heads))
         return per_text, top.select(np.argsort(top.text_index, kind="stable"))
 
 
 _MISSING = torch.iinfo(torch.int64).min  # the key of a row that does not count
+_SIGNS = np.array([-1 if s in LOWEST_FIRST else 1 for s in EXEMPLAR_STATISTICS])  # int64 (no −0.0), by number
+
+
+def _top_rows_of_cells(cells: torch.Tensor, thresholds: torch.Tensor | None, shard_of_row: torch.Tensor | None,
+                       k: int) -> torch.Tensor:
+    """Where, in the flat order of ``cells`` (C, W) int64 keys (a cell's keys differ; _MISSING: no row), lie the
+    top k rows of each cell and shard that are at or above the shard's ``thresholds`` (C, G), or above _MISSING
+    without them: at most k a cell and shard, (P,) ascending. ``shard_of_row``: (1, W) each row's shard (0…G−1),
+    None for one shard. A cell's k-th highest key is looked for only where more than k of its rows pass the
+    threshold: once a shard has K rows, in a few cells of a batch. On the CPU in NumPy, whose partition, count and
+    flatnonzero are 4–5× faster than torch's topk, sum and nonzero on the census's rows of 100–500 keys."""
+    if cells.device.type == "cpu":
+        return torch.from_numpy(_top_rows_numpy(cells.numpy(), None if thresholds is None else thresholds.numpy(),
+                                                None if shard_of_row is None else shard_of_row.numpy(), k))
+    return _top_rows_torch(cells, thresholds, shard_of_row, k)
+
+
+def _top_rows_torch(cells: torch.Tensor, thresholds: torch.Tensor | None, shard_of_row: torch.Tensor | None,
+                    k: int) -> torch.Tensor:
+    """:func:`_top_rows_of_cells` on any device."""
+    shards = 1 if shard_of_row is None else int(shard_of_row.max()) + 1
+    least = torch.full((len(cells), shards), _MISSING + 1, dtype=torch.int64, device=cells.device) \
+        if thresholds is None else thresholds.clamp_min(_MISSING + 1)
+    for g in range(shards):
+        mine = cells if shard_of_row is None else torch.where(shard_of_row == g, cells, _MISSING)
+        crowded = torch.count_nonzero(mine >= least[:, g:g + 1], dim=-1) > k
+        if crowded.any():
+            least[crowded, g] = torch.maximum(least[crowded, g], mine[crowded].topk(k, dim=-1).values[:, -1])
+    if shard_of_row is not None:
+        least = least.gather(1, shard_of_row.expand(len(cells), -1))
+    return (cells >= least).reshape(-1).nonzero().squeeze(1)
+
+
+def _top_rows_numpy(cells: np.ndarray, thresholds: np.ndarray | None, shard_of_row: np.ndarray | None,
+                    k: int) -> np.ndarray:
+    """:func:`_top_rows_of_cells` in NumPy."""
+    width = cells.shape[-1]
+    shards = 1 if shard_of_row is None else int(shard_of_row.max()) + 1
+    least = np.full((len(cells), shards), _MISSING + 1, np.int64) if thresholds is None else \
+        np.maximum(thresholds, _MISSING + 1)
+    for g in range(shards):
+        mine = cells if shard_of_row is None else np.where(shard_of_row == g, cells, _MISSING)
+        crowded = np.flatnonzero(np.count_nonzero(mine >= least[:, g:g + 1], axis=-1) > k)
+        if len(crowded):
+            kth = np.partition(mine[crowded], width - k, axis=-1)[:, width - k]
+            least[crowded, g] = np.maximum(least[crowded, g], kth)
+    if shard_of_row is not None:
+        least = np.take_along_axis(least, np.broadcast_to(shard_of_row, cells.shape), axis=1)
+    return np.flatnonzero(cells >= least)
+
+
+def _distinct(rows: torch.Tensor, size: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The distinct values of ``rows`` (R,) int64 in [0, size), ascending, and each row's place among them. On the
+    CPU by marking them in a table of ``size`` (3× faster than a sort on the census's rows)."""
+    if rows.device.type != "cpu":
+        return torch.unique(rows, return_inverse=True)
+    marked = np.zeros(size, np.int64)
+    marked[rows.numpy()] = 1
+    place = np.cumsum(marked) - 1
+    return torch.from_numpy(np.flatnonzero(marked)), torch.from_numpy(place[rows.numpy()])
+
+
+def _take_rows(weights: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """weights[rows] of (R, n) weights (on the CPU NumPy's take: a few times faster on a few thousand rows)."""
+    if weights.device.type != "cpu":
+        return weights[rows]
+    return torch.from_numpy(np.take(weights.numpy(), rows.numpy(), axis=0))
 _LEAST = np.iinfo(np.int64).min  # a score below every row's: the cut-off of a shard with fewer than K rows
 
 
