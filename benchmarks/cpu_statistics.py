@@ -4,7 +4,8 @@ the census's and Generate's throughput before and after, all in one run.
 - **Inspect**: ``capture(loaded, text, weights=[0])`` — the forward through the one attention function, every
   layer's entropy, log-sum-exp and sink mass, and layer 0's exact weights — against the same folder loaded with
   ``attn_implementation="sdpa"`` and ``"eager"`` from the same text (the tokenizer, then a plain forward, no
-  statistics, ``use_cache=False``; SDPA's forward alone on the text tokenised beforehand too): MiniLM (the default
+  statistics, ``use_cache=False`` and ``logits_to_keep=1`` for the decoders, whose prediction capture reads at the
+  last token; SDPA's forward alone on the text tokenised beforehand too): MiniLM (the default
   model) at 128/512 tokens, each bundled decoder at 128/512/2,048. Interleaved rounds (ours, SDPA, SDPA's forward,
   eager, ours, …) after one warm-up each — more for short rows (``--min-seconds``) — medians.
 - **Census and Generate, before and after**: the census's texts/s (``measure_rows`` on the default model) and
@@ -108,7 +109,8 @@ def inspect_rows(spec: str, lengths: tuple[int, ...], rounds: int, min_seconds: 
     for tokens in lengths:
         text = text_of_length(loaded.tokenizer, tokens)
         encoded = loaded.tokenizer(text, return_tensors="pt")
-        extra = {} if spec == "default" else {"use_cache": False}
+        # A decoder's prediction is its last token's: capture runs the head there alone, and so does the baseline.
+        extra = {} if spec == "default" else {"use_cache": False, "logits_to_keep": 1}
 
         def plain(model, encoded=encoded, extra=extra):
             with torch.no_grad():
@@ -298,7 +300,8 @@ def main(argv: list[str] | None = None) -> int:
         f"- Inspect: `capture(loaded, text, weights=[0])` (the text tokenised and validated, every layer's "
         "entropy, log-sum-exp and sink mass + layer 0's exact weights) against the same folder loaded with "
         "`attn_implementation='sdpa'` and `'eager'`, each from the same text: its tokenizer call "
-        "(`tokenizer(text, return_tensors='pt')`) and a plain forward (`use_cache=False` for the decoders); "
+        "(`tokenizer(text, return_tensors='pt')`) and a plain forward (`use_cache=False` for the decoders, and "
+        "`logits_to_keep=1`: the head at the last token only, as capture runs it to read the prediction); "
         "'SDPA forward alone' is that forward on the text tokenised beforehand. At least "
         f"{args.rounds} interleaved rounds after one warm-up each, and enough that ours takes {args.min_seconds:g} s "
         "in all (the 'rounds' column); medians; texts are repeated words, token counts include special tokens.",
