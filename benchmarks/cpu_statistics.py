@@ -3,9 +3,11 @@ the census's and Generate's throughput before and after, all in one run.
 
 - **Inspect**: ``capture(loaded, text, weights=[0])`` — the forward through the one attention function, every
   layer's entropy, log-sum-exp and sink mass, and layer 0's exact weights — against the same folder loaded with
-  ``attn_implementation="sdpa"`` and ``"eager"`` (a plain forward, no statistics, ``use_cache=False``): MiniLM
-  (the default model) at 128/512 tokens, each bundled decoder at 128/512/2,048. Interleaved rounds (ours, SDPA,
-  eager, ours, …) after one warm-up each, medians.
+  ``attn_implementation="sdpa"`` and ``"eager"`` from the same text (the tokenizer, then a plain forward, no
+  statistics, ``use_cache=False`` and ``logits_to_keep=1`` for the decoders, whose prediction capture reads at the
+  last token; SDPA's forward alone on the text tokenised beforehand too): MiniLM (the default
+  model) at 128/512 tokens, each bundled decoder at 128/512/2,048. Interleaved rounds (ours, SDPA, SDPA's forward,
+  eager, ours, …) after one warm-up each — more for short rows (``--min-seconds``) — medians.
 - **Census and Generate, before and after**: the census's texts/s (``measure_rows`` on the default model) and
   Generate's tokens/s (``generate`` on SmolLM2, greedy, every step's statistics) in child processes, each tree
   in turn per round: ``before`` is ``git archive BEFORE`` extracted to a temporary folder, ``after`` this checkout.
@@ -19,6 +21,7 @@ Run from the repository root (the machine's other load is recorded, see benchmar
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -91,8 +94,9 @@ def _models(spec: str):
     return loaded, *twins
 
 
-def inspect_rows(spec: str, lengths: tuple[int, ...], rounds: int) -> tuple[list[dict], object]:
-    """Interleaved rounds of ours / SDPA / eager at each length: seconds per call, and the other load."""
+def inspect_rows(spec: str, lengths: tuple[int, ...], rounds: int, min_seconds: float) -> tuple[list[dict], object]:
+    """Interleaved rounds of ours / SDPA (from text, and its forward alone) / eager at each length — at least
+    ``rounds``, and enough that ours takes ``min_seconds`` in all: seconds per call, and the other load."""
     import torch
 
     import kernels.hf as hf
@@ -105,14 +109,21 @@ def inspect_rows(spec: str, lengths: tuple[int, ...], rounds: int) -> tuple[list
     for tokens in lengths:
         text = text_of_length(loaded.tokenizer, tokens)
         encoded = loaded.tokenizer(text, return_tensors="pt")
-        extra = {} if spec == "default" else {"use_cache": False}
+        # A decoder's prediction is its last token's: capture runs the head there alone, and so does the baseline.
+        extra = {} if spec == "default" else {"use_cache": False, "logits_to_keep": 1}
 
         def plain(model, encoded=encoded, extra=extra):
             with torch.no_grad():
                 return model(**encoded, **extra)
 
+        def from_text(model, text=text, extra=extra):
+            """What a user of transformers runs for a text: the tokenizer, then the forward (capture takes text)."""
+            with torch.no_grad():
+                return model(**loaded.tokenizer(text, return_tensors="pt"), **extra)
+
         calls = {"ours": lambda text=text: capture(loaded, text, weights=[0]),
-                 "sdpa": lambda: plain(sdpa), "eager": lambda: plain(eager)}
+                 "sdpa": lambda: from_text(sdpa), "sdpa_forward": lambda: plain(sdpa),
+                 "eager": lambda: from_text(eager)}
         request = hf.AttentionRequest(stats=("entropy", "lse", "sink"))
         with torch.no_grad(), hf.attention_request(request):
             loaded.model(**encoded, **extra)
@@ -122,15 +133,19 @@ def inspect_rows(spec: str, lengths: tuple[int, ...], rounds: int) -> tuple[list
             raise RuntimeError(f"{spec}: capture saw {got} tokens, expected {tokens}")
         for call in calls.values():
             call()  # warm-up
+        started = time.perf_counter()
+        calls["ours"]()
+        # Short rows take more rounds: a median of 3 calls of 15 ms moves by several per cent between runs.
+        row_rounds = max(rounds, math.ceil(min_seconds / max(time.perf_counter() - started, 1e-3)))
         seconds: dict[str, list[float]] = {name: [] for name in calls}
         with OtherLoad() as other:
-            for _ in range(rounds):
+            for _ in range(row_rounds):
                 for name, call in calls.items():
                     started = time.perf_counter()
                     call()
                     seconds[name].append(time.perf_counter() - started)
         rows.append(dict(spec=spec, tokens=tokens, other=other.cores, loadavg=_loadavg(), path="/".join(paths),
-                         **seconds))
+                         rounds=row_rounds, **seconds))
         print(f"  {spec} {tokens}: " + ", ".join(f"{n} {statistics.median(s) * 1000:.0f} ms"
                                                  for n, s in seconds.items()), file=sys.stderr, flush=True)
     return rows, loaded.info
@@ -228,11 +243,12 @@ def _tables(inspect: list[dict], throughput: dict[str, list[dict]], layer: list[
     def ratio(row, name):
         return statistics.median(row["ours"]) / statistics.median(row[name])
 
-    lines = ["| model | tokens | our path | ours, median (min–max) ms | SDPA ms | eager ms | ours ÷ SDPA "
-             "| ours ÷ eager | other load (CPUs) | load average |", "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
-    lines += [f"| {r['spec']} | {r['tokens']:,} | {r['path']} | {_ms(r['ours'])} | {_ms(r['sdpa'])} "
-              f"| {_ms(r['eager'])} "
-              f"| **{ratio(r, 'sdpa'):.2f}** | {ratio(r, 'eager'):.2f} | {r['other']:.2f} | {r['loadavg']} |"
+    lines = ["| model | tokens | our path | rounds | ours, median (min–max) ms | SDPA from text ms | SDPA forward "
+             "alone ms | eager from text ms | ours ÷ SDPA | ours ÷ SDPA's forward alone | ours ÷ eager "
+             "| other load (CPUs) | load average |", "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += [f"| {r['spec']} | {r['tokens']:,} | {r['path']} | {r['rounds']} | {_ms(r['ours'])} | {_ms(r['sdpa'])} "
+              f"| {_ms(r['sdpa_forward'])} | {_ms(r['eager'])} | **{ratio(r, 'sdpa'):.3f}** "
+              f"| {ratio(r, 'sdpa_forward'):.3f} | {ratio(r, 'eager'):.2f} | {r['other']:.2f} | {r['loadavg']} |"
               for r in inspect]
     if throughput:
         lines += ["", "| code | census texts/s, median (min–max) | Generate tokens/s, median (min–max) "
@@ -255,7 +271,9 @@ def _tables(inspect: list[dict], throughput: dict[str, list[dict]], layer: list[
 
 def main(argv: list[str] | None = None) -> int:
     parser = benchmark_parser(__doc__, SECTION_TITLE)
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved timed rounds per row (default: 3)")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved timed rounds per row, at least (default: 3)")
+    parser.add_argument("--min-seconds", type=float, default=2.0,
+                        help="more rounds for short rows, until ours takes this long in all (default: %(default)s)")
     parser.add_argument("--models", nargs="+", default=list(ROWS), choices=list(ROWS))
     parser.add_argument("--max-tokens", type=int, default=2048, help="skip longer rows (default: %(default)s)")
     parser.add_argument("--texts", type=int, default=64, help="census texts per throughput run (default: 64)")
@@ -265,11 +283,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
+    if not 0 <= args.min_seconds <= 600:
+        parser.error("--min-seconds must be between 0 and 600")
     started_load = _loadavg()
     inspect, infos = [], {}
     for spec in args.models:
         lengths = tuple(n for n in ROWS[spec] if n <= args.max_tokens)
-        rows, infos[spec] = inspect_rows(spec, lengths, args.rounds)
+        rows, infos[spec] = inspect_rows(spec, lengths, args.rounds, args.min_seconds)
         inspect.extend(rows)
     layer = layer_alone(max(args.rounds, 5))
     throughput = throughput_rounds(args.throughput_rounds, args.texts, args.new_tokens) if args.throughput_rounds \
@@ -277,10 +297,14 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     notes = [
-        f"- Inspect: `capture(loaded, text, weights=[0])` (every layer's entropy, log-sum-exp and sink mass + layer "
-        f"0's exact weights) against a plain forward of the same folder loaded with `attn_implementation='sdpa'` "
-        f"and `'eager'` (`use_cache=False` for the decoders), {args.rounds} interleaved rounds after one warm-up "
-        "each, medians; texts are repeated words, token counts include special tokens.",
+        f"- Inspect: `capture(loaded, text, weights=[0])` (the text tokenised and validated, every layer's "
+        "entropy, log-sum-exp and sink mass + layer 0's exact weights) against the same folder loaded with "
+        "`attn_implementation='sdpa'` and `'eager'`, each from the same text: its tokenizer call "
+        "(`tokenizer(text, return_tensors='pt')`) and a plain forward (`use_cache=False` for the decoders, and "
+        "`logits_to_keep=1`: the head at the last token only, as capture runs it to read the prediction); "
+        "'SDPA forward alone' is that forward on the text tokenised beforehand. At least "
+        f"{args.rounds} interleaved rounds after one warm-up each, and enough that ours takes {args.min_seconds:g} s "
+        "in all (the 'rounds' column); medians; texts are repeated words, token counts include special tokens.",
         f"- Census / Generate: child processes, `before` = `git archive {BEFORE}` extracted to a temporary folder "
         f"(the fused or blocked path), `after` = this checkout (the compiled kernel), alternating, "
         f"{args.throughput_rounds} rounds each; census = "

@@ -331,12 +331,13 @@ def inspector_attention(
 
     backend = request.backend if request is not None else "torch"
     layer = request.first_layer + len(request.records) if request is not None else None
-    edits = request.interventions_at(layer) if request is not None else []
+    edits = request.interventions_at(layer) if request is not None and request.interventions else []
     kept = {"query": query, "key": key, "value": value}
-    query, key, value = before_scores(edits, query, key, value, scale=scale)
+    if edits:
+        query, key, value = before_scores(edits, query, key, value, scale=scale)
 
     stats_wanted = request.stats if request is not None else ()
-    stats_to_compute = tuple(dict.fromkeys((*stats_wanted, "lse")))  # lse is needed to materialise weights
+    stats_to_compute = stats_wanted if "lse" in stats_wanted else (*stats_wanted, "lse")  # lse materialises weights
     want_weights = request is not None and request.wants_weights(layer)
     return_weights = bool(kwargs.get("output_attentions"))
     weight_edits = [item for item in edits if isinstance(item, WeightEdit)]
@@ -360,7 +361,8 @@ def inspector_attention(
     if weight_edits:
         out, weights, stats = edit_weights(weight_edits, out, weights, stats, value, causal=causal, window=window,
                                             padding=padding)
-    out = after_attention(edits, out, padding)
+    if edits:
+        out = after_attention(edits, out, padding)
     if request is not None:
         declared = getattr(module, "layer_idx", None)
         if isinstance(declared, int) and declared != layer:

@@ -253,3 +253,25 @@ def test_awkward_unicode_is_captured(bundled, text):
 def test_text_the_tokenizer_reads_as_nothing_is_refused(bundled, text):
     with pytest.raises(InvalidTextError, match="only invisible characters"):
         capture(bundled, text, weights=None)
+
+
+def test_a_causal_lm_s_head_runs_at_the_last_token_only_and_predicts_what_the_whole_forward_predicts(tiny_lm):
+    """capture reads a causal LM's prediction at the last token, so it asks for that position's logits alone
+    (logits_to_keep): the same top five as the full forward's last row, from a head that saw one position."""
+    text = "the cat sat on the mat because it was tired"
+    rows_seen = []
+    head = tiny_lm.model.get_output_embeddings()
+    hook = head.register_forward_hook(lambda module, args, out: rows_seen.append(args[0].shape[1]))
+    try:
+        result = capture(tiny_lm, text, weights=None)
+    finally:
+        hook.remove()
+    assert rows_seen == [1]
+    ids = tiny_lm.tokenizer(text, return_tensors="pt")
+    with torch.no_grad():
+        probs = torch.softmax(tiny_lm.model(**ids, use_cache=False).logits[0, -1].float(), dim=-1)
+    top = torch.topk(probs, 5)
+    assert result.output.position == ids["input_ids"].shape[1] - 1
+    expected = [str(token) for token in tiny_lm.codec.token_strings(top.indices.tolist())]  # None: "None", as shown
+    assert [token for token, _ in result.output.predictions] == expected
+    close(torch.tensor([p for _, p in result.output.predictions]), top.values, "weights")  # probabilities: O(1)

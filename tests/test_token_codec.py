@@ -129,6 +129,31 @@ def test_the_codec_returns_what_the_tokenizer_returns(tokenizer):
     assert codec.vocabulary_id("zebra") == tokenizer.unk_token_id
 
 
+AWKWARD_TEXTS = ["[SEP] [MASK] <s> </s> <bos> <eos> <|im_start|> <unk> [UNK]",
+                 "##ing Ġthe ▁the <0x0A> \t\ttabs\nand a line",
+                 "emoji 🤗👍🏽 中文 العربية \u200b\u200d ｆｕｌｌ ｗｉｄｔｈ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢",
+                 "   leading spaces and trailing   "]
+
+
+@pytest.mark.parametrize("which", ["tiny", "default", "bundled:smollm2-135m", "bundled:gemma-3-270m"])
+def test_the_token_strings_an_encoding_carries_are_the_tokenizer_s_own(which, tokenizer, request):
+    """encoded_token_strings reads the fast tokenizer's encoding instead of converting each id: the same strings as
+    convert_ids_to_tokens, with special-token strings read as text and as tokens."""
+    if which == "tiny":
+        codec = TokenCodec(tokenizer)
+    else:
+        loaded = request.getfixturevalue({"default": "bundled", "bundled:smollm2-135m": "smollm2",
+                                          "bundled:gemma-3-270m": "gemma"}[which])
+        codec = loaded.codec
+    corpus = (ROOT / "assets" / "corpus" / "census-sentences.txt").read_text(encoding="utf-8").splitlines()[:300]
+    for text in [*TEXTS, *AWKWARD_TEXTS, *corpus]:
+        for split in (True, False):
+            encoding = codec.encode(text, return_special_tokens_mask=True, split_special_tokens=split)
+            ids = encoding["input_ids"]
+            assert codec.encoded_token_strings(encoding, ids) == codec.token_strings(ids), (which, text, split)
+    assert codec.encoded_token_strings({"input_ids": [5, 6]}, [5, 6]) == codec.token_strings([5, 6])  # no encodings
+
+
 def test_the_codec_reads_the_special_tokens_the_tokenizer_holds(tokenizer):
     codec = TokenCodec(tokenizer)
     for role in ("mask", "unk", "pad", "cls", "bos"):  # BERT's tokenizer has no beginning-of-sequence token

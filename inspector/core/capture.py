@@ -23,6 +23,7 @@ from inspector.base.i18n import Notice
 from inspector.core.forward import EncodedText, check_every_layer_ran, encode_text, forward, token_word_ids
 from inspector.core.loading import LoadedModel, ModelInfo
 from inspector.core.model_folders import model_name
+from inspector.core.outputs import takes_logits_to_keep
 
 WeightsChoice = Literal["all"] | Iterable[int] | None
 
@@ -143,7 +144,8 @@ def _summarise_output(loaded: LoadedModel, outputs, input_ids: torch.Tensor) -> 
             position = ids.index(mask_id)
         else:
             return OutputSummary(kind=head, embedding=embedding)
-        probs = torch.softmax(outputs.logits[0, position].float(), dim=-1)
+        # A causal LM's head ran at the last position only where it could (capture's logits_to_keep): its last row.
+        probs = torch.softmax(outputs.logits[0, -1 if head == "causal-lm" else position].float(), dim=-1)
         top = torch.topk(probs, k=min(TOP_PREDICTIONS, probs.numel()))
         tokens = loaded.codec.token_strings(top.indices.tolist())
         return OutputSummary(kind=head, embedding=embedding, position=position,
@@ -187,8 +189,11 @@ def capture(
     timings["tokenize"] = time.perf_counter() - started
 
     started = time.perf_counter()
+    # A causal LM's prediction is read at the last token only: its head runs there alone (on Gemma 3 the 262k-word
+    # head costs more than the body for every position it runs at).
+    last_only = 1 if info.head == "causal-lm" and takes_logits_to_keep(loaded) else None
     result = forward(loaded, encoded.inputs, backend=backend, stats=("entropy", "lse", "sink"),
-                 weights_layers=layers_wanted, deadline_s=deadline_s)
+                     weights_layers=layers_wanted, deadline_s=deadline_s, logits_to_keep=last_only)
     timings["forward"] = time.perf_counter() - started
 
     started = time.perf_counter()

@@ -88,6 +88,13 @@ def reads_special_tokens_as_text(codec: TokenCodec, text: str) -> bool:
     return not (isinstance(mask, str) and mask and mask in text)
 
 
+def _batch_of_one(encoding):
+    """``encoding`` (one text's lists from the tokenizer) as the tokenizer's ``return_tensors="pt"`` call gives it:
+    each field an int64 tensor with a batch dimension of one; the fast tokenizer's encodings (``word_ids()``) kept."""
+    data = {name: torch.from_numpy(np.asarray(value, dtype=np.int64)[None]) for name, value in encoding.items()}
+    return type(encoding)(data, encoding=encoding.encodings, n_sequences=encoding.n_sequences)  # a BatchEncoding
+
+
 def _validated_encoding(loaded: LoadedModel, text: str, *, truncate: bool, add_special_tokens: bool = True):
     """The tokenizer's ``BatchEncoding`` of ``text`` (batch of one, PyTorch tensors, on the CPU) and whether it
     was truncated, after the checks :func:`encode_text` states."""
@@ -95,12 +102,14 @@ def _validated_encoding(loaded: LoadedModel, text: str, *, truncate: bool, add_s
         raise InvalidTextError("the text is empty; type or paste a sentence to inspect",
                                notice=Notice("error.text_empty"))
     limit = loaded.info.max_positions
-    options = dict(return_tensors="pt", return_special_tokens_mask=True,
+    # Lists from the tokenizer, made tensors here (_batch_of_one): BatchEncoding's own conversion to tensors cost more
+    # than the tokenizing of a 128-token text.
+    options = dict(return_special_tokens_mask=True,
                    return_offsets_mapping=loaded.codec.is_fast,
                    add_special_tokens=add_special_tokens,
                    # A text that already carries its special tokens (a chat template's output) is parsed as such.
                    split_special_tokens=add_special_tokens and reads_special_tokens_as_text(loaded.codec, text))
-    encoding = loaded.codec.encode(text, truncation=False, verbose=False, **options)
+    encoding = _batch_of_one(loaded.codec.encode(text, truncation=False, verbose=False, **options))
     full_length = encoding["input_ids"].shape[1]
     if full_length > limit:
         if not truncate:
@@ -108,7 +117,7 @@ def _validated_encoding(loaded: LoadedModel, text: str, *, truncate: bool, add_s
                                    f"{limit} — shorten it or pick a long-context model",
                                    notice=Notice("error.text_too_long", tokens=f"{full_length:,}",
                                                  model=model_name(loaded.info.name), limit=f"{limit:,}"))
-        encoding = loaded.codec.encode(text, truncation=True, max_length=limit, **options)
+        encoding = _batch_of_one(loaded.codec.encode(text, truncation=True, max_length=limit, **options))
     ids = encoding["input_ids"]
     if ids.shape[1] == 0:
         raise InvalidTextError("the text produced no tokens for this model's tokenizer",
@@ -151,7 +160,7 @@ def encode_text(loaded: LoadedModel, text: str, *, truncate: bool = False,
     ids = encoding["input_ids"]
     return EncodedText(
         inputs={"input_ids": ids.to(device), "attention_mask": encoding["attention_mask"].to(device)},
-        tokens=tuple(str(t) for t in loaded.codec.token_strings(ids[0].tolist())),
+        tokens=tuple(str(t) for t in loaded.codec.encoded_token_strings(encoding, ids[0].tolist())),
         special=encoding["special_tokens_mask"][0].numpy().astype(bool),
         truncated=truncated, encoding=encoding)
 

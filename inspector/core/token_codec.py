@@ -92,6 +92,13 @@ class TokenCodec:
         with self._lock:
             return list(self.tokenizer.convert_ids_to_tokens([int(i) for i in ids]))
 
+    def encoded_token_strings(self, encoding, ids: Sequence[int]) -> list[str | None]:
+        """:meth:`token_strings` of ``ids``, the first text of ``encoding`` (this codec's :meth:`encode`): a fast
+        tokenizer's encoding carries them already (its ``tokens()``, the same strings — tests/test_token_codec.py
+        compares them on the bundled tokenizers), which spares a call per id; else the tokenizer is asked."""
+        carried = encoding.tokens(0) if getattr(encoding, "encodings", None) else None
+        return list(carried) if carried is not None and len(carried) == len(ids) else self.token_strings(ids)
+
     def token_string(self, token_id: int) -> str | None:
         """:meth:`token_strings` of one id."""
         return self.token_strings([token_id])[0]
