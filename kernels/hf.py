@@ -326,7 +326,8 @@ def inspector_attention(
     q_len, k_len = query.shape[2], key.shape[2]
     padding = None
     if isinstance(attention_mask, MaskSpec):
-        verify_mask(attention_mask, causal=causal, window=window, q_len=q_len, k_len=k_len, device=query.device)
+        if (causal, window, q_len, k_len) not in attention_mask.verified:  # the forward's first layer of each kind
+            verify_mask(attention_mask, causal=causal, window=window, q_len=q_len, k_len=k_len, device=query.device)
         padding = attention_mask.key_padding_mask
 
     backend = request.backend if request is not None else "torch"
@@ -371,11 +372,12 @@ def inspector_attention(
         visible = request.visible_keys(q_len, k_len, causal=causal, window=window, padding=padding,
                                        device=query.device)  # (batch or 1, q_len)
         kept["output"] = out
+        recording = torch.is_grad_enabled()  # else nothing here carries autograd history: no detached copies to make
         request.records.append(LayerRecord(
             layer=layer, causal=causal, window=window, scale=float(scale),
-            stats={name: stats[name].detach() for name in stats_wanted},
+            stats={name: stats[name].detach() if recording else stats[name] for name in stats_wanted},
             visible_keys=visible.expand(query.shape[0], q_len),
-            weights=weights.detach() if want_weights else None,
+            weights=(weights.detach() if recording else weights) if want_weights else None,
             tensors=({name: kept[name].detach() for name in request.keep} if request.wants_tensors(layer) else {}),
             k_len=k_len, path=path,
         ))
