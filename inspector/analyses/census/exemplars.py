@@ -73,6 +73,9 @@ def check_exemplars(k: int) -> None:
         raise InvalidRequestError(f"--exemplars must be a whole number from 1 to {MAX_EXEMPLARS} (0 = none), got {k}")
 
 
+_ROW_FIELDS = ("statistic", "layer", "head", "rank", "text_index", "query", "value", "keys", "key_weights")
+
+
 @dataclass(frozen=True)
 class ExemplarRows:
     """Exemplar rows, flat: N rows of statistic (number in :data:`EXEMPLAR_STATISTICS`), layer, head, rank (int64),
@@ -92,14 +95,13 @@ class ExemplarRows:
 
     @classmethod
     def concatenate(cls, kind: str, parts: Sequence[ExemplarRows]) -> ExemplarRows:
-        names = ("statistic", "layer", "head", "rank", "text_index", "query", "value", "keys", "key_weights")
         empty = _empty_rows(kind)
-        return cls(kind=kind, **{name: np.concatenate([getattr(p, name) for p in (empty, *parts)]) for name in names})
+        return cls(kind=kind, **{name: np.concatenate([getattr(p, name) for p in (empty, *parts)])
+                                 for name in _ROW_FIELDS})
 
     def select(self, which: np.ndarray | slice) -> ExemplarRows:
         """The rows ``which`` picks: an (N,) bool mask, row numbers or a slice."""
-        names = ("statistic", "layer", "head", "rank", "text_index", "query", "value", "keys", "key_weights")
-        return ExemplarRows(kind=self.kind, **{name: getattr(self, name)[which] for name in names})
+        return ExemplarRows(kind=self.kind, **{name: getattr(self, name)[which] for name in _ROW_FIELDS})
 
 
 def _empty_rows(kind: str) -> ExemplarRows:
@@ -230,7 +232,7 @@ class RowCandidates:
         self._copied = 0
         self._allowed: tuple[torch.Tensor, torch.Tensor] | None = None  # a layer's visible counts, its (S, B, 1, n)
         self._constants: _BatchConstants | None = None
-        self._host: tuple[tuple[np.ndarray, ...], ExemplarRows] | None = None
+        self._host: tuple[tuple[np.ndarray, ...], list[ExemplarRows]] | None = None
 
     def _batch_constants(self, rows: dict[str, torch.Tensor]) -> _BatchConstants:
         _, batch, heads, n = rows["values"].shape
@@ -336,15 +338,14 @@ class RowCandidates:
         """Text ``b``'s :class:`TextExemplars` over every layer (call after the batch's last layer)."""
         if self._host is None:
             self._host = self._on_host()
-        (query, value, keys, weights), top = self._host
-        start, stop = np.searchsorted(top.text_index, [self.indices[b], self.indices[b] + 1])
+        (query, value, keys, weights), tops = self._host
         return TextExemplars(query=query[:, :, b], value=value[:, :, b], keys=keys[:, :, b],
-                             key_weights=weights[:, :, b], top=top.select(slice(start, stop)), tokens=tuple(tokens))
+                             key_weights=weights[:, :, b], top=tops[b], tokens=tuple(tokens))
 
-    def _on_host(self) -> tuple[tuple[np.ndarray, ...], ExemplarRows]:
+    def _on_host(self) -> tuple[tuple[np.ndarray, ...], list[ExemplarRows]]:
         """Every layer's choice, decoded: the best rows' query (S, L, B, H) int32, value float64, keys and weights
-        (S, L, B, H, TOP_KEYS) — −1, NaN, −1, 0 where a head has no candidate in a text — and the kept top rows of
-        every layer and shard, ordered by text index. Moves the shards' cut-off on by those rows."""
+        (S, L, B, H, TOP_KEYS) — −1, NaN, −1, 0 where a head has no candidate in a text — and each text's kept top
+        rows of every layer and shard. Moves the shards' cut-off on by those rows."""
         self._rank_held()
         self._read_keys()
         best, query, largest, best_at = (torch.cat(part).cpu().numpy() if part[0].dim() else
@@ -374,7 +375,12 @@ class RowCandidates:
             mine = shard == g
             self.cutoffs.add(number, (layer[mine] * statistics + statistic[mine]) * heads + head[mine], score[mine],
                              (layers, statistics, heads))
-        return per_text, top.select(np.argsort(top.text_index, kind="stable"))
+        # Each text's top rows, split off the rows ordered by text (views, not a copy a text).
+        order = np.argsort(text, kind="stable")
+        bounds = np.searchsorted(text[order], np.arange(batch + 1)).tolist()
+        ordered = {name: getattr(top, name)[order] for name in _ROW_FIELDS}
+        return per_text, [ExemplarRows(kind="top", **{name: rows[start:stop] for name, rows in ordered.items()})
+                          for start, stop in zip(bounds, bounds[1:])]
 
 
 _MISSING = torch.iinfo(torch.int64).min  # the key of a row that does not count
@@ -401,32 +407,36 @@ def _top_rows_torch(cells: torch.Tensor, thresholds: torch.Tensor | None, shard_
     shards = 1 if shard_of_row is None else int(shard_of_row.max()) + 1
     least = torch.full((len(cells), shards), _MISSING + 1, dtype=torch.int64, device=cells.device) \
         if thresholds is None else thresholds.clamp_min(_MISSING + 1)
-    for g in range(shards):
-        mine = cells if shard_of_row is None else torch.where(shard_of_row == g, cells, _MISSING)
-        crowded = torch.count_nonzero(mine >= least[:, g:g + 1], dim=-1) > k
-        if crowded.any():
-            least[crowded, g] = torch.maximum(least[crowded, g], mine[crowded].topk(k, dim=-1).values[:, -1])
-    if shard_of_row is not None:
-        least = least.gather(1, shard_of_row.expand(len(cells), -1))
-    return (cells >= least).reshape(-1).nonzero().squeeze(1)
+    width = cells.shape[-1]
+    of_row = torch.zeros(width, dtype=torch.int64, device=cells.device) if shard_of_row is None else shard_of_row[0]
+    chosen = (cells >= least[:, of_row]).reshape(-1).nonzero().squeeze(1)
+    group = chosen // width * shards + of_row[chosen % width]  # cell · G + shard
+    crowded = (torch.bincount(group, minlength=len(cells) * shards) > k).nonzero().squeeze(1)
+    if len(crowded):
+        cell, shard = crowded // shards, crowded % shards
+        mine = torch.where(of_row[None, :] == shard[:, None], cells[cell], _MISSING)
+        least[cell, shard] = torch.maximum(least[cell, shard], mine.topk(k, dim=-1).values[:, -1])
+        chosen = chosen[cells.reshape(-1)[chosen] >= least.reshape(-1)[group]]
+    return chosen
 
 
 def _top_rows_numpy(cells: np.ndarray, thresholds: np.ndarray | None, shard_of_row: np.ndarray | None,
                     k: int) -> np.ndarray:
     """:func:`_top_rows_of_cells` in NumPy."""
-    width = cells.shape[-1]
     shards = 1 if shard_of_row is None else int(shard_of_row.max()) + 1
     least = np.full((len(cells), shards), _MISSING + 1, np.int64) if thresholds is None else \
         np.maximum(thresholds, _MISSING + 1)
-    for g in range(shards):
-        mine = cells if shard_of_row is None else np.where(shard_of_row == g, cells, _MISSING)
-        crowded = np.flatnonzero(np.count_nonzero(mine >= least[:, g:g + 1], axis=-1) > k)
-        if len(crowded):
-            kth = np.partition(mine[crowded], width - k, axis=-1)[:, width - k]
-            least[crowded, g] = np.maximum(least[crowded, g], kth)
-    if shard_of_row is not None:
-        least = np.take_along_axis(least, np.broadcast_to(shard_of_row, cells.shape), axis=1)
-    return np.flatnonzero(cells >= least)
+    width = cells.shape[-1]
+    of_row = np.zeros(width, np.int64) if shard_of_row is None else shard_of_row[0]
+    chosen = np.flatnonzero(cells >= (least if shards == 1 else least[:, of_row]))  # past the threshold
+    group = chosen // width * shards + (0 if shards == 1 else of_row[chosen % width])  # cell · G + shard
+    crowded = np.flatnonzero(np.bincount(group, minlength=len(cells) * shards) > k)
+    if len(crowded):  # then only the k highest of those cells' rows
+        cell, shard = crowded // shards, crowded % shards
+        mine = cells[cell] if shards == 1 else np.where(of_row[None, :] == shard[:, None], cells[cell], _MISSING)
+        least[cell, shard] = np.maximum(least[cell, shard], np.partition(mine, width - k, axis=-1)[:, width - k])
+        chosen = chosen[cells.reshape(-1)[chosen] >= least.reshape(-1)[group]]
+    return chosen
 
 
 def _distinct(rows: torch.Tensor, size: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -470,16 +480,22 @@ def _heaviest_order(rows: torch.Tensor) -> torch.Tensor:
     and the position fills the low bits, so the keys of a row are unique and one top-k orders them. Weights are
     clipped to [0, 1] first (exp(S − LSE) may round a hair above 1). :func:`_heaviest_keys` decodes them."""
     n = rows.shape[-1]
-    weights = rows.float().clamp(0.0, 1.0)
-    position = torch.arange(n, device=rows.device)
-    order = (weights.view(torch.int32).long() << _POSITION_BITS) + ((1 << _POSITION_BITS) - 1 - position)
     count = min(TOP_KEYS, n)
-    if order.device.type != "cpu":
+    if rows.device.type != "cpu":
+        weights = rows.float().clamp(0.0, 1.0)
+        position = torch.arange(n, device=rows.device)
+        order = (weights.view(torch.int32).long() << _POSITION_BITS) + ((1 << _POSITION_BITS) - 1 - position)
         return order.topk(count, dim=-1).values
-    # On the CPU a partition, then a sort of the few it keeps, is 2–3× faster than topk on the census's short rows
-    # (3,000 rows of 20–120 keys); the keys of a row are unique, so both give the same keys in the same order.
-    kept = np.partition(order.numpy(), n - count, axis=-1)[..., n - count:]
-    return torch.from_numpy(np.ascontiguousarray(np.sort(kept, axis=-1)[..., ::-1]))
+    # On the CPU in NumPy, in place where it can be: a partition, then a sort of the few it keeps, is 2–3× faster
+    # than topk on the census's short rows (3,000 rows of 20–120 keys); the keys of a row are unique, so both give
+    # the same keys in the same order.
+    order = np.clip(rows.float().numpy(), 0.0, 1.0).view(np.int32).astype(np.int64)
+    order <<= _POSITION_BITS
+    order += (1 << _POSITION_BITS) - 1 - np.arange(n)
+    order.partition(n - count, axis=-1)
+    kept = order[..., n - count:]
+    kept.sort(axis=-1)
+    return torch.from_numpy(kept[..., ::-1].copy())
 
 
 def _heaviest_keys(order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
