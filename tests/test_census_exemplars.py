@@ -292,25 +292,25 @@ def test_heaviest_keys_are_ordered_by_weight_then_position_and_clipped_to_one():
     of weight 0 are not keys."""
     import torch
 
-    from inspector.analyses.census.exemplars import _heaviest_keys, _heaviest_order
+    from inspector.analyses.census.row_keys import heaviest_keys, heaviest_order
 
     weights = torch.tensor([[0.0, 0.25, 0.5, 0.0, 0.25, 0.0],  # one row a line, n = 6
                             [1.0000001, 0.0, 0.0, 0.0, 0.0, 0.0],
                             [0.0, 0.25, 0.25, 0.25, 0.25, 0.0]])
-    ordered_keys, ordered_weights = _heaviest_keys(_heaviest_order(weights).numpy())
+    ordered_keys, ordered_weights = heaviest_keys(heaviest_order(weights).numpy())
     assert ordered_keys.tolist() == [[2, 1, 4], [0, -1, -1], [1, 2, 3]]
     assert ordered_weights.tolist() == [[0.5, 0.25, 0.25], [1.0, 0.0, 0.0], [0.25, 0.25, 0.25]]
-    narrow_keys, narrow_weights = _heaviest_keys(_heaviest_order(torch.tensor([[0.5, 0.5]])).numpy())
+    narrow_keys, narrow_weights = heaviest_keys(heaviest_order(torch.tensor([[0.5, 0.5]])).numpy())
     assert narrow_keys.tolist() == [[0, 1, -1]] and narrow_weights.tolist() == [[0.5, 0.5, 0.0]]
 
 
 def test_a_batchs_top_rows_are_each_cells_top_k_past_the_cut_off_on_both_paths():
-    """The row sink's choice of a batch's top rows (exemplars._top_rows_of_cells: NumPy on the CPU, torch on other
+    """The row sink's choice of a batch's top rows (row_keys.top_rows_of_cells: NumPy on the CPU, torch on other
     devices) against a sort by hand: per cell and shard the k highest keys at or above the shard's threshold, with
     rows of no candidate, several shards in one batch (no census caller makes one yet) and k up to the width."""
     import torch
 
-    from inspector.analyses.census.exemplars import _MISSING, _top_rows_numpy, _top_rows_torch
+    from inspector.analyses.census.row_keys import MISSING, _top_rows_numpy, _top_rows_torch
 
     rng = np.random.default_rng(7)
     shapes_seen = set()
@@ -318,14 +318,14 @@ def test_a_batchs_top_rows_are_each_cells_top_k_past_the_cut_off_on_both_paths()
         cells, width = int(rng.integers(1, 6)), int(rng.integers(1, 40))
         shards, k = int(min(rng.integers(1, 4), width)), int(rng.integers(1, width + 1))
         keys = np.stack([rng.permutation(width) * 7 - 100 for _ in range(cells)]).astype(np.int64)
-        keys[rng.random((cells, width)) < 0.2] = _MISSING
+        keys[rng.random((cells, width)) < 0.2] = MISSING
         shard_of_row = None if shards == 1 else np.concatenate([np.arange(shards), rng.integers(
             0, shards, width - shards)]).astype(np.int64)[None, :]
         thresholds = None if rng.random() < 0.3 else rng.integers(-150, 200, (cells, shards)).astype(np.int64)
         expected = []
         for cell in range(cells):
             for shard in range(shards):
-                rows = [row for row in range(width) if keys[cell, row] != _MISSING
+                rows = [row for row in range(width) if keys[cell, row] != MISSING
                         and (shard_of_row is None or shard_of_row[0, row] == shard)
                         and (thresholds is None or keys[cell, row] >= thresholds[cell, shard])]
                 expected += [cell * width + row for row in sorted(rows, key=lambda row: -keys[cell, row])[:k]]

@@ -92,13 +92,13 @@ def padded_batch(loaded: LoadedModel, rows: Sequence[torch.Tensor], width: int |
 
 
 def _layer_statistics(weights: torch.Tensor, real: torch.Tensor, counts: torch.Tensor, neighbours: torch.Tensor,
-                      categories: torch.Tensor, seen_by: torch.Tensor, distance: torch.Tensor, keep: bool = False,
-                      ) -> dict[str, torch.Tensor]:
+                      categories: torch.Tensor, seen_by: torch.Tensor, distance: torch.Tensor,
+                      scratch: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
     """Reduce one layer's weights to per-text, per-head numbers — the batched twins of
     :func:`inspector.analyses.metrics.token_category_mass`, :func:`~inspector.analyses.metrics.sink_scores` and
     :func:`~inspector.analyses.metrics.mean_attention_distance`, each over the text's own T real queries and keys.
 
-    weights: (B, H, n, n) float32, overwritten unless ``keep``; real: (B, n) float32, 1 for a real token, 0 for
+    weights: (B, H, n, n) float32, overwritten without a ``scratch``; real: (B, n) float32, 1 for a real token, 0 for
     padding; counts: (B, 1) float64 T per text (at least 1); neighbours: (B, 1) float64 T − 1; categories: (B, n,
     3) float64 key masks (zero past T); seen_by: (B, n) float64 — how many real queries may see each key (0 past
     T); distance: (n, n) float32 |i − j|.
@@ -125,7 +125,7 @@ def _layer_statistics(weights: torch.Tensor, real: torch.Tensor, counts: torch.T
     # Sink scores: what each key receives from the real queries, over how many real queries may see it.
     scores = torch.where(seen_by[:, None, :] > 0, received / seen_by.clamp_min(1)[:, None, :], 0.0).clamp(0.0, 1.0)
     scores = torch.where(real64[:, None, :] > 0, scores, -1.0)  # padded keys never the largest
-    row_distance = _row_distance(weights, distance, keep)  # (B, H, n); the weights' last use
+    row_distance = _row_distance(weights, distance, scratch)  # (B, H, n); the weights' last use
     mean_distance = (row_distance * real64[:, None, :]).sum(dim=-1) / counts
     return {"row_distance": row_distance, "key_scores": scores, "first_token_sink": scores[..., 0],
             "max_sink_score": scores.max(dim=-1).values,
@@ -139,16 +139,25 @@ def _layer_statistics(weights: torch.Tensor, real: torch.Tensor, counts: torch.T
 _SCRATCH_ELEMENTS = 2**24
 
 
-def _row_distance(weights: torch.Tensor, distance: torch.Tensor, keep: bool) -> torch.Tensor:
+def distance_scratch(weights: torch.Tensor) -> torch.Tensor:
+    """A scratch for :func:`_row_distance` over weights of the shape of ``weights`` (B, H, n, n): (B, G, n, n) of
+    their dtype and device, G ≤ H heads and at most :data:`_SCRATCH_ELEMENTS` elements (at least one head). Made
+    once a batch and shared by its layers: a fresh one each layer cost a third of the pass (new pages to fault in)."""
+    batch, heads, n, _ = weights.shape
+    group = min(heads, max(1, _SCRATCH_ELEMENTS // (batch * n * n)))
+    return torch.empty((batch, group, n, n), dtype=weights.dtype, device=weights.device)
+
+
+def _row_distance(weights: torch.Tensor, distance: torch.Tensor, scratch: torch.Tensor | None) -> torch.Tensor:
     """Σ_j p_j |q − j| of every row, (B, H, n) float64, from weights (B, H, n, n) float32 and distance (n, n):
-    in place when the weights are not ``keep`` (no copy), else through a scratch of at most
-    :data:`_SCRATCH_ELEMENTS`. Both multiply the same elements and sum each row of n alike, so they give the same
-    bits (checked on the census corpus's MiniLM batches)."""
-    if not keep:
+    in place without a ``scratch`` (no copy), else through it (:func:`distance_scratch`), the weights left intact.
+    Both multiply the same elements and sum each row of n alike, so they give the same bits (checked on the census
+    corpus's MiniLM batches)."""
+    if scratch is None:
         return weights.mul_(distance).sum(dim=-1).double()
-    batch, _, n, _ = weights.shape
-    group = max(1, _SCRATCH_ELEMENTS // (batch * n * n))
-    return torch.cat([torch.mul(part, distance).sum(dim=-1) for part in weights.split(group, dim=1)], dim=1).double()
+    parts = [torch.mul(part, distance, out=scratch[:, :part.shape[1]]).sum(dim=-1)
+             for part in weights.split(scratch.shape[1], dim=1)]
+    return (parts[0] if len(parts) == 1 else torch.cat(parts, dim=1)).double()
 
 
 def induction_pairs(input_ids: torch.Tensor, lengths: torch.Tensor,
@@ -225,6 +234,7 @@ def batch_statistics(records: Sequence, weights_of: Callable[[object], torch.Ten
             copies = torch.zeros(len(lengths), n, dtype=torch.int64, device=device)  # (B, n)
             copies.index_put_(pairs[:2], torch.ones_like(pairs[0]), accumulate=True)
         per_layer: list[dict[str, torch.Tensor]] = []
+        scratch = None  # the distance pass's, once the sink needs the weights intact
         for layer, record in enumerate(records):
             pattern = (record.causal, record.window)
             if pattern not in seen_by_pattern:
@@ -235,8 +245,9 @@ def batch_statistics(records: Sequence, weights_of: Callable[[object], torch.Ten
             seen_by, sees = seen_by_pattern[pattern]
             weights = weights_of(record)
             rows = _row_values(weights, record.stats["entropy"], pairs) if pairs is not None else None
-            statistics = _layer_statistics(weights, real, counts, neighbours, categories, seen_by, distance,
-                                           keep=rows is not None)
+            if rows is not None and scratch is None:
+                scratch = distance_scratch(weights)
+            statistics = _layer_statistics(weights, real, counts, neighbours, categories, seen_by, distance, scratch)
             row_distance = statistics.pop("row_distance")
             if rows is not None:
                 rows[ROW_VALUES.index("distance")] = row_distance

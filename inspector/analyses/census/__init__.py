@@ -73,6 +73,8 @@ write the same bytes. Ray is imported only there.
 - :mod:`~inspector.analyses.census.roles` — head roles by probe kept beside a census (``roles.json``).
 - :mod:`~inspector.analyses.census.exemplars` — which rows are a head's exemplars (:class:`RowCandidates`, top K,
   deciles); writes nothing.
+- :mod:`~inspector.analyses.census.row_keys` — the row sink's steps on int64 keys (a cell's top rows, the chosen
+  rows' heaviest keys), in torch and, on the CPU, NumPy.
 - :mod:`~inspector.analyses.census.exemplar_files` — their Parquet files, and :func:`read_exemplars` reading them
   back checked.
 

@@ -52,6 +52,14 @@ import numpy as np
 import torch
 
 from inspector.analyses.batching import ROW_VALUES, TOP_KEYS
+from inspector.analyses.census.row_keys import (
+    MISSING,
+    distinct_rows,
+    heaviest_keys,
+    heaviest_order,
+    take_rows,
+    top_rows_of_cells,
+)
 
 EXEMPLAR_STATISTICS: tuple[str, ...] = ("low_entropy", "sink_mass", "previous_token", "induction", "distance")
 # Which per-row value of inspector.analyses.batching.ROW_VALUES each statistic ranks (the row sink's values come in
@@ -186,18 +194,30 @@ class TopCutoffs:
             merged = np.concatenate([previous.reshape(len(merged), -1), merged], axis=-1)
         self._best[shard] = np.partition(merged, -self.k, axis=-1)[..., -self.k:].reshape(*shape, self.k)
 
-    def trim(self, shard: int, rows: ExemplarRows) -> ExemplarRows:
-        """``rows`` — top rows of ``shard`` that this call's batches handed on — less those scoring below the
-        shard's K-th best so far (K rows above them are in the shard: an early batch hands on K rows a head that
-        later ones outrank). Once every batch is in, what is left is still a superset of the rows in the shard's
-        top K, and the shard's top K is found among far fewer rows."""
-        best = self._best.get(shard)
-        if best is None or not len(rows.rank):
-            return rows
+    def trim(self, shards: Sequence[int], tops: Sequence[ExemplarRows]) -> list[ExemplarRows]:
+        """Each text's ``tops`` — its top rows that this call's batches handed on, the text in shard ``shards`` —
+        less those scoring below their shard's K-th best so far (K rows above them are in the shard: an early batch
+        hands on K rows a head that later ones outrank). Once every batch is in, what is left is still a superset
+        of the rows in the shard's top K, and the shard's top K is found among far fewer rows. All texts in one
+        pass: a text's rows are a slice of the kept rows (a text's own pass cost a few operations a text)."""
+        rows = ExemplarRows.concatenate("top", tops)
+        counts = np.fromiter((len(top.rank) for top in tops), np.int64, len(tops))
+        shard = np.repeat(np.asarray(shards, np.int64), counts)
         # A value is its score / 10^VALUE_DECIMALS in float64: the product rounds back to the score exactly.
         score = np.rint(_scores(rows.statistic, rows.value) * 10**VALUE_DECIMALS).astype(np.int64)
-        kept = score >= best[rows.layer, rows.statistic, rows.head, 0]
-        return rows if kept.all() else rows.select(kept)
+        least = np.full(len(score), _LEAST, np.int64)
+        for number in np.unique(shard).tolist():
+            if number in self._best:
+                mine = shard == number
+                least[mine] = self._best[number][rows.layer[mine], rows.statistic[mine], rows.head[mine], 0]
+        kept = score >= least
+        if kept.all():
+            return list(tops)
+        rows = rows.select(kept)
+        kept_before = np.concatenate([[0], np.cumsum(kept)])  # kept rows before each row
+        bounds = kept_before[np.concatenate([[0], np.cumsum(counts)])].tolist()  # each text's kept rows
+        return [ExemplarRows(kind="top", **{name: getattr(rows, name)[start:stop] for name in _ROW_FIELDS})
+                for start, stop in zip(bounds, bounds[1:])]
 
 
 class RowCandidates:
@@ -298,7 +318,7 @@ class RowCandidates:
         key.copy_(scores.transpose(2, 3))
         low, high = torch.aminmax(key)
         largest = torch.maximum(high, -low)  # the largest |score|: the keys below hold it times the spread
-        key.mul_(constants.spread).add_(constants.order).masked_fill_(left_out.transpose(2, 3), _MISSING)
+        key.mul_(constants.spread).add_(constants.order).masked_fill_(left_out.transpose(2, 3), MISSING)
         best, query = key.max(dim=-1)  # (G_L, S, H, B): each text's best row
         # The batch's top rows per shard: each cell's (layer, statistic, head) rows of the shard at or above both
         # its k-th highest key there and the shard's cut-off — its top k, or fewer (a cell's keys differ) — found
@@ -306,7 +326,7 @@ class RowCandidates:
         cells = key.view(-1, batch * n)  # (G_L · S · H, B · n)
         least = None if constants.thresholds is None else \
             constants.thresholds[first:first + group].reshape(len(cells), len(constants.shards))
-        chosen = _top_rows_of_cells(cells, least, constants.shard_of_row, constants.k)  # by cell, then b · n + q
+        chosen = top_rows_of_cells(cells, least, constants.shard_of_row, constants.k)  # by cell, then b · n + q
         cell, place = chosen // (batch * n), chosen % (batch * n)
         text, row, head = place // n, place % n, cell % heads
         layer = cell // (statistics * heads)
@@ -316,10 +336,10 @@ class RowCandidates:
         layer_rows = torch.arange(group, device=key.device) * (batch * heads * n)
         best_rows = (constants.best_rows + query + layer_rows[:, None, None, None]).reshape(-1)
         top_choices = layer * (batch * heads * n) + (text * heads + head) * n + row
-        distinct, where = _distinct(torch.cat([best_rows, top_choices]), group * batch * heads * n)
+        distinct, where = distinct_rows(torch.cat([best_rows, top_choices]), group * batch * heads * n)
         bounds = torch.searchsorted(distinct, layer_rows[1:]).tolist()  # each layer's share of the distinct rows
         for (*_, weights), rows in zip(self._held, distinct.tensor_split(bounds)):
-            self._rows.append(_take_rows(weights.reshape(-1, n), rows % (batch * heads * n)))
+            self._rows.append(take_rows(weights.reshape(-1, n), rows % (batch * heads * n)))
         where = where + self._copied
         self._copied += len(distinct)
         self._groups.append((best, query, largest, where[:len(best_rows)].reshape(best.shape)))
@@ -331,7 +351,7 @@ class RowCandidates:
 
     def _read_keys(self) -> None:
         if self._rows:
-            self._heaviest.append(_heaviest_order(torch.cat(self._rows)))
+            self._heaviest.append(heaviest_order(torch.cat(self._rows)))
             self._rows.clear()
 
     def text(self, b: int, tokens: Sequence[str]) -> TextExemplars:
@@ -356,9 +376,9 @@ class RowCandidates:
             raise ValueError(f"exemplar values too large to rank in one key (batch of {len(self.indices)} × {n} "
                              "tokens)")
         layers, statistics, heads, batch = best.shape
-        keys, weights = _heaviest_keys(torch.cat(self._heaviest).cpu().numpy())  # (copied rows, TOP_KEYS)
+        keys, weights = heaviest_keys(torch.cat(self._heaviest).cpu().numpy())  # (copied rows, TOP_KEYS)
         self._heaviest.clear()
-        found = best != _MISSING
+        found = best != MISSING
         per_text = (np.where(found, query, -1).astype(np.int32),
                     np.where(found, (best // spread * _SIGNS[:, None, None]).astype(np.float64) / 10**VALUE_DECIMALS,
                              np.nan),
@@ -383,88 +403,20 @@ class RowCandidates:
                           for start, stop in zip(bounds, bounds[1:])]
 
 
-_MISSING = torch.iinfo(torch.int64).min  # the key of a row that does not count
 _SIGNS = np.array([-1 if s in LOWEST_FIRST else 1 for s in EXEMPLAR_STATISTICS])  # int64 (no −0.0), by number
 
 
-def _top_rows_of_cells(cells: torch.Tensor, thresholds: torch.Tensor | None, shard_of_row: torch.Tensor | None,
-                       k: int) -> torch.Tensor:
-    """Where, in the flat order of ``cells`` (C, W) int64 keys (a cell's keys differ; _MISSING: no row), lie the
-    top k rows of each cell and shard that are at or above the shard's ``thresholds`` (C, G), or above _MISSING
-    without them: at most k a cell and shard, (P,) ascending. ``shard_of_row``: (1, W) each row's shard (0…G−1),
-    None for one shard. A cell's k-th highest key is looked for only where more than k of its rows pass the
-    threshold: once a shard has K rows, in a few cells of a batch. On the CPU in NumPy, whose partition, count and
-    flatnonzero are 4–5× faster than torch's topk, sum and nonzero on the census's rows of 100–500 keys."""
-    if cells.device.type == "cpu":
-        return torch.from_numpy(_top_rows_numpy(cells.numpy(), None if thresholds is None else thresholds.numpy(),
-                                                None if shard_of_row is None else shard_of_row.numpy(), k))
-    return _top_rows_torch(cells, thresholds, shard_of_row, k)
-
-
-def _top_rows_torch(cells: torch.Tensor, thresholds: torch.Tensor | None, shard_of_row: torch.Tensor | None,
-                    k: int) -> torch.Tensor:
-    """:func:`_top_rows_of_cells` on any device."""
-    shards = 1 if shard_of_row is None else int(shard_of_row.max()) + 1
-    least = torch.full((len(cells), shards), _MISSING + 1, dtype=torch.int64, device=cells.device) \
-        if thresholds is None else thresholds.clamp_min(_MISSING + 1)
-    width = cells.shape[-1]
-    of_row = torch.zeros(width, dtype=torch.int64, device=cells.device) if shard_of_row is None else shard_of_row[0]
-    chosen = (cells >= least[:, of_row]).reshape(-1).nonzero().squeeze(1)
-    group = chosen // width * shards + of_row[chosen % width]  # cell · G + shard
-    crowded = (torch.bincount(group, minlength=len(cells) * shards) > k).nonzero().squeeze(1)
-    if len(crowded):
-        cell, shard = crowded // shards, crowded % shards
-        mine = torch.where(of_row[None, :] == shard[:, None], cells[cell], _MISSING)
-        least[cell, shard] = torch.maximum(least[cell, shard], mine.topk(k, dim=-1).values[:, -1])
-        chosen = chosen[cells.reshape(-1)[chosen] >= least.reshape(-1)[group]]
-    return chosen
-
-
-def _top_rows_numpy(cells: np.ndarray, thresholds: np.ndarray | None, shard_of_row: np.ndarray | None,
-                    k: int) -> np.ndarray:
-    """:func:`_top_rows_of_cells` in NumPy."""
-    shards = 1 if shard_of_row is None else int(shard_of_row.max()) + 1
-    least = np.full((len(cells), shards), _MISSING + 1, np.int64) if thresholds is None else \
-        np.maximum(thresholds, _MISSING + 1)
-    width = cells.shape[-1]
-    of_row = np.zeros(width, np.int64) if shard_of_row is None else shard_of_row[0]
-    chosen = np.flatnonzero(cells >= (least if shards == 1 else least[:, of_row]))  # past the threshold
-    group = chosen // width * shards + (0 if shards == 1 else of_row[chosen % width])  # cell · G + shard
-    crowded = np.flatnonzero(np.bincount(group, minlength=len(cells) * shards) > k)
-    if len(crowded):  # then only the k highest of those cells' rows
-        cell, shard = crowded // shards, crowded % shards
-        mine = cells[cell] if shards == 1 else np.where(of_row[None, :] == shard[:, None], cells[cell], _MISSING)
-        least[cell, shard] = np.maximum(least[cell, shard], np.partition(mine, width - k, axis=-1)[:, width - k])
-        chosen = chosen[cells.reshape(-1)[chosen] >= least.reshape(-1)[group]]
-    return chosen
-
-
-def _distinct(rows: torch.Tensor, size: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The distinct values of ``rows`` (R,) int64 in [0, size), ascending, and each row's place among them. On the
-    CPU by marking them in a table of ``size`` (3× faster than a sort on the census's rows)."""
-    if rows.device.type != "cpu":
-        return torch.unique(rows, return_inverse=True)
-    marked = np.zeros(size, np.int64)
-    marked[rows.numpy()] = 1
-    place = np.cumsum(marked) - 1
-    return torch.from_numpy(np.flatnonzero(marked)), torch.from_numpy(place[rows.numpy()])
-
-
-def _take_rows(weights: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
-    """weights[rows] of (R, n) weights (on the CPU NumPy's take: a few times faster on a few thousand rows)."""
-    if weights.device.type != "cpu":
-        return weights[rows]
-    return torch.from_numpy(np.take(weights.numpy(), rows.numpy(), axis=0))
 _LEAST = np.iinfo(np.int64).min  # a score below every row's: the cut-off of a shard with fewer than K rows
 
 
 def _least_keys(thresholds: np.ndarray, spread: int) -> np.ndarray:
     """The least key of a row scoring at least each of ``thresholds`` (int64 scores): threshold · spread, a real
-    row's key above _MISSING. A threshold is clipped to the scores a batch's keys can hold (|score| < 2^62 /
+    row's key above MISSING. A threshold is clipped to the scores a batch's keys can hold (|score| < 2^62 /
     spread, or the batch is refused): one past them passes every such row or none, as it would unclipped."""
     bound = 2**62 // spread
-    return np.where(thresholds == _LEAST, _MISSING + 1, np.clip(thresholds, -bound, bound) * spread)
-_POSITION_BITS = 24  # a key position below 2^24 shares one int64 with its weight's bits
+    return np.where(thresholds == _LEAST, MISSING + 1, np.clip(thresholds, -bound, bound) * spread)
+
+
 # The most weight elements of chosen rows held before their heaviest keys are read (16 MiB of float32): the rows of
 # a few layers share one pass on a small batch, and a large one reads each layer's at once.
 _KEY_ELEMENTS = 2**22
@@ -472,44 +424,6 @@ _KEY_ELEMENTS = 2**22
 # layer of the CPU's small batches (a 20-token batch of 9 texts: 43,200 a layer) is ranked in one go; a batch
 # whose one layer is larger ranks each layer as it comes, holding nothing more than the statistics pass does.
 _HELD_ELEMENTS = 2**24
-
-
-def _heaviest_order(rows: torch.Tensor) -> torch.Tensor:
-    """The TOP_KEYS heaviest keys of each row of weights (…, n) as one int64 each (…, ≤ TOP_KEYS), best first:
-    weight descending, ties by position (lower first) — a non-negative float32's bits order as the float does,
-    and the position fills the low bits, so the keys of a row are unique and one top-k orders them. Weights are
-    clipped to [0, 1] first (exp(S − LSE) may round a hair above 1). :func:`_heaviest_keys` decodes them."""
-    n = rows.shape[-1]
-    count = min(TOP_KEYS, n)
-    if rows.device.type != "cpu":
-        weights = rows.float().clamp(0.0, 1.0)
-        position = torch.arange(n, device=rows.device)
-        order = (weights.view(torch.int32).long() << _POSITION_BITS) + ((1 << _POSITION_BITS) - 1 - position)
-        return order.topk(count, dim=-1).values
-    # On the CPU in NumPy, in place where it can be: a partition, then a sort of the few it keeps, is 2–3× faster
-    # than topk on the census's short rows (3,000 rows of 20–120 keys); the keys of a row are unique, so both give
-    # the same keys in the same order.
-    order = np.clip(rows.float().numpy(), 0.0, 1.0).view(np.int32).astype(np.int64)
-    order <<= _POSITION_BITS
-    order += (1 << _POSITION_BITS) - 1 - np.arange(n)
-    order.partition(n - count, axis=-1)
-    kept = order[..., n - count:]
-    kept.sort(axis=-1)
-    return torch.from_numpy(kept[..., ::-1].copy())
-
-
-def _heaviest_keys(order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_heaviest_order`'s int64s (…, ≤ TOP_KEYS) as the exemplars give them: keys (…, TOP_KEYS) int32 and
-    weights float32, keys of weight 0 dropped (−1, weight 0), padded to TOP_KEYS (a batch narrower than
-    TOP_KEYS tokens)."""
-    low = (1 << _POSITION_BITS) - 1
-    weights = (order >> _POSITION_BITS).astype(np.int32).view(np.float32)
-    keys = (low - (order & low)).astype(np.int32)
-    missing = TOP_KEYS - order.shape[-1]
-    if missing:
-        keys = np.concatenate([keys, np.zeros((*keys.shape[:-1], missing), np.int32)], axis=-1)
-        weights = np.concatenate([weights, np.zeros((*weights.shape[:-1], missing), np.float32)], axis=-1)
-    return np.where(weights > 0, keys, -1).astype(np.int32), np.where(weights > 0, weights, 0.0).astype(np.float32)
 
 
 # ------------------------------------------------------------------------------------- top rows and deciles

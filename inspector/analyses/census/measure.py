@@ -223,8 +223,9 @@ def measure_rows(loaded: LoadedModel, rows: Sequence[InputRow], *, batch_tokens:
                                             shard_of, cutoffs))
     measured.sort(key=lambda item: item.index)
     if exemplars:  # every batch is in: drop the top rows that K rows of their shard outrank
-        measured = [replace(item, exemplars=replace(item.exemplars, top=cutoffs.trim(
-            shard_of(item.index), item.exemplars.top))) for item in measured]
+        tops = cutoffs.trim([shard_of(item.index) for item in measured], [item.exemplars.top for item in measured])
+        measured = [item if top is item.exemplars.top else replace(item, exemplars=replace(item.exemplars, top=top))
+                    for item, top in zip(measured, tops)]
     return measured, errors
 
 
