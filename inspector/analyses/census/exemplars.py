@@ -177,6 +177,8 @@ class TopCutoffs:
         known = [self._best[shard] for shard in shards if shard in self._best]
         if not known:
             return None
+        if len(shards) == 1:
+            return known[0][:, None, ..., 0]
         least = np.full(known[0].shape[:-1], _LEAST, np.int64)
         return np.stack([self._best[shard][..., 0] if shard in self._best else least for shard in shards], axis=1)
 
@@ -257,21 +259,25 @@ class RowCandidates:
     def _batch_constants(self, rows: dict[str, torch.Tensor]) -> _BatchConstants:
         _, batch, heads, n = rows["values"].shape
         device = rows["values"].device
-        position = torch.arange(n, device=device)
-        rank = torch.from_numpy(np.argsort(np.argsort(self.indices, kind="stable"))).to(device)  # by input index
+        # Made in NumPy and moved once (a torch call's fixed cost is several NumPy calls', on tensors this small).
+        position = np.arange(n)
+        rank = np.argsort(np.argsort(self.indices, kind="stable"))  # by input index
         spread = 1 << (batch * n).bit_length()
-        unique, shard_of_text = np.unique(self.shards, return_inverse=True)
+        if all(shard == self.shards[0] for shard in self.shards):  # a batch of one shard: np.unique's cost spared
+            unique, shard_of_text = np.asarray(self.shards[:1]), None
+        else:
+            unique, shard_of_text = np.unique(self.shards, return_inverse=True)
         thresholds = self.cutoffs.thresholds(unique.tolist())  # (L, G, S, H)
         return _BatchConstants(
-            real=position[None, :] < torch.tensor(self.lengths, device=device)[:, None],
-            eligible={"previous_token": (position >= 1)[None, :], "induction": rows["copies"] > 0},
-            order=spread - 1 - (rank[:, None] * n + position[None, :]), spread=spread,
-            scale=torch.tensor([-10.0**VALUE_DECIMALS if s in LOWEST_FIRST else 10.0**VALUE_DECIMALS
-                                for s in EXEMPLAR_STATISTICS], dtype=torch.float64, device=device)[:, None, None, None],
-            best_rows=(torch.arange(batch, device=device)[None, :] * heads
-                       + torch.arange(heads, device=device)[:, None]) * n,
+            real=torch.from_numpy(position[None, :] < np.asarray(self.lengths)[:, None]).to(device),
+            eligible={"previous_token": torch.from_numpy(position >= 1)[None, :].to(device),
+                      "induction": rows["copies"] > 0},
+            order=torch.from_numpy(spread - 1 - (rank[:, None] * n + position[None, :])).to(device), spread=spread,
+            scale=torch.from_numpy(np.where(_SIGNS > 0, 1.0, -1.0) * 10.0**VALUE_DECIMALS)[:, None, None, None]
+            .to(device),
+            best_rows=torch.from_numpy((np.arange(batch)[None, :] * heads + np.arange(heads)[:, None]) * n).to(device),
             shards=unique.tolist(),
-            shard_of_row=None if len(unique) == 1 else
+            shard_of_row=None if shard_of_text is None else
             torch.from_numpy(np.repeat(shard_of_text.astype(np.int64), n)[None, :]).to(device),
             thresholds=None if thresholds is None else
             torch.from_numpy(np.ascontiguousarray(_least_keys(thresholds, spread).transpose(0, 2, 3, 1))).to(device),
@@ -318,7 +324,7 @@ class RowCandidates:
         key.copy_(scores.transpose(2, 3))
         low, high = torch.aminmax(key)
         largest = torch.maximum(high, -low)  # the largest |score|: the keys below hold it times the spread
-        key.mul_(constants.spread).add_(constants.order).masked_fill_(left_out.transpose(2, 3), MISSING)
+        torch.add(constants.order, key, alpha=constants.spread, out=key).masked_fill_(left_out.transpose(2, 3), MISSING)
         best, query = key.max(dim=-1)  # (G_L, S, H, B): each text's best row
         # The batch's top rows per shard: each cell's (layer, statistic, head) rows of the shard at or above both
         # its k-th highest key there and the shard's cut-off — its top k, or fewer (a cell's keys differ) — found
