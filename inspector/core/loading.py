@@ -44,6 +44,7 @@ from inspector.base.i18n import Notice
 from inspector.base.model_ids import DEFAULT_MODEL, SHIPPED_PREFIX, ModelSpec
 from inspector.base.progress import Progress
 from inspector.core.bundled import ModelCard, cache_root, card_for
+from inspector.core.heap import keep_freed_heap
 from inspector.core.library_bars import library_bars
 from inspector.core.model_folders import (
     CARD_NAME,
@@ -521,6 +522,7 @@ def load_model(spec: str, device: str = "auto", dtype: str = "auto", *, revision
         _check_tokenizer_fits(name, folder, tokenizer, int(model.get_input_embeddings().num_embeddings))
     model = model.to(torch_device).eval()
     model.requires_grad_(False)
+    keep_freed_heap()  # forwards reuse the memory the last one freed, instead of faulting it in again
     if torch_device.type == "cpu":
         compiled_kernel(wait=False)  # built once per machine in the background; the other CPU paths serve meanwhile
     # Before the model is shared: its blocks learn to skip to a layer when a request asks (kernels.hf.ResumeAt).
