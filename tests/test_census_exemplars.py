@@ -337,6 +337,29 @@ def test_a_batchs_top_rows_are_each_cells_top_k_past_the_cut_off_on_both_paths()
     assert {(True, False, True), (True, True, True), (False, False, True), (False, True, True)} <= shapes_seen
 
 
+def test_the_deciles_draws_for_every_head_at_once_equal_numpy_generators():
+    """census/seeded_draws.py gives, for many entropies at once, what a numpy.random.default_rng each gives: bounds
+    that draw nothing (1) or are skipped (0) anywhere in a row, bounds up to 2^32 (Lemire's rejections, and more
+    words than are made ahead: the generator itself), a seed past 2^32 (the generator itself)."""
+    from inspector.analyses.census.seeded_draws import seeded_integers
+
+    rng = np.random.default_rng(11)
+    checked = 0
+    for trial in range(150):
+        count = int(rng.integers(1, 40))
+        seed = [0, 7, 2**32 - 1, 2**40][trial % 4]
+        entropy = rng.integers(0, [2**32, 100][trial % 2], (count, 3))
+        bounds = rng.integers(1, [3, 20, 1000, 2**31, 2**32][trial % 5] + 1, (count, 10))
+        bounds[rng.random(bounds.shape) < 0.3] = 0
+        drawn = seeded_integers(seed, entropy, bounds)
+        for row in range(count):
+            mine = bounds[row] > 0
+            expected = np.random.default_rng([seed, *entropy[row].tolist()]).integers(0, bounds[row][mine])
+            assert drawn[row][mine].tolist() == expected.tolist() and not drawn[row][~mine].any()
+            checked += 1
+    assert checked > 2000
+
+
 def test_ranking_layers_one_at_a_time_or_together_writes_the_same_files(tiny_model_dirs, gpt2_exemplars, tmp_path,
                                                                            monkeypatch):
     """The row sink ranks a small batch's layers together and a large batch's one at a time

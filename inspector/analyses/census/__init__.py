@@ -75,6 +75,8 @@ write the same bytes. Ray is imported only there.
   deciles); writes nothing.
 - :mod:`~inspector.analyses.census.row_keys` — the row sink's steps on int64 keys (a cell's top rows, the chosen
   rows' heaviest keys), in torch and, on the CPU, NumPy.
+- :mod:`~inspector.analyses.census.seeded_draws` — the deciles' seeded draws for every head at once, the numbers
+  NumPy's ``default_rng`` gives.
 - :mod:`~inspector.analyses.census.exemplar_files` — their Parquet files, and :func:`read_exemplars` reading them
   back checked.
 

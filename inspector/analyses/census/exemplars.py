@@ -60,6 +60,7 @@ from inspector.analyses.census.row_keys import (
     take_rows,
     top_rows_of_cells,
 )
+from inspector.analyses.census.seeded_draws import seeded_integers
 
 EXEMPLAR_STATISTICS: tuple[str, ...] = ("low_entropy", "sink_mass", "previous_token", "induction", "distance")
 # Which per-row value of inspector.analyses.batching.ROW_VALUES each statistic ranks (the row sink's values come in
@@ -489,8 +490,9 @@ def decile_rows(extremes: TextExtremes, seed: int) -> ExemplarRows:
     column, decile = np.nonzero(sizes[columns] > 0)  # by column, then decile
     column = columns[column]
     s, layer, head = np.unravel_index(columns, (statistics, layers, heads))
-    drawn = np.concatenate([np.random.default_rng([seed, *where]).integers(0, sizes[c][sizes[c] > 0])
-                            for c, *where in zip(columns, s, layer, head)]) if len(columns) else np.zeros(0, np.int64)
+    # One generator's draws a column, default_rng([seed, statistic, layer, head]).integers(0, its deciles' sizes),
+    # made for every column at once (seeded_draws: the same numbers as the 360 generators, a tenth of their time).
+    drawn = seeded_integers(seed, np.stack([s, layer, head], axis=1), sizes[columns])[sizes[columns] > 0]
     chosen = ranked[starts[column, decile] + drawn, column]
     at = (chosen, *np.unravel_index(column, (statistics, layers, heads)))
     return ExemplarRows(kind="decile", statistic=at[1].astype(np.int64), layer=at[2].astype(np.int64),
