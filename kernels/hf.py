@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import threading
 import time
 import types
 from collections.abc import Callable, Iterator
@@ -213,6 +214,7 @@ class AttentionRequest:
     keep_layer_outputs: bool = False
     layer_outputs: list[torch.Tensor] = field(default_factory=list)
     _visible: dict[tuple, torch.Tensor] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _compiled: dict[tuple, str | None] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def first_layer(self) -> int:
@@ -234,10 +236,36 @@ class AttentionRequest:
         """:func:`kernels.reference.visible_key_counts` for one of this forward's masks, computed once per mask: the
         layers of a forward share it (the sliding-window layers theirs). Read-only: every record holds it."""
         key = (q_len, k_len, causal, window, None if padding is None else id(padding))
-        if key not in self._visible:
-            self._visible[key] = visible_key_counts(q_len, k_len, causal=causal, window=window,
-                                                    key_padding_mask=padding, device=device)
-        return self._visible[key]
+        found = self._visible.get(key)
+        if found is None:
+            shared = (q_len, k_len, causal, window, str(device)) if padding is None else None
+            found = _UNPADDED_COUNTS.get(shared) if shared is not None else None
+            if found is None:
+                found = visible_key_counts(q_len, k_len, causal=causal, window=window, key_padding_mask=padding,
+                                           device=device)
+                if shared is not None:
+                    with _UNPADDED_COUNTS_LOCK:
+                        if len(_UNPADDED_COUNTS) >= _UNPADDED_COUNTS_MAX:
+                            _UNPADDED_COUNTS.pop(next(iter(_UNPADDED_COUNTS)))
+                        _UNPADDED_COUNTS[shared] = found
+            self._visible[key] = found
+        return found
+
+    def compiled_reason(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> str | None:
+        """:func:`kernels.compiled_cpu.unavailable_reason` for this forward's tensors, asked once per dtype, device
+        and autograd state (every layer of a forward brings the same)."""
+        recording = torch.is_grad_enabled() and (query.requires_grad or key.requires_grad or value.requires_grad)
+        memo = (query.dtype, query.is_cpu, recording)
+        if memo not in self._compiled:
+            self._compiled[memo] = compiled_cpu.unavailable_reason(query, key, value)
+        return self._compiled[memo]
+
+
+# The visible-key counts of an unpadded forward depend on its shape alone: every request shares them (read-only, like
+# a request's own), so a forward computes them only for a shape no forward has had. Bounded, oldest out first.
+_UNPADDED_COUNTS: dict[tuple, torch.Tensor] = {}
+_UNPADDED_COUNTS_MAX = 256
+_UNPADDED_COUNTS_LOCK = threading.Lock()
 
 
 _REQUEST: contextvars.ContextVar[AttentionRequest | None] = contextvars.ContextVar("inspector_attention_request",
@@ -353,9 +381,11 @@ def inspector_attention(
         out, stats = flash.flash_attention(query, key, value, causal=causal, scale=scale, key_padding_mask=padding,
                                            window=window, stats=stats_to_compute)
     else:
-        out, stats, weights, path = _torch_backend(query, key, value, causal=causal, scale=scale, padding=padding,
-                                                   window=window, stats=stats_to_compute, weights=needs_weights,
-                                                   block_size=request.block_size if request is not None else None)
+        out, stats, weights, path = _torch_backend(
+            query, key, value, causal=causal, scale=scale, padding=padding, window=window, stats=stats_to_compute,
+            weights=needs_weights, block_size=request.block_size if request is not None else None,
+            compiled_reason=(request.compiled_reason(query, key, value) if request is not None
+                             else compiled_cpu.unavailable_reason(query, key, value)))
     if needs_weights and weights is None:
         weights = _exact_weights(backend, query, key, stats["lse"], causal=causal, scale=scale, padding=padding,
                                  window=window)
@@ -388,18 +418,18 @@ def inspector_attention(
 
 def _torch_backend(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, *, causal: bool, scale: float,
                    padding: torch.Tensor | None, window: int | None, stats: tuple[StatName, ...],
-                   block_size: int | None, weights: bool
+                   block_size: int | None, weights: bool, compiled_reason: str | None
                    ) -> tuple[torch.Tensor, dict[str, torch.Tensor], torch.Tensor | None, str]:
     """The ``torch`` backend: the compiled CPU kernel (:mod:`kernels.compiled_cpu`) wherever it is built and can
     run the call; else the fused CPU op with the statistics derived from its log-sum-exp (:mod:`kernels.fused_cpu`)
     wherever that is exact and faster (:func:`kernels.fused_cpu.fused_is_faster`), the blocked path otherwise.
     Returns the output, the statistics, every head's exact weights when ``weights`` asks and the compiled kernel
     wrote them with the output (None otherwise: the caller materialises them from the log-sum-exp), and which path
-    ran (``"compiled"``, ``"fused"``, or ``"blocked: <reason>"``)."""
+    ran (``"compiled"``, ``"fused"``, or ``"blocked: <reason>"``). ``compiled_reason``: why the compiled kernel cannot
+    run these tensors (:func:`kernels.compiled_cpu.unavailable_reason`), None when it can."""
     q_len, k_len = query.shape[2], key.shape[2]
     if block_size is None:
-        reason = compiled_cpu.unavailable_reason(query, key, value)
-        if reason is None:
+        if compiled_reason is None:
             check_attention_inputs(query, key, value, padding, window, stats)
             return compiled_cpu.launch(query, key, value, causal=causal, scale=scale, key_padding_mask=padding,
                                        window=window, stats=stats, with_weights=weights) + ("compiled",)

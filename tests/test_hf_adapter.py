@@ -444,3 +444,23 @@ def test_arguments_it_does_not_know_pass_when_they_are_none():
     q = torch.zeros(1, 2, 3, 4)
     out, _ = inspector_attention(torch.nn.Module(), q, q, q, None, scaling=0.5, alibi_slopes=None)
     assert out.shape == (1, 3, 2, 4)
+
+
+def test_unpadded_forwards_of_one_shape_share_their_visible_key_counts():
+    """The counts depend on the shape alone without padding: a second request reuses the first one's (read-only), a
+    padded batch computes its own, and both equal kernels.reference.visible_key_counts."""
+    from kernels.reference import visible_key_counts
+
+    _, ours = model_pair("gpt2")
+    ids = torch.tensor([[5, 6, 7, 8, 9, 10, 11]])
+    records = []
+    for mask in (None, None, torch.tensor([[0, 0, 1, 1, 1, 1, 1]])):
+        request = AttentionRequest()
+        with torch.no_grad(), attention_request(request):
+            ours(input_ids=ids, attention_mask=mask, use_cache=False)
+        records.append(request.records[0])
+    pointer = [record.visible_keys.untyped_storage().data_ptr() for record in records]
+    assert pointer[0] == pointer[1] != pointer[2]
+    assert torch.equal(records[0].visible_keys, visible_key_counts(7, 7, causal=True))
+    padded = torch.tensor([[0, 0, 1, 1, 1, 1, 1]], dtype=torch.bool)
+    assert torch.equal(records[2].visible_keys, visible_key_counts(7, 7, causal=True, key_padding_mask=padded))

@@ -118,11 +118,11 @@ def _validated_encoding(loaded: LoadedModel, text: str, *, truncate: bool, add_s
                                    notice=Notice("error.text_too_long", tokens=f"{full_length:,}",
                                                  model=model_name(loaded.info.name), limit=f"{limit:,}"))
         encoding = _batch_of_one(loaded.codec.encode(text, truncation=True, max_length=limit, **options))
-    ids = encoding["input_ids"]
+    ids = encoding["input_ids"].numpy()  # the tensors share the NumPy arrays _batch_of_one made: checked there
     if ids.shape[1] == 0:
         raise InvalidTextError("the text produced no tokens for this model's tokenizer",
                                notice=Notice("error.text_no_tokens"))
-    if bool(encoding["special_tokens_mask"].all()):
+    if bool(encoding["special_tokens_mask"].numpy().all()):
         # e.g. only zero-width or control characters: the model would see [CLS] [SEP] and nothing of the text.
         raise InvalidTextError("the text has nothing this model's tokenizer reads — only invisible characters (zero-"
                                "width spaces, direction marks, …) or special tokens; type or paste visible text",
