@@ -326,7 +326,10 @@ def write_exemplar_files(out: Path, seed: int, finished: dict[int, FinishedShard
             texts.append(table)
     if not tops:
         return
-    top = top_rows(ExemplarRows.concatenate("top", tops), k)
+    # The top rows of one shard this run wrote are its top K already (top_rows's order and ranks): ranked again
+    # they are the same. A shard read back is ranked again: a crafted file's order is not trusted.
+    top = tops[0] if len(tops) == 1 and isinstance(texts[0], FinishedShard) else \
+        top_rows(ExemplarRows.concatenate("top", tops), k)
     deciles = decile_rows(_joined(extremes), seed)
     named = np.union1d(top.text_index, deciles.text_index)
     _write_table(out / EXEMPLAR_TEXTS_FILE, _named_texts(texts, named))
