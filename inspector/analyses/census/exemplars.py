@@ -186,8 +186,9 @@ class TopCutoffs:
     def add(self, shard: int, cell: np.ndarray, scores: np.ndarray, shape: tuple[int, int, int]) -> None:
         """The scores (int64) of the rows a batch handed on for ``shard``, each of cell (layer · S + statistic) · H +
         head of ``shape`` (L, S, H)."""
-        order = np.argsort(cell, kind="stable")
-        cell, scores = cell[order], scores[order]
+        if len(cell) > 1 and (cell[1:] < cell[:-1]).any():  # a batch of one shard hands them on by cell already
+            order = np.argsort(cell, kind="stable")
+            cell, scores = cell[order], scores[order]
         slot = np.arange(len(cell)) - np.searchsorted(cell, cell)  # the row's place among its cell's
         width = max(self.k, int(slot.max(initial=-1)) + 1)
         merged = np.full((int(np.prod(shape)), width), _LEAST, np.int64)
@@ -397,11 +398,13 @@ class RowCandidates:
             text_index=np.asarray(self.indices, np.int64)[text], query=row,
             value=(score * _SIGNS[statistic]).astype(np.float64) / 10**VALUE_DECIMALS, keys=keys[top_at],
             key_weights=weights[top_at])
-        shard = np.searchsorted(self._constants.shards, np.asarray(self.shards)[text])
-        for g, number in enumerate(self._constants.shards):
-            mine = shard == g
-            self.cutoffs.add(number, (layer[mine] * statistics + statistic[mine]) * heads + head[mine], score[mine],
-                             (layers, statistics, heads))
+        cell = (layer * statistics + statistic) * heads + head
+        if len(self._constants.shards) == 1:
+            self.cutoffs.add(self._constants.shards[0], cell, score, (layers, statistics, heads))
+        else:
+            shard = np.searchsorted(self._constants.shards, np.asarray(self.shards)[text])
+            for g, number in enumerate(self._constants.shards):
+                self.cutoffs.add(number, cell[shard == g], score[shard == g], (layers, statistics, heads))
         # Each text's top rows, split off the rows ordered by text (views, not a copy a text).
         order = np.argsort(text, kind="stable")
         bounds = np.searchsorted(text[order], np.arange(batch + 1)).tolist()
