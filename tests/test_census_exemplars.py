@@ -360,6 +360,22 @@ def test_the_deciles_draws_for_every_head_at_once_equal_numpy_generators():
     assert checked > 2000
 
 
+def test_the_row_sinks_torch_path_writes_the_numpy_paths_files(tiny_model_dirs, gpt2_exemplars, tmp_path,
+                                                                  monkeypatch):
+    """On the CPU the row sink's key steps run in NumPy (census/row_keys.py); on other devices in torch. Both,
+    run here on the CPU, write the same bytes."""
+    from inspector.analyses.census import row_keys
+
+    data, numpy_path = gpt2_exemplars
+    monkeypatch.setattr(row_keys, "NUMPY_ON_CPU", False)
+    torch_path = tmp_path / "torch"
+    census(str(tiny_model_dirs["gpt2"]), data, out=torch_path, shard_size=8, batch_tokens=64, exemplars=K,
+           progress=None)
+    assert _files(torch_path) == _files(numpy_path)
+    for path in sorted((numpy_path / "shards").glob("*.parquet")):
+        assert (torch_path / "shards" / path.name).read_bytes() == path.read_bytes(), path.name
+
+
 def test_ranking_layers_one_at_a_time_or_together_writes_the_same_files(tiny_model_dirs, gpt2_exemplars, tmp_path,
                                                                            monkeypatch):
     """The row sink ranks a small batch's layers together and a large batch's one at a time

@@ -345,9 +345,7 @@ class RowCandidates:
         best_rows = (constants.best_rows + query + layer_rows[:, None, None, None]).reshape(-1)
         top_choices = layer * (batch * heads * n) + (text * heads + head) * n + row
         distinct, where = distinct_rows(torch.cat([best_rows, top_choices]), group * batch * heads * n)
-        bounds = torch.searchsorted(distinct, layer_rows[1:]).tolist()  # each layer's share of the distinct rows
-        for (*_, weights), rows in zip(self._held, distinct.tensor_split(bounds)):
-            self._rows.append(take_rows(weights.reshape(-1, n), rows % (batch * heads * n)))
+        self._rows.append(take_rows([weights for *_, weights in self._held], distinct))
         where = where + self._copied
         self._copied += len(distinct)
         self._groups.append((best, query, largest, where[:len(best_rows)].reshape(best.shape)))
@@ -359,7 +357,7 @@ class RowCandidates:
 
     def _read_keys(self) -> None:
         if self._rows:
-            self._heaviest.append(heaviest_order(torch.cat(self._rows)))
+            self._heaviest.append(heaviest_order(self._rows[0] if len(self._rows) == 1 else torch.cat(self._rows)))
             self._rows.clear()
 
     def text(self, b: int, tokens: Sequence[str]) -> TextExemplars:

@@ -13,7 +13,13 @@ import torch
 from inspector.analyses.batching import TOP_KEYS
 
 MISSING = torch.iinfo(torch.int64).min  # the key of a row that does not count
+# Whether CPU tensors take the NumPy path (tests switch it off to run the other devices' torch path on the CPU).
+NUMPY_ON_CPU = True
 POSITION_BITS = 24  # a key position below 2^24 shares one int64 with its weight's bits
+
+
+def _numpy(tensor: torch.Tensor) -> bool:
+    return NUMPY_ON_CPU and tensor.device.type == "cpu"
 
 
 def top_rows_of_cells(cells: torch.Tensor, thresholds: torch.Tensor | None, shard_of_row: torch.Tensor | None,
@@ -24,7 +30,7 @@ def top_rows_of_cells(cells: torch.Tensor, thresholds: torch.Tensor | None, shar
     None for one shard. A cell's k-th highest key is looked for only where more than k of its rows pass the
     threshold: once a shard has K rows, in a few cells of a batch. On the CPU in NumPy, whose partition, count and
     flatnonzero are 4–5× faster than torch's topk, sum and nonzero on the census's rows of 100–500 keys."""
-    if cells.device.type == "cpu":
+    if _numpy(cells):
         return torch.from_numpy(_top_rows_numpy(cells.numpy(), None if thresholds is None else thresholds.numpy(),
                                                 None if shard_of_row is None else shard_of_row.numpy(), k))
     return _top_rows_torch(cells, thresholds, shard_of_row, k)
@@ -71,19 +77,35 @@ def _top_rows_numpy(cells: np.ndarray, thresholds: np.ndarray | None, shard_of_r
 def distinct_rows(rows: torch.Tensor, size: int) -> tuple[torch.Tensor, torch.Tensor]:
     """The distinct values of ``rows`` (R,) int64 in [0, size), ascending, and each row's place among them. On the
     CPU by marking them in a table of ``size`` (3× faster than a sort on the census's rows)."""
-    if rows.device.type != "cpu":
+    if not _numpy(rows):
         return torch.unique(rows, return_inverse=True)
-    marked = np.zeros(size, np.int64)
-    marked[rows.numpy()] = 1
-    place = np.cumsum(marked) - 1
-    return torch.from_numpy(np.flatnonzero(marked)), torch.from_numpy(place[rows.numpy()])
+    marked = np.zeros(size, np.bool_)
+    marked[rows.numpy()] = True
+    distinct = np.flatnonzero(marked)
+    place = np.empty(size, np.int64)
+    place[distinct] = np.arange(len(distinct))
+    return torch.from_numpy(distinct), torch.from_numpy(place[rows.numpy()])
 
 
-def take_rows(weights: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
-    """weights[rows] of (R, n) weights (on the CPU NumPy's take: a few times faster on a few thousand rows)."""
-    if weights.device.type != "cpu":
-        return weights[rows]
-    return torch.from_numpy(np.take(weights.numpy(), rows.numpy(), axis=0))
+def take_rows(layers: list[torch.Tensor], rows: torch.Tensor) -> torch.Tensor:
+    """(R, n): rows ``rows`` (R,) int64, ascending, of the ``layers``' weights (each (B, H, n, n)) seen one after
+    another as rows of n — row l · B·H·n + (b · H + h) · n + q. On the CPU NumPy's take into one array (a few
+    times faster than torch's indexing on a few thousand rows, and no concatenation after)."""
+    n = layers[0].shape[-1]
+    per_layer = layers[0].numel() // n
+    if not _numpy(rows):
+        bounds = torch.searchsorted(rows, torch.arange(1, len(layers), device=rows.device) * per_layer).tolist()
+        return torch.cat([weights.reshape(-1, n)[part - layer * per_layer]
+                          for layer, (weights, part) in enumerate(zip(layers, rows.tensor_split(bounds)))])
+    chosen = rows.numpy()
+    taken = np.empty((len(chosen), n), layers[0].numpy().dtype)
+    bounds = [0, *np.searchsorted(chosen, np.arange(1, len(layers)) * per_layer).tolist(), len(chosen)]
+    for layer, weights in enumerate(layers):
+        start, stop = bounds[layer], bounds[layer + 1]
+        np.take(weights.numpy().reshape(-1, n), chosen[start:stop] - layer * per_layer, axis=0, out=taken[start:stop])
+    return torch.from_numpy(taken)
+
+
 def heaviest_order(rows: torch.Tensor) -> torch.Tensor:
     """The TOP_KEYS heaviest keys of each row of weights (…, n) as one int64 each (…, ≤ TOP_KEYS), best first:
     weight descending, ties by position (lower first) — a non-negative float32's bits order as the float does,
@@ -91,7 +113,7 @@ def heaviest_order(rows: torch.Tensor) -> torch.Tensor:
     clipped to [0, 1] first (exp(S − LSE) may round a hair above 1). :func:`heaviest_keys` decodes them."""
     n = rows.shape[-1]
     count = min(TOP_KEYS, n)
-    if rows.device.type != "cpu":
+    if not _numpy(rows):
         weights = rows.float().clamp(0.0, 1.0)
         position = torch.arange(n, device=rows.device)
         order = (weights.view(torch.int32).long() << POSITION_BITS) + ((1 << POSITION_BITS) - 1 - position)
