@@ -252,7 +252,7 @@ class RowCandidates:
         self._groups: list[tuple[torch.Tensor, ...]] = []
         self._tops: list[tuple[torch.Tensor, ...]] = []
         self._rows: list[torch.Tensor] = []  # weights (·, n) of copied rows whose keys are not read yet
-        self._heaviest: list[torch.Tensor] = []  # the copied rows' heaviest keys (_heaviest_order), in order
+        self._heaviest: list[torch.Tensor] = []  # the copied rows' heaviest keys (row_keys.heaviest_order), in order
         self._copied = 0
         self._allowed: tuple[torch.Tensor, torch.Tensor] | None = None  # a layer's visible counts, its (S, B, 1, n)
         self._constants: _BatchConstants | None = None
