@@ -133,10 +133,13 @@ def inspect_rows(spec: str, lengths: tuple[int, ...], rounds: int, min_seconds: 
             raise RuntimeError(f"{spec}: capture saw {got} tokens, expected {tokens}")
         for call in calls.values():
             call()  # warm-up
-        started = time.perf_counter()
-        calls["ours"]()
+        one_call = []
+        for _ in range(3):
+            started = time.perf_counter()
+            calls["ours"]()
+            one_call.append(time.perf_counter() - started)
         # Short rows take more rounds: a median of 3 calls of 15 ms moves by several per cent between runs.
-        row_rounds = max(rounds, math.ceil(min_seconds / max(time.perf_counter() - started, 1e-3)))
+        row_rounds = max(rounds, math.ceil(min_seconds / max(min(one_call), 1e-3)))
         seconds: dict[str, list[float]] = {name: [] for name in calls}
         with OtherLoad() as other:
             for _ in range(row_rounds):
