@@ -89,10 +89,12 @@ def reads_special_tokens_as_text(codec: TokenCodec, text: str) -> bool:
 
 
 def _batch_of_one(encoding):
-    """``encoding`` (one text's lists from the tokenizer) as the tokenizer's ``return_tensors="pt"`` call gives it:
-    each field an int64 tensor with a batch dimension of one; the fast tokenizer's encodings (``word_ids()``) kept."""
-    data = {name: torch.from_numpy(np.asarray(value, dtype=np.int64)[None]) for name, value in encoding.items()}
-    return type(encoding)(data, encoding=encoding.encodings, n_sequences=encoding.n_sequences)  # a BatchEncoding
+    """``encoding`` (one text's lists from the tokenizer, a ``BatchEncoding``) as the tokenizer's
+    ``return_tensors="pt"`` call gives it: each field made an int64 tensor with a batch dimension of one, in place; the
+    fast tokenizer's encodings (``word_ids()``) kept."""
+    for name, value in list(encoding.items()):
+        encoding[name] = torch.from_numpy(np.asarray(value, dtype=np.int64)[None])
+    return encoding
 
 
 def _validated_encoding(loaded: LoadedModel, text: str, *, truncate: bool, add_special_tokens: bool = True):

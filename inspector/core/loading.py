@@ -158,14 +158,18 @@ class LoadedModel:
     tokenizer: object
     info: ModelInfo
     codec: TokenCodec = field(init=False, repr=False)
+    _first_parameter: torch.nn.Parameter | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "codec", TokenCodec(self.tokenizer))
+        # Read on every forward: the parameter itself, not a walk over the modules each time (its device follows the
+        # model's, as Module.to moves a parameter's data, not the parameter).
+        object.__setattr__(self, "_first_parameter", next(self.model.parameters(), None))
 
     @property
     def device(self) -> torch.device:
         """Where the model's parameters live (every input of a forward goes there)."""
-        return next(self.model.parameters()).device
+        return (self._first_parameter if self._first_parameter is not None else next(self.model.parameters())).device
 
     @property
     def can_resume(self) -> bool:
