@@ -387,7 +387,9 @@ print(json.dumps({"faults": statistics.median(per_capture[4:]), "kept": keep_fre
                     reason="glibc's malloc only")
 def test_a_model_load_keeps_the_freed_heap_for_the_next_forward():
     """The first load asks glibc to keep freed heap mapped (inspector/core/heap.py): a 128-token MiniLM capture, run
-    again and again, faults no page in — unless INSPECTOR_KEEP_HEAP=0 leaves malloc as it was (then hundreds)."""
+    again and again, faults no page in; INSPECTOR_KEEP_HEAP=0 leaves malloc as it was. (Whether the default malloc then
+    faults depends on the process's allocation history: 500-850 a capture in the benchmark's process, none in CI's
+    subprocess — so only the setting's side is asserted.)"""
     measured = {}
     for switch in ("", "0"):
         done = subprocess.run([sys.executable, "-c", _HEAP_CHECK], env={**os.environ, "INSPECTOR_KEEP_HEAP": switch},
@@ -395,4 +397,4 @@ def test_a_model_load_keeps_the_freed_heap_for_the_next_forward():
         assert done.returncode == 0, done.stderr[-2000:]
         measured[switch] = json.loads(done.stdout.strip().splitlines()[-1])
     assert measured[""]["kept"] is True and measured["0"]["kept"] is False
-    assert measured[""]["faults"] < 20 and measured["0"]["faults"] > 100, measured
+    assert measured[""]["faults"] < 20, measured
