@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import threading
 import time
 import types
 from collections.abc import Callable, Iterator
@@ -53,8 +52,8 @@ from transformers.masking_utils import AttentionMaskInterface, causal_mask_funct
 from kernels import compiled_cpu, flash
 from kernels.fused_cpu import fused_attention, fused_is_faster, fused_unavailable_reason
 from kernels.hf_masks import AttentionContractError as AttentionContractError  # re-exported: callers import it here
+from kernels.hf_masks import BoundedMemo, verify_mask
 from kernels.hf_masks import MaskSpec as MaskSpec  # the mask side lives in kernels.hf_masks
-from kernels.hf_masks import verify_mask
 from kernels.interventions import HeadAblation as HeadAblation  # re-exported: callers import them from here
 from kernels.interventions import HeadGate as HeadGate
 from kernels.interventions import HeadPatch as HeadPatch
@@ -244,10 +243,7 @@ class AttentionRequest:
                 found = visible_key_counts(q_len, k_len, causal=causal, window=window, key_padding_mask=padding,
                                            device=device)
                 if shared is not None:
-                    with _UNPADDED_COUNTS_LOCK:
-                        if len(_UNPADDED_COUNTS) >= _UNPADDED_COUNTS_MAX:
-                            _UNPADDED_COUNTS.pop(next(iter(_UNPADDED_COUNTS)))
-                        _UNPADDED_COUNTS[shared] = found
+                    _UNPADDED_COUNTS.put(shared, found)
             self._visible[key] = found
         return found
 
@@ -262,10 +258,8 @@ class AttentionRequest:
 
 
 # The visible-key counts of an unpadded forward depend on its shape alone: every request shares them (read-only, like
-# a request's own), so a forward computes them only for a shape no forward has had. Bounded, oldest out first.
-_UNPADDED_COUNTS: dict[tuple, torch.Tensor] = {}
-_UNPADDED_COUNTS_MAX = 256
-_UNPADDED_COUNTS_LOCK = threading.Lock()
+# a request's own), so a forward computes them only for a shape no forward has had.
+_UNPADDED_COUNTS: BoundedMemo[torch.Tensor] = BoundedMemo(limit=256)
 
 
 _REQUEST: contextvars.ContextVar[AttentionRequest | None] = contextvars.ContextVar("inspector_attention_request",

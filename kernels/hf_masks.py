@@ -10,6 +10,7 @@ import threading
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 import torch
 
@@ -38,12 +39,42 @@ class MaskSpec:
     verified: set = field(default_factory=set)
 
 
+Value = TypeVar("Value")
+
+
+class BoundedMemo(Generic[Value]):
+    """A process-wide memo shared by every thread: at most ``limit`` entries, the oldest out first. Reads take no
+    lock (a dict lookup is atomic); writes do, so that two threads never evict past the bound."""
+
+    def __init__(self, limit: int):
+        self._entries: dict[tuple, Value] = {}
+        self._limit = limit
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> Value | None:
+        return self._entries.get(key)
+
+    def __contains__(self, key: tuple) -> bool:
+        return key in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def put(self, key: tuple, value: Value) -> None:
+        with self._lock:
+            if key not in self._entries and len(self._entries) >= self._limit:
+                self._entries.pop(next(iter(self._entries)))
+            self._entries[key] = value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
 # Mask patterns already found to be exactly (causal, window) on their own, whatever the padding: transformers builds a
 # new pattern function each forward, but the plain ones (causal, bidirectional, a sliding window of a given size) are
-# the same code over the same numbers each time (:func:`_pattern_key`). Bounded: one entry per pattern and shape.
-_VERIFIED_PATTERNS: dict[tuple, None] = {}
-_VERIFIED_PATTERNS_MAX = 256
-_VERIFIED_PATTERNS_LOCK = threading.Lock()
+# the same code over the same numbers each time (:func:`_pattern_key`). One entry per pattern and shape.
+_VERIFIED_PATTERNS: BoundedMemo[bool] = BoundedMemo(limit=256)
 
 
 def _pattern_key(pattern: object, depth: int = 0) -> tuple | None:
@@ -109,7 +140,4 @@ def verify_mask(spec: MaskSpec, *, causal: bool, window: int | None, q_len: int,
                 f"causal={causal} + sliding window={window} + padding, which is all the inspector backend can express")
     spec.verified.add(key)
     if remembered is not None:
-        with _VERIFIED_PATTERNS_LOCK:
-            if len(_VERIFIED_PATTERNS) >= _VERIFIED_PATTERNS_MAX:
-                _VERIFIED_PATTERNS.pop(next(iter(_VERIFIED_PATTERNS)))
-            _VERIFIED_PATTERNS[remembered] = None
+        _VERIFIED_PATTERNS.put(remembered, True)

@@ -464,3 +464,22 @@ def test_unpadded_forwards_of_one_shape_share_their_visible_key_counts():
     assert torch.equal(records[0].visible_keys, visible_key_counts(7, 7, causal=True))
     padded = torch.tensor([[0, 0, 1, 1, 1, 1, 1]], dtype=torch.bool)
     assert torch.equal(records[2].visible_keys, visible_key_counts(7, 7, causal=True, key_padding_mask=padded))
+
+
+def test_the_process_wide_memos_stay_within_their_bound_under_threads():
+    """The verified patterns and the unpadded counts share one memo: oldest out first, never past its limit, even when
+    threads write at once; a rewrite of a held key evicts nothing."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kernels.hf_masks import BoundedMemo
+
+    memo: BoundedMemo[int] = BoundedMemo(limit=8)
+    for n in range(8):
+        memo.put((n,), n)
+    memo.put((0,), 100)  # held: rewritten in place
+    assert len(memo) == 8 and memo.get((0,)) == 100
+    memo.put((8,), 8)
+    assert (0,) not in memo and memo.get((1,)) == 1 and memo.get((8,)) == 8  # the oldest went
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        list(pool.map(lambda n: memo.put((n,), n), range(1_000, 3_000)))
+    assert len(memo) == 8
