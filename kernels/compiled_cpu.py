@@ -241,9 +241,12 @@ def launch(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool, s
     if block_rows < 0:
         raise ValueError(f"block_rows must be 0 (the kernel picks) or positive; got {block_rows}")
     padding = None if key_padding_mask is None else key_padding_mask.to(device=q.device).contiguous()
-    # float() is free for float32 inputs; the kernel reads any strides (transformers passes transposed views).
+    dtype = q.dtype
+    # The kernel reads any strides (transformers passes transposed views); 16-bit inputs are upcast here.
+    if dtype != torch.float32 or k.dtype != torch.float32 or v.dtype != torch.float32:
+        q, k, v = q.float(), k.float(), v.float()
     out, lse, entropy, sink, weights = torch.ops.inspector_cpu.attention_stats(
-        q.float(), k.float(), v.float(), float(scale), bool(causal), window or 0, padding, block_rows, with_weights)
+        q, k, v, float(scale), bool(causal), window or 0, padding, block_rows, with_weights)
     computed = {"lse": lse, "entropy": entropy, "sink": sink}
-    return (out if out.dtype == q.dtype else out.to(q.dtype), {name: computed[name] for name in stats},
+    return (out if out.dtype == dtype else out.to(dtype), {name: computed[name] for name in stats},
             weights if with_weights else None)

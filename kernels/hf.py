@@ -213,7 +213,7 @@ class AttentionRequest:
     keep_layer_outputs: bool = False
     layer_outputs: list[torch.Tensor] = field(default_factory=list)
     _visible: dict[tuple, torch.Tensor] = field(default_factory=dict, init=False, repr=False, compare=False)
-    _compiled: dict[tuple, str | None] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _checked: dict[tuple, str | None] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def first_layer(self) -> int:
@@ -247,14 +247,21 @@ class AttentionRequest:
             self._visible[key] = found
         return found
 
-    def compiled_reason(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> str | None:
-        """:func:`kernels.compiled_cpu.unavailable_reason` for this forward's tensors, asked once per dtype, device
-        and autograd state (every layer of a forward brings the same)."""
+    def checked_inputs(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                       padding: torch.Tensor | None, window: int | None, stats: tuple[StatName, ...]) -> str | None:
+        """:func:`kernels.reference.check_attention_inputs` for a layer's tensors (raising what it raises), then
+        :func:`kernels.compiled_cpu.unavailable_reason` for them: both once per shapes, dtypes, device, autograd
+        state, padding, window and statistics in a request (every layer of a forward brings the same). The key holds
+        the padding tensor itself, so its identity cannot pass to another."""
         recording = torch.is_grad_enabled() and (query.requires_grad or key.requires_grad or value.requires_grad)
-        memo = (query.dtype, query.is_cpu, recording)
-        if memo not in self._compiled:
-            self._compiled[memo] = compiled_cpu.unavailable_reason(query, key, value)
-        return self._compiled[memo]
+        memo = (query.shape, key.shape, value.shape, query.dtype, key.dtype, value.dtype, query.is_cpu, recording,
+                padding, window, stats)
+        try:
+            return self._checked[memo]
+        except KeyError:
+            check_attention_inputs(query, key, value, padding, window, stats)
+            found = self._checked[memo] = compiled_cpu.unavailable_reason(query, key, value)
+            return found
 
 
 # The visible-key counts of an unpadded forward depend on its shape alone: every request shares them (read-only, like
@@ -355,7 +362,7 @@ def inspector_attention(
     backend = request.backend if request is not None else "torch"
     layer = request.first_layer + len(request.records) if request is not None else None
     edits = request.interventions_at(layer) if request is not None and request.interventions else []
-    kept = {"query": query, "key": key, "value": value}
+    received = (query, key, value)  # what a record keeps: the tensors as the layer received them, before any edit
     if edits:
         query, key, value = before_scores(edits, query, key, value, scale=scale)
 
@@ -363,7 +370,7 @@ def inspector_attention(
     stats_to_compute = stats_wanted if "lse" in stats_wanted else (*stats_wanted, "lse")  # lse materialises weights
     want_weights = request is not None and request.wants_weights(layer)
     return_weights = bool(kwargs.get("output_attentions"))
-    weight_edits = [item for item in edits if isinstance(item, WeightEdit)]
+    weight_edits = [item for item in edits if isinstance(item, WeightEdit)] if edits else []
     needs_weights = want_weights or return_weights or bool(weight_edits)
     weights = None  # every head's exact weights, where the backend wrote them with the output
     path = "triton"
@@ -375,11 +382,15 @@ def inspector_attention(
         out, stats = flash.flash_attention(query, key, value, causal=causal, scale=scale, key_padding_mask=padding,
                                            window=window, stats=stats_to_compute)
     else:
+        if request is not None:  # checked once per kind of layer in a request
+            compiled_reason = request.checked_inputs(query, key, value, padding, window, stats_to_compute)
+        else:
+            check_attention_inputs(query, key, value, padding, window, stats_to_compute)
+            compiled_reason = compiled_cpu.unavailable_reason(query, key, value)
         out, stats, weights, path = _torch_backend(
             query, key, value, causal=causal, scale=scale, padding=padding, window=window, stats=stats_to_compute,
             weights=needs_weights, block_size=request.block_size if request is not None else None,
-            compiled_reason=(request.compiled_reason(query, key, value) if request is not None
-                             else compiled_cpu.unavailable_reason(query, key, value)))
+            compiled_reason=compiled_reason)
     if needs_weights and weights is None:
         weights = _exact_weights(backend, query, key, stats["lse"], causal=causal, scale=scale, padding=padding,
                                  window=window)
@@ -395,15 +406,19 @@ def inspector_attention(
                                          "once per forward inside one request")
         visible = request.visible_keys(q_len, k_len, causal=causal, window=window, padding=padding,
                                        device=query.device)  # (batch or 1, q_len)
-        kept["output"] = out
+        batch = query.shape[0]
         recording = torch.is_grad_enabled()  # else nothing here carries autograd history: no detached copies to make
+        if request.wants_tensors(layer):
+            kept = dict(zip(("query", "key", "value", "output"), (*received, out)))
+            tensors = {name: kept[name].detach() for name in request.keep}
+        else:
+            tensors = {}
         request.records.append(LayerRecord(
             layer=layer, causal=causal, window=window, scale=float(scale),
             stats={name: stats[name].detach() if recording else stats[name] for name in stats_wanted},
-            visible_keys=visible.expand(query.shape[0], q_len),
+            visible_keys=visible if visible.shape[0] == batch else visible.expand(batch, q_len),
             weights=(weights.detach() if recording else weights) if want_weights else None,
-            tensors=({name: kept[name].detach() for name in request.keep} if request.wants_tensors(layer) else {}),
-            k_len=k_len, path=path,
+            tensors=tensors, k_len=k_len, path=path,
         ))
         if request.stop_after is not None and layer >= request.stop_after:
             raise AttentionDone(f"layer {layer} recorded; the request stops after it")
@@ -420,11 +435,11 @@ def _torch_backend(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, 
     Returns the output, the statistics, every head's exact weights when ``weights`` asks and the compiled kernel
     wrote them with the output (None otherwise: the caller materialises them from the log-sum-exp), and which path
     ran (``"compiled"``, ``"fused"``, or ``"blocked: <reason>"``). ``compiled_reason``: why the compiled kernel cannot
-    run these tensors (:func:`kernels.compiled_cpu.unavailable_reason`), None when it can."""
+    run these tensors (:func:`kernels.compiled_cpu.unavailable_reason`), None when it can; the caller has checked
+    the inputs (:func:`kernels.reference.check_attention_inputs`) in either case."""
     q_len, k_len = query.shape[2], key.shape[2]
     if block_size is None:
         if compiled_reason is None:
-            check_attention_inputs(query, key, value, padding, window, stats)
             return compiled_cpu.launch(query, key, value, causal=causal, scale=scale, key_padding_mask=padding,
                                        window=window, stats=stats, with_weights=weights) + ("compiled",)
     reason = ("the request sets a query block size, a parameter of the blocked path" if block_size is not None

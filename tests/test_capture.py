@@ -48,6 +48,9 @@ def test_capture_equals_eager(request, which):
     assert (result.visible_keys == expected_visible).all()
     assert result.causal == loaded.info.causal and result.backend == "torch"
     assert set(result.timings) == {"tokenize", "forward", "collect"}
+    # A base model's summary pools its last hidden state, the only one the capture's forward keeps.
+    assert loaded.info.head == "none"
+    close(result.output.embedding, eager.last_hidden_state[0].mean(dim=0), "hidden")
 
 
 def test_offsets_point_into_the_text(tiny_bert):

@@ -132,7 +132,8 @@ def _weights_layers(choice: WeightsChoice, info: ModelInfo) -> frozenset[int] | 
 
 
 def _summarise_output(loaded: LoadedModel, outputs, input_ids: torch.Tensor) -> OutputSummary:
-    hidden = outputs.hidden_states[-1][0].float().cpu()  # (q_len, hidden)
+    last = getattr(outputs, "last_hidden_state", None)  # a base model's; a model with a head keeps every layer's
+    hidden = (last if last is not None else outputs.hidden_states[-1])[0].float().cpu()  # (q_len, hidden)
     # NumPy's mean on this thread: torch's column mean wakes the intra-op threads for a few thousand additions
     # (≈ 85 µs of a 14 ms MiniLM capture on 2 threads, against ≈ 8 µs).
     embedding = hidden.numpy().mean(axis=0).astype(np.float32, copy=False)
@@ -194,8 +195,10 @@ def capture(
     # A causal LM's prediction is read at the last token only: its head runs there alone (on Gemma 3 the 262k-word
     # head costs more than the body for every position it runs at).
     last_only = 1 if info.head == "causal-lm" and takes_logits_to_keep(loaded) else None
+    # A base model (no head) returns its last hidden state, all the summary reads: the other layers' are not kept.
     result = forward(loaded, encoded.inputs, backend=backend, stats=("entropy", "lse", "sink"),
-                     weights_layers=layers_wanted, deadline_s=deadline_s, logits_to_keep=last_only)
+                     weights_layers=layers_wanted, deadline_s=deadline_s, logits_to_keep=last_only,
+                     hidden_states=info.head != "none")
     timings["forward"] = time.perf_counter() - started
 
     started = time.perf_counter()

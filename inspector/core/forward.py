@@ -20,6 +20,7 @@ attached to the shared model: every per-call choice travels in the request, a co
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -181,7 +182,8 @@ def backend_for(loaded: LoadedModel, backend: str) -> str:
 
 @dataclass
 class ForwardResult:
-    """One forward's model outputs (transformers' ``ModelOutput``, hidden states included; None for a forward that
+    """One forward's model outputs (transformers' ``ModelOutput``, hidden states included unless the forward was asked
+    not to keep them; None for a forward that
     stopped after a layer's attention, ``forward(stop_after=…)``), the attention
     layers' records (:class:`kernels.hf.LayerRecord`, one per layer that ran, in order), the backend that ran and,
     when asked for, each transformer block's output (``layer_outputs``: (batch, n, hidden) each, detached)."""
@@ -209,6 +211,7 @@ def forward(
     stop_after: int | None = None,
     cache: object | None = None,
     logits_to_keep: int | None = None,
+    hidden_states: bool = True,
 ) -> ForwardResult:
     """Run the shared model on ``inputs`` (``input_ids`` or ``inputs_embeds``, plus ``attention_mask``, on the
     model's device) through the inspector's attention function, with ``interventions`` applied inside it.
@@ -229,7 +232,8 @@ def forward(
     :mod:`inspector.analyses.generate` prefills a prompt and then decodes one query a step through the same
     attention function (the queries are then the last positions of the keys); hidden states are not kept then.
     ``logits_to_keep``: compute the language-model head for the last this many positions only (decoding reads
-    the last one).
+    the last one). ``hidden_states``: whether ``outputs`` keeps every layer's hidden states (False: a base model's
+    ``last_hidden_state`` only, what :func:`inspector.core.capture.capture` reads).
 
     Raises :class:`InvalidRequestError` for an intervention naming a layer or head the model lacks,
     :class:`BackendError`, :class:`UnsupportedModelError` and :class:`DeadlineExceededError` (see the module
@@ -249,18 +253,21 @@ def forward(
             raise InvalidRequestError(f"an intervention below layer {first}, where the forward resumes, would not run")
     chosen = backend_for(loaded, backend)
     admit_job()  # a job's first forward waits for its admission (a hosted server's run slot) here
+    run = functools.partial(_forward, loaded, inputs, chosen, interventions=interventions,
+                            weights_layers=weights_layers, keep=keep, keep_layers=keep_layers, grad=grad, stats=stats,
+                            resume=resume, keep_layer_outputs=keep_layer_outputs, stop_after=stop_after, cache=cache,
+                            logits_to_keep=logits_to_keep, hidden_states=hidden_states)
+    if deadline_s is None:  # no deadline of its own: a run's (job_deadline around the caller) binds as it is
+        return run()
     q_len = next(iter(inputs.values())).shape[1]  # ids, mask (batch, n) and embeddings (batch, n, hidden)
     # The clock starts here, after tokenising: the deadline bounds the model's work, not the caller's.
     with job_deadline(deadline_s, Notice("error.deadline_forward", model=model_name(info.name), tokens=q_len)):
-        return _forward(loaded, inputs, chosen, interventions=interventions, weights_layers=weights_layers, keep=keep,
-                        keep_layers=keep_layers, grad=grad, stats=stats, resume=resume,
-                        keep_layer_outputs=keep_layer_outputs, stop_after=stop_after, cache=cache,
-                        logits_to_keep=logits_to_keep)
+        return run()
 
 
 def _forward(loaded: LoadedModel, inputs: dict[str, torch.Tensor], chosen: str, *, interventions, weights_layers,
              keep, keep_layers, grad, stats, resume, keep_layer_outputs, stop_after, cache,
-             logits_to_keep) -> ForwardResult:
+             logits_to_keep, hidden_states) -> ForwardResult:
     """:func:`forward` once its arguments are checked, inside its deadline."""
     info = loaded.info
     job = current_deadline()  # the run's one deadline (inspector.core.deadline) binds each of its forwards
@@ -271,7 +278,7 @@ def _forward(loaded: LoadedModel, inputs: dict[str, torch.Tensor], chosen: str, 
     context = torch.enable_grad() if grad else torch.inference_mode()
     try:
         with context, attention_request(request):
-            extra: dict = {"output_hidden_states": cache is None}
+            extra: dict = {"output_hidden_states": hidden_states and cache is None}
             if cache is not None:
                 extra.update(cache=cache, use_cache=True)
             elif info.causal:  # a decoder would otherwise fill a KV cache nobody reads (a copy of every key and value)
