@@ -8,6 +8,7 @@ through one codec get the ids each text gets alone.
 from __future__ import annotations
 
 import ast
+import copy
 import threading
 from pathlib import Path
 
@@ -152,6 +153,58 @@ def test_the_token_strings_an_encoding_carries_are_the_tokenizer_s_own(which, to
             ids = encoding["input_ids"]
             assert codec.encoded_token_strings(encoding, ids) == codec.token_strings(ids), (which, text, split)
     assert codec.encoded_token_strings({"input_ids": [5, 6]}, [5, 6]) == codec.token_strings([5, 6])  # no encodings
+
+
+@pytest.mark.parametrize("which", ["tiny", "default", "bundled:smollm2-135m", "bundled:gemma-3-270m"])
+def test_a_model_s_input_from_the_rust_tokenizer_is_what_the_tokenizer_s_call_gives(which, tokenizer, request):
+    """encode_for_model calls the Rust tokenizer itself where transformers' call would only pass the text on: the
+    same fields, lists, word ids and token strings, with special-token strings split or parsed, with and without
+    special tokens — and after a truncating or padding call left its settings on the Rust tokenizer."""
+    from inspector.core.token_codec import _calls_rust_directly
+
+    if which == "tiny":
+        codec = TokenCodec(tokenizer)
+    else:
+        loaded = request.getfixturevalue({"default": "bundled", "bundled:smollm2-135m": "smollm2",
+                                          "bundled:gemma-3-270m": "gemma"}[which])
+        codec = loaded.codec
+    assert _calls_rust_directly(codec.tokenizer)  # the three bundled tokenizers and the tiny one take the direct path
+    corpus = (ROOT / "assets" / "corpus" / "census-sentences.txt").read_text(encoding="utf-8").splitlines()[:300]
+    for text in [*TEXTS, *AWKWARD_TEXTS, *corpus]:
+        for split in (True, False):
+            for special in (True, False):
+                ours = codec.encode_for_model(text, add_special_tokens=special, split_special_tokens=split)
+                theirs = codec.encode(text, truncation=False, verbose=False, return_special_tokens_mask=True,
+                                      return_offsets_mapping=True, add_special_tokens=special,
+                                      split_special_tokens=split)
+                assert dict(ours) == dict(theirs), (which, text, split, special)
+                assert list(ours.keys()) == list(theirs.keys())
+                assert ours.word_ids() == theirs.word_ids() and ours.tokens() == theirs.tokens()
+    long_text = " ".join(TEXTS)
+    codec.encode(long_text, truncation=True, max_length=4)  # leaves truncation on the Rust tokenizer
+    codec.encode_batch([long_text, "a"], padding="max_length", max_length=40)  # and padding
+    assert dict(codec.encode_for_model(long_text)) == dict(codec.encode(
+        long_text, truncation=False, verbose=False, return_special_tokens_mask=True, return_offsets_mapping=True,
+        split_special_tokens=False))
+
+
+def test_a_tokenizer_class_with_a_call_of_its_own_is_called_as_it_is(tokenizer):
+    """A tokenizer that changes transformers' call (here its _encode_plus) is never bypassed."""
+    from inspector.core.token_codec import _calls_rust_directly
+
+    calls = []
+
+    class Marking(type(tokenizer)):
+        def _encode_plus(self, *args, **kwargs):
+            calls.append(args)
+            return super()._encode_plus(*args, **kwargs)
+
+    marking = copy.copy(tokenizer)
+    marking.__class__ = Marking
+    assert not _calls_rust_directly(marking)
+    codec = TokenCodec(marking)
+    assert dict(codec.encode_for_model(TEXTS[0])) == dict(TokenCodec(tokenizer).encode_for_model(TEXTS[0]))
+    assert len(calls) == 1
 
 
 def test_the_codec_reads_the_special_tokens_the_tokenizer_holds(tokenizer):

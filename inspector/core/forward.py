@@ -107,12 +107,10 @@ def _validated_encoding(loaded: LoadedModel, text: str, *, truncate: bool, add_s
     limit = loaded.info.max_positions
     # Lists from the tokenizer, made tensors here (_batch_of_one): BatchEncoding's own conversion to tensors cost more
     # than the tokenizing of a 128-token text.
-    options = dict(return_special_tokens_mask=True,
-                   return_offsets_mapping=loaded.codec.is_fast,
-                   add_special_tokens=add_special_tokens,
-                   # A text that already carries its special tokens (a chat template's output) is parsed as such.
-                   split_special_tokens=add_special_tokens and reads_special_tokens_as_text(loaded.codec, text))
-    encoding = _batch_of_one(loaded.codec.encode(text, truncation=False, verbose=False, **options))
+    # A text that already carries its special tokens (a chat template's output) is parsed as such.
+    split = add_special_tokens and reads_special_tokens_as_text(loaded.codec, text)
+    encoding = _batch_of_one(loaded.codec.encode_for_model(text, add_special_tokens=add_special_tokens,
+                                                           split_special_tokens=split))
     full_length = encoding["input_ids"].shape[1]
     if full_length > limit:
         if not truncate:
@@ -120,7 +118,10 @@ def _validated_encoding(loaded: LoadedModel, text: str, *, truncate: bool, add_s
                                    f"{limit} — shorten it or pick a long-context model",
                                    notice=Notice("error.text_too_long", tokens=f"{full_length:,}",
                                                  model=model_name(loaded.info.name), limit=f"{limit:,}"))
-        encoding = _batch_of_one(loaded.codec.encode(text, truncation=True, max_length=limit, **options))
+        encoding = _batch_of_one(loaded.codec.encode(
+            text, truncation=True, max_length=limit, return_special_tokens_mask=True,
+            return_offsets_mapping=loaded.codec.is_fast, add_special_tokens=add_special_tokens,
+            split_special_tokens=split))
     ids = encoding["input_ids"].numpy()  # the tensors share the NumPy arrays _batch_of_one made: checked there
     if ids.shape[1] == 0:
         raise InvalidTextError("the text produced no tokens for this model's tokenizer",
