@@ -237,7 +237,7 @@ class AttentionRequest:
         key = (q_len, k_len, causal, window, None if padding is None else id(padding))
         found = self._visible.get(key)
         if found is None:
-            shared = (q_len, k_len, causal, window, str(device)) if padding is None else None
+            shared = (q_len, k_len, causal, window, device) if padding is None else None
             found = _UNPADDED_COUNTS.get(shared) if shared is not None else None
             if found is None:
                 found = visible_key_counts(q_len, k_len, causal=causal, window=window, key_padding_mask=padding,
