@@ -128,10 +128,8 @@ def inspector_mask(
             "this model overlays a custom attention-mask pattern (e.g. bidirectional image tokens) that the "
             "inspector backend cannot express; load it with a supported architecture instead")
     padding = prepare_padding_mask(attention_mask, kv_length, kv_offset)
-    if padding is not None:
-        padding = padding.to(torch.bool)
-        if padding.all():
-            padding = None
+    if padding is not None:  # any nonzero entry is a token: an unpadded mask is not converted, only read
+        padding = None if bool(padding.all()) else padding.to(torch.bool)
     return MaskSpec(key_padding_mask=padding, pattern=mask_function, q_offset=int(q_offset),
                     kv_offset=int(kv_offset), q_length=int(q_length), kv_length=int(kv_length))
 
@@ -278,7 +276,7 @@ def attention_request(request: AttentionRequest) -> Iterator[AttentionRequest]:
     """Make ``request`` govern every attention call in this thread/context until the block exits."""
     if request.backend not in BACKENDS:
         raise BackendUnavailableError(f"unknown attention backend {request.backend!r}; choose one of {BACKENDS}")
-    unknown = sorted(set(request.keep) - set(TENSOR_NAMES))
+    unknown = sorted(set(request.keep) - set(TENSOR_NAMES)) if request.keep else ()
     if unknown:
         raise InterventionError(f"cannot keep {unknown}; choose from {TENSOR_NAMES}")
     token = _REQUEST.set(request)
