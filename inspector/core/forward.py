@@ -164,7 +164,7 @@ def encode_text(loaded: LoadedModel, text: str, *, truncate: bool = False,
     ids = encoding["input_ids"]
     return EncodedText(
         inputs={"input_ids": ids.to(device), "attention_mask": encoding["attention_mask"].to(device)},
-        tokens=tuple(str(t) for t in loaded.codec.encoded_token_strings(encoding, ids[0].tolist())),
+        tokens=tuple(map(str, loaded.codec.encoded_token_strings(encoding, ids[0].numpy()))),
         special=encoding["special_tokens_mask"][0].numpy().astype(bool),
         truncated=truncated, encoding=encoding)
 
