@@ -104,7 +104,8 @@ class Capture(Displayable):
         for name, (array, shape) in expected.items():
             if array.shape != shape:
                 raise ValueError(f"Capture.{name} has shape {array.shape}, expected {shape}")
-        if q_len and (int(self.word_ids.min()) < -1 or (self.word_ids[self.special] != -1).any()):
+        words = self.word_ids.tolist()  # checked as lists: after a forward each NumPy call costs tens of µs
+        if q_len and (min(words) < -1 or any(w != -1 for w, flag in zip(words, self.special.tolist()) if flag)):
             raise ValueError("Capture.word_ids must be −1 for special tokens and ≥ −1 elsewhere")
         if len(self.windows) != layers:
             raise ValueError(f"Capture.windows has {len(self.windows)} entries for {layers} layers")
@@ -199,6 +200,14 @@ def capture(
     else:
         encoded = replace(encoded, inputs={name: value.to(loaded.device) for name, value in encoded.inputs.items()})
     layers_wanted = _weights_layers(weights, info)
+    # The text's own arrays now, beside the tokenizer's, while NumPy is warm: after the forward has flushed the
+    # caches each NumPy call costs tens of µs.
+    input_ids = encoded.inputs["input_ids"]
+    q_len = input_ids.shape[1]
+    offsets = encoded.encoding.get("offset_mapping")
+    token_ids = _host(input_ids[0]).astype(np.int64)
+    offsets = offsets[0].numpy().astype(np.int32) if offsets is not None else np.zeros((q_len, 2), np.int32)
+    word_ids = token_word_ids(encoded.encoding, encoded.special)
     timings["tokenize"] = time.perf_counter() - started
 
     started = time.perf_counter()
@@ -218,17 +227,14 @@ def capture(
     # Every layer's three statistics in one stack, one array on the CPU: entropy, lse and sink mass are its thirds.
     stats = torch.stack([r.stats[name][0] for name in ("entropy", "lse", "sink") for r in records])
     entropy, lse, sink = _host(stats, torch.float32).reshape(3, len(records), *stats.shape[1:])
-    input_ids = encoded.inputs["input_ids"]
-    offsets = encoded.encoding.get("offset_mapping")
-    q_len = input_ids.shape[1]
     summary = Capture(
         model_name=info.name,
         text=text,
         tokens=encoded.tokens,
-        token_ids=_host(input_ids[0]).astype(np.int64),
-        offsets=(offsets[0].numpy().astype(np.int32) if offsets is not None else np.zeros((q_len, 2), np.int32)),
+        token_ids=token_ids,
+        offsets=offsets,
         special=encoded.special,
-        word_ids=token_word_ids(encoded.encoding, encoded.special),
+        word_ids=word_ids,
         entropy=entropy,
         lse=lse,
         sink_mass=sink,

@@ -74,10 +74,9 @@ def token_word_ids(encoding, special: np.ndarray) -> np.ndarray:
         except (ValueError, IndexError):  # no word information for this encoding
             words = None
     if words is None or len(words) != len(special):
-        result = np.cumsum(~special, dtype=np.int64) - 1
-    else:
-        result = np.array([-1 if w is None else w for w in words], dtype=np.int64)
-    return np.where(special, -1, result).astype(np.int32)
+        return np.where(special, -1, np.cumsum(~special, dtype=np.int64) - 1).astype(np.int32)
+    # One array from Python lists: right after a forward each further NumPy call costs tens of µs (cold caches).
+    return np.array([-1 if flag or w is None else w for w, flag in zip(words, special.tolist())], dtype=np.int32)
 
 
 def reads_special_tokens_as_text(codec: TokenCodec, text: str) -> bool:
@@ -99,40 +98,37 @@ def _batch_of_one(encoding):
 
 
 def _validated_encoding(loaded: LoadedModel, text: str, *, truncate: bool, add_special_tokens: bool = True):
-    """The tokenizer's ``BatchEncoding`` of ``text`` (batch of one, PyTorch tensors, on the CPU) and whether it
-    was truncated, after the checks :func:`encode_text` states."""
+    """The tokenizer's ``BatchEncoding`` of ``text`` (one text's lists, as the tokenizer returns them) and whether it
+    was truncated, after the checks :func:`encode_text` states — made on the lists: right after a forward each NumPy
+    or torch call costs tens of µs (cold caches), and Inspect tokenises right after the previous forward."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidTextError("the text is empty; type or paste a sentence to inspect",
                                notice=Notice("error.text_empty"))
     limit = loaded.info.max_positions
-    # Lists from the tokenizer, made tensors here (_batch_of_one): BatchEncoding's own conversion to tensors cost more
-    # than the tokenizing of a 128-token text.
     # A text that already carries its special tokens (a chat template's output) is parsed as such.
     split = add_special_tokens and reads_special_tokens_as_text(loaded.codec, text)
-    encoding = _batch_of_one(loaded.codec.encode_for_model(text, add_special_tokens=add_special_tokens,
-                                                           split_special_tokens=split))
-    full_length = encoding["input_ids"].shape[1]
+    encoding = loaded.codec.encode_for_model(text, add_special_tokens=add_special_tokens, split_special_tokens=split)
+    full_length = len(encoding["input_ids"])
     if full_length > limit:
         if not truncate:
             raise InvalidTextError(f"the text has {full_length} tokens; {loaded.info.name} reads at most "
                                    f"{limit} — shorten it or pick a long-context model",
                                    notice=Notice("error.text_too_long", tokens=f"{full_length:,}",
                                                  model=model_name(loaded.info.name), limit=f"{limit:,}"))
-        encoding = _batch_of_one(loaded.codec.encode(
-            text, truncation=True, max_length=limit, return_special_tokens_mask=True,
-            return_offsets_mapping=loaded.codec.is_fast, add_special_tokens=add_special_tokens,
-            split_special_tokens=split))
-    ids = encoding["input_ids"].numpy()  # the tensors share the NumPy arrays _batch_of_one made: checked there
-    if ids.shape[1] == 0:
+        encoding = loaded.codec.encode(text, truncation=True, max_length=limit, return_special_tokens_mask=True,
+                                       return_offsets_mapping=loaded.codec.is_fast,
+                                       add_special_tokens=add_special_tokens, split_special_tokens=split)
+    ids = encoding["input_ids"]
+    if not ids:
         raise InvalidTextError("the text produced no tokens for this model's tokenizer",
                                notice=Notice("error.text_no_tokens"))
-    if bool(encoding["special_tokens_mask"].numpy().all()):
+    if all(encoding["special_tokens_mask"]):
         # e.g. only zero-width or control characters: the model would see [CLS] [SEP] and nothing of the text.
         raise InvalidTextError("the text has nothing this model's tokenizer reads — only invisible characters (zero-"
                                "width spaces, direction marks, …) or special tokens; type or paste visible text",
                                notice=Notice("error.text_invisible"))
-    if int(ids.min()) < 0 or int(ids.max()) >= loaded.info.vocab_size:
-        raise InvalidTextError(f"the tokenizer produced id {int(ids.max())}, outside the model's vocabulary of "
+    if min(ids) < 0 or max(ids) >= loaded.info.vocab_size:
+        raise InvalidTextError(f"the tokenizer produced id {max(ids)}, outside the model's vocabulary of "
                                f"{loaded.info.vocab_size}; the tokenizer does not belong to this model")
     return encoding, full_length > limit
 
@@ -160,13 +156,15 @@ def encode_text(loaded: LoadedModel, text: str, *, truncate: bool = False,
     the model's device. ``add_special_tokens=False`` for a text that already carries them (a chat template's
     output). Raises :class:`InvalidTextError`."""
     encoding, truncated = _validated_encoding(loaded, text, truncate=truncate, add_special_tokens=add_special_tokens)
+    tokens = tuple(map(str, loaded.codec.encoded_token_strings(encoding, encoding["input_ids"])))
+    special = np.array(encoding["special_tokens_mask"], dtype=bool)
+    # Lists from the tokenizer, made tensors here: BatchEncoding's own conversion to tensors cost more than the
+    # tokenizing of a 128-token text.
+    encoding = _batch_of_one(encoding)
     device = loaded.device
-    ids = encoding["input_ids"]
     return EncodedText(
-        inputs={"input_ids": ids.to(device), "attention_mask": encoding["attention_mask"].to(device)},
-        tokens=tuple(map(str, loaded.codec.encoded_token_strings(encoding, ids[0].numpy()))),
-        special=encoding["special_tokens_mask"][0].numpy().astype(bool),
-        truncated=truncated, encoding=encoding)
+        inputs={"input_ids": encoding["input_ids"].to(device), "attention_mask": encoding["attention_mask"].to(device)},
+        tokens=tokens, special=special, truncated=truncated, encoding=encoding)
 
 
 # ------------------------------------------------------------------------------------------------ the forward
