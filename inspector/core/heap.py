@@ -6,7 +6,11 @@ sizes then fault every page in again: a 128-token MiniLM capture took about 700 
 forward on one thread) that transformers' plain SDPA forward in the same process did not, and a 2,048-token SmolLM2
 capture about 100,000 for the hidden states it keeps (130 ms of 2 s). ``M_TOP_PAD`` keeps up to :data:`TOP_PAD_BYTES`
 of it mapped instead, so the next forward reuses it (none of those faults are left; a block over 32 MiB, which glibc
-maps apart, still faults in: layer 0's weights at 2,048 tokens). The memory kept is what the last forward used and
+maps apart, still faults in: layer 0's weights at 2,048 tokens). Setting the top pad also stops glibc raising its mmap
+threshold as large blocks are freed, which it otherwise does up to 32 MiB: frozen wherever the process's history had
+left it, blocks above it were mapped and faulted in at every use (SmolLM2 at 2,048 tokens: 80,000 faults a capture
+in a process that had loaded MiniLM first, none in another), so ``M_MMAP_THRESHOLD`` is set to that 32 MiB too. The
+memory kept is what the last forward used and
 the next one takes again, so a server's peak does not grow. The first model load applies it
 (:func:`inspector.core.loading.load_model`); glibc only — elsewhere nothing changes — and ``INSPECTOR_KEEP_HEAP=0``
 leaves the allocator as it is.
@@ -21,7 +25,9 @@ import threading
 
 TOP_PAD_BYTES = 256 * 2**20  # SmolLM2's hidden states at 2,048 tokens: 141 MiB
 SWITCH_ENV = "INSPECTOR_KEEP_HEAP"  # "0" leaves glibc's malloc as it is
+MMAP_THRESHOLD_BYTES = 32 * 2**20  # glibc's largest (HEAP_MAX_SIZE / 2 on 64-bit): bigger blocks are mapped apart
 _M_TOP_PAD = -2  # glibc's malloc.h
+_M_MMAP_THRESHOLD = -3
 
 _lock = threading.Lock()
 _applied: list[bool] = []  # [whether mallopt took it], once tried
@@ -48,4 +54,5 @@ def _apply() -> bool:
         return False
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     mallopt.restype = ctypes.c_int
-    return mallopt(_M_TOP_PAD, TOP_PAD_BYTES) == 1
+    # Setting the top pad freezes the mmap threshold where the process's history left it: fixed at glibc's own ceiling.
+    return mallopt(_M_TOP_PAD, TOP_PAD_BYTES) == 1 and mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES) == 1
