@@ -136,10 +136,9 @@ AWKWARD_TEXTS = ["[SEP] [MASK] <s> </s> <bos> <eos> <|im_start|> <unk> [UNK]",
                  "   leading spaces and trailing   "]
 
 
-@pytest.mark.parametrize("which", ["tiny", "default", "bundled:smollm2-135m", "bundled:gemma-3-270m"])
-def test_the_token_strings_an_encoding_carries_are_the_tokenizer_s_own(which, tokenizer, request):
-    """encoded_token_strings reads the fast tokenizer's encoding instead of converting each id: the same strings as
-    convert_ids_to_tokens, with special-token strings read as text and as tokens."""
+def _codec_and_texts(which: str, tokenizer, request) -> tuple[TokenCodec, list[str]]:
+    """The codec of the tiny tokenizer or of a bundled model's, and the texts to compare on: the short ones, the
+    awkward ones and the census corpus's first 300."""
     if which == "tiny":
         codec = TokenCodec(tokenizer)
     else:
@@ -147,7 +146,15 @@ def test_the_token_strings_an_encoding_carries_are_the_tokenizer_s_own(which, to
                                           "bundled:gemma-3-270m": "gemma"}[which])
         codec = loaded.codec
     corpus = (ROOT / "assets" / "corpus" / "census-sentences.txt").read_text(encoding="utf-8").splitlines()[:300]
-    for text in [*TEXTS, *AWKWARD_TEXTS, *corpus]:
+    return codec, [*TEXTS, *AWKWARD_TEXTS, *corpus]
+
+
+@pytest.mark.parametrize("which", ["tiny", "default", "bundled:smollm2-135m", "bundled:gemma-3-270m"])
+def test_the_token_strings_an_encoding_carries_are_the_tokenizer_s_own(which, tokenizer, request):
+    """encoded_token_strings reads the fast tokenizer's encoding instead of converting each id: the same strings as
+    convert_ids_to_tokens, with special-token strings read as text and as tokens."""
+    codec, texts = _codec_and_texts(which, tokenizer, request)
+    for text in texts:
         for split in (True, False):
             encoding = codec.encode(text, return_special_tokens_mask=True, split_special_tokens=split)
             ids = encoding["input_ids"]
@@ -162,15 +169,9 @@ def test_a_model_s_input_from_the_rust_tokenizer_is_what_the_tokenizer_s_call_gi
     special tokens — and after a truncating or padding call left its settings on the Rust tokenizer."""
     from inspector.core.token_codec import _calls_rust_directly
 
-    if which == "tiny":
-        codec = TokenCodec(tokenizer)
-    else:
-        loaded = request.getfixturevalue({"default": "bundled", "bundled:smollm2-135m": "smollm2",
-                                          "bundled:gemma-3-270m": "gemma"}[which])
-        codec = loaded.codec
+    codec, texts = _codec_and_texts(which, tokenizer, request)
     assert _calls_rust_directly(codec.tokenizer)  # the three bundled tokenizers and the tiny one take the direct path
-    corpus = (ROOT / "assets" / "corpus" / "census-sentences.txt").read_text(encoding="utf-8").splitlines()[:300]
-    for text in [*TEXTS, *AWKWARD_TEXTS, *corpus]:
+    for text in texts:
         for split in (True, False):
             for special in (True, False):
                 ours = codec.encode_for_model(text, add_special_tokens=special, split_special_tokens=split)
