@@ -204,9 +204,9 @@ def capture(
     # caches each NumPy call costs tens of µs.
     input_ids = encoded.inputs["input_ids"]
     q_len = input_ids.shape[1]
-    offsets = encoded.encoding.get("offset_mapping")
+    spans = encoded.encoding.get("offset_mapping")  # (1, q_len, 2), fast tokenizers only
     token_ids = _host(input_ids[0]).astype(np.int64)
-    offsets = offsets[0].numpy().astype(np.int32) if offsets is not None else np.zeros((q_len, 2), np.int32)
+    offsets = spans[0].numpy().astype(np.int32) if spans is not None else np.zeros((q_len, 2), np.int32)
     word_ids = token_word_ids(encoded.encoding, encoded.special)
     timings["tokenize"] = time.perf_counter() - started
 

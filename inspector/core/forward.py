@@ -182,10 +182,9 @@ def backend_for(loaded: LoadedModel, backend: str) -> str:
 @dataclass
 class ForwardResult:
     """One forward's model outputs (transformers' ``ModelOutput``, hidden states included unless the forward was asked
-    not to keep them; None for a forward that
-    stopped after a layer's attention, ``forward(stop_after=…)``), the attention
-    layers' records (:class:`kernels.hf.LayerRecord`, one per layer that ran, in order), the backend that ran and,
-    when asked for, each transformer block's output (``layer_outputs``: (batch, n, hidden) each, detached)."""
+    not to keep them; None for a forward that stopped after a layer's attention, ``forward(stop_after=…)``), the
+    attention layers' records (:class:`kernels.hf.LayerRecord`, one per layer that ran, in order), the backend that
+    ran and, when asked for, each transformer block's output (``layer_outputs``: (batch, n, hidden) each, detached)."""
 
     outputs: object | None
     records: list[LayerRecord]

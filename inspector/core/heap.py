@@ -6,14 +6,16 @@ sizes then fault every page in again: a 128-token MiniLM capture took about 700 
 forward on one thread) that transformers' plain SDPA forward in the same process did not, and a 2,048-token SmolLM2
 capture about 100,000 for the hidden states it keeps (130 ms of 2 s). ``M_TOP_PAD`` keeps up to :data:`TOP_PAD_BYTES`
 of it mapped instead, so the next forward reuses it (none of those faults are left; a block over 32 MiB, which glibc
-maps apart, still faults in: layer 0's weights at 2,048 tokens). Setting the top pad also stops glibc raising its mmap
-threshold as large blocks are freed, which it otherwise does up to 32 MiB: frozen wherever the process's history had
-left it, blocks above it were mapped and faulted in at every use (SmolLM2 at 2,048 tokens: 80,000 faults a capture
-in a process that had loaded MiniLM first, none in another), so ``M_MMAP_THRESHOLD`` is set to that 32 MiB too. The
-memory kept is what the last forward used and
-the next one takes again, so a server's peak does not grow. The first model load applies it
-(:func:`inspector.core.loading.load_model`); glibc only — elsewhere nothing changes — and ``INSPECTOR_KEEP_HEAP=0``
-leaves the allocator as it is.
+maps apart, still faults in: layer 0's weights at 2,048 tokens).
+
+Setting the top pad also stops glibc raising its mmap threshold as large blocks are freed, which it otherwise does up
+to 32 MiB: frozen wherever the process's history had left it, blocks above it were mapped and faulted in at every use
+(SmolLM2 at 2,048 tokens: 80,000 faults a capture in a process that had loaded MiniLM first, none in another). So
+``M_MMAP_THRESHOLD`` is set to those 32 MiB first (:data:`MMAP_THRESHOLD_BYTES`).
+
+The memory kept is what the last forward used and the next one takes again, so a server's peak does not grow. The
+first model load applies it (:func:`inspector.core.loading.load_model`); glibc only — elsewhere nothing changes — and
+``INSPECTOR_KEEP_HEAP=0`` leaves the allocator as it is.
 """
 
 from __future__ import annotations
@@ -54,5 +56,7 @@ def _apply() -> bool:
         return False
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     mallopt.restype = ctypes.c_int
-    # Setting the top pad freezes the mmap threshold where the process's history left it: fixed at glibc's own ceiling.
-    return mallopt(_M_TOP_PAD, TOP_PAD_BYTES) == 1 and mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES) == 1
+    # The threshold first (a glibc whose heaps are smaller refuses it and keeps its own), then the pad, which would
+    # otherwise freeze the threshold wherever the process's history left it.
+    mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
+    return mallopt(_M_TOP_PAD, TOP_PAD_BYTES) == 1
